@@ -1,0 +1,85 @@
+package capabilities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Event is something a capability reports while a run uses its tools. Events
+// marshal to JSON objects; Kind is the serialized "kind" field, namespaced by
+// the capability ("file_system.file_read").
+type Event interface {
+	Kind() string
+}
+
+// Listener receives the events of a run, synchronously, in order. A listener
+// that returns an error aborts the run: the tool call fails fatally and the
+// change that raised the event is not applied.
+type Listener func(ctx context.Context, ev Event) error
+
+// CallInfo identifies the tool call an event belongs to.
+type CallInfo struct {
+	ID   string // the provider's tool call id
+	Tool string // the tool's name
+}
+
+type listenerKey struct{}
+type callKey struct{}
+
+// WithListener returns a context whose tool calls emit events to l. Tools called
+// with a context that carries no listener (direct API calls) emit nothing.
+func WithListener(ctx context.Context, l Listener) context.Context {
+	return context.WithValue(ctx, listenerKey{}, l)
+}
+
+// WithCall returns a context that names the tool call being made.
+func WithCall(ctx context.Context, c CallInfo) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallFrom returns the tool call named by ctx, if any.
+func CallFrom(ctx context.Context) (CallInfo, bool) {
+	c, ok := ctx.Value(callKey{}).(CallInfo)
+	return c, ok
+}
+
+// Emitting reports whether ctx carries a listener, i.e. whether the call is
+// made inside a run. Tools use it to skip work (such as computing a diff) that
+// only events need.
+func Emitting(ctx context.Context) bool {
+	_, ok := ctx.Value(listenerKey{}).(Listener)
+	return ok
+}
+
+// Emit sends ev to the listener carried by ctx. Without a listener it does
+// nothing and returns nil.
+func Emit(ctx context.Context, ev Event) error {
+	l, ok := ctx.Value(listenerKey{}).(Listener)
+	if !ok || l == nil {
+		return nil
+	}
+	return l(ctx, ev)
+}
+
+// MarshalEvent encodes ev as a JSON object whose first field is "kind",
+// followed by the event's own fields. Events must marshal to JSON objects.
+func MarshalEvent(ev Event) ([]byte, error) {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s event: %w", ev.Kind(), err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("encoding %s event: not a JSON object", ev.Kind())
+	}
+	kind, _ := json.Marshal(ev.Kind())
+	out := make([]byte, 0, len(body)+len(kind)+10)
+	out = append(out, `{"kind":`...)
+	out = append(out, kind...)
+	if rest := bytes.TrimSpace(body[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, body[1:]...), nil
+}

@@ -1,0 +1,70 @@
+// Package capabilities defines what a capability is: a named, schema-described
+// factory of tools for the model. The spec loader instantiates capabilities from a
+// Registry, to which built-in and user-written types are added alike.
+//
+// A capability never imports the runtime. It talks to whoever runs it through
+// three small things: the Tool interface, the RetryError a tool returns when the
+// model can correct its call, and the event Listener carried in the call's
+// context.
+package capabilities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Tool is one function the model can call.
+type Tool interface {
+	// Name is the function name the model sees, e.g. "read_file".
+	Name() string
+	// Description tells the model what the tool does and when to use it.
+	Description() string
+	// Parameters is the JSON Schema (an object schema) of the call's arguments.
+	// It must marshal to JSON; a map[string]any is what every provider accepts.
+	Parameters() map[string]any
+	// Call runs the tool with the model's arguments (a JSON object). It returns
+	// the text the model sees. An error wrapping a *RetryError is a message the
+	// model can act on; any other error is fatal and ends the run.
+	Call(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// Capability gives the model a set of tools. Optional behaviour is discovered
+// by type assertion: Instructable adds to the system prompt, io.Closer releases
+// resources when the run ends.
+type Capability interface {
+	Tools(ctx context.Context) ([]Tool, error)
+}
+
+// Instructable is implemented by capabilities that add text to the model's
+// instructions.
+type Instructable interface {
+	Instructions() string
+}
+
+// RetryError is a tool failure the model can correct: a missing file, a denied
+// path, a stale edit. Its message goes back to the model as the tool result and
+// the run goes on.
+type RetryError struct {
+	Message string
+}
+
+func (e *RetryError) Error() string { return e.Message }
+
+// Retry returns a *RetryError with the formatted message.
+func Retry(format string, args ...any) error {
+	if len(args) == 0 {
+		return &RetryError{Message: format}
+	}
+	return &RetryError{Message: fmt.Sprintf(format, args...)}
+}
+
+// AsRetry reports whether err is (or wraps) a *RetryError and returns its message.
+func AsRetry(err error) (string, bool) {
+	var r *RetryError
+	if errors.As(err, &r) {
+		return r.Message, true
+	}
+	return "", false
+}

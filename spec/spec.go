@@ -1,0 +1,137 @@
+// Package spec loads agent specs (agent.yaml): it parses YAML or JSON, fills
+// ${VAR} references from the environment, validates the document against the
+// JSON Schema composed from the capability registry, and returns a typed Spec.
+// Every problem is reported as FILE:LINE:COL: message.
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Defaults for keys a spec may leave out.
+const (
+	DefaultMaxToolRounds = 40
+	DefaultRetries       = 3
+)
+
+// Spec is a loaded, validated agent spec.
+type Spec struct {
+	// File is the path the spec was loaded from (as given to the loader).
+	File string
+
+	Version      int      // 1
+	Model        string   // "provider:name"; optional at load time, required to run
+	Name         string   // optional
+	Description  string   // optional
+	Instructions []string // a single string becomes one element; may hold {{var}} placeholders
+
+	ModelSettings ModelSettings
+	Retries       int           // per-tool budget of model-correctable errors; default 3
+	ToolTimeout   time.Duration // 0 means no limit
+	Metadata      map[string]any
+	OutputSchema  json.RawMessage // a JSON Schema; nil when the spec has none
+
+	Capabilities []Capability
+
+	MaxToolRounds int // default 40
+	Workspace     Workspace
+	Cache         *Cache // nil when caching is off
+
+	// positions maps JSON pointers ("/capabilities/0/FileSystem/cwd") to where
+	// the value sits in the file.
+	positions map[string]Position
+}
+
+// ModelSettings are the provider-independent request settings. Keys follow
+// pydantic-ai's ModelSettings so specs port unchanged.
+type ModelSettings struct {
+	Temperature       *float64
+	MaxTokens         int
+	TopP              *float64
+	Seed              *int
+	PresencePenalty   *float64
+	FrequencyPenalty  *float64
+	StopSequences     []string
+	ParallelToolCalls *bool
+	Timeout           time.Duration // "timeout" or "timeout_seconds"
+	BaseURL           string
+	ExtraHeaders      map[string]string
+}
+
+// Capability is one entry of the spec's capabilities list.
+type Capability struct {
+	Name string
+	// Options is the options object as JSON ({} when none were given), valid
+	// against the type's registered schema.
+	Options json.RawMessage
+	// Pos is where the entry starts in the file.
+	Pos Position
+	// Pointer is the JSON pointer of the options object, e.g. "/capabilities/0/FileSystem".
+	Pointer string
+}
+
+// Workspace holds the keys for workspace jobs.
+type Workspace struct {
+	InputGlobs          []string
+	ExpectedOutputFiles []string
+	Checks              []Check
+}
+
+// Check is a declarative test of a file the agent must produce.
+type Check struct {
+	File       string
+	MinChars   *int
+	MaxChars   *int
+	Contains   string
+	Matches    string          // a regular expression (Go RE2 syntax)
+	JSONSchema json.RawMessage // a JSON Schema the file's JSON content must satisfy
+	Pos        Position
+}
+
+// Cache configures the result cache. Dir is empty for the default location.
+type Cache struct {
+	Dir string
+}
+
+// Position is a place in a spec file. Line and Col are 1-based; zero means unknown.
+type Position struct {
+	File string
+	Line int
+	Col  int
+}
+
+func (p Position) String() string {
+	switch {
+	case p.Line == 0:
+		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	default:
+		return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+	}
+}
+
+// Position returns where the value at the JSON pointer ptr sits in the file,
+// falling back to the nearest enclosing value that has a position, and to the
+// file itself.
+func (s *Spec) Position(ptr string) Position {
+	for {
+		if p, ok := s.positions[ptr]; ok {
+			return p
+		}
+		if ptr == "" {
+			return Position{File: s.File}
+		}
+		i := len(ptr) - 1
+		for i >= 0 && ptr[i] != '/' {
+			i--
+		}
+		if i < 0 {
+			ptr = ""
+		} else {
+			ptr = ptr[:i]
+		}
+	}
+}
