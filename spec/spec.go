@@ -28,10 +28,12 @@ type Spec struct {
 	Instructions []string // a single string becomes one element; may hold {{var}} placeholders
 
 	ModelSettings ModelSettings
-	Retries       int           // per-tool budget of model-correctable errors; default 3
-	ToolTimeout   time.Duration // 0 means no limit
-	Metadata      map[string]any
+	Retries       int             // per-tool budget of model-correctable errors; default 3
+	ToolTimeout   time.Duration   // 0 means no limit
+	Metadata      map[string]any  // numbers are json.Number
 	OutputSchema  json.RawMessage // a JSON Schema; nil when the spec has none
+	EndStrategy   string          // "early", "graceful" or "exhaustive"; "" when not given
+	DepsSchema    json.RawMessage // a JSON Schema of template variables, as given; nil when none
 
 	Capabilities []Capability
 
@@ -58,6 +60,8 @@ type ModelSettings struct {
 	Timeout           time.Duration // "timeout" or "timeout_seconds"
 	BaseURL           string
 	ExtraHeaders      map[string]string
+	LogitBias         map[string]int // token id -> bias
+	ExtraBody         map[string]any // merged into request bodies; numbers are json.Number
 }
 
 // Capability is one entry of the spec's capabilities list.

@@ -1,0 +1,221 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// A capabilities entry takes one of the reference's forms:
+//
+//	- Name                          no options
+//	- Name: {option: value, ...}    options
+//	- Name: value                   the type's Positional option set to value
+//	- {name: Name, arguments: ...}  long form; arguments a mapping, a value,
+//	                                a one-element list holding the value, or absent
+//
+// Entries are checked one by one rather than through the composed schema's
+// anyOf, so that a mistake in one option is reported as that option's mistake
+// and not as "matches none of 12 alternatives".
+
+// entry is a capabilities entry taken apart.
+type entry struct {
+	ptr     string // of the entry
+	name    string
+	namePtr string // where the name is written
+	atKey   bool   // the name is a key (`- Name: ...`), not a value
+	options any    // the options mapping; nil when a value was given instead
+	value   any    // the positional value, when options is nil
+	valPtr  string // of the positional value
+	optsPtr string // pointer the options object is reported under
+}
+
+// readCapabilities checks the capabilities list of a spec and returns its
+// entries with their options validated against their types' schemas.
+func readCapabilities(d *document, reg *capabilities.Registry, docs schemaDocs, list []any) []Capability {
+	var caps []Capability
+	for i, item := range list {
+		e, ok := parseEntry(d, index("/capabilities", i), item, reg)
+		if !ok {
+			continue
+		}
+		if c, ok := checkEntry(d, reg, docs, e); ok {
+			caps = append(caps, c)
+		}
+	}
+	return caps
+}
+
+func parseEntry(d *document, ptr string, item any, reg *capabilities.Registry) (entry, bool) {
+	e := entry{ptr: ptr, optsPtr: ptr}
+	switch v := item.(type) {
+	case string:
+		e.name, e.namePtr, e.options = v, ptr, map[string]any{}
+		return e, true
+	case map[string]any:
+		if _, long := v["name"]; long {
+			return parseLongEntry(d, e, v)
+		}
+		if len(v) != 1 {
+			d.add(ptr, d.pos(ptr), prefixed(ptr, multiKeyMsg(d, ptr, v, reg)))
+			return e, false
+		}
+		for name, val := range v {
+			e.name, e.namePtr, e.atKey = name, child(ptr, name), true
+			e.optsPtr = e.namePtr
+			switch val := val.(type) {
+			case nil: // `- Name:` with nothing after it
+				e.options = map[string]any{}
+			case map[string]any:
+				e.options = val
+			default:
+				e.value, e.valPtr = val, e.namePtr
+			}
+		}
+		return e, true
+	}
+	d.add(ptr, d.pos(ptr), prefixed(ptr, "expected a capability: a type name (- FileSystem) or a mapping "+
+		"from the type name to its options (- FileSystem: {root_dir: .}), found "+describeValue(item, true)))
+	return e, false
+}
+
+// multiKeyMsg explains a mapping entry with other than one key. The common
+// cause is options written level with the type's name instead of under it:
+//
+//	capabilities:
+//	  - FileSystem:
+//	    root_dir: .
+func multiKeyMsg(d *document, ptr string, m map[string]any, reg *capabilities.Registry) string {
+	if len(m) == 0 {
+		return "expected a capability: a type name or a mapping with one key naming the type, found an empty mapping"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { // in the order they are written
+		pa, pb := d.keyPos(child(ptr, a)), d.keyPos(child(ptr, b))
+		if pa.Line != pb.Line {
+			return pa.Line - pb.Line
+		}
+		return pa.Col - pb.Col
+	})
+	msg := fmt.Sprintf("expected a single key naming the capability type, found keys [%s]", strings.Join(keys, ", "))
+	var types []string
+	for _, k := range keys {
+		if _, ok := reg.Lookup(k); ok {
+			types = append(types, k)
+		}
+	}
+	switch {
+	case len(types) == 1 && m[types[0]] == nil:
+		msg += fmt.Sprintf("; to give %s options, indent them under %q", types[0], types[0]+":")
+	case len(types) == len(keys):
+		msg += "; give each capability an entry of its own, starting with -"
+	}
+	return msg
+}
+
+func parseLongEntry(d *document, e entry, m map[string]any) (entry, bool) {
+	ok := true
+	for k := range m {
+		if k != "name" && k != "arguments" {
+			msg := fmt.Sprintf("unknown key %q in a capability's long form", k)
+			if hint := didYouMean(k, []string{"name", "arguments"}); hint != "" {
+				msg += hint
+			} else {
+				msg += " (valid keys: name, arguments)"
+			}
+			d.add(child(e.ptr, k), d.keyPos(child(e.ptr, k)), prefixed(e.ptr, msg))
+			ok = false
+		}
+	}
+	e.namePtr = child(e.ptr, "name")
+	name, isString := m["name"].(string)
+	if !isString {
+		d.add(e.namePtr, d.pos(e.namePtr), prefixed(e.namePtr, "expected a capability type name, found "+describeValue(m["name"], true)))
+		return e, false
+	}
+	e.name = name
+	argPtr := child(e.ptr, "arguments")
+	switch args := m["arguments"].(type) {
+	case nil:
+		e.options = map[string]any{}
+	case map[string]any:
+		e.options, e.optsPtr = args, argPtr
+	case []any:
+		// The reference reads arguments as a tuple of positional arguments, of
+		// which a capability takes at most one.
+		if len(args) != 1 {
+			d.add(argPtr, d.pos(argPtr), prefixed(argPtr, fmt.Sprintf(
+				"expected a mapping of options, a single value, or a list of one positional value, found %s",
+				describeValue(args, false))))
+			return e, false
+		}
+		e.value, e.valPtr, e.optsPtr = args[0], index(argPtr, 0), argPtr
+	default:
+		e.value, e.valPtr, e.optsPtr = args, argPtr, argPtr
+	}
+	return e, ok
+}
+
+// checkEntry looks up the entry's type and validates its options.
+func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entry) (Capability, bool) {
+	namePos := d.pos(e.namePtr)
+	if e.atKey {
+		namePos = d.keyPos(e.namePtr)
+	}
+	t, ok := reg.Lookup(e.name)
+	if !ok {
+		d.add(e.namePtr, namePos, prefixed(e.ptr, unknownTypeMsg(e.name, reg.Names())))
+		return Capability{}, false
+	}
+	if e.options == nil {
+		if t.Positional == "" {
+			d.add(e.valPtr, d.pos(e.valPtr), prefixed(e.valPtr, noPositionalMsg(t, e.value)))
+			return Capability{}, false
+		}
+		// The scalar form sets one option; errors about that option are
+		// reported at the value.
+		e.options = map[string]any{t.Positional: e.value}
+		d.values[child(e.optsPtr, t.Positional)] = d.pos(e.valPtr)
+	}
+	if err := reg.ValidateOptions(e.name, e.options); err != nil {
+		if len(t.Schema) == 0 {
+			d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, fmt.Sprintf("%s takes no options, found %s", e.name, describeValue(e.options, false))))
+			return Capability{}, false
+		}
+		newReporter(d, docs, e.options, e.optsPtr, "option").report(err)
+		return Capability{}, false
+	}
+	opts, err := json.Marshal(e.options)
+	if err != nil { // a decoded JSON value always marshals
+		d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, err.Error()))
+		return Capability{}, false
+	}
+	return Capability{Name: e.name, Options: opts, Pos: d.pos(e.ptr), Pointer: e.optsPtr}, true
+}
+
+func unknownTypeMsg(name string, valid []string) string {
+	if len(valid) == 0 {
+		return fmt.Sprintf("unknown capability type %q: no capability types are registered", name)
+	}
+	return fmt.Sprintf("unknown capability type %q%s; valid types: %s", name, didYouMean(name, valid), strings.Join(valid, ", "))
+}
+
+func noPositionalMsg(t capabilities.Type, v any) string {
+	if len(t.Schema) == 0 {
+		return fmt.Sprintf("%s takes no options, found %s; write just - %s", t.Name, describeValue(v, true), t.Name)
+	}
+	msg := fmt.Sprintf("%s takes its options as a mapping (- %s: {option: value})", t.Name, t.Name)
+	var doc map[string]any
+	if json.Unmarshal(t.Schema, &doc) == nil {
+		if names := propertyNames(doc); len(names) > 0 {
+			msg += ", with options " + strings.Join(names, ", ")
+		}
+	}
+	return msg + "; found " + describeValue(v, true)
+}

@@ -1,0 +1,199 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/schema"
+)
+
+// composedSchema caches the schema composed for one version of a registry.
+type composedSchema struct {
+	reg     *capabilities.Registry
+	version int
+	doc     []byte
+}
+
+// Schema returns the JSON Schema of agent specs (draft 2020-12) with every
+// capability type of l's registry: what `agentspec schema` prints and editors
+// use through `# yaml-language-server: $schema=...`. It accepts the capability
+// entries the loader accepts. It is composed once per registry version.
+func (l *Loader) Schema() ([]byte, error) {
+	reg := l.registry()
+	version := reg.Version()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.composed; c.reg == reg && c.version == version && c.doc != nil {
+		return slices.Clone(c.doc), nil
+	}
+	doc, err := compose(reg)
+	if err != nil {
+		return nil, err
+	}
+	l.composed = composedSchema{reg: reg, version: version, doc: doc}
+	return slices.Clone(doc), nil
+}
+
+// compose fills the agent schema's capability entry with the types of reg.
+//
+// An entry is any of: the name of a type that needs no options; a mapping
+// from a type's name to its options, to nothing, or to the value of its
+// positional option; or the long form {name, arguments}. Each type's options
+// schema is embedded once, under $defs, with an $id of its own so that
+// references inside it keep working, and the forms refer to it.
+func compose(reg *capabilities.Registry) ([]byte, error) {
+	var doc map[string]any
+	if err := decodeJSON(schema.Agent(), &doc); err != nil {
+		return nil, fmt.Errorf("agent schema: %w", err)
+	}
+	defs := doc["$defs"].(map[string]any)
+	names := reg.Names()
+	if len(names) == 0 {
+		defs["capability"] = map[string]any{"description": "No capability types are registered.", "not": map[string]any{}}
+		return marshalSchema(doc)
+	}
+
+	var (
+		bare    []any // types usable by name alone
+		forms   []any
+		longIfs []any
+	)
+	for _, name := range names {
+		t, _ := reg.Lookup(name)
+		id, optionsDef := embedType(reg, t)
+		defs["capability."+name] = optionsDef
+		bareOK := reg.ValidateOptions(name, map[string]any{}) == nil
+		if bareOK {
+			bare = append(bare, name)
+		}
+		options := map[string]any{"type": "object", "$ref": id}
+		positional := positionalRef(t, optionsDef, id)
+
+		short := []any{options}
+		long := []any{options}
+		if bareOK {
+			short = append(short, map[string]any{"type": "null"})
+			long = append(long, map[string]any{"type": "null"})
+		}
+		if positional != "" {
+			short = append(short, map[string]any{"$ref": positional, "not": map[string]any{"type": []any{"object", "null"}}})
+			long = append(long,
+				map[string]any{"$ref": positional, "not": map[string]any{"type": []any{"object", "null", "array"}}},
+				map[string]any{"type": "array", "minItems": 1, "maxItems": 1, "items": map[string]any{"$ref": positional}})
+		}
+		forms = append(forms, map[string]any{
+			"title":                name,
+			"description":          t.Description,
+			"type":                 "object",
+			"properties":           map[string]any{name: map[string]any{"description": t.Description, "anyOf": short}},
+			"required":             []any{name},
+			"additionalProperties": false,
+		})
+		then := map[string]any{"properties": map[string]any{"arguments": map[string]any{"anyOf": long}}}
+		if !bareOK {
+			then["required"] = []any{"arguments"}
+		}
+		longIfs = append(longIfs, map[string]any{
+			"if":   map[string]any{"properties": map[string]any{"name": map[string]any{"const": name}}},
+			"then": then,
+		})
+	}
+	if len(bare) > 0 {
+		forms = append([]any{map[string]any{
+			"description": "A capability type that needs no options.",
+			"type":        "string",
+			"enum":        bare,
+		}}, forms...)
+	}
+	forms = append(forms, map[string]any{
+		"title":       "long form",
+		"description": "A capability as {name: Type, arguments: options}.",
+		"type":        "object",
+		"properties": map[string]any{
+			"name":      map[string]any{"description": "The capability type.", "enum": anySlice(names)},
+			"arguments": map[string]any{"description": "The options: a mapping, or the value of the type's positional option."},
+		},
+		"required":             []any{"name"},
+		"additionalProperties": false,
+		"allOf":                longIfs,
+	})
+	defs["capability"] = map[string]any{
+		"description": "A capability: `- Name`, `- Name: {options}`, `- Name: value` or `{name: Name, arguments: ...}`.",
+		"anyOf":       forms,
+	}
+	return marshalSchema(doc)
+}
+
+// embedType returns the schema of t's options to put under $defs and the URL
+// that refers to it.
+func embedType(reg *capabilities.Registry, t capabilities.Type) (string, map[string]any) {
+	doc, _ := reg.SchemaDoc(t.Name)
+	var def map[string]any
+	switch d := doc.(type) {
+	case nil:
+		def = map[string]any{"type": "object", "maxProperties": 0}
+	case map[string]any:
+		def = maps.Clone(d) // the registry's copy is shared
+	default: // a boolean schema
+		def = map[string]any{"allOf": []any{d}}
+	}
+	if t.Description != "" && def["description"] == nil {
+		def["description"] = t.Description
+	}
+	id, ok := def["$id"].(string)
+	if !ok {
+		id = "capabilities/" + t.Name + ".json" // relative to the agent schema's $id
+		def["$id"] = id
+	}
+	return id, def
+}
+
+// positionalRef returns the reference to the schema of t's positional option,
+// or "" when t has no scalar form the loader could accept.
+func positionalRef(t capabilities.Type, def map[string]any, id string) string {
+	if t.Positional == "" {
+		return ""
+	}
+	props, _ := def["properties"].(map[string]any)
+	if _, ok := props[t.Positional]; !ok {
+		return ""
+	}
+	// The value becomes {Positional: value}: that cannot satisfy a schema
+	// requiring other options.
+	required, _ := def["required"].([]any)
+	for _, r := range required {
+		if r != t.Positional {
+			return ""
+		}
+	}
+	return id + "#" + child("/properties", t.Positional)
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func decodeJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+func marshalSchema(doc map[string]any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,152 @@
+package spec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/schema"
+)
+
+// compileComposed compiles the schema l composes, as an editor would use it.
+func compileComposed(t *testing.T, l *Loader) *jsonschema.Schema {
+	t.Helper()
+	b, err := l.Schema()
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource(schema.ID, doc))
+	sch, err := c.Compile(schema.ID)
+	require.NoError(t, err)
+	return sch
+}
+
+func TestComposedSchemaShape(t *testing.T) {
+	t.Parallel()
+	b, err := testLoader(t).Schema()
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	assert.Equal(t, "https://json-schema.org/draft/2020-12/schema", doc["$schema"])
+	assert.Equal(t, schema.ID, doc["$id"])
+	assert.NotEmpty(t, doc["title"])
+
+	defs := doc["$defs"].(map[string]any)
+	forms := defs["capability"].(map[string]any)["anyOf"].([]any)
+	// The bare names, one mapping form per type, the long form.
+	require.Len(t, forms, 1+4+1)
+	bare := forms[0].(map[string]any)
+	assert.Equal(t, []any{"FileSystem", "Memory", "Thinking"}, bare["enum"], "WebSearch needs an engine, so it has no bare form")
+	fs := forms[1].(map[string]any)
+	assert.Equal(t, "FileSystem", fs["title"])
+	assert.Equal(t, "Sandboxed file tools.", fs["description"])
+	assert.Equal(t, "capabilities/FileSystem.json", defs["capability.FileSystem"].(map[string]any)["$id"])
+	assert.Equal(t, "long form", forms[5].(map[string]any)["title"])
+}
+
+func TestComposedSchemaIsCachedPerRegistryVersion(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	first, err := l.Schema()
+	require.NoError(t, err)
+	again, err := l.Schema()
+	require.NoError(t, err)
+	assert.Equal(t, first, again)
+	assert.NotContains(t, string(first), "capability.Clock")
+
+	require.NoError(t, l.Registry.Register(capabilities.Type{
+		Name: "Clock",
+		New:  func(context.Context, capabilities.Args) (capabilities.Capability, error) { return nil, nil },
+	}))
+	after, err := l.Schema()
+	require.NoError(t, err)
+	assert.Contains(t, string(after), "capability.Clock")
+}
+
+func TestComposedSchemaWithEmptyRegistry(t *testing.T) {
+	t.Parallel()
+	l := &Loader{Registry: capabilities.NewRegistry()}
+	sch := compileComposed(t, l)
+	assert.NoError(t, sch.Validate(map[string]any{"capabilities": []any{}}))
+	assert.Error(t, sch.Validate(map[string]any{"capabilities": []any{"FileSystem"}}))
+	_, err := l.Load("agent.yaml", []byte("capabilities: [FileSystem]\n"))
+	assert.EqualError(t, err, `agent.yaml:1:16: capabilities[0]: unknown capability type "FileSystem": no capability types are registered`)
+}
+
+// TestComposedSchemaAgreesWithLoader checks that the schema editors use
+// accepts exactly the capability entries the loader accepts, the valid ones
+// and the invalid ones.
+func TestComposedSchemaAgreesWithLoader(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	sch := compileComposed(t, l)
+	entries := []struct {
+		entry string
+		ok    bool
+	}{
+		// names alone
+		{"Memory", true}, {"FileSystem", true}, {"Thinking", true}, {"WebSearch", false}, {"Nope", false}, {"memory", false},
+		// name: nothing, a mapping, a value
+		{"Memory:", true}, {"Memory: {}", true}, {"Memory: {size: 1}", false}, {"Memory: big", false}, {"Memory: [a]", false},
+		{"FileSystem:", true}, {"FileSystem: ./work", true}, {"FileSystem: 5", false}, {"FileSystem: [a]", false},
+		{"FileSystem: true", false}, {"FileSystem: {root_dir: ./work, read_only: true}", true},
+		{"FileSystem: {rootdir: ./work}", false}, {"FileSystem: {max_read_lines: 0}", false},
+		{"FileSystem: {tools: [read_file, read_file]}", false},
+		{"Thinking: high", false}, {"Thinking: {effort: high}", true}, {"Thinking: {effort: extreme}", false}, {"Thinking:", true},
+		{"WebSearch:", false}, {"WebSearch: ddg", true}, {"WebSearch: ''", false}, {"WebSearch: {engine: ddg}", true},
+		{"WebSearch: {max_results: 3}", false}, {"WebSearch: {engine: ddg, max_results: 51}", false},
+		// long form
+		{"{name: FileSystem}", true}, {"{name: FileSystem, arguments: ./x}", true}, {"{name: FileSystem, arguments: [./x]}", true},
+		{"{name: FileSystem, arguments: [./x, ./y]}", false}, {"{name: FileSystem, arguments: []}", false},
+		{"{name: FileSystem, arguments: {read_only: true}}", true}, {"{name: FileSystem, arguments: {bogus: 1}}", false},
+		{"{name: FileSystem, arguments: null}", true}, {"{name: FileSystem, arguments: [{root_dir: x}]}", false},
+		{"{name: WebSearch}", false}, {"{name: WebSearch, arguments: ddg}", true}, {"{name: WebSearch, arguments: [ddg]}", true},
+		{"{name: WebSearch, arguments: {engine: ddg}}", true}, {"{name: WebSearch, arguments: null}", false},
+		{"{name: Thinking, arguments: high}", false}, {"{name: Thinking, arguments: {effort: low}}", true},
+		{"{name: Memory, arguments: {}}", true}, {"{name: Memory, arguments: {a: 1}}", false}, {"{name: Memory, arguments: x}", false},
+		{"{name: Memory, extra: 1}", false}, {"{name: Nope}", false}, {"{name: 5}", false}, {"{arguments: {}}", false},
+		// not an entry
+		{"{FileSystem: ., Thinking: {}}", false}, {"{FileSystem: , root_dir: .}", false}, {"{}", false},
+		{"5", false}, {"null", false}, {"[FileSystem]", false}, {"true", false},
+	}
+	for _, tc := range entries {
+		t.Run(tc.entry, func(t *testing.T) {
+			t.Parallel()
+			src := "capabilities:\n  - " + tc.entry + "\n"
+			_, loadErr := l.Load("agent.yaml", []byte(src))
+			d := parseYAML("agent.yaml", []byte(src), testEnv)
+			require.Empty(t, d.errs)
+			schemaErr := sch.Validate(d.root)
+			assert.Equal(t, tc.ok, loadErr == nil, "loader: %v", loadErr)
+			assert.Equal(t, tc.ok, schemaErr == nil, "schema: %v", schemaErr)
+		})
+	}
+}
+
+// TestValidSpecsMatchComposedSchema checks the example specs against the
+// composed schema, after environment expansion (an editor sees ${VAR} itself).
+func TestValidSpecsMatchComposedSchema(t *testing.T) {
+	t.Parallel()
+	sch := compileComposed(t, testLoader(t))
+	for _, path := range specFiles(t, "valid") {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var d *document
+		if filepath.Ext(path) == ".json" {
+			d = parseJSON(path, data, testEnv)
+		} else {
+			d = parseYAML(path, data, testEnv)
+		}
+		require.Empty(t, d.errs, path)
+		assert.NoError(t, sch.Validate(d.root), path)
+	}
+}

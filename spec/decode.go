@@ -1,0 +1,185 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// The types below mirror the agent schema key for key (a test keeps them in
+// step). A validated document is decoded into them through encoding/json, then
+// copied into a Spec with defaults applied.
+
+type rawSpec struct {
+	Schema        string          `json:"$schema"`
+	Version       int             `json:"version"`
+	Model         string          `json:"model"`
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Instructions  stringList      `json:"instructions"`
+	ModelSettings rawSettings     `json:"model_settings"`
+	Retries       *int            `json:"retries"`
+	ToolTimeout   float64         `json:"tool_timeout"`
+	Metadata      map[string]any  `json:"metadata"`
+	OutputSchema  json.RawMessage `json:"output_schema"`
+	EndStrategy   string          `json:"end_strategy"`
+	DepsSchema    json.RawMessage `json:"deps_schema"`
+	Capabilities  json.RawMessage `json:"capabilities"` // read entry by entry, see readCapabilities
+	MaxToolRounds *int            `json:"max_tool_rounds"`
+	Workspace     rawWorkspace    `json:"workspace"`
+	Cache         json.RawMessage `json:"cache"`
+}
+
+type rawSettings struct {
+	MaxTokens         int               `json:"max_tokens"`
+	Temperature       *float64          `json:"temperature"`
+	TopP              *float64          `json:"top_p"`
+	Timeout           float64           `json:"timeout"`
+	TimeoutSeconds    float64           `json:"timeout_seconds"`
+	Seed              *int              `json:"seed"`
+	PresencePenalty   *float64          `json:"presence_penalty"`
+	FrequencyPenalty  *float64          `json:"frequency_penalty"`
+	LogitBias         map[string]int    `json:"logit_bias"`
+	StopSequences     []string          `json:"stop_sequences"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls"`
+	ExtraHeaders      map[string]string `json:"extra_headers"`
+	ExtraBody         map[string]any    `json:"extra_body"`
+	BaseURL           string            `json:"base_url"`
+}
+
+type rawWorkspace struct {
+	InputGlobs          []string   `json:"input_globs"`
+	ExpectedOutputFiles []string   `json:"expected_output_files"`
+	Checks              []rawCheck `json:"checks"`
+}
+
+type rawCheck struct {
+	File       string          `json:"file"`
+	MinChars   *int            `json:"min_chars"`
+	MaxChars   *int            `json:"max_chars"`
+	Contains   string          `json:"contains"`
+	Matches    string          `json:"matches"`
+	JSONSchema json.RawMessage `json:"json_schema"`
+}
+
+type rawCache struct {
+	Dir string `json:"dir"`
+}
+
+// stringList is a string or a list of strings.
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*l = []string{s}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(l))
+}
+
+// decode turns a validated document into a Spec.
+func decode(d *document, root map[string]any) (*Spec, error) {
+	var raw rawSpec
+	if err := decodeValue(root, &raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// The schema allows any integer; this one does not fit in an int.
+			ptr := "/" + strings.ReplaceAll(te.Field, ".", "/")
+			return nil, Errors{{Pos: d.pos(ptr), Msg: prefixed(ptr, fmt.Sprintf("%s is out of range", te.Value))}}
+		}
+		return nil, fmt.Errorf("%s: decoding spec: %w", d.file, err)
+	}
+	s := &Spec{
+		File:          d.file,
+		Version:       raw.Version,
+		Model:         raw.Model,
+		Name:          raw.Name,
+		Description:   raw.Description,
+		Instructions:  raw.Instructions,
+		Retries:       DefaultRetries,
+		ToolTimeout:   seconds(raw.ToolTimeout),
+		Metadata:      raw.Metadata,
+		OutputSchema:  raw.OutputSchema,
+		EndStrategy:   raw.EndStrategy,
+		DepsSchema:    raw.DepsSchema,
+		MaxToolRounds: DefaultMaxToolRounds,
+		Workspace: Workspace{
+			InputGlobs:          raw.Workspace.InputGlobs,
+			ExpectedOutputFiles: raw.Workspace.ExpectedOutputFiles,
+		},
+		positions: d.values,
+	}
+	if s.Version == 0 {
+		s.Version = 1
+	}
+	if raw.Retries != nil {
+		s.Retries = *raw.Retries
+	}
+	if raw.MaxToolRounds != nil {
+		s.MaxToolRounds = *raw.MaxToolRounds
+	}
+	ms := raw.ModelSettings
+	s.ModelSettings = ModelSettings{
+		Temperature:       ms.Temperature,
+		MaxTokens:         ms.MaxTokens,
+		TopP:              ms.TopP,
+		Seed:              ms.Seed,
+		PresencePenalty:   ms.PresencePenalty,
+		FrequencyPenalty:  ms.FrequencyPenalty,
+		StopSequences:     ms.StopSequences,
+		ParallelToolCalls: ms.ParallelToolCalls,
+		Timeout:           seconds(max(ms.Timeout, ms.TimeoutSeconds)), // the schema allows one of them
+		BaseURL:           ms.BaseURL,
+		ExtraHeaders:      ms.ExtraHeaders,
+		LogitBias:         ms.LogitBias,
+		ExtraBody:         ms.ExtraBody,
+	}
+	for i, c := range raw.Workspace.Checks {
+		s.Workspace.Checks = append(s.Workspace.Checks, Check{
+			File:       c.File,
+			MinChars:   c.MinChars,
+			MaxChars:   c.MaxChars,
+			Contains:   c.Contains,
+			Matches:    c.Matches,
+			JSONSchema: c.JSONSchema,
+			Pos:        d.pos(index("/workspace/checks", i)),
+		})
+	}
+	switch string(raw.Cache) {
+	case "", "false":
+	case "true":
+		s.Cache = &Cache{}
+	default:
+		var c rawCache
+		if err := json.Unmarshal(raw.Cache, &c); err != nil {
+			return nil, fmt.Errorf("%s: decoding cache: %w", d.file, err)
+		}
+		s.Cache = &Cache{Dir: c.Dir}
+	}
+	return s, nil
+}
+
+// decodeValue decodes a JSON value into v, keeping numbers in maps as
+// json.Number.
+func decodeValue(value any, v any) error {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// seconds converts a number of seconds, saturating rather than overflowing.
+func seconds(s float64) time.Duration {
+	if s >= float64(math.MaxInt64)/float64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
+}

@@ -1,0 +1,249 @@
+package spec
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// document is a parsed spec file: its content as a JSON value (map[string]any,
+// []any, string, json.Number, bool, nil) and where every part of it sits in the
+// file, by JSON pointer.
+type document struct {
+	file   string
+	yaml   bool // the syntax is YAML (else JSON), for hints about YAML's pitfalls
+	src    []byte
+	root   any                 // nil when the file could not be parsed
+	values map[string]Position // where each value starts
+	keys   map[string]Position // where the key naming each mapping member starts
+	errs   []problem
+
+	// retyped holds the values an unquoted ${VAR} turned from a string into
+	// a number or a boolean, by pointer, with the text as written.
+	retyped map[string]string
+}
+
+// problem is an Error together with the JSON pointer of the value it is about,
+// so that later checks can skip values already found wrong.
+type problem struct {
+	ptr string
+	err *Error
+}
+
+// maxNodes bounds the values a file may expand to. YAML aliases can make a
+// small file describe an enormous document ("billion laughs"); a real spec has
+// a few hundred values.
+const maxNodes = 100_000
+
+// maxDepth bounds nesting, so that deeply nested input cannot exhaust the stack.
+const maxDepth = 1000
+
+func newDocument(file string, src []byte) *document {
+	return &document{
+		file:   file,
+		src:    src,
+		values: make(map[string]Position, 64),
+		keys:   make(map[string]Position, 64),
+	}
+}
+
+// pos returns where the value at ptr starts, or where its nearest enclosing
+// value does.
+func (d *document) pos(ptr string) Position {
+	for {
+		if p, ok := d.values[ptr]; ok {
+			return p
+		}
+		if ptr == "" {
+			return Position{File: d.file}
+		}
+		ptr = parent(ptr)
+	}
+}
+
+// keyPos returns where the key of the member at ptr starts, falling back to
+// the value's position.
+func (d *document) keyPos(ptr string) Position {
+	if p, ok := d.keys[ptr]; ok {
+		return p
+	}
+	return d.pos(ptr)
+}
+
+// noValue is the pointer of problems about no value in particular, such as
+// a duplicate key: it matches no JSON pointer.
+const noValue = "-"
+
+// add records a problem about the value at ptr, reported at pos.
+func (d *document) add(ptr string, pos Position, msg string) {
+	d.errs = append(d.errs, problem{ptr: ptr, err: &Error{Pos: pos, Msg: msg}})
+}
+
+// reported tells whether a problem was recorded at ptr or below it.
+func (d *document) reported(ptr string) bool {
+	for _, p := range d.errs {
+		if p.ptr == ptr || strings.HasPrefix(p.ptr, ptr+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// errors returns the problems found, sorted by position; nil when there are none.
+func (d *document) errors() Errors {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	es := make(Errors, len(d.errs))
+	for i, p := range d.errs {
+		es[i] = p.err
+	}
+	return sortErrors(es)
+}
+
+// offsetPos converts a byte offset in the source to a position; columns count
+// characters, as YAML parsers do.
+func (d *document) offsetPos(off int) Position {
+	off = min(max(off, 0), len(d.src))
+	line := 1 + bytes.Count(d.src[:off], []byte("\n"))
+	start := bytes.LastIndexByte(d.src[:off], '\n') + 1
+	return Position{File: d.file, Line: line, Col: 1 + utf8.RuneCount(d.src[start:off])}
+}
+
+// refine narrows a position inside a scalar to the exact column of text when
+// the source shows text there, for messages about part of a string (an
+// environment variable reference). Quoting and escapes can shift the text, so
+// it checks the source and otherwise keeps the scalar's position.
+func (d *document) refine(at Position, quoted bool, prefix, text string) Position {
+	col := at.Col + utf8.RuneCountInString(prefix)
+	if quoted {
+		col++
+	}
+	line := d.line(at.Line)
+	i := 0
+	for c := 1; c < col && i < len(line); c++ {
+		_, size := utf8.DecodeRuneInString(line[i:])
+		i += size
+	}
+	if strings.HasPrefix(line[i:], text) {
+		at.Col = col
+	}
+	return at
+}
+
+// line returns the text of the 1-based line n, without its newline.
+func (d *document) line(n int) string {
+	s := string(d.src)
+	for ; n > 1; n-- {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return ""
+		}
+		s = s[i+1:]
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSuffix(s, "\r")
+}
+
+// JSON pointers (RFC 6901).
+
+func child(ptr, token string) string {
+	if strings.ContainsAny(token, "~/") {
+		token = strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
+	}
+	return ptr + "/" + token
+}
+
+func index(ptr string, i int) string { return ptr + "/" + strconv.Itoa(i) }
+
+func parent(ptr string) string {
+	return ptr[:max(0, strings.LastIndexByte(ptr, '/'))]
+}
+
+// tokens splits a JSON pointer into its unescaped reference tokens.
+func tokens(ptr string) []string {
+	if ptr == "" {
+		return nil
+	}
+	toks := strings.Split(ptr[1:], "/")
+	for i, t := range toks {
+		if strings.Contains(t, "~") {
+			toks[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(t)
+		}
+	}
+	return toks
+}
+
+// pointer joins reference tokens into a JSON pointer.
+func pointer(base string, toks []string) string {
+	for _, t := range toks {
+		base = child(base, t)
+	}
+	return base
+}
+
+// label renders a JSON pointer the way people write paths into YAML:
+// "/workspace/checks/0/file" becomes "workspace.checks[0].file".
+func label(ptr string) string {
+	var b strings.Builder
+	for _, t := range tokens(ptr) {
+		switch {
+		case isIndex(t):
+			b.WriteString("[" + t + "]")
+		case isPlainKey(t):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(t)
+		default:
+			b.WriteString("[" + strconv.Quote(t) + "]")
+		}
+	}
+	return b.String()
+}
+
+func isIndex(t string) bool {
+	if t == "" {
+		return false
+	}
+	for _, r := range t {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isPlainKey(t string) bool {
+	if t == "" {
+		return false
+	}
+	for _, r := range t {
+		if !(r == '_' || r == '-' || r == '$' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// valueAt returns the value at the JSON pointer ptr inside v, or nil.
+func valueAt(v any, ptr string) any {
+	for _, t := range tokens(ptr) {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[t]
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

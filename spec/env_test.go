@@ -1,0 +1,118 @@
+package spec
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExpandEnv(t *testing.T) {
+	t.Parallel()
+	type problem struct {
+		offset int
+		ref    string
+	}
+	tests := []struct {
+		in       string
+		want     string
+		problems []problem
+	}{
+		{"", "", nil},
+		{"no references", "no references", nil},
+		{"${MODEL}", "openai:gpt-5", nil},
+		{"use ${MODEL} now", "use openai:gpt-5 now", nil},
+		{"${WORKDIR}/${ROUNDS}", "./work/12", nil},
+		{"${NOPE:-fallback}", "fallback", nil},
+		{"${EMPTY:-fallback}", "fallback", nil}, // as in the shell, :- covers empty values too
+		{"${EMPTY}", "", nil},
+		{"${NOPE:-}", "", nil},
+		{"${NOPE:-a:-b}", "a:-b", nil},
+		{"$${MODEL}", "${MODEL}", nil},
+		{"cost: $5, $HOME", "cost: $5, $HOME", nil},
+		{"$$${MODEL}", "$${MODEL}", nil},
+		{"${NOPE}", "${NOPE}", []problem{{0, "${NOPE}"}}},
+		{"a ${NOPE} b ${GONE}", "a ${NOPE} b ${GONE}", []problem{{2, "${NOPE}"}, {12, "${GONE}"}}},
+		{"${MODEL", "${MODEL", []problem{{0, "${"}}},
+		{"${}", "${}", []problem{{0, "${}"}}},
+		{"${1ST}", "${1ST}", []problem{{0, "${1ST}"}}},
+		{"${A B}", "${A B}", []problem{{0, "${A B}"}}},
+		{"${NOPE-x}", "${NOPE-x}", []problem{{0, "${NOPE-x}"}}},
+	}
+	for _, tc := range tests {
+		got, problems := expandEnv(tc.in, testEnv)
+		assert.Equal(t, tc.want, got, tc.in)
+		var gotProblems []problem
+		for _, p := range problems {
+			gotProblems = append(gotProblems, problem{p.offset, p.ref})
+		}
+		assert.Equal(t, tc.problems, gotProblems, tc.in)
+	}
+}
+
+func TestEnvInSpecs(t *testing.T) {
+	t.Parallel()
+	s, err := testLoader(t).LoadFile(specsDir + "/valid/env.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "openai:gpt-5", s.Model)
+	assert.Equal(t, []string{"Reports go to reports; write ${name} for a shell variable."}, s.Instructions)
+	assert.Equal(t, 12, s.MaxToolRounds, "an unquoted reference to a number is a number")
+	assert.Equal(t, "https://proxy.example.com/v1", s.ModelSettings.BaseURL)
+	assert.JSONEq(t, `{"root_dir": "./work"}`, string(s.Capabilities[0].Options))
+
+	t.Run("defaults in an empty environment", func(t *testing.T) {
+		t.Parallel()
+		reg, _ := testRegistry(t)
+		l := &Loader{Registry: reg, LookupEnv: func(string) (string, bool) { return "", false }}
+		s, err := l.LoadFile(specsDir + "/valid/env.yaml")
+		require.NoError(t, err)
+		assert.Equal(t, "anthropic:claude-sonnet-4-6", s.Model)
+		assert.Equal(t, 20, s.MaxToolRounds)
+		assert.JSONEq(t, `{"root_dir": "."}`, string(s.Capabilities[0].Options))
+	})
+
+	t.Run("a quoted reference stays a string", func(t *testing.T) {
+		t.Parallel()
+		s, err := testLoader(t).Load("a.yaml", []byte("name: \"${ROUNDS}\"\ncache: ${FLAG}\n"))
+		require.NoError(t, err)
+		assert.Equal(t, "12", s.Name)
+		assert.Equal(t, &Cache{}, s.Cache, "an unquoted true is a boolean")
+	})
+
+	t.Run("an unquoted number where a string is wanted", func(t *testing.T) {
+		t.Parallel()
+		_, err := testLoader(t).Load("a.yaml", []byte("name: ${ROUNDS}\n"))
+		assert.EqualError(t, err, `a.yaml:1:7: name: expected a string, found 12 (a number); unquoted, ${ROUNDS} takes the type of its value: write "${ROUNDS}" to keep it a string`)
+	})
+
+	t.Run("keys are not expanded", func(t *testing.T) {
+		t.Parallel()
+		s, err := testLoader(t).Load("a.yaml", []byte("metadata:\n  ${MODEL}: ${MODEL}\n"))
+		require.NoError(t, err)
+		assert.Equal(t, map[string]any{"${MODEL}": "openai:gpt-5"}, s.Metadata)
+	})
+
+	t.Run("errors point at the reference", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct{ file, src, want string }{
+			{"a.yaml", "model: ${NOPE}\n",
+				"a.yaml:1:8: model: environment variable NOPE is not set (set it, or give a default: ${NOPE:-value})"},
+			{"a.yaml", "instructions: \"Write to ${OUT}/x\"\n",
+				"a.yaml:1:25: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+			{"a.yaml", "instructions: 'a ''quoted'' ${OUT}'\n",
+				"a.yaml:1:15: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+			{"a.yaml", "instructions: |\n  Write to ${OUT}\n",
+				"a.yaml:1:15: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+			{"a.json", `{"description": "é ${OUT}"}`,
+				"a.json:1:20: description: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+			{"a.yaml", "capabilities:\n  - FileSystem:\n      root_dir: $${x} ${ROOT}\n",
+				"a.yaml:3:23: capabilities[0].FileSystem.root_dir: environment variable ROOT is not set (set it, or give a default: ${ROOT:-value})"},
+			{"a.yaml", "capabilities: [{FileSystem: ${ROOT}}]\n",
+				"a.yaml:1:16: invalid YAML: did not find expected ',' or '}' (is the { opened here closed? Inside {...} and [...], quote values holding ${VAR})"},
+		}
+		for _, tc := range tests {
+			_, err := testLoader(t).Load(tc.file, []byte(tc.src))
+			assert.EqualError(t, err, tc.want, tc.src)
+		}
+	})
+}

@@ -1,0 +1,82 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// Instantiate builds the capabilities of s with the factories of reg (nil
+// means capabilities.Default()); relative paths in options resolve against
+// dir. A factory's error is a spec problem: it is reported at the entry's
+// position, or at the option's for a *capabilities.ArgError, and every
+// entry's problems are returned together, as an Errors. When any capability
+// fails, those already built are closed.
+func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir string) ([]capabilities.Capability, error) {
+	if reg == nil {
+		reg = capabilities.Default()
+	}
+	var (
+		built []capabilities.Capability
+		errs  Errors
+	)
+	for _, c := range s.Capabilities {
+		if err := ctx.Err(); err != nil {
+			closeAll(built)
+			return nil, err
+		}
+		capability, err := reg.New(ctx, c.Name, capabilities.Args{Options: c.Options, Dir: dir})
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+				closeAll(built)
+				return nil, err
+			}
+			errs = append(errs, factoryError(s, c, err))
+			continue
+		}
+		built = append(built, capability)
+	}
+	if len(errs) > 0 {
+		closeAll(built)
+		return nil, sortErrors(errs)
+	}
+	return built, nil
+}
+
+// factoryError places a factory's error in the spec.
+func factoryError(s *Spec, c Capability, err error) *Error {
+	var (
+		argErr  *capabilities.ArgError
+		unknown *capabilities.UnknownTypeError
+	)
+	switch {
+	case errors.As(err, &argErr):
+		ptr := child(c.Pointer, argErr.Option)
+		return &Error{Pos: s.Position(ptr), Msg: prefixed(ptr, argErr.Msg)}
+	case errors.As(err, &unknown):
+		return &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c), unknownTypeMsg(unknown.Name, unknown.Valid))}
+	}
+	return &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c), fmt.Sprintf("could not set up %s: %v", c.Name, err))}
+}
+
+// entryPointer returns the pointer of the capabilities entry c came from:
+// the first two tokens of its options pointer ("/capabilities/0").
+func entryPointer(c Capability) string {
+	toks := tokens(c.Pointer)
+	if len(toks) < 2 {
+		return c.Pointer
+	}
+	return "/" + strings.Join(toks[:2], "/")
+}
+
+func closeAll(cs []capabilities.Capability) {
+	for _, c := range cs {
+		if closer, ok := c.(io.Closer); ok {
+			_ = closer.Close() // the run is over before it began; nothing to report to
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+func TestInstantiate(t *testing.T) {
+	t.Parallel()
+	reg, closed := testRegistry(t)
+	l := &Loader{Registry: reg, LookupEnv: testEnv}
+	s, err := l.Load("agent.yaml", []byte("capabilities:\n  - FileSystem: ./work\n  - Memory\n  - Thinking: {effort: low}\n"))
+	require.NoError(t, err)
+	caps, err := Instantiate(context.Background(), s, reg, "/jobs/1")
+	require.NoError(t, err)
+	require.Len(t, caps, 3)
+	fs := caps[0].(*stub)
+	assert.Equal(t, "FileSystem", fs.name)
+	assert.JSONEq(t, `{"root_dir": "./work"}`, string(fs.opts))
+	assert.JSONEq(t, `{}`, string(caps[1].(*stub).opts))
+	assert.Zero(t, closed.Load())
+}
+
+func TestInstantiateErrors(t *testing.T) {
+	t.Parallel()
+	reg, closed := testRegistry(t)
+	l := &Loader{Registry: reg, LookupEnv: testEnv}
+	src := "capabilities:\n" +
+		"  - Memory\n" +
+		"  - FileSystem:\n" +
+		"      root_dir: .\n" +
+		"      cwd: ../outside\n" +
+		"  - FileSystem: unreadable\n" +
+		"  - {name: FileSystem, arguments: {root_dir: ., cwd: ../outside}}\n"
+	s, err := l.Load("agent.yaml", []byte(src))
+	require.NoError(t, err)
+	caps, err := Instantiate(context.Background(), s, reg, ".")
+	assert.Nil(t, caps)
+	var errs Errors
+	require.ErrorAs(t, err, &errs)
+	assert.Equal(t, ""+
+		`agent.yaml:5:12: capabilities[1].FileSystem.cwd: cwd "../outside" is outside root_dir "."`+"\n"+
+		`agent.yaml:6:5: capabilities[2]: could not set up FileSystem: root_dir: permission denied`+"\n"+
+		`agent.yaml:7:54: capabilities[3].arguments.cwd: cwd "../outside" is outside root_dir "."`,
+		err.Error())
+	assert.Equal(t, int32(1), closed.Load(), "the Memory built before the failures is closed")
+}
+
+func TestInstantiateUnknownType(t *testing.T) {
+	t.Parallel()
+	reg, _ := testRegistry(t)
+	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("capabilities: [Memory]\n"))
+	require.NoError(t, err)
+	_, err = Instantiate(context.Background(), s, capabilities.NewRegistry(), ".")
+	assert.EqualError(t, err, `agent.yaml:1:16: capabilities[0]: unknown capability type "Memory": no capability types are registered`)
+}
+
+func TestInstantiateCanceled(t *testing.T) {
+	t.Parallel()
+	reg, _ := testRegistry(t)
+	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("capabilities: [Memory]\n"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Instantiate(ctx, s, reg, ".")
+	assert.ErrorIs(t, err, context.Canceled)
+	var errs Errors
+	assert.False(t, errors.As(err, &errs), "a canceled context is not a spec problem")
+}

@@ -1,0 +1,142 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/schema"
+)
+
+// Loader loads agent specs. The zero value is ready to use, with the default
+// capability registry and the process environment. A Loader is safe for
+// concurrent use and must not be copied after first use.
+type Loader struct {
+	// Registry holds the capability types specs may use; nil means
+	// capabilities.Default().
+	Registry *capabilities.Registry
+	// LookupEnv fills ${VAR} references; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+
+	mu       sync.Mutex
+	composed composedSchema // cache for Schema
+}
+
+var defaultLoader Loader
+
+// LoadFile loads the spec at path with the default Loader.
+func LoadFile(path string) (*Spec, error) { return defaultLoader.LoadFile(path) }
+
+// LoadFile reads and loads the spec at path. A spec with problems gives an
+// Errors; a file that cannot be read gives an error of the form
+// "PATH: no such file".
+func (l *Loader) LoadFile(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &fileError{path: path, err: err}
+	}
+	return l.Load(path, data)
+}
+
+// Load parses, checks and returns the spec in data. file names it in
+// positions, and its extension (.yaml, .yml or .json) chooses the syntax. Every
+// problem found is returned, as an Errors sorted by position.
+func (l *Loader) Load(file string, data []byte) (*Spec, error) {
+	var d *document
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".yaml", ".yml":
+		d = parseYAML(file, data, l.lookupEnv())
+	case ".json":
+		d = parseJSON(file, data, l.lookupEnv())
+	default:
+		return nil, Errors{{Pos: Position{File: file}, Msg: fmt.Sprintf(
+			"could not infer the format of %q: an agent spec file must end in .yaml, .yml or .json", filepath.Base(file))}}
+	}
+	root, ok := d.root.(map[string]any)
+	if !ok {
+		return nil, d.errors()
+	}
+	reg := l.registry()
+	docs := schemaDocsOf(reg)
+	if err := baseSchema().compiled.Validate(root); err != nil {
+		newReporter(d, docs, root, "", "key").report(err)
+	}
+	var caps []Capability
+	if list, ok := root["capabilities"].([]any); ok {
+		caps = readCapabilities(d, reg, docs, list)
+	}
+	checkEmbedded(d, root)
+	if errs := d.errors(); errs != nil {
+		return nil, errs
+	}
+	s, err := decode(d, root)
+	if err != nil {
+		return nil, err
+	}
+	s.Capabilities = caps
+	return s, nil
+}
+
+func (l *Loader) registry() *capabilities.Registry {
+	if l.Registry != nil {
+		return l.Registry
+	}
+	return capabilities.Default()
+}
+
+func (l *Loader) lookupEnv() func(string) (string, bool) {
+	if l.LookupEnv != nil {
+		return l.LookupEnv
+	}
+	return os.LookupEnv
+}
+
+// compiledSchema is the embedded agent schema, compiled.
+type compiledSchema struct {
+	compiled *jsonschema.Schema
+	doc      any // decoded, for describing what it expects in messages
+}
+
+// baseSchema compiles the embedded schema once. It is part of the program, so
+// failing to compile it is a bug, caught by the package's tests.
+var baseSchema = sync.OnceValue(func() compiledSchema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.Agent()))
+	if err != nil {
+		panic("spec: embedded agent schema: " + err.Error())
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(schema.ID, doc); err != nil {
+		panic("spec: embedded agent schema: " + err.Error())
+	}
+	sch, err := c.Compile(schema.ID)
+	if err != nil {
+		panic("spec: embedded agent schema: " + err.Error())
+	}
+	return compiledSchema{compiled: sch, doc: doc}
+})
+
+// capabilitySchemaURL is the prefix of the URLs the registry compiles
+// capability schemas under, which validation errors refer to.
+const capabilitySchemaURL = "agentspec://capabilities/"
+
+// schemaDocsOf finds the schema documents validation errors refer to: the
+// agent schema and the capability types' schemas.
+func schemaDocsOf(reg *capabilities.Registry) schemaDocs {
+	return func(resource string) any {
+		if resource == schema.ID {
+			return baseSchema().doc
+		}
+		if name, ok := strings.CutPrefix(resource, capabilitySchemaURL); ok {
+			doc, _ := reg.SchemaDoc(strings.TrimSuffix(name, ".json"))
+			return doc
+		}
+		return nil
+	}
+}

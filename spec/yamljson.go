@@ -1,0 +1,440 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// YAML tags a spec may use.
+const (
+	strTag       = "!!str"
+	nullTag      = "!!null"
+	boolTag      = "!!bool"
+	intTag       = "!!int"
+	floatTag     = "!!float"
+	timestampTag = "!!timestamp"
+	mergeTag     = "!!merge"
+)
+
+// parseYAML parses a YAML spec into a document, expanding environment
+// references in string values as it goes. Aliases are resolved, merge keys
+// (<<) applied, and duplicate keys reported.
+func parseYAML(file string, src []byte, lookup func(string) (string, bool)) *document {
+	d := newDocument(file, src)
+	d.yaml = true
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.add("", Position{File: file, Line: 1, Col: 1}, emptyFileMsg)
+		} else {
+			d.yamlSyntax(err)
+		}
+		return d
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		d.add("", Position{File: file, Line: next.Line, Col: next.Column},
+			"a spec file holds a single YAML document; remove the second one starting here")
+	case !errors.Is(err, io.EOF):
+		d.yamlSyntax(err)
+	}
+
+	c := &yamlConverter{d: d, lookup: lookup, active: map[*yaml.Node]bool{}}
+	root := doc.Content[0]
+	target := root
+	for target.Kind == yaml.AliasNode {
+		target = target.Alias
+	}
+	if target.Kind != yaml.MappingNode {
+		d.add("", c.pos(root), notMappingMsg(nodeWord(target)))
+		return d
+	}
+	d.root = c.value(root, "", 0)
+	return d
+}
+
+const emptyFileMsg = "the file is empty: an agent spec is a mapping with keys such as model, instructions and capabilities"
+
+func notMappingMsg(found string) string {
+	return "an agent spec must be a mapping (model: ..., instructions: ...), found " + found
+}
+
+// yamlConverter turns yaml.v3 nodes into JSON values, recording positions.
+type yamlConverter struct {
+	d      *document
+	lookup func(string) (string, bool)
+	active map[*yaml.Node]bool // anchored nodes being converted: an alias to one is a cycle
+	nodes  int                 // values converted so far
+	cut    bool                // conversion was cut short by maxNodes or maxDepth
+}
+
+func (c *yamlConverter) pos(n *yaml.Node) Position {
+	return Position{File: c.d.file, Line: n.Line, Col: n.Column}
+}
+
+// value converts n, the value at ptr, and records where it is.
+func (c *yamlConverter) value(n *yaml.Node, ptr string, depth int) any {
+	c.d.values[ptr] = c.pos(n)
+	return c.build(n, ptr, depth)
+}
+
+func (c *yamlConverter) build(n *yaml.Node, ptr string, depth int) any {
+	if c.nodes++; c.nodes > maxNodes || depth > maxDepth {
+		if !c.cut { // one message says it all
+			c.cut = true
+			msg := fmt.Sprintf("the spec expands to more than %d values; are YAML aliases nested in each other?", maxNodes)
+			if depth > maxDepth {
+				msg = fmt.Sprintf("nested more than %d levels deep", maxDepth)
+			}
+			c.d.add(ptr, c.pos(n), prefixed(ptr, msg))
+		}
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		if c.active[n.Alias] {
+			c.d.add(ptr, c.pos(n), prefixed(ptr, fmt.Sprintf("alias *%s refers to a value that contains it", n.Value)))
+			return nil
+		}
+		// The alias's own position is recorded; what it expands to keeps the
+		// positions of the anchored text, where a mistake would be fixed.
+		return c.build(n.Alias, ptr, depth+1)
+	}
+	if n.Anchor != "" {
+		c.active[n] = true
+		defer delete(c.active, n)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		c.mapping(m, n, ptr, depth, false)
+		return m
+	case yaml.SequenceNode:
+		list := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			list[i] = c.value(e, index(ptr, i), depth+1)
+		}
+		return list
+	case yaml.ScalarNode:
+		return c.scalar(n, ptr)
+	}
+	return nil
+}
+
+// mapping adds the members of n to m. Merged members (from << keys, and all
+// of them when merged is set) never replace a key already present: explicit
+// keys win over merged ones, and earlier merges over later ones.
+func (c *yamlConverter) mapping(m map[string]any, n *yaml.Node, ptr string, depth int, merged bool) {
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == mergeTag {
+			merges = append(merges, v)
+			continue
+		}
+		key, ok := c.key(k, ptr)
+		if !ok {
+			continue
+		}
+		p := child(ptr, key)
+		if _, dup := m[key]; dup {
+			if !merged {
+				c.d.add(noValue, c.pos(k), prefixed(ptr, fmt.Sprintf("duplicate key %q (already set on line %d)", key, c.d.keys[p].Line)))
+			}
+			continue
+		}
+		c.d.keys[p] = c.pos(k)
+		m[key] = c.value(v, p, depth+1)
+	}
+	for _, v := range merges {
+		c.merge(m, v, ptr, depth)
+	}
+}
+
+// merge applies the value of a << key: a mapping, or a list of mappings.
+func (c *yamlConverter) merge(m map[string]any, v *yaml.Node, ptr string, depth int) {
+	if c.nodes++; depth > maxDepth || c.nodes > maxNodes {
+		return
+	}
+	src := v
+	for src.Kind == yaml.AliasNode {
+		if c.active[src.Alias] {
+			c.d.add(ptr, c.pos(v), prefixed(ptr, fmt.Sprintf("alias *%s refers to a value that contains it", src.Value)))
+			return
+		}
+		src = src.Alias
+	}
+	switch src.Kind {
+	case yaml.MappingNode:
+		c.active[src] = true
+		c.mapping(m, src, ptr, depth+1, true)
+		delete(c.active, src)
+	case yaml.SequenceNode: // a list of mappings to merge, in order
+		c.active[src] = true
+		for _, e := range src.Content {
+			c.merge(m, e, ptr, depth+1)
+		}
+		delete(c.active, src)
+	default:
+		c.d.add(ptr, c.pos(v), prefixed(ptr, "<<: expected a mapping or a list of mappings to merge, found "+nodeWord(src)))
+	}
+}
+
+// key returns the text of a mapping key. JSON keys are strings, so a key that
+// is itself a list or a mapping is an error.
+func (c *yamlConverter) key(k *yaml.Node, ptr string) (string, bool) {
+	for k.Kind == yaml.AliasNode {
+		k = k.Alias
+	}
+	if k.Kind == yaml.ScalarNode {
+		return k.Value, true
+	}
+	msg := "a key must be a plain value, found " + nodeWord(k)
+	if k.Kind == yaml.MappingNode && k.Style&yaml.FlowStyle != 0 {
+		msg += `; YAML reads an unquoted {{placeholder}} as a mapping, so quote the whole string: "{{name}} ..."`
+	}
+	c.d.add(ptr, c.pos(k), prefixed(ptr, msg))
+	return "", false
+}
+
+func (c *yamlConverter) scalar(n *yaml.Node, ptr string) any {
+	switch tag := n.ShortTag(); tag {
+	case strTag, timestampTag:
+		return c.str(n, ptr)
+	case nullTag:
+		return nil
+	case boolTag:
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			return b
+		}
+	case intTag, floatTag:
+		if num, ok := yamlNumber(n); ok {
+			return num
+		}
+		c.d.add(ptr, c.pos(n), prefixed(ptr, fmt.Sprintf("expected a finite number JSON can represent, found %s", n.Value)))
+		return nil
+	default:
+		c.d.add(ptr, c.pos(n), prefixed(ptr, fmt.Sprintf("unsupported YAML tag %s; remove it, or quote the value", n.Tag)))
+		return nil
+	}
+	return n.Value
+}
+
+// str expands environment references in a string scalar. An unquoted
+// reference takes the type its expansion reads as, so that
+// `max_tool_rounds: ${ROUNDS:-20}` is a number; a quoted one stays a string.
+func (c *yamlConverter) str(n *yaml.Node, ptr string) any {
+	s, problems := expandEnv(n.Value, c.lookup)
+	if len(problems) > 0 {
+		quoted := n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0
+		for _, p := range problems {
+			at := c.d.refine(c.pos(n), quoted, n.Value[:p.offset], p.ref)
+			c.d.add(ptr, at, prefixed(ptr, p.msg))
+		}
+		return s
+	}
+	if s == n.Value || n.Style != 0 {
+		return s
+	}
+	r := yaml.Node{Kind: yaml.ScalarNode, Value: s}
+	var v any
+	switch r.ShortTag() {
+	case intTag, floatTag:
+		if num, ok := yamlNumber(&r); ok {
+			v = num
+		}
+	case boolTag:
+		var b bool
+		if err := r.Decode(&b); err == nil {
+			v = b
+		}
+	}
+	if v == nil {
+		return s
+	}
+	if c.d.retyped == nil {
+		c.d.retyped = map[string]string{}
+	}
+	c.d.retyped[ptr] = n.Value
+	return v
+}
+
+// yamlNumber converts a YAML int or float (0x1F, 1_000, 1e3 ...) to a JSON
+// number. Integral values are written as integers, so that 10.0 decodes into
+// an int field. Infinities and NaN have no JSON form.
+func yamlNumber(n *yaml.Node) (json.Number, bool) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case int:
+		return json.Number(strconv.Itoa(v)), true
+	case int64:
+		return json.Number(strconv.FormatInt(v, 10)), true
+	case uint64:
+		return json.Number(strconv.FormatUint(v, 10)), true
+	case float64:
+		return floatNumber(v)
+	}
+	return "", false
+}
+
+func floatNumber(f float64) (json.Number, bool) {
+	switch {
+	case math.IsInf(f, 0) || math.IsNaN(f):
+		return "", false
+	case f == math.Trunc(f) && math.Abs(f) < 1<<53:
+		return json.Number(strconv.FormatInt(int64(f), 10)), true
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
+}
+
+// nodeWord names the kind of a node the way messages name values.
+func nodeWord(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case nullTag:
+			return "an empty value"
+		case strTag:
+			return fmt.Sprintf("%q (a string)", n.Value)
+		}
+		return n.Value
+	}
+	return "nothing"
+}
+
+// yamlSyntax reports a yaml.v3 parse error. Its messages look like
+// "yaml: line 3: mapping values are not allowed in this context"; errors on
+// the first line and a few others come without a line, and none has a column,
+// so the position is worked out from the source where possible.
+func (d *document) yamlSyntax(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	pos := Position{File: d.file}
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, after, found := strings.Cut(rest, ": "); found {
+			if line, err := strconv.Atoi(n); err == nil {
+				pos.Line, msg = line, after
+			}
+		}
+	}
+	// Parser errors (as opposed to scanner errors) give a 0-based line: where
+	// the enclosing block or flow collection starts, or the problem itself.
+	if strings.HasPrefix(msg, "did not find expected ") {
+		pos.Line++
+	}
+	if pos.Line == 0 {
+		pos = d.offsetPos(d.yamlErrorOffset(msg))
+	}
+	line := d.line(pos.Line)
+	hint := ""
+	switch {
+	case strings.HasPrefix(msg, "did not find expected ',' or ']'"), strings.HasPrefix(msg, "did not find expected ',' or '}'"):
+		open := "[{"[strings.Count(msg, "}")]
+		if i := strings.IndexByte(line, open); i >= 0 {
+			pos.Col = 1 + utf8.RuneCountInString(line[:i])
+		}
+		hint = fmt.Sprintf("is the %c opened here closed?", open)
+		if strings.Contains(line, "${") {
+			hint += " Inside {...} and [...], quote values holding ${VAR}"
+		}
+	case strings.Contains(msg, "tab character"):
+		hint = "indent with spaces: YAML does not allow tabs"
+	case strings.Contains(msg, "cannot start any token"):
+		if i := strings.IndexAny(line, "\t@`"); i >= 0 {
+			pos.Col = 1 + utf8.RuneCountInString(line[:i])
+			if line[i] == '\t' {
+				hint = "indent with spaces: YAML does not allow tabs"
+			} else {
+				hint = fmt.Sprintf("a value starting with %c must be quoted", line[i])
+			}
+		}
+	case strings.Contains(msg, "mapping values are not allowed"):
+		hint = `a value containing ": " must be quoted, and nested keys must be indented under their parent`
+		if i := secondColon(line); i > 0 { // "key: text: more": the second colon is the problem
+			pos.Col = 1 + utf8.RuneCountInString(line[:i])
+		}
+	case strings.Contains(msg, "did not find expected key"), strings.Contains(msg, "did not find expected '-'"):
+		hint = "check the indentation of this line and the one before"
+	case strings.Contains(msg, "unexpected end of stream"):
+		hint = "is a quote or a bracket left open?"
+	}
+	if pos.Col == 0 {
+		pos.Col = 1 + utf8.RuneCountInString(line) - utf8.RuneCountInString(strings.TrimLeftFunc(line, unicode.IsSpace))
+	}
+	msg = "invalid YAML: " + msg
+	if hint != "" {
+		msg += " (" + hint + ")"
+	}
+	d.add("", pos, msg)
+}
+
+// secondColon returns the byte index of the second ": " (or final ":") on a
+// line, or -1.
+func secondColon(line string) int {
+	first := strings.Index(line, ": ")
+	if first < 0 {
+		return -1
+	}
+	rest := line[first+2:]
+	if i := strings.Index(rest, ": "); i >= 0 {
+		return first + 2 + i
+	}
+	if strings.HasSuffix(rest, ":") {
+		return len(line) - 1
+	}
+	return -1
+}
+
+// yamlErrorOffset finds in the source what a yaml.v3 message without a line
+// number is about. Scanner errors on the first line are the common case.
+func (d *document) yamlErrorOffset(msg string) int {
+	if name, ok := strings.CutPrefix(msg, "unknown anchor '"); ok {
+		name, _, _ = strings.Cut(name, "'")
+		if i := bytes.Index(d.src, []byte("*"+name)); i >= 0 {
+			return i
+		}
+	}
+	if strings.Contains(msg, "control characters") {
+		if i := bytes.IndexFunc(d.src, func(r rune) bool {
+			return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r'
+		}); i >= 0 {
+			return i
+		}
+	}
+	if strings.Contains(msg, "UTF-8") {
+		for i := 0; i < len(d.src); {
+			r, size := utf8.DecodeRune(d.src[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i
+			}
+			i += size
+		}
+	}
+	return 0
+}
+
+// prefixed puts the label of ptr before msg: "workspace.checks[0]: msg".
+func prefixed(ptr, msg string) string {
+	if l := label(ptr); l != "" {
+		return l + ": " + msg
+	}
+	return msg
+}
