@@ -112,6 +112,7 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 			InputGlobs:          raw.Workspace.InputGlobs,
 			ExpectedOutputFiles: raw.Workspace.ExpectedOutputFiles,
 		},
+		Document:  root,
 		positions: d.values,
 	}
 	if s.Version == 0 {

@@ -575,6 +575,7 @@ func TestDefaults(t *testing.T) {
 		Version:       1,
 		Retries:       DefaultRetries,
 		MaxToolRounds: DefaultMaxToolRounds,
+		Document:      map[string]any{},
 		positions:     s.positions,
 	}, s)
 
@@ -608,4 +609,15 @@ func TestSchemaMatchesTypes(t *testing.T) {
 	assert.Equal(t, props("/properties/workspace"), tags(rawWorkspace{}))
 	assert.Equal(t, props("/properties/workspace/properties/checks/items"), tags(rawCheck{}))
 	assert.Equal(t, props("/properties/cache/anyOf/1"), tags(rawCache{}))
+}
+
+func TestDocumentIsTheMeaningNotTheText(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	a, err := l.Load("a.yaml", []byte("# a comment\nmodel: openai:gpt-4.1\nmax_tool_rounds: 5\n"))
+	require.NoError(t, err)
+	b, err := l.Load("b.json", []byte(`{"max_tool_rounds": 5, "model": "openai:gpt-4.1"}`))
+	require.NoError(t, err)
+	assert.Equal(t, a.Document, b.Document)
+	assert.Equal(t, "openai:gpt-4.1", a.Document["model"])
 }

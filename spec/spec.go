@@ -41,6 +41,10 @@ type Spec struct {
 	Workspace     Workspace
 	Cache         *Cache // nil when caching is off
 
+	// Document is the spec as a decoded JSON value (${VAR} references filled,
+	// comments and formatting gone): what the spec means, for cache keys.
+	Document map[string]any
+
 	// positions maps JSON pointers ("/capabilities/0/FileSystem/cwd") to where
 	// the value sits in the file.
 	positions map[string]Position
