@@ -1,0 +1,262 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The layout of a cache directory:
+//
+//	CACHEDIR.TAG               the marker; Stats and Clear need it
+//	entries/ab/ab12...ef.json  one entry per key, sharded on its first two digits
+//	entries/ab/.tmp-*          an entry being written
+const (
+	markerName = "CACHEDIR.TAG"
+	entriesDir = "entries"
+	tempPrefix = ".tmp-"
+)
+
+// marker follows the Cache Directory Tagging Specification; the second line
+// says whose cache it is, and isMarker checks for it.
+const marker = "Signature: 8a477f597d28d172789f06886806bc55\n" +
+	"# This file is a cache directory tag created by agentspec.\n" +
+	"# For information about cache directory tags, see:\n" +
+	"#\thttps://bford.info/cachedir/\n"
+
+func (c *Cache) entryPath(key string) string {
+	return filepath.Join(c.dir, entriesDir, key[:2], key+".json")
+}
+
+// write puts data under key atomically: a temporary file in the entry's own
+// directory, synced, then renamed over the entry. Readers see the old entry or
+// the new one, never a part; of concurrent writers the last rename wins.
+func (c *Cache) write(key string, data []byte) error {
+	if err := c.ensureMarker(); err != nil {
+		return err
+	}
+	p := c.entryPath(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	return writeAtomic(p, data)
+}
+
+// ensureMarker creates the directory and its marker if need be.
+func (c *Cache) ensureMarker() error {
+	p := filepath.Join(c.dir, markerName)
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return err
+	}
+	return writeAtomic(p, []byte(marker))
+}
+
+func writeAtomic(path string, data []byte) (err error) {
+	dir, name := filepath.Split(path)
+	f, err := os.CreateTemp(dir, tempPrefix+name+"-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable where the platform allows it; where it
+// does not (Windows), the rename is still atomic, so the error is dropped.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// Stats describes what a cache holds.
+type Stats struct {
+	Dir     string `json:"dir"`
+	Entries int    `json:"entries"` // readable entries
+	// Corrupt counts entry files that cannot be read back (including entries
+	// of another format version); Lookup removes them as it meets them, Clear
+	// removes them all.
+	Corrupt int       `json:"corrupt"`
+	Bytes   int64     `json:"bytes"` // the size of all entry files
+	Oldest  time.Time `json:"oldest,omitzero"`
+	Newest  time.Time `json:"newest,omitzero"`
+	// Specs counts the readable entries per spec name ("" for specs without
+	// one).
+	Specs map[string]int `json:"specs,omitempty"`
+}
+
+// Stats reads every entry. A directory that does not exist or is empty is an
+// empty cache; any other directory without the cache's marker is ErrNotCache.
+func (c *Cache) Stats(ctx context.Context) (Stats, error) {
+	st := Stats{Dir: c.dir}
+	if ok, err := c.owned(); err != nil || !ok {
+		return st, err
+	}
+	err := c.eachFile(ctx, func(p string, d fs.DirEntry, isEntry bool) error {
+		if !isEntry {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		st.Bytes += int64(len(data))
+		e, err := decode(data, strings.TrimSuffix(d.Name(), ".json"))
+		if err != nil {
+			st.Corrupt++
+			return nil
+		}
+		st.Entries++
+		if st.Oldest.IsZero() || e.Created.Before(st.Oldest) {
+			st.Oldest = e.Created
+		}
+		if e.Created.After(st.Newest) {
+			st.Newest = e.Created
+		}
+		if st.Specs == nil {
+			st.Specs = map[string]int{}
+		}
+		st.Specs[e.SpecName]++
+		return nil
+	})
+	return st, err
+}
+
+// Clear removes every entry, readable or not, and any temporary file left by
+// an interrupted write, and returns how many entries it removed. It removes
+// nothing but the cache's own files (entries/<2 hex digits>/<key>.json and
+// temporary files beside them) and the shard directories they leave empty,
+// and only when the directory holds the cache's marker (else ErrNotCache), so
+// a mistaken directory loses nothing. A directory that does not exist or is
+// empty is an empty cache.
+func (c *Cache) Clear(ctx context.Context) (removed int, err error) {
+	if ok, err := c.owned(); err != nil || !ok {
+		return 0, err
+	}
+	shards := map[string]bool{}
+	err = c.eachFile(ctx, func(p string, _ fs.DirEntry, isEntry bool) error {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if isEntry {
+			removed++
+		}
+		shards[filepath.Dir(p)] = true
+		return nil
+	})
+	for s := range shards {
+		os.Remove(s) // only succeeds when empty, which is the point
+	}
+	os.Remove(filepath.Join(c.dir, entriesDir))
+	return removed, err
+}
+
+// owned reports whether the directory holds the cache's marker. A directory
+// that does not exist, or is empty, is a cache not written yet: not owned,
+// but no error either.
+func (c *Cache) owned() (bool, error) {
+	data, err := os.ReadFile(filepath.Join(c.dir, markerName))
+	if err == nil && isMarker(data) {
+		return true, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	names, derr := os.ReadDir(c.dir)
+	if errors.Is(derr, fs.ErrNotExist) || derr == nil && len(names) == 0 {
+		return false, nil
+	}
+	return false, fmt.Errorf("%s: %w (no agentspec %s)", c.dir, ErrNotCache, markerName)
+}
+
+func isMarker(data []byte) bool {
+	first, rest, _ := bytes.Cut(data, []byte("\n"))
+	return string(first) == "Signature: 8a477f597d28d172789f06886806bc55" &&
+		bytes.Contains(rest, []byte("created by agentspec"))
+}
+
+// eachFile calls fn for each file of the cache's own making under entries/:
+// entry files (isEntry) and temporary files. Nothing else is ever passed, so
+// a stray file, even one in a shard directory, is left alone.
+func (c *Cache) eachFile(ctx context.Context, fn func(path string, d fs.DirEntry, isEntry bool) error) error {
+	root := filepath.Join(c.dir, entriesDir)
+	shards, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, s := range shards {
+		if !s.IsDir() || !isHex(s.Name(), 2) {
+			continue
+		}
+		dir := filepath.Join(root, s.Name())
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !f.Type().IsRegular() {
+				continue
+			}
+			name := f.Name()
+			key, isEntry := strings.CutSuffix(name, ".json")
+			isEntry = isEntry && isHex(key, 64) && key[:2] == s.Name()
+			if !isEntry && !strings.HasPrefix(name, tempPrefix) {
+				continue
+			}
+			if err := fn(filepath.Join(dir, name), f, isEntry); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isHex reports whether s is n lower-case hex digits, as keys are written.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,66 @@
+// Package cache stores the results of agent runs on disk and replays them
+// when the same spec runs again over the same inputs, while staying honest
+// about the files in the run's workspace.
+//
+// # The key
+//
+// A key is the SHA-256 of everything a run's answer depends on:
+//
+//   - the protocol version (ProtocolVersion), so the format can be bumped;
+//   - the spec's meaning: its canonical JSON (CanonicalJSON), so formatting
+//     and comments never change the key while any change of value does;
+//   - the model reference, the user input and the instruction variables;
+//   - the workspace's real path (symlinks resolved), so two workspaces never
+//     share an entry;
+//   - through workspace.input_globs, the files the agent reads: see HashFiles.
+//
+// # The flow
+//
+// A caller computes the key before the run and again after it:
+//
+//	c, err := cache.New(s.Cache.Dir, cache.WithWarn(warn)) // "" is DefaultDir
+//	k := cache.KeyInput{
+//		Spec:  doc, // CanonicalJSON of the decoded YAML document
+//		Model: model, Input: input, Vars: vars, Workspace: dir,
+//		InputGlobs:          s.Workspace.InputGlobs,
+//		ExpectedOutputFiles: s.Workspace.ExpectedOutputFiles,
+//	}
+//	entry, key, ok, err := c.Lookup(ctx, k)
+//	if ok {
+//		return entry // replay: the workspace still holds the expected files
+//	}
+//	res, runErr := runtime.Run(ctx, s, opts...) // key can label or salt the run
+//	if runErr == nil {
+//		_, err = c.Store(ctx, k, cache.Entry{Output: res.Output, JSON: res.JSON,
+//			Usage: cache.Usage(res.Usage), SpecName: s.Name})
+//	}
+//
+// The spec goes into the key as its decoded document, never as the typed
+// spec.Spec: that one carries file positions, which move with every comment.
+//
+// Store hashes the input files again, as they are after the run, and files
+// the entry under that key. A run that edits its own inputs is therefore
+// found by a later run over the edited files and never replayed over the
+// unedited ones, where running again is the only right answer.
+//
+// A hit whose expected output files are missing (a fresh checkout, say) is a
+// miss: Lookup reports it through WithWarn and the caller runs again.
+// Only successful runs are stored: Store refuses an entry that carries the
+// run's error or has no output.
+//
+// Errors from Lookup and Store concern the cache, never the run: a caller may
+// run without the cache when Lookup fails, and report a failed Store and go on,
+// since the run's result is already in hand.
+//
+// # On disk
+//
+// A cache directory holds a CACHEDIR.TAG marker (https://bford.info/cachedir/,
+// so backup tools skip it) and one JSON file per key under
+// entries/<first two hex digits>/<key>.json. Entries are written to a
+// temporary file in the same directory, synced and renamed into place, so
+// concurrent writers of one key are safe (the last rename wins) and a reader
+// never sees a partial entry. An entry that cannot be read back (bad JSON,
+// another format version, truncated) is a miss, reported through WithWarn and
+// removed. Clear removes only the cache's own entry files, and only from a
+// directory holding the cache's marker.
+package cache
