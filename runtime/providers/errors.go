@@ -1,0 +1,190 @@
+package providers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Error is a request that failed for good: the provider answered with an
+// error status, or no answer came, even after the retries the failure allowed.
+type Error struct {
+	Provider   string
+	StatusCode int    // 0 when no response arrived
+	Type       string // the provider's error type or code, e.g. "authentication_error"
+	Message    string // the provider's message, or the transport failure; never holds the key
+	Retries    int    // retries made before giving up
+
+	timeout time.Duration // set when an attempt ran out of time
+	hint    string        // where to look after an authentication failure
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.timeout > 0:
+		return fmt.Sprintf("%s: no complete response within %s", e.Provider, e.timeout)
+	case e.StatusCode == 0:
+		return e.Provider + ": " + e.Message
+	default:
+		return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.StatusCode, e.message())
+	}
+}
+
+// As lets langchaingo's classifiers (llms.IsRateLimitError,
+// llms.IsAuthenticationError, ...) recognise the error.
+func (e *Error) As(target any) bool {
+	t, ok := target.(**llms.Error)
+	if !ok {
+		return false
+	}
+	*t = llms.NewError(e.code(), e.Provider, e.message())
+	return true
+}
+
+func (e *Error) code() llms.ErrorCode {
+	switch s := e.StatusCode; {
+	case e.timeout > 0 || s == http.StatusRequestTimeout:
+		return llms.ErrCodeTimeout
+	case s == 0 || s >= 500:
+		return llms.ErrCodeProviderUnavailable
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		return llms.ErrCodeAuthentication
+	case s == http.StatusNotFound:
+		return llms.ErrCodeResourceNotFound
+	case s == http.StatusTooManyRequests && strings.Contains(e.Type, "quota"):
+		return llms.ErrCodeQuotaExceeded
+	case s == http.StatusTooManyRequests:
+		return llms.ErrCodeRateLimit
+	case s >= 400:
+		return llms.ErrCodeInvalidRequest
+	}
+	return llms.ErrCodeUnknown
+}
+
+func (e *Error) message() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return http.StatusText(e.StatusCode)
+}
+
+// Describe returns a one-line, user-facing reason for a failed model call,
+// e.g. "anthropic: authentication failed (401): invalid x-api-key — check
+// ANTHROPIC_API_KEY". It never includes the API key.
+func Describe(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		return oneLine(err.Error())
+	}
+	if e.timeout > 0 {
+		return fmt.Sprintf("%s: no complete response within %s — raise model_settings.timeout", e.Provider, e.timeout)
+	}
+	what, hint := "request failed", ""
+	switch s := e.StatusCode; {
+	case s == 0:
+		what = "cannot reach the API"
+	case s == http.StatusUnauthorized:
+		what, hint = "authentication failed", e.hint
+	case s == http.StatusForbidden:
+		what, hint = "permission denied", e.hint
+	case s == http.StatusNotFound:
+		what, hint = "not found", "check the model name and the base URL"
+	case s == http.StatusTooManyRequests:
+		what = "rate limited"
+	case s >= 500:
+		what = "provider unavailable"
+	case s >= 400:
+		what = "request rejected"
+	}
+	var b strings.Builder
+	b.WriteString(e.Provider + ": " + what)
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (%d)", e.StatusCode)
+	}
+	if e.Retries > 0 {
+		fmt.Fprintf(&b, " after %d retries", e.Retries)
+	}
+	b.WriteString(": " + e.message())
+	if hint != "" {
+		b.WriteString(" — " + hint)
+	}
+	return b.String()
+}
+
+// statusError builds the Error for a final error response whose body (or its
+// first part) is body.
+func statusError(ep endpoint, status int, body []byte, retries int) *Error {
+	typ, msg := parseErrorBody(body)
+	return &Error{
+		Provider:   ep.provider,
+		StatusCode: status,
+		Type:       typ,
+		Message:    oneLine(redact(msg, ep.token)),
+		Retries:    retries,
+		hint:       hint(ep),
+	}
+}
+
+// parseErrorBody reads the error shapes in the wild: OpenAI's and
+// Anthropic's {"error": {"type", "message"}}, Ollama's {"error": "..."},
+// vLLM's top-level {"type", "message"}, FastAPI's {"detail": "..."}.
+func parseErrorBody(body []byte) (typ, msg string) {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Type    string          `json:"type"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return "", string(body)
+	}
+	var inner struct {
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+		if inner.Type == "" && inner.Code != nil {
+			inner.Type = fmt.Sprint(inner.Code)
+		}
+		return inner.Type, inner.Message
+	case json.Unmarshal(v.Error, &s) == nil && s != "":
+		return "", s
+	case v.Message != "":
+		return v.Type, v.Message
+	case json.Unmarshal(v.Detail, &s) == nil && s != "":
+		return "", s
+	}
+	return "", string(body)
+}
+
+// redact removes the key from text a server may have echoed it in.
+func redact(text, secret string) string {
+	if len(secret) < 8 || secret == placeholderToken {
+		return text
+	}
+	return strings.ReplaceAll(text, secret, "[redacted]")
+}
+
+// oneLine collapses whitespace and bounds the length, so a provider's HTML
+// error page or multi-line message fits one line of a terminal.
+func oneLine(s string) string {
+	const limit = 300
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:limit]) + "…"
+}

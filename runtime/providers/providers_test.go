@@ -1,0 +1,147 @@
+package providers
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+func TestNewRejects(t *testing.T) {
+	t.Parallel()
+	known := "anthropic, deepseek, groq, mistral, ollama, openai, openrouter, script, together"
+	tests := []struct {
+		name       string
+		ref        string
+		env        []string
+		baseURL    string
+		want       string
+		missingKey bool
+	}{
+		{name: "no provider", ref: "gpt-4o",
+			want: `model "gpt-4o" must be written provider:model, e.g. openai:gpt-4o or anthropic:claude-sonnet-4-5; providers: ` + known},
+		{name: "no model", ref: "openai:", want: `model "openai:" names no model after "openai:"`},
+		{name: "misspelt provider", ref: "opnai:gpt-4o",
+			want: `unknown model provider "opnai" (did you mean "openai"?); known providers: ` + known},
+		{name: "unknown provider", ref: "watsonx:granite", want: `unknown model provider "watsonx"; known providers: ` + known},
+		{name: "script", ref: "script:turns.yaml", want: `model provider "script" is built by the runtime, not by providers.New`},
+		{name: "openai key", ref: "openai:gpt-4o", missingKey: true,
+			want: "openai: API key not set: set the OPENAI_API_KEY environment variable"},
+		{name: "openai key with OpenAI's base URL", ref: "openai:gpt-4o", env: []string{"OPENAI_BASE_URL", "https://api.openai.com/v1"},
+			missingKey: true, want: "openai: API key not set: set the OPENAI_API_KEY environment variable"},
+		{name: "anthropic key", ref: "anthropic:claude-sonnet-4-5", missingKey: true,
+			want: "anthropic: API key not set: set the ANTHROPIC_API_KEY environment variable"},
+		{name: "anthropic key behind a proxy", ref: "anthropic:claude-sonnet-4-5", baseURL: "http://localhost:4000", missingKey: true,
+			want: "anthropic: API key not set: set the ANTHROPIC_API_KEY environment variable"},
+		{name: "groq key is not OPENAI_API_KEY", ref: "groq:llama-3.3-70b-versatile", env: []string{"OPENAI_API_KEY", "sk-test"},
+			missingKey: true, want: "groq: API key not set: set the GROQ_API_KEY environment variable"},
+		{name: "openrouter key", ref: "openrouter:openai/gpt-4o", missingKey: true,
+			want: "openrouter: API key not set: set the OPENROUTER_API_KEY environment variable"},
+		{name: "base URL without scheme", ref: "openai:qwen3", baseURL: "localhost:8000",
+			want: `openai: base URL "localhost:8000" must be an absolute http:// or https:// URL`},
+		{name: "ollama base URL", ref: "ollama:llama3.2", baseURL: "/v1",
+			want: `ollama: base URL "/v1" must be an absolute http:// or https:// URL`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := New(tt.ref, spec.ModelSettings{BaseURL: tt.baseURL}, Options{Getenv: env(tt.env...)})
+			require.Error(t, err)
+			assert.Nil(t, m)
+			assert.Equal(t, tt.want, err.Error())
+			assert.Equal(t, tt.missingKey, errors.Is(err, ErrMissingKey))
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		provider string
+		env      []string
+		baseURL  string
+		want     endpoint
+	}{
+		{name: "openai", provider: "openai", env: []string{"OPENAI_API_KEY", "sk"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "https://api.openai.com/v1", token: "sk", keyEnv: "OPENAI_API_KEY"}},
+		{name: "openai OPENAI_API_BASE", provider: "openai", env: []string{"OPENAI_API_KEY", "sk", "OPENAI_API_BASE", "http://vllm:8000/v1"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "http://vllm:8000/v1", token: "sk", keyEnv: "OPENAI_API_KEY", legacyMaxTokens: true}},
+		{name: "OPENAI_BASE_URL wins", provider: "openai",
+			env:  []string{"OPENAI_BASE_URL", "http://a:1/v1", "OPENAI_API_BASE", "http://b:2/v1"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "http://a:1/v1", token: placeholderToken, keyEnv: "OPENAI_API_KEY", legacyMaxTokens: true}},
+		{name: "base_url wins over the environment", provider: "openai", baseURL: "http://localhost:1234/v1",
+			env:  []string{"OPENAI_BASE_URL", "http://a:1/v1"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "http://localhost:1234/v1", token: placeholderToken, keyEnv: "OPENAI_API_KEY", legacyMaxTokens: true}},
+		{name: "azure-style openai subdomain needs a key", provider: "openai", baseURL: "https://eu.api.openai.com/v1", env: []string{"OPENAI_API_KEY", "sk"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "https://eu.api.openai.com/v1", token: "sk", keyEnv: "OPENAI_API_KEY"}},
+		{name: "anthropic", provider: "anthropic", env: []string{"ANTHROPIC_API_KEY", "sk-ant"},
+			want: endpoint{dialect: DialectAnthropic, baseURL: "https://api.anthropic.com/v1", token: "sk-ant", keyEnv: "ANTHROPIC_API_KEY"}},
+		{name: "ANTHROPIC_BASE_URL gets /v1", provider: "anthropic", env: []string{"ANTHROPIC_API_KEY", "k", "ANTHROPIC_BASE_URL", "https://proxy.example.com/"},
+			want: endpoint{dialect: DialectAnthropic, baseURL: "https://proxy.example.com/v1", token: "k", keyEnv: "ANTHROPIC_API_KEY"}},
+		{name: "anthropic base_url with /v1 keeps it", provider: "anthropic", baseURL: "https://proxy.example.com/v1/", env: []string{"ANTHROPIC_API_KEY", "k"},
+			want: endpoint{dialect: DialectAnthropic, baseURL: "https://proxy.example.com/v1", token: "k", keyEnv: "ANTHROPIC_API_KEY"}},
+		{name: "ollama default", provider: "ollama",
+			want: endpoint{dialect: DialectOpenAI, baseURL: "http://localhost:11434/v1", token: "ollama", legacyMaxTokens: true}},
+		{name: "ollama base_url", provider: "ollama", baseURL: "http://gpu-box:11434/v1", env: []string{"OLLAMA_HOST", "ignored:1"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "http://gpu-box:11434/v1", token: "ollama", legacyMaxTokens: true}},
+		{name: "groq", provider: "groq", env: []string{"GROQ_API_KEY", "gsk"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "https://api.groq.com/openai/v1", token: "gsk", keyEnv: "GROQ_API_KEY", legacyMaxTokens: true}},
+		{name: "mistral", provider: "mistral", env: []string{"MISTRAL_API_KEY", "m"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "https://api.mistral.ai/v1", token: "m", keyEnv: "MISTRAL_API_KEY", legacyMaxTokens: true}},
+		{name: "deepseek", provider: "deepseek", env: []string{"DEEPSEEK_API_KEY", "d"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "https://api.deepseek.com/v1", token: "d", keyEnv: "DEEPSEEK_API_KEY", legacyMaxTokens: true}},
+		{name: "together", provider: "together", env: []string{"TOGETHER_API_KEY", "t"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "https://api.together.xyz/v1", token: "t", keyEnv: "TOGETHER_API_KEY", legacyMaxTokens: true}},
+		{name: "openrouter", provider: "openrouter", env: []string{"OPENROUTER_API_KEY", "o"},
+			want: endpoint{dialect: DialectOpenAI, baseURL: "https://openrouter.ai/api/v1", token: "o", keyEnv: "OPENROUTER_API_KEY", legacyMaxTokens: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := resolve(tt.provider, tt.baseURL, env(tt.env...))
+			require.NoError(t, err)
+			tt.want.provider = tt.provider
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestOllamaBaseURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ host, want string }{
+		{"", "http://localhost:11434/v1"},
+		{"localhost:11434", "http://localhost:11434/v1"},
+		{"0.0.0.0", "http://0.0.0.0:11434/v1"},
+		{":8080", "http://localhost:8080/v1"},
+		{"gpu-box", "http://gpu-box:11434/v1"},
+		{"http://gpu-box", "http://gpu-box/v1"},
+		{"https://ollama.example.com", "https://ollama.example.com/v1"},
+		{"https://example.com:8443/ollama/", "https://example.com:8443/ollama/v1"},
+		{"[::1]:11434", "http://[::1]:11434/v1"},
+		{"::1", "http://[::1]:11434/v1"},
+		{" 10.0.0.5:9000 ", "http://10.0.0.5:9000/v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, ollamaBaseURL(tt.host))
+		})
+	}
+}
+
+func TestKnownProvidersResolve(t *testing.T) {
+	t.Parallel()
+	keys := env("OPENAI_API_KEY", "k", "ANTHROPIC_API_KEY", "k", "GROQ_API_KEY", "k", "MISTRAL_API_KEY", "k",
+		"DEEPSEEK_API_KEY", "k", "OPENROUTER_API_KEY", "k", "TOGETHER_API_KEY", "k")
+	for _, name := range Known() {
+		if name == scriptProvider {
+			continue
+		}
+		_, err := resolve(name, "", keys)
+		assert.NoError(t, err, name)
+	}
+}

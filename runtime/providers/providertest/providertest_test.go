@@ -1,0 +1,178 @@
+package providertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// post sends body to the server's endpoint with credentials and returns the
+// status and the error message of the reply, if any.
+func post(t *testing.T, s *Server, body string) (int, string) {
+	t.Helper()
+	endpoint := "/chat/completions"
+	if _, ok := s.proto.(anthropic); ok {
+		endpoint = "/messages"
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.BaseURL()+endpoint, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer k")
+	req.Header.Set("X-Api-Key", "k")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	return resp.StatusCode, e.Error.Message
+}
+
+func TestOpenAIValidation(t *testing.T) {
+	t.Parallel()
+	const call = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`
+	tests := []struct {
+		name, body string
+		want       string // "" for a valid request
+	}{
+		{"plain", `{"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"answered call", `{"messages":[{"role":"user","content":"hi"},` + call + `,{"role":"tool","tool_call_id":"c1","content":"x"}]}`, ""},
+		{"no messages", `{"messages":[]}`, "Invalid 'messages': empty array."},
+		{"tool without call", `{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c1","content":"x"}]}`,
+			"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."},
+		{"unanswered call", `{"messages":[{"role":"user","content":"hi"},` + call + `,{"role":"user","content":"?"}]}`,
+			"The following tool_call_ids did not have response messages: c1"},
+		{"call left last", `{"messages":[{"role":"user","content":"hi"},` + call + `]}`,
+			"The following tool_call_ids did not have response messages: c1"},
+		{"call without type", `{"messages":[{"role":"user","content":"hi"},` + strings.Replace(call, `"type":"function",`, `"type":"",`, 1) + `]}`,
+			"Invalid value: ''. Supported values are: 'function'. (messages[1].tool_calls[0].type)"},
+		{"tool without name", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{}}]}`,
+			"Missing required parameter: 'tools[0].function.name'."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := NewOpenAIServer(t, Text("ok"))
+			status, msg := post(t, s, tt.body)
+			if tt.want == "" {
+				assert.Equal(t, http.StatusOK, status, msg)
+				assert.Equal(t, 0, s.Remaining())
+				return
+			}
+			assert.Equal(t, http.StatusBadRequest, status)
+			assert.Contains(t, msg, tt.want)
+			assert.Equal(t, 1, s.Remaining(), "a rejected request consumes no reply")
+		})
+	}
+}
+
+func TestAnthropicValidation(t *testing.T) {
+	t.Parallel()
+	const use = `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]}`
+	tests := []struct {
+		name, body string
+		want       string
+	}{
+		{"plain", `{"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"split turns are merged as the API does", `{"messages":[{"role":"user","content":"hi"},` +
+			`{"role":"assistant","content":[{"type":"text","text":"Let me see."}]},` + use + `,` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]}`, ""},
+		{"no input schema", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f"}]}`, "tools.0.input_schema: Field required"},
+		{"assistant first", `{"messages":[` + use + `]}`, `messages: first message must use the "user" role`},
+		{"empty text", `{"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, "messages: text content blocks must be non-empty"},
+		{"null input", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":null}]}]}`,
+			"messages.1.content.0.tool_use.input: Input should be a valid dictionary"},
+		{"result without use", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t9","content":"x"}]}]}`,
+			"messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: t9."},
+		{"use without result", `{"messages":[{"role":"user","content":"hi"},` + use + `,{"role":"user","content":"and?"}]}`,
+			"messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t1."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := NewAnthropicServer(t, Text("ok"))
+			status, msg := post(t, s, tt.body)
+			if tt.want == "" {
+				assert.Equal(t, http.StatusOK, status, msg)
+				return
+			}
+			assert.Equal(t, http.StatusBadRequest, status)
+			assert.Contains(t, msg, tt.want)
+		})
+	}
+}
+
+func TestAuthAndRoutes(t *testing.T) {
+	t.Parallel()
+	for name, s := range map[string]*Server{"openai": NewOpenAIServer(t), "anthropic": NewAnthropicServer(t)} {
+		resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader("{}"))
+		require.NoError(t, err)
+		resp.Body.Close()
+		if name == "openai" {
+			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, name)
+		} else {
+			assert.Equal(t, http.StatusNotFound, resp.StatusCode, name)
+		}
+		assert.Len(t, s.Requests(), 1, "rejected requests are recorded too")
+	}
+}
+
+func TestScriptedErrorsAndHeaders(t *testing.T) {
+	t.Parallel()
+	s := NewAnthropicServer(t, Fail(529, "Overloaded").WithHeader("Retry-After", "3"))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.BaseURL()+"/messages",
+		strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+	require.NoError(t, err)
+	req.Header.Set("X-Api-Key", "k")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, 529, resp.StatusCode)
+	assert.Equal(t, "3", resp.Header.Get("Retry-After"))
+	assert.JSONEq(t, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, string(body))
+}
+
+// reporter catches the errors a server reports against its test.
+type reporter struct {
+	testing.TB
+	mu   sync.Mutex
+	errs []string
+}
+
+func (r *reporter) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+func (r *reporter) reported() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.errs...)
+}
+
+func TestRunningOutOfRepliesFailsTheTest(t *testing.T) {
+	t.Parallel()
+	r := &reporter{TB: t}
+	s := NewOpenAIServer(r)
+	status, _ := post(t, s, `{"messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Equal(t, []string{"providertest: request 1 has no scripted reply left"}, r.reported())
+
+	s.Push(Text("late"))
+	status, _ = post(t, s, `{"messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, http.StatusOK, status)
+}

@@ -1,0 +1,338 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// retrying builds ref against a base URL with a policy that records its waits
+// instead of sleeping, and collects what OnRetry is told.
+type retrying struct {
+	model   *Model
+	sleeps  *sleeps
+	mu      sync.Mutex
+	retries []RetryInfo
+}
+
+func newRetrying(t *testing.T, ref string, settings spec.ModelSettings, getenv func(string) string, transport http.RoundTripper) *retrying {
+	t.Helper()
+	policy, s := instant()
+	r := &retrying{sleeps: s}
+	m, err := New(ref, settings, Options{
+		Getenv:    getenv,
+		Transport: transport,
+		retry:     policy,
+		OnRetry: func(info RetryInfo) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.retries = append(r.retries, info)
+		},
+	})
+	require.NoError(t, err)
+	r.model = m
+	return r
+}
+
+func (r *retrying) told() []RetryInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]RetryInfo(nil), r.retries...)
+}
+
+func TestRetryHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewOpenAIServer(t,
+		providertest.Fail(http.StatusTooManyRequests, "Rate limit reached for gpt-4o").WithHeader("Retry-After", "2"),
+		providertest.Text("ok"),
+	)
+	r := newRetrying(t, "openai:gpt-4o", spec.ModelSettings{BaseURL: srv.BaseURL()}, env("OPENAI_API_KEY", "sk-test"), nil)
+
+	resp, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	assert.Equal(t, "ok", text(resp))
+
+	assert.Equal(t, []time.Duration{2 * time.Second}, r.sleeps.recorded())
+	assert.Equal(t, []RetryInfo{{
+		Provider: "openai", Attempt: 1, Max: 4, Delay: 2 * time.Second,
+		StatusCode: http.StatusTooManyRequests, Reason: "Rate limit reached for gpt-4o",
+	}}, r.told())
+	assert.Equal(t, "openai: HTTP 429: Rate limit reached for gpt-4o; retry 1/4 in 2s", r.told()[0].String())
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, reqs[0].Body, reqs[1].Body, "the retry resends the same body")
+}
+
+func TestRetryBacksOffOnServerErrors(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewAnthropicServer(t,
+		providertest.Fail(http.StatusServiceUnavailable, "upstream connect error"),
+		providertest.Fail(529, "Overloaded"),
+		providertest.Text("ok"),
+	)
+	r := newRetrying(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL}, env("ANTHROPIC_API_KEY", "sk-ant-test"), nil)
+
+	resp, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", text(resp))
+
+	waits := r.sleeps.recorded()
+	require.Len(t, waits, 2)
+	// Exponential with jitter over the upper half: [0.5s, 1s], then [1s, 2s].
+	assert.GreaterOrEqual(t, waits[0], 500*time.Millisecond)
+	assert.LessOrEqual(t, waits[0], time.Second)
+	assert.GreaterOrEqual(t, waits[1], time.Second)
+	assert.LessOrEqual(t, waits[1], 2*time.Second)
+	assert.Equal(t, []int{503, 529}, []int{r.told()[0].StatusCode, r.told()[1].StatusCode})
+	assert.Equal(t, 0, srv.Remaining())
+}
+
+func TestRetryGivesUp(t *testing.T) {
+	t.Parallel()
+	var replies []providertest.Reply
+	for range 5 {
+		replies = append(replies, providertest.Fail(http.StatusInternalServerError, "The server had an error"))
+	}
+	srv := providertest.NewOpenAIServer(t, replies...)
+	r := newRetrying(t, "openai:gpt-4o", spec.ModelSettings{BaseURL: srv.BaseURL()}, env("OPENAI_API_KEY", "sk-test"), nil)
+
+	_, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	var perr *Error
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, 500, perr.StatusCode)
+	assert.Equal(t, 4, perr.Retries)
+	assert.Len(t, srv.Requests(), 5, "the first attempt and four retries")
+	assert.Equal(t, "openai: provider unavailable (500) after 4 retries: The server had an error", Describe(err))
+	assert.True(t, llms.IsProviderUnavailableError(err))
+}
+
+func TestAuthenticationFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		start func(testing.TB, ...providertest.Reply) *providertest.Server
+		ref   string
+		env   []string
+		base  func(*providertest.Server) string
+		reply providertest.Reply
+		want  string
+	}{
+		{
+			name: "anthropic 401", start: providertest.NewAnthropicServer, ref: "anthropic:claude-sonnet-4-5",
+			env: []string{"ANTHROPIC_API_KEY", "sk-ant-api03-secret"}, base: func(s *providertest.Server) string { return s.URL },
+			reply: providertest.Fail(http.StatusUnauthorized, "invalid x-api-key"),
+			want:  "anthropic: authentication failed (401): invalid x-api-key — check ANTHROPIC_API_KEY",
+		},
+		{
+			name: "openai 401 echoing the key", start: providertest.NewOpenAIServer, ref: "openai:gpt-4o",
+			env: []string{"OPENAI_API_KEY", "sk-proj-secret-123"}, base: (*providertest.Server).BaseURL,
+			reply: providertest.Fail(http.StatusUnauthorized, "Incorrect API key provided: sk-proj-secret-123."),
+			want:  "openai: authentication failed (401): Incorrect API key provided: [redacted]. — check OPENAI_API_KEY",
+		},
+		{
+			name: "groq 403", start: providertest.NewOpenAIServer, ref: "groq:llama-3.3-70b-versatile",
+			env: []string{"GROQ_API_KEY", "gsk-secret-123"}, base: (*providertest.Server).BaseURL,
+			reply: providertest.Fail(http.StatusForbidden, "Access denied."),
+			want:  "groq: permission denied (403): Access denied. — check GROQ_API_KEY",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tt.start(t, tt.reply)
+			r := newRetrying(t, tt.ref, spec.ModelSettings{BaseURL: tt.base(srv)}, env(tt.env...), nil)
+
+			_, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+			require.Error(t, err)
+			assert.Equal(t, tt.want, Describe(err))
+			assert.NotContains(t, err.Error(), tt.env[1], "the key never appears in an error")
+			assert.True(t, llms.IsAuthenticationError(err))
+			assert.Len(t, srv.Requests(), 1)
+			assert.Empty(t, r.sleeps.recorded())
+		})
+	}
+}
+
+// flaky fails its first n round trips with a refused connection.
+type flaky struct {
+	n    atomic.Int32
+	base http.RoundTripper
+}
+
+func (f *flaky) RoundTrip(req *http.Request) (*http.Response, error) {
+	if f.n.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	return f.base.RoundTrip(req)
+}
+
+func TestRetryOnNetworkErrors(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewOpenAIServer(t, providertest.Text("ok"))
+	f := &flaky{base: http.DefaultTransport}
+	f.n.Store(2)
+	r := newRetrying(t, "ollama:llama3.2", spec.ModelSettings{BaseURL: srv.BaseURL()}, env(), f)
+
+	resp, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", text(resp))
+	require.Len(t, r.told(), 2)
+	assert.Equal(t, 0, r.told()[0].StatusCode)
+	assert.Contains(t, r.told()[0].Reason, "connection refused")
+}
+
+func TestUnreachableServer(t *testing.T) {
+	t.Parallel()
+	// A port nothing listens on any more.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+
+	r := newRetrying(t, "ollama:llama3.2", spec.ModelSettings{}, env("OLLAMA_HOST", addr), nil)
+	_, err = r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.Error(t, err)
+	assert.Len(t, r.sleeps.recorded(), 4)
+	assert.Regexp(t, `^ollama: cannot reach the API after 4 retries: Post "http://127\.0\.0\.1:\d+/v1/chat/completions": .*connection refused$`, Describe(err))
+}
+
+func TestCancellationStopsRetrying(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewOpenAIServer(t,
+		providertest.Fail(http.StatusServiceUnavailable, "busy"),
+		providertest.Text("never sent"),
+	)
+	ctx, cancel := context.WithCancel(t.Context())
+	policy, _ := instant()
+	model, err := New("openai:gpt-4o", spec.ModelSettings{BaseURL: srv.BaseURL()}, Options{
+		Getenv:  env("OPENAI_API_KEY", "sk-test"),
+		retry:   policy,
+		OnRetry: func(RetryInfo) { cancel() },
+	})
+	require.NoError(t, err)
+
+	_, err = model.GenerateContent(ctx, []llms.MessageContent{human("hi")})
+	require.ErrorIs(t, err, context.Canceled, "the openai client's flattened message does not hide the cause")
+	assert.Len(t, srv.Requests(), 1)
+}
+
+func TestAttemptTimeout(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body) // lets the server notice the client hanging up
+		select {                           // never answers
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: cleanups run last-in first-out
+	r := newRetrying(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, Timeout: 50 * time.Millisecond},
+		env("ANTHROPIC_API_KEY", "sk-ant-test"), nil)
+
+	_, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.Error(t, err)
+	assert.Equal(t, "anthropic: no complete response within 50ms — raise model_settings.timeout", Describe(err))
+	assert.True(t, llms.IsTimeoutError(err))
+	assert.Empty(t, r.told(), "a request that used its whole time is not retried")
+	assert.LessOrEqual(t, calls.Load(), int32(1))
+}
+
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+		ok     bool
+	}{
+		{"absent", http.Header{}, 0, false},
+		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second, true},
+		{"fractional seconds", http.Header{"Retry-After": {"0.25"}}, 250 * time.Millisecond, true},
+		{"http date", http.Header{"Retry-After": {now.Add(7 * time.Second).Format(http.TimeFormat)}}, 7 * time.Second, true},
+		{"http date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0, true},
+		{"milliseconds win", http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, 1500 * time.Millisecond, true},
+		{"garbage", http.Header{"Retry-After": {"soon"}}, 0, false},
+		{"negative", http.Header{"Retry-After": {"-1"}}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := retryAfter(tt.header, now)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestRetryAfterIsCapped(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewOpenAIServer(t,
+		providertest.Fail(http.StatusTooManyRequests, "quota window").WithHeader("Retry-After", "3600"),
+		providertest.Text("ok"),
+	)
+	r := newRetrying(t, "openai:gpt-4o", spec.ModelSettings{BaseURL: srv.BaseURL()}, env("OPENAI_API_KEY", "sk-test"), nil)
+	_, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{defaultRetry.maxRetryAfter}, r.sleeps.recorded())
+}
+
+func TestBackoffBounds(t *testing.T) {
+	t.Parallel()
+	p := defaultRetry
+	for n := range 40 {
+		ceiling := p.ceiling
+		if n < 30 {
+			ceiling = min(p.base<<n, p.ceiling)
+		}
+		for range 50 {
+			d := p.backoff(n)
+			require.GreaterOrEqual(t, d, ceiling/2, "retry %d", n)
+			require.LessOrEqual(t, d, ceiling, "retry %d", n)
+		}
+	}
+}
+
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, true},
+		{"reset", syscall.ECONNRESET, true},
+		{"cut short", fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), true},
+		{"no such host", &net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}, false},
+		{"dns timeout", &net.DNSError{Err: "timeout", Name: "api.example.com", IsTimeout: true}, true},
+		{"replay mismatch", ErrReplay, false},
+		{"anything else", errors.New("x509: certificate signed by unknown authority"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, transient(tt.err))
+		})
+	}
+}

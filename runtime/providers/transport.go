@@ -1,0 +1,286 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RetryInfo describes a retry about to happen, after a failed attempt.
+type RetryInfo struct {
+	Provider   string
+	Attempt    int           // 1 for the first retry
+	Max        int           // retries allowed
+	Delay      time.Duration // the wait before the retry
+	StatusCode int           // the status that caused it; 0 for a network failure
+	Reason     string        // one line: the provider's message or the network error
+}
+
+func (r RetryInfo) String() string {
+	reason := r.Reason
+	if r.StatusCode != 0 {
+		reason = fmt.Sprintf("HTTP %d: %s", r.StatusCode, reason)
+	}
+	return fmt.Sprintf("%s: %s; retry %d/%d in %s", r.Provider, reason, r.Attempt, r.Max, r.Delay.Round(time.Millisecond))
+}
+
+// retryPolicy bounds the retries of one request.
+type retryPolicy struct {
+	max           int           // retries after the first attempt
+	base          time.Duration // backoff before the first retry, doubled for each next one
+	ceiling       time.Duration // longest backoff
+	maxRetryAfter time.Duration // longest wait a server's Retry-After can ask for
+	sleep         func(ctx context.Context, d time.Duration) error
+}
+
+var defaultRetry = retryPolicy{
+	max:           4,
+	base:          time.Second,
+	ceiling:       30 * time.Second,
+	maxRetryAfter: time.Minute,
+	sleep:         sleep,
+}
+
+// backoff is the wait before retry n (0-based): exponential, with jitter over
+// its upper half so concurrent clients spread out without retrying at once.
+func (p retryPolicy) backoff(n int) time.Duration {
+	d := p.ceiling
+	if n < 30 {
+		d = min(p.base<<n, p.ceiling)
+	}
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryAfter reads the wait a server asks for: OpenAI's retry-after-ms, or
+// Retry-After in seconds or as an HTTP date.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// retryableStatus: rate limits and the server errors that mean "try again"
+// (529 is Anthropic's "overloaded").
+func retryableStatus(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
+		return true
+	}
+	return false
+}
+
+// transient reports whether a transport error is worth another attempt: the
+// connection was refused, reset or cut, or a dial or handshake timed out.
+// A host that does not exist, a bad certificate or a replay mismatch is not.
+func transient(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.IsTimeout || dns.IsTemporary
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// newTransport is the default transport: bounded dials and TLS handshakes.
+// It sets no response-header timeout: a non-streaming completion sends its
+// headers only once the whole answer is generated, so the wait for headers is
+// bounded by the attempt's deadline (the request timeout), which also covers
+// reading the body.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = 15 * time.Second
+	return t
+}
+
+// errAttemptTimeout is the cause of an attempt's context when its time is up.
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// doer is the HTTP client langchaingo's clients call (their Doer interface).
+// It rewrites the body once, then sends it as often as the retry policy
+// allows, each attempt bounded by the timeout.
+type doer struct {
+	ep      endpoint
+	client  *http.Client
+	timeout time.Duration
+	headers map[string]string
+	rewrite func(ctx context.Context, body []byte) []byte
+	retry   retryPolicy
+	onRetry func(RetryInfo)
+}
+
+// Do sends req. A success (status below 400) returns the response; anything
+// else returns an error: *Error for a provider or network failure, the
+// context's error when it is done, and replay errors unchanged.
+func (d *doer) Do(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	body, err := readBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the request body: %w", d.ep.provider, err)
+	}
+	if d.rewrite != nil {
+		body = d.rewrite(ctx, body)
+	}
+	for retries := 0; ; retries++ {
+		resp, err := d.attempt(req, body)
+		if err == nil && resp.StatusCode < 400 {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return nil, ctx.Err()
+		}
+
+		var (
+			failure   *Error
+			retryable bool
+			wait      time.Duration
+			asked     bool
+		)
+		if err != nil {
+			if failure, retryable, err = d.transportFailure(err, retries); failure == nil {
+				return nil, err
+			}
+		} else {
+			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			failure = statusError(d.ep, resp.StatusCode, errBody, retries)
+			retryable = retryableStatus(resp.StatusCode)
+			wait, asked = retryAfter(resp.Header, time.Now())
+		}
+		if !retryable || retries >= d.retry.max {
+			return nil, failure
+		}
+		if asked {
+			wait = min(wait, d.retry.maxRetryAfter)
+		} else {
+			wait = d.retry.backoff(retries)
+		}
+		if d.onRetry != nil {
+			d.onRetry(RetryInfo{
+				Provider: d.ep.provider, Attempt: retries + 1, Max: d.retry.max, Delay: wait,
+				StatusCode: failure.StatusCode, Reason: failure.message(),
+			})
+		}
+		if err := d.retry.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// attempt sends one copy of req with body, under its own timeout that lasts
+// until the response body is closed.
+func (d *doer) attempt(req *http.Request, body []byte) (*http.Response, error) {
+	ctx, cancel := context.WithTimeoutCause(req.Context(), d.timeout, errAttemptTimeout)
+	r := req.Clone(ctx)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.ContentLength = int64(len(body))
+	for k, v := range d.headers {
+		r.Header.Set(k, v)
+	}
+	resp, err := d.client.Do(r)
+	if err != nil {
+		// A transport timeout of the same length may win the race against
+		// the deadline by a hair; past the deadline, the attempt's time is up
+		// whichever error came first.
+		deadline, _ := ctx.Deadline()
+		timedOut := errors.Is(context.Cause(ctx), errAttemptTimeout) ||
+			req.Context().Err() == nil && !time.Now().Before(deadline)
+		cancel()
+		if timedOut {
+			return nil, errAttemptTimeout
+		}
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// transportFailure classifies an attempt that got no response. A nil *Error
+// means err is not the provider's doing and is returned as is.
+func (d *doer) transportFailure(err error, retries int) (*Error, bool, error) {
+	if errors.Is(err, ErrReplay) {
+		// Unwrapped from *url.Error, which the openai client would flatten
+		// into "network error: failed to reach API server".
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, false, err
+	}
+	if errors.Is(err, errAttemptTimeout) {
+		return &Error{Provider: d.ep.provider, Retries: retries, timeout: d.timeout}, false, nil
+	}
+	return &Error{
+		Provider: d.ep.provider,
+		Message:  oneLine(redact(err.Error(), d.ep.token)),
+		Retries:  retries,
+	}, transient(err), nil
+}
+
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
