@@ -1,0 +1,232 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+const notesScript = `
+turns:
+  - tool_calls:
+      - name: read_file
+        arguments: {path: notes.md}
+      - id: second
+        name: list_directory
+    usage: {input_tokens: 120, output_tokens: 14}
+  - expect:
+      tool_result_contains: "# Notes"
+      tools: [read_file]
+    text: The notes are about testing.
+`
+
+func TestLoadAndAnswer(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "notes.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(notesScript), 0o600))
+	m, err := Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, OpenAI, m.Dialect())
+
+	ctx := context.Background()
+	tools := llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "read_file"}}})
+	first, err := m.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "go")}, tools, llms.WithTemperature(0.5))
+	require.NoError(t, err)
+	require.Len(t, first.Choices, 1)
+	c := first.Choices[0]
+	assert.Equal(t, "tool_calls", c.StopReason)
+	assert.Equal(t, []llms.ToolCall{
+		{ID: "call_1_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "read_file", Arguments: `{"path":"notes.md"}`}},
+		{ID: "second", Type: "function", FunctionCall: &llms.FunctionCall{Name: "list_directory", Arguments: ""}},
+	}, c.ToolCalls)
+	assert.Equal(t, map[string]any{"PromptTokens": 120, "CompletionTokens": 14, "TotalTokens": 134}, c.GenerationInfo)
+
+	history := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeHuman, "go"),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{c.ToolCalls[0]}},
+		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "call_1_1", Content: "1: # Notes"}}},
+	}
+	second, err := m.GenerateContent(ctx, history, tools)
+	require.NoError(t, err)
+	assert.Equal(t, "The notes are about testing.", second.Choices[0].Content)
+	assert.Equal(t, "stop", second.Choices[0].StopReason)
+
+	reqs := m.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, 0.5, reqs[0].Options.Temperature)
+	assert.Equal(t, history, reqs[1].Messages)
+	assert.Equal(t, 0, m.Remaining())
+
+	_, err = m.GenerateContent(ctx, history)
+	require.ErrorIs(t, err, ErrExhausted)
+	assert.EqualError(t, err, "script notes.yaml: request 3: the script has no turn left (it has 2)")
+}
+
+func TestAnthropicShape(t *testing.T) {
+	t.Parallel()
+	m := New(Turn{
+		Text:      "Reading.",
+		ToolCalls: []ToolCall{Call("a", map[string]any{"x": 1}), Call("b", `{"y":2}`)},
+		Usage:     &Usage{InputTokens: 3, OutputTokens: 4},
+	}).WithDialect(Anthropic)
+	resp, err := m.GenerateContent(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, resp.Choices, 3, "one choice per block")
+	assert.Equal(t, "Reading.", resp.Choices[0].Content)
+	for i, name := range []string{"a", "b"} {
+		choice := resp.Choices[i+1]
+		require.Len(t, choice.ToolCalls, 1)
+		assert.Equal(t, name, choice.ToolCalls[0].FunctionCall.Name)
+		assert.Empty(t, choice.ToolCalls[0].Type, "anthropic leaves the type empty")
+	}
+	for _, choice := range resp.Choices {
+		assert.Equal(t, "tool_use", choice.StopReason)
+		assert.Equal(t, map[string]any{"InputTokens": 3, "OutputTokens": 4}, choice.GenerationInfo, "usage repeats on every block")
+	}
+}
+
+func TestExpectations(t *testing.T) {
+	t.Parallel()
+	system := llms.TextParts(llms.ChatMessageTypeSystem, "You review code.")
+	user := llms.TextParts(llms.ChatMessageTypeHuman, "Review main.go")
+	call := llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "read_file"}}
+	oldResult := llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "0", Content: "old result"}}}
+	newResult := llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "1", Content: "package main"}}}
+	history := []llms.MessageContent{
+		system, user,
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}}, oldResult,
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}}, newResult,
+	}
+	cases := []struct {
+		name   string
+		expect Expect
+		opts   []llms.CallOption
+		want   string // part of the error; "" when the expectation holds
+	}{
+		{"tool result", Expect{ToolResultContains: "package main"}, nil, ""},
+		{"only new tool results count", Expect{ToolResultContains: "old result"}, nil, `no new tool result contains "old result"`},
+		{"tool results only", Expect{ToolResultContains: "Review"}, nil, `no new tool result contains "Review"`},
+		{"message", Expect{MessageContains: "package"}, nil, ""},
+		{"system", Expect{SystemContains: "review code"}, nil, ""},
+		{"system missing", Expect{SystemContains: "poetry"}, nil, `the system message does not contain "poetry"`},
+		{"tools offered", Expect{Tools: []string{"read_file"}}, []llms.CallOption{llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "read_file"}}})}, ""},
+		{"tool not offered", Expect{Tools: []string{"write_file"}}, nil, `tool "write_file" is not offered`},
+		{"tool choice", Expect{ToolChoice: "none"}, []llms.CallOption{llms.WithToolChoice("none")}, ""},
+		{"tool choice missing", Expect{ToolChoice: "none"}, nil, `tool choice is <nil>, want "none"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := tc.expect
+			m := New(Turn{Text: "ok", Expect: &e})
+			_, err := m.GenerateContent(context.Background(), history, tc.opts...)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrDiverged)
+			assert.ErrorContains(t, err, "script: turn 1: the conversation diverged from the script: "+tc.want)
+		})
+	}
+}
+
+func TestErrorTurn(t *testing.T) {
+	t.Parallel()
+	m := New(Turn{Error: "503 overloaded"}, Say("after"))
+	_, err := m.GenerateContent(context.Background(), nil)
+	assert.EqualError(t, err, "503 overloaded")
+	resp, err := m.GenerateContent(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "after", resp.Choices[0].Content)
+}
+
+func TestCancelledContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m := New(Say("x"))
+	_, err := m.GenerateContent(ctx, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, m.Remaining(), "a cancelled request uses no turn")
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct{ src, want string }{
+		"unknown key":   {"turns:\n  - txt: hi\n", "script s.yaml: yaml: unmarshal errors:\n  line 2: field txt not found in type script.Turn"},
+		"no turns":      {"dialect: openai\n", "script s.yaml: no turns"},
+		"empty turn":    {"turns:\n  - usage: {input_tokens: 1}\n", "script s.yaml: turn 1 has no text, tool_calls or error"},
+		"nameless call": {"turns:\n  - tool_calls: [{arguments: {}}]\n", "script s.yaml: turn 1: tool call 1 has no name"},
+		"bad dialect":   {"dialect: gemini\nturns: [{text: x}]\n", `script s.yaml: unknown dialect "gemini" (want openai or anthropic)`},
+		"not yaml":      {"turns: [", "script s.yaml: yaml: line 1: did not find expected node content"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse("s.yaml", []byte(tc.src))
+			assert.EqualError(t, err, tc.want)
+		})
+	}
+	_, err := Load(filepath.Join(t.TempDir(), "missing.yaml"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestJSONScript(t *testing.T) {
+	t.Parallel()
+	m, err := Parse("s.json", []byte(`{"dialect": "anthropic", "turns": [{"text": "hi", "usage": {"input_tokens": 1, "output_tokens": 2}}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, Anthropic, m.Dialect())
+	resp, err := m.GenerateContent(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "end_turn", resp.Choices[0].StopReason)
+}
+
+func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
+	const n = 50
+	turns := make([]Turn, n)
+	for i := range turns {
+		turns[i] = Say(fmt.Sprint(i))
+	}
+	m := New(turns...)
+	var wg sync.WaitGroup
+	seen := make(chan string, n+5)
+	errs := make(chan error, n+5)
+	for range n + 5 {
+		wg.Go(func() {
+			resp, err := m.GenerateContent(context.Background(), nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			seen <- resp.Choices[0].Content
+		})
+	}
+	wg.Wait()
+	close(seen)
+	close(errs)
+	got := map[string]bool{}
+	for s := range seen {
+		got[s] = true
+	}
+	assert.Len(t, got, n, "every turn is handed out exactly once")
+	for err := range errs {
+		assert.True(t, errors.Is(err, ErrExhausted), err)
+	}
+	assert.Len(t, m.Requests(), n+5)
+}
+
+func TestCall(t *testing.T) {
+	t.Parallel()
+	out, err := New(Say("pong")).Call(context.Background(), "ping")
+	require.NoError(t, err)
+	assert.Equal(t, "pong", out)
+}
