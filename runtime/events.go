@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// Kinds of the runtime's events, as serialized in their "kind" field.
+const (
+	KindModelRequest  = "run.model_request"
+	KindModelResponse = "run.model_response"
+	KindToolCall      = "run.tool_call"
+	KindToolResult    = "run.tool_result"
+	KindRetry         = "run.retry"
+	KindLimitReached  = "run.limit_reached"
+)
+
+// ModelRequest is emitted before each request to the model.
+type ModelRequest struct {
+	Request  int  `json:"request"`         // 1-based count of requests in the run
+	Attempt  int  `json:"attempt"`         // 1-based answer attempt (see Retry)
+	Round    int  `json:"round"`           // tool rounds already done in this attempt
+	Messages int  `json:"messages"`        // length of the conversation sent
+	Tools    int  `json:"tools"`           // tools offered
+	Final    bool `json:"final,omitempty"` // tools are forbidden: the round limit was reached
+}
+
+// ModelResponse is emitted when the model has answered.
+type ModelResponse struct {
+	Request      int
+	Duration     time.Duration
+	InputTokens  int
+	OutputTokens int
+	ToolCalls    int
+	StopReason   string
+	Text         string
+}
+
+// ToolCall is emitted before a tool runs.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Args  json.RawMessage `json:"args"`
+	Round int             `json:"round"` // 1-based tool round within the attempt
+}
+
+// ToolStatus is how a tool call ended.
+type ToolStatus string
+
+const (
+	ToolOK    ToolStatus = "ok"    // the tool returned a result
+	ToolRetry ToolStatus = "retry" // an error the model can correct; it goes back to the model
+	ToolFatal ToolStatus = "fatal" // an error that ends the run
+)
+
+// ToolResult is emitted after a tool ran (or was refused before running: an
+// unknown tool or arguments that are not a JSON object).
+type ToolResult struct {
+	ID       string
+	Name     string
+	Status   ToolStatus
+	Duration time.Duration
+	Chars    int    // length of the result sent to the model
+	Message  string // the error, unless Status is ToolOK
+}
+
+// RetryKind says what the model is asked to correct.
+type RetryKind string
+
+const (
+	RetryTool       RetryKind = "tool"       // a tool call failed in a way the model can correct
+	RetryOutput     RetryKind = "output"     // the final answer did not match the output schema
+	RetryValidation RetryKind = "validation" // a validator rejected the final answer
+)
+
+// Retry is emitted when the model is asked to correct itself.
+type Retry struct {
+	Type    RetryKind `json:"type"`
+	Tool    string    `json:"tool,omitempty"` // for RetryTool
+	Attempt int       `json:"attempt"`        // failures so far: of this tool in a row, or of the answer
+	Limit   int       `json:"limit"`          // failures allowed before the run ends
+	Message string    `json:"message"`
+}
+
+// LimitReached is emitted when the tool round limit is reached and the model
+// is asked for its final answer with tools forbidden.
+type LimitReached struct {
+	Limit string `json:"limit"` // "max_tool_rounds"
+	Value int    `json:"value"`
+}
+
+func (ModelRequest) Kind() string  { return KindModelRequest }
+func (ModelResponse) Kind() string { return KindModelResponse }
+func (ToolCall) Kind() string      { return KindToolCall }
+func (ToolResult) Kind() string    { return KindToolResult }
+func (Retry) Kind() string         { return KindRetry }
+func (LimitReached) Kind() string  { return KindLimitReached }
+
+// The MarshalJSON methods add the "kind" field; durations are written in
+// milliseconds.
+
+func (e ModelRequest) MarshalJSON() ([]byte, error) {
+	type plain ModelRequest
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+func (e ModelResponse) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind         string  `json:"kind"`
+		Request      int     `json:"request"`
+		DurationMS   float64 `json:"duration_ms"`
+		InputTokens  int     `json:"input_tokens"`
+		OutputTokens int     `json:"output_tokens"`
+		ToolCalls    int     `json:"tool_calls"`
+		StopReason   string  `json:"stop_reason,omitempty"`
+		Text         string  `json:"text,omitempty"`
+	}{e.Kind(), e.Request, millis(e.Duration), e.InputTokens, e.OutputTokens, e.ToolCalls, e.StopReason, e.Text})
+}
+
+func (e ToolCall) MarshalJSON() ([]byte, error) {
+	type plain ToolCall
+	p := plain(e)
+	if !json.Valid(p.Args) {
+		// The model's arguments are not always JSON; keep them as a string so
+		// the event itself stays valid JSON.
+		s, _ := json.Marshal(string(e.Args))
+		p.Args = s
+	}
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), p})
+}
+
+func (e ToolResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind       string     `json:"kind"`
+		ID         string     `json:"id"`
+		Name       string     `json:"name"`
+		Status     ToolStatus `json:"status"`
+		DurationMS float64    `json:"duration_ms"`
+		Chars      int        `json:"chars"`
+		Message    string     `json:"message,omitempty"`
+	}{e.Kind(), e.ID, e.Name, e.Status, millis(e.Duration), e.Chars, e.Message})
+}
+
+func (e Retry) MarshalJSON() ([]byte, error) {
+	type plain Retry
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+func (e LimitReached) MarshalJSON() ([]byte, error) {
+	type plain LimitReached
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+func millis(d time.Duration) float64 {
+	// Microsecond precision is plenty and keeps the numbers short.
+	return float64(d.Microseconds()) / 1000
+}
+
+// JSONLines returns a listener that writes every event to w as one JSON object
+// per line. Events that do not marshal a "kind" field themselves get one. It
+// is safe for concurrent use; a write error aborts the run.
+func JSONLines(w io.Writer) capabilities.Listener {
+	var mu sync.Mutex
+	return func(_ context.Context, ev capabilities.Event) error {
+		line, err := marshalEvent(ev)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return fmt.Errorf("writing events: %w", err)
+		}
+		return nil
+	}
+}
+
+func marshalEvent(ev capabilities.Event) ([]byte, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", ev.Kind(), err)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return json.Marshal(struct {
+			Kind  string          `json:"kind"`
+			Value json.RawMessage `json:"value"`
+		}{ev.Kind(), b})
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("event %s: %w", ev.Kind(), err)
+	}
+	if _, ok := fields["kind"]; ok {
+		return b, nil
+	}
+	kind, _ := json.Marshal(ev.Kind())
+	out := make([]byte, 0, len(b)+len(kind)+10)
+	out = append(out, `{"kind":`...)
+	out = append(out, kind...)
+	if rest := bytes.TrimSpace(b[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
+}

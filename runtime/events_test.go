@@ -1,0 +1,92 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+type bareEvent struct {
+	Path string `json:"path"`
+}
+
+func (bareEvent) Kind() string { return "x.bare" }
+
+type emptyEvent struct{}
+
+func (emptyEvent) Kind() string { return "x.empty" }
+
+type scalarEvent string
+
+func (scalarEvent) Kind() string { return "x.scalar" }
+
+type kindedEvent struct {
+	K string `json:"kind"`
+}
+
+func (kindedEvent) Kind() string { return "x.kinded" }
+
+func TestJSONLines(t *testing.T) {
+	t.Parallel()
+	events := []capabilities.Event{
+		ModelRequest{Request: 1, Attempt: 1, Messages: 2, Tools: 3},
+		ModelResponse{Request: 1, Duration: 1500 * time.Microsecond, InputTokens: 10, OutputTokens: 2, ToolCalls: 1, StopReason: "tool_calls"},
+		ToolCall{ID: "c1", Name: "read_file", Args: json.RawMessage(`{"path":"a"}`), Round: 1},
+		ToolCall{ID: "c2", Name: "read_file", Args: json.RawMessage(`{"path":`), Round: 1},
+		ToolResult{ID: "c1", Name: "read_file", Status: ToolRetry, Duration: 250 * time.Microsecond, Chars: 20, Message: "File not found: a"},
+		Retry{Type: RetryTool, Tool: "read_file", Attempt: 1, Limit: 3, Message: "File not found: a"},
+		LimitReached{Limit: "max_tool_rounds", Value: 40},
+		bareEvent{Path: "a"},
+		emptyEvent{},
+		scalarEvent("s"),
+		kindedEvent{K: "x.kinded"},
+	}
+	want := []string{
+		`{"kind":"run.model_request","request":1,"attempt":1,"round":0,"messages":2,"tools":3}`,
+		`{"kind":"run.model_response","request":1,"duration_ms":1.5,"input_tokens":10,"output_tokens":2,"tool_calls":1,"stop_reason":"tool_calls"}`,
+		`{"kind":"run.tool_call","id":"c1","name":"read_file","args":{"path":"a"},"round":1}`,
+		`{"kind":"run.tool_call","id":"c2","name":"read_file","args":"{\"path\":","round":1}`,
+		`{"kind":"run.tool_result","id":"c1","name":"read_file","status":"retry","duration_ms":0.25,"chars":20,"message":"File not found: a"}`,
+		`{"kind":"run.retry","type":"tool","tool":"read_file","attempt":1,"limit":3,"message":"File not found: a"}`,
+		`{"kind":"run.limit_reached","limit":"max_tool_rounds","value":40}`,
+		`{"kind":"x.bare","path":"a"}`,
+		`{"kind":"x.empty"}`,
+		`{"kind":"x.scalar","value":"s"}`,
+		`{"kind":"x.kinded"}`,
+	}
+	var buf bytes.Buffer
+	l := JSONLines(&buf)
+	for _, ev := range events {
+		require.NoError(t, l(context.Background(), ev))
+	}
+	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	require.Len(t, lines, len(want))
+	for i, line := range lines {
+		assert.Equal(t, want[i], string(line))
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestJSONLinesWriteError(t *testing.T) {
+	t.Parallel()
+	err := JSONLines(failingWriter{})(context.Background(), LimitReached{})
+	assert.EqualError(t, err, "writing events: disk full")
+}
+
+func TestUsageJSON(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(Usage{Requests: 2, InputTokens: 30, OutputTokens: 4, ToolCalls: 1, Elapsed: 1234567 * time.Microsecond})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"requests":2,"input_tokens":30,"output_tokens":4,"tool_calls":1,"elapsed_ms":1234.567}`, string(b))
+}

@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"context"
+	"maps"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/providers"
+)
+
+// Option configures a run.
+type Option func(*config)
+
+type config struct {
+	input      string
+	vars       map[string]string
+	model      llms.Model
+	dialect    Dialect
+	listeners  []capabilities.Listener
+	validators []Validator
+	workspace  string
+	registry   *capabilities.Registry
+	extra      []capabilities.Capability
+	providers  providers.Options
+	stream     func(ctx context.Context, text string) error
+}
+
+// WithInput sets the user message. Without one, the instructions alone drive
+// the run.
+func WithInput(input string) Option { return func(c *config) { c.input = input } }
+
+// WithVars sets the values of the instructions' {{var}} placeholders. Later
+// calls add to (and override) earlier ones.
+func WithVars(vars map[string]string) Option {
+	return func(c *config) {
+		if c.vars == nil {
+			c.vars = map[string]string{}
+		}
+		maps.Copy(c.vars, vars)
+	}
+}
+
+// WithModel runs with m instead of the model the spec names. dialect says how
+// to replay the conversation to it; an empty dialect means DialectOpenAI.
+func WithModel(m llms.Model, dialect Dialect) Option {
+	return func(c *config) { c.model, c.dialect = m, dialect }
+}
+
+// WithListener adds a listener for the run's events and the capabilities'
+// events. Listeners are called in the order they were added; one that returns
+// an error ends the run.
+func WithListener(l capabilities.Listener) Option {
+	return func(c *config) {
+		if l != nil {
+			c.listeners = append(c.listeners, l)
+		}
+	}
+}
+
+// WithValidator adds a check of the final answer (see Validator).
+func WithValidator(v Validator) Option {
+	return func(c *config) {
+		if v != nil {
+			c.validators = append(c.validators, v)
+		}
+	}
+}
+
+// WithWorkspace sets the directory the capabilities' relative paths (such as
+// FileSystem's root_dir) resolve against. The default is the process's
+// working directory.
+func WithWorkspace(dir string) Option { return func(c *config) { c.workspace = dir } }
+
+// WithRegistry builds the spec's capabilities from r instead of
+// capabilities.Default().
+func WithRegistry(r *capabilities.Registry) Option { return func(c *config) { c.registry = r } }
+
+// WithCapabilities gives the model the tools of caps besides the spec's
+// capabilities. They belong to the caller: the run does not close them.
+func WithCapabilities(caps ...capabilities.Capability) Option {
+	return func(c *config) { c.extra = append(c.extra, caps...) }
+}
+
+// WithProviderOptions sets how a provider's model is built (its HTTP
+// transport, such as a providers.Recorder or Replayer, and its environment).
+// It has no effect with WithModel or a script model.
+func WithProviderOptions(o providers.Options) Option { return func(c *config) { c.providers = o } }
+
+// WithStreaming streams the model's text to f as it is generated, every turn
+// of the run included (the text before tool calls too). The model is asked to
+// stream its responses; the tool-call deltas some clients pass along with
+// the text are filtered out. An error from f ends the run.
+func WithStreaming(f func(ctx context.Context, text string) error) Option {
+	return func(c *config) { c.stream = f }
+}

@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// outputSchema is a spec's output_schema, compiled once per run.
+type outputSchema struct {
+	raw    json.RawMessage // as written, for the system prompt
+	schema *jsonschema.Schema
+}
+
+// schemaURL names the schema in validation messages. It is not a host path:
+// those messages go to the model.
+const schemaURL = "agentspec://output_schema.json"
+
+func compileOutputSchema(raw json.RawMessage) (*outputSchema, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("output_schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, fmt.Errorf("output_schema: %w", err)
+	}
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, fmt.Errorf("output_schema is not a valid JSON Schema: %w", err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, fmt.Errorf("output_schema: %w", err)
+	}
+	return &outputSchema{raw: compact.Bytes(), schema: s}, nil
+}
+
+// instructions tells the model how to write its final answer.
+func (o *outputSchema) instructions() string {
+	return "Your final answer must be a single JSON value that conforms to this JSON Schema:\n" +
+		"```json\n" + string(o.raw) + "\n```\n" +
+		"Reply with the JSON only, without any text around it."
+}
+
+// parse finds the JSON in the model's answer and validates it. The error is
+// meant for the model: it says what to fix.
+func (o *outputSchema) parse(answer string) (json.RawMessage, error) {
+	raw, err := extractJSON(answer)
+	if err != nil {
+		return nil, err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("the response is not valid JSON: %v", err)
+	}
+	if err := o.schema.Validate(v); err != nil {
+		return nil, describeValidation(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, fmt.Errorf("the response is not valid JSON: %v", err)
+	}
+	return compact.Bytes(), nil
+}
+
+var errNoJSON = errors.New("the response contains no JSON value; reply with JSON that conforms to the schema")
+
+// extractJSON returns the JSON value in an answer: the whole answer, else the
+// first ```json (or bare ```) fenced block, else the first {...} or [...] that
+// parses.
+func extractJSON(answer string) ([]byte, error) {
+	s := strings.TrimSpace(answer)
+	if s == "" {
+		return nil, errors.New("the response is empty; reply with JSON that conforms to the schema")
+	}
+	if json.Valid([]byte(s)) {
+		return []byte(s), nil
+	}
+	if block, ok := fencedBlock(s); ok {
+		if !json.Valid([]byte(block)) {
+			var v any
+			err := json.Unmarshal([]byte(block), &v)
+			return nil, fmt.Errorf("the fenced block is not valid JSON: %v", err)
+		}
+		return []byte(block), nil
+	}
+	// Try each opening bracket in turn: prose before the JSON may contain
+	// brackets of its own ("[see below]").
+	const maxTries = 32
+	for i, tries := 0, 0; i < len(s) && tries < maxTries; i++ {
+		if s[i] != '{' && s[i] != '[' {
+			continue
+		}
+		tries++
+		dec := json.NewDecoder(strings.NewReader(s[i:]))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err == nil {
+			return v, nil
+		}
+	}
+	return nil, errNoJSON
+}
+
+// fencedBlock returns the content of the first ```json block, or of the first
+// ``` block when there is no json one.
+func fencedBlock(s string) (string, bool) {
+	first := ""
+	found := false
+	for rest := s; ; {
+		start := strings.Index(rest, "```")
+		if start < 0 {
+			break
+		}
+		rest = rest[start+3:]
+		nl := strings.IndexByte(rest, '\n')
+		if nl < 0 {
+			break
+		}
+		lang := strings.TrimSpace(rest[:nl])
+		body := rest[nl+1:]
+		end := strings.Index(body, "```")
+		if end < 0 {
+			break
+		}
+		content := strings.TrimSpace(body[:end])
+		rest = body[end+3:]
+		if strings.EqualFold(lang, "json") {
+			return content, true
+		}
+		if !found && lang == "" {
+			first, found = content, true
+		}
+	}
+	return first, found
+}
+
+// describeValidation turns a schema validation error into one line per
+// problem, without the schema's URL.
+func describeValidation(err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("the response does not match the schema: %v", err)
+	}
+	var lines []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			lines = append(lines, e.Error())
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return fmt.Errorf("the response does not match the schema: %s", strings.Join(lines, "; "))
+}

@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Dialect selects how a conversation is replayed to a provider: the openai and
+// anthropic shapes of an assistant turn are mutually incompatible.
+type Dialect string
+
+const (
+	// DialectOpenAI replays an assistant turn as one message holding its text
+	// and every tool call. OpenAI-compatible endpoints and unknown providers
+	// use it.
+	DialectOpenAI Dialect = "openai"
+	// DialectAnthropic replays an assistant turn as one message per content
+	// block, because langchaingo's anthropic client reads only the first part
+	// of each message.
+	DialectAnthropic Dialect = "anthropic"
+)
+
+// ErrLostToolCalls is returned when the model stopped to call tools but no
+// call could be read from its response (some OpenAI-compatible streams lose
+// them). Taking the text as the final answer would silently end the run.
+var ErrLostToolCalls = errors.New("the model stopped to call tools but no tool call could be read from its response")
+
+// turn is one model response, normalised across providers.
+type turn struct {
+	blocks     []llms.ContentPart // text and tool calls, in the order the model produced them
+	text       string             // the text blocks joined
+	calls      []llms.ToolCall
+	stopReason string
+	usage      tokens
+	lost       bool // the stop reason says tool use but there are no calls
+}
+
+type tokens struct{ input, output int }
+
+// collect normalises a response: it gathers text and tool calls across all
+// choices (anthropic returns one choice per content block), repairs the calls
+// so they can be replayed to any provider, and reads the usage once (anthropic
+// repeats it on every choice). callID makes up ids for calls that have none.
+func collect(resp *llms.ContentResponse, callID func() string) turn {
+	var t turn
+	if resp == nil {
+		return t
+	}
+	var texts []string
+	usageRead := false
+	for _, c := range resp.Choices {
+		if c == nil {
+			continue
+		}
+		if c.StopReason != "" && t.stopReason == "" {
+			t.stopReason = c.StopReason
+		}
+		if !usageRead {
+			t.usage, usageRead = readUsage(c.GenerationInfo)
+		}
+		if c.Content != "" {
+			texts = append(texts, c.Content)
+			t.blocks = append(t.blocks, llms.TextContent{Text: c.Content})
+		}
+		for _, call := range c.ToolCalls {
+			if call.FunctionCall == nil || call.FunctionCall.Name == "" {
+				continue // stream-accumulation garbage; nothing could run it
+			}
+			fc := *call.FunctionCall
+			if a := strings.TrimSpace(fc.Arguments); a == "" || a == "null" {
+				fc.Arguments = "{}"
+			}
+			call.FunctionCall = &fc
+			if call.Type == "" {
+				call.Type = "function"
+			}
+			if call.ID == "" {
+				call.ID = callID()
+			}
+			t.calls = append(t.calls, call)
+			t.blocks = append(t.blocks, call)
+		}
+	}
+	t.text = strings.Join(texts, "\n")
+	t.lost = len(t.calls) == 0 && isToolStop(t.stopReason)
+	return t
+}
+
+func isToolStop(reason string) bool {
+	switch reason {
+	case "tool_calls", "tool_use", "function_call":
+		return true
+	}
+	return false
+}
+
+// readUsage reads token counts under the keys langchaingo's openai
+// (PromptTokens/CompletionTokens) and anthropic (InputTokens/OutputTokens)
+// clients use. ok is false when the choice carries none.
+func readUsage(info map[string]any) (t tokens, ok bool) {
+	in, okIn := firstInt(info, "InputTokens", "PromptTokens")
+	out, okOut := firstInt(info, "OutputTokens", "CompletionTokens")
+	return tokens{input: in, output: out}, okIn || okOut
+}
+
+func firstInt(info map[string]any, keys ...string) (int, bool) {
+	for _, k := range keys {
+		switch v := info[k].(type) {
+		case int:
+			return v, true
+		case int32:
+			return int(v), true
+		case int64:
+			return int(v), true
+		case float64:
+			return int(v), true
+		case json.Number:
+			n, err := v.Int64()
+			return int(n), err == nil
+		}
+	}
+	return 0, false
+}
+
+// replay returns the messages that put the assistant turn t back into the
+// conversation, in the dialect's shape.
+func replay(d Dialect, t turn) []llms.MessageContent {
+	if d == DialectAnthropic {
+		msgs := make([]llms.MessageContent, 0, len(t.blocks))
+		for _, b := range t.blocks {
+			if call, ok := b.(llms.ToolCall); ok {
+				b = anthropicSafe(call)
+			}
+			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{b}})
+		}
+		return msgs
+	}
+	parts := make([]llms.ContentPart, 0, len(t.calls)+1)
+	if t.text != "" {
+		parts = append(parts, llms.TextContent{Text: t.text})
+	}
+	for _, c := range t.calls {
+		parts = append(parts, c)
+	}
+	return []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: parts}}
+}
+
+// anthropicSafe replaces arguments that are not a JSON object by {}: the
+// anthropic client decodes them into a map when replaying and fails the whole
+// request otherwise. The model still learns from the tool result that its
+// arguments were refused.
+func anthropicSafe(call llms.ToolCall) llms.ToolCall {
+	if isJSONObject(call.FunctionCall.Arguments) {
+		return call
+	}
+	fc := *call.FunctionCall
+	fc.Arguments = "{}"
+	call.FunctionCall = &fc
+	return call
+}
+
+func isJSONObject(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "{") && json.Valid([]byte(s))
+}
+
+// toolResult is the message answering one tool call. Providers want exactly
+// one response per tool message.
+func toolResult(call llms.ToolCall, content string) llms.MessageContent {
+	return llms.MessageContent{
+		Role: llms.ChatMessageTypeTool,
+		Parts: []llms.ContentPart{llms.ToolCallResponse{
+			ToolCallID: call.ID,
+			Name:       call.FunctionCall.Name,
+			Content:    content,
+		}},
+	}
+}
+
+func textMessage(role llms.ChatMessageType, text string) llms.MessageContent {
+	return llms.MessageContent{Role: role, Parts: []llms.ContentPart{llms.TextContent{Text: text}}}
+}
+
+// idSource makes up tool call ids for providers that return none.
+type idSource struct{ n int }
+
+func (s *idSource) next() string {
+	s.n++
+	return fmt.Sprintf("call_agentspec_%d", s.n)
+}

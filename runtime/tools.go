@@ -1,0 +1,209 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// toolset is the tools offered to the model, by name.
+type toolset struct {
+	byName map[string]capabilities.Tool
+	defs   []llms.Tool
+	names  []string // sorted, for messages
+}
+
+// emptyParameters is what a tool without parameters declares: the anthropic
+// API rejects a tool without an input schema.
+var emptyParameters = map[string]any{"type": "object", "properties": map[string]any{}}
+
+func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, error) {
+	ts := &toolset{byName: map[string]capabilities.Tool{}}
+	for _, c := range caps {
+		tools, err := c.Tools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		for _, t := range tools {
+			name := t.Name()
+			if _, dup := ts.byName[name]; dup {
+				return nil, fmt.Errorf("two capabilities provide a tool named %q", name)
+			}
+			params := t.Parameters()
+			if params == nil {
+				params = emptyParameters
+			}
+			ts.byName[name] = t
+			ts.names = append(ts.names, name)
+			ts.defs = append(ts.defs, llms.Tool{
+				Type: "function",
+				Function: &llms.FunctionDefinition{
+					Name:        name,
+					Description: t.Description(),
+					Parameters:  params,
+				},
+			})
+		}
+	}
+	slices.Sort(ts.names)
+	return ts, nil
+}
+
+// retryPrefix starts every correctable error the model gets back as a tool
+// result: providers have no portable error flag for tool results.
+const retryPrefix = "Error: "
+
+// outcome is how one tool call ended.
+type outcome struct {
+	content string // what the model sees
+	status  ToolStatus
+	message string // the error, unless status is ToolOK
+	fatal   error  // set when status is ToolFatal
+}
+
+// callTool runs one call. Problems the model can fix (an unknown tool,
+// arguments that are not a JSON object, a RetryError, a timeout) become a
+// ToolRetry outcome; anything else is ToolFatal.
+func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
+	name, args := call.FunctionCall.Name, call.FunctionCall.Arguments
+	tool, ok := r.tools.byName[name]
+	if !ok {
+		return retry(fmt.Sprintf("unknown tool %q; the tools are: %s", name, strings.Join(r.tools.names, ", ")))
+	}
+	if !isJSONObject(args) {
+		return retry(fmt.Sprintf("the arguments of %s are not a JSON object: %s", name, describeJSONError(args)))
+	}
+
+	callCtx := capabilities.WithCall(ctx, capabilities.CallInfo{ID: call.ID, Tool: name})
+	callCtx = capabilities.WithListener(callCtx, r.emitter)
+	if r.toolTimeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(callCtx, r.toolTimeout)
+		defer cancel()
+	}
+	// The call is awaited even past its deadline: a tool that is still
+	// writing must not be left running behind the model's back. Tools are
+	// expected to honour their context.
+	out, err := tool.Call(callCtx, json.RawMessage(args))
+	switch {
+	case err == nil:
+		return outcome{content: out, status: ToolOK}
+	case ctx.Err() != nil:
+		return outcome{status: ToolFatal, message: "interrupted", fatal: interrupted(ctx)}
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		return retry(fmt.Sprintf("%s timed out after %s", name, r.toolTimeout))
+	}
+	if msg, ok := capabilities.AsRetry(err); ok {
+		return retry(msg)
+	}
+	return outcome{status: ToolFatal, message: err.Error(), fatal: fmt.Errorf("tool %s: %w", name, err)}
+}
+
+func retry(msg string) outcome {
+	return outcome{content: retryPrefix + msg, status: ToolRetry, message: msg}
+}
+
+func describeJSONError(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "they are empty"
+	}
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("got %s", jsonKind(v))
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a value of another kind"
+}
+
+// runCalls executes one turn's tool calls in order, appending one result
+// message per call. It returns a fatal error, or nil when the run goes on.
+func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int) error {
+	failed := map[string]string{} // tool -> last correctable error this round
+	for _, call := range calls {
+		if err := ctx.Err(); err != nil {
+			return interrupted(ctx)
+		}
+		name := call.FunctionCall.Name
+		if err := r.emit(ctx, ToolCall{ID: call.ID, Name: name, Args: json.RawMessage(call.FunctionCall.Arguments), Round: round}); err != nil {
+			return err
+		}
+		start := time.Now()
+		o := r.callTool(ctx, call)
+		elapsed := time.Since(start)
+		r.res.Usage.ToolCalls++
+		if err := r.emit(ctx, ToolResult{
+			ID: call.ID, Name: name, Status: o.status, Duration: elapsed,
+			Chars: len(o.content), Message: o.message,
+		}); err != nil {
+			return err
+		}
+		if o.status == ToolFatal {
+			return o.fatal
+		}
+		if o.status == ToolRetry {
+			// Failures count once per round: several bad calls to one tool in a
+			// single turn are one mistake, corrected together.
+			failures := r.failures[name] + 1
+			if failures > r.retries {
+				return &RetriesExceededError{Tool: name, Retries: r.retries, Last: o.message}
+			}
+			if _, seen := failed[name]; !seen {
+				if err := r.emit(ctx, Retry{Type: RetryTool, Tool: name, Attempt: failures, Limit: r.retries, Message: o.message}); err != nil {
+					return err
+				}
+			}
+			failed[name] = o.message
+		}
+		r.messages = append(r.messages, toolResult(call, o.content))
+	}
+	// A tool's count is of consecutive rounds in which it failed: a round
+	// without failure starts it again.
+	for name := range r.failures {
+		if _, ok := failed[name]; !ok {
+			delete(r.failures, name)
+		}
+	}
+	for name := range failed {
+		r.failures[name]++
+	}
+	return nil
+}
+
+// RetriesExceededError ends a run whose model kept making a correctable
+// mistake with one tool.
+type RetriesExceededError struct {
+	Tool    string
+	Retries int
+	Last    string // the last error the tool returned
+}
+
+func (e *RetriesExceededError) Error() string {
+	times := "times in a row"
+	if e.Retries == 0 {
+		times = "time"
+	}
+	return fmt.Sprintf("tool %s failed %d %s (retries: %d); last error: %s", e.Tool, e.Retries+1, times, e.Retries, e.Last)
+}
