@@ -64,7 +64,8 @@ func Emit(ctx context.Context, ev Event) error {
 }
 
 // MarshalEvent encodes ev as a JSON object whose first field is "kind",
-// followed by the event's own fields. Events must marshal to JSON objects.
+// followed by the event's own fields. Events must marshal to JSON objects; an
+// event whose own encoding already starts with its "kind" is kept as it is.
 func MarshalEvent(ev Event) ([]byte, error) {
 	body, err := json.Marshal(ev)
 	if err != nil {
@@ -75,6 +76,9 @@ func MarshalEvent(ev Event) ([]byte, error) {
 		return nil, fmt.Errorf("encoding %s event: not a JSON object", ev.Kind())
 	}
 	kind, _ := json.Marshal(ev.Kind())
+	if bytes.HasPrefix(body, []byte(`{"kind":`)) {
+		return body, nil
+	}
 	out := make([]byte, 0, len(body)+len(kind)+10)
 	out = append(out, `{"kind":`...)
 	out = append(out, kind...)

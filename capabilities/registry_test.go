@@ -204,3 +204,17 @@ func TestMarshalEvent(t *testing.T) {
 	assert.ErrorContains(t, err, "not a JSON object")
 	assert.True(t, strings.HasPrefix(err.Error(), "encoding test.list event"))
 }
+
+type selfDescribing struct{}
+
+func (selfDescribing) Kind() string { return "test.self" }
+func (selfDescribing) MarshalJSON() ([]byte, error) {
+	return []byte(`{"kind":"test.self","n":1}`), nil
+}
+
+func TestMarshalEventKeepsAnOwnKind(t *testing.T) {
+	t.Parallel()
+	b, err := MarshalEvent(selfDescribing{})
+	require.NoError(t, err)
+	assert.Equal(t, `{"kind":"test.self","n":1}`, string(b))
+}
