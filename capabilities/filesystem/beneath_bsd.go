@@ -1,0 +1,11 @@
+//go:build unix && !linux
+
+package filesystem
+
+// oPath is zero where O_PATH does not exist: walked directories are opened
+// read-only, so a directory that is searchable but not readable cannot be
+// walked through.
+const oPath = 0
+
+// openDirBeneath reports that there is no one-call walk here.
+func openDirBeneath(int, string) (int, bool, error) { return -1, false, nil }

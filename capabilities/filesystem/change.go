@@ -1,0 +1,184 @@
+package filesystem
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// What write_file, edit_file and create_directory share: the change request
+// a listener may veto, the checks repeated after it, and the write through a
+// descriptor that re-checks the content it replaces.
+
+// absentHash guards a file announced as new: no content hashes to it, so a
+// file that appears before the write opens it, even an empty one, is a
+// conflict rather than overwritten.
+const absentHash = "<absent>"
+
+// maxDiffFileBytes is the largest existing file decoded for a diff; anything
+// bigger cannot be within MaxDiffSourceChars.
+const maxDiffFileBytes = 4 * MaxDiffSourceChars
+
+// snapshot is an existing file's content as a change was checked against it.
+type snapshot struct {
+	hash string
+	data []byte // nil when the file is too large to diff
+}
+
+// readSnapshot reads the regular file rel, hashing all of it and keeping its
+// bytes when keepAll is set or it is small enough to diff.
+func (fs *FS) readSnapshot(rel string, keepAll bool) (snapshot, error) {
+	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return snapshot{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	var buf bytes.Buffer
+	var r io.Reader = f
+	if !keepAll {
+		r = io.LimitReader(f, maxDiffFileBytes+1)
+	}
+	if _, err := io.Copy(io.MultiWriter(h, &buf), r); err != nil {
+		return snapshot{}, err
+	}
+	if !keepAll && buf.Len() > maxDiffFileBytes {
+		if _, err := io.Copy(h, f); err != nil {
+			return snapshot{}, err
+		}
+		return snapshot{hash: hashSum(h.Sum(nil))}, nil
+	}
+	return snapshot{hash: hashSum(h.Sum(nil)), data: buf.Bytes()}, nil
+}
+
+// announce sends the change request to the run's listeners. A cancelled
+// change returns the refusal the model gets as its (normal) result.
+func (fs *FS) announce(ctx context.Context, rel, op, diff string, truncated bool) (string, error) {
+	ev := &FileChangeRequestEvent{EventBase: fs.base(ctx, rel), Operation: op, Diff: diff, Truncated: truncated}
+	if err := fs.emit(ctx, ev); err != nil {
+		return "", err
+	}
+	cancelled, reason := ev.Cancelled()
+	if !cancelled {
+		return "", nil
+	}
+	verb := map[string]string{OpWrite: "written", OpEdit: "edited", OpCreateDirectory: "created"}[op]
+	return fmt.Sprintf("[%s was not %s: %s]", pyRepr(rel), verb, reason), nil
+}
+
+// recheck resolves path again once the listeners approved a change: it must
+// still lead to rel, or the change fails instead of landing elsewhere.
+func (fs *FS) recheck(path, rel string) error {
+	now, err := fs.resolve(path)
+	if err != nil {
+		return err
+	}
+	if now != rel {
+		return capabilities.Retry("Path %s was replaced while the change was announced. Retry.", pyRepr(path))
+	}
+	return nil
+}
+
+func conflict(path, expected, got string) error {
+	return capabilities.Retry("Conflict: file %s has changed (expected hash:%s, got hash:%s). Re-read the file and retry.",
+		pyRepr(path), expected, got)
+}
+
+// writeThrough replaces the content of the regular file rel with data, in
+// place, so the file keeps its inode and permission bits. The file is opened
+// without O_TRUNC and its type and, when guard is set, its content hash are
+// checked on the descriptor before it is truncated; a new file is created
+// with O_EXCL, so a file that appears meanwhile is opened (and guarded) rather
+// than clobbered. create false refuses to create a file that is gone.
+func (fs *FS) writeThrough(path, rel string, data []byte, guard string, create bool) error {
+	mode := os.O_WRONLY
+	if guard != "" {
+		mode = os.O_RDWR
+	}
+	for range 3 {
+		var (
+			f       *os.File
+			err     error
+			created bool
+		)
+		if create {
+			f, err = fs.openFile(rel, mode|os.O_CREATE|os.O_EXCL, 0o666)
+			created = err == nil
+			if errors.Is(err, syscall.EEXIST) {
+				f, err = fs.openFile(rel, mode, 0)
+				if errors.Is(err, syscall.ENOENT) && !inParent(err) {
+					continue // gone again: go round
+				}
+			}
+		} else {
+			f, err = fs.openFile(rel, mode, 0)
+		}
+		if err != nil {
+			return writeOpenError(path, rel, err, create)
+		}
+		err = fs.replaceContent(f, path, data, guard, created)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = osError(cerr)
+		}
+		return err
+	}
+	return capabilities.Retry("Path %s changed repeatedly while opening. Retry the write.", pyRepr(path))
+}
+
+func (fs *FS) replaceContent(f *os.File, path string, data []byte, guard string, created bool) error {
+	if guard != "" && !created {
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return osError(err)
+		}
+		if got := hashSum(h.Sum(nil)); got != guard {
+			return conflict(path, guard, got)
+		}
+	}
+	if err := f.Truncate(0); err != nil {
+		return osError(err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return osError(err)
+	}
+	return nil
+}
+
+// writeOpenError words a failed open of a write target.
+func writeOpenError(path, rel string, err error, create bool) error {
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return changedToSymlink(path)
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, errNotRegular):
+		return capabilities.Retry("Path %s exists and is not a regular file.", pyRepr(path))
+	case !create && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)):
+		return capabilities.Retry("File not found: %s", path)
+	case errors.Is(err, syscall.ENOENT) && inParent(err):
+		return missingParent(rel)
+	case errors.Is(err, syscall.ENOTDIR):
+		return capabilities.Retry("Path %s has a parent that is not a directory.", pyRepr(path))
+	}
+	return osError(err)
+}
+
+func missingParent(rel string) error {
+	parent, _ := split(rel)
+	return capabilities.Retry("Parent directory %s does not exist. Use create_directory first.", pyRepr(parent))
+}
+
+// pathOf returns the root-relative name an error from the descriptor helpers
+// concerns.
+func pathOf(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Path
+	}
+	return ""
+}

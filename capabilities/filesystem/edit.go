@@ -1,0 +1,169 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+func init() { registerTool(ToolEditFile, newEditFile) }
+
+type replacement struct {
+	OldText *string `json:"old_text"`
+	NewText *string `json:"new_text"`
+}
+
+type editArgs struct {
+	Path         string        `json:"path"`
+	OldText      *string       `json:"old_text,omitempty"`
+	NewText      *string       `json:"new_text,omitempty"`
+	Replacements []replacement `json:"replacements,omitempty"`
+	ExpectedHash *string       `json:"expected_hash,omitempty"`
+}
+
+func newEditFile(fs *FS) capabilities.Tool {
+	pair := map[string]any{
+		"old_text": param("string", "Exact text to replace; it must occur exactly once."),
+		"new_text": param("string", "Text to put in its place."),
+	}
+	props := map[string]any{
+		"path":     param("string", "Path of the file, relative to the working directory."),
+		"old_text": pair["old_text"],
+		"new_text": pair["new_text"],
+		"replacements": map[string]any{
+			"type": "array",
+			"description": "Several replacements applied in order, each to the result of the previous ones. " +
+				"Use instead of old_text and new_text. Nothing is written unless every replacement matches exactly once.",
+			"items": object(pair, "old_text", "new_text"),
+		},
+	}
+	if fs.hashes() {
+		props["expected_hash"] = param("string",
+			"Hash the file must still have (from read_file or file_info); the edit is refused if it changed since.")
+	}
+	return &tool{
+		name: ToolEditFile,
+		description: "Replace exact text in a text file: one old_text/new_text pair, or a replacements list. " +
+			"Each old_text must match exactly once; include surrounding lines to make it unique. Line endings are preserved.",
+		params: object(props, "path"),
+		call:   fs.editFile,
+	}
+}
+
+func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error) {
+	var args editArgs
+	if err := decodeArgs(raw, &args); err != nil {
+		return "", err
+	}
+	if args.ExpectedHash != nil && !fs.hashes() {
+		return "", capabilities.Retry("Unknown argument 'expected_hash'. Expected: path, old_text, new_text, replacements.")
+	}
+	reps, err := args.pairs()
+	if err != nil {
+		return "", err
+	}
+	rel, err := fs.resolve(args.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := fs.checkWrite(rel); err != nil {
+		return "", err
+	}
+	snap, err := fs.readSnapshot(rel, true)
+	if err != nil {
+		return "", openError(args.Path, err, false)
+	}
+	if isBinary(snap.data) {
+		return "", capabilities.Retry("%s is a binary file; edit_file only edits text files.", args.Path)
+	}
+	old, err := decodeUTF8Strict(snap.data)
+	if err != nil {
+		return "", &capabilities.RetryError{Message: err.Error()}
+	}
+	if args.ExpectedHash != nil && *args.ExpectedHash != snap.hash {
+		return "", conflict(args.Path, *args.ExpectedHash, snap.hash)
+	}
+	text, err := applyReplacements(old, reps, args.Path)
+	if err != nil {
+		return "", err
+	}
+
+	var diff string
+	var truncated bool
+	if capabilities.Emitting(ctx) {
+		diff, truncated = unifiedDiff(old, text, rel)
+		refusal, err := fs.announce(ctx, rel, OpEdit, diff, truncated)
+		if err != nil || refusal != "" {
+			return refusal, err
+		}
+		if err := fs.recheck(args.Path, rel); err != nil {
+			return "", err
+		}
+	}
+	data := []byte(text)
+	if err := fs.writeThrough(args.Path, rel, data, snap.hash, false); err != nil {
+		return "", err
+	}
+	hash := contentHash(data)
+	ev := &FileEditedEvent{
+		FileWrittenEvent: FileWrittenEvent{EventBase: fs.base(ctx, rel), ContentHash: hash},
+		Diff:             diff,
+		Truncated:        truncated,
+	}
+	if err := fs.emit(ctx, ev); err != nil {
+		return "", err
+	}
+	if fs.hashes() {
+		return fmt.Sprintf("Edited %s. [hash:%s]", args.Path, hash), nil
+	}
+	return fmt.Sprintf("Edited %s.", args.Path), nil
+}
+
+// pairs checks the form of the call: one old_text/new_text pair or a
+// non-empty replacements list, not both.
+func (a *editArgs) pairs() ([]replacement, error) {
+	switch {
+	case a.Replacements == nil:
+		if a.OldText == nil || a.NewText == nil {
+			return nil, capabilities.Retry("Provide old_text and new_text, or a non-empty replacements list.")
+		}
+		return []replacement{{a.OldText, a.NewText}}, nil
+	case len(a.Replacements) == 0 || a.OldText != nil || a.NewText != nil:
+		return nil, capabilities.Retry("Provide either old_text and new_text or a non-empty replacements list, not both.")
+	}
+	for i, r := range a.Replacements {
+		if r.OldText == nil || r.NewText == nil {
+			return nil, capabilities.Retry("replacement %d needs both old_text and new_text.", i+1)
+		}
+	}
+	return a.Replacements, nil
+}
+
+// applyReplacements applies reps in order, each to the result of the ones
+// before. It fails, naming the replacement, unless each old_text occurs
+// exactly once where it is applied.
+func applyReplacements(text string, reps []replacement, path string) (string, error) {
+	for i, r := range reps {
+		label := "old_text"
+		if len(reps) > 1 {
+			label = fmt.Sprintf("replacement %d", i+1)
+		}
+		old := *r.OldText
+		if old == "" {
+			return "", capabilities.Retry("%s is empty; old_text must be the exact text to replace.", label)
+		}
+		switch n := strings.Count(text, old); n {
+		case 0:
+			return "", capabilities.Retry("%s not found in %s. No changes were written.", label, path)
+		case 1:
+			text = strings.Replace(text, old, *r.NewText, 1)
+		default:
+			return "", capabilities.Retry("%s found %d times in %s. Include more surrounding context to make the match unique. "+
+				"No changes were written.", label, n, path)
+		}
+	}
+	return text, nil
+}

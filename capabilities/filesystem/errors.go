@@ -1,0 +1,72 @@
+package filesystem
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// errNotRegular is the error of an open that found a FIFO, socket or device.
+var errNotRegular = errors.New("not a regular file")
+
+// parentError marks a failure to reach the directory that holds a target,
+// as opposed to a failure on the target itself.
+type parentError struct{ err error }
+
+func (e parentError) Error() string { return e.err.Error() }
+func (e parentError) Unwrap() error { return e.err }
+
+// inParent reports whether err happened on the way to the target's directory.
+func inParent(err error) bool {
+	var pe parentError
+	return errors.As(err, &pe)
+}
+
+// osError sorts an error from the descriptor helpers into the two kinds. What
+// the model can act on (a permission, a missing or mistyped path, a name the
+// filesystem refuses) becomes a retry, an OS error rendered as Python renders
+// it, "[Errno 13] Permission denied: 'notes.txt'", with the root-relative name;
+// everything else (a full or read-only disk, an I/O error) is returned fatal.
+// Neither ever carries an absolute host path: the helpers only know
+// root-relative names.
+func osError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := capabilities.AsRetry(err); ok {
+		return err
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err
+	}
+	switch errno {
+	case syscall.ENAMETOOLONG:
+		return errTooLong
+	case syscall.ELOOP:
+		return errLoopOS
+	case syscall.EILSEQ:
+		return errEncoding
+	case syscall.EACCES, syscall.EPERM, syscall.ENOENT, syscall.ENOTDIR, syscall.EISDIR:
+		msg := fmt.Sprintf("[Errno %d] %s", int(errno), strerror(errno))
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			msg += ": " + pyRepr(pe.Path)
+		}
+		return &capabilities.RetryError{Message: msg}
+	}
+	return fmt.Errorf("filesystem: %w", err)
+}
+
+// strerror spells an errno as C's strerror does ("Permission denied"); Go's
+// table holds the same text in lower case.
+func strerror(errno syscall.Errno) string {
+	s := errno.Error()
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}

@@ -1,0 +1,325 @@
+// Package filesystem is the FileSystem capability: sandboxed, pattern-filtered
+// file tools for a model, all scoped to one root directory.
+//
+// Every path a tool receives is resolved (symlinks included) to a canonical
+// location relative to the root before any I/O, checked against the allowed,
+// denied and protected glob patterns, and then reached by a descriptor walk
+// that never follows a symlink (see path.go), so a path that passed the checks
+// cannot be swapped for one outside the root before it is opened.
+//
+// The tools, their outputs and their error messages follow the behavioural
+// reference of the FileSystem capability exactly; errors the model can correct
+// are *capabilities.RetryError, anything else is fatal.
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// TypeName is the capability's name in specs.
+const TypeName = "FileSystem"
+
+// CapabilityID identifies the capability in the events it emits.
+const CapabilityID = "file_system"
+
+// Tool names.
+const (
+	ToolReadFile        = "read_file"
+	ToolWriteFile       = "write_file"
+	ToolEditFile        = "edit_file"
+	ToolListDirectory   = "list_directory"
+	ToolSearchFiles     = "search_files"
+	ToolFindFiles       = "find_files"
+	ToolCreateDirectory = "create_directory"
+	ToolFileInfo        = "file_info"
+	ToolListFiles       = "list_files"
+	ToolGrep            = "grep"
+)
+
+var (
+	// DefaultToolNames are the tools registered when Options.Tools is nil.
+	DefaultToolNames = []string{
+		ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory,
+		ToolSearchFiles, ToolFindFiles, ToolCreateDirectory, ToolFileInfo,
+	}
+	// RipgrepToolNames are the opt-in tools that run the rg executable.
+	RipgrepToolNames = []string{ToolListFiles, ToolGrep}
+	// AllToolNames lists every tool in registration order: whatever order
+	// Options.Tools names them in, the tools are registered in this order.
+	AllToolNames = slices.Concat(DefaultToolNames, RipgrepToolNames)
+	// ReadOnlyToolNames are the tools kept when Options.ReadOnly is set.
+	ReadOnlyToolNames = []string{
+		ToolReadFile, ToolListDirectory, ToolSearchFiles, ToolFindFiles,
+		ToolFileInfo, ToolListFiles, ToolGrep,
+	}
+	// DefaultProtectedPatterns are the read-only patterns used when
+	// Options.ProtectedPatterns is nil: repository internals, env files and
+	// key material, at the top level and one directory down.
+	DefaultProtectedPatterns = []string{
+		".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*",
+		"*/.git/*", "*/.env", "*/.env.*",
+	}
+)
+
+// Default limits.
+const (
+	DefaultMaxReadLines = 2000
+	DefaultMaxResults   = 1000
+)
+
+// Options configure a FileSystem. The JSON names are the spec's option keys.
+// Zero values mean the defaults, so Options{} is a FileSystem over the
+// directory New is given.
+type Options struct {
+	// RootDir is the sandbox root. Relative paths resolve against the
+	// directory passed to New; symlinks are resolved. Default ".".
+	RootDir string `json:"root_dir,omitempty"`
+	// Cwd is where relative tool paths resolve from; it must lie inside
+	// RootDir. Relative values resolve like RootDir. Default: RootDir.
+	Cwd string `json:"cwd,omitempty"`
+	// AllowedPatterns, when not empty, is an allowlist of fnmatch patterns
+	// over root-relative paths.
+	AllowedPatterns []string `json:"allowed_patterns,omitempty"`
+	// DeniedPatterns are always rejected, together with everything below a
+	// matching directory.
+	DeniedPatterns []string `json:"denied_patterns,omitempty"`
+	// ProtectedPatterns are readable but never written. Nil means
+	// DefaultProtectedPatterns; an empty, non-nil slice disables protection.
+	ProtectedPatterns []string `json:"protected_patterns"`
+	// MaxReadLines is read_file's default window. Default 2000.
+	MaxReadLines int `json:"max_read_lines,omitempty"`
+	// MaxReadChars caps a whole read_file result, in characters. Zero: no cap.
+	MaxReadChars int `json:"max_read_chars,omitempty"`
+	// MaxListResults caps list_directory. Default 1000.
+	MaxListResults int `json:"max_list_results,omitempty"`
+	// MaxSearchResults caps search_files and grep. Default 1000.
+	MaxSearchResults int `json:"max_search_results,omitempty"`
+	// MaxFindResults caps find_files and list_files. Default 1000.
+	MaxFindResults int `json:"max_find_results,omitempty"`
+	// ReadOnly keeps only the tools in ReadOnlyToolNames.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// ContentHashes reports hashes in read and write results and offers
+	// expected_hash. Nil means true.
+	ContentHashes *bool `json:"content_hashes,omitempty"`
+	// Tools selects the tools by name. Nil means DefaultToolNames.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// Capability is a configured FileSystem: it hands the model its tools.
+type Capability struct {
+	fs    *FS
+	tools []capabilities.Tool
+}
+
+var _ capabilities.Capability = (*Capability)(nil)
+
+// toolFactories holds a constructor per tool name. Each tool's file adds
+// itself from its init function, so the package builds from whichever tool
+// files exist and New reports a selected tool that has none.
+var toolFactories = map[string]func(*FS) capabilities.Tool{}
+
+func registerTool(name string, f func(*FS) capabilities.Tool) {
+	if !slices.Contains(AllToolNames, name) {
+		panic("filesystem: registering unknown tool " + name)
+	}
+	if _, dup := toolFactories[name]; dup {
+		panic("filesystem: tool registered twice: " + name)
+	}
+	toolFactories[name] = f
+}
+
+// New builds a FileSystem. dir is the directory a relative RootDir or Cwd
+// resolves against; empty means the process's working directory. Errors about
+// one option are *capabilities.ArgError.
+func New(opts Options, dir string) (*Capability, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	names, err := selectTools(opts.Tools, opts.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := newFS(opts, dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &Capability{fs: fs}
+	for _, name := range names {
+		f, ok := toolFactories[name]
+		if !ok {
+			fs.Close()
+			return nil, fmt.Errorf("filesystem: tool %s is not built into this program", name)
+		}
+		c.tools = append(c.tools, f(fs))
+	}
+	return c, nil
+}
+
+// Tools returns the selected tools, in AllToolNames order.
+func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) {
+	return slices.Clone(c.tools), nil
+}
+
+// RootDir returns the absolute, symlink-resolved root directory.
+func (c *Capability) RootDir() string { return c.fs.rootDir }
+
+// Close releases the descriptors held on the root directory.
+func (c *Capability) Close() error { return c.fs.Close() }
+
+// normalize fills in defaults and rejects limits that are not positive.
+func (o *Options) normalize() error {
+	if o.RootDir == "" {
+		o.RootDir = "."
+	}
+	if o.ProtectedPatterns == nil {
+		o.ProtectedPatterns = DefaultProtectedPatterns
+	}
+	if o.Tools == nil {
+		o.Tools = DefaultToolNames
+	}
+	if o.ContentHashes == nil {
+		yes := true
+		o.ContentHashes = &yes
+	}
+	limits := []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"max_read_lines", &o.MaxReadLines, DefaultMaxReadLines},
+		{"max_read_chars", &o.MaxReadChars, 0},
+		{"max_list_results", &o.MaxListResults, DefaultMaxResults},
+		{"max_search_results", &o.MaxSearchResults, DefaultMaxResults},
+		{"max_find_results", &o.MaxFindResults, DefaultMaxResults},
+	}
+	for _, l := range limits {
+		switch {
+		case *l.v < 0:
+			return capabilities.ArgErrorf(l.name, "%s must be a positive integer, got %d", l.name, *l.v)
+		case *l.v == 0:
+			*l.v = l.def
+		}
+	}
+	return nil
+}
+
+// selectTools validates the requested names and returns the tools to
+// register, in AllToolNames order.
+func selectTools(requested []string, readOnly bool) ([]string, error) {
+	var unknown []string
+	for _, n := range requested {
+		if !slices.Contains(AllToolNames, n) && !slices.Contains(unknown, n) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, capabilities.ArgErrorf("tools", "Unknown filesystem tools: %s. Available: %s.",
+			strings.Join(unknown, ", "), strings.Join(AllToolNames, ", "))
+	}
+	var names []string
+	for _, n := range AllToolNames {
+		if slices.Contains(requested, n) && (!readOnly || slices.Contains(ReadOnlyToolNames, n)) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// rootPaths resolves the configured root and cwd to absolute real paths.
+func rootPaths(opts Options, dir string) (root, alias, cwd string, err error) {
+	if dir, err = filepath.Abs(dir); err != nil { // "" is the working directory
+		return "", "", "", fmt.Errorf("filesystem: %w", err)
+	}
+	root, alias, err = realDir(opts.RootDir, dir)
+	if err != nil {
+		return "", "", "", capabilities.ArgErrorf("root_dir", "root_dir %s %s.", pyRepr(opts.RootDir), err)
+	}
+	if opts.Cwd == "" {
+		return root, alias, root, nil
+	}
+	cwd, _, err = realDir(opts.Cwd, dir)
+	if err != nil {
+		return "", "", "", capabilities.ArgErrorf("cwd", "cwd %s %s.", pyRepr(opts.Cwd), err)
+	}
+	if !within(cwd, root) {
+		return "", "", "", capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(opts.Cwd), pyRepr(opts.RootDir))
+	}
+	return root, alias, cwd, nil
+}
+
+var (
+	errNoDir    = errors.New("does not exist")
+	errNotADir  = errors.New("is not a directory")
+	errCantRead = errors.New("cannot be resolved")
+)
+
+// realDir resolves p (relative to dir) to the real path of an existing
+// directory. alias is the lexically cleaned absolute path, which absolute
+// tool paths may also use to name the root. The error says what is wrong in
+// words that carry no host path.
+func realDir(p, dir string) (real, alias string, err error) {
+	abs := p
+	if !filepath.IsAbs(abs) {
+		// Joined without cleaning: "link/.." must go to the parent of the
+		// link's target, as realpath does, not back to dir.
+		abs = dir + string(filepath.Separator) + p
+	}
+	real, err = filepath.EvalSymlinks(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", "", errNoDir
+	case err != nil:
+		return "", "", errCantRead
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", "", errCantRead
+	}
+	if !st.IsDir() {
+		return "", "", errNotADir
+	}
+	return real, filepath.Clean(abs), nil
+}
+
+// within reports whether p is root or below it, component-wise.
+func within(p, root string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func init() {
+	capabilities.MustRegister(capabilities.Type{
+		Name:        TypeName,
+		Description: "Sandboxed, pattern-filtered file tools (read, write, edit, list, search) scoped to one root directory.",
+		Schema:      json.RawMessage(optionsSchema),
+		Positional:  "root_dir",
+		New: func(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
+			var opts Options
+			if err := args.Decode(&opts); err != nil {
+				return nil, optionError(err)
+			}
+			return New(opts, args.Dir)
+		},
+	})
+}
+
+// optionError points a decoding failure at the option it concerns.
+func optionError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		opt, _, _ := strings.Cut(te.Field, ".")
+		return capabilities.ArgErrorf(opt, "%s: expected %s, got %s", opt, jsonKind(te.Type), te.Value)
+	}
+	return err
+}

@@ -1,0 +1,127 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
+)
+
+func init() {
+	registerTool(ToolFindFiles, func(fs *FS) capabilities.Tool {
+		return &tool{
+			name: ToolFindFiles,
+			description: "Find files and directories by name with a glob pattern relative to path, e.g. '*.py' " +
+				"(top level of path only) or '**/*.json' (any depth). '*', '?' and [...] match within one path " +
+				"component; '**' matches any number of directories; a trailing '/' keeps only directories. " +
+				"Results are sorted by path; directories end with '/'. Hidden entries are skipped.",
+			params: object(map[string]any{
+				"pattern": param("string", "The glob pattern, relative to path, e.g. '**/*.go'."),
+				"path":    param("string", "The directory to search from, relative to the working directory. Default '.'."),
+			}, "pattern"),
+			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
+				var args struct {
+					Pattern string  `json:"pattern"`
+					Path    *string `json:"path,omitempty"`
+				}
+				if err := decodeArgs(raw, &args); err != nil {
+					return "", err
+				}
+				return fs.findFiles(ctx, args.Pattern, deref(args.Path, "."))
+			},
+		}
+	})
+}
+
+// findFiles implements find_files.
+func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, error) {
+	g, err := compileGlob(pattern)
+	if err != nil {
+		return "", err
+	}
+	rel, err := fs.resolve(path)
+	if err != nil {
+		return "", err
+	}
+	if err := fs.checkWalkRoot(rel); err != nil {
+		return "", err
+	}
+	w, err := walk.New(fs.root, rel, g.start())
+	if err != nil {
+		return "", walkRootError(err, "Not a directory: "+path)
+	}
+	defer w.Close()
+
+	limit := fs.opts.MaxFindResults
+	var lines []string
+	truncated := false
+	for !hidden(rel) && w.Next() {
+		if err := ctx.Err(); err != nil {
+			return "", context.Cause(ctx)
+		}
+		line, ok := fs.findEntry(w, g)
+		if !ok {
+			continue
+		}
+		if len(lines) == limit {
+			truncated = true
+			break
+		}
+		lines = append(lines, line)
+	}
+	ev := &FilesSearchedEvent{
+		EventBase:  fs.base(ctx, rel),
+		Pattern:    pattern,
+		Search:     SearchFind,
+		MatchCount: len(lines),
+		Truncated:  truncated,
+	}
+	if err := fs.emit(ctx, ev); err != nil {
+		return "", err
+	}
+	return resultLines(lines, truncated, "No matches found.", "[... truncated at "+strconv.Itoa(limit)+" matches]"), nil
+}
+
+// findEntry matches the walker's current entry against g, entering it when
+// entries below it may match, and renders it when it is a visible result.
+func (fs *FS) findEntry(w *walk.Walker[globState], g *glob) (string, bool) {
+	e := w.Entry()
+	name := e.Name()
+	if strings.HasPrefix(name, ".") {
+		return "", false
+	}
+	realDir := e.Type == walk.Dir
+	state := g.step(w.State(), name, realDir)
+	if realDir && g.alive(state) {
+		if _, denied := matchAny(fs.denied, e.Path, true); !denied {
+			w.Descend(state)
+		}
+	}
+	isDir := realDir
+	switch {
+	case !g.matched(state, true): // not a result, whatever its type
+		return "", false
+	case e.Type == walk.Symlink:
+		target, ok := fs.visibleTarget(e.Path)
+		if !ok {
+			return "", false
+		}
+		st, err := fs.lstat(target)
+		if err != nil {
+			return "", false // dangling
+		}
+		isDir = st.IsDir()
+	case !fs.readable(e.Path):
+		return "", false
+	}
+	if !g.matched(state, isDir) {
+		return "", false
+	}
+	if isDir {
+		return fs.relToCwd(e.Path) + "/", true
+	}
+	return fs.relToCwd(e.Path), true
+}

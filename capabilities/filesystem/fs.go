@@ -1,0 +1,235 @@
+package filesystem
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// FS is the sandbox every tool works through: the real root, descriptors held
+// on it, the working directory and the compiled access patterns.
+//
+// Paths inside FS are canonical root-relative paths ("rel"): "/"-separated,
+// no "." or ".." components, no symlinks, "." for the root itself. resolve
+// turns what the model wrote into one; the check methods and the descriptor
+// helpers in beneath_*.go take one.
+type FS struct {
+	rootDir    string   // absolute real path of the root, as events report it
+	rootParts  []string // rootDir split into components
+	aliasParts []string // the root as configured, when absolute paths may use that spelling
+	root       *os.Root // held on the root directory; walkers list and open through it
+	dir        *rootDir // descriptor the direct tools' walks start from
+	cwd        string   // canonical rel of the working directory
+	cwdParts   []string // cwd split into components (nil for ".")
+	opts       Options  // normalized
+
+	allowed, denied, protected []pattern
+}
+
+func newFS(opts Options, dir string) (*FS, error) {
+	real, alias, cwd, err := rootPaths(opts, dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
+	}
+	rd, err := openRootDir(root)
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
+	}
+	fs := &FS{
+		rootDir:   real,
+		rootParts: splitAbs(real),
+		root:      root,
+		dir:       rd,
+		opts:      opts,
+		allowed:   compilePatterns(opts.AllowedPatterns),
+		denied:    compilePatterns(opts.DeniedPatterns),
+		protected: compilePatterns(opts.ProtectedPatterns),
+	}
+	if alias != real {
+		fs.aliasParts = splitAbs(alias)
+	}
+	rel, err := filepath.Rel(real, cwd)
+	if err != nil {
+		fs.Close()
+		return nil, fmt.Errorf("filesystem: cwd: %w", err)
+	}
+	fs.cwd = filepath.ToSlash(rel)
+	if fs.cwd != "." {
+		fs.cwdParts = strings.Split(fs.cwd, "/")
+	}
+	return fs, nil
+}
+
+// Close releases the root's descriptors.
+func (fs *FS) Close() error {
+	fs.dir.close()
+	return fs.root.Close()
+}
+
+func (fs *FS) hashes() bool { return *fs.opts.ContentHashes }
+
+// checkRead gates a read of rel: denied patterns (rel and its ancestors), then
+// allowed patterns (rel itself).
+func (fs *FS) checkRead(rel string) error {
+	if p, ok := matchAny(fs.denied, rel, true); ok {
+		return capabilities.Retry("Path %s is denied by pattern %s.", pyRepr(rel), pyRepr(p))
+	}
+	if len(fs.allowed) > 0 {
+		if _, ok := matchAny(fs.allowed, rel, false); !ok {
+			return capabilities.Retry("Path %s does not match any allowed pattern.", pyRepr(rel))
+		}
+	}
+	return nil
+}
+
+// checkWrite gates a change to rel: protected patterns first, then the read
+// checks.
+func (fs *FS) checkWrite(rel string) error {
+	if p, ok := matchAny(fs.protected, rel, true); ok {
+		return capabilities.Retry("Path %s is protected (matches %s).", pyRepr(rel), pyRepr(p))
+	}
+	return fs.checkRead(rel)
+}
+
+// checkWalkRoot gates the directory a walker starts from: only denied
+// patterns apply, since a directory never matches a file allowlist such as
+// '*.py'. Containment was settled by resolve.
+func (fs *FS) checkWalkRoot(rel string) error {
+	if p, ok := matchAny(fs.denied, rel, true); ok {
+		return capabilities.Retry("Path %s is denied by pattern %s.", pyRepr(rel), pyRepr(p))
+	}
+	return nil
+}
+
+// readable reports whether a walker may show the entry whose resolved target
+// is rel: read-level patterns, protection never hides.
+func (fs *FS) readable(rel string) bool {
+	if _, ok := matchAny(fs.denied, rel, true); ok {
+		return false
+	}
+	if len(fs.allowed) == 0 {
+		return true
+	}
+	_, ok := matchAny(fs.allowed, rel, false)
+	return ok
+}
+
+// hidden reports whether rel has a dot-prefixed component; walkers skip such
+// entries whatever the patterns say.
+func hidden(rel string) bool {
+	if rel == "." || rel == "" {
+		return false
+	}
+	for {
+		if rel[0] == '.' {
+			return true
+		}
+		i := strings.IndexByte(rel, '/')
+		if i < 0 {
+			return false
+		}
+		rel = rel[i+1:]
+		if rel == "" {
+			return false
+		}
+	}
+}
+
+// relToCwd spells rel relative to the working directory, with ".." where it
+// lies outside it, the way walkers print paths.
+func (fs *FS) relToCwd(rel string) string {
+	if fs.cwd == "." {
+		return rel
+	}
+	if rel == fs.cwd {
+		return "."
+	}
+	if strings.HasPrefix(rel, fs.cwd) && rel[len(fs.cwd)] == '/' {
+		return rel[len(fs.cwd)+1:]
+	}
+	// Find the deepest common directory, then climb from cwd to it.
+	common := 0 // number of shared leading components
+	rest := rel
+	if rel == "." {
+		rest = ""
+	}
+	for _, c := range fs.cwdParts {
+		next, ok := strings.CutPrefix(rest, c)
+		if !ok || (next != "" && next[0] != '/') {
+			break
+		}
+		common++
+		rest = strings.TrimPrefix(next, "/")
+	}
+	var b strings.Builder
+	for range len(fs.cwdParts) - common {
+		if b.Len() > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString("..")
+	}
+	if rest != "" {
+		b.WriteByte('/')
+		b.WriteString(rest)
+	}
+	return b.String()
+}
+
+// base fills the fields every event carries.
+func (fs *FS) base(ctx context.Context, rel string) EventBase {
+	call, _ := capabilities.CallFrom(ctx)
+	return EventBase{
+		Path:         rel,
+		RootDir:      fs.rootDir,
+		CapabilityID: CapabilityID,
+		ToolCallID:   call.ID,
+		ToolName:     call.Tool,
+	}
+}
+
+// emit sends ev to the run's listener, if any. A listener's error is fatal.
+func (fs *FS) emit(ctx context.Context, ev capabilities.Event) error {
+	if err := capabilities.Emit(ctx, ev); err != nil {
+		return fmt.Errorf("%s listener: %w", ev.Kind(), err)
+	}
+	return nil
+}
+
+// splitAbs splits an absolute path into its components ("/" gives none).
+func splitAbs(p string) []string {
+	p = filepath.ToSlash(filepath.Clean(p))
+	if vol := filepath.VolumeName(p); vol != "" {
+		p = p[len(vol):]
+	}
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// join appends name to the canonical rel dir.
+func join(dir, name string) string {
+	if dir == "." || dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// split returns the parent and final component of a canonical rel.
+func split(rel string) (dir, name string) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return ".", rel
+	}
+	return rel[:i], rel[i+1:]
+}

@@ -1,0 +1,163 @@
+package filesystem
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+func init() { registerTool(ToolFileInfo, newFileInfo) }
+
+// outsideWorkspace stands for any location outside the root.
+const outsideWorkspace = "<outside-workspace>"
+
+type infoArgs struct {
+	Path string `json:"path"`
+}
+
+func newFileInfo(fs *FS) capabilities.Tool {
+	return &tool{
+		name: ToolFileInfo,
+		description: "Show metadata for a file or directory: type, size and, for text files, line count and content hash; " +
+			"for a symlink, its target.",
+		params: object(map[string]any{
+			"path": param("string", "Path of the file or directory, relative to the working directory."),
+		}, "path"),
+		call: fs.fileInfo,
+	}
+}
+
+func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
+	var args infoArgs
+	if err := decodeArgs(raw, &args); err != nil {
+		return "", err
+	}
+	rel, err := fs.resolve(args.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := fs.checkRead(rel); err != nil {
+		return "", err
+	}
+	st, err := fs.lstat(rel)
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
+		return "", capabilities.Retry("Path not found: %s", args.Path)
+	case errors.Is(err, syscall.ELOOP):
+		return "", changedToSymlink(args.Path)
+	case err != nil:
+		return "", osError(err)
+	}
+	kind := "file"
+	if st.IsDir() {
+		kind = "directory"
+	}
+	lines := []string{
+		"path: " + args.Path,
+		"type: " + kind,
+		fmt.Sprintf("size: %d bytes", st.Size()),
+	}
+	// Only regular files are opened: a FIFO or device is described from its
+	// metadata alone.
+	if st.Mode().IsRegular() {
+		text, err := fs.describeContent(args.Path, rel)
+		if err != nil {
+			return "", err
+		}
+		lines = append(lines, text...)
+	}
+	if target, ok := fs.symlinkTarget(args.Path); ok {
+		lines = append(lines, "symlink_target: "+target)
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// describeContent returns the binary, lines and hash lines of a regular file.
+func (fs *FS) describeContent(path, rel string) ([]string, error) {
+	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, openError(path, err, true)
+	}
+	defer f.Close()
+	h := sha256.New()
+	tee := io.TeeReader(f, h)
+	head := make([]byte, binarySniff)
+	n, err := io.ReadFull(tee, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, osError(err)
+	}
+	if isBinary(head[:n]) {
+		return []string{"binary: True"}, nil
+	}
+	lr := newLineReader(tee, head[:n])
+	count := 0
+	for {
+		if _, _, ok := lr.next(nil, 0); !ok {
+			break
+		}
+		count++
+	}
+	if lr.err != nil {
+		return nil, osError(lr.err)
+	}
+	return []string{"binary: False", fmt.Sprintf("lines: %d", count), "hash: " + hashSum(h.Sum(nil))}, nil
+}
+
+// symlinkTarget reports the target of the path the model named, when its
+// final component (not its target) is a symlink: the link text when
+// relative, root-relative when absolute inside the root, and
+// <outside-workspace> otherwise, so no host path is shown.
+func (fs *FS) symlinkTarget(p string) (string, bool) {
+	p = strings.TrimRight(filepath.ToSlash(p), "/")
+	dir, name := path.Split(p)
+	if name == "" || name == "." || name == ".." {
+		return "", false
+	}
+	parent, err := fs.resolve(dir)
+	if err != nil {
+		return "", false
+	}
+	link := join(parent, name)
+	st, err := fs.lstat(link)
+	if err != nil || st.Mode()&os.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := fs.readlink(link)
+	if err != nil {
+		return "", false
+	}
+	if !filepath.IsAbs(target) {
+		return target, true
+	}
+	return fs.hostPathToRel(target), true
+}
+
+// hostPathToRel spells an absolute host path root-relative, lexically, or
+// as <outside-workspace>.
+func (fs *FS) hostPathToRel(abs string) string {
+	parts := splitAbs(abs)
+	roots := [][]string{fs.rootParts}
+	if fs.aliasParts != nil {
+		roots = append(roots, fs.aliasParts)
+	}
+	for _, root := range roots {
+		if len(parts) >= len(root) && slices.Equal(parts[:len(root)], root) {
+			if rest := parts[len(root):]; len(rest) > 0 {
+				return strings.Join(rest, "/")
+			}
+			return "."
+		}
+	}
+	return outsideWorkspace
+}

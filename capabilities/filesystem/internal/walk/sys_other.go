@@ -1,0 +1,120 @@
+//go:build !unix
+
+package walk
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// sysDir is a directory opened as an os.Root: lookups below it cannot leave
+// it, though, unlike the Unix walk, they follow symlinks that appear inside
+// it after it was listed.
+type sysDir struct{ r *os.Root }
+
+func openRoot(root *os.Root, name string) (sysDir, error) {
+	st, err := root.Stat(name)
+	if err != nil {
+		return sysDir{}, err
+	}
+	if !st.IsDir() {
+		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: errNotDir}
+	}
+	r, err := root.OpenRoot(name)
+	return sysDir{r}, err
+}
+
+// errNotDir is what Unix reports for the same failure, so callers need test
+// for one error only.
+var errNotDir = syscall.ENOTDIR
+
+func (d sysDir) openDir(name string) (sysDir, error) {
+	st, err := d.r.Lstat(name)
+	if err != nil {
+		return sysDir{}, err
+	}
+	if !st.IsDir() {
+		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: errNotDir}
+	}
+	r, err := d.r.OpenRoot(name)
+	return sysDir{r}, err
+}
+
+func (d sysDir) list(*[]byte) ([]dirent, error) {
+	f, err := d.r.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	out := make([]dirent, 0, len(des))
+	for _, de := range des {
+		out = append(out, dirent{name: de.Name(), typ: typeOf(de.Type())})
+	}
+	return out, nil
+}
+
+func (d sysDir) lstat(name string) (Type, int64, error) {
+	st, err := d.r.Lstat(filepath.FromSlash(name))
+	if err != nil {
+		return 0, 0, err
+	}
+	return typeOf(st.Mode()), st.Size(), nil
+}
+
+func (d sysDir) close() { d.r.Close() }
+
+func (d sysDir) readFile(name, path string, buf []byte, skipBinary bool) ([]byte, error) {
+	if typ, _, err := d.lstat(name); err != nil || typ != Regular {
+		if err == nil {
+			err = ErrNotRegular
+		}
+		return nil, err
+	}
+	f, err := d.r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readOpen(f, buf, skipBinary)
+}
+
+func readOpen(f *os.File, buf []byte, skipBinary bool) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, ErrNotRegular
+	}
+	return readAll(fileReader{f}, f.Name(), int(st.Size()), buf, skipBinary)
+}
+
+type fileReader struct{ f *os.File }
+
+func (r fileReader) read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	if errors.Is(err, io.EOF) {
+		return n, nil
+	}
+	return n, err
+}
+
+func typeOf(m fs.FileMode) Type {
+	switch {
+	case m.IsRegular():
+		return Regular
+	case m&fs.ModeDir != 0:
+		return Dir
+	case m&fs.ModeSymlink != 0:
+		return Symlink
+	}
+	return Other
+}

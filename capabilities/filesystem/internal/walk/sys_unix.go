@@ -1,0 +1,121 @@
+//go:build unix
+
+package walk
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// sysDir is a directory descriptor.
+type sysDir int
+
+// openRoot opens the directory name through root and keeps a descriptor of
+// its own on it.
+func openRoot(root *os.Root, name string) (sysDir, error) {
+	// O_DIRECTORY: a FIFO at name must fail, not block the open.
+	f, err := root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "dup", Path: name, Err: err}
+	}
+	return sysDir(fd), nil
+}
+
+// openDir opens the subdirectory name, failing if it is a symlink.
+func (d sysDir) openDir(name string) (sysDir, error) {
+	fd, err := openat(int(d), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	return sysDir(fd), err
+}
+
+// list returns the directory's entries, unsorted. Listing advances the
+// descriptor's directory offset, which openat does not depend on.
+func (d sysDir) list(buf *[]byte) ([]dirent, error) { return readDir(int(d), buf, nil) }
+
+// lstat describes the entry at name (a path relative to d) without
+// following a final symlink.
+func (d sysDir) lstat(name string) (Type, int64, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(int(d), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == nil {
+			return modeType(uint32(st.Mode)), st.Size, nil
+		}
+		if err != unix.EINTR {
+			return 0, 0, err
+		}
+	}
+}
+
+func (d sysDir) close() { unix.Close(int(d)) }
+
+// readFile reads the regular file name in d without following a symlink or
+// blocking on a FIFO.
+func (d sysDir) readFile(name, path string, buf []byte, skipBinary bool) ([]byte, error) {
+	fd, err := openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	return readFD(fd, path, buf, skipBinary)
+}
+
+func readOpen(f *os.File, buf []byte, skipBinary bool) ([]byte, error) {
+	return readFD(int(f.Fd()), f.Name(), buf, skipBinary)
+}
+
+// readFD reads the regular file open as fd: one fstat, then readAll.
+func readFD(fd int, name string, buf []byte, skipBinary bool) ([]byte, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstat(fd, &st)
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR {
+			return nil, &os.PathError{Op: "fstat", Path: name, Err: err}
+		}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, ErrNotRegular
+	}
+	return readAll(fdReader(fd), name, int(st.Size), buf, skipBinary)
+}
+
+type fdReader int
+
+func (r fdReader) read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(r), p)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func openat(dirfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// modeType sorts a stat mode into a Type.
+func modeType(m uint32) Type {
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+		return Regular
+	case unix.S_IFDIR:
+		return Dir
+	case unix.S_IFLNK:
+		return Symlink
+	}
+	return Other
+}

@@ -1,0 +1,137 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	iofs "io/fs"
+	"strconv"
+	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
+)
+
+func init() {
+	registerTool(ToolListDirectory, func(fs *FS) capabilities.Tool {
+		return &tool{
+			name: ToolListDirectory,
+			description: "List a directory's entries, sorted by name: directories end with '/', files show their size. " +
+				"Hidden (dot) entries are not shown. Paths are relative to the working directory.",
+			params: object(map[string]any{
+				"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
+			}),
+			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
+				var args struct {
+					Path *string `json:"path,omitempty"`
+				}
+				if err := decodeArgs(raw, &args); err != nil {
+					return "", err
+				}
+				return fs.listDirectory(ctx, deref(args.Path, "."))
+			},
+		}
+	})
+}
+
+// listDirectory implements list_directory.
+func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
+	rel, err := fs.resolve(path)
+	if err != nil {
+		return "", err
+	}
+	if err := fs.checkWalkRoot(rel); err != nil {
+		return "", err
+	}
+	w, err := walk.New(fs.root, rel, struct{}{})
+	if err != nil {
+		return "", walkRootError(err, "Not a directory: "+path)
+	}
+	defer w.Close()
+
+	limit := fs.opts.MaxListResults
+	var lines []string
+	truncated := false
+	for w.Next() {
+		line, ok := fs.listEntry(w)
+		if !ok {
+			continue
+		}
+		if len(lines) == limit {
+			truncated = true
+			break
+		}
+		lines = append(lines, line)
+	}
+	if err := fs.emit(ctx, &DirectoryListedEvent{EventBase: fs.base(ctx, rel), EntryCount: len(lines)}); err != nil {
+		return "", err
+	}
+	return resultLines(lines, truncated, "(empty directory)", "[... truncated at "+strconv.Itoa(limit)+" entries]"), nil
+}
+
+// listEntry renders the walker's current entry as list_directory shows it,
+// or reports false when the entry is not to be shown.
+func (fs *FS) listEntry(w *walk.Walker[struct{}]) (string, bool) {
+	e := w.Entry()
+	if hidden(e.Path) {
+		return "", false
+	}
+	var typ walk.Type
+	var size int64
+	if e.Type == walk.Symlink {
+		target, ok := fs.visibleTarget(e.Path)
+		if !ok {
+			return "", false
+		}
+		st, err := fs.lstat(target)
+		if err != nil {
+			return "", false // dangling
+		}
+		typ, size = walk.Regular, st.Size()
+		if st.IsDir() {
+			typ = walk.Dir
+		}
+	} else {
+		if !fs.readable(e.Path) {
+			return "", false
+		}
+		var err error
+		if typ, size, err = w.Lstat(); err != nil {
+			return "", false // vanished
+		}
+	}
+	name := fs.relToCwd(e.Path)
+	if typ == walk.Dir {
+		return name + "/", true
+	}
+	return name + "  (" + strconv.FormatInt(size, 10) + " bytes)", true
+}
+
+// visibleTarget resolves the symlink at the walker entry rel and returns its
+// target, or false when a walker must not show it: the target lies outside
+// the root or fails the read-level patterns.
+func (fs *FS) visibleTarget(rel string) (string, bool) {
+	target, err := fs.resolveEntry(rel)
+	if err != nil || !fs.readable(target) {
+		return "", false
+	}
+	return target, true
+}
+
+// walkRootError is the error of a walk whose root cannot be listed: notDir
+// when it is missing or not a directory, the OS error otherwise (a directory
+// the process may not read).
+func walkRootError(err error, notDir string) error {
+	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return capabilities.Retry("%s", notDir)
+	}
+	return osError(err)
+}
+
+// deref returns *p, or def when p is nil.
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}

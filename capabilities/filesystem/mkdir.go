@@ -1,0 +1,103 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+func init() { registerTool(ToolCreateDirectory, newCreateDirectory) }
+
+type mkdirArgs struct {
+	Path string `json:"path"`
+}
+
+func newCreateDirectory(fs *FS) capabilities.Tool {
+	return &tool{
+		name:        ToolCreateDirectory,
+		description: "Create a directory, and any missing parent directories. Succeeds if it already exists.",
+		params: object(map[string]any{
+			"path": param("string", "Path of the directory, relative to the working directory."),
+		}, "path"),
+		call: fs.createDirectory,
+	}
+}
+
+func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string, error) {
+	var args mkdirArgs
+	if err := decodeArgs(raw, &args); err != nil {
+		return "", err
+	}
+	rel, err := fs.resolve(args.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := fs.checkWrite(rel); err != nil {
+		return "", err
+	}
+	done := "Created directory: " + args.Path
+	st, err := fs.lstat(rel)
+	switch {
+	case err == nil && st.IsDir():
+		return done, nil // nothing to change, nothing to announce
+	case err == nil:
+		return "", capabilities.Retry("Path %s exists and is not a directory.", pyRepr(args.Path))
+	case errors.Is(err, syscall.ELOOP):
+		return "", changedToSymlink(args.Path)
+	case !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
+		return "", osError(err)
+	}
+	if err := fs.checkAncestors(args.Path, rel); err != nil {
+		return "", err
+	}
+	refusal, err := fs.announce(ctx, rel, OpCreateDirectory, "", false)
+	if err != nil || refusal != "" {
+		return refusal, err
+	}
+	if capabilities.Emitting(ctx) {
+		if err := fs.recheck(args.Path, rel); err != nil {
+			return "", err
+		}
+	}
+	created, err := fs.mkdirAll(rel)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ELOOP):
+			return "", changedToSymlink(args.Path)
+		case errors.Is(err, syscall.ENOTDIR) && pathOf(err) == rel:
+			return "", capabilities.Retry("Path %s exists and is not a directory.", pyRepr(args.Path))
+		case errors.Is(err, syscall.ENOTDIR):
+			return "", capabilities.Retry("Path %s has a parent that is not a directory.", pyRepr(args.Path))
+		}
+		return "", osError(err)
+	}
+	if created {
+		if err := fs.emit(ctx, &DirectoryCreatedEvent{EventBase: fs.base(ctx, rel)}); err != nil {
+			return "", err
+		}
+	}
+	return done, nil
+}
+
+// checkAncestors refuses a directory whose nearest existing ancestor is not a
+// directory.
+func (fs *FS) checkAncestors(path, rel string) error {
+	for dir := rel; dir != "."; {
+		dir, _ = split(dir)
+		st, err := fs.lstat(dir)
+		switch {
+		case err == nil && st.IsDir():
+			return nil
+		case err == nil:
+			return capabilities.Retry("Path %s has a parent that is not a directory.", pyRepr(path))
+		case errors.Is(err, syscall.ELOOP):
+			return changedToSymlink(path)
+		case !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
+			return osError(err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchTool returns the named tool's Call of c.
+func benchTool(b *testing.B, c *Capability, name string) func(context.Context, json.RawMessage) (string, error) {
+	b.Helper()
+	tools, err := c.Tools(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range tools {
+		if t.Name() == name {
+			return t.Call
+		}
+	}
+	b.Fatalf("no tool %s", name)
+	return nil
+}
+
+// BenchmarkReadFileSmall times read_file of a small text file in-process and
+// reports its median (p50-ns) beside the anchor's, os.ReadFile of the same
+// file, with their ratio x-readfile. The target is a p50 under 20µs.
+func BenchmarkReadFileSmall(b *testing.B) {
+	dir := b.TempDir()
+	var content []byte
+	for i := range 40 {
+		content = fmt.Appendf(content, "line %d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "small.txt"), content, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c, err := New(Options{RootDir: dir}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	read := benchTool(b, c, ToolReadFile)
+	args := json.RawMessage(`{"path": "small.txt"}`)
+	ctx := context.Background()
+	path := filepath.Join(dir, "small.txt")
+
+	var tool, anchor []time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := read(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+		tool = append(tool, t1.Sub(t0))
+		anchor = append(anchor, time.Since(t1))
+	}
+	p50, a50 := median(tool), median(anchor)
+	b.ReportMetric(float64(p50.Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(a50.Nanoseconds()), "readfile-p50-ns")
+	b.ReportMetric(float64(p50)/float64(a50), "x-readfile")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// bigTree builds a tree of 100,000 small files: 100 directories of 1,000
+// files each.
+func bigTree(b *testing.B) string {
+	b.Helper()
+	root := b.TempDir()
+	for d := range 100 {
+		sub := filepath.Join(root, fmt.Sprintf("d%03d", d))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 1000 {
+			name := filepath.Join(sub, fmt.Sprintf("f%04d.txt", f))
+			if err := os.WriteFile(name, []byte("hay\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// BenchmarkLargeTree walks a 100,000-file tree with the walkers at their
+// default caps and reports the peak heap in use during the calls (peak-heap-MB,
+// sampled) beside the bytes allocated per call: a capped walk stops early and
+// a full walk (a search that matches nothing) never holds the tree in memory.
+func BenchmarkLargeTree(b *testing.B) {
+	root := bigTree(b)
+	c, err := New(Options{RootDir: root, Tools: AllToolNames}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	cases := []struct {
+		name, tool, args string
+	}{
+		{"find_files_all", ToolFindFiles, `{"pattern": "**/*"}`},
+		{"search_files_no_match", ToolSearchFiles, `{"pattern": "needle"}`},
+		{"list_directory_1000", ToolListDirectory, `{"path": "d050"}`},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			call := benchTool(b, c, tc.tool)
+			ctx := context.Background()
+			runtime.GC()
+			var base runtime.MemStats
+			runtime.ReadMemStats(&base)
+			var peak atomic.Uint64
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				var m runtime.MemStats
+				for {
+					runtime.ReadMemStats(&m)
+					if m.HeapInuse > peak.Load() {
+						peak.Store(m.HeapInuse)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(2 * time.Millisecond):
+					}
+				}
+			}()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := call(ctx, json.RawMessage(tc.args)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			close(stop)
+			<-done
+			grown := int64(peak.Load()) - int64(base.HeapInuse)
+			b.ReportMetric(float64(max(grown, 0))/(1<<20), "peak-heap-MB")
+		})
+	}
+}

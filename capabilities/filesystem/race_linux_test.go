@@ -1,0 +1,122 @@
+package filesystem
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestSymlinkSwapRace attacks the window between the checks and the I/O: a
+// goroutine atomically exchanges each target between an inside and an
+// outside state (RENAME_EXCHANGE) while read_file, write_file and edit_file
+// run on it. Not one read may return the outside content and not one write
+// may reach the outside files. It runs once with openat2 and once with the
+// component-by-component walk.
+func TestSymlinkSwapRace(t *testing.T) {
+	// Not parallel: the second run switches openat2 off for the process.
+	t.Run("openat2", symlinkSwapRace)
+	openat2Missing.Store(true)
+	defer openat2Missing.Store(false)
+	t.Run("walk", symlinkSwapRace)
+}
+
+func symlinkSwapRace(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "root")
+	outside := filepath.Join(parent, "outside")
+	const in, out = "inside\n", "OUTSIDE\n"
+	mustWrite(t, outside, "secret.txt", out)
+	mustWrite(t, outside, "f.txt", out)
+	mustWrite(t, root, "inside.txt", in)
+	mustWrite(t, root, "sub/f.txt", in)
+	mustWrite(t, root, "p/f.txt", in)
+	mustWrite(t, root, "t.txt", in)
+
+	// Each target path and the entry it is exchanged with.
+	swaps := []struct{ path, name, inTarget, outTarget string }{
+		{"link", "link", "inside.txt", filepath.Join(outside, "secret.txt")}, // final symlink retargeted
+		{"d/f.txt", "d", "sub", outside},                                     // parent symlink retargeted
+		{"p/f.txt", "p", "", outside},                                        // real directory <-> symlink
+		{"t.txt", "t.txt", "", filepath.Join(outside, "secret.txt")},         // regular file <-> symlink
+	}
+	for _, s := range swaps {
+		if s.inTarget != "" {
+			mustSymlink(t, s.inTarget, filepath.Join(root, s.name))
+		}
+		mustSymlink(t, s.outTarget, filepath.Join(root, s.name+".alt"))
+	}
+
+	c, err := New(Options{Tools: []string{ToolReadFile, ToolWriteFile, ToolEditFile}}, root)
+	require.NoError(t, err)
+	defer c.Close()
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for _, s := range swaps {
+		wg.Go(func() {
+			a, b := filepath.Join(root, s.name), filepath.Join(root, s.name+".alt")
+			for !stop.Load() {
+				if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+					t.Errorf("exchange %s: %v", s.name, err)
+					return
+				}
+			}
+		})
+	}
+
+	halt := func() { stop.Store(true); wg.Wait() }
+	t.Cleanup(halt) // before the temporary directories go, even when a check fails
+
+	ctx := context.Background()
+	var reads, writes, edits, refused int
+	deadline := time.Now().Add(time.Second)
+	for i := 0; i < 6000 && time.Now().Before(deadline); i++ {
+		path := swaps[i%len(swaps)].path
+		var outText string
+		var err error
+		switch (i / len(swaps)) % 3 {
+		case 0:
+			outText, err = callTool(ctx, t, c, ToolReadFile, map[string]any{"path": path})
+			if err == nil {
+				reads++
+				require.NotContains(t, outText, "OUTSIDE", "read %s returned the outside file", path)
+			}
+		case 1:
+			outText, err = callTool(ctx, t, c, ToolWriteFile, map[string]any{"path": path, "content": in})
+			if err == nil {
+				writes++
+			}
+		case 2:
+			outText, err = callTool(ctx, t, c, ToolEditFile, map[string]any{"path": path, "old_text": "inside", "new_text": "inside"})
+			if err == nil {
+				edits++
+			}
+		}
+		if err != nil {
+			msg, ok := capabilities.AsRetry(err)
+			require.True(t, ok, "fatal error on %s: %v", path, err)
+			require.NotContains(t, msg, parent, "a message leaked a host path")
+			refused++
+		}
+	}
+	halt()
+
+	assert.Equal(t, out, readBack(t, outside, "secret.txt"))
+	assert.Equal(t, out, readBack(t, outside, "f.txt"))
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "nothing created outside")
+	t.Logf("reads %d, writes %d, edits %d, refused %d", reads, writes, edits, refused)
+	assert.Positive(t, reads, "some reads got through")
+	assert.Positive(t, writes+edits, "some changes got through")
+	assert.Positive(t, refused, "some calls met the swap")
+}

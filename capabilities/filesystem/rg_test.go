@@ -1,0 +1,250 @@
+package filesystem
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func needRipgrep(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("rg"); err != nil {
+		t.Skip("rg is not installed")
+	}
+}
+
+// rgTree adds ignore files to walkerTree: a git repository whose .gitignore
+// ignores *.log, and a plain directory (no repository) whose .gitignore must
+// not apply but whose .ignore does.
+var rgTree = map[string]string{
+	"repo/.git/HEAD":   "ref: refs/heads/main\n",
+	"repo/.gitignore":  "*.log\n",
+	"repo/app.log":     "log line\n",
+	"repo/keep.txt":    "kept line\n",
+	"plain/.gitignore": "*.tmp\n",
+	"plain/x.tmp":      "tmp line\n",
+	"plain/.ignore":    "skip.me\n",
+	"plain/skip.me":    "skipped line\n",
+	"long.txt":         strings.Repeat("x", 5000) + " needle\n",
+	"ctx.txt":          "c1\nc2 hit\nc3\nc4\nc5\nc6\nc7 hit\nc8\n",
+}
+
+func newRGFS(t *testing.T, opts Options) *Capability {
+	t.Helper()
+	needRipgrep(t)
+	c, root := newWalkerFS(t, opts)
+	for rel, content := range rgTree {
+		mustWrite(t, root, rel, content)
+	}
+	return c
+}
+
+func runRGCases(t *testing.T, tool string, cases []walkerCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newRGFS(t, tc.opts)
+			assert.Equal(t, tc.want, result(callTool(context.Background(), t, c, tool, tc.args)))
+		})
+	}
+}
+
+func TestListFilesGolden(t *testing.T) {
+	t.Parallel()
+	c := newRGFS(t, Options{})
+	goldenCompare(t, "list_files_root", result(callTool(context.Background(), t, c, ToolListFiles, map[string]any{})))
+}
+
+func TestListFiles(t *testing.T) {
+	t.Parallel()
+	runRGCases(t, ToolListFiles, []walkerCase{
+		{name: "gitignore inside a repository", args: map[string]any{"path": "repo"}, want: "repo/keep.txt"},
+		{name: "explicit glob overrides ignore files", args: map[string]any{"path": "repo", "glob": "*.log"},
+			want: "repo/app.log"},
+		{name: "ignore file anywhere, gitignore only in a repository", args: map[string]any{"path": "plain"},
+			want: "plain/x.tmp"},
+		{name: "glob overrides .ignore", args: map[string]any{"glob": "*.me"}, want: "plain/skip.me"},
+		{name: "dotfiles stay hidden under a glob", args: map[string]any{"glob": ".*"}, want: "No files found."},
+		{name: "dot directories stay hidden under a glob", args: map[string]any{"glob": "*.yml"}, want: "No files found."},
+		{name: "hidden root", args: map[string]any{"path": ".github"}, want: "No files found."},
+		{name: "symlinks are not listed", args: map[string]any{"glob": "*alias*"}, want: "No files found."},
+		{name: "denied patterns", opts: Options{DeniedPatterns: []string{"*.secret", "a", "*.txt"}},
+			args: map[string]any{"glob": "!*.{py,me,tmp,dat}"}, want: "notes.md"},
+		{name: "denied root", opts: Options{DeniedPatterns: []string{"repo"}}, args: map[string]any{"path": "repo"},
+			want: "RETRY: Path 'repo' is denied by pattern 'repo'."},
+		{name: "allowed patterns", opts: Options{AllowedPatterns: []string{"*.py"}}, args: map[string]any{},
+			want: "subdir/nested.py"},
+		{name: "cwd-relative output", opts: Options{Cwd: "subdir"}, args: map[string]any{"path": "..", "glob": "*.{md,py}"},
+			want: lines("../notes.md", "nested.py")},
+		{name: "through a symlinked directory", args: map[string]any{"path": "linkdir"}, want: "subdir/nested.py"},
+		{name: "not a directory", args: map[string]any{"path": "hello.txt"}, want: "RETRY: Path 'hello.txt' is not a directory."},
+		{name: "missing", args: map[string]any{"path": "nope"}, want: "RETRY: Path 'nope' is not a directory."},
+		{name: "outside", args: map[string]any{"path": "escape-dir"},
+			want: "RETRY: Path 'escape-dir' resolves outside the root directory."},
+	})
+}
+
+func TestListFilesCap(t *testing.T) {
+	t.Parallel()
+	needRipgrep(t)
+	tree := map[string]string{"a/x.go": "", "a.go": "", "b.go": "", ".h.go": ""}
+	for _, tc := range []struct {
+		max       int
+		want      string
+		truncated bool
+	}{
+		{2, lines("a/x.go", "a.go", "[... truncated at 2 files]"), true},
+		{3, lines("a/x.go", "a.go", "b.go"), false}, // exactly 3: no marker
+	} {
+		c, _ := newTestFS(t, Options{Tools: []string{ToolListFiles}, MaxFindResults: tc.max}, tree)
+		var rec recorder
+		got, err := callTool(rec.ctx(), t, c, ToolListFiles, map[string]any{"glob": "*.go"})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+		require.Len(t, rec.events, 1)
+		assert.Equal(t, FilesSearchedEvent{
+			EventBase: rec.events[0].(*FilesSearchedEvent).EventBase,
+			Pattern:   "*.go", Search: SearchFind, MatchCount: min(tc.max, 3), Truncated: tc.truncated,
+		}, *rec.events[0].(*FilesSearchedEvent))
+	}
+}
+
+func TestGrepGolden(t *testing.T) {
+	t.Parallel()
+	c := newRGFS(t, Options{})
+	goldenCompare(t, "grep_root", result(callTool(context.Background(), t, c, ToolGrep,
+		map[string]any{"pattern": "line|Hello|hit", "glob": "!cr.txt", "context": 1})))
+}
+
+func TestGrep(t *testing.T) {
+	t.Parallel()
+	runRGCases(t, ToolGrep, []walkerCase{
+		{name: "context lines, group separators dropped", args: map[string]any{"pattern": "hit", "path": "ctx.txt", "context": 1},
+			want: lines("ctx.txt-1-c1", "ctx.txt:2:c2 hit", "ctx.txt-3-c3", "ctx.txt-6-c6", "ctx.txt:7:c7 hit", "ctx.txt-8-c8")},
+		{name: "file target", args: map[string]any{"pattern": "two", "path": "multi.txt"}, want: "multi.txt:2:line two"},
+		{name: "file through a link is named by its target", args: map[string]any{"pattern": "Hello", "path": "alias.txt"},
+			want: "hello.txt:1:Hello, world!"},
+		{name: "crlf", args: map[string]any{"pattern": "second", "path": "crlf.txt"}, want: "crlf.txt:2:second line"},
+		{name: "ignore case", args: map[string]any{"pattern": "HELLO", "ignore_case": true, "glob": "hello.txt"},
+			want: "hello.txt:1:Hello, world!"},
+		{name: "literal", args: map[string]any{"pattern": "('", "literal": true}, want: "subdir/nested.py:1:print('nested')"},
+		{name: "file type", args: map[string]any{"pattern": "e", "file_type": "py"}, want: "subdir/nested.py:1:print('nested')"},
+		{name: "pattern starting with a dash", args: map[string]any{"pattern": "-x", "literal": true}, want: "No matches found."},
+		{name: "long lines are cut", args: map[string]any{"pattern": "needle", "path": "long.txt"},
+			want: "long.txt:1:" + strings.Repeat("x", 4096) + " [... omitted end of long line]"},
+		{name: "gitignore respected", args: map[string]any{"pattern": "log line"}, want: "No matches found."},
+		{name: "explicit glob overrides it", args: map[string]any{"pattern": "log line", "glob": "*.log"},
+			want: "repo/app.log:1:log line"},
+		{name: "dotfiles stay hidden under a glob", args: map[string]any{"pattern": "TOKEN|push|hidden", "glob": ".*"},
+			want: "No matches found."},
+		{name: "binary file target", args: map[string]any{"pattern": "line", "path": "bin.dat"}, want: "No matches found."},
+		{name: "denied patterns", opts: Options{DeniedPatterns: []string{"*.secret"}}, args: map[string]any{"pattern": "password"},
+			want: "No matches found."},
+		{name: "denied file target", opts: Options{DeniedPatterns: []string{"*.secret"}},
+			args: map[string]any{"pattern": "password", "path": "creds.secret"},
+			want: "RETRY: Path 'creds.secret' is denied by pattern '*.secret'."},
+		{name: "allowed patterns", opts: Options{AllowedPatterns: []string{"*.md"}}, args: map[string]any{"pattern": "."},
+			want: "notes.md:1:# Notes"},
+		{name: "cwd-relative output", opts: Options{Cwd: "subdir"}, args: map[string]any{"pattern": "top|nested", "path": ".."},
+			want: lines("../a.txt:1:a line at the top", "nested.py:1:print('nested')")},
+		{name: "invalid regex", args: map[string]any{"pattern": "("},
+			want: "RETRY: ripgrep failed: regex parse error:\n    (\n    ^\nerror: unclosed group"},
+		{name: "unknown file type", args: map[string]any{"pattern": "x", "file_type": "nope"},
+			want: "RETRY: ripgrep failed: unrecognized file type: nope"},
+		{name: "file type is never a flag", args: map[string]any{"pattern": "x", "file_type": "--files"},
+			want: "RETRY: ripgrep failed: unrecognized file type: --files"},
+		{name: "glob is never a flag", args: map[string]any{"pattern": "Hello", "glob": "--files"}, want: "No matches found."},
+		{name: "context too large", args: map[string]any{"pattern": "x", "context": 21},
+			want: "RETRY: context must be between 0 and 20."},
+		{name: "negative context", args: map[string]any{"pattern": "x", "context": -1},
+			want: "RETRY: context must be between 0 and 20."},
+		{name: "fifo", args: map[string]any{"pattern": "x", "path": "pipe"}, want: "RETRY: Path 'pipe' is not a file or directory."},
+		{name: "missing", args: map[string]any{"pattern": "x", "path": "nope"}, want: "RETRY: Path 'nope' is not a file or directory."},
+	})
+}
+
+func TestGrepCapCountsContextLines(t *testing.T) {
+	t.Parallel()
+	needRipgrep(t)
+	tree := map[string]string{"a.txt": "one\nhit\nthree\n", "b.txt": "hit\n"}
+	for _, tc := range []struct {
+		max  int
+		want string
+	}{
+		{2, lines("a.txt-1-one", "a.txt:2:hit", "[... truncated at 2 lines]")},
+		{4, lines("a.txt-1-one", "a.txt:2:hit", "a.txt-3-three", "b.txt:1:hit")}, // exactly 4: no marker
+	} {
+		c, _ := newTestFS(t, Options{Tools: []string{ToolGrep}, MaxSearchResults: tc.max}, tree)
+		var rec recorder
+		got, err := callTool(rec.ctx(), t, c, ToolGrep, map[string]any{"pattern": "hit", "context": 1})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+		require.Len(t, rec.events, 1)
+		ev := rec.events[0].(*FilesSearchedEvent)
+		assert.Equal(t, SearchGrep, ev.Search)
+		assert.Equal(t, "hit", ev.Pattern)
+		assert.Equal(t, min(tc.max, 4), ev.MatchCount)
+		assert.Equal(t, tc.max < 4, ev.Truncated)
+	}
+}
+
+// Not parallel: it empties PATH.
+func TestRipgrepMissing(t *testing.T) {
+	c, _ := newTestFS(t, Options{Tools: RipgrepToolNames}, map[string]string{"a.txt": "x\n"})
+	t.Setenv("PATH", t.TempDir())
+	const want = "RETRY: ripgrep (rg) is not installed. Install it, or use the pure-Python search tools."
+	var rec recorder
+	assert.Equal(t, want, result(callTool(rec.ctx(), t, c, ToolListFiles, map[string]any{})))
+	assert.Equal(t, want, result(callTool(rec.ctx(), t, c, ToolGrep, map[string]any{"pattern": "x"})))
+	assert.Empty(t, rec.events)
+}
+
+// TestRipgrepPathChecks drives the check of printed paths directly, for the
+// cases rg itself never produces: directories replaced by symlinks after rg
+// walked them.
+func TestRipgrepPathChecks(t *testing.T) {
+	t.Parallel()
+	c, root := newWalkerFS(t, Options{DeniedPatterns: []string{"*.secret"}})
+	require.NoError(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "a-moved")))
+	mustSymlink(t, "subdir", filepath.Join(root, "a"))
+	paths, err := newRGPaths(c.fs, ".")
+	require.NoError(t, err)
+	defer paths.close()
+	for rel, want := range map[string]string{
+		"hello.txt":              "hello.txt",
+		"a/nested.py":            "subdir/nested.py", // a directory swapped for a link is resolved
+		"escape-dir/outside.txt": "",                 // one leading out of the root is dropped
+		"creds.secret":           "",
+		".env":                   "",
+		"subdir/.hidden.txt":     "",
+		"nope/x.txt":             "nope/x.txt", // a vanished directory resolves literally
+	} {
+		got, ok := paths.check(rel)
+		if want == "" {
+			assert.False(t, ok, rel)
+			continue
+		}
+		assert.True(t, ok, rel)
+		assert.Equal(t, want, got, rel)
+	}
+}
+
+// A newline in a file name must not let a denied file's lines pass as
+// another file's.
+func TestGrepNewlineInFileName(t *testing.T) {
+	t.Parallel()
+	needRipgrep(t)
+	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep, ToolListFiles}, DeniedPatterns: []string{"secret*"}},
+		map[string]string{"secret\nok.txt": "password\n", "ok.txt": "fine\n", "new\nline.txt": "password too\n"})
+	got := result(callTool(context.Background(), t, c, ToolGrep, map[string]any{"pattern": "password"}))
+	assert.Equal(t, "new\nline.txt:1:password too", got)
+	got = result(callTool(context.Background(), t, c, ToolListFiles, map[string]any{}))
+	assert.Equal(t, lines("new\nline.txt", "ok.txt"), got)
+}

@@ -1,0 +1,87 @@
+package filesystem
+
+// optionsSchema is the JSON Schema of the FileSystem options object. The loader
+// validates a spec against it before New runs, so it is where a misspelt key, a
+// boolean given for a limit or an unknown tool name is reported with its
+// position in the file. TestSchemaMatchesOptions keeps it in step with Options.
+const optionsSchema = `{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "root_dir": {
+      "type": "string",
+      "description": "Sandbox root. Relative paths resolve against the workspace; symlinks are resolved. Every tool path must stay inside it.",
+      "default": "."
+    },
+    "cwd": {
+      "type": ["string", "null"],
+      "description": "Directory the model's relative paths resolve from, resolved like root_dir; must lie inside root_dir. Defaults to root_dir."
+    },
+    "allowed_patterns": {
+      "type": "array",
+      "items": {"type": "string"},
+      "description": "If not empty, only root-relative paths matching one of these fnmatch patterns are accessible ('*' also matches '/').",
+      "default": []
+    },
+    "denied_patterns": {
+      "type": "array",
+      "items": {"type": "string"},
+      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, are always rejected.",
+      "default": []
+    },
+    "protected_patterns": {
+      "type": "array",
+      "items": {"type": "string"},
+      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, can be read but not written. An empty list disables protection.",
+      "default": [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*", "*/.git/*", "*/.env", "*/.env.*"]
+    },
+    "max_read_lines": {
+      "type": "integer",
+      "minimum": 1,
+      "description": "Lines read_file returns when the model gives no limit.",
+      "default": 2000
+    },
+    "max_read_chars": {
+      "type": ["integer", "null"],
+      "minimum": 1,
+      "description": "Cap on a whole read_file result in characters; the window ends on the last complete line that fits. Null: no cap.",
+      "default": null
+    },
+    "max_list_results": {
+      "type": "integer",
+      "minimum": 1,
+      "description": "Maximum entries list_directory returns.",
+      "default": 1000
+    },
+    "max_search_results": {
+      "type": "integer",
+      "minimum": 1,
+      "description": "Maximum matching lines search_files and grep return.",
+      "default": 1000
+    },
+    "max_find_results": {
+      "type": "integer",
+      "minimum": 1,
+      "description": "Maximum paths find_files and list_files return.",
+      "default": 1000
+    },
+    "read_only": {
+      "type": "boolean",
+      "description": "Keep only the tools that cannot change the tree (read_file, list_directory, search_files, find_files, file_info, list_files, grep).",
+      "default": false
+    },
+    "content_hashes": {
+      "type": "boolean",
+      "description": "Report content hashes in read and write results and accept expected_hash for optimistic concurrency.",
+      "default": true
+    },
+    "tools": {
+      "type": "array",
+      "items": {
+        "enum": ["read_file", "write_file", "edit_file", "list_directory", "search_files", "find_files", "create_directory", "file_info", "list_files", "grep"]
+      },
+      "description": "Tools to register. list_files and grep need ripgrep (rg) on PATH.",
+      "default": ["read_file", "write_file", "edit_file", "list_directory", "search_files", "find_files", "create_directory", "file_info"]
+    }
+  }
+}`

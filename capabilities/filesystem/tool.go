@@ -1,0 +1,133 @@
+package filesystem
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// tool adapts a function to capabilities.Tool.
+type tool struct {
+	name, description string
+	params            map[string]any
+	call              func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+func (t *tool) Name() string               { return t.name }
+func (t *tool) Description() string        { return t.description }
+func (t *tool) Parameters() map[string]any { return t.params }
+func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	return t.call(ctx, args)
+}
+
+// object returns the JSON Schema of a tool's arguments.
+func object(props map[string]any, required ...string) map[string]any {
+	if required == nil {
+		required = []string{}
+	}
+	return map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             required,
+		"additionalProperties": false,
+	}
+}
+
+func param(typ, description string) map[string]any {
+	return map[string]any{"type": typ, "description": description}
+}
+
+// decodeArgs unmarshals a tool call's arguments into v, a pointer to a struct
+// whose json tags name the parameters. A field whose tag lacks ",omitempty" is
+// required; null counts as missing. Every failure is a *capabilities.RetryError
+// that names the argument and says what was expected, so the model can fix
+// its call.
+func decodeArgs(raw json.RawMessage, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = []byte("{}")
+	}
+	var given map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &given); err != nil {
+		return capabilities.Retry("Invalid arguments: expected a JSON object of named arguments.")
+	}
+	spec := argSpecOf(reflect.TypeOf(v).Elem())
+	var unknown []string
+	for k := range given {
+		if !slices.Contains(spec.names, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return capabilities.Retry("Unknown argument %s. Expected: %s.", pyRepr(unknown[0]), strings.Join(spec.names, ", "))
+	}
+	for _, name := range spec.required {
+		if val, ok := given[name]; !ok || bytes.Equal(bytes.TrimSpace(val), []byte("null")) {
+			return capabilities.Retry("Missing required argument %s.", pyRepr(name))
+		}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return capabilities.Retry("Argument %s must be %s, got %s.", pyRepr(te.Field), jsonKind(te.Type), te.Value)
+		}
+		return capabilities.Retry("Invalid arguments: %v.", err)
+	}
+	return nil
+}
+
+type argSpec struct {
+	names, required []string
+}
+
+var argSpecs sync.Map // reflect.Type -> argSpec
+
+func argSpecOf(t reflect.Type) argSpec {
+	if s, ok := argSpecs.Load(t); ok {
+		return s.(argSpec)
+	}
+	var s argSpec
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		s.names = append(s.names, name)
+		if !strings.Contains(opts, "omitempty") {
+			s.required = append(s.required, name)
+		}
+	}
+	argSpecs.Store(t, s)
+	return s
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	default:
+		return "an object"
+	}
+}

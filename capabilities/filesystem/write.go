@@ -1,0 +1,152 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+func init() { registerTool(ToolWriteFile, newWriteFile) }
+
+type writeArgs struct {
+	Path         string  `json:"path"`
+	Content      string  `json:"content"`
+	ExpectedHash *string `json:"expected_hash,omitempty"`
+}
+
+func newWriteFile(fs *FS) capabilities.Tool {
+	props := map[string]any{
+		"path":    param("string", "Path of the file, relative to the working directory. The parent directory must exist."),
+		"content": param("string", "The complete new content of the file."),
+	}
+	if fs.hashes() {
+		props["expected_hash"] = param("string",
+			"Hash the file must still have (from read_file or file_info); the write is refused if it changed since.")
+	}
+	return &tool{
+		name: ToolWriteFile,
+		description: "Create a file or replace its whole content. Prefer edit_file to change part of an existing file." +
+			hashNote(fs, " Pass expected_hash to make sure you are not overwriting changes you have not seen."),
+		params: object(props, "path", "content"),
+		call:   fs.writeFile,
+	}
+}
+
+func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error) {
+	var args writeArgs
+	if err := decodeArgs(raw, &args); err != nil {
+		return "", err
+	}
+	if args.ExpectedHash != nil && !fs.hashes() {
+		return "", capabilities.Retry("Unknown argument 'expected_hash'. Expected: path, content.")
+	}
+	rel, err := fs.resolve(args.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := fs.checkWrite(rel); err != nil {
+		return "", err
+	}
+	exists, err := fs.checkWriteTarget(args.Path, rel)
+	if err != nil {
+		return "", err
+	}
+
+	// What the change is checked against: the current hash when the model
+	// gave one to compare, and the current content when a listener is shown
+	// the diff (and approves exactly that).
+	emitting := capabilities.Emitting(ctx)
+	var (
+		snap     snapshot
+		readable bool
+		guard    string
+	)
+	if exists && (args.ExpectedHash != nil || emitting) {
+		snap, err = fs.readSnapshot(rel, false)
+		switch {
+		case err == nil:
+			readable = true
+		case errors.Is(err, syscall.EACCES) && args.ExpectedHash == nil:
+			// Announced without content and written without a guard.
+		case errors.Is(err, syscall.ENOENT):
+			exists = false // deleted since: announced and guarded as new
+		default:
+			return "", writeOpenError(args.Path, rel, err, true)
+		}
+	}
+	if args.ExpectedHash != nil && exists {
+		if snap.hash != *args.ExpectedHash {
+			return "", conflict(args.Path, *args.ExpectedHash, snap.hash)
+		}
+		guard = snap.hash
+	}
+	if emitting {
+		var diff string
+		var truncated bool
+		switch {
+		case !exists:
+			guard = absentHash
+			diff, truncated = unifiedDiff("", args.Content, rel)
+		case !readable || snap.data == nil:
+			guard = snap.hash // "" when unreadable: nothing to guard with
+			diff, truncated = diffHeadersOnly(rel), true
+		default:
+			guard = snap.hash
+			diff, truncated = unifiedDiff(decodeUTF8Replace(snap.data), args.Content, rel)
+		}
+		refusal, err := fs.announce(ctx, rel, OpWrite, diff, truncated)
+		if err != nil || refusal != "" {
+			return refusal, err
+		}
+		if err := fs.recheck(args.Path, rel); err != nil {
+			return "", err
+		}
+	}
+
+	data := []byte(args.Content)
+	if err := fs.writeThrough(args.Path, rel, data, guard, true); err != nil {
+		return "", err
+	}
+	hash := contentHash(data)
+	if err := fs.emit(ctx, &FileWrittenEvent{EventBase: fs.base(ctx, rel), ContentHash: hash}); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("Wrote %d chars (%d lines) to %s.", runeCount(args.Content), lineCount(args.Content), args.Path)
+	if fs.hashes() {
+		msg += " [hash:" + hash + "]"
+	}
+	return msg, nil
+}
+
+// checkWriteTarget refuses a target that exists but is not a regular file,
+// or whose parent is missing or not a directory, and says whether it exists.
+func (fs *FS) checkWriteTarget(path, rel string) (bool, error) {
+	st, err := fs.lstat(rel)
+	switch {
+	case err == nil && st.Mode().IsRegular():
+		return true, nil
+	case err == nil:
+		return false, capabilities.Retry("Path %s exists and is not a regular file.", pyRepr(path))
+	case errors.Is(err, syscall.ELOOP):
+		return false, changedToSymlink(path)
+	case !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
+		return false, osError(err)
+	}
+	parent, _ := split(rel)
+	pst, err := fs.lstat(parent)
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
+		return false, missingParent(rel)
+	case errors.Is(err, syscall.ELOOP):
+		return false, changedToSymlink(path)
+	case err != nil:
+		return false, osError(err)
+	case !pst.IsDir():
+		return false, capabilities.Retry("Path %s has a parent that is not a directory.", pyRepr(path))
+	}
+	return false, nil
+}
