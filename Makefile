@@ -1,0 +1,35 @@
+# agentspec's everyday commands. `make help` lists them.
+GO      ?= go
+BIN     ?= bin/agentspec
+PKGS    ?= ./...
+
+.PHONY: help build test lint bench schema demo tools clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/agentspec
+	$(GO) build -o $(BIN) ./cmd/agentspec
+
+tools: ## install what the tests need (ripgrep) when it is missing
+	@scripts/ensure-tools.sh
+
+test: tools ## run every test, with the race detector, in random order
+	$(GO) test -race -shuffle=on -count=1 $(PKGS)
+
+lint: ## go vet, gofmt and go mod tidy must all be clean
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
+
+bench: tools ## benchmarks, with ratios against their anchors (ripgrep) measured in the same run
+	scripts/bench.sh
+
+schema: ## write the composed JSON Schema to agentspec.schema.json
+	$(GO) run ./cmd/agentspec schema > agentspec.schema.json
+
+demo: ## run the quickstart agent offline (scripted model, no API key) in a scratch copy of its workspace
+	scripts/demo.sh
+
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,107 @@
+// Package cli is the agentspec command line. cmd/agentspec is a two-line main
+// over it; a program that registers its own capability types calls Main too
+// and gets the same CLI.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Main runs the CLI with the given arguments and streams and returns the exit
+// code. Programs that register their own capability types call it from their
+// own main, so they get the same CLI.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			printError(stderr, ee.err)
+		}
+		return ee.code
+	}
+	// Anything cobra itself rejects (unknown command or flag, wrong arity) is usage.
+	printError(stderr, err)
+	return exitUsage
+}
+
+// printError writes err for a person: spec problems one FILE:LINE:COL line
+// each, anything else on one line after the program's name.
+func printError(w io.Writer, err error) {
+	var list spec.Errors
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintln(w, e)
+		}
+		return
+	}
+	fmt.Fprintln(w, "agentspec:", err)
+}
+
+// Exit codes shared by the commands.
+const (
+	exitOK        = 0
+	exitFailure   = 1 // invalid spec, failed run, fatal tool error
+	exitUsage     = 2 // bad flags or arguments, unloadable spec for commands that need one
+	exitToolRetry = 3 // a tool answered with an error the model could correct
+)
+
+// exitError carries an exit code out of a command. A nil err means the
+// command already reported what went wrong.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
+
+// commands holds the constructors of the subcommands; each command's file adds
+// its own in init, so the root command needs no list to keep in step.
+var commands []func() *cobra.Command
+
+func addCommand(f func() *cobra.Command) { commands = append(commands, f) }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentspec",
+		Short:         "Validate and run declarative agent specs",
+		Long:          "agentspec runs agents described in agent.yaml: a model, instructions, capabilities such as FileSystem,\nan output schema and workspace settings.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	for _, f := range commands {
+		root.AddCommand(f())
+	}
+	return root
+}

@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// runCLI runs the CLI in-process and returns its exit code and output.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Main(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
+
+// A capability whose only tool fails fatally, to see exit status 1.
+func init() {
+	capabilities.MustRegister(capabilities.Type{
+		Name: "TestBroken",
+		New: func(context.Context, capabilities.Args) (capabilities.Capability, error) {
+			return brokenCapability{}, nil
+		},
+	})
+}
+
+type brokenCapability struct{}
+
+func (brokenCapability) Tools(context.Context) ([]capabilities.Tool, error) {
+	return []capabilities.Tool{brokenTool{}}, nil
+}
+
+type brokenTool struct{}
+
+func (brokenTool) Name() string               { return "explode" }
+func (brokenTool) Description() string        { return "Always fails." }
+func (brokenTool) Parameters() map[string]any { return map[string]any{"type": "object"} }
+func (brokenTool) Call(context.Context, json.RawMessage) (string, error) {
+	return "", errors.New("disk on fire")
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\ncapabilities:\n  - FileSystem: ./ws\n")
+	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), "model: openai:gpt-4.1\ninstructons: hi\nmax_tool_rounds: 0\n")
+
+	code, stdout, stderr := runCLI(t, "", "validate", good)
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Empty(t, stderr)
+
+	code, _, stderr = runCLI(t, "", "validate", good, bad)
+	assert.Equal(t, 1, code)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	require.Len(t, lines, 2, stderr)
+	assert.True(t, strings.HasPrefix(lines[0], bad+":2:1: "), lines[0])
+	assert.Contains(t, lines[0], `"instructions"`)
+	assert.True(t, strings.HasPrefix(lines[1], bad+":3:18: "), lines[1])
+
+	code, _, stderr = runCLI(t, "", "validate", filepath.Join(dir, "missing.yaml"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "missing.yaml")
+
+	code, _, _ = runCLI(t, "", "validate")
+	assert.Equal(t, 2, code, "no file is a usage error")
+}
+
+func TestValidateJSON(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\n")
+	bad := writeFile(t, filepath.Join(dir, "bad.json"), "{\"model\": 3}")
+
+	code, stdout, stderr := runCLI(t, "", "validate", "--format", "json", good, bad)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stderr)
+	var report struct {
+		Valid bool
+		Files []struct {
+			File     string
+			Valid    bool
+			Problems []struct {
+				File         string
+				Line, Column int
+				Message      string
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	assert.False(t, report.Valid)
+	require.Len(t, report.Files, 2)
+	assert.True(t, report.Files[0].Valid)
+	assert.Empty(t, report.Files[0].Problems)
+	assert.False(t, report.Files[1].Valid)
+	require.Len(t, report.Files[1].Problems, 1)
+	p := report.Files[1].Problems[0]
+	assert.Equal(t, bad, p.File)
+	assert.Equal(t, 1, p.Line)
+	assert.Equal(t, 11, p.Column)
+	assert.Contains(t, p.Message, "model")
+
+	code, _, stderr = runCLI(t, "", "validate", "--format", "xml", good)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--format must be text or json")
+}
+
+func TestSchemaPrintsEveryRegisteredType(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "schema")
+	require.Equal(t, 0, code, stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	assert.Contains(t, stdout, `"FileSystem"`)
+	assert.Contains(t, stdout, `"TestBroken"`)
+	assert.Contains(t, stdout, `"max_read_lines"`)
+}
+
+func TestToolsListsTheSpecsTools(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "capabilities:\n  - FileSystem: {root_dir: ws, read_only: true, tools: [read_file, grep, write_file]}\n")
+
+	code, stdout, stderr := runCLI(t, "", "tools", "--workspace", dir, "--format", "json", file)
+	require.Equal(t, 0, code, stderr)
+	var tools []struct {
+		Name       string
+		Parameters map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &tools))
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+		assert.Equal(t, "object", tl.Parameters["type"], tl.Name)
+	}
+	assert.Equal(t, []string{"read_file", "grep"}, names, "reference order, read-only filtered")
+
+	code, stdout, _ = runCLI(t, "", "tools", "--workspace", dir, file)
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "read_file\n    ")
+	assert.Contains(t, stdout, "parameters: {")
+}
+
+func TestToolsReportsFactoryErrorsAtTheirPosition(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "capabilities:\n  - FileSystem:\n      root_dir: does-not-exist\n")
+	code, _, stderr := runCLI(t, "", "tools", "--workspace", dir, file)
+	assert.Equal(t, 2, code)
+	assert.True(t, strings.HasPrefix(stderr, file+":3:17: "), stderr)
+}
+
+func TestToolCallsAToolByHand(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "hello.txt"), "Hello, world!\n")
+
+	code, stdout, stderr := runCLI(t, "", "tool", "--root", root, "read_file", `{"path": "hello.txt"}`)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "[hello.txt | 1 lines | hash:d9014c462484]\n     1\tHello, world!\n", stdout)
+
+	// Arguments from stdin.
+	code, stdout, _ = runCLI(t, `{"path": "hello.txt"}`, "tool", "--root", root, "file_info", "-")
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "hash: d9014c462484")
+
+	// A correctable error: exit 3, message on stderr.
+	code, stdout, stderr = runCLI(t, "", "tool", "--root", root, "read_file", `{"path": "missing.txt"}`)
+	assert.Equal(t, 3, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "File not found: missing.txt\n", stderr)
+}
+
+type toolJSON struct {
+	Tool   string
+	OK     bool
+	Retry  bool
+	Output string
+	Error  string
+	Events []map[string]any
+}
+
+func TestToolJSONWithEventsAndCancel(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), "one\n")
+
+	code, stdout, stderr := runCLI(t, "", "tool", "--root", root, "--json", "write_file", `{"path": "b.txt", "content": "new\n"}`)
+	require.Equal(t, 0, code, stderr)
+	var r toolJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r), stdout)
+	assert.True(t, r.OK)
+	assert.Equal(t, "Wrote 4 chars (1 lines) to b.txt. [hash:7aa7a5359173]", r.Output)
+	require.Len(t, r.Events, 2)
+	assert.Equal(t, "file_system.file_change_request", r.Events[0]["kind"])
+	assert.Equal(t, "file_system.file_written", r.Events[1]["kind"])
+	assert.Equal(t, "b.txt", r.Events[1]["path"])
+	assert.Equal(t, "7aa7a5359173", r.Events[1]["content_hash"])
+
+	code, stdout, _ = runCLI(t, "", "tool", "--root", root, "--json", "--cancel-changes", "not today", "edit_file",
+		`{"path": "a.txt", "old_text": "one", "new_text": "two"}`)
+	require.Equal(t, 0, code, "a cancelled change is a success")
+	r = toolJSON{}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+	assert.Equal(t, "['a.txt' was not edited: not today]", r.Output)
+	require.Len(t, r.Events, 1)
+	assert.Equal(t, true, r.Events[0]["cancelled"])
+	got, err := os.ReadFile(filepath.Join(root, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\n", string(got), "nothing was written")
+
+	code, stdout, _ = runCLI(t, "", "tool", "--root", root, "--json", "read_file", `{"path": "../outside"}`)
+	assert.Equal(t, 3, code)
+	r = toolJSON{}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+	assert.True(t, r.Retry)
+	assert.False(t, r.OK)
+	assert.Equal(t, "Path '../outside' resolves outside the root directory.", r.Error)
+	assert.Empty(t, r.Events, "a refused operation emits nothing")
+}
+
+func TestToolExitCodes(t *testing.T) {
+	root := t.TempDir()
+	dir := t.TempDir()
+	broken := writeFile(t, filepath.Join(dir, "broken.yaml"), "capabilities:\n  - TestBroken\n")
+
+	code, _, stderr := runCLI(t, "", "tool", "--spec", broken, "explode")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "disk on fire\n", stderr)
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown tool", []string{"tool", "--root", root, "read_fil"}, `unknown tool "read_fil"`},
+		{"args not JSON", []string{"tool", "--root", root, "read_file", "{path"}, "ARGS_JSON must be one JSON object"},
+		{"args not an object", []string{"tool", "--root", root, "read_file", "[1]"}, "ARGS_JSON must be one JSON object"},
+		{"root and spec", []string{"tool", "--root", root, "--spec", broken, "explode"}, "--root and --spec"},
+		{"missing root", []string{"tool", "--root", filepath.Join(root, "nope"), "read_file"}, "--root"},
+		{"bad spec", []string{"tool", "--spec", filepath.Join(dir, "nope.yaml"), "read_file"}, "nope.yaml"},
+		{"no tool", []string{"tool"}, "arg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", tt.args...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runCLI(t, "", "version")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(stdout, "agentspec "), stdout)
+}

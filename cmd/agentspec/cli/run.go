@@ -1,0 +1,518 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/providers"
+	"github.com/agentspec/agentspec/spec"
+)
+
+func init() { addCommand(newRunCmd) }
+
+type runFlags struct {
+	input     string
+	inputFile string
+	vars      []string
+	workspace string
+	output    string
+	events    string
+	record    string
+	replay    string
+	approve   bool
+	quiet     bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run SPEC [-]",
+		Short: "Run an agent spec",
+		Long: `Run loads SPEC, builds its capabilities and runs the agent until the model gives its final
+answer, which is printed on stdout. The input (the user message) comes from --input, from
+--input-file, or from stdin when the argument - is given; without one, the instructions alone
+drive the run. --var fills the instructions' {{name}} placeholders.
+
+Progress goes to stderr as the run goes: one line per tool call with its duration, then a
+usage summary. -q silences it.
+
+With an output_schema, or with --output json, stdout gets {"output": ..., "usage": ...}, the
+output being the answer's JSON value when the spec has a schema; --output text prints the
+answer alone.
+
+--approve asks on the terminal before each file change, showing its diff; answering no
+cancels the change and tells the model so. --events writes every event as JSON lines.
+--record and --replay save a provider conversation to a file and play it back offline.
+
+Exit status: 0 on success, 1 when the run fails, 2 on usage errors or a spec that cannot be
+loaded.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error { return runSpec(cmd, f, args) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.input, "input", "", "the user message")
+	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
+	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
+	fl.StringVar(&f.workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
+	fl.StringVar(&f.output, "output", "", "output format: text or json (default: json with an output_schema, text otherwise)")
+	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
+	fl.StringVar(&f.record, "record", "", "record the provider's HTTP exchanges to this file")
+	fl.StringVar(&f.replay, "replay", "", "answer the model's requests from a recording instead of the network")
+	fl.BoolVar(&f.approve, "approve", false, "ask before each file change, showing its diff")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or usage on stderr")
+	return cmd
+}
+
+func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ctx := cmd.Context()
+
+	if err := f.check(args); err != nil {
+		return exitWith(exitUsage, err)
+	}
+	vars, err := parseVars(f.vars)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	input, err := f.readInput(stdin, args)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	s, err := spec.LoadFile(args[0])
+	if err != nil {
+		return specError(err)
+	}
+	dir, err := workspaceDir(f.workspace)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+
+	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithWorkspace(dir)}
+	var progress *progress
+	if !f.quiet {
+		progress = newProgress(stderr)
+		opts = append(opts, runtime.WithListener(progress.listen))
+	}
+	if f.approve {
+		a := &approver{in: bufio.NewReader(stdin), out: stderr, progress: progress, echo: !isTerminal(stdin)}
+		opts = append(opts, runtime.WithListener(a.listen))
+	}
+	events, finishEvents, err := openEvents(f.events)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if events != nil {
+		opts = append(opts, runtime.WithListener(events))
+	}
+	transport, closeTransport, err := f.transport()
+	if err != nil {
+		_ = finishEvents()
+		return exitWith(exitUsage, err)
+	}
+	opts = append(opts, runtime.WithProviderOptions(providers.Options{Transport: transport}))
+
+	res, err := runtime.Run(ctx, s, opts...)
+	// The recording and the event log are kept whatever the outcome: they
+	// are what explains a failed run.
+	if ferr := errors.Join(closeTransport(), finishEvents()); ferr != nil && err == nil {
+		err = ferr
+	}
+	if progress != nil {
+		progress.summary(res)
+	}
+	var specErrs spec.Errors
+	switch {
+	case errors.As(err, &specErrs):
+		// A capability could not be built from its options: a spec problem,
+		// reported as FILE:LINE:COL lines like the loader's.
+		return specError(err)
+	case err != nil:
+		return exitWith(exitFailure, runError(err))
+	}
+	return printResult(stdout, f.output, s, res)
+}
+
+// check rejects contradictory flags before anything is read.
+func (f runFlags) check(args []string) error {
+	stdinInput := f.inputFile == "-"
+	if len(args) == 2 {
+		if args[1] != "-" {
+			return fmt.Errorf("unexpected argument %q: the only argument after SPEC is - (read the input from stdin)", args[1])
+		}
+		stdinInput = true
+	}
+	sources := 0
+	for _, set := range []bool{f.input != "", f.inputFile != "", len(args) == 2} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources > 1:
+		return errors.New("give the input one way: --input, --input-file or - (stdin)")
+	case f.output != "" && f.output != "text" && f.output != "json":
+		return fmt.Errorf("--output must be text or json, not %q", f.output)
+	case f.record != "" && f.replay != "":
+		return errors.New("--record and --replay cannot be used together")
+	case f.approve && stdinInput:
+		return errors.New("--approve reads the answers from stdin, so the input cannot come from stdin too")
+	}
+	return nil
+}
+
+func (f runFlags) readInput(stdin io.Reader, args []string) (string, error) {
+	switch {
+	case f.input != "":
+		return f.input, nil
+	case f.inputFile == "-" || len(args) == 2:
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", fmt.Errorf("reading the input from stdin: %w", err)
+		}
+		return string(b), nil
+	case f.inputFile != "":
+		b, err := os.ReadFile(f.inputFile)
+		if err != nil {
+			return "", fmt.Errorf("--input-file: %w", err)
+		}
+		return string(b), nil
+	}
+	return "", nil
+}
+
+// openEvents opens the --events file. The listener is nil when there is no
+// file; finish flushes and closes it.
+func openEvents(path string) (listener capabilities.Listener, finish func() error, err error) {
+	if path == "" {
+		return nil, func() error { return nil }, nil
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--events: %w", err)
+	}
+	w := bufio.NewWriter(file)
+	finish = func() error {
+		if err := errors.Join(w.Flush(), file.Close()); err != nil {
+			return fmt.Errorf("--events: %w", err)
+		}
+		return nil
+	}
+	return runtime.JSONLines(w), finish, nil
+}
+
+// transport returns the HTTP transport for --record or --replay (nil for the
+// default) and the function that finishes it: a recording is written when
+// the run ends.
+func (f runFlags) transport() (http.RoundTripper, func() error, error) {
+	none := func() error { return nil }
+	switch {
+	case f.record != "":
+		rec, err := providers.NewRecorder(f.record, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--record: %w", err)
+		}
+		return rec, func() error {
+			if err := rec.Close(); err != nil {
+				return fmt.Errorf("--record: %w", err)
+			}
+			return nil
+		}, nil
+	case f.replay != "":
+		rep, err := providers.NewReplayer(f.replay)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--replay: %w", err)
+		}
+		return rep, none, nil
+	}
+	return nil, none, nil
+}
+
+// parseVars reads --var name=value flags.
+func parseVars(flags []string) (map[string]string, error) {
+	vars := make(map[string]string, len(flags))
+	for _, kv := range flags {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("--var %q: want name=value", kv)
+		}
+		vars[strings.TrimSpace(name)] = value
+	}
+	return vars, nil
+}
+
+// runError makes a failed run's error one line, with a hint where the fix is
+// on the command line.
+func runError(err error) error {
+	var missing *runtime.MissingVarError
+	switch {
+	case errors.As(err, &missing):
+		return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])
+	case errors.Is(err, runtime.ErrInterrupted):
+		return runtime.ErrInterrupted
+	}
+	return errors.New(providers.Describe(err))
+}
+
+// printResult writes the answer: the text alone, or {"output", "usage"}.
+func printResult(w io.Writer, format string, s *spec.Spec, res *runtime.Result) error {
+	hasSchema := res.JSON != nil
+	if format == "" {
+		format = "text"
+		if len(s.OutputSchema) > 0 {
+			format = "json"
+		}
+	}
+	if format == "text" {
+		out := res.Output
+		if hasSchema {
+			out = string(res.JSON)
+		}
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		_, err := io.WriteString(w, out)
+		return err
+	}
+	output, err := json.Marshal(res.Output)
+	if err != nil {
+		return exitWith(exitFailure, err)
+	}
+	if hasSchema {
+		output = res.JSON
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Output json.RawMessage `json:"output"`
+		Usage  runtime.Usage   `json:"usage"`
+	}{output, res.Usage})
+}
+
+// progress reports a run on stderr: a line per tool call, the retries, and a
+// live status line while the model thinks when stderr is a terminal.
+type progress struct {
+	mu     sync.Mutex
+	w      io.Writer
+	live   bool // stderr is a terminal
+	status bool // a status line is showing
+
+	pending pendingCall // the call whose result is awaited
+}
+
+func newProgress(w io.Writer) *progress {
+	return &progress{w: w, live: isTerminal(w)}
+}
+
+// isTerminal reports whether v, a stream, is a terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// pendingCall remembers a tool call until its result arrives.
+type pendingCall struct {
+	name, summary string
+}
+
+func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev := ev.(type) {
+	case runtime.ModelRequest:
+		if p.live {
+			p.clearStatus()
+			fmt.Fprintf(p.w, "  waiting for the model (request %d)…", ev.Request)
+			p.status = true
+		}
+	case runtime.ModelResponse:
+		p.clearStatus()
+	case runtime.ToolCall:
+		if p.live {
+			p.clearStatus()
+			fmt.Fprintf(p.w, "  %s %s…", ev.Name, summarizeArgs(ev.Args))
+			p.status = true
+		}
+		p.pending = pendingCall{ev.Name, summarizeArgs(ev.Args)}
+	case runtime.ToolResult:
+		p.clearStatus()
+		line := fmt.Sprintf("  %s", ev.Name)
+		if p.pending.name == ev.Name && p.pending.summary != "" {
+			line += " " + p.pending.summary
+		}
+		line += "  " + formatDuration(ev.Duration)
+		switch ev.Status {
+		case runtime.ToolRetry:
+			line += "  error: " + oneLine(ev.Message)
+		case runtime.ToolFatal:
+			line += "  failed: " + oneLine(ev.Message)
+		}
+		fmt.Fprintln(p.w, line)
+	case runtime.Retry:
+		if ev.Type != runtime.RetryTool {
+			p.clearStatus()
+			fmt.Fprintf(p.w, "  answer rejected (attempt %d of %d): %s\n", ev.Attempt, ev.Limit, oneLine(ev.Message))
+		}
+	case runtime.LimitReached:
+		p.clearStatus()
+		fmt.Fprintf(p.w, "  %s (%d) reached: asking for the final answer\n", ev.Limit, ev.Value)
+	}
+	return nil
+}
+
+func (p *progress) clearStatus() {
+	if p.status {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.status = false
+	}
+}
+
+// pause clears the status line before someone else writes to the terminal.
+func (p *progress) pause() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearStatus()
+}
+
+// summary prints what the run consumed.
+func (p *progress) summary(res *runtime.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearStatus()
+	if res == nil {
+		return
+	}
+	u := res.Usage
+	fmt.Fprintf(p.w, "%s, %d input + %d output tokens, %s, %s\n",
+		plural(u.Requests, "model request"), u.InputTokens, u.OutputTokens,
+		plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// formatDuration prints a duration short: 0.4ms, 12.3ms, 2.1s.
+func formatDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+// summarizeArgs picks what identifies a tool call on one line: its path and
+// pattern when it has them, else its first string argument.
+func summarizeArgs(args json.RawMessage) string {
+	var fields map[string]any
+	if json.Unmarshal(args, &fields) != nil {
+		return ""
+	}
+	var parts []string
+	for _, key := range []string{"path", "pattern"} {
+		if s, ok := fields[key].(string); ok && s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if s, ok := fields[k].(string); ok && s != "" {
+				parts = append(parts, s)
+				break
+			}
+		}
+	}
+	return clip(oneLine(strings.Join(parts, " ")), 60)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// approver asks before each file change.
+type approver struct {
+	in       *bufio.Reader
+	out      io.Writer
+	progress *progress // paused while asking; nil with -q
+	echo     bool      // the answers do not come from a terminal: show them
+}
+
+func (a *approver) listen(_ context.Context, ev capabilities.Event) error {
+	req, ok := ev.(*filesystem.FileChangeRequestEvent)
+	if !ok {
+		return nil
+	}
+	a.progress.pause()
+	what := map[string]string{
+		filesystem.OpWrite:           "write",
+		filesystem.OpEdit:            "edit",
+		filesystem.OpCreateDirectory: "create the directory",
+	}[req.Operation]
+	if what == "" {
+		what = req.Operation
+	}
+	fmt.Fprintf(a.out, "\nThe agent wants to %s %s:\n", what, req.Path)
+	if req.Diff != "" {
+		fmt.Fprintln(a.out, indentLines(req.Diff, "  "))
+	}
+	if req.Truncated {
+		fmt.Fprintln(a.out, "  (diff truncated)")
+	}
+	fmt.Fprint(a.out, "Apply this change? [y/N] ")
+	answer, err := a.in.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	answer = strings.TrimSpace(answer)
+	if a.echo || errors.Is(err, io.EOF) {
+		fmt.Fprintln(a.out, answer)
+	}
+	switch strings.ToLower(answer) {
+	case "y", "yes":
+		return nil
+	}
+	req.Cancel("the user declined the change")
+	return nil
+}
+
+// indentLines puts prefix before every line of s.
+func indentLines(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}

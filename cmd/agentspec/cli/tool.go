@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
+)
+
+func init() { addCommand(newToolCmd) }
+
+type toolFlags struct {
+	spec          string
+	root          string
+	workspace     string
+	cancelChanges string
+	json          bool
+}
+
+func newToolCmd() *cobra.Command {
+	var f toolFlags
+	cmd := &cobra.Command{
+		Use:   "tool [--spec FILE | --root DIR] [--cancel-changes REASON] [--json] TOOL [ARGS_JSON | -]",
+		Short: "Call one tool by hand, as a run would",
+		Long: `Tool calls one tool the way a run calls it, events included, and prints what the model would see.
+
+Without --spec it offers one FileSystem capability at --root (default ".") with all ten tools.
+With --spec it offers the tools of that spec's capabilities (no model needed); relative paths
+in their options resolve against --workspace (default: the current directory).
+
+ARGS_JSON is one JSON object of arguments; "-" reads it from stdin; absent means {}.
+--cancel-changes REASON cancels every file change request with REASON, so a write shows what
+it would change without changing anything.
+
+Output: the tool's text on stdout and errors on stderr, or with --json exactly one object
+{"tool", "ok", "retry", "output", "error", "events"} on stdout.
+Exit status: 0 success (a cancelled change is a success), 3 an error the model could correct,
+1 a fatal error, 2 a usage or spec error.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTool(cmd, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.spec, "spec", "", "offer the tools of this spec's capabilities")
+	fl.StringVar(&f.root, "root", ".", "root_dir of the FileSystem offered when there is no --spec")
+	fl.StringVar(&f.workspace, "workspace", "", "with --spec: directory relative capability paths resolve against")
+	fl.StringVar(&f.cancelChanges, "cancel-changes", "", "cancel every file change request with this reason")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object describing the call")
+	return cmd
+}
+
+// toolReport is what --json prints.
+type toolReport struct {
+	Tool   string            `json:"tool"`
+	OK     bool              `json:"ok"`
+	Retry  bool              `json:"retry"`
+	Output string            `json:"output"`
+	Error  string            `json:"error"`
+	Events []json.RawMessage `json:"events"`
+}
+
+func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
+	if f.spec != "" && cmd.Flags().Changed("root") {
+		return exitWith(exitUsage, errors.New("--root and --spec cannot be used together: the spec says where its roots are"))
+	}
+	ctx := cmd.Context()
+	tools, err := toolsFor(cmd, f)
+	if err != nil {
+		return err
+	}
+	name := args[0]
+	tool, ok := findTool(tools, name)
+	if !ok {
+		names := make([]string, 0, len(tools))
+		for _, t := range tools {
+			names = append(names, t.Name())
+		}
+		sort.Strings(names)
+		return exitWith(exitUsage, fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", ")))
+	}
+	raw, err := toolArgs(cmd.InOrStdin(), args[1:])
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+
+	report := toolReport{Tool: name, Events: []json.RawMessage{}}
+	var listenerErr error
+	listener := func(_ context.Context, ev capabilities.Event) error {
+		if f.cancelChanges != "" {
+			if c, ok := ev.(interface{ Cancel(string) }); ok {
+				c.Cancel(f.cancelChanges)
+			}
+		}
+		b, err := capabilities.MarshalEvent(ev)
+		if err != nil {
+			listenerErr = err
+			return err
+		}
+		report.Events = append(report.Events, b)
+		return nil
+	}
+	ctx = capabilities.WithListener(ctx, listener)
+	ctx = capabilities.WithCall(ctx, capabilities.CallInfo{ID: "cli", Tool: name})
+	out, callErr := tool.Call(ctx, raw)
+	if callErr == nil && listenerErr != nil {
+		callErr = listenerErr
+	}
+
+	code := exitOK
+	switch msg, retry := capabilities.AsRetry(callErr); {
+	case callErr == nil:
+		report.OK, report.Output = true, out
+	case retry:
+		report.Retry, report.Error = true, msg
+		code = exitToolRetry
+	default:
+		report.Error = callErr.Error()
+		code = exitFailure
+	}
+
+	if f.json {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(report); err != nil {
+			return exitWith(exitFailure, err)
+		}
+	} else if report.OK {
+		fmt.Fprint(cmd.OutOrStdout(), out)
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+	} else {
+		fmt.Fprintln(cmd.ErrOrStderr(), report.Error)
+	}
+	if code != exitOK {
+		return exitWith(code, nil)
+	}
+	return nil
+}
+
+// toolsFor returns the tools offered: those of --spec, or one FileSystem at
+// --root with every tool.
+func toolsFor(cmd *cobra.Command, f toolFlags) ([]capabilities.Tool, error) {
+	if f.spec != "" {
+		return specTools(cmd, f.spec, f.workspace)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, exitWith(exitFailure, err)
+	}
+	c, err := filesystem.New(filesystem.Options{RootDir: f.root, Tools: filesystem.AllToolNames}, wd)
+	if err != nil {
+		return nil, exitWith(exitUsage, fmt.Errorf("--root: %w", err))
+	}
+	tools, err := c.Tools(cmd.Context())
+	if err != nil {
+		return nil, exitWith(exitFailure, err)
+	}
+	return tools, nil
+}
+
+func findTool(tools []capabilities.Tool, name string) (capabilities.Tool, bool) {
+	for _, t := range tools {
+		if t.Name() == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// toolArgs reads the call's arguments: absent means {}, "-" reads stdin. They
+// must be one JSON object.
+func toolArgs(stdin io.Reader, args []string) (json.RawMessage, error) {
+	if len(args) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	data := []byte(args[0])
+	if args[0] == "-" {
+		var err error
+		if data, err = io.ReadAll(stdin); err != nil {
+			return nil, fmt.Errorf("reading arguments from stdin: %w", err)
+		}
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		return nil, fmt.Errorf("ARGS_JSON must be one JSON object, e.g. '{\"path\": \"notes.md\"}': %v", err)
+	}
+	return json.RawMessage(data), nil
+}

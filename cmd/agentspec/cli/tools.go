@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/spec"
+)
+
+func init() { addCommand(newToolsCmd) }
+
+func newToolsCmd() *cobra.Command {
+	var (
+		format    string
+		workspace string
+	)
+	cmd := &cobra.Command{
+		Use:   "tools SPEC",
+		Short: "List the tools a spec gives the model",
+		Long: `Tools loads SPEC, builds its capabilities as a run would (relative paths in their options
+resolve against --workspace, default the current directory) and lists every tool the model
+is offered, with its description and the JSON Schema of its parameters.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return exitWith(exitUsage, fmt.Errorf("--format must be text or json, not %q", format))
+			}
+			tools, err := specTools(cmd, args[0], workspace)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if format == "json" {
+				type toolDoc struct {
+					Name        string         `json:"name"`
+					Description string         `json:"description"`
+					Parameters  map[string]any `json:"parameters"`
+				}
+				docs := make([]toolDoc, 0, len(tools))
+				for _, t := range tools {
+					docs = append(docs, toolDoc{t.Name(), t.Description(), t.Parameters()})
+				}
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(docs)
+			}
+			for i, t := range tools {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				params, err := json.MarshalIndent(t.Parameters(), "    ", "  ")
+				if err != nil {
+					return exitWith(exitFailure, fmt.Errorf("tool %s: parameters: %w", t.Name(), err))
+				}
+				fmt.Fprintf(out, "%s\n    %s\n    parameters: %s\n", t.Name(), indent(t.Description(), "    "), params)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
+	return cmd
+}
+
+// specTools loads a spec and returns the tools of all its capabilities, in
+// spec order. Errors are exitErrors: spec problems exit 2 with FILE:LINE:COL lines.
+func specTools(cmd *cobra.Command, file, workspace string) ([]capabilities.Tool, error) {
+	s, err := spec.LoadFile(file)
+	if err != nil {
+		return nil, specError(err)
+	}
+	dir, err := workspaceDir(workspace)
+	if err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	caps, err := spec.Instantiate(cmd.Context(), s, capabilities.Default(), dir)
+	if err != nil {
+		return nil, specError(err)
+	}
+	var tools []capabilities.Tool
+	for _, c := range caps {
+		ts, err := c.Tools(cmd.Context())
+		if err != nil {
+			return nil, exitWith(exitFailure, err)
+		}
+		tools = append(tools, ts...)
+	}
+	return tools, nil
+}
+
+// specError turns a loader error into a usage exit whose message lists every
+// FILE:LINE:COL problem on its own line.
+func specError(err error) error {
+	return exitWith(exitUsage, err)
+}
+
+func workspaceDir(dir string) (string, error) {
+	if dir == "" {
+		return os.Getwd()
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("workspace %s is not a directory", dir)
+	}
+	return dir, nil
+}
+
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}

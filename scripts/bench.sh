@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs agentspec's benchmarks. Each figure that has a target is reported as a
+# ratio against its anchor measured in the same run (ripgrep for the walkers,
+# os.ReadFile for read_file), or as a per-operation cost for the in-process
+# paths (spec loading, one tool round of the agent loop, cache keys).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+
+echo "== FileSystem walkers against ripgrep"
+scripts/bench-rg.sh
+echo
+
+echo "== read_file and a 100,000-file tree"
+"$GO" test -run '^$' -bench 'ReadFileSmall|LargeTree' -benchtime "${BENCHTIME_SMALL:-2000x}" ./capabilities/filesystem/
+echo
+
+echo "== spec loading, the agent loop, cache keys"
+"$GO" test -run '^$' -bench . -benchmem ./spec/ ./runtime/ ./runtime/cache/
