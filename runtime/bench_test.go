@@ -4,10 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime/script"
+	"github.com/agentspec/agentspec/spec"
 )
 
 // BenchmarkToolRounds measures the runtime's own overhead: a run whose
@@ -35,5 +42,118 @@ func BenchmarkToolRounds(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rounds), "ns/round")
 		})
+	}
+}
+
+// BenchmarkBatch1000 runs a batch of 1000 workspace jobs, 8 at a time, with
+// the script model: each job reads its input.txt, writes output.txt and reads
+// it back through FileSystem (three tool rounds), then answers. It reports
+// jobs/s and the peak of the live heap during the batch (peak-heap-MB,
+// sampled every few milliseconds). With the cache on, a first, untimed batch
+// fills the cache, and every timed batch is answered from it.
+func BenchmarkBatch1000(b *testing.B) {
+	const jobs, concurrency = 1000, 8
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cache=%v", cached), func(b *testing.B) {
+			dir := b.TempDir()
+			extra := ""
+			if cached {
+				extra = "cache: {dir: .cache}\n"
+			}
+			s, workspaces := benchBatchJobs(b, dir, jobs, extra)
+			opts := BatchOptions{Concurrency: concurrency}
+			if cached {
+				if _, err := Batch(context.Background(), s, workspaces, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			peak := sampleHeap()
+			b.ReportAllocs()
+			for b.Loop() {
+				sum, err := Batch(context.Background(), s, workspaces, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if sum.OK != jobs || (cached && sum.Cached != jobs) {
+					b.Fatalf("summary %+v", sum)
+				}
+			}
+			b.ReportMetric(float64(jobs*b.N)/b.Elapsed().Seconds(), "jobs/s")
+			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+func benchBatchJobs(b *testing.B, dir string, n int, specExtra string) (*spec.Spec, []string) {
+	b.Helper()
+	files := map[string]string{
+		"turns.yaml": `
+turns:
+  - tool_calls: [{name: read_file, arguments: {path: input.txt}}]
+    usage: {input_tokens: 120, output_tokens: 10}
+  - tool_calls: [{name: write_file, arguments: {path: output.txt, content: "The input, summarised.\n"}}]
+    usage: {input_tokens: 180, output_tokens: 20}
+  - tool_calls: [{name: read_file, arguments: {path: output.txt}}]
+    usage: {input_tokens: 220, output_tokens: 10}
+  - text: Done.
+    usage: {input_tokens: 260, output_tokens: 2}
+`,
+		"agent.yaml": "version: 1\nmodel: script:turns.yaml\ninstructions: Summarise input.txt into output.txt.\n" +
+			"capabilities: [FileSystem]\nworkspace:\n  input_globs: [input.txt]\n  expected_output_files: [output.txt]\n" + specExtra,
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := []byte(strings.Repeat("A line of the job's input.\n", 40))
+	workspaces := make([]string, n)
+	for i := range workspaces {
+		workspaces[i] = filepath.Join(dir, "jobs", fmt.Sprintf("%04d", i))
+		if err := os.MkdirAll(workspaces[i], 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(workspaces[i], "input.txt"), input, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s, workspaces
+}
+
+// sampleHeap samples the bytes of live and not yet swept heap objects until
+// the returned function is called, which reports the largest sample.
+func sampleHeap() (peak func() uint64) {
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var max atomic.Uint64
+	read := func() {
+		metrics.Read(samples)
+		if v := samples[0].Value.Uint64(); v > max.Load() {
+			max.Store(v)
+		}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			read()
+			select {
+			case <-tick.C:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		read()
+		return max.Load()
 	}
 }

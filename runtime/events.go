@@ -20,6 +20,8 @@ const (
 	KindToolResult    = "run.tool_result"
 	KindRetry         = "run.retry"
 	KindLimitReached  = "run.limit_reached"
+	KindCacheHit      = "run.cache_hit"
+	KindCacheWarning  = "run.cache_warning"
 )
 
 // ModelRequest is emitted before each request to the model.
@@ -78,6 +80,7 @@ const (
 	RetryTool       RetryKind = "tool"       // a tool call failed in a way the model can correct
 	RetryOutput     RetryKind = "output"     // the final answer did not match the output schema
 	RetryValidation RetryKind = "validation" // a validator rejected the final answer
+	RetryCheck      RetryKind = "check"      // an expected output file is missing or a workspace check failed
 )
 
 // Retry is emitted when the model is asked to correct itself.
@@ -96,12 +99,29 @@ type LimitReached struct {
 	Value int    `json:"value"`
 }
 
+// CacheHit is emitted when a run's result is replayed from the cache; the
+// model is not called.
+type CacheHit struct {
+	Key     string    `json:"key"`
+	Created time.Time `json:"created"` // when the entry was stored
+}
+
+// CacheWarning is emitted when the cache could not do its part: an entry
+// that could not be read (it is removed), a hit whose expected output files
+// are missing, a lookup or store that failed. The run goes on without the
+// cache; a warning never fails it.
+type CacheWarning struct {
+	Message string `json:"message"`
+}
+
 func (ModelRequest) Kind() string  { return KindModelRequest }
 func (ModelResponse) Kind() string { return KindModelResponse }
 func (ToolCall) Kind() string      { return KindToolCall }
 func (ToolResult) Kind() string    { return KindToolResult }
 func (Retry) Kind() string         { return KindRetry }
 func (LimitReached) Kind() string  { return KindLimitReached }
+func (CacheHit) Kind() string      { return KindCacheHit }
+func (CacheWarning) Kind() string  { return KindCacheWarning }
 
 // The MarshalJSON methods add the "kind" field; durations are written in
 // milliseconds.
@@ -164,6 +184,22 @@ func (e Retry) MarshalJSON() ([]byte, error) {
 
 func (e LimitReached) MarshalJSON() ([]byte, error) {
 	type plain LimitReached
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+func (e CacheHit) MarshalJSON() ([]byte, error) {
+	type plain CacheHit
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+func (e CacheWarning) MarshalJSON() ([]byte, error) {
+	type plain CacheWarning
 	return json.Marshal(struct {
 		Kind string `json:"kind"`
 		plain

@@ -7,6 +7,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/cache"
 	"github.com/agentspec/agentspec/runtime/providers"
 )
 
@@ -25,6 +26,8 @@ type config struct {
 	extra      []capabilities.Capability
 	providers  providers.Options
 	stream     func(ctx context.Context, text string) error
+	cache      *cache.Cache
+	noCache    bool
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -94,4 +97,24 @@ func WithProviderOptions(o providers.Options) Option { return func(c *config) { 
 // the text are filtered out. An error from f ends the run.
 func WithStreaming(f func(ctx context.Context, text string) error) Option {
 	return func(c *config) { c.stream = f }
+}
+
+// WithCache caches the run's result in c, whatever the spec's cache key
+// says; a nil c is WithoutCache. Without either option the spec decides:
+// `cache: true` is the default directory (cache.DefaultDir), `cache: {dir:
+// PATH}` a directory relative to the spec file's.
+//
+// What the cache would report through its WithWarn (an unreadable entry, a
+// hit whose expected output files are missing) is reported to the run's
+// listeners as CacheWarning events instead; c's own WithWarn is not called.
+//
+// The key names the spec's model reference: a model given with WithModel is
+// keyed as the one the spec names.
+func WithCache(c *cache.Cache) Option {
+	return func(cfg *config) { cfg.cache, cfg.noCache = c, c == nil }
+}
+
+// WithoutCache turns the cache off for the run, whatever the spec says.
+func WithoutCache() Option {
+	return func(cfg *config) { cfg.cache, cfg.noCache = nil, true }
 }

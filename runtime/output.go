@@ -146,9 +146,15 @@ func fencedBlock(s string) (string, bool) {
 // describeValidation turns a schema validation error into one line per
 // problem, without the schema's URL.
 func describeValidation(err error) error {
+	return fmt.Errorf("the response does not match the schema: %s", validationProblems(err))
+}
+
+// validationProblems lists the problems a validation error reports, joined
+// with "; ", without the schema's URL.
+func validationProblems(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Errorf("the response does not match the schema: %v", err)
+		return err.Error()
 	}
 	var lines []string
 	var walk func(e *jsonschema.ValidationError)
@@ -162,5 +168,5 @@ func describeValidation(err error) error {
 		}
 	}
 	walk(ve)
-	return fmt.Errorf("the response does not match the schema: %s", strings.Join(lines, "; "))
+	return strings.Join(lines, "; ")
 }

@@ -22,11 +22,18 @@
 //     with tools forbidden (tool_choice none). If it calls a tool anyway, no
 //     tool runs: text that came with the calls is taken as the answer, and
 //     without text the run fails with ErrToolsAfterLimit.
-//   - A final answer the output schema or a validator rejects is sent back
-//     with the reason; the model has MaxAttempts answers in all, each attempt
-//     with its own tool rounds.
+//   - A final answer the output schema, a workspace check (an expected
+//     output file that is missing, a check of a file's length, content or
+//     JSON) or a validator rejects is sent back with the reason; the model
+//     has MaxAttempts answers in all, each attempt with its own tool rounds.
 //   - A response that stopped for tool use but carries no readable call fails
 //     the run with ErrLostToolCalls rather than passing for a final answer.
+//
+// Each run works in one workspace (WithWorkspace), so a program may run many
+// jobs at once, none reaching outside its own directory; Batch does so for a
+// list of workspaces. With the result cache on (the spec's cache key, or
+// WithCache), a run over unchanged inputs is replayed without calling the
+// model.
 package runtime
 
 import (
@@ -85,8 +92,15 @@ type Result struct {
 	// Usage counts what the run consumed.
 	Usage Usage
 	// Transcript is the conversation: system message, user message, the
-	// assistant turns, tool results and feedback, and the final answer.
+	// assistant turns, tool results and feedback, and the final answer. A
+	// cached result has none.
 	Transcript []llms.MessageContent
+	// Cached is true when the result was replayed from the cache: the model
+	// was not called, and Usage counts nothing but the lookup's time.
+	Cached bool
+	// CacheKey is the key the result was found or stored under; "" when
+	// caching is off or the result could not be stored.
+	CacheKey string
 }
 
 // Usage counts what a run consumed.
@@ -107,19 +121,47 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 	}{plain(u), millis(u.Elapsed)})
 }
 
-// Run runs the spec to its final answer. The Result is returned even when the
-// run fails once the model was reached, so that its usage and transcript can
-// be reported.
-func Run(ctx context.Context, s *spec.Spec, opts ...Option) (res *Result, err error) {
-	if s == nil {
-		return nil, errors.New("runtime: nil spec")
+// Run runs the spec to its final answer in one workspace (WithWorkspace). The
+// Result is returned even when the run fails once the model was reached, so
+// that its usage and transcript can be reported.
+//
+// With a cache (the spec's cache key, or WithCache), a run over unchanged
+// inputs returns the stored answer with Cached set and never reaches the
+// model; see package cache for what the key covers. Only successful runs are
+// stored.
+func Run(ctx context.Context, s *spec.Spec, opts ...Option) (*Result, error) {
+	p, err := prepare(s, newConfig(opts))
+	if err != nil {
+		return nil, err
 	}
-	start := time.Now()
+	return p.run(ctx, p.cfg.workspace)
+}
+
+// plan is what every run of one spec with one set of options shares: the
+// rendered instructions, the compiled schemas and checks, the cache. Batch
+// prepares it once for all its jobs.
+type plan struct {
+	spec         *spec.Spec
+	cfg          config
+	instructions string
+	schema       *outputSchema
+	checks       *checkSet
+	cache        *resultCache // nil when caching is off
+}
+
+func newConfig(opts []Option) config {
 	cfg := config{registry: capabilities.Default()}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	return cfg
+}
 
+// prepare checks what does not depend on the workspace, before any run.
+func prepare(s *spec.Spec, cfg config) (*plan, error) {
+	if s == nil {
+		return nil, errors.New("runtime: nil spec")
+	}
 	instructions, err := RenderInstructions(s.Instructions, cfg.vars)
 	if err != nil {
 		return nil, err
@@ -128,6 +170,48 @@ func Run(ctx context.Context, s *spec.Spec, opts ...Option) (res *Result, err er
 	if err != nil {
 		return nil, err
 	}
+	checks, err := compileChecks(s)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := newResultCache(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{spec: s, cfg: cfg, instructions: instructions, schema: schema, checks: checks, cache: rc}, nil
+}
+
+// run runs the plan in one workspace, through the cache when there is one.
+func (p *plan) run(ctx context.Context, workspace string) (*Result, error) {
+	start := time.Now()
+	// Capabilities get an absolute directory: "." would mean something else
+	// to a tool that later changes its working directory.
+	workspace, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if p.cache == nil {
+		return p.execute(ctx, workspace, start)
+	}
+	lookup, err := p.cache.lookup(ctx, workspace)
+	if err != nil {
+		return nil, err
+	}
+	if lookup.hit != nil {
+		lookup.hit.Usage.Elapsed = time.Since(start)
+		return lookup.hit, nil
+	}
+	res, err := p.execute(ctx, workspace, start)
+	if err == nil {
+		res.CacheKey, err = p.cache.store(ctx, lookup, res)
+	}
+	return res, err
+}
+
+// execute runs the agent loop: it builds the model and the capabilities and
+// drives the conversation to a final answer.
+func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (res *Result, err error) {
+	s, cfg := p.spec, p.cfg
 	model, dialect := cfg.model, cfg.dialect
 	if model == nil {
 		if model, dialect, err = resolveModel(s, cfg.providers); err != nil {
@@ -138,15 +222,9 @@ func Run(ctx context.Context, s *spec.Spec, opts ...Option) (res *Result, err er
 		dialect = DialectOpenAI
 	}
 
-	// Capabilities get an absolute directory: "." would mean something else
-	// to a tool that later changes its working directory.
-	workspace, err := filepath.Abs(cfg.workspace)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
 	owned, err := spec.Instantiate(ctx, s, cfg.registry, workspace)
 	if err != nil {
-		return nil, err
+		return nil, orInterrupted(ctx, err)
 	}
 	defer func() {
 		// Closing happens whatever the outcome; a close error only surfaces
@@ -158,14 +236,16 @@ func Run(ctx context.Context, s *spec.Spec, opts ...Option) (res *Result, err er
 	caps := slices.Concat(owned, cfg.extra)
 	tools, err := newToolset(ctx, caps)
 	if err != nil {
-		return nil, err
+		return nil, orInterrupted(ctx, err)
 	}
 
 	r := &runner{
 		model:       model,
 		dialect:     dialect,
 		tools:       tools,
-		schema:      schema,
+		schema:      p.schema,
+		checks:      p.checks,
+		workspace:   workspace,
 		validators:  cfg.validators,
 		listeners:   cfg.listeners,
 		callOpts:    callOptions(s.ModelSettings, cfg.stream),
@@ -176,7 +256,7 @@ func Run(ctx context.Context, s *spec.Spec, opts ...Option) (res *Result, err er
 		res:         &Result{},
 	}
 	r.emitter = r.emit
-	if sys := systemPrompt(instructions, caps, schema); sys != "" {
+	if sys := systemPrompt(p.instructions, caps, p.schema); sys != "" {
 		r.messages = append(r.messages, textMessage(llms.ChatMessageTypeSystem, sys))
 	}
 	input := cfg.input
@@ -280,12 +360,23 @@ func interrupted(ctx context.Context) error {
 	return fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
 }
 
+// orInterrupted reports an error that the run's context ending caused as
+// ErrInterrupted, like every other way a run stops on it.
+func orInterrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return interrupted(ctx)
+	}
+	return err
+}
+
 // runner is one run's state.
 type runner struct {
 	model       llms.Model
 	dialect     Dialect
 	tools       *toolset
 	schema      *outputSchema
+	checks      *checkSet // nil when the spec has none
+	workspace   string    // absolute
 	validators  []Validator
 	listeners   []capabilities.Listener
 	emitter     capabilities.Listener // r.emit, bound once for the tools' contexts
@@ -301,7 +392,12 @@ type runner struct {
 }
 
 func (r *runner) emit(ctx context.Context, ev capabilities.Event) error {
-	for _, l := range r.listeners {
+	return emitTo(ctx, r.listeners, ev)
+}
+
+// emitTo sends ev to the listeners in order; the first error ends the run.
+func emitTo(ctx context.Context, listeners []capabilities.Listener, ev capabilities.Event) error {
+	for _, l := range listeners {
 		if err := l(ctx, ev); err != nil {
 			return fmt.Errorf("event listener (%s): %w", ev.Kind(), err)
 		}
@@ -346,20 +442,20 @@ func (r *runner) loop(ctx context.Context) error {
 			r.messages = append(r.messages, replay(r.dialect, t)...)
 		}
 
-		feedback, kind, err := r.check(ctx, t.text)
+		rej, err := r.check(ctx, t.text)
 		if err != nil {
 			return err
 		}
-		if feedback == "" {
+		if rej == nil {
 			return nil
 		}
 		if attempt >= MaxAttempts {
-			return fmt.Errorf("%w after %d attempts: %s", ErrInvalidAnswer, attempt, feedback)
+			return rej.exhausted(attempt)
 		}
-		if err := r.emit(ctx, Retry{Type: kind, Attempt: attempt, Limit: MaxAttempts, Message: feedback}); err != nil {
+		if err := r.emit(ctx, Retry{Type: rej.kind, Attempt: attempt, Limit: MaxAttempts, Message: rej.feedback}); err != nil {
 			return err
 		}
-		r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryAnswerPrefix+feedback))
+		r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryAnswerPrefix+rej.feedback))
 		// Each attempt has its own tool rounds, as in the reference: the
 		// feedback may well ask for more tool work (a file still to write).
 		attempt, round = attempt+1, 0
@@ -424,26 +520,63 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 	return t, err
 }
 
-// check runs the output schema and the validators on an answer. It returns
-// the feedback for the model ("" when the answer is accepted) and what gave
-// it, or a fatal error.
-func (r *runner) check(ctx context.Context, answer string) (feedback string, kind RetryKind, err error) {
+// rejection is why an answer was sent back to the model.
+type rejection struct {
+	kind     RetryKind
+	feedback string // for the model
+	checks   []*CheckFailure
+}
+
+// exhausted is the run's error when the last attempt was rejected too. It
+// names the failed check, when a check failed.
+func (rej *rejection) exhausted(attempts int) error {
+	if len(rej.checks) == 0 {
+		return fmt.Errorf("%w after %d attempts: %s", ErrInvalidAnswer, attempts, rej.feedback)
+	}
+	if more := len(rej.checks) - 1; more > 0 {
+		return fmt.Errorf("%w after %d attempts: %w (and %d more failed %s)",
+			ErrInvalidAnswer, attempts, rej.checks[0], more, pluralWord(more, "check", "checks"))
+	}
+	return fmt.Errorf("%w after %d attempts: %w", ErrInvalidAnswer, attempts, rej.checks[0])
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// check judges a final answer: the output schema first, then the workspace
+// (expected output files and checks), then the validators; the first to
+// object decides. It returns nil when the answer is accepted, or a fatal
+// error.
+func (r *runner) check(ctx context.Context, answer string) (*rejection, error) {
 	r.res.Output, r.res.JSON = answer, nil
 	if r.schema != nil {
 		raw, err := r.schema.parse(answer)
 		if err != nil {
-			return err.Error(), RetryOutput, nil
+			return &rejection{kind: RetryOutput, feedback: err.Error()}, nil
 		}
 		r.res.JSON = raw
+	}
+	if r.checks != nil {
+		failures, err := r.checks.run(r.workspace)
+		if err != nil {
+			return nil, err
+		}
+		if len(failures) > 0 {
+			return &rejection{kind: RetryCheck, feedback: checkFeedback(failures), checks: failures}, nil
+		}
 	}
 	r.res.Transcript = r.messages
 	for _, v := range r.validators {
 		if err := v(ctx, r.res); err != nil {
 			if msg, ok := asFeedback(err); ok {
-				return msg, RetryValidation, nil
+				return &rejection{kind: RetryValidation, feedback: msg}, nil
 			}
-			return "", "", fmt.Errorf("validating the answer: %w", err)
+			return nil, fmt.Errorf("validating the answer: %w", err)
 		}
 	}
-	return "", "", nil
+	return nil, nil
 }

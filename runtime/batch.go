@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// ErrNotRun is the error of a batch job that never started: the batch was
+// interrupted first.
+var ErrNotRun = errors.New("not run")
+
+// Job is one run of a batch: the workspace it works in.
+type Job struct {
+	Index     int    // in the batch's list of workspaces
+	Workspace string // as given to Batch
+}
+
+type jobKey struct{}
+
+// JobFrom returns the batch job a context belongs to. A batch runs each job
+// with such a context, so that a listener shared by every job (the events
+// are delivered with it) can tell them apart.
+func JobFrom(ctx context.Context) (Job, bool) {
+	j, ok := ctx.Value(jobKey{}).(Job)
+	return j, ok
+}
+
+// JobResult is how one job of a batch ended.
+type JobResult struct {
+	Job
+	// Result is the run's result; nil when the job did not run, or failed
+	// before the model was reached.
+	Result *Result
+	// Err is the run's error; it wraps ErrNotRun when the job never started.
+	Err error
+}
+
+// BatchOptions configure Batch.
+type BatchOptions struct {
+	// Concurrency is how many jobs run at a time; zero or less means the
+	// number of CPUs.
+	Concurrency int
+	// Options apply to every run; a WithWorkspace among them is overridden by
+	// each job's workspace. What they hold is shared by the jobs running at
+	// the same time: listeners and validators are called from several jobs
+	// at once (JobFrom tells them apart), capabilities given with
+	// WithCapabilities serve every job, and a model given with WithModel must
+	// be safe for concurrent use and hold no conversation state (a
+	// script.Model does not qualify: name it in the spec instead, as `model:
+	// script:FILE`, and each job loads its own).
+	Options []Option
+	// OnResult is called as each job ends, in the order they end, one call at
+	// a time. Jobs that never started are reported last, in order.
+	OnResult func(JobResult)
+}
+
+// BatchSummary counts what a batch did.
+type BatchSummary struct {
+	Total   int // jobs given
+	OK      int // runs that succeeded, cached ones included
+	Failed  int // runs that failed (interrupted ones included)
+	Cached  int // successful runs replayed from the cache
+	NotRun  int // jobs that never started
+	Elapsed time.Duration
+}
+
+// Batch runs the spec once per workspace, opts.Concurrency at a time, each
+// run confined to its own workspace: the spec's capabilities are built per
+// job with that job's directory, and the model named by the spec is built
+// per job too. What does not depend on the workspace (the instructions and
+// their variables, the schemas and checks, the cache's configuration) is
+// checked once, before any job starts; a problem there is returned without
+// running anything.
+//
+// A failing job does not stop the others. When ctx ends, the runs in
+// progress stop between tool calls (as Run does), no job starts any more, and
+// those left are reported with ErrNotRun; Batch then returns an error
+// wrapping ErrInterrupted. Otherwise it returns nil, however many jobs
+// failed: the summary and OnResult tell.
+func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOptions) (BatchSummary, error) {
+	start := time.Now()
+	sum := BatchSummary{Total: len(workspaces)}
+	p, err := prepare(s, newConfig(opts.Options))
+	if err != nil {
+		return sum, err
+	}
+	workers := opts.Concurrency
+	if workers <= 0 {
+		workers = goruntime.NumCPU()
+	}
+	workers = min(workers, len(workspaces))
+
+	var mu sync.Mutex
+	report := func(r JobResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case errors.Is(r.Err, ErrNotRun):
+			sum.NotRun++
+		case r.Err != nil:
+			sum.Failed++
+		default:
+			sum.OK++
+			if r.Result != nil && r.Result.Cached {
+				sum.Cached++
+			}
+		}
+		if opts.OnResult != nil {
+			opts.OnResult(r)
+		}
+	}
+
+	// Jobs are handed out in order; a worker that finds the batch
+	// interrupted stops taking them, and the rest are reported below.
+	var next atomic.Int64
+	take := func() (Job, bool) {
+		if ctx.Err() != nil {
+			return Job{}, false
+		}
+		i := int(next.Add(1) - 1)
+		if i >= len(workspaces) {
+			return Job{}, false
+		}
+		return Job{Index: i, Workspace: workspaces[i]}, true
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for job, ok := take(); ok; job, ok = take() {
+				res, err := p.run(context.WithValue(ctx, jobKey{}, job), job.Workspace)
+				report(JobResult{Job: job, Result: res, Err: err})
+			}
+		})
+	}
+	wg.Wait()
+
+	if ctx.Err() == nil || sum.OK == sum.Total {
+		sum.Elapsed = time.Since(start)
+		return sum, nil
+	}
+	cause := interrupted(ctx)
+	for i := int(min(next.Load(), int64(len(workspaces)))); i < len(workspaces); i++ {
+		report(JobResult{Job: Job{Index: i, Workspace: workspaces[i]}, Err: fmt.Errorf("%w: %w", ErrNotRun, cause)})
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, cause
+}

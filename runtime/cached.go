@@ -1,0 +1,172 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/cache"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// resultCache is the result cache as runs use it: the flow package cache
+// documents, with its warnings turned into events.
+type resultCache struct {
+	cache     *cache.Cache // Store goes through the caller's cache, its clock included
+	doc       []byte       // the spec's meaning, for the key
+	model     string
+	input     string
+	vars      map[string]string
+	globs     []string
+	expected  []string
+	specName  string
+	listeners []capabilities.Listener
+}
+
+// newResultCache returns the cache runs of s use, or nil when caching is off.
+func newResultCache(s *spec.Spec, cfg config) (*resultCache, error) {
+	c := cfg.cache
+	switch {
+	case cfg.noCache:
+		return nil, nil
+	case c == nil && s.Cache == nil:
+		return nil, nil
+	case c == nil:
+		dir := s.Cache.Dir
+		if dir != "" && !filepath.IsAbs(dir) && s.File != "" {
+			// Like a script model's file, a cache directory is the spec's
+			// neighbour, wherever agentspec runs from.
+			dir = filepath.Join(filepath.Dir(s.File), dir)
+		}
+		var err error
+		if c, err = cache.New(dir); err != nil {
+			return nil, err
+		}
+	}
+	doc, err := specDocument(s)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &resultCache{
+		cache:     c,
+		doc:       doc,
+		model:     strings.TrimSpace(s.Model),
+		input:     cfg.input,
+		vars:      cfg.vars,
+		globs:     s.Workspace.InputGlobs,
+		expected:  s.Workspace.ExpectedOutputFiles,
+		specName:  s.Name,
+		listeners: cfg.listeners,
+	}, nil
+}
+
+// specDocument is what the spec means, as JSON: the loaded document, or for
+// a spec built in Go, its typed fields without the file positions (which
+// move with every comment and say nothing about meaning).
+func specDocument(s *spec.Spec) ([]byte, error) {
+	if s.Document != nil {
+		return json.Marshal(s.Document)
+	}
+	c := *s
+	c.File, c.Document = "", nil
+	c.Capabilities = make([]spec.Capability, len(s.Capabilities))
+	for i, cp := range s.Capabilities {
+		cp.Pos = spec.Position{}
+		c.Capabilities[i] = cp
+	}
+	c.Workspace.Checks = make([]spec.Check, len(s.Workspace.Checks))
+	for i, ch := range s.Workspace.Checks {
+		ch.Pos = spec.Position{}
+		c.Workspace.Checks[i] = ch
+	}
+	return json.Marshal(c)
+}
+
+// cacheLookup is the outcome of a lookup, kept for the store that follows a
+// miss.
+type cacheLookup struct {
+	key      cache.KeyInput
+	hit      *Result // nil on a miss
+	storable bool    // false when the lookup itself failed: a store would fail alike
+}
+
+// lookup looks the run up in the cache. Problems of the cache are reported
+// as CacheWarning events and make a miss; the error is a listener's, or the
+// run's context ending.
+func (rc *resultCache) lookup(ctx context.Context, workspace string) (cacheLookup, error) {
+	lk := cacheLookup{key: cache.KeyInput{
+		Spec:                rc.doc,
+		Model:               rc.model,
+		Input:               rc.input,
+		Vars:                rc.vars,
+		Workspace:           workspace,
+		InputGlobs:          rc.globs,
+		ExpectedOutputFiles: rc.expected,
+	}}
+	// A view of the same directory whose warnings this run collects: the
+	// cache calls its warn function, which has no way to reach the run's
+	// listeners or tell runs apart.
+	var warnings []error
+	view, err := cache.New(rc.cache.Dir(), cache.WithWarn(func(err error) { warnings = append(warnings, err) }))
+	if err != nil {
+		return lk, rc.warn(ctx, fmt.Errorf("cache lookup: %w", err))
+	}
+	entry, key, ok, err := view.Lookup(ctx, lk.key)
+	for _, w := range warnings {
+		if err := rc.warn(ctx, w); err != nil {
+			return lk, err
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return lk, interrupted(ctx)
+		}
+		return lk, rc.warn(ctx, err)
+	}
+	lk.storable = true
+	if !ok {
+		return lk, nil
+	}
+	if err := emitTo(ctx, rc.listeners, CacheHit{Key: key, Created: entry.Created}); err != nil {
+		return lk, err
+	}
+	lk.hit = &Result{
+		Output:   entry.Output,
+		JSON:     entry.JSON,
+		Cached:   true,
+		CacheKey: key,
+	}
+	return lk, nil
+}
+
+// store files a successful run's result under the key of the workspace as
+// the run left it, and returns that key. A store that fails is a warning:
+// the result is in hand all the same.
+func (rc *resultCache) store(ctx context.Context, lk cacheLookup, res *Result) (string, error) {
+	if !lk.storable || ctx.Err() != nil {
+		// An interrupted run that still finished is not stored: hashing the
+		// input files again would hold up the stop.
+		return "", nil
+	}
+	key, err := rc.cache.Store(ctx, lk.key, cache.Entry{
+		Output:   res.Output,
+		JSON:     res.JSON,
+		Usage:    cache.Usage(res.Usage),
+		SpecName: rc.specName,
+	})
+	if err != nil {
+		if errors.Is(err, cache.ErrNotCacheable) {
+			err = fmt.Errorf("the result was not cached: %w", err)
+		}
+		return "", rc.warn(ctx, err)
+	}
+	return key, nil
+}
+
+func (rc *resultCache) warn(ctx context.Context, err error) error {
+	return emitTo(ctx, rc.listeners, CacheWarning{Message: err.Error()})
+}

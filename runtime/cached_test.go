@@ -1,0 +1,304 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/runtime/cache"
+	"github.com/agentspec/agentspec/runtime/script"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// cachedJob is a spec that caches in its own directory, reads notes/*.md and
+// must leave summary.md behind, and a workspace holding notes/a.md.
+type cachedJob struct {
+	spec      *spec.Spec
+	cacheDir  string
+	workspace string
+}
+
+func newCachedJob(t *testing.T, edits ...func(*spec.Spec)) cachedJob {
+	t.Helper()
+	j := cachedJob{cacheDir: t.TempDir(), workspace: t.TempDir()}
+	j.spec = newSpec(append([]func(*spec.Spec){withFileSystem, func(s *spec.Spec) {
+		s.Model = "test:model"
+		s.Cache = &spec.Cache{Dir: j.cacheDir}
+		s.Workspace.InputGlobs = []string{"notes/*.md"}
+		s.Workspace.ExpectedOutputFiles = []string{"summary.md"}
+	}}, edits...)...)
+	writeFiles(t, j.workspace, map[string]string{"notes/a.md": "first notes\n"})
+	return j
+}
+
+// summarize is a script that writes summary.md and answers.
+func summarize(answer string) *script.Model {
+	return script.New(writeTurn("summary.md", "A summary.\n"), script.Say(answer))
+}
+
+// unreachable is a model that fails the run if it is called at all.
+func unreachable() *script.Model { return script.New() }
+
+func (j cachedJob) run(t *testing.T, m *script.Model, opts ...Option) (*Result, *recorder, error) {
+	t.Helper()
+	rec := &recorder{}
+	all := append([]Option{WithModel(m, DialectOpenAI), WithWorkspace(j.workspace), WithListener(rec.listen)}, opts...)
+	res, err := Run(context.Background(), j.spec, all...)
+	return res, rec, err
+}
+
+func TestRunCacheHitDoesNotCallTheModel(t *testing.T) {
+	t.Parallel()
+	j := newCachedJob(t, func(s *spec.Spec) { s.OutputSchema = json.RawMessage(personSchema) })
+	m := script.New(writeTurn("summary.md", "A summary.\n"), script.Say(`{"name": "Ada", "age": 36}`))
+	first, rec, err := j.run(t, m)
+	require.NoError(t, err)
+	assert.False(t, first.Cached)
+	require.NotEmpty(t, first.CacheKey)
+	assert.Empty(t, eventsOf[CacheHit](rec))
+
+	m = unreachable()
+	res, rec, err := j.run(t, m)
+	require.NoError(t, err)
+	assert.Empty(t, m.Requests(), "a hit never reaches the model")
+	assert.True(t, res.Cached)
+	assert.Equal(t, first.Output, res.Output)
+	assert.JSONEq(t, `{"name":"Ada","age":36}`, string(res.JSON))
+	assert.Equal(t, first.CacheKey, res.CacheKey)
+	assert.Equal(t, Usage{}, withoutElapsed(res.Usage), "a hit consumes nothing")
+	assert.Nil(t, res.Transcript)
+	hits := eventsOf[CacheHit](rec)
+	require.Len(t, hits, 1)
+	assert.Equal(t, first.CacheKey, hits[0].Key)
+	assert.False(t, hits[0].Created.IsZero())
+	assert.Equal(t, []string{KindCacheHit}, rec.kinds(), "nothing else happens")
+}
+
+func TestRunCacheMisses(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		change  func(t *testing.T, j *cachedJob) []Option // between the two runs
+		warning string                                    // a CacheWarning the second run reports
+	}{
+		{name: "an input file changed", change: func(t *testing.T, j *cachedJob) []Option {
+			writeFiles(t, j.workspace, map[string]string{"notes/a.md": "second notes\n"})
+			return nil
+		}},
+		{name: "an input file appeared", change: func(t *testing.T, j *cachedJob) []Option {
+			writeFiles(t, j.workspace, map[string]string{"notes/b.md": "more\n"})
+			return nil
+		}},
+		{name: "an expected output is missing", change: func(t *testing.T, j *cachedJob) []Option {
+			require.NoError(t, os.Remove(filepath.Join(j.workspace, "summary.md")))
+			return nil
+		}, warning: "expected output files are missing: summary.md"},
+		{name: "another input", change: func(*testing.T, *cachedJob) []Option { return []Option{WithInput("other")} }},
+		{name: "other variables", change: func(*testing.T, *cachedJob) []Option { return []Option{WithVars(map[string]string{"a": "b"})} }},
+		{name: "another spec", change: func(_ *testing.T, j *cachedJob) []Option {
+			j.spec.Instructions = []string{"Something else."}
+			return nil
+		}},
+		{name: "another workspace with the same files", change: func(t *testing.T, j *cachedJob) []Option {
+			j.workspace = t.TempDir()
+			writeFiles(t, j.workspace, map[string]string{"notes/a.md": "first notes\n"})
+			return nil
+		}},
+		{name: "a corrupt entry", change: func(t *testing.T, j *cachedJob) []Option {
+			entries, err := filepath.Glob(filepath.Join(j.cacheDir, "entries", "*", "*.json"))
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			require.NoError(t, os.WriteFile(entries[0], []byte(`{"version": 1, "output": `), 0o600))
+			return nil
+		}, warning: "corrupt cache entry"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := newCachedJob(t)
+			_, _, err := j.run(t, summarize("first"))
+			require.NoError(t, err)
+			opts := tc.change(t, &j)
+
+			m := summarize("second")
+			res, rec, err := j.run(t, m, opts...)
+			require.NoError(t, err)
+			assert.False(t, res.Cached)
+			assert.Equal(t, "second", res.Output)
+			assert.Len(t, m.Requests(), 2, "the model ran")
+			assert.Empty(t, eventsOf[CacheHit](rec))
+			warnings := eventsOf[CacheWarning](rec)
+			if tc.warning == "" {
+				assert.Empty(t, warnings)
+			} else {
+				require.Len(t, warnings, 1)
+				assert.Contains(t, warnings[0].Message, tc.warning)
+			}
+
+			// The second run was stored in its turn.
+			res, _, err = j.run(t, unreachable(), opts...)
+			require.NoError(t, err)
+			assert.True(t, res.Cached)
+			assert.Equal(t, "second", res.Output)
+		})
+	}
+}
+
+// The key is computed again after the run: a run that edits its own input is
+// found by a later run over the edited file, not by one over the original.
+func TestRunCacheKeyAfterTheRun(t *testing.T) {
+	t.Parallel()
+	j := newCachedJob(t)
+	m := script.New(
+		script.Calls(
+			script.Call("write_file", map[string]any{"path": "notes/a.md", "content": "edited notes\n"}),
+			script.Call("write_file", map[string]any{"path": "summary.md", "content": "A summary.\n"}),
+		),
+		script.Say("edited"),
+	)
+	_, _, err := j.run(t, m)
+	require.NoError(t, err)
+
+	res, _, err := j.run(t, unreachable())
+	require.NoError(t, err, "the run over the edited notes is a hit")
+	assert.True(t, res.Cached)
+	assert.Equal(t, "edited", res.Output)
+
+	writeFiles(t, j.workspace, map[string]string{"notes/a.md": "first notes\n"})
+	again := summarize("over the original")
+	res, _, err = j.run(t, again)
+	require.NoError(t, err)
+	assert.False(t, res.Cached, "the original notes were never stored")
+	assert.Len(t, again.Requests(), 2)
+}
+
+func TestRunCacheNeverStoresFailures(t *testing.T) {
+	t.Parallel()
+	cases := map[string]*script.Model{
+		"model error": script.New(script.Turn{Error: "overloaded"}),
+		"checks never pass": script.New(
+			script.Say("no file"), script.Say("still no file"), script.Say("none"),
+		),
+	}
+	for name, failing := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			j := newCachedJob(t)
+			_, _, err := j.run(t, failing)
+			require.Error(t, err)
+			entries, err := filepath.Glob(filepath.Join(j.cacheDir, "entries", "*", "*.json"))
+			require.NoError(t, err)
+			assert.Empty(t, entries)
+
+			m := summarize("ok")
+			res, _, err := j.run(t, m)
+			require.NoError(t, err)
+			assert.False(t, res.Cached)
+			assert.Len(t, m.Requests(), 2)
+		})
+	}
+}
+
+func TestRunWithoutCache(t *testing.T) {
+	t.Parallel()
+	j := newCachedJob(t)
+	_, _, err := j.run(t, summarize("stored"))
+	require.NoError(t, err)
+
+	m := summarize("fresh")
+	res, _, err := j.run(t, m, WithoutCache())
+	require.NoError(t, err)
+	assert.False(t, res.Cached)
+	assert.Empty(t, res.CacheKey)
+	assert.Equal(t, "fresh", res.Output)
+
+	// WithCache(nil) is WithoutCache, and the last option wins.
+	m = summarize("fresh again")
+	res, _, err = j.run(t, m, WithCache(nil))
+	require.NoError(t, err)
+	assert.False(t, res.Cached)
+	res, _, err = j.run(t, unreachable(), WithoutCache(), WithCache(mustCache(t, j.cacheDir)))
+	require.NoError(t, err)
+	assert.True(t, res.Cached)
+	assert.Equal(t, "stored", res.Output)
+}
+
+func mustCache(t *testing.T, dir string) *cache.Cache {
+	t.Helper()
+	c, err := cache.New(dir)
+	require.NoError(t, err)
+	return c
+}
+
+func TestRunWithCacheOverridesTheSpec(t *testing.T) {
+	t.Parallel()
+	j := newCachedJob(t, func(s *spec.Spec) { s.Cache = nil })
+	dir := t.TempDir()
+	opt := WithCache(mustCache(t, dir))
+	_, _, err := j.run(t, summarize("stored"), opt)
+	require.NoError(t, err)
+	res, _, err := j.run(t, unreachable(), opt)
+	require.NoError(t, err)
+	assert.True(t, res.Cached)
+	st, err := mustCache(t, dir).Stats(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Entries)
+
+	m := summarize("uncached")
+	_, _, err = j.run(t, m)
+	require.NoError(t, err, "without the option the spec's setting holds: no cache")
+	assert.Len(t, m.Requests(), 2)
+}
+
+// A loaded spec keys on its document, and its relative cache directory is
+// the spec file's neighbour.
+func TestRunCacheFromSpecFile(t *testing.T) {
+	t.Parallel()
+	specDir, workspace := t.TempDir(), t.TempDir()
+	writeFiles(t, specDir, map[string]string{
+		"agent.yaml": "version: 1\nmodel: script:turns.yaml\ninstructions: Say hello.\ncache: {dir: .cache}\n",
+		"turns.yaml": "turns:\n  - text: hello\n",
+	})
+	s, err := spec.LoadFile(filepath.Join(specDir, "agent.yaml"))
+	require.NoError(t, err)
+	require.NotNil(t, s.Document)
+
+	res, err := Run(context.Background(), s, WithWorkspace(workspace))
+	require.NoError(t, err)
+	assert.False(t, res.Cached)
+	assert.FileExists(t, filepath.Join(specDir, ".cache", "CACHEDIR.TAG"))
+
+	// The script would give another answer now: the cache answers instead.
+	writeFiles(t, specDir, map[string]string{"turns.yaml": "turns:\n  - text: changed\n"})
+	res, err = Run(context.Background(), s, WithWorkspace(workspace))
+	require.NoError(t, err)
+	assert.True(t, res.Cached)
+	assert.Equal(t, "hello", res.Output)
+
+	// Comments and formatting are not meaning.
+	writeFiles(t, specDir, map[string]string{"agent.yaml": "# a comment\nversion: 1\nmodel: script:turns.yaml\ninstructions: 'Say hello.'\ncache:\n  dir: .cache\n"})
+	s, err = spec.LoadFile(filepath.Join(specDir, "agent.yaml"))
+	require.NoError(t, err)
+	res, err = Run(context.Background(), s, WithWorkspace(workspace))
+	require.NoError(t, err)
+	assert.True(t, res.Cached)
+}
+
+// cache: true is the default directory, which the environment can move. The
+// test sets an environment variable, so it does not run in parallel.
+func TestRunCacheTrueUsesTheDefaultDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(cache.EnvDir, dir)
+	j := newCachedJob(t, func(s *spec.Spec) { s.Cache = &spec.Cache{} })
+	_, _, err := j.run(t, summarize("stored"))
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(dir, "CACHEDIR.TAG"))
+	res, _, err := j.run(t, unreachable())
+	require.NoError(t, err)
+	assert.True(t, res.Cached)
+}
