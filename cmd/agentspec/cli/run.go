@@ -36,6 +36,7 @@ type runFlags struct {
 	record    string
 	replay    string
 	approve   bool
+	noCache   bool
 	quiet     bool
 }
 
@@ -49,16 +50,30 @@ answer, which is printed on stdout. The input (the user message) comes from --in
 --input-file, or from stdin when the argument - is given; without one, the instructions alone
 drive the run. --var fills the instructions' {{name}} placeholders.
 
-Progress goes to stderr as the run goes: one line per tool call with its duration, then a
-usage summary. -q silences it.
+--workspace is the job's directory (default: the current directory): a relative FileSystem
+root_dir resolves against it, and the spec's workspace settings apply to it. After the final
+answer, every workspace.expected_output_files entry must exist and every workspace.checks entry
+must hold (min_chars, max_chars, contains, matches, json_schema); a failure is sent back to the
+model, which has 3 answers in all, and the run fails naming the check when none passes.
 
-With an output_schema, or with --output json, stdout gets {"output": ..., "usage": ...}, the
-output being the answer's JSON value when the spec has a schema; --output text prints the
-answer alone.
+With "cache: true" or "cache: {dir: PATH}" in the spec, a run over the same spec, input,
+variables, workspace and workspace.input_globs files is answered from the result cache without
+calling the model, as long as its expected output files are still there. Only successful runs
+are stored. --no-cache runs the model anyway and stores nothing; "agentspec cache" inspects and
+clears the cache.
+
+Progress goes to stderr as the run goes: one line per tool call with its duration, then a
+usage summary ("cached" for a cached result). -q silences it.
+
+With an output_schema, or with --output json, stdout gets {"output": ..., "usage": ...,
+"cached": ...}, the output being the answer's JSON value when the spec has a schema; --output
+text prints the answer alone.
 
 --approve asks on the terminal before each file change, showing its diff; answering no
 cancels the change and tells the model so. --events writes every event as JSON lines.
 --record and --replay save a provider conversation to a file and play it back offline.
+
+To run one spec over many workspaces, see "agentspec batch".
 
 Exit status: 0 on success, 1 when the run fails, 2 on usage errors or a spec that cannot be
 loaded.`,
@@ -75,6 +90,7 @@ loaded.`,
 	fl.StringVar(&f.record, "record", "", "record the provider's HTTP exchanges to this file")
 	fl.StringVar(&f.replay, "replay", "", "answer the model's requests from a recording instead of the network")
 	fl.BoolVar(&f.approve, "approve", false, "ask before each file change, showing its diff")
+	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the result cache the spec names")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or usage on stderr")
 	return cmd
 }
@@ -104,6 +120,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 
 	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithWorkspace(dir)}
+	if f.noCache {
+		opts = append(opts, runtime.WithoutCache())
+	}
 	var progress *progress
 	if !f.quiet {
 		progress = newProgress(stderr)
@@ -301,7 +320,8 @@ func printResult(w io.Writer, format string, s *spec.Spec, res *runtime.Result) 
 	return enc.Encode(struct {
 		Output json.RawMessage `json:"output"`
 		Usage  runtime.Usage   `json:"usage"`
-	}{output, res.Usage})
+		Cached bool            `json:"cached"`
+	}{output, res.Usage, res.Cached})
 }
 
 // progress reports a run on stderr: a line per tool call, the retries, and a
@@ -375,6 +395,12 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 	case runtime.LimitReached:
 		p.clearStatus()
 		fmt.Fprintf(p.w, "  %s (%d) reached: asking for the final answer\n", ev.Limit, ev.Value)
+	case runtime.CacheHit:
+		p.clearStatus()
+		fmt.Fprintf(p.w, "  cached result %s, stored %s\n", shortKey(ev.Key), ev.Created.UTC().Format(time.RFC3339))
+	case runtime.CacheWarning:
+		p.clearStatus()
+		fmt.Fprintf(p.w, "  cache: %s\n", oneLine(ev.Message))
 	}
 	return nil
 }
@@ -405,9 +431,21 @@ func (p *progress) summary(res *runtime.Result) {
 		return
 	}
 	u := res.Usage
+	if res.Cached {
+		fmt.Fprintf(p.w, "cached, no model request, %s\n", formatDuration(u.Elapsed))
+		return
+	}
 	fmt.Fprintf(p.w, "%s, %d input + %d output tokens, %s, %s\n",
 		plural(u.Requests, "model request"), u.InputTokens, u.OutputTokens,
 		plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
+}
+
+// shortKey abbreviates a cache key as git does a commit.
+func shortKey(key string) string {
+	if len(key) > 12 {
+		return key[:12]
+	}
+	return key
 }
 
 func plural(n int, noun string) string {

@@ -424,3 +424,57 @@ func TestProgressStatusLine(t *testing.T) {
 		"  waiting for the model (request 2)…"+clear+
 		"2 model requests, 5 input + 1 output tokens, 1 tool call, 1.5s\n", buf.String())
 }
+
+func TestRunCache(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	f.write(t, "script.yaml", summarizeScript)
+	specPath := f.write(t, "agent.yaml", summarizeSpec+"cache: {dir: cache}\nworkspace:\n  input_globs: [notes.md]\n  expected_output_files: [summary.md]\n")
+	args := []string{specPath, "--workspace", f.workspace, "--var", "audience=the team"}
+
+	out := invokeRun(t, "", args...)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.FileExists(t, filepath.Join(f.specDir, "cache", "CACHEDIR.TAG"), "a relative cache dir is the spec's neighbour")
+
+	out = invokeRun(t, "", args...)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Summary written to summary.md.\n", out.stdout)
+	lines := strings.Split(strings.TrimSuffix(out.stderr, "\n"), "\n")
+	require.Len(t, lines, 2, out.stderr)
+	assert.Regexp(t, `^  cached result [0-9a-f]{12}, stored \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`, lines[0])
+	assert.Regexp(t, `^cached, no model request, \d+\.\dms$`, lines[1])
+
+	out = invokeRun(t, "", append(args, "--output", "json", "-q")...)
+	require.Equal(t, 0, out.code, out.stderr)
+	var env struct {
+		Cached bool `json:"cached"`
+		Usage  struct {
+			Requests int `json:"requests"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &env))
+	assert.True(t, env.Cached)
+	assert.Zero(t, env.Usage.Requests)
+
+	out = invokeRun(t, "", append(args, "--no-cache")...)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "3 model requests", "--no-cache runs the model")
+
+	// The notes change: the cache does not answer.
+	require.NoError(t, os.WriteFile(filepath.Join(f.workspace, "notes.md"), []byte("# Notes\nhello from the notes, again\n"), 0o644))
+	out = invokeRun(t, "", args...)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "3 model requests")
+}
+
+func TestRunCheckFailure(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	f.write(t, "script.yaml", "turns:\n  - text: done\n  - text: done\n  - text: done\n")
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: script:script.yaml\ninstructions: Write review.md.\n"+
+		"capabilities: [FileSystem]\nworkspace:\n  checks:\n    - {file: review.md, min_chars: 10}\n")
+	out := invokeRun(t, "", specPath, "--workspace", f.workspace)
+	assert.Equal(t, exitFailure, out.code)
+	assert.Contains(t, out.stderr, "  answer rejected (attempt 1 of 3): review.md does not exist. Write it with write_file.\n")
+	assert.Contains(t, out.stderr, "agentspec: no valid final answer after 3 attempts: check exists of review.md failed ("+specPath+":7:7): review.md does not exist. Write it with write_file.\n")
+}

@@ -1,0 +1,403 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/spec"
+)
+
+func init() { addCommand(newBatchCmd) }
+
+type batchFlags struct {
+	jobs      int
+	noCache   bool
+	vars      []string
+	input     string
+	inputFile string
+	quiet     bool
+}
+
+func newBatchCmd() *cobra.Command {
+	var f batchFlags
+	cmd := &cobra.Command{
+		Use:   "batch SPEC DIR...",
+		Short: "Run an agent spec once per workspace",
+		Long: `Batch loads SPEC once and runs it once per workspace DIR, -j at a time (default: the number
+of CPUs). Each run is confined to its own workspace, as "agentspec run --workspace DIR" would
+be: its capabilities are built with that directory, its checks and cache key cover that
+directory's files. A DIR holding *, ? or [ is a pattern, expanded by agentspec itself (so it
+works without a shell, and quoted): the directories it matches, files left out. The workspaces
+are sorted and run once each, however many arguments name them.
+
+Every run gets the same input (--input, --input-file) and variables (--var). The spec's cache
+applies per workspace (--no-cache turns it off), so running a batch again replays the jobs
+whose inputs did not change.
+
+Stdout gets one JSON line per job as it finishes:
+  {"workspace": DIR, "ok": true|false, "cached": true|false, "output": ..., "error": "..."|null,
+   "usage": {...}|null}
+output is the answer's JSON value when the spec has an output_schema, the answer's text
+otherwise, and null for a failed job. A failing job does not stop the others.
+
+Stderr shows a progress line (jobs done of the total, failures, cached results, jobs per
+second), redrawn in place on a terminal and printed every few seconds otherwise, one line per
+failed job and per cache warning (an unreadable entry, a cached job whose expected output files
+are gone), and a summary at the end. -q silences it all.
+
+Ctrl-C stops the batch cleanly: running jobs stop between tool calls (a file being written is
+written whole), no job starts any more, and each job that never started gets a line with
+"ok": false and an "error" that starts with "not run".
+
+Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors,
+a pattern that matches no directory, or a spec that cannot be loaded.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return runBatch(cmd, f, args) },
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.jobs, "jobs", "j", 0, "how many jobs run at a time (default: the number of CPUs)")
+	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the result cache the spec names")
+	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable for every job: --var name=value (repeatable)")
+	fl.StringVar(&f.input, "input", "", "the user message of every job")
+	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	return cmd
+}
+
+func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case f.jobs < 0:
+		return exitWith(exitUsage, fmt.Errorf("-j must be at least 1, not %d", f.jobs))
+	case f.input != "" && f.inputFile != "":
+		return exitWith(exitUsage, errors.New("give the input one way: --input or --input-file"))
+	}
+	vars, err := parseVars(f.vars)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	input, err := runFlags{input: f.input, inputFile: f.inputFile}.readInput(cmd.InOrStdin(), nil)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	workspaces, err := expandWorkspaces(args[1:])
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	s, err := spec.LoadFile(args[0])
+	if err != nil {
+		return specError(err)
+	}
+
+	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars)}
+	if f.noCache {
+		opts = append(opts, runtime.WithoutCache())
+	}
+	// A failed write to stdout stops the batch: its report would be lost.
+	ctx, cancel := context.WithCancelCause(cmd.Context())
+	defer cancel(nil)
+	var progress *batchProgress
+	if !f.quiet {
+		progress = newBatchProgress(stderr, len(workspaces))
+		defer progress.stop()
+		opts = append(opts, runtime.WithListener(progress.listen))
+	}
+	var writeErr error
+	onResult := func(r runtime.JobResult) {
+		if writeErr == nil {
+			if writeErr = writeJobLine(stdout, r); writeErr != nil {
+				cancel(writeErr)
+			}
+		}
+		progress.record(r)
+	}
+
+	sum, err := runtime.Batch(ctx, s, workspaces, runtime.BatchOptions{Concurrency: f.jobs, Options: opts, OnResult: onResult})
+	progress.finish(sum)
+	var specErrs spec.Errors
+	switch {
+	case writeErr != nil:
+		return exitWith(exitFailure, fmt.Errorf("writing the results: %w", writeErr))
+	case errors.As(err, &specErrs):
+		return specError(err)
+	case errors.Is(err, runtime.ErrInterrupted):
+		return exitWith(exitFailure, fmt.Errorf("interrupted: %d of %d jobs not run", sum.NotRun, sum.Total))
+	case err != nil:
+		// Nothing ran: the spec, the variables or the cache are wrong for every job.
+		return exitWith(exitFailure, runError(err))
+	case sum.Failed > 0:
+		return exitWith(exitFailure, fmt.Errorf("%d of %d jobs failed", sum.Failed, sum.Total))
+	}
+	return nil
+}
+
+// jobLine is the JSON line a finished job gets on stdout.
+type jobLine struct {
+	Workspace string          `json:"workspace"`
+	OK        bool            `json:"ok"`
+	Cached    bool            `json:"cached"`
+	Output    json.RawMessage `json:"output"`
+	Error     *string         `json:"error"`
+	Usage     *runtime.Usage  `json:"usage"`
+}
+
+func writeJobLine(w io.Writer, r runtime.JobResult) error {
+	line := jobLine{Workspace: r.Workspace, Output: json.RawMessage("null")}
+	if r.Result != nil {
+		line.Usage = &r.Result.Usage
+	}
+	if r.Err != nil {
+		msg := jobError(r.Err)
+		line.Error = &msg
+	} else {
+		line.OK, line.Cached = true, r.Result.Cached
+		line.Output = r.Result.JSON
+		if line.Output == nil {
+			text, err := json.Marshal(r.Result.Output)
+			if err != nil {
+				return err
+			}
+			line.Output = text
+		}
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// jobError is a failed job's error, on one line.
+func jobError(err error) string {
+	if errors.Is(err, runtime.ErrNotRun) {
+		return "not run: the batch was interrupted"
+	}
+	return oneLine(runError(err).Error())
+}
+
+// expandWorkspaces turns the DIR arguments into the batch's workspaces. A
+// pattern (an argument holding *, ? or [) is expanded with filepath.Glob and
+// keeps the directories it matches; it must match at least one. A plain
+// argument must be a directory. The result is sorted, and a directory named
+// twice, however spelled (symlinks included), is run once: two jobs in one
+// workspace would overwrite each other's files.
+func expandWorkspaces(args []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(dir string) {
+		dir = filepath.Clean(dir)
+		id, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			id = dir
+		}
+		if abs, err := filepath.Abs(id); err == nil {
+			id = abs
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, dir)
+		}
+	}
+	for _, arg := range args {
+		if !strings.ContainsAny(arg, "*?[") {
+			st, err := os.Stat(arg)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil, fmt.Errorf("workspace %s does not exist", arg)
+			case err != nil:
+				return nil, fmt.Errorf("workspace: %w", err)
+			case !st.IsDir():
+				return nil, fmt.Errorf("workspace %s is not a directory", arg)
+			}
+			add(arg)
+			continue
+		}
+		matches, err := filepath.Glob(arg)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %q: %w", arg, err)
+		}
+		found := false
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.IsDir() {
+				add(m)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no directory matches %q", arg)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// batchProgress reports a batch on stderr: a status line redrawn in place on
+// a terminal, or printed every few seconds otherwise, and a line per failed
+// job. Its methods do nothing on a nil *batchProgress (-q).
+type batchProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	live  bool // w is a terminal
+	start time.Time
+	now   func() time.Time
+
+	total, done, failed, cached int
+
+	shown    bool      // the live line is on screen
+	lastDraw time.Time // when the live line was last drawn
+
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+// How often the status is shown while no job finishes: the rate and the
+// elapsed time move on all the same.
+const (
+	liveRefresh  = 500 * time.Millisecond
+	plainRefresh = 5 * time.Second
+	// liveThrottle bounds how often finishing jobs redraw the live line.
+	liveThrottle = 100 * time.Millisecond
+)
+
+func newBatchProgress(w io.Writer, total int) *batchProgress {
+	p := &batchProgress{w: w, live: isTerminal(w), total: total, now: time.Now, quit: make(chan struct{})}
+	p.start = p.now()
+	every := plainRefresh
+	if p.live {
+		every = liveRefresh
+	}
+	p.wg.Go(func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				p.tick()
+			case <-p.quit:
+				return
+			}
+		}
+	})
+	return p
+}
+
+func (p *batchProgress) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live {
+		p.draw()
+		return
+	}
+	fmt.Fprintln(p.w, p.status())
+}
+
+// record counts a finished job and reports it if it failed.
+func (p *batchProgress) record(r runtime.JobResult) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case errors.Is(r.Err, runtime.ErrNotRun):
+		return // counted in the final line; one line each would bury the rest
+	case r.Err != nil:
+		p.failed++
+		p.clear()
+		fmt.Fprintf(p.w, "  failed %s: %s\n", r.Workspace, jobError(r.Err))
+	case r.Result.Cached:
+		p.cached++
+	}
+	p.done++
+	if p.live && (p.now().Sub(p.lastDraw) >= liveThrottle || p.done == p.total || !p.shown) {
+		p.draw()
+	}
+}
+
+// listen reports the cache's warnings, which concern one job each.
+func (p *batchProgress) listen(ctx context.Context, ev capabilities.Event) error {
+	w, ok := ev.(runtime.CacheWarning)
+	if !ok {
+		return nil
+	}
+	job, _ := runtime.JobFrom(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	fmt.Fprintf(p.w, "  cache (%s): %s\n", job.Workspace, oneLine(w.Message))
+	return nil
+}
+
+// finish stops the refreshing and prints the summary.
+func (p *batchProgress) finish(sum runtime.BatchSummary) {
+	if p == nil {
+		return
+	}
+	p.stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	fmt.Fprintf(p.w, "%s: %d ok (%d cached), %d failed, %d not run, %s, %s\n",
+		plural(sum.Total, "job"), sum.OK, sum.Cached, sum.Failed, sum.NotRun,
+		formatDuration(sum.Elapsed), formatRate(sum.OK+sum.Failed, sum.Elapsed))
+}
+
+func (p *batchProgress) stop() {
+	if p == nil {
+		return
+	}
+	select {
+	case <-p.quit:
+	default:
+		close(p.quit)
+	}
+	p.wg.Wait()
+}
+
+// status is the progress in words, for a log.
+func (p *batchProgress) status() string {
+	return fmt.Sprintf("%d/%d jobs done, %d failed, %d cached, %s", p.done, p.total, p.failed, p.cached, p.rate())
+}
+
+// draw redraws the live line: a bar and the counts.
+func (p *batchProgress) draw() {
+	const width = 24
+	filled := 0
+	if p.total > 0 {
+		filled = width * p.done / p.total
+	}
+	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
+	fmt.Fprintf(p.w, "\r\033[K[%s] %d/%d  %d failed  %d cached  %s", bar, p.done, p.total, p.failed, p.cached, p.rate())
+	p.shown, p.lastDraw = true, p.now()
+}
+
+func (p *batchProgress) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+}
+
+func (p *batchProgress) rate() string { return formatRate(p.done, p.now().Sub(p.start)) }
+
+func formatRate(jobs int, elapsed time.Duration) string {
+	if elapsed <= 0 {
+		return "0.0 jobs/s"
+	}
+	return fmt.Sprintf("%.1f jobs/s", float64(jobs)/elapsed.Seconds())
+}
