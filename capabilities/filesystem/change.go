@@ -91,15 +91,37 @@ func conflict(path, expected, got string) error {
 		pyRepr(path), expected, got)
 }
 
+// guard is what writeThrough checks the file against, under the descriptor
+// it writes through, before replacing the content.
+type guard struct {
+	// hash is the content the file must still hold; "" checks nothing, and
+	// absentHash refuses any file that appeared where none was.
+	hash string
+	// soft marks a hash that is only what the agent last saw, not one the
+	// model asked for: a file the process cannot read is then written
+	// unguarded, as it was before the agent ever saw it.
+	soft bool
+}
+
+// staleError is writeThrough's refusal of a file whose content no longer
+// hashes to the guard. The callers word it, since what the model is told
+// depends on where the guard came from.
+type staleError struct{ want, got string }
+
+func (e *staleError) Error() string {
+	return fmt.Sprintf("content changed (expected hash:%s, got hash:%s)", e.want, e.got)
+}
+
 // writeThrough replaces the content of the regular file rel with data, in
 // place, so the file keeps its inode and permission bits. The file is opened
-// without O_TRUNC and its type and, when guard is set, its content hash are
-// checked on the descriptor before it is truncated; a new file is created
-// with O_EXCL, so a file that appears meanwhile is opened (and guarded) rather
-// than clobbered. create false refuses to create a file that is gone.
-func (fs *FS) writeThrough(path, rel string, data []byte, guard string, create bool) error {
+// without O_TRUNC and its type and, when g has a hash, its content hash are
+// checked on the descriptor before it is truncated (a mismatch is a
+// *staleError); a new file is created with O_EXCL, so a file that appears
+// meanwhile is opened (and guarded) rather than clobbered. create false
+// refuses to create a file that is gone.
+func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) error {
 	mode := os.O_WRONLY
-	if guard != "" {
+	if g.hash != "" {
 		mode = os.O_RDWR
 	}
 	for range 3 {
@@ -120,10 +142,14 @@ func (fs *FS) writeThrough(path, rel string, data []byte, guard string, create b
 		} else {
 			f, err = fs.openFile(rel, mode, 0)
 		}
+		if g.soft && mode == os.O_RDWR && errors.Is(err, syscall.EACCES) {
+			g, mode = guard{}, os.O_WRONLY // write-only: the agent never read it either
+			continue
+		}
 		if err != nil {
 			return writeOpenError(path, rel, err, create)
 		}
-		err = fs.replaceContent(f, path, data, guard, created)
+		err = fs.replaceContent(f, data, g, created)
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = osError(cerr)
 		}
@@ -132,14 +158,14 @@ func (fs *FS) writeThrough(path, rel string, data []byte, guard string, create b
 	return capabilities.Retry("Path %s changed repeatedly while opening. Retry the write.", pyRepr(path))
 }
 
-func (fs *FS) replaceContent(f *os.File, path string, data []byte, guard string, created bool) error {
-	if guard != "" && !created {
+func (fs *FS) replaceContent(f *os.File, data []byte, g guard, created bool) error {
+	if g.hash != "" && !created {
 		h := sha256.New()
 		if _, err := io.Copy(h, f); err != nil {
 			return osError(err)
 		}
-		if got := hashSum(h.Sum(nil)); got != guard {
-			return conflict(path, guard, got)
+		if got := hashSum(h.Sum(nil)); got != g.hash {
+			return &staleError{want: g.hash, got: got}
 		}
 	}
 	if err := f.Truncate(0); err != nil {

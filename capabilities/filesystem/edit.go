@@ -76,6 +76,9 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", openError(args.Path, err, false)
 	}
+	if err := fs.requireKnown(args.Path, rel); err != nil {
+		return "", err
+	}
 	if isBinary(snap.data) {
 		return "", capabilities.Retry("%s is a binary file; edit_file only edits text files.", args.Path)
 	}
@@ -85,6 +88,13 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	}
 	if args.ExpectedHash != nil && *args.ExpectedHash != snap.hash {
 		return "", conflict(args.Path, *args.ExpectedHash, snap.hash)
+	}
+	// Without a hash from the model, the edit is checked against what the
+	// agent last saw of the file (see watch.go).
+	seen, _, watched := fs.lastSeen(rel)
+	watched = watched && args.ExpectedHash == nil && fs.guardsChanges()
+	if watched && snap.hash != seen {
+		return "", fs.changedOnDisk(ctx, args.Path, rel, seen, snap.hash)
 	}
 	text, err := applyReplacements(old, reps, args.Path)
 	if err != nil {
@@ -103,11 +113,10 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 			return "", err
 		}
 	}
-	data := []byte(text)
-	if err := fs.writeThrough(args.Path, rel, data, snap.hash, false); err != nil {
-		return "", err
+	hash, err := fs.writeTracked(args.Path, rel, []byte(text), guard{hash: snap.hash}, false)
+	if err != nil {
+		return "", fs.staleConflict(ctx, args.Path, rel, err, watched)
 	}
-	hash := contentHash(data)
 	ev := &FileEditedEvent{
 		FileWrittenEvent: FileWrittenEvent{EventBase: fs.base(ctx, rel), ContentHash: hash},
 		Diff:             diff,

@@ -18,15 +18,16 @@ const (
 	KindFileEdited        = EventNamespace + ".file_edited"
 	KindDirectoryCreated  = EventNamespace + ".directory_created"
 	KindFilesSearched     = EventNamespace + ".files_searched"
+	KindExternalChange    = EventNamespace + ".external_change"
 )
 
 // Events lists the kinds of the events a FileSystem emits. Only tool calls
 // made with a listener in their context (inside a run) emit; a denied or
-// failed operation emits nothing. Events are delivered as pointers
-// (*FileReadEvent, ...).
+// failed operation emits nothing, except the external change that made a
+// write fail. Events are delivered as pointers (*FileReadEvent, ...).
 var Events = []string{
 	KindFileChangeRequest, KindFileRead, KindDirectoryListed, KindFileWritten,
-	KindFileEdited, KindDirectoryCreated, KindFilesSearched,
+	KindFileEdited, KindDirectoryCreated, KindFilesSearched, KindExternalChange,
 }
 
 // Diff bounds for change events.
@@ -146,6 +147,18 @@ type FilesSearchedEvent struct {
 	Truncated  bool   `json:"truncated"`   // the search stopped at its cap
 }
 
+// ExternalChangeEvent reports that a file the agent read or wrote was changed
+// on disk by someone else: its content no longer hashes to what the agent
+// last saw. It is delivered through the listener of the next tool call on the
+// FileSystem (whose call it names), or with the write_file or edit_file the
+// change makes fail, whichever comes first; see watch.go.
+type ExternalChangeEvent struct {
+	EventBase
+	PreviousHash string `json:"previous_hash"` // what the agent last saw
+	CurrentHash  string `json:"current_hash"`  // what the file holds now; "" when deleted
+	Deleted      bool   `json:"deleted"`       // no regular file is left at the path
+}
+
 // Search kinds of FilesSearchedEvent.
 const (
 	SearchGrep = "grep"
@@ -159,6 +172,7 @@ func (FileWrittenEvent) Kind() string       { return KindFileWritten }
 func (FileEditedEvent) Kind() string        { return KindFileEdited }
 func (DirectoryCreatedEvent) Kind() string  { return KindDirectoryCreated }
 func (FilesSearchedEvent) Kind() string     { return KindFilesSearched }
+func (ExternalChangeEvent) Kind() string    { return KindExternalChange }
 
 // The events serialize with their kind first, so a stored or forwarded event
 // says what it is.
@@ -211,6 +225,11 @@ func (e DirectoryCreatedEvent) MarshalJSON() ([]byte, error) {
 
 func (e FilesSearchedEvent) MarshalJSON() ([]byte, error) {
 	type plain FilesSearchedEvent
+	return withKind(e.Kind(), plain(e))
+}
+
+func (e ExternalChangeEvent) MarshalJSON() ([]byte, error) {
+	type plain ExternalChangeEvent
 	return withKind(e.Kind(), plain(e))
 }
 

@@ -28,6 +28,8 @@ func TestEventJSON(t *testing.T) {
 		{&FileEditedEvent{FileWrittenEvent{base, "abc"}, "d", false}, `{"kind":"file_system.file_edited",` + common + `,"content_hash":"abc","diff":"d","truncated":false}`},
 		{&DirectoryCreatedEvent{base}, `{"kind":"file_system.directory_created",` + common + `}`},
 		{&FilesSearchedEvent{base, "x", SearchGrep, 2, true}, `{"kind":"file_system.files_searched",` + common + `,"pattern":"x","search":"grep","match_count":2,"truncated":true}`},
+		{&ExternalChangeEvent{base, "abc", "def", false}, `{"kind":"file_system.external_change",` + common + `,"previous_hash":"abc","current_hash":"def","deleted":false}`},
+		{&ExternalChangeEvent{base, "abc", "", true}, `{"kind":"file_system.external_change",` + common + `,"previous_hash":"abc","current_hash":"","deleted":true}`},
 	}
 	var kinds []string
 	for _, tt := range tests {

@@ -7,6 +7,10 @@
 // that never follows a symlink (see path.go), so a path that passed the checks
 // cannot be swapped for one outside the root before it is opened.
 //
+// A write or edit never silently overwrites a file that someone else changed
+// on disk since the agent last read it, and a watcher reports such changes
+// as events (see watch.go).
+//
 // The tools, their outputs and their error messages follow the behavioural
 // reference of the FileSystem capability exactly; errors the model can correct
 // are *capabilities.RetryError, anything else is fatal.
@@ -111,6 +115,14 @@ type Options struct {
 	// ContentHashes reports hashes in read and write results and offers
 	// expected_hash. Nil means true.
 	ContentHashes *bool `json:"content_hashes,omitempty"`
+	// WatchChanges refuses a write or edit without expected_hash of a file
+	// changed on disk since the agent last read or wrote it, and watches the
+	// directories the agent reads to report such changes as events (see
+	// watch.go). Nil means true.
+	WatchChanges *bool `json:"watch_changes,omitempty"`
+	// RequireReadBeforeWrite refuses to change an existing file the agent has
+	// neither read nor written.
+	RequireReadBeforeWrite bool `json:"require_read_before_write,omitempty"`
 	// Tools selects the tools by name. Nil means DefaultToolNames.
 	Tools []string `json:"tools,omitempty"`
 }
@@ -160,9 +172,30 @@ func New(opts Options, dir string) (*Capability, error) {
 			fs.Close()
 			return nil, fmt.Errorf("filesystem: tool %s is not built into this program", name)
 		}
-		c.tools = append(c.tools, f(fs))
+		c.tools = append(c.tools, &callGate{Tool: f(fs), fs: fs})
 	}
 	return c, nil
+}
+
+// ErrClosed is the fatal error of a tool called after Capability.Close.
+var ErrClosed = errors.New("the FileSystem capability is closed")
+
+// callGate is what every tool call passes through: it refuses calls once the
+// capability is closed and delivers the external changes noticed since the
+// previous call before the tool runs, so a listener sees them in order.
+type callGate struct {
+	capabilities.Tool
+	fs *FS
+}
+
+func (g *callGate) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	if g.fs.closed.Load() {
+		return "", fmt.Errorf("filesystem: %s: %w", g.Name(), ErrClosed)
+	}
+	if err := g.fs.deliverChanges(ctx); err != nil {
+		return "", err
+	}
+	return g.Tool.Call(ctx, args)
 }
 
 // Tools returns the selected tools, in AllToolNames order.
@@ -173,8 +206,15 @@ func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) {
 // RootDir returns the absolute, symlink-resolved root directory.
 func (c *Capability) RootDir() string { return c.fs.rootDir }
 
-// Close releases the descriptors held on the root directory.
+// Close stops the change watcher, releasing its watches, and the descriptors
+// held on the root directory. Closing twice is harmless; tools called after
+// Close fail with ErrClosed.
 func (c *Capability) Close() error { return c.fs.Close() }
+
+// Watches returns the number of directories the change watcher watches now:
+// zero before the first read or listing, with WatchChanges off, and after
+// Close.
+func (c *Capability) Watches() int { return c.fs.changes.watches() }
 
 // normalize fills in defaults and rejects limits that are not positive.
 func (o *Options) normalize() error {
@@ -187,9 +227,12 @@ func (o *Options) normalize() error {
 	if o.Tools == nil {
 		o.Tools = DefaultToolNames
 	}
+	yes := true
 	if o.ContentHashes == nil {
-		yes := true
 		o.ContentHashes = &yes
+	}
+	if o.WatchChanges == nil {
+		o.WatchChanges = &yes
 	}
 	limits := []struct {
 		name string

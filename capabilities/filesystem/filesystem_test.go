@@ -146,6 +146,8 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, 1000, o.MaxSearchResults)
 	assert.Equal(t, 1000, o.MaxFindResults)
 	assert.True(t, c.fs.hashes())
+	assert.True(t, *o.WatchChanges)
+	assert.False(t, o.RequireReadBeforeWrite)
 	assert.Equal(t, DefaultProtectedPatterns, o.ProtectedPatterns)
 
 	empty, _ := newTestFS(t, Options{ProtectedPatterns: []string{}}, nil)
@@ -198,8 +200,11 @@ func TestRegisteredType(t *testing.T) {
 		`{"cwd": null, "max_read_chars": null}`,
 		`{"max_read_chars": 100, "tools": ["read_file", "grep"], "read_only": true, "content_hashes": false}`,
 		`{"protected_patterns": [], "allowed_patterns": ["*.py"], "denied_patterns": ["private"]}`,
+		`{"watch_changes": false, "require_read_before_write": true}`,
 	}
 	invalid := []string{
+		`{"watch_changes": "no"}`,
+		`{"require_read_before_write": 1}`,
 		`{"max_read_lines": true}`,
 		`{"max_read_lines": 0}`,
 		`{"max_list_results": "10"}`,

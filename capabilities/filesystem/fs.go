@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -26,8 +28,13 @@ type FS struct {
 	cwd        string   // canonical rel of the working directory
 	cwdParts   []string // cwd split into components (nil for ".")
 	opts       Options  // normalized
+	changes    *changeTracker
 
 	allowed, denied, protected []pattern
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func newFS(opts Options, dir string) (*FS, error) {
@@ -54,6 +61,7 @@ func newFS(opts Options, dir string) (*FS, error) {
 		denied:    compilePatterns(opts.DeniedPatterns),
 		protected: compilePatterns(opts.ProtectedPatterns),
 	}
+	fs.changes = newChangeTracker(fs)
 	if alias != real {
 		fs.aliasParts = splitAbs(alias)
 	}
@@ -69,10 +77,16 @@ func newFS(opts Options, dir string) (*FS, error) {
 	return fs, nil
 }
 
-// Close releases the root's descriptors.
+// Close stops the change watcher, then releases the root's descriptors, which
+// the watcher walks from. Only the first call does anything.
 func (fs *FS) Close() error {
-	fs.dir.close()
-	return fs.root.Close()
+	fs.closeOnce.Do(func() {
+		fs.closed.Store(true)
+		fs.changes.close()
+		fs.dir.close()
+		fs.closeErr = fs.root.Close()
+	})
+	return fs.closeErr
 }
 
 func (fs *FS) hashes() bool { return *fs.opts.ContentHashes }

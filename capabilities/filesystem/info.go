@@ -71,9 +71,12 @@ func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
 	// Only regular files are opened: a FIFO or device is described from its
 	// metadata alone.
 	if st.Mode().IsRegular() {
-		text, err := fs.describeContent(args.Path, rel)
+		text, hash, err := fs.describeContent(args.Path, rel)
 		if err != nil {
 			return "", err
+		}
+		if hash != "" {
+			fs.saw(rel, hash, false) // the hash, not the content
 		}
 		lines = append(lines, text...)
 	}
@@ -83,11 +86,12 @@ func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
-// describeContent returns the binary, lines and hash lines of a regular file.
-func (fs *FS) describeContent(path, rel string) ([]string, error) {
+// describeContent returns the binary, lines and hash lines of a regular file,
+// and the hash of a text file.
+func (fs *FS) describeContent(path, rel string) ([]string, string, error) {
 	f, err := fs.openFile(rel, os.O_RDONLY, 0)
 	if err != nil {
-		return nil, openError(path, err, true)
+		return nil, "", openError(path, err, true)
 	}
 	defer f.Close()
 	h := sha256.New()
@@ -95,10 +99,10 @@ func (fs *FS) describeContent(path, rel string) ([]string, error) {
 	head := make([]byte, binarySniff)
 	n, err := io.ReadFull(tee, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return nil, osError(err)
+		return nil, "", osError(err)
 	}
 	if isBinary(head[:n]) {
-		return []string{"binary: True"}, nil
+		return []string{"binary: True"}, "", nil
 	}
 	lr := newLineReader(tee, head[:n])
 	count := 0
@@ -109,9 +113,10 @@ func (fs *FS) describeContent(path, rel string) ([]string, error) {
 		count++
 	}
 	if lr.err != nil {
-		return nil, osError(lr.err)
+		return nil, "", osError(lr.err)
 	}
-	return []string{"binary: False", fmt.Sprintf("lines: %d", count), "hash: " + hashSum(h.Sum(nil))}, nil
+	hash := hashSum(h.Sum(nil))
+	return []string{"binary: False", fmt.Sprintf("lines: %d", count), "hash: " + hash}, hash, nil
 }
 
 // symlinkTarget reports the target of the path the model named, when its

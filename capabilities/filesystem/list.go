@@ -63,6 +63,7 @@ func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
 		}
 		lines = append(lines, line)
 	}
+	fs.watchDir(rel)
 	if err := fs.emit(ctx, &DirectoryListedEvent{EventBase: fs.base(ctx, rel), EntryCount: len(lines)}); err != nil {
 		return "", err
 	}

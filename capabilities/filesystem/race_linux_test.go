@@ -110,6 +110,17 @@ func symlinkSwapRace(t *testing.T) {
 	}
 	halt()
 
+	// The reads watched their directories as the swaps went on: every watch
+	// the kernel holds is inside the root.
+	realRoot, err := filepath.EvalSymlinks(root)
+	require.NoError(t, err)
+	require.NotNil(t, c.fs.changes.w)
+	for _, key := range c.fs.changes.w.WatchList() {
+		dir, err := os.Readlink(key)
+		require.NoError(t, err)
+		assert.True(t, within(dir, realRoot), "%s watches %s, outside the root", key, dir)
+	}
+
 	assert.Equal(t, out, readBack(t, outside, "secret.txt"))
 	assert.Equal(t, out, readBack(t, outside, "f.txt"))
 	entries, err := os.ReadDir(outside)

@@ -85,6 +85,7 @@ func (fs *FS) readFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", err
 	}
+	fs.saw(rel, hash, true)
 	if err := fs.emit(ctx, &FileReadEvent{EventBase: fs.base(ctx, rel), ContentHash: hash}); err != nil {
 		return "", err
 	}

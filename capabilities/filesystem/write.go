@@ -55,16 +55,29 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 	if err != nil {
 		return "", err
 	}
+	if exists {
+		if err := fs.requireKnown(args.Path, rel); err != nil {
+			return "", err
+		}
+	}
+	// watched: the write is checked against what the agent last saw of the
+	// file, since the model gave no hash of its own (see watch.go).
+	seen, _, watched := fs.lastSeen(rel)
+	watched = watched && exists && args.ExpectedHash == nil && fs.guardsChanges()
 
 	// What the change is checked against: the current hash when the model
 	// gave one to compare, and the current content when a listener is shown
-	// the diff (and approves exactly that).
+	// the diff (and approves exactly that). A direct call that only guards
+	// what the agent saw leaves the check to the write's descriptor.
 	emitting := capabilities.Emitting(ctx)
 	var (
 		snap     snapshot
 		readable bool
-		guard    string
+		g        guard
 	)
+	if watched {
+		g = guard{hash: seen, soft: true}
+	}
 	if exists && (args.ExpectedHash != nil || emitting) {
 		snap, err = fs.readSnapshot(rel, false)
 		switch {
@@ -82,20 +95,23 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 		if snap.hash != *args.ExpectedHash {
 			return "", conflict(args.Path, *args.ExpectedHash, snap.hash)
 		}
-		guard = snap.hash
+		g = guard{hash: snap.hash}
+	}
+	if watched && readable && snap.hash != seen {
+		return "", fs.changedOnDisk(ctx, args.Path, rel, seen, snap.hash)
 	}
 	if emitting {
 		var diff string
 		var truncated bool
 		switch {
 		case !exists:
-			guard = absentHash
+			g = guard{hash: absentHash}
 			diff, truncated = unifiedDiff("", args.Content, rel)
 		case !readable || snap.data == nil:
-			guard = snap.hash // "" when unreadable: nothing to guard with
+			g = guard{hash: snap.hash} // "" when unreadable: nothing to guard with
 			diff, truncated = diffHeadersOnly(rel), true
 		default:
-			guard = snap.hash
+			g = guard{hash: snap.hash}
 			diff, truncated = unifiedDiff(decodeUTF8Replace(snap.data), args.Content, rel)
 		}
 		refusal, err := fs.announce(ctx, rel, OpWrite, diff, truncated)
@@ -107,11 +123,10 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 		}
 	}
 
-	data := []byte(args.Content)
-	if err := fs.writeThrough(args.Path, rel, data, guard, true); err != nil {
-		return "", err
+	hash, err := fs.writeTracked(args.Path, rel, []byte(args.Content), g, true)
+	if err != nil {
+		return "", fs.staleConflict(ctx, args.Path, rel, err, watched)
 	}
-	hash := contentHash(data)
 	if err := fs.emit(ctx, &FileWrittenEvent{EventBase: fs.base(ctx, rel), ContentHash: hash}); err != nil {
 		return "", err
 	}

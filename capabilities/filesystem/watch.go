@@ -1,0 +1,696 @@
+package filesystem
+
+// Files changed on disk by someone else
+//
+// A file the agent read can be changed by another process (an editor, a
+// build, another agent) before the agent writes it back. The reference only
+// protects a write whose model remembered to pass expected_hash; a FileSystem
+// protects every one, unless Options.WatchChanges is false:
+//
+//   - It remembers, per canonical path, the hash of the content the agent last
+//     saw: read by read_file (the whole file, whatever window was shown),
+//     described by file_info (text files), or written by write_file and
+//     edit_file; at most maxSeenFiles of them, the least recently seen
+//     forgotten first.
+//   - write_file and edit_file without expected_hash compare the file with
+//     that hash where expected_hash is compared (before the change request),
+//     and again under the descriptor they write through once a listener has
+//     approved. A write_file outside a run reads no snapshot, so its one
+//     check is the guard of change.go: no second read. A file changed since
+//     is a Conflict telling the model to re-read it. A file deleted since is
+//     created by write_file and is "File not found" for edit_file, as for
+//     any missing file.
+//   - An fsnotify watcher notices changes as they happen, so that a listener
+//     learns of them (file_system.external_change) before the model trips
+//     over them. It watches, non-recursively, the directory of every file
+//     whose hash is remembered and every directory listed, plus the
+//     subdirectories that appear in a watched directory, at most
+//     maxWatchedDirs at once; past that the write-time check alone protects.
+//     Subdirectories that appear may take only half of that budget, and
+//     hidden or denied ones none, so that a tool unpacking a large tree
+//     cannot crowd out the directories the agent works in.
+//   - The watcher only marks remembered paths dirty. Their hashes are taken
+//     when the next tool call delivers the pending changes, in that call's
+//     goroutine and through the contained descriptor walk: a burst of writes
+//     costs one hash, and a file the agent is writing itself (marked in flight
+//     until the new hash is remembered) is never taken for someone else's
+//     change.
+//   - Events only ever reach a listener synchronously from a tool call, in
+//     order: the changes noticed since the previous call go out through the
+//     listener of the next call on this FileSystem, before it runs (a call
+//     without a listener drops them), and at the latest with the write they
+//     make fail. A change the watcher did not notice is reported when a write
+//     finds it. Each change is reported once.
+//
+// On Linux a watch never lands outside the root: it is set on the
+// /proc/self/fd name of a descriptor that the no-follow walk of path.go
+// reached, so the kernel watches exactly the directory that was checked
+// whatever happens to the path meanwhile; the descriptor is held while the
+// watch lives, which keeps that name unique. Elsewhere the watch is set on the
+// real path and dropped unless, once set, the path still names the directory
+// the walk reaches; a symlink swapped in and back out between the two could
+// still slip one watch outside, whose events then only mark in-root paths
+// dirty, since every hash is taken through the walk.
+//
+// Options.RequireReadBeforeWrite, which does not depend on WatchChanges,
+// refuses to change an existing file whose content the agent has neither read
+// nor written.
+//
+// fsnotify's reading goroutine holds its lock while it hands some errors
+// over, and tool calls add watches while holding the tracker's lock; so the
+// goroutine that drains fsnotify never takes the tracker's lock nor calls
+// fsnotify, it only queues what it receives for a second goroutine to handle.
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/fsnotify/fsnotify"
+)
+
+const (
+	// maxWatchedDirs bounds the directories one FileSystem watches.
+	maxWatchedDirs = 512
+	// maxSeenFiles bounds the remembered hashes; past it the least recently
+	// seen quarter is forgotten, and those files are written as if unseen.
+	maxSeenFiles = 1 << 16
+	// maxQueuedEvents bounds the watcher's events waiting to be handled;
+	// past it they are dropped and every remembered file is re-checked, as
+	// when the kernel's own queue overflows.
+	maxQueuedEvents = 4096
+	// deletedState is what a reported deletion is remembered as.
+	deletedState = "<deleted>"
+)
+
+// seenFile is what the agent last saw of one file.
+type seenFile struct {
+	hash     string // content hash; "" while the agent's first write of a new file is in flight
+	known    bool   // the agent read or wrote the content, not just its hash (file_info)
+	reported string // the state last reported in an external change, so it is reported once
+	writing  int    // the agent's own writes in flight
+	gen      uint64 // bumped when one starts, so a hash taken meanwhile is discarded
+	used     uint64 // when last seen, for eviction
+}
+
+// watchedDir is one directory's watch.
+type watchedDir struct {
+	key     string // the name fsnotify watches and reports events under; "" when it could not be watched
+	release func()
+	auto    bool // watched because it appeared, not because the agent read or listed it
+}
+
+// watchTarget is what fsnotify is given to watch one directory.
+type watchTarget struct {
+	key     string
+	verify  func() bool // nil, or whether the watch, once set, is on the directory
+	release func()
+}
+
+// changeTracker remembers what the agent saw and watches for changes.
+type changeTracker struct {
+	fs        *FS
+	protect   bool // Options.WatchChanges
+	tracking  bool // seen is kept: protect or Options.RequireReadBeforeWrite
+	limit     int  // maxWatchedDirs, lowered by tests
+	seenLimit int  // maxSeenFiles, lowered by tests
+
+	mu     sync.Mutex
+	closed bool
+	seen   map[string]*seenFile // by canonical rel
+	dirty  map[string]struct{}  // remembered files the watcher saw touched, not checked yet
+	tick   uint64
+
+	tried bool                   // a watcher was asked for (once)
+	w     *fsnotify.Watcher      // nil until then, or when none could be made
+	dirs  map[string]*watchedDir // by rel, including those that could not be watched
+	keys  map[string]string      // watch key -> rel
+	auto  int                    // dirs with auto set
+
+	queue eventQueue
+	wg    sync.WaitGroup // the draining and handling goroutines
+}
+
+func newChangeTracker(fs *FS) *changeTracker {
+	protect := *fs.opts.WatchChanges
+	return &changeTracker{
+		fs:        fs,
+		protect:   protect,
+		tracking:  protect || fs.opts.RequireReadBeforeWrite,
+		limit:     maxWatchedDirs,
+		seenLimit: maxSeenFiles,
+		seen:      map[string]*seenFile{},
+		dirty:     map[string]struct{}{},
+		dirs:      map[string]*watchedDir{},
+		keys:      map[string]string{},
+		queue:     eventQueue{kick: make(chan struct{}, 1)},
+	}
+}
+
+// What the tools call.
+
+// saw records that the agent was shown the hash (and, when known, the
+// content) of the file rel, and watches its directory.
+func (fs *FS) saw(rel, hash string, known bool) {
+	t := fs.changes
+	if !t.tracking {
+		return
+	}
+	t.mu.Lock()
+	if !t.closed {
+		t.rememberLocked(rel, hash, known)
+	}
+	t.mu.Unlock()
+	dir, _ := split(rel)
+	fs.watchDir(dir)
+}
+
+// watchDir watches the directory rel, which the agent read a file in or
+// listed, if it is not watched yet and the budget allows.
+func (fs *FS) watchDir(rel string) {
+	t := fs.changes
+	if !t.protect {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || !t.startLocked() {
+		return
+	}
+	t.watchLocked(rel, false)
+}
+
+// lastSeen returns the hash of the content the agent last saw in rel, and
+// whether it read or wrote that content itself.
+func (fs *FS) lastSeen(rel string) (hash string, known, ok bool) {
+	t := fs.changes
+	if !t.tracking {
+		return "", false, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.seen[rel]; e != nil && e.hash != "" {
+		return e.hash, e.known, true
+	}
+	return "", false, false
+}
+
+// guardsChanges reports whether writes are checked against what the agent
+// last saw.
+func (fs *FS) guardsChanges() bool { return fs.changes.protect }
+
+// requireKnown enforces Options.RequireReadBeforeWrite for a change to the
+// existing file rel.
+func (fs *FS) requireKnown(path, rel string) error {
+	if !fs.opts.RequireReadBeforeWrite {
+		return nil
+	}
+	if _, known, _ := fs.lastSeen(rel); known {
+		return nil
+	}
+	return capabilities.Retry("Refusing to change %s: read it with read_file first, so you know what it holds.", pyRepr(path))
+}
+
+// writeTracked is writeThrough for write_file and edit_file. While it runs
+// the file is marked as being written by the agent, so the watcher's view of
+// the half-written file is never taken for someone else's change; once the
+// bytes landed, they are what the agent last saw. It returns their hash.
+func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) (string, error) {
+	hash := contentHash(data)
+	t := fs.changes
+	if !t.tracking {
+		return hash, fs.writeThrough(path, rel, data, g, create)
+	}
+	t.mu.Lock()
+	e := t.seen[rel]
+	if e == nil {
+		e = &seenFile{}
+		t.addLocked(rel, e)
+	}
+	e.writing++
+	e.gen++
+	t.mu.Unlock()
+
+	err := fs.writeThrough(path, rel, data, g, create)
+
+	t.mu.Lock()
+	e.writing--
+	switch {
+	case t.closed:
+	case err == nil:
+		t.rememberLocked(rel, hash, true)
+	case e.hash == "" && e.writing == 0 && t.seen[rel] == e:
+		delete(t.seen, rel) // a new file that was not written after all
+	}
+	t.mu.Unlock()
+	if err == nil {
+		dir, _ := split(rel)
+		fs.watchDir(dir)
+	}
+	return hash, err
+}
+
+// staleConflict words writeThrough's refusal of a file whose content moved
+// off the guard: as a change on disk when the guard was what the agent last
+// saw (watched), as the reference's Conflict otherwise.
+func (fs *FS) staleConflict(ctx context.Context, path, rel string, err error, watched bool) error {
+	var stale *staleError
+	if !errors.As(err, &stale) {
+		return err
+	}
+	if watched && stale.want != absentHash {
+		return fs.changedOnDisk(ctx, path, rel, stale.want, stale.got)
+	}
+	return conflict(path, stale.want, stale.got)
+}
+
+// changedOnDisk is the Conflict of a write or edit, made without
+// expected_hash, of a file that no longer holds what the agent last saw
+// (seen) but now. The change is reported unless it already was. When now is
+// what the agent itself wrote in the meantime, in a concurrent call, nobody
+// else changed the file: that is the reference's Conflict, and no event.
+func (fs *FS) changedOnDisk(ctx context.Context, path, rel, seen, now string) error {
+	t := fs.changes
+	var ev *ExternalChangeEvent
+	t.mu.Lock()
+	e := t.seen[rel]
+	own := e != nil && e.hash == now && now != seen
+	if e != nil && !own {
+		ev = e.report(now, false)
+	}
+	t.mu.Unlock()
+	if own {
+		return conflict(path, seen, now)
+	}
+	if ev != nil {
+		ev.EventBase = fs.base(ctx, rel)
+		if err := fs.emit(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return capabilities.Retry("Conflict: file %s was changed on disk since you last read it (read hash:%s, now hash:%s). "+
+		"Re-read the file and retry.", pyRepr(path), seen, now)
+}
+
+// deliverChanges reports, through ctx's listener, the remembered files the
+// watcher saw touched since the previous call whose content is no longer
+// what the agent saw. Without a listener they are dropped unchecked.
+func (fs *FS) deliverChanges(ctx context.Context) error {
+	t := fs.changes
+	if !t.protect {
+		return nil
+	}
+	type check struct {
+		rel string
+		gen uint64
+	}
+	var checks []check
+	t.mu.Lock()
+	if len(t.dirty) == 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	emitting := capabilities.Emitting(ctx)
+	for rel := range t.dirty {
+		e := t.seen[rel]
+		switch {
+		case e == nil || !emitting:
+			delete(t.dirty, rel)
+		case e.writing > 0:
+			// The agent's own write: checked once it has landed.
+		default:
+			checks = append(checks, check{rel, e.gen})
+			delete(t.dirty, rel)
+		}
+	}
+	t.mu.Unlock()
+
+	slices.SortFunc(checks, func(a, b check) int { return strings.Compare(a.rel, b.rel) })
+	for _, c := range checks {
+		now, deleted, ok := fs.hashNow(c.rel)
+		if !ok {
+			continue
+		}
+		var ev *ExternalChangeEvent
+		t.mu.Lock()
+		if e := t.seen[c.rel]; e != nil && e.gen == c.gen && e.writing == 0 {
+			ev = e.report(now, deleted)
+		}
+		t.mu.Unlock()
+		if ev == nil {
+			continue
+		}
+		ev.EventBase = fs.base(ctx, c.rel)
+		if err := fs.emit(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashNow hashes what rel holds now. deleted says no regular file is there
+// any more; ok is false when that cannot be told (a file it may not read).
+func (fs *FS) hashNow(rel string) (hash string, deleted, ok bool) {
+	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
+		errors.Is(err, syscall.ELOOP), errors.Is(err, errNotRegular):
+		return "", true, true
+	case err != nil:
+		return "", false, false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", false, false
+	}
+	return hashSum(h.Sum(nil)), false, true
+}
+
+// report returns the event for the file now holding now (or deleted), or nil
+// when that is what the agent saw or was already reported.
+func (e *seenFile) report(now string, deleted bool) *ExternalChangeEvent {
+	state := now
+	if deleted {
+		state = deletedState
+	}
+	switch {
+	case !deleted && now == e.hash:
+		e.reported = "" // back to what the agent saw
+		return nil
+	case state == e.reported:
+		return nil
+	}
+	e.reported = state
+	return &ExternalChangeEvent{PreviousHash: e.hash, CurrentHash: now, Deleted: deleted}
+}
+
+// The remembered hashes.
+
+func (t *changeTracker) rememberLocked(rel, hash string, known bool) {
+	e := t.seen[rel]
+	if e == nil {
+		e = &seenFile{}
+		t.addLocked(rel, e)
+	}
+	t.tick++
+	e.known = known || (e.known && e.hash == hash)
+	e.hash, e.reported, e.used = hash, "", t.tick
+}
+
+func (t *changeTracker) addLocked(rel string, e *seenFile) {
+	if len(t.seen) >= t.seenLimit {
+		t.evictLocked()
+	}
+	t.tick++
+	e.used = t.tick
+	t.seen[rel] = e
+}
+
+// evictLocked forgets the least recently seen quarter of the files not
+// being written.
+func (t *changeTracker) evictLocked() {
+	type aged struct {
+		rel  string
+		used uint64
+	}
+	var all []aged
+	for rel, e := range t.seen {
+		if e.writing == 0 {
+			all = append(all, aged{rel, e.used})
+		}
+	}
+	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
+	for _, a := range all[:min(len(all), len(t.seen)/4+1)] {
+		delete(t.seen, a.rel)
+		delete(t.dirty, a.rel)
+	}
+}
+
+// The watcher.
+
+// startLocked makes the watcher on first use and reports whether there is
+// one. When none can be made (the user's inotify instances are used up, say)
+// the write-time check alone protects.
+func (t *changeTracker) startLocked() bool {
+	if !t.tried {
+		t.tried = true
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return false
+		}
+		t.w = w
+		t.wg.Add(2)
+		go t.drain(w)
+		go t.handle()
+	}
+	return t.w != nil
+}
+
+// watchLocked watches the directory rel. auto marks a directory that
+// appeared in a watched one, which is skipped when it is not a directory
+// (any more), hidden or denied, or when it would exceed its share of the
+// budget. A directory the agent asked for that cannot be watched is
+// remembered as such, so that it is not retried on every read.
+func (t *changeTracker) watchLocked(rel string, auto bool) {
+	if _, ok := t.dirs[rel]; ok || len(t.dirs) >= t.limit {
+		return
+	}
+	if auto {
+		_, name := split(rel)
+		if t.auto >= t.limit/2 || strings.HasPrefix(name, ".") || t.fs.checkWalkRoot(rel) != nil {
+			return
+		}
+	}
+	failed := func() {
+		if !auto {
+			t.dirs[rel] = &watchedDir{}
+		}
+	}
+	tg, err := t.fs.watchTarget(rel)
+	if err != nil {
+		failed()
+		return
+	}
+	if err := t.w.Add(tg.key); err != nil {
+		tg.release()
+		failed()
+		return
+	}
+	if tg.verify != nil && !tg.verify() {
+		_ = t.w.Remove(tg.key)
+		tg.release()
+		failed()
+		return
+	}
+	t.dirs[rel] = &watchedDir{key: tg.key, release: tg.release, auto: auto}
+	t.keys[tg.key] = rel
+	if auto {
+		t.auto++
+	}
+}
+
+// unwatchLocked drops the watch of rel, if any.
+func (t *changeTracker) unwatchLocked(rel string) {
+	d, ok := t.dirs[rel]
+	if !ok {
+		return
+	}
+	delete(t.dirs, rel)
+	if d.auto {
+		t.auto--
+	}
+	if d.key != "" {
+		delete(t.keys, d.key)
+		_ = t.w.Remove(d.key) // fails when fsnotify already dropped it
+		d.release()
+	}
+}
+
+// drain moves what fsnotify reports to the queue, never waiting on anything
+// else.
+func (t *changeTracker) drain(w *fsnotify.Watcher) {
+	defer t.wg.Done()
+	defer close(t.queue.kick)
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if ev.Op != fsnotify.Chmod { // metadata only: the content is the same
+				t.queue.push(ev)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				t.queue.lose()
+			}
+			// Anything else loses nothing the write-time check would miss.
+		}
+	}
+}
+
+// handle applies the queued events until the watcher is closed.
+func (t *changeTracker) handle() {
+	defer t.wg.Done()
+	for range t.queue.kick {
+		events, lost := t.queue.take()
+		t.mu.Lock()
+		if !t.closed {
+			if lost {
+				for rel := range t.seen {
+					t.dirty[rel] = struct{}{}
+				}
+			}
+			for _, ev := range events {
+				t.applyLocked(ev)
+			}
+		}
+		t.mu.Unlock()
+	}
+}
+
+// applyLocked takes one event into account: a remembered file touched is
+// dirty; a watched directory gone is unwatched; a directory that appeared
+// is watched.
+func (t *changeTracker) applyLocked(ev fsnotify.Event) {
+	gone := ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)
+	if rel, ok := t.keys[ev.Name]; ok && gone {
+		t.unwatchLocked(rel) // the directory itself
+	}
+	dir, ok := t.keys[filepath.Dir(ev.Name)]
+	if !ok {
+		return
+	}
+	rel := join(dir, filepath.Base(ev.Name))
+	if _, ok := t.seen[rel]; ok {
+		t.dirty[rel] = struct{}{}
+	}
+	switch {
+	case gone:
+		t.unwatchLocked(rel)
+	case ev.Has(fsnotify.Create):
+		// Whatever was watched under this name is not what is there now.
+		auto := true
+		if d, ok := t.dirs[rel]; ok {
+			auto = d.auto
+			t.unwatchLocked(rel)
+		}
+		t.watchLocked(rel, auto)
+	}
+}
+
+// close stops the watcher and releases every watch; what was remembered is
+// forgotten.
+func (t *changeTracker) close() {
+	t.mu.Lock()
+	t.closed = true
+	w := t.w
+	t.w = nil
+	for _, d := range t.dirs {
+		if d.key != "" {
+			d.release()
+		}
+	}
+	clear(t.dirs)
+	clear(t.keys)
+	clear(t.seen)
+	clear(t.dirty)
+	t.auto = 0
+	t.mu.Unlock()
+	if w != nil {
+		_ = w.Close() // removes every watch with the inotify descriptor
+	}
+	t.wg.Wait()
+}
+
+// watches returns the number of directories fsnotify watches.
+func (t *changeTracker) watches() int {
+	t.mu.Lock()
+	w := t.w
+	t.mu.Unlock()
+	if w == nil {
+		return 0
+	}
+	return len(w.WatchList())
+}
+
+// pathTarget watches the directory rel under its real path, where no
+// descriptor can be named instead (see the top of this file).
+func (fs *FS) pathTarget(rel string) (watchTarget, error) {
+	st, err := fs.root.Lstat(rel)
+	if err != nil {
+		return watchTarget{}, err
+	}
+	if !st.IsDir() {
+		return watchTarget{}, syscall.ENOTDIR
+	}
+	key := fs.rootDir
+	if rel != "." {
+		key = filepath.Join(fs.rootDir, filepath.FromSlash(rel))
+	}
+	verify := func() bool {
+		in, err := fs.root.Lstat(rel)
+		if err != nil || !in.IsDir() {
+			return false
+		}
+		at, err := os.Stat(key)
+		return err == nil && os.SameFile(in, at)
+	}
+	return watchTarget{key: key, verify: verify, release: func() {}}, nil
+}
+
+// eventQueue hands events from the goroutine draining fsnotify to the one
+// handling them.
+type eventQueue struct {
+	mu     sync.Mutex
+	events []fsnotify.Event
+	lost   bool
+	kick   chan struct{} // capacity 1: something is queued
+}
+
+func (q *eventQueue) push(ev fsnotify.Event) {
+	q.mu.Lock()
+	if len(q.events) < maxQueuedEvents {
+		q.events = append(q.events, ev)
+	} else {
+		q.lost = true
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+// lose records that events were lost.
+func (q *eventQueue) lose() {
+	q.mu.Lock()
+	q.lost = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *eventQueue) signal() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) take() ([]fsnotify.Event, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	events, lost := q.events, q.lost
+	q.events, q.lost = nil, false
+	return events, lost
+}
