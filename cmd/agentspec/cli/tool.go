@@ -45,7 +45,8 @@ Output: the tool's text on stdout and errors on stderr, or with --json exactly o
 {"tool", "ok", "retry", "output", "error", "events"} on stdout.
 Exit status: 0 success (a cancelled change is a success), 3 an error the model could correct,
 1 a fatal error, 2 a usage or spec error.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args:                  cobra.RangeArgs(1, 2),
+		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTool(cmd, f, args)
 		},
