@@ -49,7 +49,8 @@ func BenchmarkToolRounds(b *testing.B) {
 // the script model: each job reads its input.txt, writes output.txt and reads
 // it back through FileSystem (three tool rounds), then answers. It reports
 // jobs/s and the peak of the live heap during the batch (peak-heap-MB,
-// sampled every few milliseconds). With the cache on, a first, untimed batch
+// sampled every few milliseconds) and the descriptors still open after it
+// (leaked-fds: a FileSystem that kept its watcher or root open shows here). With the cache on, a first, untimed batch
 // fills the cache, and every timed batch is answered from it.
 func BenchmarkBatch1000(b *testing.B) {
 	const jobs, concurrency = 1000, 8
@@ -67,6 +68,7 @@ func BenchmarkBatch1000(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			fdsBefore := openFDs()
 			peak := sampleHeap()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -80,6 +82,9 @@ func BenchmarkBatch1000(b *testing.B) {
 			}
 			b.ReportMetric(float64(jobs*b.N)/b.Elapsed().Seconds(), "jobs/s")
 			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
+			if fdsBefore >= 0 {
+				b.ReportMetric(float64(openFDs()-fdsBefore), "leaked-fds")
+			}
 		})
 	}
 }
@@ -122,6 +127,16 @@ turns:
 		}
 	}
 	return s, workspaces
+}
+
+// openFDs counts the process's open descriptors, or returns -1 where
+// /proc/self/fd does not exist.
+func openFDs() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(entries)
 }
 
 // sampleHeap samples the bytes of live and not yet swept heap objects until
