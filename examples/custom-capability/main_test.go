@@ -81,3 +81,11 @@ func TestBadOptionsPointAtTheirLine(t *testing.T) {
 	assert.Contains(t, stderr, file+":3:17: ")
 	assert.Contains(t, stderr, `unknown time zone "Mars/Olympus"`)
 }
+
+func TestRunsOfflineWithTheScriptedModel(t *testing.T) {
+	code, stdout, stderr := run(t, "run", "agent.yaml")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "It is the time the now tool said, in Paris.\n", stdout)
+	assert.Contains(t, stderr, "  now  ", "the Go-registered tool ran")
+	assert.Contains(t, stderr, "1 tool call")
+}
