@@ -8,10 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -105,7 +102,7 @@ func compileChecks(s *spec.Spec) (*checkSet, error) {
 	cs := &checkSet{}
 	for i, name := range ws.ExpectedOutputFiles {
 		ptr := fmt.Sprintf("/workspace/expected_output_files/%d", i)
-		p, err := workspacePath(name)
+		p, err := spec.WorkspacePath(name)
 		if err != nil {
 			return nil, specProblem(s, ptr, fmt.Sprintf("workspace.expected_output_files[%d]: %v", i, err))
 		}
@@ -114,7 +111,7 @@ func compileChecks(s *spec.Spec) (*checkSet, error) {
 	for i, c := range ws.Checks {
 		ptr := fmt.Sprintf("/workspace/checks/%d", i)
 		label := fmt.Sprintf("workspace.checks[%d]", i)
-		p, err := workspacePath(c.File)
+		p, err := spec.WorkspacePath(c.File)
 		if err != nil {
 			return nil, specProblem(s, ptr+"/file", fmt.Sprintf("%s.file: %v", label, err))
 		}
@@ -137,23 +134,6 @@ func compileChecks(s *spec.Spec) (*checkSet, error) {
 		cs.checks = append(cs.checks, fc)
 	}
 	return cs, nil
-}
-
-// workspacePath checks that name is a path inside the workspace and returns
-// it cleaned and slash-separated.
-func workspacePath(name string) (string, error) {
-	p := filepath.ToSlash(name)
-	switch {
-	case strings.TrimSpace(p) == "":
-		return "", errors.New("the path is empty")
-	case strings.HasPrefix(p, "/") || filepath.IsAbs(name) || filepath.VolumeName(name) != "":
-		return "", fmt.Errorf("%q must be relative to the workspace", name)
-	}
-	p = path.Clean(p)
-	if slices.Contains(strings.Split(p, "/"), "..") {
-		return "", fmt.Errorf("%q leaves the workspace", name)
-	}
-	return p, nil
 }
 
 // specProblem reports msg at the position of ptr in the spec file, or as a

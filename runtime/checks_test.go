@@ -239,15 +239,13 @@ func TestCompileChecksRejectsPathsOutsideTheWorkspace(t *testing.T) {
 	}
 }
 
-func TestCompileChecksReportsAtTheSpecsPosition(t *testing.T) {
+func TestCheckPathsOutsideTheWorkspaceFailToLoad(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.yaml")
-	s, err := (&spec.Loader{}).Load(path, []byte("version: 1\nmodel: script:x.yaml\nworkspace:\n  checks:\n    - file: ../out.md\n"))
-	require.NoError(t, err)
-	_, err = Run(context.Background(), s, WithWorkspace(dir))
+	_, err := (&spec.Loader{}).Load(path, []byte("version: 1\nmodel: script:x.yaml\nworkspace:\n  checks:\n    - file: ../out.md\n"))
 	var errs spec.Errors
-	require.ErrorAs(t, err, &errs)
+	require.ErrorAs(t, err, &errs, "the loader refuses it before any run")
 	assert.Equal(t, path+`:5:13: workspace.checks[0].file: "../out.md" leaves the workspace`, err.Error())
 }
 

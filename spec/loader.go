@@ -23,6 +23,9 @@ type Loader struct {
 	Registry *capabilities.Registry
 	// LookupEnv fills ${VAR} references; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Providers are the model providers a spec may name; nil means those
+	// registered with RegisterProvider (any provider when there are none).
+	Providers []string
 
 	mu       sync.Mutex
 	composed composedSchema // cache for Schema
@@ -72,6 +75,8 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 		caps = readCapabilities(d, reg, docs, list)
 	}
 	checkEmbedded(d, root)
+	checkWorkspacePaths(d, root)
+	checkProvider(d, root, l.providers())
 	if errs := d.errors(); errs != nil {
 		return nil, errs
 	}
@@ -88,6 +93,13 @@ func (l *Loader) registry() *capabilities.Registry {
 		return l.Registry
 	}
 	return capabilities.Default()
+}
+
+func (l *Loader) providers() []string {
+	if l.Providers != nil {
+		return l.Providers
+	}
+	return Providers()
 }
 
 func (l *Loader) lookupEnv() func(string) (string, bool) {
