@@ -31,5 +31,6 @@ schema: ## write the composed JSON Schema to agentspec.schema.json
 demo: ## run the quickstart agent offline (scripted model, no API key) in a scratch copy of its workspace
 	scripts/demo.sh
 
-clean: ## remove build output
+clean: ## remove build output and stray test binaries
 	rm -rf bin
+	find . -name "*.test" -type f -delete

@@ -266,3 +266,31 @@ func TestVersion(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(stdout, "agentspec "), stdout)
 }
+
+func TestToolCancelWithEmptyReasonStillCancels(t *testing.T) {
+	root := t.TempDir()
+	code, stdout, stderr := runCLI(t, "", "tool", "--root", root, "--json", "--cancel-changes", "", "write_file",
+		`{"path": "fresh.txt", "content": "x"}`)
+	require.Equal(t, 0, code, stderr)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+	assert.Equal(t, "['fresh.txt' was not written: cancelled by a listener]", r["output"])
+	assert.Nil(t, r["error"], "error is null on success")
+	assert.NoFileExists(t, filepath.Join(root, "fresh.txt"))
+}
+
+func TestToolRefusesFlagsThatWouldBeIgnored(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "tool", "--workspace", t.TempDir(), "read_file")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--workspace only applies with --spec")
+}
+
+func TestToolsRefusesTwoToolsOfOneName(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "b"), 0o755))
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "capabilities:\n  - FileSystem: a\n  - FileSystem: b\n")
+	code, _, stderr := runCLI(t, "", "tools", "--workspace", dir, file)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, file+":3:5: tool \"read_file\" is offered by both FileSystem and FileSystem")
+}

@@ -55,7 +55,7 @@ Exit status: 0 success (a cancelled change is a success), 3 an error the model c
 	fl.StringVar(&f.spec, "spec", "", "offer the tools of this spec's capabilities")
 	fl.StringVar(&f.root, "root", ".", "root_dir of the FileSystem offered when there is no --spec")
 	fl.StringVar(&f.workspace, "workspace", "", "with --spec: directory relative capability paths resolve against")
-	fl.StringVar(&f.cancelChanges, "cancel-changes", "", "cancel every file change request with this reason")
+	fl.StringVar(&f.cancelChanges, "cancel-changes", "", "cancel every file change request with this reason (empty: the default reason)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object describing the call")
 	return cmd
 }
@@ -66,7 +66,7 @@ type toolReport struct {
 	OK     bool              `json:"ok"`
 	Retry  bool              `json:"retry"`
 	Output string            `json:"output"`
-	Error  string            `json:"error"`
+	Error  *string           `json:"error"` // null on success
 	Events []json.RawMessage `json:"events"`
 }
 
@@ -74,11 +74,16 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	if f.spec != "" && cmd.Flags().Changed("root") {
 		return exitWith(exitUsage, errors.New("--root and --spec cannot be used together: the spec says where its roots are"))
 	}
+	if f.spec == "" && cmd.Flags().Changed("workspace") {
+		return exitWith(exitUsage, errors.New("--workspace only applies with --spec; without one, --root is the FileSystem's root"))
+	}
+	cancel := cmd.Flags().Changed("cancel-changes")
 	ctx := cmd.Context()
-	tools, err := toolsFor(cmd, f)
+	tools, closeTools, err := toolsFor(cmd, f)
 	if err != nil {
 		return err
 	}
+	defer closeTools()
 	name := args[0]
 	tool, ok := findTool(tools, name)
 	if !ok {
@@ -97,7 +102,7 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	report := toolReport{Tool: name, Events: []json.RawMessage{}}
 	var listenerErr error
 	listener := func(_ context.Context, ev capabilities.Event) error {
-		if f.cancelChanges != "" {
+		if cancel {
 			if c, ok := ev.(interface{ Cancel(string) }); ok {
 				c.Cancel(f.cancelChanges)
 			}
@@ -122,10 +127,11 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	case callErr == nil:
 		report.OK, report.Output = true, out
 	case retry:
-		report.Retry, report.Error = true, msg
+		report.Retry, report.Error = true, &msg
 		code = exitToolRetry
 	default:
-		report.Error = callErr.Error()
+		msg := callErr.Error()
+		report.Error = &msg
 		code = exitFailure
 	}
 
@@ -141,7 +147,7 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 			fmt.Fprintln(cmd.OutOrStdout())
 		}
 	} else {
-		fmt.Fprintln(cmd.ErrOrStderr(), report.Error)
+		fmt.Fprintln(cmd.ErrOrStderr(), *report.Error)
 	}
 	if code != exitOK {
 		return exitWith(code, nil)
@@ -149,25 +155,26 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	return nil
 }
 
-// toolsFor returns the tools offered: those of --spec, or one FileSystem at
-// --root with every tool.
-func toolsFor(cmd *cobra.Command, f toolFlags) ([]capabilities.Tool, error) {
+// toolsFor returns the tools offered, those of --spec or one FileSystem at
+// --root with every tool, and a function that closes their capabilities.
+func toolsFor(cmd *cobra.Command, f toolFlags) ([]capabilities.Tool, func(), error) {
 	if f.spec != "" {
 		return specTools(cmd, f.spec, f.workspace)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil, exitWith(exitFailure, err)
+		return nil, nil, exitWith(exitFailure, err)
 	}
 	c, err := filesystem.New(filesystem.Options{RootDir: f.root, Tools: filesystem.AllToolNames}, wd)
 	if err != nil {
-		return nil, exitWith(exitUsage, fmt.Errorf("--root: %w", err))
+		return nil, nil, exitWith(exitUsage, fmt.Errorf("--root: %w", err))
 	}
 	tools, err := c.Tools(cmd.Context())
 	if err != nil {
-		return nil, exitWith(exitFailure, err)
+		c.Close()
+		return nil, nil, exitWith(exitFailure, err)
 	}
-	return tools, nil
+	return tools, func() { c.Close() }, nil
 }
 
 func findTool(tools []capabilities.Tool, name string) (capabilities.Tool, bool) {

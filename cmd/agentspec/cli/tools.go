@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -30,10 +31,11 @@ is offered, with its description and the JSON Schema of its parameters.`,
 			if format != "text" && format != "json" {
 				return exitWith(exitUsage, fmt.Errorf("--format must be text or json, not %q", format))
 			}
-			tools, err := specTools(cmd, args[0], workspace)
+			tools, closeTools, err := specTools(cmd, args[0], workspace)
 			if err != nil {
 				return err
 			}
+			defer closeTools()
 			out := cmd.OutOrStdout()
 			if format == "json" {
 				type toolDoc struct {
@@ -67,30 +69,48 @@ is offered, with its description and the JSON Schema of its parameters.`,
 	return cmd
 }
 
-// specTools loads a spec and returns the tools of all its capabilities, in
-// spec order. Errors are exitErrors: spec problems exit 2 with FILE:LINE:COL lines.
-func specTools(cmd *cobra.Command, file, workspace string) ([]capabilities.Tool, error) {
+// specTools loads a spec, builds its capabilities and returns their tools in
+// spec order, with a function that closes the capabilities. Errors are
+// exitErrors: spec problems exit 2 with FILE:LINE:COL lines.
+func specTools(cmd *cobra.Command, file, workspace string) ([]capabilities.Tool, func(), error) {
 	s, err := spec.LoadFile(file)
 	if err != nil {
-		return nil, specError(err)
+		return nil, nil, specError(err)
 	}
 	dir, err := workspaceDir(workspace)
 	if err != nil {
-		return nil, exitWith(exitUsage, err)
+		return nil, nil, exitWith(exitUsage, err)
 	}
 	caps, err := spec.Instantiate(cmd.Context(), s, capabilities.Default(), dir)
 	if err != nil {
-		return nil, specError(err)
+		return nil, nil, specError(err)
+	}
+	closeAll := func() {
+		for _, c := range caps {
+			if cl, ok := c.(io.Closer); ok {
+				cl.Close()
+			}
+		}
 	}
 	var tools []capabilities.Tool
-	for _, c := range caps {
+	seen := map[string]string{} // tool name -> capability that offers it
+	for i, c := range caps {
 		ts, err := c.Tools(cmd.Context())
 		if err != nil {
-			return nil, exitWith(exitFailure, err)
+			closeAll()
+			return nil, nil, exitWith(exitFailure, err)
+		}
+		for _, t := range ts {
+			if other, dup := seen[t.Name()]; dup {
+				closeAll()
+				return nil, nil, exitWith(exitUsage, fmt.Errorf("%s: tool %q is offered by both %s and %s; a model could not tell them apart",
+					s.Capabilities[i].Pos, t.Name(), other, s.Capabilities[i].Name))
+			}
+			seen[t.Name()] = s.Capabilities[i].Name
 		}
 		tools = append(tools, ts...)
 	}
-	return tools, nil
+	return tools, closeAll, nil
 }
 
 // specError turns a loader error into a usage exit whose message lists every
