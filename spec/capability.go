@@ -78,7 +78,7 @@ func parseEntry(d *document, ptr string, item any, reg *capabilities.Registry) (
 		return e, true
 	}
 	d.add(ptr, d.pos(ptr), prefixed(ptr, "expected a capability: a type name (- FileSystem) or a mapping "+
-		"from the type name to its options (- FileSystem: {root_dir: .}), found "+describeValue(item, true)))
+		"from the type name to its options (- FileSystem: {root_dir: .}), found "+d.describe(ptr, item, true)))
 	return e, false
 }
 
@@ -136,7 +136,7 @@ func parseLongEntry(d *document, e entry, m map[string]any) (entry, bool) {
 	e.namePtr = child(e.ptr, "name")
 	name, isString := m["name"].(string)
 	if !isString {
-		d.add(e.namePtr, d.pos(e.namePtr), prefixed(e.namePtr, "expected a capability type name, found "+describeValue(m["name"], true)))
+		d.add(e.namePtr, d.pos(e.namePtr), prefixed(e.namePtr, "expected a capability type name, found "+d.describe(e.namePtr, m["name"], true)))
 		return e, false
 	}
 	e.name = name
@@ -175,13 +175,13 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 	}
 	if e.options == nil {
 		if t.Positional == "" {
-			d.add(e.valPtr, d.pos(e.valPtr), prefixed(e.valPtr, noPositionalMsg(t, e.value)))
+			d.add(e.valPtr, d.pos(e.valPtr), prefixed(e.valPtr, noPositionalMsg(t, d.describe(e.valPtr, e.value, true))))
 			return Capability{}, false
 		}
 		// The scalar form sets one option; errors about that option are
 		// reported at the value.
 		e.options = map[string]any{t.Positional: e.value}
-		d.values[child(e.optsPtr, t.Positional)] = d.pos(e.valPtr)
+		d.mirror(child(e.optsPtr, t.Positional), e.valPtr)
 	}
 	if err := reg.ValidateOptions(e.name, e.options); err != nil {
 		if len(t.Schema) == 0 {
@@ -206,9 +206,11 @@ func unknownTypeMsg(name string, valid []string) string {
 	return fmt.Sprintf("unknown capability type %q%s; valid types: %s", name, didYouMean(name, valid), strings.Join(valid, ", "))
 }
 
-func noPositionalMsg(t capabilities.Type, v any) string {
+// noPositionalMsg explains a value given to a type without a positional
+// option; found describes the value.
+func noPositionalMsg(t capabilities.Type, found string) string {
 	if len(t.Schema) == 0 {
-		return fmt.Sprintf("%s takes no options, found %s; write just - %s", t.Name, describeValue(v, true), t.Name)
+		return fmt.Sprintf("%s takes no options, found %s; write just - %s", t.Name, found, t.Name)
 	}
 	msg := fmt.Sprintf("%s takes its options as a mapping (- %s: {option: value})", t.Name, t.Name)
 	var doc map[string]any
@@ -217,5 +219,5 @@ func noPositionalMsg(t capabilities.Type, v any) string {
 			msg += ", with options " + strings.Join(names, ", ")
 		}
 	}
-	return msg + "; found " + describeValue(v, true)
+	return msg + "; found " + found
 }

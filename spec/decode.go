@@ -3,9 +3,10 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -85,13 +86,7 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 // decode turns a validated document into a Spec.
 func decode(d *document, root map[string]any) (*Spec, error) {
 	var raw rawSpec
-	if err := decodeValue(root, &raw); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			// The schema allows any integer; this one does not fit in an int.
-			ptr := "/" + strings.ReplaceAll(te.Field, ".", "/")
-			return nil, Errors{{Pos: d.pos(ptr), Msg: prefixed(ptr, fmt.Sprintf("%s is out of range", te.Value))}}
-		}
+	if err := decodeValue(root, &raw); err != nil { // checkIntegers has caught what the schema lets through
 		return nil, fmt.Errorf("%s: decoding spec: %w", d.file, err)
 	}
 	s := &Spec{
@@ -163,6 +158,39 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		s.Cache = &Cache{Dir: c.Dir}
 	}
 	return s, nil
+}
+
+// checkIntegers reports the integers, by the schema sch, that are too large
+// for the int they decode into: a JSON Schema integer has no bounds.
+func checkIntegers(d *document, sch, v any, ptr string) {
+	m, _ := sch.(map[string]any)
+	switch v := v.(type) {
+	case json.Number:
+		if !slices.Contains(typeNames(m["type"]), "integer") || d.reported(ptr) {
+			return
+		}
+		if _, err := strconv.Atoi(v.String()); err == nil {
+			return
+		}
+		bound := fmt.Sprint("at most ", math.MaxInt)
+		if strings.HasPrefix(v.String(), "-") {
+			bound = fmt.Sprint("at least ", math.MinInt)
+		}
+		d.add(ptr, d.pos(ptr), prefixed(ptr, "expected an integer of "+bound+", found "+d.describe(ptr, v, false)))
+	case map[string]any:
+		props, _ := m["properties"].(map[string]any)
+		for k, e := range v {
+			s, ok := props[k]
+			if !ok {
+				s = m["additionalProperties"]
+			}
+			checkIntegers(d, s, e, child(ptr, k))
+		}
+	case []any:
+		for i, e := range v {
+			checkIntegers(d, m["items"], e, index(ptr, i))
+		}
+	}
 }
 
 // decodeValue decodes a JSON value into v, keeping numbers in maps as

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +19,12 @@ type document struct {
 	values map[string]Position // where each value starts
 	keys   map[string]Position // where the key naming each mapping member starts
 	errs   []problem
+	parsed int // how many of errs were found while parsing; see add
+
+	// numbers holds the text of numbers written otherwise than the JSON
+	// value they became (0x1F, 1e3, 99999999999999999999999), by pointer, so
+	// that messages echo what the file says.
+	numbers map[string]string
 
 	// retyped holds the values an unquoted ${VAR} turned from a string into
 	// a number or a boolean, by pointer, with the text as written.
@@ -41,10 +48,11 @@ const maxDepth = 1000
 
 func newDocument(file string, src []byte) *document {
 	return &document{
-		file:   file,
-		src:    src,
-		values: make(map[string]Position, 64),
-		keys:   make(map[string]Position, 64),
+		file:    file,
+		src:     src,
+		values:  make(map[string]Position, 64),
+		keys:    make(map[string]Position, 64),
+		numbers: map[string]string{},
 	}
 }
 
@@ -75,9 +83,39 @@ func (d *document) keyPos(ptr string) Position {
 // a duplicate key: it matches no JSON pointer.
 const noValue = "-"
 
-// add records a problem about the value at ptr, reported at pos.
+// add records a problem about the value at ptr, reported at pos. A value
+// found wrong while parsing is not reported again by later checks: what it
+// was read as (an empty value in place of an unsupported tag, a string
+// missing an unset variable) is not what the file says.
 func (d *document) add(ptr string, pos Position, msg string) {
+	for _, p := range d.errs[:d.parsed] {
+		if p.ptr == ptr {
+			return
+		}
+	}
 	d.errs = append(d.errs, problem{ptr: ptr, err: &Error{Pos: pos, Msg: msg}})
+}
+
+// describe says what v, the value at ptr, is, for "found ...": numbers as
+// written. withKind adds the kind of a scalar, for when the kind is the problem.
+func (d *document) describe(ptr string, v any, withKind bool) string {
+	// The check on v is needed: a capability's options object is reported
+	// under the pointer of the positional value it was made from.
+	if text, ok := d.numbers[ptr]; ok {
+		if _, isNumber := v.(json.Number); isNumber {
+			v = json.Number(text)
+		}
+	}
+	return describeValue(v, withKind)
+}
+
+// mirror records that the value at ptr is the one written at src, so that
+// messages about it point at src and echo its text.
+func (d *document) mirror(ptr, src string) {
+	d.values[ptr] = d.pos(src)
+	if text, ok := d.numbers[src]; ok {
+		d.numbers[ptr] = text
+	}
 }
 
 // reported tells whether a problem was recorded at ptr or below it.

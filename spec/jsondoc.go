@@ -39,7 +39,7 @@ func parseJSON(file string, src []byte, lookup func(string) (string, bool)) *doc
 	p.dec.UseNumber()
 	if start := p.skip(); src[start] != '{' {
 		var v any
-		_ = json.Unmarshal(src, &v)
+		_ = decodeJSON(src, &v) // numbers as written
 		d.add("", d.offsetPos(start), notMappingMsg(describeValue(v, true)))
 		return d
 	}
@@ -113,7 +113,15 @@ func (p *jsonParser) value(ptr string, depth int) (any, error) {
 		}
 		return s, nil
 	case json.Number:
-		return jsonNumber(t), nil
+		if beyondFloat(t.String()) {
+			p.d.add(ptr, at, prefixed(ptr, nonFiniteMsg(t.String())))
+			return nil, nil
+		}
+		n := jsonNumber(t)
+		if n != t {
+			p.d.numbers[ptr] = t.String()
+		}
+		return n, nil
 	}
 	return tok, nil // bool or nil
 }

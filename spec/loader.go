@@ -65,11 +65,14 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 	if !ok {
 		return nil, d.errors()
 	}
+	d.parsed = len(d.errs)
 	reg := l.registry()
 	docs := schemaDocsOf(reg)
-	if err := baseSchema().compiled.Validate(root); err != nil {
+	base := baseSchema()
+	if err := base.compiled.Validate(root); err != nil {
 		newReporter(d, docs, root, "", "key").report(err)
 	}
+	checkIntegers(d, base.doc, root, "")
 	var caps []Capability
 	if list, ok := root["capabilities"].([]any); ok {
 		caps = readCapabilities(d, reg, docs, list)

@@ -46,7 +46,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "wrong type points at the value",
 			src:  "model:\n  - openai:gpt-5\n",
-			want: []string{`agent.yaml:2:3: model: expected a string, found a list`},
+			want: []string{`agent.yaml:2:3: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found a list`},
 		},
 		{
 			name: "positive integer",
@@ -64,12 +64,12 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "a decimal is not an integer",
 			src:  "max_tool_rounds: 2.5\n",
-			want: []string{`agent.yaml:1:18: max_tool_rounds: expected a positive integer, found 2.5 (a number)`},
+			want: []string{`agent.yaml:1:18: max_tool_rounds: expected a positive integer, found 2.5`},
 		},
 		{
 			name: "empty value",
-			src:  "model:\nname: x\n",
-			want: []string{`agent.yaml:1:7: model: expected a string, found an empty value`},
+			src:  "name:\nmodel: openai:gpt-5\n",
+			want: []string{`agent.yaml:1:6: name: expected a string, found an empty value`},
 		},
 		{
 			name: "model form",
@@ -79,7 +79,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unsupported version",
 			src:  "version: 2\n",
-			want: []string{`agent.yaml:1:10: version: expected a supported version (1), found 2 (a number)`},
+			want: []string{`agent.yaml:1:10: version: expected a supported version (1), found 2`},
 		},
 		{
 			name: "enum with suggestion",
@@ -109,7 +109,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "yes is not a boolean",
 			src:  "cache: yes\n",
-			want: []string{`agent.yaml:1:8: cache: expected true or false, or a mapping, found "yes" (a string); YAML reads yes, no, on and off as strings: write true or false`},
+			want: []string{`agent.yaml:1:8: cache: expected true, false or a mapping (dir: .agentspec-cache), found "yes" (a string); YAML reads yes, no, on and off as strings: write true or false`},
 		},
 		{
 			name: "invalid regular expression",
@@ -137,6 +137,36 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:2:15: invalid YAML: did not find expected ',' or ']' (is the [ opened here closed?)`},
 		},
 		{
+			name: "unclosed bracket on the first line",
+			src:  "capabilities: [FileSystem\nmodel: openai:gpt-5\n",
+			want: []string{`agent.yaml:1:15: invalid YAML: did not find expected ',' or ']' (is the [ opened here closed?)`},
+		},
+		{
+			name: "unclosed bracket after a comma",
+			src:  "model: openai:gpt-5\ncapabilities: [FileSystem,\n",
+			want: []string{`agent.yaml:2:15: invalid YAML: did not find expected node content (is the [ opened here closed?)`},
+		},
+		{
+			name: "unclosed brace after a comma",
+			src:  "model: openai:gpt-5\nmodel_settings: {max_tokens: 5,\n",
+			want: []string{`agent.yaml:2:17: invalid YAML: did not find expected node content (is the { opened here closed?)`},
+		},
+		{
+			name: "unclosed bracket inside another, over several lines",
+			src:  "model: openai:gpt-5\ninstructions: [a,\n  [b, c,\n  d\n",
+			want: []string{`agent.yaml:3:3: invalid YAML: did not find expected ',' or ']' (is the [ opened here closed?)`},
+		},
+		{
+			name: "tab in a block scalar is reported on its line",
+			src:  "model: openai:gpt-5\ninstructions: |\n  one\n  two\n\tthree\n",
+			want: []string{`agent.yaml:5:1: invalid YAML: found a tab character where an indentation space is expected (indent with spaces: YAML does not allow tabs)`},
+		},
+		{
+			name: "tab after spaces is reported at its column",
+			src:  "model: openai:gpt-5\nmodel_settings:\n  seed: 1\n \tmax_tokens: 2\n",
+			want: []string{`agent.yaml:4:2: invalid YAML: found a tab character that violates indentation (indent with spaces: YAML does not allow tabs)`},
+		},
+		{
 			name: "reserved character",
 			src:  "name: @bot\n",
 			want: []string{"agent.yaml:1:7: invalid YAML: found character that cannot start any token (a value starting with @ must be quoted)"},
@@ -159,12 +189,46 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "integer too large for Go",
 			src:  "retries: 1e30\n",
-			want: []string{`agent.yaml:1:10: retries: number 1e+30 is out of range`},
+			want: []string{`agent.yaml:1:10: retries: expected an integer of at most 9223372036854775807, found 1e30`},
 		},
 		{
 			name: "custom tag",
 			src:  "model: !secret openai\n",
 			want: []string{`agent.yaml:1:8: model: unsupported YAML tag !secret; remove it, or quote the value`},
+		},
+		{
+			name: "custom tag on a capability is one error, at the tag",
+			src:  "capabilities:\n  - !custom FileSystem\n",
+			want: []string{`agent.yaml:2:5: capabilities[0]: unsupported YAML tag !custom; remove it, or quote the value`},
+		},
+		{
+			name: "number too large for a float",
+			src:  "tool_timeout: 1e400\n",
+			want: []string{`agent.yaml:1:15: tool_timeout: expected a finite number JSON can represent, found 1e400`},
+		},
+		{
+			name: "numbers are shown as written",
+			src:  "max_tool_rounds: 0x0\ncapabilities:\n  - Memory: 1_0\n  - FileSystem: 0o7\n",
+			want: []string{
+				`agent.yaml:1:18: max_tool_rounds: expected a positive integer, found 0x0`,
+				`agent.yaml:3:13: capabilities[0].Memory: Memory takes no options, found 1_0 (a number); write just - Memory`,
+				`agent.yaml:4:17: capabilities[1].FileSystem.root_dir: expected a string, found 0o7 (a number)`,
+			},
+		},
+		{
+			name: "a value of the wrong kind for a list of choices",
+			src:  "end_strategy: 5\n",
+			want: []string{`agent.yaml:1:15: end_strategy: expected one of "early", "graceful", "exhaustive", found 5 (a number)`},
+		},
+		{
+			name: "a bound of a JSON Schema keyword",
+			src:  "output_schema:\n  multipleOf: -0.5\n",
+			want: []string{`agent.yaml:2:15: output_schema.multipleOf: expected more than 0, found -0.5`},
+		},
+		{
+			name: "a number that is not a spec",
+			src:  "42\n",
+			want: []string{`agent.yaml:1:1: an agent spec must be a mapping (model: ..., instructions: ...), found 42 (a number)`},
 		},
 		{
 			name: "unknown extension",
@@ -203,6 +267,22 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.json:1:3: an agent spec must be a mapping (model: ..., instructions: ...), found a list`},
 		},
 		{
+			name: "JSON numbers are shown as written",
+			file: "agent.json",
+			src:  `{"retries": -1e0, "max_tool_rounds": 1e400, "model_settings": {"seed": 99999999999999999999999}}`,
+			want: []string{
+				`agent.json:1:13: retries: expected a non-negative integer, found -1e0`,
+				`agent.json:1:38: max_tool_rounds: expected a finite number JSON can represent, found 1e400`,
+				`agent.json:1:72: model_settings.seed: expected an integer of at most 9223372036854775807, found 99999999999999999999999`,
+			},
+		},
+		{
+			name: "JSON number that is not a spec",
+			file: "agent.json",
+			src:  "1e2",
+			want: []string{`agent.json:1:1: an agent spec must be a mapping (model: ..., instructions: ...), found 1e2 (a number)`},
+		},
+		{
 			name: "JSON duplicate key",
 			file: "agent.json",
 			src:  "{\"name\": \"a\",\n \"name\": {\"x\": 1}}",
@@ -220,7 +300,7 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{
 				`agent.yaml:1:10: retries: expected a non-negative integer, found "x" (a string)`,
 				`agent.yaml:2:7: name: expected a string, found 1 (a number)`,
-				`agent.yaml:3:8: model: expected a string, found 2 (a number)`,
+				`agent.yaml:3:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found 2 (a number)`,
 			},
 		},
 	}
@@ -423,8 +503,8 @@ func TestAnchorErrors(t *testing.T) {
 		},
 		{
 			name: "an alias used in the wrong place is reported at the alias",
-			src:  "metadata:\n  list: &l [a]\nmodel: *l\n",
-			want: `agent.yaml:3:8: model: expected a string, found a list`,
+			src:  "metadata:\n  list: &l [a]\nname: *l\n",
+			want: `agent.yaml:3:7: name: expected a string, found a list`,
 		},
 		{
 			name: "merging a list of mappings: the first one wins",
@@ -550,12 +630,12 @@ func TestPositions(t *testing.T) {
 
 func TestErrorsJSON(t *testing.T) {
 	t.Parallel()
-	_, err := testLoader(t).Load("a.yaml", []byte("model: 1\n"))
+	_, err := testLoader(t).Load("a.yaml", []byte("name: 1\n"))
 	var errs Errors
 	require.ErrorAs(t, err, &errs)
 	b, err := json.Marshal(errs)
 	require.NoError(t, err)
-	assert.JSONEq(t, `[{"file": "a.yaml", "line": 1, "column": 8, "message": "model: expected a string, found 1 (a number)"}]`, string(b))
+	assert.JSONEq(t, `[{"file": "a.yaml", "line": 1, "column": 7, "message": "name: expected a string, found 1 (a number)"}]`, string(b))
 
 	b, err = json.Marshal(&Error{Pos: Position{File: "b.toml"}, Msg: "m"})
 	require.NoError(t, err)
@@ -563,7 +643,7 @@ func TestErrorsJSON(t *testing.T) {
 
 	var one *Error
 	require.ErrorAs(t, errs, &one, "an Errors unwraps to its *Error values")
-	assert.Equal(t, 8, one.Pos.Col)
+	assert.Equal(t, 7, one.Pos.Col)
 }
 
 func TestDefaults(t *testing.T) {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -32,16 +34,15 @@ type schemaDocs func(resource string) any
 
 // reporter adds the errors of one validation to a document.
 type reporter struct {
-	d       *document
-	docs    schemaDocs
-	inst    any    // the value validated
-	base    string // its JSON pointer in the document
-	noun    string // what members of mappings are called: "key", or "option" inside a capability
-	settled int    // problems found before validation (while parsing): their values are not reported again
+	d    *document
+	docs schemaDocs
+	inst any    // the value validated
+	base string // its JSON pointer in the document
+	noun string // what members of mappings are called: "key", or "option" inside a capability
 }
 
 func newReporter(d *document, docs schemaDocs, inst any, base, noun string) *reporter {
-	return &reporter{d: d, docs: docs, inst: inst, base: base, noun: noun, settled: len(d.errs)}
+	return &reporter{d: d, docs: docs, inst: inst, base: base, noun: noun}
 }
 
 // report adds the problems in err, the result of validating r.inst.
@@ -101,11 +102,11 @@ func (r *reporter) alternatives(ve *jsonschema.ValidationError) {
 			}
 		}
 	}
-	if sch := r.schemaAt(ve.SchemaURL); sch != nil {
-		want = []string{describe(sch)}
+	if s := describe(r.schemaAt(ve.SchemaURL)); s != "" {
+		want = []string{s}
 	}
-	val := r.value(ve)
-	r.add(r.ptr(ve), false, fmt.Sprintf("expected %s, found %s", joinOr(want), describeValue(val, true))+r.boolHint(val, types))
+	ptr, val := r.ptr(ve), r.value(ve)
+	r.add(ptr, false, fmt.Sprintf("expected %s, found %s", joinOr(want), r.found(ptr, val, types))+r.boolHint(val, types))
 }
 
 func (r *reporter) leaf(ve *jsonschema.ValidationError) {
@@ -121,7 +122,8 @@ func (r *reporter) leaf(ve *jsonschema.ValidationError) {
 		}
 		return describe(sch)
 	}
-	found := describeValue(val, false)
+	// found is the value as such; wrong types are described by r.found.
+	found := r.d.describe(ptr, val, false)
 	var msg string
 	switch k := ve.ErrorKind.(type) {
 	case *kind.Type:
@@ -129,7 +131,7 @@ func (r *reporter) leaf(ve *jsonschema.ValidationError) {
 		if want == "" {
 			want = typesPhrase(k.Want)
 		}
-		msg = fmt.Sprintf("expected %s, found %s", want, describeValue(val, true)) + r.boolHint(val, k.Want)
+		msg = fmt.Sprintf("expected %s, found %s", want, r.found(ptr, val, k.Want)) + r.boolHint(val, k.Want)
 		if text, ok := r.d.retyped[ptr]; ok && slices.Contains(k.Want, "string") {
 			msg += fmt.Sprintf("; unquoted, %s takes the type of its value: write %q to keep it a string", text, text)
 		}
@@ -144,12 +146,12 @@ func (r *reporter) leaf(ve *jsonschema.ValidationError) {
 		}
 		return
 	case *kind.Enum:
-		msg = fmt.Sprintf("expected %s, found %s", expected("one of "+literals(k.Want)), found)
+		msg = fmt.Sprintf("expected %s, found %s", expected("one of "+literals(k.Want)), r.found(ptr, val, typesOf(k.Want...)))
 		if s, ok := val.(string); ok {
 			msg += didYouMean(s, stringsIn(k.Want))
 		}
 	case *kind.Const:
-		msg = fmt.Sprintf("expected %s, found %s", expected(literal(k.Want)), describeValue(val, true))
+		msg = fmt.Sprintf("expected %s, found %s", expected(literal(k.Want)), r.found(ptr, val, typesOf(k.Want)))
 	case *kind.Pattern:
 		msg = fmt.Sprintf("expected %s, found %s", expected(fmt.Sprintf("a string matching the regular expression %q", k.Want)), found)
 	case *kind.Format:
@@ -157,15 +159,15 @@ func (r *reporter) leaf(ve *jsonschema.ValidationError) {
 			msg = regexpMsg(s, k.Err)
 			break
 		}
-		msg = fmt.Sprintf("expected %s, found %s (%v)", expected("a valid "+k.Want), found, k.Err)
+		msg = fmt.Sprintf("expected %s, found %s: %v", expected("a valid "+k.Want), found, k.Err)
 	case *kind.MaxLength:
-		msg = fmt.Sprintf("expected %s, found a string of %d characters", expected(""), k.Got)
+		msg = fmt.Sprintf("expected %s, found a string of %d characters", expected(fmt.Sprintf("at most %d characters", k.Want)), k.Got)
 	case *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum, *kind.ExclusiveMaximum, *kind.MultipleOf,
 		*kind.MinLength, *kind.MinItems, *kind.MaxItems, *kind.MinProperties, *kind.MaxProperties:
 		if want := expected(""); want != "" {
 			msg = fmt.Sprintf("expected %s, found %s", want, found)
 		} else {
-			msg = boundMsg(ve.ErrorKind)
+			msg = boundMsg(ve.ErrorKind, found)
 		}
 	case *kind.UniqueItems:
 		msg = fmt.Sprintf("items [%d] and [%d] are the same; each item must be different", k.Duplicates[0], k.Duplicates[1])
@@ -195,19 +197,19 @@ func (r *reporter) leaf(ve *jsonschema.ValidationError) {
 }
 
 // boundMsg words a bound error from the error alone, for schemas that cannot
-// be consulted (a metaschema).
-func boundMsg(k jsonschema.ErrorKind) string {
+// be consulted (a metaschema). found describes the value.
+func boundMsg(k jsonschema.ErrorKind, found string) string {
 	switch k := k.(type) {
 	case *kind.Minimum:
-		return fmt.Sprintf("expected at least %s, found %s", k.Want.RatString(), k.Got.RatString())
+		return fmt.Sprintf("expected at least %s, found %s", ratString(k.Want), found)
 	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("expected more than %s, found %s", k.Want.RatString(), k.Got.RatString())
+		return fmt.Sprintf("expected more than %s, found %s", ratString(k.Want), found)
 	case *kind.Maximum:
-		return fmt.Sprintf("expected at most %s, found %s", k.Want.RatString(), k.Got.RatString())
+		return fmt.Sprintf("expected at most %s, found %s", ratString(k.Want), found)
 	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("expected less than %s, found %s", k.Want.RatString(), k.Got.RatString())
+		return fmt.Sprintf("expected less than %s, found %s", ratString(k.Want), found)
 	case *kind.MultipleOf:
-		return fmt.Sprintf("expected a multiple of %s, found %s", k.Want.RatString(), k.Got.RatString())
+		return fmt.Sprintf("expected a multiple of %s, found %s", ratString(k.Want), found)
 	case *kind.MinLength:
 		return fmt.Sprintf("expected at least %d characters, found %d", k.Want, k.Got)
 	case *kind.MaxLength:
@@ -222,6 +224,15 @@ func boundMsg(k jsonschema.ErrorKind) string {
 		return fmt.Sprintf("expected at most %d keys, found %d", k.Want, k.Got)
 	}
 	return k.LocalizedString(printer)
+}
+
+// ratString writes a bound as a number is written in a spec: 0.5, not 1/2.
+func ratString(r *big.Rat) string {
+	if r.IsInt() {
+		return r.RatString()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // boolHint explains a YAML 1.1 boolean (yes, no, on, off) found where a
@@ -255,15 +266,18 @@ func (r *reporter) unknown(ptr, name string, sch map[string]any) {
 	r.add(child(ptr, name), true, msg)
 }
 
+// found describes val, the value at ptr, for a message saying what was
+// expected: with its kind when that is none of the types the schema wants,
+// for then the kind is the problem ("ten" (a string), where a number is
+// wanted), else as a bare value (0, where a positive number is wanted).
+func (r *reporter) found(ptr string, val any, want []string) string {
+	return r.d.describe(ptr, val, !ofType(val, want))
+}
+
 // add records msg about the value at ptr. A message about the value itself
 // is prefixed with the value's label and reported at the value; one about a
 // member as such (atKey) with its mapping's label, at the member's key.
 func (r *reporter) add(ptr string, atKey bool, msg string) {
-	for _, p := range r.d.errs[:r.settled] {
-		if p.ptr == ptr { // the value was already found wrong while parsing
-			return
-		}
-	}
 	if atKey {
 		r.d.add(ptr, r.d.keyPos(ptr), prefixed(parent(ptr), msg))
 		return
@@ -338,12 +352,13 @@ func localized(ve *jsonschema.ValidationError) string {
 
 // Describing expectations.
 
-// describe says in words what values a schema accepts, from its type and
-// bounds: "a positive integer", "a list of strings", "true or false, or a
-// mapping". It returns "" when the schema says nothing describable.
+// describe says in words what values a schema accepts: in the schema's own
+// words (x-expected) when it has some, else from its type and bounds: "a
+// positive integer", "a list of strings", "true or false, or a mapping". It
+// returns "" when the schema says nothing describable.
 func describe(sch map[string]any) string {
-	if sch == nil {
-		return ""
+	if s, ok := sch[expectedKeyword].(string); ok {
+		return s
 	}
 	if c, ok := sch["const"]; ok {
 		return literal(c)
@@ -367,6 +382,40 @@ func describe(sch map[string]any) string {
 		parts = append(parts, describeType(t, sch))
 	}
 	return joinOr(parts)
+}
+
+// typesOf returns the JSON types of values: those of an enum, say.
+func typesOf(vs ...any) []string {
+	types := make([]string, len(vs))
+	for i, v := range vs {
+		types[i] = jsonType(v)
+	}
+	return types
+}
+
+// jsonType names the JSON type of a value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case json.Number, float64:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
+}
+
+// ofType tells whether v has one of the JSON types. An integer is a number
+// like any other to the person writing it: 2.5 where an integer is wanted is
+// a wrong value, not a wrong kind of value.
+func ofType(v any, types []string) bool {
+	t := jsonType(v)
+	return slices.Contains(types, t) || t == "number" && slices.Contains(types, "integer")
 }
 
 func typeNames(v any) []string {
@@ -528,12 +577,13 @@ func article(noun string) string {
 
 // joinOr joins alternatives: "a", "a or b", "a, b or c". When an alternative
 // has an "or" of its own, the last one is set off by a comma: "true or
-// false, or a mapping".
+// false, or a mapping". Alternatives that say nothing ("") are left out;
+// if all do, so does the result.
 func joinOr(parts []string) string {
 	parts = slices.DeleteFunc(slices.Compact(parts), func(s string) bool { return s == "" })
 	switch len(parts) {
 	case 0:
-		return "a valid value"
+		return ""
 	case 1:
 		return parts[0]
 	}

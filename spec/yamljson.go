@@ -211,6 +211,10 @@ func (c *yamlConverter) key(k *yaml.Node, ptr string) (string, bool) {
 func (c *yamlConverter) scalar(n *yaml.Node, ptr string) any {
 	switch tag := n.ShortTag(); tag {
 	case strTag, timestampTag:
+		if n.Style == 0 && beyondFloat(n.Value) { // yaml.v3 leaves 1e400 a string
+			c.d.add(ptr, c.pos(n), prefixed(ptr, nonFiniteMsg(n.Value)))
+			return nil
+		}
 		return c.str(n, ptr)
 	case nullTag:
 		return nil
@@ -220,11 +224,15 @@ func (c *yamlConverter) scalar(n *yaml.Node, ptr string) any {
 			return b
 		}
 	case intTag, floatTag:
-		if num, ok := yamlNumber(n); ok {
-			return num
+		num, ok := yamlNumber(n)
+		if !ok {
+			c.d.add(ptr, c.pos(n), prefixed(ptr, nonFiniteMsg(n.Value)))
+			return nil
 		}
-		c.d.add(ptr, c.pos(n), prefixed(ptr, fmt.Sprintf("expected a finite number JSON can represent, found %s", n.Value)))
-		return nil
+		if n.Value != num.String() {
+			c.d.numbers[ptr] = n.Value
+		}
+		return num
 	default:
 		c.d.add(ptr, c.pos(n), prefixed(ptr, fmt.Sprintf("unsupported YAML tag %s; remove it, or quote the value", n.Tag)))
 		return nil
@@ -296,13 +304,24 @@ func floatNumber(f float64) (json.Number, bool) {
 	switch {
 	case math.IsInf(f, 0) || math.IsNaN(f):
 		return "", false
-	case f == math.Trunc(f) && math.Abs(f) < 1<<53:
+	case f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64:
 		return json.Number(strconv.FormatInt(int64(f), 10)), true
 	}
 	return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
 }
 
-// nodeWord names the kind of a node the way messages name values.
+// beyondFloat tells whether s is a number too large for a float64 (1e400).
+func beyondFloat(s string) bool {
+	_, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+	return errors.Is(err, strconv.ErrRange)
+}
+
+func nonFiniteMsg(text string) string {
+	return "expected a finite number JSON can represent, found " + text
+}
+
+// nodeWord names a node the way describeValue names values, with its
+// kind: it is used where the kind is the problem.
 func nodeWord(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -312,9 +331,13 @@ func nodeWord(n *yaml.Node) string {
 	case yaml.ScalarNode:
 		switch n.ShortTag() {
 		case nullTag:
-			return "an empty value"
-		case strTag:
-			return fmt.Sprintf("%q (a string)", n.Value)
+			return describeValue(nil, true)
+		case strTag, timestampTag:
+			return describeValue(n.Value, true)
+		case intTag, floatTag:
+			return n.Value + " (a number)"
+		case boolTag:
+			return n.Value + " (a boolean)"
 		}
 		return n.Value
 	}
@@ -346,16 +369,31 @@ func (d *document) yamlSyntax(err error) {
 	line := d.line(pos.Line)
 	hint := ""
 	switch {
-	case strings.HasPrefix(msg, "did not find expected ',' or ']'"), strings.HasPrefix(msg, "did not find expected ',' or '}'"):
-		open := "[{"[strings.Count(msg, "}")]
-		if i := strings.IndexByte(line, open); i >= 0 {
-			pos.Col = 1 + utf8.RuneCountInString(line[:i])
+	case strings.HasPrefix(msg, "did not find expected ',' or "), msg == "did not find expected node content":
+		// A flow collection left open: yaml.v3 gives the line it starts on,
+		// or where parsing stopped when that is the first line, so the
+		// bracket is on the line given or above it. The content missing
+		// after a trailing comma ([a, b,) is the same mistake.
+		opens := "[{"
+		switch {
+		case strings.HasSuffix(msg, "']'"):
+			opens = "["
+		case strings.HasSuffix(msg, "'}'"):
+			opens = "{"
 		}
-		hint = fmt.Sprintf("is the %c opened here closed?", open)
-		if strings.Contains(line, "${") {
-			hint += " Inside {...} and [...], quote values holding ${VAR}"
+		if at, open, ok := d.findLine(pos.Line, -1, unclosed(opens)); ok {
+			pos = at
+			hint = fmt.Sprintf("is the %c opened here closed?", open)
+			if strings.Contains(d.line(at.Line), "${") {
+				hint += " Inside {...} and [...], quote values holding ${VAR}"
+			}
 		}
 	case strings.Contains(msg, "tab character"):
+		// yaml.v3 gives the line where the scalar or block holding the tab
+		// starts; the tab is on that line or below it.
+		if at, _, ok := d.findLine(pos.Line, 1, indentTab); ok {
+			pos = at
+		}
 		hint = "indent with spaces: YAML does not allow tabs"
 	case strings.Contains(msg, "cannot start any token"):
 		if i := strings.IndexAny(line, "\t@`"); i >= 0 {
@@ -384,6 +422,57 @@ func (d *document) yamlSyntax(err error) {
 		msg += " (" + hint + ")"
 	}
 	d.add("", pos, msg)
+}
+
+// findLine returns where find (which returns a byte index, or -1) first
+// finds something on the lines from line on, going down (step 1) or up
+// (step -1), and the byte found.
+func (d *document) findLine(line, step int, find func(string) int) (Position, byte, bool) {
+	lines := strings.Split(string(d.src), "\n")
+	for n := line; n >= 1 && n <= len(lines); n += step {
+		text := strings.TrimSuffix(lines[n-1], "\r")
+		if i := find(text); i >= 0 {
+			return Position{File: d.file, Line: n, Col: 1 + utf8.RuneCountInString(text[:i])}, text[i], true
+		}
+	}
+	return Position{}, 0, false
+}
+
+// unclosed returns a finder of the last bracket among opens that a line opens
+// and does not close.
+func unclosed(opens string) func(string) int {
+	return func(line string) int {
+		var open []int
+	scan:
+		for i := 0; i < len(line); i++ {
+			switch line[i] {
+			case '[', '{':
+				open = append(open, i)
+			case ']', '}':
+				if len(open) > 0 {
+					open = open[:len(open)-1]
+				}
+			case '$':
+				// Inside brackets, YAML reads ${ as a value followed by a
+				// mapping, and stops there.
+				if len(open) > 0 && strings.HasPrefix(line[i:], "${") {
+					break scan
+				}
+			}
+		}
+		for k := len(open) - 1; k >= 0; k-- {
+			if strings.IndexByte(opens, line[open[k]]) >= 0 {
+				return open[k]
+			}
+		}
+		return -1
+	}
+}
+
+// indentTab finds a tab among the blanks that indent a line.
+func indentTab(line string) int {
+	indent := len(line) - len(strings.TrimLeft(line, " \t"))
+	return strings.IndexByte(line[:indent], '\t')
 }
 
 // secondColon returns the byte index of the second ": " (or final ":") on a
