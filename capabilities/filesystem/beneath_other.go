@@ -99,6 +99,25 @@ func (fs *FS) openFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 	return f, nil
 }
 
+// fileReader is a regular file open for reading.
+type fileReader struct {
+	*os.File
+	size int64 // as stat reported it at the open
+}
+
+func (fs *FS) openReader(rel string) (*fileReader, error) {
+	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileReader{File: f, size: st.Size()}, nil
+}
+
 func (fs *FS) mkdirAll(rel string) (bool, error) {
 	if st, err := fs.root.Stat(rel); err == nil && st.IsDir() {
 		return false, nil

@@ -4,6 +4,7 @@ package filesystem
 
 import (
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -183,9 +184,33 @@ func (fs *FS) readlink(rel string) (string, error) {
 // place of a component, EISDIR for a directory, errNotRegular for any other
 // file that is not regular.
 func (fs *FS) openFile(rel string, flag int, perm os.FileMode) (*os.File, error) {
-	c, name, err := fs.walkParent("open", rel)
+	fd, _, err := fs.openRegular(rel, flag, perm)
 	if err != nil {
 		return nil, err
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "fcntl", Path: rel, Err: err}
+	}
+	return os.NewFile(uintptr(fd), rel), nil
+}
+
+// openReader opens the regular file rel for reading, as openFile does, but
+// keeps the bare descriptor: see fileReader.
+func (fs *FS) openReader(rel string) (*fileReader, error) {
+	fd, size, err := fs.openRegular(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &fileReader{fd: fd, size: size, name: rel}, nil
+}
+
+// openRegular is openFile's descriptor, still O_NONBLOCK, and the file's
+// size.
+func (fs *FS) openRegular(rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
+	c, name, err := fs.walkParent("open", rel)
+	if err != nil {
+		return -1, 0, err
 	}
 	defer c.close()
 	// Opening a device can have side effects, so anything that is not a
@@ -195,12 +220,11 @@ func (fs *FS) openFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG, unix.S_IFDIR:
 		case unix.S_IFLNK:
-			return nil, &os.PathError{Op: "open", Path: rel, Err: unix.ELOOP}
+			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: unix.ELOOP}
 		default:
-			return nil, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}
+			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}
 		}
 	}
-	var fd int
 	err = retryEINTR(func() (err error) {
 		fd, err = unix.Openat(c.at(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 		return err
@@ -212,28 +236,72 @@ func (fs *FS) openFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 		case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EOPNOTSUPP):
 			err = errNotRegular // a socket, or a FIFO without a reader
 		}
-		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
+		return -1, 0, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "fstat", Path: rel, Err: err}
+		return -1, 0, &os.PathError{Op: "fstat", Path: rel, Err: err}
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
+		return fd, st.Size, nil
 	case unix.S_IFDIR:
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: rel, Err: unix.EISDIR}
+		err = unix.EISDIR
 	default:
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}
+		err = errNotRegular
 	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "fcntl", Path: rel, Err: err}
-	}
-	return os.NewFile(uintptr(fd), rel), nil
+	unix.Close(fd)
+	return -1, 0, &os.PathError{Op: "open", Path: rel, Err: err}
 }
+
+// fileReader reads a regular file through the bare descriptor openReader
+// made: no os.File, so none of the fcntl calls and poller bookkeeping that
+// come with one. The descriptor keeps its O_NONBLOCK, which a regular file
+// ignores.
+type fileReader struct {
+	fd   int
+	size int64  // as fstat reported it at the open
+	name string // rel, for errors
+	eof  bool
+}
+
+// Read reads as io.Reader does. A regular file returns fewer bytes than
+// asked only at its end, so a short read ends the file without the read that
+// would return nothing (reads are capped near 2 GiB, hence the second test),
+// as internal/walk reads files.
+func (r *fileReader) Read(p []byte) (int, error) {
+	if r.eof {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := unix.Read(r.fd, p)
+		switch err {
+		case nil:
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			// A filesystem that honours O_NONBLOCK on a regular file (a
+			// FUSE one may): block from now on.
+			if err := unix.SetNonblock(r.fd, false); err != nil {
+				return 0, &os.PathError{Op: "fcntl", Path: r.name, Err: err}
+			}
+			continue
+		default:
+			return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
+		}
+		if n == 0 || (n < len(p) && n < 1<<30) {
+			r.eof = true
+			return n, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (r *fileReader) Close() error { return unix.Close(r.fd) }
 
 // mkdirAll creates rel and its missing parents (mode 0777 less the umask),
 // never following a symlink. created says whether this call made any

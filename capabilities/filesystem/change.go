@@ -1,12 +1,11 @@
 package filesystem
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"syscall"
 
@@ -35,27 +34,39 @@ type snapshot struct {
 // readSnapshot reads the regular file rel, hashing all of it and keeping its
 // bytes when keepAll is set or it is small enough to diff.
 func (fs *FS) readSnapshot(rel string, keepAll bool) (snapshot, error) {
-	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	f, err := fs.openReader(rel)
 	if err != nil {
 		return snapshot{}, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	var buf bytes.Buffer
-	var r io.Reader = f
+	limit := int64(math.MaxInt64)
 	if !keepAll {
-		r = io.LimitReader(f, maxDiffFileBytes+1)
+		limit = maxDiffFileBytes + 1
 	}
-	if _, err := io.Copy(io.MultiWriter(h, &buf), r); err != nil {
-		return snapshot{}, err
-	}
-	if !keepAll && buf.Len() > maxDiffFileBytes {
-		if _, err := io.Copy(h, f); err != nil {
+	// Room for one byte more than the file holds, so that one read both
+	// takes it all and sees the end.
+	data := make([]byte, 0, min(max(f.size, 0), limit-1)+1)
+	for int64(len(data)) < limit {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // the file grew: make room
+		}
+		n, err := f.Read(data[len(data):min(int64(cap(data)), limit)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
 			return snapshot{}, err
 		}
-		return snapshot{hash: hashSum(h.Sum(nil))}, nil
 	}
-	return snapshot{hash: hashSum(h.Sum(nil)), data: buf.Bytes()}, nil
+	if int64(len(data)) < limit {
+		return snapshot{hash: contentHash(data), data: data}, nil
+	}
+	hash, err := hashRest(data, f)
+	if err != nil {
+		return snapshot{}, err
+	}
+	return snapshot{hash: hash}, nil
 }
 
 // announce sends the change request to the run's listeners. A cancelled
@@ -160,11 +171,11 @@ func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) 
 
 func (fs *FS) replaceContent(f *os.File, data []byte, g guard, created bool) error {
 	if g.hash != "" && !created {
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
+		got, err := hashRest(nil, f)
+		if err != nil {
 			return osError(err)
 		}
-		if got := hashSum(h.Sum(nil)); got != g.hash {
+		if got != g.hash {
 			return &staleError{want: g.hash, got: got}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
 func init() { registerTool(ToolEditFile, newEditFile) }
@@ -65,11 +66,8 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", err
 	}
-	rel, err := fs.resolve(args.Path)
+	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
 	if err != nil {
-		return "", err
-	}
-	if err := fs.checkWrite(rel); err != nil {
 		return "", err
 	}
 	snap, err := fs.readSnapshot(rel, true)
@@ -79,10 +77,10 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if err := fs.requireKnown(args.Path, rel); err != nil {
 		return "", err
 	}
-	if isBinary(snap.data) {
+	if text.IsBinary(snap.data) {
 		return "", capabilities.Retry("%s is a binary file; edit_file only edits text files.", args.Path)
 	}
-	old, err := decodeUTF8Strict(snap.data)
+	old, err := text.DecodeStrict(snap.data)
 	if err != nil {
 		return "", &capabilities.RetryError{Message: err.Error()}
 	}

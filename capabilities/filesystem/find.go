@@ -3,7 +3,6 @@ package filesystem
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -42,47 +41,25 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	rel, err := fs.resolve(path)
+	rel, w, err := startWalk(fs, path, g.start())
 	if err != nil {
 		return "", err
-	}
-	if err := fs.checkWalkRoot(rel); err != nil {
-		return "", err
-	}
-	w, err := walk.New(fs.root, rel, g.start())
-	if err != nil {
-		return "", walkRootError(err, "Not a directory: "+path)
 	}
 	defer w.Close()
 
-	limit := fs.opts.MaxFindResults
-	var lines []string
-	truncated := false
+	found := listing{limit: fs.opts.MaxFindResults}
 	for !hidden(rel) && w.Next() {
 		if err := ctx.Err(); err != nil {
 			return "", context.Cause(ctx)
 		}
-		line, ok := fs.findEntry(w, g)
-		if !ok {
-			continue
-		}
-		if len(lines) == limit {
-			truncated = true
+		if line, ok := fs.findEntry(w, g); ok && !found.add(line) {
 			break
 		}
-		lines = append(lines, line)
 	}
-	ev := &FilesSearchedEvent{
-		EventBase:  fs.base(ctx, rel),
-		Pattern:    pattern,
-		Search:     SearchFind,
-		MatchCount: len(lines),
-		Truncated:  truncated,
-	}
-	if err := fs.emit(ctx, ev); err != nil {
+	if err := fs.searched(ctx, rel, pattern, SearchFind, &found); err != nil {
 		return "", err
 	}
-	return resultLines(lines, truncated, "No matches found.", "[... truncated at "+strconv.Itoa(limit)+" matches]"), nil
+	return found.render("No matches found.", "matches"), nil
 }
 
 // findEntry matches the walker's current entry against g, entering it when

@@ -2,11 +2,9 @@ package filesystem
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
 func init() { registerTool(ToolFileInfo, newFileInfo) }
@@ -43,11 +42,8 @@ func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
 	if err := decodeArgs(raw, &args); err != nil {
 		return "", err
 	}
-	rel, err := fs.resolve(args.Path)
+	rel, err := fs.resolveGated(args.Path, fs.checkRead)
 	if err != nil {
-		return "", err
-	}
-	if err := fs.checkRead(rel); err != nil {
 		return "", err
 	}
 	st, err := fs.lstat(rel)
@@ -89,22 +85,20 @@ func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
 // describeContent returns the binary, lines and hash lines of a regular file,
 // and the hash of a text file.
 func (fs *FS) describeContent(path, rel string) ([]string, string, error) {
-	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	f, err := fs.openReader(rel)
 	if err != nil {
 		return nil, "", openError(path, err, true)
 	}
 	defer f.Close()
-	h := sha256.New()
-	tee := io.TeeReader(f, h)
-	head := make([]byte, binarySniff)
-	n, err := io.ReadFull(tee, head)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return nil, "", osError(err)
+	lr := newLineReader(f)
+	defer lr.release()
+	head := lr.head(text.BinaryProbe)
+	if lr.err != nil {
+		return nil, "", osError(lr.err)
 	}
-	if isBinary(head[:n]) {
+	if text.IsBinary(head) {
 		return []string{"binary: True"}, "", nil
 	}
-	lr := newLineReader(tee, head[:n])
 	count := 0
 	for {
 		if _, _, ok := lr.next(nil, 0); !ok {
@@ -115,7 +109,7 @@ func (fs *FS) describeContent(path, rel string) ([]string, string, error) {
 	if lr.err != nil {
 		return nil, "", osError(lr.err)
 	}
-	hash := hashSum(h.Sum(nil))
+	hash := lr.hash()
 	return []string{"binary: False", fmt.Sprintf("lines: %d", count), "hash: " + hash}, hash, nil
 }
 

@@ -36,38 +36,23 @@ func init() {
 
 // listDirectory implements list_directory.
 func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
-	rel, err := fs.resolve(path)
+	rel, w, err := startWalk(fs, path, struct{}{})
 	if err != nil {
 		return "", err
-	}
-	if err := fs.checkWalkRoot(rel); err != nil {
-		return "", err
-	}
-	w, err := walk.New(fs.root, rel, struct{}{})
-	if err != nil {
-		return "", walkRootError(err, "Not a directory: "+path)
 	}
 	defer w.Close()
 
-	limit := fs.opts.MaxListResults
-	var lines []string
-	truncated := false
+	found := listing{limit: fs.opts.MaxListResults}
 	for w.Next() {
-		line, ok := fs.listEntry(w)
-		if !ok {
-			continue
-		}
-		if len(lines) == limit {
-			truncated = true
+		if line, ok := fs.listEntry(w); ok && !found.add(line) {
 			break
 		}
-		lines = append(lines, line)
 	}
 	fs.watchDir(rel)
-	if err := fs.emit(ctx, &DirectoryListedEvent{EventBase: fs.base(ctx, rel), EntryCount: len(lines)}); err != nil {
+	if err := fs.emit(ctx, &DirectoryListedEvent{EventBase: fs.base(ctx, rel), EntryCount: len(found.lines)}); err != nil {
 		return "", err
 	}
-	return resultLines(lines, truncated, "(empty directory)", "[... truncated at "+strconv.Itoa(limit)+" entries]"), nil
+	return found.render("(empty directory)", "entries"), nil
 }
 
 // listEntry renders the walker's current entry as list_directory shows it,
@@ -119,14 +104,23 @@ func (fs *FS) visibleTarget(rel string) (string, bool) {
 	return target, true
 }
 
-// walkRootError is the error of a walk whose root cannot be listed: notDir
-// when it is missing or not a directory, the OS error otherwise (a directory
-// the process may not read).
-func walkRootError(err error, notDir string) error {
-	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return capabilities.Retry("%s", notDir)
+// startWalk starts a walk of the directory the model named as path, its
+// root carrying state, once path has resolved and passed checkWalkRoot. A
+// root that is missing or not a directory is "Not a directory", any other
+// failure (a directory the process may not read) the OS error.
+func startWalk[S any](fs *FS, path string, state S) (string, *walk.Walker[S], error) {
+	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
+	if err != nil {
+		return "", nil, err
 	}
-	return osError(err)
+	w, err := walk.New(fs.root, rel, state)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return "", nil, capabilities.Retry("Not a directory: %s", path)
+	case err != nil:
+		return "", nil, osError(err)
+	}
+	return rel, w, nil
 }
 
 // deref returns *p, or def when p is nil.

@@ -31,11 +31,8 @@ func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string,
 	if err := decodeArgs(raw, &args); err != nil {
 		return "", err
 	}
-	rel, err := fs.resolve(args.Path)
+	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
 	if err != nil {
-		return "", err
-	}
-	if err := fs.checkWrite(rel); err != nil {
 		return "", err
 	}
 	done := "Created directory: " + args.Path

@@ -74,6 +74,20 @@ func (fs *FS) resolve(p string) (string, error) {
 	return fs.resolvePath(fs.cwdParts, p)
 }
 
+// resolveGated resolves p as resolve does, then passes the result through
+// gate (checkRead, checkWrite or checkWalkRoot), the check of every tool
+// before it touches the path.
+func (fs *FS) resolveGated(p string, gate func(rel string) error) (string, error) {
+	rel, err := fs.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	if err := gate(rel); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
 // resolveEntry resolves a path relative to the root, such as a walker's entry,
 // to the canonical rel of its target.
 func (fs *FS) resolveEntry(rel string) (string, error) {

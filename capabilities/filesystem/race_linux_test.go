@@ -115,7 +115,7 @@ func symlinkSwapRace(t *testing.T) {
 	realRoot, err := filepath.EvalSymlinks(root)
 	require.NoError(t, err)
 	require.NotNil(t, c.fs.changes.w)
-	for _, key := range c.fs.changes.w.WatchList() {
+	for _, key := range c.fs.changes.w.list() {
 		dir, err := os.Readlink(key)
 		require.NoError(t, err)
 		assert.True(t, within(dir, realRoot), "%s watches %s, outside the root", key, dir)

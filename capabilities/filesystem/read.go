@@ -2,17 +2,18 @@ package filesystem
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
 func init() { registerTool(ToolReadFile, newReadFile) }
@@ -65,23 +66,16 @@ func (fs *FS) readFile(ctx context.Context, raw json.RawMessage) (string, error)
 		}
 		limit = *args.Limit
 	}
-	rel, err := fs.resolve(args.Path)
+	rel, err := fs.resolveGated(args.Path, fs.checkRead)
 	if err != nil {
 		return "", err
 	}
-	if err := fs.checkRead(rel); err != nil {
-		return "", err
-	}
-	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	f, err := fs.openReader(rel)
 	if err != nil {
 		return "", openError(args.Path, err, true)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", osError(err)
-	}
-	out, hash, err := fs.renderRead(f, st.Size(), args.Path, args.Offset, limit)
+	out, hash, err := fs.renderRead(f, f.size, args.Path, args.Offset, limit)
+	f.Close()
 	if err != nil {
 		return "", err
 	}
@@ -117,19 +111,18 @@ func changedToSymlink(path string) error {
 // stays bounded by the window whatever the file's size. It also returns the
 // hash of the whole file.
 func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int) (string, string, error) {
-	h := sha256.New()
-	tee := io.TeeReader(r, h)
-	head := make([]byte, binarySniff)
-	n, err := io.ReadFull(tee, head)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return "", "", osError(err)
+	lr := newLineReader(r)
+	defer lr.release()
+	head := lr.head(text.BinaryProbe)
+	if lr.err != nil {
+		return "", "", osError(lr.err)
 	}
-	head = head[:n]
-	if isBinary(head) {
-		if _, err := io.Copy(io.Discard, tee); err != nil {
-			return "", "", osError(err)
+	if text.IsBinary(head) {
+		lr.skipAll()
+		if lr.err != nil {
+			return "", "", osError(lr.err)
 		}
-		return fmt.Sprintf("[Binary file: %d bytes. Use a binary-aware tool to inspect.]", size), hashSum(h.Sum(nil)), nil
+		return fmt.Sprintf("[Binary file: %d bytes. Use a binary-aware tool to inspect.]", size), lr.hash(), nil
 	}
 
 	maxChars := fs.opts.MaxReadChars
@@ -137,45 +130,39 @@ func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int
 	if k := maxChars / 4; maxChars > 0 && runeCount(path) > k {
 		label = "..." + lastRunes(path, k)
 	}
-	header := func(total int, hash string) string {
-		if fs.hashes() {
-			return fmt.Sprintf("[%s | %d lines | hash:%s]\n", label, total, hash)
-		}
-		return fmt.Sprintf("[%s | %d lines]\n", label, total)
-	}
-
 	// The exact budget depends on the total line count, known only at the
 	// end; lines are kept against an upper bound (the header can only be
 	// longer than with "0 lines") and trimmed to the exact budget after.
 	upper := -1
 	if maxChars > 0 {
-		upper = max(maxChars-runeCount(header(0, strings.Repeat("0", 12)))-readNoticeReserve, 0)
+		upper = max(maxChars-utf8.RuneCount(fs.appendReadHeader(nil, label, 0, "000000000000"))-readNoticeReserve, 0)
 	}
+	w := readWindows.Get().(*readWindow)
+	defer w.release()
 	var (
-		kept      []string // rendered window lines
-		keptLen   []int    // their lengths in code points
-		used      int
-		firstLen  int // length of the window's first line, for the oversized-line notice
-		stopped   bool
-		total     int
-		buf       []byte
-		lr        = newLineReader(tee, head)
-		lineChars int
-		ok        bool
+		used     int // code points kept
+		firstLen int // length of the window's first line, for the oversized-line notice
+		stopped  bool
+		total    int
 	)
 	for {
 		idx := total
 		inWindow := !stopped && idx >= offset && idx-offset < limit
-		keep, prefix := 0, ""
+		start := len(w.text)
+		keep := 0
 		if inWindow {
-			prefix = fmt.Sprintf("%6d\t", idx+1)
+			w.text = appendLineNumber(w.text, idx+1)
 			keep = -1
 			if upper >= 0 {
-				keep = max(upper-used-len(prefix), 0)
+				keep = max(upper-used-(len(w.text)-start), 0)
 			}
 		}
-		buf, lineChars, ok = lr.next(buf[:0], keep)
+		prefix := len(w.text) - start // ASCII: bytes are code points
+		var lineChars int
+		var ok bool
+		w.text, lineChars, ok = lr.next(w.text, keep)
 		if !ok {
+			w.text = w.text[:start]
 			break
 		}
 		total++
@@ -185,54 +172,109 @@ func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int
 		if idx == offset {
 			firstLen = lineChars
 		}
-		if upper >= 0 && used+len(prefix)+lineChars > upper {
+		n := prefix + lineChars
+		if upper >= 0 && used+n > upper {
 			stopped = true
+			w.text = w.text[:start]
 			continue
 		}
-		kept = append(kept, prefix+string(buf))
-		keptLen = append(keptLen, len(prefix)+lineChars)
-		used += len(prefix) + lineChars
+		w.lines = append(w.lines, keptLine{end: len(w.text), chars: n})
+		used += n
 	}
 	if lr.err != nil {
 		return "", "", osError(lr.err)
 	}
-	hash := hashSum(h.Sum(nil))
+	hash := lr.hash()
+	hdr := fs.appendReadHeader(w.header[:0], label, total, hash)
 	if total == 0 {
-		return header(0, hash) + "(empty file)\n", hash, nil
+		return string(hdr) + "(empty file)\n", hash, nil
 	}
 	if offset >= total {
 		return "", "", capabilities.Retry("Offset %d exceeds file length (%d lines).", offset, total)
 	}
-	hdr := header(total, hash)
-	shown := len(kept)
+	shown := len(w.lines)
 	if maxChars > 0 {
-		budget := max(maxChars-runeCount(hdr)-readNoticeReserve, 0)
+		budget := max(maxChars-utf8.RuneCount(hdr)-readNoticeReserve, 0)
 		shown, used = 0, 0
-		for _, l := range keptLen {
-			if used+l > budget {
+		for _, l := range w.lines {
+			if used+l.chars > budget {
 				break
 			}
-			used += l
+			used += l.chars
 			shown++
 		}
 	}
 	if shown == 0 {
 		line := offset + 1
-		return hdr + fmt.Sprintf("... (Line %d is %s characters and does not fit the read window. "+
+		return string(hdr) + fmt.Sprintf("... (Line %d is %s characters and does not fit the read window. "+
 			"Use offset=%d to skip it, or a shell byte range to inspect it.)\n", line, groupThousands(firstLen), line), hash, nil
 	}
+	body := w.text[:w.lines[shown-1].end]
 	var sb strings.Builder
-	sb.WriteString(hdr)
-	for _, l := range kept[:shown] {
-		sb.WriteString(l)
-	}
-	if !strings.HasSuffix(sb.String(), "\n") {
+	sb.Grow(len(hdr) + len(body) + 1)
+	sb.Write(hdr)
+	sb.Write(body)
+	if body[len(body)-1] != '\n' {
 		sb.WriteByte('\n')
 	}
 	if next := offset + shown; next < total {
 		fmt.Fprintf(&sb, "... (%d more lines. Use offset=%d to continue reading.)\n", total-next, next)
 	}
 	return sb.String(), hash, nil
+}
+
+// appendReadHeader appends read_file's header line.
+func (fs *FS) appendReadHeader(b []byte, label string, total int, hash string) []byte {
+	b = append(b, '[')
+	b = append(b, label...)
+	b = append(b, " | "...)
+	b = strconv.AppendInt(b, int64(total), 10)
+	b = append(b, " lines"...)
+	if fs.hashes() {
+		b = append(b, " | hash:"...)
+		b = append(b, hash...)
+	}
+	return append(b, "]\n"...)
+}
+
+// appendLineNumber appends a window line's prefix, the line number as
+// "%6d\t" formats it.
+func appendLineNumber(b []byte, n int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], int64(n), 10)
+	for range 6 - len(d) {
+		b = append(b, ' ')
+	}
+	b = append(b, d...)
+	return append(b, '\t')
+}
+
+// readWindow is renderRead's scratch space, reused through a pool: the
+// window's rendered lines, one after the other, and where each ends.
+type readWindow struct {
+	text   []byte
+	lines  []keptLine
+	header []byte
+}
+
+// keptLine is one rendered line of a readWindow.
+type keptLine struct {
+	end   int // offset in text just past the line
+	chars int // code points of the line and its prefix
+}
+
+var readWindows = sync.Pool{New: func() any { return &readWindow{header: make([]byte, 0, 128)} }}
+
+// maxPooledWindow is the most text a pooled readWindow keeps between reads:
+// a window of long lines is let go rather than held.
+const maxPooledWindow = 1 << 20
+
+func (w *readWindow) release() {
+	if cap(w.text) > maxPooledWindow {
+		w.text = nil
+	}
+	w.text, w.lines, w.header = w.text[:0], w.lines[:0], w.header[:0]
+	readWindows.Put(w)
 }
 
 // lastRunes returns the last n code points of s.

@@ -3,6 +3,7 @@ package filesystem
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -240,4 +242,88 @@ func TestReadFileEvents(t *testing.T) {
 	assert.Equal(t, c.RootDir(), ev.RootDir)
 	assert.Equal(t, "call-1", ev.ToolCallID)
 	assert.Equal(t, "054edec1d021", rec.events[1].(*FileReadEvent).ContentHash)
+}
+
+// Every way a file's content is read (read_file, file_info, the snapshot of a
+// change, the watcher's hash, the bare reader) sees all of it and hashes it
+// alike, whatever its size around the buffers' and the diff limit's bounds.
+func TestReadPathsAgreeAcrossSizes(t *testing.T) {
+	t.Parallel()
+	sizes := []int{0, 1, 4095, 64<<10 - 1, 64 << 10, 64<<10 + 1, maxDiffFileBytes, maxDiffFileBytes + 1, 300001}
+	files := map[string]string{}
+	for _, n := range sizes {
+		line := "a line of text, then a break\n"
+		files[fmt.Sprintf("f%d.txt", n)] = strings.Repeat(line, n/len(line)+1)[:n]
+	}
+	c, _ := newTestFS(t, Options{}, files)
+	for _, n := range sizes {
+		rel := fmt.Sprintf("f%d.txt", n)
+		content := files[rel]
+		want := contentHash([]byte(content))
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			f, err := c.fs.openReader(rel)
+			require.NoError(t, err)
+			got, err := io.ReadAll(f)
+			require.NoError(t, f.Close())
+			require.NoError(t, err)
+			assert.Equal(t, content, string(got), "the bare reader")
+
+			for _, keepAll := range []bool{false, true} {
+				snap, err := c.fs.readSnapshot(rel, keepAll)
+				require.NoError(t, err)
+				assert.Equal(t, want, snap.hash)
+				if keepAll || n <= maxDiffFileBytes {
+					assert.Equal(t, content, string(snap.data), "keepAll=%v", keepAll)
+				} else {
+					assert.Nil(t, snap.data, "too large to diff")
+				}
+			}
+
+			hash, deleted, ok := c.fs.hashNow(rel)
+			assert.Equal(t, []any{want, false, true}, []any{hash, deleted, ok}, "the watcher's hash")
+			assert.Contains(t, read(t, c, map[string]any{"path": rel, "limit": 1}), "hash:"+want+"]")
+			out, err := callTool(context.Background(), t, c, ToolFileInfo, map[string]any{"path": rel})
+			require.NoError(t, err)
+			assert.Contains(t, out, "hash: "+want)
+		})
+	}
+}
+
+// read_file's buffers come from pools: reads of different files and windows
+// at once must not see each other's lines.
+func TestReadFileConcurrentReads(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 6 {
+		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat(fmt.Sprintf("file %d says %s\n", i, strings.Repeat("ab", i*40)), 50*(i+1))
+	}
+	c, _ := newTestFS(t, Options{MaxReadChars: 3000}, files)
+	type call struct {
+		path          string
+		offset, limit int
+	}
+	var calls []call
+	for i := range 6 {
+		calls = append(calls, call{fmt.Sprintf("f%d.txt", i), i * 3, 5 + i*20})
+	}
+	want := make([]string, len(calls))
+	for i, cl := range calls {
+		want[i] = read(t, c, map[string]any{"path": cl.path, "offset": cl.offset, "limit": cl.limit})
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range 60 {
+				i := (g + k) % len(calls)
+				cl := calls[i]
+				out, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": cl.path, "offset": cl.offset, "limit": cl.limit})
+				if err != nil || out != want[i] {
+					t.Errorf("read %+v: %v\n%s", cl, err, out)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
 )
 
@@ -94,11 +95,8 @@ var errNoRipgrep = capabilities.Retry("ripgrep (rg) is not installed. Install it
 
 // listFiles implements list_files.
 func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) {
-	rel, err := fs.resolve(path)
+	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
 	if err != nil {
-		return "", err
-	}
-	if err := fs.checkWalkRoot(rel); err != nil {
 		return "", err
 	}
 	if st, err := fs.lstat(rel); err != nil || !st.IsDir() {
@@ -108,33 +106,22 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 	if glob != "" {
 		args = append(args, "--glob", glob)
 	}
-	limit := fs.opts.MaxFindResults
-	var lines []string
+	found := listing{limit: fs.opts.MaxFindResults}
 	truncated, err := fs.runRipgrep(ctx, rel, rg.SplitPaths, args, func(rec []byte, paths *rgPaths) bool {
 		full := join(rel, string(rec))
 		if _, ok := paths.check(full); !ok {
 			return true
 		}
-		if len(lines) == limit {
-			return false
-		}
-		lines = append(lines, fs.relToCwd(full))
-		return true
+		return found.add(fs.relToCwd(full))
 	})
 	if err != nil {
 		return "", err
 	}
-	ev := &FilesSearchedEvent{
-		EventBase:  fs.base(ctx, rel),
-		Pattern:    glob,
-		Search:     SearchFind,
-		MatchCount: len(lines),
-		Truncated:  truncated,
-	}
-	if err := fs.emit(ctx, ev); err != nil {
+	found.truncated = truncated
+	if err := fs.searched(ctx, rel, glob, SearchFind, &found); err != nil {
 		return "", err
 	}
-	return resultLines(lines, truncated, "No files found.", "[... truncated at "+strconv.Itoa(limit)+" files]"), nil
+	return found.render("No files found.", "files"), nil
 }
 
 type grepArgs struct {
@@ -148,11 +135,8 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	if a.context < 0 || a.context > 20 {
 		return "", capabilities.Retry("context must be between 0 and 20.")
 	}
-	rel, err := fs.resolve(a.path)
+	rel, err := fs.resolveGated(a.path, fs.checkWalkRoot)
 	if err != nil {
-		return "", err
-	}
-	if err := fs.checkWalkRoot(rel); err != nil {
 		return "", err
 	}
 	// rg runs in the directory searched, or in a file's directory with the
@@ -187,8 +171,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	}
 	args = append(args, "--regexp", a.pattern, "--", target)
 
-	limit := fs.opts.MaxSearchResults
-	var lines []string
+	found := listing{limit: fs.opts.MaxSearchResults}
 	truncated, err := fs.runRipgrep(ctx, dir, rg.SplitMatches, args, func(rec []byte, paths *rgPaths) bool {
 		l, ok := rg.ParseLine(rec)
 		if !ok {
@@ -198,30 +181,20 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 		if _, ok := paths.check(full); !ok {
 			return true
 		}
-		if len(lines) == limit {
-			return false
-		}
 		sep := ":"
 		if l.Context {
 			sep = "-"
 		}
-		lines = append(lines, fs.relToCwd(full)+sep+string(l.Number)+sep+decodeUTF8Replace(l.Text))
-		return true
+		return found.add(fs.relToCwd(full) + sep + string(l.Number) + sep + string(text.Decode(l.Text)))
 	})
 	if err != nil {
 		return "", err
 	}
-	ev := &FilesSearchedEvent{
-		EventBase:  fs.base(ctx, rel),
-		Pattern:    a.pattern,
-		Search:     SearchGrep,
-		MatchCount: len(lines),
-		Truncated:  truncated,
-	}
-	if err := fs.emit(ctx, ev); err != nil {
+	found.truncated = truncated
+	if err := fs.searched(ctx, rel, a.pattern, SearchGrep, &found); err != nil {
 		return "", err
 	}
-	return resultLines(lines, truncated, "No matches found.", "[... truncated at "+strconv.Itoa(limit)+" lines]"), nil
+	return found.render("No matches found.", "lines"), nil
 }
 
 // runRipgrep runs rg with args in dir, a canonical rel, and hands each output

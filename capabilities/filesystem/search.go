@@ -70,14 +70,11 @@ func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (s
 	if err != nil {
 		return "", capabilities.Retry("Invalid regex pattern: %s", err)
 	}
-	rel, err := fs.resolve(path)
+	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
 	if err != nil {
 		return "", err
 	}
-	if err := fs.checkWalkRoot(rel); err != nil {
-		return "", err
-	}
-	s := &fileSearch{fs: fs, m: m, limit: fs.opts.MaxSearchResults}
+	s := &fileSearch{fs: fs, m: m, listing: listing{limit: fs.opts.MaxSearchResults}}
 	if include != "" {
 		p := compilePattern(include)
 		s.include = &p
@@ -85,27 +82,18 @@ func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (s
 	if err := s.run(ctx, rel); err != nil {
 		return "", err
 	}
-	ev := &FilesSearchedEvent{
-		EventBase:  fs.base(ctx, rel),
-		Pattern:    pattern,
-		Search:     SearchGrep,
-		MatchCount: len(s.lines),
-		Truncated:  s.truncated,
-	}
-	if err := fs.emit(ctx, ev); err != nil {
+	if err := fs.searched(ctx, rel, pattern, SearchGrep, &s.listing); err != nil {
 		return "", err
 	}
-	return resultLines(s.lines, s.truncated, "No matches found.", "[... truncated at "+strconv.Itoa(s.limit)+" matches]"), nil
+	return s.render("No matches found.", "matches"), nil
 }
 
 // fileSearch is one search_files call.
 type fileSearch struct {
-	fs        *FS
-	m         *search.Matcher
-	include   *pattern
-	limit     int
-	lines     []string
-	truncated bool
+	fs      *FS
+	m       *search.Matcher
+	include *pattern
+	listing // the output lines
 }
 
 // run searches rel, a directory (recursively) or a single file. Anything
@@ -227,23 +215,53 @@ func (s *fileSearch) search(job searchJob, buf *[]byte) []string {
 // search should go on.
 func (s *fileSearch) collect(lines []string) bool {
 	for _, l := range lines {
-		if len(s.lines) == s.limit {
-			s.truncated = true
+		if !s.add(l) {
 			return false
 		}
-		s.lines = append(s.lines, l)
 	}
 	return true
 }
 
-// resultLines renders a walker's result: its lines, the truncation marker
-// when something was dropped, or empty when there is nothing.
-func resultLines(lines []string, truncated bool, empty, marker string) string {
-	if len(lines) == 0 && !truncated {
+// listing collects the result lines of a tool that walks or searches, up to
+// its limit.
+type listing struct {
+	lines     []string
+	limit     int
+	truncated bool // a line past the limit was refused
+}
+
+// add appends line and reports true, or, at the limit, marks the listing
+// truncated and reports false: the walk should stop.
+func (l *listing) add(line string) bool {
+	if len(l.lines) == l.limit {
+		l.truncated = true
+		return false
+	}
+	l.lines = append(l.lines, line)
+	return true
+}
+
+// render returns empty when the listing holds nothing, its lines otherwise,
+// the last one "[... truncated at <limit> <unit>]" when it was truncated.
+func (l *listing) render(empty, unit string) string {
+	if len(l.lines) == 0 && !l.truncated {
 		return empty
 	}
-	if truncated {
-		lines = append(lines, marker)
+	lines := l.lines
+	if l.truncated {
+		lines = append(lines[:len(lines):len(lines)], "[... truncated at "+strconv.Itoa(l.limit)+" "+unit+"]")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// searched reports to the listener a finished search of rel for pattern, by
+// find_files, search_files, list_files or grep (kind), and what it found.
+func (fs *FS) searched(ctx context.Context, rel, pattern, kind string, found *listing) error {
+	return fs.emit(ctx, &FilesSearchedEvent{
+		EventBase:  fs.base(ctx, rel),
+		Pattern:    pattern,
+		Search:     kind,
+		MatchCount: len(found.lines),
+		Truncated:  found.truncated,
+	})
 }

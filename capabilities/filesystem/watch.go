@@ -20,7 +20,7 @@ package filesystem
 //     is a Conflict telling the model to re-read it. A file deleted since is
 //     created by write_file and is "File not found" for edit_file, as for
 //     any missing file.
-//   - An fsnotify watcher notices changes as they happen, so that a listener
+//   - A watcher notices changes as they happen, so that a listener
 //     learns of them (file_system.external_change) before the model trips
 //     over them. It watches, non-recursively, the directory of every file
 //     whose hash is remembered and every directory listed, plus the
@@ -56,17 +56,16 @@ package filesystem
 // refuses to change an existing file whose content the agent has neither read
 // nor written.
 //
-// fsnotify's reading goroutine holds its lock while it hands some errors
-// over, and tool calls add watches while holding the tracker's lock; so the
-// goroutine that drains fsnotify never takes the tracker's lock nor calls
-// fsnotify, it only queues what it receives for a second goroutine to handle.
+// The watcher comes from the OS (watch_linux.go: every FileSystem of the
+// process shares one inotify instance; watch_other.go: fsnotify). Tool calls
+// add watches while holding the tracker's lock, so what reads the OS's events
+// never takes that lock: it queues them for the tracker's own goroutine,
+// which applies them.
 
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,7 +74,6 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/fsnotify/fsnotify"
 )
 
 const (
@@ -104,12 +102,12 @@ type seenFile struct {
 
 // watchedDir is one directory's watch.
 type watchedDir struct {
-	key     string // the name fsnotify watches and reports events under; "" when it could not be watched
+	key     string // the name the watcher watches and reports events under; "" when it could not be watched
 	release func()
 	auto    bool // watched because it appeared, not because the agent read or listed it
 }
 
-// watchTarget is what fsnotify is given to watch one directory.
+// watchTarget is what the watcher is given to watch one directory.
 type watchTarget struct {
 	key     string
 	verify  func() bool // nil, or whether the watch, once set, is on the directory
@@ -131,14 +129,42 @@ type changeTracker struct {
 	tick   uint64
 
 	tried bool                   // a watcher was asked for (once)
-	w     *fsnotify.Watcher      // nil until then, or when none could be made
+	w     watcher                // nil until then, or when none could be made
 	dirs  map[string]*watchedDir // by rel, including those that could not be watched
 	keys  map[string]string      // watch key -> rel
 	auto  int                    // dirs with auto set
 
 	queue eventQueue
-	wg    sync.WaitGroup // the draining and handling goroutines
+	wg    sync.WaitGroup // the goroutine handling the queue
 }
+
+// A watcher sets the OS's watches on directories, each named by the key of
+// its watchTarget, and pushes what they report to the queue it was made
+// with, named after the key: the key itself for the directory, key/name for
+// an entry in it. It never calls back into the tracker.
+type watcher interface {
+	add(key string) error
+	// remove drops the watch of key, if there is one.
+	remove(key string)
+	// list returns the keys watched now.
+	list() []string
+	// close removes every watch: once it returns, nothing more is pushed.
+	close()
+}
+
+// dirEvent is one thing a watch reported.
+type dirEvent struct {
+	name string
+	op   dirOp
+}
+
+type dirOp uint8
+
+const (
+	opCreate dirOp = 1 << iota // created, or moved in
+	opGone                     // removed, or moved away
+	opWrite                    // written
+)
 
 func newChangeTracker(fs *FS) *changeTracker {
 	protect := *fs.opts.WatchChanges
@@ -360,7 +386,7 @@ func (fs *FS) deliverChanges(ctx context.Context) error {
 // hashNow hashes what rel holds now. deleted says no regular file is there
 // any more; ok is false when that cannot be told (a file it may not read).
 func (fs *FS) hashNow(rel string) (hash string, deleted, ok bool) {
-	f, err := fs.openFile(rel, os.O_RDONLY, 0)
+	f, err := fs.openReader(rel)
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
 		errors.Is(err, syscall.ELOOP), errors.Is(err, errNotRegular):
@@ -369,11 +395,8 @@ func (fs *FS) hashNow(rel string) (hash string, deleted, ok bool) {
 		return "", false, false
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", false, false
-	}
-	return hashSum(h.Sum(nil)), false, true
+	hash, err = hashRest(nil, f)
+	return hash, false, err == nil
 }
 
 // report returns the event for the file now holding now (or deleted), or nil
@@ -444,14 +467,12 @@ func (t *changeTracker) evictLocked() {
 func (t *changeTracker) startLocked() bool {
 	if !t.tried {
 		t.tried = true
-		w, err := fsnotify.NewWatcher()
+		w, err := newWatcher(&t.queue)
 		if err != nil {
 			return false
 		}
 		t.w = w
-		t.wg.Add(2)
-		go t.drain(w)
-		go t.handle()
+		t.wg.Go(t.handle)
 	}
 	return t.w != nil
 }
@@ -481,13 +502,13 @@ func (t *changeTracker) watchLocked(rel string, auto bool) {
 		failed()
 		return
 	}
-	if err := t.w.Add(tg.key); err != nil {
+	if err := t.w.add(tg.key); err != nil {
 		tg.release()
 		failed()
 		return
 	}
 	if tg.verify != nil && !tg.verify() {
-		_ = t.w.Remove(tg.key)
+		t.w.remove(tg.key)
 		tg.release()
 		failed()
 		return
@@ -511,40 +532,13 @@ func (t *changeTracker) unwatchLocked(rel string) {
 	}
 	if d.key != "" {
 		delete(t.keys, d.key)
-		_ = t.w.Remove(d.key) // fails when fsnotify already dropped it
+		t.w.remove(d.key)
 		d.release()
 	}
 }
 
-// drain moves what fsnotify reports to the queue, never waiting on anything
-// else.
-func (t *changeTracker) drain(w *fsnotify.Watcher) {
-	defer t.wg.Done()
-	defer close(t.queue.kick)
-	for {
-		select {
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			if ev.Op != fsnotify.Chmod { // metadata only: the content is the same
-				t.queue.push(ev)
-			}
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				t.queue.lose()
-			}
-			// Anything else loses nothing the write-time check would miss.
-		}
-	}
-}
-
-// handle applies the queued events until the watcher is closed.
+// handle applies the queued events until the queue is closed.
 func (t *changeTracker) handle() {
-	defer t.wg.Done()
 	for range t.queue.kick {
 		events, lost := t.queue.take()
 		t.mu.Lock()
@@ -565,23 +559,23 @@ func (t *changeTracker) handle() {
 // applyLocked takes one event into account: a remembered file touched is
 // dirty; a watched directory gone is unwatched; a directory that appeared
 // is watched.
-func (t *changeTracker) applyLocked(ev fsnotify.Event) {
-	gone := ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)
-	if rel, ok := t.keys[ev.Name]; ok && gone {
+func (t *changeTracker) applyLocked(ev dirEvent) {
+	gone := ev.op&opGone != 0
+	if rel, ok := t.keys[ev.name]; ok && gone {
 		t.unwatchLocked(rel) // the directory itself
 	}
-	dir, ok := t.keys[filepath.Dir(ev.Name)]
+	dir, ok := t.keys[filepath.Dir(ev.name)]
 	if !ok {
 		return
 	}
-	rel := join(dir, filepath.Base(ev.Name))
+	rel := join(dir, filepath.Base(ev.name))
 	if _, ok := t.seen[rel]; ok {
 		t.dirty[rel] = struct{}{}
 	}
 	switch {
 	case gone:
 		t.unwatchLocked(rel)
-	case ev.Has(fsnotify.Create):
+	case ev.op&opCreate != 0:
 		// Whatever was watched under this name is not what is there now.
 		auto := true
 		if d, ok := t.dirs[rel]; ok {
@@ -592,13 +586,15 @@ func (t *changeTracker) applyLocked(ev fsnotify.Event) {
 	}
 }
 
-// close stops the watcher and releases every watch; what was remembered is
-// forgotten.
+// close stops the watcher, releasing every watch, and forgets what was
+// remembered.
 func (t *changeTracker) close() {
 	t.mu.Lock()
 	t.closed = true
-	w := t.w
-	t.w = nil
+	if t.w != nil {
+		t.w.close()
+		t.w = nil
+	}
 	for _, d := range t.dirs {
 		if d.key != "" {
 			d.release()
@@ -610,21 +606,18 @@ func (t *changeTracker) close() {
 	clear(t.dirty)
 	t.auto = 0
 	t.mu.Unlock()
-	if w != nil {
-		_ = w.Close() // removes every watch with the inotify descriptor
-	}
+	t.queue.close()
 	t.wg.Wait()
 }
 
-// watches returns the number of directories fsnotify watches.
+// watches returns the number of directories watched.
 func (t *changeTracker) watches() int {
 	t.mu.Lock()
-	w := t.w
-	t.mu.Unlock()
-	if w == nil {
+	defer t.mu.Unlock()
+	if t.w == nil {
 		return 0
 	}
-	return len(w.WatchList())
+	return len(t.w.list())
 }
 
 // pathTarget watches the directory rel under its real path, where no
@@ -652,45 +645,61 @@ func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	return watchTarget{key: key, verify: verify, release: func() {}}, nil
 }
 
-// eventQueue hands events from the goroutine draining fsnotify to the one
-// handling them.
+// eventQueue hands events from the watcher to the tracker's goroutine.
 type eventQueue struct {
 	mu     sync.Mutex
-	events []fsnotify.Event
+	events []dirEvent
 	lost   bool
-	kick   chan struct{} // capacity 1: something is queued
+	closed bool
+	kick   chan struct{} // capacity 1: something is queued; closed with the queue
 }
 
-func (q *eventQueue) push(ev fsnotify.Event) {
+func (q *eventQueue) push(ev dirEvent) {
 	q.mu.Lock()
-	if len(q.events) < maxQueuedEvents {
+	defer q.mu.Unlock()
+	switch {
+	case q.closed:
+		return
+	case len(q.events) < maxQueuedEvents:
 		q.events = append(q.events, ev)
-	} else {
+	default:
 		q.lost = true
 	}
-	q.mu.Unlock()
-	q.signal()
+	q.signalLocked()
 }
 
 // lose records that events were lost.
 func (q *eventQueue) lose() {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.lost = true
-	q.mu.Unlock()
-	q.signal()
+	q.signalLocked()
 }
 
-func (q *eventQueue) signal() {
+func (q *eventQueue) signalLocked() {
+	if q.closed {
+		return
+	}
 	select {
 	case q.kick <- struct{}{}:
 	default:
 	}
 }
 
-func (q *eventQueue) take() ([]fsnotify.Event, bool) {
+func (q *eventQueue) take() ([]dirEvent, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	events, lost := q.events, q.lost
 	q.events, q.lost = nil, false
 	return events, lost
+}
+
+// close ends the handling goroutine's loop.
+func (q *eventQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.closed {
+		q.closed = true
+		close(q.kick)
+	}
 }

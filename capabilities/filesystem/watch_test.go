@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -403,12 +404,12 @@ func TestNoWatchOutsideRoot(t *testing.T) {
 	settle(t, c, root, "real")
 	assert.Equal(t, []string{"real"}, slices.DeleteFunc(watchedDirs(c), func(d string) bool { return strings.Contains(d, "settle-") }))
 
-	// What the kernel watches, whatever the names fsnotify was given.
+	// What the kernel watches, whatever the names the watcher was given.
 	realRoot, err := filepath.EvalSymlinks(root)
 	require.NoError(t, err)
 	w := c.fs.changes.w
 	require.NotNil(t, w)
-	for _, key := range w.WatchList() {
+	for _, key := range w.list() {
 		dir := key
 		if runtime.GOOS == "linux" {
 			dir, err = os.Readlink(key)
@@ -644,4 +645,43 @@ func TestListedDirectoryIsWatched(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Equal(t, []string{"sub"}, watchedDirs(c))
 	assert.Equal(t, 1, c.Watches())
+}
+
+// BenchmarkJobLifecycle is one workspace job's use of a FileSystem, as a
+// batch makes it: New, read_file, write_file, read_file of what was written,
+// Close. It is run one job at a time, so what Close waits for shows in
+// ns/op.
+func BenchmarkJobLifecycle(b *testing.B) {
+	for _, watch := range []bool{true, false} {
+		b.Run(fmt.Sprintf("watch_changes=%v", watch), func(b *testing.B) {
+			root := b.TempDir()
+			input := strings.Repeat("A line of the job's input.\n", 40)
+			if err := os.WriteFile(filepath.Join(root, "input.txt"), []byte(input), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			calls := []struct{ tool, args string }{
+				{ToolReadFile, `{"path": "input.txt"}`},
+				{ToolWriteFile, `{"path": "output.txt", "content": "The input, summarised.\n"}`},
+				{ToolReadFile, `{"path": "output.txt"}`},
+			}
+			var rec recorder
+			ctx := rec.ctx()
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := New(Options{WatchChanges: &watch}, root)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, cl := range calls {
+					rec.events = rec.events[:0]
+					if _, err := benchTool(b, c, cl.tool)(ctx, json.RawMessage(cl.args)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

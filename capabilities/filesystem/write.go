@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
 func init() { registerTool(ToolWriteFile, newWriteFile) }
@@ -44,11 +45,8 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 	if args.ExpectedHash != nil && !fs.hashes() {
 		return "", capabilities.Retry("Unknown argument 'expected_hash'. Expected: path, content.")
 	}
-	rel, err := fs.resolve(args.Path)
+	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
 	if err != nil {
-		return "", err
-	}
-	if err := fs.checkWrite(rel); err != nil {
 		return "", err
 	}
 	exists, err := fs.checkWriteTarget(args.Path, rel)
@@ -112,7 +110,7 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 			diff, truncated = diffHeadersOnly(rel), true
 		default:
 			g = guard{hash: snap.hash}
-			diff, truncated = unifiedDiff(decodeUTF8Replace(snap.data), args.Content, rel)
+			diff, truncated = unifiedDiff(string(text.Decode(snap.data)), args.Content, rel)
 		}
 		refusal, err := fs.announce(ctx, rel, OpWrite, diff, truncated)
 		if err != nil || refusal != "" {
@@ -130,7 +128,7 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 	if err := fs.emit(ctx, &FileWrittenEvent{EventBase: fs.base(ctx, rel), ContentHash: hash}); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("Wrote %d chars (%d lines) to %s.", runeCount(args.Content), lineCount(args.Content), args.Path)
+	msg := fmt.Sprintf("Wrote %d chars (%d lines) to %s.", runeCount(args.Content), text.LineCount(args.Content), args.Path)
 	if fs.hashes() {
 		msg += " [hash:" + hash + "]"
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
 // finder looks for a literal by its rarest byte: bytes.IndexByte runs at
@@ -71,19 +73,10 @@ func requiredLiteral(re *syntax.Regexp) string {
 	return ""
 }
 
-// isBreakRune reports whether r ends a line (see lines.go).
-func isBreakRune(r rune) bool {
-	switch r {
-	case '\n', '\v', '\f', '\r', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
-		return true
-	}
-	return false
-}
-
 // hasBreak reports whether s holds a line terminator.
 func hasBreak(s string) bool {
 	for _, r := range s {
-		if isBreakRune(r) {
+		if text.IsBreak(r) {
 			return true
 		}
 	}

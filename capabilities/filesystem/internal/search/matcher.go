@@ -20,6 +20,8 @@ import (
 	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
 // MaxPattern is the longest pattern Compile accepts, in bytes.
@@ -69,35 +71,35 @@ func Compile(pattern string) (*Matcher, error) {
 // String returns the pattern the Matcher was compiled from.
 func (m *Matcher) String() string { return m.re.String() }
 
-// Match calls fn with the number (from 1) and text of each line of text the
+// Match calls fn with the number (from 1) and text of each line of data the
 // expression matches, in order, until fn returns false. A line's text has no
 // terminator and is valid UTF-8: invalid bytes are replaced by U+FFFD the way
 // Python's decoder replaces them, before matching. line is only valid during
 // the call.
-func (m *Matcher) Match(text []byte, fn func(n int, line []byte) bool) {
+func (m *Matcher) Match(data []byte, fn func(n int, line []byte) bool) {
 	switch {
-	case m.never || len(text) == 0:
+	case m.never || len(data) == 0:
 	case m.lit.lit != nil:
-		m.matchLiteral(text, fn)
+		m.matchLiteral(data, fn)
 	case m.whole != nil:
-		m.matchWhole(Decode(text), fn)
+		m.matchWhole(text.Decode(data), fn)
 	default:
-		m.matchLines(text, fn)
+		m.matchLines(data, fn)
 	}
 }
 
-func (m *Matcher) matchLiteral(text []byte, fn func(int, []byte) bool) {
+func (m *Matcher) matchLiteral(data []byte, fn func(int, []byte) bool) {
 	var c cursor
-	for pos := 0; pos < len(text); {
-		i := m.lit.index(text[pos:])
+	for pos := 0; pos < len(data); {
+		i := m.lit.index(data[pos:])
 		if i < 0 {
 			return
 		}
 		if c.text == nil {
-			c = newCursor(text)
+			c = newCursor(data)
 		}
 		n, start, end, next := c.line(pos + i)
-		line := Decode(text[start:end])
+		line := text.Decode(data[start:end])
 		if (m.litOnly || m.re.Match(line)) && !fn(n, line) {
 			return
 		}
@@ -105,35 +107,35 @@ func (m *Matcher) matchLiteral(text []byte, fn func(int, []byte) bool) {
 	}
 }
 
-func (m *Matcher) matchWhole(text []byte, fn func(int, []byte) bool) {
-	c := newCursor(text)
-	trailing := endsWithBreak(text)
-	for pos := 0; pos <= len(text); {
-		loc := m.whole.FindIndex(text[pos:])
+func (m *Matcher) matchWhole(data []byte, fn func(int, []byte) bool) {
+	c := newCursor(data)
+	trailing := text.EndsWithBreak(data)
+	for pos := 0; pos <= len(data); {
+		loc := m.whole.FindIndex(data[pos:])
 		if loc == nil {
 			return
 		}
 		off := pos + loc[0]
-		if off == len(text) && trailing {
+		if off == len(data) && trailing {
 			return // the end of a text ending in a terminator starts no line
 		}
-		if off > 0 && off < len(text) && text[off-1] == '\r' && text[off] == '\n' {
+		if off > 0 && off < len(data) && data[off-1] == '\r' && data[off] == '\n' {
 			pos = off + 1 // an empty match inside \r\n, a position no line has
 			continue
 		}
 		n, start, end, next := c.line(off)
-		if !fn(n, text[start:end]) || next == end {
+		if !fn(n, data[start:end]) || next == end {
 			return
 		}
 		pos = next
 	}
 }
 
-func (m *Matcher) matchLines(text []byte, fn func(int, []byte) bool) {
+func (m *Matcher) matchLines(data []byte, fn func(int, []byte) bool) {
 	n := 0
-	Lines(text, func(line []byte) bool {
+	text.Lines(data, func(line []byte) bool {
 		n++
-		line = Decode(line)
+		line = text.Decode(line)
 		return !m.re.Match(line) || fn(n, line)
 	})
 }
@@ -165,7 +167,7 @@ func confine(re *syntax.Regexp) (*syntax.Regexp, bool) {
 		return &out, true
 	case syntax.OpLiteral:
 		for _, r := range re.Rune {
-			if isBreakRune(r) {
+			if text.IsBreak(r) {
 				return &syntax.Regexp{Op: syntax.OpNoMatch}, true
 			}
 		}

@@ -8,46 +8,30 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// splitlines is str.splitlines written the obvious way, over decoded text: the
-// oracle the byte-level scanners are checked against.
-func splitlines(s string) []string {
-	var lines []string
-	rs := []rune(s)
-	start := 0
-	for i := 0; i < len(rs); i++ {
-		if !isBreakRune(rs[i]) {
-			continue
-		}
-		lines = append(lines, string(rs[start:i]))
-		if rs[i] == '\r' && i+1 < len(rs) && rs[i+1] == '\n' {
-			i++
-		}
-		start = i + 1
-	}
-	if start < len(rs) {
-		lines = append(lines, string(rs[start:]))
-	}
-	return lines
-}
 
 type hit struct {
 	N    int
 	Line string
 }
 
-// naive matches each line on its own: what every strategy must agree with.
-func naive(t *testing.T, pattern, text string) []hit {
+// naive matches each line on its own, as text.Lines cuts and text.Decode
+// decodes it (both checked against an oracle in package text): what every
+// strategy must agree with.
+func naive(t *testing.T, pattern, data string) []hit {
 	re := regexp.MustCompile(pattern)
 	var hits []hit
-	for i, line := range splitlines(string(Decode([]byte(text)))) {
-		if re.MatchString(line) {
-			hits = append(hits, hit{i + 1, line})
+	n := 0
+	text.Lines([]byte(data), func(line []byte) bool {
+		n++
+		if l := string(text.Decode(line)); re.MatchString(l) {
+			hits = append(hits, hit{n, l})
 		}
-	}
+		return true
+	})
 	return hits
 }
 
@@ -62,42 +46,6 @@ func collect(t *testing.T, pattern, text string) []hit {
 		return true
 	})
 	return hits
-}
-
-func TestLines(t *testing.T) {
-	t.Parallel()
-	for _, text := range []string{
-		"", "a", "a\n", "a\nb", "a\r\nb\r\n", "a\rb\r", "\n\n", "\r\r\n\n",
-		"a\vb\fc\x1cd\x1de\x1ef", "a\u0085b\u2028c\u2029d", "\u2028", "x\r",
-		"bad \xe2\x80 bytes\n\xc2", "\xc2\x85", "tab\tstays\n",
-	} {
-		var got []string
-		Lines([]byte(text), func(line []byte) bool { got = append(got, string(Decode(line))); return true })
-		assert.Equal(t, splitlines(string(Decode([]byte(text)))), got, "%q", text)
-		last, _ := utf8.DecodeLastRune(Decode([]byte(text)))
-		assert.Equal(t, text != "" && isBreakRune(last), endsWithBreak([]byte(text)), "endsWithBreak(%q)", text)
-	}
-}
-
-func TestDecodeReplacesMaximalSubparts(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"plain":               "plain",
-		"a\xffb":              "a\ufffdb",
-		"a\xe2\x80b":          "a\ufffdb", // a truncated 3-byte sequence is one subpart
-		"a\xe2\x80\xe2\x80b":  "a\ufffd\ufffdb",
-		"\xed\xa0\x80":        "\ufffd\ufffd\ufffd", // surrogates: ED A0 is not a valid start
-		"\xf0\x9f\x98":        "\ufffd",
-		"\xf0\x9f\x98\x80":    "\U0001F600",
-		"\xc0\xaf":            "\ufffd\ufffd",
-		"\xef\xbf\xbd stays":  "\ufffd stays",
-		"\xf4\x90\x80\x80":    "\ufffd\ufffd\ufffd\ufffd",
-		"end\xe2":             "end\ufffd",
-		"\xe0\x80\x80":        "\ufffd\ufffd\ufffd",
-		"\xe0\xa0\x80 valid!": "\u0800 valid!",
-	} {
-		assert.Equal(t, want, string(Decode([]byte(in))), "%q", in)
-	}
 }
 
 func TestMatchStrategiesAgree(t *testing.T) {
@@ -204,4 +152,25 @@ func TestFinder(t *testing.T) {
 		f := newFinder([]byte(tc.lit))
 		assert.Equal(t, strings.Index(tc.text, tc.lit), f.index([]byte(tc.text)), "%q in %q", tc.lit, tc.text)
 	}
+}
+
+// The break set written out here for speed is the one of package text.
+func TestBreakSetsAgreeWithText(t *testing.T) {
+	t.Parallel()
+	inClass := func(r rune) bool {
+		for i := 0; i < len(notBreak); i += 2 {
+			if notBreak[i] <= r && r <= notBreak[i+1] {
+				return true
+			}
+		}
+		return false
+	}
+	for r := rune(0); r <= 0x3000; r++ {
+		assert.Equal(t, !text.IsBreak(r), inClass(r), "notBreak and U+%04X", r)
+		if text.IsBreak(r) && r != '\n' {
+			assert.False(t, onlyNewlines([]byte("a\n"+string(r)+"b")), "onlyNewlines misses U+%04X", r)
+		}
+	}
+	assert.True(t, inClass(utf8.MaxRune))
+	assert.True(t, onlyNewlines([]byte("a\nb\n")))
 }

@@ -1,28 +1,20 @@
 package walk
 
 import (
-	"bytes"
 	"errors"
 	"os"
-)
 
-// BinaryProbe is how many leading bytes are searched for a NUL to decide that
-// a file is binary.
-const BinaryProbe = 8192
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+)
 
 var (
 	// ErrNotRegular is returned for an entry that is no longer a regular file
 	// when it is opened (a FIFO, a directory, a symlink swapped in).
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrBinary is returned, when asked, for a file with a NUL byte in its
-	// first BinaryProbe bytes.
+	// first text.BinaryProbe bytes.
 	ErrBinary = errors.New("binary file")
 )
-
-// IsBinary reports whether data, a file's leading bytes, marks a binary file.
-func IsBinary(data []byte) bool {
-	return bytes.IndexByte(data[:min(len(data), BinaryProbe)], 0) >= 0
-}
 
 // File is a regular file found by a walk, opened through its directory when
 // it is read.
@@ -38,7 +30,7 @@ func (f *File) Path() string { return f.path }
 // Read reads the whole file into buf's storage (growing it when too small) and
 // returns the bytes read. The file is opened without following a symlink and
 // without blocking, and must be a regular file. With skipBinary, a binary file
-// yields ErrBinary, having read little more than its first BinaryProbe bytes.
+// yields ErrBinary, having read little more than its first text.BinaryProbe bytes.
 func (f *File) Read(buf []byte, skipBinary bool) ([]byte, error) {
 	if f.d == nil {
 		return nil, &os.PathError{Op: "read", Path: f.path, Err: os.ErrClosed}
@@ -80,15 +72,15 @@ func readAll(r reader, name string, size int, buf []byte, skipBinary bool) ([]by
 	}
 	data := buf[:0]
 	if skipBinary && size > bigFile {
-		n, err := readFull(r, buf[:BinaryProbe])
+		n, err := readFull(r, buf[:text.BinaryProbe])
 		if err != nil {
 			return nil, &os.PathError{Op: "read", Path: name, Err: err}
 		}
 		data = buf[:n]
-		if IsBinary(data) {
+		if text.IsBinary(data) {
 			return data, ErrBinary
 		}
-		if n < BinaryProbe {
+		if n < text.BinaryProbe {
 			return data, nil
 		}
 	}
@@ -108,7 +100,7 @@ func readAll(r reader, name string, size int, buf []byte, skipBinary bool) ([]by
 			break
 		}
 	}
-	if skipBinary && IsBinary(data) {
+	if skipBinary && text.IsBinary(data) {
 		return data, ErrBinary
 	}
 	return data, nil

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -130,8 +131,8 @@ func TestFileRead(t *testing.T) {
 	write(t, dir, "small.txt", "hello\n")
 	write(t, dir, "empty", "")
 	write(t, dir, "big.txt", string(big))
-	write(t, dir, "nul-last-probed", strings.Repeat("x", BinaryProbe-1)+"\x00")
-	write(t, dir, "nul-after-probe", strings.Repeat("x", BinaryProbe)+"\x00")
+	write(t, dir, "nul-last-probed", strings.Repeat("x", text.BinaryProbe-1)+"\x00")
+	write(t, dir, "nul-after-probe", strings.Repeat("x", text.BinaryProbe)+"\x00")
 	write(t, dir, "big.bin", "\x00"+string(big))
 	require.NoError(t, os.Symlink("small.txt", filepath.Join(dir, "swapped")))
 	root := mustOpenRoot(t, dir)
@@ -152,14 +153,14 @@ func TestFileRead(t *testing.T) {
 		"empty":           {data: ""},
 		"big.txt":         {data: string(big)},
 		"nul-last-probed": {binary: true},
-		"nul-after-probe": {data: strings.Repeat("x", BinaryProbe) + "\x00"},
+		"nul-after-probe": {data: strings.Repeat("x", text.BinaryProbe) + "\x00"},
 		"big.bin":         {binary: true},
 	} {
 		f := files[name]
 		data, err := f.Read(make([]byte, 0, 3), true)
 		if want.binary {
 			assert.ErrorIs(t, err, ErrBinary, name)
-			assert.LessOrEqual(t, len(data), BinaryProbe, "%s: a binary file is not read whole", name)
+			assert.LessOrEqual(t, len(data), text.BinaryProbe, "%s: a binary file is not read whole", name)
 		} else {
 			require.NoError(t, err, name)
 			assert.Equal(t, want.data, string(data), name)

@@ -1,0 +1,114 @@
+package text
+
+// Line boundaries are those of Python's str.splitlines: \n, \r\n, \r, \v, \f,
+// \x1c, \x1d, \x1e, U+0085, U+2028 and U+2029, on text decoded from UTF-8
+// with invalid bytes replaced. The scanners below work on the undecoded
+// bytes, which is exact: an ASCII byte is never part of a multibyte
+// sequence, and a decoder that replaces maximal invalid subparts (as Python's
+// does, see Decode) never swallows the lead byte of a valid sequence, so
+// C2 85 and E2 80 A8/A9 are terminators wherever they occur. They work on
+// decoded text alike.
+
+// Bytes is text as a string or as a byte slice.
+type Bytes interface{ ~string | ~[]byte }
+
+// IsBreak reports whether the code point r ends a line.
+func IsBreak(r rune) bool {
+	switch r {
+	case '\n', '\v', '\f', '\r', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
+		return true
+	}
+	return false
+}
+
+// breakLead marks the bytes that can start a line terminator.
+var breakLead = [256]bool{
+	'\n': true, '\v': true, '\f': true, '\r': true,
+	0x1c: true, 0x1d: true, 0x1e: true,
+	0xc2: true, 0xe2: true,
+}
+
+// BreakAt returns the length of the line terminator starting at s[i], or 0.
+func BreakAt[T Bytes](s T, i int) int {
+	switch c := s[i]; c {
+	case '\n', '\v', '\f', 0x1c, 0x1d, 0x1e:
+		return 1
+	case '\r':
+		if i+1 < len(s) && s[i+1] == '\n' {
+			return 2
+		}
+		return 1
+	case 0xc2:
+		if i+1 < len(s) && s[i+1] == 0x85 {
+			return 2
+		}
+	case 0xe2:
+		if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+			return 3
+		}
+	}
+	return 0
+}
+
+// NextBreak returns the bounds of the first line terminator at or after
+// from, or -1, -1.
+func NextBreak[T Bytes](s T, from int) (start, end int) {
+	for i := from; i < len(s); i++ {
+		if !breakLead[s[i]] {
+			continue
+		}
+		if n := BreakAt(s, i); n > 0 {
+			return i, i + n
+		}
+	}
+	return -1, -1
+}
+
+// LineEnd returns the length of the first line of s, terminator included.
+func LineEnd[T Bytes](s T) int {
+	if _, end := NextBreak(s, 0); end >= 0 {
+		return end
+	}
+	return len(s)
+}
+
+// EndsWithBreak reports whether s ends with a line terminator, in which case
+// the end of s starts no further line.
+func EndsWithBreak[T Bytes](s T) bool {
+	for n := 1; n <= 3 && n <= len(s); n++ {
+		if i := len(s) - n; breakLead[s[i]] && BreakAt(s, i) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// LineCount is len(s.splitlines()).
+func LineCount[T Bytes](s T) int {
+	n := 0
+	for start := 0; start < len(s); n++ {
+		_, end := NextBreak(s, start)
+		if end < 0 {
+			return n + 1
+		}
+		start = end
+	}
+	return n
+}
+
+// Lines calls fn with each line of b, as str.splitlines splits it (no
+// terminators, no empty line after a final terminator), until fn returns
+// false.
+func Lines(b []byte, fn func(line []byte) bool) {
+	for start := 0; start < len(b); {
+		ts, te := NextBreak(b, start)
+		if ts < 0 {
+			fn(b[start:])
+			return
+		}
+		if !fn(b[start:ts]) {
+			return
+		}
+		start = te
+	}
+}
