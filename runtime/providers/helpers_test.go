@@ -85,10 +85,6 @@ func human(text string) llms.MessageContent {
 	return llms.TextParts(llms.ChatMessageTypeHuman, text)
 }
 
-func call(id, name, args string) llms.ToolCall {
-	return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
-}
-
 func result(id, name, content string) llms.MessageContent {
 	return llms.MessageContent{
 		Role:  llms.ChatMessageTypeTool,

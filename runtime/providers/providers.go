@@ -7,12 +7,26 @@
 // turns a final failure into an *Error that Describe renders in one line, and
 // rewrites the JSON request body where langchaingo v0.1.14 falls short of the
 // APIs: Anthropic turns are merged, tool_choice and parallel tool use are
-// forwarded, OpenAI-compatible servers get the max_tokens field they accept.
+// forwarded, OpenAI-compatible servers get the max_tokens field they accept,
+// and the settings langchaingo has no field for are added.
+//
+// Every model_settings key reaches the wire or is refused before any request:
+// top_p, seed, presence_penalty, frequency_penalty and logit_bias are added
+// to OpenAI-dialect bodies; Anthropic's API has no seed, penalties or logit
+// bias, so New (and Validate) fail with an *UnsupportedSettingError when a
+// spec sets them for it. extra_headers are set on every attempt. extra_body's
+// members are merged last into the top level of every request body, either
+// dialect: a member named like a generated one replaces it (extra_body
+// {temperature: 0} wins over model_settings.temperature; extra_body
+// {messages: ...} would replace the conversation), which is what it is for:
+// reaching API fields this package does not know.
 //
 // WithToolChoiceNone marks a request that keeps its tools but may not call
 // them, for every dialect. Options.Transport is where Recorder and Replayer
-// plug in, for tests that replay a real conversation without a network; the
-// providertest package has fake servers for both wire protocols.
+// plug in, for tests that replay a real conversation without a network; a
+// recording keeps the endpoint it was made against, so its replay needs
+// neither an API key nor the base URL. The providertest package has fake
+// servers for both wire protocols.
 package providers
 
 import (
@@ -110,6 +124,63 @@ func Known() []string {
 	return names
 }
 
+// UnsupportedSettingError is returned by New and Validate when the spec sets
+// a model setting the provider's API has no field for: sending it would be
+// refused, and dropping it would hide that it has no effect.
+type UnsupportedSettingError struct {
+	Provider string
+	Setting  string // the model_settings key, e.g. "logit_bias"
+}
+
+func (e *UnsupportedSettingError) Error() string {
+	return fmt.Sprintf("%s does not support model_settings.%s", e.Provider, e.Setting)
+}
+
+// Validate checks what New checks that depends on ref and settings alone,
+// reading no environment: the reference's form, the provider's name, and the
+// settings the provider cannot honour (each an *UnsupportedSettingError,
+// joined). A program can call it before it has keys, e.g. to report a spec's
+// problems at their positions.
+func Validate(ref string, settings spec.ModelSettings) error {
+	provider, _, err := parseRef(ref)
+	if err != nil {
+		return err
+	}
+	switch {
+	case provider == scriptProvider:
+		return fmt.Errorf("model provider %q is built by the runtime, not by providers.New", provider)
+	case !slices.Contains(Known(), provider):
+		return unknownProvider(provider)
+	}
+	var errs []error
+	if dialectOf(provider) == DialectAnthropic {
+		for _, unsupported := range []struct {
+			key string
+			set bool
+		}{
+			{"seed", settings.Seed != nil},
+			{"presence_penalty", settings.PresencePenalty != nil},
+			{"frequency_penalty", settings.FrequencyPenalty != nil},
+			{"logit_bias", len(settings.LogitBias) > 0},
+		} {
+			if unsupported.set {
+				errs = append(errs, &UnsupportedSettingError{Provider: provider, Setting: unsupported.key})
+			}
+		}
+	}
+	if _, _, err := bodyMembers(dialectOf(provider), settings); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func dialectOf(provider string) Dialect {
+	if provider == "anthropic" {
+		return DialectAnthropic
+	}
+	return DialectOpenAI
+}
+
 // endpoint is everything New resolves before building a client.
 type endpoint struct {
 	provider string
@@ -125,17 +196,24 @@ type endpoint struct {
 
 // New builds the model for ref ("provider:model"). It checks the provider's
 // key and base URL before any request, so a missing key is reported at once
-// and by its variable name.
+// and by its variable name. With a Replayer as Options.Transport whose
+// recording names its endpoint, the recorded provider, base URL and request
+// shape are used instead and no key is needed; with a Recorder, the endpoint
+// is written into the recording.
 func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) {
-	provider, name, err := parseRef(ref)
-	if err != nil {
+	if err := Validate(ref, settings); err != nil {
 		return nil, err
 	}
+	provider, name, _ := parseRef(ref)
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	ep, err := resolve(provider, settings.BaseURL, getenv)
+	ep, err := endpointFor(provider, settings.BaseURL, getenv, opts.Transport)
+	if err != nil {
+		return nil, err
+	}
+	rewrite, err := rewriter(ep, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +235,7 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		client:  &http.Client{Transport: transport},
 		timeout: timeout,
 		headers: settings.ExtraHeaders,
-		rewrite: rewriter(ep, settings),
+		rewrite: rewrite,
 		retry:   policy,
 		onRetry: opts.OnRetry,
 	}
@@ -209,10 +287,30 @@ func parseRef(ref string) (provider, name string, err error) {
 	return provider, name, nil
 }
 
+// endpointFor resolves the endpoint of a provider, or takes it from the
+// recording a Replayer serves.
+func endpointFor(provider, baseURL string, getenv func(string) string, transport http.RoundTripper) (endpoint, error) {
+	if rp, ok := transport.(*Replayer); ok {
+		if ep, recorded, err := rp.endpoint(provider); recorded || err != nil {
+			return ep, err
+		}
+	}
+	ep, err := resolve(provider, baseURL, getenv)
+	if err != nil {
+		return ep, err
+	}
+	if rec, ok := transport.(*Recorder); ok {
+		if err := rec.setEndpoint(ep); err != nil {
+			return ep, err
+		}
+	}
+	return ep, nil
+}
+
 // resolve finds the base URL and key of a provider, from the spec's base_url
 // first and the environment second.
 func resolve(provider, baseURL string, getenv func(string) string) (endpoint, error) {
-	ep := endpoint{provider: provider, dialect: DialectOpenAI, legacyMaxTokens: true}
+	ep := endpoint{provider: provider, dialect: dialectOf(provider), legacyMaxTokens: true}
 	switch provider {
 	case "openai":
 		ep.keyEnv = "OPENAI_API_KEY"
@@ -232,7 +330,6 @@ func resolve(provider, baseURL string, getenv func(string) string) (endpoint, er
 		}
 		return ep, nil
 	case "anthropic":
-		ep.dialect = DialectAnthropic
 		ep.keyEnv = "ANTHROPIC_API_KEY"
 		ep.legacyMaxTokens = false
 		ep.baseURL = "https://api.anthropic.com/v1"

@@ -145,3 +145,55 @@ func TestKnownProvidersResolve(t *testing.T) {
 		assert.NoError(t, err, name)
 	}
 }
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	all := spec.ModelSettings{
+		Seed: ptr(1), PresencePenalty: ptr(0.0), FrequencyPenalty: ptr(0.5),
+		LogitBias: map[string]int{"50256": -100}, ExtraBody: map[string]any{"reasoning_effort": "low"},
+	}
+	tests := []struct {
+		name     string
+		ref      string
+		settings spec.ModelSettings
+		want     []string // the unsupported settings, in order; nil for none
+		err      string   // another error
+	}{
+		{name: "openai takes every setting", ref: "openai:gpt-4o", settings: all},
+		{name: "compatible providers too", ref: "groq:llama", settings: all},
+		{name: "anthropic has no seed, penalties or logit bias", ref: "anthropic:claude-sonnet-4-5", settings: all,
+			want: []string{"seed", "presence_penalty", "frequency_penalty", "logit_bias"}},
+		{name: "anthropic takes extra_body", ref: "anthropic:claude-sonnet-4-5",
+			settings: spec.ModelSettings{TopP: ptr(0.9), ExtraBody: map[string]any{"thinking": map[string]any{"type": "enabled"}}}},
+		{name: "extra_body must encode", ref: "openai:gpt-4o", settings: spec.ModelSettings{ExtraBody: map[string]any{"f": func() {}}},
+			err: "model_settings.extra_body.f: json: unsupported type: func()"},
+		{name: "unknown provider", ref: "opnai:gpt-4o", err: `unknown model provider "opnai" (did you mean "openai"?)`},
+		{name: "script", ref: "script:turns.yaml", err: `model provider "script" is built by the runtime`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := Validate(tt.ref, tt.settings)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			var got []string
+			if err != nil {
+				for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+					var unsupported *UnsupportedSettingError
+					require.ErrorAs(t, e, &unsupported)
+					got = append(got, unsupported.Setting)
+				}
+			}
+			assert.Equal(t, tt.want, got)
+
+			_, err = New(tt.ref, tt.settings, Options{Getenv: env("OPENAI_API_KEY", "k", "ANTHROPIC_API_KEY", "k", "GROQ_API_KEY", "k")})
+			if tt.want == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, "anthropic does not support model_settings."+tt.want[0], "New refuses what Validate refuses")
+			}
+		})
+	}
+}

@@ -26,19 +26,42 @@ import (
 // in a diff: request bodies are canonical JSON (sorted keys), JSON responses
 // are stored as JSON, anything else (a server-sent event stream) line by line.
 // Headers are never stored, so neither are API keys.
+//
+// Version 2 also stores the endpoint the conversation was made against (the
+// provider, the base URL, and whether max_tokens replaced
+// max_completion_tokens), so a replay sends the same requests without the
+// key and base URL the recording needed. Version 1 recordings, which lack it,
+// still replay, with the endpoint resolved from the environment as before.
 
 // ErrReplay is wrapped by every error of a Replayer.
 var ErrReplay = errors.New("replay")
 
-const recordingVersion = 1
+const recordingVersion = 2
+
+// replayToken is the key a replayed model is built with: the clients refuse
+// an empty one, and a replay sends nothing anywhere.
+const replayToken = "replay"
 
 // volatileKeys are request members that identify a user or a session rather
 // than the conversation; they are neither stored nor compared.
 var volatileKeys = []string{"metadata", "user"}
 
 type recording struct {
-	Version   int        `json:"version"`
-	Exchanges []exchange `json:"exchanges"`
+	Version   int               `json:"version"`
+	Endpoint  *recordedEndpoint `json:"endpoint,omitempty"`
+	Exchanges []exchange        `json:"exchanges"`
+}
+
+// recordedEndpoint is what a recording keeps of New's endpoint: everything
+// that shapes a request, and never the key.
+type recordedEndpoint struct {
+	Provider        string `json:"provider"`
+	BaseURL         string `json:"base_url"`
+	LegacyMaxTokens bool   `json:"legacy_max_tokens,omitempty"`
+}
+
+func recordEndpoint(ep endpoint) recordedEndpoint {
+	return recordedEndpoint{Provider: ep.provider, BaseURL: ep.baseURL, LegacyMaxTokens: ep.legacyMaxTokens}
 }
 
 type exchange struct {
@@ -130,6 +153,7 @@ type Recorder struct {
 	base http.RoundTripper
 
 	mu        sync.Mutex
+	endpoint  *recordedEndpoint
 	exchanges []exchange
 }
 
@@ -182,6 +206,22 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// setEndpoint notes the endpoint of the model recording through r. A
+// recording replays one endpoint, so a model with another is refused.
+func (r *Recorder) setEndpoint(ep endpoint) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := recordEndpoint(ep)
+	switch {
+	case r.endpoint == nil:
+		r.endpoint = &got
+	case *r.endpoint != got:
+		return fmt.Errorf("recorder: %s already records %s at %s; record %s at %s in another file",
+			r.path, r.endpoint.Provider, r.endpoint.BaseURL, got.Provider, got.BaseURL)
+	}
+	return nil
+}
+
 // Close writes the recording, replacing the file atomically.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
@@ -190,7 +230,7 @@ func (r *Recorder) Close() error {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(recording{Version: recordingVersion, Exchanges: r.exchanges}); err != nil {
+	if err := enc.Encode(recording{Version: recordingVersion, Endpoint: r.endpoint, Exchanges: r.exchanges}); err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
 	if err := writeFileAtomic(r.path, buf.Bytes()); err != nil {
@@ -221,7 +261,8 @@ func writeFileAtomic(path string, data []byte) error {
 
 // Replayer is an http.RoundTripper that serves a recording in order.
 type Replayer struct {
-	path string
+	path     string
+	recorded *recordedEndpoint // nil in a version 1 recording
 
 	mu        sync.Mutex
 	exchanges []exchange
@@ -240,10 +281,35 @@ func NewReplayer(path string) (*Replayer, error) {
 	if err := dec.Decode(&rec); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrReplay, path, err)
 	}
-	if rec.Version != recordingVersion {
-		return nil, fmt.Errorf("%w: %s: version %d, want %d", ErrReplay, path, rec.Version, recordingVersion)
+	if rec.Version < 1 || rec.Version > recordingVersion {
+		return nil, fmt.Errorf("%w: %s: version %d, but this agentspec reads versions 1 to %d; record it again",
+			ErrReplay, path, rec.Version, recordingVersion)
 	}
-	return &Replayer{path: path, exchanges: rec.Exchanges}, nil
+	return &Replayer{path: path, recorded: rec.Endpoint, exchanges: rec.Exchanges}, nil
+}
+
+// endpoint is the recorded endpoint of provider, and whether the recording
+// has one. A recording of another provider is an error: its requests could
+// not match.
+func (r *Replayer) endpoint(provider string) (endpoint, bool, error) {
+	rec := r.recorded
+	if rec == nil {
+		return endpoint{}, false, nil
+	}
+	if rec.Provider != provider {
+		return endpoint{}, true, fmt.Errorf("%w: %s records a conversation with %s, not %s",
+			ErrReplay, r.path, rec.Provider, provider)
+	}
+	if _, err := parseBaseURL(rec.BaseURL); err != nil {
+		return endpoint{}, true, fmt.Errorf("%w: %s: %w", ErrReplay, r.path, err)
+	}
+	return endpoint{
+		provider:        provider,
+		dialect:         dialectOf(provider),
+		baseURL:         rec.BaseURL,
+		token:           replayToken,
+		legacyMaxTokens: rec.LegacyMaxTokens,
+	}, true, nil
 }
 
 // RoundTrip answers req with the next recorded response if req matches the

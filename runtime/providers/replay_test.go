@@ -41,6 +41,9 @@ var scripts = []script{
 
 const secret = "sk-secret-0123456789"
 
+// recordedHost stands for the fake server in the golden recordings.
+const recordedHost = "http://recorded.invalid"
+
 func (s script) model(t *testing.T, base string, transport http.RoundTripper) *Model {
 	t.Helper()
 	policy, _ := instant()
@@ -100,6 +103,8 @@ func TestRecordThenReplay(t *testing.T) {
 
 			file, err := os.ReadFile(path)
 			require.NoError(t, err)
+			// The fake server's port changes from run to run.
+			file = []byte(strings.ReplaceAll(string(file), srv.URL, recordedHost))
 			assert.NotContains(t, string(file), secret, "keys are never written")
 			assert.NotContains(t, string(file), "Authorization")
 			assert.NotContains(t, string(file), "x-api-key")
@@ -148,10 +153,66 @@ func TestReplayEndpointMismatch(t *testing.T) {
 	t.Parallel()
 	rp, err := NewReplayer(scripts[0].golden)
 	require.NoError(t, err)
-	m := scripts[1].model(t, scripts[1].replayBase, rp)
-	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	_, err = New(scripts[1].ref, spec.ModelSettings{}, Options{Getenv: env(scripts[1].key, secret), Transport: rp})
 	require.ErrorIs(t, err, ErrReplay)
-	assert.Contains(t, err.Error(), "replay: request 1 differs from the recording: recorded POST /v1/chat/completions, got POST /v1/messages")
+	assert.EqualError(t, err, "replay: testdata/openai-stream.replay.json records a conversation with openai, not anthropic")
+}
+
+// A recording keeps its endpoint: the replay needs neither the key nor the
+// base URL, and an OpenAI-compatible server's max_tokens is sent again
+// although nothing says the endpoint is not OpenAI's own.
+func TestReplayNeedsNoKeyOrBaseURL(t *testing.T) {
+	t.Parallel()
+	for _, s := range scripts {
+		t.Run(s.ref, func(t *testing.T) {
+			t.Parallel()
+			srv := s.server(t)
+			path := filepath.Join(t.TempDir(), "conversation.json")
+			rec, err := NewRecorder(path, nil)
+			require.NoError(t, err)
+			recorded := s.run(t, s.model(t, s.base(srv), rec), []llms.Tool{readFileTool})
+			require.NoError(t, rec.Close())
+
+			rp, err := NewReplayer(path)
+			require.NoError(t, err)
+			policy, _ := instant()
+			m, err := New(s.ref, spec.ModelSettings{Temperature: ptr(0.0)}, Options{Getenv: env(), Transport: rp, retry: policy})
+			require.NoError(t, err, "no key, no base URL")
+			assert.Equal(t, recorded, s.run(t, m, []llms.Tool{readFileTool}))
+			assert.NoError(t, rp.Close())
+			assert.Len(t, srv.Requests(), 2, "the replay reached no server")
+		})
+	}
+}
+
+// Recordings made before the endpoint was stored replay with the endpoint
+// the environment gives, as they always did.
+func TestReplayVersion1(t *testing.T) {
+	t.Parallel()
+	s := scripts[0]
+	const old = "testdata/v1/openai-stream.replay.json"
+	rp, err := NewReplayer(old)
+	require.NoError(t, err)
+	s.run(t, s.model(t, s.replayBase, rp), []llms.Tool{readFileTool})
+	assert.NoError(t, rp.Close())
+
+	rp, err = NewReplayer(old)
+	require.NoError(t, err)
+	_, err = New(s.ref, spec.ModelSettings{}, Options{Getenv: env(), Transport: rp})
+	assert.ErrorIs(t, err, ErrMissingKey, "a version 1 recording does not know its endpoint")
+}
+
+func TestRecorderHoldsOneEndpoint(t *testing.T) {
+	t.Parallel()
+	rec, err := NewRecorder(filepath.Join(t.TempDir(), "r.json"), nil)
+	require.NoError(t, err)
+	getenv := env("OPENAI_API_KEY", secret, "ANTHROPIC_API_KEY", secret)
+	_, err = New("openai:a", spec.ModelSettings{BaseURL: "http://localhost:1/v1"}, Options{Getenv: getenv, Transport: rec})
+	require.NoError(t, err)
+	_, err = New("openai:b", spec.ModelSettings{BaseURL: "http://localhost:1/v1"}, Options{Getenv: getenv, Transport: rec})
+	require.NoError(t, err, "another model at the same endpoint")
+	_, err = New("anthropic:c", spec.ModelSettings{}, Options{Getenv: getenv, Transport: rec})
+	require.ErrorContains(t, err, "already records openai at http://localhost:1/v1; record anthropic at https://api.anthropic.com/v1 in another file")
 }
 
 func TestReplayExhausted(t *testing.T) {
@@ -185,7 +246,8 @@ func TestNewReplayerRejects(t *testing.T) {
 	tests := []struct{ name, path, want string }{
 		{"missing file", filepath.Join(dir, "none.json"), "no such file"},
 		{"unknown field", write("typo.json", `{"version":1,"exchange":[]}`), `unknown field "exchange"`},
-		{"other version", write("v2.json", `{"version":2,"exchanges":[]}`), "version 2, want 1"},
+		{"newer version", write("v3.json", `{"version":3,"exchanges":[]}`), "version 3, but this agentspec reads versions 1 to 2; record it again"},
+		{"no version", write("v0.json", `{"exchanges":[]}`), "version 0, but this agentspec reads versions 1 to 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentspec/agentspec/spec"
 )
@@ -27,11 +28,21 @@ func toolChoiceNone(ctx context.Context) bool {
 type patch struct {
 	toolChoiceNone    bool
 	parallelToolCalls *bool
-	topP              *float64 // langchaingo's openai client drops top_p
 	legacyMaxTokens   bool
+	// defaults are members the spec sets that langchaingo leaves out of the
+	// body (it has no field for them, or omits their zero value); each is
+	// added unless the body already has it.
+	defaults object
+	// extra is model_settings.extra_body, set last: its members replace
+	// whatever was generated under the same name.
+	extra object
 }
 
-func rewriter(ep endpoint, s spec.ModelSettings) func(context.Context, []byte) []byte {
+func rewriter(ep endpoint, s spec.ModelSettings) (func(context.Context, []byte) []byte, error) {
+	defaults, extra, err := bodyMembers(ep.dialect, s)
+	if err != nil {
+		return nil, err
+	}
 	fix := patchOpenAI
 	if ep.dialect == DialectAnthropic {
 		fix = patchAnthropic
@@ -40,10 +51,47 @@ func rewriter(ep endpoint, s spec.ModelSettings) func(context.Context, []byte) [
 		return fix(body, patch{
 			toolChoiceNone:    toolChoiceNone(ctx),
 			parallelToolCalls: s.ParallelToolCalls,
-			topP:              s.TopP,
 			legacyMaxTokens:   ep.legacyMaxTokens,
+			defaults:          defaults,
+			extra:             extra,
 		})
+	}, nil
+}
+
+// bodyMembers encodes, once per model, the settings the rewrite adds to
+// every body. Settings a dialect has no field for never reach here: Validate
+// refuses them.
+func bodyMembers(d Dialect, s spec.ModelSettings) (defaults, extra object, err error) {
+	defaults = object{}
+	if s.TopP != nil {
+		defaults["top_p"] = mustJSON(*s.TopP) // langchaingo's openai client drops it
 	}
+	if d == DialectOpenAI {
+		// The client omits a zero seed or penalty, which the spec may mean.
+		if s.Seed != nil {
+			defaults["seed"] = mustJSON(*s.Seed)
+		}
+		if s.PresencePenalty != nil {
+			defaults["presence_penalty"] = mustJSON(*s.PresencePenalty)
+		}
+		if s.FrequencyPenalty != nil {
+			defaults["frequency_penalty"] = mustJSON(*s.FrequencyPenalty)
+		}
+		if len(s.LogitBias) > 0 {
+			defaults["logit_bias"] = mustJSON(s.LogitBias)
+		}
+	}
+	if len(s.ExtraBody) > 0 {
+		extra = make(object, len(s.ExtraBody))
+		for k, v := range s.ExtraBody {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("model_settings.extra_body.%s: %w", k, err)
+			}
+			extra[k] = b
+		}
+	}
+	return defaults, extra, nil
 }
 
 // object is a JSON object whose members are kept undecoded, so a rewrite
@@ -67,8 +115,10 @@ func patchOpenAI(body []byte, p patch) []byte {
 		req["max_tokens"] = v
 		changed = true
 	}
-	if _, ok := req["top_p"]; !ok && p.topP != nil {
-		set("top_p", *p.topP)
+	for k, v := range p.defaults {
+		if _, ok := req[k]; !ok {
+			req[k], changed = v, true
+		}
 	}
 	// OpenAI rejects both fields in a request without tools.
 	if hasElements(req["tools"]) {
@@ -78,6 +128,9 @@ func patchOpenAI(body []byte, p patch) []byte {
 		if p.parallelToolCalls != nil {
 			set("parallel_tool_calls", *p.parallelToolCalls)
 		}
+	}
+	for k, v := range p.extra {
+		req[k], changed = v, true
 	}
 	if !changed {
 		return body
@@ -94,7 +147,8 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 //   - empty text blocks beside other blocks are dropped (the API rejects them);
 //   - a tool_use whose input is null gets {};
 //   - every tool gets an input_schema;
-//   - tool_choice carries WithToolChoiceNone and parallel_tool_calls: false.
+//   - tool_choice carries WithToolChoiceNone and parallel_tool_calls: false;
+//   - the defaults are added where missing, then extra_body's members set.
 //
 // A body it cannot read is returned unchanged.
 func patchAnthropic(body []byte, p patch) []byte {
@@ -125,6 +179,14 @@ func patchAnthropic(body []byte, p patch) []byte {
 		case p.parallelToolCalls != nil && !*p.parallelToolCalls && isNull(req["tool_choice"]):
 			req["tool_choice"] = json.RawMessage(`{"type":"auto","disable_parallel_tool_use":true}`)
 		}
+	}
+	for k, v := range p.defaults {
+		if _, ok := req[k]; !ok {
+			req[k] = v
+		}
+	}
+	for k, v := range p.extra {
+		req[k] = v
 	}
 	return mustJSON(req)
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,6 +78,13 @@ func TestPatchAnthropic(t *testing.T) {
 			in:   `{"messages":[{"role":"user","content":42},{"role":"user","content":"x"}]}`,
 			want: `{"messages":[{"role":"user","content":42},{"role":"user","content":"x"}]}`,
 		},
+		{
+			name: "defaults added where missing, extra body set over generated members",
+			p: patch{defaults: object{"top_p": json.RawMessage(`0.5`)},
+				extra: object{"temperature": json.RawMessage(`0`), "thinking": json.RawMessage(`{"type":"enabled"}`)}},
+			in:   `{"temperature":0.7,"messages":[]}`,
+			want: `{"temperature":0,"top_p":0.5,"thinking":{"type":"enabled"},"messages":[]}`,
+		},
 		{name: "not JSON", in: `data: x`, want: ``},
 	}
 	for _, tt := range tests {
@@ -104,8 +112,12 @@ func TestPatchOpenAI(t *testing.T) {
 		{name: "nothing to do returns the same bytes", in: `{"model":"m", "max_completion_tokens":5}`, want: `{"model":"m", "max_completion_tokens":5}`},
 		{name: "max_tokens for compatible servers", p: patch{legacyMaxTokens: true},
 			in: `{"model":"m","max_completion_tokens":5}`, want: `{"model":"m","max_tokens":5}`},
-		{name: "top_p added", p: patch{topP: ptr(0.25)}, in: `{"model":"m"}`, want: `{"model":"m","top_p":0.25}`},
-		{name: "top_p already sent", p: patch{topP: ptr(0.25)}, in: `{"top_p":0.5}`, want: `{"top_p":0.5}`},
+		{name: "defaults added", p: patch{defaults: object{"top_p": json.RawMessage(`0.25`), "seed": json.RawMessage(`0`)}},
+			in: `{"model":"m"}`, want: `{"model":"m","top_p":0.25,"seed":0}`},
+		{name: "defaults already sent", p: patch{defaults: object{"top_p": json.RawMessage(`0.25`)}}, in: `{"top_p":0.5}`, want: `{"top_p":0.5}`},
+		{name: "extra body set last, over generated members", p: patch{legacyMaxTokens: true, extra: object{
+			"max_tokens": json.RawMessage(`9`), "reasoning_effort": json.RawMessage(`"low"`)}},
+			in: `{"model":"m","max_completion_tokens":5}`, want: `{"model":"m","max_tokens":9,"reasoning_effort":"low"}`},
 		{name: "tool choice and parallel calls with tools", p: patch{toolChoiceNone: true, parallelToolCalls: ptr(true)},
 			in: `{` + tools + `}`, want: `{` + tools + `,"tool_choice":"none","parallel_tool_calls":true}`},
 		{name: "no tool fields without tools", p: patch{toolChoiceNone: true, parallelToolCalls: ptr(false)},
