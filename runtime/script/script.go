@@ -16,11 +16,13 @@
 //	      tool_result_contains: "# Notes"
 //	    text: The notes are about testing.
 //
-// Specs name it as `model: script:FILE`.
+// Specs name it as `model: script:FILE`. A file with problems (an unknown
+// key, a mapping where a list belongs, a turn with nothing to say) is
+// reported as Errors, one FILE:LINE:COL line each, unknown keys with the
+// nearest known one.
 package script
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,38 +168,65 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading script: %w", err)
 	}
-	return Parse(filepath.Base(path), data)
+	return Parse(path, data)
 }
 
-// Parse reads a script from data; name is used in error messages.
+// Parse reads a script from data; name is the file's name in error messages.
+// An invalid script is reported as Errors, each at its line and column.
 func Parse(name string, data []byte) (*Model, error) {
-	var f file
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("script %s: %w", name, err)
+	c := &checker{file: name}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, Errors{syntaxError(name, err)}
 	}
+	if len(doc.Content) == 0 {
+		return nil, Errors{{File: name, Msg: "the script is empty: it needs turns"}}
+	}
+	root := doc.Content[0]
+	c.walk(root, "the script", scriptFile)
+	if len(c.errs) > 0 {
+		return nil, c.errs
+	}
+	var f file
+	if err := root.Decode(&f); err != nil {
+		// The walk accepts only what decodes; this is a safety net.
+		return nil, Errors{{File: name, Line: root.Line, Col: root.Column, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+
 	switch f.Dialect {
 	case "":
 		f.Dialect = OpenAI
 	case OpenAI, Anthropic:
 	default:
-		return nil, fmt.Errorf("script %s: unknown dialect %q (want %s or %s)", name, f.Dialect, OpenAI, Anthropic)
+		msg := fmt.Sprintf("unknown dialect %q", f.Dialect)
+		if near := nearest(f.Dialect, []string{OpenAI, Anthropic}); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		c.add(mapValue(root, "dialect"), "%s; the dialects are %s and %s", msg, OpenAI, Anthropic)
 	}
+	turns := mapValue(root, "turns")
 	if len(f.Turns) == 0 {
-		return nil, fmt.Errorf("script %s: no turns", name)
+		at := turns
+		if at == nil {
+			at = root
+		}
+		c.add(at, "the script has no turns")
 	}
 	for i, t := range f.Turns {
+		at := resolve(turns.Content[i])
 		if t.Text == "" && len(t.ToolCalls) == 0 && t.Error == "" && t.StopReason == "" {
-			return nil, fmt.Errorf("script %s: turn %d has no text, tool_calls or error", name, i+1)
+			c.add(at, "turn %d has no text, tool_calls or error", i+1)
 		}
-		for j, c := range t.ToolCalls {
-			if c.Name == "" {
-				return nil, fmt.Errorf("script %s: turn %d: tool call %d has no name", name, i+1, j+1)
+		for j, call := range t.ToolCalls {
+			if call.Name == "" {
+				c.add(resolve(mapValue(at, "tool_calls").Content[j]), "tool call %d of turn %d has no name", j+1, i+1)
 			}
 		}
 	}
-	return &Model{name: "script " + name, dialect: f.Dialect, turns: f.Turns}, nil
+	if len(c.errs) > 0 {
+		return nil, c.errs
+	}
+	return &Model{name: "script " + filepath.Base(name), dialect: f.Dialect, turns: f.Turns}, nil
 }
 
 // Requests returns what the model was sent so far, in order.

@@ -161,22 +161,64 @@ func TestCancelledContext(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct{ src, want string }{
-		"unknown key":   {"turns:\n  - txt: hi\n", "script s.yaml: yaml: unmarshal errors:\n  line 2: field txt not found in type script.Turn"},
-		"no turns":      {"dialect: openai\n", "script s.yaml: no turns"},
-		"empty turn":    {"turns:\n  - usage: {input_tokens: 1}\n", "script s.yaml: turn 1 has no text, tool_calls or error"},
-		"nameless call": {"turns:\n  - tool_calls: [{arguments: {}}]\n", "script s.yaml: turn 1: tool call 1 has no name"},
-		"bad dialect":   {"dialect: gemini\nturns: [{text: x}]\n", `script s.yaml: unknown dialect "gemini" (want openai or anthropic)`},
-		"not yaml":      {"turns: [", "script s.yaml: yaml: line 1: did not find expected node content"},
+		"unknown key": {"turns:\n  - txt: hi\n",
+			`s.yaml:2:5: unknown key "txt" in turn 1 (did you mean "text"?); the keys are error, expect, stop_reason, text, tool_calls, usage`},
+		"unknown top-level key": {"turnz:\n  - text: hi\n",
+			`s.yaml:1:1: unknown key "turnz" in the script (did you mean "turns"?); the keys are dialect, turns`},
+		"unknown key far from any": {"turns:\n  - text: hi\n    arguments: {}\n",
+			`s.yaml:3:5: unknown key "arguments" in turn 1; the keys are error, expect, stop_reason, text, tool_calls, usage`},
+		"a mapping for a list": {"turns:\n  - tool_calls: {name: read_file}\n",
+			"s.yaml:2:17: tool_calls must be a list of tool calls, not a mapping"},
+		"a scalar for a mapping": {"turns:\n  - tool_calls: [read_file]\n",
+			`s.yaml:2:18: tool call 1 must be a mapping with name and arguments, not "read_file"`},
+		"not a number": {"turns:\n  - text: hi\n    usage: {input_tokens: many}\n",
+			`s.yaml:3:27: input_tokens must be a whole number, not "many"`},
+		"a list for text":  {"turns:\n  - text: [a, b]\n", "s.yaml:2:11: text must be a string, not a list"},
+		"turns not a list": {"turns: hello\n", `s.yaml:1:8: turns must be a list of turns, not "hello"`},
+		"no turns":         {"dialect: openai\n", "s.yaml:1:1: the script has no turns"},
+		"empty turns":      {"turns: []\n", "s.yaml:1:8: the script has no turns"},
+		"empty turn":       {"turns:\n  - usage: {input_tokens: 1}\n", "s.yaml:2:5: turn 1 has no text, tool_calls or error"},
+		"nameless call": {"turns:\n  - text: x\n  - tool_calls: [{arguments: {}}]\n",
+			"s.yaml:3:18: tool call 1 of turn 2 has no name"},
+		"bad dialect": {"dialect: gemini\nturns: [{text: x}]\n",
+			`s.yaml:1:10: unknown dialect "gemini"; the dialects are openai and anthropic`},
+		"misspelt dialect": {"dialect: openia\nturns: [{text: x}]\n",
+			`s.yaml:1:10: unknown dialect "openia" (did you mean "openai"?); the dialects are openai and anthropic`},
+		"every problem": {"turns:\n  - txt: a\n  - tool_calls: {}\n",
+			"s.yaml:2:5: unknown key \"txt\" in turn 1 (did you mean \"text\"?); the keys are error, expect, stop_reason, text, tool_calls, usage\n" +
+				"s.yaml:3:17: tool_calls must be a list of tool calls, not a mapping"},
+		"not yaml":      {"turns: [", "s.yaml:1: invalid YAML: did not find expected node content"},
+		"empty":         {"", "s.yaml: the script is empty: it needs turns"},
+		"not a mapping": {"- text: hi\n", "s.yaml:1:1: the script must be a mapping with dialect and turns, not a list"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			_, err := Parse("s.yaml", []byte(tc.src))
 			assert.EqualError(t, err, tc.want)
+			var errs Errors
+			require.ErrorAs(t, err, &errs)
+			var first *Error
+			require.ErrorAs(t, err, &first)
+			assert.Equal(t, "s.yaml", first.File)
 		})
 	}
 	_, err := Load(filepath.Join(t.TempDir(), "missing.yaml"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// Scalars of any kind are text where text is wanted, as YAML writes them.
+func TestParseScalarsAsText(t *testing.T) {
+	t.Parallel()
+	m, err := Parse("s.yaml", []byte("turns:\n  - text: 42\n  - tool_calls: [{name: true, arguments: 7}]\n"))
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "42", resp.Choices[0].Content)
+	resp, err = m.GenerateContent(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "true", resp.Choices[0].ToolCalls[0].FunctionCall.Name)
+	assert.Equal(t, "7", resp.Choices[0].ToolCalls[0].FunctionCall.Arguments)
 }
 
 func TestJSONScript(t *testing.T) {

@@ -1,0 +1,223 @@
+package script
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a problem in a script file, at a position.
+type Error struct {
+	File string
+	Line int // 0 when unknown
+	Col  int // 0 when unknown
+	Msg  string
+}
+
+// Error returns "FILE:LINE:COL: message".
+func (e *Error) Error() string {
+	pos := e.File
+	if e.Line > 0 {
+		pos += ":" + strconv.Itoa(e.Line)
+		if e.Col > 0 {
+			pos += ":" + strconv.Itoa(e.Col)
+		}
+	}
+	return pos + ": " + e.Msg
+}
+
+// Errors is every problem found in a script file, in file order. Parse
+// returns it (as an error) whenever a script is invalid.
+type Errors []*Error
+
+// Error returns one "FILE:LINE:COL: message" line per problem.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As find an individual *Error.
+func (es Errors) Unwrap() []error {
+	errs := make([]error, len(es))
+	for i, e := range es {
+		errs[i] = e
+	}
+	return errs
+}
+
+// shape is what a node of a script file must be, described in the words a
+// person writing the file uses: the check walks the YAML tree against it
+// before decoding, so a mistake is reported at its position instead of as a
+// decoder's message about Go types.
+type shape struct {
+	what   string            // "a list of turns", "a whole number", ...
+	noun   string            // what one element of a sequence is called: "turn"
+	kind   yaml.Kind         // 0: any node
+	count  bool              // a scalar that must be a whole number
+	fields map[string]*shape // the keys of a mapping
+	elem   *shape            // the elements of a sequence
+}
+
+var (
+	anyValue = &shape{what: "any value"}
+	str      = &shape{what: "a string", kind: yaml.ScalarNode}
+	count    = &shape{what: "a whole number", kind: yaml.ScalarNode, count: true}
+	usage    = &shape{what: "a mapping with input_tokens and output_tokens", kind: yaml.MappingNode, fields: map[string]*shape{
+		"input_tokens": count, "output_tokens": count,
+	}}
+	toolCall = &shape{what: "a mapping with name and arguments", kind: yaml.MappingNode, fields: map[string]*shape{
+		"id": str, "name": str, "arguments": anyValue,
+	}}
+	expect = &shape{what: "a mapping of expectations", kind: yaml.MappingNode, fields: map[string]*shape{
+		"tool_result_contains": str, "message_contains": str, "system_contains": str, "tool_choice": str,
+		"tools": {what: "a list of tool names", noun: "tool name", kind: yaml.SequenceNode, elem: str},
+	}}
+	turn = &shape{what: "a mapping with text, tool_calls or error", kind: yaml.MappingNode, fields: map[string]*shape{
+		"text": str, "usage": usage, "stop_reason": str, "error": str, "expect": expect,
+		"tool_calls": {what: "a list of tool calls", noun: "tool call", kind: yaml.SequenceNode, elem: toolCall},
+	}}
+	scriptFile = &shape{what: "a mapping with dialect and turns", kind: yaml.MappingNode, fields: map[string]*shape{
+		"dialect": str,
+		"turns":   {what: "a list of turns", noun: "turn", kind: yaml.SequenceNode, elem: turn},
+	}}
+)
+
+// checker collects the problems of one file.
+type checker struct {
+	file string
+	errs Errors
+}
+
+func (c *checker) add(n *yaml.Node, format string, args ...any) {
+	e := &Error{File: c.file, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	c.errs = append(c.errs, e)
+}
+
+// walk checks n, named name in messages ("turns", "usage"), against s.
+func (c *checker) walk(n *yaml.Node, name string, s *shape) {
+	n = resolve(n)
+	if s.kind != 0 && n.Kind != s.kind && !isNull(n) {
+		c.add(n, "%s must be %s, not %s", name, s.what, describe(n))
+		return
+	}
+	switch {
+	case s.count && !isNull(n):
+		if _, err := strconv.Atoi(n.Value); err != nil || n.ShortTag() != "!!int" {
+			c.add(n, "%s must be %s, not %s", name, s.what, describe(n))
+		}
+	case s.fields != nil:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, value := n.Content[i], n.Content[i+1]
+			field, ok := s.fields[key.Value]
+			if !ok {
+				c.add(key, "%s", unknownKey(key.Value, name, s))
+				continue
+			}
+			c.walk(value, key.Value, field)
+		}
+	case s.elem != nil:
+		for i, el := range n.Content {
+			c.walk(el, fmt.Sprintf("%s %d", s.noun, i+1), s.elem)
+		}
+	}
+}
+
+func unknownKey(key, in string, s *shape) string {
+	known := make([]string, 0, len(s.fields))
+	for k := range s.fields {
+		known = append(known, k)
+	}
+	slices.Sort(known)
+	msg := fmt.Sprintf("unknown key %q in %s", key, in)
+	if near := nearest(key, known); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return msg + "; the keys are " + strings.Join(known, ", ")
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// describe names what a node is, for "must be X, not Y".
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return strconv.Quote(n.Value)
+	}
+	return "an empty document"
+}
+
+// mapValue returns the value of key in mapping n, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	n = resolve(n)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return resolve(n.Content[i+1])
+		}
+	}
+	return nil
+}
+
+// yamlLine reads the line out of a yaml.v3 syntax error, "yaml: line 3: ...".
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError turns a YAML parser error into an Error at its line.
+func syntaxError(file string, err error) *Error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: file, Line: line, Msg: "invalid YAML: " + m[2]}
+	}
+	return &Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// nearest returns the candidate within two edits of s, or "".
+func nearest(s string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
