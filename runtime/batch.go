@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +14,8 @@ import (
 )
 
 // ErrNotRun is the error of a batch job that never started: the batch was
-// interrupted first.
+// interrupted before the job was handed out, or before its first model
+// request, so nothing was done in its workspace.
 var ErrNotRun = errors.New("not run")
 
 // Job is one run of a batch: the workspace it works in.
@@ -75,13 +77,14 @@ type BatchSummary struct {
 // run confined to its own workspace: the spec's capabilities are built per
 // job with that job's directory, and the model named by the spec is built
 // per job too. What does not depend on the workspace (the instructions and
-// their variables, the schemas and checks, the cache's configuration) is
-// checked once, before any job starts; a problem there is returned without
-// running anything.
+// their variables, the schemas and checks, the model's script file or
+// settings, the cache's configuration) is checked once, before any job
+// starts; a problem there is returned without running anything.
 //
 // A failing job does not stop the others. When ctx ends, the runs in
 // progress stop between tool calls (as Run does), no job starts any more, and
-// those left are reported with ErrNotRun; Batch then returns an error
+// those left, with those stopped before their first model request, are
+// reported with ErrNotRun; Batch then returns an error
 // wrapping ErrInterrupted. Otherwise it returns nil, however many jobs
 // failed: the summary and OnResult tell.
 func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOptions) (BatchSummary, error) {
@@ -130,11 +133,21 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 		}
 		return Job{Index: i, Workspace: workspaces[i]}, true
 	}
+	// taken are the jobs handed out as the batch was interrupted, which
+	// stopped before their first model request: nothing was done in their
+	// workspaces, so they did not run.
+	var taken []Job
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for job, ok := take(); ok; job, ok = take() {
 				res, err := p.run(context.WithValue(ctx, jobKey{}, job), job.Workspace)
+				if ctx.Err() != nil && errors.Is(err, ErrInterrupted) && (res == nil || res.Usage.Requests == 0) {
+					mu.Lock()
+					taken = append(taken, job)
+					mu.Unlock()
+					continue
+				}
 				report(JobResult{Job: job, Result: res, Err: err})
 			}
 		})
@@ -146,8 +159,13 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 		return sum, nil
 	}
 	cause := interrupted(ctx)
+	notRun := taken
 	for i := int(min(next.Load(), int64(len(workspaces)))); i < len(workspaces); i++ {
-		report(JobResult{Job: Job{Index: i, Workspace: workspaces[i]}, Err: fmt.Errorf("%w: %w", ErrNotRun, cause)})
+		notRun = append(notRun, Job{Index: i, Workspace: workspaces[i]})
+	}
+	slices.SortFunc(notRun, func(a, b Job) int { return a.Index - b.Index })
+	for _, job := range notRun {
+		report(JobResult{Job: job, Err: fmt.Errorf("%w: %w", ErrNotRun, cause)})
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, cause

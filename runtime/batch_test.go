@@ -309,3 +309,37 @@ turns:
 	}
 	assert.Positive(t, written, "the job that stopped the batch had written a.txt")
 }
+
+// cancelOnTools cancels the batch as a job lists its tools: the job was
+// handed out, but the interruption comes before its first model request.
+type cancelOnTools struct{ cancel context.CancelFunc }
+
+func (c cancelOnTools) Tools(context.Context) ([]capabilities.Tool, error) {
+	c.cancel()
+	return nil, nil
+}
+
+// A job taken just as the batch is interrupted did nothing in its
+// workspace: it is reported as not run, in order with the others, not as a
+// failure.
+func TestBatchJobInterruptedBeforeItsFirstRequest(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 3, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var col collector
+	sum, err := Batch(ctx, f.spec, f.workspaces, BatchOptions{
+		Concurrency: 1,
+		Options:     []Option{WithCapabilities(cancelOnTools{cancel})},
+		OnResult:    col.add,
+	})
+	require.ErrorIs(t, err, ErrInterrupted)
+	assert.Equal(t, BatchSummary{Total: 3, NotRun: 3, Elapsed: sum.Elapsed}, sum)
+	var order []int
+	for _, r := range col.results {
+		order = append(order, r.Index)
+		assert.ErrorIs(t, r.Err, ErrNotRun)
+		assert.Nil(t, r.Result)
+	}
+	assert.Equal(t, []int{0, 1, 2}, order, "jobs that did not run are reported last, in order")
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime/cache"
@@ -28,12 +27,18 @@ type resultCache struct {
 }
 
 // newResultCache returns the cache runs of s use, or nil when caching is off.
-func newResultCache(s *spec.Spec, cfg config) (*resultCache, error) {
+// model is the model ingredient of the key.
+//
+// The spec's cache key alone does not turn the cache on for a run given a
+// model (WithModel) or capabilities (WithCapabilities): the key cannot see
+// what they are, so a changed model or tool would replay stale answers. Only
+// WithCache, the caller vouching for them, does.
+func newResultCache(s *spec.Spec, cfg config, model string) (*resultCache, error) {
 	c := cfg.cache
 	switch {
 	case cfg.noCache:
 		return nil, nil
-	case c == nil && s.Cache == nil:
+	case c == nil && (s.Cache == nil || cfg.model != nil || len(cfg.extra) > 0):
 		return nil, nil
 	case c == nil:
 		dir := s.Cache.Dir
@@ -54,7 +59,7 @@ func newResultCache(s *spec.Spec, cfg config) (*resultCache, error) {
 	return &resultCache{
 		cache:     c,
 		doc:       doc,
-		model:     strings.TrimSpace(s.Model),
+		model:     model,
 		input:     cfg.input,
 		vars:      cfg.vars,
 		globs:     s.Workspace.InputGlobs,

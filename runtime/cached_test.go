@@ -44,10 +44,16 @@ func summarize(answer string) *script.Model {
 // unreachable is a model that fails the run if it is called at all.
 func unreachable() *script.Model { return script.New() }
 
+// run runs the job with m. A model given in Go does not turn on the spec's
+// cache by itself, so the spec's cache directory is named with WithCache.
 func (j cachedJob) run(t *testing.T, m *script.Model, opts ...Option) (*Result, *recorder, error) {
 	t.Helper()
 	rec := &recorder{}
-	all := append([]Option{WithModel(m, DialectOpenAI), WithWorkspace(j.workspace), WithListener(rec.listen)}, opts...)
+	all := []Option{WithModel(m, DialectOpenAI), WithWorkspace(j.workspace), WithListener(rec.listen)}
+	if j.spec.Cache != nil {
+		all = append(all, WithCache(mustCache(t, j.cacheDir)))
+	}
+	all = append(all, opts...)
 	res, err := Run(context.Background(), j.spec, all...)
 	return res, rec, err
 }
@@ -76,7 +82,8 @@ func TestRunCacheHitDoesNotCallTheModel(t *testing.T) {
 	require.Len(t, hits, 1)
 	assert.Equal(t, first.CacheKey, hits[0].Key)
 	assert.False(t, hits[0].Created.IsZero())
-	assert.Equal(t, []string{KindCacheHit}, rec.kinds(), "nothing else happens")
+	assert.Equal(t, []string{KindCacheHit, KindRunEnd}, rec.kinds(), "nothing else happens")
+	assert.Equal(t, RunEnd{OK: true, Cached: true, Usage: res.Usage}, eventsOf[RunEnd](rec)[0])
 }
 
 func TestRunCacheMisses(t *testing.T) {
@@ -273,12 +280,16 @@ func TestRunCacheFromSpecFile(t *testing.T) {
 	assert.False(t, res.Cached)
 	assert.FileExists(t, filepath.Join(specDir, ".cache", "CACHEDIR.TAG"))
 
-	// The script would give another answer now: the cache answers instead.
+	// The script gives another answer now: its content is part of the key.
 	writeFiles(t, specDir, map[string]string{"turns.yaml": "turns:\n  - text: changed\n"})
 	res, err = Run(context.Background(), s, WithWorkspace(workspace))
 	require.NoError(t, err)
+	assert.False(t, res.Cached)
+	assert.Equal(t, "changed", res.Output)
+	res, err = Run(context.Background(), s, WithWorkspace(workspace))
+	require.NoError(t, err)
 	assert.True(t, res.Cached)
-	assert.Equal(t, "hello", res.Output)
+	assert.Equal(t, "changed", res.Output)
 
 	// Comments and formatting are not meaning.
 	writeFiles(t, specDir, map[string]string{"agent.yaml": "# a comment\nversion: 1\nmodel: script:turns.yaml\ninstructions: 'Say hello.'\ncache:\n  dir: .cache\n"})
@@ -294,11 +305,60 @@ func TestRunCacheFromSpecFile(t *testing.T) {
 func TestRunCacheTrueUsesTheDefaultDirectory(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(cache.EnvDir, dir)
-	j := newCachedJob(t, func(s *spec.Spec) { s.Cache = &spec.Cache{} })
-	_, _, err := j.run(t, summarize("stored"))
+	turns := filepath.Join(t.TempDir(), "turns.yaml")
+	writeFiles(t, filepath.Dir(turns), map[string]string{"turns.yaml": summarizeTurns})
+	j := newCachedJob(t, func(s *spec.Spec) {
+		s.Cache = &spec.Cache{}
+		s.Model = "script:" + turns
+	})
+	_, err := Run(context.Background(), j.spec, WithWorkspace(j.workspace))
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, "CACHEDIR.TAG"))
-	res, _, err := j.run(t, unreachable())
+	res, err := Run(context.Background(), j.spec, WithWorkspace(j.workspace))
 	require.NoError(t, err)
 	assert.True(t, res.Cached)
+}
+
+// summarizeTurns is summarize as a script file.
+const summarizeTurns = `
+turns:
+  - tool_calls: [{name: write_file, arguments: {path: summary.md, content: "A summary.\n"}}]
+  - text: stored
+`
+
+// The key cannot see a model or capabilities given in Go: with either, the
+// spec's cache key is ignored unless WithCache says otherwise.
+func TestRunGivenModelOrCapabilitiesBypassTheSpecCache(t *testing.T) {
+	t.Parallel()
+	turns := filepath.Join(t.TempDir(), "turns.yaml")
+	writeFiles(t, filepath.Dir(turns), map[string]string{"turns.yaml": summarizeTurns})
+	j := newCachedJob(t, func(s *spec.Spec) { s.Model = "script:" + turns })
+	res, err := Run(context.Background(), j.spec, WithWorkspace(j.workspace))
+	require.NoError(t, err)
+	require.NotEmpty(t, res.CacheKey, "the spec's own model fills the spec's cache")
+
+	cases := map[string][]Option{
+		"WithModel":        {WithModel(summarize("fresh"), DialectOpenAI)},
+		"WithCapabilities": {WithCapabilities(toolCaps{&echoTool{name: "echo"}})},
+	}
+	for name, opts := range cases {
+		t.Run(name, func(t *testing.T) { // not parallel: one workspace
+			rec := &recorder{}
+			res, err := Run(context.Background(), j.spec, append(opts, WithWorkspace(j.workspace), WithListener(rec.listen))...)
+			require.NoError(t, err)
+			assert.False(t, res.Cached)
+			assert.Empty(t, res.CacheKey, "nothing stored")
+			assert.Empty(t, eventsOf[CacheHit](rec))
+			assert.Positive(t, res.Usage.Requests)
+		})
+	}
+
+	withCache := WithCache(mustCache(t, j.cacheDir))
+	res, err = Run(context.Background(), j.spec, WithModel(summarize("given"), DialectOpenAI), WithWorkspace(j.workspace), withCache)
+	require.NoError(t, err)
+	assert.False(t, res.Cached, "the spec's reference, without its script's content, is another key")
+	res, err = Run(context.Background(), j.spec, WithModel(unreachable(), DialectOpenAI), WithWorkspace(j.workspace), withCache)
+	require.NoError(t, err)
+	assert.True(t, res.Cached, "WithCache vouches for the model")
+	assert.Equal(t, "given", res.Output)
 }

@@ -18,6 +18,8 @@ import (
 
 func intp(n int) *int { return &n }
 
+func ptr[T any](v T) *T { return &v }
+
 // withFileSystem gives the spec a FileSystem over the workspace.
 func withFileSystem(s *spec.Spec) {
 	s.Capabilities = append(s.Capabilities, spec.Capability{Name: "FileSystem", Options: json.RawMessage(`{}`)})

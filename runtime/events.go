@@ -19,9 +19,11 @@ const (
 	KindToolCall      = "run.tool_call"
 	KindToolResult    = "run.tool_result"
 	KindRetry         = "run.retry"
+	KindRejected      = "run.rejected"
 	KindLimitReached  = "run.limit_reached"
 	KindCacheHit      = "run.cache_hit"
 	KindCacheWarning  = "run.cache_warning"
+	KindRunEnd        = "run.end"
 )
 
 // ModelRequest is emitted before each request to the model.
@@ -69,7 +71,7 @@ type ToolResult struct {
 	Name     string
 	Status   ToolStatus
 	Duration time.Duration
-	Chars    int    // length of the result sent to the model
+	Chars    int    // length of the result sent to the model, in Unicode code points
 	Message  string // the error, unless Status is ToolOK
 }
 
@@ -90,6 +92,29 @@ type Retry struct {
 	Attempt int       `json:"attempt"`        // failures so far: of this tool in a row, or of the answer
 	Limit   int       `json:"limit"`          // failures allowed before the run ends
 	Message string    `json:"message"`
+}
+
+// Rejected is emitted when a rejection ends the run, where a Retry would
+// otherwise follow: the last answer attempt was rejected (Limit is
+// MaxAttempts), or a tool failed in more rounds in a row than the spec's
+// retries allow (Type RetryTool; Attempt is Limit+1).
+type Rejected struct {
+	Type    RetryKind `json:"type"`
+	Tool    string    `json:"tool,omitempty"` // for RetryTool
+	Attempt int       `json:"attempt"`
+	Limit   int       `json:"limit"`
+	Message string    `json:"message"`
+}
+
+// RunEnd is the last event of every run that started (Run, or a job of
+// Batch), whatever its outcome: success, failure, a cache hit or an
+// interruption. A run whose options or spec were refused before it started
+// has none.
+type RunEnd struct {
+	OK     bool
+	Error  string // the run's error; "" when OK
+	Usage  Usage
+	Cached bool
 }
 
 // LimitReached is emitted when the tool round limit is reached and the model
@@ -119,6 +144,8 @@ func (ModelResponse) Kind() string { return KindModelResponse }
 func (ToolCall) Kind() string      { return KindToolCall }
 func (ToolResult) Kind() string    { return KindToolResult }
 func (Retry) Kind() string         { return KindRetry }
+func (Rejected) Kind() string      { return KindRejected }
+func (RunEnd) Kind() string        { return KindRunEnd }
 func (LimitReached) Kind() string  { return KindLimitReached }
 func (CacheHit) Kind() string      { return KindCacheHit }
 func (CacheWarning) Kind() string  { return KindCacheWarning }
@@ -180,6 +207,29 @@ func (e Retry) MarshalJSON() ([]byte, error) {
 		Kind string `json:"kind"`
 		plain
 	}{e.Kind(), plain(e)})
+}
+
+func (e Rejected) MarshalJSON() ([]byte, error) {
+	type plain Rejected
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+// MarshalJSON writes the error as null when the run succeeded.
+func (e RunEnd) MarshalJSON() ([]byte, error) {
+	var msg *string
+	if e.Error != "" {
+		msg = &e.Error
+	}
+	return json.Marshal(struct {
+		Kind   string  `json:"kind"`
+		OK     bool    `json:"ok"`
+		Error  *string `json:"error"`
+		Usage  Usage   `json:"usage"`
+		Cached bool    `json:"cached"`
+	}{e.Kind(), e.OK, msg, e.Usage, e.Cached})
 }
 
 func (e LimitReached) MarshalJSON() ([]byte, error) {

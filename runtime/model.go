@@ -1,6 +1,12 @@
 package runtime
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,26 +21,145 @@ import (
 // spec file's directory.
 const scriptPrefix = "script:"
 
-// resolveModel builds the model the spec names: a script, or a provider's
-// model through package providers.
-func resolveModel(s *spec.Spec, opts providers.Options) (llms.Model, Dialect, error) {
-	ref := strings.TrimSpace(s.Model)
-	if ref == "" {
-		return nil, "", errNoModel
+// modelSource is how each run of a plan gets its model: the one given with
+// WithModel, a script read once and parsed again per run (a script.Model
+// holds its place in the conversation), or a provider's model built per run.
+type modelSource struct {
+	given   llms.Model // WithModel's; nil otherwise
+	dialect Dialect    // WithModel's
+
+	ref      string // the spec's model reference
+	settings spec.ModelSettings
+	script   *scriptFile // nil unless ref is a script
+}
+
+// scriptFile is a script model's file, read and checked before any run.
+type scriptFile struct {
+	path string // as messages show it: relative to where agentspec runs
+	data []byte
+}
+
+// newModelSource checks the model the spec names before any run. Problems of
+// the spec's own making (a script file that is missing or invalid, a setting
+// the provider cannot honour, an unknown provider) are spec errors at the
+// spec's position when it was loaded from a file. A provider's key is not
+// looked for here: a run answered from the cache needs none.
+func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
+	if cfg.model != nil {
+		// The reference still names the model in a cache key WithCache asks for.
+		return &modelSource{given: cfg.model, dialect: cfg.dialect, ref: strings.TrimSpace(s.Model)}, nil
 	}
-	if path, ok := strings.CutPrefix(ref, scriptPrefix); ok {
-		if !filepath.IsAbs(path) && s.File != "" {
-			path = filepath.Join(filepath.Dir(s.File), path)
+	src := &modelSource{ref: strings.TrimSpace(s.Model), settings: s.ModelSettings}
+	if src.ref == "" {
+		return nil, errNoModel
+	}
+	if name, ok := strings.CutPrefix(src.ref, scriptPrefix); ok {
+		f, err := readScript(s, name)
+		if err != nil {
+			return nil, err
 		}
-		m, err := script.Load(path)
+		src.script = f
+		return src, nil
+	}
+	if err := providers.Validate(src.ref, s.ModelSettings); err != nil {
+		return nil, settingErrors(s, err)
+	}
+	return src, nil
+}
+
+// readScript reads and checks the script file of "script:NAME".
+func readScript(s *spec.Spec, name string) (*scriptFile, error) {
+	path := name
+	if !filepath.IsAbs(path) && s.File != "" {
+		path = filepath.Join(filepath.Dir(s.File), path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		reason := err.Error()
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			reason = "no such file"
+		case errors.As(err, &pe):
+			reason = pe.Err.Error()
+		}
+		return nil, specError(s, "/model", fmt.Sprintf("cannot read the script file %s: %s", path, reason))
+	}
+	if _, err := script.Parse(path, data); err != nil {
+		var problems script.Errors
+		if !errors.As(err, &problems) || s.File == "" {
+			return nil, fmt.Errorf("invalid script file %s:\n%w", path, err)
+		}
+		more := make([]*spec.Error, len(problems))
+		for i, p := range problems {
+			more[i] = &spec.Error{Pos: spec.Position{File: p.File, Line: p.Line, Col: p.Col}, Msg: p.Msg}
+		}
+		return nil, specError(s, "/model", "invalid script file "+path+":", more...)
+	}
+	return &scriptFile{path: path, data: data}, nil
+}
+
+// settingErrors reports what providers.Validate found: each setting the
+// provider cannot honour at its own key, anything else at the model's.
+func settingErrors(s *spec.Spec, err error) error {
+	if s.File == "" {
+		return err
+	}
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	var out spec.Errors
+	for _, e := range errs {
+		ptr := "/model"
+		var unsupported *providers.UnsupportedSettingError
+		if errors.As(e, &unsupported) {
+			ptr = "/model_settings/" + unsupported.Setting
+		}
+		out = append(out, &spec.Error{Pos: s.Position(ptr), Msg: e.Error()})
+	}
+	return out
+}
+
+// specError reports msg at the value of the spec at ptr, followed by more,
+// as the loader reports a spec's problems. A spec built in Go has no
+// positions: msg and more are returned as plain lines.
+func specError(s *spec.Spec, ptr, msg string, more ...*spec.Error) error {
+	if s.File == "" {
+		lines := []string{msg}
+		for _, e := range more {
+			lines = append(lines, e.Error())
+		}
+		return errors.New(strings.Join(lines, "\n"))
+	}
+	return append(spec.Errors{{Pos: s.Position(ptr), Msg: msg}}, more...)
+}
+
+// cacheRef is the model as the cache key names it: the spec's reference,
+// with a script's content, whose turns are the answers.
+func (m *modelSource) cacheRef() string {
+	if m.script == nil {
+		return m.ref
+	}
+	sum := sha256.Sum256(m.script.data)
+	return m.ref + " sha256:" + hex.EncodeToString(sum[:])
+}
+
+// build returns the model of one run.
+func (m *modelSource) build(opts providers.Options) (llms.Model, Dialect, error) {
+	switch {
+	case m.given != nil:
+		return m.given, m.dialect, nil
+	case m.script != nil:
+		sm, err := script.Parse(m.script.path, m.script.data)
 		if err != nil {
 			return nil, "", err
 		}
-		return m, Dialect(m.Dialect()), nil
+		return sm, Dialect(sm.Dialect()), nil
 	}
-	m, err := providers.New(ref, s.ModelSettings, opts)
+	pm, err := providers.New(m.ref, m.settings, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	return m, Dialect(m.Dialect), nil
+	return pm, Dialect(pm.Dialect), nil
 }

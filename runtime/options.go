@@ -47,6 +47,10 @@ func WithVars(vars map[string]string) Option {
 
 // WithModel runs with m instead of the model the spec names. dialect says how
 // to replay the conversation to it; an empty dialect means DialectOpenAI.
+//
+// The spec's cache key does not apply to such a run, since the key cannot
+// tell one model from another: it runs uncached unless WithCache is given
+// too, and the key then names the spec's model reference, not m.
 func WithModel(m llms.Model, dialect Dialect) Option {
 	return func(c *config) { c.model, c.dialect = m, dialect }
 }
@@ -82,6 +86,9 @@ func WithRegistry(r *capabilities.Registry) Option { return func(c *config) { c.
 
 // WithCapabilities gives the model the tools of caps besides the spec's
 // capabilities. They belong to the caller: the run does not close them.
+//
+// As with WithModel, the spec's cache key does not apply to such a run: the
+// key cannot see what caps are, so only WithCache turns the cache on.
 func WithCapabilities(caps ...capabilities.Capability) Option {
 	return func(c *config) { c.extra = append(c.extra, caps...) }
 }
@@ -108,8 +115,11 @@ func WithStreaming(f func(ctx context.Context, text string) error) Option {
 // hit whose expected output files are missing) is reported to the run's
 // listeners as CacheWarning events instead; c's own WithWarn is not called.
 //
-// The key names the spec's model reference: a model given with WithModel is
-// keyed as the one the spec names.
+// The key covers the spec's document and its model reference (a script
+// model's file content included), never a model given with WithModel or
+// capabilities given with WithCapabilities: with either, the spec's cache key
+// is ignored, and WithCache is the caller's word that they answer alike from
+// run to run.
 func WithCache(c *cache.Cache) Option {
 	return func(cfg *config) { cfg.cache, cfg.noCache = c, c == nil }
 }

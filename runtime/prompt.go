@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -29,6 +30,19 @@ func (e *MissingVarError) Error() string {
 		noun = "variables"
 	}
 	return fmt.Sprintf("instructions use %s %s, but no value was given", noun, strings.Join(quoted, ", "))
+}
+
+// Placeholders returns the names of the {{var}} placeholders the
+// instructions use, each once, in order of first use: the variables a run of
+// them needs values for.
+func Placeholders(instructions []string) []string {
+	var names []string
+	for _, m := range placeholder.FindAllStringSubmatch(strings.Join(instructions, "\n\n"), -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return names
 }
 
 // RenderInstructions joins the spec's instructions with blank lines and fills

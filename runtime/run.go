@@ -143,6 +143,7 @@ func Run(ctx context.Context, s *spec.Spec, opts ...Option) (*Result, error) {
 type plan struct {
 	spec         *spec.Spec
 	cfg          config
+	model        *modelSource
 	instructions string
 	schema       *outputSchema
 	checks       *checkSet
@@ -174,19 +175,25 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc, err := newResultCache(s, cfg)
+	model, err := newModelSource(s, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &plan{spec: s, cfg: cfg, instructions: instructions, schema: schema, checks: checks, cache: rc}, nil
+	rc, err := newResultCache(s, cfg, model.cacheRef())
+	if err != nil {
+		return nil, err
+	}
+	return &plan{spec: s, cfg: cfg, model: model, instructions: instructions, schema: schema, checks: checks, cache: rc}, nil
 }
 
-// run runs the plan in one workspace, through the cache when there is one.
-func (p *plan) run(ctx context.Context, workspace string) (*Result, error) {
+// run runs the plan in one workspace, through the cache when there is one,
+// and tells the listeners how it ended.
+func (p *plan) run(ctx context.Context, workspace string) (res *Result, err error) {
 	start := time.Now()
+	defer func() { err = p.end(ctx, start, res, err) }()
 	// Capabilities get an absolute directory: "." would mean something else
 	// to a tool that later changes its working directory.
-	workspace, err := filepath.Abs(workspace)
+	workspace, err = filepath.Abs(workspace)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
@@ -201,22 +208,38 @@ func (p *plan) run(ctx context.Context, workspace string) (*Result, error) {
 		lookup.hit.Usage.Elapsed = time.Since(start)
 		return lookup.hit, nil
 	}
-	res, err := p.execute(ctx, workspace, start)
+	res, err = p.execute(ctx, workspace, start)
 	if err == nil {
 		res.CacheKey, err = p.cache.store(ctx, lookup, res)
 	}
 	return res, err
 }
 
+// end emits the run's RunEnd event, and returns the run's error, or the
+// listener's when the run had none.
+func (p *plan) end(ctx context.Context, start time.Time, res *Result, err error) error {
+	ev := RunEnd{OK: err == nil, Usage: Usage{Elapsed: time.Since(start)}}
+	if res != nil {
+		ev.Usage, ev.Cached = res.Usage, res.Cached
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	// An interrupted run is reported too: the listeners' context must not
+	// look cancelled to them.
+	if lerr := emitTo(context.WithoutCancel(ctx), p.cfg.listeners, ev); lerr != nil && err == nil {
+		return lerr
+	}
+	return err
+}
+
 // execute runs the agent loop: it builds the model and the capabilities and
 // drives the conversation to a final answer.
 func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (res *Result, err error) {
 	s, cfg := p.spec, p.cfg
-	model, dialect := cfg.model, cfg.dialect
-	if model == nil {
-		if model, dialect, err = resolveModel(s, cfg.providers); err != nil {
-			return nil, err
-		}
+	model, dialect, err := p.model.build(cfg.providers)
+	if err != nil {
+		return nil, err
 	}
 	if dialect == "" {
 		dialect = DialectOpenAI
@@ -450,6 +473,9 @@ func (r *runner) loop(ctx context.Context) error {
 			return nil
 		}
 		if attempt >= MaxAttempts {
+			if err := r.emit(ctx, Rejected{Type: rej.kind, Attempt: attempt, Limit: MaxAttempts, Message: rej.feedback}); err != nil {
+				return err
+			}
 			return rej.exhausted(attempt)
 		}
 		if err := r.emit(ctx, Retry{Type: rej.kind, Attempt: attempt, Limit: MaxAttempts, Message: rej.feedback}); err != nil {

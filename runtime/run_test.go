@@ -16,6 +16,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -542,12 +543,13 @@ func TestRunEvents(t *testing.T) {
 		script.Say("done"),
 	)
 	rec := &recorder{}
-	_, err := runScript(t, newSpec(), m, []capabilities.Tool{reading}, WithListener(rec.listen))
+	res, err := runScript(t, newSpec(), m, []capabilities.Tool{reading}, WithListener(rec.listen))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		KindModelRequest, KindModelResponse,
 		KindToolCall, "test.file_read", KindToolResult,
 		KindModelRequest, KindModelResponse,
+		KindRunEnd,
 	}, rec.kinds())
 
 	req := eventsOf[ModelRequest](rec)
@@ -562,6 +564,7 @@ func TestRunEvents(t *testing.T) {
 	result := eventsOf[ToolResult](rec)[0]
 	assert.Equal(t, ToolOK, result.Status)
 	assert.Equal(t, len("# Notes"), result.Chars)
+	assert.Equal(t, RunEnd{OK: true, Usage: res.Usage}, eventsOf[RunEnd](rec)[0])
 
 	t.Run("a listener error ends the run", func(t *testing.T) {
 		t.Parallel()
@@ -704,5 +707,156 @@ func TestRunScriptModelFromSpec(t *testing.T) {
 
 	s.Model = "script:missing.yaml"
 	_, err = Run(context.Background(), s)
-	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.EqualError(t, err, s.File+": cannot read the script file "+filepath.Join(dir, "missing.yaml")+": no such file",
+		"a spec built in Go has a file but no positions")
+
+	s.File = ""
+	s.Model = "script:" + filepath.Join(dir, "turns.yaml")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "turns.yaml"), []byte("turns: [{txt: x}]\n"), 0o600))
+	_, err = Run(context.Background(), s)
+	assert.EqualError(t, err, "invalid script file "+filepath.Join(dir, "turns.yaml")+":\n"+
+		filepath.Join(dir, "turns.yaml")+`:1:10: unknown key "txt" in turn 1 (did you mean "text"?); the keys are error, expect, stop_reason, text, tool_calls, usage`,
+		"a spec without a file reports the script's problems all the same")
+}
+
+// What is wrong with the model a spec names is the spec's problem, reported
+// at its position before any run, as the loader reports its own.
+func TestRunModelProblemsAreSpecErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		spec  string
+		files map[string]string
+		want  []string // the spec.Errors, one line each, "agent.yaml" and "turns.yaml" relative to the directory
+	}{
+		{name: "missing script", spec: "version: 1\nmodel: script:turns.yaml\n",
+			want: []string{"agent.yaml:2:8: cannot read the script file turns.yaml: no such file"}},
+		{name: "invalid script", spec: "version: 1\nmodel: script:turns.yaml\n",
+			files: map[string]string{"turns.yaml": "turnz:\n  - text: hi\n"},
+			want: []string{
+				"agent.yaml:2:8: invalid script file turns.yaml:",
+				`turns.yaml:1:1: unknown key "turnz" in the script (did you mean "turns"?); the keys are dialect, turns`,
+			}},
+		{name: "anthropic has no logit bias", spec: "version: 1\nmodel: anthropic:claude-test\nmodel_settings:\n  seed: 1\n  logit_bias: {\"50256\": -100}\n",
+			want: []string{
+				"agent.yaml:4:9: anthropic does not support model_settings.seed",
+				"agent.yaml:5:15: anthropic does not support model_settings.logit_bias",
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"agent.yaml": tc.spec})
+			writeFiles(t, dir, tc.files)
+			s, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
+			require.NoError(t, err)
+			rec := &recorder{}
+			_, err = Run(context.Background(), s, WithWorkspace(dir), WithListener(rec.listen),
+				WithProviderOptions(providers.Options{Getenv: func(string) string { return "key" }}))
+			var errs spec.Errors
+			require.ErrorAs(t, err, &errs)
+			var lines []string
+			for _, e := range errs {
+				lines = append(lines, strings.ReplaceAll(e.Error(), dir+string(filepath.Separator), ""))
+			}
+			assert.Equal(t, tc.want, lines)
+			assert.Empty(t, rec.kinds(), "nothing ran")
+		})
+	}
+}
+
+// A run's last events say how it ended, a failure included: the rejection
+// that ended it, then run.end.
+func TestRunEndEvents(t *testing.T) {
+	t.Parallel()
+	flaky := funcTool{name: "edit_file", fn: func(context.Context, json.RawMessage) (string, error) {
+		return "", capabilities.Retry("old_text not found")
+	}}
+	edit := script.Calls(script.Call("edit_file", map[string]any{}))
+	cases := []struct {
+		name     string
+		spec     *spec.Spec
+		model    *script.Model
+		tools    []capabilities.Tool
+		last     []capabilities.Event // the events the run ends with
+		wantErr  error
+		requests int
+	}{
+		{name: "answers rejected", spec: newSpec(func(s *spec.Spec) { s.OutputSchema = json.RawMessage(personSchema) }),
+			model: script.New(script.Say("a"), script.Say("b"), script.Say("c")), requests: 3, wantErr: ErrInvalidAnswer,
+			last: []capabilities.Event{
+				ModelResponse{}, Rejected{Type: RetryOutput, Attempt: 3, Limit: MaxAttempts, Message: "the response contains no JSON value; reply with JSON that conforms to the schema"},
+			}},
+		{name: "retries exceeded", spec: newSpec(func(s *spec.Spec) { s.Retries = 1 }),
+			model: script.New(edit, edit), tools: []capabilities.Tool{flaky}, requests: 2,
+			last: []capabilities.Event{
+				ToolResult{}, Rejected{Type: RetryTool, Tool: "edit_file", Attempt: 2, Limit: 1, Message: "old_text not found"},
+			}},
+		{name: "model error", spec: newSpec(), model: script.New(script.Turn{Error: "overloaded"}), requests: 1,
+			last: []capabilities.Event{ModelRequest{}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			res, err := runScript(t, tc.spec, tc.model, tc.tools, WithListener(rec.listen))
+			require.Error(t, err)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+			}
+			rec.mu.Lock()
+			events := rec.events
+			rec.mu.Unlock()
+			require.GreaterOrEqual(t, len(events), len(tc.last)+1)
+			tail := events[len(events)-len(tc.last)-1:]
+			for i, want := range tc.last {
+				if _, ok := want.(Rejected); ok {
+					assert.Equal(t, want, tail[i])
+				} else {
+					assert.Equal(t, want.Kind(), tail[i].Kind())
+				}
+			}
+			end, ok := tail[len(tc.last)].(RunEnd)
+			require.True(t, ok, "the last event is run.end, not %s", tail[len(tc.last)].Kind())
+			assert.Equal(t, RunEnd{Error: err.Error(), Usage: res.Usage}, end)
+			assert.Equal(t, tc.requests, end.Usage.Requests)
+			assert.Len(t, eventsOf[RunEnd](rec), 1)
+		})
+	}
+
+	t.Run("interrupted", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		rec := &recorder{}
+		_, err := Run(ctx, newSpec(), WithModel(script.New(script.Say("never")), DialectOpenAI), WithListener(rec.listen))
+		require.ErrorIs(t, err, ErrInterrupted)
+		ends := eventsOf[RunEnd](rec)
+		require.Len(t, ends, 1)
+		assert.False(t, ends[0].OK)
+		assert.Equal(t, "interrupted: context canceled", ends[0].Error)
+	})
+	t.Run("a failing listener fails the run at its end", func(t *testing.T) {
+		t.Parallel()
+		full := errors.New("disk full")
+		_, err := runScript(t, newSpec(), script.New(script.Say("ok")), nil, WithListener(func(_ context.Context, ev capabilities.Event) error {
+			if ev.Kind() == KindRunEnd {
+				return full
+			}
+			return nil
+		}))
+		require.ErrorIs(t, err, full)
+	})
+}
+
+// A tool result's length counts characters, not bytes.
+func TestToolResultCharsAreCodePoints(t *testing.T) {
+	t.Parallel()
+	accents := funcTool{name: "read", fn: func(context.Context, json.RawMessage) (string, error) { return "héllo ✓", nil }}
+	rec := &recorder{}
+	_, err := runScript(t, newSpec(), script.New(script.Calls(script.Call("read", map[string]any{})), script.Say("ok")),
+		[]capabilities.Tool{accents}, WithListener(rec.listen))
+	require.NoError(t, err)
+	assert.Equal(t, 7, eventsOf[ToolResult](rec)[0].Chars)
 }

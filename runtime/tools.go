@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -156,7 +157,7 @@ func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int)
 		r.res.Usage.ToolCalls++
 		if err := r.emit(ctx, ToolResult{
 			ID: call.ID, Name: name, Status: o.status, Duration: elapsed,
-			Chars: len(o.content), Message: o.message,
+			Chars: utf8.RuneCountInString(o.content), Message: o.message,
 		}); err != nil {
 			return err
 		}
@@ -168,6 +169,9 @@ func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int)
 			// single turn are one mistake, corrected together.
 			failures := r.failures[name] + 1
 			if failures > r.retries {
+				if err := r.emit(ctx, Rejected{Type: RetryTool, Tool: name, Attempt: failures, Limit: r.retries, Message: o.message}); err != nil {
+					return err
+				}
 				return &RetriesExceededError{Tool: name, Retries: r.retries, Last: o.message}
 			}
 			if _, seen := failed[name]; !seen {

@@ -23,8 +23,9 @@ type KeyInput struct {
 	// the same document gives the same key; comments and formatting must not
 	// reach it. Required.
 	Spec []byte
-	// Model is the model reference the run uses ("provider:name"), after any
-	// override of the spec's.
+	// Model names the model the run uses: the spec's reference
+	// ("provider:name"), and for a script model the digest of its file too
+	// ("script:turns.yaml sha256:..."), whose turns are the answers.
 	Model string
 	// Input is the user message.
 	Input string

@@ -44,7 +44,8 @@ directory's files. A DIR holding *, ? or [ is a pattern, expanded by agentspec i
 works without a shell, and quoted): the directories it matches, files left out. The workspaces
 are sorted and run once each, however many arguments name them.
 
-Every run gets the same input (--input, --input-file) and variables (--var). The spec's cache
+Every run gets the same input (--input, --input-file) and variables (--var: one per {{name}}
+placeholder of the instructions, no more, no fewer). The spec's cache
 applies per workspace (--no-cache turns it off), so running a batch again replays the jobs
 whose inputs did not change.
 
@@ -63,8 +64,8 @@ Ctrl-C stops the batch cleanly: running jobs stop between tool calls (a file bei
 written whole), no job starts any more, and each job that never started gets a line with
 "ok": false and an "error" that starts with "not run".
 
-Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors,
-a pattern that matches no directory, or a spec that cannot be loaded.`,
+Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors
+(--var included), a pattern that matches no directory, or a spec that cannot be loaded.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runBatch(cmd, f, args) },
 	}
@@ -101,6 +102,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	s, err := spec.LoadFile(args[0])
 	if err != nil {
 		return specError(err)
+	}
+	if err := checkVars(s.Instructions, vars); err != nil {
+		return exitWith(exitUsage, err)
 	}
 
 	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars)}

@@ -146,9 +146,14 @@ func TestBatchTextOutputAndInput(t *testing.T) {
 	assert.JSONEq(t, `"Hello, {{x}}."`, string(l.Output), "without an output_schema the output is the text")
 
 	out = invokeBatch(t, context.Background(), specPath, ws, "-q")
-	assert.Equal(t, exitFailure, out.code)
+	assert.Equal(t, exitUsage, out.code)
 	assert.Empty(t, out.stdout, "nothing runs")
 	assert.Equal(t, "agentspec: instructions use variable \"who\", but no value was given (set it with --var who=VALUE)\n", out.stderr)
+
+	out = invokeBatch(t, context.Background(), specPath, ws, "--var", "who=you", "--var", "whom=me", "-q")
+	assert.Equal(t, exitUsage, out.code)
+	assert.Empty(t, out.stdout, "nothing runs")
+	assert.Equal(t, "agentspec: --var whom: the instructions have no {{whom}} placeholder; they have {{who}}\n", out.stderr)
 }
 
 func TestBatchFailingJob(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,7 +49,8 @@ func newRunCmd() *cobra.Command {
 		Long: `Run loads SPEC, builds its capabilities and runs the agent until the model gives its final
 answer, which is printed on stdout. The input (the user message) comes from --input, from
 --input-file, or from stdin when the argument - is given; without one, the instructions alone
-drive the run. --var fills the instructions' {{name}} placeholders.
+drive the run. --var fills the instructions' {{name}} placeholders: each placeholder needs a
+value, and each --var a placeholder.
 
 --workspace is the job's directory (default: the current directory): a relative FileSystem
 root_dir resolves against it, and the spec's workspace settings apply to it. After the final
@@ -71,12 +73,15 @@ text prints the answer alone.
 
 --approve asks on the terminal before each file change, showing its diff; answering no
 cancels the change and tells the model so. --events writes every event as JSON lines.
---record and --replay save a provider conversation to a file and play it back offline.
+--record and --replay save a provider conversation to a file and play it back offline; the
+recording keeps the provider's endpoint (never its key), so a replay needs neither the API key
+nor the base URL. The --events log ends with a run.end event: {"ok", "error", "usage", "cached"}.
 
 To run one spec over many workspaces, see "agentspec batch".
 
-Exit status: 0 on success, 1 when the run fails, 2 on usage errors or a spec that cannot be
-loaded.`,
+Exit status: 0 on success, 1 when the run fails, 2 on usage errors (a --var without a
+placeholder, a placeholder without a --var) or a spec that cannot be loaded (its script
+model's file included).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSpec(cmd, f, args) },
 	}
@@ -113,6 +118,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	s, err := spec.LoadFile(args[0])
 	if err != nil {
 		return specError(err)
+	}
+	if err := checkVars(s.Instructions, vars); err != nil {
+		return exitWith(exitUsage, err)
 	}
 	dir, err := workspaceDir(f.workspace)
 	if err != nil {
@@ -275,14 +283,53 @@ func parseVars(flags []string) (map[string]string, error) {
 	return vars, nil
 }
 
-// runError makes a failed run's error one line, with a hint where the fix is
-// on the command line.
+// checkVars matches the --var flags with the instructions' placeholders. A
+// placeholder without a value and a value without a placeholder are both
+// mistakes on the command line; the second would also make a cache key of
+// its own for the same run.
+func checkVars(instructions []string, vars map[string]string) error {
+	names := runtime.Placeholders(instructions)
+	var unknown []string
+	for name := range vars {
+		if !slices.Contains(names, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		have := "they have none"
+		if len(names) > 0 {
+			have = "they have " + braced(names, ", ")
+		}
+		noun := "placeholder"
+		if len(unknown) > 1 {
+			noun = "placeholders"
+		}
+		return fmt.Errorf("--var %s: the instructions have no %s %s; %s",
+			strings.Join(unknown, ", "), braced(unknown, " or "), noun, have)
+	}
+	if _, err := runtime.RenderInstructions(instructions, vars); err != nil {
+		var missing *runtime.MissingVarError
+		if errors.As(err, &missing) {
+			return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])
+		}
+		return err
+	}
+	return nil
+}
+
+// braced writes names as {{a}}, {{b}}.
+func braced(names []string, sep string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "{{" + n + "}}"
+	}
+	return strings.Join(out, sep)
+}
+
+// runError makes a failed run's error one line.
 func runError(err error) error {
-	var missing *runtime.MissingVarError
-	switch {
-	case errors.As(err, &missing):
-		return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])
-	case errors.Is(err, runtime.ErrInterrupted):
+	if errors.Is(err, runtime.ErrInterrupted) {
 		return runtime.ErrInterrupted
 	}
 	return errors.New(providers.Describe(err))

@@ -113,6 +113,7 @@ func TestRunScriptEndToEnd(t *testing.T) {
 		"run.model_request", "run.model_response",
 		"run.tool_call", "file_system.file_change_request", "file_system.file_written", "run.tool_result",
 		"run.model_request", "run.model_response",
+		"run.end",
 	}, kinds)
 }
 
@@ -238,6 +239,10 @@ func TestRunFailures(t *testing.T) {
 	diverge := f.write(t, "diverge-agent.yaml", "version: 1\nmodel: script:diverge.yaml\ninstructions: Prose.\n")
 	withVar := f.write(t, "var-agent.yaml", "version: 1\nmodel: script:diverge.yaml\ninstructions: Review {{repo}}.\n")
 	invalid := f.write(t, "invalid.yaml", "version: 1\nmodel: script:diverge.yaml\ninstructions: x\nmax_tool_rounds: 0\n")
+	noScript := f.write(t, "no-script.yaml", "version: 1\nmodel: script:gone.yaml\n")
+	f.write(t, "typo.yaml", "turns:\n  - text: x\n    tool_calls: {name: read_file}\n")
+	badScript := f.write(t, "bad-script.yaml", "version: 1\nmodel: script:typo.yaml\n")
+	logitBias := f.write(t, "logit-bias.yaml", "version: 1\nmodel: anthropic:claude-test\nmodel_settings:\n  logit_bias: {\"1\": 5}\n")
 
 	cases := []struct {
 		name string
@@ -249,8 +254,19 @@ func TestRunFailures(t *testing.T) {
 			want: "agentspec: model request 2: script short.yaml: request 2: the script has no turn left (it has 1)"},
 		{name: "conversation diverges", args: []string{diverge}, code: exitFailure,
 			want: `agentspec: model request 1: script diverge.yaml: turn 1: the conversation diverged from the script: the system message does not contain "poetry"`},
-		{name: "missing var", args: []string{withVar}, code: exitFailure,
+		{name: "missing var", args: []string{withVar}, code: exitUsage,
 			want: `agentspec: instructions use variable "repo", but no value was given (set it with --var repo=VALUE)`},
+		{name: "unknown var", args: []string{withVar, "--var", "repo=x", "--var", "nope=1"}, code: exitUsage,
+			want: `agentspec: --var nope: the instructions have no {{nope}} placeholder; they have {{repo}}`},
+		{name: "unknown vars, no placeholders", args: []string{diverge, "--var", "b=1", "--var", "a=2"}, code: exitUsage,
+			want: `agentspec: --var a, b: the instructions have no {{a}} or {{b}} placeholders; they have none`},
+		{name: "missing script", args: []string{noScript}, code: exitUsage,
+			want: noScript + ":2:8: cannot read the script file " + filepath.Join(f.specDir, "gone.yaml") + ": no such file"},
+		{name: "invalid script", args: []string{badScript}, code: exitUsage,
+			want: badScript + ":2:8: invalid script file " + filepath.Join(f.specDir, "typo.yaml") + ":\n" +
+				filepath.Join(f.specDir, "typo.yaml") + ":3:17: tool_calls must be a list of tool calls, not a mapping\n"},
+		{name: "setting the provider lacks", args: []string{logitBias}, code: exitUsage,
+			want: logitBias + ":4:15: anthropic does not support model_settings.logit_bias\n"},
 		{name: "invalid spec", args: []string{invalid}, code: exitUsage, want: invalid + ":4:"},
 		{name: "missing spec", args: []string{filepath.Join(f.specDir, "nope.yaml")}, code: exitUsage, want: "nope.yaml: no such file"},
 		{name: "two inputs", args: []string{diverge, "--input", "a", "-"}, code: exitUsage,
@@ -349,11 +365,64 @@ func TestRunRecordReplay(t *testing.T) {
 	require.Equal(t, 0, out.code, out.stderr)
 	require.FileExists(t, recording)
 
-	// The server has no reply left: the replay must not reach it.
+	// The server has no reply left: the replay must not reach it. Neither
+	// the key nor the base URL is needed: the recording has the endpoint.
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
 	out = invokeRun(t, "", specPath, "--workspace", f.workspace, "--replay", recording, "-q")
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "The notes say hello.\n", out.stdout)
 	assert.Len(t, srv.Requests(), 2)
+
+	out = invokeRun(t, "", specPath, "--workspace", f.workspace, "-q")
+	assert.Equal(t, exitFailure, out.code, "without the recording, the key is needed")
+	assert.Contains(t, out.stderr, "OPENAI_API_KEY")
+}
+
+// The event log says how a failed run ended: the rejection that ended it,
+// then run.end.
+func TestRunEventsOnFailure(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	f.write(t, "script.yaml", "turns:\n  - text: done\n  - text: done\n  - text: done\n")
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: script:script.yaml\ninstructions: Write review.md.\n"+
+		"capabilities: [FileSystem]\nworkspace:\n  expected_output_files: [review.md]\n")
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	out := invokeRun(t, "", specPath, "--workspace", f.workspace, "--events", events, "-q")
+	require.Equal(t, exitFailure, out.code)
+
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.GreaterOrEqual(t, len(lines), 2)
+	var rejected struct {
+		Kind    string `json:"kind"`
+		Type    string `json:"type"`
+		Attempt int    `json:"attempt"`
+		Limit   int    `json:"limit"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-2]), &rejected))
+	assert.Equal(t, "run.rejected", rejected.Kind)
+	assert.Equal(t, "check", rejected.Type)
+	assert.Equal(t, 3, rejected.Attempt)
+	assert.Equal(t, 3, rejected.Limit)
+
+	var end struct {
+		Kind   string  `json:"kind"`
+		OK     bool    `json:"ok"`
+		Error  *string `json:"error"`
+		Cached bool    `json:"cached"`
+		Usage  struct {
+			Requests int `json:"requests"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &end))
+	assert.Equal(t, "run.end", end.Kind)
+	assert.False(t, end.OK)
+	require.NotNil(t, end.Error)
+	assert.Contains(t, *end.Error, "no valid final answer after 3 attempts")
+	assert.Equal(t, 3, end.Usage.Requests)
+	assert.False(t, end.Cached)
 }
 
 func TestRunProviderFailure(t *testing.T) {
