@@ -74,7 +74,7 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", openError(args.Path, err, false)
 	}
-	if err := fs.requireKnown(args.Path, rel); err != nil {
+	if err := fs.requireKnown(args.Path, rel, args.ExpectedHash); err != nil {
 		return "", err
 	}
 	if text.IsBinary(snap.data) {

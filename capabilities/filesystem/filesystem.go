@@ -121,7 +121,7 @@ type Options struct {
 	// watch.go). Nil means true.
 	WatchChanges *bool `json:"watch_changes,omitempty"`
 	// RequireReadBeforeWrite refuses to change an existing file the agent has
-	// neither read nor written.
+	// neither read nor written, unless the call passes its expected_hash.
 	RequireReadBeforeWrite bool `json:"require_read_before_write,omitempty"`
 	// Tools selects the tools by name. Nil means DefaultToolNames.
 	Tools []string `json:"tools,omitempty"`

@@ -77,12 +77,12 @@ const optionsSchema = `{
     },
     "watch_changes": {
       "type": "boolean",
-      "description": "Refuse a write_file or edit_file without expected_hash when the file was changed on disk by someone else since the agent last read or wrote it, and watch the directories the agent reads (inotify on Linux, fsnotify elsewhere) to report such changes as file_system.external_change events. false turns both off.",
+      "description": "Refuse a write_file or edit_file without expected_hash when the file was changed on disk by someone else since the agent last read or wrote it, and watch the directories the agent reads (fsnotify) to report such changes as file_system.external_change events. false turns both off.",
       "default": true
     },
     "require_read_before_write": {
       "type": "boolean",
-      "description": "Refuse to overwrite or edit an existing file the agent has neither read with read_file nor written before. New files can always be created.",
+      "description": "Refuse to overwrite or edit an existing file the agent has neither read with read_file nor written before, unless the call passes its expected_hash. New files can always be created.",
       "default": false
     },
     "tools": {

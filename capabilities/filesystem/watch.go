@@ -42,30 +42,57 @@ package filesystem
 //     make fail. A change the watcher did not notice is reported when a write
 //     finds it. Each change is reported once.
 //
-// On Linux a watch never lands outside the root: it is set on the
+// On Linux a watch never lands outside the root: fsnotify is given the
 // /proc/self/fd name of a descriptor that the no-follow walk of path.go
-// reached, so the kernel watches exactly the directory that was checked
-// whatever happens to the path meanwhile; the descriptor is held while the
-// watch lives, which keeps that name unique. Elsewhere the watch is set on the
-// real path and dropped unless, once set, the path still names the directory
-// the walk reaches; a symlink swapped in and back out between the two could
-// still slip one watch outside, whose events then only mark in-root paths
-// dirty, since every hash is taken through the walk.
+// reached, and inotify follows that name to exactly the directory that was
+// checked, whatever happens to the path meanwhile; the descriptor is held
+// while the watch lives, which keeps that name unique. Elsewhere the watch is
+// set on the real path and dropped unless, once set, the path still names the
+// directory the walk reaches; a symlink swapped in and back out between the
+// two could still slip one watch outside, whose events then only mark in-root
+// paths dirty, since every hash is taken through the walk.
 //
 // Options.RequireReadBeforeWrite, which does not depend on WatchChanges,
 // refuses to change an existing file whose content the agent has neither read
-// nor written.
+// nor written, unless the call gives expected_hash, which the file must then
+// match.
 //
-// The watcher comes from the OS (watch_linux.go: every FileSystem of the
-// process shares one inotify instance; watch_other.go: fsnotify). Tool calls
-// add watches while holding the tracker's lock, so what reads the OS's events
-// never takes that lock: it queues them for the tracker's own goroutine,
-// which applies them.
+// Every FileSystem of the process watches through one fsnotify.Watcher, made
+// on first use and never closed. Closing an inotify instance that ever held a
+// watch makes the kernel wait for an RCU grace period, around 10 ms however
+// few watches are left: with a watcher per FileSystem every Close would wait
+// that long (a batch of short jobs would spend most of its time there), and
+// every open FileSystem would count against the user's inotify instances, 128
+// by default. So:
+//
+//   - A directory has one watch however many FileSystems, or names, watch it.
+//     It is known by its identity: device and inode on Linux, where inotify
+//     keeps one watch per inode while fsnotify keys its watches by name (a
+//     watch set through a second name would report under the first and go
+//     with it); the path elsewhere. Subscribers are counted, and the watch is removed when the
+//     last one lets go, so Close removes its FileSystem's watches, and no
+//     other's, before it returns.
+//   - One goroutine reads the watcher and hands each event to the
+//     subscribers of the watch it names. A watch whose directory is gone is
+//     dropped by fsnotify, and so from the table at once, so that the next
+//     subscriber to that directory (moved, not deleted) gets a watch of its
+//     own.
+//   - When the kernel refuses a watch (the user's inotify watches, counted
+//     across processes, are used up), the directory is not watched and the
+//     write-time check alone protects; when its queue overflows, every
+//     subscriber re-checks what its FileSystem remembers.
+//
+// Tool calls add watches while holding the tracker's lock, and fsnotify's
+// reading goroutine hands over some errors while holding its own, so the
+// goroutine routing events takes neither, nor any lock held across a call
+// into fsnotify: it queues them for each tracker's own goroutine, which
+// applies them.
 
 import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,6 +101,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/fsnotify/fsnotify"
 )
 
 const (
@@ -102,16 +130,8 @@ type seenFile struct {
 
 // watchedDir is one directory's watch.
 type watchedDir struct {
-	key     string // the name the watcher watches and reports events under; "" when it could not be watched
-	release func()
-	auto    bool // watched because it appeared, not because the agent read or listed it
-}
-
-// watchTarget is what the watcher is given to watch one directory.
-type watchTarget struct {
-	key     string
-	verify  func() bool // nil, or whether the watch, once set, is on the directory
-	release func()
+	sub  *dirWatch // nil when it could not be watched
+	auto bool      // watched because it appeared, not because the agent read or listed it
 }
 
 // changeTracker remembers what the agent saw and watches for changes.
@@ -129,32 +149,19 @@ type changeTracker struct {
 	tick   uint64
 
 	tried bool                   // a watcher was asked for (once)
-	w     watcher                // nil until then, or when none could be made
+	w     *watcher               // nil until then, or when none could be had
 	dirs  map[string]*watchedDir // by rel, including those that could not be watched
-	keys  map[string]string      // watch key -> rel
+	subs  map[*dirWatch]string   // the rel of each live subscription
 	auto  int                    // dirs with auto set
 
 	queue eventQueue
 	wg    sync.WaitGroup // the goroutine handling the queue
 }
 
-// A watcher sets the OS's watches on directories, each named by the key of
-// its watchTarget, and pushes what they report to the queue it was made
-// with, named after the key: the key itself for the directory, key/name for
-// an entry in it. It never calls back into the tracker.
-type watcher interface {
-	add(key string) error
-	// remove drops the watch of key, if there is one.
-	remove(key string)
-	// list returns the keys watched now.
-	list() []string
-	// close removes every watch: once it returns, nothing more is pushed.
-	close()
-}
-
 // dirEvent is one thing a watch reported.
 type dirEvent struct {
-	name string
+	dir  *dirWatch
+	name string // the entry of the directory; "" for the directory itself, which is gone
 	op   dirOp
 }
 
@@ -177,7 +184,7 @@ func newChangeTracker(fs *FS) *changeTracker {
 		seen:      map[string]*seenFile{},
 		dirty:     map[string]struct{}{},
 		dirs:      map[string]*watchedDir{},
-		keys:      map[string]string{},
+		subs:      map[*dirWatch]string{},
 		queue:     eventQueue{kick: make(chan struct{}, 1)},
 	}
 }
@@ -235,9 +242,10 @@ func (fs *FS) lastSeen(rel string) (hash string, known, ok bool) {
 func (fs *FS) guardsChanges() bool { return fs.changes.protect }
 
 // requireKnown enforces Options.RequireReadBeforeWrite for a change to the
-// existing file rel.
-func (fs *FS) requireKnown(path, rel string) error {
-	if !fs.opts.RequireReadBeforeWrite {
+// existing file rel. A change that gives expected_hash goes through: the
+// hash check that follows lets it change only the content the hash names.
+func (fs *FS) requireKnown(path, rel string, expectedHash *string) error {
+	if !fs.opts.RequireReadBeforeWrite || expectedHash != nil {
 		return nil
 	}
 	if _, known, _ := fs.lastSeen(rel); known {
@@ -459,11 +467,11 @@ func (t *changeTracker) evictLocked() {
 	}
 }
 
-// The watcher.
+// The tracker's watches.
 
-// startLocked makes the watcher on first use and reports whether there is
-// one. When none can be made (the user's inotify instances are used up, say)
-// the write-time check alone protects.
+// startLocked gets the FileSystem's share of the process's watcher on first
+// use and reports whether there is one. When none can be made (the user's
+// inotify instances are used up, say) the write-time check alone protects.
 func (t *changeTracker) startLocked() bool {
 	if !t.tried {
 		t.tried = true
@@ -492,31 +500,20 @@ func (t *changeTracker) watchLocked(rel string, auto bool) {
 			return
 		}
 	}
-	failed := func() {
-		if !auto {
-			t.dirs[rel] = &watchedDir{}
-		}
-	}
+	var sub *dirWatch
 	tg, err := t.fs.watchTarget(rel)
-	if err != nil {
-		failed()
-		return
+	if err == nil {
+		sub, err = t.w.add(tg)
 	}
-	if err := t.w.add(tg.key); err != nil {
-		tg.release()
-		failed()
-		return
-	}
-	if tg.verify != nil && !tg.verify() {
-		t.w.remove(tg.key)
-		tg.release()
-		failed()
-		return
-	}
-	t.dirs[rel] = &watchedDir{key: tg.key, release: tg.release, auto: auto}
-	t.keys[tg.key] = rel
-	if auto {
-		t.auto++
+	switch {
+	case err == nil:
+		t.dirs[rel] = &watchedDir{sub: sub, auto: auto}
+		t.subs[sub] = rel
+		if auto {
+			t.auto++
+		}
+	case !auto:
+		t.dirs[rel] = &watchedDir{}
 	}
 }
 
@@ -530,10 +527,9 @@ func (t *changeTracker) unwatchLocked(rel string) {
 	if d.auto {
 		t.auto--
 	}
-	if d.key != "" {
-		delete(t.keys, d.key)
-		t.w.remove(d.key)
-		d.release()
+	if d.sub != nil {
+		delete(t.subs, d.sub)
+		t.w.remove(d.sub)
 	}
 }
 
@@ -558,17 +554,18 @@ func (t *changeTracker) handle() {
 
 // applyLocked takes one event into account: a remembered file touched is
 // dirty; a watched directory gone is unwatched; a directory that appeared
-// is watched.
+// is watched. Events of a watch dropped since are ignored.
 func (t *changeTracker) applyLocked(ev dirEvent) {
-	gone := ev.op&opGone != 0
-	if rel, ok := t.keys[ev.name]; ok && gone {
-		t.unwatchLocked(rel) // the directory itself
-	}
-	dir, ok := t.keys[filepath.Dir(ev.name)]
+	dir, ok := t.subs[ev.dir]
 	if !ok {
 		return
 	}
-	rel := join(dir, filepath.Base(ev.name))
+	gone := ev.op&opGone != 0
+	if ev.name == "" { // the directory itself, gone
+		t.unwatchLocked(dir)
+		return
+	}
+	rel := join(dir, ev.name)
 	if _, ok := t.seen[rel]; ok {
 		t.dirty[rel] = struct{}{}
 	}
@@ -586,7 +583,7 @@ func (t *changeTracker) applyLocked(ev dirEvent) {
 	}
 }
 
-// close stops the watcher, releasing every watch, and forgets what was
+// close releases every watch of the FileSystem and forgets what was
 // remembered.
 func (t *changeTracker) close() {
 	t.mu.Lock()
@@ -595,13 +592,8 @@ func (t *changeTracker) close() {
 		t.w.close()
 		t.w = nil
 	}
-	for _, d := range t.dirs {
-		if d.key != "" {
-			d.release()
-		}
-	}
 	clear(t.dirs)
-	clear(t.keys)
+	clear(t.subs)
 	clear(t.seen)
 	clear(t.dirty)
 	t.auto = 0
@@ -620,6 +612,21 @@ func (t *changeTracker) watches() int {
 	return len(t.w.list())
 }
 
+// watchTarget is what the watcher is given to watch one directory.
+type watchTarget struct {
+	path    string      // the name fsnotify watches and reports events under
+	id      dirID       // the directory's identity
+	verify  func() bool // nil, or whether the watch, once set, is on the directory
+	release func()      // releases what path names, once the watch is removed
+}
+
+// dirID identifies a directory: by device and inode on Linux, by path
+// elsewhere (see the top of this file).
+type dirID struct {
+	dev, ino uint64
+	path     string
+}
+
 // pathTarget watches the directory rel under its real path, where no
 // descriptor can be named instead (see the top of this file).
 func (fs *FS) pathTarget(rel string) (watchTarget, error) {
@@ -630,19 +637,19 @@ func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	if !st.IsDir() {
 		return watchTarget{}, syscall.ENOTDIR
 	}
-	key := fs.rootDir
+	path := fs.rootDir
 	if rel != "." {
-		key = filepath.Join(fs.rootDir, filepath.FromSlash(rel))
+		path = filepath.Join(fs.rootDir, filepath.FromSlash(rel))
 	}
 	verify := func() bool {
 		in, err := fs.root.Lstat(rel)
 		if err != nil || !in.IsDir() {
 			return false
 		}
-		at, err := os.Stat(key)
+		at, err := os.Stat(path)
 		return err == nil && os.SameFile(in, at)
 	}
-	return watchTarget{key: key, verify: verify, release: func() {}}, nil
+	return watchTarget{path: path, id: pathID(path, st), verify: verify, release: func() {}}, nil
 }
 
 // eventQueue hands events from the watcher to the tracker's goroutine.
@@ -702,4 +709,265 @@ func (q *eventQueue) close() {
 		q.closed = true
 		close(q.kick)
 	}
+}
+
+// The process's watcher (see the top of this file).
+
+// watchHub is the process's fsnotify watcher and who listens to each watch.
+type watchHub struct {
+	fsw *fsnotify.Watcher
+
+	// opMu serializes adding and removing watches, fsnotify's calls
+	// included, so that a watch is removed before another one of the same
+	// directory is set: inotify would hand back the watch being removed.
+	opMu sync.Mutex
+	// mu guards the tables. It is never held across a call into fsnotify,
+	// so that routing an event never waits on one.
+	mu     sync.Mutex
+	byID   map[dirID]*sharedWatch
+	byPath map[string]*sharedWatch
+}
+
+// sharedWatch is one watch of the process's watcher.
+type sharedWatch struct {
+	path    string
+	id      dirID
+	release func()
+	subs    []*dirWatch // guarded by watchHub.mu
+}
+
+// dirWatch is one FileSystem's subscription to a sharedWatch.
+type dirWatch struct {
+	shared *sharedWatch
+	w      *watcher
+}
+
+// watcher is one FileSystem's share of the process's watcher: it delivers
+// the events of its subscriptions to the queue it was made with, and never
+// calls back into the tracker.
+type watcher struct {
+	hub  *watchHub
+	q    *eventQueue
+	subs map[*dirWatch]struct{} // guarded by hub.mu
+}
+
+var (
+	hubMu sync.Mutex
+	hub   *watchHub
+)
+
+// sharedHub returns the process's watcher, making it if need be. A failure
+// (the user's inotify instances used up, say) is not remembered: the next
+// FileSystem tries again.
+func sharedHub() (*watchHub, error) {
+	hubMu.Lock()
+	defer hubMu.Unlock()
+	if hub == nil {
+		fsw, err := fsnotify.NewWatcher()
+		if err != nil {
+			return nil, err
+		}
+		hub = newHub(fsw)
+		go hub.run()
+	}
+	return hub, nil
+}
+
+func newHub(fsw *fsnotify.Watcher) *watchHub {
+	return &watchHub{fsw: fsw, byID: map[dirID]*sharedWatch{}, byPath: map[string]*sharedWatch{}}
+}
+
+func newWatcher(q *eventQueue) (*watcher, error) {
+	h, err := sharedHub()
+	if err != nil {
+		return nil, err
+	}
+	return &watcher{hub: h, q: q, subs: map[*dirWatch]struct{}{}}, nil
+}
+
+// add subscribes to the watch of tg's directory, setting it if there is none
+// yet. It owns tg: tg is released at once when the directory is watched
+// already or cannot be, else once its watch is removed.
+func (w *watcher) add(tg watchTarget) (*dirWatch, error) {
+	h := w.hub
+	h.opMu.Lock()
+	defer h.opMu.Unlock()
+	h.mu.Lock()
+	s, shared := h.byID[tg.id]
+	if !shared {
+		// Routed to from now on; fsnotify reports nothing of it before Add.
+		s = &sharedWatch{path: tg.path, id: tg.id, release: tg.release}
+		h.byID[s.id] = s
+		h.byPath[s.path] = s
+	}
+	sub := &dirWatch{shared: s, w: w}
+	s.subs = append(s.subs, sub)
+	w.subs[sub] = struct{}{}
+	h.mu.Unlock()
+	if shared {
+		tg.release()
+		return sub, nil
+	}
+
+	err := h.fsw.Add(tg.path)
+	if err == nil && tg.verify != nil && !tg.verify() {
+		_ = h.fsw.Remove(tg.path)
+		err = errWatchMoved
+	}
+	if err != nil {
+		h.mu.Lock()
+		delete(w.subs, sub)
+		h.dropLocked(s)
+		h.mu.Unlock()
+		tg.release()
+		return nil, err
+	}
+	return sub, nil
+}
+
+var errWatchMoved = errors.New("the directory moved while its watch was set")
+
+// remove ends the subscription sub and, with the last one of its watch, the
+// watch itself.
+func (w *watcher) remove(sub *dirWatch) {
+	w.hub.opMu.Lock()
+	defer w.hub.opMu.Unlock()
+	w.removeLocked(sub)
+}
+
+func (w *watcher) removeLocked(sub *dirWatch) {
+	h, s := w.hub, sub.shared
+	h.mu.Lock()
+	if _, ok := w.subs[sub]; !ok {
+		h.mu.Unlock()
+		return
+	}
+	delete(w.subs, sub)
+	s.subs = slices.DeleteFunc(s.subs, func(d *dirWatch) bool { return d == sub })
+	last := len(s.subs) == 0
+	// A watch dropped on its directory's removal may still be fsnotify's
+	// (not every backend drops it), unless its name now watches another.
+	owned := h.byPath[s.path]
+	if last {
+		h.dropLocked(s)
+	}
+	h.mu.Unlock()
+	if !last {
+		return
+	}
+	if owned == nil || owned == s {
+		_ = h.fsw.Remove(s.path) // fails when fsnotify already dropped it
+	}
+	s.release()
+}
+
+// list returns the names fsnotify watches for this FileSystem.
+func (w *watcher) list() []string {
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	paths := make([]string, 0, len(w.subs))
+	for sub := range w.subs {
+		paths = append(paths, sub.shared.path)
+	}
+	return paths
+}
+
+// close ends every subscription: once it returns, nothing more is pushed,
+// and no watch is left that only this FileSystem held.
+func (w *watcher) close() {
+	w.hub.opMu.Lock()
+	defer w.hub.opMu.Unlock()
+	w.hub.mu.Lock()
+	subs := slices.Collect(maps.Keys(w.subs))
+	w.hub.mu.Unlock()
+	for _, sub := range subs {
+		w.removeLocked(sub)
+	}
+}
+
+// dropLocked takes s out of the tables, so that the directory's next
+// subscriber sets a watch of its own.
+func (h *watchHub) dropLocked(s *sharedWatch) {
+	if h.byID[s.id] == s {
+		delete(h.byID, s.id)
+	}
+	if h.byPath[s.path] == s {
+		delete(h.byPath, s.path)
+	}
+}
+
+// run hands out what fsnotify reports, for the life of the process.
+func (h *watchHub) run() {
+	for {
+		select {
+		case ev, ok := <-h.fsw.Events:
+			if !ok {
+				return
+			}
+			h.route(ev)
+		case err, ok := <-h.fsw.Errors:
+			if !ok {
+				return
+			}
+			h.failed(err)
+		}
+	}
+}
+
+// route hands ev to the subscribers of the watch it came from. fsnotify
+// names an event of an entry after the watch's name and the entry's, and
+// the removal of the watched directory itself after the watch's name alone.
+// With real paths (not on Linux) a name can be both, an entry of one watched
+// directory and another watched directory: a removal goes to both.
+func (h *watchHub) route(ev fsnotify.Event) {
+	op := fsnotifyOp(ev.Op)
+	if op == 0 {
+		return // Chmod alone is metadata: the content is the same
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.byPath[ev.Name]; s != nil && op&opGone != 0 {
+		s.push("", opGone)
+		h.dropLocked(s) // as fsnotify did
+	}
+	if s := h.byPath[filepath.Dir(ev.Name)]; s != nil {
+		s.push(filepath.Base(ev.Name), op)
+	}
+}
+
+func (s *sharedWatch) push(name string, op dirOp) {
+	for _, sub := range s.subs {
+		sub.w.q.push(dirEvent{dir: sub, name: name, op: op})
+	}
+}
+
+// failed takes an error of fsnotify's into account: when the kernel's queue
+// overflowed, every subscriber is told events were lost and re-checks what
+// its FileSystem remembers. Anything else loses nothing the write-time check
+// would miss.
+func (h *watchHub) failed(err error) {
+	if !errors.Is(err, fsnotify.ErrEventOverflow) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.byPath {
+		for _, sub := range s.subs {
+			sub.w.q.lose()
+		}
+	}
+}
+
+func fsnotifyOp(o fsnotify.Op) dirOp {
+	var op dirOp
+	if o.Has(fsnotify.Create) {
+		op |= opCreate
+	}
+	if o.Has(fsnotify.Remove) || o.Has(fsnotify.Rename) {
+		op |= opGone
+	}
+	if o.Has(fsnotify.Write) {
+		op |= opWrite
+	}
+	return op
 }

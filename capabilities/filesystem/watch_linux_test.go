@@ -3,7 +3,6 @@ package filesystem
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,37 +14,50 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// kernelWatches returns how many watches the process's inotify instance holds
-// on the directory dir, as the kernel lists them in fdinfo.
+// kernelWatches returns how many watches the process's inotify instances
+// hold on the directory dir, as the kernel lists them in fdinfo. The shared
+// watcher's instance is the only one in these tests, but which descriptor it
+// is is fsnotify's business: every instance is counted.
 func kernelWatches(t *testing.T, dir string) int {
 	t.Helper()
-	h, err := sharedHub()
-	require.NoError(t, err)
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(dir, &st))
-	f, err := os.Open("/proc/self/fdinfo/" + strconv.Itoa(h.fd))
+	// fdinfo shows the kernel's dev_t: major in the bits above the 20 of minor.
+	sdev := uint64(unix.Major(uint64(st.Dev)))<<20 | uint64(unix.Minor(uint64(st.Dev)))
+	fds, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
-	defer f.Close()
 	n := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// inotify wd:1 ino:8a2 sdev:800001 mask:... (numbers in hex)
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 4 || fields[0] != "inotify" {
+	for _, fd := range fds {
+		if link, err := os.Readlink("/proc/self/fd/" + fd.Name()); err != nil || link != "anon_inode:inotify" {
 			continue
 		}
-		ino, err := strconv.ParseUint(strings.TrimPrefix(fields[2], "ino:"), 16, 64)
-		require.NoError(t, err)
-		if ino == st.Ino {
-			n++
+		f, err := os.Open("/proc/self/fdinfo/" + fd.Name())
+		if err != nil {
+			continue // closed meanwhile
 		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			// inotify wd:1 ino:8a2 sdev:800001 mask:... (numbers in hex)
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 4 || fields[0] != "inotify" {
+				continue
+			}
+			ino, err := strconv.ParseUint(strings.TrimPrefix(fields[2], "ino:"), 16, 64)
+			require.NoError(t, err)
+			dev, err := strconv.ParseUint(strings.TrimPrefix(fields[3], "sdev:"), 16, 64)
+			require.NoError(t, err)
+			if ino == uint64(st.Ino) && dev == sdev {
+				n++
+			}
+		}
+		require.NoError(t, sc.Err())
+		f.Close()
 	}
-	require.NoError(t, sc.Err())
 	return n
 }
 
 // Close removes the kernel's watches before it returns: none is left to
-// report anything, whatever happens to the shared instance afterwards.
+// report anything, while the shared watcher lives on.
 func TestCloseRemovesKernelWatches(t *testing.T) {
 	t.Parallel()
 	c, root := newTestFS(t, Options{}, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
@@ -61,129 +73,77 @@ func TestCloseRemovesKernelWatches(t *testing.T) {
 	for _, d := range dirs {
 		assert.Zero(t, kernelWatches(t, d), "no watch survives Close")
 	}
+	h, err := sharedHub()
+	require.NoError(t, err)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.byID {
+		for _, sub := range s.subs {
+			assert.NotSame(t, &c.fs.changes.queue, sub.w.q, "a subscription outlived Close")
+		}
+	}
 }
 
-// Two FileSystems on one directory share its kernel watch: each hears of a
-// change, and the watch stays until the last lets go.
+// Two FileSystems on one directory, under the same name or not, share one
+// kernel watch: each hears of a change, and the watch stays until the last
+// lets go.
 func TestFileSystemsShareWatches(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	mustWrite(t, root, "f.txt", "one\n")
-	var cs [2]*Capability
-	for i := range cs {
-		c, err := New(Options{Tools: []string{ToolReadFile, ToolFileInfo}}, root)
-		require.NoError(t, err)
-		t.Cleanup(func() { c.Close() })
-		_, err = callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": "f.txt"})
-		require.NoError(t, err)
-		cs[i] = c
-	}
-	assert.Equal(t, 1, kernelWatches(t, root), "one kernel watch for both")
-
-	mustWrite(t, root, "f.txt", "two\n")
-	for _, c := range cs {
-		waitFor(t, "the change to be noticed", func() bool { return pending(c, "f.txt") })
-	}
-
-	require.NoError(t, cs[0].Close())
-	assert.Equal(t, 1, kernelWatches(t, root), "still held by the other")
-	settle(t, cs[1], root, ".") // which the other still hears of
-
-	require.NoError(t, cs[1].Close())
-	assert.Zero(t, kernelWatches(t, root))
-}
-
-// rawEvent encodes one struct inotify_event, its name NUL-padded to a
-// multiple of 16 bytes as the kernel pads it.
-func rawEvent(wd int32, mask uint32, name string) []byte {
-	nameLen := 0
-	if name != "" {
-		nameLen = (len(name) + 16) / 16 * 16
-	}
-	b := make([]byte, unix.SizeofInotifyEvent+nameLen)
-	binary.NativeEndian.PutUint32(b[0:], uint32(wd))
-	binary.NativeEndian.PutUint32(b[4:], mask)
-	binary.NativeEndian.PutUint32(b[12:], uint32(nameLen))
-	copy(b[unix.SizeofInotifyEvent:], name)
-	return b
-}
-
-func TestHubDispatch(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		events [][]byte
-		wantA  []dirEvent
-		wantB  []dirEvent
-		lost   bool
-		keysA  int // subscriptions a keeps
+		roots  [2]string // of each FileSystem, under the directory made
+		reads  [2]string // the file each reads in the shared directory
+		shared string    // the shared directory
 	}{
-		{
-			name:   "entry created, to every subscriber under its own key",
-			events: [][]byte{rawEvent(1, unix.IN_CREATE|unix.IN_ISDIR, "new")},
-			wantA:  []dirEvent{{"a1/new", opCreate}},
-			wantB:  []dirEvent{{"b1/new", opCreate}},
-			keysA:  2,
-		},
-		{
-			name: "each kind of event",
-			events: [][]byte{
-				rawEvent(2, unix.IN_MODIFY, "f.txt"),
-				rawEvent(2, unix.IN_MOVED_TO, "g.txt"),
-				rawEvent(2, unix.IN_MOVED_FROM, "h.txt"),
-				rawEvent(2, unix.IN_DELETE, "i.txt"),
-				rawEvent(2, unix.IN_DELETE_SELF, ""),
-				rawEvent(2, unix.IN_MOVE_SELF, ""),
-			},
-			wantA: []dirEvent{
-				{"a2/f.txt", opWrite}, {"a2/g.txt", opCreate}, {"a2/h.txt", opGone},
-				{"a2/i.txt", opGone}, {"a2", opGone}, {"a2", opGone},
-			},
-			keysA: 2,
-		},
-		{
-			name:   "a watch the kernel dropped is forgotten",
-			events: [][]byte{rawEvent(1, unix.IN_DELETE_SELF, ""), rawEvent(1, unix.IN_IGNORED, "")},
-			wantA:  []dirEvent{{"a1", opGone}},
-			wantB:  []dirEvent{{"b1", opGone}},
-			keysA:  1,
-		},
-		{
-			name:   "an unknown descriptor, or metadata only, is dropped",
-			events: [][]byte{rawEvent(9, unix.IN_CREATE, "x"), rawEvent(1, unix.IN_ATTRIB, "y")},
-			keysA:  2,
-		},
-		{
-			name:   "an overflow loses events for everyone",
-			events: [][]byte{rawEvent(-1, unix.IN_Q_OVERFLOW, "")},
-			lost:   true,
-			keysA:  2,
-		},
+		{"same root", [2]string{".", "."}, [2]string{"f.txt", "f.txt"}, "."},
+		{"nested root", [2]string{".", "sub"}, [2]string{"sub/f.txt", "f.txt"}, "sub"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := &inotifyHub{fd: -1, subs: map[int32][]inotifySub{}}
-			var qa, qb eventQueue
-			qa.kick, qb.kick = make(chan struct{}, 1), make(chan struct{}, 1)
-			a := &inotifyWatcher{hub: h, q: &qa, wds: map[string]int32{"a1": 1, "a2": 2}}
-			b := &inotifyWatcher{hub: h, q: &qb, wds: map[string]int32{"b1": 1}}
-			h.subs[1] = []inotifySub{{a, "a1"}, {b, "b1"}}
-			h.subs[2] = []inotifySub{{a, "a2"}}
-
-			var buf []byte
-			for _, ev := range tt.events {
-				buf = append(buf, ev...)
+			top := t.TempDir()
+			mustWrite(t, top, "sub/f.txt", "one\n")
+			mustWrite(t, top, "f.txt", "one\n")
+			shared := filepath.Join(top, tt.shared)
+			var cs [2]*Capability
+			for i := range cs {
+				c, err := New(Options{Tools: []string{ToolReadFile, ToolFileInfo}}, filepath.Join(top, tt.roots[i]))
+				require.NoError(t, err)
+				t.Cleanup(func() { c.Close() })
+				_, err = callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": tt.reads[i]})
+				require.NoError(t, err)
+				cs[i] = c
 			}
-			h.dispatch(buf)
+			assert.Equal(t, 1, kernelWatches(t, shared), "one kernel watch for both")
 
-			gotA, lostA := qa.take()
-			gotB, lostB := qb.take()
-			assert.Equal(t, tt.wantA, gotA)
-			assert.Equal(t, tt.wantB, gotB)
-			assert.Equal(t, tt.lost, lostA)
-			assert.Equal(t, tt.lost, lostB)
-			assert.Len(t, a.wds, tt.keysA)
+			mustWrite(t, shared, "f.txt", "two\n")
+			for i, c := range cs {
+				waitFor(t, "the change to be noticed", func() bool { return pending(c, tt.reads[i]) })
+			}
+
+			require.NoError(t, cs[0].Close())
+			assert.Equal(t, 1, kernelWatches(t, shared), "still held by the other")
+			settle(t, cs[1], filepath.Join(top, tt.roots[1]), filepath.Dir(tt.reads[1])) // which the other still hears of
+
+			require.NoError(t, cs[1].Close())
+			assert.Zero(t, kernelWatches(t, shared))
 		})
 	}
+}
+
+// What fsnotify is given on Linux is the /proc/self/fd name of a descriptor
+// held open, so the kernel watches the very directory the walk reached.
+func TestWatchNamesDescriptor(t *testing.T) {
+	t.Parallel()
+	c, root := newTestFS(t, Options{}, map[string]string{"sub/f.txt": "f\n"})
+	_, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": "sub/f.txt"})
+	require.NoError(t, err)
+	paths := c.fs.changes.w.list()
+	require.Len(t, paths, 1)
+	assert.True(t, strings.HasPrefix(paths[0], "/proc/self/fd/"), paths[0])
+	dir, err := os.Readlink(paths[0])
+	require.NoError(t, err)
+	realRoot, err := filepath.EvalSymlinks(root)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(realRoot, "sub"), dir)
 }

@@ -54,7 +54,7 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 		return "", err
 	}
 	if exists {
-		if err := fs.requireKnown(args.Path, rel); err != nil {
+		if err := fs.requireKnown(args.Path, rel, args.ExpectedHash); err != nil {
 			return "", err
 		}
 	}
