@@ -6,7 +6,8 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -27,7 +28,11 @@ func benchFS(b *testing.B) (*Capability, string) {
 	if _, err := exec.LookPath("rg"); err != nil {
 		b.Skip("rg is not installed")
 	}
-	src := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := goEnvGOROOT()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(goroot, "src")
 	const unlimited = 1 << 30
 	c, err := New(Options{
 		RootDir:          src,
@@ -42,6 +47,13 @@ func benchFS(b *testing.B) (*Capability, string) {
 	b.Cleanup(func() { c.Close() })
 	return c, src
 }
+
+// goEnvGOROOT is $(go env GOROOT), asked once: the root of the toolchain on
+// PATH, as scripts/bench-rg.sh names the tree.
+var goEnvGOROOT = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	return strings.TrimSpace(string(out)), err
+})
 
 // benchAgainstRG times the tool call and the rg command alternately.
 func benchAgainstRG(b *testing.B, tool string, args map[string]any, rgArgs ...string) {

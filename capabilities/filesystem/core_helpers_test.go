@@ -67,16 +67,6 @@ func readBack(t *testing.T, root, rel string) string {
 	return string(b)
 }
 
-// coreTree is the reference's small sample workspace.
-var coreTree = map[string]string{
-	"hello.txt":         "Hello, world!\n",
-	"multi.txt":         "line one\nline two\nline three\n",
-	"subdir/nested.py":  "print('nested')\n",
-	"config/secret.txt": "s3cret\n",
-	".env":              "TOKEN=abc\n",
-	"notes.md":          "# Notes\n",
-}
-
 // newTestFS builds a FileSystem over a fresh temporary root holding files.
 // Options.Tools defaults to the tools this file's tests exercise.
 func newTestFS(t *testing.T, opts Options, files map[string]string) (*Capability, string) {

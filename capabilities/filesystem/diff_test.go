@@ -61,6 +61,7 @@ func TestDiffBounds(t *testing.T) {
 	lines := func(n int, s string) string { return strings.Repeat(s+"\n", n-1) + s }
 	d, tr = unifiedDiff(lines(256, "a"), lines(256, "b"), "big.txt")
 	assert.NotEqual(t, headers, d)
+	assert.False(t, tr, "a diff at the bound is whole")
 	d, tr = unifiedDiff(lines(257, "a"), lines(256, "b"), "big.txt")
 	assert.Equal(t, headers, d)
 	assert.True(t, tr)

@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -94,11 +95,15 @@ func symlinkSwapRace(t *testing.T) {
 			outText, err = callTool(ctx, t, c, ToolWriteFile, map[string]any{"path": path, "content": in})
 			if err == nil {
 				writes++
+				require.Equal(t, fmt.Sprintf("Wrote %d chars (1 lines) to %s. [hash:%s]", len(in), path, contentHash([]byte(in))), outText)
 			}
 		case 2:
 			outText, err = callTool(ctx, t, c, ToolEditFile, map[string]any{"path": path, "old_text": "inside", "new_text": "inside"})
 			if err == nil {
 				edits++
+				// The edited file holds the inside text, so it was no
+				// outside file.
+				require.Equal(t, "Edited "+path+". [hash:"+contentHash([]byte(in))+"]", outText)
 			}
 		}
 		if err != nil {

@@ -2,28 +2,39 @@ package filesystem
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	iofs "io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // The ripgrep tools run the rg executable: never through a shell, always
 // with --no-config (so no RIPGREP_CONFIG_PATH adds arguments), the pattern
-// always through --regexp (so it is never read as a flag), in a directory
-// that has passed the walk-root checks. rg applies its own ignore rules
-// (.gitignore inside a git repository, .ignore anywhere; an explicit glob
-// overrides them), and every path it prints is checked again before it is
-// shown: dot components drop it, its directory must resolve inside the root,
-// and its target must pass the read-level patterns.
+// always through --regexp (so it is never read as a flag). rg applies its own
+// ignore rules (.gitignore inside a git repository, .ignore anywhere; an
+// explicit glob overrides them).
+//
+// rg works by path, so the tools never take its word for what a path holds.
+// It starts in the directory that passed the walk-root checks, held by a
+// descriptor from a walk that follows no symlink (on Linux rg enters it
+// through that descriptor, so a path swapped since cannot send it elsewhere).
+// Below it rg walks by path, and a directory swapped for a symlink mid-walk
+// can lead it out of the root; so every path it prints is checked again
+// (rgPaths) and, for grep, every line against the file read through the same
+// descriptor walk the other tools use (rgSource). What fails is dropped, and
+// counts neither as a result nor toward the caps.
 
 func init() {
 	registerTool(ToolListFiles, func(fs *FS) capabilities.Tool {
@@ -99,17 +110,18 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	notDir := capabilities.Retry("Path %s is not a directory.", pyRepr(path))
 	if st, err := fs.lstat(rel); err != nil || !st.IsDir() {
-		return "", capabilities.Retry("Path %s is not a directory.", pyRepr(path))
+		return "", notDir
 	}
 	args := []string{"--null", "--color=never", "--files", "--sort", "path"}
 	if glob != "" {
 		args = append(args, "--glob", glob)
 	}
 	found := listing{limit: fs.opts.MaxFindResults}
-	truncated, err := fs.runRipgrep(ctx, rel, rg.SplitPaths, args, func(rec []byte, paths *rgPaths) bool {
-		full := join(rel, string(rec))
-		if _, ok := paths.check(full); !ok {
+	truncated, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, func(rec []byte, paths *rgPaths) bool {
+		full, ok := paths.check(string(rec))
+		if !ok {
 			return true
 		}
 		return found.add(fs.relToCwd(full))
@@ -142,6 +154,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	// rg runs in the directory searched, or in a file's directory with the
 	// file as its target, so that every path it prints is relative to dir.
 	dir, target := rel, "."
+	notFound := capabilities.Retry("Path %s is not a file or directory.", pyRepr(a.path))
 	switch st, err := fs.lstat(rel); {
 	case err == nil && st.IsDir():
 	case err == nil && st.Mode().IsRegular():
@@ -149,7 +162,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 		dir, name = split(rel)
 		target = "./" + name
 	default:
-		return "", capabilities.Retry("Path %s is not a file or directory.", pyRepr(a.path))
+		return "", notFound
 	}
 	args := []string{
 		"--null", "--color=never", "--line-number", "--with-filename", "--sort", "path",
@@ -172,13 +185,15 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	args = append(args, "--regexp", a.pattern, "--", target)
 
 	found := listing{limit: fs.opts.MaxSearchResults}
-	truncated, err := fs.runRipgrep(ctx, dir, rg.SplitMatches, args, func(rec []byte, paths *rgPaths) bool {
+	src := rgSource{fs: fs}
+	defer src.close()
+	truncated, err := fs.runRipgrep(ctx, a.path, dir, notFound, rg.SplitMatches, args, func(rec []byte, paths *rgPaths) bool {
 		l, ok := rg.ParseLine(rec)
 		if !ok {
 			return true
 		}
-		full := join(dir, strings.TrimPrefix(string(l.Path), "./"))
-		if _, ok := paths.check(full); !ok {
+		full, ok := paths.check(string(l.Path[len("./"):]))
+		if !ok || !src.has(full, l.Number, l.Text) {
 			return true
 		}
 		sep := ":"
@@ -200,14 +215,20 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 // runRipgrep runs rg with args in dir, a canonical rel, and hands each output
 // record (as split cuts them) to record until it returns false, which stops
 // rg and counts as truncated. A record too long to be a path or a line also
-// ends the output as truncated.
-func (fs *FS) runRipgrep(ctx context.Context, dir string, split bufio.SplitFunc, args []string, record func([]byte, *rgPaths) bool) (truncated bool, err error) {
-	paths, err := newRGPaths(fs, dir)
-	if err != nil {
-		return false, osError(err)
+// ends the output as truncated. path is dir as the model gave it (or the
+// file in it), and gone the error for a dir that is no longer a directory.
+func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, split bufio.SplitFunc, args []string, record func([]byte, *rgPaths) bool) (truncated bool, err error) {
+	paths, err := fs.openRGPaths(dir)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return false, changedToSymlink(path)
+	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR):
+		return false, gone
+	case err != nil:
+		return false, osError(&iofs.PathError{Op: "open", Path: dir, Err: err})
 	}
 	defer paths.close()
-	p, err := rg.Start(ctx, filepath.Join(fs.rootDir, filepath.FromSlash(dir)), split, args...)
+	p, err := rg.Start(ctx, fs.rgWorkDir(&paths.c, dir), split, args...)
 	var chdir *iofs.PathError
 	switch {
 	case errors.Is(err, rg.ErrNotInstalled):
@@ -249,64 +270,243 @@ func (fs *FS) scrubHostPaths(msg string) string {
 	return strings.ReplaceAll(msg, fs.rootDir, ".")
 }
 
-// rgPaths checks the paths rg prints. rg walks without following symlinks,
-// so every directory it names was a real directory below the one it ran in
-// (base) when rg read it; the check confirms that with one lstat per directory, remembered for
-// the directory's other files, and resolves the directory in full only if it
-// has become something else since. A file is judged by its name in its
-// resolved directory: rg lists only regular files, never symlinks, when it
-// walks, and a file given as grep's target was resolved before rg saw it.
+// rgPaths checks the paths rg prints, relative to the directory it runs in
+// (base). rg enters the directories below base by path as it walks, so one
+// swapped for a symlink at the right moment leads it anywhere: a path is
+// shown only if, when it is checked, each directory on it is a real directory
+// reached from base without following a symlink and the file is a regular
+// file in the last one, and if it passes the dotfile and read-level pattern
+// checks. The directories are held as a stack of descriptors, which suits
+// rg's output sorted by path: each is opened once while rg prints what it
+// holds.
 type rgPaths struct {
 	fs   *FS
-	st   *walk.Stater
-	dirs map[string]rgDir
+	base string   // canonical rel of the directory rg runs in
+	c    cursor   // at base, or below it at the directory of the last path checked
+	dirs []string // the components below base that c has entered
+	at   string   // dirs joined, "." for base
+	// What each directory on the stack holds: base's first, then one per
+	// entry of dirs.
+	lists []rgListing
+	buf   []byte // for listing
+
+	// The last path checked and the verdict: grep prints a file's lines
+	// one after another.
+	last, lastFull string
+	lastOK, seen   bool
 }
 
-// rgDir is the decision about one directory rg printed files in.
-type rgDir struct {
-	target string // canonical rel the directory resolves to
-	ok     bool   // it lies inside the root and may be walked
-}
-
-func newRGPaths(fs *FS, base string) (*rgPaths, error) {
-	st, err := walk.NewStater(fs.root)
+// openRGPaths holds base, reached from the root without following a
+// symlink; rg is started in the directory held.
+func (fs *FS) openRGPaths(base string) (*rgPaths, error) {
+	c, err := fs.rgCursor(base)
 	if err != nil {
 		return nil, err
 	}
-	return &rgPaths{fs: fs, st: st, dirs: map[string]rgDir{base: {target: base, ok: true}}}, nil
+	return &rgPaths{fs: fs, base: base, c: c, at: ".", lists: make([]rgListing, 1)}, nil
 }
 
-func (c *rgPaths) close() { c.st.Close() }
+func (p *rgPaths) close() { p.c.close() }
 
-// check returns the canonical rel of the file rg printed as rel (joined onto
-// the directory rg ran in), or false when it must not be shown.
-func (c *rgPaths) check(rel string) (string, bool) {
-	if hidden(rel) {
+// check returns the canonical rel of the file rg printed as rel (relative to
+// base), or false when it must not be shown.
+func (p *rgPaths) check(rel string) (string, bool) {
+	if !p.seen || rel != p.last {
+		p.lastFull, p.lastOK = p.verify(rel)
+		p.last, p.seen = rel, true
+	}
+	return p.lastFull, p.lastOK
+}
+
+func (p *rgPaths) verify(rel string) (string, bool) {
+	full := join(p.base, rel)
+	if rel == "" || hidden(full) {
 		return "", false
 	}
 	dir, name := split(rel)
-	d := c.dir(dir)
-	if !d.ok {
+	if !p.enter(dir) || !p.lists[len(p.dirs)].regular(&p.c, name, &p.buf) || !p.fs.readable(full) {
 		return "", false
 	}
-	target := join(d.target, name)
-	return target, c.fs.readable(target)
+	return full, true
 }
 
-func (c *rgPaths) dir(rel string) rgDir {
-	if d, ok := c.dirs[rel]; ok {
-		return d
+// enter moves the cursor to dir, relative to base, and reports whether every
+// component on the way is a directory.
+func (p *rgPaths) enter(dir string) bool {
+	if dir == p.at {
+		return true
 	}
-	var d rgDir
-	if parent, _ := split(rel); parent != rel { // "." is decided only as base
-		if p := c.dir(parent); p.ok {
-			if typ, err := c.st.Lstat(rel); p.target == parent && err == nil && typ == walk.Dir {
-				d = rgDir{target: rel, ok: true}
-			} else if target, err := c.fs.resolveEntry(rel); err == nil {
-				d = rgDir{target: target, ok: true}
-			}
+	var want []string
+	if dir != "." {
+		want = strings.Split(dir, "/")
+	}
+	keep := 0
+	for keep < len(p.dirs) && keep < len(want) && p.dirs[keep] == want[keep] {
+		keep++
+	}
+	for len(p.dirs) > keep {
+		p.c.up()
+		p.dirs = p.dirs[:len(p.dirs)-1]
+		p.lists = p.lists[:len(p.lists)-1]
+	}
+	ok := true
+	for _, name := range want[keep:] {
+		// hidden has refused "." and ".." already, but down must never
+		// see them: ".." would leave the directory.
+		if name == "" || name == "." || name == ".." || p.c.down(name) != nil {
+			ok = false
+			break
+		}
+		p.dirs = append(p.dirs, name)
+		p.lists = append(p.lists, rgListing{})
+	}
+	p.at = "."
+	if len(p.dirs) > 0 {
+		p.at = strings.Join(p.dirs, "/")
+	}
+	return ok
+}
+
+// rgSource confirms the lines grep shows: each must be the line of its
+// number in the file at the path checked, read through the descriptor walk
+// every other tool opens files with. rg opens a file by path, so a directory
+// swapped for a symlink at the right moment hands it another file, whose
+// lines then differ from the checked file's and are dropped. rg prints a
+// file's lines in order and files one after another, so each file is read
+// once, up to its last line shown.
+type rgSource struct {
+	fs      *FS
+	started bool
+	rel     string        // the file being read
+	f       *fileReader   // rel, or nil when it could not be opened
+	raw     *bufio.Reader // reads f; kept from file to file
+	lines   *bufio.Reader // raw, or a decoder of UTF-16 over it
+	n       int           // lines of rel read so far
+	buf     []byte        // the start of the line compared
+}
+
+// has reports whether rg's text (rg.Line.Text) is what rg prints for line
+// number (decimal digits) of rel.
+func (s *rgSource) has(rel string, number, text []byte) bool {
+	if !s.started || rel != s.rel {
+		s.open(rel)
+	}
+	n, ok := lineNumber(number)
+	if s.f == nil || !ok || n <= s.n {
+		return false
+	}
+	for s.n < n-1 {
+		if !s.skipLine() {
+			return false
 		}
 	}
-	c.dirs[rel] = d
-	return d
+	return s.matchLine(text)
+}
+
+func (s *rgSource) open(rel string) {
+	s.close()
+	s.started, s.rel, s.n = true, rel, 0
+	f, err := s.fs.openReader(rel)
+	if err != nil {
+		return
+	}
+	s.f = f
+	if s.raw == nil {
+		s.raw = bufio.NewReaderSize(f, 64<<10)
+	} else {
+		s.raw.Reset(f)
+	}
+	s.lines = s.raw
+	// rg reads a file through its byte-order mark as it does: a UTF-8 one is
+	// dropped, UTF-16 is decoded to UTF-8.
+	head, _ := s.raw.Peek(3)
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		s.raw.Discard(3)
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
+		s.lines = utf16Lines(s.raw, unicode.LittleEndian)
+	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		s.lines = utf16Lines(s.raw, unicode.BigEndian)
+	}
+}
+
+func utf16Lines(r io.Reader, order unicode.Endianness) *bufio.Reader {
+	return bufio.NewReader(transform.NewReader(r, unicode.UTF16(order, unicode.ExpectBOM).NewDecoder()))
+}
+
+func (s *rgSource) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+}
+
+// skipLine reads past the next line, and reports false at the end of the
+// file: there is no further line to show.
+func (s *rgSource) skipLine() bool {
+	for {
+		_, err := s.lines.ReadSlice('\n')
+		switch err {
+		case nil:
+			s.n++
+			return true
+		case bufio.ErrBufferFull:
+		default:
+			return false
+		}
+	}
+}
+
+// matchLine reads the next line and reports whether rg prints it as text.
+// Only as much of the line as the comparison needs is kept.
+func (s *rgSource) matchLine(text []byte) bool {
+	limit := len(text) + len("\r\n")
+	s.buf = s.buf[:0]
+	size := 0
+	for {
+		chunk, err := s.lines.ReadSlice('\n')
+		size += len(chunk)
+		if room := limit - len(s.buf); room > 0 {
+			s.buf = append(s.buf, chunk[:min(room, len(chunk))]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if (err != nil && err != io.EOF) || size == 0 {
+			return false
+		}
+		break
+	}
+	s.n++
+	return printedAs(s.buf, size <= limit, text)
+}
+
+// printedAs reports whether rg, with --max-columns-preview, prints a line
+// as text (rg.Line.Text: without its terminator or one "\r" before it).
+// line is the line with its terminator when whole, or a prefix of it at
+// least len(text)+2 bytes long otherwise.
+func printedAs(line []byte, whole bool, text []byte) bool {
+	if whole {
+		l := bytes.TrimSuffix(line, []byte{'\n'})
+		if bytes.Equal(bytes.TrimSuffix(l, []byte{'\r'}), text) {
+			return true
+		}
+	}
+	preview, ok := bytes.CutSuffix(text, []byte(rg.Previewed))
+	return ok && bytes.HasPrefix(line, preview)
+}
+
+// lineNumber parses rg's decimal line number.
+func lineNumber(digits []byte) (int, bool) {
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	n := 0
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		n = n*10 + int(d-'0')
+	}
+	return n, true
 }

@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -207,33 +209,166 @@ func TestRipgrepMissing(t *testing.T) {
 }
 
 // TestRipgrepPathChecks drives the check of printed paths directly, for the
-// cases rg itself never produces: directories replaced by symlinks after rg
-// walked them.
+// cases rg never prints when nothing changes under it: a directory replaced
+// by a symlink after rg walked it, a file replaced by a symlink, a FIFO or a
+// directory, names that would climb out. All are dropped.
 func TestRipgrepPathChecks(t *testing.T) {
 	t.Parallel()
 	c, root := newWalkerFS(t, Options{DeniedPatterns: []string{"*.secret"}})
 	require.NoError(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "a-moved")))
 	mustSymlink(t, "subdir", filepath.Join(root, "a"))
-	paths, err := newRGPaths(c.fs, ".")
-	require.NoError(t, err)
-	defer paths.close()
-	for rel, want := range map[string]string{
-		"hello.txt":              "hello.txt",
-		"a/nested.py":            "subdir/nested.py", // a directory swapped for a link is resolved
-		"escape-dir/outside.txt": "",                 // one leading out of the root is dropped
-		"creds.secret":           "",
-		".env":                   "",
-		"subdir/.hidden.txt":     "",
-		"nope/x.txt":             "nope/x.txt", // a vanished directory resolves literally
+	for _, tc := range []struct {
+		base  string
+		paths map[string]string // printed path -> canonical rel, "" when dropped
+	}{
+		{".", map[string]string{
+			"hello.txt":              "hello.txt",
+			"subdir/nested.py":       "subdir/nested.py",
+			"a-moved/b.txt":          "a-moved/b.txt",
+			"a/nested.py":            "", // a directory swapped for a link
+			"linkdir/nested.py":      "",
+			"escape-dir/outside.txt": "",
+			"escape.txt":             "", // a file swapped for a link
+			"alias.txt":              "",
+			"pipe":                   "",
+			"empty":                  "",
+			"nope/x.txt":             "",
+			"creds.secret":           "",
+			".env":                   "",
+			"subdir/.hidden.txt":     "",
+			"subdir/../hello.txt":    "",
+			"subdir//nested.py":      "",
+			"/hello.txt":             "",
+			"":                       "",
+		}},
+		{"subdir", map[string]string{
+			"nested.py":     "subdir/nested.py",
+			"../hello.txt":  "",
+			".hidden.txt":   "",
+			"nested.py/x":   "",
+			"./nested.py":   "",
+			"missing/x.txt": "",
+		}},
 	} {
-		got, ok := paths.check(rel)
-		if want == "" {
-			assert.False(t, ok, rel)
-			continue
+		paths, err := c.fs.openRGPaths(tc.base)
+		require.NoError(t, err)
+		// Map order shuffles the paths, so the cursor climbs up and down.
+		for range 3 {
+			for rel, want := range tc.paths {
+				got, ok := paths.check(rel)
+				assert.Equal(t, want != "", ok, "%s in %s", rel, tc.base)
+				assert.Equal(t, want, got, "%s in %s", rel, tc.base)
+			}
 		}
-		assert.True(t, ok, rel)
-		assert.Equal(t, want, got, rel)
+		paths.close()
 	}
+	_, err := c.fs.openRGPaths("a")
+	assert.ErrorIs(t, err, syscall.ELOOP, "the directory rg runs in is reached without following a link")
+}
+
+func TestPrintedAs(t *testing.T) {
+	t.Parallel()
+	preview := func(s string) string { return s + rg.Previewed }
+	for _, tc := range []struct {
+		name, line string
+		whole      bool
+		text       string
+		want       bool
+	}{
+		{"equal", "abc\n", true, "abc", true},
+		{"last line, no newline", "abc", true, "abc", true},
+		{"crlf", "abc\r\n", true, "abc", true},
+		{"one cr only is the terminator's", "abc\r\r\n", true, "abc\r", true},
+		{"different", "abd\n", true, "abc", false},
+		{"longer", "abcd\n", true, "abc", false},
+		{"shorter", "ab\n", true, "abc", false},
+		{"empty line", "\n", true, "", true},
+		{"cut line is never equal", "abc\n", false, "abc", false},
+		{"preview of a long line", strings.Repeat("x", 10), false, preview("xxxx"), true},
+		{"preview of the whole line", "ééé\n", true, preview("ééé"), true},
+		{"preview of another line", strings.Repeat("y", 10), false, preview("xxxx"), false},
+		{"a line that reads like a preview", "ab" + rg.Previewed + "\n", true, "ab" + rg.Previewed, true},
+	} {
+		assert.Equal(t, tc.want, printedAs([]byte(tc.line), tc.whole, []byte(tc.text)), tc.name)
+	}
+}
+
+// TestRGSource checks lines against files as grep does: read once, in
+// order, through the byte-order mark as rg reads it.
+func TestRGSource(t *testing.T) {
+	t.Parallel()
+	utf16le := func(s string) string {
+		b := []byte{0xFF, 0xFE}
+		for _, r := range s {
+			b = append(b, byte(r), 0)
+		}
+		return string(b)
+	}
+	long := strings.Repeat("x", 70<<10) // longer than the reader's buffer
+	c, root := newTestFS(t, Options{Tools: []string{ToolGrep}, DeniedPatterns: []string{"*.secret"}}, map[string]string{
+		"a.txt":    "one\ntwo\r\nthree",
+		"bom.txt":  "\xEF\xBB\xBFfirst\nsecond\n",
+		"u16.txt":  utf16le("wide\nline\n"),
+		"long.txt": long + "\nafter\n",
+		"out.txt":  "outside\n",
+	})
+	mustSymlink(t, "out.txt", filepath.Join(root, "link.txt"))
+	type line struct {
+		rel, number, text string
+		want              bool
+	}
+	for _, tc := range []struct {
+		name  string
+		lines []line
+	}{
+		{"lines in order", []line{{"a.txt", "1", "one", true}, {"a.txt", "2", "two", true}, {"a.txt", "3", "three", true}}},
+		{"skipping lines", []line{{"a.txt", "3", "three", true}}},
+		{"past the end", []line{{"a.txt", "4", "", false}}},
+		{"a line twice or backwards", []line{{"a.txt", "2", "two", true}, {"a.txt", "2", "two", false}, {"a.txt", "1", "one", false}}},
+		{"one wrong line spoils no other", []line{{"a.txt", "1", "OUTSIDE", false}, {"a.txt", "2", "two", true}}},
+		{"utf-8 byte-order mark dropped", []line{{"bom.txt", "1", "first", true}, {"bom.txt", "2", "second", true}}},
+		{"utf-16 decoded", []line{{"u16.txt", "1", "wide", true}, {"u16.txt", "2", "line", true}}},
+		{"long line previewed", []line{{"long.txt", "1", long[:4096] + rg.Previewed, true}, {"long.txt", "2", "after", true}}},
+		{"past a long line", []line{{"long.txt", "2", "after", true}}},
+		{"files one after another", []line{{"a.txt", "1", "one", true}, {"bom.txt", "2", "second", true}, {"a.txt", "3", "three", true}}},
+		{"a symlink is not opened", []line{{"link.txt", "1", "outside", false}}},
+		{"missing file", []line{{"nope.txt", "1", "x", false}}},
+		{"line number zero", []line{{"a.txt", "0", "", false}}},
+		{"line number out of range", []line{{"a.txt", "99999999999999999999", "one", false}}},
+	} {
+		src := rgSource{fs: c.fs}
+		for _, l := range tc.lines {
+			assert.Equal(t, l.want, src.has(l.rel, []byte(l.number), []byte(l.text)), "%s: %s:%s", tc.name, l.rel, l.number)
+		}
+		src.close()
+	}
+}
+
+// rg and the check agree on files rg reads specially: through a byte-order
+// mark, and long lines it cuts.
+func TestGrepEncodings(t *testing.T) {
+	t.Parallel()
+	needRipgrep(t)
+	utf16be := func(s string) string {
+		b := []byte{0xFE, 0xFF}
+		for _, r := range s {
+			b = append(b, 0, byte(r))
+		}
+		return string(b)
+	}
+	wide := strings.Repeat("é", 3000) // over 4096 bytes, under 4096 characters
+	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep}}, map[string]string{
+		"bom.txt":  "\xEF\xBB\xBFneedle first\nneedle second\n",
+		"u16.txt":  utf16be("hello\nneedle wide\n"),
+		"wide.txt": wide + " needle\n",
+	})
+	got := result(callTool(context.Background(), t, c, ToolGrep, map[string]any{"pattern": "needle"}))
+	assert.Equal(t, lines(
+		"bom.txt:1:needle first",
+		"bom.txt:2:needle second",
+		"u16.txt:2:needle wide",
+		"wide.txt:1:"+wide+" needle"+rg.Previewed,
+	), got)
 }
 
 // A newline in a file name must not let a denied file's lines pass as

@@ -49,8 +49,9 @@ type Proc struct {
 	long    bool
 }
 
-// Start runs rg with args (after --no-config) in dir; split cuts its output
-// into records: SplitPaths for --files --null, SplitMatches for matches.
+// Start runs rg with args (after --no-config) in dir, a path or what DirOf
+// names; split cuts its output into records: SplitPaths for --files --null,
+// SplitMatches for matches.
 func Start(ctx context.Context, dir string, split bufio.SplitFunc, args ...string) (*Proc, error) {
 	cmd := exec.CommandContext(ctx, "rg", append([]string{"--no-config"}, args...)...)
 	cmd.Dir = dir
@@ -171,6 +172,10 @@ func (b *limitedBuffer) String() string {
 }
 
 var separator = []byte("--\n")
+
+// Previewed ends a line that --max-columns-preview cut: rg prints the start
+// of the line, then this.
+const Previewed = " [... omitted end of long line]"
 
 // Line is one line of rg's match output (--null --line-number
 // --with-filename): "path\x00N:text" for a match, "path\x00N-text" for a

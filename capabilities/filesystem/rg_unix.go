@@ -1,0 +1,39 @@
+//go:build unix
+
+package filesystem
+
+import (
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
+	"golang.org/x/sys/unix"
+)
+
+// rgCursor returns a cursor at the directory rel, reached without following
+// a symlink (see walk).
+func (fs *FS) rgCursor(rel string) (cursor, error) { return fs.walk(rel) }
+
+// rgWorkDir names the directory c is at, the canonical rel dir, as rg's
+// working directory: through c's descriptor where the system can name one
+// (Linux), so that rg starts in the very directory that was checked even if
+// its path now leads elsewhere; by its host path otherwise, where the checks
+// of what rg prints are all that stand between rg and a swapped path.
+func (fs *FS) rgWorkDir(c *cursor, dir string) string {
+	if p, ok := rg.DirOf(c.at()); ok && !rgByPath.Load() {
+		return p
+	}
+	return filepath.Join(fs.rootDir, filepath.FromSlash(dir))
+}
+
+// rgByPath starts rg by host path even where a descriptor can name its
+// directory: tests set it to show that the checks of what rg prints hold on
+// their own, as they must on systems without such names.
+var rgByPath atomic.Bool
+
+// regularAt reports whether name, below c, is a regular file (not a symlink
+// to one).
+func regularAt(c *cursor, name string) bool {
+	st, err := c.stat(name)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+}
