@@ -11,9 +11,14 @@ echo "== FileSystem walkers against ripgrep"
 scripts/bench-rg.sh
 echo
 
-echo "== read_file and a 100,000-file tree"
-"$GO" test -run '^$' -bench 'ReadFileSmall|LargeTree' -benchtime "${BENCHTIME_SMALL:-2000x}" ./capabilities/filesystem/
+echo "== read_file against os.ReadFile, a 100,000-file tree, the change watcher"
+"$GO" test -run '^$' -bench 'ReadFileSmall' -benchtime "${BENCHTIME_SMALL:-5000x}" ./capabilities/filesystem/
+"$GO" test -run '^$' -bench 'LargeTree|WatchOverhead|JobLifecycle' -benchmem ./capabilities/filesystem/
 echo
 
 echo "== spec loading, the agent loop, cache keys"
-"$GO" test -run '^$' -bench . -benchmem ./spec/ ./runtime/ ./runtime/cache/
+"$GO" test -run '^$' -bench . -benchmem ./spec/ ./runtime/cache/
+"$GO" test -run '^$' -bench 'ToolRounds' -benchmem ./runtime/
+
+echo "== 1000 workspace jobs at -j 8"
+"$GO" test -run '^$' -bench 'Batch1000' -benchtime "${BENCHTIME_BATCH:-3x}" ./runtime/
