@@ -50,8 +50,9 @@ func BenchmarkToolRounds(b *testing.B) {
 // it back through FileSystem (three tool rounds), then answers. It reports
 // jobs/s and the peak of the live heap during the batch (peak-heap-MB,
 // sampled every few milliseconds) and the descriptors still open after it
-// (leaked-fds: a FileSystem that kept a watch or its root open shows here). With the cache on, a first, untimed batch
-// fills the cache, and every timed batch is answered from it.
+// (leaked-fds: a FileSystem that kept a watch or its root open shows here).
+// With the cache on, a first, untimed batch fills the cache, and every timed
+// batch is answered from it.
 func BenchmarkBatch1000(b *testing.B) {
 	const jobs, concurrency = 1000, 8
 	for _, cached := range []bool{false, true} {
