@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
+
+	"github.com/agentspec/agentspec/internal/suggest"
 )
 
 // A capabilities entry takes one of the reference's forms:
@@ -124,7 +126,7 @@ func parseLongEntry(d *document, e entry, m map[string]any) (entry, bool) {
 	for k := range m {
 		if k != "name" && k != "arguments" {
 			msg := fmt.Sprintf("unknown key %q in a capability's long form", k)
-			if hint := didYouMean(k, []string{"name", "arguments"}); hint != "" {
+			if hint := suggest.DidYouMean(k, []string{"name", "arguments"}); hint != "" {
 				msg += hint
 			} else {
 				msg += " (valid keys: name, arguments)"
@@ -203,7 +205,7 @@ func unknownTypeMsg(name string, valid []string) string {
 	if len(valid) == 0 {
 		return fmt.Sprintf("unknown capability type %q: no capability types are registered", name)
 	}
-	return fmt.Sprintf("unknown capability type %q%s; valid types: %s", name, didYouMean(name, valid), strings.Join(valid, ", "))
+	return fmt.Sprintf("unknown capability type %q%s; valid types: %s", name, suggest.DidYouMean(name, valid), strings.Join(valid, ", "))
 }
 
 // noPositionalMsg explains a value given to a type without a positional

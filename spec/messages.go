@@ -15,6 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/agentspec/agentspec/internal/suggest"
 )
 
 // This file turns JSON Schema validation errors into messages a person reads
@@ -148,7 +150,7 @@ func (r *reporter) leaf(ve *jsonschema.ValidationError) {
 	case *kind.Enum:
 		msg = fmt.Sprintf("expected %s, found %s", expected("one of "+literals(k.Want)), r.found(ptr, val, typesOf(k.Want...)))
 		if s, ok := val.(string); ok {
-			msg += didYouMean(s, stringsIn(k.Want))
+			msg += suggest.DidYouMean(s, stringsIn(k.Want))
 		}
 	case *kind.Const:
 		msg = fmt.Sprintf("expected %s, found %s", expected(literal(k.Want)), r.found(ptr, val, typesOf(k.Want)))
@@ -255,7 +257,7 @@ func (r *reporter) boolHint(val any, want []string) string {
 func (r *reporter) unknown(ptr, name string, sch map[string]any) {
 	allowed := propertyNames(sch)
 	msg := fmt.Sprintf("unknown %s %q", r.noun, name)
-	switch hint := didYouMean(name, allowed); {
+	switch hint := suggest.DidYouMean(name, allowed); {
 	case hint != "":
 		msg += hint
 	case len(allowed) > 0:

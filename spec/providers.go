@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agentspec/agentspec/internal/suggest"
 )
 
 // Model providers are the "provider" of a spec's "provider:name" model. The
@@ -52,5 +54,5 @@ func checkProvider(d *document, root map[string]any, known []string) {
 		return
 	}
 	d.add("/model", d.pos("/model"), prefixed("/model", fmt.Sprintf("unknown model provider %q%s; known providers: %s",
-		provider, didYouMean(provider, known), strings.Join(known, ", "))))
+		provider, suggest.DidYouMean(provider, known), strings.Join(known, ", "))))
 }

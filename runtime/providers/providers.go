@@ -46,6 +46,8 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/agentspec/agentspec/spec"
+
+	"github.com/agentspec/agentspec/internal/suggest"
 )
 
 // Dialect selects how the agent loop replays an assistant turn: the OpenAI
@@ -368,7 +370,7 @@ func missingKey(ep endpoint) error {
 
 func unknownProvider(provider string) error {
 	msg := fmt.Sprintf("unknown model provider %q", provider)
-	if near := nearest(provider, Known()); near != "" {
+	if near := suggest.Closest(provider, Known()); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return errors.New(msg + "; known providers: " + strings.Join(Known(), ", "))
@@ -454,37 +456,6 @@ func firstNonEmpty(values ...string) string {
 		}
 	}
 	return ""
-}
-
-// nearest returns the candidate within two edits of s, or "".
-func nearest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // chatModel applies the spec's settings to every call and gives errors the

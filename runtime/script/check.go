@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentspec/agentspec/internal/suggest"
 )
 
 // Error is a problem in a script file, at a position.
@@ -139,7 +141,7 @@ func unknownKey(key, in string, s *shape) string {
 	}
 	slices.Sort(known)
 	msg := fmt.Sprintf("unknown key %q in %s", key, in)
-	if near := nearest(key, known); near != "" {
+	if near := suggest.Closest(key, known); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return msg + "; the keys are " + strings.Join(known, ", ")
@@ -189,35 +191,4 @@ func syntaxError(file string, err error) *Error {
 		return &Error{File: file, Line: line, Msg: "invalid YAML: " + m[2]}
 	}
 	return &Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
-}
-
-// nearest returns the candidate within two edits of s, or "".
-func nearest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

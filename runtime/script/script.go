@@ -34,6 +34,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentspec/agentspec/internal/suggest"
 )
 
 // Response shapes. They are the dialects of the providers the runtime speaks.
@@ -199,7 +201,7 @@ func Parse(name string, data []byte) (*Model, error) {
 	case OpenAI, Anthropic:
 	default:
 		msg := fmt.Sprintf("unknown dialect %q", f.Dialect)
-		if near := nearest(f.Dialect, []string{OpenAI, Anthropic}); near != "" {
+		if near := suggest.Closest(f.Dialect, []string{OpenAI, Anthropic}); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
 		c.add(mapValue(root, "dialect"), "%s; the dialects are %s and %s", msg, OpenAI, Anthropic)

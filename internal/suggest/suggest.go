@@ -1,16 +1,18 @@
-package spec
+// Package suggest finds the word a misspelt one most likely meant, for the
+// "did you mean" hints of every agentspec error message.
+package suggest
 
 import (
 	"fmt"
 	"strings"
 )
 
-// suggest returns the candidate s most likely misspells, or "" when none is
+// Closest returns the candidate s most likely misspells, or "" when none is
 // close. Closeness is the optimal-string-alignment distance (Levenshtein plus
 // transpositions) ignoring case, within a third of the word's length; failing
 // that, a word that starts exactly one candidate ("allowed" for
 // "allowed_patterns") suggests it.
-func suggest(s string, candidates []string) string {
+func Closest(s string, candidates []string) string {
 	word := strings.ToLower(s)
 	limit := max(1, min(3, len([]rune(word))/3))
 	best, bestDist := "", limit+1
@@ -36,9 +38,9 @@ func suggest(s string, candidates []string) string {
 	return best
 }
 
-// didYouMean returns ` (did you mean "x"?)` for the closest candidate, or "".
-func didYouMean(s string, candidates []string) string {
-	if c := suggest(s, candidates); c != "" {
+// DidYouMean returns ` (did you mean "x"?)` for the closest candidate, or "".
+func DidYouMean(s string, candidates []string) string {
+	if c := Closest(s, candidates); c != "" {
 		return fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return ""

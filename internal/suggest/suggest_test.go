@@ -1,4 +1,4 @@
-package spec
+package suggest
 
 import (
 	"testing"
@@ -45,8 +45,8 @@ func TestSuggest(t *testing.T) {
 		{"modl", "model"},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, suggest(tc.word, keys), tc.word)
+		assert.Equal(t, tc.want, Closest(tc.word, keys), tc.word)
 	}
-	assert.Equal(t, ` (did you mean "name"?)`, didYouMean("nme", keys))
-	assert.Equal(t, "", didYouMean("zzz", keys))
+	assert.Equal(t, ` (did you mean "name"?)`, DidYouMean("nme", keys))
+	assert.Equal(t, "", DidYouMean("zzz", keys))
 }
