@@ -82,7 +82,7 @@ func TestWriteFileTranscript(t *testing.T) {
 	assert.Equal(t, "c\n", readBack(t, root, "created.txt"), "a missing file ignores expected_hash")
 }
 
-func TestWriteFileInPlace(t *testing.T) {
+func TestWriteFileReplacesAtomically(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, root := newTestFS(t, Options{}, map[string]string{"target.txt": "old\n", "sub/t.txt": "t\n"})
@@ -91,14 +91,16 @@ func TestWriteFileInPlace(t *testing.T) {
 	require.NoError(t, err)
 	mustSymlink(t, "target.txt", filepath.Join(root, "link.txt"))
 	mustSymlink(t, "sub/ghost.txt", filepath.Join(root, "dangling.txt"))
+	require.NoError(t, os.Link(filepath.Join(root, "target.txt"), filepath.Join(root, "hard.txt")))
 
 	assert.Equal(t, "Wrote 8 chars (1 lines) to link.txt. [hash:"+contentHash([]byte("through\n"))+"]",
 		write(ctx, t, c, map[string]any{"path": "link.txt", "content": "through\n"}))
 	after, err := os.Stat(filepath.Join(root, "target.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), after.Mode().Perm(), "permission bits kept")
-	assert.True(t, os.SameFile(before, after), "same inode: written in place")
+	assert.False(t, os.SameFile(before, after), "new content is a new file renamed over the old")
 	assert.Equal(t, "through\n", readBack(t, root, "target.txt"))
+	assert.Equal(t, "old\n", readBack(t, root, "hard.txt"), "another hard link keeps the old content")
 	lst, err := os.Lstat(filepath.Join(root, "link.txt"))
 	require.NoError(t, err)
 	assert.NotZero(t, lst.Mode()&os.ModeSymlink, "the link stays a link")
