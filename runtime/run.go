@@ -245,7 +245,13 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 		dialect = DialectOpenAI
 	}
 
-	owned, err := spec.Instantiate(ctx, s, cfg.registry, workspace)
+	capCtx := ctx
+	if f := p.model.script; f != nil {
+		if abs, err := filepath.Abs(f.path); err == nil {
+			capCtx = capabilities.WithProtectedFiles(ctx, abs) // the spec names it: not the agent's to change
+		}
+	}
+	owned, err := spec.Instantiate(capCtx, s, cfg.registry, workspace)
 	if err != nil {
 		return nil, orInterrupted(ctx, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -19,6 +20,12 @@ import (
 func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir string) ([]capabilities.Capability, error) {
 	if reg == nil {
 		reg = capabilities.Default()
+	}
+	if s.File != "" {
+		// The agent must not rewrite the spec it runs under (decision D11).
+		if abs, err := filepath.Abs(s.File); err == nil {
+			ctx = capabilities.WithProtectedFiles(ctx, abs)
+		}
 	}
 	var (
 		built []capabilities.Capability

@@ -73,6 +73,17 @@ var (
 		".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*",
 		"*/.git/*", "*/.env", "*/.env.*",
 	}
+	// DefaultSecretPatterns are the secret patterns used when
+	// Options.SecretPatterns is nil (decision D10): dotenv files at any depth
+	// (but not their .example, .sample, .template and .dist templates), key
+	// material and keystores, SSH directories and credential files.
+	DefaultSecretPatterns = []string{
+		"**/.env", "**/.env.*",
+		"*.pem", "*.key", "*.p12", "*.pfx",
+		"**/id_rsa", "**/id_dsa", "**/id_ecdsa", "**/id_ed25519",
+		"**/.ssh/*", "**/.netrc", "**/.pypirc", "**/.aws/credentials",
+		"!*.example", "!*.sample", "!*.template", "!*.dist",
+	}
 )
 
 // Default limits.
@@ -100,6 +111,20 @@ type Options struct {
 	// ProtectedPatterns are readable but never written. Nil means
 	// DefaultProtectedPatterns; an empty, non-nil slice disables protection.
 	ProtectedPatterns []string `json:"protected_patterns"`
+	// ReadOnlyPatterns is the pydantic-ai harness's newer name for
+	// ProtectedPatterns; a spec may give one or the other, not both.
+	ReadOnlyPatterns []string `json:"read_only_patterns"`
+	// SecretPatterns are paths never shown to the model: they behave exactly
+	// like DeniedPatterns (invisible to walkers and searches, unreadable,
+	// unwritable). A pattern starting with "!" exempts the paths it matches
+	// from the others ("!*.example" keeps ".env.example" visible). Nil means
+	// DefaultSecretPatterns; an empty, non-nil slice turns them off.
+	SecretPatterns []string `json:"secret_patterns"`
+	// ProtectedFiles are files (absolute paths, or relative to the directory
+	// New is given) that are never changed, whatever the patterns say: a
+	// spec's own file and the files it names, when they lie in the root.
+	// Specs cannot set it; a run fills it in.
+	ProtectedFiles []string `json:"-"`
 	// MaxReadLines is read_file's default window. Default 2000.
 	MaxReadLines int `json:"max_read_lines,omitempty"`
 	// MaxReadChars caps a whole read_file result, in characters. Zero: no cap.
@@ -221,8 +246,18 @@ func (o *Options) normalize() error {
 	if o.RootDir == "" {
 		o.RootDir = "."
 	}
+	if o.ReadOnlyPatterns != nil {
+		if o.ProtectedPatterns != nil {
+			return capabilities.ArgErrorf("read_only_patterns",
+				"read_only_patterns and protected_patterns are two names of one option; give only one")
+		}
+		o.ProtectedPatterns, o.ReadOnlyPatterns = o.ReadOnlyPatterns, nil
+	}
 	if o.ProtectedPatterns == nil {
 		o.ProtectedPatterns = DefaultProtectedPatterns
+	}
+	if o.SecretPatterns == nil {
+		o.SecretPatterns = DefaultSecretPatterns
 	}
 	if o.Tools == nil {
 		o.Tools = DefaultToolNames
@@ -347,11 +382,12 @@ func init() {
 		Description: "Sandboxed, pattern-filtered file tools (read, write, edit, list, search) scoped to one root directory.",
 		Schema:      json.RawMessage(optionsSchema),
 		Positional:  "root_dir",
-		New: func(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
+		New: func(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
 			var opts Options
 			if err := args.Decode(&opts); err != nil {
 				return nil, optionError(err)
 			}
+			opts.ProtectedFiles = capabilities.ProtectedFiles(ctx)
 			return New(opts, args.Dir)
 		},
 	})

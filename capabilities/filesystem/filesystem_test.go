@@ -253,7 +253,9 @@ func TestSchemaMatchesOptions(t *testing.T) {
 	typ := reflect.TypeFor[Options]()
 	for i := range typ.NumField() {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		keys = append(keys, name)
+		if name != "-" { // set by programs, never by a spec
+			keys = append(keys, name)
+		}
 	}
 	var props []string
 	for k, p := range schema.Properties {
@@ -274,6 +276,11 @@ func TestSchemaMatchesOptions(t *testing.T) {
 		protected = append(protected, p.(string))
 	}
 	assert.Equal(t, DefaultProtectedPatterns, protected)
+	var secret []string
+	for _, p := range schema.Properties["secret_patterns"]["default"].([]any) {
+		secret = append(secret, p.(string))
+	}
+	assert.Equal(t, DefaultSecretPatterns, secret)
 }
 
 func TestDecodeArgs(t *testing.T) {

@@ -31,6 +31,8 @@ type FS struct {
 	changes    *changeTracker
 
 	allowed, denied, protected []pattern
+	// protectedFiles are the rels of Options.ProtectedFiles inside the root.
+	protectedFiles map[string]bool
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -58,7 +60,8 @@ func newFS(opts Options, dir string) (*FS, error) {
 		dir:       rd,
 		opts:      opts,
 		allowed:   compilePatterns(opts.AllowedPatterns),
-		denied:    compilePatterns(opts.DeniedPatterns),
+		// Secrets behave exactly like denied paths (decision D10).
+		denied:    append(compilePatterns(opts.DeniedPatterns), compileExcepting(opts.SecretPatterns)...),
 		protected: compilePatterns(opts.ProtectedPatterns),
 	}
 	fs.changes = newChangeTracker(fs)
@@ -74,7 +77,31 @@ func newFS(opts Options, dir string) (*FS, error) {
 	if fs.cwd != "." {
 		fs.cwdParts = strings.Split(fs.cwd, "/")
 	}
+	fs.protectedFiles = protectedRels(real, dir, opts.ProtectedFiles)
 	return fs, nil
+}
+
+// protectedRels returns the root-relative names of the files in paths that
+// lie inside the root real, symlinks resolved.
+func protectedRels(real, dir string, paths []string) map[string]bool {
+	if len(paths) == 0 {
+		return nil
+	}
+	rels := map[string]bool{}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if abs, err := filepath.Abs(p); err == nil && within(abs, real) {
+			if rel, err := filepath.Rel(real, abs); err == nil {
+				rels[filepath.ToSlash(rel)] = true
+			}
+		}
+	}
+	return rels
 }
 
 // Close stops the change watcher, then releases the root's descriptors, which
@@ -105,11 +132,17 @@ func (fs *FS) checkRead(rel string) error {
 	return nil
 }
 
-// checkWrite gates a change to rel: protected patterns first, then the read
-// checks.
+// checkWrite gates a change to rel: protected patterns, then a .git entry at
+// any depth (decision D11) and the spec's own files, then the read checks.
 func (fs *FS) checkWrite(rel string) error {
 	if p, ok := matchAny(fs.protected, rel, true); ok {
 		return capabilities.Retry("Path %s is protected (matches %s).", pyRepr(rel), pyRepr(p))
+	}
+	if hasGitComponent(rel) {
+		return capabilities.Retry("Path %s is protected (matches %s).", pyRepr(rel), pyRepr(".git"))
+	}
+	if fs.protectedFiles[rel] {
+		return capabilities.Retry("Path %s is protected (matches %s).", pyRepr(rel), pyRepr(rel))
 	}
 	return fs.checkRead(rel)
 }
@@ -135,6 +168,19 @@ func (fs *FS) readable(rel string) bool {
 	}
 	_, ok := matchAny(fs.allowed, rel, false)
 	return ok
+}
+
+// hasGitComponent reports whether a component of rel is named .git, in any
+// case (git treats ".GIT" as ".git" on case-insensitive filesystems): a
+// file or directory there redirects or configures git, which runs hooks and
+// fsmonitor commands from it.
+func hasGitComponent(rel string) bool {
+	for c := range strings.SplitSeq(rel, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 // hidden reports whether rel has a dot-prefixed component; walkers skip such

@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -20,9 +21,10 @@ import (
 
 // pattern is a compiled access pattern.
 type pattern struct {
-	text string
-	m    matcher
-	alt  *matcher // text without its "**/" prefix
+	text   string
+	m      matcher
+	alt    *matcher  // text without its "**/" prefix
+	except []pattern // a name these match is not matched after all
 }
 
 func compilePattern(text string) pattern {
@@ -43,7 +45,35 @@ func compilePatterns(texts []string) []pattern {
 }
 
 func (p *pattern) match(name string) bool {
-	return p.m.match(name) || (p.alt != nil && p.alt.match(name))
+	if !p.m.match(name) && (p.alt == nil || !p.alt.match(name)) {
+		return false
+	}
+	for i := range p.except {
+		if p.except[i].match(name) {
+			return false
+		}
+	}
+	return true
+}
+
+// compileExcepting compiles a list in which a pattern starting with "!"
+// exempts what it matches from every other pattern of the list, as
+// secret_patterns does.
+func compileExcepting(texts []string) []pattern {
+	var plain, except []string
+	for _, t := range texts {
+		if rest, ok := strings.CutPrefix(t, "!"); ok {
+			except = append(except, rest)
+		} else {
+			plain = append(plain, t)
+		}
+	}
+	ps := compilePatterns(plain)
+	ex := compilePatterns(except)
+	for i := range ps {
+		ps[i].except = ex
+	}
+	return ps
 }
 
 // fnmatch reports whether name matches pattern (compiling it on each call;

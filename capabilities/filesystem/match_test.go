@@ -100,6 +100,7 @@ func TestAccessChecks(t *testing.T) {
 	c, _ := newTestFS(t, Options{
 		AllowedPatterns: []string{"*.py", "*.txt", "*.md", "it's/*", "private/*"},
 		DeniedPatterns:  []string{"config/*", "private"},
+		SecretPatterns:  []string{}, // the reference's behaviour
 	}, nil)
 	fs := c.fs
 	tests := []struct {

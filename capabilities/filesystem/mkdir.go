@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -47,8 +48,14 @@ func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string,
 	case !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
 		return "", osError(err)
 	}
-	if err := fs.checkAncestors(args.Path, rel); err != nil {
+	existing, err := fs.checkAncestors(args.Path, rel)
+	if err != nil {
 		return "", err
+	}
+	for _, name := range strings.Split(strings.TrimPrefix(rel[len(existing):], "/"), "/") {
+		if err := checkNewName(args.Path, name); err != nil {
+			return "", err
+		}
 	}
 	refusal, err := fs.announce(ctx, rel, OpCreateDirectory, "", false)
 	if err != nil || refusal != "" {
@@ -80,21 +87,24 @@ func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string,
 }
 
 // checkAncestors refuses a directory whose nearest existing ancestor is not a
-// directory.
-func (fs *FS) checkAncestors(path, rel string) error {
+// directory, and returns that ancestor ("" for the root).
+func (fs *FS) checkAncestors(path, rel string) (string, error) {
 	for dir := rel; dir != "."; {
 		dir, _ = split(dir)
 		st, err := fs.lstat(dir)
 		switch {
 		case err == nil && st.IsDir():
-			return nil
+			if dir == "." {
+				return "", nil
+			}
+			return dir, nil
 		case err == nil:
-			return capabilities.Retry("Path %s has a parent that is not a directory.", pyRepr(path))
+			return "", capabilities.Retry("Path %s has a parent that is not a directory.", pyRepr(path))
 		case errors.Is(err, syscall.ELOOP):
-			return changedToSymlink(path)
+			return "", changedToSymlink(path)
 		case !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
-			return osError(err)
+			return "", osError(err)
 		}
 	}
-	return nil
+	return "", nil
 }

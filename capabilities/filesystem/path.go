@@ -118,6 +118,9 @@ func (fs *FS) resolvePath(base []string, p string) (string, error) {
 		return "", err
 	}
 	if !r.inside {
+		if rel, ok := fs.viaAlias(p); ok {
+			return rel, nil
+		}
 		return "", capabilities.Retry("Path %s resolves outside the root directory.", pyRepr(given))
 	}
 	rel := "."
@@ -226,6 +229,15 @@ func (r *resolution) up() {
 // step walks one existing-or-not component below the cursor.
 func (r *resolution) step(name string) error {
 	kind, err := r.cur.lstat(name)
+	if err != nil && strings.IndexByte(name, '\\') >= 0 {
+		// A name the listings showed escaped (see names.go) addresses the
+		// file of the raw name when no file has the escaped one.
+		if raw, ok := unescapeName(name); ok && raw != name {
+			if k, rerr := r.cur.lstat(raw); rerr == nil {
+				name, kind, err = raw, k, nil
+			}
+		}
+	}
 	if err != nil {
 		if e := pathNameError(err); e != nil {
 			return e
@@ -278,4 +290,39 @@ func pathNameError(err error) error {
 		return errEncoding
 	}
 	return nil
+}
+
+// viaAlias resolves the absolute path p that the walk placed outside the
+// root, for the case where it reaches the root through a symlink outside it:
+// an alias of the root or of a directory in it (on macOS /tmp and /var are
+// links to /private/..., and a symlinked home is common). The shortest prefix
+// of p whose real path lies in the root is taken for that directory, and the
+// rest is resolved below it as any path is. Only here does a resolution look
+// at the filesystem outside the root, and only at the names p spells.
+func (fs *FS) viaAlias(p string) (string, bool) {
+	comps := strings.Split(strings.Trim(p, "/"), "/")
+	prefix := ""
+	for i, c := range comps {
+		if c == ".." {
+			return "", false // a climb the OS would resolve differently: not guessed at
+		}
+		if c == "" || c == "." {
+			continue
+		}
+		prefix += "/" + c
+		real, err := filepath.EvalSymlinks(filepath.FromSlash(prefix))
+		if err != nil {
+			return "", false
+		}
+		if !within(real, fs.rootDir) {
+			continue
+		}
+		dir, err := filepath.Rel(fs.rootDir, real)
+		if err != nil {
+			return "", false
+		}
+		rel, err := fs.resolvePath(nil, filepath.ToSlash(dir)+"/"+strings.Join(comps[i+1:], "/"))
+		return rel, err == nil
+	}
+	return "", false
 }

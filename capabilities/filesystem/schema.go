@@ -35,6 +35,17 @@ const optionsSchema = `{
       "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, can be read but not written. An empty list disables protection.",
       "default": [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*", "*/.git/*", "*/.env", "*/.env.*"]
     },
+    "read_only_patterns": {
+      "type": "array",
+      "items": {"type": "string"},
+      "description": "The pydantic-ai harness's newer name for protected_patterns; give one or the other, not both."
+    },
+    "secret_patterns": {
+      "type": "array",
+      "items": {"type": "string"},
+      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, are never shown to the model: they behave exactly like denied_patterns. A pattern starting with '!' exempts what it matches ('!*.example'). An empty list turns them off.",
+      "default": ["**/.env", "**/.env.*", "*.pem", "*.key", "*.p12", "*.pfx", "**/id_rsa", "**/id_dsa", "**/id_ecdsa", "**/id_ed25519", "**/.ssh/*", "**/.netrc", "**/.pypirc", "**/.aws/credentials", "!*.example", "!*.sample", "!*.template", "!*.dist"]
+    },
     "max_read_lines": {
       "type": "integer",
       "minimum": 1,

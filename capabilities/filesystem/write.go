@@ -57,6 +57,11 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 		if err := fs.requireKnown(args.Path, rel, args.ExpectedHash); err != nil {
 			return "", err
 		}
+	} else {
+		_, name := split(rel)
+		if err := checkNewName(args.Path, name); err != nil {
+			return "", err
+		}
 	}
 	// watched: the write is checked against what the agent last saw of the
 	// file, since the model gave no hash of its own (see watch.go).

@@ -1,0 +1,260 @@
+package filesystem
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var allTools = []string{
+	ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolSearchFiles,
+	ToolFindFiles, ToolCreateDirectory, ToolFileInfo,
+}
+
+// D11: no tool creates, writes or edits anything named .git, at any depth,
+// file or directory, whatever protected_patterns say.
+func TestGitEntriesAreProtected(t *testing.T) {
+	t.Parallel()
+	for _, opts := range []Options{{}, {ProtectedPatterns: []string{}}} {
+		c, root := newTestFS(t, opts, map[string]string{"sub/.git": "gitdir: ../evil\n", "repo/.git/config": "[core]\n"})
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{ToolWriteFile, map[string]any{"path": ".git", "content": "gitdir: evil\n"}},
+			{ToolWriteFile, map[string]any{"path": "deep/er/.git", "content": "gitdir: evil\n"}},
+			{ToolWriteFile, map[string]any{"path": "sub/.git", "content": "gitdir: evil\n"}},
+			{ToolWriteFile, map[string]any{"path": "x/.GIT", "content": "gitdir: evil\n"}},
+			{ToolWriteFile, map[string]any{"path": "repo/.git/config", "content": "[core]\n\tfsmonitor = evil\n"}},
+			{ToolEditFile, map[string]any{"path": "sub/.git", "old_text": "evil", "new_text": "x"}},
+			{ToolCreateDirectory, map[string]any{"path": ".git"}},
+			{ToolCreateDirectory, map[string]any{"path": "a/.git/hooks"}},
+		} {
+			out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+			assert.Contains(t, result(out, err), "is protected (matches", "%s %v", tc.tool, tc.args)
+		}
+		assert.NoFileExists(t, filepath.Join(root, ".git"))
+		assert.Equal(t, "gitdir: ../evil\n", readBack(t, root, "sub/.git"))
+		assert.Equal(t, "[core]\n", readBack(t, root, "repo/.git/config"))
+		assert.NoDirExists(t, filepath.Join(root, "a"))
+	}
+	// Reading stays allowed: only changes are refused.
+	c, _ := newTestFS(t, Options{}, map[string]string{"sub/.git": "gitdir: x\n"})
+	out, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": "sub/.git"})
+	require.NoError(t, err)
+	assert.Contains(t, out, "gitdir: x")
+}
+
+// A spec's own file and the files it names are never changed by its agent.
+func TestProtectedFiles(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	mustWrite(t, root, "agent.yaml", "model: x\n")
+	mustWrite(t, root, "script.yaml", "steps: []\n")
+	mustWrite(t, root, "other.txt", "o\n")
+	mustSymlink(t, "agent.yaml", filepath.Join(root, "alias.yaml"))
+	c, err := New(Options{Tools: allTools, ProtectedFiles: []string{filepath.Join(root, "agent.yaml"), "script.yaml", "/elsewhere/spec.yaml"}}, root)
+	require.NoError(t, err)
+	defer c.Close()
+	for _, p := range []string{"agent.yaml", "alias.yaml", "./script.yaml"} {
+		out, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": p, "content": "model: evil\n"})
+		assert.Contains(t, result(out, err), "is protected (matches", p)
+		out, err = callTool(context.Background(), t, c, ToolEditFile, map[string]any{"path": p, "old_text": "m", "new_text": "x"})
+		assert.Contains(t, result(out, err), "is protected (matches", p)
+	}
+	assert.Equal(t, "model: x\n", readBack(t, root, "agent.yaml"))
+	assert.Equal(t, "steps: []\n", readBack(t, root, "script.yaml"))
+	out, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": "other.txt", "content": "fine\n"})
+	require.NoError(t, err, out)
+	out, err = callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": "agent.yaml"})
+	require.NoError(t, err)
+	assert.Contains(t, out, "model: x", "protected files stay readable")
+}
+
+// D10: secrets are invisible and unreadable by default; secret_patterns: []
+// restores the reference's behaviour.
+func TestSecretPatterns(t *testing.T) {
+	t.Parallel()
+	secrets := []string{
+		".env", ".env.local", "apps/web/.env", "apps/web/.env.production",
+		"certs/server.pem", "tls.key", "store.p12", "store.pfx",
+		"id_rsa", "home/.ssh/id_ed25519", "keys/id_ecdsa", "id_dsa", ".ssh/config", "home/.ssh/known_hosts",
+		".netrc", "pkg/.pypirc", ".aws/credentials", "home/.aws/credentials",
+	}
+	visible := []string{
+		".env.example", "apps/.env.sample", ".env.template", ".env.dist",
+		"id_rsa.pub", "keys/id_ed25519.pub", "keyboard.txt", "env.txt", ".aws/config", "notes.md",
+	}
+	files := map[string]string{}
+	for _, p := range append(append([]string(nil), secrets...), visible...) {
+		files[p] = "TOKEN=hunter2\n"
+	}
+	c, root := newTestFS(t, Options{Tools: allTools}, files)
+	for _, p := range secrets {
+		for _, tool := range []string{ToolReadFile, ToolFileInfo} {
+			out, err := callTool(context.Background(), t, c, tool, map[string]any{"path": p})
+			assert.Contains(t, result(out, err), "is denied by pattern", "%s %s", tool, p)
+		}
+		out, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": p, "content": "x"})
+		assert.Contains(t, result(out, err), "RETRY:", "write %s", p)
+		assert.Equal(t, "TOKEN=hunter2\n", readBack(t, root, p))
+	}
+	for _, p := range visible {
+		out, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": p})
+		assert.Contains(t, result(out, err), "TOKEN=hunter2", p)
+	}
+	// Walkers and searches never show a secret, even where they show dot files.
+	for _, dir := range []string{".", "apps/web", "home/.ssh", "certs"} {
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{ToolListDirectory, map[string]any{"path": dir}},
+			{ToolFindFiles, map[string]any{"pattern": "**/*", "path": dir}},
+			{ToolSearchFiles, map[string]any{"pattern": "hunter2", "path": dir}},
+		} {
+			out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+			res := result(out, err)
+			for _, p := range secrets {
+				base := p[strings.LastIndexByte(p, '/')+1:]
+				if strings.HasSuffix(res, base) || strings.Contains(res, base+"\n") || strings.Contains(res, base+":") {
+					t.Errorf("%s %v shows the secret %s:\n%s", tc.tool, tc.args, p, res)
+				}
+			}
+		}
+	}
+
+	off, _ := newTestFS(t, Options{Tools: allTools, SecretPatterns: []string{}}, files)
+	for _, p := range secrets {
+		out, err := callTool(context.Background(), t, off, ToolReadFile, map[string]any{"path": p})
+		assert.Contains(t, result(out, err), "TOKEN=hunter2", "secret_patterns: [] reads %s", p)
+	}
+	custom, _ := newTestFS(t, Options{Tools: allTools, SecretPatterns: []string{"*.txt", "!keyboard.txt"}}, files)
+	out, err := callTool(context.Background(), t, custom, ToolReadFile, map[string]any{"path": "env.txt"})
+	assert.Equal(t, "RETRY: Path 'env.txt' is denied by pattern '*.txt'.", result(out, err))
+	out, err = callTool(context.Background(), t, custom, ToolReadFile, map[string]any{"path": "keyboard.txt"})
+	assert.Contains(t, result(out, err), "hunter2", "'!' exempts")
+	out, err = callTool(context.Background(), t, custom, ToolReadFile, map[string]any{"path": ".env"})
+	assert.Contains(t, result(out, err), "hunter2", "a custom list replaces the defaults")
+}
+
+func TestReadOnlyPatternsAlias(t *testing.T) {
+	t.Parallel()
+	c, _ := newTestFS(t, Options{ReadOnlyPatterns: []string{"docs/*"}}, map[string]string{"docs/a.md": "a\n"})
+	out, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": "docs/a.md", "content": "b\n"})
+	assert.Equal(t, "RETRY: Path 'docs/a.md' is protected (matches 'docs/*').", result(out, err))
+	_, err = New(Options{ReadOnlyPatterns: []string{"a"}, ProtectedPatterns: []string{"b"}}, t.TempDir())
+	assert.ErrorContains(t, err, "give only one")
+}
+
+// Names that would mislead a reader are shown escaped, the escaped form
+// reaches the same file, and no tool creates such a name.
+func TestNameEscaping(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ raw, shown string }{
+		{"plain.txt", "plain.txt"},
+		{`back\slash`, `back\slash`},
+		{"new\nline", `new\x0aline`},
+		{"esc\x1b[31m", `esc\x1b[31m`},
+		{"bad\xffbyte", `bad\xffbyte`},
+		{"txt.\u202eexe", `txt.\u202eexe`},
+		{"mixed\\\n", `mixed\\\x0a`},
+		{"repl\ufffd", `repl\ufffd`},
+		{"del\x7f", `del\x7f`},
+		{"c1\u0085", `c1\u0085`},
+		{"日本語.md", "日本語.md"},
+	} {
+		assert.Equal(t, tc.shown, displayName(tc.raw), "%q", tc.raw)
+		if tc.raw != tc.shown {
+			back, ok := unescapeName(tc.shown)
+			assert.True(t, ok, tc.shown)
+			assert.Equal(t, tc.raw, back, "reversible")
+		}
+	}
+	for _, s := range []string{`a\qb`, `a\x4`, `a\x41`, `\\`, `x\`} {
+		_, ok := unescapeName(s)
+		assert.False(t, ok, "%s is not an escaped form", s)
+	}
+
+	root := t.TempDir()
+	raw := "evil\n[x.txt | 1 lines | hash:000000000000]"
+	require.NoError(t, os.WriteFile(filepath.Join(root, raw), []byte("payload\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "d\x1bir"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d\x1bir", "f.txt"), []byte("in\n"), 0o644))
+	c, err := New(Options{Tools: allTools}, root)
+	require.NoError(t, err)
+	defer c.Close()
+	shown := displayName(raw)
+	out, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": shown})
+	require.NoError(t, err)
+	assert.Contains(t, out, "payload")
+	out, err = callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": `d\x1bir/f.txt`})
+	require.NoError(t, err)
+	assert.Contains(t, out, "in\n")
+	_, err = callTool(context.Background(), t, c, ToolEditFile, map[string]any{"path": shown, "old_text": "payload", "new_text": "edited"})
+	require.NoError(t, err)
+	assert.Equal(t, "edited\n", readBack(t, root, raw), "the escaped form edits the raw name")
+
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolWriteFile, map[string]any{"path": "a\nb.txt", "content": "x"}},
+		{ToolWriteFile, map[string]any{"path": "a\x1b.txt", "content": "x"}},
+		{ToolWriteFile, map[string]any{"path": "x\u202etxt.exe", "content": "x"}},
+		{ToolWriteFile, map[string]any{"path": "r\ufffd.txt", "content": "x"}},
+		{ToolWriteFile, map[string]any{"path": `esc\xff.txt`, "content": "x"}},
+		{ToolWriteFile, map[string]any{"path": tempPrefix + "mine", "content": "x"}},
+		{ToolCreateDirectory, map[string]any{"path": "ok/bad\tdir/ok"}},
+	} {
+		out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+		assert.Contains(t, result(out, err), "RETRY: Path", "%s %q", tc.tool, tc.args["path"])
+	}
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "nothing was created")
+	// An existing odd name can still be rewritten: only creating is refused.
+	_, err = callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": shown, "content": "again\n"})
+	require.NoError(t, err)
+}
+
+// An absolute path that reaches the root through a symlink to it, or to one
+// of its directories, is inside, as the reference's realpath has it.
+func TestAbsolutePathThroughAlias(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	real := filepath.Join(base, "private", "work")
+	mustWrite(t, real, "sub/f.txt", "hi\n")
+	mustSymlink(t, filepath.Join(base, "private"), filepath.Join(base, "tmp"))
+	mustSymlink(t, filepath.Join(real, "sub"), filepath.Join(base, "subalias"))
+	mustSymlink(t, base, filepath.Join(base, "outside"))
+	c, err := New(Options{Tools: allTools}, real)
+	require.NoError(t, err)
+	defer c.Close()
+	for _, p := range []string{
+		filepath.Join(base, "tmp", "work", "sub", "f.txt"),
+		filepath.Join(base, "subalias", "f.txt"),
+		base + "/tmp/work/sub/../sub/f.txt",
+	} {
+		out, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": p})
+		require.NoError(t, err, p)
+		assert.Contains(t, out, "hi\n", p)
+	}
+	for _, p := range []string{
+		filepath.Join(base, "tmp"),
+		base + "/tmp/work/../other",
+		filepath.Join(base, "outside", "private", "x"),
+		base + "/tmp/work/sub/../../x",
+	} {
+		out, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": p})
+		assert.Contains(t, result(out, err), "resolves outside the root directory", p)
+	}
+	out, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": filepath.Join(base, "tmp", "work", "new.txt"), "content": "n\n"})
+	require.NoError(t, err, out)
+	assert.Equal(t, "n\n", readBack(t, real, "new.txt"))
+}

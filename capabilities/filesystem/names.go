@@ -1,0 +1,162 @@
+package filesystem
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// Names a model must not be shown raw
+//
+// A file name can hold bytes that would mislead whoever reads a listing: a
+// newline that forges a second entry, an escape sequence for the terminal,
+// a bidirectional override that shows "txt.exe" as "exe.txt", bytes that are
+// not UTF-8 at all. Listings and search results show such a name escaped:
+// each backslash as \\, each such byte or invalid byte as \xNN, each such
+// code point as \uNNNN, everything else as it is. Names without any of them
+// are shown unchanged, backslashes included.
+//
+// The escaped form is reversible, and any tool given it addresses the same
+// file: when no file has the escaped name itself, resolution tries the name
+// it unescapes to (path.go). Tools refuse to create such names.
+
+// escapedRune reports whether r is shown escaped: C0 and C1 controls, DEL,
+// the line and paragraph separators, the bidirectional controls, and U+FFFD
+// (so that a real U+FFFD differs from a byte that is not UTF-8).
+func escapedRune(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true // bidirectional marks, embeddings, overrides and isolates
+	case r == 0x2028, r == 0x2029, r == utf8.RuneError:
+		return true
+	}
+	return false
+}
+
+// needsEscape reports whether name holds anything shown escaped.
+func needsEscape(name string) bool {
+	for i := 0; i < len(name); {
+		c := name[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(name[i:])
+		if escapedRune(r) { // includes invalid bytes, which decode as RuneError
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// displayName is name as listings show it: unchanged unless it holds
+// something shown escaped, escaped otherwise. It works on whole paths too,
+// since '/' is never escaped.
+func displayName(name string) string {
+	if !needsEscape(name) {
+		return name
+	}
+	var b strings.Builder
+	b.Grow(len(name) + 8)
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(name[i]))
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < utf8.RuneSelf && escapedRune(r):
+			b.WriteString(`\x`)
+			b.WriteString(hex2(byte(r)))
+		case escapedRune(r):
+			b.WriteString(`\u`)
+			s := strconv.FormatInt(int64(r), 16)
+			b.WriteString(strings.Repeat("0", 4-len(s)) + s)
+		default:
+			b.WriteString(name[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func hex2(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[c>>4], digits[c&0xf]})
+}
+
+// unescapeName reverses displayName for one component. ok is false when name
+// is not an escaped form (a backslash not followed by \, xNN or uNNNN), or
+// unescapes to a name that would not have been shown escaped.
+func unescapeName(name string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 >= len(name) {
+			return "", false
+		}
+		switch name[i+1] {
+		case '\\':
+			b.WriteByte('\\')
+			i++
+		case 'x':
+			if i+4 > len(name) {
+				return "", false
+			}
+			v, err := strconv.ParseUint(name[i+2:i+4], 16, 8)
+			if err != nil {
+				return "", false
+			}
+			b.WriteByte(byte(v))
+			i += 3
+		case 'u':
+			if i+6 > len(name) {
+				return "", false
+			}
+			v, err := strconv.ParseUint(name[i+2:i+6], 16, 32)
+			if err != nil {
+				return "", false
+			}
+			b.WriteRune(rune(v))
+			i += 5
+		default:
+			return "", false
+		}
+	}
+	raw := b.String()
+	return raw, needsEscape(raw)
+}
+
+// checkNewName refuses to create a file or directory named name (one
+// component; path is the path as the model gave it): a name with anything a
+// listing would have to escape, a name that reads as such a name's escaped
+// form (it would be ambiguous), and the names of agentspec's own temporary
+// files, which the next write in that directory removes.
+func checkNewName(path, name string) error {
+	if isTempName(name) {
+		return capabilities.Retry("Path %s: names starting with %s are reserved for agentspec's temporary files; choose another name.",
+			pyRepr(path), pyRepr(tempPrefix))
+	}
+	if needsEscape(name) {
+		return capabilities.Retry("Path %s: a new file or directory name may not contain control characters (newlines included), "+
+			"bidirectional controls, U+FFFD or bytes that are not UTF-8; choose another name.", pyRepr(path))
+	}
+	if _, ok := unescapeName(name); ok {
+		return capabilities.Retry("Path %s: the name reads as the escaped form of another name (listings show names with "+
+			"control characters that way); choose a name without backslash escapes.", pyRepr(path))
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// An agent cannot rewrite the spec it runs under, nor the script file the
+// spec names, when they lie inside its FileSystem root.
+func TestAgentCannotRewriteItsSpec(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	agent := "version: 1\nmodel: script:turns.yaml\ncapabilities: [FileSystem]\n"
+	turns := `
+turns:
+  - tool_calls:
+      - {name: write_file, arguments: {path: agent.yaml, content: "model: openai:gpt-4o\n"}}
+      - {name: edit_file, arguments: {path: turns.yaml, old_text: "turns:", new_text: "x:"}}
+      - {name: write_file, arguments: {path: notes.txt, content: "fine\n"}}
+  - expect: {tool_result_contains: "Wrote 5 chars"}
+    text: done
+`
+	writeFiles(t, dir, map[string]string{"agent.yaml": agent, "turns.yaml": turns})
+	s, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
+	require.NoError(t, err)
+	res, err := Run(context.Background(), s, WithWorkspace(dir))
+	require.NoError(t, err)
+	results := toolResults(res.Transcript)
+	require.Len(t, results, 3)
+	assert.Equal(t, "Error: Path 'agent.yaml' is protected (matches 'agent.yaml').", results[0])
+	assert.Equal(t, "Error: Path 'turns.yaml' is protected (matches 'turns.yaml').", results[1])
+	for name, want := range map[string]string{"agent.yaml": agent, "turns.yaml": turns, "notes.txt": "fine\n"} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), name)
+	}
+}
