@@ -302,6 +302,21 @@ func writerProcess() {
 	if err != nil {
 		os.Exit(3)
 	}
+	if os.Getenv("AGENTSPEC_TEST_WRITER_PARK") != "" {
+		// Park inside the second replacement, its temporary file complete
+		// but not yet renamed, so the parent kills it exactly there.
+		n := 0
+		park := func(point string) error {
+			if point == hookBeforeRename {
+				if n++; n == 2 {
+					os.WriteFile(filepath.Join(root, "parked"), nil, 0o644)
+					select {}
+				}
+			}
+			return nil
+		}
+		faultHook.Store(&park)
+	}
 	tl := toolNamed(c, ToolWriteFile)
 	for i := 0; ; i++ {
 		content := strings.Repeat(string(rune('a'+i%2)), 4<<20)
@@ -331,25 +346,37 @@ func TestKilledWriterLeavesFileIntact(t *testing.T) {
 		return len(s) == 4<<20 && (s == strings.Repeat("a", 4<<20) || s == strings.Repeat("b", 4<<20))
 	}
 	mustWrite(t, root, "f.txt", strings.Repeat("b", 4<<20))
-	strays := 0
-	for round := range 6 {
-		os.Remove(filepath.Join(root, "started"))
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "AGENTSPEC_TEST_WRITER="+root)
-		require.NoError(t, cmd.Start())
-		for range 500 {
-			if _, err := os.Stat(filepath.Join(root, "started")); err == nil {
-				break
+	waitFor := func(name string) {
+		for range 1000 {
+			if _, err := os.Stat(filepath.Join(root, name)); err == nil {
+				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(time.Duration(round*7) * time.Millisecond) // kill at a different point each round
+		t.Fatalf("the writer never made %s", name)
+	}
+	for round := range 6 {
+		os.Remove(filepath.Join(root, "started"))
+		os.Remove(filepath.Join(root, "parked"))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "AGENTSPEC_TEST_WRITER="+root)
+		if round == 0 {
+			cmd.Env = append(cmd.Env, "AGENTSPEC_TEST_WRITER_PARK=1")
+		}
+		require.NoError(t, cmd.Start())
+		if round == 0 {
+			waitFor("parked") // killed with a complete temporary file not yet renamed
+		} else {
+			waitFor("started")
+			time.Sleep(time.Duration(round*7) * time.Millisecond) // at a different point each round
+		}
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		cmd.Wait()
 		assert.True(t, whole(readBack(t, root, "f.txt")), "round %d: the file is whole after a kill", round)
-		strays += len(tempFiles(t, root))
+		if round == 0 {
+			assert.NotEmpty(t, tempFiles(t, root), "the parked writer left its temporary file")
+		}
 	}
-	t.Logf("%d temporary files left by killed writers", strays)
 
 	c, err := New(Options{Tools: []string{ToolWriteFile, ToolListDirectory, ToolFindFiles, ToolSearchFiles}}, root)
 	require.NoError(t, err)
