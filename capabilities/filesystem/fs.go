@@ -205,8 +205,11 @@ func hidden(rel string) bool {
 }
 
 // relToCwd spells rel relative to the working directory, with ".." where it
-// lies outside it, the way walkers print paths.
-func (fs *FS) relToCwd(rel string) string {
+// lies outside it, the way walkers print paths: a name that could mislead is
+// shown escaped (names.go).
+func (fs *FS) relToCwd(rel string) string { return displayName(fs.cwdRelative(rel)) }
+
+func (fs *FS) cwdRelative(rel string) string {
 	if fs.cwd == "." {
 		return rel
 	}

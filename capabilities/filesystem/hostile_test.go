@@ -3,6 +3,7 @@ package filesystem
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -257,4 +258,45 @@ func TestAbsolutePathThroughAlias(t *testing.T) {
 	out, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": filepath.Join(base, "tmp", "work", "new.txt"), "content": "n\n"})
 	require.NoError(t, err, out)
 	assert.Equal(t, "n\n", readBack(t, real, "new.txt"))
+}
+
+// Every listing and search shows an odd name escaped, in the form the other
+// tools take back.
+func TestListingsEscapeNames(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	raw := "two\nlines.txt"
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "d\u202eir"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d\u202eir", raw), []byte("needle\n"), 0o644))
+	c, err := New(Options{Tools: []string{ToolListDirectory, ToolFindFiles, ToolSearchFiles, ToolListFiles, ToolGrep, ToolReadFile}}, root)
+	require.NoError(t, err)
+	defer c.Close()
+	shown := `d\u202eir/two\x0alines.txt`
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolListDirectory, map[string]any{"path": `d\u202eir`}},
+		{ToolFindFiles, map[string]any{"pattern": "**/*.txt"}},
+		{ToolSearchFiles, map[string]any{"pattern": "needle"}},
+	}
+	if _, err := exec.LookPath("rg"); err == nil {
+		calls = append(calls, []struct {
+			tool string
+			args map[string]any
+		}{
+			{ToolListFiles, map[string]any{}},
+			{ToolGrep, map[string]any{"pattern": "needle"}},
+		}...)
+	}
+	for _, tc := range calls {
+		out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+		require.NoError(t, err, tc.tool)
+		assert.NotContains(t, out, "two\nlines", "%s shows the raw name", tc.tool)
+		assert.NotContains(t, out, "\u202e", "%s shows the raw name", tc.tool)
+		assert.Contains(t, out, `two\x0alines.txt`, tc.tool)
+	}
+	out, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": shown})
+	require.NoError(t, err)
+	assert.Contains(t, out, "needle")
 }

@@ -379,7 +379,7 @@ func TestGrepNewlineInFileName(t *testing.T) {
 	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep, ToolListFiles}, DeniedPatterns: []string{"secret*"}},
 		map[string]string{"secret\nok.txt": "password\n", "ok.txt": "fine\n", "new\nline.txt": "password too\n"})
 	got := result(callTool(context.Background(), t, c, ToolGrep, map[string]any{"pattern": "password"}))
-	assert.Equal(t, "new\nline.txt:1:password too", got)
+	assert.Equal(t, `new\x0aline.txt:1:password too`, got, "the name shown escaped")
 	got = result(callTool(context.Background(), t, c, ToolListFiles, map[string]any{}))
-	assert.Equal(t, lines("new\nline.txt", "ok.txt"), got)
+	assert.Equal(t, lines(`new\x0aline.txt`, "ok.txt"), got)
 }
