@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -21,9 +22,25 @@ import (
 // Main runs the CLI with the given arguments and streams and returns the exit
 // code. Programs that register their own capability types call it from their
 // own main, so they get the same CLI.
+//
+// Ctrl-C (SIGINT) and SIGTERM stop the command cleanly (a run ends between
+// tool calls); the exit code is then 128 plus the signal's number, 130 or
+// 143, as shells report a process the signal ended.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	var got atomic.Value // the first signal received
+	go func() {
+		select {
+		case sig := <-signals:
+			got.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 
 	root := newRootCmd()
 	root.SetArgs(args)
@@ -31,6 +48,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if sig, ok := got.Load().(os.Signal); ok {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.err != nil {
+				printError(stderr, err)
+			}
+		}
+		return 128 + signalNumber(sig)
+	}
 	if err == nil {
 		return 0
 	}
@@ -99,9 +125,19 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = version()
+	root.SetVersionTemplate(versionLine() + "\n")
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
+	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
 	return root
+}
+
+// signalNumber is sig's number: 2 for SIGINT, 15 for SIGTERM.
+func signalNumber(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return int(s)
+	}
+	return int(syscall.SIGINT)
 }

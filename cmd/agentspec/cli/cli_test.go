@@ -75,7 +75,7 @@ func TestValidate(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[1], bad+":3:18: "), lines[1])
 
 	code, _, stderr = runCLI(t, "", "validate", filepath.Join(dir, "missing.yaml"))
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code, "a file that is not there is a usage error")
 	assert.Contains(t, stderr, "missing.yaml")
 
 	code, _, _ = runCLI(t, "", "validate")

@@ -21,7 +21,8 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check agent specs against the schema",
 		Long: `Validate checks each spec file (.yaml, .yml or .json) against the JSON Schema composed
 from every registered capability type, and reports every problem as FILE:LINE:COL: message
-on stderr. Exit status: 0 when all files are valid, 1 when any is not, 2 on usage errors.
+on stderr. Exit status: 0 when all files are valid, 1 when any is not, 2 on usage errors
+and when a file cannot be read (missing, a directory, no permission).
 
 With --format json, a JSON document describing every file is written to stdout instead.`,
 		Args: cobra.MinimumNArgs(1),
@@ -32,10 +33,11 @@ With --format json, a JSON document describing every file is written to stdout i
 				return exitWith(exitUsage, fmt.Errorf("--format must be text or json, not %q", format))
 			}
 			results := make([]fileResult, 0, len(args))
-			invalid := false
+			invalid, unreadable := false, false
 			for _, file := range args {
-				r := validateFile(file)
+				r, readable := validateFile(file)
 				invalid = invalid || !r.Valid
+				unreadable = unreadable || !readable
 				results = append(results, r)
 			}
 			if format == "json" {
@@ -50,7 +52,10 @@ With --format json, a JSON document describing every file is written to stdout i
 			} else {
 				printProblems(cmd.ErrOrStderr(), results)
 			}
-			if invalid {
+			switch {
+			case unreadable:
+				return exitWith(exitUsage, nil) // a file that is not there is a usage error
+			case invalid:
 				return exitWith(exitFailure, nil)
 			}
 			return nil
@@ -73,11 +78,13 @@ type problem struct {
 	Message string `json:"message"`
 }
 
-func validateFile(file string) fileResult {
-	r := fileResult{File: file, Valid: true, Problems: []problem{}}
+// validateFile loads file and reports its problems; readable is false when
+// the file itself could not be read.
+func validateFile(file string) (r fileResult, readable bool) {
+	r = fileResult{File: file, Valid: true, Problems: []problem{}}
 	_, err := spec.LoadFile(file)
 	if err == nil {
-		return r
+		return r, true
 	}
 	r.Valid = false
 	var list spec.Errors
@@ -85,11 +92,11 @@ func validateFile(file string) fileResult {
 		for _, e := range list {
 			r.Problems = append(r.Problems, problem{File: e.Pos.File, Line: e.Pos.Line, Column: e.Pos.Col, Message: e.Msg})
 		}
-		return r
+		return r, true
 	}
 	// An unreadable file: the error already names it.
 	r.Problems = append(r.Problems, problem{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")})
-	return r
+	return r, false
 }
 
 func printProblems(w io.Writer, results []fileResult) {

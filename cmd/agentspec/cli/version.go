@@ -20,10 +20,15 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the agentspec version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "agentspec %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return err
 		},
 	}
+}
+
+// versionLine is what `agentspec version` and `agentspec --version` print.
+func versionLine() string {
+	return fmt.Sprintf("agentspec %s (%s, %s/%s)", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // version is the ldflags version, else the module version the binary was built

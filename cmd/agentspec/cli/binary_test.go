@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// agentspecBinary builds the agentspec command once per test process, for
+// the tests that need the real process: exit codes, signals.
+func agentspecBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentspec-bin-")
+		if err != nil {
+			binaryErr = err
+			return
+		}
+		binaryPath = filepath.Join(dir, "agentspec")
+		out, err := exec.Command("go", "build", "-o", binaryPath, "github.com/agentspec/agentspec/cmd/agentspec").CombinedOutput()
+		if err != nil {
+			binaryErr = &buildError{out: out, err: err}
+		}
+	})
+	require.NoError(t, binaryErr)
+	return binaryPath
+}
+
+type buildError struct {
+	out []byte
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + string(e.out) }
+
+// A signal stops a run cleanly, and the exit code says which one ended it,
+// as a shell reports it: 130 for Ctrl-C, 143 for SIGTERM.
+func TestSignalsEndRunsWith128PlusTheSignal(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			requested := make(chan struct{}, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body) // so the server notices the client go
+				select {
+				case requested <- struct{}{}:
+				default:
+				}
+				<-r.Context().Done() // a model that never answers
+			}))
+			defer srv.Close()
+			dir := t.TempDir()
+			spec := filepath.Join(dir, "agent.yaml")
+			require.NoError(t, os.WriteFile(spec, []byte("model: openai:gpt-test\ninstructions: Wait.\n"), 0o644))
+			cmd := exec.Command(bin, "run", "-q", spec)
+			cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL+"/v1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			select {
+			case <-requested:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("the run never reached the model; stderr: %s", stderr.String())
+			}
+			require.NoError(t, cmd.Process.Signal(tc.sig))
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, stderr.String())
+			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
+		})
+	}
+}
+
+// The conventions a new user tries first: --version, completion scripts,
+// and a missing spec file as a usage error.
+func TestConventionalEntryPoints(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	out, err := exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `^agentspec \S+ \(go\S+, \w+/\w+\)\n$`, string(out))
+	same, err := exec.Command(bin, "version").Output()
+	require.NoError(t, err)
+	assert.Equal(t, string(same), string(out))
+
+	for shell, marker := range map[string]string{"bash": "complete", "zsh": "#compdef agentspec", "fish": "complete -c agentspec", "powershell": "Register-ArgumentCompleter"} {
+		out, err := exec.Command(bin, "completion", shell).Output()
+		require.NoError(t, err, shell)
+		assert.Contains(t, string(out), marker, shell)
+	}
+
+	cmd := exec.Command(bin, "validate", filepath.Join(t.TempDir(), "missing.yaml"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, exitUsage, exit.ExitCode())
+	assert.Contains(t, stderr.String(), "missing.yaml: no such file")
+}
