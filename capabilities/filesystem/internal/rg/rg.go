@@ -189,9 +189,15 @@ func (p *Proc) Stop() {
 // any other status; and the context's error when the context ended the run.
 func (p *Proc) Wait() error {
 	defer p.unhook()
-	if p.long || p.out.cut || p.sc.Err() != nil {
+	switch {
+	case p.long || p.out.cut:
 		// The output was not read to its end: rg may be blocked writing.
 		p.Stop()
+	case p.sc.Err() != nil:
+		// Reading failed, most likely because the context's end closed
+		// the pipe: rg is being killed; make sure of it, but let the
+		// context's error, not Stop, be the answer.
+		killGroup(p.cmd.Process)
 	}
 	err := p.cmd.Wait()
 	if p.stopped {
