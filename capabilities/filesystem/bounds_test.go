@@ -44,6 +44,10 @@ func TestRipgrepArgsRefused(t *testing.T) {
 		{ToolListFiles, map[string]any{"glob": huge},
 			fmt.Sprintf("RETRY: Argument 'glob' is %d bytes long; the limit is %d.", len(huge), MaxRipgrepGlob)},
 		{ToolGrep, map[string]any{"pattern": "hello", "path": "a\x00.txt"}, "RETRY: The path name contains a NUL byte."},
+		{ToolGrep, map[string]any{"pattern": "hello\nworld"},
+			"RETRY: Argument 'pattern' contains a line break; grep matches within one line. Search for the text of one line at a time."},
+		{ToolGrep, map[string]any{"pattern": "wor\nld", "literal": true},
+			"RETRY: Argument 'pattern' contains a line break; grep matches within one line. Search for the text of one line at a time."},
 		// At the limits everything still works.
 		{ToolGrep, map[string]any{"pattern": "hello|" + strings.Repeat("z", MaxRipgrepPattern-len("hello|"))}, "a.txt:1:hello"},
 		{ToolListFiles, map[string]any{"glob": "{a.txt," + strings.Repeat("z", MaxRipgrepGlob-len("{a.txt,}")) + "}"}, "a.txt"},

@@ -167,6 +167,12 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 			return "", err
 		}
 	}
+	if strings.Contains(a.pattern, "\n") {
+		// rg would refuse it with advice to pass --multiline, which the
+		// model cannot.
+		return "", capabilities.Retry("Argument 'pattern' contains a line break; grep matches within one line. " +
+			"Search for the text of one line at a time.")
+	}
 	rel, err := fs.resolveGated(a.path, fs.checkWalkRoot)
 	if err != nil {
 		return "", err
