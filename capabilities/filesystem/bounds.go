@@ -75,7 +75,6 @@ func grepRegexError(pattern, stderr string) error {
 	if len(shown) > 0 {
 		msg += "\n" + strings.Join(shown, "\n")
 	}
-	_ = pattern // the pattern is for advice on RE2-unsupported syntax
 	return capabilities.Retry("%s", msg)
 }
 
