@@ -74,7 +74,8 @@ func init() {
 			description: "Search file contents with ripgrep. Returns path:line:text for matches and path-line-text " +
 				"for context lines, sorted by path. pattern is a ripgrep (Rust) regex unless literal is set. path " +
 				"may be a file or a directory. Respects .gitignore inside git repositories and .ignore files; an " +
-				"explicit glob overrides them. Hidden files are not searched.",
+				"explicit glob overrides them. Hidden files are not searched, nor binary ones (a NUL byte in the first " +
+				"8192 bytes), as in search_files.",
 			params: object(map[string]any{
 				"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
 				"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
