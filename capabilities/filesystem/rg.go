@@ -42,8 +42,8 @@ import (
 //
 // rg runs under the call's deadline in a process group of its own, killed
 // whole when the deadline passes; what it printed until then is returned with
-// a note. Files rg could not read (gone since it listed them, say) are named
-// in a note by count, and the rest of the result stands.
+// a note. Files rg could not read (gone since it listed them, say) are counted
+// in a note, and the rest of the result stands.
 
 func init() {
 	registerTool(ToolListFiles, func(fs *FS) capabilities.Tool {

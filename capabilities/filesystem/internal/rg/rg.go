@@ -235,7 +235,7 @@ func (p *Proc) Wait() error {
 type limitedBuffer struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
-	line    []byte // the start of the line being written, up to lineKeep bytes
+	line    []byte // the line being written, its last lineKeep bytes
 	lineLen int    // its length so far
 	os      int    // lines that are an OS error about a path
 	other   int    // other non-empty lines
@@ -243,8 +243,8 @@ type limitedBuffer struct {
 
 const (
 	stderrLimit = 64 << 10
-	// lineKeep is how much of a line is kept to sort it: its end matters,
-	// so a longer line keeps its first and last bytes.
+	// lineKeep is how much of a line is kept to sort it: only its end
+	// matters, so a longer line keeps its last lineKeep bytes.
 	lineKeep = 256
 )
 
