@@ -135,7 +135,9 @@ func BenchmarkListFiles(b *testing.B) {
 func grepRGArgs(pattern string) []string {
 	return []string{
 		"--no-config", "--null", "--color=never", "--line-number", "--with-filename", "--sort", "path",
-		"--max-columns", "4096", "--max-columns-preview", "--context", "0", "--regexp", pattern, "--", ".",
+		"--max-columns", "4096", "--max-columns-preview", "--context", "0",
+		"--text", "--encoding", "none", "--regex-size-limit", RipgrepSizeLimit, "--dfa-size-limit", RipgrepSizeLimit,
+		"--regexp", pattern, "--", ".",
 	}
 }
 

@@ -48,18 +48,22 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 	defer w.Close()
 
 	found := listing{limit: fs.opts.MaxFindResults}
+	var in incomplete
 	for !hidden(rel) && w.Next() {
-		if err := ctx.Err(); err != nil {
-			return "", context.Cause(ctx)
+		if stop, err := walkInterrupted(ctx, &in); err != nil {
+			return "", err
+		} else if stop {
+			break
 		}
 		if line, ok := fs.findEntry(w, g); ok && !found.add(line) {
 			break
 		}
 	}
-	if err := fs.searched(ctx, rel, pattern, SearchFind, &found); err != nil {
+	in.visited = w.Capped()
+	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchFind, &found, in); err != nil {
 		return "", err
 	}
-	return found.render("No matches found.", "matches"), nil
+	return withNotes(found.render("No matches found.", "matches"), in), nil
 }
 
 // findEntry matches the walker's current entry against g, entering it when

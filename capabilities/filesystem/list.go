@@ -43,16 +43,23 @@ func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
 	defer w.Close()
 
 	found := listing{limit: fs.opts.MaxListResults}
+	var in incomplete
 	for w.Next() {
+		if stop, err := walkInterrupted(ctx, &in); err != nil {
+			return "", err
+		} else if stop {
+			break
+		}
 		if line, ok := fs.listEntry(w); ok && !found.add(line) {
 			break
 		}
 	}
+	in.visited = w.Capped()
 	fs.watchDir(rel)
 	if err := fs.emit(ctx, &DirectoryListedEvent{EventBase: fs.base(ctx, rel), EntryCount: len(found.lines)}); err != nil {
 		return "", err
 	}
-	return found.render("(empty directory)", "entries"), nil
+	return withNotes(found.render("(empty directory)", "entries"), in), nil
 }
 
 // listEntry renders the walker's current entry as list_directory shows it,
@@ -113,7 +120,7 @@ func startWalk[S any](fs *FS, path string, state S) (string, *walk.Walker[S], er
 	if err != nil {
 		return "", nil, err
 	}
-	w, err := walk.New(fs.root, rel, state)
+	w, err := newWalk(fs, rel, state)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return "", nil, capabilities.Retry("Not a directory: %s", path)

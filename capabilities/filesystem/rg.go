@@ -16,8 +16,6 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
-	"golang.org/x/text/encoding/unicode"
-	"golang.org/x/text/transform"
 )
 
 // The ripgrep tools run the rg executable: never through a shell, always
@@ -35,6 +33,17 @@ import (
 // (rgPaths) and, for grep, every line against the file read through the same
 // descriptor walk the other tools use (rgSource). What fails is dropped, and
 // counts neither as a result nor toward the caps.
+//
+// grep runs rg with --text and --encoding none, so that rg searches every
+// file's raw bytes, and applies the binary rule of read_file and
+// search_files itself (a NUL byte in the first 8192 bytes) as it checks the
+// lines: rg's own rule (stop at the first NUL anywhere; decode UTF-16 after
+// a byte-order mark) would answer differently for the same file.
+//
+// rg runs under the call's deadline in a process group of its own, killed
+// whole when the deadline passes; what it printed until then is returned with
+// a note. Files rg could not read (gone since it listed them, say) are counted
+// in a note, and the rest of the result stands.
 
 func init() {
 	registerTool(ToolListFiles, func(fs *FS) capabilities.Tool {
@@ -65,7 +74,8 @@ func init() {
 			description: "Search file contents with ripgrep. Returns path:line:text for matches and path-line-text " +
 				"for context lines, sorted by path. pattern is a ripgrep (Rust) regex unless literal is set. path " +
 				"may be a file or a directory. Respects .gitignore inside git repositories and .ignore files; an " +
-				"explicit glob overrides them. Hidden files are not searched.",
+				"explicit glob overrides them. Hidden files are not searched, nor binary ones (a NUL byte in the first " +
+				"8192 bytes), as in search_files.",
 			params: object(map[string]any{
 				"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
 				"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
@@ -106,6 +116,9 @@ var errNoRipgrep = capabilities.Retry("ripgrep (rg) is not installed. Install it
 
 // listFiles implements list_files.
 func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) {
+	if err := checkRipgrepArg("glob", glob, MaxRipgrepGlob); err != nil {
+		return "", err
+	}
 	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
 	if err != nil {
 		return "", err
@@ -119,7 +132,7 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 		args = append(args, "--glob", glob)
 	}
 	found := listing{limit: fs.opts.MaxFindResults}
-	truncated, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, func(rec []byte, paths *rgPaths) bool {
+	run, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, "", func(rec []byte, paths *rgPaths) bool {
 		full, ok := paths.check(string(rec))
 		if !ok {
 			return true
@@ -129,11 +142,11 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	found.truncated = truncated
-	if err := fs.searched(ctx, rel, glob, SearchFind, &found); err != nil {
+	found.truncated = run.truncated
+	if err := fs.searchedIncomplete(ctx, rel, glob, SearchFind, &found, run.incomplete); err != nil {
 		return "", err
 	}
-	return found.render("No files found.", "files"), nil
+	return withNotes(found.render("No files found.", "files"), run.incomplete), nil
 }
 
 type grepArgs struct {
@@ -146,6 +159,20 @@ type grepArgs struct {
 func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	if a.context < 0 || a.context > 20 {
 		return "", capabilities.Retry("context must be between 0 and 20.")
+	}
+	for _, arg := range []struct {
+		name, value string
+		limit       int
+	}{{"pattern", a.pattern, MaxRipgrepPattern}, {"glob", a.glob, MaxRipgrepGlob}, {"file_type", a.fileType, MaxRipgrepFileType}} {
+		if err := checkRipgrepArg(arg.name, arg.value, arg.limit); err != nil {
+			return "", err
+		}
+	}
+	if strings.Contains(a.pattern, "\n") {
+		// rg would refuse it with advice to pass --multiline, which the
+		// model cannot.
+		return "", capabilities.Retry("Argument 'pattern' contains a line break; grep matches within one line. " +
+			"Search for the text of one line at a time.")
 	}
 	rel, err := fs.resolveGated(a.path, fs.checkWalkRoot)
 	if err != nil {
@@ -167,6 +194,8 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	args := []string{
 		"--null", "--color=never", "--line-number", "--with-filename", "--sort", "path",
 		"--max-columns", "4096", "--max-columns-preview", "--context", strconv.Itoa(a.context),
+		"--text", "--encoding", "none",
+		"--regex-size-limit", RipgrepSizeLimit, "--dfa-size-limit", RipgrepSizeLimit,
 	}
 	if a.glob != "" {
 		args = append(args, "--glob", a.glob)
@@ -187,7 +216,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	found := listing{limit: fs.opts.MaxSearchResults}
 	src := rgSource{fs: fs}
 	defer src.close()
-	truncated, err := fs.runRipgrep(ctx, a.path, dir, notFound, rg.SplitMatches, args, func(rec []byte, paths *rgPaths) bool {
+	run, err := fs.runRipgrep(ctx, a.path, dir, notFound, rg.SplitMatches, args, a.pattern, func(rec []byte, paths *rgPaths) bool {
 		l, ok := rg.ParseLine(rec)
 		if !ok {
 			return true
@@ -205,61 +234,76 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	found.truncated = truncated
-	if err := fs.searched(ctx, rel, a.pattern, SearchGrep, &found); err != nil {
+	found.truncated = run.truncated
+	if err := fs.searchedIncomplete(ctx, rel, a.pattern, SearchGrep, &found, run.incomplete); err != nil {
 		return "", err
 	}
-	return found.render("No matches found.", "lines"), nil
+	return withNotes(found.render("No matches found.", "lines"), run.incomplete), nil
+}
+
+// rgRun is how an rg run ended, short of failing.
+type rgRun struct {
+	truncated bool // record refused one, or a record was too long
+	incomplete
 }
 
 // runRipgrep runs rg with args in dir, a canonical rel, and hands each output
 // record (as split cuts them) to record until it returns false, which stops
 // rg and counts as truncated. A record too long to be a path or a line also
 // ends the output as truncated. path is dir as the model gave it (or the
-// file in it), and gone the error for a dir that is no longer a directory.
-func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, split bufio.SplitFunc, args []string, record func([]byte, *rgPaths) bool) (truncated bool, err error) {
+// file in it), and gone the error for a dir that is no longer a directory;
+// pattern is grep's pattern, for the message when rg refuses it.
+func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, split bufio.SplitFunc, args []string, pattern string, record func([]byte, *rgPaths) bool) (run rgRun, err error) {
 	paths, err := fs.openRGPaths(dir)
 	switch {
 	case errors.Is(err, syscall.ELOOP):
-		return false, changedToSymlink(path)
+		return run, changedToSymlink(path)
 	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR):
-		return false, gone
+		return run, gone
 	case err != nil:
-		return false, osError(&iofs.PathError{Op: "open", Path: dir, Err: err})
+		return run, osError(&iofs.PathError{Op: "open", Path: dir, Err: err})
 	}
 	defer paths.close()
 	p, err := rg.Start(ctx, fs.rgWorkDir(&paths.c, dir), split, args...)
 	var chdir *iofs.PathError
 	switch {
 	case errors.Is(err, rg.ErrNotInstalled):
-		return false, errNoRipgrep
+		return run, errNoRipgrep
 	case errors.As(err, &chdir) && chdir.Op == "chdir":
 		// The directory went away since it was checked; name it as the
 		// model knows it, never by its host path.
-		return false, osError(&iofs.PathError{Op: "chdir", Path: dir, Err: chdir.Err})
+		return run, osError(&iofs.PathError{Op: "chdir", Path: dir, Err: chdir.Err})
 	case err != nil:
-		return false, err
+		return run, err
 	}
 	for {
 		rec, ok := p.Next()
 		if !ok {
-			truncated = p.Truncated()
+			run.truncated = p.Truncated()
+			run.outputCut = p.OutputCut()
 			break
 		}
 		if !record(rec, paths) {
-			truncated = true
+			run.truncated = true
 			p.Stop()
 			break
 		}
 	}
 	var failure *rg.Failure
 	switch err := p.Wait(); {
+	case errors.As(err, &failure) && regexRefused(failure):
+		return rgRun{}, grepRegexError(pattern, fs.scrubHostPaths(failure.Stderr))
 	case errors.As(err, &failure):
-		return false, capabilities.Retry("ripgrep failed: %s", fs.scrubHostPaths(failure.Error()))
+		return rgRun{}, capabilities.Retry("ripgrep failed: %s", fs.scrubHostPaths(failure.Error()))
+	case errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// rg was killed at the deadline: what it printed until then
+		// stands, with a note.
+		run.timedOut = true
 	case err != nil:
-		return false, err
+		return rgRun{}, err
 	}
-	return truncated, nil
+	run.unreadable = p.Unreadable()
+	return run, nil
 }
 
 // scrubHostPaths rewrites the root's absolute path in rg's messages (about
@@ -369,7 +413,9 @@ func (p *rgPaths) enter(dir string) bool {
 
 // rgSource confirms the lines grep shows: each must be the line of its
 // number in the file at the path checked, read through the descriptor walk
-// every other tool opens files with. rg opens a file by path, so a directory
+// every other tool opens files with, and the file must be text by the rule
+// read_file and search_files apply (text.IsBinary on its first
+// text.BinaryProbe bytes). rg opens a file by path, so a directory
 // swapped for a symlink at the right moment hands it another file, whose
 // lines then differ from the checked file's and are dropped. rg prints a
 // file's lines in order and files one after another, so each file is read
@@ -378,9 +424,8 @@ type rgSource struct {
 	fs      *FS
 	started bool
 	rel     string        // the file being read
-	f       *fileReader   // rel, or nil when it could not be opened
-	raw     *bufio.Reader // reads f; kept from file to file
-	lines   *bufio.Reader // raw, or a decoder of UTF-16 over it
+	f       *fileReader   // rel, or nil when it could not be opened or is binary
+	lines   *bufio.Reader // reads f; kept from file to file
 	n       int           // lines of rel read so far
 	buf     []byte        // the start of the line compared
 }
@@ -411,27 +456,17 @@ func (s *rgSource) open(rel string) {
 		return
 	}
 	s.f = f
-	if s.raw == nil {
-		s.raw = bufio.NewReaderSize(f, 64<<10)
+	if s.lines == nil {
+		s.lines = bufio.NewReaderSize(f, 64<<10)
 	} else {
-		s.raw.Reset(f)
+		s.lines.Reset(f)
 	}
-	s.lines = s.raw
-	// rg reads a file through its byte-order mark as it does: a UTF-8 one is
-	// dropped, UTF-16 is decoded to UTF-8.
-	head, _ := s.raw.Peek(3)
-	switch {
-	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
-		s.raw.Discard(3)
-	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
-		s.lines = utf16Lines(s.raw, unicode.LittleEndian)
-	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
-		s.lines = utf16Lines(s.raw, unicode.BigEndian)
+	// rg searches raw bytes (--text --encoding none); a binary file is
+	// skipped here, whole, as search_files skips it. A read error leaves
+	// head short, and the lines then fail to match as they fail to read.
+	if head, _ := s.lines.Peek(text.BinaryProbe); text.IsBinary(head) {
+		s.close()
 	}
-}
-
-func utf16Lines(r io.Reader, order unicode.Endianness) *bufio.Reader {
-	return bufio.NewReader(transform.NewReader(r, unicode.UTF16(order, unicode.ExpectBOM).NewDecoder()))
 }
 
 func (s *rgSource) close() {

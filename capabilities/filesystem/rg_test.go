@@ -157,7 +157,7 @@ func TestGrep(t *testing.T) {
 		{name: "cwd-relative output", opts: Options{Cwd: "subdir"}, args: map[string]any{"pattern": "top|nested", "path": ".."},
 			want: lines("../a.txt:1:a line at the top", "nested.py:1:print('nested')")},
 		{name: "invalid regex", args: map[string]any{"pattern": "("},
-			want: "RETRY: ripgrep failed: regex parse error:\n    (\n    ^\nerror: unclosed group"},
+			want: "RETRY: Invalid regex pattern: unclosed group\n    (\n    ^"},
 		{name: "unknown file type", args: map[string]any{"pattern": "x", "file_type": "nope"},
 			want: "RETRY: ripgrep failed: unrecognized file type: nope"},
 		{name: "file type is never a flag", args: map[string]any{"pattern": "x", "file_type": "--files"},
@@ -326,8 +326,8 @@ func TestRGSource(t *testing.T) {
 		{"past the end", []line{{"a.txt", "4", "", false}}},
 		{"a line twice or backwards", []line{{"a.txt", "2", "two", true}, {"a.txt", "2", "two", false}, {"a.txt", "1", "one", false}}},
 		{"one wrong line spoils no other", []line{{"a.txt", "1", "OUTSIDE", false}, {"a.txt", "2", "two", true}}},
-		{"utf-8 byte-order mark dropped", []line{{"bom.txt", "1", "first", true}, {"bom.txt", "2", "second", true}}},
-		{"utf-16 decoded", []line{{"u16.txt", "1", "wide", true}, {"u16.txt", "2", "line", true}}},
+		{"utf-8 byte-order mark kept", []line{{"bom.txt", "1", "\uFEFFfirst", true}, {"bom.txt", "2", "second", true}}},
+		{"utf-16 is binary", []line{{"u16.txt", "1", "w\x00i\x00d\x00e\x00", false}, {"u16.txt", "2", "\x00l\x00i\x00n\x00e\x00", false}}},
 		{"long line previewed", []line{{"long.txt", "1", long[:4096] + rg.Previewed, true}, {"long.txt", "2", "after", true}}},
 		{"past a long line", []line{{"long.txt", "2", "after", true}}},
 		{"files one after another", []line{{"a.txt", "1", "one", true}, {"bom.txt", "2", "second", true}, {"a.txt", "3", "three", true}}},
@@ -344,31 +344,68 @@ func TestRGSource(t *testing.T) {
 	}
 }
 
-// rg and the check agree on files rg reads specially: through a byte-order
-// mark, and long lines it cuts.
-func TestGrepEncodings(t *testing.T) {
+// grep and search_files agree on which files are text (D: a NUL byte in the
+// first 8192 bytes makes a file binary, wherever else NULs are) and on what
+// a line holds: a NUL past the first block does not end the search of a
+// file, UTF-16 (NULs throughout) is binary whether it has a byte-order mark
+// or not, a UTF-8 byte-order mark is part of the first line. rg on its own
+// stops at a file's first NUL and decodes UTF-16 after a byte-order mark.
+func TestGrepBinaryRuleMatchesSearchFiles(t *testing.T) {
 	t.Parallel()
 	needRipgrep(t)
-	utf16be := func(s string) string {
-		b := []byte{0xFE, 0xFF}
+	utf16 := func(bom []byte, s string, be bool) string {
+		b := append([]byte{}, bom...)
 		for _, r := range s {
-			b = append(b, 0, byte(r))
+			if be {
+				b = append(b, 0, byte(r))
+			} else {
+				b = append(b, byte(r), 0)
+			}
 		}
 		return string(b)
 	}
-	wide := strings.Repeat("é", 3000) // over 4096 bytes, under 4096 characters
-	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep}}, map[string]string{
-		"bom.txt":  "\xEF\xBB\xBFneedle first\nneedle second\n",
-		"u16.txt":  utf16be("hello\nneedle wide\n"),
-		"wide.txt": wide + " needle\n",
+	block := strings.Repeat("filler line\n", 8192/12+1) // over 8192 bytes of text
+	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep, ToolSearchFiles}}, map[string]string{
+		"bom.txt":        "\xEF\xBB\xBFneedle first\nneedle second\n",
+		"late-nul.txt":   block + "needle before\n\x00 needle with nul\nneedle after\n",
+		"edge-nul.txt":   strings.Repeat("x", 8191) + "\x00\nneedle\n", // NUL at index 8191: binary
+		"past-edge.txt":  strings.Repeat("x", 8192) + "\x00\nneedle\n", // NUL at index 8192: text
+		"early-nul.txt":  "needle\x00\nneedle\n",
+		"u16be.txt":      utf16([]byte{0xFE, 0xFF}, "hello\nneedle wide\n", true),
+		"u16le.txt":      utf16([]byte{0xFF, 0xFE}, "needle wide\n", false),
+		"u16nobom.txt":   utf16(nil, "needle wide\n", false),
+		"plain.txt":      "a needle\n",
+		"sub/deeper.txt": block + "\x00needle deep\n",
 	})
+	const want = "bom.txt:1:\uFEFFneedle first\n" +
+		"bom.txt:2:needle second\n" +
+		"late-nul.txt:684:needle before\n" +
+		"late-nul.txt:685:\x00 needle with nul\n" +
+		"late-nul.txt:686:needle after\n" +
+		"past-edge.txt:2:needle\n" +
+		"plain.txt:1:a needle\n" +
+		"sub/deeper.txt:684:\x00needle deep"
+	grep := result(callTool(context.Background(), t, c, ToolGrep, map[string]any{"pattern": "needle"}))
+	search := result(callTool(context.Background(), t, c, ToolSearchFiles, map[string]any{"pattern": "needle"}))
+	assert.Equal(t, want, grep)
+	assert.Equal(t, search, grep)
+	// A file named directly follows the same rule.
+	for _, name := range []string{"u16be.txt", "edge-nul.txt", "early-nul.txt"} {
+		assert.Equal(t, "No matches found.", result(callTool(context.Background(), t, c, ToolGrep,
+			map[string]any{"pattern": "needle", "path": name})), name)
+	}
+	assert.Equal(t, "past-edge.txt:2:needle", result(callTool(context.Background(), t, c, ToolGrep,
+		map[string]any{"pattern": "needle", "path": "past-edge.txt"})))
+}
+
+// Long lines rg cuts still pass the check.
+func TestGrepLongWideLine(t *testing.T) {
+	t.Parallel()
+	needRipgrep(t)
+	wide := strings.Repeat("é", 3000) // over 4096 bytes, under 4096 characters
+	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep}}, map[string]string{"wide.txt": wide + " needle\n"})
 	got := result(callTool(context.Background(), t, c, ToolGrep, map[string]any{"pattern": "needle"}))
-	assert.Equal(t, lines(
-		"bom.txt:1:needle first",
-		"bom.txt:2:needle second",
-		"u16.txt:2:needle wide",
-		"wide.txt:1:"+wide+" needle"+rg.Previewed,
-	), got)
+	assert.Equal(t, "wide.txt:1:"+wide+" needle"+rg.Previewed, got)
 }
 
 // A newline in a file name must not let a denied file's lines pass as

@@ -82,10 +82,10 @@ func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (s
 	if err := s.run(ctx, rel); err != nil {
 		return "", err
 	}
-	if err := fs.searched(ctx, rel, pattern, SearchGrep, &s.listing); err != nil {
+	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchGrep, &s.listing, s.in); err != nil {
 		return "", err
 	}
-	return s.render("No matches found.", "matches"), nil
+	return withNotes(s.render("No matches found.", "matches"), s.in), nil
 }
 
 // fileSearch is one search_files call.
@@ -94,6 +94,7 @@ type fileSearch struct {
 	m       *search.Matcher
 	include *pattern
 	listing // the output lines
+	in      incomplete
 }
 
 // run searches rel, a directory (recursively) or a single file. Anything
@@ -114,7 +115,7 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 	case !st.IsDir():
 		return nil
 	}
-	w, err := walk.New(s.fs.root, rel, struct{}{})
+	w, err := newWalk(s.fs, rel, struct{}{})
 	if err != nil {
 		return nil // gone or unreadable since the lstat
 	}
@@ -141,6 +142,7 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 	}
 	work := func(i int, job searchJob) []string { return s.search(job, bufs[i]) }
 	ordered.Run(searchWorkers, next, work, s.collect)
+	s.in.visited = w.Capped()
 	return context.Cause(ctx)
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -23,9 +25,51 @@ type tool struct {
 func (t *tool) Name() string               { return t.name }
 func (t *tool) Description() string        { return t.description }
 func (t *tool) Parameters() map[string]any { return t.params }
+
+// Call runs the tool under a deadline: the caller's (the runtime's
+// tool_timeout puts one on the context), or DefaultToolTimeout when the
+// context has none, so that no call runs unbounded.
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
-	return t.call(ctx, args)
+	if _, ok := ctx.Deadline(); ok {
+		return t.call(ctx, args)
+	}
+	limit := defaultToolTimeout()
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
+	defer cancel()
+	out, err := t.call(ctx, args)
+	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) && errors.Is(err, context.DeadlineExceeded) {
+		// The deadline is this wrapper's, so saying so is too: a retry
+		// the model can act on, not a failure that ends the run.
+		return "", capabilities.Retry("%s stopped at its time limit of %s before finishing. Try a narrower path "+
+			"or pattern.", t.name, limit)
+	}
+	return out, err
 }
+
+// DefaultToolTimeout is the deadline of a FileSystem tool call whose
+// context has none. Walkers and searches that reach it return what they
+// found with a note saying they stopped; other tools return a retry.
+const DefaultToolTimeout = 2 * time.Minute
+
+// toolTimeoutOverride shortens DefaultToolTimeout in tests; 0 keeps it.
+var toolTimeoutOverride atomic.Int64
+
+func defaultToolTimeout() time.Duration {
+	if d := toolTimeoutOverride.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return DefaultToolTimeout
+}
+
+// errTimeLimit is the cause of a call's context ended by
+// DefaultToolTimeout. It is a deadline error, so code that asks whether a
+// context timed out gets the answer it expects.
+var errTimeLimit error = timeLimitError{}
+
+type timeLimitError struct{}
+
+func (timeLimitError) Error() string   { return "the FileSystem tool time limit passed" }
+func (timeLimitError) Is(e error) bool { return e == context.DeadlineExceeded }
 
 // object returns the JSON Schema of a tool's arguments.
 func object(props map[string]any, required ...string) map[string]any {

@@ -15,17 +15,30 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 )
 
 // MaxRecord is the longest record Next returns. A longer one ends the output
 // (see Truncated): something is wrong with an output line that long.
 const MaxRecord = 1 << 20
 
+// MaxOutput is how many bytes of one rg's standard output are read at most.
+// Past it rg is stopped and the output ends there (see OutputCut): the
+// caller keeps only so many results, but it drops the records that fail its
+// checks without counting them, so without this bound an rg printing
+// nothing but such records would be read for ever.
+const MaxOutput = 64 << 20
+
+// WaitDelay is how long Wait waits, once rg is gone or killed, for the
+// descriptors rg handed to processes of its own to close.
+const WaitDelay = 2 * time.Second
+
 // ErrNotInstalled is returned by Start when no rg executable is on PATH.
 var ErrNotInstalled = errors.New("ripgrep (rg) is not installed")
 
 // Failure is an rg run that exited with a status other than 0 (something
-// found) or 1 (nothing found).
+// found) or 1 (nothing found), for a reason other than files it could not
+// read (see Proc.Unreadable).
 type Failure struct {
 	Code   int
 	Stderr string // trimmed
@@ -39,22 +52,37 @@ func (f *Failure) Error() string {
 }
 
 // Proc is a running rg.
+//
+// rg runs in a process group of its own (where the system has them), and
+// the whole group is killed when the context ends or Stop is called, so that
+// nothing rg started outlives the call.
 type Proc struct {
 	ctx     context.Context
 	cmd     *exec.Cmd
-	out     io.ReadCloser
+	out     *cappedReader
 	sc      *bufio.Scanner
 	stderr  limitedBuffer
 	stopped bool
 	long    bool
+	// unhook undoes the context hook that closes the output when the
+	// context ends, so that Next never waits on a pipe that some process
+	// outside rg's group still holds open.
+	unhook func() bool
 }
 
 // Start runs rg with args (after --no-config) in dir, a path or what DirOf
 // names; split cuts its output into records: SplitPaths for --files --null,
 // SplitMatches for matches.
 func Start(ctx context.Context, dir string, split bufio.SplitFunc, args ...string) (*Proc, error) {
+	return start(ctx, dir, split, MaxOutput, args)
+}
+
+func start(ctx context.Context, dir string, split bufio.SplitFunc, maxOutput int64, args []string) (*Proc, error) {
 	cmd := exec.CommandContext(ctx, "rg", append([]string{"--no-config"}, args...)...)
 	cmd.Dir = dir
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	cmd.WaitDelay = WaitDelay
 	p := &Proc{ctx: ctx, cmd: cmd}
 	cmd.Stderr = &p.stderr
 	out, err := cmd.StdoutPipe()
@@ -67,11 +95,36 @@ func Start(ctx context.Context, dir string, split bufio.SplitFunc, args ...strin
 		}
 		return nil, fmt.Errorf("starting rg: %w", err)
 	}
-	p.out = out
-	p.sc = bufio.NewScanner(out)
+	p.out = &cappedReader{r: out, left: maxOutput}
+	p.unhook = context.AfterFunc(ctx, func() { out.Close() })
+	p.sc = bufio.NewScanner(p.out)
 	p.sc.Buffer(make([]byte, 64<<10), MaxRecord+1)
-	p.sc.Split(split)
+	// A record cut by the output bound is no record: the split function
+	// is not told that the output ended there.
+	p.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		return split(data, atEOF && !p.out.cut)
+	})
 	return p, nil
+}
+
+// cappedReader reads at most left bytes of r, then reports the end of it.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	cut  bool // the bound was reached
+}
+
+func (c *cappedReader) Read(b []byte) (int, error) {
+	if c.left <= 0 {
+		c.cut = true
+		return 0, io.EOF
+	}
+	if int64(len(b)) > c.left {
+		b = b[:c.left]
+	}
+	n, err := c.r.Read(b)
+	c.left -= int64(n)
+	return n, err
 }
 
 // SplitPaths splits --files --null output: paths, each ended by a NUL.
@@ -115,21 +168,37 @@ func (p *Proc) Next() ([]byte, bool) {
 // MaxRecord, rather than at its end.
 func (p *Proc) Truncated() bool { return p.long }
 
-// Stop ends rg early; Wait then reports no failure.
+// OutputCut reports whether the output ended at MaxOutput bytes, rather than
+// at its end.
+func (p *Proc) OutputCut() bool { return p.out.cut }
+
+// Unreadable returns how many files or directories rg reported it could not
+// read (gone since it listed them, not permitted, a name too long): their
+// matches are missing from the output. It is known once Wait has returned.
+func (p *Proc) Unreadable() int { return p.stderr.osErrors() }
+
+// Stop ends rg early, and whatever it started; Wait then reports no failure.
 func (p *Proc) Stop() {
 	p.stopped = true
-	p.cmd.Process.Kill()
+	killGroup(p.cmd.Process)
 }
 
 // Wait waits for rg to exit. It returns nil when rg found something or
-// nothing (status 0 or 1) or was stopped, a *Failure for any other status,
-// and the context's error when the context ended the run.
+// nothing (status 0 or 1), could only not read some files (status 2 with
+// nothing but such errors: see Unreadable), or was stopped; a *Failure for
+// any other status; and the context's error when the context ended the run.
 func (p *Proc) Wait() error {
-	if p.long {
+	defer p.unhook()
+	switch {
+	case p.long || p.out.cut:
+		// The output was not read to its end: rg may be blocked writing.
 		p.Stop()
+	case p.sc.Err() != nil:
+		// Reading failed, most likely because the context's end closed
+		// the pipe: rg is being killed; make sure of it, but let the
+		// context's error, not Stop, be the answer.
+		killGroup(p.cmd.Process)
 	}
-	// Drain what rg still writes so that it can exit, then reap it.
-	io.Copy(io.Discard, p.out)
 	err := p.cmd.Wait()
 	if p.stopped {
 		return nil
@@ -137,24 +206,47 @@ func (p *Proc) Wait() error {
 	if ctxErr := context.Cause(p.ctx); ctxErr != nil {
 		return ctxErr
 	}
+	if errors.Is(err, exec.ErrWaitDelay) && p.cmd.ProcessState != nil {
+		// rg exited, and something it started held on to its output:
+		// rg's own status is the answer.
+		err = nil
+		if !p.cmd.ProcessState.Success() {
+			err = &exec.ExitError{ProcessState: p.cmd.ProcessState}
+		}
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		if code := exit.ExitCode(); code != 1 {
+		switch code := exit.ExitCode(); {
+		case code == 1:
+			return nil
+		case code == 2 && p.stderr.onlyOSErrors():
+			return nil
+		default:
 			return &Failure{Code: code, Stderr: strings.TrimSpace(p.stderr.String())}
 		}
-		return nil
 	}
 	return err
 }
 
 // limitedBuffer keeps the first 64 KiB written to it: enough for any error
-// rg reports, bounded when it reports one per file.
+// rg reports, bounded when it reports one per file. It sorts every line
+// written, kept or not: rg reports a file or directory it cannot read as
+// "<path>: <reason> (os error N)" and goes on with the others.
 type limitedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	line    []byte // the line being written, its last lineKeep bytes
+	lineLen int    // its length so far
+	os      int    // lines that are an OS error about a path
+	other   int    // other non-empty lines
 }
 
-const stderrLimit = 64 << 10
+const (
+	stderrLimit = 64 << 10
+	// lineKeep is how much of a line is kept to sort it: only its end
+	// matters, so a longer line keeps its last lineKeep bytes.
+	lineKeep = 256
+)
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
@@ -162,7 +254,68 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if room := stderrLimit - b.buf.Len(); room > 0 {
 		b.buf.Write(p[:min(len(p), room)])
 	}
+	for rest := p; len(rest) > 0; {
+		chunk, more, ended := bytes.Cut(rest, []byte{'\n'})
+		b.lineLen += len(chunk)
+		b.line = append(b.line, chunk...)
+		if len(b.line) > lineKeep {
+			// Keep the last lineKeep bytes: the reason is at the end.
+			b.line = append(b.line[:0], b.line[len(b.line)-lineKeep:]...)
+		}
+		if !ended {
+			break
+		}
+		b.endLine()
+		rest = more
+	}
 	return len(p), nil
+}
+
+func (b *limitedBuffer) endLine() {
+	switch {
+	case b.lineLen == 0:
+	case osErrorLine(b.line):
+		b.os++
+	default:
+		b.other++
+	}
+	b.line, b.lineLen = b.line[:0], 0
+}
+
+// osErrorLine reports whether the end of a line is rg's " (os error N)".
+func osErrorLine(line []byte) bool {
+	i := bytes.LastIndex(line, []byte(" (os error "))
+	if i < 0 || !bytes.HasSuffix(line, []byte(")")) {
+		return false
+	}
+	digits := line[i+len(" (os error ") : len(line)-1]
+	if len(digits) == 0 {
+		return false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// osErrors returns how many complete lines were OS errors about a path.
+func (b *limitedBuffer) osErrors() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.os
+}
+
+// onlyOSErrors reports whether every line written is an OS error about a
+// path, and there is at least one; an unfinished last line counts.
+func (b *limitedBuffer) onlyOSErrors() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lineLen > 0 {
+		b.endLine()
+	}
+	return b.os > 0 && b.other == 0
 }
 
 func (b *limitedBuffer) String() string {

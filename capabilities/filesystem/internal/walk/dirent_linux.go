@@ -11,10 +11,11 @@ import (
 // are listed in one getdents64 call plus the empty one that ends it.
 const direntBuf = 32 << 10
 
-// readDir lists the directory open as fd with getdents64, appending to out.
-// Types the file system does not report (DT_UNKNOWN) are looked up with
-// fstatat, without following symlinks.
-func readDir(fd int, buf *[]byte, out []dirent) ([]dirent, error) {
+// readDir lists the directory open as fd with getdents64, appending to out,
+// and stops once out holds more than max entries. Types the file system does
+// not report (DT_UNKNOWN) are looked up with fstatat, without following
+// symlinks.
+func readDir(fd int, buf *[]byte, out []dirent, max int) ([]dirent, error) {
 	if len(*buf) < direntBuf {
 		*buf = make([]byte, direntBuf)
 	}
@@ -31,6 +32,9 @@ func readDir(fd int, buf *[]byte, out []dirent) ([]dirent, error) {
 			return out, nil
 		}
 		out = parseDirents(fd, b[:n], out)
+		if len(out) > max {
+			return out[:max+1], nil
+		}
 	}
 }
 

@@ -11,15 +11,16 @@ import (
 )
 
 // readDir lists the directory open as fd through a duplicate descriptor, so
-// that the os.File doing the listing can own and close it.
-func readDir(fd int, _ *[]byte, out []dirent) ([]dirent, error) {
+// that the os.File doing the listing can own and close it. It stops once out
+// holds more than max entries.
+func readDir(fd int, _ *[]byte, out []dirent, max int) ([]dirent, error) {
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return out, err
 	}
 	f := os.NewFile(uintptr(dup), "")
 	defer f.Close()
-	des, err := f.ReadDir(-1)
+	des, err := f.ReadDir(max + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return out, err
 	}

@@ -44,13 +44,13 @@ func (d sysDir) openDir(name string) (sysDir, error) {
 	return sysDir{r}, err
 }
 
-func (d sysDir) list(*[]byte) ([]dirent, error) {
+func (d sysDir) list(_ *[]byte, max int) ([]dirent, error) {
 	f, err := d.r.Open(".")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	des, err := f.ReadDir(-1)
+	des, err := f.ReadDir(max + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}

@@ -9,6 +9,9 @@
 // was started on. Elsewhere each directory is an os.Root, which cannot be left
 // either.
 //
+// A walk visits at most MaxEntries entries (see Limit and Capped), so a tree
+// of millions of files costs bounded time and memory.
+//
 // The walk is a pull iterator. The caller sees each entry as the directory
 // reports it (a symlink is a Symlink, not its target), filters it, and asks
 // for a directory to be entered with Descend; nothing else is entered, so a
@@ -60,6 +63,11 @@ type Entry struct {
 // Name returns the entry's last path component.
 func (e *Entry) Name() string { return e.Path[strings.LastIndexByte(e.Path, '/')+1:] }
 
+// MaxEntries is how many directory entries one walk reads at most, counting
+// every entry of every directory it lists (hidden, filtered or not). Past it
+// the walk ends as if the tree did, and Capped reports it.
+const MaxEntries = 1_000_000
+
 // Walker visits a tree depth first, each directory's entries sorted by name
 // in byte order (code-point order for UTF-8 names), so that a directory's
 // contents come right after it and "a/b.txt" comes before "a.txt". S is state
@@ -73,6 +81,9 @@ type Walker[S any] struct {
 	dir   *frame[S] // the frame cur was read from
 	enter *frame[S] // the frame Descend asked for, opened by the next call to Next
 	buf   []byte    // directory listing buffer, reused
+	left  int       // entries the walk may still read
+	// capped is set when a directory had more entries than left.
+	capped bool
 }
 
 type frame[S any] struct {
@@ -141,7 +152,7 @@ func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
 		}
 		sys, done = sub, end+1
 	}
-	w := &Walker[S]{}
+	w := &Walker[S]{left: MaxEntries}
 	fr := &frame[S]{d: newDir(sys), prefix: dir, state: state}
 	if err := w.read(fr); err != nil {
 		fr.d.release()
@@ -151,13 +162,21 @@ func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
 	return w, nil
 }
 
-// read loads the frame's entries, sorted by name. Listing a directory
-// advances its descriptor's offset, which openat does not depend on.
+// read loads the frame's entries, sorted by name, within the walk's budget.
+// Listing a directory advances its descriptor's offset, which openat does not
+// depend on.
 func (w *Walker[S]) read(fr *frame[S]) error {
-	names, err := fr.d.sys.list(&w.buf)
+	names, err := fr.d.sys.list(&w.buf, w.left)
 	if err != nil {
 		return err
 	}
+	if len(names) > w.left {
+		// The budget ends inside this directory: which of its entries
+		// are kept depends on the listing order, so nothing after the
+		// walk's end is shown as if it were all.
+		names, w.capped = names[:w.left], true
+	}
+	w.left -= len(names)
 	slices.SortFunc(names, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	fr.names = names
 	return nil
@@ -202,6 +221,23 @@ func (w *Walker[S]) open(fr *frame[S]) error {
 	}
 	return nil
 }
+
+// Limit lowers how many entries the walk may still read to n, if that is
+// fewer than it may now. It is meant to be called right after New, whose own
+// listing of the walk root already counts.
+func (w *Walker[S]) Limit(n int) {
+	used := MaxEntries - w.left
+	if rest := n - used; rest < w.left {
+		w.left = max(rest, 0)
+		if len(w.stack) == 1 && len(w.stack[0].names) > n {
+			w.stack[0].names, w.capped = w.stack[0].names[:n], true
+		}
+	}
+}
+
+// Capped reports whether the walk stopped at its entry limit: there were
+// entries it did not read.
+func (w *Walker[S]) Capped() bool { return w.capped }
 
 // Entry returns the current entry. It is valid until the next call to Next.
 func (w *Walker[S]) Entry() *Entry { return &w.cur }

@@ -1,0 +1,174 @@
+package filesystem
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
+)
+
+// Bounds on the work one tool call does, and the notes a result ends with
+// when one of them cut it short. A result that stops early always says so:
+// the model must never take part of a tree for all of it.
+
+// The longest text arguments grep and list_files pass to ripgrep, in bytes.
+// A pattern gets the limit search_files has (D8); a glob the same; a file
+// type is a short name such as "py".
+const (
+	MaxRipgrepPattern  = search.MaxPattern
+	MaxRipgrepGlob     = 4096
+	MaxRipgrepFileType = 64
+)
+
+// RipgrepSizeLimit is what grep passes as ripgrep's --regex-size-limit and
+// --dfa-size-limit: a pattern whose compiled form is larger (\w{1000} is) is
+// refused with a retry instead of costing the rg child memory and time.
+const RipgrepSizeLimit = "10M"
+
+// checkRipgrepArg refuses an argument rg cannot take or that is too long: a
+// NUL byte cannot travel in an argument vector at all (exec would fail with
+// "invalid argument" and end the run), and a huge one costs rg time to
+// compile. Both are the model's to fix, so both are retries naming the
+// argument.
+func checkRipgrepArg(name, value string, limit int) error {
+	if strings.IndexByte(value, 0) >= 0 {
+		return capabilities.Retry("Argument %s contains a NUL byte; ripgrep cannot search for one. Remove it.", pyRepr(name))
+	}
+	if len(value) > limit {
+		return capabilities.Retry("Argument %s is %d bytes long; the limit is %d.", pyRepr(name), len(value), limit)
+	}
+	return nil
+}
+
+// grepRegexError is the retry for a pattern rg refused (rg's message on
+// standard error starts "regex parse error", or says the compiled pattern
+// exceeds the size limit): the reason rg gives, with the "Invalid regex
+// pattern:" prefix search_files uses (D8), without rg's advice to pass
+// --pcre2, which the model cannot do.
+func grepRegexError(pattern, stderr string) error {
+	if strings.Contains(stderr, "exceeds size limit") {
+		return capabilities.Retry("Invalid regex pattern: it compiles to more than ripgrep's size limit (%sB). "+
+			"Use fewer alternatives or smaller repetition counts (e.g. \\w+ rather than \\w{1000}).", RipgrepSizeLimit)
+	}
+	var reason string
+	var shown []string
+	for line := range strings.SplitSeq(stderr, "\n") {
+		switch {
+		case strings.HasPrefix(line, "regex parse error"), strings.TrimSpace(line) == "":
+		case strings.HasPrefix(line, "error: "):
+			reason = strings.TrimPrefix(line, "error: ")
+		case strings.HasPrefix(line, "Consider enabling PCRE2"), strings.HasPrefix(line, "and look-around"):
+		default:
+			shown = append(shown, line)
+		}
+	}
+	if reason == "" {
+		reason = "ripgrep cannot compile it"
+	}
+	msg := "Invalid regex pattern: " + reason
+	if len(shown) > 0 {
+		msg += "\n" + strings.Join(shown, "\n")
+	}
+	return capabilities.Retry("%s", msg)
+}
+
+// regexRefused reports whether rg's error is about the pattern itself.
+func regexRefused(f *rg.Failure) bool {
+	return strings.HasPrefix(f.Stderr, "regex parse error") || strings.Contains(f.Stderr, "exceeds size limit")
+}
+
+// incomplete says why a walk or search stopped before its end, besides its
+// result cap (which listing.render marks).
+type incomplete struct {
+	timedOut   bool // the call's deadline passed
+	visited    bool // the walk visited walk.MaxEntries entries
+	outputCut  bool // rg printed rg.MaxOutput bytes
+	unreadable int  // files or directories rg could not read
+}
+
+// any reports whether there is something to say.
+func (in incomplete) any() bool {
+	return in.timedOut || in.visited || in.outputCut || in.unreadable > 0
+}
+
+// notes returns the lines that end a result the bounds cut short.
+func (in incomplete) notes() []string {
+	var n []string
+	if in.visited {
+		n = append(n, "[... stopped after visiting "+strconv.Itoa(walkLimit())+
+			" entries; the result is incomplete: narrow the path]")
+	}
+	if in.timedOut {
+		n = append(n, "[... stopped at the time limit; the result is incomplete: narrow the path or pattern]")
+	}
+	if in.outputCut {
+		n = append(n, "[... stopped after "+strconv.Itoa(rg.MaxOutput>>20)+
+			" MiB of ripgrep output; the result is incomplete: narrow the path or pattern]")
+	}
+	if in.unreadable > 0 {
+		what := "files or directories"
+		if in.unreadable == 1 {
+			what = "file or directory"
+		}
+		n = append(n, "[... ripgrep could not read "+strconv.Itoa(in.unreadable)+" "+what+
+			" (gone or unreadable); their matches are missing]")
+	}
+	return n
+}
+
+// withNotes appends in's notes to a rendered result.
+func withNotes(out string, in incomplete) string {
+	if !in.any() {
+		return out
+	}
+	return out + "\n" + strings.Join(in.notes(), "\n")
+}
+
+// searchedIncomplete reports a finished search as searched does, counting a
+// search the bounds cut short as truncated.
+func (fs *FS) searchedIncomplete(ctx context.Context, rel, pattern, kind string, found *listing, in incomplete) error {
+	ev := *found
+	ev.truncated = ev.truncated || in.any()
+	return fs.searched(ctx, rel, pattern, kind, &ev)
+}
+
+// walkLimitOverride lowers walk.MaxEntries in tests; 0 keeps it.
+var walkLimitOverride atomic.Int64
+
+// walkLimit is how many entries a walk visits at most.
+func walkLimit() int {
+	if n := walkLimitOverride.Load(); n > 0 {
+		return int(n)
+	}
+	return walk.MaxEntries
+}
+
+// newWalk starts a walk of rel, bounded by walkLimit.
+func newWalk[S any](fs *FS, rel string, state S) (*walk.Walker[S], error) {
+	w, err := walk.New(fs.root, rel, state)
+	if err == nil && walkLimitOverride.Load() > 0 {
+		w.Limit(walkLimit())
+	}
+	return w, err
+}
+
+// walkInterrupted checks the call's context between entries of a walk: at a
+// deadline the walk stops and says so (timedOut); a cancellation is the
+// caller's error, returned as it is.
+func walkInterrupted(ctx context.Context, in *incomplete) (stop bool, err error) {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		in.timedOut = true
+		return true, nil
+	default:
+		return true, context.Cause(ctx)
+	}
+}
