@@ -19,7 +19,10 @@ type document struct {
 	values map[string]Position // where each value starts
 	keys   map[string]Position // where the key naming each mapping member starts
 	errs   []problem
-	parsed int // how many of errs were found while parsing; see add
+	// warnings are things the spec says that agentspec accepts without
+	// acting on them.
+	warnings []*Error
+	parsed   int // how many of errs were found while parsing; see add
 
 	// numbers holds the text of numbers written otherwise than the JSON
 	// value they became (0x1F, 1e3, 99999999999999999999999), by pointer, so

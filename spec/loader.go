@@ -73,11 +73,14 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 		newReporter(d, docs, root, "", "key").report(err)
 	}
 	checkIntegers(d, base.doc, root, "")
+	dropExtensions(root)
+	warnings := compatWarnings(d, root)
 	var caps []Capability
 	if list, ok := root["capabilities"].([]any); ok {
 		caps = readCapabilities(d, reg, docs, list)
 	}
 	checkEmbedded(d, root)
+	checkOutputSchema(d, root)
 	checkWorkspacePaths(d, root)
 	checkProvider(d, root, l.providers())
 	if errs := d.errors(); errs != nil {
@@ -88,6 +91,7 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 		return nil, err
 	}
 	s.Capabilities = caps
+	s.Warnings = append(warnings, d.warnings...)
 	return s, nil
 }
 

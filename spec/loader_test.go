@@ -46,7 +46,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "wrong type points at the value",
 			src:  "model:\n  - openai:gpt-5\n",
-			want: []string{`agent.yaml:2:3: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found a list`},
+			want: []string{`agent.yaml:2:3: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6") or test, found a list`},
 		},
 		{
 			name: "positive integer",
@@ -74,7 +74,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "model form",
 			src:  "model: gpt-5\n",
-			want: []string{`agent.yaml:1:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found "gpt-5"`},
+			want: []string{`agent.yaml:1:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6") or test, found "gpt-5"`},
 		},
 		{
 			name: "unsupported version",
@@ -222,8 +222,8 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name: "a bound of a JSON Schema keyword",
-			src:  "output_schema:\n  multipleOf: -0.5\n",
-			want: []string{`agent.yaml:2:15: output_schema.multipleOf: expected more than 0, found -0.5`},
+			src:  "output_schema:\n  type: object\n  multipleOf: -0.5\n",
+			want: []string{`agent.yaml:3:15: output_schema.multipleOf: expected more than 0, found -0.5`},
 		},
 		{
 			name: "a number that is not a spec",
@@ -298,9 +298,9 @@ func TestLoadErrors(t *testing.T) {
 			name: "errors are sorted by position",
 			src:  "retries: x\nname: 1\nmodel: 2\n",
 			want: []string{
-				`agent.yaml:1:10: retries: expected a non-negative integer, found "x" (a string)`,
+				`agent.yaml:1:10: retries: expected a non-negative integer, or a mapping (tools: 3, output: 2), found "x" (a string)`,
 				`agent.yaml:2:7: name: expected a string, found 1 (a number)`,
-				`agent.yaml:3:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found 2 (a number)`,
+				`agent.yaml:3:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6") or test, found 2 (a number)`,
 			},
 		},
 	}
@@ -509,8 +509,8 @@ func TestAnchorErrors(t *testing.T) {
 		{
 			name: "merging a list of mappings: the first one wins",
 			src:  "a: &a {read_only: true}\nb: &b {read_only: 1}\n",
-			want: "agent.yaml:1:1: unknown key \"a\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)\n" +
-				"agent.yaml:2:1: unknown key \"b\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)",
+			want: "agent.yaml:1:1: unknown key \"a\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, instrument, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)\n" +
+				"agent.yaml:2:1: unknown key \"b\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, instrument, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)",
 		},
 		{
 			name: "merging a list that holds something else",
