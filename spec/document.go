@@ -22,6 +22,7 @@ type document struct {
 	// warnings are things the spec says that agentspec accepts without
 	// acting on them.
 	warnings []*Error
+	capIDs   map[string]Position // capability ids seen, where each is written
 	parsed   int // how many of errs were found while parsing; see add
 
 	// numbers holds the text of numbers written otherwise than the JSON

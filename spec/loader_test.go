@@ -341,7 +341,7 @@ func TestCapabilityErrors(t *testing.T) {
 		{"unknown option", "- FileSystem: {root_dir: ., allowed_pattern: ['*.go']}",
 			`agent.yaml:2:31: capabilities[0].FileSystem: unknown option "allowed_pattern" (did you mean "allowed_patterns"?)`},
 		{"unknown option with no close match", "- Thinking: {depth: 3}",
-			`agent.yaml:2:16: capabilities[0].Thinking: unknown option "depth" (valid options: budget, effort)`},
+			`agent.yaml:2:16: capabilities[0].Thinking: unknown option "depth" (valid options: budget, defer_loading, description, effort, id)`},
 		{"option of the wrong type", "- FileSystem:\n      read_only: 1",
 			`agent.yaml:3:18: capabilities[0].FileSystem.read_only: expected true or false, found 1 (a number)`},
 		{"option out of range", "- Thinking: {budget: 10}",

@@ -1,0 +1,6 @@
+package cli
+
+// The built-in capability types besides FileSystem, registered on import.
+import (
+	_ "github.com/agentspec/agentspec/capabilities/prefixtools" // registers PrefixTools
+)
