@@ -23,7 +23,7 @@ type document struct {
 	// acting on them.
 	warnings []*Error
 	capIDs   map[string]Position // capability ids seen, where each is written
-	parsed   int // how many of errs were found while parsing; see add
+	parsed   int                 // how many of errs were found while parsing; see add
 
 	// numbers holds the text of numbers written otherwise than the JSON
 	// value they became (0x1F, 1e3, 99999999999999999999999), by pointer, so

@@ -114,7 +114,7 @@ capabilities:
 type instructed struct{}
 
 func (instructed) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
-func (instructed) Instructions() string                             { return "be brief" }
+func (instructed) Instructions() string                               { return "be brief" }
 
 func TestOptionalInterfacesPassThrough(t *testing.T) {
 	t.Parallel()
