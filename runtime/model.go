@@ -58,7 +58,7 @@ func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
 	}
 	src := &modelSource{ref: strings.TrimSpace(s.Model), settings: s.ModelSettings}
 	if src.ref == "" {
-		return nil, errNoModel
+		return nil, noModelError(s)
 	}
 	if src.ref == testModel {
 		src.test, src.output = true, s.OutputSchema

@@ -259,7 +259,7 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 	caps := slices.Concat(owned, cfg.extra)
 	tools, err := newToolset(ctx, caps)
 	if err != nil {
-		return nil, orInterrupted(ctx, err)
+		return nil, orInterrupted(ctx, collisionErrors(s, len(owned), err))
 	}
 
 	r := &runner{

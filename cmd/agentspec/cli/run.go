@@ -119,6 +119,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(stderr, w)
+	}
 	if err := checkVars(s.Instructions, vars); err != nil {
 		return exitWith(exitUsage, err)
 	}
