@@ -297,4 +297,3 @@ func TestOptions(t *testing.T) {
 	require.True(t, errors.As(err, &argErr))
 	assert.Equal(t, "max_uses", argErr.Option)
 }
-
