@@ -71,34 +71,13 @@ func newCapability(ctx context.Context, args capabilities.Args) (capabilities.Ca
 }
 
 // New wraps c so that its tools are named prefix + "_" + name.
-func New(prefix string, c capabilities.Capability) capabilities.Capability {
-	p := &Capability{prefix: prefix, inner: c}
-	// The optional interfaces are offered only when the wrapped capability
-	// has them, so the runtime sees what it would see unwrapped.
-	_, instr := c.(capabilities.Instructable)
-	_, native := c.(capabilities.NativeTooler)
-	switch {
-	case instr && native:
-		return &struct {
-			*Capability
-			instructable
-			nativeTooler
-		}{p, instructable{p}, nativeTooler{p}}
-	case instr:
-		return &struct {
-			*Capability
-			instructable
-		}{p, instructable{p}}
-	case native:
-		return &struct {
-			*Capability
-			nativeTooler
-		}{p, nativeTooler{p}}
-	}
-	return p
+func New(prefix string, c capabilities.Capability) *Capability {
+	return &Capability{prefix: prefix, inner: c}
 }
 
-// Capability is a capability with its tools renamed.
+// Capability is a capability with its tools renamed. It has every optional
+// interface of capabilities, answering each as the wrapped capability does
+// (or as one without it would).
 type Capability struct {
 	prefix string
 	inner  capabilities.Capability
@@ -120,24 +99,35 @@ func (p *Capability) Tools(ctx context.Context) ([]capabilities.Tool, error) {
 // Unwrap returns the wrapped capability.
 func (p *Capability) Unwrap() capabilities.Capability { return p.inner }
 
+// Instructions are the wrapped capability's.
+func (p *Capability) Instructions() string {
+	if in, ok := p.inner.(capabilities.Instructable); ok {
+		return in.Instructions()
+	}
+	return ""
+}
+
+// NativeTools are the wrapped capability's: provider-side tools keep their
+// kinds.
+func (p *Capability) NativeTools() []capabilities.NativeTool {
+	if nt, ok := p.inner.(capabilities.NativeTooler); ok {
+		return nt.NativeTools()
+	}
+	return nil
+}
+
+// Remote says whether the wrapped capability's tools live behind the network.
+func (p *Capability) Remote() bool {
+	r, ok := p.inner.(capabilities.Remote)
+	return ok && r.Remote()
+}
+
 // Close closes the wrapped capability when it needs closing.
 func (p *Capability) Close() error {
 	if c, ok := p.inner.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
-}
-
-type instructable struct{ p *Capability }
-
-func (i instructable) Instructions() string {
-	return i.p.inner.(capabilities.Instructable).Instructions()
-}
-
-type nativeTooler struct{ p *Capability }
-
-func (n nativeTooler) NativeTools() []capabilities.NativeTool {
-	return n.p.inner.(capabilities.NativeTooler).NativeTools()
 }
 
 // renamed is a tool under another name. The tool itself runs as it would

@@ -119,9 +119,8 @@ func (instructed) Instructions() string                               { return "
 func TestOptionalInterfacesPassThrough(t *testing.T) {
 	t.Parallel()
 	c := prefixtools.New("p", instructed{})
-	in, ok := c.(capabilities.Instructable)
-	require.True(t, ok)
-	assert.Equal(t, "be brief", in.Instructions())
-	_, native := c.(capabilities.NativeTooler)
-	assert.False(t, native, "a capability without native tools does not grow them when wrapped")
+	assert.Equal(t, "be brief", c.Instructions())
+	assert.Empty(t, c.NativeTools(), "a capability without native tools has none when wrapped")
+	assert.False(t, c.Remote())
+	assert.NoError(t, c.Close())
 }

@@ -103,7 +103,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
-	if err := checkVars(s.Instructions, vars); err != nil {
+	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
 	}
 

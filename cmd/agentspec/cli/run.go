@@ -122,7 +122,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintln(stderr, w)
 	}
-	if err := checkVars(s.Instructions, vars); err != nil {
+	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
 	}
 	dir, err := workspaceDir(f.workspace)
@@ -290,8 +290,11 @@ func parseVars(flags []string) (map[string]string, error) {
 // placeholder without a value and a value without a placeholder are both
 // mistakes on the command line; the second would also make a cache key of
 // its own for the same run.
-func checkVars(instructions []string, vars map[string]string) error {
-	names := runtime.Placeholders(instructions)
+func checkVars(s *spec.Spec, vars map[string]string) error {
+	instructions := s.Instructions
+	// The description is a template too, as in pydantic-ai; it is not sent
+	// to the model, so its placeholders may be given but need not be.
+	names := runtime.Placeholders(append(slices.Clone(instructions), s.Description))
 	var unknown []string
 	for name := range vars {
 		if !slices.Contains(names, name) {

@@ -111,7 +111,7 @@ func validateFile(ctx context.Context, file string, vars map[string]string, work
 			r.Warnings = append(r.Warnings, problemOf(w))
 		}
 		if vars != nil {
-			err = checkVars(s.Instructions, vars)
+			err = checkVars(s, vars)
 		}
 	}
 	if err == nil {
