@@ -38,3 +38,17 @@ func TestTestModelAnswerMatchesOutputSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"city": "aa", "pop": 1}`, string(res.JSON))
 }
+
+func TestOutputRetriesBoundTheAnswers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		output *int
+		want   int
+	}{{nil, MaxAttempts}, {ptr(0), 1}, {ptr(3), 4}} {
+		s := newSpec(func(s *spec.Spec) { s.Model, s.OutputRetries = "test", c.output })
+		res, err := Run(context.Background(), s, WithWorkspace(t.TempDir()),
+			WithValidator(func(context.Context, *Result) error { return Feedback("never good enough") }))
+		require.ErrorIs(t, err, ErrInvalidAnswer)
+		assert.Equal(t, c.want, res.Usage.Requests, "answers given")
+	}
+}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -88,6 +89,10 @@ func checkOutputSchema(d *document, root map[string]any) {
 		found := "no type"
 		if v, ok := sch["type"]; ok {
 			at, found = ptr+"/type", "type "+d.describe(ptr+"/type", v, false)
+			if _, isString := v.(string); !isString {
+				b, _ := json.Marshal(v)
+				found = "type " + string(b)
+			}
 		}
 		d.add(at, d.pos(at), prefixed(ptr, "expected an object schema (type: object, or a $ref to one under $defs): "+
 			"the answer is one JSON object; found "+found))

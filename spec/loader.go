@@ -91,7 +91,7 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 		return nil, err
 	}
 	s.Capabilities = caps
-	s.Warnings = append(warnings, d.warnings...)
+	s.Warnings = sortErrors(append(warnings, d.warnings...))
 	return s, nil
 }
 
