@@ -33,6 +33,8 @@ func TestGenerate(t *testing.T) {
 		{"maxLength 0", `{"type": "string", "maxLength": 0}`, `""`},
 		{"date", `{"type": "string", "format": "date"}`, `"2024-01-01"`},
 		{"uri", `{"type": "string", "format": "uri"}`, `"https://example.com"`},
+		{"date-time", `{"type": "string", "format": "date-time"}`, `"2024-01-01T00:00:00Z"`},
+		{"email", `{"type": "string", "format": "email"}`, `"a@example.com"`},
 		{"integer", `{"type": "integer"}`, `0`},
 		{"minimum", `{"type": "integer", "minimum": 5, "maximum": 9}`, `5`},
 		{"maximum only", `{"type": "integer", "maximum": -2}`, `-2`},
