@@ -111,3 +111,14 @@ instructions: ['Hello {{user}}', 'Bye {{ guest }}']
 	assert.Equal(t, "graceful", s.EndStrategy)
 	assert.JSONEq(t, `{"type": "object", "properties": {"user": {"type": "string"}}}`, string(s.DepsSchema))
 }
+
+func TestYAML11Booleans(t *testing.T) {
+	t.Parallel()
+	var l Loader
+	s, err := l.Load("agent.yaml", []byte("cache: On\nmodel_settings: {parallel_tool_calls: no}\nmetadata: {flag: YES, word: 'yes'}\n"))
+	require.NoError(t, err)
+	require.NotNil(t, s.Cache)
+	require.NotNil(t, s.ModelSettings.ParallelToolCalls)
+	assert.False(t, *s.ModelSettings.ParallelToolCalls)
+	assert.Equal(t, map[string]any{"flag": true, "word": "yes"}, s.Metadata)
+}

@@ -107,9 +107,14 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:2:3: model_settings: expected either timeout or timeout_seconds (they are the same setting), not both`},
 		},
 		{
-			name: "yes is not a boolean",
-			src:  "cache: yes\n",
-			want: []string{`agent.yaml:1:8: cache: expected true, false or a mapping (dir: .agentspec-cache), found "yes" (a string); YAML reads yes, no, on and off as strings: write true or false`},
+			name: "a quoted yes is not a boolean",
+			src:  "cache: 'yes'\n",
+			want: []string{`agent.yaml:1:8: cache: expected true, false or a mapping (dir: .agentspec-cache), found "yes" (a string); quoted, yes is a string: write true or false, or leave it unquoted`},
+		},
+		{
+			name: "an unquoted yes is a boolean, as in pydantic-ai's YAML 1.1",
+			src:  "name: yes\n",
+			want: []string{`agent.yaml:1:7: name: expected a string, found true (a boolean); unquoted, yes takes the type of its value: write "yes" to keep it a string`},
 		},
 		{
 			name: "invalid regular expression",
