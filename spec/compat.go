@@ -22,6 +22,20 @@ func dropExtensions(root map[string]any) {
 	}
 }
 
+// nullableKeys are the top-level keys pydantic-ai reads null as absent for.
+var nullableKeys = []string{"$schema", "model", "name", "description", "instructions", "deps_schema",
+	"output_schema", "model_settings", "retries", "tool_timeout", "metadata"}
+
+// dropNulls removes the top-level keys whose null pydantic-ai reads as the
+// key's absence (`name:` with nothing after it).
+func dropNulls(root map[string]any) {
+	for _, k := range nullableKeys {
+		if v, ok := root[k]; ok && v == nil {
+			delete(root, k)
+		}
+	}
+}
+
 // compatWarnings returns the warnings about keys the spec gives that have no
 // effect in agentspec.
 func compatWarnings(d *document, root map[string]any) []*Error {

@@ -68,6 +68,7 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 	d.parsed = len(d.errs)
 	reg := l.registry()
 	docs := schemaDocsOf(reg)
+	dropNulls(root)
 	base := baseSchema()
 	if err := base.compiled.Validate(root); err != nil {
 		newReporter(d, docs, root, "", "key").report(err)

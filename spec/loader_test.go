@@ -68,8 +68,13 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name: "empty value",
-			src:  "name:\nmodel: openai:gpt-5\n",
-			want: []string{`agent.yaml:1:6: name: expected a string, found an empty value`},
+			src:  "capabilities:\nmodel: openai:gpt-5\n",
+			want: []string{`agent.yaml:1:14: capabilities: expected a list of capabilities (- FileSystem), found an empty value`},
+		},
+		{
+			name: "an empty value of a key pydantic-ai reads null for is the key's absence",
+			src:  "name:\nmodel:\nretries: ~\nend_strategy:\n",
+			want: []string{`agent.yaml:4:14: end_strategy: expected one of "early", "graceful", "exhaustive", found an empty value`},
 		},
 		{
 			name: "model form",
