@@ -286,5 +286,32 @@ func refused(ip netip.Addr, allowLoopback bool) string {
 	if ip.Is6() && netip.MustParsePrefix("::/96").Contains(ip) {
 		return "an IPv4-compatible IPv6 address"
 	}
+	// Addresses that carry an IPv4 address a gateway forwards to are
+	// judged by that address.
+	if v4, ok := embeddedIPv4(ip); ok {
+		if reason := refused(v4, allowLoopback); reason != "" {
+			return reason + " (inside " + ip.String() + ")"
+		}
+	}
 	return ""
+}
+
+// NAT64 (RFC 6052) puts an IPv4 address in the last 32 bits, 6to4 (RFC 3056)
+// in bits 16 to 48.
+var (
+	nat64  = netip.MustParsePrefix("64:ff9b::/96")
+	sixTo4 = netip.MustParsePrefix("2002::/16")
+)
+
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	b := ip.As16()
+	switch {
+	case !ip.Is6():
+		return netip.Addr{}, false
+	case nat64.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixTo4.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
 }

@@ -103,6 +103,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), w)
+	}
 	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
 	}

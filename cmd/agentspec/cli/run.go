@@ -80,8 +80,14 @@ nor the base URL. The --events log ends with a run.end event: {"ok", "error", "u
 To run one spec over many workspaces, see "agentspec batch".
 
 Exit status: 0 on success, 1 when the run fails, 2 on usage errors (a --var without a
-placeholder, a placeholder without a --var) or a spec that cannot be loaded (its script
-model's file included).`,
+placeholder, a placeholder without a --var) or a spec that cannot run: one that does not
+load, has no model, names a script model's file that is missing or invalid, or has two
+capabilities offering tools of the same name ("agentspec validate" finds all of these).
+Keys the spec gives that have no effect (instrument, end_strategy, defer_loading) are
+reported on stderr as warnings.
+
+"model: test" runs the spec offline: the test model calls every tool once with arguments
+generated from its schema, then answers (see the README's "The test model").`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSpec(cmd, f, args) },
 	}
