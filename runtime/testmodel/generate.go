@@ -20,8 +20,8 @@ import (
 //   - string: "a", repeated to minLength, "" for maxLength 0; format date
 //     gives "2024-01-01", date-time "2024-01-01T00:00:00Z", uri and url
 //     "https://example.com", email "a@example.com"
-//   - integer and number: 0, or the bound that excludes 0 (minimum, or
-//     exclusiveMinimum + 1; maximum, or exclusiveMaximum - 1)
+//   - integer and number: the minimum, else exclusiveMinimum + 1, else the
+//     maximum, else exclusiveMaximum - 1, else 0
 //   - boolean: false; null: null
 //   - array: each prefixItems entry, then items up to minItems; when
 //     minItems is met, one more item if items is a non-empty schema and
@@ -101,10 +101,11 @@ func (g generator) value(sch any, depth int) (any, error) {
 	case "string":
 		return stringValue(m), nil
 	case "integer":
-		n := numberValue(m, 1)
-		return int64(n), nil
+		return int64(numberValue(m, 1)), nil
 	case "number":
-		return numberValue(m, 0), nil
+		// As pydantic-ai, an exclusive bound is stepped over by 1 for
+		// numbers too.
+		return numberValue(m, 1), nil
 	case "boolean":
 		return false, nil
 	case "null":
@@ -205,12 +206,9 @@ func stringValue(m map[string]any) string {
 	return "a"
 }
 
-// numberValue is 0 unless a bound excludes it; step is how far an exclusive
-// bound is stepped over (1 for integers, as pydantic-ai does for numbers too).
+// numberValue is the first bound the schema sets, stepped inside by step
+// when it is exclusive, or 0.
 func numberValue(m map[string]any, step float64) float64 {
-	if step == 0 {
-		step = 1
-	}
 	if v, ok := floatOf(m["minimum"]); ok {
 		return v
 	}
