@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,4 +84,24 @@ func TestWarningsForKeysWithoutEffect(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "warning: instrument: has no effect")
 	assert.Contains(t, stdout, `"list_directory"`)
+}
+
+func TestValidateJSONReportsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.json"), `{"model": "test", "end_strategy": "early"}`)
+	code, stdout, stderr := runCLI(t, "", "validate", "--format", "json", file)
+	require.Equal(t, 0, code, stderr)
+	var report struct {
+		Valid bool
+		Files []struct {
+			Valid    bool
+			Warnings []problem
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	assert.True(t, report.Valid)
+	require.Len(t, report.Files, 1)
+	assert.Equal(t, []problem{{File: file, Line: 1, Column: 19,
+		Message: "warning: end_strategy: has no effect in agentspec: an answer never comes with tool calls, so every tool call the model makes is run"}},
+		report.Files[0].Warnings)
 }
