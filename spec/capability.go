@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -190,6 +191,12 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		d.mirror(child(e.optsPtr, t.Positional), e.valPtr)
 	}
 	optsMap, _ := e.options.(map[string]any)
+	if len(t.Nested) > 0 && optsMap != nil {
+		// The canonical nested entries replace the written ones in a copy:
+		// the document keeps what the file says.
+		optsMap = maps.Clone(optsMap)
+		e.options = optsMap
+	}
 	for _, opt := range t.Nested {
 		v, present := optsMap[opt]
 		if !present {
