@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,7 +40,51 @@ type Type struct {
 	// New builds the capability. Errors it returns are reported at the
 	// capability's position in the spec; an *ArgError points at one option.
 	New Factory
+	// NoBaseOptions says the type does not take the options every other
+	// capability takes (id, description, defer_loading; see BaseOptions),
+	// as pydantic-ai's PrefixTools does not.
+	NoBaseOptions bool
+	// Nested names the options whose value is itself a capability entry, in
+	// any of the forms a spec's capabilities list takes (PrefixTools's
+	// capability). The loader checks such an entry as it checks the list's,
+	// and hands the factory its canonical form: {"name": N, "options": {...}},
+	// which Registry.NewNested builds.
+	Nested []string
 }
+
+// BaseOptions are the options every capability type takes unless it says
+// NoBaseOptions, as every pydantic-ai capability does. The registry adds them
+// to each type's schema and takes them out of the options before the factory
+// sees them, unless the type's schema declares the option itself.
+type BaseOptions struct {
+	// ID identifies the capability within a spec; two entries cannot share one.
+	ID string `json:"id,omitempty"`
+	// Description says what the capability is for.
+	Description string `json:"description,omitempty"`
+	// DeferLoading asks that the capability's tools be hidden until the model
+	// loads them. agentspec offers every tool from the start; the loader
+	// warns that the option has no effect.
+	DeferLoading bool `json:"defer_loading,omitempty"`
+}
+
+// baseOptionSchemas are the schemas of the base options.
+var baseOptionSchemas = map[string]any{
+	"id": map[string]any{
+		"type": "string", "minLength": 1,
+		"description": "Identifies the capability within the spec; two capabilities cannot share an id.",
+	},
+	"description": map[string]any{
+		"type":        "string",
+		"description": "What the capability is for.",
+	},
+	"defer_loading": map[string]any{
+		"type":        "boolean",
+		"description": "pydantic-ai: hide the capability's tools until the model loads them (needs an id). Accepted; agentspec offers every tool from the start.",
+	},
+}
+
+// BaseOptionNames are the keys of BaseOptions, sorted.
+var BaseOptionNames = []string{"defer_loading", "description", "id"}
 
 // Args is what a factory receives.
 type Args struct {
@@ -49,6 +94,11 @@ type Args struct {
 	// Dir is the directory relative paths in the options resolve against: the
 	// run's workspace, or the process's working directory when there is none.
 	Dir string
+	// Base holds the base options the spec gave (see BaseOptions).
+	Base BaseOptions
+	// Registry is the registry building the capability, for types that
+	// build others (see Type.Nested and NewNested).
+	Registry *Registry
 }
 
 // Decode unmarshals the options into v, rejecting unknown fields.
@@ -86,8 +136,9 @@ type Registry struct {
 
 type registered struct {
 	Type
-	schema *jsonschema.Schema // compiled Schema; nil when the type takes no options
-	doc    any                // Schema decoded, for composing
+	schema *jsonschema.Schema // compiled Schema, base options added; nil when the type takes no options
+	doc    any                // that schema decoded, for composing
+	own    map[string]bool    // base options the type's schema declares itself
 }
 
 // NewRegistry returns an empty registry.
@@ -126,12 +177,19 @@ func (r *Registry) Register(t Type) error {
 	if t.New == nil {
 		return fmt.Errorf("capability type %q: no factory (Type.New is nil)", t.Name)
 	}
-	reg := &registered{Type: t}
+	reg := &registered{Type: t, own: map[string]bool{}}
+	var doc any
 	if len(t.Schema) > 0 {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.Schema))
+		var err error
+		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(t.Schema))
 		if err != nil {
 			return fmt.Errorf("capability type %q: schema is not JSON: %w", t.Name, err)
 		}
+	}
+	if !t.NoBaseOptions {
+		doc = withBaseOptions(doc, reg.own)
+	}
+	if doc != nil {
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		url := "agentspec://capabilities/" + t.Name + ".json"
@@ -152,6 +210,36 @@ func (r *Registry) Register(t Type) error {
 	r.types[t.Name] = reg
 	r.version++
 	return nil
+}
+
+// withBaseOptions returns the schema doc with the base options added to its
+// properties, recording in own the ones it declares itself. A type without a
+// schema gets one that takes the base options alone. A schema that is not an
+// object schema with properties is left as written: its own rules decide.
+func withBaseOptions(doc any, own map[string]bool) any {
+	if doc == nil {
+		doc = map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}}
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return doc
+	}
+	props, ok := m["properties"].(map[string]any)
+	if !ok {
+		if m["type"] != "object" {
+			return doc
+		}
+		props = map[string]any{}
+		m["properties"] = props
+	}
+	for name, sch := range baseOptionSchemas {
+		if _, declared := props[name]; declared {
+			own[name] = true
+			continue
+		}
+		props[name] = sch
+	}
+	return m
 }
 
 // Lookup returns the type registered under name.
@@ -205,11 +293,19 @@ func (r *Registry) ValidateOptions(name string, options any) error {
 	if !ok {
 		return &UnknownTypeError{Name: name, Valid: r.Names()}
 	}
-	if t.schema == nil {
-		if m, isMap := options.(map[string]any); isMap && len(m) == 0 {
+	if len(t.Type.Schema) == 0 {
+		m, isMap := options.(map[string]any)
+		if !isMap {
+			return fmt.Errorf("capability %q takes no options", name)
+		}
+		for k := range m {
+			if t.NoBaseOptions || !slices.Contains(BaseOptionNames, k) {
+				return fmt.Errorf("capability %q takes no options", name)
+			}
+		}
+		if t.schema == nil {
 			return nil
 		}
-		return fmt.Errorf("capability %q takes no options", name)
 	}
 	return t.schema.Validate(options)
 }
@@ -227,14 +323,75 @@ func (r *Registry) SchemaDoc(name string) (any, bool) {
 }
 
 // New builds a capability of the named type. options must already be valid
-// against the type's schema (see ValidateOptions).
+// against the type's schema (see ValidateOptions). The base options are
+// taken out of them into args.Base, except those the type declares itself,
+// which it gets in both.
 func (r *Registry) New(ctx context.Context, name string, args Args) (Capability, error) {
-	t, ok := r.Lookup(name)
+	r.mu.RLock()
+	t, ok := r.types[name]
+	r.mu.RUnlock()
 	if !ok {
 		return nil, &UnknownTypeError{Name: name, Valid: r.Names()}
 	}
 	if len(args.Options) == 0 {
 		args.Options = json.RawMessage("{}")
 	}
+	args.Registry = r
+	if !t.NoBaseOptions {
+		var opts map[string]json.RawMessage
+		if err := json.Unmarshal(args.Options, &opts); err == nil {
+			if err := splitBase(opts, t.own, &args.Base); err != nil {
+				return nil, err
+			}
+			b, err := json.Marshal(opts)
+			if err != nil {
+				return nil, err
+			}
+			args.Options = b
+		}
+	}
 	return t.New(ctx, args)
+}
+
+// splitBase moves the base options out of opts into base, leaving those the
+// type declares itself (own).
+func splitBase(opts map[string]json.RawMessage, own map[string]bool, base *BaseOptions) error {
+	found := map[string]json.RawMessage{}
+	for _, name := range BaseOptionNames {
+		if v, ok := opts[name]; ok {
+			found[name] = v
+			if !own[name] {
+				delete(opts, name)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(found)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, base); err != nil {
+		return fmt.Errorf("base options: %w", err)
+	}
+	return nil
+}
+
+// Nested is the canonical form of a capability entry held in an option of a
+// type that builds other capabilities (Type.Nested): what the loader hands
+// the factory.
+type Nested struct {
+	Name    string          `json:"name"`
+	Options json.RawMessage `json:"options"`
+}
+
+// NewNested builds the capability a nested entry describes, with the same
+// directory as the capability holding it. args are the holder's.
+func (args Args) NewNested(ctx context.Context, n Nested) (Capability, error) {
+	reg := args.Registry
+	if reg == nil {
+		reg = Default()
+	}
+	return reg.New(ctx, n.Name, Args{Options: n.Options, Dir: args.Dir})
 }

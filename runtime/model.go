@@ -3,6 +3,7 @@ package runtime
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,12 +15,16 @@ import (
 
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/runtime/script"
+	"github.com/agentspec/agentspec/runtime/testmodel"
 	"github.com/agentspec/agentspec/spec"
 )
 
 // scriptPrefix names a scripted model: "script:FILE", FILE relative to the
 // spec file's directory.
 const scriptPrefix = "script:"
+
+// testModel names the offline test model (package testmodel).
+const testModel = "test"
 
 // modelSource is how each run of a plan gets its model: the one given with
 // WithModel, a script read once and parsed again per run (a script.Model
@@ -31,6 +36,8 @@ type modelSource struct {
 	ref      string // the spec's model reference
 	settings spec.ModelSettings
 	script   *scriptFile // nil unless ref is a script
+	test     bool        // ref is "test": the offline test model
+	output   json.RawMessage
 }
 
 // scriptFile is a script model's file, read and checked before any run.
@@ -51,7 +58,11 @@ func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
 	}
 	src := &modelSource{ref: strings.TrimSpace(s.Model), settings: s.ModelSettings}
 	if src.ref == "" {
-		return nil, errNoModel
+		return nil, noModelError(s)
+	}
+	if src.ref == testModel {
+		src.test, src.output = true, s.OutputSchema
+		return src, nil
 	}
 	if name, ok := strings.CutPrefix(src.ref, scriptPrefix); ok {
 		f, err := readScript(s, name)
@@ -156,6 +167,9 @@ func (m *modelSource) build(opts providers.Options) (llms.Model, Dialect, error)
 			return nil, "", err
 		}
 		return sm, Dialect(sm.Dialect()), nil
+	case m.test:
+		tm, err := testmodel.New(m.output)
+		return tm, DialectOpenAI, err
 	}
 	pm, err := providers.New(m.ref, m.settings, opts)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/spec"
 )
 
 // placeholder matches {{name}} and {{ name }}. Anything else between double
@@ -91,4 +92,17 @@ func systemPrompt(instructions string, caps []capabilities.Capability, schema *o
 }
 
 // errNoModel is returned when neither the spec nor the options name a model.
-var errNoModel = errors.New("no model: the spec has no model key (e.g. model: openai:gpt-4o)")
+var errNoModel = errors.New("no model: the spec has no model key (e.g. model: openai:gpt-4o, or model: test to run offline)")
+
+// noModelError is errNoModel, as a spec error at the top of the file when
+// the spec was loaded from one: the spec is what lacks the key.
+func noModelError(s *spec.Spec) error {
+	if s.File == "" {
+		return errNoModel
+	}
+	pos := s.Position("")
+	if pos.Line == 0 {
+		pos.Line, pos.Col = 1, 1
+	}
+	return spec.Errors{{Pos: pos, Msg: errNoModel.Error()}}
+}

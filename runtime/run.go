@@ -265,7 +265,7 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 	caps := slices.Concat(owned, cfg.extra)
 	tools, err := newToolset(ctx, caps)
 	if err != nil {
-		return nil, orInterrupted(ctx, err)
+		return nil, orInterrupted(ctx, collisionErrors(s, len(owned), err))
 	}
 
 	r := &runner{
@@ -280,6 +280,7 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 		callOpts:    callOptions(s.ModelSettings, cfg.stream),
 		maxRounds:   orDefault(s.MaxToolRounds, spec.DefaultMaxToolRounds),
 		retries:     max(s.Retries, 0),
+		attempts:    answerAttempts(s),
 		toolTimeout: s.ToolTimeout,
 		failures:    map[string]int{},
 		res:         &Result{},
@@ -298,6 +299,15 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 	r.res.Transcript = r.messages
 	r.res.Usage.Elapsed = time.Since(start)
 	return r.res, err
+}
+
+// answerAttempts is how many final answers the model may give: one more
+// than the spec's output retry budget, MaxAttempts when it sets none.
+func answerAttempts(s *spec.Spec) int {
+	if s.OutputRetries == nil {
+		return MaxAttempts
+	}
+	return max(*s.OutputRetries, 0) + 1
 }
 
 // orDefault treats zero as "not set", for keys whose schema forbids zero: the
@@ -412,6 +422,7 @@ type runner struct {
 	callOpts    []llms.CallOption
 	maxRounds   int
 	retries     int
+	attempts    int // final answers the model may give
 	toolTimeout time.Duration
 
 	messages []llms.MessageContent
@@ -478,13 +489,13 @@ func (r *runner) loop(ctx context.Context) error {
 		if rej == nil {
 			return nil
 		}
-		if attempt >= MaxAttempts {
-			if err := r.emit(ctx, Rejected{Type: rej.kind, Attempt: attempt, Limit: MaxAttempts, Message: rej.feedback}); err != nil {
+		if attempt >= r.attempts {
+			if err := r.emit(ctx, Rejected{Type: rej.kind, Attempt: attempt, Limit: r.attempts, Message: rej.feedback}); err != nil {
 				return err
 			}
 			return rej.exhausted(attempt)
 		}
-		if err := r.emit(ctx, Retry{Type: rej.kind, Attempt: attempt, Limit: MaxAttempts, Message: rej.feedback}); err != nil {
+		if err := r.emit(ctx, Retry{Type: rej.kind, Attempt: attempt, Limit: r.attempts, Message: rej.feedback}); err != nil {
 			return err
 		}
 		r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryAnswerPrefix+rej.feedback))

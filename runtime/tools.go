@@ -26,18 +26,33 @@ type toolset struct {
 // API rejects a tool without an input schema.
 var emptyParameters = map[string]any{"type": "object", "properties": map[string]any{}}
 
+// newToolset lists the tools of caps (nil entries are skipped). Two
+// capabilities offering the same tool name are a *toolCollision naming every
+// name the first such pair shares.
 func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, error) {
 	ts := &toolset{byName: map[string]capabilities.Tool{}}
-	for _, c := range caps {
+	owner := map[string]int{} // tool name -> index of the capability offering it
+	var collision *toolCollision
+	for i, c := range caps {
+		if c == nil {
+			continue
+		}
 		tools, err := c.Tools(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing tools: %w", err)
 		}
 		for _, t := range tools {
 			name := t.Name()
-			if _, dup := ts.byName[name]; dup {
-				return nil, fmt.Errorf("two capabilities provide a tool named %q", name)
+			if first, dup := owner[name]; dup {
+				switch {
+				case collision == nil:
+					collision = &toolCollision{first: first, second: i, names: []string{name}}
+				case collision.first == first && collision.second == i:
+					collision.names = append(collision.names, name)
+				}
+				continue
 			}
+			owner[name] = i
 			params := t.Parameters()
 			if params == nil {
 				params = emptyParameters
@@ -53,6 +68,9 @@ func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, 
 				},
 			})
 		}
+	}
+	if collision != nil {
+		return nil, collision
 	}
 	slices.Sort(ts.names)
 	return ts, nil

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -172,7 +173,11 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 	}
 	t, ok := reg.Lookup(e.name)
 	if !ok {
-		d.add(e.namePtr, namePos, prefixed(e.ptr, unknownTypeMsg(e.name, reg.Names())))
+		msg := foreignTypeMsg(e.name)
+		if msg == "" {
+			msg = unknownTypeMsg(e.name, reg.Names())
+		}
+		d.add(e.namePtr, namePos, prefixed(e.ptr, msg))
 		return Capability{}, false
 	}
 	if e.options == nil {
@@ -185,6 +190,24 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		e.options = map[string]any{t.Positional: e.value}
 		d.mirror(child(e.optsPtr, t.Positional), e.valPtr)
 	}
+	optsMap, _ := e.options.(map[string]any)
+	if len(t.Nested) > 0 && optsMap != nil {
+		// The canonical nested entries replace the written ones in a copy:
+		// the document keeps what the file says.
+		optsMap = maps.Clone(optsMap)
+		e.options = optsMap
+	}
+	for _, opt := range t.Nested {
+		v, present := optsMap[opt]
+		if !present {
+			continue
+		}
+		nested, ok := checkNested(d, reg, docs, child(e.optsPtr, opt), v)
+		if !ok {
+			return Capability{}, false
+		}
+		optsMap[opt] = nested
+	}
 	if err := reg.ValidateOptions(e.name, e.options); err != nil {
 		if len(t.Schema) == 0 {
 			d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, fmt.Sprintf("%s takes no options, found %s", e.name, describeValue(e.options, false))))
@@ -193,12 +216,66 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		newReporter(d, docs, e.options, e.optsPtr, "option").report(err)
 		return Capability{}, false
 	}
+	if !t.NoBaseOptions && !checkBaseOptions(d, e) {
+		return Capability{}, false
+	}
 	opts, err := json.Marshal(e.options)
 	if err != nil { // a decoded JSON value always marshals
 		d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, err.Error()))
 		return Capability{}, false
 	}
 	return Capability{Name: e.name, Options: opts, Pos: d.pos(e.ptr), Pointer: e.optsPtr}, true
+}
+
+// checkNested checks a capability entry held in an option (ptr) of another
+// capability, in any of the list's forms, and returns its canonical form
+// (capabilities.Nested as a JSON value).
+func checkNested(d *document, reg *capabilities.Registry, docs schemaDocs, ptr string, v any) (any, bool) {
+	e, ok := parseEntry(d, ptr, v, reg)
+	if !ok {
+		return nil, false
+	}
+	c, ok := checkEntry(d, reg, docs, e)
+	if !ok {
+		return nil, false
+	}
+	var opts any
+	if err := decodeJSON(c.Options, &opts); err != nil {
+		d.add(ptr, d.pos(ptr), prefixed(ptr, err.Error()))
+		return nil, false
+	}
+	return map[string]any{"name": c.Name, "options": opts}, true
+}
+
+// checkBaseOptions checks the base options of an entry whose options are
+// valid against its type's schema: defer_loading needs an id, and ids are
+// unique in the spec. defer_loading draws a warning: agentspec offers every
+// tool from the start.
+func checkBaseOptions(d *document, e entry) bool {
+	opts, _ := e.options.(map[string]any)
+	id, hasID := opts["id"].(string)
+	if deferred, _ := opts["defer_loading"].(bool); deferred {
+		ptr := child(e.optsPtr, "defer_loading")
+		if !hasID {
+			d.add(ptr, d.keyPos(ptr), prefixed(ptr, "needs an id (id: NAME), as in pydantic-ai, to name the capability the model loads"))
+			return false
+		}
+		d.warnings = append(d.warnings, &Error{Pos: d.keyPos(ptr), Msg: "warning: " + prefixed(ptr,
+			"has no effect in agentspec: every tool is offered to the model from the start")})
+	}
+	if !hasID {
+		return true
+	}
+	ptr := child(e.optsPtr, "id")
+	if d.capIDs == nil {
+		d.capIDs = map[string]Position{}
+	}
+	if first, dup := d.capIDs[id]; dup {
+		d.add(ptr, d.pos(ptr), prefixed(ptr, fmt.Sprintf("id %q is already used by the capability at %s; ids must be unique", id, first)))
+		return false
+	}
+	d.capIDs[id] = d.pos(ptr)
+	return true
 }
 
 func unknownTypeMsg(name string, valid []string) string {

@@ -144,6 +144,19 @@ func embedType(reg *capabilities.Registry, t capabilities.Type) (string, map[str
 	if t.Description != "" && def["description"] == nil {
 		def["description"] = t.Description
 	}
+	if props, ok := def["properties"].(map[string]any); ok && len(t.Nested) > 0 {
+		// An option holding a capability entry takes any entry the
+		// capabilities list takes.
+		props = maps.Clone(props)
+		for _, opt := range t.Nested {
+			nested := map[string]any{"$ref": schema.ID + "#/$defs/capability"}
+			if old, ok := props[opt].(map[string]any); ok && old["description"] != nil {
+				nested["description"] = old["description"]
+			}
+			props[opt] = nested
+		}
+		def["properties"] = props
+	}
 	id, ok := def["$id"].(string)
 	if !ok {
 		id = "capabilities/" + t.Name + ".json" // relative to the agent schema's $id

@@ -150,3 +150,36 @@ func TestValidSpecsMatchComposedSchema(t *testing.T) {
 		assert.NoError(t, sch.Validate(d.root), path)
 	}
 }
+
+// An option that holds a capability entry takes, in the composed schema,
+// what the capabilities list takes.
+func TestComposedSchemaNestsEntries(t *testing.T) {
+	t.Parallel()
+	reg := capabilities.NewRegistry()
+	noop := func(context.Context, capabilities.Args) (capabilities.Capability, error) { return nil, nil }
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Leaf", New: noop}))
+	require.NoError(t, reg.Register(capabilities.Type{
+		Name: "Wrap", New: noop, Nested: []string{"inner"}, NoBaseOptions: true,
+		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false, "required": ["inner"],
+			"properties": {"inner": {"description": "the wrapped one"}}}`),
+	}))
+	l := &Loader{Registry: reg, LookupEnv: testEnv}
+	sch := compileComposed(t, l)
+	for entry, ok := range map[string]bool{
+		"Wrap: {inner: Leaf}":                  true,
+		"Wrap: {inner: {Leaf: {id: x}}}":       true,
+		"Wrap: {inner: {Wrap: {inner: Leaf}}}": true,
+		"Wrap: {inner: {name: Leaf}}":          true,
+		"Wrap: {inner: Nope}":                  false,
+		"Wrap: {inner: {Leaf: {bogus: 1}}}":    false,
+		"Wrap: {inner: {Wrap: {inner: 5}}}":    false,
+		"Wrap: {inner: Leaf, id: x}":           false,
+	} {
+		src := "capabilities:\n  - " + entry + "\n"
+		_, loadErr := l.Load("agent.yaml", []byte(src))
+		d := parseYAML("agent.yaml", []byte(src), testEnv)
+		require.Empty(t, d.errs)
+		assert.Equal(t, ok, loadErr == nil, "loader %s: %v", entry, loadErr)
+		assert.Equal(t, ok, sch.Validate(d.root) == nil, "schema %s", entry)
+	}
+}

@@ -23,7 +23,8 @@ type rawSpec struct {
 	Description   string          `json:"description"`
 	Instructions  stringList      `json:"instructions"`
 	ModelSettings rawSettings     `json:"model_settings"`
-	Retries       *int            `json:"retries"`
+	Retries       *rawRetries     `json:"retries"`
+	Instrument    json.RawMessage `json:"instrument"`
 	ToolTimeout   float64         `json:"tool_timeout"`
 	Metadata      map[string]any  `json:"metadata"`
 	OutputSchema  json.RawMessage `json:"output_schema"`
@@ -50,6 +51,22 @@ type rawSettings struct {
 	ExtraHeaders      map[string]string `json:"extra_headers"`
 	ExtraBody         map[string]any    `json:"extra_body"`
 	BaseURL           string            `json:"base_url"`
+}
+
+// rawRetries is an integer (both budgets) or a mapping {tools, output}.
+type rawRetries struct {
+	Tools  *int `json:"tools"`
+	Output *int `json:"output"`
+}
+
+func (r *rawRetries) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		r.Tools, r.Output = &n, &n
+		return nil
+	}
+	type plain rawRetries
+	return json.Unmarshal(b, (*plain)(r))
 }
 
 type rawWorkspace struct {
@@ -114,7 +131,12 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		s.Version = 1
 	}
 	if raw.Retries != nil {
-		s.Retries = *raw.Retries
+		if raw.Retries.Tools != nil {
+			s.Retries = *raw.Retries.Tools
+		}
+		if raw.Retries.Output != nil {
+			s.OutputRetries = raw.Retries.Output
+		}
 	}
 	if raw.MaxToolRounds != nil {
 		s.MaxToolRounds = *raw.MaxToolRounds
@@ -164,6 +186,15 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 // for the int they decode into: a JSON Schema integer has no bounds.
 func checkIntegers(d *document, sch, v any, ptr string) {
 	m, _ := sch.(map[string]any)
+	if alts, ok := m["anyOf"].([]any); ok {
+		for _, alt := range alts { // the alternative of the value's kind
+			am, _ := alt.(map[string]any)
+			if _, isMap := v.(map[string]any); isMap == slices.Contains(typeNames(am["type"]), "object") {
+				m = am
+				break
+			}
+		}
+	}
 	switch v := v.(type) {
 	case json.Number:
 		if !slices.Contains(typeNames(m["type"]), "integer") || d.reported(ptr) {

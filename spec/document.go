@@ -19,7 +19,11 @@ type document struct {
 	values map[string]Position // where each value starts
 	keys   map[string]Position // where the key naming each mapping member starts
 	errs   []problem
-	parsed int // how many of errs were found while parsing; see add
+	// warnings are things the spec says that agentspec accepts without
+	// acting on them.
+	warnings []*Error
+	capIDs   map[string]Position // capability ids seen, where each is written
+	parsed   int                 // how many of errs were found while parsing; see add
 
 	// numbers holds the text of numbers written otherwise than the JSON
 	// value they became (0x1F, 1e3, 99999999999999999999999), by pointer, so

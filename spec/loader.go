@@ -68,16 +68,20 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 	d.parsed = len(d.errs)
 	reg := l.registry()
 	docs := schemaDocsOf(reg)
+	dropNulls(root)
 	base := baseSchema()
 	if err := base.compiled.Validate(root); err != nil {
 		newReporter(d, docs, root, "", "key").report(err)
 	}
 	checkIntegers(d, base.doc, root, "")
+	dropExtensions(root)
+	warnings := compatWarnings(d, root)
 	var caps []Capability
 	if list, ok := root["capabilities"].([]any); ok {
 		caps = readCapabilities(d, reg, docs, list)
 	}
 	checkEmbedded(d, root)
+	checkOutputSchema(d, root)
 	checkWorkspacePaths(d, root)
 	checkProvider(d, root, l.providers())
 	if errs := d.errors(); errs != nil {
@@ -88,6 +92,7 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 		return nil, err
 	}
 	s.Capabilities = caps
+	s.Warnings = sortErrors(append(warnings, d.warnings...))
 	return s, nil
 }
 

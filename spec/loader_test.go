@@ -46,7 +46,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "wrong type points at the value",
 			src:  "model:\n  - openai:gpt-5\n",
-			want: []string{`agent.yaml:2:3: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found a list`},
+			want: []string{`agent.yaml:2:3: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6") or test, found a list`},
 		},
 		{
 			name: "positive integer",
@@ -68,13 +68,18 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name: "empty value",
-			src:  "name:\nmodel: openai:gpt-5\n",
-			want: []string{`agent.yaml:1:6: name: expected a string, found an empty value`},
+			src:  "capabilities:\nmodel: openai:gpt-5\n",
+			want: []string{`agent.yaml:1:14: capabilities: expected a list of capabilities (- FileSystem), found an empty value`},
+		},
+		{
+			name: "an empty value of a key pydantic-ai reads null for is the key's absence",
+			src:  "name:\nmodel:\nretries: ~\nend_strategy:\n",
+			want: []string{`agent.yaml:4:14: end_strategy: expected one of "early", "graceful", "exhaustive", found an empty value`},
 		},
 		{
 			name: "model form",
 			src:  "model: gpt-5\n",
-			want: []string{`agent.yaml:1:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found "gpt-5"`},
+			want: []string{`agent.yaml:1:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6") or test, found "gpt-5"`},
 		},
 		{
 			name: "unsupported version",
@@ -107,9 +112,14 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:2:3: model_settings: expected either timeout or timeout_seconds (they are the same setting), not both`},
 		},
 		{
-			name: "yes is not a boolean",
-			src:  "cache: yes\n",
-			want: []string{`agent.yaml:1:8: cache: expected true, false or a mapping (dir: .agentspec-cache), found "yes" (a string); YAML reads yes, no, on and off as strings: write true or false`},
+			name: "a quoted yes is not a boolean",
+			src:  "cache: 'yes'\n",
+			want: []string{`agent.yaml:1:8: cache: expected true, false or a mapping (dir: .agentspec-cache), found "yes" (a string); quoted, yes is a string: write true or false, or leave it unquoted`},
+		},
+		{
+			name: "an unquoted yes is a boolean, as in pydantic-ai's YAML 1.1",
+			src:  "name: yes\n",
+			want: []string{`agent.yaml:1:7: name: expected a string, found true (a boolean); unquoted, yes takes the type of its value: write "yes" to keep it a string`},
 		},
 		{
 			name: "invalid regular expression",
@@ -222,8 +232,8 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name: "a bound of a JSON Schema keyword",
-			src:  "output_schema:\n  multipleOf: -0.5\n",
-			want: []string{`agent.yaml:2:15: output_schema.multipleOf: expected more than 0, found -0.5`},
+			src:  "output_schema:\n  type: object\n  multipleOf: -0.5\n",
+			want: []string{`agent.yaml:3:15: output_schema.multipleOf: expected more than 0, found -0.5`},
 		},
 		{
 			name: "a number that is not a spec",
@@ -298,9 +308,9 @@ func TestLoadErrors(t *testing.T) {
 			name: "errors are sorted by position",
 			src:  "retries: x\nname: 1\nmodel: 2\n",
 			want: []string{
-				`agent.yaml:1:10: retries: expected a non-negative integer, found "x" (a string)`,
+				`agent.yaml:1:10: retries: expected a non-negative integer, or a mapping (tools: 3, output: 2), found "x" (a string)`,
 				`agent.yaml:2:7: name: expected a string, found 1 (a number)`,
-				`agent.yaml:3:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6"), found 2 (a number)`,
+				`agent.yaml:3:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6") or test, found 2 (a number)`,
 			},
 		},
 	}
@@ -341,7 +351,7 @@ func TestCapabilityErrors(t *testing.T) {
 		{"unknown option", "- FileSystem: {root_dir: ., allowed_pattern: ['*.go']}",
 			`agent.yaml:2:31: capabilities[0].FileSystem: unknown option "allowed_pattern" (did you mean "allowed_patterns"?)`},
 		{"unknown option with no close match", "- Thinking: {depth: 3}",
-			`agent.yaml:2:16: capabilities[0].Thinking: unknown option "depth" (valid options: budget, effort)`},
+			`agent.yaml:2:16: capabilities[0].Thinking: unknown option "depth" (valid options: budget, defer_loading, description, effort, id)`},
 		{"option of the wrong type", "- FileSystem:\n      read_only: 1",
 			`agent.yaml:3:18: capabilities[0].FileSystem.read_only: expected true or false, found 1 (a number)`},
 		{"option out of range", "- Thinking: {budget: 10}",
@@ -509,8 +519,8 @@ func TestAnchorErrors(t *testing.T) {
 		{
 			name: "merging a list of mappings: the first one wins",
 			src:  "a: &a {read_only: true}\nb: &b {read_only: 1}\n",
-			want: "agent.yaml:1:1: unknown key \"a\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)\n" +
-				"agent.yaml:2:1: unknown key \"b\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)",
+			want: "agent.yaml:1:1: unknown key \"a\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, instrument, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)\n" +
+				"agent.yaml:2:1: unknown key \"b\" (valid keys: $schema, cache, capabilities, deps_schema, description, end_strategy, instructions, instrument, max_tool_rounds, metadata, model, model_settings, name, output_schema, retries, tool_timeout, version, workspace)",
 		},
 		{
 			name: "merging a list that holds something else",

@@ -237,17 +237,18 @@ func ratString(r *big.Rat) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
-// boolHint explains a YAML 1.1 boolean (yes, no, on, off) found where a
-// boolean is wanted: people still expect them, but yaml.v3 follows YAML 1.2,
-// where they are strings.
+// boolHint explains a word that reads as a boolean to people (a quoted yes,
+// no, on or off; y or n) found as a string where a boolean is wanted.
 func (r *reporter) boolHint(val any, want []string) string {
 	s, ok := val.(string)
 	if !ok || !r.d.yaml || !slices.Contains(want, "boolean") {
 		return ""
 	}
 	switch strings.ToLower(s) {
-	case "yes", "no", "on", "off", "y", "n":
-		return "; YAML reads yes, no, on and off as strings: write true or false"
+	case "yes", "no", "on", "off":
+		return "; quoted, " + s + " is a string: write true or false, or leave it unquoted"
+	case "y", "n":
+		return "; YAML reads y and n as strings: write true or false"
 	}
 	return ""
 }

@@ -14,6 +14,9 @@ import (
 const (
 	DefaultMaxToolRounds = 40
 	DefaultRetries       = 3
+	// DefaultOutputRetries is how many rejected final answers the model may
+	// replace: three answers in all.
+	DefaultOutputRetries = 2
 )
 
 // Spec is a loaded, validated agent spec.
@@ -29,6 +32,7 @@ type Spec struct {
 
 	ModelSettings ModelSettings
 	Retries       int             // per-tool budget of model-correctable errors; default 3
+	OutputRetries *int            // rejected final answers the model may replace; nil means DefaultOutputRetries
 	ToolTimeout   time.Duration   // 0 means no limit
 	Metadata      map[string]any  // numbers are json.Number
 	OutputSchema  json.RawMessage // a JSON Schema; nil when the spec has none
@@ -36,6 +40,10 @@ type Spec struct {
 	DepsSchema    json.RawMessage // a JSON Schema of template variables, as given; nil when none
 
 	Capabilities []Capability
+
+	// Warnings are keys the spec gives that agentspec accepts but does not
+	// act on (instrument, end_strategy, defer_loading, ...), one line each.
+	Warnings []*Error
 
 	MaxToolRounds int // default 40
 	Workspace     Workspace

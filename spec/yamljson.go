@@ -215,6 +215,16 @@ func (c *yamlConverter) scalar(n *yaml.Node, ptr string) any {
 			c.d.add(ptr, c.pos(n), prefixed(ptr, nonFiniteMsg(n.Value)))
 			return nil
 		}
+		if b, ok := yaml11Bools[n.Value]; ok && n.Style == 0 && tag == strTag {
+			// pydantic-ai reads specs as YAML 1.1 (PyYAML), where an
+			// unquoted yes, no, on or off is a boolean; yaml.v3 follows
+			// YAML 1.2, where it is a string.
+			if c.d.retyped == nil {
+				c.d.retyped = map[string]string{}
+			}
+			c.d.retyped[ptr] = n.Value
+			return b
+		}
 		return c.str(n, ptr)
 	case nullTag:
 		return nil
@@ -238,6 +248,13 @@ func (c *yamlConverter) scalar(n *yaml.Node, ptr string) any {
 		return nil
 	}
 	return n.Value
+}
+
+// yaml11Bools are YAML 1.1's boolean words beyond YAML 1.2's true and false,
+// as PyYAML reads them.
+var yaml11Bools = map[string]bool{
+	"yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
 }
 
 // str expands environment references in a string scalar. An unquoted

@@ -103,7 +103,10 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
-	if err := checkVars(s.Instructions, vars); err != nil {
+	for _, w := range s.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), w)
+	}
+	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
 	}
 

@@ -61,12 +61,18 @@ func TestValidate(t *testing.T) {
 	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\ncapabilities:\n  - FileSystem: ./ws\n")
 	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), "model: openai:gpt-4.1\ninstructons: hi\nmax_tool_rounds: 0\n")
 
-	code, stdout, stderr := runCLI(t, "", "validate", good)
+	// The capabilities are built as a run builds them, in the workspace.
+	code, _, stderr := runCLI(t, "", "validate", "--workspace", dir, good)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, good+":3:17: capabilities[0].FileSystem.root_dir: root_dir './ws' does not exist")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+
+	code, stdout, stderr := runCLI(t, "", "validate", "--workspace", dir, good)
 	assert.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout)
 	assert.Empty(t, stderr)
 
-	code, _, stderr = runCLI(t, "", "validate", good, bad)
+	code, _, stderr = runCLI(t, "", "validate", "--workspace", dir, good, bad)
 	assert.Equal(t, 1, code)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	require.Len(t, lines, 2, stderr)

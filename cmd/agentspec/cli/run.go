@@ -80,8 +80,14 @@ nor the base URL. The --events log ends with a run.end event: {"ok", "error", "u
 To run one spec over many workspaces, see "agentspec batch".
 
 Exit status: 0 on success, 1 when the run fails, 2 on usage errors (a --var without a
-placeholder, a placeholder without a --var) or a spec that cannot be loaded (its script
-model's file included).`,
+placeholder, a placeholder without a --var) or a spec that cannot run: one that does not
+load, has no model, names a script model's file that is missing or invalid, or has two
+capabilities offering tools of the same name ("agentspec validate" finds all of these).
+Keys the spec gives that have no effect (instrument, end_strategy, defer_loading) are
+reported on stderr as warnings.
+
+"model: test" runs the spec offline: the test model calls every tool once with arguments
+generated from its schema, then answers (see the README's "The test model").`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSpec(cmd, f, args) },
 	}
@@ -119,7 +125,10 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
-	if err := checkVars(s.Instructions, vars); err != nil {
+	for _, w := range s.Warnings {
+		fmt.Fprintln(stderr, w)
+	}
+	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
 	}
 	dir, err := workspaceDir(f.workspace)
@@ -287,8 +296,11 @@ func parseVars(flags []string) (map[string]string, error) {
 // placeholder without a value and a value without a placeholder are both
 // mistakes on the command line; the second would also make a cache key of
 // its own for the same run.
-func checkVars(instructions []string, vars map[string]string) error {
-	names := runtime.Placeholders(instructions)
+func checkVars(s *spec.Spec, vars map[string]string) error {
+	instructions := s.Instructions
+	// The description is a template too, as in pydantic-ai; it is not sent
+	// to the model, so its placeholders may be given but need not be.
+	names := runtime.Placeholders(append(slices.Clone(instructions), s.Description))
 	var unknown []string
 	for name := range vars {
 		if !slices.Contains(names, name) {

@@ -1,28 +1,42 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
 func init() { addCommand(newValidateCmd) }
 
 func newValidateCmd() *cobra.Command {
-	var format string
+	var (
+		format    string
+		vars      []string
+		workspace string
+	)
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check agent specs against the schema",
 		Long: `Validate checks each spec file (.yaml, .yml or .json) against the JSON Schema composed
-from every registered capability type, and reports every problem as FILE:LINE:COL: message
-on stderr. Exit status: 0 when all files are valid, 1 when any is not, 2 on usage errors
-and when a file cannot be read (missing, a directory, no permission).
+from every registered capability type, then everything "agentspec run" would refuse before
+its first model request, without making one: a missing model, a script model's file that is
+missing or invalid, settings the provider cannot take, capabilities that cannot be built in
+the workspace (--workspace, default the current directory), and two capabilities offering
+tools of the same name. With --var, the instructions' {{name}} placeholders must match the
+variables given, as for run. Every problem is reported as FILE:LINE:COL: message on stderr;
+keys accepted without effect (instrument, end_strategy, defer_loading) are reported as
+warnings, which do not make a spec invalid. Exit status: 0 when all files are valid, 1 when
+any is not, 2 on usage errors and when a file cannot be read (missing, a directory, no
+permission).
 
 With --format json, a JSON document describing every file is written to stdout instead.`,
 		Args: cobra.MinimumNArgs(1),
@@ -32,10 +46,21 @@ With --format json, a JSON document describing every file is written to stdout i
 			default:
 				return exitWith(exitUsage, fmt.Errorf("--format must be text or json, not %q", format))
 			}
+			parsed, err := parseVars(vars)
+			if err != nil {
+				return exitWith(exitUsage, err)
+			}
+			if len(vars) == 0 {
+				parsed = nil // no --var: placeholders are not checked
+			}
+			dir, err := workspaceDir(workspace)
+			if err != nil {
+				return exitWith(exitUsage, err)
+			}
 			results := make([]fileResult, 0, len(args))
 			invalid, unreadable := false, false
 			for _, file := range args {
-				r, readable := validateFile(file)
+				r, readable := validateFile(cmd.Context(), file, parsed, dir)
 				invalid = invalid || !r.Valid
 				unreadable = unreadable || !readable
 				results = append(results, r)
@@ -62,6 +87,8 @@ With --format json, a JSON document describing every file is written to stdout i
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text (problems on stderr) or json (a report on stdout)")
+	cmd.Flags().StringArrayVar(&vars, "var", nil, "check the instructions' placeholders against this variable: --var name=value (repeatable)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	return cmd
 }
 
@@ -69,6 +96,7 @@ type fileResult struct {
 	File     string    `json:"file"`
 	Valid    bool      `json:"valid"`
 	Problems []problem `json:"problems"`
+	Warnings []problem `json:"warnings"`
 }
 
 type problem struct {
@@ -78,30 +106,51 @@ type problem struct {
 	Message string `json:"message"`
 }
 
-// validateFile loads file and reports its problems; readable is false when
-// the file itself could not be read.
-func validateFile(file string) (r fileResult, readable bool) {
-	r = fileResult{File: file, Valid: true, Problems: []problem{}}
-	_, err := spec.LoadFile(file)
+// validateFile loads file and checks it as a run would, minus the network.
+// vars is nil when no --var was given. readable is false when the file
+// itself could not be read.
+func validateFile(ctx context.Context, file string, vars map[string]string, workspace string) (r fileResult, readable bool) {
+	r = fileResult{File: file, Valid: true, Problems: []problem{}, Warnings: []problem{}}
+	s, err := spec.LoadFile(file)
+	var list spec.Errors
+	readable = err == nil || errors.As(err, &list)
+	if err == nil {
+		for _, w := range s.Warnings {
+			r.Warnings = append(r.Warnings, problemOf(w))
+		}
+		if vars != nil {
+			err = checkVars(s, vars)
+		}
+	}
+	if err == nil {
+		opts := []runtime.Option{runtime.WithWorkspace(workspace)}
+		if vars != nil {
+			opts = append(opts, runtime.WithVars(vars))
+		}
+		err = runtime.Check(ctx, s, opts...)
+	}
 	if err == nil {
 		return r, true
 	}
 	r.Valid = false
-	var list spec.Errors
 	if errors.As(err, &list) {
 		for _, e := range list {
-			r.Problems = append(r.Problems, problem{File: e.Pos.File, Line: e.Pos.Line, Column: e.Pos.Col, Message: e.Msg})
+			r.Problems = append(r.Problems, problemOf(e))
 		}
-		return r, true
+		return r, readable
 	}
-	// An unreadable file: the error already names it.
+	// An unreadable file, or a problem without a position: the file names it.
 	r.Problems = append(r.Problems, problem{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")})
-	return r, false
+	return r, readable
+}
+
+func problemOf(e *spec.Error) problem {
+	return problem{File: e.Pos.File, Line: e.Pos.Line, Column: e.Pos.Col, Message: e.Msg}
 }
 
 func printProblems(w io.Writer, results []fileResult) {
 	for _, r := range results {
-		for _, p := range r.Problems {
+		for _, p := range slices.Concat(r.Problems, r.Warnings) {
 			pos := spec.Position{File: p.File, Line: p.Line, Col: p.Column}
 			fmt.Fprintf(w, "%s: %s\n", pos, p.Message)
 		}

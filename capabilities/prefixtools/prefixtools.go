@@ -1,0 +1,140 @@
+// Package prefixtools is the PrefixTools capability type, pydantic-ai's
+// serialised form included: it wraps one capability, written in any form a
+// spec's capabilities list takes (nested PrefixTools too), and offers its
+// tools under "<prefix>_<name>", so that two capabilities with the same tool
+// names (two FileSystems over different roots) can live in one spec.
+//
+//	capabilities:
+//	  - PrefixTools:
+//	      prefix: docs
+//	      capability: {FileSystem: {root_dir: ./docs, read_only: true}}
+//
+// Everything else the wrapped capability gives (instructions, native tools,
+// closing) passes through unchanged.
+package prefixtools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// TypeName is the capability type's name in specs.
+const TypeName = "PrefixTools"
+
+const optionsSchema = `{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["prefix", "capability"],
+  "properties": {
+    "prefix": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_-]+$",
+      "x-expected": "a prefix of letters, digits, _ and - (docs)",
+      "description": "Put before each tool name, with an underscore: prefix docs turns read_file into docs_read_file."
+    },
+    "capability": {
+      "description": "The capability whose tools are renamed, in any form of a capabilities entry (- FileSystem, FileSystem: {root_dir: ./docs}, {name: ..., arguments: ...})."
+    }
+  }
+}`
+
+func init() {
+	capabilities.MustRegister(capabilities.Type{
+		Name:          TypeName,
+		Description:   "Offers the tools of one nested capability under <prefix>_<tool name>.",
+		Schema:        json.RawMessage(optionsSchema),
+		NoBaseOptions: true,
+		Nested:        []string{"capability"},
+		New:           newCapability,
+	})
+}
+
+type options struct {
+	Prefix     string              `json:"prefix"`
+	Capability capabilities.Nested `json:"capability"`
+}
+
+func newCapability(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
+	var opts options
+	if err := args.Decode(&opts); err != nil {
+		return nil, err
+	}
+	inner, err := args.NewNested(ctx, opts.Capability)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Capability.Name, err)
+	}
+	return New(opts.Prefix, inner), nil
+}
+
+// New wraps c so that its tools are named prefix + "_" + name.
+func New(prefix string, c capabilities.Capability) *Capability {
+	return &Capability{prefix: prefix, inner: c}
+}
+
+// Capability is a capability with its tools renamed. It has every optional
+// interface of capabilities, answering each as the wrapped capability does
+// (or as one without it would).
+type Capability struct {
+	prefix string
+	inner  capabilities.Capability
+}
+
+// Tools returns the wrapped capability's tools, renamed.
+func (p *Capability) Tools(ctx context.Context) ([]capabilities.Tool, error) {
+	tools, err := p.inner.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]capabilities.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = renamed{Tool: t, name: p.prefix + "_" + t.Name()}
+	}
+	return out, nil
+}
+
+// Unwrap returns the wrapped capability.
+func (p *Capability) Unwrap() capabilities.Capability { return p.inner }
+
+// Instructions are the wrapped capability's.
+func (p *Capability) Instructions() string {
+	if in, ok := p.inner.(capabilities.Instructable); ok {
+		return in.Instructions()
+	}
+	return ""
+}
+
+// NativeTools are the wrapped capability's: provider-side tools keep their
+// kinds.
+func (p *Capability) NativeTools() []capabilities.NativeTool {
+	if nt, ok := p.inner.(capabilities.NativeTooler); ok {
+		return nt.NativeTools()
+	}
+	return nil
+}
+
+// Remote says whether the wrapped capability's tools live behind the network.
+func (p *Capability) Remote() bool {
+	r, ok := p.inner.(capabilities.Remote)
+	return ok && r.Remote()
+}
+
+// Close closes the wrapped capability when it needs closing.
+func (p *Capability) Close() error {
+	if c, ok := p.inner.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// renamed is a tool under another name. The tool itself runs as it would
+// unwrapped: its events and errors still speak of its own name.
+type renamed struct {
+	capabilities.Tool
+	name string
+}
+
+func (r renamed) Name() string { return r.name }

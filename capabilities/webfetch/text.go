@@ -1,0 +1,203 @@
+package webfetch
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// htmlText reduces an HTML page to its title and readable text: headings
+// as "#" lines, list items as "- " lines, links as "text (href)", block
+// elements on lines of their own, and nothing of scripts, styles, forms,
+// images or the head.
+func htmlText(page []byte) (title, text string) {
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil { // html.Parse accepts any input; this is a safety net
+		return "", string(page)
+	}
+	w := &textWriter{}
+	w.walk(doc)
+	return strings.TrimSpace(collapseSpaces(w.title.String())), w.b.String()
+}
+
+type textWriter struct {
+	b       strings.Builder
+	title   strings.Builder
+	inTitle bool
+	pre     int // depth inside <pre>
+}
+
+// skipped are elements whose content is not text for a reader.
+var skipped = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
+	atom.Svg: true, atom.Canvas: true, atom.Iframe: true, atom.Object: true,
+	atom.Form: true, atom.Select: true, atom.Button: true, atom.Img: true,
+	atom.Head: true,
+}
+
+// blocks are elements that start and end a line.
+var blocks = map[atom.Atom]bool{
+	atom.P: true, atom.Div: true, atom.Section: true, atom.Article: true, atom.Main: true,
+	atom.Header: true, atom.Footer: true, atom.Nav: true, atom.Aside: true,
+	atom.Ul: true, atom.Ol: true, atom.Dl: true, atom.Dt: true, atom.Dd: true,
+	atom.Table: true, atom.Tr: true, atom.Blockquote: true, atom.Pre: true,
+	atom.Figure: true, atom.Figcaption: true, atom.Hr: true, atom.Address: true,
+}
+
+var headings = map[atom.Atom]string{
+	atom.H1: "# ", atom.H2: "## ", atom.H3: "### ", atom.H4: "#### ", atom.H5: "##### ", atom.H6: "###### ",
+}
+
+func (w *textWriter) walk(n *html.Node) {
+	switch n.Type {
+	case html.TextNode:
+		if w.inTitle {
+			w.title.WriteString(n.Data)
+			return
+		}
+		if w.pre > 0 {
+			w.b.WriteString(n.Data)
+			return
+		}
+		w.inline(collapseSpaces(n.Data))
+		return
+	case html.ElementNode:
+		if n.DataAtom == atom.Title {
+			w.inTitle = true
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				w.walk(c)
+			}
+			w.inTitle = false
+			return
+		}
+		if n.DataAtom == atom.Head {
+			// The title is the only text of the head worth keeping.
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.ElementNode && c.DataAtom == atom.Title {
+					w.walk(c)
+				}
+			}
+			return
+		}
+		if skipped[n.DataAtom] {
+			return
+		}
+		w.element(n)
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		w.walk(c)
+	}
+}
+
+func (w *textWriter) element(n *html.Node) {
+	children := func() {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			w.walk(c)
+		}
+	}
+	switch a := n.DataAtom; {
+	case headings[a] != "":
+		w.paragraph()
+		w.b.WriteString(headings[a])
+		children()
+		w.paragraph()
+	case a == atom.Li:
+		w.newline()
+		w.b.WriteString("- ")
+		children()
+		w.newline()
+	case a == atom.Br:
+		w.b.WriteString("\n")
+	case a == atom.Td || a == atom.Th:
+		children()
+		w.b.WriteString(" | ")
+	case a == atom.A:
+		start := w.b.Len()
+		children()
+		href := attr(n, "href")
+		linkText := strings.TrimSpace(w.b.String()[start:])
+		if href != "" && !strings.HasPrefix(href, "#") && !strings.HasPrefix(href, "javascript:") && href != linkText {
+			w.b.WriteString(" (" + href + ")")
+		}
+	case a == atom.Pre:
+		w.paragraph()
+		w.b.WriteString("```\n")
+		w.pre++
+		children()
+		w.pre--
+		w.newline()
+		w.b.WriteString("```")
+		w.paragraph()
+	case blocks[a]:
+		w.paragraph()
+		children()
+		w.paragraph()
+	default:
+		children()
+	}
+}
+
+// inline writes text, with a space between it and what came before unless
+// a line just started.
+func (w *textWriter) inline(s string) {
+	if strings.TrimSpace(s) == "" {
+		if s != "" && !w.atLineStart() && !strings.HasSuffix(w.b.String(), " ") {
+			w.b.WriteByte(' ')
+		}
+		return
+	}
+	if w.atLineStart() {
+		s = strings.TrimLeft(s, " ")
+	}
+	w.b.WriteString(s)
+}
+
+func (w *textWriter) atLineStart() bool {
+	s := w.b.String()
+	return s == "" || strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "- ") && lastLineIs(s, "- ")
+}
+
+func lastLineIs(s, line string) bool {
+	i := strings.LastIndexByte(s, '\n')
+	return s[i+1:] == line
+}
+
+func (w *textWriter) newline() {
+	if !strings.HasSuffix(w.b.String(), "\n") && w.b.Len() > 0 {
+		w.b.WriteByte('\n')
+	}
+}
+
+func (w *textWriter) paragraph() {
+	w.newline()
+	if w.b.Len() > 0 && !strings.HasSuffix(w.b.String(), "\n\n") {
+		w.b.WriteByte('\n')
+	}
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+var spaces = regexp.MustCompile(`[ \t\r\n\f]+`)
+
+func collapseSpaces(s string) string { return spaces.ReplaceAllString(s, " ") }
+
+var manyNewlines = regexp.MustCompile(`\n{3,}`)
+var trailingSpaces = regexp.MustCompile(`[ \t]+\n`)
+
+// cleanWhitespace trims lines' trailing spaces, keeps at most one blank line
+// in a row, and trims the ends.
+func cleanWhitespace(s string) string {
+	s = trailingSpaces.ReplaceAllString(s, "\n")
+	return strings.TrimSpace(manyNewlines.ReplaceAllString(s, "\n\n"))
+}

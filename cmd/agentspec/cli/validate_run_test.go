@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// validate refuses what run would refuse before its first model request,
+// and reports it at the same position.
+func TestValidateRefusesWhatRunRefuses(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "docs", "a.md"), "hello\n")
+	writeFile(t, filepath.Join(dir, "broken.yaml"), "turns:\n  - tool_calls: 3\n")
+	cases := []struct {
+		name, src string
+		want      []string // substrings of stderr, in order
+	}{
+		{"tool-name collision", "model: test\ncapabilities:\n  - FileSystem: {read_only: true}\n  - FileSystem: ./docs\n",
+			[]string{`SPEC:4:5: capabilities[1]: FileSystem offers tools named "read_file", "list_directory"`,
+				`as FileSystem at SPEC:3:5 (capabilities[0]) does`, `wrap one of them in PrefixTools`}},
+		{"missing script", "model: script:nope.yaml\n",
+			[]string{`SPEC:1:8: cannot read the script file ` + filepath.Join(dir, "nope.yaml") + `: no such file`}},
+		{"malformed script", "model: script:broken.yaml\n",
+			[]string{`SPEC:1:8: invalid script file`, filepath.Join(dir, "broken.yaml") + `:2:17: `}},
+		{"no model", "name: nameless\n",
+			[]string{`SPEC:1:1: no model: the spec has no model key`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			file := writeFile(t, filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".yaml"), c.src)
+			code, _, vStderr := runCLI(t, "", "validate", "--workspace", dir, file)
+			assert.Equal(t, 1, code, vStderr)
+			code, _, rStderr := runCLI(t, "", "run", "-q", "--workspace", dir, file)
+			assert.Equal(t, 2, code, "a spec run refuses is a spec error: %s", rStderr)
+			for _, w := range c.want {
+				w = strings.ReplaceAll(w, "SPEC", file)
+				assert.Contains(t, vStderr, w)
+				assert.Contains(t, rStderr, w)
+			}
+		})
+	}
+}
+
+func TestValidateVars(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\ninstructions: Focus on {{focus}}.\n")
+
+	code, _, stderr := runCLI(t, "", "validate", file)
+	assert.Equal(t, 0, code, "without --var the placeholders are not checked: %s", stderr)
+
+	code, _, stderr = runCLI(t, "", "validate", "--var", "focus=errors", file)
+	assert.Equal(t, 0, code, stderr)
+
+	code, _, stderr = runCLI(t, "", "validate", "--var", "fokus=errors", file)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `--var fokus: the instructions have no {{fokus}} placeholder; they have {{focus}}`)
+
+	code, _, stderr = runCLI(t, "", "validate", "--var", "focus=x", "--var", "extra=1", file)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `--var extra`)
+
+	file2 := writeFile(t, filepath.Join(dir, "two.yaml"), "model: test\ninstructions: [\"{{a}}\", \"{{b}}\"]\n")
+	code, _, stderr = runCLI(t, "", "validate", "--var", "a=1", file2)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `instructions use variable "b", but no value was given (set it with --var b=VALUE)`)
+}
+
+func TestWarningsForKeysWithoutEffect(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\ninstrument: true\nend_strategy: early\n"+
+		"x-defaults: &ro {read_only: true}\ncapabilities:\n  - FileSystem: {<<: *ro, id: fs, defer_loading: true}\n")
+	code, _, stderr := runCLI(t, "", "validate", "--workspace", dir, file)
+	require.Equal(t, 0, code, "warnings do not make a spec invalid: %s", stderr)
+	assert.Contains(t, stderr, file+":2:1: warning: instrument: has no effect in agentspec")
+	assert.Contains(t, stderr, file+":3:1: warning: end_strategy: has no effect in agentspec")
+	assert.Contains(t, stderr, file+":6:35: warning: capabilities[0].FileSystem.defer_loading: has no effect in agentspec")
+
+	code, stdout, stderr := runCLI(t, "", "run", "--workspace", dir, file)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "warning: instrument: has no effect")
+	assert.Contains(t, stdout, `"list_directory"`)
+}
+
+func TestValidateJSONReportsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.json"), `{"model": "test", "end_strategy": "early"}`)
+	code, stdout, stderr := runCLI(t, "", "validate", "--format", "json", file)
+	require.Equal(t, 0, code, stderr)
+	var report struct {
+		Valid bool
+		Files []struct {
+			Valid    bool
+			Warnings []problem
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	assert.True(t, report.Valid)
+	require.Len(t, report.Files, 1)
+	assert.Equal(t, []problem{{File: file, Line: 1, Column: 19,
+		Message: "warning: end_strategy: has no effect in agentspec: an answer never comes with tool calls, so every tool call the model makes is run"}},
+		report.Files[0].Warnings)
+}

@@ -1,0 +1,104 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Check finds what Run would refuse before its first model request, without
+// making one: a missing model, a script model's file that is missing or
+// invalid, settings the provider cannot take, an invalid output schema or
+// workspace check, capabilities that cannot be built in the workspace
+// (WithWorkspace), and two capabilities offering tools of the same name.
+// With WithVars, the instructions' placeholders must all have values.
+// Problems in a spec loaded from a file are spec.Errors, at their positions.
+//
+// The capabilities are built and asked for their tools, then closed; those
+// that implement capabilities.Remote (their tools live behind the network)
+// are built but not asked.
+func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
+	if s == nil {
+		return errors.New("runtime: nil spec")
+	}
+	cfg := newConfig(opts)
+	if cfg.vars != nil {
+		if _, err := RenderInstructions(s.Instructions, cfg.vars); err != nil {
+			return err
+		}
+	}
+	if _, err := compileOutputSchema(s.OutputSchema); err != nil {
+		return err
+	}
+	if _, err := compileChecks(s); err != nil {
+		return err
+	}
+	if _, err := newModelSource(s, cfg); err != nil {
+		return err
+	}
+	workspace, err := filepath.Abs(cfg.workspace)
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	owned, err := spec.Instantiate(ctx, s, cfg.registry, workspace)
+	if err != nil {
+		return err
+	}
+	local := make([]capabilities.Capability, 0, len(owned))
+	for _, c := range owned {
+		if r, ok := c.(capabilities.Remote); ok && r.Remote() {
+			local = append(local, nil) // keeps the indexes of s.Capabilities
+			continue
+		}
+		local = append(local, c)
+	}
+	_, err = newToolset(ctx, slices.Concat(local, cfg.extra))
+	err = errors.Join(collisionErrors(s, len(owned), err), closeAll(owned))
+	return err
+}
+
+// toolCollision is two capabilities offering a tool of the same name.
+type toolCollision struct {
+	first, second int      // indexes of the capabilities
+	names         []string // the tool names both offer
+}
+
+func (c *toolCollision) Error() string {
+	if len(c.names) == 1 {
+		return fmt.Sprintf("two capabilities provide a tool named %q", c.names[0])
+	}
+	return fmt.Sprintf("two capabilities provide tools named %s", strings.Join(quoteAll(c.names), ", "))
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
+}
+
+// collisionErrors turns a *toolCollision between capabilities of the spec
+// (indexes below n) into a spec error at the second one's entry, naming the
+// first one's; other errors pass unchanged.
+func collisionErrors(s *spec.Spec, n int, err error) error {
+	var tc *toolCollision
+	if !errors.As(err, &tc) || tc.second >= n || s.File == "" {
+		return err
+	}
+	first, second := s.Capabilities[tc.first], s.Capabilities[tc.second]
+	noun := "a tool"
+	if len(tc.names) > 1 {
+		noun = "tools"
+	}
+	msg := fmt.Sprintf("capabilities[%d]: %s offers %s named %s, as %s at %s (capabilities[%d]) does; "+
+		"tool names must be unique: wrap one of them in PrefixTools (- PrefixTools: {prefix: NAME, capability: {%s: ...}})",
+		tc.second, second.Name, noun, strings.Join(quoteAll(tc.names), ", "), first.Name, first.Pos, tc.first, second.Name)
+	return spec.Errors{{Pos: second.Pos, Msg: msg}}
+}

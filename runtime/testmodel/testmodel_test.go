@@ -1,0 +1,141 @@
+package testmodel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(s)))
+	require.NoError(t, err)
+	return v
+}
+
+func TestGenerate(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, schema, want string
+	}{
+		{"const", `{"const": 7}`, `7`},
+		{"enum", `{"type": "string", "enum": ["b", "c"]}`, `"b"`},
+		{"examples", `{"type": "string", "examples": ["x.go"]}`, `"x.go"`},
+		{"no type", `{}`, `"a"`},
+		{"string", `{"type": "string"}`, `"a"`},
+		{"minLength", `{"type": "string", "minLength": 3}`, `"aaa"`},
+		{"maxLength 0", `{"type": "string", "maxLength": 0}`, `""`},
+		{"date", `{"type": "string", "format": "date"}`, `"2024-01-01"`},
+		{"uri", `{"type": "string", "format": "uri"}`, `"https://example.com"`},
+		{"date-time", `{"type": "string", "format": "date-time"}`, `"2024-01-01T00:00:00Z"`},
+		{"email", `{"type": "string", "format": "email"}`, `"a@example.com"`},
+		{"integer", `{"type": "integer"}`, `0`},
+		{"minimum", `{"type": "integer", "minimum": 5, "maximum": 9}`, `5`},
+		{"maximum only", `{"type": "integer", "maximum": -2}`, `-2`},
+		{"exclusiveMinimum", `{"type": "integer", "exclusiveMinimum": 0}`, `1`},
+		{"exclusiveMaximum", `{"type": "number", "exclusiveMaximum": 0}`, `-1`},
+		{"number", `{"type": "number"}`, `0`},
+		{"boolean", `{"type": "boolean"}`, `false`},
+		{"null", `{"type": "null"}`, `null`},
+		{"nullable", `{"type": ["null", "string"]}`, `"a"`},
+		{"anyOf", `{"anyOf": [{"type": "integer"}, {"type": "string"}]}`, `0`},
+		{"required only", `{"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["b"]}`, `{"b":0}`},
+		{"all optional", `{"type": "object", "properties": {"a": {"type": "string"}}}`, `{}`},
+		{"additionalProperties", `{"type": "object", "required": ["additionalProperty"], "properties": {"additionalProperty": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}}`, `{"additionalProperty":0,"additionalProperty_":false}`},
+		{"array", `{"type": "array", "items": {"type": "string"}}`, `["a"]`},
+		{"array minItems", `{"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}`, `[0,0]`},
+		{"array any items", `{"type": "array", "items": {}}`, `[]`},
+		{"prefixItems", `{"type": "array", "prefixItems": [{"type": "boolean"}, {"type": "string"}], "items": false}`, `[false,"a"]`},
+		{"ref", `{"type": "object", "required": ["p"], "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {"type": "object", "required": ["x"], "properties": {"x": {"type": "number"}}}}}`, `{"p":{"x":0}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sch := decode(t, c.schema)
+			v, err := Generate(sch)
+			require.NoError(t, err)
+			b, err := json.Marshal(v)
+			require.NoError(t, err)
+			assert.JSONEq(t, c.want, string(b))
+			// What is generated is valid against the schema.
+			comp := jsonschema.NewCompiler()
+			require.NoError(t, comp.AddResource("s.json", sch))
+			compiled, err := comp.Compile("s.json")
+			require.NoError(t, err)
+			assert.NoError(t, compiled.Validate(decode(t, string(b))))
+		})
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	t.Parallel()
+	_, err := Generate(decode(t, `{"type": "object", "required": ["p"], "properties": {"p": {"$ref": "#/$defs/Missing"}}}`))
+	assert.ErrorContains(t, err, `property p: cannot resolve $ref "#/$defs/Missing"`)
+	_, err = Generate(decode(t, `{"type": "tuple"}`))
+	assert.ErrorContains(t, err, `unknown type "tuple"`)
+}
+
+func tool(name, params string) llms.Tool {
+	var p map[string]any
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		panic(err)
+	}
+	return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Parameters: p}}
+}
+
+func TestFirstTurnCallsEveryTool(t *testing.T) {
+	t.Parallel()
+	m, err := New(nil)
+	require.NoError(t, err)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Begin.")}
+	resp, err := m.GenerateContent(context.Background(), msgs, llms.WithTools([]llms.Tool{
+		tool("read_file", `{"type": "object", "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["path"]}`),
+		tool("now", `{"type": "object", "properties": {}}`),
+	}))
+	require.NoError(t, err)
+	require.Len(t, resp.Choices, 1)
+	calls := resp.Choices[0].ToolCalls
+	require.Len(t, calls, 2)
+	assert.Equal(t, "call_test_read_file", calls[0].ID)
+	assert.Equal(t, "read_file", calls[0].FunctionCall.Name)
+	assert.JSONEq(t, `{"path": "a"}`, calls[0].FunctionCall.Arguments)
+	assert.Equal(t, "now", calls[1].FunctionCall.Name)
+	assert.JSONEq(t, `{}`, calls[1].FunctionCall.Arguments)
+}
+
+func TestFinalAnswer(t *testing.T) {
+	t.Parallel()
+	history := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeHuman, "Begin."),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.ToolCall{ID: "1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "now", Arguments: "{}"}}}},
+		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+			llms.ToolCallResponse{ToolCallID: "1", Name: "now", Content: "12:00"},
+			llms.ToolCallResponse{ToolCallID: "2", Name: "read_file", Content: "Error: File not found: a"},
+			llms.ToolCallResponse{ToolCallID: "3", Name: "clock", Content: "tick"},
+		}},
+	}
+	tools := llms.WithTools([]llms.Tool{tool("now", `{"type": "object"}`)})
+
+	m, err := New(nil)
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(context.Background(), history, tools)
+	require.NoError(t, err)
+	assert.Empty(t, resp.Choices[0].ToolCalls, "tools are called in the first round only")
+	assert.Equal(t, `{"now":"12:00","clock":"tick"}`, resp.Choices[0].Content, "failed calls are left out, the order is kept")
+
+	resp, err = m.GenerateContent(context.Background(), history[:1])
+	require.NoError(t, err)
+	assert.Equal(t, NoToolCalls, resp.Choices[0].Content)
+
+	m, err = New(json.RawMessage(`{"type": "object", "properties": {"answer": {"type": "string"}, "confidence": {"type": "number"}}, "required": ["answer", "confidence"]}`))
+	require.NoError(t, err)
+	resp, err = m.GenerateContent(context.Background(), history, tools)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"answer": "a", "confidence": 0}`, resp.Choices[0].Content)
+}

@@ -1,0 +1,166 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Keys pydantic-ai's agent spec defines that mean nothing, or something
+// else, in agentspec are accepted, each with a one-line warning; keys a team
+// adds under an x- prefix (to hold YAML anchors) are dropped.
+
+// dropExtensions removes the top-level x- keys: they are the file's own
+// business, not part of what the spec means.
+func dropExtensions(root map[string]any) {
+	for k := range root {
+		if strings.HasPrefix(k, "x-") {
+			delete(root, k)
+		}
+	}
+}
+
+// nullableKeys are the top-level keys pydantic-ai reads null as absent for.
+var nullableKeys = []string{"$schema", "model", "name", "description", "instructions", "deps_schema",
+	"output_schema", "model_settings", "retries", "tool_timeout", "metadata"}
+
+// dropNulls removes the top-level keys whose null pydantic-ai reads as the
+// key's absence (`name:` with nothing after it).
+func dropNulls(root map[string]any) {
+	for _, k := range nullableKeys {
+		if v, ok := root[k]; ok && v == nil {
+			delete(root, k)
+		}
+	}
+}
+
+// compatWarnings returns the warnings about keys the spec gives that have no
+// effect in agentspec.
+func compatWarnings(d *document, root map[string]any) []*Error {
+	var ws []*Error
+	warn := func(ptr, msg string) {
+		ws = append(ws, &Error{Pos: d.keyPos(ptr), Msg: "warning: " + prefixed(ptr, msg)})
+	}
+	if _, ok := root["instrument"]; ok {
+		warn("/instrument", "has no effect in agentspec (it is pydantic-ai's Logfire switch); --events FILE records every event of a run")
+	}
+	if _, ok := root["end_strategy"]; ok {
+		warn("/end_strategy", "has no effect in agentspec: an answer never comes with tool calls, so every tool call the model makes is run")
+	}
+	if deps, ok := root["deps_schema"].(map[string]any); ok {
+		props, _ := deps["properties"].(map[string]any)
+		for _, key := range []string{"instructions", "description"} {
+			for _, name := range placeholders(root[key]) {
+				if _, ok := props[name]; !ok {
+					warn("/"+key, fmt.Sprintf("uses {{%s}}, which deps_schema does not list among its properties", name))
+				}
+			}
+		}
+	}
+	return ws
+}
+
+// placeholderRE matches the {{name}} placeholders the runtime fills.
+var placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+
+// placeholders returns the names used in a string or a list of strings, each
+// once.
+func placeholders(v any) []string {
+	var texts []string
+	switch v := v.(type) {
+	case string:
+		texts = []string{v}
+	case []any:
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				texts = append(texts, s)
+			}
+		}
+	}
+	var names []string
+	for _, m := range placeholderRE.FindAllStringSubmatch(strings.Join(texts, "\n"), -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// checkOutputSchema rejects the output schemas pydantic-ai rejects: the root
+// must be an object schema (type: object), or a $ref, and no $defs entry may
+// refer back to itself.
+func checkOutputSchema(d *document, root map[string]any) {
+	const ptr = "/output_schema"
+	sch, ok := root["output_schema"].(map[string]any)
+	if !ok || d.reported(ptr) {
+		return
+	}
+	_, hasRef := sch["$ref"].(string)
+	if t, _ := sch["type"].(string); t != "object" && !hasRef {
+		at := ptr
+		found := "no type"
+		if v, ok := sch["type"]; ok {
+			at, found = ptr+"/type", "type "+d.describe(ptr+"/type", v, false)
+			if _, isString := v.(string); !isString {
+				b, _ := json.Marshal(v)
+				found = "type " + string(b)
+			}
+		}
+		d.add(at, d.pos(at), prefixed(ptr, "expected an object schema (type: object, or a $ref to one under $defs): "+
+			"the answer is one JSON object; found "+found))
+		return
+	}
+	defs, _ := sch["$defs"].(map[string]any)
+	for _, name := range sortedKeys(defs) {
+		if refersTo(defs, defs[name], name, map[string]bool{}) {
+			at := ptr + "/$defs/" + name
+			d.add(at, d.keyPos(at), prefixed(at,
+				"refers to itself through $ref; an output schema cannot be recursive (pydantic-ai refuses recursive $defs too)"))
+			return
+		}
+	}
+}
+
+// refersTo reports whether v, followed through #/$defs references, reaches
+// the definition target.
+func refersTo(defs map[string]any, v any, target string, seen map[string]bool) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok {
+			if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok {
+				if name == target {
+					return true
+				}
+				if !seen[name] {
+					seen[name] = true
+					if refersTo(defs, defs[name], target, seen) {
+						return true
+					}
+				}
+			}
+		}
+		for _, k := range sortedKeys(v) {
+			if refersTo(defs, v[k], target, seen) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if refersTo(defs, e, target, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
