@@ -15,15 +15,29 @@ import (
 // any other URL is tried with streamable HTTP first and, when that fails,
 // with SSE, as the specification's backwards-compatibility section says
 // clients should.
-func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string) (*sdk.ClientSession, error) {
+//
+// The SSE transport ties its event stream to the context it connects with,
+// so it is given one that outlives start-up; cancel ends it.
+func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
 	hc := &http.Client{Transport: &headerTransport{headers: headers, base: http.DefaultTransport}}
 	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
-	if isSSEPath(endpoint) {
-		s, err := client.Connect(ctx, sse, nil)
-		if err != nil {
-			return nil, fmt.Errorf("over SSE: %w", err)
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies
+	connectSSE := func() (*sdk.ClientSession, error) {
+		s, err := client.Connect(life, sse, nil)
+		if !stop() && err == nil { // start-up ended while connecting
+			s.Close()
+			return nil, ctx.Err()
 		}
-		return s, nil
+		return s, err
+	}
+	if isSSEPath(endpoint) {
+		s, err := connectSSE()
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("over SSE: %w", err)
+		}
+		return s, cancel, nil
 	}
 	streamable := &sdk.StreamableClientTransport{
 		Endpoint:   endpoint,
@@ -34,16 +48,19 @@ func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, heade
 	}
 	s, err := client.Connect(ctx, streamable, nil)
 	if err == nil {
-		return s, nil
+		stop()
+		return s, cancel, nil
 	}
 	if ctx.Err() != nil {
-		return nil, err
+		cancel()
+		return nil, nil, err
 	}
-	s, sseErr := client.Connect(ctx, sse, nil)
+	s, sseErr := connectSSE()
 	if sseErr != nil {
-		return nil, fmt.Errorf("over streamable HTTP: %v; over SSE: %v", err, sseErr)
+		cancel()
+		return nil, nil, fmt.Errorf("over streamable HTTP: %v; over SSE: %v", err, sseErr)
 	}
-	return s, nil
+	return s, cancel, nil
 }
 
 func isSSEPath(endpoint string) bool {

@@ -79,7 +79,9 @@ type Capability struct {
 	id      string
 	where   string // the command line or the URL, for messages
 	session *sdk.ClientSession
-	proc    *process // nil for a remote server
+	proc    *process // nil for a remote server, or a local one that did not start
+	local   bool
+	cancel  context.CancelFunc // ends a remote connection's background work
 	tools   []capabilities.Tool
 
 	closed    atomic.Bool
@@ -120,7 +122,7 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 	})
 	var err error
 	if len(opts.Command) > 0 {
-		c.where = commandLine(opts.Command)
+		c.where, c.local = commandLine(opts.Command), true
 		if c.id == "" {
 			c.id = commandID(opts.Command)
 		}
@@ -134,7 +136,7 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 		if c.id == "" {
 			c.id = defaultID(u)
 		}
-		c.session, err = connectHTTP(startCtx, client, u, opts.httpHeaders())
+		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders())
 	}
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
@@ -157,11 +159,15 @@ func (c *Capability) startError(ctx, startCtx context.Context, timeout time.Dura
 		return ctx.Err() // the run was interrupted: not the server's fault
 	}
 	msg := err.Error()
-	if errors.Is(startCtx.Err(), context.DeadlineExceeded) {
+	timedOut := errors.Is(startCtx.Err(), context.DeadlineExceeded)
+	if timedOut {
 		msg = fmt.Sprintf("no answer within %s (the timeout option)", timeout)
 	}
-	if c.proc != nil {
-		if exited, status := c.proc.exitStatus(); exited {
+	if c.local {
+		if c.proc == nil {
+			return fmt.Errorf("MCP server %s (%s) did not start: %s", c.id, c.where, msg)
+		}
+		if exited, status := c.proc.exitStatus(); exited && !timedOut {
 			msg = fmt.Sprintf("it exited before it was ready (%s)", status)
 		}
 		return fmt.Errorf("MCP server %s (%s) did not start: %s%s", c.id, c.where, msg, c.proc.stderrTail())
@@ -227,22 +233,41 @@ func (c *Capability) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		var errs []error
-		if c.session != nil {
-			if err := c.session.Close(); err != nil && c.proc == nil {
-				// A local server's session error is its exit, reported below.
-				errs = append(errs, err)
-			}
-		}
+		// A local server is stopped first: the session's Close waits for
+		// calls under way, and a server that hangs in one would hold it.
 		if c.proc != nil {
 			if err := c.proc.stop(); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if c.session != nil {
+			if err := closeWithin(c.session, closeWait); err != nil && c.proc == nil {
+				// A local server's session error is its exit.
+				errs = append(errs, err)
+			}
+		}
+		if c.cancel != nil {
+			c.cancel()
 		}
 		if len(errs) > 0 {
 			c.closeErr = fmt.Errorf("MCP server %s: %w", c.id, errors.Join(errs...))
 		}
 	})
 	return c.closeErr
+}
+
+// closeWait bounds how long Close waits for a remote session to end.
+const closeWait = 5 * time.Second
+
+func closeWithin(s *sdk.ClientSession, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("the session did not close within %s", d)
+	}
 }
 
 func (o *Options) check() error {

@@ -80,6 +80,7 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
+	// From here on the process exists and must be stopped on any failure.
 	p.stdin = stdin
 	go func() {
 		p.err = cmd.Wait()
