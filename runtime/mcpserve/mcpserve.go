@@ -27,6 +27,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -255,9 +256,18 @@ func fatal(err error) error {
 }
 
 // ServeStdio serves one client over r and w (newline-delimited JSON-RPC)
-// until r ends or ctx is done, which both count as a clean end.
+// until r ends or ctx is done, which both count as a clean end. When r is a
+// pipe or socket (*os.File), as stdin is under an MCP client, messages are
+// read without the SDK's hand-off goroutine (see lineTransport); any other
+// reader goes through the SDK's IOTransport.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+	var t sdk.Transport = &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
+	if f, ok := r.(*os.File); ok {
+		if in, closeIn := pollable(f); closeIn != nil {
+			t = &lineTransport{in: in, out: w, closeIn: closeIn}
+		}
+	}
+	err := s.srv.Run(ctx, t)
 	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package mcpserve
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -279,3 +281,74 @@ func TestListen(t *testing.T) {
 }
 
 func netSplit(addr string) (string, string, error) { return net.SplitHostPort(addr) }
+
+// serveOverPipes runs ServeStdio on real pipes, as under an MCP client, and
+// returns the client's ends.
+func serveOverPipes(t *testing.T, ctx context.Context) (toServer *os.File, fromServer *bufio.Reader, done chan error) {
+	t.Helper()
+	fs, _ := newFS(t, map[string]string{"a.txt": "alpha\n"})
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
+	done = make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
+	return inW, bufio.NewReader(outR), done
+}
+
+func TestStdioPipesWithBatches(t *testing.T) {
+	t.Parallel()
+	in, out, done := serveOverPipes(t, context.Background())
+	send := func(s string) {
+		_, err := in.WriteString(s + "\n")
+		require.NoError(t, err)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	line, err := out.ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, line, `"protocolVersion":"2025-03-26"`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}},` +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"nope.txt"}}}]`)
+	line, err = out.ReadString('\n')
+	require.NoError(t, err)
+	var batch []struct {
+		ID     int `json:"id"`
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(line), &batch), line)
+	require.Len(t, batch, 2, "one array answers the batch")
+	byID := map[int]bool{batch[0].ID: batch[0].Result.IsError, batch[1].ID: batch[1].Result.IsError}
+	assert.Equal(t, map[int]bool{2: false, 3: true}, byID)
+
+	require.NoError(t, in.Close()) // EOF is a clean end
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not end at EOF")
+	}
+}
+
+func TestStdioPipesEndWithTheContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, _, done := serveOverPipes(t, ctx)
+	time.Sleep(50 * time.Millisecond)
+	cancel() // SIGTERM, while the server waits for input
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not end with its context")
+	}
+}

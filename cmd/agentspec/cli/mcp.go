@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -87,6 +88,12 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		return exitWith(exitUsage, err)
 	}
 
+	if os.Getenv("GOGC") == "" {
+		// The SDK allocates fresh decoding buffers for every message; with
+		// the small heap of a tool server, the default GC target collected
+		// every few calls and cost a fifth of a call's latency.
+		debug.SetGCPercent(400)
+	}
 	opts := mcpserve.Options{Name: "agentspec", Version: version(), ReadOnly: f.readOnly}
 	if f.events != "" {
 		file, err := os.Create(f.events)
