@@ -42,6 +42,8 @@ func main() {
 	}
 }
 
+const protocolVersion = "2025-11-25"
+
 type server struct {
 	name string
 	argv []string
@@ -87,7 +89,11 @@ func run(bin string, blocks, calls, starts int) error {
 	client := sdk.NewClient(&sdk.Implementation{Name: "mcpbench", Version: "1"}, nil)
 	for _, s := range servers {
 		cmd := exec.Command(s.argv[0], s.argv[1:]...)
-		if s.cs, err = client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil); err != nil {
+		// Both speak the protocol version the official server and today's
+		// clients speak; 2026-07-28 would add per-request metadata to
+		// agentspec's calls only.
+		opts := &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion}
+		if s.cs, err = client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		defer s.cs.Close()
@@ -96,7 +102,7 @@ func run(bin string, blocks, calls, starts int) error {
 		}
 	}
 
-	fmt.Printf("read_file of a 2 KB file over stdio, %d interleaved block pairs of %d calls, Go SDK client\n", blocks, calls)
+	fmt.Printf("read_file of a 2 KB file over stdio, %d interleaved block pairs of %d calls, Go SDK client, protocol %s\n", blocks, calls, protocolVersion)
 	p50 := map[string][]float64{}
 	rate := map[string][]float64{}
 	var p50Ratio, rateRatio []float64
@@ -123,6 +129,11 @@ func run(bin string, blocks, calls, starts int) error {
 		a, o := servers[0].name, servers[1].name
 		p50Ratio = append(p50Ratio, p50[a][b]/p50[o][b])
 		rateRatio = append(rateRatio, rate[a][b]/rate[o][b])
+	}
+	for _, s := range servers {
+		if v := s.cs.InitializeResult().ProtocolVersion; v != protocolVersion {
+			return fmt.Errorf("%s negotiated protocol %s, not %s", s.name, v, protocolVersion)
+		}
 	}
 	for _, s := range servers {
 		fmt.Printf("  %-18s p50 %.3f ms   %6.0f calls/s\n", s.name, medianF(p50[s.name]), medianF(rate[s.name]))
