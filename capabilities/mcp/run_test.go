@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -174,4 +177,22 @@ func TestRunWithTheEverythingServer(t *testing.T) {
 	assert.Contains(t, out, "image/png image")
 	require.Len(t, dropped, 1)
 	assert.Contains(t, dropped[0], "image/png image")
+}
+
+func TestRunWithAnHTTPServer(t *testing.T) {
+	t.Parallel()
+	srv := testServer()
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	doc := fmt.Sprintf("model: openai:gpt-4.1\ncapabilities:\n  - MCP: {url: %q, allowed_tools: [echo, fail]}\n", ts.URL+"/mcp")
+	s, err := (&spec.Loader{}).Load("agent.yaml", []byte(doc))
+	require.NoError(t, err)
+	model := script.New(
+		script.Calls(script.Call("echo", map[string]any{"text": "over streamable HTTP"}), script.Call("fail", map[string]any{})),
+		script.Say("done"),
+	)
+	res, err := runtime.Run(context.Background(), s, runtime.WithModel(model, runtime.DialectOpenAI), runtime.WithWorkspace(t.TempDir()))
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Output)
+	assert.Equal(t, []string{"over streamable HTTP", "Error: the widget is jammed; pass force: true"}, toolResults(model))
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -351,4 +352,23 @@ func TestStdioPipesEndWithTheContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeStdio did not end with its context")
 	}
+}
+
+func TestHTTPRefusesAForeignHostOnLoopback(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler(""))
+	defer ts.Close()
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	req.Host = "attacker.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "DNS rebinding protection")
 }

@@ -232,3 +232,65 @@ func (tk tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func httpClientWithToken(token string) *http.Client {
 	return &http.Client{Transport: tokenTransport(token)}
 }
+
+// Both ways at once: a spec whose MCP capability is `agentspec mcp --root`,
+// served by `agentspec mcp SPEC`, called by the SDK client.
+func TestMCPReExportsAnMCPCapability(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := mcpWorkspace(t)
+	specFile := filepath.Join(t.TempDir(), "agent.yaml")
+	cmdJSON, _ := json.Marshal([]string{bin, "mcp", "--root", dir})
+	require.NoError(t, os.WriteFile(specFile, []byte(fmt.Sprintf("capabilities:\n  - MCP: {command: %s, id: inner}\n", cmdJSON)), 0o644))
+
+	// validate checks the form and starts nothing; tools starts the server.
+	var out, errOut strings.Builder
+	require.Equal(t, exitOK, Main(context.Background(), []string{"validate", specFile}, strings.NewReader(""), &out, &errOut), errOut.String())
+	out.Reset()
+	require.Equal(t, exitOK, Main(context.Background(), []string{"tools", specFile, "--format", "json"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	var listed []struct{ Name string }
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &listed))
+	assert.Len(t, listed, 10)
+
+	cmd := exec.Command(bin, "mcp", specFile, "--read-only")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.ElementsMatch(t, filesystem.ReadOnlyToolNames, names, "readOnlyHint crosses both hops")
+
+	call, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "nope.md"}})
+	require.NoError(t, err)
+	require.True(t, call.IsError)
+	text := call.Content[0].(*sdk.TextContent).Text
+	assert.NotContains(t, text, "Error:", "no prefix is added on either hop")
+	assert.Contains(t, text, "nope.md")
+	call, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "notes.md"}})
+	require.NoError(t, err)
+	assert.Contains(t, call.Content[0].(*sdk.TextContent).Text, "the answer is 42")
+	require.NoError(t, cs.Close())
+	assert.Equal(t, 0, cmd.ProcessState.ExitCode(), stderr.String())
+}
+
+func TestValidateMCPStartsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(good, []byte("capabilities:\n  - MCP: {command: [no-such-program-anywhere]}\n  - MCP: https://mcp.example.com/sse\n"), 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte("capabilities:\n  - MCP: {command: [x], url: 'https://x'}\n  - MCP: {url: 'https://x', env: {A: b}}\n  - MCP: {}\n"), 0o644))
+	var out, errOut strings.Builder
+	assert.Equal(t, exitOK, Main(context.Background(), []string{"validate", good}, strings.NewReader(""), &out, &errOut), errOut.String())
+	errOut.Reset()
+	assert.Equal(t, exitFailure, Main(context.Background(), []string{"validate", bad}, strings.NewReader(""), &out, &errOut))
+	assert.Equal(t, bad+`:2:25: capabilities[0].MCP: option "url" is not allowed here
+`+bad+`:3:29: capabilities[1].MCP: option "env" is not allowed here
+`+bad+`:4:10: capabilities[2].MCP: missing required option "url"
+`, errOut.String())
+}
