@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -408,4 +410,39 @@ func TestTail(t *testing.T) {
 	tl.Write([]byte("one\ntw"))
 	tl.Write([]byte("o\n\nthree\nfour"))
 	assert.Equal(t, []string{"three", "four"}, tl.lines())
+}
+
+func TestSchemaMatchesOptions(t *testing.T) {
+	t.Parallel()
+	var schema struct {
+		AdditionalProperties bool                      `json:"additionalProperties"`
+		Properties           map[string]map[string]any `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(optionsSchema), &schema))
+	assert.False(t, schema.AdditionalProperties)
+	var keys, props []string
+	typ := reflect.TypeFor[Options]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, name)
+	}
+	for k, p := range schema.Properties {
+		props = append(props, k)
+		assert.NotEmpty(t, p["description"], k)
+	}
+	sort.Strings(keys)
+	sort.Strings(props)
+	assert.Equal(t, keys, props)
+}
+
+func TestRegistered(t *testing.T) {
+	t.Parallel()
+	typ, ok := capabilities.Default().Lookup(TypeName)
+	require.True(t, ok)
+	assert.Equal(t, "url", typ.Positional)
+	_, err := capabilities.Default().New(context.Background(), TypeName, capabilities.Args{
+		Options: json.RawMessage(`{"url": "https://x.example/mcp", "native": true}`)})
+	var argErr *capabilities.ArgError
+	require.ErrorAs(t, err, &argErr)
+	assert.Equal(t, "native", argErr.Option)
 }
