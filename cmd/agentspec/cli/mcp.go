@@ -46,8 +46,9 @@ results are the same text. An error the model could correct is a result with isE
 (its text without run's "Error: " prefix); a fatal error is a JSON-RPC error.
 
 --read-only offers only the tools that change nothing (FileSystem's read tools, MCP tools
-marked readOnlyHint); changes made by the other tools land as in a run. --events FILE writes
-every event (tool calls and results, FileSystem and MCP events) as JSON lines.
+marked readOnlyHint, custom tools whose ReadOnly() says so); otherwise changes land as in
+a run. --events FILE writes every event (tool calls and results, FileSystem and MCP events)
+as JSON lines.
 
 By default the server speaks over stdin and stdout and ends when stdin ends. --http ADDR
 serves streamable HTTP instead (every path; e.g. http://127.0.0.1:8080/mcp). An ADDR without
