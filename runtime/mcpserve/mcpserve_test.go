@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -371,4 +372,29 @@ func TestHTTPRefusesAForeignHostOnLoopback(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "DNS rebinding protection")
+}
+
+func TestStdioPipesConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	in, out, done := serveOverPipes(t, context.Background())
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: io.NopCloser(out), Writer: in}, nil)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
+			if assert.NoError(t, err) {
+				assert.Contains(t, textOf(t, res), "alpha")
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, cs.Close())
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not end when the client closed")
+	}
 }
