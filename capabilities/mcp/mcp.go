@@ -32,7 +32,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -142,8 +141,9 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 		return nil, c.startError(ctx, startCtx, timeout, err)
 	}
 	if err := c.listTools(startCtx, opts.AllowedTools); err != nil {
+		err = c.startError(ctx, startCtx, timeout, err) // before Close, which ends the process
 		c.Close()
-		return nil, c.startError(ctx, startCtx, timeout, err)
+		return nil, err
 	}
 	return c, nil
 }
@@ -177,8 +177,7 @@ func (c *Capability) startError(ctx, startCtx context.Context, timeout time.Dura
 
 func (c *Capability) listTools(ctx context.Context, allowed []string) error {
 	var all []*sdk.Tool
-	var next iter.Seq2[*sdk.Tool, error] = c.session.Tools(ctx, nil)
-	for t, err := range next {
+	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("listing tools: %w", err)
 		}
