@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -205,7 +206,7 @@ func (t *tail) Write(b []byte) (int, error) {
 	defer t.mu.Unlock()
 	data := append(t.partial, b...)
 	for {
-		i := strings.IndexByte(string(data), '\n')
+		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			break
 		}
