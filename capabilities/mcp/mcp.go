@@ -352,6 +352,12 @@ func commandID(argv []string) string {
 		if strings.HasPrefix(a, "-") || slices.Contains([]string{"run", "exec", "dlx", "x", "tool"}, a) {
 			continue
 		}
+		if strings.ContainsRune(a, filepath.Separator) && !strings.HasPrefix(a, "@") {
+			if id := scriptID(a); id != "" {
+				return id
+			}
+			continue
+		}
 		a = a[strings.LastIndex(a, "/")+1:]
 		if i := strings.LastIndex(a, "@"); i > 0 {
 			a = a[:i]
@@ -361,6 +367,22 @@ func commandID(argv []string) string {
 		}
 	}
 	return prog
+}
+
+// scriptID names a server run from a script path by the package that holds
+// it: ".../server-everything/dist/index.js" is "server-everything".
+func scriptID(p string) string {
+	p = filepath.Clean(p)
+	name := strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+	generic := []string{"index", "main", "server", "__main__", "cli", "dist", "build", "lib", "src", "bin", "out"}
+	for slices.Contains(generic, name) {
+		p = filepath.Dir(p)
+		if p == "." || p == string(filepath.Separator) {
+			return ""
+		}
+		name = filepath.Base(p)
+	}
+	return name
 }
 
 func commandLine(argv []string) string {

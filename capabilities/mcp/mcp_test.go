@@ -400,6 +400,8 @@ func TestIDs(t *testing.T) {
 	assert.Equal(t, "mcp.example.com", defaultID("https://mcp.example.com/"))
 	assert.Equal(t, "server-everything", commandID([]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31"}))
 	assert.Equal(t, "mcp-server-git", commandID([]string{"uvx", "mcp-server-git"}))
+	assert.Equal(t, "server-everything", commandID([]string{"node", "/x/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}))
+	assert.Equal(t, "weather", commandID([]string{"python3", "servers/weather.py"}))
 	assert.Equal(t, "my-server", commandID([]string{"/opt/bin/my-server", "--stdio"}))
 	assert.Equal(t, "https://u:xxxxx@h/p", redactURL("https://u:pw@h/p"))
 }
