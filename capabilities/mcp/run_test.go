@@ -196,3 +196,14 @@ func TestRunWithAnHTTPServer(t *testing.T) {
 	assert.Equal(t, "done", res.Output)
 	assert.Equal(t, []string{"over streamable HTTP", "Error: the widget is jammed; pass force: true"}, toolResults(model))
 }
+
+func TestServerDeathEndsTheRun(t *testing.T) {
+	t.Parallel()
+	s := loadSpec(t, "")
+	model := script.New(script.Calls(script.Call("exit", map[string]any{})), script.Say("never"))
+	_, err := runtime.Run(context.Background(), s, runtime.WithModel(model, runtime.DialectOpenAI), runtime.WithWorkspace(t.TempDir()))
+	require.ErrorIs(t, err, ErrServerExited)
+	assert.Contains(t, err.Error(), "tool exit: the MCP server exited: MCP server mcp.test")
+	assert.Contains(t, err.Error(), "(exit status 7); the last lines of its stderr:\n  fatal: the disk caught fire")
+	assert.Equal(t, 1, model.Remaining(), "the model is not asked again")
+}
