@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +54,9 @@ type process struct {
 	err     error         // Wait's error, valid once exited is closed
 	once    sync.Once
 	stopErr error
+	// signalled is set once stop sent a signal: an exit by that signal is
+	// agentspec's doing, not the server's.
+	signalled atomic.Bool
 }
 
 func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir string) (*sdk.ClientSession, *process, error) {
@@ -89,7 +94,7 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	}()
 	session, err := client.Connect(ctx, &sdk.IOTransport{Reader: stdout, Writer: stdin}, nil)
 	if err != nil {
-		p.stop()
+		p.stopWithin(0) // it never became a server: no need to wait for it
 		return nil, p, err
 	}
 	return session, p, nil
@@ -134,8 +139,9 @@ func serverEnv(extra map[string]string) []string {
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
-// exitStatus reports whether the process has exited, waiting a moment for
-// an exit that is under way (the pipe closes just before Wait returns).
+// exitStatus reports whether the process exited of its own accord, waiting
+// a moment for an exit that is under way (the pipe closes just before Wait
+// returns).
 func (p *process) exitStatus() (bool, string) {
 	select {
 	case <-p.exited:
@@ -147,6 +153,9 @@ func (p *process) exitStatus() (bool, string) {
 	}
 	var ee *exec.ExitError
 	if errors.As(p.err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && p.signalled.Load() {
+			return false, ""
+		}
 		return true, ee.ProcessState.String()
 	}
 	return true, p.err.Error()
@@ -165,7 +174,10 @@ func (p *process) stderrTail() string {
 // stop ends the process and its group: stdin is closed already by the
 // session; the process gets graceTerm to exit, then SIGTERM, then SIGKILL;
 // the group is killed whatever happened.
-func (p *process) stop() error {
+func (p *process) stop() error { return p.stopWithin(graceTerm) }
+
+// stopWithin is stop with the given time to exit after stdin closes.
+func (p *process) stopWithin(grace time.Duration) error {
 	p.once.Do(func() {
 		p.stdin.Close() // mostly closed already, with the session
 		waited := func(d time.Duration) bool {
@@ -176,7 +188,8 @@ func (p *process) stop() error {
 				return false
 			}
 		}
-		if !waited(graceTerm) {
+		if !waited(grace) {
+			p.signalled.Store(true)
 			signalGroup(p.cmd, false)
 			if !waited(graceKill) {
 				signalGroup(p.cmd, true)
@@ -186,6 +199,7 @@ func (p *process) stop() error {
 			}
 		}
 		// Whatever the server itself did, nothing it started stays.
+		p.signalled.Store(true)
 		signalGroup(p.cmd, true)
 	})
 	return p.stopErr
