@@ -219,6 +219,13 @@ func TestStartFailures(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did not start: it exited before it was ready (exit status 3); the last lines of its stderr:\n  config.toml: no such file")
 
+	start := time.Now()
+	_, err = New(context.Background(), Options{Command: serverCommand(), Env: serverEnvMap("MCP_TEST_GARBAGE", "1")}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MCP server mcp.test ("+os.Args[0]+") did not start: ")
+	assert.NotContains(t, err.Error(), "exited", "agentspec stopped it; it did not exit")
+	assert.Less(t, time.Since(start), 5*time.Second, "a failed start is not waited for")
+
 	_, err = New(context.Background(), Options{Command: []string{"sleep", "30"}, Timeout: 0.3}, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MCP server sleep (sleep 30) did not start: no answer within 300ms (the timeout option); it wrote nothing to stderr")

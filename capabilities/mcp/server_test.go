@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		if os.Getenv("MCP_TEST_STDERR") != "" {
 			fmt.Fprintln(os.Stderr, os.Getenv("MCP_TEST_STDERR"))
 		}
+		if os.Getenv("MCP_TEST_GARBAGE") != "" { // a program that is no MCP server
+			fmt.Println("Listening on port 8080")
+			time.Sleep(time.Minute)
+		}
 		if code := os.Getenv("MCP_TEST_EXIT_AT_START"); code != "" {
 			n, _ := strconv.Atoi(code)
 			os.Exit(n)
