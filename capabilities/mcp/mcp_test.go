@@ -353,7 +353,12 @@ func TestHTTPStreamableAndSSE(t *testing.T) {
 		})
 	}
 
-	_, err := New(context.Background(), Options{URL: ts.URL + "/nothing-here"}, "")
+	c, err := New(context.Background(), Options{URL: "https://unused.invalid/mcp", Local: ts.URL + "/mcp"}, "")
+	require.NoError(t, err, "local: URL is where agentspec connects")
+	assert.Equal(t, "127.0.0.1-mcp", c.ID())
+	c.Close()
+
+	_, err = New(context.Background(), Options{URL: ts.URL + "/nothing-here"}, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MCP server 127.0.0.1-nothing-here ("+ts.URL+"/nothing-here) could not be reached")
 	assert.Contains(t, err.Error(), "over streamable HTTP")
