@@ -10,9 +10,8 @@
 // repeated. A fatal error (a full disk, a listener that failed) is a
 // JSON-RPC error, so a client knows the call did not merely go wrong.
 //
-// Calls are handled concurrently, as the SDK dispatches them; the
-// capabilities' own locking (FileSystem serialises writes per file) keeps
-// them safe. Every call goes through the Listener with a call id of its own,
+// Calls are handled concurrently, as the SDK dispatches them, so the tools
+// must be safe for concurrent use, as they must be for parallel runs. Every call goes through the Listener with a call id of its own,
 // as in a run: the capabilities' events, and a runtime.ToolCall and
 // runtime.ToolResult around each call (Round is 0: there are no rounds).
 package mcpserve
