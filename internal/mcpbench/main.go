@@ -1,11 +1,14 @@
 // Command mcpbench measures `agentspec mcp` over stdio against the official
-// MCP filesystem server (@modelcontextprotocol/server-filesystem), both
-// spoken to by the same Go SDK client in the same run:
+// MCP filesystem server (@modelcontextprotocol/server-filesystem) in the
+// same run:
 //
 //   - read_file of a 2 KB file: per-call latency (p50) and calls per second,
 //     in interleaved blocks (agentspec then the anchor, then the other way
 //     round), reported as the medians over blocks and the median of the
-//     per-pair ratios;
+//     per-pair ratios; once through a minimal client (a request line out,
+//     the answer's line in), whose own cost is next to nothing, so the
+//     ratio is the servers', and once through the Go SDK's client, whose
+//     cost is added to both;
 //   - session start-up: from spawning the server to the answer to its
 //     initialize request, read off the raw pipe, in interleaved pairs.
 //
@@ -15,13 +18,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +54,169 @@ type server struct {
 	name string
 	argv []string
 	tool string
-	cs   *sdk.ClientSession
+}
+
+// A client makes one read_file call and says whether it succeeded.
+type client interface {
+	call() error
+	close()
+}
+
+// sdkClient is the Go SDK's client, what a Go program would use.
+type sdkClient struct {
+	cs     *sdk.ClientSession
+	params *sdk.CallToolParams
+}
+
+func (c *sdkClient) call() error {
+	res, err := c.cs.CallTool(context.Background(), c.params)
+	if err != nil {
+		return err
+	}
+	if res.IsError || len(res.Content) == 0 {
+		return fmt.Errorf("%s failed: %v", c.params.Name, res.Content)
+	}
+	return nil
+}
+
+func (c *sdkClient) close() { c.cs.Close() }
+
+func newSDKClient(s *server) (client, error) {
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	// Both speak the protocol version the official server and today's
+	// clients speak; 2026-07-28 would add per-request metadata to
+	// agentspec's calls only.
+	opts := &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "mcpbench", Version: "1"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, opts)
+	if err != nil {
+		return nil, err
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != protocolVersion {
+		cs.Close()
+		return nil, fmt.Errorf("negotiated protocol %s, not %s", v, protocolVersion)
+	}
+	return &sdkClient{cs: cs, params: &sdk.CallToolParams{Name: s.tool, Arguments: map[string]any{"path": "two-kb.txt"}}}, nil
+}
+
+// rawClient writes each request line and reads the answer's line: the
+// least a client can do, so that the figures are the servers' own.
+type rawClient struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+	req string
+}
+
+func newRawClient(s *server) (client, error) {
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &rawClient{cmd: cmd, in: in, out: bufio.NewReaderSize(stdout, 1<<20),
+		req: `,"method":"tools/call","params":{"name":"` + s.tool + `","arguments":{"path":"two-kb.txt"}}}` + "\n"}
+	if _, err := in.Write([]byte(initialize)); err != nil {
+		c.close()
+		return nil, err
+	}
+	line, err := c.out.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"protocolVersion":"`+protocolVersion+`"`) {
+		c.close()
+		return nil, fmt.Errorf("initialize: %v %s", err, line)
+	}
+	if _, err := in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *rawClient) call() error {
+	c.id++
+	if _, err := c.in.Write([]byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + c.req)); err != nil {
+		return err
+	}
+	line, err := c.out.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(line, []byte(`"result"`)) || bytes.Contains(line, []byte(`"isError":true`)) {
+		return fmt.Errorf("unexpected answer: %.200s", line)
+	}
+	return nil
+}
+
+func (c *rawClient) close() {
+	c.in.Close()
+	c.cmd.Wait()
+}
+
+// compare measures the servers through one kind of client.
+func compare(label string, servers []*server, open func(*server) (client, error), blocks, calls int) error {
+	clients := make([]client, len(servers))
+	for i, s := range servers {
+		c, err := open(s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		defer c.close()
+		if _, err := measure(c, 200); err != nil { // warm-up (JIT, caches)
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		clients[i] = c
+	}
+	fmt.Printf("read_file of a 2 KB file over stdio, %s, protocol %s, %d interleaved block pairs of %d calls\n", label, protocolVersion, blocks, calls)
+	p50 := make([][]float64, len(servers))
+	rate := make([][]float64, len(servers))
+	var p50Ratio, rateRatio []float64
+	for b := range blocks {
+		order := []int{0, 1}
+		if b%2 == 1 {
+			order = []int{1, 0}
+		}
+		var blockP50, blockRate [2]float64
+		for _, i := range order {
+			start := time.Now()
+			lat, err := measure(clients[i], calls)
+			if err != nil {
+				return fmt.Errorf("%s: %w", servers[i].name, err)
+			}
+			blockRate[i] = float64(calls) / time.Since(start).Seconds()
+			blockP50[i] = ms(median(lat))
+		}
+		for i := range servers {
+			p50[i] = append(p50[i], blockP50[i])
+			rate[i] = append(rate[i], blockRate[i])
+		}
+		p50Ratio = append(p50Ratio, blockP50[0]/blockP50[1])
+		rateRatio = append(rateRatio, blockRate[0]/blockRate[1])
+	}
+	for i, s := range servers {
+		fmt.Printf("  %-18s p50 %.3f ms   %6.0f calls/s\n", s.name, medianF(p50[i]), medianF(rate[i]))
+	}
+	fmt.Printf("  ratio agentspec/official: p50 %.2f (target <= 0.50), calls/s %.1fx\n", medianF(p50Ratio), medianF(rateRatio))
+	return nil
+}
+
+func measure(c client, n int) ([]time.Duration, error) {
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		err := c.call()
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return lat, nil
 }
 
 func run(bin string, blocks, calls, starts int) error {
@@ -85,60 +253,13 @@ func run(bin string, blocks, calls, starts int) error {
 		{name: "agentspec mcp", argv: []string{bin, "mcp", "--root", dir}, tool: "read_file"},
 		{name: "server-filesystem", argv: []string{"node", official, dir}, tool: "read_text_file"},
 	}
-	ctx := context.Background()
-	client := sdk.NewClient(&sdk.Implementation{Name: "mcpbench", Version: "1"}, nil)
-	for _, s := range servers {
-		cmd := exec.Command(s.argv[0], s.argv[1:]...)
-		// Both speak the protocol version the official server and today's
-		// clients speak; 2026-07-28 would add per-request metadata to
-		// agentspec's calls only.
-		opts := &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion}
-		if s.cs, err = client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, opts); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		defer s.cs.Close()
-		if _, err := measure(ctx, s, 200); err != nil { // warm-up (JIT, caches)
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-	}
 
-	fmt.Printf("read_file of a 2 KB file over stdio, %d interleaved block pairs of %d calls, Go SDK client, protocol %s\n", blocks, calls, protocolVersion)
-	p50 := map[string][]float64{}
-	rate := map[string][]float64{}
-	var p50Ratio, rateRatio []float64
-	for b := range blocks {
-		order := servers
-		if b%2 == 1 {
-			order = []*server{servers[1], servers[0]}
-		}
-		got := map[string][]time.Duration{}
-		elapsed := map[string]time.Duration{}
-		for _, s := range order {
-			start := time.Now()
-			lat, err := measure(ctx, s, calls)
-			if err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
-			}
-			elapsed[s.name] = time.Since(start)
-			got[s.name] = lat
-		}
-		for _, s := range servers {
-			p50[s.name] = append(p50[s.name], ms(median(got[s.name])))
-			rate[s.name] = append(rate[s.name], float64(calls)/elapsed[s.name].Seconds())
-		}
-		a, o := servers[0].name, servers[1].name
-		p50Ratio = append(p50Ratio, p50[a][b]/p50[o][b])
-		rateRatio = append(rateRatio, rate[a][b]/rate[o][b])
+	if err := compare("a minimal client (one line out, one line in)", servers, newRawClient, blocks, calls); err != nil {
+		return err
 	}
-	for _, s := range servers {
-		if v := s.cs.InitializeResult().ProtocolVersion; v != protocolVersion {
-			return fmt.Errorf("%s negotiated protocol %s, not %s", s.name, v, protocolVersion)
-		}
+	if err := compare("the Go SDK client", servers, newSDKClient, blocks, calls); err != nil {
+		return err
 	}
-	for _, s := range servers {
-		fmt.Printf("  %-18s p50 %.3f ms   %6.0f calls/s\n", s.name, medianF(p50[s.name]), medianF(rate[s.name]))
-	}
-	fmt.Printf("  ratio agentspec/official: p50 %.2f (target <= 0.50), calls/s %.1fx\n", medianF(p50Ratio), medianF(rateRatio))
 
 	fmt.Printf("session start-up, spawn to answered initialize, %d interleaved pairs\n", starts)
 	startup := map[string][]float64{}
@@ -163,24 +284,7 @@ func run(bin string, blocks, calls, starts int) error {
 	return nil
 }
 
-func measure(ctx context.Context, s *server, n int) ([]time.Duration, error) {
-	lat := make([]time.Duration, 0, n)
-	params := &sdk.CallToolParams{Name: s.tool, Arguments: map[string]any{"path": "two-kb.txt"}}
-	for range n {
-		start := time.Now()
-		res, err := s.cs.CallTool(ctx, params)
-		lat = append(lat, time.Since(start))
-		if err != nil {
-			return nil, err
-		}
-		if res.IsError || len(res.Content) == 0 {
-			return nil, fmt.Errorf("%s failed: %v", s.tool, res.Content)
-		}
-	}
-	return lat, nil
-}
-
-const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpbench","version":"1"}}}` + "\n"
+const initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + protocolVersion + `","capabilities":{},"clientInfo":{"name":"mcpbench","version":"1"}}}` + "\n"
 
 // startupTime spawns the server, sends initialize at once and returns the
 // time until the answer's line arrives.
