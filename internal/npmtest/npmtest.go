@@ -7,6 +7,7 @@ package npmtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,12 @@ var Packages = []string{
 	"@modelcontextprotocol/server-filesystem@2026.8.31",
 	"@modelcontextprotocol/server-everything@2026.8.31",
 }
+
+// How long an install may take, and how long a failed one is not retried.
+const (
+	installTimeout = 3 * time.Minute
+	retryAfter     = 10 * time.Minute
+)
 
 // DirEnv names a variable that sets the install directory; the default is
 // agentspec-npm under the user's cache directory.
@@ -72,13 +79,24 @@ func Install() (string, error) {
 	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
 		return dir, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Without a registry every test package would wait for npm in turn; a
+	// recent failure is reported again at once.
+	failed := filepath.Join(dir, ".failed")
+	if st, err := os.Stat(failed); err == nil && time.Since(st.ModTime()) < retryAfter {
+		msg, _ := os.ReadFile(failed)
+		return "", fmt.Errorf("%s (from %s ago; remove %s to retry now)", msg, time.Since(st.ModTime()).Round(time.Second), failed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 	defer cancel()
-	args := append([]string{"install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", "--prefix", dir}, Packages...)
+	args := append([]string{"install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
+		"--fetch-timeout=30000", "--fetch-retries=1", "--prefix", dir}, Packages...)
 	out, err := exec.CommandContext(ctx, npm, args...).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("npm install failed: %v: %s", err, lastLines(string(out), 5))
+		msg := fmt.Sprintf("npm install failed: %v: %s", err, lastLines(string(out), 5))
+		_ = os.WriteFile(failed, []byte(msg), 0o644)
+		return "", errors.New(msg)
 	}
+	_ = os.Remove(failed)
 	return dir, os.WriteFile(stamp, []byte(want), 0o644)
 }
 
