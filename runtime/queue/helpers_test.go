@@ -146,4 +146,3 @@ const copyTurns = `turns:
       - {name: write_file, arguments: {path: out.txt, content: "copied\n"}}
   - text: done
 `
-

@@ -141,13 +141,13 @@ func TestResolveWorkspace(t *testing.T) {
 		assert.Equal(t, want, got, rel)
 	}
 	for rel, msg := range map[string]string{
-		"":            "the job names no workspace",
-		"/etc":        `workspace "/etc": absolute paths are not allowed`,
-		"../x":        `workspace "../x": '..' is not allowed`,
-		"jobs/../..":  `workspace "jobs/../..": '..' is not allowed`,
-		"out":         `workspace "out": escapes the workspace root`,
-		"missing":     `workspace "missing": not found under the workspace root`,
-		"file":        `workspace "file": not a directory`,
+		"":           "the job names no workspace",
+		"/etc":       `workspace "/etc": absolute paths are not allowed`,
+		"../x":       `workspace "../x": '..' is not allowed`,
+		"jobs/../..": `workspace "jobs/../..": '..' is not allowed`,
+		"out":        `workspace "out": escapes the workspace root`,
+		"missing":    `workspace "missing": not found under the workspace root`,
+		"file":       `workspace "file": not a directory`,
 		`jobs\..\..`: `workspace "jobs\\..\\..": '..' is not allowed`,
 	} {
 		_, err := ResolveWorkspace(root, rel)
