@@ -22,3 +22,8 @@ echo "== spec loading, the agent loop, cache keys"
 
 echo "== 1000 workspace jobs at -j 8"
 "$GO" test -run '^$' -bench 'Batch1000' -benchtime "${BENCHTIME_BATCH:-3x}" ./runtime/
+
+# ---- the NATS JetStream work queue (runtime/queue) --------------------------
+echo
+echo "== the work queue against local batch, same total concurrency"
+scripts/bench-queue.sh

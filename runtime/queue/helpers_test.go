@@ -62,7 +62,12 @@ func (w *runningWorker) stop() {
 // startWorker starts a worker over a connection of its own.
 func startWorker(t *testing.T, url string, opts WorkerOptions) *runningWorker {
 	t.Helper()
-	q := connect(t, url, 0)
+	return startWorkerOn(t, connect(t, url, 0), opts)
+}
+
+// startWorkerOn starts a worker of q.
+func startWorkerOn(t *testing.T, q *Queue, opts WorkerOptions) *runningWorker {
+	t.Helper()
 	if opts.WorkspaceRoot == "" {
 		opts.WorkspaceRoot = t.TempDir()
 	}

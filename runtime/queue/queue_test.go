@@ -322,3 +322,47 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing was written outside the root")
 }
+
+// A worker told to stop (SIGTERM, Ctrl-C) hands its running job back at
+// once: another worker runs it from the start without waiting out the
+// acknowledgement wait, and the job ends once.
+func TestStoppedWorkerHandsItsJobBack(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, slowTurns)
+	dirs := jobDirs(t, root, 1)
+	// The consumer gets an acknowledgement wait far longer than the test:
+	// only a hand-back can bring the job to the second worker in time.
+	q := connect(t, url, 10*time.Minute)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	started := make(chan struct{}, 4)
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		if strings.Contains(string(ev), `"kind":"`+runtime.KindToolResult+`"`) {
+			started <- struct{}{}
+		}
+	}))
+	first := startWorkerOn(t, q, WorkerOptions{Name: "leaving", WorkspaceRoot: root})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	select {
+	case <-started:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the job never started")
+	}
+	first.stop()
+	c, err := q.consumer(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Minute, c.CachedInfo().Config.AckWait)
+
+	startWorker(t, url, WorkerOptions{Name: "staying", WorkspaceRoot: root})
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, "staying", got.list[0].Worker)
+	assert.Equal(t, 2, got.list[0].Attempt)
+}

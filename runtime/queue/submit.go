@@ -157,6 +157,7 @@ func (b *Batch) Close() {
 // every job.
 func (b *Batch) Publish(ctx context.Context) error {
 	var obs jetstream.ObjectStore
+	var acks []jetstream.PubAckFuture
 	for i, job := range b.Jobs {
 		if job.Ship != nil {
 			if obs == nil {
@@ -178,8 +179,21 @@ func (b *Batch) Publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := b.q.js.Publish(ctx, b.q.jobSubject(b.ID, strconv.Itoa(i)), data, jetstream.WithMsgID(job.ID)); err != nil {
+		// Published without waiting for each acknowledgement: the workers
+		// start on the first jobs while the rest go out.
+		f, err := b.q.js.PublishAsync(b.q.jobSubject(b.ID, strconv.Itoa(i)), data, jetstream.WithMsgID(job.ID))
+		if err != nil {
 			return fmt.Errorf("publishing job %s: %w", job.ID, err)
+		}
+		acks = append(acks, f)
+	}
+	for i, f := range acks {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("publishing job %s: %w", b.Jobs[i].ID, err)
+		case <-ctx.Done():
+			return context.Cause(ctx)
 		}
 	}
 	return nil
@@ -200,19 +214,28 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	if err != nil {
 		return sum, err
 	}
+	it, err := cons.Messages()
+	if err != nil {
+		return sum, err
+	}
+	defer it.Stop()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+			it.Stop()
+		case <-stopped:
+		}
+	}()
 	seen := make([]bool, len(b.Jobs))
 	for done := 0; done < len(b.Jobs); {
-		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		msg, err := cons.Next(jetstream.FetchContext(fctx))
-		cancel()
-		if ctx.Err() != nil {
+		msg, err := it.Next()
+		if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 			break
 		}
 		if err != nil {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, jetstream.ErrNoMessages) {
-				time.Sleep(100 * time.Millisecond) // a reconnect, say; the ordered consumer resumes
-			}
-			continue
+			continue // a reconnect, say: the ordered consumer resumes where it was
 		}
 		var r Result
 		if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Batch != b.ID || r.Index < 0 || r.Index >= len(b.Jobs) {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,9 @@ type WorkerOptions struct {
 	// (DefaultCacheBucket when empty); NoCache runs every job uncached.
 	CacheBucket string
 	NoCache     bool
+	// NoEvents publishes no run events (job.start and job.retry included),
+	// which saves their encoding where nobody watches them.
+	NoEvents bool
 	// Options are added to every run, after the worker's own: listeners
 	// and validators, for instance.
 	Options []runtime.Option
@@ -263,10 +267,12 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 		w.opts.Logf("job %s: publishing its result: %v", job.ID, err)
 		return
 	}
+	// The result is stored; a lost acknowledgement only means the job
+	// runs again, and its second result is dropped.
 	if failed {
 		err = msg.TermWithReason(r.Error)
 	} else {
-		err = msg.DoubleAck(pctx)
+		err = msg.Ack()
 	}
 	if err != nil {
 		w.opts.Logf("job %s: settling: %v", job.ID, err)
@@ -440,7 +446,20 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 
 // eventListener publishes the run's events on the job's subject.
 func (w *Worker) eventListener(job string) capabilities.Listener {
-	return runtime.JSONLines(eventWriter{w: w, subject: EventsSubject(job)})
+	if w.opts.NoEvents {
+		return nil
+	}
+	out := eventWriter{w: w, subject: EventsSubject(job)}
+	general := runtime.JSONLines(out)
+	return func(ctx context.Context, ev capabilities.Event) error {
+		// Events that write their kind first, as agentspec's own do, go out
+		// as they marshal; JSONLines adds the kind to the others.
+		if b, err := json.Marshal(ev); err == nil && bytes.HasPrefix(b, []byte(`{"kind":`)) {
+			_, _ = out.Write(b)
+			return nil
+		}
+		return general(ctx, ev)
+	}
 }
 
 type eventWriter struct {
@@ -451,11 +470,14 @@ type eventWriter struct {
 // Write publishes one event; events are for watching, so a connection
 // that cannot take one does not fail the run.
 func (e eventWriter) Write(p []byte) (int, error) {
-	_ = e.w.q.nc.Publish(e.subject, []byte(strings.TrimSuffix(string(p), "\n")))
+	_ = e.w.q.nc.Publish(e.subject, bytes.TrimSuffix(p, []byte("\n")))
 	return len(p), nil
 }
 
 func (w *Worker) publishEvent(job string, ev map[string]any) {
+	if w.opts.NoEvents {
+		return
+	}
 	if data, err := json.Marshal(ev); err == nil {
 		_ = w.q.nc.Publish(EventsSubject(job), data)
 	}
