@@ -171,11 +171,38 @@ func TestPoisonJob(t *testing.T) {
 	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, MaxAttempts: 3})
 	q := connect(t, url, 0)
 
-	got, _ := submit(t, q, BatchOptions{SpecPath: outage, Spec: s1, Workspaces: dirs[:1], WorkspaceRoot: root})
+	b, err := q.NewBatch(BatchOptions{SpecPath: outage, Spec: s1, Workspaces: dirs[:1], WorkspaceRoot: root})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var retries []string
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		var e struct {
+			Kind    string
+			Attempt int
+			Error   string
+		}
+		require.NoError(t, json.Unmarshal(ev, &e))
+		if e.Kind == "job.retry" {
+			mu.Lock()
+			retries = append(retries, fmt.Sprintf("%d: %s", e.Attempt, e.Error))
+			mu.Unlock()
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var poisoned outcomes
+	_, err = b.Wait(ctx, poisoned.add)
+	require.NoError(t, err)
+	b.Close()
+	got := poisoned.list
 	require.Len(t, got, 1)
 	assert.False(t, got[0].OK)
 	assert.Equal(t, 3, got[0].Attempt, "tried MaxAttempts times")
 	assert.Contains(t, got[0].Error, "the provider is down")
+	mu.Lock()
+	assert.Len(t, retries, 2, "a job.retry event for each retry: %v", retries)
+	mu.Unlock()
 
 	got, _ = submit(t, q, BatchOptions{SpecPath: unchecked, Spec: s2, Workspaces: dirs[1:], WorkspaceRoot: root})
 	require.Len(t, got, 1)
@@ -365,4 +392,87 @@ func TestStoppedWorkerHandsItsJobBack(t *testing.T) {
 	require.NoError(t, got.list[0].Err)
 	assert.Equal(t, "staying", got.list[0].Worker)
 	assert.Equal(t, 2, got.list[0].Attempt)
+}
+
+// A job delivered more often than MaxAttempts (its workers died running it)
+// fails without running again.
+func TestJobWhoseWorkersDie(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, slowTurns)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, time.Second)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	started := make(chan struct{}, 4)
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		if strings.Contains(string(ev), `"kind":"job.start"`) {
+			started <- struct{}{}
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+
+	dying := connect(t, url, time.Second)
+	wctx, kill := context.WithCancel(ctx)
+	w, err := NewWorker(wctx, dying, WorkerOptions{WorkspaceRoot: root, MaxAttempts: 1})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(wctx) }()
+	select {
+	case <-started:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the job never started")
+	}
+	dying.Conn().Close()
+	kill()
+	<-done
+
+	startWorker(t, url, WorkerOptions{Name: "last", WorkspaceRoot: root, MaxAttempts: 1})
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	assert.False(t, got.list[0].OK)
+	assert.Equal(t, "gave up after 1 delivery: no worker finished it", got.list[0].Error)
+	assert.Equal(t, 2, got.list[0].Attempt)
+	select {
+	case <-started:
+		t.Error("the last worker ran the job again")
+	default:
+	}
+}
+
+// A submitter interrupted before the jobs ran withdraws them from the queue
+// and reports them not run.
+func TestInterruptedSubmitterWithdrawsItsJobs(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 3)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+	st, err := q.Stats(context.Background(), "")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), st.Pending, "no worker yet")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	var got outcomes
+	sum, err := b.Wait(ctx, got.add)
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	assert.Equal(t, 3, sum.NotRun)
+	require.Len(t, got.list, 3)
+	for _, r := range got.list {
+		assert.True(t, r.NotRun)
+		assert.ErrorIs(t, r.Err, runtime.ErrNotRun)
+	}
+	st, err = q.Stats(context.Background(), "")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0), st.Pending, "the jobs are withdrawn")
 }

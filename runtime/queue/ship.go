@@ -22,6 +22,10 @@ import (
 // files its run changed.
 const DefaultShipMax = 64 << 20
 
+// unpackFactor bounds what an archive may unpack to, as a multiple of its
+// cap: compression is honest up to a point.
+const unpackFactor = 16
+
 // What travels with --ship: every regular file under the workspace, hidden
 // ones included, with its permission bits, and the directories that hold
 // them. Symbolic links and special files stay behind (a link could name

@@ -295,7 +295,7 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 			archive, err = obs.GetBytes(ctx, r.Changes.Object)
 		}
 		if err == nil {
-			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax)
+			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax*unpackFactor)
 		}
 	}
 	if err != nil {

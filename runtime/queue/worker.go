@@ -176,8 +176,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		attempt = int(meta.NumDelivered)
 	}
 	if attempt > w.opts.MaxAttempts {
-		w.settle(ctx, msg, &Result{Job: job.ID, Error: fmt.Sprintf(
-			"gave up after %d deliveries: no worker finished it", attempt-1)}, job, attempt, true)
+		n := fmt.Sprintf("%d deliveries", attempt-1)
+		if attempt == 2 {
+			n = "1 delivery"
+		}
+		w.settle(ctx, msg, &Result{Job: job.ID, Error: "gave up after " + n + ": no worker finished it"}, job, attempt, true)
 		return
 	}
 	w.opts.Logf("job %s (%s), attempt %d", job.ID, job.Label, attempt)
@@ -405,7 +408,11 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 		return ws, err
 	}
 	defer obj.Close()
-	if ws.shipped, err = unpackInto(dir, obj, max(job.Ship.MaxBytes, DefaultShipMax)); err != nil {
+	limit := job.Ship.MaxBytes
+	if limit <= 0 {
+		limit = DefaultShipMax
+	}
+	if ws.shipped, err = unpackInto(dir, obj, limit*unpackFactor); err != nil {
 		return ws, errPermanent{fmt.Errorf("the shipped workspace: %w", err)}
 	}
 	return ws, nil
