@@ -25,13 +25,17 @@ import (
 // reports the medians over the pairs of both rates, of their ratio
 // (queue/local), and of the queue's overhead per job: the extra wall time
 // of the queued batch times W, spread over its jobs (publishing, pulling,
-// events, results, acknowledgements).
+// events, results, acknowledgements), and the extra CPU time of the whole
+// process per job, the embedded server's included (cpu-overhead-µs/job),
+// which does not depend on how many cores the machine lends the benchmark.
 //
-// Two kinds of job: "tools" as above, and "answer", whose model answers at
-// once, so that the run costs little and the queue's own cost shows.
+// Three kinds of job: "tools" as above, "tools-no-events" the same with the
+// workers publishing no events (agentspec worker --no-events), and "answer",
+// whose model answers at once, so that the run costs little and the queue's
+// own cost shows.
 func BenchmarkQueueVsLocal(b *testing.B) {
 	const jobs = 200
-	for _, kind := range []string{"tools", "answer"} {
+	for _, kind := range []string{"tools", "tools-no-events", "answer"} {
 		for _, workers := range []int{1, 2, 4} {
 			b.Run(fmt.Sprintf("job=%s/workers=%d", kind, workers), func(b *testing.B) {
 				benchQueueVsLocal(b, kind, jobs, workers)
@@ -50,7 +54,8 @@ func benchQueueVsLocal(b *testing.B, kind string, jobs, workers int) {
 			defer cancel()
 			for i := range workers {
 				q := benchQueue(b, url)
-				w, err := NewWorker(ctx, q, WorkerOptions{Name: fmt.Sprintf("w%d", i), WorkspaceRoot: root, NoCache: true})
+				w, err := NewWorker(ctx, q, WorkerOptions{Name: fmt.Sprintf("w%d", i), WorkspaceRoot: root, NoCache: true,
+					NoEvents: kind == "tools-no-events"})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -87,9 +92,14 @@ func benchQueueVsLocal(b *testing.B, kind string, jobs, workers int) {
 			queued() // warm both: the workers load the spec, the server its streams
 			local()
 
-			var localRate, queueRate, ratio, overhead []float64
+			var localRate, queueRate, ratio, overhead, cpu []float64
 			for b.Loop() {
-				l, qd := local(), queued()
+				c0 := processCPU()
+				l := local()
+				c1 := processCPU()
+				qd := queued()
+				c2 := processCPU()
+				cpu = append(cpu, float64(((c2-c1)-(c1-c0)).Microseconds())/float64(jobs))
 				localRate = append(localRate, float64(jobs)/l.Seconds())
 				queueRate = append(queueRate, float64(jobs)/qd.Seconds())
 				ratio = append(ratio, l.Seconds()/qd.Seconds())
@@ -99,6 +109,7 @@ func benchQueueVsLocal(b *testing.B, kind string, jobs, workers int) {
 			b.ReportMetric(median(queueRate), "queue-jobs/s")
 			b.ReportMetric(median(ratio), "queue/local")
 			b.ReportMetric(median(overhead), "overhead-µs/job")
+			b.ReportMetric(median(cpu), "cpu-overhead-µs/job")
 		}
 	}
 }

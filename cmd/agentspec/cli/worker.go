@@ -26,7 +26,7 @@ func newWorkerCmd() *cobra.Command {
 time, and runs each as "agentspec run" would: the job's spec (it travels with the job, with its
 script file), input and variables, its workspace's checks and the cache, which the workers share
 through a JetStream key-value bucket (--cache-bucket). Each run's events are published on
-agentspec.events.<job>.
+agentspec.events.<job> (--no-events turns them off).
 
 A job names its workspace relative to --workspace-root (default: the current directory), on
 storage the workers share; a job that names anything outside the root (an absolute path, "..",
@@ -87,6 +87,7 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 	fl.DurationVar(&ack, "ack-wait", queue.DefaultAckWait, "how long a job may go without a sign of life before another worker gets it (when this worker creates the queue's consumer)")
 	fl.StringVar(&opts.CacheBucket, "cache-bucket", queue.DefaultCacheBucket, "the shared result cache's key-value bucket")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every job uncached")
+	fl.BoolVar(&opts.NoEvents, "no-events", false, "publish no events, which saves encoding them where nobody watches")
 	fl.StringVar(&opts.Name, "name", "", "the worker's name in results and events (default: host-pid)")
 	fl.BoolVarP(&q, "quiet", "q", false, "print nothing on stderr")
 	return cmd
