@@ -345,6 +345,15 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 		assert.Equal(t, 1, got.list[0].Attempt, "not retried: %s", bad)
 		assert.NotContains(t, got.list[0].Error, root, "the error does not show the worker's root")
 	}
+
+	// A spec whose FileSystem root lies outside is refused the same way.
+	escaping, s2 := writeSpec(t, t.TempDir(), strings.Replace(agentYAML, "{root_dir: .}", "{root_dir: "+outside+"}", 1), copyTurns)
+	got, _ := submit(t, q, BatchOptions{SpecPath: escaping, Spec: s2, Workspaces: dirs, WorkspaceRoot: root})
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt)
+	assert.Contains(t, got[0].Error, "a job's root must be relative to its workspace")
+
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing was written outside the root")

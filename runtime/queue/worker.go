@@ -28,6 +28,9 @@ import (
 // gives up on it.
 const DefaultMaxAttempts = 3
 
+// maxSpecs bounds the loaded specs a worker keeps.
+const maxSpecs = 256
+
 // WorkerOptions configure a Worker.
 type WorkerOptions struct {
 	// Name identifies the worker in results and events; the host name and
@@ -314,6 +317,9 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 	if err != nil {
 		return nil, ws, err
 	}
+	if err := confine(s, ws.dir, w.root); err != nil {
+		return nil, ws, errPermanent{err}
+	}
 	opts := []runtime.Option{
 		runtime.WithWorkspace(ws.dir),
 		runtime.WithInput(job.Input),
@@ -344,8 +350,19 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	if strings.ContainsAny(b.Name, `/\`) || b.Name == "" || b.Name == "." || b.Name == ".." {
 		return nil, fmt.Errorf("the job's spec has an invalid name %q", b.Name)
 	}
+	if len(w.specs) >= maxSpecs {
+		clear(w.specs) // their files stay: runs may still be reading them
+	}
 	dir := filepath.Join(w.dir, key[:16])
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	switch err := os.Mkdir(dir, 0o700); {
+	case errors.Is(err, os.ErrExist):
+		// Written before, with this content (the name is its digest).
+		s, err := spec.LoadFile(filepath.Join(dir, b.Name))
+		if err == nil {
+			w.specs[key] = s
+		}
+		return s, err
+	case err != nil:
 		return nil, err
 	}
 	root, err := os.OpenRoot(dir)
@@ -531,7 +548,7 @@ func ResolveWorkspace(root, rel string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace %q: not found under the workspace root", rel)
 	}
-	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+	if !within(root, real) {
 		return "", fmt.Errorf("workspace %q: escapes the workspace root", rel)
 	}
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
