@@ -13,12 +13,12 @@ import (
 )
 
 // confine checks that a job's spec names nothing outside the worker's
-// reach: its script file lies beside the spec, each FileSystem root stays in
-// the workspace (the root a symbolic link there leads to included). The
+// reach: its script file lies beside the spec, and each FileSystem root stays
+// in the job's workspace (workspace, a real path), symbolic links followed. The
 // loader has already refused schemas that refer to files or URLs. Options of
 // capability types other than FileSystem are the business of the binary
 // that registers them.
-func confine(s *spec.Spec, workspace, root string) error {
+func confine(s *spec.Spec, workspace string) error {
 	if name, ok := strings.CutPrefix(strings.TrimSpace(s.Model), "script:"); ok {
 		if _, err := bundlePath(name); err != nil {
 			return fmt.Errorf("the spec's script file %s: %w", name, err)
@@ -45,8 +45,8 @@ func confine(s *spec.Spec, workspace, root string) error {
 		if errors.Is(err, os.ErrNotExist) {
 			real, err = filepath.Abs(filepath.Join(workspace, filepath.FromSlash(dir)))
 		}
-		if err != nil || !within(root, real) {
-			return fmt.Errorf("%s root_dir %q: escapes the workspace root", c.Name, dir)
+		if err != nil || !within(workspace, real) {
+			return fmt.Errorf("%s root_dir %q: leads out of the job's workspace", c.Name, dir)
 		}
 	}
 	return nil

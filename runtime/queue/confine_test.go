@@ -27,8 +27,9 @@ func TestConfine(t *testing.T) {
 		"a link inside":         {"capabilities: [{FileSystem: in}]\n", ""},
 		"not there yet":         {"capabilities: [{FileSystem: later}]\n", ""},
 		"an absolute root":      {"capabilities: [{FileSystem: /etc}]\n", `FileSystem root_dir "/etc": a job's root must be relative to its workspace`},
-		"up and out":            {"capabilities: [{FileSystem: ../..}]\n", `FileSystem root_dir "../..": escapes the workspace root`},
-		"a link that leads out": {"capabilities: [{FileSystem: {root_dir: out}}]\n", `FileSystem root_dir "out": escapes the workspace root`},
+		"a sibling":             {"capabilities: [{FileSystem: ../other}]\n", `FileSystem root_dir "../other": leads out of the job's workspace`},
+		"up and out":            {"capabilities: [{FileSystem: ../..}]\n", `FileSystem root_dir "../..": leads out of the job's workspace`},
+		"a link that leads out": {"capabilities: [{FileSystem: {root_dir: out}}]\n", `FileSystem root_dir "out": leads out of the job's workspace`},
 		"an absolute script":    {"model: script:/etc/passwd\n", `the spec's script file /etc/passwd: an absolute path; name it relative to the spec`},
 		"a script above":        {"model: script:../x.yaml\n", `the spec's script file ../x.yaml: it must lie beside the spec or below it`},
 	} {
@@ -37,7 +38,7 @@ func TestConfine(t *testing.T) {
 			s, err = (&spec.Loader{}).Load("agent.yaml", []byte(tc.yaml))
 		}
 		require.NoError(t, err, name)
-		err = confine(s, ws, root)
+		err = confine(s, ws)
 		if tc.err == "" {
 			assert.NoError(t, err, name)
 		} else {

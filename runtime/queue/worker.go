@@ -317,7 +317,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 	if err != nil {
 		return nil, ws, err
 	}
-	if err := confine(s, ws.dir, w.root); err != nil {
+	if err := confine(s, ws.dir); err != nil {
 		return nil, ws, errPermanent{err}
 	}
 	opts := []runtime.Option{
