@@ -123,6 +123,9 @@ type Result struct {
 	Attempt int    `json:"attempt"`
 	// Changes are the files a shipped job's run changed.
 	Changes *Changes `json:"changes,omitempty"`
+	// Warnings are the cache's, as the run met them: an entry that could
+	// not be read, a hit whose expected output files were gone.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Changes are what a shipped job's run did to its copy of the workspace.

@@ -144,13 +144,21 @@ func (b *Batch) Events(fn func(index int, event []byte)) error {
 	return nil
 }
 
-// Close ends the event subscription, after the server has sent what it
-// had.
+// Close ends the event subscription once the events the server had sent
+// are handled (waiting a few seconds at most).
 func (b *Batch) Close() {
 	_ = b.q.nc.Flush()
 	for _, s := range b.subs {
-		_ = s.Drain()
+		closed := s.StatusChanged(nats.SubscriptionClosed)
+		if s.Drain() != nil {
+			continue
+		}
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+		}
 	}
+	b.subs = nil
 }
 
 // Publish ships the workspaces, when the batch ships them, and publishes

@@ -204,7 +204,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 	}()
 
-	res, ws, err := w.run(ctx, job, attempt)
+	res, ws, warnings, err := w.run(ctx, job, attempt)
 	defer ws.cleanup()
 	stopBeat()
 	if ctx.Err() != nil && errors.Is(err, runtime.ErrInterrupted) {
@@ -222,7 +222,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(delay)
 		return
 	}
-	r := &Result{Job: job.ID}
+	r := &Result{Job: job.ID, Warnings: warnings}
 	if res != nil {
 		r.Usage, _ = json.Marshal(res.Usage)
 	}
@@ -306,25 +306,38 @@ type errPermanent struct{ error }
 func (e errPermanent) Unwrap() error { return e.error }
 
 // run runs one delivery of the job.
-func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result, *workspace, error) {
+//
+// It returns the cache's warnings too (an unreadable entry, a hit whose
+// expected files are gone), for the submitter to show as a local batch does.
+func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result, *workspace, []string, error) {
 	w.publishEvent(job.ID, map[string]any{"kind": "job.start", "job": job.ID, "worker": w.opts.Name,
 		"attempt": attempt, "workspace": job.Label})
 	s, err := w.loadSpec(job.Spec)
 	if err != nil {
-		return nil, &workspace{}, errPermanent{err}
+		return nil, &workspace{}, nil, errPermanent{err}
 	}
 	ws, err := w.workspace(ctx, job)
 	if err != nil {
-		return nil, ws, err
+		return nil, ws, nil, err
 	}
 	if err := confine(s, ws.dir); err != nil {
-		return nil, ws, errPermanent{err}
+		return nil, ws, nil, errPermanent{err}
 	}
+	var warnings []string
+	var mu sync.Mutex
 	opts := []runtime.Option{
 		runtime.WithWorkspace(ws.dir),
 		runtime.WithInput(job.Input),
 		runtime.WithVars(job.Vars),
 		runtime.WithListener(w.eventListener(job.ID)),
+		runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+			if cw, ok := ev.(runtime.CacheWarning); ok {
+				mu.Lock()
+				warnings = append(warnings, cw.Message)
+				mu.Unlock()
+			}
+			return nil
+		}),
 		runtime.WithCacheWorkspaceName(ws.name),
 	}
 	switch {
@@ -335,7 +348,9 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 	}
 	opts = append(opts, w.opts.Options...)
 	res, err := runtime.Run(ctx, s, opts...)
-	return res, ws, err
+	mu.Lock()
+	defer mu.Unlock()
+	return res, ws, warnings, err
 }
 
 // loadSpec loads a bundle, once per worker: its files are written to a

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,17 @@ func TestBatchOverNATS(t *testing.T) {
 		assert.True(t, l.OK && l.Cached, ws)
 	}
 
+	// A cached job whose output is gone runs again, with the warning the
+	// worker met.
+	require.NoError(t, os.Remove(f.job(0, "output.txt")))
+	out = invoke(t, "batch", "--nats", url, "--workspace-root", f.dir, f.spec, pattern)
+	require.Equal(t, 0, out.code, out.stderr)
+	lines = jobLines(t, out.stdout)
+	assert.False(t, lines[f.job(0)].Cached)
+	assert.True(t, lines[f.job(1)].Cached)
+	assert.Regexp(t, `(?m)^  cache \(`+regexp.QuoteMeta(f.job(0))+`\): cache entry [0-9a-f]{12}: expected output files are missing: output.txt$`, out.stderr)
+	assert.FileExists(t, f.job(0, "output.txt"))
+
 	st := invoke(t, "queue", "stats", "--nats", url, "--json")
 	require.Equal(t, 0, st.code, st.stderr)
 	var stats struct {
@@ -125,11 +137,11 @@ func TestBatchOverNATS(t *testing.T) {
 		CacheEntries               int64 `json:"cache_entries"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(st.stdout), &stats))
-	assert.Equal(t, uint64(6), stats.Succeeded)
+	assert.Equal(t, uint64(9), stats.Succeeded)
 	assert.Equal(t, int64(3), stats.CacheEntries)
 	st = invoke(t, "queue", "stats", "--nats", url)
 	require.Equal(t, 0, st.code, st.stderr)
-	assert.Contains(t, st.stdout, "results (24h): 6 succeeded, 0 failed\ncache AGENTSPEC_CACHE: 3 entries\n")
+	assert.Contains(t, st.stdout, "results (24h): 9 succeeded, 0 failed\ncache AGENTSPEC_CACHE: 3 entries\n")
 
 	w := stop()
 	assert.Equal(t, 0, w.code, w.stderr)

@@ -124,6 +124,9 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 				cancel(writeErr)
 			}
 		}
+		for _, w := range o.Warnings {
+			progress.cacheWarning(o.Workspace, w)
+		}
 		res := runtime.JobResult{Job: runtime.Job{Index: o.Index, Workspace: o.Workspace}, Err: o.Err}
 		if o.Err == nil {
 			res.Result = &runtime.Result{Cached: o.Cached}
@@ -305,4 +308,16 @@ errors.`,
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
 	return cmd
+}
+
+// cacheWarning reports a cache warning a worker met, as listen does for a
+// local batch.
+func (p *batchProgress) cacheWarning(workspace, msg string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	fmt.Fprintf(p.w, "  cache (%s): %s\n", workspace, oneLine(msg))
 }
