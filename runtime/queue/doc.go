@@ -15,7 +15,7 @@
 //     message id so a second copy is dropped;
 //   - object store S_SHIP: the workspaces sent with --ship and the files
 //     their runs changed;
-//   - key-value bucket AGENTSPEC_CACHE (or another, see Options): the result
+//   - key-value bucket AGENTSPEC_CACHE (WorkerOptions.CacheBucket): the result
 //     cache, shared by every worker (cache.NewKV);
 //   - subject agentspec.events.<batch>.<index>: each job's run events, one
 //     JSON object per message, as they happen (not stored).
