@@ -485,3 +485,47 @@ func TestInterruptedSubmitterWithdrawsItsJobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(0), st.Pending, "the jobs are withdrawn")
 }
+
+// A job that runs longer than the acknowledgement wait stays with its
+// worker: the progress reports keep the server from handing it to another.
+func TestLongJobKeptAlive(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	long := strings.Replace(slowTurns, "delay: 1500ms", "delay: 2500ms", 1)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, long)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, time.Second)
+	startWorkerOn(t, q, WorkerOptions{Name: "a", WorkspaceRoot: root})
+	startWorker(t, url, WorkerOptions{Name: "b", WorkspaceRoot: root})
+
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var starts []string
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		var e struct {
+			Kind, Worker string
+			Attempt      int
+		}
+		require.NoError(t, json.Unmarshal(ev, &e))
+		if e.Kind == "job.start" {
+			mu.Lock()
+			starts = append(starts, fmt.Sprintf("%s#%d", e.Worker, e.Attempt))
+			mu.Unlock()
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	b.Close()
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, 1, got.list[0].Attempt)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, starts, 1, "run once, by one worker: %v", starts)
+}
