@@ -87,7 +87,7 @@ Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on 
 	fl.StringVar(&f.input, "input", "", "the user message of every job")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
-	f.queue.add(fl)
+	f.queue.add(fl, false)
 	return cmd
 }
 

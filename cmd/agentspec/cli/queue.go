@@ -26,10 +26,16 @@ type natsFlags struct {
 	conn   queue.ConnectOptions
 }
 
-func (f *natsFlags) add(fl *pflag.FlagSet, withURL bool) {
-	if withURL {
-		fl.StringVar(&f.url, "nats", "", "the NATS server URL, or a comma-separated list for a cluster (default $"+envNATS+")")
+// add registers the flags; envDefault says whether --nats falls back to
+// $AGENTSPEC_NATS_URL (not for batch, where --nats chooses the queue).
+func (f *natsFlags) add(fl *pflag.FlagSet, envDefault bool) {
+	usage := "the NATS server URL, or a comma-separated list for a cluster"
+	if envDefault {
+		usage += " (default $" + envNATS + ")"
+	} else {
+		usage = "run the jobs on the work queue of this NATS server (a comma-separated list for a cluster)"
 	}
+	fl.StringVar(&f.url, "nats", "", usage)
 	fl.StringVar(&f.stream, "stream", queue.DefaultStream, "the queue's JetStream stream")
 	fl.StringVar(&f.conn.Creds, "creds", "", "a NATS credentials file (user JWT and NKey seed)")
 	fl.StringVar(&f.conn.NKey, "nkey", "", "a file holding an NKey seed, for NKey authentication")

@@ -29,8 +29,8 @@ type queueBatchFlags struct {
 	events        string
 }
 
-func (f *queueBatchFlags) add(fl *pflag.FlagSet) {
-	f.natsFlags.add(fl, true)
+func (f *queueBatchFlags) add(fl *pflag.FlagSet, envDefault bool) {
+	f.natsFlags.add(fl, envDefault)
 	fl.StringVar(&f.workspaceRoot, "workspace-root", ".", "with --nats: the directory the workspaces lie in on the storage the workers share; jobs name them relative to it")
 	fl.BoolVar(&f.ship, "ship", false, "with --nats: send each workspace with its job and bring back the files its run changed")
 	fl.Int64Var(&f.shipMaxMiB, "ship-max", queue.DefaultShipMax>>20, "with --ship: the cap, in MiB, on a workspace's archive and on the archive of its run's changes")
@@ -300,7 +300,7 @@ errors.`,
 		},
 	}
 	fl := cmd.Flags()
-	f.queueBatchFlags.add(fl)
+	f.queueBatchFlags.add(fl, true)
 	fl.BoolVar(&f.wait, "wait", false, "wait for the job's result and print it")
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the shared result cache")
 	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
