@@ -162,8 +162,25 @@ func (b *Batch) Close() {
 }
 
 // Publish ships the workspaces, when the batch ships them, and publishes
-// every job.
+// every job. When it fails part way, it withdraws what it had published.
 func (b *Batch) Publish(ctx context.Context) error {
+	err := b.publish(ctx)
+	if err != nil {
+		b.withdraw(ctx)
+	}
+	return err
+}
+
+// withdraw removes the batch's jobs that no worker has taken, trying for a
+// few seconds. Their shipped workspaces expire from the object store with
+// its one-day TTL.
+func (b *Batch) withdraw(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = b.q.jobs.Purge(wctx, jetstream.WithPurgeSubject(b.q.jobSubject(b.ID, "*")))
+}
+
+func (b *Batch) publish(ctx context.Context) error {
 	var obs jetstream.ObjectStore
 	var acks []jetstream.PubAckFuture
 	for i, job := range b.Jobs {
@@ -271,9 +288,7 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 		return sum, nil
 	}
 	cause := context.Cause(ctx)
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = b.q.jobs.Purge(wctx, jetstream.WithPurgeSubject(b.q.jobSubject(b.ID, "*")))
+	b.withdraw(ctx)
 	for i, ok := range seen {
 		if !ok {
 			sum.NotRun++
