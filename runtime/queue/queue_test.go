@@ -529,3 +529,28 @@ func TestLongJobKeptAlive(t *testing.T) {
 	defer mu.Unlock()
 	assert.Len(t, starts, 1, "run once, by one worker: %v", starts)
 }
+
+// A spec that does not load on the worker (here: a variable its environment
+// lacks) fails the job at once, with the problem where the submitter's file
+// has it.
+func TestSpecThatDoesNotLoadOnTheWorker(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "Copy the input.", "${AGENTSPEC_TEST_UNSET_VARIABLE}", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	assert.Equal(t, 1, got.list[0].Attempt)
+	assert.Regexp(t, `^agent\.yaml:2:15: .*AGENTSPEC_TEST_UNSET_VARIABLE`, got.list[0].Error)
+}

@@ -373,10 +373,11 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	case errors.Is(err, os.ErrExist):
 		// Written before, with this content (the name is its digest).
 		s, err := spec.LoadFile(filepath.Join(dir, b.Name))
-		if err == nil {
-			w.specs[key] = s
+		if err != nil {
+			return nil, bundleErrors(err, dir)
 		}
-		return s, err
+		w.specs[key] = s
+		return s, nil
 	case err != nil:
 		return nil, err
 	}
@@ -404,10 +405,28 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	}
 	s, err := spec.LoadFile(filepath.Join(dir, b.Name))
 	if err != nil {
-		return nil, err
+		return nil, bundleErrors(err, dir)
 	}
 	w.specs[key] = s
 	return s, nil
+}
+
+// bundleErrors names the files of a spec's problems as the submitter knows
+// them (relative to the spec's directory), not by the worker's copy.
+func bundleErrors(err error, dir string) error {
+	var list spec.Errors
+	if !errors.As(err, &list) {
+		return err
+	}
+	out := make(spec.Errors, len(list))
+	for i, e := range list {
+		c := *e
+		if rel, rerr := filepath.Rel(dir, c.Pos.File); rerr == nil && filepath.IsAbs(c.Pos.File) && !strings.HasPrefix(rel, "..") {
+			c.Pos.File = filepath.ToSlash(rel)
+		}
+		out[i] = &c
+	}
+	return out
 }
 
 // workspace finds or unpacks the job's workspace.
