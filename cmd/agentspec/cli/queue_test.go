@@ -202,3 +202,12 @@ func TestQueueUsageErrors(t *testing.T) {
 	assert.Equal(t, exitFailure, out.code)
 	assert.Contains(t, out.stderr, "agentspec: connecting to nats://127.0.0.1:1: ")
 }
+
+// $AGENTSPEC_NATS_URL stands in for --nats.
+func TestNATSURLFromTheEnvironment(t *testing.T) {
+	url := startNATS(t)
+	t.Setenv(envNATS, url)
+	out := invoke(t, "queue", "stats")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stdout, "queue AGENTSPEC: 0 pending, 0 running (0 redelivered)")
+}
