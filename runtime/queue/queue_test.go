@@ -492,10 +492,10 @@ func TestLongJobKeptAlive(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	root := t.TempDir()
-	long := strings.Replace(slowTurns, "delay: 1500ms", "delay: 2500ms", 1)
+	long := strings.Replace(slowTurns, "delay: 1500ms", "delay: 3s", 1)
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, long)
 	dirs := jobDirs(t, root, 1)
-	q := connect(t, url, time.Second)
+	q := connect(t, url, 2*time.Second)
 	startWorkerOn(t, q, WorkerOptions{Name: "a", WorkspaceRoot: root})
 	startWorker(t, url, WorkerOptions{Name: "b", WorkspaceRoot: root})
 

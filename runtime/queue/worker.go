@@ -192,7 +192,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	beat, stopBeat := context.WithCancel(ctx)
 	defer stopBeat()
 	go func() {
-		t := time.NewTicker(max(w.q.ackWait/3, 100*time.Millisecond))
+		t := time.NewTicker(max(w.q.ackWait/5, 100*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
