@@ -25,9 +25,11 @@ import (
 // reports the medians over the pairs of both rates, of their ratio
 // (queue/local), and of the queue's overhead per job: the extra wall time
 // of the queued batch times W, spread over its jobs (publishing, pulling,
-// events, results, acknowledgements), and the extra CPU time of the whole
-// process per job, the embedded server's included (cpu-overhead-µs/job),
-// which does not depend on how many cores the machine lends the benchmark.
+// events, results, acknowledgements); the extra CPU time of agentspec's
+// process per job (cpu-overhead-µs/job: workers and submitter), which does
+// not depend on how many cores the machine lends the benchmark; and the CPU
+// time the NATS server spent per queued job (server-cpu-µs/job), measured on
+// a nats-server process where benchServer can start one.
 //
 // Three kinds of job: "tools" as above, "tools-no-events" the same with the
 // workers publishing no events (agentspec worker --no-events), and "answer",
@@ -49,7 +51,7 @@ func benchQueueVsLocal(b *testing.B, kind string, jobs, workers int) {
 		{
 			root := b.TempDir()
 			specPath, s, dirs := benchJobs(b, root, jobs, kind)
-			url := benchServer(b)
+			url, serverCPU := benchServer(b)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			for i := range workers {
@@ -92,14 +94,15 @@ func benchQueueVsLocal(b *testing.B, kind string, jobs, workers int) {
 			queued() // warm both: the workers load the spec, the server its streams
 			local()
 
-			var localRate, queueRate, ratio, overhead, cpu []float64
+			var localRate, queueRate, ratio, overhead, cpu, srv []float64
 			for b.Loop() {
 				c0 := processCPU()
 				l := local()
-				c1 := processCPU()
+				c1, s1 := processCPU(), serverCPU()
 				qd := queued()
-				c2 := processCPU()
+				c2, s2 := processCPU(), serverCPU()
 				cpu = append(cpu, float64(((c2-c1)-(c1-c0)).Microseconds())/float64(jobs))
+				srv = append(srv, float64((s2-s1).Microseconds())/float64(jobs))
 				localRate = append(localRate, float64(jobs)/l.Seconds())
 				queueRate = append(queueRate, float64(jobs)/qd.Seconds())
 				ratio = append(ratio, l.Seconds()/qd.Seconds())
@@ -110,6 +113,7 @@ func benchQueueVsLocal(b *testing.B, kind string, jobs, workers int) {
 			b.ReportMetric(median(ratio), "queue/local")
 			b.ReportMetric(median(overhead), "overhead-µs/job")
 			b.ReportMetric(median(cpu), "cpu-overhead-µs/job")
+			b.ReportMetric(median(srv), "server-cpu-µs/job")
 		}
 	}
 }
@@ -126,7 +130,16 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func benchServer(b *testing.B) string {
+// benchServer starts a NATS server for the benchmark, and returns its URL
+// and a function that reads the CPU time it has used. Where it can (Linux,
+// with go on the PATH), the server is a nats-server process built from the
+// module, as a deployment would run it, so that its CPU time is its own and
+// the benchmark's process time is agentspec's alone; elsewhere it is
+// embedded, and its CPU time counts in the process's (server-cpu is 0).
+func benchServer(b *testing.B) (string, func() time.Duration) {
+	if url, cpu, ok := serverProcess(b); ok {
+		return url, cpu
+	}
 	ns, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoLog: true, NoSigs: true,
 	})
@@ -138,7 +151,7 @@ func benchServer(b *testing.B) string {
 		b.Fatal("the NATS server did not start")
 	}
 	b.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns.ClientURL()
+	return ns.ClientURL(), func() time.Duration { return 0 }
 }
 
 func benchQueue(b *testing.B, url string) *Queue {
