@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -63,7 +65,11 @@ func (f *natsFlags) open(ctx context.Context, name string, ackWait time.Duration
 	q, err := queue.Open(octx, nc, queue.Options{Stream: f.stream, AckWait: ackWait})
 	if err != nil {
 		nc.Close()
-		if errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrJetStreamNotEnabled),
+			errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+			err = fmt.Errorf("the NATS server at %s has no JetStream for this account (start it with nats-server -js): %w", url, err)
+		case errors.Is(err, context.DeadlineExceeded):
 			err = fmt.Errorf("%w (is JetStream enabled on the server? start it with nats-server -js)", err)
 		}
 		return nil, exitWith(exitFailure, err)

@@ -197,8 +197,18 @@ func TestQueueUsageErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, out.code, "%v: %s", tc.args, out.stderr)
 		assert.Equal(t, tc.want, out.stderr, tc.args)
 	}
+	// A server without JetStream is said so.
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Cleanup(ns.Shutdown)
+	out := invoke(t, "queue", "stats", "--nats", ns.ClientURL())
+	assert.Equal(t, exitFailure, out.code)
+	assert.Contains(t, out.stderr, "agentspec: the NATS server at "+ns.ClientURL()+" has no JetStream for this account (start it with nats-server -js): ")
+
 	// A server that is not there is a failure, said in one line.
-	out := invoke(t, "queue", "stats", "--nats", "nats://127.0.0.1:1")
+	out = invoke(t, "queue", "stats", "--nats", "nats://127.0.0.1:1")
 	assert.Equal(t, exitFailure, out.code)
 	assert.Contains(t, out.stderr, "agentspec: connecting to nats://127.0.0.1:1: ")
 }
