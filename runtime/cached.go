@@ -23,6 +23,7 @@ type resultCache struct {
 	globs     []string
 	expected  []string
 	specName  string
+	wsName    string
 	listeners []capabilities.Listener
 }
 
@@ -65,6 +66,7 @@ func newResultCache(s *spec.Spec, cfg config, model string) (*resultCache, error
 		globs:     s.Workspace.InputGlobs,
 		expected:  s.Workspace.ExpectedOutputFiles,
 		specName:  s.Name,
+		wsName:    cfg.cacheName,
 		listeners: cfg.listeners,
 	}, nil
 }
@@ -109,6 +111,7 @@ func (rc *resultCache) lookup(ctx context.Context, workspace string) (cacheLooku
 		Input:               rc.input,
 		Vars:                rc.vars,
 		Workspace:           workspace,
+		WorkspaceName:       rc.wsName,
 		InputGlobs:          rc.globs,
 		ExpectedOutputFiles: rc.expected,
 	}}
@@ -116,10 +119,7 @@ func (rc *resultCache) lookup(ctx context.Context, workspace string) (cacheLooku
 	// cache calls its warn function, which has no way to reach the run's
 	// listeners or tell runs apart.
 	var warnings []error
-	view, err := cache.New(rc.cache.Dir(), cache.WithWarn(func(err error) { warnings = append(warnings, err) }))
-	if err != nil {
-		return lk, rc.warn(ctx, fmt.Errorf("cache lookup: %w", err))
-	}
+	view := rc.cache.With(cache.WithWarn(func(err error) { warnings = append(warnings, err) }))
 	entry, key, ok, err := view.Lookup(ctx, lk.key)
 	for _, w := range warnings {
 		if err := rc.warn(ctx, w); err != nil {

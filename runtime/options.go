@@ -28,6 +28,7 @@ type config struct {
 	stream     func(ctx context.Context, text string) error
 	cache      *cache.Cache
 	noCache    bool
+	cacheName  string
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -127,4 +128,13 @@ func WithCache(c *cache.Cache) Option {
 // WithoutCache turns the cache off for the run, whatever the spec says.
 func WithoutCache() Option {
 	return func(cfg *config) { cfg.cache, cfg.noCache = nil, true }
+}
+
+// WithCacheWorkspaceName makes the cache key name the workspace by name
+// instead of by its real path (cache.KeyInput.WorkspaceName): for a
+// workspace that is the same one wherever it is found, such as a queue job's,
+// which each worker mounts or unpacks at a path of its own. The key still
+// covers the files the run finds there.
+func WithCacheWorkspaceName(name string) Option {
+	return func(cfg *config) { cfg.cacheName = name }
 }

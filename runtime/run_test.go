@@ -715,7 +715,7 @@ func TestRunScriptModelFromSpec(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "turns.yaml"), []byte("turns: [{txt: x}]\n"), 0o600))
 	_, err = Run(context.Background(), s)
 	assert.EqualError(t, err, "invalid script file "+filepath.Join(dir, "turns.yaml")+":\n"+
-		filepath.Join(dir, "turns.yaml")+`:1:10: unknown key "txt" in turn 1 (did you mean "text"?); the keys are error, expect, stop_reason, text, tool_calls, usage`,
+		filepath.Join(dir, "turns.yaml")+`:1:10: unknown key "txt" in turn 1 (did you mean "text"?); the keys are delay, error, expect, stop_reason, text, tool_calls, usage`,
 		"a spec without a file reports the script's problems all the same")
 }
 

@@ -27,3 +27,8 @@ echo
 # ---- MCP: agentspec mcp against the official filesystem server ----
 echo "== agentspec mcp over stdio against @modelcontextprotocol/server-filesystem"
 scripts/bench-mcp.sh
+
+# ---- the NATS JetStream work queue (runtime/queue) --------------------------
+echo
+echo "== the work queue against local batch, same total concurrency"
+scripts/bench-queue.sh

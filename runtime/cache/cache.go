@@ -77,9 +77,10 @@ type record struct {
 // Cache is a result cache in one directory. It holds no state besides its
 // configuration, so it is safe for concurrent use, by several processes too.
 type Cache struct {
-	dir  string
-	warn func(error)
-	now  func() time.Time
+	dir     string
+	backend Backend // nil: the directory
+	warn    func(error)
+	now     func() time.Time
 }
 
 // Option configures a Cache.
@@ -122,7 +123,7 @@ func New(dir string, opts ...Option) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	c := &Cache{dir: abs, warn: func(error) {}, now: time.Now}
+	c := &Cache{dir: abs, warn: func(error) {}, now: timeNow}
 	for _, o := range opts {
 		o(c)
 	}
@@ -143,8 +144,19 @@ func DefaultDir() (string, error) {
 	return filepath.Join(base, "agentspec"), nil
 }
 
-// Dir is the cache's directory, absolute.
+// Dir is the cache's directory, absolute; "" for a cache kept elsewhere
+// (WithBackend).
 func (c *Cache) Dir() string { return c.dir }
+
+// With returns a copy of c with opts applied on top of its own, for instance
+// a view that reports its warnings to one caller: c.With(WithWarn(f)).
+func (c *Cache) With(opts ...Option) *Cache {
+	v := *c
+	for _, o := range opts {
+		o(&v)
+	}
+	return &v
+}
 
 // Lookup computes the key of k over the workspace's files as they are now and
 // returns the entry stored under it. ok is false on a miss: no entry, an
@@ -157,7 +169,7 @@ func (c *Cache) Lookup(ctx context.Context, k KeyInput) (entry *Entry, key strin
 	if err != nil {
 		return nil, "", false, err
 	}
-	e, err := c.read(key)
+	e, err := c.read(ctx, key)
 	if err != nil || e == nil {
 		return nil, key, false, err
 	}
@@ -194,7 +206,7 @@ func (c *Cache) Store(ctx context.Context, k KeyInput, e Entry) (key string, err
 	if err != nil {
 		return "", fmt.Errorf("cache store: %w", err)
 	}
-	if err := c.write(key, append(data, '\n')); err != nil {
+	if err := c.write(ctx, key, append(data, '\n')); err != nil {
 		return "", fmt.Errorf("cache store: %w", err)
 	}
 	return key, nil
@@ -202,7 +214,10 @@ func (c *Cache) Store(ctx context.Context, k KeyInput, e Entry) (key string, err
 
 // read returns the entry stored under key, or nil on a miss. A corrupt entry
 // is reported, removed and a miss.
-func (c *Cache) read(key string) (*Entry, error) {
+func (c *Cache) read(ctx context.Context, key string) (*Entry, error) {
+	if c.backend != nil {
+		return c.readBackend(ctx, key)
+	}
 	p := c.entryPath(key)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {

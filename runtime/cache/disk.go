@@ -37,7 +37,10 @@ func (c *Cache) entryPath(key string) string {
 // write puts data under key atomically: a temporary file in the entry's own
 // directory, synced, then renamed over the entry. Readers see the old entry or
 // the new one, never a part; of concurrent writers the last rename wins.
-func (c *Cache) write(key string, data []byte) error {
+func (c *Cache) write(ctx context.Context, key string, data []byte) error {
+	if c.backend != nil {
+		return c.backend.Put(ctx, key, data)
+	}
 	if err := c.ensureMarker(); err != nil {
 		return err
 	}
@@ -186,6 +189,9 @@ func (c *Cache) Clear(ctx context.Context) (removed int, err error) {
 // that does not exist, or is empty, is a cache not written yet: not owned,
 // but no error either.
 func (c *Cache) owned() (bool, error) {
+	if c.backend != nil {
+		return false, errBackendStats
+	}
 	data, err := os.ReadFile(filepath.Join(c.dir, markerName))
 	if err == nil && isMarker(data) {
 		return true, nil

@@ -63,4 +63,13 @@
 // another format version, truncated) is a miss, reported through WithWarn and
 // removed. Clear removes only the cache's own entry files, and only from a
 // directory holding the cache's marker.
+//
+// # Elsewhere
+//
+// WithBackend keeps the entries in a Backend instead of a directory, and
+// NewKV in a NATS JetStream key-value bucket that many machines share. Keys
+// and entries are the same, and so are the checks on the way out. Where the
+// same workspace is found at different paths (each queue worker mounts or
+// unpacks a job's directory its own way), KeyInput.WorkspaceName names it in
+// the key instead of its real path.
 package cache

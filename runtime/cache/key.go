@@ -34,6 +34,11 @@ type KeyInput struct {
 	// Workspace is the directory the run works in; "" for a run without one.
 	// The key holds its real path, so two workspaces never share an entry.
 	Workspace string
+	// WorkspaceName, when set, stands for the workspace in the key instead of
+	// its real path: for a workspace that is one and the same wherever it is
+	// found, such as a queue job's directory, which each worker mounts or
+	// unpacks at a path of its own. Its files are still those of Workspace.
+	WorkspaceName string
 	// InputGlobs (workspace.input_globs) select the files whose content the
 	// key covers; see HashFiles.
 	InputGlobs []string
@@ -53,9 +58,12 @@ type Ingredients struct {
 	InputSHA256 string   `json:"input_sha256"`
 	Vars        []string `json:"vars,omitempty"` // names, sorted
 	Workspace   string   `json:"workspace,omitempty"`
-	InputGlobs  []string `json:"input_globs,omitempty"` // cleaned, sorted, de-duplicated
-	Files       int      `json:"files"`                 // how many files the globs matched
-	FilesSHA256 string   `json:"files_sha256,omitempty"`
+	// WorkspaceName is KeyInput.WorkspaceName, when the key holds it in
+	// place of Workspace.
+	WorkspaceName string   `json:"workspace_name,omitempty"`
+	InputGlobs    []string `json:"input_globs,omitempty"` // cleaned, sorted, de-duplicated
+	Files         int      `json:"files"`                 // how many files the globs matched
+	FilesSHA256   string   `json:"files_sha256,omitempty"`
 }
 
 // Key computes the key of k over the workspace's files as they are now, and
@@ -86,6 +94,10 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 		return "", Ingredients{}, errors.New("cache key: input globs and expected output files need a workspace")
 	}
 
+	named := workspace
+	if k.WorkspaceName != "" {
+		named = k.WorkspaceName
+	}
 	vars := k.Vars
 	if len(vars) == 0 {
 		vars = nil // no variables, however spelled
@@ -102,21 +114,22 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 		Workspace string            `json:"workspace"`
 		Globs     []string          `json:"input_globs"`
 		Files     string            `json:"files"`
-	}{ProtocolVersion, spec, k.Model, k.Input, vars, workspace, globs, digest})
+	}{ProtocolVersion, spec, k.Model, k.Input, vars, named, globs, digest})
 	if err != nil {
 		return "", Ingredients{}, fmt.Errorf("cache key: %w", err)
 	}
 	sum := sha256.Sum256(material)
 	return hex.EncodeToString(sum[:]), Ingredients{
-		Protocol:    ProtocolVersion,
-		SpecSHA256:  sha256Hex(spec),
-		Model:       k.Model,
-		InputSHA256: sha256Hex([]byte(k.Input)),
-		Vars:        slices.Sorted(maps.Keys(k.Vars)),
-		Workspace:   workspace,
-		InputGlobs:  globs,
-		Files:       len(files),
-		FilesSHA256: digest,
+		Protocol:      ProtocolVersion,
+		SpecSHA256:    sha256Hex(spec),
+		Model:         k.Model,
+		InputSHA256:   sha256Hex([]byte(k.Input)),
+		Vars:          slices.Sorted(maps.Keys(k.Vars)),
+		Workspace:     workspace,
+		WorkspaceName: k.WorkspaceName,
+		InputGlobs:    globs,
+		Files:         len(files),
+		FilesSHA256:   digest,
 	}, nil
 }
 

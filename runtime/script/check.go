@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -63,6 +64,7 @@ type shape struct {
 	noun   string            // what one element of a sequence is called: "turn"
 	kind   yaml.Kind         // 0: any node
 	count  bool              // a scalar that must be a whole number
+	dur    bool              // a scalar that must be a duration such as "250ms"
 	fields map[string]*shape // the keys of a mapping
 	elem   *shape            // the elements of a sequence
 }
@@ -71,6 +73,7 @@ var (
 	anyValue = &shape{what: "any value"}
 	str      = &shape{what: "a string", kind: yaml.ScalarNode}
 	count    = &shape{what: "a whole number", kind: yaml.ScalarNode, count: true}
+	duration = &shape{what: `a duration such as "250ms" or "2s"`, kind: yaml.ScalarNode, dur: true}
 	usage    = &shape{what: "a mapping with input_tokens and output_tokens", kind: yaml.MappingNode, fields: map[string]*shape{
 		"input_tokens": count, "output_tokens": count,
 	}}
@@ -82,7 +85,7 @@ var (
 		"tools": {what: "a list of tool names", noun: "tool name", kind: yaml.SequenceNode, elem: str},
 	}}
 	turn = &shape{what: "a mapping with text, tool_calls or error", kind: yaml.MappingNode, fields: map[string]*shape{
-		"text": str, "usage": usage, "stop_reason": str, "error": str, "expect": expect,
+		"text": str, "usage": usage, "stop_reason": str, "error": str, "expect": expect, "delay": duration,
 		"tool_calls": {what: "a list of tool calls", noun: "tool call", kind: yaml.SequenceNode, elem: toolCall},
 	}}
 	scriptFile = &shape{what: "a mapping with dialect and turns", kind: yaml.MappingNode, fields: map[string]*shape{
@@ -115,6 +118,10 @@ func (c *checker) walk(n *yaml.Node, name string, s *shape) {
 	switch {
 	case s.count && !isNull(n):
 		if _, err := strconv.Atoi(n.Value); err != nil || n.ShortTag() != "!!int" {
+			c.add(n, "%s must be %s, not %s", name, s.what, describe(n))
+		}
+	case s.dur && !isNull(n):
+		if d, err := time.ParseDuration(n.Value); err != nil || d < 0 {
 			c.add(n, "%s must be %s, not %s", name, s.what, describe(n))
 		}
 	case s.fields != nil:

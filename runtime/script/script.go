@@ -14,6 +14,7 @@
 //	    usage: {input_tokens: 120, output_tokens: 14}
 //	  - expect:
 //	      tool_result_contains: "# Notes"
+//	    delay: 250ms             # answer as a slow model would
 //	    text: The notes are about testing.
 //
 // Specs name it as `model: script:FILE`. A file with problems (an unknown
@@ -31,6 +32,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 	"gopkg.in/yaml.v3"
@@ -72,6 +74,9 @@ type Turn struct {
 	Error string `yaml:"error"`
 	// Expect checks the request this turn answers.
 	Expect *Expect `yaml:"expect"`
+	// Delay holds the response back this long, as a slow model would; the
+	// request's context ending cuts it short.
+	Delay time.Duration `yaml:"delay"`
 }
 
 // ToolCall is a scripted tool call.
@@ -272,6 +277,16 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	m.next++
 	t, dialect := m.turns[n], m.dialect
 	m.mu.Unlock()
+
+	if t.Delay > 0 {
+		timer := time.NewTimer(t.Delay)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		}
+	}
 
 	if t.Expect != nil {
 		if msg := t.Expect.check(req); msg != "" {

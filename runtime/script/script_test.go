@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -158,21 +159,39 @@ func TestCancelledContext(t *testing.T) {
 	assert.Equal(t, 1, m.Remaining(), "a cancelled request uses no turn")
 }
 
+func TestDelay(t *testing.T) {
+	t.Parallel()
+	m, err := Parse("s.yaml", []byte("turns:\n  - {text: late, delay: 30ms}\n  - {text: never, delay: 1h}\n"))
+	require.NoError(t, err)
+	start := time.Now()
+	resp, err := m.GenerateContent(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "late", resp.Choices[0].Content)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond, "the answer waits for its delay")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	_, err = m.GenerateContent(ctx, nil)
+	require.ErrorIs(t, err, context.Canceled, "an ending context cuts the delay short")
+}
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct{ src, want string }{
 		"unknown key": {"turns:\n  - txt: hi\n",
-			`s.yaml:2:5: unknown key "txt" in turn 1 (did you mean "text"?); the keys are error, expect, stop_reason, text, tool_calls, usage`},
+			`s.yaml:2:5: unknown key "txt" in turn 1 (did you mean "text"?); the keys are delay, error, expect, stop_reason, text, tool_calls, usage`},
 		"unknown top-level key": {"turnz:\n  - text: hi\n",
 			`s.yaml:1:1: unknown key "turnz" in the script (did you mean "turns"?); the keys are dialect, turns`},
 		"unknown key far from any": {"turns:\n  - text: hi\n    arguments: {}\n",
-			`s.yaml:3:5: unknown key "arguments" in turn 1; the keys are error, expect, stop_reason, text, tool_calls, usage`},
+			`s.yaml:3:5: unknown key "arguments" in turn 1; the keys are delay, error, expect, stop_reason, text, tool_calls, usage`},
 		"a mapping for a list": {"turns:\n  - tool_calls: {name: read_file}\n",
 			"s.yaml:2:17: tool_calls must be a list of tool calls, not a mapping"},
 		"a scalar for a mapping": {"turns:\n  - tool_calls: [read_file]\n",
 			`s.yaml:2:18: tool call 1 must be a mapping with name and arguments, not "read_file"`},
 		"not a number": {"turns:\n  - text: hi\n    usage: {input_tokens: many}\n",
 			`s.yaml:3:27: input_tokens must be a whole number, not "many"`},
+		"not a duration": {"turns:\n  - text: hi\n    delay: soon\n",
+			`s.yaml:3:12: delay must be a duration such as "250ms" or "2s", not "soon"`},
 		"a list for text":  {"turns:\n  - text: [a, b]\n", "s.yaml:2:11: text must be a string, not a list"},
 		"turns not a list": {"turns: hello\n", `s.yaml:1:8: turns must be a list of turns, not "hello"`},
 		"no turns":         {"dialect: openai\n", "s.yaml:1:1: the script has no turns"},
@@ -185,7 +204,7 @@ func TestParseErrors(t *testing.T) {
 		"misspelt dialect": {"dialect: openia\nturns: [{text: x}]\n",
 			`s.yaml:1:10: unknown dialect "openia" (did you mean "openai"?); the dialects are openai and anthropic`},
 		"every problem": {"turns:\n  - txt: a\n  - tool_calls: {}\n",
-			"s.yaml:2:5: unknown key \"txt\" in turn 1 (did you mean \"text\"?); the keys are error, expect, stop_reason, text, tool_calls, usage\n" +
+			"s.yaml:2:5: unknown key \"txt\" in turn 1 (did you mean \"text\"?); the keys are delay, error, expect, stop_reason, text, tool_calls, usage\n" +
 				"s.yaml:3:17: tool_calls must be a list of tool calls, not a mapping"},
 		"not yaml":      {"turns: [", "s.yaml:1: invalid YAML: did not find expected node content"},
 		"empty":         {"", "s.yaml: the script is empty: it needs turns"},

@@ -30,12 +30,13 @@ type batchFlags struct {
 	input     string
 	inputFile string
 	quiet     bool
+	queue     queueBatchFlags // --nats and its companions
 }
 
 func newBatchCmd() *cobra.Command {
 	var f batchFlags
 	cmd := &cobra.Command{
-		Use:   "batch SPEC DIR...",
+		Use:   "batch SPEC DIR... [--nats URL]",
 		Short: "Run an agent spec once per workspace",
 		Long: `Batch loads SPEC once and runs it once per workspace DIR, -j at a time (default: the number
 of CPUs). Each run is confined to its own workspace, as "agentspec run --workspace DIR" would
@@ -64,6 +65,16 @@ Ctrl-C stops the batch cleanly: running jobs stop between tool calls (a file bei
 written whole), no job starts any more, and each job that never started gets a line with
 "ok": false and an "error" that starts with "not run".
 
+With --nats URL the jobs go to a NATS JetStream work queue instead, for "agentspec worker"
+processes on any number of machines to run (-j is then each worker's own): the same JSON lines
+come back as the jobs end, with the same progress display across the fleet. The spec travels
+with each job. The workspaces are on storage the workers share, named relative to
+--workspace-root; or --ship sends each one with its job (every regular file under it, hidden ones
+included; symbolic links stay behind; up to --ship-max MiB) and applies the files its run
+changed here when it ends, none if any of them changed here meanwhile (the changes are then
+saved beside the workspace). --events DIR writes each job's events to a file of its own.
+Ctrl-C withdraws the jobs no worker has taken yet.
+
 Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors
 (--var included), a pattern that matches no directory, or a spec that cannot be loaded.`,
 		Args: cobra.MinimumNArgs(2),
@@ -76,11 +87,15 @@ Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on 
 	fl.StringVar(&f.input, "input", "", "the user message of every job")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	f.queue.add(fl, false)
 	return cmd
 }
 
 func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := f.queue.check(cmd); err != nil {
+		return err
+	}
 	switch {
 	case f.jobs < 0:
 		return exitWith(exitUsage, fmt.Errorf("-j must be at least 1, not %d", f.jobs))
@@ -108,6 +123,12 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	}
 	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
+	}
+	if f.queue.url != "" {
+		return runQueueBatch(cmd, &f.queue, queueRun{
+			specPath: args[0], spec: s, workspaces: workspaces, input: input, vars: vars,
+			noCache: f.noCache, quiet: f.quiet, wait: true,
+		})
 	}
 
 	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars)}

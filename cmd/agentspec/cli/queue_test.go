@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// startNATS starts a NATS server with JetStream in a temporary directory, on
+// a loopback port of its own.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	return ns.ClientURL()
+}
+
+// startWorkerCmd runs "agentspec worker" until the test ends, as SIGTERM
+// would end it, and returns what it printed then.
+func startWorkerCmd(t *testing.T, args ...string) func() runOutcome {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, append([]string{"worker"}, args...), strings.NewReader(""), &stdout, &stderr)
+	}()
+	var out *runOutcome
+	stop := func() runOutcome {
+		if out == nil {
+			cancel()
+			out = &runOutcome{code: <-done, stdout: stdout.String(), stderr: stderr.String()}
+		}
+		return *out
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+func invoke(t *testing.T, args ...string) runOutcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, args, strings.NewReader(""), &stdout, &stderr)
+	return runOutcome{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// batch --nats prints what local batch prints, jobs run by workers.
+func TestBatchOverNATS(t *testing.T) {
+	t.Parallel()
+	url := startNATS(t)
+	f := newBatchFixture(t, 3, "cache: true\n")
+	stop := startWorkerCmd(t, "--nats", url, "--workspace-root", f.dir, "-j", "2", "--name", "w1")
+	events := t.TempDir()
+
+	pattern := filepath.Join(f.dir, "jobs", "job-*")
+	out := invoke(t, "batch", "--nats", url, "--workspace-root", f.dir, "--events", events, f.spec, pattern)
+	require.Equal(t, 0, out.code, out.stderr)
+	lines := jobLines(t, out.stdout)
+	require.Len(t, lines, 3)
+	for i := range 3 {
+		l := lines[f.job(i)]
+		assert.True(t, l.OK, "job %d: %v", i, l.Error)
+		assert.False(t, l.Cached)
+		assert.JSONEq(t, `{"copied": true}`, string(l.Output))
+		require.NotNil(t, l.Usage)
+		assert.Equal(t, 3, l.Usage.Requests)
+		assert.FileExists(t, f.job(i, "output.txt"))
+	}
+	assert.Regexp(t, `(?m)^3 jobs: 3 ok \(0 cached\), 0 failed, 0 not run, `, out.stderr)
+
+	// Each job's events, from the worker's job.start to the run's run.end.
+	files, err := filepath.Glob(filepath.Join(events, "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, files, 3)
+	assert.Equal(t, "000-job-0.jsonl", filepath.Base(files[0]))
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var kinds []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var ev struct{ Kind, Worker string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &ev))
+		kinds = append(kinds, ev.Kind)
+		if ev.Kind == "job.start" {
+			assert.Equal(t, "w1", ev.Worker)
+		}
+	}
+	require.NotEmpty(t, kinds)
+	assert.Equal(t, "job.start", kinds[0])
+	assert.Equal(t, "run.end", kinds[len(kinds)-1])
+	assert.Contains(t, kinds, "run.tool_call")
+
+	// Again: answered from the shared cache.
+	out = invoke(t, "batch", "--nats", url, "--workspace-root", f.dir, "-q", f.spec, pattern)
+	require.Equal(t, 0, out.code, out.stderr)
+	for ws, l := range jobLines(t, out.stdout) {
+		assert.True(t, l.OK && l.Cached, ws)
+	}
+
+	// A cached job whose output is gone runs again, with the warning the
+	// worker met.
+	require.NoError(t, os.Remove(f.job(0, "output.txt")))
+	out = invoke(t, "batch", "--nats", url, "--workspace-root", f.dir, f.spec, pattern)
+	require.Equal(t, 0, out.code, out.stderr)
+	lines = jobLines(t, out.stdout)
+	assert.False(t, lines[f.job(0)].Cached)
+	assert.True(t, lines[f.job(1)].Cached)
+	assert.Regexp(t, `(?m)^  cache \(`+regexp.QuoteMeta(f.job(0))+`\): cache entry [0-9a-f]{12}: expected output files are missing: output.txt$`, out.stderr)
+	assert.FileExists(t, f.job(0, "output.txt"))
+
+	st := invoke(t, "queue", "stats", "--nats", url, "--json")
+	require.Equal(t, 0, st.code, st.stderr)
+	var stats struct {
+		Pending, Succeeded, Failed uint64
+		Running                    int
+		CacheEntries               int64 `json:"cache_entries"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(st.stdout), &stats))
+	assert.Equal(t, uint64(9), stats.Succeeded)
+	assert.Equal(t, int64(3), stats.CacheEntries)
+	st = invoke(t, "queue", "stats", "--nats", url)
+	require.Equal(t, 0, st.code, st.stderr)
+	assert.Contains(t, st.stdout, "results (24h): 9 succeeded, 0 failed\ncache AGENTSPEC_CACHE: 3 entries\n")
+
+	w := stop()
+	assert.Equal(t, 0, w.code, w.stderr)
+	assert.Contains(t, w.stderr, "worker w1: 2 at a time, on AGENTSPEC")
+}
+
+// submit publishes a job and, with --ship, brings its changes home.
+func TestSubmit(t *testing.T) {
+	t.Parallel()
+	url := startNATS(t)
+	f := newBatchFixture(t, 2, "")
+	startWorkerCmd(t, "--nats", url, "--workspace-root", f.dir, "-q")
+
+	out := invoke(t, "submit", "--nats", url, "--ship", "-q", f.spec, f.job(0))
+	require.Equal(t, 0, out.code, out.stderr)
+	lines := jobLines(t, out.stdout)
+	require.Len(t, lines, 1)
+	assert.True(t, lines[f.job(0)].OK)
+	got, err := os.ReadFile(f.job(0, "output.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "copied\n", string(got), "the run's file came back")
+
+	// Without --wait: the job's id, at once.
+	out = invoke(t, "submit", "--nats", url, "--workspace-root", f.dir, f.spec, f.job(1))
+	require.Equal(t, 0, out.code, out.stderr)
+	var line struct{ Job, Workspace string }
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &line))
+	assert.Regexp(t, `^[A-Za-z0-9]+\.0$`, line.Job)
+	assert.Equal(t, f.job(1), line.Workspace)
+	assert.Eventually(t, func() bool {
+		_, err := os.Stat(f.job(1, "output.txt"))
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "a worker runs the submitted job")
+}
+
+func TestQueueUsageErrors(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"batch", "--ship", f.spec, f.job(0)}, "agentspec: --ship needs --nats\n"},
+		{[]string{"batch", "--events", "x", f.spec, f.job(0)}, "agentspec: --events needs --nats\n"},
+		{[]string{"batch", "--nats", "nats://127.0.0.1:1", "-j", "2", f.spec, f.job(0)},
+			"agentspec: -j sets how many jobs run here; with --nats each worker sets its own (agentspec worker -j)\n"},
+		{[]string{"batch", "--nats", "nats://127.0.0.1:1", "--ship", "--workspace-root", ".", f.spec, f.job(0)},
+			"agentspec: --workspace-root names shared storage; --ship sends the workspaces instead: give one of them\n"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "-j", "0"}, "agentspec: -j must be at least 1, not 0\n"},
+		{[]string{"submit", f.spec, f.job(0)}, "agentspec: no NATS server: give --nats URL or set AGENTSPEC_NATS_URL\n"},
+	} {
+		out := invoke(t, tc.args...)
+		assert.Equal(t, exitUsage, out.code, "%v: %s", tc.args, out.stderr)
+		assert.Equal(t, tc.want, out.stderr, tc.args)
+	}
+	// A server without JetStream is said so.
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Cleanup(ns.Shutdown)
+	out := invoke(t, "queue", "stats", "--nats", ns.ClientURL())
+	assert.Equal(t, exitFailure, out.code)
+	assert.Contains(t, out.stderr, "agentspec: the NATS server at "+ns.ClientURL()+" has no JetStream for this account (start it with nats-server -js): ")
+
+	// A server that is not there is a failure, said in one line.
+	out = invoke(t, "queue", "stats", "--nats", "nats://127.0.0.1:1")
+	assert.Equal(t, exitFailure, out.code)
+	assert.Contains(t, out.stderr, "agentspec: connecting to nats://127.0.0.1:1: ")
+}
+
+// $AGENTSPEC_NATS_URL stands in for --nats.
+func TestNATSURLFromTheEnvironment(t *testing.T) {
+	url := startNATS(t)
+	t.Setenv(envNATS, url)
+	out := invoke(t, "queue", "stats")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stdout, "queue AGENTSPEC: 0 pending, 0 running (0 redelivered)")
+}

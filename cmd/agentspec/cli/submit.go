@@ -1,0 +1,323 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/queue"
+	"github.com/agentspec/agentspec/spec"
+)
+
+func init() { addCommand(newSubmitCmd) }
+
+// queueBatchFlags are batch's and submit's flags for the queue.
+type queueBatchFlags struct {
+	natsFlags
+	workspaceRoot string
+	ship          bool
+	shipMaxMiB    int64
+	events        string
+}
+
+func (f *queueBatchFlags) add(fl *pflag.FlagSet, envDefault bool) {
+	f.natsFlags.add(fl, envDefault)
+	fl.StringVar(&f.workspaceRoot, "workspace-root", ".", "with --nats: the directory the workspaces lie in on the storage the workers share; jobs name them relative to it")
+	fl.BoolVar(&f.ship, "ship", false, "with --nats: send each workspace with its job and bring back the files its run changed")
+	fl.Int64Var(&f.shipMaxMiB, "ship-max", queue.DefaultShipMax>>20, "with --ship: the cap, in MiB, on a workspace's archive and on the archive of its run's changes")
+	fl.StringVar(&f.events, "events", "", "with --nats: write each job's events to DIR/<index>-<workspace name>.jsonl")
+}
+
+// check rejects flags that mean nothing together.
+func (f *queueBatchFlags) check(cmd *cobra.Command) error {
+	if f.url == "" {
+		for _, name := range []string{"stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship", "ship-max", "events"} {
+			if cmd.Flags().Changed(name) {
+				return exitWith(exitUsage, fmt.Errorf("--%s needs --nats", name))
+			}
+		}
+		return nil
+	}
+	switch {
+	case cmd.Flags().Changed("jobs"):
+		return exitWith(exitUsage, errors.New("-j sets how many jobs run here; with --nats each worker sets its own (agentspec worker -j)"))
+	case f.ship && cmd.Flags().Changed("workspace-root"):
+		return exitWith(exitUsage, errors.New("--workspace-root names shared storage; --ship sends the workspaces instead: give one of them"))
+	case f.shipMaxMiB < 1:
+		return exitWith(exitUsage, fmt.Errorf("--ship-max must be at least 1 (MiB), not %d", f.shipMaxMiB))
+	}
+	return nil
+}
+
+// queueRun is one batch for the queue.
+type queueRun struct {
+	specPath   string
+	spec       *spec.Spec
+	workspaces []string
+	input      string
+	vars       map[string]string
+	noCache    bool
+	quiet      bool
+	wait       bool // false: publish and report the jobs (submit without --wait)
+}
+
+// runQueueBatch publishes one job per workspace and prints the results as
+// local batch does.
+func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	q, err := f.open(cmd.Context(), "agentspec "+cmd.Name(), 0)
+	if err != nil {
+		return err
+	}
+	defer q.Conn().Close()
+	b, err := q.NewBatch(queue.BatchOptions{
+		SpecPath: r.specPath, Spec: r.spec, Input: r.input, Vars: r.vars, NoCache: r.noCache,
+		Workspaces: r.workspaces, WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20,
+	})
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if f.events != "" {
+		ev, err := newEventFiles(f.events, b)
+		if err != nil {
+			return exitWith(exitFailure, err)
+		}
+		defer ev.close()
+		if err := b.Events(ev.write); err != nil {
+			return exitWith(exitFailure, err)
+		}
+		defer b.Close()
+	}
+	ctx, cancel := context.WithCancelCause(cmd.Context())
+	defer cancel(nil)
+	if err := b.Publish(ctx); err != nil {
+		return exitWith(exitFailure, err)
+	}
+	if !r.wait {
+		for i, job := range b.Jobs {
+			line, _ := json.Marshal(map[string]string{"job": job.ID, "workspace": r.workspaces[i]})
+			if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
+				return exitWith(exitFailure, err)
+			}
+		}
+		return nil
+	}
+
+	var progress *batchProgress
+	if !r.quiet {
+		progress = newBatchProgress(stderr, len(b.Jobs))
+		defer progress.stop()
+	}
+	var writeErr error
+	sum, err := b.Wait(ctx, func(o queue.JobOutcome) {
+		if writeErr == nil {
+			if writeErr = writeQueueLine(stdout, o); writeErr != nil {
+				cancel(writeErr)
+			}
+		}
+		for _, w := range o.Warnings {
+			progress.cacheWarning(o.Workspace, w)
+		}
+		res := runtime.JobResult{Job: runtime.Job{Index: o.Index, Workspace: o.Workspace}, Err: o.Err}
+		if o.Err == nil {
+			res.Result = &runtime.Result{Cached: o.Cached}
+		}
+		progress.record(res)
+	})
+	progress.finish(sum)
+	switch {
+	case writeErr != nil:
+		return exitWith(exitFailure, fmt.Errorf("writing the results: %w", writeErr))
+	case errors.Is(err, runtime.ErrInterrupted):
+		return exitWith(exitFailure, fmt.Errorf("interrupted: %d of %d jobs without a result (those not yet started were withdrawn from the queue)", sum.NotRun, sum.Total))
+	case err != nil:
+		return exitWith(exitFailure, err)
+	case sum.Failed > 0:
+		return exitWith(exitFailure, fmt.Errorf("%d of %d jobs failed", sum.Failed, sum.Total))
+	}
+	return nil
+}
+
+// writeQueueLine writes a job's line, the same as local batch's.
+func writeQueueLine(w io.Writer, o queue.JobOutcome) error {
+	line := struct {
+		Workspace string          `json:"workspace"`
+		OK        bool            `json:"ok"`
+		Cached    bool            `json:"cached"`
+		Output    json.RawMessage `json:"output"`
+		Error     *string         `json:"error"`
+		Usage     json.RawMessage `json:"usage"`
+	}{Workspace: o.Workspace, OK: o.Err == nil, Cached: o.Err == nil && o.Cached, Output: o.Output, Usage: o.Usage}
+	if o.Err != nil {
+		msg := oneLine(o.Error)
+		if o.NotRun {
+			msg = "not run: the batch was interrupted"
+		}
+		line.Error, line.Output = &msg, nil
+	}
+	if len(line.Output) == 0 {
+		line.Output = json.RawMessage("null")
+	}
+	if len(line.Usage) == 0 {
+		line.Usage = json.RawMessage("null")
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// eventFiles writes each job's events to a file of its own.
+type eventFiles struct {
+	dir   string
+	names []string
+	files map[int]*os.File
+	err   error
+}
+
+func newEventFiles(dir string, b *queue.Batch) (*eventFiles, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--events: %w", err)
+	}
+	e := &eventFiles{dir: dir, files: map[int]*os.File{}}
+	for i, job := range b.Jobs {
+		base := filepath.Base(filepath.Clean(job.Label))
+		base = strings.Map(func(r rune) rune {
+			if r == '/' || r == '\\' || r == ':' {
+				return '_'
+			}
+			return r
+		}, base)
+		e.names = append(e.names, fmt.Sprintf("%03d-%s.jsonl", i, base))
+	}
+	return e, nil
+}
+
+// write is called one event at a time.
+func (e *eventFiles) write(i int, ev []byte) {
+	if i < 0 || i >= len(e.names) || e.err != nil {
+		return
+	}
+	f, ok := e.files[i]
+	if !ok {
+		var err error
+		if f, err = os.Create(filepath.Join(e.dir, e.names[i])); err != nil {
+			e.err = err
+			return
+		}
+		e.files[i] = f
+	}
+	if _, err := f.Write(append(ev, '\n')); err != nil {
+		e.err = err
+	}
+}
+
+func (e *eventFiles) close() {
+	for _, f := range e.files {
+		f.Close()
+	}
+}
+
+type submitFlags struct {
+	queueBatchFlags
+	noCache   bool
+	vars      []string
+	input     string
+	inputFile string
+	wait      bool
+	quiet     bool
+}
+
+func newSubmitCmd() *cobra.Command {
+	var f submitFlags
+	cmd := &cobra.Command{
+		Use:   "submit SPEC DIR --nats URL [--wait]",
+		Short: "Publish one workspace job to a NATS JetStream work queue",
+		Long: `Submit publishes one job, SPEC over the workspace DIR, to the queue that "agentspec worker"
+processes serve, and prints {"job": ID, "workspace": DIR}: the job runs whenever a worker takes
+it, and its events are published on agentspec.events.<ID>. The spec travels with the job (its
+bytes and its script file), so workers need none of this machine's disk.
+
+DIR names a directory on storage the workers share, relative to --workspace-root; with --ship
+the directory travels with the job instead (every regular file under it, hidden ones included;
+symbolic links stay behind; up to --ship-max MiB), and the files the run changed come back.
+
+--wait (implied by --ship) waits for the result and prints the line "agentspec batch" prints for
+a job: {"workspace", "ok", "cached", "output", "error", "usage"}. Exit status: 0 when the job was
+published (or, waiting, succeeded), 1 when it failed or the server cannot be reached, 2 on usage
+errors.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.url == "" && os.Getenv(envNATS) != "" {
+				f.url = os.Getenv(envNATS)
+			}
+			if f.url == "" {
+				return exitWith(exitUsage, fmt.Errorf("no NATS server: give --nats URL or set %s", envNATS))
+			}
+			if err := f.check(cmd); err != nil {
+				return err
+			}
+			if f.input != "" && f.inputFile != "" {
+				return exitWith(exitUsage, errors.New("give the input one way: --input or --input-file"))
+			}
+			vars, err := parseVars(f.vars)
+			if err != nil {
+				return exitWith(exitUsage, err)
+			}
+			input, err := runFlags{input: f.input, inputFile: f.inputFile}.readInput(cmd.InOrStdin(), nil)
+			if err != nil {
+				return exitWith(exitUsage, err)
+			}
+			workspaces, err := expandWorkspaces(args[1:])
+			if err != nil {
+				return exitWith(exitUsage, err)
+			}
+			if len(workspaces) != 1 {
+				return exitWith(exitUsage, fmt.Errorf("submit takes one workspace; %q names %d (use agentspec batch --nats)", args[1], len(workspaces)))
+			}
+			s, err := spec.LoadFile(args[0])
+			if err != nil {
+				return specError(err)
+			}
+			if err := checkVars(s, vars); err != nil {
+				return exitWith(exitUsage, err)
+			}
+			return runQueueBatch(cmd, &f.queueBatchFlags, queueRun{
+				specPath: args[0], spec: s, workspaces: workspaces, input: input, vars: vars,
+				noCache: f.noCache, quiet: f.quiet, wait: f.wait || f.ship,
+			})
+		},
+	}
+	fl := cmd.Flags()
+	f.queueBatchFlags.add(fl, true)
+	fl.BoolVar(&f.wait, "wait", false, "wait for the job's result and print it")
+	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the shared result cache")
+	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
+	fl.StringVar(&f.input, "input", "", "the job's user message")
+	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	return cmd
+}
+
+// cacheWarning reports a cache warning a worker met, as listen does for a
+// local batch.
+func (p *batchProgress) cacheWarning(workspace, msg string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	fmt.Fprintf(p.w, "  cache (%s): %s\n", workspace, oneLine(msg))
+}

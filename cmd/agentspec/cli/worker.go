@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentspec/agentspec/runtime/queue"
+)
+
+func init() { addCommand(newWorkerCmd) }
+
+func newWorkerCmd() *cobra.Command {
+	var (
+		nf   natsFlags
+		opts queue.WorkerOptions
+		ack  time.Duration
+		q    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "worker --nats URL [--workspace-root DIR] [-j N]",
+		Short: "Run jobs from a NATS JetStream work queue",
+		Long: `Worker pulls the jobs that "agentspec batch --nats" and "agentspec submit" publish, -j at a
+time, and runs each as "agentspec run" would: the job's spec (it travels with the job, with its
+script file), input and variables, its workspace's checks and the cache, which the workers share
+through a JetStream key-value bucket (--cache-bucket). Each run's events are published on
+agentspec.events.<job> (--no-events turns them off).
+
+A job names its workspace relative to --workspace-root (default: the current directory), on
+storage the workers share; a job that names anything outside the root (an absolute path, "..",
+a symbolic link that leads out) fails without running. A shipped job (--ship) is unpacked into a
+fresh directory below the root and the files its run changed are sent back.
+
+A job is acknowledged once its result is published. One that fails in a way that might pass (a
+provider outage, a network error) is retried after a delay, up to --max-attempts deliveries in
+all; one that cannot pass (a spec error, failed checks, the model's every attempt rejected) fails
+at once. While a job runs the worker reports progress, so the server hands it to another worker
+only when this one stops answering for --ack-wait.
+
+Ctrl-C or SIGTERM stops the worker: it pulls no more jobs, stops its runs between tool calls
+and hands their jobs back to the queue at once, for another worker to run from the start.
+
+Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after a stop, 1 when
+the server cannot be reached or the queue opened, 2 on usage errors.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Concurrency < 1 {
+				return exitWith(exitUsage, fmt.Errorf("-j must be at least 1, not %d", opts.Concurrency))
+			}
+			if opts.MaxAttempts < 1 {
+				return exitWith(exitUsage, fmt.Errorf("--max-attempts must be at least 1, not %d", opts.MaxAttempts))
+			}
+			qu, err := nf.open(cmd.Context(), "agentspec worker", ack)
+			if err != nil {
+				return err
+			}
+			defer qu.Conn().Close()
+			stderr := cmd.ErrOrStderr()
+			if !q {
+				var mu sync.Mutex
+				opts.Logf = func(format string, args ...any) {
+					mu.Lock()
+					defer mu.Unlock()
+					fmt.Fprintf(stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+				}
+			}
+			w, err := queue.NewWorker(cmd.Context(), qu, opts)
+			if err != nil {
+				return exitWith(exitFailure, err)
+			}
+			if opts.Logf != nil {
+				opts.Logf("worker %s: %d at a time, on %s, workspaces under %s", w.Name(), opts.Concurrency, qu.Stream(), opts.WorkspaceRoot)
+			}
+			if err := w.Run(cmd.Context()); err != nil {
+				return exitWith(exitFailure, err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	nf.add(fl, true)
+	fl.IntVarP(&opts.Concurrency, "jobs", "j", 1, "how many jobs run at a time")
+	fl.StringVar(&opts.WorkspaceRoot, "workspace-root", ".", "the directory every job's workspace must lie in")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", queue.DefaultMaxAttempts, "deliveries of a job before it fails for good")
+	fl.DurationVar(&ack, "ack-wait", queue.DefaultAckWait, "how long a job may go without a sign of life before another worker gets it (when this worker creates the queue's consumer)")
+	fl.StringVar(&opts.CacheBucket, "cache-bucket", queue.DefaultCacheBucket, "the shared result cache's key-value bucket")
+	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every job uncached")
+	fl.BoolVar(&opts.NoEvents, "no-events", false, "publish no events, which saves encoding them where nobody watches")
+	fl.StringVar(&opts.Name, "name", "", "the worker's name in results and events (default: host-pid)")
+	fl.BoolVarP(&q, "quiet", "q", false, "print nothing on stderr")
+	return cmd
+}

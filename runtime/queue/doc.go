@@ -1,0 +1,42 @@
+// Package queue runs workspace jobs on a NATS JetStream work queue, so one
+// batch can spread over many machines: a submitter publishes one job per
+// workspace, workers on any number of machines pull them, run each exactly
+// as runtime.Run would, and publish the results back.
+//
+// # What lives where
+//
+// For a queue named by its stream, S (DefaultStream unless told otherwise):
+//
+//   - stream S, a work queue on agentspec.jobs.S.<batch>.<index>: the jobs,
+//     each removed once a worker acknowledges it; its durable pull consumer
+//     "workers" hands each job to one worker at a time;
+//   - stream S_RESULTS on agentspec.results.S.<ok|failed>.<batch>.<index>:
+//     one result per job, kept a day, published with the job's id as its
+//     message id so a second copy is dropped;
+//   - object store S_SHIP: the workspaces sent with --ship and the files
+//     their runs changed;
+//   - key-value bucket AGENTSPEC_CACHE (WorkerOptions.CacheBucket): the result
+//     cache, shared by every worker (cache.NewKV);
+//   - subject agentspec.events.<batch>.<index>: each job's run events, one
+//     JSON object per message, as they happen (not stored).
+//
+// Streams, buckets and the consumer are created with one replica when
+// missing, and left as they are when present: to replicate them over a
+// cluster, create them first with the settings wanted.
+//
+// # Guarantees
+//
+// Delivery is at least once. A worker acknowledges a job only after its
+// result is published; a worker that dies, or loses its connection, leaves
+// its job unacknowledged, and the server hands it to another worker once the
+// acknowledgement wait runs out (a running job keeps it from running out by
+// reporting progress). A job can therefore run twice, which is safe: the run
+// starts over in the same workspace (or from the same shipped copy), a
+// result already stored in the shared cache is replayed without calling the
+// model as long as the workspace still holds the expected output files, and
+// the results stream and the submitter both keep only the first result of a
+// job. Every job ends exactly once in a batch's results: ok, failed for good
+// (a spec error, failed checks, an error the model made every attempt), or
+// failed after MaxAttempts deliveries (an error that might have passed, such
+// as a provider outage, or a job whose worker died each time).
+package queue

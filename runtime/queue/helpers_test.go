@@ -1,0 +1,153 @@
+package queue
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
+	"github.com/agentspec/agentspec/spec"
+)
+
+// startServer starts a NATS server with JetStream in a temporary directory,
+// on a loopback port of its own, for the test's lifetime.
+func startServer(t *testing.T) string {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	return ns.ClientURL()
+}
+
+// connect opens a queue over a connection of its own, closed at the end.
+func connect(t *testing.T, url string, ackWait time.Duration) *Queue {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	q, err := Open(ctx, nc, Options{AckWait: ackWait})
+	require.NoError(t, err)
+	return q
+}
+
+// runningWorker is a worker running in the background.
+type runningWorker struct {
+	*Worker
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// stop stops the worker as SIGTERM would, and waits for it.
+func (w *runningWorker) stop() {
+	w.cancel()
+	<-w.done
+}
+
+// startWorker starts a worker over a connection of its own.
+func startWorker(t *testing.T, url string, opts WorkerOptions) *runningWorker {
+	t.Helper()
+	return startWorkerOn(t, connect(t, url, 0), opts)
+}
+
+// startWorkerOn starts a worker of q.
+func startWorkerOn(t *testing.T, q *Queue, opts WorkerOptions) *runningWorker {
+	t.Helper()
+	if opts.WorkspaceRoot == "" {
+		opts.WorkspaceRoot = t.TempDir()
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = func(int) time.Duration { return 10 * time.Millisecond }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := NewWorker(ctx, q, opts)
+	require.NoError(t, err)
+	rw := &runningWorker{Worker: w, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(rw.done)
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("worker %s: %v", w.Name(), err)
+		}
+	}()
+	t.Cleanup(rw.stop)
+	return rw
+}
+
+// writeSpec writes agent.yaml and its script into dir and loads it.
+func writeSpec(t *testing.T, dir, agent, turns string) (string, *spec.Spec) {
+	t.Helper()
+	writeFiles(t, dir, map[string]string{"agent.yaml": agent, "turns.yaml": turns})
+	path := filepath.Join(dir, "agent.yaml")
+	s, err := spec.LoadFile(path)
+	require.NoError(t, err)
+	return path, s
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+}
+
+// outcomes collects what Wait reports.
+type outcomes struct {
+	mu   sync.Mutex
+	list []JobOutcome
+}
+
+func (o *outcomes) add(r JobOutcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.list = append(o.list, r)
+}
+
+// submit publishes a batch and waits for it, for at most a minute.
+func submit(t *testing.T, q *Queue, opts BatchOptions) ([]JobOutcome, *Batch) {
+	t.Helper()
+	b, err := q.NewBatch(opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	return got.list, b
+}
+
+const agentYAML = `model: script:turns.yaml
+instructions: Copy the input.
+capabilities:
+  - FileSystem: {root_dir: .}
+workspace:
+  input_globs: [input.txt]
+  expected_output_files: [out.txt]
+`
+
+// copyTurns reads input.txt and writes out.txt.
+const copyTurns = `turns:
+  - tool_calls:
+      - {name: read_file, arguments: {path: input.txt}}
+  - expect: {tool_result_contains: "input of"}
+    tool_calls:
+      - {name: write_file, arguments: {path: out.txt, content: "copied\n"}}
+  - text: done
+`

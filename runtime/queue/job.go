@@ -1,0 +1,139 @@
+package queue
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Job is one run, as it travels to a worker.
+type Job struct {
+	ID    string `json:"id"` // <batch>.<index>
+	Batch string `json:"batch"`
+	Index int    `json:"index"`
+	// Label is the workspace as the submitter named it; results carry it
+	// back.
+	Label string `json:"label"`
+	// Spec is the spec and the files it names.
+	Spec Bundle `json:"spec"`
+	// Input and Vars are the run's user message and instruction variables.
+	Input string            `json:"input,omitempty"`
+	Vars  map[string]string `json:"vars,omitempty"`
+	// NoCache runs without the cache, whatever the spec says.
+	NoCache bool `json:"no_cache,omitempty"`
+	// Workspace is the job's directory relative to the worker's workspace
+	// root, on storage the workers share; "" with Ship.
+	Workspace string `json:"workspace,omitempty"`
+	// Ship names the object holding the workspace, for a job that brings
+	// its own.
+	Ship *Shipped `json:"ship,omitempty"`
+}
+
+// Shipped is a workspace sent with the job.
+type Shipped struct {
+	Object string `json:"object"` // in the queue's object store
+	// Origin identifies the workspace for the cache key: the submitter's
+	// host and the directory's absolute path there.
+	Origin string `json:"origin"`
+	// MaxBytes caps the archive of the files the run changes.
+	MaxBytes int64 `json:"max_bytes"`
+}
+
+// Bundle is a spec with the files it names, so that a worker needs none of
+// the submitter's disk.
+type Bundle struct {
+	Name string `json:"name"` // the spec file's base name
+	Data []byte `json:"data"`
+	// Files are the files the spec names (a script model's turns), keyed by
+	// their path relative to the spec's directory.
+	Files map[string][]byte `json:"files,omitempty"`
+}
+
+// BundleSpec reads the spec at path and the files it names. The files must
+// lie beside the spec or below it: a worker recreates them there.
+func BundleSpec(path string, s *spec.Spec) (Bundle, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Bundle{}, err
+	}
+	b := Bundle{Name: filepath.Base(path), Data: data}
+	if name, ok := strings.CutPrefix(strings.TrimSpace(s.Model), "script:"); ok {
+		rel, err := bundlePath(name)
+		if err != nil {
+			return Bundle{}, fmt.Errorf("the script file %s cannot travel with the job: %w", name, err)
+		}
+		content, err := os.ReadFile(filepath.Join(filepath.Dir(path), rel))
+		if err != nil {
+			return Bundle{}, fmt.Errorf("the script file: %w", err)
+		}
+		b.Files = map[string][]byte{filepath.ToSlash(rel): content}
+	}
+	return b, nil
+}
+
+// bundlePath checks that name is a relative path that stays beside the spec.
+func bundlePath(name string) (string, error) {
+	switch {
+	case name == "":
+		return "", errors.New("no file name")
+	case filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`):
+		return "", errors.New("an absolute path; name it relative to the spec")
+	}
+	clean := filepath.Clean(filepath.FromSlash(name))
+	if clean == "." || slices.Contains(strings.Split(filepath.ToSlash(clean), "/"), "..") {
+		return "", errors.New("it must lie beside the spec or below it")
+	}
+	return clean, nil
+}
+
+// digest identifies the bundle's content.
+func (b Bundle) digest() string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode(b) // map keys are written sorted
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Result is how a job ended, as a worker reports it.
+type Result struct {
+	Job   string `json:"job"`
+	Batch string `json:"batch"`
+	Index int    `json:"index"`
+	Label string `json:"label"`
+	OK    bool   `json:"ok"`
+	// Cached: the answer was replayed from the shared cache.
+	Cached bool `json:"cached"`
+	// Output is the answer's JSON value with an output_schema, its text as a
+	// JSON string otherwise; null for a failed job.
+	Output json.RawMessage `json:"output"`
+	Error  string          `json:"error,omitempty"`
+	// Usage is the run's runtime.Usage as JSON; null when the job failed
+	// before a run started.
+	Usage json.RawMessage `json:"usage"`
+	// Worker is the name of the worker that ran it, Attempt its delivery.
+	Worker  string `json:"worker"`
+	Attempt int    `json:"attempt"`
+	// Changes are the files a shipped job's run changed.
+	Changes *Changes `json:"changes,omitempty"`
+	// Warnings are the cache's, as the run met them: an entry that could
+	// not be read, a hit whose expected output files were gone.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Changes are what a shipped job's run did to its copy of the workspace.
+type Changes struct {
+	// Object holds the new content of Files, as an archive; "" when no file
+	// changed.
+	Object string `json:"object,omitempty"`
+	// Files were created or modified; Deleted were shipped and are gone.
+	Files   []string `json:"files,omitempty"`
+	Deleted []string `json:"deleted,omitempty"`
+}

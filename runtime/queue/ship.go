@@ -1,0 +1,332 @@
+package queue
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultShipMax caps a shipped workspace's archive, and the archive of the
+// files its run changed.
+const DefaultShipMax = 64 << 20
+
+// unpackFactor bounds what an archive may unpack to, as a multiple of its
+// cap: compression is honest up to a point.
+const unpackFactor = 16
+
+// What travels with --ship: every regular file under the workspace, hidden
+// ones included, with its permission bits, and the directories that hold
+// them. Symbolic links and special files stay behind (a link could name
+// anything on the worker's disk). The archive is a gzipped tar, and the same
+// holds for the files that come back.
+
+// manifest maps each shipped file (slash-separated, relative) to the SHA-256
+// of its content.
+type manifest map[string]string
+
+// errTooBig is an archive over its cap.
+var errTooBig = errors.New("too big")
+
+// cappedBuffer is a buffer that refuses to grow past max.
+type cappedBuffer struct {
+	bytes.Buffer
+	max int64
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if int64(b.Len()+len(p)) > b.max {
+		return 0, errTooBig
+	}
+	return b.Buffer.Write(p)
+}
+
+// packDir archives the files of dir that keep selects (nil: all), and
+// returns the archive and the manifest of what it holds.
+func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifest, error) {
+	buf := &cappedBuffer{max: max}
+	zw, _ := gzip.NewWriterLevel(buf, gzip.BestSpeed)
+	tw := tar.NewWriter(zw)
+	m := manifest{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() && !d.IsDir() {
+			return nil // links and special files stay behind
+		}
+		if d.IsDir() || keep != nil && !keep(rel) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := tw.WriteHeader(&tar.Header{
+			Typeflag: tar.TypeReg, Name: rel, Size: info.Size(), Mode: int64(info.Mode().Perm()), ModTime: info.ModTime(),
+		}); err != nil {
+			return err
+		}
+		h := sha256.New()
+		if _, err := io.Copy(io.MultiWriter(tw, h), f); err != nil {
+			return err
+		}
+		m[rel] = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if errors.Is(err, errTooBig) {
+		return nil, nil, fmt.Errorf("%s: the archive would be more than %s", dir, sizeString(max))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), m, nil
+}
+
+// unpackInto extracts an archive made by packDir into dir, through an
+// os.Root so that no entry can land outside it, and returns its manifest.
+func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	zr, err := gzip.NewReader(archive)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	tr := tar.NewReader(zr)
+	m := manifest{}
+	var total int64
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return m, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("archive: %w", err)
+		}
+		name, err := archivePath(hdr.Name)
+		if err != nil {
+			return nil, err
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			return nil, fmt.Errorf("archive: %s is not a regular file", name)
+		}
+		if total += hdr.Size; total > max {
+			return nil, fmt.Errorf("archive: more than %s of files", sizeString(max))
+		}
+		if d := path.Dir(name); d != "." {
+			if err := root.MkdirAll(filepath.FromSlash(d), 0o755); err != nil {
+				return nil, err
+			}
+		}
+		f, err := root.OpenFile(filepath.FromSlash(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fs.FileMode(hdr.Mode).Perm()|0o600)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.New()
+		_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(tr, hdr.Size))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		m[name] = hex.EncodeToString(h.Sum(nil))
+	}
+}
+
+// archivePath checks an entry's name: relative, clean, without "..".
+func archivePath(name string) (string, error) {
+	clean := path.Clean(name)
+	if name == "" || path.IsAbs(name) || strings.HasPrefix(name, `\`) || clean == "." ||
+		slices.Contains(strings.Split(clean, "/"), "..") || strings.Contains(name, `\`) {
+		return "", fmt.Errorf("archive: entry %q does not name a file inside the workspace", name)
+	}
+	return clean, nil
+}
+
+// changesSince compares dir with what was shipped into it: the files
+// created or modified, and those deleted, both sorted.
+func changesSince(dir string, shipped manifest) (changed, deleted []string, err error) {
+	now, err := hashDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rel, sum := range now {
+		if shipped[rel] != sum {
+			changed = append(changed, rel)
+		}
+	}
+	for rel := range shipped {
+		if _, ok := now[rel]; !ok {
+			deleted = append(deleted, rel)
+		}
+	}
+	slices.Sort(changed)
+	slices.Sort(deleted)
+	return changed, deleted, nil
+}
+
+// hashDir is the manifest of dir as it is.
+func hashDir(dir string) (manifest, error) {
+	m := manifest{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		sum, err := hashFile(p)
+		if err != nil {
+			return err
+		}
+		m[filepath.ToSlash(rel)] = sum
+		return nil
+	})
+	return m, err
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ConflictError is a shipped job's changes that were not applied, because
+// the submitter's copy of a file they touch changed after it was shipped.
+// Nothing was applied; the changes were saved to Saved.
+type ConflictError struct {
+	Files []string
+	Saved string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("the run's changes were not applied: %s changed here since the workspace was shipped; they are saved in %s",
+		strings.Join(e.Files, ", "), e.Saved)
+}
+
+// applyChanges brings a shipped job's changes into dir, the submitter's
+// workspace, all or nothing as far as a file system allows: every file the
+// changes touch must still be as it was shipped (else ConflictError, and the
+// archive is saved beside dir), every new file is written to a temporary
+// file beside its target first, and only then are they renamed into place
+// and the deleted files removed. Each file is replaced whole.
+func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max int64) error {
+	var conflicts []string
+	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
+		if _, err := archivePath(rel); err != nil {
+			return err
+		}
+		sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			sum = ""
+		case err != nil:
+			return err
+		}
+		if sum != shipped[rel] {
+			conflicts = append(conflicts, rel)
+		}
+	}
+	if len(conflicts) > 0 {
+		saved := filepath.Clean(dir) + ".agentspec-changes-" + randomToken() + ".tar.gz"
+		if err := os.WriteFile(saved, archive, 0o600); err != nil {
+			return fmt.Errorf("the run's changes conflict with %s, and could not be saved: %w", strings.Join(conflicts, ", "), err)
+		}
+		return &ConflictError{Files: conflicts, Saved: saved}
+	}
+
+	stage, err := os.MkdirTemp(dir, ".agentspec-changes-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	if len(ch.Files) > 0 {
+		got, err := unpackInto(stage, bytes.NewReader(archive), max)
+		if err != nil {
+			return err
+		}
+		for _, rel := range ch.Files {
+			if _, ok := got[rel]; !ok {
+				return fmt.Errorf("the changes archive lacks %s", rel)
+			}
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	stageRel := filepath.Base(stage)
+	for _, rel := range ch.Files {
+		native := filepath.FromSlash(rel)
+		if d := filepath.Dir(native); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		if err := root.Rename(filepath.Join(stageRel, native), native); err != nil {
+			return err
+		}
+	}
+	for _, rel := range ch.Deleted {
+		if err := root.Remove(filepath.FromSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func randomToken() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,167 @@
+package queue
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPackAndUnpack(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n", ".env": "x=1\n"})
+	require.NoError(t, os.Chmod(filepath.Join(src, "a.txt"), 0o755))
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(src, "link")))
+
+	archive, m, err := packDir(src, DefaultShipMax, nil)
+	require.NoError(t, err)
+	assert.Len(t, m, 3, "regular files travel, hidden ones included, links do not: %v", m)
+
+	dst := t.TempDir()
+	got, err := unpackInto(dst, bytes.NewReader(archive), DefaultShipMax)
+	require.NoError(t, err)
+	assert.Equal(t, m, got)
+	b, err := os.ReadFile(filepath.Join(dst, "sub", "b.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "b\n", string(b))
+	st, err := os.Stat(filepath.Join(dst, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), st.Mode().Perm(), "permission bits travel")
+	_, err = os.Lstat(filepath.Join(dst, "link"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	_, _, err = packDir(src, 64, nil)
+	assert.ErrorContains(t, err, "the archive would be more than 64 bytes")
+}
+
+// An archive cannot place a file outside the directory it is unpacked in.
+func TestUnpackRefusesEscapes(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"../evil", "/etc/evil", "a/../../evil", `..\evil`, ""} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: 1, Mode: 0o644}))
+		_, _ = tw.Write([]byte("x"))
+		require.NoError(t, tw.Close())
+		require.NoError(t, zw.Close())
+		dir := t.TempDir()
+		_, err := unpackInto(filepath.Join(dir), bytes.NewReader(buf.Bytes()), DefaultShipMax)
+		assert.ErrorContains(t, err, "does not name a file inside the workspace", name)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "l", Linkname: "/etc"}))
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	_, err := unpackInto(t.TempDir(), bytes.NewReader(buf.Bytes()), DefaultShipMax)
+	assert.ErrorContains(t, err, "not a regular file")
+}
+
+// The changes a run made come back whole, deletions included, unless the
+// submitter's copy changed meanwhile: then nothing is touched and the
+// changes are saved beside the workspace.
+func TestApplyChanges(t *testing.T) {
+	t.Parallel()
+	setup := func(t *testing.T) (home string, shipped manifest, ch *Changes, archive []byte) {
+		home = t.TempDir()
+		writeFiles(t, home, map[string]string{"keep.txt": "keep\n", "edit.txt": "old\n", "gone.txt": "gone\n"})
+		_, shipped, err := packDir(home, DefaultShipMax, nil)
+		require.NoError(t, err)
+		copyDir := t.TempDir()
+		writeFiles(t, copyDir, map[string]string{"keep.txt": "keep\n", "edit.txt": "new\n", "sub/new.txt": "fresh\n"})
+		changed, deleted, err := changesSince(copyDir, shipped)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"edit.txt", "sub/new.txt"}, changed)
+		assert.Equal(t, []string{"gone.txt"}, deleted)
+		want := map[string]bool{"edit.txt": true, "sub/new.txt": true}
+		archive, _, err = packDir(copyDir, DefaultShipMax, func(rel string) bool { return want[rel] })
+		require.NoError(t, err)
+		return home, shipped, &Changes{Files: changed, Deleted: deleted}, archive
+	}
+
+	t.Run("applied", func(t *testing.T) {
+		t.Parallel()
+		home, shipped, ch, archive := setup(t)
+		require.NoError(t, applyChanges(home, shipped, ch, archive, DefaultShipMax))
+		got, err := hashDir(home)
+		require.NoError(t, err)
+		assert.Len(t, got, 3)
+		for name, want := range map[string]string{"keep.txt": "keep\n", "edit.txt": "new\n", "sub/new.txt": "fresh\n"} {
+			b, err := os.ReadFile(filepath.Join(home, name))
+			require.NoError(t, err)
+			assert.Equal(t, want, string(b))
+		}
+		_, err = os.Stat(filepath.Join(home, "gone.txt"))
+		assert.ErrorIs(t, err, os.ErrNotExist)
+	})
+	t.Run("conflict", func(t *testing.T) {
+		t.Parallel()
+		home, shipped, ch, archive := setup(t)
+		writeFiles(t, home, map[string]string{"edit.txt": "edited here meanwhile\n"})
+		err := applyChanges(home, shipped, ch, archive, DefaultShipMax)
+		var conflict *ConflictError
+		require.ErrorAs(t, err, &conflict)
+		assert.Equal(t, []string{"edit.txt"}, conflict.Files)
+		b, err := os.ReadFile(filepath.Join(home, "edit.txt"))
+		require.NoError(t, err)
+		assert.Equal(t, "edited here meanwhile\n", string(b), "nothing is touched")
+		_, err = os.Stat(filepath.Join(home, "gone.txt"))
+		require.NoError(t, err, "nothing is deleted")
+		saved, err := os.ReadFile(conflict.Saved)
+		require.NoError(t, err)
+		assert.Equal(t, archive, saved, "the run's changes are kept")
+	})
+}
+
+func TestResolveWorkspace(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	outside := t.TempDir()
+	writeFiles(t, root, map[string]string{"jobs/a/x": "", "file": ""})
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
+	require.NoError(t, os.Symlink("jobs/a", filepath.Join(root, "in")))
+
+	for rel, want := range map[string]string{
+		"jobs/a": filepath.Join(root, "jobs", "a"),
+		"in":     filepath.Join(root, "jobs", "a"),
+		"./jobs": filepath.Join(root, "jobs"),
+		".":      root,
+	} {
+		got, err := ResolveWorkspace(root, rel)
+		require.NoError(t, err, rel)
+		assert.Equal(t, want, got, rel)
+	}
+	for rel, msg := range map[string]string{
+		"":           "the job names no workspace",
+		"/etc":       `workspace "/etc": absolute paths are not allowed`,
+		"../x":       `workspace "../x": '..' is not allowed`,
+		"jobs/../..": `workspace "jobs/../..": '..' is not allowed`,
+		"out":        `workspace "out": escapes the workspace root`,
+		"missing":    `workspace "missing": not found under the workspace root`,
+		"file":       `workspace "file": not a directory`,
+		`jobs\..\..`: `workspace "jobs\\..\\..": '..' is not allowed`,
+	} {
+		_, err := ResolveWorkspace(root, rel)
+		assert.EqualError(t, err, msg, rel)
+	}
+}
+
+func TestBundlePath(t *testing.T) {
+	t.Parallel()
+	for name, ok := range map[string]bool{
+		"turns.yaml": true, "scripts/t.yaml": true, "./t.yaml": true,
+		"../t.yaml": false, "/abs/t.yaml": false, "": false, "a/../../t": false,
+	} {
+		_, err := bundlePath(name)
+		assert.Equal(t, ok, err == nil, "%q: %v", name, err)
+	}
+}

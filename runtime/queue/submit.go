@@ -1,0 +1,341 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// BatchOptions describe a batch to submit.
+type BatchOptions struct {
+	// SpecPath is the spec's file; Spec is it loaded (and checked) by the
+	// caller.
+	SpecPath string
+	Spec     *spec.Spec
+	// Input, Vars and NoCache apply to every job.
+	Input   string
+	Vars    map[string]string
+	NoCache bool
+	// Workspaces are the job directories, one job each, as the submitter
+	// names them.
+	Workspaces []string
+	// WorkspaceRoot is where the workspaces lie on the storage the workers
+	// share: each job names its workspace relative to it, and a worker finds
+	// it under its own --workspace-root. Unused with Ship.
+	WorkspaceRoot string
+	// Ship sends each workspace with its job instead, and brings back what
+	// the run changed; ShipMax caps each archive (DefaultShipMax when zero).
+	Ship    bool
+	ShipMax int64
+}
+
+// Batch is a submitted batch.
+type Batch struct {
+	q        *Queue
+	ID       string
+	Jobs     []Job
+	dirs     []string   // the submitter's directory of each job
+	manifest []manifest // what was shipped, per job
+	shipMax  int64
+	subs     []*nats.Subscription
+}
+
+// JobOutcome is a job's result as the submitter sees it.
+type JobOutcome struct {
+	Result
+	// Workspace is the submitter's directory of the job.
+	Workspace string
+	// Err is why the job failed (its result's error, or the failure to
+	// apply a shipped job's changes); nil when it succeeded.
+	Err error
+	// NotRun: the batch was interrupted before the job ended.
+	NotRun bool
+}
+
+// NewBatch prepares the jobs of a batch; nothing is sent yet.
+func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
+	bundle, err := BundleSpec(opts.SpecPath, opts.Spec)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax}
+	if b.shipMax <= 0 {
+		b.shipMax = DefaultShipMax
+	}
+	var root string
+	if !opts.Ship {
+		if root, err = realDir(opts.WorkspaceRoot); err != nil {
+			return nil, fmt.Errorf("workspace root: %w", err)
+		}
+	}
+	host, _ := os.Hostname()
+	for i, dir := range opts.Workspaces {
+		real, err := realDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", dir, err)
+		}
+		job := Job{
+			ID: b.ID + "." + strconv.Itoa(i), Batch: b.ID, Index: i, Label: dir,
+			Spec: bundle, Input: opts.Input, Vars: opts.Vars, NoCache: opts.NoCache,
+		}
+		if opts.Ship {
+			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real), MaxBytes: b.shipMax}
+		} else {
+			rel, err := filepath.Rel(root, real)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, fmt.Errorf("workspace %s is not under the workspace root %s", dir, opts.WorkspaceRoot)
+			}
+			job.Workspace = filepath.ToSlash(rel)
+		}
+		b.Jobs = append(b.Jobs, job)
+		b.dirs = append(b.dirs, dir)
+	}
+	b.manifest = make([]manifest, len(b.Jobs))
+	return b, nil
+}
+
+func realDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", errors.New("not a directory")
+	}
+	return abs, nil
+}
+
+// Events calls fn with each event of the batch's jobs, from now on, until
+// Close: the job's index and the event's JSON. Call it before Publish to
+// miss none. fn is called from one goroutine at a time.
+func (b *Batch) Events(fn func(index int, event []byte)) error {
+	var mu sync.Mutex
+	sub, err := b.q.nc.Subscribe(EventsPrefix+b.ID+".*", func(m *nats.Msg) {
+		i, err := strconv.Atoi(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fn(i, m.Data)
+	})
+	if err != nil {
+		return err
+	}
+	_ = sub.SetPendingLimits(-1, -1) // a burst of events must not be dropped
+	b.subs = append(b.subs, sub)
+	return nil
+}
+
+// Close ends the event subscription once the events the server had sent
+// are handled (waiting a few seconds at most).
+func (b *Batch) Close() {
+	_ = b.q.nc.Flush()
+	for _, s := range b.subs {
+		closed := s.StatusChanged(nats.SubscriptionClosed)
+		if s.Drain() != nil {
+			continue
+		}
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	b.subs = nil
+}
+
+// Publish ships the workspaces, when the batch ships them, and publishes
+// every job. When it fails part way, it withdraws what it had published.
+func (b *Batch) Publish(ctx context.Context) error {
+	err := b.publish(ctx)
+	if err != nil {
+		b.withdraw(ctx)
+	}
+	return err
+}
+
+// withdraw removes the batch's jobs that no worker has taken, trying for a
+// few seconds. Their shipped workspaces expire from the object store with
+// its one-day TTL.
+func (b *Batch) withdraw(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = b.q.jobs.Purge(wctx, jetstream.WithPurgeSubject(b.q.jobSubject(b.ID, "*")))
+}
+
+func (b *Batch) publish(ctx context.Context) error {
+	var obs jetstream.ObjectStore
+	var acks []jetstream.PubAckFuture
+	for i, job := range b.Jobs {
+		if job.Ship != nil {
+			if obs == nil {
+				var err error
+				if obs, err = b.q.shipStore(ctx); err != nil {
+					return err
+				}
+			}
+			archive, m, err := packDir(b.dirs[i], b.shipMax, nil)
+			if err != nil {
+				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
+			}
+			if _, err := obs.PutBytes(ctx, job.Ship.Object, archive); err != nil {
+				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
+			}
+			b.manifest[i] = m
+		}
+		data, err := json.Marshal(job)
+		if err != nil {
+			return err
+		}
+		// Published without waiting for each acknowledgement: the workers
+		// start on the first jobs while the rest go out.
+		f, err := b.q.js.PublishAsync(b.q.jobSubject(b.ID, strconv.Itoa(i)), data, jetstream.WithMsgID(job.ID))
+		if err != nil {
+			return fmt.Errorf("publishing job %s: %w", job.ID, err)
+		}
+		acks = append(acks, f)
+	}
+	for i, f := range acks {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("publishing job %s: %w", b.Jobs[i].ID, err)
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// Wait collects the results as they come, calling fn with each (one at a
+// time, each job once), until every job has one; a shipped job's changes
+// are applied to its directory first. When ctx ends first, the jobs not yet
+// handed to a worker are withdrawn from the queue, and every job without a
+// result is reported NotRun; Wait then returns an error wrapping
+// runtime.ErrInterrupted.
+func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {
+	start := time.Now()
+	sum := runtime.BatchSummary{Total: len(b.Jobs)}
+	cons, err := b.q.js.OrderedConsumer(ctx, b.q.results.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")},
+	})
+	if err != nil {
+		return sum, err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return sum, err
+	}
+	defer it.Stop()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+			it.Stop()
+		case <-stopped:
+		}
+	}()
+	seen := make([]bool, len(b.Jobs))
+	for done := 0; done < len(b.Jobs); {
+		msg, err := it.Next()
+		if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			break
+		}
+		if err != nil {
+			continue // a reconnect, say: the ordered consumer resumes where it was
+		}
+		var r Result
+		if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Batch != b.ID || r.Index < 0 || r.Index >= len(b.Jobs) {
+			continue
+		}
+		if seen[r.Index] {
+			continue // a job that ran twice: its first result stands
+		}
+		seen[r.Index] = true
+		done++
+		out := b.outcome(ctx, r)
+		switch {
+		case out.Err != nil:
+			sum.Failed++
+		default:
+			sum.OK++
+			if out.Cached {
+				sum.Cached++
+			}
+		}
+		fn(out)
+	}
+	sum.Elapsed = time.Since(start)
+	if sum.OK+sum.Failed == sum.Total {
+		return sum, nil
+	}
+	cause := context.Cause(ctx)
+	b.withdraw(ctx)
+	for i, ok := range seen {
+		if !ok {
+			sum.NotRun++
+			fn(JobOutcome{Result: Result{Job: b.Jobs[i].ID, Batch: b.ID, Index: i, Label: b.Jobs[i].Label},
+				Workspace: b.dirs[i], NotRun: true, Err: fmt.Errorf("%w: %w", runtime.ErrNotRun, cause)})
+		}
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, fmt.Errorf("%w: %w", runtime.ErrInterrupted, cause)
+}
+
+// outcome turns a result into what the submitter reports, applying a
+// shipped job's changes.
+func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
+	out := JobOutcome{Result: r, Workspace: b.dirs[r.Index]}
+	if !r.OK {
+		out.Err = errors.New(r.Error)
+	}
+	job := b.Jobs[r.Index]
+	if job.Ship == nil {
+		return out
+	}
+	obs, err := b.q.shipStore(ctx)
+	if err == nil && r.Changes != nil && (len(r.Changes.Files) > 0 || len(r.Changes.Deleted) > 0) {
+		var archive []byte
+		if r.Changes.Object != "" {
+			archive, err = obs.GetBytes(ctx, r.Changes.Object)
+		}
+		if err == nil {
+			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax*unpackFactor)
+		}
+	}
+	if err != nil {
+		out.OK, out.Cached = false, false
+		out.Output = json.RawMessage("null")
+		msg := "bringing back the run's changes: " + err.Error()
+		if r.Error != "" {
+			msg = r.Error + "; " + msg
+		}
+		out.Error, out.Err = msg, errors.New(msg)
+		return out
+	}
+	if obs != nil {
+		_ = obs.Delete(ctx, job.Ship.Object)
+		if r.Changes != nil && r.Changes.Object != "" {
+			_ = obs.Delete(ctx, r.Changes.Object)
+		}
+	}
+	return out
+}

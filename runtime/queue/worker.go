@@ -1,0 +1,592 @@
+package queue
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/cache"
+	"github.com/agentspec/agentspec/runtime/providers"
+	"github.com/agentspec/agentspec/runtime/script"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// DefaultMaxAttempts is how many times a job is delivered before a worker
+// gives up on it.
+const DefaultMaxAttempts = 3
+
+// maxSpecs bounds the loaded specs a worker keeps.
+const maxSpecs = 256
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	// Name identifies the worker in results and events; the host name and
+	// process id when empty.
+	Name string
+	// Concurrency is how many jobs run at a time (1 when zero or less).
+	Concurrency int
+	// WorkspaceRoot is the directory every job's workspace must lie in: a
+	// job names its workspace relative to it, and one that reaches outside
+	// it (by "..", an absolute path or a symbolic link) fails. Shipped
+	// workspaces are unpacked below it. Required.
+	WorkspaceRoot string
+	// MaxAttempts bounds the deliveries of a job (DefaultMaxAttempts when
+	// zero): a job that failed in a way that might pass is retried until
+	// then, and one delivered more often (its workers died running it) is
+	// failed without running.
+	MaxAttempts int
+	// Backoff is the delay before a failed attempt is retried; the default
+	// doubles from one second, up to a minute.
+	Backoff func(attempt int) time.Duration
+	// CacheBucket is the shared cache's key-value bucket
+	// (DefaultCacheBucket when empty); NoCache runs every job uncached.
+	CacheBucket string
+	NoCache     bool
+	// NoEvents publishes no run events (job.start and job.retry included),
+	// which saves their encoding where nobody watches them.
+	NoEvents bool
+	// Options are added to every run, after the worker's own: listeners
+	// and validators, for instance.
+	Options []runtime.Option
+	// Logf, when set, is told what the worker does, one line at a time.
+	Logf func(format string, args ...any)
+}
+
+// Worker pulls jobs from a queue and runs them.
+type Worker struct {
+	q     *Queue
+	opts  WorkerOptions
+	root  string // real path
+	cache *cache.Cache
+
+	mu    sync.Mutex
+	specs map[string]*spec.Spec // by bundle digest
+	dir   string                // where bundles are written; removed by Run
+}
+
+// NewWorker returns a worker of q.
+func NewWorker(ctx context.Context, q *Queue, opts WorkerOptions) (*Worker, error) {
+	if opts.WorkspaceRoot == "" {
+		return nil, errors.New("worker: no workspace root")
+	}
+	root, err := filepath.Abs(opts.WorkspaceRoot)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace root: %w", err)
+	}
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("workspace root %s is not a directory", opts.WorkspaceRoot)
+	}
+	if opts.Name == "" {
+		host, _ := os.Hostname()
+		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	opts.Concurrency = max(opts.Concurrency, 1)
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = func(attempt int) time.Duration {
+			return min(time.Second<<min(attempt-1, 6), time.Minute)
+		}
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	w := &Worker{q: q, opts: opts, root: root, specs: map[string]*spec.Spec{}}
+	if !opts.NoCache {
+		kv, err := q.CacheBucket(ctx, opts.CacheBucket)
+		if err != nil {
+			return nil, err
+		}
+		w.cache = cache.NewKV(kv)
+	}
+	return w, nil
+}
+
+// Name is the worker's name.
+func (w *Worker) Name() string { return w.opts.Name }
+
+// Run pulls and runs jobs until ctx ends. Then it stops pulling; the runs in
+// progress stop between tool calls and their jobs are handed back to the
+// queue at once, for another worker to run from the start. Run returns once
+// they are.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.q.consumer(ctx)
+	if err != nil {
+		return err
+	}
+	if w.dir, err = os.MkdirTemp("", "agentspec-worker-"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(w.dir)
+	var wg sync.WaitGroup
+	for range w.opts.Concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				msg, err := w.next(ctx, cons)
+				if err != nil {
+					continue
+				}
+				w.handle(ctx, msg)
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// next waits a few seconds for a job.
+func (w *Worker) next(ctx context.Context, cons jetstream.Consumer) (jetstream.Msg, error) {
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	msg, err := cons.Next(jetstream.FetchContext(fctx))
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, jetstream.ErrNoMessages) {
+		w.opts.Logf("pulling a job: %v", err)
+		select { // the server may be restarting: do not spin
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return msg, err
+}
+
+// handle runs one delivery of a job and settles it with the server.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	var job Job
+	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.ID == "" {
+		w.opts.Logf("dropping a message that is not a job (%s)", msg.Subject())
+		_ = msg.TermWithReason("not an agentspec job")
+		return
+	}
+	attempt := 1
+	if meta, err := msg.Metadata(); err == nil {
+		attempt = int(meta.NumDelivered)
+	}
+	if attempt > w.opts.MaxAttempts {
+		n := fmt.Sprintf("%d deliveries", attempt-1)
+		if attempt == 2 {
+			n = "1 delivery"
+		}
+		w.settle(ctx, msg, &Result{Job: job.ID, Error: "gave up after " + n + ": no worker finished it"}, job, attempt, true)
+		return
+	}
+	w.opts.Logf("job %s (%s), attempt %d", job.ID, job.Label, attempt)
+
+	// Progress reports keep the job ours while it runs.
+	beat, stopBeat := context.WithCancel(ctx)
+	defer stopBeat()
+	go func() {
+		t := time.NewTicker(max(w.q.ackWait/5, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+
+	res, ws, warnings, err := w.run(ctx, job, attempt)
+	defer ws.cleanup()
+	stopBeat()
+	if ctx.Err() != nil && errors.Is(err, runtime.ErrInterrupted) {
+		// Stopping: the job goes back, whole, to the next worker.
+		w.opts.Logf("job %s handed back", job.ID)
+		_ = msg.Nak()
+		return
+	}
+	final := err == nil || permanent(err) || attempt >= w.opts.MaxAttempts
+	if !final {
+		delay := w.opts.Backoff(attempt)
+		w.opts.Logf("job %s failed, retrying in %s: %v", job.ID, delay, err)
+		w.publishEvent(job.ID, map[string]any{"kind": "job.retry", "job": job.ID, "worker": w.opts.Name,
+			"attempt": attempt, "delay_ms": delay.Milliseconds(), "error": describe(err)})
+		_ = msg.NakWithDelay(delay)
+		return
+	}
+	r := &Result{Job: job.ID, Warnings: warnings}
+	if res != nil {
+		r.Usage, _ = json.Marshal(res.Usage)
+	}
+	if err != nil {
+		r.Error = describe(err)
+	} else {
+		r.OK, r.Cached = true, res.Cached
+		r.Output = res.JSON
+		if r.Output == nil {
+			r.Output, _ = json.Marshal(res.Output)
+		}
+	}
+	if ws.shipped != nil {
+		ch, cerr := w.shipBack(ctx, job, ws)
+		if cerr != nil && r.OK {
+			r.OK, r.Cached, r.Output = false, false, nil
+			r.Error = "the run succeeded but its changes could not be sent back: " + cerr.Error()
+		}
+		r.Changes = ch
+	}
+	w.settle(ctx, msg, r, job, attempt, !r.OK)
+}
+
+// settle publishes a job's final result, then acknowledges the job (or
+// terminates it, when it failed): in that order, so that a worker dying in
+// between leaves a job that runs again and a result the stream keeps once.
+func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job Job, attempt int, failed bool) {
+	r.Batch, r.Index, r.Label, r.Worker, r.Attempt = job.Batch, job.Index, job.Label, w.opts.Name, attempt
+	if r.Output == nil {
+		r.Output = json.RawMessage("null")
+	}
+	if r.Usage == nil {
+		r.Usage = json.RawMessage("null")
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		w.opts.Logf("job %s: %v", job.ID, err)
+		return
+	}
+	outcome := "ok"
+	if failed {
+		outcome = "failed"
+	}
+	pctx := context.WithoutCancel(ctx)
+	if _, err := w.q.js.Publish(pctx, w.q.resultSubject(outcome, job.Batch, fmt.Sprint(job.Index)), data,
+		jetstream.WithMsgID(job.ID)); err != nil {
+		// Unsettled, the job comes back after the acknowledgement wait.
+		w.opts.Logf("job %s: publishing its result: %v", job.ID, err)
+		return
+	}
+	// The result is stored; a lost acknowledgement only means the job
+	// runs again, and its second result is dropped.
+	if failed {
+		err = msg.TermWithReason(r.Error)
+	} else {
+		err = msg.Ack()
+	}
+	if err != nil {
+		w.opts.Logf("job %s: settling: %v", job.ID, err)
+	}
+	w.opts.Logf("job %s %s", job.ID, outcome)
+}
+
+// workspace is where one delivery of a job runs.
+type workspace struct {
+	dir     string
+	name    string   // for the cache key
+	shipped manifest // nil unless shipped
+	remove  string   // a directory to remove afterwards
+}
+
+func (ws *workspace) cleanup() {
+	if ws != nil && ws.remove != "" {
+		os.RemoveAll(ws.remove)
+	}
+}
+
+// errPermanent marks an error that running again cannot cure.
+type errPermanent struct{ error }
+
+func (e errPermanent) Unwrap() error { return e.error }
+
+// run runs one delivery of the job.
+//
+// It returns the cache's warnings too (an unreadable entry, a hit whose
+// expected files are gone), for the submitter to show as a local batch does.
+func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result, *workspace, []string, error) {
+	w.publishEvent(job.ID, map[string]any{"kind": "job.start", "job": job.ID, "worker": w.opts.Name,
+		"attempt": attempt, "workspace": job.Label})
+	s, err := w.loadSpec(job.Spec)
+	if err != nil {
+		return nil, &workspace{}, nil, errPermanent{err}
+	}
+	ws, err := w.workspace(ctx, job)
+	if err != nil {
+		return nil, ws, nil, err
+	}
+	if err := confine(s, ws.dir); err != nil {
+		return nil, ws, nil, errPermanent{err}
+	}
+	var warnings []string
+	var mu sync.Mutex
+	opts := []runtime.Option{
+		runtime.WithWorkspace(ws.dir),
+		runtime.WithInput(job.Input),
+		runtime.WithVars(job.Vars),
+		runtime.WithListener(w.eventListener(job.ID)),
+		runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+			if cw, ok := ev.(runtime.CacheWarning); ok {
+				mu.Lock()
+				warnings = append(warnings, cw.Message)
+				mu.Unlock()
+			}
+			return nil
+		}),
+		runtime.WithCacheWorkspaceName(ws.name),
+	}
+	switch {
+	case job.NoCache || w.cache == nil:
+		opts = append(opts, runtime.WithoutCache())
+	case s.Cache != nil:
+		opts = append(opts, runtime.WithCache(w.cache))
+	}
+	opts = append(opts, w.opts.Options...)
+	res, err := runtime.Run(ctx, s, opts...)
+	mu.Lock()
+	defer mu.Unlock()
+	return res, ws, warnings, err
+}
+
+// loadSpec loads a bundle, once per worker: its files are written to a
+// directory of their own, which the spec's relative names resolve against.
+func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
+	key := b.digest()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.specs[key]; ok {
+		return s, nil
+	}
+	if strings.ContainsAny(b.Name, `/\`) || b.Name == "" || b.Name == "." || b.Name == ".." {
+		return nil, fmt.Errorf("the job's spec has an invalid name %q", b.Name)
+	}
+	if len(w.specs) >= maxSpecs {
+		clear(w.specs) // their files stay: runs may still be reading them
+	}
+	dir := filepath.Join(w.dir, key[:16])
+	switch err := os.Mkdir(dir, 0o700); {
+	case errors.Is(err, os.ErrExist):
+		// Written before, with this content (the name is its digest).
+		s, err := spec.LoadFile(filepath.Join(dir, b.Name))
+		if err != nil {
+			return nil, bundleErrors(err, dir)
+		}
+		w.specs[key] = s
+		return s, nil
+	case err != nil:
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	for name, data := range b.Files {
+		rel, err := bundlePath(name)
+		if err != nil {
+			return nil, fmt.Errorf("the job's file %s: %w", name, err)
+		}
+		if d := filepath.Dir(rel); d != "." {
+			if err := root.MkdirAll(d, 0o700); err != nil {
+				return nil, err
+			}
+		}
+		if err := root.WriteFile(rel, data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if err := root.WriteFile(b.Name, b.Data, 0o600); err != nil {
+		return nil, err
+	}
+	s, err := spec.LoadFile(filepath.Join(dir, b.Name))
+	if err != nil {
+		return nil, bundleErrors(err, dir)
+	}
+	w.specs[key] = s
+	return s, nil
+}
+
+// bundleErrors names the files of a spec's problems as the submitter knows
+// them (relative to the spec's directory), not by the worker's copy.
+func bundleErrors(err error, dir string) error {
+	var list spec.Errors
+	if !errors.As(err, &list) {
+		return err
+	}
+	out := make(spec.Errors, len(list))
+	for i, e := range list {
+		c := *e
+		if rel, rerr := filepath.Rel(dir, c.Pos.File); rerr == nil && filepath.IsAbs(c.Pos.File) && !strings.HasPrefix(rel, "..") {
+			c.Pos.File = filepath.ToSlash(rel)
+		}
+		out[i] = &c
+	}
+	return out
+}
+
+// workspace finds or unpacks the job's workspace.
+func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
+	if job.Ship == nil {
+		dir, err := ResolveWorkspace(w.root, job.Workspace)
+		if err != nil {
+			return &workspace{}, errPermanent{err}
+		}
+		return &workspace{dir: dir, name: "nats:" + filepath.ToSlash(filepath.Clean(job.Workspace))}, nil
+	}
+	base := filepath.Join(w.root, ".agentspec-ship")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return &workspace{}, err
+	}
+	dir, err := os.MkdirTemp(base, strings.ReplaceAll(job.ID, ".", "-")+"-")
+	ws := &workspace{dir: dir, name: "ship:" + job.Ship.Origin, remove: dir}
+	if err != nil {
+		return ws, err
+	}
+	obs, err := w.q.shipStore(ctx)
+	if err != nil {
+		return ws, err
+	}
+	obj, err := obs.Get(ctx, job.Ship.Object)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return ws, errPermanent{fmt.Errorf("the shipped workspace %s is gone from the object store", job.Ship.Object)}
+	}
+	if err != nil {
+		return ws, err
+	}
+	defer obj.Close()
+	limit := job.Ship.MaxBytes
+	if limit <= 0 {
+		limit = DefaultShipMax
+	}
+	if ws.shipped, err = unpackInto(dir, obj, limit*unpackFactor); err != nil {
+		return ws, errPermanent{fmt.Errorf("the shipped workspace: %w", err)}
+	}
+	return ws, nil
+}
+
+// shipBack stores the files the run changed in its copy, for the submitter.
+func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes, error) {
+	changed, deleted, err := changesSince(ws.dir, ws.shipped)
+	if err != nil {
+		return nil, err
+	}
+	ch := &Changes{Files: changed, Deleted: deleted}
+	if len(changed) == 0 {
+		return ch, nil
+	}
+	want := map[string]bool{}
+	for _, f := range changed {
+		want[f] = true
+	}
+	limit := job.Ship.MaxBytes
+	if limit <= 0 {
+		limit = DefaultShipMax
+	}
+	archive, _, err := packDir(ws.dir, limit, func(rel string) bool { return want[rel] })
+	if err != nil {
+		return nil, err
+	}
+	obs, err := w.q.shipStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch.Object = job.Ship.Object + ".changes"
+	if _, err := obs.PutBytes(context.WithoutCancel(ctx), ch.Object, archive); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// eventListener publishes the run's events on the job's subject.
+func (w *Worker) eventListener(job string) capabilities.Listener {
+	if w.opts.NoEvents {
+		return nil
+	}
+	out := eventWriter{w: w, subject: EventsSubject(job)}
+	general := runtime.JSONLines(out)
+	return func(ctx context.Context, ev capabilities.Event) error {
+		// Events that write their kind first, as agentspec's own do, go out
+		// as they marshal; JSONLines adds the kind to the others.
+		if b, err := json.Marshal(ev); err == nil && bytes.HasPrefix(b, []byte(`{"kind":`)) {
+			_, _ = out.Write(b)
+			return nil
+		}
+		return general(ctx, ev)
+	}
+}
+
+type eventWriter struct {
+	w       *Worker
+	subject string
+}
+
+// Write publishes one event; events are for watching, so a connection
+// that cannot take one does not fail the run.
+func (e eventWriter) Write(p []byte) (int, error) {
+	_ = e.w.q.nc.Publish(e.subject, bytes.TrimSuffix(p, []byte("\n")))
+	return len(p), nil
+}
+
+func (w *Worker) publishEvent(job string, ev map[string]any) {
+	if w.opts.NoEvents {
+		return
+	}
+	if data, err := json.Marshal(ev); err == nil {
+		_ = w.q.nc.Publish(EventsSubject(job), data)
+	}
+}
+
+// permanent reports whether running the job again cannot help: the spec or
+// the job is wrong, the model failed every attempt or its script ran out, or
+// the provider refused the request itself.
+func permanent(err error) bool {
+	var pe errPermanent
+	var se spec.Errors
+	var prov *providers.Error
+	switch {
+	case errors.As(err, &pe), errors.As(err, &se),
+		errors.Is(err, runtime.ErrInvalidAnswer), errors.Is(err, runtime.ErrToolsAfterLimit),
+		errors.Is(err, script.ErrExhausted), errors.Is(err, script.ErrDiverged):
+		return true
+	case errors.As(err, &prov):
+		s := prov.StatusCode
+		return s >= 400 && s < 500 && !slices.Contains([]int{http.StatusRequestTimeout, http.StatusTooManyRequests}, s)
+	}
+	return false
+}
+
+// describe is a failed run's error on one line, as batch prints it.
+func describe(err error) string {
+	return strings.Join(strings.Fields(providers.Describe(err)), " ")
+}
+
+// ResolveWorkspace returns the real path of rel under root (a real path),
+// refusing what could lead outside it: an empty or absolute path, a ".."
+// component, or a symbolic link that resolves outside the root. The
+// workspace must be an existing directory.
+func ResolveWorkspace(root, rel string) (string, error) {
+	switch {
+	case rel == "":
+		return "", errors.New("the job names no workspace")
+	case filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`):
+		return "", fmt.Errorf("workspace %q: absolute paths are not allowed", rel)
+	case slices.Contains(strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
+		return "", fmt.Errorf("workspace %q: '..' is not allowed", rel)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: not found under the workspace root", rel)
+	}
+	if !within(root, real) {
+		return "", fmt.Errorf("workspace %q: escapes the workspace root", rel)
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("workspace %q: not a directory", rel)
+	}
+	return real, nil
+}
