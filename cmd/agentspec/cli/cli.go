@@ -26,8 +26,9 @@ import (
 //
 // Ctrl-C (SIGINT) and SIGTERM stop the command cleanly (a run ends between
 // tool calls); the exit code is then 128 plus the signal's number, 130 or
-// 143, as shells report a process the signal ended, except for a server
-// (`agentspec mcp`), for which a signal is the ordinary end.
+// 143, as shells report a process the signal ended, except for the
+// long-running servers (`agentspec mcp`, `agentspec worker`), for which a
+// signal is the ordinary end.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -20,8 +20,9 @@ func newWorkerCmd() *cobra.Command {
 		q    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "worker --nats URL [--workspace-root DIR] [-j N]",
-		Short: "Run jobs from a NATS JetStream work queue",
+		Use:         "worker --nats URL [--workspace-root DIR] [-j N]",
+		Short:       "Run jobs from a NATS JetStream work queue",
+		Annotations: map[string]string{signalEndsCleanly: "yes"}, // SIGTERM is how a worker is stopped
 		Long: `Worker pulls the jobs that "agentspec batch --nats" and "agentspec submit" publish, -j at a
 time, and runs each as "agentspec run" would: the job's spec (it travels with the job, with its
 script file), input and variables, its workspace's checks and the cache, which the workers share
