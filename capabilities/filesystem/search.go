@@ -68,7 +68,7 @@ const maxPooledBuf = 4 << 20
 func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (string, error) {
 	m, err := search.Compile(pattern)
 	if err != nil {
-		return "", capabilities.Retry("Invalid regex pattern: %s", err)
+		return "", invalidPattern(pattern, err)
 	}
 	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
 	if err != nil {
