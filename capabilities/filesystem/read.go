@@ -107,9 +107,12 @@ func changedToSymlink(path string) error {
 }
 
 // renderRead produces read_file's result from the file's content, streamed
-// from r: it keeps only the lines of the window that can be shown, so memory
-// stays bounded by the window whatever the file's size. It also returns the
-// hash of the whole file.
+// from r through a fixed buffer: it keeps only the lines of the window that
+// can be shown, each cut to MaxLineChars unless max_read_chars governs, so
+// memory stays bounded by the window whatever the file's size (about
+// limit × MaxLineChars characters, or max_read_chars). It also returns the
+// hash of the whole file, SHA-256 of its raw bytes (D1), and its line count,
+// both taken as the bytes stream past.
 func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int) (string, string, error) {
 	lr := newLineReader(r)
 	defer lr.release()
@@ -160,7 +163,11 @@ func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int
 		prefix := len(w.text) - start // ASCII: bytes are code points
 		var lineChars int
 		var ok bool
-		w.text, lineChars, ok = lr.next(w.text, keep)
+		if inWindow && upper < 0 {
+			w.text, ok = lr.nextShown(w.text)
+		} else {
+			w.text, lineChars, ok = lr.next(w.text, keep)
+		}
 		if !ok {
 			w.text = w.text[:start]
 			break

@@ -1,0 +1,44 @@
+package filesystem
+
+// MaxLineChars is the longest line text, in characters (code points, as the
+// reference counts them), that read_file and search_files return. A longer
+// line is cut and a marker says how many characters were left out and how
+// to see them: read_file shows a line's start, search_files the part around
+// its first match. A file that is one 50 MB line thus costs a model a few
+// thousand characters, not its whole context.
+//
+// read_file applies the cap when max_read_chars is 0 (the default); with
+// max_read_chars set, that budget bounds the whole result and lines are
+// shown whole or not at all, exactly as the reference does.
+const MaxLineChars = 2000
+
+// readLineCut is the marker read_file puts after the first MaxLineChars
+// characters of a longer line, before its terminator.
+func readLineCut(cut int) string {
+	return " [... " + groupThousands(cut) + " more characters in this line not shown; " +
+		"search_files shows the part of a long line around a match.]"
+}
+
+// nextShown reads one line of read_file's window when no max_read_chars
+// budget applies: it appends the line to dst, its text cut to MaxLineChars
+// with readLineCut's marker, then its terminator.
+func (lr *lineReader) nextShown(dst []byte) ([]byte, bool) {
+	dst, n, termBytes, ok := lr.nextCapped(dst, MaxLineChars)
+	if !ok {
+		return dst, false
+	}
+	termChars := 0
+	if termBytes > 0 {
+		termChars = 1
+		if termBytes == 2 && dst[len(dst)-2] == '\r' {
+			termChars = 2 // \r\n; the other two-byte terminator, U+0085, is one
+		}
+	}
+	if cut := n - termChars - MaxLineChars; cut > 0 {
+		var term [4]byte
+		t := copy(term[:], dst[len(dst)-termBytes:])
+		dst = append(dst[:len(dst)-termBytes], readLineCut(cut)...)
+		dst = append(dst, term[:t]...)
+	}
+	return dst, true
+}

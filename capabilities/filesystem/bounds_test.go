@@ -1,0 +1,146 @@
+package filesystem
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+)
+
+// writeHugeLine writes a file of size bytes of one line without terminator.
+func writeHugeLine(t *testing.T, path string, size int, chunk string) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	b := []byte(strings.Repeat(chunk, (1<<17)/len(chunk)))
+	for written := 0; written < size; {
+		n := min(len(b), size-written)
+		_, err := f.Write(b[:n])
+		require.NoError(t, err)
+		written += n
+	}
+	require.NoError(t, f.Close())
+}
+
+// allocated returns the bytes the process allocated while fn ran.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A 50 MB single-line file read with limit=1 and no max_read_chars comes
+// back as its first MaxLineChars characters and a marker, and reading it
+// allocates a small fraction of its size.
+func TestReadFileHugeLineCapped(t *testing.T) {
+	// Not parallel: it measures the allocations of the process.
+	c, root := newTestFS(t, Options{}, nil)
+	const size = 50 << 20
+	writeHugeLine(t, filepath.Join(root, "huge.txt"), size, "abcdefgh")
+	var out string
+	alloc := allocated(func() { out = read(t, c, map[string]any{"path": "huge.txt", "limit": 1}) })
+	header, body, ok := strings.Cut(out, "]\n")
+	require.True(t, ok, out[:min(len(out), 200)])
+	assert.Contains(t, header, "| 1 lines | hash:")
+	want := "     1\t" + strings.Repeat("abcdefgh", MaxLineChars/8) +
+		" [... 52,426,800 more characters in this line not shown; search_files shows the part of a long line around a match.]\n"
+	assert.Equal(t, want, body)
+	assert.Less(t, alloc, uint64(2<<20), "bytes allocated reading a 50 MB line")
+}
+
+func TestReadFileLineCap(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", MaxLineChars)
+	files := map[string]string{
+		"exact.txt": long + "\n",
+		"over.txt":  long + "xyz\r\nnext\n",
+		"ls.txt":    long + "ab\u2028" + long + "cd\u0085" + long + "e",
+		"ascii.txt": strings.Repeat("a", 3*MaxLineChars) + "\r",
+	}
+	c, _ := newTestFS(t, Options{}, files)
+	body := func(path string, args ...any) string {
+		a := map[string]any{"path": path}
+		for i := 0; i < len(args); i += 2 {
+			a[args[i].(string)] = args[i+1]
+		}
+		_, b, _ := strings.Cut(read(t, c, a), "]\n")
+		return b
+	}
+	cut := func(n int) string { return readLineCut(n) }
+	assert.Equal(t, "     1\t"+long+"\n", body("exact.txt"), "a line of exactly MaxLineChars characters is whole")
+	assert.Equal(t, "     1\t"+long+cut(3)+"\r\n     2\tnext\n", body("over.txt"), "the terminator follows the marker")
+	assert.Equal(t, "     1\t"+long+cut(2)+"\u2028     2\t"+long+cut(2)+"\u0085     3\t"+long+cut(1)+"\n", body("ls.txt"),
+		"multibyte terminators; a last line without one gets a newline")
+	assert.Equal(t, "     2\t"+long+cut(2)+"\u0085\n... (1 more lines. Use offset=2 to continue reading.)\n", body("ls.txt", "offset", 1, "limit", 1))
+	assert.Equal(t, "     1\t"+strings.Repeat("a", MaxLineChars)+cut(2*MaxLineChars)+"\r\n", body("ascii.txt"))
+	assert.Contains(t, cut(1234567), "1,234,567 more characters")
+
+	// max_read_chars keeps the reference's rule: a line fits whole or not at all.
+	budget, _ := newTestFS(t, Options{MaxReadChars: 5000}, files)
+	assert.Contains(t, read(t, budget, map[string]any{"path": "over.txt"}), "     1\t"+long+"xyz\r\n     2\tnext\n")
+	assert.Contains(t, read(t, budget, map[string]any{"path": "ascii.txt"}), "... (Line 1 is 6,001 characters and does not fit")
+}
+
+// read_file counts lines as it streams the file through its buffer: a
+// terminator split across the buffer's edge (\r then \n, or the bytes of
+// U+2028 and U+0085) counts as one, as str.splitlines counts it.
+func TestReadFileCountsAcrossBufferEdges(t *testing.T) {
+	t.Parallel()
+	const edge = 64 << 10 // lineReader's buffer
+	terms := []string{"\r\n", "\u2028", "\u0085", "\r", "\n", "\r\r\n", "\xe2\x80", "\xc2"}
+	files := map[string]string{}
+	for i, term := range terms {
+		for shift := -3; shift <= 1; shift++ {
+			for _, at := range []int{edge, 2 * edge} {
+				var sb strings.Builder
+				sb.WriteString(strings.Repeat("x", at+shift-1))
+				sb.WriteString("\n")
+				sb.WriteString(term)
+				sb.WriteString("tail\n")
+				files[fmt.Sprintf("t%d_%d_%d.txt", i, shift+3, at)] = sb.String()
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	for k := range 20 {
+		var sb strings.Builder
+		for sb.Len() < 3*edge {
+			if rng.IntN(4) == 0 {
+				sb.WriteString(terms[rng.IntN(len(terms))])
+			} else {
+				sb.WriteString(strings.Repeat("y", rng.IntN(5000)))
+			}
+		}
+		files[fmt.Sprintf("r%d.txt", k)] = sb.String()
+	}
+	c, _ := newTestFS(t, Options{}, files)
+	for name, content := range files {
+		lines := text.LineCount(content)
+		out := read(t, c, map[string]any{"path": name, "offset": lines - 1})
+		assert.True(t, strings.HasPrefix(out, fmt.Sprintf("[%s | %d lines | hash:%s]\n", name, lines, contentHash([]byte(content)))),
+			"%s: %.80s", name, out)
+		var last string
+		for rest := string(text.Decode([]byte(content))); rest != ""; {
+			n := text.LineEnd(rest)
+			last, rest = rest[:n], rest[n:]
+		}
+		if runeCount(last) <= MaxLineChars+2 {
+			want := fmt.Sprintf("%6d\t%s", lines, last)
+			if !strings.HasSuffix(want, "\n") {
+				want += "\n"
+			}
+			assert.True(t, strings.HasSuffix(out, "]\n"+want), "%s: last line %q, got %q", name, last, out[strings.Index(out, "]\n"):])
+		}
+	}
+}
