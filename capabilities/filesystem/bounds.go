@@ -1,5 +1,12 @@
 package filesystem
 
+import (
+	"strconv"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
+)
+
 // MaxLineChars is the longest line text, in characters (code points, as the
 // reference counts them), that read_file and search_files return. A longer
 // line is cut and a marker says how many characters were left out and how
@@ -41,4 +48,32 @@ func (lr *lineReader) nextShown(dst []byte) ([]byte, bool) {
 		dst = append(dst, term[:t]...)
 	}
 	return dst, true
+}
+
+// searchBuffer is the buffer each search_files worker streams files
+// through. A line up to this long is matched in memory at full speed; a
+// longer one is matched as it streams past (linear time, slower) and its
+// match shown by reading that part again. It must be at least 4 ×
+// MaxLineChars (see search.NewScanner).
+const searchBuffer = 1 << 20
+
+// searchLine renders a search_files result line: the path, the line number,
+// and the line's text, or the MaxLineChars of it around its first match
+// with markers counting what was left out.
+func searchLine(name string, l search.Line) string {
+	var b strings.Builder
+	b.Grow(len(name) + len(l.Text) + 16)
+	b.WriteString(name)
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(l.N))
+	b.WriteByte(':')
+	if l.Before > 0 {
+		b.WriteString("[... " + groupThousands(l.Before) + " earlier characters not shown] ")
+	}
+	b.Write(l.Text)
+	if l.After > 0 {
+		b.WriteString(" [... " + groupThousands(l.After) + " more characters not shown; " +
+			"search for text later in the line to see them]")
+	}
+	return b.String()
 }

@@ -144,3 +144,70 @@ func TestReadFileCountsAcrossBufferEdges(t *testing.T) {
 		}
 	}
 }
+
+func searchFor(t *testing.T, c *Capability, args map[string]any) string {
+	t.Helper()
+	out, err := callTool(t.Context(), t, c, ToolSearchFiles, args)
+	return result(out, err)
+}
+
+// A matching line of 1 MiB comes back as the MaxLineChars around its first
+// match, with markers counting what was cut; a line longer than the search
+// buffer is matched as it streams and shown the same way.
+func TestSearchFilesLongLinesCapped(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	files := map[string]string{
+		"mid.js":   strings.Repeat("a", mib/2) + "needle" + strings.Repeat("b", mib/2) + "\nneedle again\n",
+		"start.js": "needle" + strings.Repeat("é", mib) + "\n",
+		"end.js":   strings.Repeat("c", mib) + "needle",
+		// Longer than the search buffer: matched as they stream past.
+		"huge.js":    strings.Repeat("d", 3*searchBuffer) + "needle" + strings.Repeat("e", 100) + "\r\nneedle\n",
+		"nomatch.js": strings.Repeat("f", 2*searchBuffer+7) + "\u2028" + "x needle\n",
+	}
+	c, _ := newTestFS(t, Options{Tools: []string{ToolSearchFiles}}, files)
+	quarter := MaxLineChars / 4
+	before := func(n int) string { return "[... " + groupThousands(n) + " earlier characters not shown] " }
+	after := func(n int) string {
+		return " [... " + groupThousands(n) + " more characters not shown; search for text later in the line to see them]"
+	}
+	tests := map[string]string{
+		"mid.js": "mid.js:1:" + before(mib/2-quarter) + strings.Repeat("a", quarter) + "needle" +
+			strings.Repeat("b", MaxLineChars-quarter-6) + after(mib/2-(MaxLineChars-quarter-6)) + "\nmid.js:2:needle again",
+		"start.js": "start.js:1:needle" + strings.Repeat("é", MaxLineChars-6) + after(mib-(MaxLineChars-6)),
+		"end.js":   "end.js:1:" + before(mib+6-MaxLineChars) + strings.Repeat("c", MaxLineChars-6) + "needle",
+		"huge.js": "huge.js:1:" + before(3*searchBuffer+106-MaxLineChars) + strings.Repeat("d", MaxLineChars-106) + "needle" +
+			strings.Repeat("e", 100) + "\nhuge.js:2:needle",
+		"nomatch.js": "nomatch.js:2:x needle",
+	}
+	for path, want := range tests {
+		got := searchFor(t, c, map[string]any{"pattern": "needle", "path": path})
+		assert.Equal(t, want, got, path)
+		for _, l := range strings.Split(got, "\n") {
+			assert.Less(t, len(l), 4*MaxLineChars+300, "every line is bounded")
+		}
+	}
+	// A pattern that is not a plain literal takes the same way.
+	assert.Equal(t, tests["huge.js"], searchFor(t, c, map[string]any{"pattern": "n[e]{2}dle|^needle$", "path": "huge.js"}))
+}
+
+// search_files streams each file through a fixed buffer: searching a 50 MB
+// file of short lines, or an 8 MB line, allocates a small fraction of it
+// (the bound counts a fresh search buffer, in case the pooled one is gone).
+func TestSearchFilesMemoryBounded(t *testing.T) {
+	// Not parallel: it measures the allocations of the process.
+	c, root := newTestFS(t, Options{Tools: []string{ToolSearchFiles, ToolReadFile}}, nil)
+	writeHugeLine(t, filepath.Join(root, "lines.txt"), 50<<20, "some text on a line\n")
+	writeHugeLine(t, filepath.Join(root, "one.txt"), 8<<20, "abcdefgh")
+	searchFor(t, c, map[string]any{"pattern": "warm up", "path": "lines.txt"}) // the pooled buffer
+	var out string
+	alloc := allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "needle|on a line$", "path": "lines.txt"}) })
+	assert.True(t, strings.HasSuffix(out, "[... truncated at 1000 matches]"), "%.100s", out)
+	assert.Less(t, alloc, uint64(4<<20), "bytes allocated searching 50 MB of lines")
+	alloc = allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "needle", "path": "lines.txt"}) })
+	assert.Equal(t, "No matches found.", out)
+	assert.Less(t, alloc, uint64(4<<20), "bytes allocated searching 50 MB of lines for nothing")
+	alloc = allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "hab", "path": "one.txt"}) })
+	assert.Contains(t, out, "one.txt:1:abcdefgh")
+	assert.Less(t, alloc, uint64(2<<20), "bytes allocated searching an 8 MB line")
+}

@@ -112,3 +112,31 @@ func Lines(b []byte, fn func(line []byte) bool) {
 		start = te
 	}
 }
+
+// LastLineEnd returns the end of the last complete line of b, the offset
+// just past its terminator, or 0 when b holds none. b is the start of a
+// longer text, so a final \r does not end a line yet: it may be the first
+// half of \r\n. Cutting a text there splits it into the same lines as
+// splitlines on the whole, since every line the cut leaves whole ends
+// before it.
+func LastLineEnd(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		switch c := b[i]; c {
+		case '\r':
+			if i < len(b)-1 {
+				return i + 1
+			}
+		case '\n', '\v', '\f', 0x1c, 0x1d, 0x1e:
+			return i + 1
+		case 0x85:
+			if i >= 1 && b[i-1] == 0xc2 {
+				return i + 1
+			}
+		case 0xa8, 0xa9:
+			if i >= 2 && b[i-1] == 0x80 && b[i-2] == 0xe2 {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}

@@ -129,3 +129,38 @@ func TestLinesStops(t *testing.T) {
 	})
 	assert.Equal(t, []string{"a", "b"}, got)
 }
+
+// LastLineEnd cuts a prefix of a text where the lines of the whole text
+// that the prefix holds entirely end.
+func TestLastLineEnd(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", " ", "\n", "\r", "\r\n", "\v", "\x1e", "\u0085", "\u2028", "\u2029",
+		"\xe2", "\xe2\x80", "\x80", "\xa8", "\xc2", "\x85", "\xff", "é"}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 3000 {
+		var sb strings.Builder
+		for range rng.IntN(16) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		whole := []byte(sb.String())
+		// The ends of the whole text's lines, terminators included.
+		var ends []int
+		for pos := 0; pos < len(whole); {
+			pos += LineEnd(whole[pos:])
+			ends = append(ends, pos)
+		}
+		for k := 0; k <= len(whole); k++ {
+			prefix := whole[:k]
+			want := 0
+			for _, e := range ends {
+				// A line the prefix holds whole, and whose end the prefix
+				// can tell: a line ending in \r at the prefix's end might
+				// go on with \n in a longer text.
+				if e <= k && EndsWithBreak(whole[:e]) && !(e == k && whole[e-1] == '\r') {
+					want = e
+				}
+			}
+			assert.Equal(t, want, LastLineEnd(prefix), "%q cut at %d", whole, k)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+)
+
+type source struct {
+	io.Reader
+	io.ReaderAt
+}
+
+func matchAll(m *Matcher, data []byte) []hit {
+	var out []hit
+	m.Match(data, func(n int, line []byte) bool {
+		out = append(out, hit{n, string(line)})
+		return true
+	})
+	return out
+}
+
+// Scan, through buffers smaller than the lines, finds what Match finds in
+// the whole text; lines longer than maxChars come back as a window that
+// holds their first match.
+func TestScanAgreesWithMatch(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"foo", "bar", "a", " ", "\n", "\r", "\r\n", "\v", "\u0085", "\u2028",
+		"\xe2", "\xe2\x80", "\xc2", "\xff", "é", "x", "xx", "foo bar"}
+	patterns := []string{`foo`, `^foo`, `foo$`, `o+ ?b`, `\bbar\b`, `(?i)FOO`, `.`, `^$`, `é|\x{FFFD}`, ``, `r\s*$`, `\n`, `a.*x`}
+	rng := rand.New(rand.NewPCG(21, 22))
+	ctx := context.Background()
+	for round := range 80 {
+		var sb strings.Builder
+		for range rng.IntN(60) {
+			piece := alphabet[rng.IntN(len(alphabet))]
+			if rng.IntN(20) == 0 {
+				piece = strings.Repeat(piece, 20+rng.IntN(80))
+			}
+			sb.WriteString(piece)
+		}
+		data := []byte(sb.String())
+		for _, p := range patterns {
+			m, err := Compile(p)
+			require.NoError(t, err)
+			want := matchAll(m, data)
+			for _, size := range []int{5, 32, 1 << 10} {
+				s := NewScanner(size)
+				var r io.Reader = bytes.NewReader(data)
+				if round%2 == 1 {
+					r = iotest.HalfReader(r)
+				}
+				var got []hit
+				err := s.Scan(ctx, m, source{r, bytes.NewReader(data)}, 1<<30, false, func(l Line) bool {
+					assert.Zero(t, l.Before+l.After)
+					got = append(got, hit{l.N, string(l.Text)})
+					return true
+				})
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "pattern %q, buffer %d, text %q", p, size, data)
+
+				// With a small maxChars every long line is a window.
+				const maxChars = 9
+				k := 0
+				err = s.Scan(ctx, m, source{bytes.NewReader(data), bytes.NewReader(data)}, maxChars, false, func(l Line) bool {
+					require.Less(t, k, len(want))
+					line := []rune(want[k].Line)
+					k++
+					assert.Equal(t, want[k-1].N, l.N)
+					shown := utf8.RuneCountInString(string(l.Text))
+					assert.Equal(t, len(line), l.Before+shown+l.After, "pattern %q, line %q", p, string(line))
+					assert.Equal(t, string(line[l.Before:l.Before+shown]), string(l.Text))
+					assert.LessOrEqual(t, shown, maxChars)
+					if len(line) > maxChars {
+						assert.Equal(t, maxChars, shown)
+						at := utf8.RuneCount([]byte(string(line))[:m.Index([]byte(string(line)))])
+						assert.True(t, l.Before <= at && at < l.Before+maxChars || at == len(line),
+							"the window %d..%d holds the match at %d of %q", l.Before, l.Before+shown, at, string(line))
+					}
+					return true
+				})
+				require.NoError(t, err)
+				assert.Equal(t, len(want), k)
+			}
+		}
+	}
+}
+
+func TestScanStopsAndSkipsBinary(t *testing.T) {
+	t.Parallel()
+	m, err := Compile("x")
+	require.NoError(t, err)
+	s := NewScanner(2 * text.BinaryProbe)
+	data := []byte(strings.Repeat("x\n", 100))
+	var got []int
+	require.NoError(t, s.Scan(context.Background(), m, source{bytes.NewReader(data), bytes.NewReader(data)}, 100, true,
+		func(l Line) bool { got = append(got, l.N); return len(got) < 3 }))
+	assert.Equal(t, []int{1, 2, 3}, got)
+
+	bin := append(bytes.Repeat([]byte("x"), text.BinaryProbe-1), 0)
+	err = s.Scan(context.Background(), m, source{bytes.NewReader(bin), bytes.NewReader(bin)}, 100, true, func(Line) bool { return true })
+	assert.ErrorIs(t, err, ErrBinary)
+	late := append(bytes.Repeat([]byte("x"), text.BinaryProbe), 0)
+	n := 0
+	err = s.Scan(context.Background(), m, source{bytes.NewReader(late), bytes.NewReader(late)}, 100, true, func(Line) bool { n++; return true })
+	assert.NoError(t, err, "a NUL after the probe is text")
+	assert.Equal(t, 1, n)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	long := bytes.Repeat([]byte("y"), 1000)
+	err = s.Scan(ctx, m, source{bytes.NewReader(long), bytes.NewReader(long)}, 100, false, func(Line) bool { return true })
+	assert.ErrorIs(t, err, context.Canceled)
+}
