@@ -56,6 +56,7 @@ func TestReadFileHugeLineCapped(t *testing.T) {
 	want := "     1\t" + strings.Repeat("abcdefgh", MaxLineChars/8) +
 		" [... 52,426,800 more characters in this line not shown; search_files shows the part of a long line around a match.]\n"
 	assert.Equal(t, want, body)
+	t.Logf("bytes allocated reading a 50 MB line: %d", alloc)
 	assert.Less(t, alloc, uint64(2<<20), "bytes allocated reading a 50 MB line")
 }
 
@@ -203,11 +204,14 @@ func TestSearchFilesMemoryBounded(t *testing.T) {
 	var out string
 	alloc := allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "needle|on a line$", "path": "lines.txt"}) })
 	assert.True(t, strings.HasSuffix(out, "[... truncated at 1000 matches]"), "%.100s", out)
+	t.Logf("bytes allocated searching 50 MB of lines: %d", alloc)
 	assert.Less(t, alloc, uint64(4<<20), "bytes allocated searching 50 MB of lines")
 	alloc = allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "needle", "path": "lines.txt"}) })
 	assert.Equal(t, "No matches found.", out)
+	t.Logf("bytes allocated searching 50 MB of lines for nothing: %d", alloc)
 	assert.Less(t, alloc, uint64(4<<20), "bytes allocated searching 50 MB of lines for nothing")
 	alloc = allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "hab", "path": "one.txt"}) })
 	assert.Contains(t, out, "one.txt:1:abcdefgh")
+	t.Logf("bytes allocated searching an 8 MB line: %d", alloc)
 	assert.Less(t, alloc, uint64(2<<20), "bytes allocated searching an 8 MB line")
 }

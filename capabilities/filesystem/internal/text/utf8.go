@@ -82,8 +82,16 @@ func InvalidLen(b []byte) (int, string) {
 // DecodeStrict decodes b as Python's bytes.decode('utf-8') does, failing
 // with the same message at the first invalid sequence.
 func DecodeStrict(b []byte) (string, error) {
+	if err := CheckStrict(b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// CheckStrict reports the error DecodeStrict would, without copying b.
+func CheckStrict(b []byte) error {
 	if utf8.Valid(b) {
-		return string(b), nil
+		return nil
 	}
 	for pos := 0; pos < len(b); {
 		r, size := utf8.DecodeRune(b[pos:])
@@ -93,9 +101,9 @@ func DecodeStrict(b []byte) (string, error) {
 		}
 		n, reason := InvalidLen(b[pos:])
 		if n == 1 {
-			return "", fmt.Errorf("'utf-8' codec can't decode byte 0x%02x in position %d: %s", b[pos], pos, reason)
+			return fmt.Errorf("'utf-8' codec can't decode byte 0x%02x in position %d: %s", b[pos], pos, reason)
 		}
-		return "", fmt.Errorf("'utf-8' codec can't decode bytes in position %d-%d: %s", pos, pos+n-1, reason)
+		return fmt.Errorf("'utf-8' codec can't decode bytes in position %d-%d: %s", pos, pos+n-1, reason)
 	}
-	return string(b), nil
+	return nil
 }
