@@ -215,3 +215,28 @@ func TestSearchFilesMemoryBounded(t *testing.T) {
 	t.Logf("bytes allocated searching an 8 MB line: %d", alloc)
 	assert.Less(t, alloc, uint64(2<<20), "bytes allocated searching an 8 MB line")
 }
+
+// One rule for binary files in read_file and search_files: a NUL in the
+// first 8192 bytes. A NUL after them leaves a file text; UTF-16 text, whose
+// ASCII characters carry NULs, is binary.
+func TestBinaryRuleAcrossTools(t *testing.T) {
+	t.Parallel()
+	utf16 := []byte{0xff, 0xfe} // little-endian, with its byte order mark
+	for _, r := range "needle in UTF-16\n" {
+		utf16 = append(utf16, byte(r), 0)
+	}
+	lateNUL := strings.Repeat("x", 8192) + "\x00 needle after the first block\n"
+	atEdge := strings.Repeat("x", 8191) + "\x00 needle at the last byte probed\n"
+	files := map[string]string{"late.txt": lateNUL, "edge.txt": atEdge, "utf16.txt": string(utf16)}
+	c, _ := newTestFS(t, Options{Tools: []string{ToolReadFile, ToolSearchFiles}}, files)
+
+	assert.Equal(t, "[Binary file: 36 bytes. Use a binary-aware tool to inspect.]", read(t, c, map[string]any{"path": "utf16.txt"}))
+	assert.Equal(t, fmt.Sprintf("[Binary file: %d bytes. Use a binary-aware tool to inspect.]", len(atEdge)),
+		read(t, c, map[string]any{"path": "edge.txt"}))
+	late := read(t, c, map[string]any{"path": "late.txt"})
+	assert.True(t, strings.HasPrefix(late, "[late.txt | 1 lines | hash:"+contentHash([]byte(lateNUL))+"]\n     1\t"+strings.Repeat("x", MaxLineChars)), late[:60])
+
+	assert.Equal(t, "late.txt:1:[... 6,222 earlier characters not shown] "+strings.Repeat("x", 1970)+"\x00 needle after the first block",
+		searchFor(t, c, map[string]any{"pattern": "needle"}), "only the text file is searched")
+	assert.Equal(t, "No matches found.", searchFor(t, c, map[string]any{"pattern": "n.?e.?e.?d.?l.?e", "path": "utf16.txt"}))
+}
