@@ -44,7 +44,7 @@ type Scanner struct {
 	err        error
 	src        Source
 	ctx        context.Context
-	chars      int // code points read of the current long line
+	carry      []byte
 	empty      int // reads in a row that returned nothing
 	aside      []byte
 }
@@ -233,85 +233,156 @@ func runeOffset(b []byte, from, n int) int {
 }
 
 // longLine matches the line at the start of the buffer, longer than the
-// buffer, as it reads it: the expression runs over the line's code points
-// (io.RuneReader), which takes linear time and no memory beyond the
-// buffer. The line is consumed, terminator included. A match is shown by
-// reading the part of the line around it again, at its offset.
+// buffer, and consumes it, terminator included. It takes two passes, in the
+// buffer's memory. The first streams the line to its end, counting its
+// characters and looking for the literal every match contains, at the speed
+// of bytes.Index. Only a line that holds the literal, or any line for an
+// expression without one, is read again, at its offset, for the expression
+// to run over its code points (io.RuneReader), in linear time; a match is
+// then shown by reading the part of the line around it.
 func (s *Scanner) longLine(m *Matcher, maxChars, n int) (Line, bool, error) {
 	lineOff := s.off + int64(s.start)
-	s.chars = 0
-	var loc []int
-	if !m.never {
-		loc = m.re.FindReaderIndex(s)
-	}
-	for { // the rest of the line
-		if _, _, err := s.ReadRune(); err != nil {
-			break
-		}
-	}
-	if err := s.lineError(); err != nil {
+	total, length, litAt, err := s.measureLine(m.lit.lit)
+	if err != nil || m.never || (m.lit.lit != nil && litAt < 0) {
 		return Line{}, false, err
 	}
-	total := s.chars
-	s.skipBreak()
-	if loc == nil {
-		return Line{}, false, nil
+	at := litAt
+	if !m.litOnly {
+		r := runeSource{r: io.NewSectionReader(s.src, lineOff, length), buf: s.scratch(), ctx: s.ctx}
+		loc := m.re.FindReaderIndex(&r)
+		if r.err != nil {
+			return Line{}, false, r.err
+		}
+		if loc == nil {
+			return Line{}, false, nil
+		}
+		at = int64(loc[0])
 	}
-	shown, before, err := s.reread(lineOff, int64(loc[0]), total, maxChars)
+	shown, before, err := s.reread(lineOff, at, total, maxChars)
 	if err != nil {
 		return Line{}, false, err
 	}
 	return Line{N: n, Text: shown, Before: before, After: total - before - utf8.RuneCount(shown)}, true, nil
 }
 
-// errStopped ends a long line's reading when the search's context is done.
-var errStopped = errors.New("search stopped")
-
-// lineError returns why reading a long line stopped early, if it did.
-func (s *Scanner) lineError() error {
-	if s.err != nil {
-		return s.err
+// measureLine consumes the line at the start of the unread bytes and its
+// terminator, and returns its length in characters and in bytes (without
+// the terminator) and the offset in it of the first occurrence of lit, or
+// -1 (when lit is nil too).
+func (s *Scanner) measureLine(lit []byte) (chars int, length, litAt int64, err error) {
+	litAt = -1
+	keep := max(len(lit)-1, 0) // bytes passed that a later occurrence may start in
+	if cap(s.carry) < 2*keep {
+		s.carry = make([]byte, 0, 2*keep)
 	}
-	return s.ctx.Err()
+	carry := s.carry[:0]
+	for {
+		if err := s.ctx.Err(); err != nil {
+			return 0, 0, -1, err
+		}
+		data := s.buf[s.start:s.end]
+		// This part of the line ends at its terminator, or before the
+		// bytes at the end that the next read could complete: a \r before
+		// \n, a sequence cut short.
+		stop, atBreak := len(data), false
+		if ts, _ := text.NextBreak(data, 0); ts >= 0 {
+			stop, atBreak = ts, s.eof || ts < len(data)-1 || data[ts] != '\r'
+		} else if !s.eof {
+			stop = completeCut(data)
+		}
+		part := data[:stop]
+		if litAt < 0 && lit != nil {
+			if i := indexAcross(carry, part, lit); i != noIndex {
+				litAt = length + int64(i)
+			}
+			carry = keepTail(carry, part, keep)
+		}
+		chars += text.CountChars(part)
+		length += int64(len(part))
+		s.start += stop
+		switch {
+		case atBreak:
+			s.skipBreak()
+			return chars, length, litAt, nil
+		case s.eof && s.start == s.end:
+			return chars, length, litAt, s.err
+		}
+		if !s.fill(len(s.buf)) && s.err != nil {
+			return 0, 0, -1, s.err
+		}
+	}
 }
 
-// ReadRune reads the next code point of the current line, as Python decodes
-// it (a maximal invalid subpart is one U+FFFD), with its size in the
-// stream. It returns io.EOF at the line's terminator, which it leaves
-// unread, and at the end of the stream. It makes the Scanner the
-// io.RuneReader a long line is matched through.
-func (s *Scanner) ReadRune() (rune, int, error) {
-	if s.end-s.start < utf8.UTFMax && !s.eof {
-		if s.ctx.Err() != nil {
-			return 0, 0, errStopped
+// noIndex is indexAcross's "not found": -1 is a found offset there.
+const noIndex = -1 << 62
+
+// indexAcross returns the offset in part of the first occurrence of lit in
+// carry (the bytes just before part, fewer than lit) followed by part,
+// negative when it starts in carry, or noIndex.
+func indexAcross(carry, part, lit []byte) int {
+	if len(carry) > 0 {
+		head := part[:min(len(part), len(lit)-1)]
+		joined := append(append(make([]byte, 0, len(carry)+len(head)), carry...), head...)
+		if i := bytes.Index(joined, lit); i >= 0 {
+			return i - len(carry)
 		}
-		s.fill(len(s.buf))
 	}
-	if s.start == s.end {
-		return 0, 0, io.EOF
+	if i := bytes.Index(part, lit); i >= 0 {
+		return i
 	}
-	c := s.buf[s.start]
-	if c < utf8.RuneSelf {
-		if text.IsBreak(rune(c)) {
-			return 0, 0, io.EOF
+	return noIndex
+}
+
+// keepTail returns the last keep bytes of carry followed by part, in
+// carry's storage.
+func keepTail(carry, part []byte, keep int) []byte {
+	if keep == 0 {
+		return carry[:0]
+	}
+	if len(part) >= keep {
+		return append(carry[:0], part[len(part)-keep:]...)
+	}
+	carry = append(carry, part...)
+	return append(carry[:0], carry[len(carry)-min(keep, len(carry)):]...)
+}
+
+// completeCut returns len(b), or the start of a UTF-8 sequence cut short at
+// b's end, which the next read may complete.
+func completeCut(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
+		c := b[i]
+		switch {
+		case c < utf8.RuneSelf:
+			return len(b)
+		case c >= 0xc0:
+			need := 2
+			if c >= 0xf0 {
+				need = 4
+			} else if c >= 0xe0 {
+				need = 3
+			}
+			if i+need > len(b) {
+				return i
+			}
+			return len(b)
 		}
-		s.start++
-		s.chars++
-		return rune(c), 1, nil
 	}
-	r, size, ok := text.DecodeRune(s.buf[s.start:s.end])
-	if ok && text.IsBreak(r) {
-		return 0, 0, io.EOF
+	return len(b)
+}
+
+// scratch returns the Scanner's small second buffer, for reading a line
+// again.
+func (s *Scanner) scratch() []byte {
+	if s.aside == nil {
+		s.aside = make([]byte, max(min(asideSize, len(s.buf)), 2*utf8.UTFMax))
 	}
-	s.start += size
-	s.chars++
-	return r, size, nil
+	return s.aside
 }
 
 // skipBreak consumes the line terminator at the start of the unread bytes,
 // if there is one.
 func (s *Scanner) skipBreak() {
-	if s.end-s.start < 2 {
+	if s.end-s.start < utf8.UTFMax-1 {
 		s.fill(len(s.buf))
 	}
 	if s.start < s.end {
@@ -325,10 +396,7 @@ func (s *Scanner) skipBreak() {
 // characters precede them. It reads the line from its start, through a
 // small buffer of its own, to count those characters.
 func (s *Scanner) reread(lineOff, at int64, total, maxChars int) ([]byte, int, error) {
-	if s.aside == nil {
-		s.aside = make([]byte, max(min(asideSize, len(s.buf)), 2*utf8.UTFMax))
-	}
-	r := runeSource{r: io.NewSectionReader(s.src, lineOff, 1<<62), buf: s.aside}
+	r := runeSource{r: io.NewSectionReader(s.src, lineOff, 1<<62), buf: s.scratch(), ctx: s.ctx}
 	chars := 0
 	for pos := int64(0); pos < at; chars++ {
 		_, size, err := r.next()
@@ -339,7 +407,7 @@ func (s *Scanner) reread(lineOff, at int64, total, maxChars int) ([]byte, int, e
 	}
 	// Start over at the window's first character.
 	first := windowStart(chars, total, maxChars)
-	r = runeSource{r: io.NewSectionReader(s.src, lineOff, 1<<62), buf: s.aside}
+	r = runeSource{r: io.NewSectionReader(s.src, lineOff, 1<<62), buf: s.scratch(), ctx: s.ctx}
 	for range first {
 		if _, _, err := r.next(); err != nil {
 			return nil, 0, err
@@ -356,16 +424,24 @@ func (s *Scanner) reread(lineOff, at int64, total, maxChars int) ([]byte, int, e
 	return out, first, nil
 }
 
-// runeSource decodes the code points of a reader through buf.
+// runeSource decodes the code points of a reader through buf, as Python
+// decodes them (a maximal invalid subpart is one U+FFFD), each with its size
+// in the reader. It stops when ctx is done.
 type runeSource struct {
 	r          io.Reader
 	buf        []byte
 	start, end int
 	eof        bool
+	ctx        context.Context
+	err        error // why it stopped before the reader's end
 }
 
 func (r *runeSource) next() (rune, int, error) {
 	if r.end-r.start < utf8.UTFMax && !r.eof {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			return 0, 0, err
+		}
 		r.end = copy(r.buf, r.buf[r.start:r.end])
 		r.start = 0
 		for r.end < utf8.UTFMax && !r.eof {
@@ -374,13 +450,14 @@ func (r *runeSource) next() (rune, int, error) {
 			if err != nil {
 				r.eof = true
 				if err != io.EOF {
+					r.err = err
 					return 0, 0, err
 				}
 			}
 		}
 	}
 	if r.start == r.end {
-		return 0, 0, io.ErrUnexpectedEOF // the file shrank since
+		return 0, 0, io.EOF
 	}
 	c, size, ok := text.DecodeRune(r.buf[r.start:r.end])
 	if !ok {
@@ -389,3 +466,6 @@ func (r *runeSource) next() (rune, int, error) {
 	r.start += size
 	return c, size, nil
 }
+
+// ReadRune makes a runeSource the io.RuneReader an expression runs over.
+func (r *runeSource) ReadRune() (rune, int, error) { return r.next() }

@@ -122,3 +122,29 @@ func TestScanStopsAndSkipsBinary(t *testing.T) {
 	err = s.Scan(ctx, m, source{bytes.NewReader(long), bytes.NewReader(long)}, 100, false, func(Line) bool { return true })
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// In a line longer than the buffer, the literal prefilter finds an
+// occurrence wherever the reads cut it, and the window shows it.
+func TestScanLongLineLiteralAcrossReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, p := range []string{"needle", `needl[e]y`, `ne+dle`} {
+		m, err := Compile(p)
+		require.NoError(t, err)
+		for at := 0; at < 70; at++ {
+			line := strings.Repeat("é", at/2) + strings.Repeat("x", at%2) + "needle" + strings.Repeat("y", 40)
+			data := []byte(line + "\r\nnext needley\n")
+			s := NewScanner(16)
+			var got []Line
+			require.NoError(t, s.Scan(ctx, m, source{iotest.HalfReader(bytes.NewReader(data)), bytes.NewReader(data)}, 8, false,
+				func(l Line) bool { l.Text = bytes.Clone(l.Text); got = append(got, l); return true }))
+			require.Len(t, got, 2, "%s at %d", p, at)
+			chars := []rune(line)
+			assert.Equal(t, 1, got[0].N)
+			assert.Equal(t, string(chars[got[0].Before:got[0].Before+8]), string(got[0].Text), "%s at %d", p, at)
+			assert.Equal(t, len(chars), got[0].Before+8+got[0].After)
+			assert.Contains(t, string(chars[got[0].Before:]), "ne", "%s at %d", p, at)
+			assert.Equal(t, 2, got[1].N)
+		}
+	}
+}

@@ -30,6 +30,24 @@ func Decode(b []byte) []byte {
 	return out
 }
 
+// CountChars returns the number of code points of b decoded as Decode
+// decodes it, without decoding it.
+func CountChars(b []byte) int {
+	if utf8.Valid(b) {
+		return utf8.RuneCount(b)
+	}
+	n := 0
+	for i := 0; i < len(b); n++ {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size, _ := DecodeRune(b[i:])
+		i += size
+	}
+	return n
+}
+
 // DecodeRune decodes the code point at the start of b. For an invalid
 // sequence it returns ok false and the length of its maximal subpart, the
 // unit Python replaces or reports.
