@@ -77,3 +77,12 @@ func searchLine(name string, l search.Line) string {
 	}
 	return b.String()
 }
+
+// lineCapNote tells the model, in read_file's description, that long lines
+// are cut, when they are.
+func lineCapNote(fs *FS) string {
+	if fs.opts.MaxReadChars > 0 {
+		return ""
+	}
+	return " Lines longer than " + strconv.Itoa(MaxLineChars) + " characters are cut; search_files shows the part of such a line around a match."
+}

@@ -33,7 +33,8 @@ func newReadFile(fs *FS) capabilities.Tool {
 		name: ToolReadFile,
 		description: "Read a text file. Lines are numbered; the header gives the path, the total line count" +
 			hashNote(fs, " and a content hash to pass as expected_hash when writing") +
-			". Use offset (zero-based first line) and limit to page through long files. Binary files are not shown.",
+			". Use offset (zero-based first line) and limit to page through long files. Binary files are not shown." +
+			lineCapNote(fs),
 		params: object(map[string]any{
 			"path":   param("string", "Path of the file, relative to the working directory."),
 			"offset": param("integer", "Zero-based line to start from. Default 0."),

@@ -22,7 +22,8 @@ func init() {
 				"backreferences), line by line. Returns path:line:text for each matching line, sorted by path. " +
 				"path may be a directory (searched recursively) or a file; include_glob keeps only files whose " +
 				"path relative to the root matches it (fnmatch: '*' also matches '/'). Hidden and binary files " +
-				"are skipped.",
+				"are skipped. A line longer than " + strconv.Itoa(MaxLineChars) + " characters is shown as the part " +
+				"around its first match.",
 			params: object(map[string]any{
 				"pattern":      param("string", "The regular expression to search for."),
 				"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
