@@ -57,7 +57,7 @@ func TestReadFileHugeLineCapped(t *testing.T) {
 		" [... 52,426,800 more characters in this line not shown; search_files shows the part of a long line around a match.]\n"
 	assert.Equal(t, want, body)
 	t.Logf("bytes allocated reading a 50 MB line: %d", alloc)
-	assert.Less(t, alloc, uint64(2<<20), "bytes allocated reading a 50 MB line")
+	assert.Less(t, alloc, uint64(2<<20+raceSlack), "bytes allocated reading a 50 MB line")
 }
 
 func TestReadFileLineCap(t *testing.T) {
@@ -193,27 +193,26 @@ func TestSearchFilesLongLinesCapped(t *testing.T) {
 }
 
 // search_files streams each file through a fixed buffer: searching a 50 MB
-// file of short lines, or an 8 MB line, allocates a small fraction of it
+// file of short lines, or a 32 MB line, allocates a small fraction of it
 // (the bound counts a fresh search buffer, in case the pooled one is gone).
 func TestSearchFilesMemoryBounded(t *testing.T) {
 	// Not parallel: it measures the allocations of the process.
 	c, root := newTestFS(t, Options{Tools: []string{ToolSearchFiles, ToolReadFile}}, nil)
 	writeHugeLine(t, filepath.Join(root, "lines.txt"), 50<<20, "some text on a line\n")
-	writeHugeLine(t, filepath.Join(root, "one.txt"), 8<<20, "abcdefgh")
-	searchFor(t, c, map[string]any{"pattern": "warm up", "path": "lines.txt"}) // the pooled buffer
+	writeHugeLine(t, filepath.Join(root, "one.txt"), 32<<20, "abcdefgh")
 	var out string
 	alloc := allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "needle|on a line$", "path": "lines.txt"}) })
 	assert.True(t, strings.HasSuffix(out, "[... truncated at 1000 matches]"), "%.100s", out)
 	t.Logf("bytes allocated searching 50 MB of lines: %d", alloc)
-	assert.Less(t, alloc, uint64(4<<20), "bytes allocated searching 50 MB of lines")
+	assert.Less(t, alloc, uint64(4<<20+raceSlack), "bytes allocated searching 50 MB of lines")
 	alloc = allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "needle", "path": "lines.txt"}) })
 	assert.Equal(t, "No matches found.", out)
 	t.Logf("bytes allocated searching 50 MB of lines for nothing: %d", alloc)
-	assert.Less(t, alloc, uint64(4<<20), "bytes allocated searching 50 MB of lines for nothing")
+	assert.Less(t, alloc, uint64(4<<20+raceSlack), "bytes allocated searching 50 MB of lines for nothing")
 	alloc = allocated(func() { out = searchFor(t, c, map[string]any{"pattern": "hab", "path": "one.txt"}) })
 	assert.Contains(t, out, "one.txt:1:abcdefgh")
-	t.Logf("bytes allocated searching an 8 MB line: %d", alloc)
-	assert.Less(t, alloc, uint64(2<<20), "bytes allocated searching an 8 MB line")
+	t.Logf("bytes allocated searching a 32 MB line: %d", alloc)
+	assert.Less(t, alloc, uint64(2<<20+raceSlack), "bytes allocated searching a 32 MB line")
 }
 
 // One rule for binary files in read_file and search_files: a NUL in the

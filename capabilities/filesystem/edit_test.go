@@ -201,5 +201,5 @@ func TestEditFileMemoryBounded(t *testing.T) {
 	assert.True(t, strings.HasSuffix(got, "first, and now a longer line\n2nd\n"), "%q", got[len(got)-60:])
 	assert.Len(t, got, size+len("first, and now a longer line\n2nd\n"))
 	t.Logf("bytes allocated editing a %d-byte file: %d", size, alloc)
-	assert.Less(t, alloc, uint64(2*size+size/2), "bytes allocated editing a %d-byte file", size)
+	assert.Less(t, alloc, uint64(2*size+size/2+raceSlack), "bytes allocated editing a %d-byte file", size)
 }
