@@ -62,6 +62,14 @@ type searchJob struct {
 var scanners = sync.Pool{New: func() any { return search.NewScanner(searchBuffer) }}
 
 // searchFiles implements search_files.
+//
+// Its memory does not depend on the size of the files or of their lines:
+// beside the walk, it holds searchWorkers scanners of searchBuffer bytes
+// each (1 MiB, plus 64 KiB to read a long line's match again), a decoded
+// copy of a buffer that holds invalid UTF-8, and the result lines, each at
+// most MaxLineChars characters with its path and markers: at most
+// max_search_results + 1 lines per file, for the files whose results wait to
+// be delivered in order (at most ordered's window, 64).
 func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (string, error) {
 	m, err := search.Compile(pattern)
 	if err != nil {

@@ -66,16 +66,13 @@ func NewScanner(size int) *Scanner {
 	return &Scanner{buf: make([]byte, max(size, utf8.UTFMax))}
 }
 
-// Size returns the Scanner's buffer size, the memory it holds.
-func (s *Scanner) Size() int { return len(s.buf) + cap(s.aside) }
-
 // Scan reads src to its end and calls fn with each line that m matches, in
 // order, until fn returns false, like Matcher.Match on the whole text. A
 // line longer than maxChars characters is reported as the maxChars of it
 // around its first match. With skipBinary, a binary text (a NUL byte in its
 // first text.BinaryProbe bytes, which the buffer must be able to hold)
-// yields ErrBinary and no lines. Scan stops
-// with ctx's error when ctx is done.
+// yields ErrBinary and no lines. Scan stops with ctx's error when ctx is
+// done, and with a read error when reading fails.
 func (s *Scanner) Scan(ctx context.Context, m *Matcher, src Source, maxChars int, skipBinary bool,
 	fn func(Line) bool) error {
 	s.start, s.end, s.off, s.eof, s.err, s.empty, s.src, s.ctx = 0, 0, 0, false, nil, 0, src, ctx
@@ -109,8 +106,11 @@ func (s *Scanner) Scan(ctx context.Context, m *Matcher, src Source, maxChars int
 				stop = !fn(l)
 				return !stop
 			})
-			if stop || (s.eof && cut == len(data)) {
+			if stop {
 				return nil
+			}
+			if s.eof && cut == len(data) {
+				return s.err
 			}
 			base += lineCount(chunk)
 			s.start += cut

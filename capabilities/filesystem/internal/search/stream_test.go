@@ -148,3 +148,17 @@ func TestScanLongLineLiteralAcrossReads(t *testing.T) {
 		}
 	}
 }
+
+// A read that fails part way is Scan's error, after the lines before it.
+func TestScanReadError(t *testing.T) {
+	t.Parallel()
+	m, err := Compile("x")
+	require.NoError(t, err)
+	data := []byte(strings.Repeat("x\n", 50))
+	failing := io.MultiReader(bytes.NewReader(data), iotest.ErrReader(io.ErrUnexpectedEOF))
+	s := NewScanner(32)
+	n := 0
+	err = s.Scan(context.Background(), m, source{failing, bytes.NewReader(data)}, 100, false, func(Line) bool { n++; return true })
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Equal(t, 50, n)
+}
