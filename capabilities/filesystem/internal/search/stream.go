@@ -52,10 +52,10 @@ type Scanner struct {
 // asideSize is the scratch a Scanner reads a long line's match into.
 const asideSize = 64 << 10
 
-// firstRead bounds the first read of a stream: enough for most text files
-// whole and for the binary probe, little for a large binary that is
-// skipped.
-const firstRead = 64 << 10
+// firstRead bounds the first read of a stream not larger than it, or whose
+// size is not known: enough for most text files whole and for the binary
+// probe, little for a binary that is skipped.
+const firstRead = 256 << 10
 
 // NewScanner returns a Scanner with a buffer of size bytes: lines up to that
 // long are matched as a whole in memory; longer ones are matched as they
@@ -77,7 +77,15 @@ func (s *Scanner) Scan(ctx context.Context, m *Matcher, src Source, maxChars int
 	fn func(Line) bool) error {
 	s.start, s.end, s.off, s.eof, s.err, s.empty, s.src, s.ctx = 0, 0, 0, false, nil, 0, src, ctx
 	defer func() { s.src, s.ctx = nil, nil }()
-	for s.end < text.BinaryProbe && s.fill(min(firstRead, len(s.buf))) {
+	// A large file's first read is the binary probe alone: a binary is then
+	// skipped for one small read, a text read on in reads of the buffer's
+	// size. A file whose size is not known is read in firstRead bytes first.
+	first := firstRead
+	if sized, ok := src.(interface{ Size() int64 }); ok && sized.Size() > firstRead {
+		first = text.BinaryProbe
+	}
+	for s.end < text.BinaryProbe && s.fill(min(first, len(s.buf))) {
+		first = len(s.buf)
 	}
 	if s.err != nil {
 		return s.err
@@ -285,7 +293,7 @@ func (s *Scanner) measureLine(lit []byte) (chars int, length, litAt int64, err e
 		// bytes at the end that the next read could complete: a \r before
 		// \n, a sequence cut short.
 		stop, atBreak := len(data), false
-		if ts, _ := text.NextBreak(data, 0); ts >= 0 {
+		if ts, _ := text.NextBreak(data, text.FirstBreakLead(data)); ts >= 0 {
 			stop, atBreak = ts, s.eof || ts < len(data)-1 || data[ts] != '\r'
 		} else if !s.eof {
 			stop = completeCut(data)

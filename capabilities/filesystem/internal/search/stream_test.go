@@ -162,3 +162,28 @@ func TestScanReadError(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	assert.Equal(t, 50, n)
 }
+
+// A source that knows its size and is larger than firstRead is probed with
+// one small read first; the rule is the same: a NUL in the first
+// text.BinaryProbe bytes.
+func TestScanLargeSourceBinaryProbe(t *testing.T) {
+	t.Parallel()
+	m, err := Compile("x$")
+	require.NoError(t, err)
+	s := NewScanner(1 << 20)
+	big := func(nulAt int) []byte {
+		b := bytes.Repeat([]byte("abcdefx\n"), (firstRead+1000)/8)
+		b[nulAt] = 0
+		return b
+	}
+	count := func(data []byte) (int, error) {
+		n := 0
+		err := s.Scan(context.Background(), m, bytes.NewReader(data), 100, true, func(Line) bool { n++; return true })
+		return n, err
+	}
+	_, err = count(big(text.BinaryProbe - 1))
+	assert.ErrorIs(t, err, ErrBinary)
+	n, err := count(big(text.BinaryProbe))
+	require.NoError(t, err)
+	assert.Equal(t, (firstRead+1000)/8, n, "the NUL replaced a line's first letter: every line matches")
+}

@@ -1,6 +1,7 @@
 package text
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -161,6 +162,28 @@ func TestLastLineEnd(t *testing.T) {
 				}
 			}
 			assert.Equal(t, want, LastLineEnd(prefix), "%q cut at %d", whole, k)
+			lead, _ := NextBreak(prefix, 0)
+			if lead < 0 {
+				lead = len(prefix)
+			}
+			assert.LessOrEqual(t, FirstBreakLead(prefix), lead, "%q cut at %d", whole, k)
+			_, end := NextBreak(prefix, FirstBreakLead(prefix))
+			_, want2 := NextBreak(prefix, 0)
+			assert.Equal(t, want2, end, "NextBreak from FirstBreakLead, %q cut at %d", whole, k)
 		}
+	}
+}
+
+func TestLastIndexByte(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 300 {
+		b := make([]byte, rng.IntN(20000))
+		for range rng.IntN(4) {
+			if len(b) > 0 {
+				b[rng.IntN(len(b))] = '\n'
+			}
+		}
+		assert.Equal(t, bytes.LastIndexByte(b, '\n'), lastIndexByte(b, '\n'))
 	}
 }

@@ -14,6 +14,7 @@ import (
 type Stream struct {
 	fd   int
 	path string
+	size int64
 }
 
 func (d sysDir) openStream(name, path string) (*Stream, error) {
@@ -36,7 +37,7 @@ func (d sysDir) openStream(name, path string) (*Stream, error) {
 		unix.Close(fd)
 		return nil, ErrNotRegular
 	}
-	return &Stream{fd: fd, path: path}, nil
+	return &Stream{fd: fd, path: path, size: st.Size}, nil
 }
 
 // Read reads as io.Reader does. A regular file returns fewer bytes than
@@ -78,6 +79,9 @@ func (s *Stream) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return got, nil
 }
+
+// Size returns the file's size when it was opened.
+func (s *Stream) Size() int64 { return s.size }
 
 // Close closes the descriptor.
 func (s *Stream) Close() error { return unix.Close(s.fd) }
