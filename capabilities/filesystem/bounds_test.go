@@ -93,7 +93,8 @@ func TestReadFileLineCap(t *testing.T) {
 	assert.Contains(t, read(t, budget, map[string]any{"path": "ascii.txt"}), "... (Line 1 is 6,001 characters and does not fit")
 }
 
-// read_file counts lines as it streams the file through its buffer: a
+// read_file counts lines as it streams the file through its buffer, one by
+// one up to the end of its window and a buffer at a time after it: a
 // terminator split across the buffer's edge (\r then \n, or the bytes of
 // U+2028 and U+0085) counts as one, as str.splitlines counts it.
 func TestReadFileCountsAcrossBufferEdges(t *testing.T) {
@@ -128,9 +129,15 @@ func TestReadFileCountsAcrossBufferEdges(t *testing.T) {
 	c, _ := newTestFS(t, Options{}, files)
 	for name, content := range files {
 		lines := text.LineCount(content)
+		header := fmt.Sprintf("[%s | %d lines | hash:%s]\n", name, lines, contentHash([]byte(content)))
+		// Counted line by line up to the window, in bulk after it.
+		for _, window := range []map[string]any{{"limit": 1}, {"offset": lines / 2, "limit": 1}} {
+			window["path"] = name
+			out := read(t, c, window)
+			assert.True(t, strings.HasPrefix(out, header), "%s %v: %.80s", name, window, out)
+		}
 		out := read(t, c, map[string]any{"path": name, "offset": lines - 1})
-		assert.True(t, strings.HasPrefix(out, fmt.Sprintf("[%s | %d lines | hash:%s]\n", name, lines, contentHash([]byte(content)))),
-			"%s: %.80s", name, out)
+		assert.True(t, strings.HasPrefix(out, header), "%s: %.80s", name, out)
 		var last string
 		for rest := string(text.Decode([]byte(content))); rest != ""; {
 			n := text.LineEnd(rest)

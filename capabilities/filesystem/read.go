@@ -151,7 +151,11 @@ func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int
 	)
 	for {
 		idx := total
-		inWindow := !stopped && idx >= offset && idx-offset < limit
+		if idx >= offset && (stopped || idx-offset >= limit) {
+			total += lr.countRest() // past the window: only the count is left
+			break
+		}
+		inWindow := idx >= offset
 		start := len(w.text)
 		keep := 0
 		if inWindow {

@@ -157,6 +157,34 @@ func (lr *lineReader) skipAll() {
 	}
 }
 
+// countRest reads, and so hashes, the rest of the stream and returns how
+// many lines it holds, as next would count them one by one: whole buffers
+// at a time, cut after their last complete line, so that a terminator split
+// across two reads counts once.
+func (lr *lineReader) countRest() int {
+	n := 0
+	for lr.fill(1) {
+		b := lr.buf[lr.start:lr.end]
+		cut := len(b)
+		if !lr.eof {
+			cut = text.LastLineEnd(b)
+		}
+		switch {
+		case cut > 0:
+			n += text.CountLines(b[:cut])
+			lr.start += cut
+		case lr.start == 0 && lr.end == len(lr.buf):
+			// One line fills the buffer: step over it.
+			if _, _, ok := lr.next(nil, 0); ok {
+				n++
+			}
+		default:
+			lr.fill(len(b) + 1) // the rest of a line, or the end
+		}
+	}
+	return n
+}
+
 // hash returns contentHash of everything read.
 func (lr *lineReader) hash() string { return hashSum(lr.h.Sum(lr.sum[:0])) }
 

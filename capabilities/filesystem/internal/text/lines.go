@@ -189,3 +189,24 @@ func FirstBreakLead(b []byte) int {
 	}
 	return first
 }
+
+// CountLines is LineCount, faster on text whose only terminators are \n and
+// \r (\r\n included): it then counts them with bytes.Count.
+func CountLines(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	for _, c := range []byte{'\v', '\f', 0x1c, 0x1d, 0x1e, 0xc2, 0xe2} {
+		if bytes.IndexByte(b, c) >= 0 {
+			return LineCount(b)
+		}
+	}
+	n := bytes.Count(b, []byte{'\n'})
+	if bytes.IndexByte(b, '\r') >= 0 {
+		n += bytes.Count(b, []byte{'\r'}) - bytes.Count(b, []byte{'\r', '\n'})
+	}
+	if c := b[len(b)-1]; c != '\n' && c != '\r' {
+		n++ // a last line without a terminator
+	}
+	return n
+}

@@ -116,6 +116,7 @@ func checkLines(t *testing.T, text string) {
 	}
 	assert.Equal(t, want, raw, "LineEnd on raw %q", text)
 	assert.Equal(t, len(want), LineCount(text), "LineCount(%q)", text)
+	assert.Equal(t, len(want), CountLines([]byte(text)), "CountLines(%q)", text)
 
 	last, _ := utf8.DecodeLastRuneInString(decoded)
 	assert.Equal(t, text != "" && IsBreak(last), EndsWithBreak(text), "EndsWithBreak(%q)", text)
@@ -185,5 +186,19 @@ func TestLastIndexByte(t *testing.T) {
 			}
 		}
 		assert.Equal(t, bytes.LastIndexByte(b, '\n'), lastIndexByte(b, '\n'))
+	}
+}
+
+// CountLines' fast path, texts whose only terminators are \n and \r.
+func TestCountLinesNewlinesOnly(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", "bc", "\n", "\r", "\r\n", "é", "\xff", "\n\r"}
+	rng := rand.New(rand.NewPCG(15, 16))
+	for range 3000 {
+		var sb strings.Builder
+		for range rng.IntN(20) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		assert.Equal(t, LineCount(sb.String()), CountLines([]byte(sb.String())), "%q", sb.String())
 	}
 }
