@@ -13,6 +13,7 @@ echo
 
 echo "== read_file against os.ReadFile, a 100,000-file tree, the change watcher"
 "$GO" test -run '^$' -bench 'ReadFileSmall' -benchtime "${BENCHTIME_SMALL:-5000x}" ./capabilities/filesystem/
+"$GO" test -run '^$' -bench 'ReadFileLarge' -benchtime "${BENCHTIME_LARGE:-20x}" ./capabilities/filesystem/
 "$GO" test -run '^$' -bench 'LargeTree|WatchOverhead|JobLifecycle' -benchmem ./capabilities/filesystem/
 echo
 

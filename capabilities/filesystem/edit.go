@@ -1,10 +1,11 @@
 package filesystem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
@@ -80,8 +81,8 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if text.IsBinary(snap.data) {
 		return "", capabilities.Retry("%s is a binary file; edit_file only edits text files.", args.Path)
 	}
-	old, err := text.DecodeStrict(snap.data)
-	if err != nil {
+	old := snap.data
+	if err := text.CheckStrict(old); err != nil {
 		return "", &capabilities.RetryError{Message: err.Error()}
 	}
 	if args.ExpectedHash != nil && *args.ExpectedHash != snap.hash {
@@ -94,7 +95,7 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if watched && snap.hash != seen {
 		return "", fs.changedOnDisk(ctx, args.Path, rel, seen, snap.hash)
 	}
-	text, err := applyReplacements(old, reps, args.Path)
+	content, err := applyReplacements(old, reps, args.Path)
 	if err != nil {
 		return "", err
 	}
@@ -102,7 +103,7 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 	var diff string
 	var truncated bool
 	if capabilities.Emitting(ctx) {
-		diff, truncated = unifiedDiff(old, text, rel)
+		diff, truncated = editDiff(old, content, rel)
 		refusal, err := fs.announce(ctx, rel, OpEdit, diff, truncated)
 		if err != nil || refusal != "" {
 			return refusal, err
@@ -111,7 +112,7 @@ func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error)
 			return "", err
 		}
 	}
-	hash, err := fs.writeTracked(args.Path, rel, []byte(text), guard{hash: snap.hash}, false)
+	hash, err := fs.writeTracked(args.Path, rel, content, guard{hash: snap.hash}, false)
 	if err != nil {
 		return "", fs.staleConflict(ctx, args.Path, rel, err, watched)
 	}
@@ -149,28 +150,75 @@ func (a *editArgs) pairs() ([]replacement, error) {
 	return a.Replacements, nil
 }
 
-// applyReplacements applies reps in order, each to the result of the ones
-// before. It fails, naming the replacement, unless each old_text occurs
-// exactly once where it is applied.
-func applyReplacements(text string, reps []replacement, path string) (string, error) {
+// applyReplacements applies reps in order to old, each to the result of the
+// ones before, and returns the new content. It fails, naming the
+// replacement, unless each old_text occurs exactly once where it is applied.
+//
+// An edit of a big file takes the file's bytes and the new content's, no
+// more: old is neither copied nor changed, and every replacement is made in
+// place in one buffer, sized once for the longest the content can grow to.
+func applyReplacements(old []byte, reps []replacement, path string) ([]byte, error) {
+	growth := 0
+	for _, r := range reps {
+		growth += max(len(*r.NewText)-len(*r.OldText), 0)
+	}
+	var out []byte // nil until the first replacement, which copies old
 	for i, r := range reps {
 		label := "old_text"
 		if len(reps) > 1 {
 			label = fmt.Sprintf("replacement %d", i+1)
 		}
-		old := *r.OldText
-		if old == "" {
-			return "", capabilities.Retry("%s is empty; old_text must be the exact text to replace.", label)
+		find, repl := []byte(*r.OldText), *r.NewText
+		if len(find) == 0 {
+			return nil, capabilities.Retry("%s is empty; old_text must be the exact text to replace.", label)
 		}
-		switch n := strings.Count(text, old); n {
+		cur := out
+		if cur == nil {
+			cur = old
+		}
+		switch n := bytes.Count(cur, find); n {
 		case 0:
-			return "", capabilities.Retry("%s not found in %s. No changes were written.", label, path)
+			return nil, capabilities.Retry("%s not found in %s. No changes were written.", label, path)
 		case 1:
-			text = strings.Replace(text, old, *r.NewText, 1)
+			at := bytes.Index(cur, find)
+			if out == nil {
+				out = make([]byte, 0, len(old)+growth)
+				out = append(out, old[:at]...)
+				out = append(out, repl...)
+				out = append(out, old[at+len(find):]...)
+				continue
+			}
+			out = replaceAt(out, at, len(find), repl)
 		default:
-			return "", capabilities.Retry("%s found %d times in %s. Include more surrounding context to make the match unique. "+
+			return nil, capabilities.Retry("%s found %d times in %s. Include more surrounding context to make the match unique. "+
 				"No changes were written.", label, n, path)
 		}
 	}
-	return text, nil
+	return out, nil
+}
+
+// replaceAt replaces the n bytes of b at offset at with repl, in b's storage
+// (applyReplacements reserves room for every growth).
+func replaceAt(b []byte, at, n int, repl string) []byte {
+	end := len(b)
+	size := end - n + len(repl)
+	if size > end {
+		b = slices.Grow(b, size-end)[:size] // applyReplacements reserved the room: no copy
+	}
+	copy(b[at+len(repl):], b[at+n:end])
+	copy(b[at:], repl)
+	return b[:size]
+}
+
+// editDiff is unifiedDiff of the old and new content. A side too large to
+// be diffed anyway (more than maxDiffFileBytes bytes is more than
+// MaxDiffSourceChars characters) is not copied into a string for it.
+func editDiff(old, new []byte, rel string) (string, bool) {
+	if len(old) > maxDiffFileBytes || len(new) > maxDiffFileBytes {
+		if bytes.Equal(old, new) {
+			return "", false
+		}
+		return diffHeadersOnly(rel), true
+	}
+	return unifiedDiff(string(old), string(new), rel)
 }

@@ -149,3 +149,57 @@ func TestEditFileLargeDiffIsBounded(t *testing.T) {
 	assert.Equal(t, "--- a/big.txt\n+++ b/big.txt", ev.Diff)
 	assert.True(t, ev.Truncated)
 }
+
+// applyReplacements against strings.Replace, the obvious way, for chains of
+// replacements that grow, shrink and keep the content's length.
+func TestApplyReplacementsInPlace(t *testing.T) {
+	t.Parallel()
+	s := func(v string) *string { return &v }
+	base := "alpha beta gamma delta\r\nepsilon\n"
+	chains := [][]replacement{
+		{{s("beta"), s("BETA-BETA-BETA")}},
+		{{s("beta"), s("b")}, {s("b gamma"), s("bg and more and more")}, {s("epsilon"), s("")}},
+		{{s("alpha"), s("omega")}, {s("omega beta"), s("x")}, {s("\r\n"), s("\n\n\n\n")}},
+		{{s("delta\r\nepsilon\n"), s("")}, {s("alpha "), s("")}, {s("gamma "), s("a much longer gamma ")}},
+	}
+	for _, chain := range chains {
+		want := base
+		for _, r := range chain {
+			want = strings.Replace(want, *r.OldText, *r.NewText, 1)
+		}
+		old := []byte(base)
+		got, err := applyReplacements(old, chain, "f.txt")
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got))
+		assert.Equal(t, base, string(old), "the old content is left as it was")
+	}
+	_, err := applyReplacements([]byte(base), []replacement{{s("beta"), s("a")}, {s("a"), s("b")}}, "f.txt")
+	assert.EqualError(t, err, "replacement 2 found 6 times in f.txt. Include more surrounding context to make the match unique. No changes were written.")
+}
+
+// Editing a big file allocates its old and its new content once each, not
+// the four copies of decoding, replacing and encoding strings.
+func TestEditFileMemoryBounded(t *testing.T) {
+	// Not parallel: it measures the allocations of the process.
+	c, root := newTestFS(t, Options{}, nil)
+	const size = 20 << 20
+	writeHugeLine(t, filepath.Join(root, "big.txt"), size, "a line of a large file\n")
+	f, err := os.OpenFile(filepath.Join(root, "big.txt"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("FIRST marker\nSECOND marker\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	var out string
+	var rec recorder
+	alloc := allocated(func() {
+		out = edit(rec.ctx(), t, c, map[string]any{"path": "big.txt", "replacements": []map[string]any{
+			pair("FIRST marker", "first, and now a longer line"), pair("SECOND marker", "2nd"),
+		}})
+	})
+	require.True(t, strings.HasPrefix(out, "Edited big.txt."), out)
+	got := readBack(t, root, "big.txt")
+	assert.True(t, strings.HasSuffix(got, "first, and now a longer line\n2nd\n"), "%q", got[len(got)-60:])
+	assert.Len(t, got, size+len("first, and now a longer line\n2nd\n"))
+	t.Logf("bytes allocated editing a %d-byte file: %d", size, alloc)
+	assert.Less(t, alloc, uint64(2*size+size/2+raceSlack), "bytes allocated editing a %d-byte file", size)
+}

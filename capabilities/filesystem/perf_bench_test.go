@@ -1,7 +1,9 @@
 package filesystem
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -150,6 +152,69 @@ func BenchmarkLargeTree(b *testing.B) {
 			<-done
 			grown := int64(peak.Load()) - int64(base.HeapInuse)
 			b.ReportMetric(float64(max(grown, 0))/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+// BenchmarkReadFileLarge times read_file of the first 100 lines of a 32 MiB
+// file, which it streams whole for its hash and line count, against two
+// anchors timed in the same loop (interleaved, medians): os.ReadFile of the
+// file (x-readfile) and os.ReadFile plus the SHA-256 of its bytes, the least
+// any hashing read does (x-readhash). The anchors hold the file in memory,
+// which read_file never does: tool-B/op is what one read_file call
+// allocates. "lines" is a file of 80-byte lines, "one-line" a file that is
+// one line.
+func BenchmarkReadFileLarge(b *testing.B) {
+	dir := b.TempDir()
+	const size = 32 << 20
+	files := map[string][]byte{
+		"lines":    bytes.Repeat([]byte("a line of text in a large file, read in windows of a hundred lines at a time.\r\n"), size/80),
+		"one-line": bytes.Repeat([]byte("minified"), size/8),
+	}
+	c, err := New(Options{RootDir: dir}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	read := benchTool(b, c, ToolReadFile)
+	ctx := context.Background()
+	for _, name := range []string{"lines", "one-line"} {
+		path := filepath.Join(dir, name+".txt")
+		if err := os.WriteFile(path, files[name], 0o644); err != nil {
+			b.Fatal(err)
+		}
+		args := json.RawMessage(`{"path": "` + name + `.txt", "limit": 100}`)
+		b.Run(name, func(b *testing.B) {
+			var tool, plain, hashed []time.Duration
+			var alloc uint64
+			var m0, m1 runtime.MemStats
+			for b.Loop() {
+				runtime.ReadMemStats(&m0)
+				t0 := time.Now()
+				if _, err := read(ctx, args); err != nil {
+					b.Fatal(err)
+				}
+				tool = append(tool, time.Since(t0))
+				runtime.ReadMemStats(&m1)
+				alloc += m1.TotalAlloc - m0.TotalAlloc
+				t1 := time.Now()
+				if _, err := os.ReadFile(path); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				data, err := os.ReadFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sha256.Sum256(data)
+				plain = append(plain, t2.Sub(t1))
+				hashed = append(hashed, time.Since(t2))
+			}
+			p50 := median(tool)
+			b.ReportMetric(float64(p50.Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(p50)/float64(median(plain)), "x-readfile")
+			b.ReportMetric(float64(p50)/float64(median(hashed)), "x-readhash")
+			b.ReportMetric(float64(alloc)/float64(len(tool)), "tool-B/op")
 		})
 	}
 }

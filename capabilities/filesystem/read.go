@@ -33,7 +33,8 @@ func newReadFile(fs *FS) capabilities.Tool {
 		name: ToolReadFile,
 		description: "Read a text file. Lines are numbered; the header gives the path, the total line count" +
 			hashNote(fs, " and a content hash to pass as expected_hash when writing") +
-			". Use offset (zero-based first line) and limit to page through long files. Binary files are not shown.",
+			". Use offset (zero-based first line) and limit to page through long files. Binary files are not shown." +
+			lineCapNote(fs),
 		params: object(map[string]any{
 			"path":   param("string", "Path of the file, relative to the working directory."),
 			"offset": param("integer", "Zero-based line to start from. Default 0."),
@@ -107,9 +108,12 @@ func changedToSymlink(path string) error {
 }
 
 // renderRead produces read_file's result from the file's content, streamed
-// from r: it keeps only the lines of the window that can be shown, so memory
-// stays bounded by the window whatever the file's size. It also returns the
-// hash of the whole file.
+// from r through a fixed buffer: it keeps only the lines of the window that
+// can be shown, each cut to MaxLineChars unless max_read_chars governs, so
+// memory stays bounded by the window whatever the file's size (about
+// limit × MaxLineChars characters, or max_read_chars). It also returns the
+// hash of the whole file, SHA-256 of its raw bytes (D1), and its line count,
+// both taken as the bytes stream past.
 func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int) (string, string, error) {
 	lr := newLineReader(r)
 	defer lr.release()
@@ -147,7 +151,11 @@ func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int
 	)
 	for {
 		idx := total
-		inWindow := !stopped && idx >= offset && idx-offset < limit
+		if idx >= offset && (stopped || idx-offset >= limit) {
+			total += lr.countRest() // past the window: only the count is left
+			break
+		}
+		inWindow := idx >= offset
 		start := len(w.text)
 		keep := 0
 		if inWindow {
@@ -160,7 +168,11 @@ func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int
 		prefix := len(w.text) - start // ASCII: bytes are code points
 		var lineChars int
 		var ok bool
-		w.text, lineChars, ok = lr.next(w.text, keep)
+		if inWindow && upper < 0 {
+			w.text, ok = lr.nextShown(w.text)
+		} else {
+			w.text, lineChars, ok = lr.next(w.text, keep)
+		}
 		if !ok {
 			w.text = w.text[:start]
 			break

@@ -22,7 +22,8 @@ func init() {
 				"backreferences), line by line. Returns path:line:text for each matching line, sorted by path. " +
 				"path may be a directory (searched recursively) or a file; include_glob keeps only files whose " +
 				"path relative to the root matches it (fnmatch: '*' also matches '/'). Hidden and binary files " +
-				"are skipped.",
+				"are skipped. A line longer than " + strconv.Itoa(MaxLineChars) + " characters is shown as the part " +
+				"around its first match.",
 			params: object(map[string]any{
 				"pattern":      param("string", "The regular expression to search for."),
 				"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
@@ -56,25 +57,29 @@ type searchJob struct {
 	target string     // else the canonical rel of a symlink's target
 }
 
-// bufPool holds file buffers between searches, so that a search reads into
-// memory it already has.
-var bufPool = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxPooledBuf is the largest buffer kept for reuse; a bigger file gets its
-// own, which is dropped afterwards.
-const maxPooledBuf = 4 << 20
+// scanners holds the search buffers between searches, so that a search
+// reads into memory it already has.
+var scanners = sync.Pool{New: func() any { return search.NewScanner(searchBuffer) }}
 
 // searchFiles implements search_files.
+//
+// Its memory does not depend on the size of the files or of their lines:
+// beside the walk, it holds searchWorkers scanners of searchBuffer bytes
+// each (1 MiB, plus 64 KiB to read a long line's match again), a decoded
+// copy of a buffer that holds invalid UTF-8, and the result lines, each at
+// most MaxLineChars characters with its path and markers: at most
+// max_search_results + 1 lines per file, for the files whose results wait to
+// be delivered in order (at most ordered's window, 64).
 func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (string, error) {
 	m, err := search.Compile(pattern)
 	if err != nil {
-		return "", capabilities.Retry("Invalid regex pattern: %s", err)
+		return "", invalidPattern(pattern, err)
 	}
 	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
 	if err != nil {
 		return "", err
 	}
-	s := &fileSearch{fs: fs, m: m, listing: listing{limit: fs.opts.MaxSearchResults}}
+	s := &fileSearch{ctx: ctx, fs: fs, m: m, listing: listing{limit: fs.opts.MaxSearchResults}}
 	if include != "" {
 		p := compilePattern(include)
 		s.include = &p
@@ -90,6 +95,7 @@ func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (s
 
 // fileSearch is one search_files call.
 type fileSearch struct {
+	ctx     context.Context
 	fs      *FS
 	m       *search.Matcher
 	include *pattern
@@ -109,7 +115,9 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 		return nil
 	case st.Mode().IsRegular():
 		if s.wanted(rel) {
-			s.collect(s.search(searchJob{path: rel, target: rel}, new([]byte)))
+			sc := scanners.Get().(*search.Scanner)
+			s.collect(s.search(searchJob{path: rel, target: rel}, sc))
+			scanners.Put(sc)
 		}
 		return nil
 	case !st.IsDir():
@@ -121,15 +129,13 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 	}
 	defer w.Close()
 
-	bufs := make([]*[]byte, searchWorkers)
-	for i := range bufs {
-		bufs[i] = bufPool.Get().(*[]byte)
+	scs := make([]*search.Scanner, searchWorkers)
+	for i := range scs {
+		scs[i] = scanners.Get().(*search.Scanner)
 	}
 	defer func() {
-		for _, b := range bufs {
-			if cap(*b) <= maxPooledBuf {
-				bufPool.Put(b)
-			}
+		for _, sc := range scs {
+			scanners.Put(sc)
 		}
 	}()
 	next := func() (searchJob, bool) {
@@ -140,7 +146,7 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 		}
 		return searchJob{}, false
 	}
-	work := func(i int, job searchJob) []string { return s.search(job, bufs[i]) }
+	work := func(i int, job searchJob) []string { return s.search(job, scs[i]) }
 	ordered.Run(searchWorkers, next, work, s.collect)
 	s.in.visited = w.Capped()
 	return context.Cause(ctx)
@@ -179,37 +185,39 @@ func (s *fileSearch) wanted(rel string) bool {
 	return (s.include == nil || s.include.match(rel)) && s.fs.readable(rel)
 }
 
-// search reads one file into *buf and returns its output lines, at most one
-// more than the cap. A file that cannot be read as a regular text file has
-// none.
-func (s *fileSearch) search(job searchJob, buf *[]byte) []string {
-	var data []byte
-	var err error
+// search streams one file through sc and returns its output lines, at most
+// one more than the cap. A file that cannot be read as a regular text file
+// to its end has none.
+func (s *fileSearch) search(job searchJob, sc *search.Scanner) []string {
+	var src search.Source
 	if job.file != nil {
-		data, err = job.file.Read(*buf, true)
+		f, err := job.file.Open()
 		job.file.Close()
-	} else {
-		var f *os.File
-		if f, err = s.fs.openFile(job.target, os.O_RDONLY, 0); err == nil {
-			data, err = walk.ReadOpen(f, *buf, true)
-			f.Close()
+		if err != nil {
+			return nil
 		}
-	}
-	if cap(data) > cap(*buf) {
-		*buf = data[:0]
-	}
-	if err != nil {
-		return nil
+		defer f.Close()
+		src = f
+	} else {
+		f, err := s.fs.openFile(job.target, os.O_RDONLY, 0)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		src = f
 	}
 	var out []string
 	var name string
-	s.m.Match(data, func(n int, line []byte) bool {
+	err := sc.Scan(s.ctx, s.m, src, MaxLineChars, true, func(l search.Line) bool {
 		if out == nil {
 			name = s.fs.relToCwd(job.path)
 		}
-		out = append(out, name+":"+strconv.Itoa(n)+":"+string(line))
+		out = append(out, searchLine(name, l))
 		return len(out) <= s.limit
 	})
+	if err != nil {
+		return nil
+	}
 	return out
 }
 

@@ -65,7 +65,8 @@ func TestSearchFiles(t *testing.T) {
 		{name: "invalid regex", args: map[string]any{"pattern": "("},
 			want: "RETRY: Invalid regex pattern: missing closing ): `(`"},
 		{name: "lookbehind is not RE2", args: map[string]any{"pattern": "(?<=a)b"},
-			want: "RETRY: Invalid regex pattern: invalid named capture: `(?<=a)b`"},
+			want: "RETRY: Invalid regex pattern: invalid named capture: `(?<=a)b`. Look-behind (?<=...) is not supported (RE2 syntax); " +
+				"match the preceding text as part of the pattern instead, e.g. 'price: \\d+' for '(?<=price: )\\d+'."},
 		{name: "overlong pattern", args: map[string]any{"pattern": strings.Repeat("a", 4097)},
 			want: "RETRY: Invalid regex pattern: pattern is 4097 bytes long; the limit is 4096"},
 		{name: "missing pattern", args: map[string]any{}, want: "RETRY: Missing required argument 'pattern'."},

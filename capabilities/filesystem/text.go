@@ -157,6 +157,34 @@ func (lr *lineReader) skipAll() {
 	}
 }
 
+// countRest reads, and so hashes, the rest of the stream and returns how
+// many lines it holds, as next would count them one by one: whole buffers
+// at a time, cut after their last complete line, so that a terminator split
+// across two reads counts once.
+func (lr *lineReader) countRest() int {
+	n := 0
+	for lr.fill(1) {
+		b := lr.buf[lr.start:lr.end]
+		cut := len(b)
+		if !lr.eof {
+			cut = text.LastLineEnd(b)
+		}
+		switch {
+		case cut > 0:
+			n += text.CountLines(b[:cut])
+			lr.start += cut
+		case lr.start == 0 && lr.end == len(lr.buf):
+			// One line fills the buffer: step over it.
+			if _, _, ok := lr.next(nil, 0); ok {
+				n++
+			}
+		default:
+			lr.fill(len(b) + 1) // the rest of a line, or the end
+		}
+	}
+	return n
+}
+
 // hash returns contentHash of everything read.
 func (lr *lineReader) hash() string { return hashSum(lr.h.Sum(lr.sum[:0])) }
 
@@ -173,10 +201,24 @@ func hashRest(prefix []byte, r io.Reader) (string, error) {
 // included, to dst (keep < 0: all of it) and returns dst, the line's whole
 // length in code points and whether there was a line.
 func (lr *lineReader) next(dst []byte, keep int) ([]byte, int, bool) {
+	dst, n, _, ok := lr.read(dst, keep, false)
+	return dst, n, ok
+}
+
+// nextCapped reads one line like next, but keep bounds the line's text
+// only: its terminator is appended whatever keep is. It also returns the
+// terminator's length in bytes, the end of dst.
+func (lr *lineReader) nextCapped(dst []byte, keep int) ([]byte, int, int, bool) {
+	return lr.read(dst, keep, true)
+}
+
+// read is next and nextCapped: term says whether the terminator is kept
+// whatever keep is.
+func (lr *lineReader) read(dst []byte, keep int, term bool) ([]byte, int, int, bool) {
 	n := 0
 	for {
 		if !lr.fill(1) {
-			return dst, n, n > 0
+			return dst, n, 0, n > 0
 		}
 		b := lr.buf[lr.start:lr.end]
 		if i := plainPrefix(b); i > 0 {
@@ -193,19 +235,23 @@ func (lr *lineReader) next(dst []byte, keep int) ([]byte, int, bool) {
 		}
 		c := b[0]
 		if c < utf8.RuneSelf {
+			// plainPrefix stops only at terminators below 0x80.
 			lr.start++
 			n++
-			dst = appendKept(dst, keep, n, c)
+			size := 1
+			dst = appendKept(dst, keep, n, c, term)
 			if c == '\r' && lr.fill(1) && lr.buf[lr.start] == '\n' {
 				lr.start++
 				n++
-				dst = appendKept(dst, keep, n, '\n')
+				size++
+				dst = appendKept(dst, keep, n, '\n', term)
 			}
-			return dst, n, true // plainPrefix stops only at terminators below 0x80
+			return dst, n, size, true
 		}
 		lr.fill(utf8.UTFMax)
 		r, size, ok := text.DecodeRune(lr.buf[lr.start:lr.end])
-		if keep < 0 || n < keep {
+		brk := text.IsBreak(r)
+		if keep < 0 || n < keep || (term && brk) {
 			if ok {
 				dst = append(dst, lr.buf[lr.start:lr.start+size]...)
 			} else {
@@ -214,14 +260,14 @@ func (lr *lineReader) next(dst []byte, keep int) ([]byte, int, bool) {
 		}
 		lr.start += size
 		n++
-		if text.IsBreak(r) {
-			return dst, n, true
+		if brk {
+			return dst, n, size, true
 		}
 	}
 }
 
-func appendKept(dst []byte, keep, n int, c byte) []byte {
-	if keep < 0 || n <= keep {
+func appendKept(dst []byte, keep, n int, c byte, always bool) []byte {
+	if always || keep < 0 || n <= keep {
 		return append(dst, c)
 	}
 	return dst

@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -98,5 +99,36 @@ func TestGroupThousands(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", 52428801: "52,428,801"} {
 		assert.Equal(t, want, groupThousands(n))
+	}
+}
+
+// countRest counts what next would, line by line, whatever the chunking of
+// the stream and wherever it starts.
+func TestLineReaderCountRest(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", "bcd", "\n", "\r", "\r\n", "\v", "\u0085", "\u2028", "\xe2", "\xc2", "é",
+		strings.Repeat("x", 70000)}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for range 300 {
+		var sb strings.Builder
+		for range rng.IntN(30) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		in := sb.String()
+		want := text.LineCount(text.Decode([]byte(in)))
+		skip := rng.IntN(3)
+		for _, r := range []io.Reader{strings.NewReader(in), iotest.HalfReader(strings.NewReader(in))} {
+			lr := newLineReader(r)
+			got := 0
+			for range skip {
+				if _, _, ok := lr.next(nil, 0); ok {
+					got++
+				}
+			}
+			got += lr.countRest()
+			assert.Equal(t, want, got, "%.60q after %d lines", in, skip)
+			assert.Equal(t, contentHash([]byte(in)), lr.hash())
+			lr.release()
+		}
 	}
 }

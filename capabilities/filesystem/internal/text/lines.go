@@ -1,5 +1,7 @@
 package text
 
+import "bytes"
+
 // Line boundaries are those of Python's str.splitlines: \n, \r\n, \r, \v, \f,
 // \x1c, \x1d, \x1e, U+0085, U+2028 and U+2029, on text decoded from UTF-8
 // with invalid bytes replaced. The scanners below work on the undecoded
@@ -111,4 +113,100 @@ func Lines(b []byte, fn func(line []byte) bool) {
 		}
 		start = te
 	}
+}
+
+// LastLineEnd returns the end of the last complete line of b, the offset
+// just past its terminator, or 0 when b holds none. b is the start of a
+// longer text, so a final \r does not end a line yet: it may be the first
+// half of \r\n. Cutting a text there splits it into the same lines as
+// splitlines on the whole, since every line the cut leaves whole ends
+// before it.
+func LastLineEnd(b []byte) int {
+	// A terminator after the last \n can only be in the bytes after it; in
+	// a text without \n, none ends after the last byte one can end with.
+	nl := lastIndexByte(b, '\n') + 1
+	hi := len(b)
+	if nl == 0 {
+		hi = 0
+		for _, c := range []byte{'\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0xa8, 0xa9} {
+			hi = max(hi, lastIndexByte(b, c)+1)
+		}
+	}
+	if end := lastBreakEnd(b, nl, hi); end > 0 {
+		return end
+	}
+	return nl
+}
+
+// lastIndexByte is bytes.LastIndexByte, fast over a long text where c is
+// rare or absent: bytes.IndexByte is vectorised and LastIndexByte is not, so
+// the text is looked at in blocks from its end, each first checked by the
+// former.
+func lastIndexByte(b []byte, c byte) int {
+	const block = 4 << 10
+	for hi := len(b); hi > 0; hi -= block {
+		lo := max(hi-block, 0)
+		if bytes.IndexByte(b[lo:hi], c) >= 0 {
+			return lo + bytes.LastIndexByte(b[lo:hi], c)
+		}
+	}
+	return -1
+}
+
+// lastBreakEnd returns the end of the last terminator of b that ends in
+// b[lo:hi], looking byte by byte from hi down, or 0.
+func lastBreakEnd(b []byte, lo, hi int) int {
+	for i := hi - 1; i >= lo; i-- {
+		switch c := b[i]; c {
+		case '\r':
+			if i < len(b)-1 {
+				return i + 1
+			}
+		case '\n', '\v', '\f', 0x1c, 0x1d, 0x1e:
+			return i + 1
+		case 0x85:
+			if i >= 1 && b[i-1] == 0xc2 {
+				return i + 1
+			}
+		case 0xa8, 0xa9:
+			if i >= 2 && b[i-1] == 0x80 && b[i-2] == 0xe2 {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+// FirstBreakLead returns the offset of the first byte of b that can start a
+// line terminator, or len(b): where NextBreak need start looking. It scans
+// for each such byte at the speed of bytes.IndexByte.
+func FirstBreakLead(b []byte) int {
+	first := len(b)
+	for _, c := range []byte{'\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0xc2, 0xe2} {
+		if i := bytes.IndexByte(b[:first], c); i >= 0 {
+			first = i
+		}
+	}
+	return first
+}
+
+// CountLines is LineCount, faster on text whose only terminators are \n and
+// \r (\r\n included): it then counts them with bytes.Count.
+func CountLines(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	for _, c := range []byte{'\v', '\f', 0x1c, 0x1d, 0x1e, 0xc2, 0xe2} {
+		if bytes.IndexByte(b, c) >= 0 {
+			return LineCount(b)
+		}
+	}
+	n := bytes.Count(b, []byte{'\n'})
+	if bytes.IndexByte(b, '\r') >= 0 {
+		n += bytes.Count(b, []byte{'\r'}) - bytes.Count(b, []byte{'\r', '\n'})
+	}
+	if c := b[len(b)-1]; c != '\n' && c != '\r' {
+		n++ // a last line without a terminator
+	}
+	return n
 }

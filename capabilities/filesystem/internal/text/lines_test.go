@@ -1,6 +1,7 @@
 package text
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -115,6 +116,7 @@ func checkLines(t *testing.T, text string) {
 	}
 	assert.Equal(t, want, raw, "LineEnd on raw %q", text)
 	assert.Equal(t, len(want), LineCount(text), "LineCount(%q)", text)
+	assert.Equal(t, len(want), CountLines([]byte(text)), "CountLines(%q)", text)
 
 	last, _ := utf8.DecodeLastRuneInString(decoded)
 	assert.Equal(t, text != "" && IsBreak(last), EndsWithBreak(text), "EndsWithBreak(%q)", text)
@@ -128,4 +130,75 @@ func TestLinesStops(t *testing.T) {
 		return len(got) < 2
 	})
 	assert.Equal(t, []string{"a", "b"}, got)
+}
+
+// LastLineEnd cuts a prefix of a text where the lines of the whole text
+// that the prefix holds entirely end.
+func TestLastLineEnd(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", " ", "\n", "\r", "\r\n", "\v", "\x1e", "\u0085", "\u2028", "\u2029",
+		"\xe2", "\xe2\x80", "\x80", "\xa8", "\xc2", "\x85", "\xff", "é"}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 3000 {
+		var sb strings.Builder
+		for range rng.IntN(16) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		whole := []byte(sb.String())
+		// The ends of the whole text's lines, terminators included.
+		var ends []int
+		for pos := 0; pos < len(whole); {
+			pos += LineEnd(whole[pos:])
+			ends = append(ends, pos)
+		}
+		for k := 0; k <= len(whole); k++ {
+			prefix := whole[:k]
+			want := 0
+			for _, e := range ends {
+				// A line the prefix holds whole, and whose end the prefix
+				// can tell: a line ending in \r at the prefix's end might
+				// go on with \n in a longer text.
+				if e <= k && EndsWithBreak(whole[:e]) && !(e == k && whole[e-1] == '\r') {
+					want = e
+				}
+			}
+			assert.Equal(t, want, LastLineEnd(prefix), "%q cut at %d", whole, k)
+			lead, _ := NextBreak(prefix, 0)
+			if lead < 0 {
+				lead = len(prefix)
+			}
+			assert.LessOrEqual(t, FirstBreakLead(prefix), lead, "%q cut at %d", whole, k)
+			_, end := NextBreak(prefix, FirstBreakLead(prefix))
+			_, want2 := NextBreak(prefix, 0)
+			assert.Equal(t, want2, end, "NextBreak from FirstBreakLead, %q cut at %d", whole, k)
+		}
+	}
+}
+
+func TestLastIndexByte(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 300 {
+		b := make([]byte, rng.IntN(20000))
+		for range rng.IntN(4) {
+			if len(b) > 0 {
+				b[rng.IntN(len(b))] = '\n'
+			}
+		}
+		assert.Equal(t, bytes.LastIndexByte(b, '\n'), lastIndexByte(b, '\n'))
+	}
+}
+
+// CountLines' fast path, texts whose only terminators are \n and \r.
+func TestCountLinesNewlinesOnly(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", "bc", "\n", "\r", "\r\n", "é", "\xff", "\n\r"}
+	rng := rand.New(rand.NewPCG(15, 16))
+	for range 3000 {
+		var sb strings.Builder
+		for range rng.IntN(20) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		assert.Equal(t, LineCount(sb.String()), CountLines([]byte(sb.String())), "%q", sb.String())
+	}
 }

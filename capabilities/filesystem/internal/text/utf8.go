@@ -30,6 +30,24 @@ func Decode(b []byte) []byte {
 	return out
 }
 
+// CountChars returns the number of code points of b decoded as Decode
+// decodes it, without decoding it.
+func CountChars(b []byte) int {
+	if utf8.Valid(b) {
+		return utf8.RuneCount(b)
+	}
+	n := 0
+	for i := 0; i < len(b); n++ {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size, _ := DecodeRune(b[i:])
+		i += size
+	}
+	return n
+}
+
 // DecodeRune decodes the code point at the start of b. For an invalid
 // sequence it returns ok false and the length of its maximal subpart, the
 // unit Python replaces or reports.
@@ -82,8 +100,16 @@ func InvalidLen(b []byte) (int, string) {
 // DecodeStrict decodes b as Python's bytes.decode('utf-8') does, failing
 // with the same message at the first invalid sequence.
 func DecodeStrict(b []byte) (string, error) {
+	if err := CheckStrict(b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// CheckStrict reports the error DecodeStrict would, without copying b.
+func CheckStrict(b []byte) error {
 	if utf8.Valid(b) {
-		return string(b), nil
+		return nil
 	}
 	for pos := 0; pos < len(b); {
 		r, size := utf8.DecodeRune(b[pos:])
@@ -93,9 +119,9 @@ func DecodeStrict(b []byte) (string, error) {
 		}
 		n, reason := InvalidLen(b[pos:])
 		if n == 1 {
-			return "", fmt.Errorf("'utf-8' codec can't decode byte 0x%02x in position %d: %s", b[pos], pos, reason)
+			return fmt.Errorf("'utf-8' codec can't decode byte 0x%02x in position %d: %s", b[pos], pos, reason)
 		}
-		return "", fmt.Errorf("'utf-8' codec can't decode bytes in position %d-%d: %s", pos, pos+n-1, reason)
+		return fmt.Errorf("'utf-8' codec can't decode bytes in position %d-%d: %s", pos, pos+n-1, reason)
 	}
-	return string(b), nil
+	return nil
 }

@@ -76,6 +76,7 @@ func TestDecodeRandom(t *testing.T) {
 			i += n
 		}
 		assert.Equal(t, string(stepped), string(out), "%q", in)
+		assert.Equal(t, utf8.RuneCount(out), CountChars(in), "%q", in)
 		if _, err := DecodeStrict(in); utf8.Valid(in) {
 			assert.NoError(t, err)
 		} else {
