@@ -75,6 +75,9 @@ func grepRegexError(pattern, stderr string) error {
 	if len(shown) > 0 {
 		msg += "\n" + strings.Join(shown, "\n")
 	}
+	if hint := re2Hint(pattern); hint != "" {
+		msg += "\n" + hint // the advice search_files gives for the same pattern
+	}
 	return capabilities.Retry("%s", msg)
 }
 

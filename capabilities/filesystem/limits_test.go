@@ -63,7 +63,7 @@ func TestRipgrepArgsRefused(t *testing.T) {
 func TestGrepRegexRefused(t *testing.T) {
 	t.Parallel()
 	needRipgrep(t)
-	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep}}, map[string]string{"a.txt": "hello\n"})
+	c, _ := newTestFS(t, Options{Tools: []string{ToolGrep, ToolSearchFiles}}, map[string]string{"a.txt": "hello\n"})
 	const tooBig = "RETRY: Invalid regex pattern: it compiles to more than ripgrep's size limit (10MB). Use fewer " +
 		"alternatives or smaller repetition counts (e.g. \\w+ rather than \\w{1000})."
 	alternatives := "(" + strings.Repeat("ab|cd|ef|", 200) + "\\pL){200}"
@@ -72,12 +72,16 @@ func TestGrepRegexRefused(t *testing.T) {
 		{`\w{100}`, tooBig}, // within rg's default limit, not within ours
 		{alternatives, tooBig},
 		{`a(?=b)`, "RETRY: Invalid regex pattern: look-around, including look-ahead and look-behind, is not supported\n" +
-			"    a(?=b)\n     ^^^"},
-		{`(a)\1`, "RETRY: Invalid regex pattern: backreferences are not supported\n    (a)\\1\n       ^^"},
+			"    a(?=b)\n     ^^^\n" + re2Hint(`a(?=b)`)},
+		{`(a)\1`, "RETRY: Invalid regex pattern: backreferences are not supported\n    (a)\\1\n       ^^\n" + re2Hint(`(a)\1`)},
 		{`hel+o`, "a.txt:1:hello"},
 	} {
 		got := result(callTool(context.Background(), t, c, ToolGrep, map[string]any{"pattern": tc.pattern}))
 		assert.Equal(t, tc.want, got, "%.60s", tc.pattern)
+		if hint := re2Hint(tc.pattern); hint != "" {
+			assert.Contains(t, result(callTool(context.Background(), t, c, ToolSearchFiles, map[string]any{"pattern": tc.pattern})), hint,
+				"search_files gives the same advice")
+		}
 		assert.NotContains(t, got, "PCRE2")
 	}
 }
