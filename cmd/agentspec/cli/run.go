@@ -67,9 +67,10 @@ clears the cache.
 Progress goes to stderr as the run goes: one line per tool call with its duration, then a
 usage summary ("cached" for a cached result). -q silences it.
 
-With an output_schema, or with --output json, stdout gets {"output": ..., "usage": ...,
-"cached": ...}, the output being the answer's JSON value when the spec has a schema; --output
-text prints the answer alone.
+Stdout gets the answer alone: its text, or with an output_schema its JSON value, so that
+"agentspec run spec.yaml | jq .title" works. --output json (-o json) prints the envelope
+{"output": ..., "usage": ..., "cached": ...} instead, the output being the answer's JSON value
+when the spec has a schema and its text otherwise.
 
 --approve asks on the terminal before each file change, showing its diff; answering no
 cancels the change and tells the model so. --events writes every event as JSON lines.
@@ -96,7 +97,7 @@ generated from its schema, then answers (see the README's "The test model").`,
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
 	fl.StringVar(&f.workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
-	fl.StringVar(&f.output, "output", "", "output format: text or json (default: json with an output_schema, text otherwise)")
+	addOutputFlag(fl, &f.output, "", "text: the answer alone (its JSON value with an output_schema); json: {\"output\", \"usage\", \"cached\"}")
 	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fl.StringVar(&f.record, "record", "", "record the provider's HTTP exchanges to this file")
 	fl.StringVar(&f.replay, "replay", "", "answer the model's requests from a recording instead of the network")
@@ -181,7 +182,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	case err != nil:
 		return exitWith(exitFailure, runError(err))
 	}
-	return printResult(stdout, f.output, s, res)
+	return printResult(stdout, f.output, res)
 }
 
 // check rejects contradictory flags before anything is read.
@@ -202,8 +203,8 @@ func (f runFlags) check(args []string) error {
 	switch {
 	case sources > 1:
 		return errors.New("give the input one way: --input, --input-file or - (stdin)")
-	case f.output != "" && f.output != "text" && f.output != "json":
-		return fmt.Errorf("--output must be text or json, not %q", f.output)
+	case checkOutput(f.output) != nil:
+		return checkOutput(f.output)
 	case f.record != "" && f.replay != "":
 		return errors.New("--record and --replay cannot be used together")
 	case f.approve && stdinInput:
@@ -347,16 +348,12 @@ func runError(err error) error {
 	return errors.New(providers.Describe(err))
 }
 
-// printResult writes the answer: the text alone, or {"output", "usage"}.
-func printResult(w io.Writer, format string, s *spec.Spec, res *runtime.Result) error {
+// printResult writes the answer: by default the text alone, or the answer's
+// JSON value when the spec has an output_schema (so it pipes into jq); with
+// --output json the envelope {"output", "usage", "cached"}.
+func printResult(w io.Writer, format string, res *runtime.Result) error {
 	hasSchema := res.JSON != nil
-	if format == "" {
-		format = "text"
-		if len(s.OutputSchema) > 0 {
-			format = "json"
-		}
-	}
-	if format == "text" {
+	if format != formatJSON {
 		out := res.Output
 		if hasSchema {
 			out = string(res.JSON)

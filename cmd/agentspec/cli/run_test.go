@@ -137,8 +137,11 @@ func TestRunOutputFormats(t *testing.T) {
 	}{
 		{name: "text", args: []string{plain}, wantText: "Sure: {\"title\": \"Notes\"}\n"},
 		{name: "json", args: []string{plain, "--output", "json"}, wantOutput: `"Sure: {\"title\": \"Notes\"}"`},
-		{name: "schema defaults to json", args: []string{schema}, wantOutput: `{"title":"Notes"}`},
+		{name: "schema prints the answer's JSON", args: []string{schema}, wantText: "{\"title\":\"Notes\"}\n"},
 		{name: "schema as text", args: []string{schema, "--output", "text"}, wantText: "{\"title\":\"Notes\"}\n"},
+		{name: "schema envelope", args: []string{schema, "-o", "json"}, wantOutput: `{"title":"Notes"}`},
+		{name: "old spelling", args: []string{schema, "--format", "json"}, wantOutput: `{"title":"Notes"}`},
+		{name: "old boolean spelling", args: []string{plain, "--json"}, wantOutput: `"Sure: {\"title\": \"Notes\"}"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

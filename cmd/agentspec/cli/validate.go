@@ -38,13 +38,11 @@ warnings, which do not make a spec invalid. Exit status: 0 when all files are va
 any is not, 2 on usage errors and when a file cannot be read (missing, a directory, no
 permission).
 
-With --format json, a JSON document describing every file is written to stdout instead.`,
+With --output json (-o json), a JSON document describing every file is written to stdout instead.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch format {
-			case "text", "json":
-			default:
-				return exitWith(exitUsage, fmt.Errorf("--format must be text or json, not %q", format))
+			if err := checkOutput(format); err != nil {
+				return exitWith(exitUsage, err)
 			}
 			parsed, err := parseVars(vars)
 			if err != nil {
@@ -86,7 +84,7 @@ With --format json, a JSON document describing every file is written to stdout i
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text (problems on stderr) or json (a report on stdout)")
+	addOutputFlag(cmd.Flags(), &format, formatText, "text (problems on stderr) or json (a report on stdout)")
 	cmd.Flags().StringArrayVar(&vars, "var", nil, "check the instructions' placeholders against this variable: --var name=value (repeatable)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	return cmd
