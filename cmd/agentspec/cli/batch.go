@@ -282,7 +282,7 @@ const (
 )
 
 func newBatchProgress(w io.Writer, total int) *batchProgress {
-	p := &batchProgress{w: w, live: isTerminal(w), total: total, now: time.Now, quit: make(chan struct{})}
+	p := &batchProgress{w: w, live: isLive(w), total: total, now: time.Now, quit: make(chan struct{})}
 	p.start = p.now()
 	every := plainRefresh
 	if p.live {

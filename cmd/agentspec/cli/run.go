@@ -147,7 +147,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		opts = append(opts, runtime.WithListener(progress.listen))
 	}
 	if f.approve {
-		a := &approver{in: bufio.NewReader(stdin), out: stderr, progress: progress, echo: !isTerminal(stdin)}
+		a := &approver{in: stdin, out: stderr, progress: progress, echo: !isTerminal(stdin)}
 		opts = append(opts, runtime.WithListener(a.listen))
 	}
 	events, finishEvents, err := openEvents(f.events)
@@ -389,10 +389,21 @@ type progress struct {
 	status bool // a status line is showing
 
 	pending pendingCall // the call whose result is awaited
+	// changes are the file change requests of the calls under way, by tool
+	// call id: a change the user or a listener cancelled ends in a normal
+	// tool result, which alone would not say so.
+	changes map[string]*filesystem.FileChangeRequestEvent
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, live: isTerminal(w)}
+	return &progress{w: w, live: isLive(w), changes: map[string]*filesystem.FileChangeRequestEvent{}}
+}
+
+// isLive reports whether progress on w may redraw a status line in place: w
+// is a terminal that understands the escape codes (TERM is not "dumb").
+// Anywhere else progress is plain lines, with no carriage return or escape.
+func isLive(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("TERM") != "dumb"
 }
 
 // isTerminal reports whether v, a stream, is a terminal.
@@ -438,11 +449,20 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 		line += "  " + formatDuration(ev.Duration)
 		switch ev.Status {
 		case runtime.ToolRetry:
-			line += "  error: " + oneLine(ev.Message)
+			line += "  " + refusal(ev.Message)
 		case runtime.ToolFatal:
 			line += "  failed: " + oneLine(ev.Message)
+		default:
+			if req := p.changes[ev.ID]; req != nil {
+				if cancelled, reason := req.Cancelled(); cancelled {
+					line += "  cancelled: " + oneLine(reason)
+				}
+			}
 		}
+		delete(p.changes, ev.ID)
 		fmt.Fprintln(p.w, line)
+	case *filesystem.FileChangeRequestEvent:
+		p.changes[ev.ToolCallID] = ev
 	case runtime.Retry:
 		if ev.Type != runtime.RetryTool {
 			p.clearStatus()
@@ -459,6 +479,20 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 		fmt.Fprintf(p.w, "  cache: %s\n", oneLine(ev.Message))
 	}
 	return nil
+}
+
+// refusal names what became of a tool call the model may correct: a change
+// refused because the file changed since it was read (conflict) or because
+// its path is protected, or another error.
+func refusal(msg string) string {
+	msg = oneLine(msg)
+	switch {
+	case strings.HasPrefix(msg, "Conflict:"):
+		return "conflict: " + strings.TrimSpace(strings.TrimPrefix(msg, "Conflict:"))
+	case strings.Contains(msg, " is protected"):
+		return "protected: " + msg
+	}
+	return "error: " + msg
 }
 
 func (p *progress) clearStatus() {
@@ -562,13 +596,51 @@ func clip(s string, n int) string {
 
 // approver asks before each file change.
 type approver struct {
-	in       *bufio.Reader
+	in       io.Reader
 	out      io.Writer
 	progress *progress // paused while asking; nil with -q
 	echo     bool      // the answers do not come from a terminal: show them
+
+	once    sync.Once
+	answers chan answer // lines read from in, by one goroutine
 }
 
-func (a *approver) listen(_ context.Context, ev capabilities.Event) error {
+// answer is one line read from the answers' stream, or the error that ended it.
+type answer struct {
+	line string
+	err  error
+}
+
+// next waits for the next answer. The read happens in a goroutine of its
+// own, so Ctrl-C ends the wait at once: a read from a terminal cannot be
+// interrupted, and would otherwise hold the run until a line or EOF came.
+func (a *approver) next(ctx context.Context) (answer, error) {
+	a.once.Do(func() {
+		a.answers = make(chan answer)
+		go func() {
+			r := bufio.NewReader(a.in)
+			for {
+				line, err := r.ReadString('\n')
+				a.answers <- answer{line, err}
+				if err != nil {
+					close(a.answers)
+					return
+				}
+			}
+		}()
+	})
+	select {
+	case <-ctx.Done():
+		return answer{}, ctx.Err()
+	case ans, ok := <-a.answers:
+		if !ok {
+			return answer{err: io.EOF}, nil
+		}
+		return ans, nil
+	}
+}
+
+func (a *approver) listen(ctx context.Context, ev capabilities.Event) error {
 	req, ok := ev.(*filesystem.FileChangeRequestEvent)
 	if !ok {
 		return nil
@@ -590,15 +662,22 @@ func (a *approver) listen(_ context.Context, ev capabilities.Event) error {
 		fmt.Fprintln(a.out, "  (diff truncated)")
 	}
 	fmt.Fprint(a.out, "Apply this change? [y/N] ")
-	answer, err := a.in.ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("reading the answer: %w", err)
+	ans, err := a.next(ctx)
+	if err != nil {
+		// Interrupted while asking: the change does not land, and the run
+		// stops before its next step.
+		fmt.Fprintln(a.out)
+		req.Cancel("the run was interrupted")
+		return nil
 	}
-	answer = strings.TrimSpace(answer)
-	if a.echo || errors.Is(err, io.EOF) {
-		fmt.Fprintln(a.out, answer)
+	if ans.err != nil && !errors.Is(ans.err, io.EOF) {
+		return fmt.Errorf("reading the answer: %w", ans.err)
 	}
-	switch strings.ToLower(answer) {
+	line := strings.TrimSpace(ans.line)
+	if a.echo || errors.Is(ans.err, io.EOF) {
+		fmt.Fprintln(a.out, line)
+	}
+	switch strings.ToLower(line) {
 	case "y", "yes":
 		return nil
 	}
