@@ -2,17 +2,25 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/runtime"
 )
 
 // syncBuffer is a bytes.Buffer a process writes while the test reads it.
@@ -96,4 +104,131 @@ func TestCtrlCWhileApproveAsks(t *testing.T) {
 	assert.Equal(t, 130, exitCode(t, err), stderr.String())
 	_, statErr := os.Stat(filepath.Join(dir, "out.md"))
 	assert.ErrorIs(t, statErr, os.ErrNotExist, "the change must not land")
+}
+
+// readEvents reads an --events file as one map per line.
+func readEvents(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var events []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		events = append(events, ev)
+	}
+	return events
+}
+
+// Every event of --events carries its time and the run's id, and the
+// tools' results carry their text.
+func TestEventsCarryTimeRunIDAndToolText(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := t.TempDir()
+	long := strings.Repeat("x", runtime.MaxEventText+100)
+	writeFiles(t, dir, map[string]string{
+		"notes.md":    "hello from the notes\n",
+		"long.txt":    long,
+		"script.yaml": "turns:\n  - tool_calls: [{name: read_file, arguments: {path: notes.md}}, {name: read_file, arguments: {path: long.txt}}]\n  - text: done\n",
+		"agent.yaml":  "model: script:script.yaml\ninstructions: Read.\ncapabilities: [FileSystem]\n",
+	})
+	eventsFile := filepath.Join(t.TempDir(), "events.jsonl")
+	out, err := exec.Command(bin, "run", "-q", "--workspace", dir, "--events", eventsFile, filepath.Join(dir, "agent.yaml")).CombinedOutput()
+	require.NoError(t, err, string(out))
+	events := readEvents(t, eventsFile)
+	require.NotEmpty(t, events)
+	runID := events[0]["run_id"]
+	require.NotEmpty(t, runID)
+	var results []map[string]any
+	for _, ev := range events {
+		assert.Equal(t, runID, ev["run_id"], "one run, one id: %v", ev)
+		stamp, _ := ev["time"].(string)
+		assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$`, stamp)
+		if ev["kind"] == runtime.KindToolResult {
+			results = append(results, ev)
+		}
+	}
+	assert.Equal(t, runtime.KindRunEnd, events[len(events)-1]["kind"])
+	require.Len(t, results, 2)
+	assert.Contains(t, results[0]["text"], "hello from the notes")
+	assert.Nil(t, results[0]["text_truncated"])
+	text, _ := results[1]["text"].(string)
+	assert.Equal(t, runtime.MaxEventText, utf8.RuneCountInString(text), "the text is capped")
+	assert.Equal(t, true, results[1]["text_truncated"])
+	assert.Greater(t, results[1]["chars"], float64(runtime.MaxEventText))
+}
+
+// The events file is written as the run goes: a run killed while it waits
+// for the model has already written every event up to the request.
+func TestEventsSurviveAKilledRun(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done() // never answers
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.yaml": "model: openai:gpt-test\ninstructions: Wait.\n"})
+	eventsFile := filepath.Join(dir, "events.jsonl")
+	cmd := exec.Command(bin, "run", "-q", "--events", eventsFile, filepath.Join(dir, "agent.yaml"))
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL+"/v1")
+	require.NoError(t, cmd.Start())
+	waitFor(t, "the model_request event in the file", func() bool {
+		data, _ := os.ReadFile(eventsFile)
+		return strings.Contains(string(data), `"kind":"run.model_request"`)
+	})
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	events := readEvents(t, eventsFile) // every line whole
+	assert.Equal(t, runtime.KindModelRequest, events[len(events)-1]["kind"])
+}
+
+// Provider retries are events, and the final error counts every attempt,
+// naming the earlier failures when they differ from the last.
+func TestProviderRetriesAreEventsAndCountedHonestly(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if calls.Add(1) <= 2 {
+			w.Header().Set("Retry-After-Ms", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error": {"message": "overloaded", "type": "server_error"}}`)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.yaml": "model: openai:gpt-test\ninstructions: Hi.\n"})
+	eventsFile := filepath.Join(dir, "events.jsonl")
+	cmd := exec.Command(bin, "run", "--events", eventsFile, filepath.Join(dir, "agent.yaml"))
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL+"/v1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	assert.Equal(t, exitFailure, exitCode(t, cmd.Run()))
+	assert.Contains(t, stderr.String(), "openai: attempt 1 of 5 failed: HTTP 503: overloaded; retrying in")
+	assert.Contains(t, stderr.String(), "authentication failed (401) after 2 retries: Incorrect API key provided")
+	assert.Contains(t, stderr.String(), "(3 attempts; earlier ones failed with: attempt 1-2: HTTP 503: overloaded)")
+
+	var retries []map[string]any
+	for _, ev := range readEvents(t, eventsFile) {
+		if ev["kind"] == runtime.KindModelRetry {
+			retries = append(retries, ev)
+		}
+	}
+	require.Len(t, retries, 2)
+	for i, ev := range retries {
+		assert.Equal(t, float64(503), ev["status"])
+		assert.Equal(t, float64(i+1), ev["attempt"])
+		assert.Equal(t, float64(5), ev["max_attempts"])
+		assert.Equal(t, float64(1), ev["wait_ms"])
+		assert.Equal(t, "openai", ev["provider"])
+		assert.Equal(t, "overloaded", ev["reason"])
+	}
 }

@@ -234,7 +234,9 @@ func (f runFlags) readInput(stdin io.Reader, args []string) (string, error) {
 }
 
 // openEvents opens the --events file. The listener is nil when there is no
-// file; finish flushes and closes it.
+// file; finish closes it. The file is not buffered: each event is written
+// whole as it happens, so "tail -f" follows the run and a run that is killed
+// keeps every event up to its end.
 func openEvents(path string) (listener capabilities.Listener, finish func() error, err error) {
 	if path == "" {
 		return nil, func() error { return nil }, nil
@@ -243,14 +245,13 @@ func openEvents(path string) (listener capabilities.Listener, finish func() erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("--events: %w", err)
 	}
-	w := bufio.NewWriter(file)
 	finish = func() error {
-		if err := errors.Join(w.Flush(), file.Close()); err != nil {
+		if err := file.Close(); err != nil {
 			return fmt.Errorf("--events: %w", err)
 		}
 		return nil
 	}
-	return runtime.JSONLines(w), finish, nil
+	return runtime.JSONLines(file), finish, nil
 }
 
 // transport returns the HTTP transport for --record or --replay (nil for the
@@ -344,6 +345,10 @@ func braced(names []string, sep string) string {
 func runError(err error) error {
 	if errors.Is(err, runtime.ErrInterrupted) {
 		return runtime.ErrInterrupted
+	}
+	var retried *runtime.RetriedError
+	if errors.As(err, &retried) {
+		return errors.New(retried.Error())
 	}
 	return errors.New(providers.Describe(err))
 }
@@ -468,6 +473,14 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 			p.clearStatus()
 			fmt.Fprintf(p.w, "  answer rejected (attempt %d of %d): %s\n", ev.Attempt, ev.Limit, oneLine(ev.Message))
 		}
+	case runtime.ModelRetry:
+		p.clearStatus()
+		reason := oneLine(ev.Reason)
+		if ev.Status != 0 {
+			reason = fmt.Sprintf("HTTP %d: %s", ev.Status, reason)
+		}
+		fmt.Fprintf(p.w, "  %s: attempt %d of %d failed: %s; retrying in %s\n",
+			ev.Provider, ev.Attempt, ev.MaxAttempts, reason, formatDuration(ev.Wait))
 	case runtime.LimitReached:
 		p.clearStatus()
 		fmt.Fprintf(p.w, "  %s (%d) reached: asking for the final answer\n", ev.Limit, ev.Value)
