@@ -47,12 +47,30 @@ func (l *Loader) LoadFile(path string) (*Spec, error) {
 	return l.Load(path, data)
 }
 
+// Stdin is the file name of a spec read from the standard input: positions
+// name it, and its syntax is told from its first character ({ for JSON,
+// anything else YAML). Paths in such a spec resolve from the current
+// directory.
+const Stdin = "<stdin>"
+
+// LoadStdin loads the spec of the standard input, data, with the default Loader;
+// see Stdin.
+func LoadStdin(data []byte) (*Spec, error) { return defaultLoader.Load(Stdin, data) }
+
 // Load parses, checks and returns the spec in data. file names it in
-// positions, and its extension (.yaml, .yml or .json) chooses the syntax. Every
-// problem found is returned, as an Errors sorted by position.
+// positions, and its extension (.yaml, .yml or .json) chooses the syntax;
+// for Stdin the content does. Every problem found is returned, as an Errors
+// sorted by position.
 func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 	var d *document
-	switch strings.ToLower(filepath.Ext(file)) {
+	ext := strings.ToLower(filepath.Ext(file))
+	if file == Stdin {
+		ext = ".yaml"
+		if trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(trimmed) > 0 && trimmed[0] == '{' {
+			ext = ".json"
+		}
+	}
+	switch ext {
 	case ".yaml", ".yml":
 		d = parseYAML(file, data, l.lookupEnv())
 	case ".json":

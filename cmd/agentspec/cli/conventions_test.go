@@ -232,3 +232,95 @@ func TestProviderRetriesAreEventsAndCountedHonestly(t *testing.T) {
 		assert.Equal(t, "overloaded", ev["reason"])
 	}
 }
+
+// runBinary runs the agentspec binary in dir with stdin and returns its exit
+// code, stdout and stderr.
+func runBinary(t *testing.T, dir, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(agentspecBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return exitCode(t, cmd.Run()), stdout.String(), stderr.String()
+}
+
+const titleSpec = "model: test\ninstructions: Name it.\noutput_schema:\n  type: object\n  properties: {title: {type: string}}\n  required: [title]\n"
+
+// With an output_schema, stdout is the answer's JSON and nothing else, so it
+// pipes into jq; -o json gives the envelope.
+func TestRunStdoutPipes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agent.yaml": titleSpec})
+	code, stdout, stderr := runBinary(t, dir, "", "run", "agent.yaml")
+	require.Equal(t, 0, code, stderr)
+	var answer map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &answer), stdout)
+	assert.Contains(t, answer, "title")
+	assert.Contains(t, stderr, "1 model request", "progress stays on stderr")
+
+	code, stdout, stderr = runBinary(t, dir, "", "run", "-q", "-o", "json", "agent.yaml")
+	require.Equal(t, 0, code, stderr)
+	var env map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &env), stdout)
+	assert.Contains(t, env["output"], "title")
+	assert.Contains(t, env, "usage")
+	assert.Equal(t, false, env["cached"])
+}
+
+// "-" as the spec reads it from stdin; its relative paths resolve from the
+// current directory.
+func TestSpecFromStdin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"answers/script.yaml": "turns:\n  - text: from the script\n"})
+	yamlSpec := "model: script:answers/script.yaml\ninstructions: Answer.\n"
+
+	code, stdout, stderr := runBinary(t, dir, yamlSpec, "run", "-q", "-")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "from the script\n", stdout)
+
+	code, _, stderr = runBinary(t, dir, `{"model": "script:answers/script.yaml", "instructions": "Answer."}`, "validate", "-v", "-")
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, "1 of 1 file valid: 0 problems, 0 warnings\n", stderr)
+
+	code, _, stderr = runBinary(t, dir, "model: test\nbogus: 1\n", "validate", "-v", "-")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, `<stdin>:2:1: unknown key "bogus"`)
+	assert.Contains(t, stderr, "0 of 1 file valid: 1 problem, 0 warnings\n")
+
+	code, _, stderr = runBinary(t, dir, yamlSpec, "run", "-", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "the spec comes from stdin (SPEC is -), so the input cannot come from stdin too")
+
+	code, _, stderr = runBinary(t, dir, yamlSpec, "validate", "-", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "- (the spec on stdin) can be given only once")
+}
+
+// A flag the spec would ignore is an error that says why.
+func TestIgnoredFlagsAreErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"script.yaml": "turns:\n  - text: ok\n",
+		"agent.yaml":  "model: script:script.yaml\ninstructions: Answer.\n",
+		"test.yaml":   "model: test\ninstructions: Answer.\n",
+		"rec.json":    "{}",
+	})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--replay", "rec.json", "agent.yaml"}, "--replay plays back a provider's HTTP exchanges, but the spec's model is a script (script:script.yaml), which makes none"},
+		{[]string{"--record", "out.json", "test.yaml"}, "--record saves a provider's HTTP exchanges, but the spec's model is the offline test model, which makes none"},
+		{[]string{"--no-cache", "agent.yaml"}, "--no-cache turns off the spec's result cache, but the spec has none"},
+		{[]string{"--approve", "--input", "x", "agent.yaml"}, "--approve asks before each file change, but the spec has no capabilities"},
+	} {
+		code, stdout, stderr := runBinary(t, dir, "", append([]string{"run"}, tc.args...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tc.want, tc.args)
+	}
+}

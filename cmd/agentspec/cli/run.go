@@ -44,12 +44,13 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run SPEC [-]",
+		Use:   "run SPEC|- [-]",
 		Short: "Run an agent spec",
 		Long: `Run loads SPEC, builds its capabilities and runs the agent until the model gives its final
-answer, which is printed on stdout. The input (the user message) comes from --input, from
---input-file, or from stdin when the argument - is given; without one, the instructions alone
-drive the run. --var fills the instructions' {{name}} placeholders: each placeholder needs a
+answer, which is printed on stdout. SPEC - reads the spec from stdin (its relative paths then
+resolve from the current directory). The input (the user message) comes from --input, from
+--input-file, or from stdin when a second argument - follows SPEC; without one, the run's
+user message is "Begin." and the instructions drive it. --var fills the instructions' {{name}} placeholders: each placeholder needs a
 value, and each --var a placeholder.
 
 --workspace is the job's directory (default: the current directory): a relative FileSystem
@@ -122,7 +123,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	s, err := spec.LoadFile(args[0])
+	s, err := loadSpec(stdin, args[0])
 	if err != nil {
 		return specError(err)
 	}
@@ -130,6 +131,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		fmt.Fprintln(stderr, w)
 	}
 	if err := checkVars(s, vars); err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if err := f.unused(s); err != nil {
 		return exitWith(exitUsage, err)
 	}
 	dir, err := workspaceDir(f.workspace)
@@ -188,6 +192,14 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 // check rejects contradictory flags before anything is read.
 func (f runFlags) check(args []string) error {
 	stdinInput := f.inputFile == "-"
+	if args[0] == stdinArg {
+		switch {
+		case len(args) == 2 || stdinInput:
+			return errors.New("the spec comes from stdin (SPEC is -), so the input cannot come from stdin too; give it with --input or --input-file FILE")
+		case f.approve:
+			return errors.New("--approve reads the answers from stdin, so the spec cannot come from stdin too")
+		}
+	}
 	if len(args) == 2 {
 		if args[1] != "-" {
 			return fmt.Errorf("unexpected argument %q: the only argument after SPEC is - (read the input from stdin)", args[1])
@@ -209,6 +221,30 @@ func (f runFlags) check(args []string) error {
 		return errors.New("--record and --replay cannot be used together")
 	case f.approve && stdinInput:
 		return errors.New("--approve reads the answers from stdin, so the input cannot come from stdin too")
+	}
+	return nil
+}
+
+// unused rejects the flags this spec would ignore: a flag that silently
+// does nothing is a mistake the user should hear about.
+func (f runFlags) unused(s *spec.Spec) error {
+	model := strings.TrimSpace(s.Model)
+	offline := ""
+	switch {
+	case strings.HasPrefix(model, "script:"):
+		offline = "the spec's model is a script (" + model + ")"
+	case model == "test":
+		offline = "the spec's model is the offline test model"
+	}
+	switch {
+	case offline != "" && f.replay != "":
+		return fmt.Errorf("--replay plays back a provider's HTTP exchanges, but %s, which makes none", offline)
+	case offline != "" && f.record != "":
+		return fmt.Errorf("--record saves a provider's HTTP exchanges, but %s, which makes none", offline)
+	case f.noCache && s.Cache == nil:
+		return errors.New("--no-cache turns off the spec's result cache, but the spec has none (no cache key)")
+	case f.approve && len(s.Capabilities) == 0:
+		return errors.New("--approve asks before each file change, but the spec has no capabilities, so nothing can change a file")
 	}
 	return nil
 }
