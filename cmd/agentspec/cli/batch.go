@@ -30,6 +30,7 @@ type batchFlags struct {
 	input     string
 	inputFile string
 	quiet     bool
+	events    string
 }
 
 func newBatchCmd() *cobra.Command {
@@ -55,8 +56,13 @@ Stdout gets one JSON line per job as it finishes:
 output is the answer's JSON value when the spec has an output_schema, the answer's text
 otherwise, and null for a failed job. A failing job does not stop the others.
 
-Stderr shows a progress line (jobs done of the total, failures, cached results, jobs per
-second), redrawn in place on a terminal and printed every few seconds otherwise, one line per
+--events DIR writes each job's events (as "agentspec run --events" writes a run's) to
+DIR/NAME.events.jsonl, NAME being the workspace's base name, or its path with the separators
+made underscores when two workspaces share a base name.
+
+Stderr shows a progress line (jobs done of the total, jobs running, failures, cached results,
+jobs per second), redrawn in place on a terminal; when stderr is not a terminal, or TERM is
+"dumb", it is a plain line every few seconds, with no carriage return or escape code. One line per
 failed job and per cache warning (an unreadable entry, a cached job whose expected output files
 are gone), and a summary at the end. -q silences it all.
 
@@ -76,6 +82,7 @@ Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on 
 	fl.StringVar(&f.input, "input", "", "the user message of every job")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	fl.StringVar(&f.events, "events", "", "write each job's events to a file of its own in this directory, named after its workspace")
 	return cmd
 }
 
@@ -123,8 +130,18 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		defer progress.stop()
 		opts = append(opts, runtime.WithListener(progress.listen))
 	}
+	var events *jobEvents
+	if f.events != "" {
+		if events, err = newJobEvents(f.events, workspaces); err != nil {
+			return exitWith(exitUsage, err)
+		}
+		opts = append(opts, runtime.WithListener(events.listen))
+	}
 	var writeErr error
 	onResult := func(r runtime.JobResult) {
+		if events != nil {
+			events.end(r.Job)
+		}
 		if writeErr == nil {
 			if writeErr = writeJobLine(stdout, r); writeErr != nil {
 				cancel(writeErr)
@@ -132,9 +149,20 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		}
 		progress.record(r)
 	}
+	onStart := func(job runtime.Job) {
+		if events != nil {
+			events.start(job)
+		}
+		progress.started(job)
+	}
 
-	sum, err := runtime.Batch(ctx, s, workspaces, runtime.BatchOptions{Concurrency: f.jobs, Options: opts, OnResult: onResult})
+	sum, err := runtime.Batch(ctx, s, workspaces, runtime.BatchOptions{Concurrency: f.jobs, Options: opts, OnResult: onResult, OnStart: onStart})
 	progress.finish(sum)
+	if events != nil {
+		if eerr := events.close(); eerr != nil && err == nil && writeErr == nil {
+			return exitWith(exitFailure, eerr)
+		}
+	}
 	var specErrs spec.Errors
 	switch {
 	case writeErr != nil:
@@ -264,6 +292,7 @@ type batchProgress struct {
 	now   func() time.Time
 
 	total, done, failed, cached int
+	running                     map[int]bool // the jobs started and not finished, by index
 
 	shown    bool      // the live line is on screen
 	lastDraw time.Time // when the live line was last drawn
@@ -282,7 +311,7 @@ const (
 )
 
 func newBatchProgress(w io.Writer, total int) *batchProgress {
-	p := &batchProgress{w: w, live: isLive(w), total: total, now: time.Now, quit: make(chan struct{})}
+	p := &batchProgress{w: w, live: isLive(w), total: total, now: time.Now, quit: make(chan struct{}), running: map[int]bool{}}
 	p.start = p.now()
 	every := plainRefresh
 	if p.live {
@@ -313,6 +342,16 @@ func (p *batchProgress) tick() {
 	fmt.Fprintln(p.w, p.status())
 }
 
+// started counts a job as running.
+func (p *batchProgress) started(job runtime.Job) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[job.Index] = true
+}
+
 // record counts a finished job and reports it if it failed.
 func (p *batchProgress) record(r runtime.JobResult) {
 	if p == nil {
@@ -320,6 +359,7 @@ func (p *batchProgress) record(r runtime.JobResult) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.running, r.Index)
 	switch {
 	case errors.Is(r.Err, runtime.ErrNotRun):
 		return // counted in the final line; one line each would bury the rest
@@ -378,7 +418,7 @@ func (p *batchProgress) stop() {
 
 // status is the progress in words, for a log.
 func (p *batchProgress) status() string {
-	return fmt.Sprintf("%d/%d jobs done, %d failed, %d cached, %s", p.done, p.total, p.failed, p.cached, p.rate())
+	return fmt.Sprintf("%d/%d jobs done, %d running, %d failed, %d cached, %s", p.done, p.total, len(p.running), p.failed, p.cached, p.rate())
 }
 
 // draw redraws the live line: a bar and the counts.
@@ -389,7 +429,7 @@ func (p *batchProgress) draw() {
 		filled = width * p.done / p.total
 	}
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
-	fmt.Fprintf(p.w, "\r\033[K[%s] %d/%d  %d failed  %d cached  %s", bar, p.done, p.total, p.failed, p.cached, p.rate())
+	fmt.Fprintf(p.w, "\r\033[K[%s] %d/%d  %d running  %d failed  %d cached  %s", bar, p.done, p.total, len(p.running), p.failed, p.cached, p.rate())
 	p.shown, p.lastDraw = true, p.now()
 }
 

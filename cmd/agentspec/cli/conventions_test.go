@@ -324,3 +324,45 @@ func TestIgnoredFlagsAreErrors(t *testing.T) {
 		assert.Contains(t, stderr, tc.want, tc.args)
 	}
 }
+
+// batch --events DIR writes one events file per job, named after its
+// workspace, each its own run with its own id.
+func TestBatchEventsPerJob(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"jobs/alpha/x.txt": "a\n",
+		"jobs/beta/x.txt":  "b\n",
+		"more/beta/x.txt":  "c\n",
+		"agent.yaml":       "model: test\ninstructions: Read.\ncapabilities: [FileSystem]\n",
+	})
+	eventsDir := filepath.Join(dir, "events")
+	code, stdout, stderr := runBinary(t, dir, "", "batch", "-q", "--events", eventsDir, "agent.yaml", "jobs/*", "more/beta")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, 3, strings.Count(stdout, "\n"))
+	entries, err := os.ReadDir(eventsDir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	// alpha is unique; the two beta workspaces are told apart by their paths.
+	assert.ElementsMatch(t, []string{"alpha.events.jsonl", "jobs_beta.events.jsonl", "more_beta.events.jsonl"}, names)
+	ids := map[any]bool{}
+	for _, name := range names {
+		events := readEvents(t, filepath.Join(eventsDir, name))
+		require.NotEmpty(t, events)
+		assert.Equal(t, runtime.KindRunEnd, events[len(events)-1]["kind"], name)
+		id := events[0]["run_id"]
+		for _, ev := range events {
+			assert.Equal(t, id, ev["run_id"], name)
+		}
+		ids[id] = true
+	}
+	assert.Len(t, ids, 3, "each job is a run of its own")
+
+	writeFiles(t, dir, map[string]string{"a-file": "x"})
+	code, _, stderr = runBinary(t, dir, "", "batch", "--events", "a-file", "agent.yaml", "jobs/*")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--events a-file is not a directory")
+}
