@@ -80,8 +80,10 @@ func TestProgressOnATerminalAndOff(t *testing.T) {
 	assert.Contains(t, stderr, "running")
 
 	for name, run := range map[string]func(*testing.T, []string, ...string) (int, string, string){
-		"pipe":          stderrOnPipe,
-		"dumb terminal": func(t *testing.T, _ []string, args ...string) (int, string, string) { return stderrOnTerminal(t, []string{"TERM=dumb"}, args...) },
+		"pipe": stderrOnPipe,
+		"dumb terminal": func(t *testing.T, _ []string, args ...string) (int, string, string) {
+			return stderrOnTerminal(t, []string{"TERM=dumb"}, args...)
+		},
 	} {
 		for _, args := range [][]string{runArgs, batchArgs} {
 			code, _, stderr := run(t, term, args...)
