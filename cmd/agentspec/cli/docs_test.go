@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -68,4 +69,17 @@ func TestReadmeListsEveryCommand(t *testing.T) {
 	sort.Strings(documented)
 	sort.Strings(real)
 	assert.Equal(t, real, documented, "the README's command table and the CLI must list the same commands")
+}
+
+// The schema committed at the repository root, which the examples' $schema
+// lines name, is what "agentspec schema" prints: it cannot drift from the
+// code.
+func TestCommittedSchemaIsCurrent(t *testing.T) {
+	committed, err := os.ReadFile(filepath.Join(repoRoot, "agentspec.schema.json"))
+	require.NoError(t, err, "agentspec.schema.json must be committed at the repository root: run `make schema`")
+	// The binary's, not this test process's: tests register types of their own.
+	printed, err := exec.Command(agentspecBinary(t), "schema").Output()
+	require.NoError(t, err)
+	assert.True(t, string(committed) == string(printed),
+		"agentspec.schema.json is out of date: run `make schema` at the repository root and commit the result")
 }
