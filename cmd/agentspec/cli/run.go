@@ -65,8 +65,11 @@ calling the model, as long as its expected output files are still there. Only su
 are stored. --no-cache runs the model anyway and stores nothing; "agentspec cache" inspects and
 clears the cache.
 
-Progress goes to stderr as the run goes: one line per tool call with its duration, then a
-usage summary ("cached" for a cached result). -q silences it.
+Progress goes to stderr as the run goes: one line per tool call with its duration (a file
+change that did not land says "cancelled: REASON", "conflict: ..." or "protected: ..."), a line
+per provider retry, then a usage summary ("cached" for a cached result). A status line is
+redrawn in place only on a terminal whose TERM is not "dumb"; elsewhere progress is plain lines.
+-q silences it.
 
 Stdout gets the answer alone: its text, or with an output_schema its JSON value, so that
 "agentspec run spec.yaml | jq .title" works. --output json (-o json) prints the envelope
@@ -74,15 +77,22 @@ Stdout gets the answer alone: its text, or with an output_schema its JSON value,
 when the spec has a schema and its text otherwise.
 
 --approve asks on the terminal before each file change, showing its diff; answering no
-cancels the change and tells the model so. --events writes every event as JSON lines.
+cancels the change and tells the model so, and Ctrl-C while it asks stops the run at once
+without the change. --events writes every event as a JSON line as it happens, each with "kind",
+"time" (RFC 3339, nanoseconds) and "run_id"; tool results carry their text, cut at 4096
+characters ("text_truncated": true), and provider retries are "model.retry" events.
 --record and --replay save a provider conversation to a file and play it back offline; the
 recording keeps the provider's endpoint (never its key), so a replay needs neither the API key
 nor the base URL. The --events log ends with a run.end event: {"ok", "error", "usage", "cached"}.
 
 To run one spec over many workspaces, see "agentspec batch".
 
-Exit status: 0 on success, 1 when the run fails, 2 on usage errors (a --var without a
-placeholder, a placeholder without a --var) or a spec that cannot run: one that does not
+A flag the spec would ignore is a usage error saying why: --replay or --record with a script
+or test model, --no-cache without a cache, --approve without capabilities.
+
+Exit status: 0 on success (changes that were cancelled or refused do not fail a run the model
+finished), 1 when the run fails, 2 on usage errors (a --var without a placeholder, a
+placeholder without a --var) or a spec that cannot run: one that does not
 load, has no model, names a script model's file that is missing or invalid, or has two
 capabilities offering tools of the same name ("agentspec validate" finds all of these).
 Keys the spec gives that have no effect (instrument, end_strategy, defer_loading) are
