@@ -366,3 +366,28 @@ func TestBatchEventsPerJob(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--events a-file is not a directory")
 }
+
+// A spec that is not UTF-8 (Latin-1 here) is reported at its first bad
+// byte, by validate and by run, YAML and JSON alike.
+func TestNotUTF8SpecsSayWhereAndWhat(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"latin1.yaml": "model: test\ninstructions: R\xe9sume the notes.\n",
+		"latin1.json": "{\"model\": \"test\", \"instructions\": \"caf\xe9\"}",
+	})
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"validate", "latin1.yaml"}, exitFailure, "latin1.yaml:2:16: the file is not UTF-8; save it as UTF-8"},
+		{[]string{"validate", "latin1.json"}, exitFailure, "latin1.json:1:39: the file is not UTF-8; save it as UTF-8"},
+		{[]string{"run", "latin1.json"}, exitUsage, "latin1.json:1:39: the file is not UTF-8; save it as UTF-8"},
+	} {
+		code, stdout, stderr := runBinary(t, dir, "", tc.args...)
+		assert.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tc.want, tc.args)
+	}
+}
