@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -82,4 +83,62 @@ func TestCommittedSchemaIsCurrent(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, string(committed) == string(printed),
 		"agentspec.schema.json is out of date: run `make schema` at the repository root and commit the result")
+}
+
+var (
+	readmeRow  = regexp.MustCompile("(?m)^\\| `agentspec ([a-z]+)([^`]*)` \\|")
+	readmeFlag = regexp.MustCompile(`(?:^|[\s\[|])(--[a-z][a-z-]*|-[a-zA-Z])\b`)
+)
+
+// Every flag the README's command table shows exists on its command, and
+// is not one of the hidden aliases.
+func TestReadmeFlagsExist(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	root := newRootCmd()
+	rows := readmeRow.FindAllSubmatch(readme, -1)
+	require.NotEmpty(t, rows)
+	for _, row := range rows {
+		name, usage := string(row[1]), string(row[2])
+		cmd, _, err := root.Find([]string{name})
+		require.NoError(t, err, name)
+		for _, m := range readmeFlag.FindAllStringSubmatch(usage, -1) {
+			flag := m[1]
+			var found bool
+			for _, c := range append([]*cobra.Command{cmd}, cmd.Commands()...) {
+				fl := c.Flags()
+				f := fl.Lookup(strings.TrimLeft(flag, "-"))
+				if len(flag) == 2 {
+					f = fl.ShorthandLookup(flag[1:])
+				}
+				if f == nil {
+					f = c.InheritedFlags().Lookup(strings.TrimLeft(flag, "-"))
+				}
+				if f != nil {
+					assert.False(t, f.Hidden, "agentspec %s %s is a hidden alias; the README shows the current spelling", name, flag)
+					found = true
+					break
+				}
+			}
+			assert.True(t, found, "the README shows agentspec %s %s, which the command does not have", name, flag)
+		}
+	}
+}
+
+// The one spelling of JSON output works on every command that has one, and
+// the old spellings stay out of --help.
+func TestOneSpellingForJSONOutput(t *testing.T) {
+	root := newRootCmd()
+	for _, path := range [][]string{{"run"}, {"validate"}, {"tools"}, {"tool"}, {"cache", "stats"}} {
+		cmd, _, err := root.Find(path)
+		require.NoError(t, err)
+		out := cmd.Flags().Lookup("output")
+		require.NotNil(t, out, "%v has --output", path)
+		assert.Equal(t, "o", out.Shorthand, "%v has -o", path)
+		for _, old := range []string{"format", "json"} {
+			f := cmd.Flags().Lookup(old)
+			require.NotNil(t, f, "%v keeps --%s as an alias", path, old)
+			assert.True(t, f.Hidden, "%v --%s is hidden", path, old)
+		}
+	}
 }
