@@ -71,7 +71,8 @@ written whole), no job starts any more, and each job that never started gets a l
 "ok": false and an "error" that starts with "not run".
 
 Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors
-(--var included), a pattern that matches no directory, or a spec that cannot be loaded.`,
+(--var included, and --no-cache for a spec without a cache, which it would not change), a
+pattern that matches no directory, or a spec that cannot be loaded.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runBatch(cmd, f, args) },
 	}
@@ -114,6 +115,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), w)
 	}
 	if err := checkVars(s, vars); err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if err := (runFlags{noCache: f.noCache}).unused(s); err != nil {
 		return exitWith(exitUsage, err)
 	}
 

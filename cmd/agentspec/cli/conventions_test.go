@@ -317,8 +317,13 @@ func TestIgnoredFlagsAreErrors(t *testing.T) {
 		{[]string{"--record", "out.json", "test.yaml"}, "--record saves a provider's HTTP exchanges, but the spec's model is the offline test model, which makes none"},
 		{[]string{"--no-cache", "agent.yaml"}, "--no-cache turns off the spec's result cache, but the spec has none"},
 		{[]string{"--approve", "--input", "x", "agent.yaml"}, "--approve asks before each file change, but the spec has no capabilities"},
+		{[]string{"batch", "--no-cache", "agent.yaml", "."}, "--no-cache turns off the spec's result cache, but the spec has none"},
 	} {
-		code, stdout, stderr := runBinary(t, dir, "", append([]string{"run"}, tc.args...)...)
+		args := append([]string{"run"}, tc.args...)
+		if tc.args[0] == "batch" {
+			args = tc.args
+		}
+		code, stdout, stderr := runBinary(t, dir, "", args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, tc.want, tc.args)
