@@ -44,6 +44,11 @@ type Type struct {
 	// capability takes (id, description, defer_loading; see BaseOptions),
 	// as pydantic-ai's PrefixTools does not.
 	NoBaseOptions bool
+	// NoEffect names options that specs written for pydantic-ai set but that
+	// mean nothing in agentspec, with the reason. A spec that sets one to
+	// anything but false or null loads, with a warning at its position giving
+	// the reason, rather than silently.
+	NoEffect map[string]string
 	// Nested names the options whose value is itself a capability entry, in
 	// any of the forms a spec's capabilities list takes (PrefixTools's
 	// capability). The loader checks such an entry as it checks the list's,

@@ -1,5 +1,7 @@
 package capabilities
 
+import "context"
+
 // Remote is implemented by a capability whose tools live behind the network
 // (an MCP server's): listing them means connecting. `agentspec validate`
 // builds such a capability but does not ask for its tools, so it checks
@@ -7,4 +9,21 @@ package capabilities
 // assertion.
 type Remote interface {
 	Remote() bool
+}
+
+type checkOnlyKey struct{}
+
+// WithoutConnecting returns a context in which capabilities are built to be
+// checked, not used: a capability whose tools live behind the network checks
+// its options but neither starts nor reaches a server, and reports Remote.
+// `agentspec validate` builds capabilities so.
+func WithoutConnecting(ctx context.Context) context.Context {
+	return context.WithValue(ctx, checkOnlyKey{}, true)
+}
+
+// Connecting reports whether capabilities built with ctx are to be used, as
+// opposed to WithoutConnecting.
+func Connecting(ctx context.Context) bool {
+	only, _ := ctx.Value(checkOnlyKey{}).(bool)
+	return !only
 }

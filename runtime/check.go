@@ -20,9 +20,10 @@ import (
 // With WithVars, the instructions' placeholders must all have values.
 // Problems in a spec loaded from a file are spec.Errors, at their positions.
 //
-// The capabilities are built and asked for their tools, then closed; those
-// that implement capabilities.Remote (their tools live behind the network)
-// are built but not asked.
+// The capabilities are built (capabilities.WithoutConnecting: no server is
+// started or reached) and asked for their tools, then closed; those that
+// implement capabilities.Remote (their tools live behind the network) are
+// built but not asked.
 func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 	if s == nil {
 		return errors.New("runtime: nil spec")
@@ -46,7 +47,7 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	owned, err := spec.Instantiate(ctx, s, cfg.registry, workspace)
+	owned, err := spec.Instantiate(capabilities.WithoutConnecting(ctx), s, cfg.registry, workspace)
 	if err != nil {
 		return err
 	}

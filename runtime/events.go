@@ -235,7 +235,7 @@ func (e ToolResult) MarshalJSON() ([]byte, error) {
 		DurationMS float64    `json:"duration_ms"`
 		Chars      int        `json:"chars"`
 		Message    string     `json:"message,omitempty"`
-		Text       string     `json:"text"`
+		Text       string     `json:"text,omitempty"`
 		Truncated  bool       `json:"text_truncated,omitempty"`
 	}{e.Kind(), e.ID, e.Name, e.Status, millis(e.Duration), e.Chars, e.Message, e.Text, e.Truncated})
 }
@@ -318,7 +318,7 @@ func JSONLines(w io.Writer) capabilities.Listener {
 		if err != nil {
 			return err
 		}
-		line = stamp(ctx, line, ev.Kind(), time.Now())
+		line = stamp(ctx, line, time.Now())
 		mu.Lock()
 		defer mu.Unlock()
 		if _, err := w.Write(append(line, '\n')); err != nil {
@@ -328,31 +328,24 @@ func JSONLines(w io.Writer) capabilities.Listener {
 	}
 }
 
-// stamp adds "time" and "run_id" to line, an event's JSON object, after its
-// kind when it comes first.
-func stamp(ctx context.Context, line []byte, kind string, now time.Time) []byte {
+// stamp adds "time" and "run_id" to line, an event's JSON object, as its
+// last fields, so that a line still starts with its kind and the event's own
+// fields.
+func stamp(ctx context.Context, line []byte, now time.Time) []byte {
 	extra := `"time":"` + now.UTC().Format(eventTime) + `"`
 	if id, ok := RunIDFrom(ctx); ok {
 		b, _ := json.Marshal(id)
 		extra += `,"run_id":` + string(b)
 	}
-	k, _ := json.Marshal(kind)
-	head := append([]byte(`{"kind":`), k...)
-	if bytes.HasPrefix(line, head) {
-		rest := line[len(head):]
-		out := make([]byte, 0, len(line)+len(extra)+2)
-		out = append(out, head...)
+	body := bytes.TrimRight(line, " \t\r\n")
+	body = body[:len(body)-1] // the closing brace
+	out := make([]byte, 0, len(body)+len(extra)+2)
+	out = append(out, body...)
+	if len(bytes.TrimSpace(body)) > 1 {
 		out = append(out, ',')
-		out = append(out, extra...)
-		return append(out, rest...)
 	}
-	out := make([]byte, 0, len(line)+len(extra)+2)
-	out = append(out, '{')
 	out = append(out, extra...)
-	if rest := bytes.TrimSpace(line[1:]); len(rest) > 0 && rest[0] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, line[1:]...)
+	return append(out, '}')
 }
 
 func marshalEvent(ev capabilities.Event) ([]byte, error) {

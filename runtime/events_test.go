@@ -88,8 +88,8 @@ func TestJSONLines(t *testing.T) {
 	}
 	after := time.Now()
 	// Every line carries its time, with nine digits of nanoseconds, and the
-	// run's id, right after its kind.
-	stamped := regexp.MustCompile(`,"time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z)","run_id":"` + id + `"`)
+	// run's id, as its last fields.
+	stamped := regexp.MustCompile(`,?"time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z)","run_id":"` + id + `"\}$`)
 	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
 	require.Len(t, lines, len(want))
 	for i, line := range lines {
@@ -98,12 +98,12 @@ func TestJSONLines(t *testing.T) {
 		at, err := time.Parse(time.RFC3339Nano, string(m[1]))
 		require.NoError(t, err)
 		assert.False(t, at.Before(before.Truncate(time.Microsecond)) || at.After(after), "time %s", at)
-		assert.Equal(t, want[i], string(stamped.ReplaceAll(line, nil)))
+		assert.Equal(t, want[i], string(stamped.ReplaceAll(line, []byte("}"))))
 	}
 	// Outside a run there is no run id, only the time.
 	buf.Reset()
 	require.NoError(t, l(context.Background(), LimitReached{Limit: "x"}))
-	assert.Regexp(t, `^\{"kind":"run.limit_reached","time":"[^"]+","limit":"x","value":0\}\n$`, buf.String())
+	assert.Regexp(t, `^\{"kind":"run.limit_reached","limit":"x","value":0,"time":"[^"]+"\}\n$`, buf.String())
 }
 
 func TestCapText(t *testing.T) {

@@ -19,7 +19,8 @@ import (
 type toolset struct {
 	byName map[string]capabilities.Tool
 	defs   []llms.Tool
-	names  []string // sorted, for messages
+	names  []string       // sorted, for messages
+	limits map[string]int // tools whose capability has its own retry budget
 }
 
 // emptyParameters is what a tool without parameters declares: the anthropic
@@ -41,6 +42,10 @@ func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, 
 		if err != nil {
 			return nil, fmt.Errorf("listing tools: %w", err)
 		}
+		budget, hasBudget := -1, false
+		if b, ok := c.(capabilities.RetryBudget); ok {
+			budget, hasBudget = b.MaxRetries()
+		}
 		for _, t := range tools {
 			name := t.Name()
 			if first, dup := owner[name]; dup {
@@ -59,6 +64,12 @@ func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, 
 			}
 			ts.byName[name] = t
 			ts.names = append(ts.names, name)
+			if hasBudget {
+				if ts.limits == nil {
+					ts.limits = map[string]int{}
+				}
+				ts.limits[name] = max(budget, 0)
+			}
 			ts.defs = append(ts.defs, llms.Tool{
 				Type: "function",
 				Function: &llms.FunctionDefinition{
@@ -201,14 +212,18 @@ func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int)
 			// Failures count once per round: several bad calls to one tool in a
 			// single turn are one mistake, corrected together.
 			failures := r.failures[name] + 1
-			if failures > r.retries {
-				if err := r.emit(ctx, Rejected{Type: RetryTool, Tool: name, Attempt: failures, Limit: r.retries, Message: o.message}); err != nil {
+			limit := r.retries
+			if l, ok := r.tools.limits[name]; ok {
+				limit = l
+			}
+			if failures > limit {
+				if err := r.emit(ctx, Rejected{Type: RetryTool, Tool: name, Attempt: failures, Limit: limit, Message: o.message}); err != nil {
 					return err
 				}
-				return &RetriesExceededError{Tool: name, Retries: r.retries, Last: o.message}
+				return &RetriesExceededError{Tool: name, Retries: limit, Last: o.message}
 			}
 			if _, seen := failed[name]; !seen {
-				if err := r.emit(ctx, Retry{Type: RetryTool, Tool: name, Attempt: failures, Limit: r.retries, Message: o.message}); err != nil {
+				if err := r.emit(ctx, Retry{Type: RetryTool, Tool: name, Attempt: failures, Limit: limit, Message: o.message}); err != nil {
 					return err
 				}
 			}

@@ -22,3 +22,8 @@ echo "== spec loading, the agent loop, cache keys"
 
 echo "== 1000 workspace jobs at -j 8"
 "$GO" test -run '^$' -bench 'Batch1000' -benchtime "${BENCHTIME_BATCH:-3x}" ./runtime/
+echo
+
+# ---- MCP: agentspec mcp against the official filesystem server ----
+echo "== agentspec mcp over stdio against @modelcontextprotocol/server-filesystem"
+scripts/bench-mcp.sh

@@ -219,6 +219,7 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 	if !t.NoBaseOptions && !checkBaseOptions(d, e) {
 		return Capability{}, false
 	}
+	warnNoEffect(d, e, t.NoEffect)
 	opts, err := json.Marshal(e.options)
 	if err != nil { // a decoded JSON value always marshals
 		d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, err.Error()))
@@ -276,6 +277,20 @@ func checkBaseOptions(d *document, e entry) bool {
 	}
 	d.capIDs[id] = d.pos(ptr)
 	return true
+}
+
+// warnNoEffect warns of each option in noEffect the entry sets to anything
+// but false or null.
+func warnNoEffect(d *document, e entry, noEffect map[string]string) {
+	opts, _ := e.options.(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(noEffect)) {
+		v, set := opts[name]
+		if !set || v == nil || v == false {
+			continue
+		}
+		ptr := child(e.optsPtr, name)
+		d.warnings = append(d.warnings, &Error{Pos: d.keyPos(ptr), Msg: "warning: " + prefixed(ptr, "has no effect in agentspec: "+noEffect[name])})
+	}
 }
 
 func unknownTypeMsg(name string, valid []string) string {

@@ -150,6 +150,10 @@ type Options struct {
 	RequireReadBeforeWrite bool `json:"require_read_before_write,omitempty"`
 	// Tools selects the tools by name. Nil means DefaultToolNames.
 	Tools []string `json:"tools,omitempty"`
+	// MaxRetries is how many rounds in a row one of these tools may answer
+	// with a correctable error before the run ends, instead of the spec's
+	// retries (the harness's max_retries). Nil means the spec's.
+	MaxRetries *int `json:"max_retries,omitempty"`
 }
 
 // Capability is a configured FileSystem: it hands the model its tools.
@@ -226,6 +230,14 @@ func (g *callGate) Call(ctx context.Context, args json.RawMessage) (string, erro
 // Tools returns the selected tools, in AllToolNames order.
 func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) {
 	return slices.Clone(c.tools), nil
+}
+
+// MaxRetries reports Options.MaxRetries, for the run's retry budget.
+func (c *Capability) MaxRetries() (int, bool) {
+	if r := c.fs.opts.MaxRetries; r != nil {
+		return *r, true
+	}
+	return 0, false
 }
 
 // RootDir returns the absolute, symlink-resolved root directory.

@@ -35,6 +35,11 @@ const optionsSchema = `{
       "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, can be read but not written. An empty list disables protection.",
       "default": [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*", "*/.git/*", "*/.env", "*/.env.*"]
     },
+    "max_retries": {
+      "type": ["integer", "null"],
+      "minimum": 0,
+      "description": "How many rounds in a row one of these tools may answer with a correctable error before the run ends; null (the default) uses the spec's retries."
+    },
     "read_only_patterns": {
       "type": "array",
       "items": {"type": "string"},

@@ -116,6 +116,14 @@ func (p *Capability) NativeTools() []capabilities.NativeTool {
 	return nil
 }
 
+// MaxRetries is the wrapped capability's own retry budget, if it has one.
+func (p *Capability) MaxRetries() (int, bool) {
+	if b, ok := p.inner.(capabilities.RetryBudget); ok {
+		return b.MaxRetries()
+	}
+	return 0, false
+}
+
 // Remote says whether the wrapped capability's tools live behind the network.
 func (p *Capability) Remote() bool {
 	r, ok := p.inner.(capabilities.Remote)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
+	_ "github.com/agentspec/agentspec/capabilities/mcp"        // registers MCP
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -25,7 +26,8 @@ import (
 //
 // Ctrl-C (SIGINT) and SIGTERM stop the command cleanly (a run ends between
 // tool calls); the exit code is then 128 plus the signal's number, 130 or
-// 143, as shells report a process the signal ended.
+// 143, as shells report a process the signal ended, except for a server
+// (`agentspec mcp`), for which a signal is the ordinary end.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -47,8 +49,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if sig, ok := got.Load().(os.Signal); ok {
+	cmd, err := root.ExecuteContextC(ctx)
+	if sig, ok := got.Load().(os.Signal); ok && (cmd == nil || cmd.Annotations[signalEndsCleanly] == "") {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			var ee *exitError
 			if !errors.As(err, &ee) || ee.err != nil {
@@ -133,6 +135,11 @@ func newRootCmd() *cobra.Command {
 	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
 	return root
 }
+
+// signalEndsCleanly, as a command's annotation, marks a command for which a
+// signal is the ordinary way to stop (a server): it then exits as it would
+// at the end of its input, not with 128 plus the signal.
+const signalEndsCleanly = "agentspec/signal-ends-cleanly"
 
 // signalNumber is sig's number: 2 for SIGINT, 15 for SIGTERM.
 func signalNumber(sig os.Signal) int {

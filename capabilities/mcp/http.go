@@ -1,0 +1,87 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// connectHTTP reaches a remote server. A URL whose path ends in /sse names
+// an HTTP+SSE server (the 2024-11-05 transport), as pydantic-ai reads it;
+// any other URL is tried with streamable HTTP first and, when that fails,
+// with SSE, as the specification's backwards-compatibility section says
+// clients should.
+//
+// The SSE transport ties its event stream to the context it connects with,
+// so it is given one that outlives start-up; cancel ends it.
+func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
+	hc := &http.Client{Transport: &headerTransport{headers: headers, base: http.DefaultTransport}}
+	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies
+	connectSSE := func() (*sdk.ClientSession, error) {
+		s, err := client.Connect(life, sse, nil)
+		if !stop() && err == nil { // start-up ended while connecting
+			s.Close()
+			return nil, ctx.Err()
+		}
+		return s, err
+	}
+	if isSSEPath(endpoint) {
+		s, err := connectSSE()
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("over SSE: %w", err)
+		}
+		return s, cancel, nil
+	}
+	streamable := &sdk.StreamableClientTransport{
+		Endpoint:   endpoint,
+		HTTPClient: hc,
+		// agentspec neither lists nor reacts to what a server announces on
+		// its own; the stream would only hold a connection open.
+		DisableStandaloneSSE: true,
+	}
+	s, err := client.Connect(ctx, streamable, nil)
+	if err == nil {
+		stop()
+		return s, cancel, nil
+	}
+	if ctx.Err() != nil {
+		cancel()
+		return nil, nil, err
+	}
+	s, sseErr := connectSSE()
+	if sseErr != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("over streamable HTTP: %v; over SSE: %v", err, sseErr)
+	}
+	return s, cancel, nil
+}
+
+func isSSEPath(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	return err == nil && strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/sse")
+}
+
+// headerTransport adds the spec's headers (authorization_token among them)
+// to every request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) == 0 {
+		return t.base.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}

@@ -1,0 +1,424 @@
+// Package mcp is the MCP capability: the tools of a Model Context Protocol
+// server, offered to the model as they are.
+//
+// A spec names a remote server by url (streamable HTTP, falling back to the
+// older HTTP+SSE transport where that is all the server speaks) or starts a
+// local one with command (stdio). When the capability is built, at the start
+// of a run or of `agentspec tools`, the server is started or reached and its
+// tools are listed; their names, descriptions and input schemas go to the
+// model unchanged, filtered by allowed_tools. Nothing is started when a spec
+// is only validated.
+//
+// A result the server flags isError is a *capabilities.RetryError: the model
+// reads it and may correct its call. Content is turned into text, the only
+// thing a tool result carries here: text as it is, embedded text resources
+// with their URI, and a bracketed note for what cannot be passed on (images,
+// audio, binary resources), which the CallResultEvent lists as dropped. A
+// protocol error, or a server that exits or cannot be reached during a call,
+// is fatal and ends the run; a server is not restarted.
+//
+// A local server runs in its own process group. Close, which the run calls
+// however it ends (Ctrl-C included), closes its stdin, waits briefly, and
+// then kills the whole group, so no process the server started outlives the
+// run.
+//
+// Each call emits a CallRequestEvent, which a listener may veto, and a
+// CallResultEvent. The CLI's --approve does not apply to MCP calls: it only
+// asks about FileSystem changes.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// TypeName is the capability's name in specs.
+const TypeName = "MCP"
+
+// DefaultTimeout bounds start-up: starting or reaching the server, the
+// initialize handshake and listing its tools.
+const DefaultTimeout = 30 * time.Second
+
+// Options configure an MCP capability; the JSON names are the spec's keys.
+// Exactly one of URL and Command is set.
+type Options struct {
+	URL                string            `json:"url,omitempty"`
+	Local              any               `json:"local,omitempty"`  // nil, true or a URL string
+	Native             *bool             `json:"native,omitempty"` // accepted; the loader warns it has no effect
+	Headers            map[string]string `json:"headers,omitempty"`
+	AuthorizationToken string            `json:"authorization_token,omitempty"`
+	Command            []string          `json:"command,omitempty"`
+	Env                map[string]string `json:"env,omitempty"`
+	Cwd                string            `json:"cwd,omitempty"`
+	// AllowedTools keeps only these tools; nil keeps them all.
+	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// Timeout is in seconds; zero means DefaultTimeout.
+	Timeout     float64 `json:"timeout,omitempty"`
+	ID          string  `json:"id,omitempty"`
+	Description string  `json:"description,omitempty"`
+}
+
+// Capability is a connected MCP server and the tools it offers.
+type Capability struct {
+	id      string
+	where   string // the command line or the URL, for messages
+	session *sdk.ClientSession
+	proc    *process // nil for a remote server, or a local one that did not start
+	local   bool
+	cancel  context.CancelFunc // ends a remote connection's background work
+	tools   []capabilities.Tool
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ capabilities.Capability = (*Capability)(nil)
+
+// Sentinels a caller can test fatal call errors against.
+var (
+	// ErrServerExited is wrapped by the error of a call to a local server
+	// that exited.
+	ErrServerExited = errors.New("the MCP server exited")
+	// ErrClosed is wrapped by the error of a call made after Close.
+	ErrClosed = errors.New("the MCP capability is closed")
+)
+
+// New starts or reaches the server, initializes a session and lists its
+// tools. dir is the directory a relative cwd resolves against (empty: the
+// process's working directory). Errors about one option are
+// *capabilities.ArgError. On error nothing is left running.
+func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	timeout := DefaultTimeout
+	if opts.Timeout > 0 {
+		timeout = time.Duration(opts.Timeout * float64(time.Second))
+	}
+	startCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	c := &Capability{id: opts.ID}
+	if !capabilities.Connecting(ctx) {
+		return c, nil // built to be checked: the options were all there is to check
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "agentspec", Version: "1"}, &sdk.ClientOptions{
+		// No roots: agentspec has no use for the server's view of them.
+		Capabilities: &sdk.ClientCapabilities{},
+	})
+	var err error
+	if len(opts.Command) > 0 {
+		c.where, c.local = commandLine(opts.Command), true
+		if c.id == "" {
+			c.id = commandID(opts.Command)
+		}
+		c.session, c.proc, err = connectStdio(startCtx, client, opts, dir)
+	} else {
+		u := opts.URL
+		if s, ok := opts.Local.(string); ok {
+			u = s
+		}
+		c.where = redactURL(u)
+		if c.id == "" {
+			c.id = defaultID(u)
+		}
+		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders())
+	}
+	if err != nil {
+		return nil, c.startError(ctx, startCtx, timeout, err)
+	}
+	if err := c.listTools(startCtx, opts.AllowedTools); err != nil {
+		err = c.startError(ctx, startCtx, timeout, err) // before Close, which ends the process
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// startError says why start-up failed, naming the server, with the last
+// lines of a local server's stderr.
+func (c *Capability) startError(ctx, startCtx context.Context, timeout time.Duration, err error) error {
+	var argErr *capabilities.ArgError
+	if errors.As(err, &argErr) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // the run was interrupted: not the server's fault
+	}
+	msg := err.Error()
+	timedOut := errors.Is(startCtx.Err(), context.DeadlineExceeded)
+	if timedOut {
+		msg = fmt.Sprintf("no answer within %s (the timeout option)", timeout)
+	}
+	if c.local {
+		if c.proc == nil {
+			return fmt.Errorf("MCP server %s (%s) did not start: %s", c.id, c.where, msg)
+		}
+		if exited, status := c.proc.exitStatus(); exited && !timedOut {
+			msg = fmt.Sprintf("it exited before it was ready (%s)", status)
+		}
+		return fmt.Errorf("MCP server %s (%s) did not start: %s%s", c.id, c.where, msg, c.proc.stderrTail())
+	}
+	return fmt.Errorf("MCP server %s (%s) could not be reached: %s", c.id, c.where, msg)
+}
+
+func (c *Capability) listTools(ctx context.Context, allowed []string) error {
+	var all []*sdk.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		all = append(all, t)
+	}
+	if allowed != nil {
+		var missing []string
+		for _, name := range allowed {
+			if !slices.ContainsFunc(all, func(t *sdk.Tool) bool { return t.Name == name }) {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			names := make([]string, 0, len(all))
+			for _, t := range all {
+				names = append(names, t.Name)
+			}
+			sort.Strings(names)
+			return capabilities.ArgErrorf("allowed_tools", "allowed_tools names %s, which MCP server %s does not offer; it offers: %s",
+				strings.Join(missing, ", "), c.id, strings.Join(names, ", "))
+		}
+	}
+	for _, t := range all {
+		if allowed != nil && !slices.Contains(allowed, t.Name) {
+			continue
+		}
+		c.tools = append(c.tools, newTool(c, t))
+	}
+	return nil
+}
+
+// Tools returns the server's tools, filtered by allowed_tools, in the order
+// the server listed them.
+func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) {
+	return slices.Clone(c.tools), nil
+}
+
+// Remote reports that the tools live on a server, so listing them means
+// connecting: validate builds the capability without connecting and does
+// not ask for them.
+func (c *Capability) Remote() bool { return true }
+
+// ID returns the server's id.
+func (c *Capability) ID() string { return c.id }
+
+// PID returns the process id of a local server, or 0 for a remote one.
+func (c *Capability) PID() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.pid()
+}
+
+// Close ends the session and, for a local server, stops its process and
+// every process in its group. It is safe to call more than once.
+func (c *Capability) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		var errs []error
+		// A local server is stopped first: the session's Close waits for
+		// calls under way, and a server that hangs in one would hold it.
+		if c.proc != nil {
+			if err := c.proc.stop(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if c.session != nil {
+			if err := closeWithin(c.session, closeWait); err != nil && c.proc == nil {
+				// A local server's session error is its exit.
+				errs = append(errs, err)
+			}
+		}
+		if c.cancel != nil {
+			c.cancel()
+		}
+		if len(errs) > 0 {
+			c.closeErr = fmt.Errorf("MCP server %s: %w", c.id, errors.Join(errs...))
+		}
+	})
+	return c.closeErr
+}
+
+// closeWait bounds how long Close waits for a remote session to end.
+const closeWait = 5 * time.Second
+
+func closeWithin(s *sdk.ClientSession, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("the session did not close within %s", d)
+	}
+}
+
+func (o *Options) check() error {
+	switch l := o.Local.(type) {
+	case nil:
+	case bool:
+		if !l {
+			return capabilities.ArgErrorf("local", "local: false leaves only a provider-native server, which agentspec does not offer; remove it")
+		}
+	case string:
+		if !isHTTPURL(l) {
+			return capabilities.ArgErrorf("local", "local must be true or an http:// or https:// URL, got %q", l)
+		}
+	default:
+		return capabilities.ArgErrorf("local", "local must be true or a URL")
+	}
+	switch {
+	case len(o.Command) == 0 && o.URL == "":
+		return errors.New("either url or command is required")
+	case len(o.Command) > 0 && o.URL != "":
+		return errors.New("url and command cannot both be given")
+	case len(o.Command) > 0 && o.Command[0] == "":
+		return capabilities.ArgErrorf("command", "command: the program name is empty")
+	case o.URL != "" && !isHTTPURL(o.URL):
+		return capabilities.ArgErrorf("url", "url must be an http:// or https:// URL, got %q", o.URL)
+	}
+	return nil
+}
+
+func (o *Options) httpHeaders() map[string]string {
+	h := map[string]string{}
+	for k, v := range o.Headers {
+		h[k] = v
+	}
+	if o.AuthorizationToken != "" {
+		h["Authorization"] = o.AuthorizationToken
+	}
+	return h
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != ""
+}
+
+// defaultID is pydantic-ai's: the host and the last path segment.
+func defaultID(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	id := u.Hostname()
+	if seg := path.Base(strings.TrimRight(u.Path, "/")); seg != "." && seg != "/" && seg != "" {
+		id += "-" + seg
+	}
+	return id
+}
+
+// redactURL drops a password from a URL shown in messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Redacted()
+}
+
+// runners are programs that start the server named by a later argument.
+var runners = []string{"npx", "bunx", "pnpx", "uvx", "pipx", "uv", "node", "deno", "bun", "python", "python3", "npm", "pnpm", "yarn", "go", "docker", "podman"}
+
+// commandID names a local server: the program, or for a runner such as npx
+// the package it runs, without scope or version
+// ("@modelcontextprotocol/server-everything@1.0" is "server-everything").
+func commandID(argv []string) string {
+	prog := filepath.Base(argv[0])
+	if !slices.Contains(runners, strings.TrimSuffix(prog, ".exe")) {
+		return prog
+	}
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") || slices.Contains([]string{"run", "exec", "dlx", "x", "tool"}, a) {
+			continue
+		}
+		if strings.ContainsRune(a, filepath.Separator) && !strings.HasPrefix(a, "@") {
+			if id := scriptID(a); id != "" {
+				return id
+			}
+			continue
+		}
+		a = a[strings.LastIndex(a, "/")+1:]
+		if i := strings.LastIndex(a, "@"); i > 0 {
+			a = a[:i]
+		}
+		if a != "" {
+			return a
+		}
+	}
+	return prog
+}
+
+// scriptID names a server run from a script path by the package that holds
+// it: ".../server-everything/dist/index.js" is "server-everything".
+func scriptID(p string) string {
+	p = filepath.Clean(p)
+	name := strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+	generic := []string{"index", "main", "server", "__main__", "cli", "dist", "build", "lib", "src", "bin", "out"}
+	for slices.Contains(generic, name) {
+		p = filepath.Dir(p)
+		if p == "." || p == string(filepath.Separator) {
+			return ""
+		}
+		name = filepath.Base(p)
+	}
+	return name
+}
+
+func commandLine(argv []string) string {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		quoted[i] = a
+	}
+	return strings.Join(quoted, " ")
+}
+
+func init() {
+	capabilities.MustRegister(capabilities.Type{
+		Name:        TypeName,
+		Description: "The tools of an MCP server: a remote one by url (streamable HTTP or SSE) or a local one started with command (stdio).",
+		Schema:      json.RawMessage(optionsSchema),
+		Positional:  "url",
+		NoEffect: map[string]string{
+			"native": "agentspec connects to the server itself and offers its tools as its own; it does not also hand the server to the provider",
+		},
+		New: func(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
+			var opts Options
+			if err := args.Decode(&opts); err != nil {
+				return nil, err
+			}
+			if f, ok := opts.Local.(json.Number); ok {
+				opts.Local = f.String() // refused by check, with its message
+			}
+			return New(ctx, opts, args.Dir)
+		},
+	})
+}

@@ -1,0 +1,472 @@
+//go:build unix
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+func startStdio(t *testing.T, opts Options) *Capability {
+	t.Helper()
+	if opts.Command == nil {
+		opts.Command = serverCommand()
+	}
+	if opts.Env == nil {
+		opts.Env = serverEnvMap()
+	}
+	c, err := New(context.Background(), opts, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func toolByName(t *testing.T, c *Capability, name string) capabilities.Tool {
+	t.Helper()
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	for _, tl := range tools {
+		if tl.Name() == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return nil
+}
+
+// schemaOf is a definition's input schema as the client decodes it.
+func schemaOf(t *testing.T, def *sdk.Tool) map[string]any {
+	b, err := json.Marshal(def.InputSchema)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+func TestToolsAreOfferedUnchanged(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tools, len(testTools))
+	for _, def := range testTools {
+		got := toolByName(t, c, def.Name)
+		assert.Equal(t, def.Description, got.Description())
+		assert.Equal(t, schemaOf(t, def), got.Parameters(), def.Name)
+	}
+	assert.True(t, toolByName(t, c, "count").(*tool).ReadOnly(), "readOnlyHint is kept")
+	assert.False(t, toolByName(t, c, "echo").(*tool).ReadOnly())
+	assert.Equal(t, "mcp.test", c.ID(), "the default id of a command is its program name")
+}
+
+func TestAllowedTools(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{AllowedTools: []string{"count", "echo"}})
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name())
+	}
+	assert.Equal(t, []string{"count", "echo"}, names, "filtered, in the order the server lists them (by name, for the Go SDK)")
+
+	_, err = New(context.Background(), Options{Command: serverCommand(), Env: serverEnvMap(), AllowedTools: []string{"echo", "ehco"}}, "")
+	var argErr *capabilities.ArgError
+	require.ErrorAs(t, err, &argErr)
+	assert.Equal(t, "allowed_tools", argErr.Option)
+	assert.Contains(t, err.Error(), "allowed_tools names ehco, which MCP server mcp.test does not offer; it offers: count, echo, exit")
+}
+
+func call(t *testing.T, c *Capability, name, args string, l capabilities.Listener) (string, error) {
+	t.Helper()
+	ctx := capabilities.WithCall(context.Background(), capabilities.CallInfo{ID: "call-1", Tool: name})
+	if l != nil {
+		ctx = capabilities.WithListener(ctx, l)
+	}
+	return toolByName(t, c, name).Call(ctx, json.RawMessage(args))
+}
+
+func TestCallResults(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+
+	out, err := call(t, c, "echo", `{"text": "héllo"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "héllo", out)
+
+	_, err = call(t, c, "fail", `{}`, nil)
+	msg, retry := capabilities.AsRetry(err)
+	assert.True(t, retry, "isError is a correctable error: %v", err)
+	assert.Equal(t, "the widget is jammed; pass force: true", msg)
+
+	_, err = call(t, c, "picky", `{}`, nil)
+	msg, retry = capabilities.AsRetry(err)
+	assert.True(t, retry, "invalid params are correctable: %v", err)
+	assert.Equal(t, "Invalid arguments: n is required", msg)
+
+	out, err = call(t, c, "structured", `{}`, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"answer": 42}`, out, "structured content stands in for missing text")
+
+	var result *CallResultEvent
+	out, err = call(t, c, "media", `{}`, func(_ context.Context, ev capabilities.Event) error {
+		if r, ok := ev.(*CallResultEvent); ok {
+			result = r
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, strings.Join([]string{
+		"a picture:",
+		"[image/png image, 4 bytes not shown: only text reaches the model]",
+		"[audio/wav audio, 4 bytes not shown: only text reaches the model]",
+		"[resource file:///notes.md]\n# Notes",
+		"[resource file:///a.bin (application/octet-stream), 3 bytes not shown: only text reaches the model]",
+		"[resource link: file:///big.log (big.log): the whole log]",
+	}, "\n"), out)
+	require.NotNil(t, result)
+	assert.Equal(t, []string{"image/png image, 4 bytes", "audio/wav audio, 4 bytes",
+		"resource file:///a.bin (application/octet-stream), 3 bytes"}, result.Dropped)
+}
+
+func TestEventsAndVeto(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{ID: "tester"})
+	var kinds []string
+	veto := func(_ context.Context, ev capabilities.Event) error {
+		if req, ok := ev.(*CallRequestEvent); ok {
+			req.Veto("counting is not allowed today")
+		}
+		b, err := capabilities.MarshalEvent(ev)
+		require.NoError(t, err)
+		kinds = append(kinds, string(b))
+		return nil
+	}
+	out, err := call(t, c, "count", `{}`, veto)
+	require.NoError(t, err)
+	assert.Equal(t, "[count was not called: counting is not allowed today]", out)
+	require.Len(t, kinds, 1, "a vetoed call has no result event")
+	assert.JSONEq(t, `{"kind": "mcp.call_request", "server": "tester", "tool": "count", "tool_call_id": "call-1",
+		"tool_name": "count", "arguments": {}, "vetoed": true, "veto_reason": "counting is not allowed today"}`, kinds[0])
+
+	// The server never saw the vetoed call: its first real call counts 1.
+	kinds = nil
+	out, err = call(t, c, "count", `{}`, func(_ context.Context, ev capabilities.Event) error {
+		b, _ := capabilities.MarshalEvent(ev)
+		kinds = append(kinds, string(b))
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "1", out)
+	require.Len(t, kinds, 2)
+	assert.JSONEq(t, `{"kind": "mcp.call_result", "server": "tester", "tool": "count", "tool_call_id": "call-1",
+		"tool_name": "count", "is_error": false, "dropped": [], "chars": 1}`, kinds[1])
+
+	// A listener that fails aborts the call before it is sent.
+	boom := errors.New("listener down")
+	_, err = call(t, c, "count", `{}`, func(context.Context, capabilities.Event) error { return boom })
+	assert.ErrorIs(t, err, boom)
+	out, err = call(t, c, "count", `{}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "2", out)
+}
+
+func TestServerExitMidCallIsFatal(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	_, err := call(t, c, "exit", `{}`, nil)
+	require.Error(t, err)
+	_, retry := capabilities.AsRetry(err)
+	assert.False(t, retry)
+	assert.ErrorIs(t, err, ErrServerExited)
+	assert.Contains(t, err.Error(), "MCP server mcp.test")
+	assert.Contains(t, err.Error(), "exited during a call to exit (exit status 7)")
+	assert.Contains(t, err.Error(), "fatal: the disk caught fire")
+
+	_, err = call(t, c, "echo", `{"text": "x"}`, nil)
+	assert.ErrorIs(t, err, ErrServerExited, "later calls fail the same way")
+	require.NoError(t, c.Close())
+	_, err = call(t, c, "echo", `{"text": "x"}`, nil)
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
+func TestStartFailures(t *testing.T) {
+	t.Parallel()
+	_, err := New(context.Background(), Options{Command: []string{"no-such-mcp-server-xyz", "--flag"}}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MCP server no-such-mcp-server-xyz (no-such-mcp-server-xyz --flag) did not start")
+	assert.Contains(t, err.Error(), "executable file not found")
+
+	_, err = New(context.Background(), Options{Command: serverCommand(),
+		Env: serverEnvMap("MCP_TEST_STDERR", "config.toml: no such file", "MCP_TEST_EXIT_AT_START", "3")}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not start: it exited before it was ready (exit status 3); the last lines of its stderr:\n  config.toml: no such file")
+
+	start := time.Now()
+	_, err = New(context.Background(), Options{Command: serverCommand(), Env: serverEnvMap("MCP_TEST_GARBAGE", "1")}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MCP server mcp.test ("+os.Args[0]+") did not start: ")
+	assert.NotContains(t, err.Error(), "exited", "agentspec stopped it; it did not exit")
+	assert.Less(t, time.Since(start), 5*time.Second, "a failed start is not waited for")
+
+	_, err = New(context.Background(), Options{Command: []string{"sleep", "30"}, Timeout: 0.3}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MCP server sleep (sleep 30) did not start: no answer within 300ms (the timeout option); it wrote nothing to stderr")
+
+	_, err = New(context.Background(), Options{Command: serverCommand(), Cwd: "missing"}, t.TempDir())
+	var argErr *capabilities.ArgError
+	require.ErrorAs(t, err, &argErr)
+	assert.Equal(t, "cwd", argErr.Option)
+}
+
+// alive reports whether pid is a live process (a zombie waiting for its
+// parent to reap it is not).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d outlived Close", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestCloseReapsTheServerAndItsChildren(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	out, err := call(t, c, "spawn", `{}`, nil)
+	require.NoError(t, err)
+	child, err := strconv.Atoi(out)
+	require.NoError(t, err)
+	server := c.PID()
+	require.True(t, alive(server))
+	require.True(t, alive(child))
+
+	start := time.Now()
+	require.NoError(t, c.Close())
+	assert.Less(t, time.Since(start), graceTerm, "a server that exits on EOF is not waited for")
+	waitGone(t, server)
+	waitGone(t, child)
+}
+
+func TestCloseDuringACall(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, c, "sleep", `{"ms": 60000}`, nil)
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, c.Close())
+	select {
+	case err := <-done:
+		assert.Error(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call outlived Close")
+	}
+	waitGone(t, c.PID())
+}
+
+func TestTimeoutCancelsTheCall(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := toolByName(t, c, "sleep").Call(ctx, json.RawMessage(`{"ms": 60000}`))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	// The session survives a cancelled call.
+	out, err := call(t, c, "echo", `{"text": "still here"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "still here", out)
+}
+
+func TestHTTPStreamableAndSSE(t *testing.T) {
+	t.Parallel()
+	srv := testServer()
+	mux := http.NewServeMux()
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	sse := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	mux.Handle("/mcp", streamable)
+	mux.Handle("/sse", sse)
+	mux.Handle("/legacy", sse) // an SSE-only server at a URL that does not say so
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+
+	for _, path := range []string{"/mcp", "/sse", "/legacy"} {
+		t.Run(path, func(t *testing.T) {
+			c, err := New(context.Background(), Options{
+				URL:                ts.URL + path,
+				Headers:            map[string]string{"X-Team": "core"},
+				AuthorizationToken: "Bearer s3cret",
+			}, "")
+			require.NoError(t, err)
+			defer c.Close()
+			assert.Equal(t, "127.0.0.1-"+strings.TrimPrefix(path, "/"), c.ID())
+			assert.Len(t, toolByName(t, c, "echo").Parameters()["properties"], 1)
+			out, err := call(t, c, "echo", `{"text": "over http"}`, nil)
+			require.NoError(t, err)
+			assert.Equal(t, "over http", out)
+			_, err = call(t, c, "fail", `{}`, nil)
+			_, retry := capabilities.AsRetry(err)
+			assert.True(t, retry)
+			if path == "/mcp" { // the SSE transport gives handlers no headers
+				out, err = call(t, c, "header", `{"name": "Authorization"}`, nil)
+				require.NoError(t, err)
+				assert.Equal(t, "Bearer s3cret", out)
+				out, err = call(t, c, "header", `{"name": "X-Team"}`, nil)
+				require.NoError(t, err)
+				assert.Equal(t, "core", out)
+			}
+		})
+	}
+
+	c, err := New(context.Background(), Options{URL: "https://unused.invalid/mcp", Local: ts.URL + "/mcp"}, "")
+	require.NoError(t, err, "local: URL is where agentspec connects")
+	assert.Equal(t, "127.0.0.1-mcp", c.ID())
+	c.Close()
+
+	_, err = New(context.Background(), Options{URL: ts.URL + "/nothing-here"}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MCP server 127.0.0.1-nothing-here ("+ts.URL+"/nothing-here) could not be reached")
+	assert.Contains(t, err.Error(), "over streamable HTTP")
+	assert.Contains(t, err.Error(), "over SSE")
+}
+
+func TestInMemoryServer(t *testing.T) {
+	// The capability over the SDK's in-memory transport, the way a Go
+	// program embedding its own server would connect it.
+	t.Parallel()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := testServer().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	c := &Capability{id: "mem", where: "in memory", session: cs}
+	require.NoError(t, c.listTools(context.Background(), []string{"echo"}))
+	defer c.Close()
+	out, err := call(t, c, "echo", `{"text": "in memory"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "in memory", out)
+}
+
+func TestOptionsChecks(t *testing.T) {
+	t.Parallel()
+	no := false
+	cases := []struct {
+		opts   Options
+		option string
+		msg    string
+	}{
+		{Options{URL: "http://x", Local: false}, "local", "local: false leaves only a provider-native server"},
+		{Options{URL: "http://x", Local: "ftp://y"}, "local", `local must be true or an http:// or https:// URL, got "ftp://y"`},
+		{Options{URL: "x"}, "url", `url must be an http:// or https:// URL, got "x"`},
+		{Options{Command: []string{""}}, "command", "the program name is empty"},
+	}
+	for _, tc := range cases {
+		err := tc.opts.check()
+		var argErr *capabilities.ArgError
+		require.ErrorAs(t, err, &argErr, "%+v", tc.opts)
+		assert.Equal(t, tc.option, argErr.Option)
+		assert.Contains(t, err.Error(), tc.msg)
+	}
+	assert.NoError(t, (&Options{URL: "https://x/mcp", Native: &no, Local: true}).check())
+}
+
+func TestIDs(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "mcp.example.com-sse", defaultID("https://mcp.example.com/sse"))
+	assert.Equal(t, "mcp.example.com", defaultID("https://mcp.example.com/"))
+	assert.Equal(t, "server-everything", commandID([]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31"}))
+	assert.Equal(t, "mcp-server-git", commandID([]string{"uvx", "mcp-server-git"}))
+	assert.Equal(t, "server-everything", commandID([]string{"node", "/x/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}))
+	assert.Equal(t, "weather", commandID([]string{"python3", "servers/weather.py"}))
+	assert.Equal(t, "my-server", commandID([]string{"/opt/bin/my-server", "--stdio"}))
+	assert.Equal(t, "https://u:xxxxx@h/p", redactURL("https://u:pw@h/p"))
+}
+
+func TestTail(t *testing.T) {
+	t.Parallel()
+	tl := newTail(2)
+	tl.Write([]byte("one\ntw"))
+	tl.Write([]byte("o\n\nthree\nfour"))
+	assert.Equal(t, []string{"three", "four"}, tl.lines())
+}
+
+func TestSchemaMatchesOptions(t *testing.T) {
+	t.Parallel()
+	var schema struct {
+		AdditionalProperties bool                      `json:"additionalProperties"`
+		Properties           map[string]map[string]any `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(optionsSchema), &schema))
+	assert.False(t, schema.AdditionalProperties)
+	var keys, props []string
+	typ := reflect.TypeFor[Options]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, name)
+	}
+	for k, p := range schema.Properties {
+		props = append(props, k)
+		assert.NotEmpty(t, p["description"], k)
+	}
+	sort.Strings(keys)
+	sort.Strings(props)
+	assert.Equal(t, keys, props)
+}
+
+func TestRegistered(t *testing.T) {
+	t.Parallel()
+	typ, ok := capabilities.Default().Lookup(TypeName)
+	require.True(t, ok)
+	assert.Equal(t, "url", typ.Positional)
+	// Built to be checked, it reaches no server (x.example does not resolve)
+	// and says its tools are remote; native: true is accepted (the loader
+	// warns it has no effect).
+	c, err := capabilities.Default().New(capabilities.WithoutConnecting(context.Background()), TypeName, capabilities.Args{
+		Options: json.RawMessage(`{"url": "https://x.example/mcp", "native": true}`)})
+	require.NoError(t, err)
+	r, ok := c.(capabilities.Remote)
+	require.True(t, ok)
+	assert.True(t, r.Remote())
+	assert.Contains(t, typ.NoEffect, "native")
+	_, err = capabilities.Default().New(capabilities.WithoutConnecting(context.Background()), TypeName, capabilities.Args{
+		Options: json.RawMessage(`{"url": "ftp://x.example/mcp"}`)})
+	var argErr *capabilities.ArgError
+	require.ErrorAs(t, err, &argErr, "the options are still checked")
+	assert.Equal(t, "url", argErr.Option)
+}

@@ -1,0 +1,159 @@
+//go:build unix
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The in-repo MCP server the capability is tested against: the test binary
+// itself, started with serverEnv set, serving testServer over stdio. It is a
+// real process speaking the real protocol through the official SDK.
+const serverEnvVar = "AGENTSPEC_MCP_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serverEnvVar) == "1" {
+		if os.Getenv("MCP_TEST_STDERR") != "" {
+			fmt.Fprintln(os.Stderr, os.Getenv("MCP_TEST_STDERR"))
+		}
+		if os.Getenv("MCP_TEST_GARBAGE") != "" { // a program that is no MCP server
+			fmt.Println("Listening on port 8080")
+			time.Sleep(time.Minute)
+		}
+		if code := os.Getenv("MCP_TEST_EXIT_AT_START"); code != "" {
+			n, _ := strconv.Atoi(code)
+			os.Exit(n)
+		}
+		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			log.Fatal(err)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serverCommand is the command of the in-repo server.
+func serverCommand() []string { return []string{os.Args[0]} }
+
+func serverEnvMap(extra ...string) map[string]string {
+	env := map[string]string{serverEnvVar: "1"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return env
+}
+
+func object(props map[string]any, required ...string) map[string]any {
+	if required == nil {
+		required = []string{}
+	}
+	return map[string]any{"type": "object", "properties": props, "required": required}
+}
+
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+
+// testTools are the server's tool definitions; the tests compare what the
+// model is offered against them.
+var testTools = []*sdk.Tool{
+	{Name: "echo", Description: "Echoes its text.", InputSchema: object(map[string]any{"text": str("what to echo")}, "text")},
+	{Name: "fail", Description: "Always fails, as a tool result.", InputSchema: object(nil)},
+	{Name: "picky", Description: "Refuses its arguments with a protocol error.", InputSchema: object(nil)},
+	{Name: "media", Description: "Returns one content item of each kind.", InputSchema: object(nil)},
+	{Name: "structured", Description: "Returns structured content only.", InputSchema: object(nil)},
+	{Name: "count", Description: "Counts its calls.", InputSchema: object(nil),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+	{Name: "sleep", Description: "Sleeps for ms milliseconds, or until cancelled.",
+		InputSchema: object(map[string]any{"ms": map[string]any{"type": "integer"}}, "ms")},
+	{Name: "exit", Description: "Exits the server process mid-call.", InputSchema: object(nil)},
+	{Name: "spawn", Description: "Starts a long-lived child process and returns its pid.", InputSchema: object(nil)},
+	{Name: "header", Description: "Returns an HTTP request header.", InputSchema: object(map[string]any{"name": str("header")}, "name")},
+}
+
+func text(s string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+}
+
+func testServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "agentspec-test", Version: "1"}, nil)
+	var calls atomic.Int64
+	handlers := map[string]sdk.ToolHandler{
+		"echo": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ Text string }
+			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			return text(a.Text), nil
+		},
+		"fail": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			r := text("the widget is jammed; pass force: true")
+			r.IsError = true
+			return r, nil
+		},
+		"picky": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid arguments: n is required"}
+		},
+		"media": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: "a picture:"},
+				&sdk.ImageContent{MIMEType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}},
+				&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF")},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///notes.md", MIMEType: "text/markdown", Text: "# Notes"}},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///a.bin", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}},
+				&sdk.ResourceLink{URI: "file:///big.log", Name: "big.log", Description: "the whole log"},
+			}}, nil
+		},
+		"structured": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: map[string]any{"answer": 42}}, nil
+		},
+		"count": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text(strconv.FormatInt(calls.Add(1), 10)), nil
+		},
+		"sleep": func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ MS int }
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			select {
+			case <-time.After(time.Duration(a.MS) * time.Millisecond):
+				return text("slept"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+		"exit": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "fatal: the disk caught fire")
+			os.Exit(7)
+			return nil, nil
+		},
+		"spawn": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			child := exec.Command("sleep", "300")
+			if err := child.Start(); err != nil {
+				return nil, err
+			}
+			go child.Wait()
+			return text(strconv.Itoa(child.Process.Pid)), nil
+		},
+		"header": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ Name string }
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			if req.Extra == nil || req.Extra.Header == nil {
+				return text(""), nil
+			}
+			return text(req.Extra.Header.Get(a.Name)), nil
+		},
+	}
+	for _, t := range testTools {
+		s.AddTool(t, handlers[t.Name])
+	}
+	return s
+}

@@ -1,0 +1,258 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// How a local server is stopped: its stdin is closed (the MCP way of asking
+// it to exit), then after graceTerm its group gets SIGTERM, then after
+// graceKill SIGKILL. The group is killed in the end whatever happened, so
+// children the server left behind go too.
+const (
+	graceTerm = 2 * time.Second
+	graceKill = 2 * time.Second
+	// ioWait bounds how long Wait waits for the server's output once it
+	// has exited, when a child it started still holds the pipes open.
+	ioWait = 500 * time.Millisecond
+	// stderrLines is how many of the last stderr lines an error shows.
+	stderrLines = 20
+)
+
+// inheritedEnv are the variables a local server gets from agentspec's
+// environment, as the official MCP SDKs do: enough to find programs and a
+// home directory, nothing secret.
+var inheritedEnv = []string{
+	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
+	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+	"NODE_OPTIONS", "NPM_CONFIG_CACHE", "npm_config_cache", "NPM_CONFIG_REGISTRY", "npm_config_registry",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"SYSTEMROOT", "COMSPEC", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "PATHEXT",
+}
+
+// process is a local server's process.
+type process struct {
+	cmd     *exec.Cmd
+	stdin   io.Closer
+	stderr  *tail
+	exited  chan struct{} // closed when Wait returned
+	err     error         // Wait's error, valid once exited is closed
+	once    sync.Once
+	stopErr error
+	// signalled is set once stop sent a signal: an exit by that signal is
+	// agentspec's doing, not the server's.
+	signalled atomic.Bool
+}
+
+func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir string) (*sdk.ClientSession, *process, error) {
+	cwd, err := serverDir(opts.Cwd, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	prog := opts.Command[0]
+	if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {
+		prog = filepath.Join(cwd, prog)
+	}
+	cmd := exec.Command(prog, opts.Command[1:]...)
+	cmd.Dir = cwd
+	cmd.Env = serverEnv(opts.Env)
+	cmd.WaitDelay = ioWait
+	setGroup(cmd)
+	p := &process{cmd: cmd, stderr: newTail(stderrLines), exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	// From here on the process exists and must be stopped on any failure.
+	p.stdin = stdin
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	session, err := client.Connect(ctx, &sdk.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		p.stopWithin(0) // it never became a server: no need to wait for it
+		return nil, p, err
+	}
+	return session, p, nil
+}
+
+func serverDir(cwd, dir string) (string, error) {
+	base, err := filepath.Abs(dir) // "" is the working directory
+	if err != nil {
+		return "", err
+	}
+	if cwd == "" {
+		return base, nil
+	}
+	if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(base, cwd)
+	}
+	st, err := os.Stat(cwd)
+	switch {
+	case err != nil:
+		return "", capabilities.ArgErrorf("cwd", "cwd %s: %v", cwd, errors.Unwrap(err))
+	case !st.IsDir():
+		return "", capabilities.ArgErrorf("cwd", "cwd %s is not a directory", cwd)
+	}
+	return cwd, nil
+}
+
+func serverEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range inheritedEnv {
+		if _, override := extra[k]; override {
+			continue
+		}
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// exitStatus reports whether the process exited of its own accord, waiting
+// a moment for an exit that is under way (the pipe closes just before Wait
+// returns).
+func (p *process) exitStatus() (bool, string) {
+	select {
+	case <-p.exited:
+	case <-time.After(ioWait + 100*time.Millisecond):
+		return false, ""
+	}
+	if p.err == nil {
+		return true, "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && p.signalled.Load() {
+			return false, ""
+		}
+		return true, ee.ProcessState.String()
+	}
+	return true, p.err.Error()
+}
+
+// stderrTail returns the last lines the server wrote to stderr, as a
+// message suffix, or "" when it wrote none.
+func (p *process) stderrTail() string {
+	lines := p.stderr.lines()
+	if len(lines) == 0 {
+		return "; it wrote nothing to stderr"
+	}
+	return "; the last lines of its stderr:\n  " + strings.Join(lines, "\n  ")
+}
+
+// stop ends the process and its group: stdin is closed already by the
+// session; the process gets graceTerm to exit, then SIGTERM, then SIGKILL;
+// the group is killed whatever happened.
+func (p *process) stop() error { return p.stopWithin(graceTerm) }
+
+// stopWithin is stop with the given time to exit after stdin closes.
+func (p *process) stopWithin(grace time.Duration) error {
+	p.once.Do(func() {
+		p.stdin.Close() // mostly closed already, with the session
+		waited := func(d time.Duration) bool {
+			select {
+			case <-p.exited:
+				return true
+			case <-time.After(d):
+				return false
+			}
+		}
+		if !waited(grace) {
+			p.signalled.Store(true)
+			signalGroup(p.cmd, false)
+			if !waited(graceKill) {
+				signalGroup(p.cmd, true)
+				if !waited(graceKill) {
+					p.stopErr = fmt.Errorf("process %d did not exit after SIGKILL", p.pid())
+				}
+			}
+		}
+		// Whatever the server itself did, nothing it started stays.
+		p.signalled.Store(true)
+		signalGroup(p.cmd, true)
+	})
+	return p.stopErr
+}
+
+// tail keeps the last n lines written to it.
+type tail struct {
+	mu      sync.Mutex
+	n       int
+	buf     []string
+	partial []byte
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	data := append(t.partial, b...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		t.add(strings.TrimRight(string(data[:i]), "\r"))
+		data = data[i+1:]
+	}
+	if len(data) > 4096 { // a line without end is kept in part
+		data = data[len(data)-4096:]
+	}
+	t.partial = append([]byte(nil), data...)
+	return len(b), nil
+}
+
+func (t *tail) add(line string) {
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	t.buf = append(t.buf, line)
+	if len(t.buf) > t.n {
+		t.buf = t.buf[len(t.buf)-t.n:]
+	}
+}
+
+func (t *tail) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]string(nil), t.buf...)
+	if p := strings.TrimSpace(string(t.partial)); p != "" {
+		out = append(out, p)
+		if len(out) > t.n {
+			out = out[1:]
+		}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// tool is one of the server's tools, as the model sees it.
+type tool struct {
+	c           *Capability
+	name        string
+	description string
+	params      map[string]any
+	readOnly    bool
+}
+
+func newTool(c *Capability, t *sdk.Tool) *tool {
+	params, _ := t.InputSchema.(map[string]any)
+	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
+	return &tool{c: c, name: t.Name, description: t.Description, params: params, readOnly: readOnly}
+}
+
+func (t *tool) Name() string               { return t.name }
+func (t *tool) Description() string        { return t.description }
+func (t *tool) Parameters() map[string]any { return t.params }
+
+// ReadOnly reports the server's readOnlyHint: the tool says it changes
+// nothing. It is a hint from the server, not a guarantee.
+func (t *tool) ReadOnly() bool { return t.readOnly }
+
+func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	c := t.c
+	if c.closed.Load() {
+		return "", fmt.Errorf("%s: %w", t.name, ErrClosed)
+	}
+	info, _ := capabilities.CallFrom(ctx)
+	base := EventBase{Server: c.id, Tool: t.name, ToolCallID: info.ID, ToolName: info.Tool}
+	if base.ToolName == "" {
+		base.ToolName = t.name
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	req := &CallRequestEvent{EventBase: base, Arguments: args}
+	if err := capabilities.Emit(ctx, req); err != nil {
+		return "", err
+	}
+	if vetoed, reason := req.Vetoed(); vetoed {
+		return fmt.Sprintf("[%s was not called: %s]", t.name, reason), nil
+	}
+	res, err := c.session.CallTool(ctx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	if err != nil {
+		return "", c.callError(ctx, t.name, err)
+	}
+	text, dropped := render(res)
+	if err := capabilities.Emit(ctx, &CallResultEvent{EventBase: base, IsError: res.IsError, Dropped: dropped, Chars: utf8.RuneCountInString(text)}); err != nil {
+		return "", err
+	}
+	if res.IsError {
+		if text == "" {
+			text = "the tool failed without saying why"
+		}
+		return "", &capabilities.RetryError{Message: text}
+	}
+	return text, nil
+}
+
+// callError classifies a failed call: the run's own deadline or
+// interruption as it is (the runtime reports those), invalid arguments
+// refused by the server as correctable, a server that went away or any
+// other protocol error as fatal.
+func (c *Capability) callError(ctx context.Context, name string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", name, context.Cause(ctx))
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
+		return capabilities.Retry("%s", rpcErr.Message)
+	}
+	if c.proc != nil {
+		if exited, status := c.proc.exitStatus(); exited {
+			return fmt.Errorf("%w: MCP server %s (%s) exited during a call to %s (%s)%s",
+				ErrServerExited, c.id, c.where, name, status, c.proc.stderrTail())
+		}
+	}
+	return fmt.Errorf("MCP server %s (%s): calling %s: %w", c.id, c.where, name, err)
+}
+
+// render turns a result's content into the text the model gets. What text
+// cannot carry is replaced by a bracketed note and described in dropped.
+func render(res *sdk.CallToolResult) (text string, dropped []string) {
+	var parts []string
+	note := func(what string) {
+		dropped = append(dropped, what)
+		parts = append(parts, "["+what+" not shown: only text reaches the model]")
+	}
+	for _, item := range res.Content {
+		switch v := item.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, v.Text)
+		case *sdk.ImageContent:
+			note(fmt.Sprintf("%s image, %d bytes", orUnknown(v.MIMEType), len(v.Data)))
+		case *sdk.AudioContent:
+			note(fmt.Sprintf("%s audio, %d bytes", orUnknown(v.MIMEType), len(v.Data)))
+		case *sdk.ResourceLink:
+			link := "[resource link: " + v.URI
+			if v.Name != "" && v.Name != v.URI {
+				link += " (" + v.Name + ")"
+			}
+			if v.Description != "" {
+				link += ": " + v.Description
+			}
+			parts = append(parts, link+"]")
+		case *sdk.EmbeddedResource:
+			r := v.Resource
+			switch {
+			case r == nil:
+			case r.Blob != nil:
+				note(fmt.Sprintf("resource %s (%s), %d bytes", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
+			default:
+				parts = append(parts, "[resource "+r.URI+"]\n"+r.Text)
+			}
+		default:
+			b, _ := item.MarshalJSON()
+			var kind struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal(b, &kind)
+			note(orUnknown(kind.Type) + " content")
+		}
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return strings.Join(parts, "\n"), dropped
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown type"
+	}
+	return s
+}

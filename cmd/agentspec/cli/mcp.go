@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/mcpserve"
+	"github.com/agentspec/agentspec/spec"
+)
+
+func init() { addCommand(newMCPCmd) }
+
+// tokenEnv names the variable that holds the bearer token of --http.
+const tokenEnv = "AGENTSPEC_MCP_TOKEN"
+
+type mcpFlags struct {
+	root      string
+	workspace string
+	readOnly  bool
+	events    string
+	http      string
+	tokenFile string
+}
+
+func newMCPCmd() *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:         "mcp [SPEC | --root DIR] [--workspace DIR] [--read-only] [--events FILE] [--http ADDR [--token-file FILE]]",
+		Short:       "Serve a spec's tools to MCP clients, over stdio or HTTP",
+		Annotations: map[string]string{signalEndsCleanly: "yes"}, // SIGTERM is how a server is stopped
+		Long: `Mcp serves tools over the Model Context Protocol, so that MCP clients (editors, desktop
+assistants, other agent runtimes) can call them. With SPEC it serves the tools of the spec's
+capabilities, built as a run builds them (relative paths resolve against --workspace, default
+the current directory; MCP capabilities are started and their tools re-exported). Without
+SPEC it serves one FileSystem at --root (default ".") with all ten tools, like "agentspec tool".
+
+Names, descriptions and input schemas are exactly what "agentspec run" offers a model, and
+results are the same text. An error the model could correct is a result with isError set
+(its text without run's "Error: " prefix); a fatal error is a JSON-RPC error.
+
+--read-only offers only the tools that change nothing (FileSystem's read tools, MCP tools
+marked readOnlyHint, custom tools whose ReadOnly() says so); otherwise changes land as in
+a run. --events FILE writes every event (tool calls and results, FileSystem and MCP events)
+as JSON lines.
+
+By default the server speaks over stdin and stdout and ends when stdin ends. --http ADDR
+serves streamable HTTP instead (every path; e.g. http://127.0.0.1:8080/mcp). An ADDR without
+a host (":8080") listens on loopback only. Clients must present "Authorization: Bearer TOKEN"
+when a token is set, from $` + tokenEnv + ` or the first line of --token-file; a non-loopback ADDR
+needs one. SIGTERM or Ctrl-C shuts down cleanly. Exit status: 0 after a clean end, 1 when
+serving failed, 2 a usage or spec error.`,
+		Args:                  cobra.MaximumNArgs(1),
+		DisableFlagsInUseLine: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCP(cmd, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.root, "root", ".", "without SPEC: root_dir of the FileSystem served")
+	fl.StringVar(&f.workspace, "workspace", "", "with SPEC: directory relative capability paths resolve against")
+	fl.BoolVar(&f.readOnly, "read-only", false, "offer only the tools that change nothing")
+	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
+	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address instead of stdio (loopback unless a host is given)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "with --http: file whose first line is the bearer token clients must present")
+	return cmd
+}
+
+func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	if len(args) == 1 && cmd.Flags().Changed("root") {
+		return exitWith(exitUsage, errors.New("--root and SPEC cannot be used together: the spec says where its roots are"))
+	}
+	if len(args) == 0 && cmd.Flags().Changed("workspace") {
+		return exitWith(exitUsage, errors.New("--workspace only applies with SPEC; without one, --root is the FileSystem's root"))
+	}
+	if f.http == "" && f.tokenFile != "" {
+		return exitWith(exitUsage, errors.New("--token-file only applies with --http"))
+	}
+	token, err := bearerToken(f.tokenFile)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+
+	if os.Getenv("GOGC") == "" {
+		// The SDK allocates fresh decoding buffers for every message; with
+		// the small heap of a tool server, the default GC target collected
+		// every few calls and cost a fifth of a call's latency.
+		debug.SetGCPercent(400)
+	}
+	opts := mcpserve.Options{Name: "agentspec", Version: version(), ReadOnly: f.readOnly}
+	if f.events != "" {
+		file, err := os.Create(f.events)
+		if err != nil {
+			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
+		}
+		defer file.Close()
+		// Unbuffered: a server runs for long, and its log is read while it does.
+		opts.Listener = runtime.JSONLines(file)
+	}
+
+	var caps []capabilities.Capability
+	if len(args) == 1 {
+		s, err := spec.LoadFile(args[0])
+		if err != nil {
+			return specError(err)
+		}
+		dir, err := workspaceDir(f.workspace)
+		if err != nil {
+			return exitWith(exitUsage, err)
+		}
+		if caps, err = spec.Instantiate(ctx, s, capabilities.Default(), dir); err != nil {
+			return specError(err)
+		}
+	} else {
+		wd, err := os.Getwd()
+		if err != nil {
+			return exitWith(exitFailure, err)
+		}
+		c, err := filesystem.New(filesystem.Options{RootDir: f.root, Tools: filesystem.AllToolNames}, wd)
+		if err != nil {
+			return exitWith(exitUsage, fmt.Errorf("--root: %w", err))
+		}
+		caps = []capabilities.Capability{c}
+	}
+	srv, err := mcpserve.New(ctx, caps, opts)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	defer srv.Close()
+
+	var names []string
+	for _, t := range srv.Tools() {
+		names = append(names, t.Name())
+	}
+	what := fmt.Sprintf("%d tools (%s)", len(names), strings.Join(names, ", "))
+	if w := srv.Withheld(); len(w) > 0 {
+		what += fmt.Sprintf("; withheld by --read-only: %s", strings.Join(w, ", "))
+	}
+
+	if f.http == "" {
+		fmt.Fprintf(stderr, "agentspec mcp: serving %s over stdio\n", what)
+		if err := srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
+			return exitWith(exitFailure, err)
+		}
+		return nil
+	}
+	ln, err := mcpserve.Listen(f.http, token)
+	if err != nil {
+		return exitWith(exitUsage, fmt.Errorf("--http: %w", err))
+	}
+	auth := ""
+	if token != "" {
+		auth = ", bearer token required"
+	}
+	fmt.Fprintf(stderr, "agentspec mcp: serving %s on http://%s/mcp%s\n", what, ln.Addr(), auth)
+	if err := srv.Serve(ctx, ln, token); err != nil {
+		return exitWith(exitFailure, err)
+	}
+	return nil
+}
+
+// bearerToken reads the token from --token-file, else $AGENTSPEC_MCP_TOKEN.
+func bearerToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv(tokenEnv)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	token := strings.TrimSpace(line)
+	if token == "" {
+		return "", fmt.Errorf("--token-file %s: the first line is empty", file)
+	}
+	return token, nil
+}

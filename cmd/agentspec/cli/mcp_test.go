@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/internal/npmtest"
+)
+
+func mcpWorkspace(t *testing.T) string {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Notes\nthe answer is 42\n"), 0o644))
+	return dir
+}
+
+func TestMCPOverStdioSubprocess(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := mcpWorkspace(t)
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	cmd := exec.Command(bin, "mcp", "--root", dir, "--events", events)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+
+	fs, err := filesystem.New(filesystem.Options{RootDir: dir, Tools: filesystem.AllToolNames}, "")
+	require.NoError(t, err)
+	defer fs.Close()
+	want, _ := fs.Tools(context.Background())
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, res.Tools, len(want))
+	got := map[string]*sdk.Tool{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl
+	}
+	for _, w := range want {
+		require.Contains(t, got, w.Name())
+		assert.Equal(t, w.Description(), got[w.Name()].Description)
+		wb, _ := json.Marshal(w.Parameters())
+		gb, _ := json.Marshal(got[w.Name()].InputSchema)
+		assert.JSONEq(t, string(wb), string(gb))
+	}
+
+	call, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "out.txt", "content": "written over MCP\n"}})
+	require.NoError(t, err)
+	require.False(t, call.IsError, "%v", call.Content)
+	b, err := os.ReadFile(filepath.Join(dir, "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "written over MCP\n", string(b))
+
+	require.NoError(t, cs.Close()) // stdin ends: the server must exit cleanly
+	assert.Equal(t, 0, cmd.ProcessState.ExitCode(), stderr.String())
+	assert.Contains(t, stderr.String(), "agentspec mcp: serving 10 tools (read_file, write_file")
+	log, err := os.ReadFile(events)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), `{"kind":"run.tool_call","id":"mcp-1","name":"write_file"`)
+	assert.Contains(t, string(log), `"kind":"file_system.file_written"`)
+}
+
+var listening = regexp.MustCompile(`on (http://\S+/mcp)`)
+
+func TestMCPOverHTTPAndSIGTERM(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := mcpWorkspace(t)
+	specFile := filepath.Join(dir, "agent.yaml")
+	require.NoError(t, os.WriteFile(specFile, []byte("capabilities:\n  - FileSystem: {root_dir: .}\n"), 0o644))
+	cmd := exec.Command(bin, "mcp", specFile, "--workspace", dir, "--read-only", "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "AGENTSPEC_MCP_TOKEN=t0ken")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err)
+	m := listening.FindStringSubmatch(line)
+	require.NotNil(t, m, line)
+	assert.Contains(t, line, "withheld by --read-only: write_file, edit_file, create_directory")
+	assert.Contains(t, line, "bearer token required")
+
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: m[1], HTTPClient: httpClientWithToken("t0ken")}, nil)
+	require.NoError(t, err)
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_files", Arguments: map[string]any{"pattern": "answer"}})
+	require.NoError(t, err)
+	assert.Contains(t, res.Content[0].(*sdk.TextContent).Text, "notes.md:2:the answer is 42")
+	cs.Close()
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "SIGTERM is a clean end")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop on SIGTERM")
+	}
+}
+
+func TestMCPUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"mcp", "agent.yaml", "--root", "."}, "--root and SPEC cannot be used together"},
+		{[]string{"mcp", "--workspace", "."}, "--workspace only applies with SPEC"},
+		{[]string{"mcp", "--token-file", "x"}, "--token-file only applies with --http"},
+		{[]string{"mcp", "--http", "0.0.0.0:0"}, "reachable beyond this machine; set a bearer token"},
+	} {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), tc.args, strings.NewReader(""), &out, &errOut)
+		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Contains(t, errOut.String(), tc.msg)
+	}
+}
+
+// The official TypeScript SDK's client, from npm, against `agentspec mcp`.
+func TestMCPWithTheTypeScriptClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs and runs node")
+	}
+	npmDir, err := npmtest.Install()
+	if err != nil {
+		t.Skipf("the TypeScript MCP SDK is not available: %v", err)
+	}
+	bin := agentspecBinary(t)
+	dir := mcpWorkspace(t)
+	script := filepath.Join(t.TempDir(), "client.mjs")
+	require.NoError(t, os.WriteFile(script, []byte(tsClient), 0o644))
+	sdkDir := filepath.Join(npmDir, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm")
+	cmd := exec.Command("node", script)
+	cmd.Env = append(os.Environ(), "SDK_DIR="+sdkDir, "AGENTSPEC="+bin, "ROOT="+dir)
+	out, err := cmd.Output()
+	var stderr string
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = string(ee.Stderr)
+	}
+	require.NoError(t, err, stderr)
+	var report struct {
+		Tools  []string
+		Read   string
+		Write  string
+		Search string
+		Errors []string
+	}
+	require.NoError(t, json.Unmarshal(out, &report), string(out))
+	assert.Contains(t, report.Tools, "read_file")
+	assert.Contains(t, report.Tools, "search_files")
+	assert.Contains(t, report.Read, "the answer is 42")
+	assert.Contains(t, report.Write, "hello.txt")
+	assert.Contains(t, report.Search, "hello.txt:1:hello from node")
+	assert.Equal(t, []string{"read_file"}, report.Errors, "a missing file is an isError result")
+	b, err := os.ReadFile(filepath.Join(dir, "hello.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello from node\n", string(b))
+}
+
+const tsClient = `
+const { Client } = await import(process.env.SDK_DIR + "/client/index.js");
+const { StdioClientTransport } = await import(process.env.SDK_DIR + "/client/stdio.js");
+const transport = new StdioClientTransport({ command: process.env.AGENTSPEC, args: ["mcp", "--root", process.env.ROOT] });
+const client = new Client({ name: "agentspec-test", version: "1.0.0" });
+await client.connect(transport);
+const text = (r) => r.content.map((c) => c.text).join("\n");
+const tools = (await client.listTools()).tools.map((t) => t.name);
+const errors = [];
+const read = await client.callTool({ name: "read_file", arguments: { path: "notes.md" } });
+const write = await client.callTool({ name: "write_file", arguments: { path: "hello.txt", content: "hello from node\n" } });
+const search = await client.callTool({ name: "search_files", arguments: { pattern: "hello" } });
+const missing = await client.callTool({ name: "read_file", arguments: { path: "missing.md" } });
+for (const [name, r] of [["read_file", missing], ["write_file", write], ["search_files", search]]) if (r.isError) errors.push(name);
+if (read.isError) errors.push("read");
+console.log(JSON.stringify({ Tools: tools, Read: text(read), Write: text(write), Search: text(search), Errors: errors }));
+await client.close();
+`
+
+type tokenTransport string
+
+func (tk tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(tk))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func httpClientWithToken(token string) *http.Client {
+	return &http.Client{Transport: tokenTransport(token)}
+}
+
+// Both ways at once: a spec whose MCP capability is `agentspec mcp --root`,
+// served by `agentspec mcp SPEC`, called by the SDK client.
+func TestMCPReExportsAnMCPCapability(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := mcpWorkspace(t)
+	specFile := filepath.Join(t.TempDir(), "agent.yaml")
+	cmdJSON, _ := json.Marshal([]string{bin, "mcp", "--root", dir})
+	require.NoError(t, os.WriteFile(specFile, []byte(fmt.Sprintf("model: test\ncapabilities:\n  - MCP: {command: %s, id: inner}\n", cmdJSON)), 0o644))
+
+	// validate checks the form and starts nothing; tools starts the server.
+	var out, errOut strings.Builder
+	require.Equal(t, exitOK, Main(context.Background(), []string{"validate", specFile}, strings.NewReader(""), &out, &errOut), errOut.String())
+	out.Reset()
+	require.Equal(t, exitOK, Main(context.Background(), []string{"tools", specFile, "--format", "json"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	var listed []struct{ Name string }
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &listed))
+	assert.Len(t, listed, 10)
+
+	cmd := exec.Command(bin, "mcp", specFile, "--read-only")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.ElementsMatch(t, filesystem.ReadOnlyToolNames, names, "readOnlyHint crosses both hops")
+
+	call, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "nope.md"}})
+	require.NoError(t, err)
+	require.True(t, call.IsError)
+	text := call.Content[0].(*sdk.TextContent).Text
+	assert.NotContains(t, text, "Error:", "no prefix is added on either hop")
+	assert.Contains(t, text, "nope.md")
+	call, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "notes.md"}})
+	require.NoError(t, err)
+	assert.Contains(t, call.Content[0].(*sdk.TextContent).Text, "the answer is 42")
+	require.NoError(t, cs.Close())
+	assert.Equal(t, 0, cmd.ProcessState.ExitCode(), stderr.String())
+}
+
+func TestValidateMCPStartsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(good, []byte("model: test\ncapabilities:\n  - MCP: {command: [no-such-program-anywhere]}\n  - MCP: {url: https://mcp.example.com/sse, native: true}\n"), 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte("capabilities:\n  - MCP: {command: [x], url: 'https://x'}\n  - MCP: {url: 'https://x', env: {A: b}}\n  - MCP: {}\n"), 0o644))
+	var out, errOut strings.Builder
+	assert.Equal(t, exitOK, Main(context.Background(), []string{"validate", good}, strings.NewReader(""), &out, &errOut), errOut.String())
+	assert.Equal(t, good+":4:45: warning: capabilities[1].MCP.native: has no effect in agentspec: agentspec connects to the server itself "+
+		"and offers its tools as its own; it does not also hand the server to the provider\n", errOut.String())
+	errOut.Reset()
+	assert.Equal(t, exitFailure, Main(context.Background(), []string{"validate", bad}, strings.NewReader(""), &out, &errOut))
+	assert.Equal(t, bad+`:2:25: capabilities[0].MCP: option "url" is not allowed here
+`+bad+`:3:29: capabilities[1].MCP: option "env" is not allowed here
+`+bad+`:4:10: capabilities[2].MCP: missing required option "url"
+`, errOut.String())
+}

@@ -1,0 +1,353 @@
+// Package mcpserve serves the tools of agentspec capabilities to MCP
+// clients (editors, desktop assistants, other agent runtimes), over stdio or
+// streamable HTTP, on the official Go MCP SDK.
+//
+// A client sees exactly what a run offers a model: the same tool names,
+// descriptions and input schemas, and the same result text. A correctable
+// error (a capabilities.RetryError, arguments that are not a JSON object) is
+// a result with isError set whose text is the message a run's model reads
+// after its "Error: " prefix; MCP has an error flag, so the prefix is not
+// repeated. A fatal error (a full disk, a listener that failed) is a
+// JSON-RPC error, so a client knows the call did not merely go wrong.
+//
+// Calls are handled concurrently, as the SDK dispatches them, so the tools
+// must be safe for concurrent use, as they must be for parallel runs. Every call goes through the Listener with a call id of its own,
+// as in a run: the capabilities' events, and a runtime.ToolCall and
+// runtime.ToolResult around each call (Round is 0: there are no rounds).
+package mcpserve
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Name and Version are what the server tells clients it is; default
+	// "agentspec" and "devel".
+	Name, Version string
+	// ReadOnly offers only tools that change nothing (see ReadOnlyTool).
+	ReadOnly bool
+	// Listener receives the events of every call; nil emits none.
+	Listener capabilities.Listener
+	// Registry builds a spec's capabilities in Open; nil means
+	// capabilities.Default().
+	Registry *capabilities.Registry
+}
+
+// ReadOnlyTool is implemented by tools that know whether they change
+// anything. With Options.ReadOnly a tool is offered only when it says it is
+// read-only, or is one of FileSystem's ReadOnlyToolNames; any other tool is
+// withheld, since nothing says it is harmless. The MCP capability's tools
+// implement it with the server's readOnlyHint.
+type ReadOnlyTool interface {
+	ReadOnly() bool
+}
+
+// Server serves a set of tools. It is safe for concurrent use.
+type Server struct {
+	srv      *sdk.Server
+	tools    []capabilities.Tool
+	withheld []string
+	caps     []capabilities.Capability
+	listener capabilities.Listener
+	calls    atomic.Int64
+}
+
+// emptyParameters is what a tool without parameters declares, as in a run.
+var emptyParameters = map[string]any{"type": "object", "properties": map[string]any{}}
+
+// New serves the tools of caps, which the server then owns: Close closes
+// them. On error they are closed too.
+func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *Server, err error) {
+	s := &Server{caps: caps, listener: opts.Listener}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	name, version := opts.Name, opts.Version
+	if name == "" {
+		name = "agentspec"
+	}
+	if version == "" {
+		version = "devel"
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, &sdk.ServerOptions{
+		// Tools only: no logging capability, no prompts, no resources.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+	})
+	seen := map[string]bool{}
+	for _, c := range caps {
+		tools, err := c.Tools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		for _, t := range tools {
+			if seen[t.Name()] {
+				return nil, fmt.Errorf("two capabilities provide a tool named %q; a client could not tell them apart", t.Name())
+			}
+			seen[t.Name()] = true
+			readOnly := isReadOnly(c, t)
+			if opts.ReadOnly && !readOnly {
+				s.withheld = append(s.withheld, t.Name())
+				continue
+			}
+			def, err := definition(t, readOnly)
+			if err != nil {
+				return nil, err
+			}
+			s.srv.AddTool(def, s.handler(t))
+			s.tools = append(s.tools, t)
+		}
+	}
+	return s, nil
+}
+
+// Open builds the capabilities of a spec, relative paths resolving against
+// workspace (empty: the working directory), and serves their tools.
+func Open(ctx context.Context, sp *spec.Spec, workspace string, opts Options) (*Server, error) {
+	caps, err := spec.Instantiate(ctx, sp, opts.Registry, workspace)
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, caps, opts)
+}
+
+func isReadOnly(c capabilities.Capability, t capabilities.Tool) bool {
+	if r, ok := t.(ReadOnlyTool); ok {
+		return r.ReadOnly()
+	}
+	if _, ok := c.(*filesystem.Capability); ok {
+		return slices.Contains(filesystem.ReadOnlyToolNames, t.Name())
+	}
+	return false
+}
+
+// definition is the tool as a client lists it: a run's name, description
+// and parameters, and a readOnlyHint for the tools known to change nothing.
+func definition(t capabilities.Tool, readOnly bool) (*sdk.Tool, error) {
+	params := t.Parameters()
+	if params == nil {
+		params = emptyParameters
+	}
+	if params["type"] != "object" {
+		return nil, fmt.Errorf("tool %s: MCP needs an object schema for the arguments, and its parameters have type %v", t.Name(), params["type"])
+	}
+	def := &sdk.Tool{Name: t.Name(), Description: t.Description(), InputSchema: params}
+	if readOnly {
+		def.Annotations = &sdk.ToolAnnotations{ReadOnlyHint: true}
+	}
+	return def, nil
+}
+
+// Tools returns the tools offered, in order.
+func (s *Server) Tools() []capabilities.Tool { return slices.Clone(s.tools) }
+
+// Withheld returns the names of the tools ReadOnly left out.
+func (s *Server) Withheld() []string { return slices.Clone(s.withheld) }
+
+// MCP returns the SDK server, to connect it to a transport of one's own
+// (sdk.NewInMemoryTransports in tests, for instance).
+func (s *Server) MCP() *sdk.Server { return s.srv }
+
+// Close closes the capabilities. The server must not be serving any more.
+func (s *Server) Close() error {
+	var errs []error
+	for _, c := range s.caps {
+		if cl, ok := c.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	s.caps = nil
+	return errors.Join(errs...)
+}
+
+func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
+	name := t.Name()
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		args := req.Params.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		id := "mcp-" + strconv.FormatInt(s.calls.Add(1), 10)
+		ctx = capabilities.WithCall(ctx, capabilities.CallInfo{ID: id, Tool: name})
+		if s.listener != nil {
+			ctx = capabilities.WithListener(ctx, s.listener)
+		}
+		if err := s.emit(ctx, runtime.ToolCall{ID: id, Name: name, Args: args}); err != nil {
+			return nil, fatal(err)
+		}
+		start := time.Now()
+		var (
+			out    string
+			err    error
+			status = runtime.ToolOK
+		)
+		if !isObject(args) {
+			err = capabilities.Retry("the arguments of %s are not a JSON object", name)
+		} else {
+			out, err = t.Call(ctx, args)
+		}
+		msg, retry := capabilities.AsRetry(err)
+		switch {
+		case err == nil:
+		case retry:
+			status, out = runtime.ToolRetry, msg
+		default:
+			status, msg = runtime.ToolFatal, err.Error()
+		}
+		if lerr := s.emit(ctx, runtime.ToolResult{
+			ID: id, Name: name, Status: status, Duration: time.Since(start),
+			Chars: utf8.RuneCountInString(out), Message: msg,
+		}); lerr != nil && err == nil {
+			return nil, fatal(lerr)
+		}
+		if status == runtime.ToolFatal {
+			return nil, fatal(err)
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}, IsError: retry}, nil
+	}
+}
+
+func isObject(args json.RawMessage) bool {
+	trimmed := bytes.TrimSpace(args)
+	return len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed)
+}
+
+func (s *Server) emit(ctx context.Context, ev capabilities.Event) error {
+	if s.listener == nil {
+		return nil
+	}
+	if err := s.listener(ctx, ev); err != nil {
+		return fmt.Errorf("event listener (%s): %w", ev.Kind(), err)
+	}
+	return nil
+}
+
+// fatal is a failure the client must not take for a tool's ordinary error
+// result: a JSON-RPC error.
+func fatal(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// ServeStdio serves one client over r and w (newline-delimited JSON-RPC)
+// until r ends or ctx is done, which both count as a clean end. When r is a
+// pipe or socket (*os.File), as stdin is under an MCP client, messages are
+// read without the SDK's hand-off goroutine (see lineTransport); any other
+// reader goes through the SDK's IOTransport.
+func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	var t sdk.Transport = &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
+	if f, ok := r.(*os.File); ok {
+		if in, closeIn := pollable(f); closeIn != nil {
+			t = &lineTransport{in: in, out: w, closeIn: closeIn}
+		}
+	}
+	err := s.srv.Run(ctx, t)
+	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Handler serves streamable HTTP (every path). With a token, a request
+// without `Authorization: Bearer TOKEN` is refused with 401. The SDK's
+// protection against DNS rebinding (a loopback listener refuses a foreign
+// Host header) stays on.
+func (s *Server) Handler(token string) http.Handler {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+		// A client that went away without a DELETE does not hold its
+		// session forever.
+		SessionTimeout: 30 * time.Minute,
+	})
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentspec"`)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Listen opens the listener for Serve. An address without a host
+// (":8080", "8080") listens on loopback only; any other host is refused
+// unless a token is set, so that no one else on the network reaches the
+// tools without one.
+func Listen(addr, token string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		if _, perr := strconv.Atoi(addr); perr != nil {
+			return nil, fmt.Errorf("address %q: expected HOST:PORT, :PORT or PORT", addr)
+		}
+		host, port = "", addr
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !isLoopback(host) && token == "" {
+		return nil, fmt.Errorf("address %s is reachable beyond this machine; set a bearer token so clients must present it", addr)
+	}
+	return net.Listen("tcp", net.JoinHostPort(host, port))
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves streamable HTTP on ln until ctx is done, then shuts down,
+// giving calls under way a few seconds to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, token string) error {
+	hs := &http.Server{Handler: s.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(shutdown)
+	<-done
+	if errors.Is(err, context.DeadlineExceeded) {
+		hs.Close()
+		return nil
+	}
+	return err
+}

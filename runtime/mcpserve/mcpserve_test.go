@@ -1,0 +1,400 @@
+package mcpserve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
+)
+
+func newFS(t *testing.T, files map[string]string) (*filesystem.Capability, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	c, err := filesystem.New(filesystem.Options{RootDir: dir, Tools: filesystem.AllToolNames}, "")
+	require.NoError(t, err)
+	return c, dir
+}
+
+// connect serves caps and returns an SDK client session over the SDK's
+// in-memory transports.
+func connect(t *testing.T, opts Options, caps ...capabilities.Capability) (*Server, *sdk.ClientSession) {
+	t.Helper()
+	srv, err := New(context.Background(), caps, opts)
+	require.NoError(t, err)
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Close()
+		srv.Close()
+	})
+	return srv, cs
+}
+
+func jsonOf(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func textOf(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	require.Len(t, res.Content, 1)
+	return res.Content[0].(*sdk.TextContent).Text
+}
+
+func TestToolsAreWhatARunOffers(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	tools, err := fs.Tools(context.Background())
+	require.NoError(t, err)
+	_, cs := connect(t, Options{}, fs)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, res.Tools, len(tools))
+	listed := map[string]*sdk.Tool{}
+	for _, lt := range res.Tools {
+		listed[lt.Name] = lt
+	}
+	for _, want := range tools {
+		got, ok := listed[want.Name()]
+		require.True(t, ok, want.Name())
+		assert.Equal(t, want.Description(), got.Description)
+		assert.JSONEq(t, jsonOf(t, want.Parameters()), jsonOf(t, got.InputSchema), want.Name())
+	}
+	assert.True(t, listed["read_file"].Annotations.ReadOnlyHint)
+	assert.Nil(t, listed["write_file"].Annotations)
+}
+
+func TestResultsAreARunsText(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, map[string]string{"notes.md": "# Notes\nline two\n"})
+	direct, _ := newFS(t, map[string]string{"notes.md": "# Notes\nline two\n"})
+	defer direct.Close()
+	var events []string
+	_, cs := connect(t, Options{Listener: func(_ context.Context, ev capabilities.Event) error {
+		events = append(events, ev.Kind())
+		return nil
+	}}, fs)
+
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "notes.md"}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError)
+	tools, _ := direct.Tools(context.Background())
+	var want string
+	for _, tl := range tools {
+		if tl.Name() == "read_file" {
+			want, err = tl.Call(context.Background(), json.RawMessage(`{"path": "notes.md"}`))
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, want, textOf(t, res))
+	assert.Equal(t, []string{"run.tool_call", "file_system.file_read", "run.tool_result"}, events)
+
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "missing.md"}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, textOf(t, res), "missing.md")
+	assert.NotContains(t, textOf(t, res), "Error: ", "the flag says it is an error; no prefix")
+
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: json.RawMessage(`[1]`)})
+	if err == nil { // the SDK client may refuse a non-object itself
+		assert.True(t, res.IsError)
+		assert.Equal(t, "the arguments of read_file are not a JSON object", textOf(t, res))
+	}
+
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "nope"})
+	assert.ErrorContains(t, err, `unknown tool "nope"`)
+}
+
+func TestFatalErrorsAreProtocolErrors(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, map[string]string{"a.txt": "a\n"})
+	_, cs := connect(t, Options{Listener: func(context.Context, capabilities.Event) error {
+		return fmt.Errorf("the events disk is full")
+	}}, fs)
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
+	var rpcErr *jsonrpc.Error
+	require.ErrorAs(t, err, &rpcErr)
+	assert.Equal(t, int64(jsonrpc.CodeInternalError), rpcErr.Code)
+	assert.Contains(t, rpcErr.Message, "the events disk is full")
+}
+
+func TestReadOnlyOffersNoChangingTool(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	srv, cs := connect(t, Options{ReadOnly: true}, fs)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, lt := range res.Tools {
+		names = append(names, lt.Name)
+	}
+	assert.ElementsMatch(t, filesystem.ReadOnlyToolNames, names)
+	assert.ElementsMatch(t, []string{"write_file", "edit_file", "create_directory"}, srv.Withheld())
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "x", "content": "y"}})
+	assert.ErrorContains(t, err, `unknown tool "write_file"`)
+}
+
+type plainTool struct{ name string }
+
+func (p plainTool) Name() string               { return p.name }
+func (p plainTool) Description() string        { return "a custom tool" }
+func (p plainTool) Parameters() map[string]any { return nil }
+func (p plainTool) Call(context.Context, json.RawMessage) (string, error) {
+	return "custom", nil
+}
+
+type plainCap []capabilities.Tool
+
+func (p plainCap) Tools(context.Context) ([]capabilities.Tool, error) { return p, nil }
+
+type roTool struct{ plainTool }
+
+func (roTool) ReadOnly() bool { return true }
+
+func TestCustomTools(t *testing.T) {
+	t.Parallel()
+	caps := plainCap{plainTool{"clock"}, roTool{plainTool{"peek"}}}
+	srv, cs := connect(t, Options{ReadOnly: true}, caps)
+	assert.Equal(t, []string{"clock"}, srv.Withheld(), "nothing says clock is harmless")
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, res.Tools, 1)
+	assert.JSONEq(t, `{"type": "object", "properties": {}}`, jsonOf(t, res.Tools[0].InputSchema), "as a run sends a tool without parameters")
+
+	_, err = New(context.Background(), []capabilities.Capability{plainCap{plainTool{"x"}}, plainCap{plainTool{"x"}}}, Options{})
+	assert.ErrorContains(t, err, `two capabilities provide a tool named "x"`)
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	fs, dir := newFS(t, map[string]string{"shared.txt": "0\n", "out/keep.txt": ""})
+	_, cs := connect(t, Options{}, fs)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 16 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "write_file",
+				Arguments: map[string]any{"path": fmt.Sprintf("out/%d.txt", i), "content": fmt.Sprintf("file %d\n", i)}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("write %d: %s", i, res.Content[0].(*sdk.TextContent).Text)
+			}
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "shared.txt"}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("read: %s", res.Content[0].(*sdk.TextContent).Text)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	for i := range 16 {
+		b, err := os.ReadFile(filepath.Join(dir, "out", fmt.Sprintf("%d.txt", i)))
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("file %d\n", i), string(b))
+	}
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestHTTPWithToken(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, map[string]string{"a.txt": "over http\n"})
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler("s3cret"))
+	defer ts.Close()
+
+	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
+	require.NoError(t, err)
+	assert.Contains(t, textOf(t, res), "over http")
+
+	_, err = client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{"wrong"}}}, nil)
+	assert.Error(t, err)
+	resp, err := http.Post(ts.URL+"/mcp", "application/json", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+}
+
+func TestListen(t *testing.T) {
+	t.Parallel()
+	ln, err := Listen(":0", "")
+	require.NoError(t, err)
+	host, _, _ := netSplit(ln.Addr().String())
+	assert.Equal(t, "127.0.0.1", host, "no host means loopback")
+	ln.Close()
+
+	_, err = Listen("0.0.0.0:0", "")
+	assert.ErrorContains(t, err, "reachable beyond this machine; set a bearer token")
+	ln, err = Listen("0.0.0.0:0", "t")
+	require.NoError(t, err)
+	ln.Close()
+	_, err = Listen("nonsense", "")
+	assert.ErrorContains(t, err, "expected HOST:PORT, :PORT or PORT")
+}
+
+func netSplit(addr string) (string, string, error) { return net.SplitHostPort(addr) }
+
+// serveOverPipes runs ServeStdio on real pipes, as under an MCP client, and
+// returns the client's ends.
+func serveOverPipes(t *testing.T, ctx context.Context) (toServer *os.File, fromServer *bufio.Reader, done chan error) {
+	t.Helper()
+	fs, _ := newFS(t, map[string]string{"a.txt": "alpha\n"})
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
+	done = make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
+	return inW, bufio.NewReader(outR), done
+}
+
+func TestStdioPipesWithBatches(t *testing.T) {
+	t.Parallel()
+	in, out, done := serveOverPipes(t, context.Background())
+	send := func(s string) {
+		_, err := in.WriteString(s + "\n")
+		require.NoError(t, err)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	line, err := out.ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, line, `"protocolVersion":"2025-03-26"`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}},` +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"nope.txt"}}}]`)
+	line, err = out.ReadString('\n')
+	require.NoError(t, err)
+	var batch []struct {
+		ID     int `json:"id"`
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(line), &batch), line)
+	require.Len(t, batch, 2, "one array answers the batch")
+	byID := map[int]bool{batch[0].ID: batch[0].Result.IsError, batch[1].ID: batch[1].Result.IsError}
+	assert.Equal(t, map[int]bool{2: false, 3: true}, byID)
+
+	require.NoError(t, in.Close()) // EOF is a clean end
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not end at EOF")
+	}
+}
+
+func TestStdioPipesEndWithTheContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, _, done := serveOverPipes(t, ctx)
+	time.Sleep(50 * time.Millisecond)
+	cancel() // SIGTERM, while the server waits for input
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not end with its context")
+	}
+}
+
+func TestHTTPRefusesAForeignHostOnLoopback(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler(""))
+	defer ts.Close()
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	req.Host = "attacker.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "DNS rebinding protection")
+}
+
+func TestStdioPipesConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	in, out, done := serveOverPipes(t, context.Background())
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: io.NopCloser(out), Writer: in}, nil)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
+			if assert.NoError(t, err) {
+				assert.Contains(t, textOf(t, res), "alpha")
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, cs.Close())
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not end when the client closed")
+	}
+}
