@@ -396,3 +396,35 @@ func TestNotUTF8SpecsSayWhereAndWhat(t *testing.T) {
 		assert.Contains(t, stderr, tc.want, tc.args)
 	}
 }
+
+// Without an input the user message is "Begin.", as the README says.
+func TestDefaultUserMessage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"script.yaml": "turns:\n  - expect: {message_contains: \"Begin.\"}\n    text: begun\n",
+		"agent.yaml":  "model: script:script.yaml\ninstructions: Start.\n",
+	})
+	code, stdout, stderr := runBinary(t, dir, "", "run", "-q", "agent.yaml")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "begun\n", stdout)
+}
+
+// A declined change does not fail the run, and its progress line says what
+// became of it.
+func TestDeclinedChangeThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"existing.md": "keep me\n",
+		"script.yaml": "turns:\n  - tool_calls: [{name: write_file, arguments: {path: existing.md, content: \"new\\n\"}}]\n  - text: left alone\n",
+		"agent.yaml":  "model: script:script.yaml\ninstructions: Write.\ncapabilities: [FileSystem]\n",
+	})
+	code, stdout, stderr := runBinary(t, dir, "n\n", "run", "--approve", "agent.yaml")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "left alone\n", stdout)
+	assert.Regexp(t, `(?m)^  write_file existing\.md  [0-9.]+ms  cancelled: the user declined the change$`, stderr)
+	data, err := os.ReadFile(filepath.Join(dir, "existing.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "keep me\n", string(data))
+}
