@@ -25,8 +25,9 @@ lint: ## go vet, gofmt and go mod tidy must all be clean
 bench: tools ## benchmarks, with ratios against their anchors (ripgrep) measured in the same run
 	scripts/bench.sh
 
-schema: ## write the composed JSON Schema to agentspec.schema.json
+schema: ## write the composed JSON Schemas: agentspec.schema.json, and the custom-capability example's with its Clock
 	$(GO) run ./cmd/agentspec schema > agentspec.schema.json
+	$(GO) run ./examples/custom-capability schema > examples/custom-capability/agentspec.schema.json
 
 demo: ## run the quickstart agent offline (scripted model, no API key) in a scratch copy of its workspace
 	scripts/demo.sh

@@ -61,6 +61,10 @@ type BatchOptions struct {
 	// OnResult is called as each job ends, in the order they end, one call at
 	// a time. Jobs that never started are reported last, in order.
 	OnResult func(JobResult)
+	// OnStart, when set, is called as each job starts, before its run's
+	// first event, from the goroutine that runs it: calls for jobs running
+	// at the same time are concurrent.
+	OnStart func(Job)
 }
 
 // BatchSummary counts what a batch did.
@@ -141,6 +145,9 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 	for range workers {
 		wg.Go(func() {
 			for job, ok := take(); ok; job, ok = take() {
+				if opts.OnStart != nil {
+					opts.OnStart(job)
+				}
 				res, err := p.run(context.WithValue(ctx, jobKey{}, job), job.Workspace)
 				if ctx.Err() != nil && errors.Is(err, ErrInterrupted) && (res == nil || res.Usage.Requests == 0) {
 					mu.Lock()

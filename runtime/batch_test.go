@@ -343,3 +343,50 @@ func TestBatchJobInterruptedBeforeItsFirstRequest(t *testing.T) {
 	}
 	assert.Equal(t, []int{0, 1, 2}, order, "jobs that did not run are reported last, in order")
 }
+
+// OnStart comes before each job's first event, once per job, and each job's
+// events carry a run id of its own.
+func TestBatchOnStartPrecedesTheJobsEvents(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 4, "")
+	var mu sync.Mutex
+	started := map[int]bool{}
+	runIDs := map[int]map[string]bool{}
+	var late []string
+	listen := func(ctx context.Context, ev capabilities.Event) error {
+		job, _ := JobFrom(ctx)
+		id, ok := RunIDFrom(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		if !started[job.Index] {
+			late = append(late, fmt.Sprintf("job %d: %s before OnStart", job.Index, ev.Kind()))
+		}
+		if ok {
+			if runIDs[job.Index] == nil {
+				runIDs[job.Index] = map[string]bool{}
+			}
+			runIDs[job.Index][id] = true
+		}
+		return nil
+	}
+	onStart := func(job Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		assert.False(t, started[job.Index], "job %d started twice", job.Index)
+		started[job.Index] = true
+	}
+	_, err := Batch(context.Background(), f.spec, f.workspaces, BatchOptions{
+		Concurrency: 2, Options: []Option{WithListener(listen)}, OnStart: onStart,
+	})
+	require.NoError(t, err)
+	assert.Empty(t, late)
+	assert.Len(t, started, 4)
+	all := map[string]bool{}
+	for i := range 4 {
+		require.Len(t, runIDs[i], 1, "job %d has one run id", i)
+		for id := range runIDs[i] {
+			all[id] = true
+		}
+	}
+	assert.Len(t, all, 4, "every job its own id")
+}

@@ -24,7 +24,13 @@ const (
 	KindCacheHit      = "run.cache_hit"
 	KindCacheWarning  = "run.cache_warning"
 	KindRunEnd        = "run.end"
+	KindModelRetry    = "model.retry"
 )
+
+// MaxEventText caps the text a ToolResult event carries, in Unicode code
+// points; a longer result is cut there and marked truncated. The model gets
+// the whole result all the same.
+const MaxEventText = 4096
 
 // ModelRequest is emitted before each request to the model.
 type ModelRequest struct {
@@ -73,6 +79,23 @@ type ToolResult struct {
 	Duration time.Duration
 	Chars    int    // length of the result sent to the model, in Unicode code points
 	Message  string // the error, unless Status is ToolOK
+	// Text is the result sent to the model, its first MaxEventText code
+	// points; Truncated says it was cut.
+	Text      string
+	Truncated bool
+}
+
+// ModelRetry is emitted when the provider's request failed in a way worth
+// another attempt (a rate limit, a server error, a refused or cut
+// connection), before the wait.
+type ModelRetry struct {
+	Request     int           // the run's model request, as in ModelRequest
+	Provider    string        // "openai", "anthropic", ...
+	Status      int           // the HTTP status of the failed attempt; 0 when no response came
+	Attempt     int           // the attempt that failed, 1-based
+	MaxAttempts int           // attempts allowed in all
+	Wait        time.Duration // the wait before the next attempt
+	Reason      string        // the provider's message or the network error, on one line
 }
 
 // RetryKind says what the model is asked to correct.
@@ -149,6 +172,20 @@ func (RunEnd) Kind() string        { return KindRunEnd }
 func (LimitReached) Kind() string  { return KindLimitReached }
 func (CacheHit) Kind() string      { return KindCacheHit }
 func (CacheWarning) Kind() string  { return KindCacheWarning }
+func (ModelRetry) Kind() string    { return KindModelRetry }
+
+func (e ModelRetry) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind        string  `json:"kind"`
+		Request     int     `json:"request"`
+		Provider    string  `json:"provider"`
+		Status      int     `json:"status"`
+		Attempt     int     `json:"attempt"`
+		MaxAttempts int     `json:"max_attempts"`
+		WaitMS      float64 `json:"wait_ms"`
+		Reason      string  `json:"reason"`
+	}{e.Kind(), e.Request, e.Provider, e.Status, e.Attempt, e.MaxAttempts, millis(e.Wait), e.Reason})
+}
 
 // The MarshalJSON methods add the "kind" field; durations are written in
 // milliseconds.
@@ -198,7 +235,9 @@ func (e ToolResult) MarshalJSON() ([]byte, error) {
 		DurationMS float64    `json:"duration_ms"`
 		Chars      int        `json:"chars"`
 		Message    string     `json:"message,omitempty"`
-	}{e.Kind(), e.ID, e.Name, e.Status, millis(e.Duration), e.Chars, e.Message})
+		Text       string     `json:"text,omitempty"`
+		Truncated  bool       `json:"text_truncated,omitempty"`
+	}{e.Kind(), e.ID, e.Name, e.Status, millis(e.Duration), e.Chars, e.Message, e.Text, e.Truncated})
 }
 
 func (e Retry) MarshalJSON() ([]byte, error) {
@@ -261,16 +300,25 @@ func millis(d time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
 }
 
+// eventTime is how JSONLines writes an event's time: RFC 3339 with all nine
+// digits of the nanoseconds, so the lines sort as text.
+const eventTime = "2006-01-02T15:04:05.000000000Z07:00"
+
 // JSONLines returns a listener that writes every event to w as one JSON object
-// per line. Events that do not marshal a "kind" field themselves get one. It
-// is safe for concurrent use; a write error aborts the run.
+// per line, in one Write each, so a file written unbuffered holds every event
+// as soon as it happened. Events that do not marshal a "kind" field
+// themselves get one; each line also gets "time", when it was written (UTC,
+// RFC 3339 with nanoseconds), and "run_id", the run's id (RunIDFrom) when
+// the event came from a run. It is safe for concurrent use; a write error
+// aborts the run.
 func JSONLines(w io.Writer) capabilities.Listener {
 	var mu sync.Mutex
-	return func(_ context.Context, ev capabilities.Event) error {
+	return func(ctx context.Context, ev capabilities.Event) error {
 		line, err := marshalEvent(ev)
 		if err != nil {
 			return err
 		}
+		line = stamp(ctx, line, time.Now())
 		mu.Lock()
 		defer mu.Unlock()
 		if _, err := w.Write(append(line, '\n')); err != nil {
@@ -278,6 +326,26 @@ func JSONLines(w io.Writer) capabilities.Listener {
 		}
 		return nil
 	}
+}
+
+// stamp adds "time" and "run_id" to line, an event's JSON object, as its
+// last fields, so that a line still starts with its kind and the event's own
+// fields.
+func stamp(ctx context.Context, line []byte, now time.Time) []byte {
+	extra := `"time":"` + now.UTC().Format(eventTime) + `"`
+	if id, ok := RunIDFrom(ctx); ok {
+		b, _ := json.Marshal(id)
+		extra += `,"run_id":` + string(b)
+	}
+	body := bytes.TrimRight(line, " \t\r\n")
+	body = body[:len(body)-1] // the closing brace
+	out := make([]byte, 0, len(body)+len(extra)+2)
+	out = append(out, body...)
+	if len(bytes.TrimSpace(body)) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, extra...)
+	return append(out, '}')
 }
 
 func marshalEvent(ev capabilities.Event) ([]byte, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
@@ -41,7 +42,9 @@ func TestJSONLines(t *testing.T) {
 		ModelResponse{Request: 1, Duration: 1500 * time.Microsecond, InputTokens: 10, OutputTokens: 2, ToolCalls: 1, StopReason: "tool_calls"},
 		ToolCall{ID: "c1", Name: "read_file", Args: json.RawMessage(`{"path":"a"}`), Round: 1},
 		ToolCall{ID: "c2", Name: "read_file", Args: json.RawMessage(`{"path":`), Round: 1},
-		ToolResult{ID: "c1", Name: "read_file", Status: ToolRetry, Duration: 250 * time.Microsecond, Chars: 20, Message: "File not found: a"},
+		ToolResult{ID: "c1", Name: "read_file", Status: ToolRetry, Duration: 250 * time.Microsecond, Chars: 20, Message: "File not found: a", Text: "Error: File not found: a"},
+		ToolResult{ID: "c2", Name: "read_file", Status: ToolOK, Chars: 9000, Text: "abc", Truncated: true},
+		ModelRetry{Request: 2, Provider: "openai", Status: 503, Attempt: 1, MaxAttempts: 5, Wait: 1500 * time.Millisecond, Reason: "overloaded"},
 		Retry{Type: RetryTool, Tool: "read_file", Attempt: 1, Limit: 3, Message: "File not found: a"},
 		Rejected{Type: RetryOutput, Attempt: 3, Limit: 3, Message: "the response is empty"},
 		LimitReached{Limit: "max_tool_rounds", Value: 40},
@@ -59,7 +62,9 @@ func TestJSONLines(t *testing.T) {
 		`{"kind":"run.model_response","request":1,"duration_ms":1.5,"input_tokens":10,"output_tokens":2,"tool_calls":1,"stop_reason":"tool_calls"}`,
 		`{"kind":"run.tool_call","id":"c1","name":"read_file","args":{"path":"a"},"round":1}`,
 		`{"kind":"run.tool_call","id":"c2","name":"read_file","args":"{\"path\":","round":1}`,
-		`{"kind":"run.tool_result","id":"c1","name":"read_file","status":"retry","duration_ms":0.25,"chars":20,"message":"File not found: a"}`,
+		`{"kind":"run.tool_result","id":"c1","name":"read_file","status":"retry","duration_ms":0.25,"chars":20,"message":"File not found: a","text":"Error: File not found: a"}`,
+		`{"kind":"run.tool_result","id":"c2","name":"read_file","status":"ok","duration_ms":0,"chars":9000,"text":"abc","text_truncated":true}`,
+		`{"kind":"model.retry","request":2,"provider":"openai","status":503,"attempt":1,"max_attempts":5,"wait_ms":1500,"reason":"overloaded"}`,
 		`{"kind":"run.retry","type":"tool","tool":"read_file","attempt":1,"limit":3,"message":"File not found: a"}`,
 		`{"kind":"run.rejected","type":"output","attempt":3,"limit":3,"message":"the response is empty"}`,
 		`{"kind":"run.limit_reached","limit":"max_tool_rounds","value":40}`,
@@ -74,13 +79,49 @@ func TestJSONLines(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	l := JSONLines(&buf)
+	ctx := withRunID(context.Background())
+	id, ok := RunIDFrom(ctx)
+	require.True(t, ok)
+	before := time.Now()
 	for _, ev := range events {
-		require.NoError(t, l(context.Background(), ev))
+		require.NoError(t, l(ctx, ev))
 	}
+	after := time.Now()
+	// Every line carries its time, with nine digits of nanoseconds, and the
+	// run's id, as its last fields.
+	stamped := regexp.MustCompile(`,?"time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z)","run_id":"` + id + `"\}$`)
 	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
 	require.Len(t, lines, len(want))
 	for i, line := range lines {
-		assert.Equal(t, want[i], string(line))
+		m := stamped.FindSubmatch(line)
+		require.NotNil(t, m, "no time and run_id in %s", line)
+		at, err := time.Parse(time.RFC3339Nano, string(m[1]))
+		require.NoError(t, err)
+		assert.False(t, at.Before(before.Truncate(time.Microsecond)) || at.After(after), "time %s", at)
+		assert.Equal(t, want[i], string(stamped.ReplaceAll(line, []byte("}"))))
+	}
+	// Outside a run there is no run id, only the time.
+	buf.Reset()
+	require.NoError(t, l(context.Background(), LimitReached{Limit: "x"}))
+	assert.Regexp(t, `^\{"kind":"run.limit_reached","limit":"x","value":0,"time":"[^"]+"\}\n$`, buf.String())
+}
+
+func TestCapText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		n        int
+		cut      bool
+	}{
+		{"abc", "abc", 3, false},
+		{"abcd", "abc", 3, true},
+		{"héllo", "hé", 2, true},
+		{"日本語", "日本語", 3, false},
+		{"日本語テキスト", "日本語", 3, true},
+	} {
+		got, cut := capText(tc.in, tc.n)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.cut, cut, tc.in)
 	}
 }
 

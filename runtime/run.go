@@ -190,6 +190,7 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 // and tells the listeners how it ended.
 func (p *plan) run(ctx context.Context, workspace string) (res *Result, err error) {
 	start := time.Now()
+	ctx = withRunID(ctx)
 	defer func() { err = p.end(ctx, start, res, err) }()
 	// Capabilities get an absolute directory: "." would mean something else
 	// to a tool that later changes its working directory.
@@ -237,7 +238,8 @@ func (p *plan) end(ctx context.Context, start time.Time, res *Result, err error)
 // drives the conversation to a final answer.
 func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (res *Result, err error) {
 	s, cfg := p.spec, p.cfg
-	model, dialect, err := p.model.build(cfg.providers)
+	retries := &retryLog{}
+	model, dialect, err := p.model.build(retries.options(ctx, cfg.providers, cfg.listeners))
 	if err != nil {
 		return nil, err
 	}
@@ -269,6 +271,7 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 	}
 
 	r := &runner{
+		retryLog:    retries,
 		model:       model,
 		dialect:     dialect,
 		tools:       tools,
@@ -410,6 +413,7 @@ func orInterrupted(ctx context.Context, err error) error {
 
 // runner is one run's state.
 type runner struct {
+	retryLog    *retryLog // the provider's retries of the request under way
 	model       llms.Model
 	dialect     Dialect
 	tools       *toolset
@@ -544,13 +548,14 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 		return turn{}, err
 	}
 	start := time.Now()
+	r.retryLog.begin(n)
 	resp, err := r.model.GenerateContent(ctx, r.messages, opts...)
 	elapsed := time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return turn{}, interrupted(ctx)
 		}
-		return turn{}, fmt.Errorf("model request %d: %w", n, err)
+		return turn{}, fmt.Errorf("model request %d: %w", n, r.retryLog.explain(err))
 	}
 	t := collect(resp, r.ids.next)
 	r.res.Usage.InputTokens += t.usage.input

@@ -137,6 +137,19 @@ func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
 	return outcome{status: ToolFatal, message: err.Error(), fatal: fmt.Errorf("tool %s: %w", name, err)}
 }
 
+// capText cuts s after n code points.
+func capText(s string, n int) (string, bool) {
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s, false
+	}
+	i := 0
+	for range n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i], true
+}
+
 func retry(msg string) outcome {
 	return outcome{content: retryPrefix + msg, status: ToolRetry, message: msg}
 }
@@ -184,9 +197,11 @@ func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int)
 		o := r.callTool(ctx, call)
 		elapsed := time.Since(start)
 		r.res.Usage.ToolCalls++
+		text, truncated := capText(o.content, MaxEventText)
 		if err := r.emit(ctx, ToolResult{
 			ID: call.ID, Name: name, Status: o.status, Duration: elapsed,
 			Chars: utf8.RuneCountInString(o.content), Message: o.message,
+			Text: text, Truncated: truncated,
 		}); err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func compose(reg *capabilities.Registry) ([]byte, error) {
 	names := reg.Names()
 	if len(names) == 0 {
 		defs["capability"] = map[string]any{"description": "No capability types are registered.", "not": map[string]any{}}
-		return marshalSchema(doc)
+		return marshalSchema(allowEnvStrings(doc).(map[string]any))
 	}
 
 	var (
@@ -125,7 +125,7 @@ func compose(reg *capabilities.Registry) ([]byte, error) {
 		"description": "A capability: `- Name`, `- Name: {options}`, `- Name: value` or `{name: Name, arguments: ...}`.",
 		"anyOf":       forms,
 	}
-	return marshalSchema(doc)
+	return marshalSchema(allowEnvStrings(doc).(map[string]any))
 }
 
 // embedType returns the schema of t's options to put under $defs and the URL

@@ -183,3 +183,45 @@ func TestComposedSchemaNestsEntries(t *testing.T) {
 		assert.Equal(t, ok, sch.Validate(d.root) == nil, "schema %s", entry)
 	}
 }
+
+// The loader fills ${VAR} references before it checks types, so the
+// schema editors use takes them wherever a number or a boolean goes, and
+// still refuses other strings there.
+func TestComposedSchemaTakesEnvReferencesForScalars(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	sch := compileComposed(t, l)
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"max_tool_rounds": "${ROUNDS}"}`, true},
+		{`{"max_tool_rounds": "${ROUNDS:-10}"}`, true},
+		{`{"max_tool_rounds": 10}`, true},
+		{`{"max_tool_rounds": "ten"}`, false},
+		{`{"max_tool_rounds": 0}`, false},
+		{`{"model_settings": {"temperature": "${TEMPERATURE:-0.2}"}}`, true},
+		{`{"model_settings": {"temperature": "warm"}}`, false},
+		{`{"capabilities": [{"FileSystem": {"read_only": "${READ_ONLY:-true}"}}]}`, true},
+		{`{"capabilities": [{"FileSystem": {"read_only": "yes"}}]}`, false},
+		{`{"capabilities": [{"FileSystem": {"max_read_lines": "${LINES}"}}]}`, true},
+		{`{"capabilities": [{"FileSystem": {"max_read_lines": 0}}]}`, false},
+	} {
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(tc.doc), &v))
+		err := sch.Validate(v)
+		assert.Equal(t, tc.ok, err == nil, "%s: %v", tc.doc, err)
+	}
+	// Widening copies: the registry's schemas are shared by every composition.
+	a, err := (&Loader{Registry: l.Registry}).Schema()
+	require.NoError(t, err)
+	b, err := (&Loader{Registry: l.Registry}).Schema()
+	require.NoError(t, err)
+	assert.Equal(t, string(a), string(b), "composing twice gives one schema")
+	// What the editor accepts, the loader does once the variables are set.
+	env := map[string]string{"ROUNDS": "7", "READ_ONLY": "true"}
+	ll := &Loader{Registry: l.Registry, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	s, err := ll.Load("agent.yaml", []byte("max_tool_rounds: ${ROUNDS}\ncapabilities:\n  - FileSystem:\n      read_only: ${READ_ONLY}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 7, s.MaxToolRounds)
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -47,12 +48,33 @@ func (l *Loader) LoadFile(path string) (*Spec, error) {
 	return l.Load(path, data)
 }
 
+// Stdin is the file name of a spec read from the standard input: positions
+// name it, and its syntax is told from its first character ({ for JSON,
+// anything else YAML). Paths in such a spec resolve from the current
+// directory.
+const Stdin = "<stdin>"
+
+// LoadStdin loads the spec of the standard input, data, with the default Loader;
+// see Stdin.
+func LoadStdin(data []byte) (*Spec, error) { return defaultLoader.Load(Stdin, data) }
+
 // Load parses, checks and returns the spec in data. file names it in
-// positions, and its extension (.yaml, .yml or .json) chooses the syntax. Every
-// problem found is returned, as an Errors sorted by position.
+// positions, and its extension (.yaml, .yml or .json) chooses the syntax;
+// for Stdin the content does. Every problem found is returned, as an Errors
+// sorted by position.
 func (l *Loader) Load(file string, data []byte) (*Spec, error) {
+	if err := checkUTF8(file, data); err != nil {
+		return nil, err
+	}
 	var d *document
-	switch strings.ToLower(filepath.Ext(file)) {
+	ext := strings.ToLower(filepath.Ext(file))
+	if file == Stdin {
+		ext = ".yaml"
+		if trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(trimmed) > 0 && trimmed[0] == '{' {
+			ext = ".json"
+		}
+	}
+	switch ext {
 	case ".yaml", ".yml":
 		d = parseYAML(file, data, l.lookupEnv())
 	case ".json":
@@ -159,4 +181,28 @@ func schemaDocsOf(reg *capabilities.Registry) schemaDocs {
 		}
 		return nil
 	}
+}
+
+// checkUTF8 refuses a spec that is not UTF-8, at its first bad byte: YAML
+// and JSON are both UTF-8, and a Latin-1 "é" read as text would be
+// replaced silently, or reported as a syntax error far from the cause.
+func checkUTF8(file string, data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return Errors{{Pos: Position{File: file, Line: line, Col: col},
+				Msg: fmt.Sprintf("the file is not UTF-8; save it as UTF-8 (byte 0x%02X here is not valid UTF-8)", data[i])}}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return nil
 }

@@ -13,12 +13,12 @@ func init() {
 	registerTool(ToolFindFiles, func(fs *FS) capabilities.Tool {
 		return &tool{
 			name: ToolFindFiles,
-			description: "Find files and directories by name with a glob pattern relative to path, e.g. '*.py' " +
-				"(top level of path only) or '**/*.json' (any depth). '*', '?' and [...] match within one path " +
-				"component; '**' matches any number of directories; a trailing '/' keeps only directories. " +
-				"Results are sorted by path; directories end with '/'. Hidden entries are skipped.",
+			description: "Find files and directories by name with a path glob relative to path, e.g. '*.py' " +
+				"(top level of path only) or '**/*.json' (any depth). In this glob '*', '?' and [...] match within one " +
+				"path component (never across '/'); '**' matches any number of directories; a trailing '/' keeps only " +
+				"directories. Results are sorted by path; directories end with '/'. Hidden entries are skipped.",
 			params: object(map[string]any{
-				"pattern": param("string", "The glob pattern, relative to path, e.g. '**/*.go'."),
+				"pattern": param("string", "The path glob, relative to path: '*' stays within one directory, '**/' crosses any number, e.g. '**/*.go'."),
 				"path":    param("string", "The directory to search from, relative to the working directory. Default '.'."),
 			}, "pattern"),
 			call: func(ctx context.Context, raw json.RawMessage) (string, error) {

@@ -50,11 +50,12 @@ func init() {
 		return &tool{
 			name: ToolListFiles,
 			description: "List the files under a directory, recursively, sorted by path (ripgrep). Respects " +
-				".gitignore inside git repositories and .ignore files; glob (ripgrep glob syntax, e.g. '*.py' or " +
-				"'!*.min.js') filters the files and overrides ignore files. Hidden files are not listed.",
+				".gitignore inside git repositories and .ignore files; glob (a ripgrep glob, gitignore-style: without " +
+				"a '/' it matches file names at any depth, e.g. '*.py'; a leading '!' excludes, e.g. '!*.min.js') " +
+				"filters the files and overrides ignore files. Hidden files are not listed.",
 			params: object(map[string]any{
 				"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
-				"glob": param("string", "Only list files matching this ripgrep glob."),
+				"glob": param("string", "Only list files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
 			}),
 			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
 				var args struct {
@@ -79,7 +80,7 @@ func init() {
 			params: object(map[string]any{
 				"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
 				"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
-				"glob":        param("string", "Only search files matching this ripgrep glob, e.g. '*.py'."),
+				"glob":        param("string", "Only search files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
 				"file_type":   param("string", "Only search files of this ripgrep type, e.g. 'py' or 'go'."),
 				"ignore_case": param("boolean", "Match case-insensitively. Default false."),
 				"literal":     param("boolean", "Treat pattern as literal text, not a regex. Default false."),

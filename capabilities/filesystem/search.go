@@ -27,7 +27,7 @@ func init() {
 			params: object(map[string]any{
 				"pattern":      param("string", "The regular expression to search for."),
 				"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
-				"include_glob": param("string", "Only search files whose root-relative path matches this glob, e.g. '*.py'."),
+				"include_glob": param("string", "Only search files whose root-relative path matches this fnmatch glob, where '*' also matches '/': '*.py' matches Python files at any depth."),
 			}, "pattern"),
 			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
 				var args struct {

@@ -36,6 +36,18 @@ func TestSchemaKnowsClock(t *testing.T) {
 	assert.Contains(t, stdout, "IANA time zone")
 }
 
+// The schema committed beside the example, which its agent.yaml names, is
+// the one this binary prints: Clock included.
+func TestCommittedSchemaIsCurrent(t *testing.T) {
+	code, stdout, stderr := run(t, "schema")
+	require.Equal(t, 0, code, stderr)
+	committed, err := os.ReadFile("agentspec.schema.json")
+	require.NoError(t, err)
+	assert.Contains(t, string(committed), `"capability.Clock"`)
+	assert.True(t, string(committed) == stdout,
+		"examples/custom-capability/agentspec.schema.json is out of date: run `make schema` at the repository root and commit the result")
+}
+
 func TestToolsListsNow(t *testing.T) {
 	code, stdout, stderr := run(t, "tools", "--format", "json", "agent.yaml")
 	require.Equal(t, 0, code, stderr)

@@ -30,7 +30,7 @@ type batchFlags struct {
 	input     string
 	inputFile string
 	quiet     bool
-	queue     queueBatchFlags // --nats and its companions
+	queue     queueBatchFlags // --nats and its companions, and --events
 }
 
 func newBatchCmd() *cobra.Command {
@@ -56,8 +56,13 @@ Stdout gets one JSON line per job as it finishes:
 output is the answer's JSON value when the spec has an output_schema, the answer's text
 otherwise, and null for a failed job. A failing job does not stop the others.
 
-Stderr shows a progress line (jobs done of the total, failures, cached results, jobs per
-second), redrawn in place on a terminal and printed every few seconds otherwise, one line per
+--events DIR writes each job's events (as "agentspec run --events" writes a run's) to
+DIR/NAME.events.jsonl, NAME being the workspace's base name, or its path with the separators
+made underscores when two workspaces share a base name.
+
+Stderr shows a progress line (jobs done of the total, jobs running, failures, cached results,
+jobs per second), redrawn in place on a terminal; when stderr is not a terminal, or TERM is
+"dumb", it is a plain line every few seconds, with no carriage return or escape code. One line per
 failed job and per cache warning (an unreadable entry, a cached job whose expected output files
 are gone), and a summary at the end. -q silences it all.
 
@@ -76,7 +81,8 @@ saved beside the workspace). --events DIR writes each job's events to a file of 
 Ctrl-C withdraws the jobs no worker has taken yet.
 
 Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors
-(--var included), a pattern that matches no directory, or a spec that cannot be loaded.`,
+(--var included, and --no-cache for a spec without a cache, which it would not change), a
+pattern that matches no directory, or a spec that cannot be loaded.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runBatch(cmd, f, args) },
 	}
@@ -87,7 +93,7 @@ Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on 
 	fl.StringVar(&f.input, "input", "", "the user message of every job")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
-	f.queue.add(fl, false)
+	f.queue.add(fl, false) // --events too, for both paths
 	return cmd
 }
 
@@ -124,6 +130,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if err := (runFlags{noCache: f.noCache}).unused(s); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	if f.queue.url != "" {
 		return runQueueBatch(cmd, &f.queue, queueRun{
 			specPath: args[0], spec: s, workspaces: workspaces, input: input, vars: vars,
@@ -144,8 +153,18 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		defer progress.stop()
 		opts = append(opts, runtime.WithListener(progress.listen))
 	}
+	var events *jobEvents
+	if f.queue.events != "" {
+		if events, err = newJobEvents(f.queue.events, workspaces); err != nil {
+			return exitWith(exitUsage, err)
+		}
+		opts = append(opts, runtime.WithListener(events.listen))
+	}
 	var writeErr error
 	onResult := func(r runtime.JobResult) {
+		if events != nil {
+			events.end(r.Job)
+		}
 		if writeErr == nil {
 			if writeErr = writeJobLine(stdout, r); writeErr != nil {
 				cancel(writeErr)
@@ -153,9 +172,20 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		}
 		progress.record(r)
 	}
+	onStart := func(job runtime.Job) {
+		if events != nil {
+			events.start(job)
+		}
+		progress.started(job)
+	}
 
-	sum, err := runtime.Batch(ctx, s, workspaces, runtime.BatchOptions{Concurrency: f.jobs, Options: opts, OnResult: onResult})
+	sum, err := runtime.Batch(ctx, s, workspaces, runtime.BatchOptions{Concurrency: f.jobs, Options: opts, OnResult: onResult, OnStart: onStart})
 	progress.finish(sum)
+	if events != nil {
+		if eerr := events.close(); eerr != nil && err == nil && writeErr == nil {
+			return exitWith(exitFailure, eerr)
+		}
+	}
 	var specErrs spec.Errors
 	switch {
 	case writeErr != nil:
@@ -285,6 +315,7 @@ type batchProgress struct {
 	now   func() time.Time
 
 	total, done, failed, cached int
+	running                     map[int]bool // the jobs started and not finished, by index
 
 	shown    bool      // the live line is on screen
 	lastDraw time.Time // when the live line was last drawn
@@ -303,7 +334,7 @@ const (
 )
 
 func newBatchProgress(w io.Writer, total int) *batchProgress {
-	p := &batchProgress{w: w, live: isTerminal(w), total: total, now: time.Now, quit: make(chan struct{})}
+	p := &batchProgress{w: w, live: isLive(w), total: total, now: time.Now, quit: make(chan struct{}), running: map[int]bool{}}
 	p.start = p.now()
 	every := plainRefresh
 	if p.live {
@@ -334,6 +365,16 @@ func (p *batchProgress) tick() {
 	fmt.Fprintln(p.w, p.status())
 }
 
+// started counts a job as running.
+func (p *batchProgress) started(job runtime.Job) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[job.Index] = true
+}
+
 // record counts a finished job and reports it if it failed.
 func (p *batchProgress) record(r runtime.JobResult) {
 	if p == nil {
@@ -341,6 +382,7 @@ func (p *batchProgress) record(r runtime.JobResult) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.running, r.Index)
 	switch {
 	case errors.Is(r.Err, runtime.ErrNotRun):
 		return // counted in the final line; one line each would bury the rest
@@ -399,7 +441,7 @@ func (p *batchProgress) stop() {
 
 // status is the progress in words, for a log.
 func (p *batchProgress) status() string {
-	return fmt.Sprintf("%d/%d jobs done, %d failed, %d cached, %s", p.done, p.total, p.failed, p.cached, p.rate())
+	return fmt.Sprintf("%d/%d jobs done, %d running, %d failed, %d cached, %s", p.done, p.total, len(p.running), p.failed, p.cached, p.rate())
 }
 
 // draw redraws the live line: a bar and the counts.
@@ -410,7 +452,7 @@ func (p *batchProgress) draw() {
 		filled = width * p.done / p.total
 	}
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
-	fmt.Fprintf(p.w, "\r\033[K[%s] %d/%d  %d failed  %d cached  %s", bar, p.done, p.total, p.failed, p.cached, p.rate())
+	fmt.Fprintf(p.w, "\r\033[K[%s] %d/%d  %d running  %d failed  %d cached  %s", bar, p.done, p.total, len(p.running), p.failed, p.cached, p.rate())
 	p.shown, p.lastDraw = true, p.now()
 }
 

@@ -334,18 +334,21 @@ func TestExpandWorkspaces(t *testing.T) {
 func TestBatchProgress(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ok := runtime.JobResult{Job: runtime.Job{Workspace: "jobs/a"}, Result: &runtime.Result{}}
-	cached := runtime.JobResult{Job: runtime.Job{Workspace: "jobs/b"}, Result: &runtime.Result{Cached: true}}
-	failed := runtime.JobResult{Job: runtime.Job{Workspace: "jobs/c"}, Err: fmt.Errorf("model request 1: %w", os.ErrDeadlineExceeded)}
-	notRun := runtime.JobResult{Job: runtime.Job{Workspace: "jobs/d"}, Err: fmt.Errorf("%w: %w", runtime.ErrNotRun, runtime.ErrInterrupted)}
+	ok := runtime.JobResult{Job: runtime.Job{Index: 0, Workspace: "jobs/a"}, Result: &runtime.Result{}}
+	cached := runtime.JobResult{Job: runtime.Job{Index: 1, Workspace: "jobs/b"}, Result: &runtime.Result{Cached: true}}
+	failed := runtime.JobResult{Job: runtime.Job{Index: 2, Workspace: "jobs/c"}, Err: fmt.Errorf("model request 1: %w", os.ErrDeadlineExceeded)}
+	notRun := runtime.JobResult{Job: runtime.Job{Index: 3, Workspace: "jobs/d"}, Err: fmt.Errorf("%w: %w", runtime.ErrNotRun, runtime.ErrInterrupted)}
 	sum := runtime.BatchSummary{Total: 4, OK: 2, Cached: 1, Failed: 1, NotRun: 1, Elapsed: 2 * time.Second}
 
 	t.Run("terminal", func(t *testing.T) {
 		t.Parallel()
 		var buf bytes.Buffer
 		clock := start
-		p := &batchProgress{w: &buf, live: true, total: 4, start: start, now: func() time.Time { return clock }, quit: make(chan struct{})}
+		p := &batchProgress{w: &buf, live: true, total: 4, start: start, now: func() time.Time { return clock }, quit: make(chan struct{}), running: map[int]bool{}}
 		clock = clock.Add(time.Second)
+		p.started(ok.Job)
+		p.started(cached.Job)
+		p.started(failed.Job)
 		p.record(ok)
 		p.record(cached) // within the throttle: not drawn
 		clock = clock.Add(time.Second)
@@ -354,24 +357,27 @@ func TestBatchProgress(t *testing.T) {
 		p.tick()
 		p.finish(sum)
 		const clear = "\r\033[K"
-		assert.Equal(t, clear+"[######------------------] 1/4  0 failed  0 cached  1.0 jobs/s"+
+		assert.Equal(t, clear+"[######------------------] 1/4  2 running  0 failed  0 cached  1.0 jobs/s"+
 			clear+"  failed jobs/c: model request 1: i/o timeout\n"+
-			clear+"[##################------] 3/4  1 failed  1 cached  1.5 jobs/s"+
-			clear+"[##################------] 3/4  1 failed  1 cached  1.5 jobs/s"+
+			clear+"[##################------] 3/4  0 running  1 failed  1 cached  1.5 jobs/s"+
+			clear+"[##################------] 3/4  0 running  1 failed  1 cached  1.5 jobs/s"+
 			clear+"4 jobs: 2 ok (1 cached), 1 failed, 1 not run, 2.0s, 1.5 jobs/s\n", buf.String())
 	})
 	t.Run("log", func(t *testing.T) {
 		t.Parallel()
 		var buf bytes.Buffer
 		clock := start
-		p := &batchProgress{w: &buf, total: 4, start: start, now: func() time.Time { return clock }, quit: make(chan struct{})}
+		p := &batchProgress{w: &buf, total: 4, start: start, now: func() time.Time { return clock }, quit: make(chan struct{}), running: map[int]bool{}}
 		clock = clock.Add(4 * time.Second)
+		p.started(ok.Job)
+		p.started(cached.Job)
+		p.started(failed.Job)
 		p.record(ok)
 		p.record(failed)
 		p.tick()
 		p.finish(sum)
 		assert.Equal(t, "  failed jobs/c: model request 1: i/o timeout\n"+
-			"2/4 jobs done, 1 failed, 0 cached, 0.5 jobs/s\n"+
+			"2/4 jobs done, 1 running, 1 failed, 0 cached, 0.5 jobs/s\n"+
 			"4 jobs: 2 ok (1 cached), 1 failed, 1 not run, 2.0s, 1.5 jobs/s\n", buf.String())
 	})
 	t.Run("quiet", func(t *testing.T) {

@@ -38,9 +38,9 @@ Windows). A spec's "cache: {dir: PATH}" names its own directory; pass it with --
 }
 
 func newCacheStatsCmd(dir *string) *cobra.Command {
-	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
-		Use:   "stats [--dir DIR] [--json]",
+		Use:   "stats [--dir DIR] [-o json]",
 		Short: "Show what the cache holds",
 		Long: `Stats reads every entry of the cache and prints the directory, the number of entries, their
 total size on disk, the oldest and newest entry (UTC), and the number of entries per spec name.
@@ -60,7 +60,10 @@ not an agentspec cache (no CACHEDIR.TAG written by agentspec).`,
 			if err != nil {
 				return cacheError(err)
 			}
-			if asJSON {
+			if err := checkOutput(format); err != nil {
+				return exitWith(exitUsage, err)
+			}
+			if format == formatJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				err = enc.Encode(st)
@@ -73,7 +76,7 @@ not an agentspec cache (no CACHEDIR.TAG written by agentspec).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON object {"dir", "entries", "corrupt", "bytes", "oldest", "newest", "specs"}; an empty cache has no oldest, newest or specs`)
+	addOutputFlag(cmd.Flags(), &format, formatText, `json: print one JSON object {"dir", "entries", "corrupt", "bytes", "oldest", "newest", "specs"}; an empty cache has no oldest, newest or specs`)
 	return cmd
 }
 

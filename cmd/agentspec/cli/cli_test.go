@@ -121,9 +121,9 @@ func TestValidateJSON(t *testing.T) {
 	assert.Equal(t, 11, p.Column)
 	assert.Contains(t, p.Message, "model")
 
-	code, _, stderr = runCLI(t, "", "validate", "--format", "xml", good)
+	code, _, stderr = runCLI(t, "", "validate", "-o", "xml", good)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "--format must be text or json")
+	assert.Contains(t, stderr, "--output must be text or json")
 }
 
 func TestSchemaPrintsEveryRegisteredType(t *testing.T) {

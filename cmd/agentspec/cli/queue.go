@@ -92,7 +92,7 @@ func newQueueStatsCmd() *cobra.Command {
 	var (
 		nf          natsFlags
 		cacheBucket string
-		asJSON      bool
+		format      string
 	)
 	cmd := &cobra.Command{
 		Use:   "stats",
@@ -113,7 +113,10 @@ hours (succeeded and failed), and the entries of the shared result cache.`,
 				return exitWith(exitFailure, err)
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
+			if err := checkOutput(format); err != nil {
+				return exitWith(exitUsage, err)
+			}
+			if format == formatJSON {
 				b, _ := json.MarshalIndent(st, "", "  ")
 				_, err = fmt.Fprintf(out, "%s\n", b)
 				return err
@@ -138,6 +141,6 @@ hours (succeeded and failed), and the entries of the shared result cache.`,
 	fl := cmd.Flags()
 	nf.add(fl, true)
 	fl.StringVar(&cacheBucket, "cache-bucket", queue.DefaultCacheBucket, "the shared cache's key-value bucket")
-	fl.BoolVar(&asJSON, "json", false, "print a JSON report")
+	addOutputFlag(fl, &format, formatText, "output format: text, or json for a report")
 	return cmd
 }

@@ -185,7 +185,6 @@ func TestQueueUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"batch", "--ship", f.spec, f.job(0)}, "agentspec: --ship needs --nats\n"},
-		{[]string{"batch", "--events", "x", f.spec, f.job(0)}, "agentspec: --events needs --nats\n"},
 		{[]string{"batch", "--nats", "nats://127.0.0.1:1", "-j", "2", f.spec, f.job(0)},
 			"agentspec: -j sets how many jobs run here; with --nats each worker sets its own (agentspec worker -j)\n"},
 		{[]string{"batch", "--nats", "nats://127.0.0.1:1", "--ship", "--workspace-root", ".", f.spec, f.job(0)},

@@ -44,12 +44,13 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run SPEC [-]",
+		Use:   "run SPEC|- [-]",
 		Short: "Run an agent spec",
 		Long: `Run loads SPEC, builds its capabilities and runs the agent until the model gives its final
-answer, which is printed on stdout. The input (the user message) comes from --input, from
---input-file, or from stdin when the argument - is given; without one, the instructions alone
-drive the run. --var fills the instructions' {{name}} placeholders: each placeholder needs a
+answer, which is printed on stdout. SPEC - reads the spec from stdin (its relative paths then
+resolve from the current directory). The input (the user message) comes from --input, from
+--input-file, or from stdin when a second argument - follows SPEC; without one, the run's
+user message is "Begin." and the instructions drive it. --var fills the instructions' {{name}} placeholders: each placeholder needs a
 value, and each --var a placeholder.
 
 --workspace is the job's directory (default: the current directory): a relative FileSystem
@@ -64,23 +65,34 @@ calling the model, as long as its expected output files are still there. Only su
 are stored. --no-cache runs the model anyway and stores nothing; "agentspec cache" inspects and
 clears the cache.
 
-Progress goes to stderr as the run goes: one line per tool call with its duration, then a
-usage summary ("cached" for a cached result). -q silences it.
+Progress goes to stderr as the run goes: one line per tool call with its duration (a file
+change that did not land says "cancelled: REASON", "conflict: ..." or "protected: ..."), a line
+per provider retry, then a usage summary ("cached" for a cached result). A status line is
+redrawn in place only on a terminal whose TERM is not "dumb"; elsewhere progress is plain lines.
+-q silences it.
 
-With an output_schema, or with --output json, stdout gets {"output": ..., "usage": ...,
-"cached": ...}, the output being the answer's JSON value when the spec has a schema; --output
-text prints the answer alone.
+Stdout gets the answer alone: its text, or with an output_schema its JSON value, so that
+"agentspec run spec.yaml | jq .title" works. --output json (-o json) prints the envelope
+{"output": ..., "usage": ..., "cached": ...} instead, the output being the answer's JSON value
+when the spec has a schema and its text otherwise.
 
 --approve asks on the terminal before each file change, showing its diff; answering no
-cancels the change and tells the model so. --events writes every event as JSON lines.
+cancels the change and tells the model so, and Ctrl-C while it asks stops the run at once
+without the change. --events writes every event as a JSON line as it happens, each with "kind",
+"time" (RFC 3339, nanoseconds) and "run_id"; tool results carry their text, cut at 4096
+characters ("text_truncated": true), and provider retries are "model.retry" events.
 --record and --replay save a provider conversation to a file and play it back offline; the
 recording keeps the provider's endpoint (never its key), so a replay needs neither the API key
 nor the base URL. The --events log ends with a run.end event: {"ok", "error", "usage", "cached"}.
 
 To run one spec over many workspaces, see "agentspec batch".
 
-Exit status: 0 on success, 1 when the run fails, 2 on usage errors (a --var without a
-placeholder, a placeholder without a --var) or a spec that cannot run: one that does not
+A flag the spec would ignore is a usage error saying why: --replay or --record with a script
+or test model, --no-cache without a cache, --approve without capabilities.
+
+Exit status: 0 on success (changes that were cancelled or refused do not fail a run the model
+finished), 1 when the run fails, 2 on usage errors (a --var without a placeholder, a
+placeholder without a --var) or a spec that cannot run: one that does not
 load, has no model, names a script model's file that is missing or invalid, or has two
 capabilities offering tools of the same name ("agentspec validate" finds all of these).
 Keys the spec gives that have no effect (instrument, end_strategy, defer_loading) are
@@ -96,7 +108,7 @@ generated from its schema, then answers (see the README's "The test model").`,
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
 	fl.StringVar(&f.workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
-	fl.StringVar(&f.output, "output", "", "output format: text or json (default: json with an output_schema, text otherwise)")
+	addOutputFlag(fl, &f.output, "", "text: the answer alone (its JSON value with an output_schema); json: {\"output\", \"usage\", \"cached\"}")
 	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fl.StringVar(&f.record, "record", "", "record the provider's HTTP exchanges to this file")
 	fl.StringVar(&f.replay, "replay", "", "answer the model's requests from a recording instead of the network")
@@ -121,7 +133,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	s, err := spec.LoadFile(args[0])
+	s, err := loadSpec(stdin, args[0])
 	if err != nil {
 		return specError(err)
 	}
@@ -129,6 +141,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		fmt.Fprintln(stderr, w)
 	}
 	if err := checkVars(s, vars); err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if err := f.unused(s); err != nil {
 		return exitWith(exitUsage, err)
 	}
 	dir, err := workspaceDir(f.workspace)
@@ -146,7 +161,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		opts = append(opts, runtime.WithListener(progress.listen))
 	}
 	if f.approve {
-		a := &approver{in: bufio.NewReader(stdin), out: stderr, progress: progress, echo: !isTerminal(stdin)}
+		a := &approver{in: stdin, out: stderr, progress: progress, echo: !isTerminal(stdin)}
 		opts = append(opts, runtime.WithListener(a.listen))
 	}
 	events, finishEvents, err := openEvents(f.events)
@@ -181,12 +196,20 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	case err != nil:
 		return exitWith(exitFailure, runError(err))
 	}
-	return printResult(stdout, f.output, s, res)
+	return printResult(stdout, f.output, res)
 }
 
 // check rejects contradictory flags before anything is read.
 func (f runFlags) check(args []string) error {
 	stdinInput := f.inputFile == "-"
+	if args[0] == stdinArg {
+		switch {
+		case len(args) == 2 || stdinInput:
+			return errors.New("the spec comes from stdin (SPEC is -), so the input cannot come from stdin too; give it with --input or --input-file FILE")
+		case f.approve:
+			return errors.New("--approve reads the answers from stdin, so the spec cannot come from stdin too")
+		}
+	}
 	if len(args) == 2 {
 		if args[1] != "-" {
 			return fmt.Errorf("unexpected argument %q: the only argument after SPEC is - (read the input from stdin)", args[1])
@@ -202,12 +225,36 @@ func (f runFlags) check(args []string) error {
 	switch {
 	case sources > 1:
 		return errors.New("give the input one way: --input, --input-file or - (stdin)")
-	case f.output != "" && f.output != "text" && f.output != "json":
-		return fmt.Errorf("--output must be text or json, not %q", f.output)
+	case checkOutput(f.output) != nil:
+		return checkOutput(f.output)
 	case f.record != "" && f.replay != "":
 		return errors.New("--record and --replay cannot be used together")
 	case f.approve && stdinInput:
 		return errors.New("--approve reads the answers from stdin, so the input cannot come from stdin too")
+	}
+	return nil
+}
+
+// unused rejects the flags this spec would ignore: a flag that silently
+// does nothing is a mistake the user should hear about.
+func (f runFlags) unused(s *spec.Spec) error {
+	model := strings.TrimSpace(s.Model)
+	offline := ""
+	switch {
+	case strings.HasPrefix(model, "script:"):
+		offline = "the spec's model is a script (" + model + ")"
+	case model == "test":
+		offline = "the spec's model is the offline test model"
+	}
+	switch {
+	case offline != "" && f.replay != "":
+		return fmt.Errorf("--replay plays back a provider's HTTP exchanges, but %s, which makes none", offline)
+	case offline != "" && f.record != "":
+		return fmt.Errorf("--record saves a provider's HTTP exchanges, but %s, which makes none", offline)
+	case f.noCache && s.Cache == nil:
+		return errors.New("--no-cache turns off the spec's result cache, but the spec has none (no cache key)")
+	case f.approve && len(s.Capabilities) == 0:
+		return errors.New("--approve asks before each file change, but the spec has no capabilities, so nothing can change a file")
 	}
 	return nil
 }
@@ -233,7 +280,9 @@ func (f runFlags) readInput(stdin io.Reader, args []string) (string, error) {
 }
 
 // openEvents opens the --events file. The listener is nil when there is no
-// file; finish flushes and closes it.
+// file; finish closes it. The file is not buffered: each event is written
+// whole as it happens, so "tail -f" follows the run and a run that is killed
+// keeps every event up to its end.
 func openEvents(path string) (listener capabilities.Listener, finish func() error, err error) {
 	if path == "" {
 		return nil, func() error { return nil }, nil
@@ -242,14 +291,13 @@ func openEvents(path string) (listener capabilities.Listener, finish func() erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("--events: %w", err)
 	}
-	w := bufio.NewWriter(file)
 	finish = func() error {
-		if err := errors.Join(w.Flush(), file.Close()); err != nil {
+		if err := file.Close(); err != nil {
 			return fmt.Errorf("--events: %w", err)
 		}
 		return nil
 	}
-	return runtime.JSONLines(w), finish, nil
+	return runtime.JSONLines(file), finish, nil
 }
 
 // transport returns the HTTP transport for --record or --replay (nil for the
@@ -344,19 +392,19 @@ func runError(err error) error {
 	if errors.Is(err, runtime.ErrInterrupted) {
 		return runtime.ErrInterrupted
 	}
+	var retried *runtime.RetriedError
+	if errors.As(err, &retried) {
+		return errors.New(retried.Error())
+	}
 	return errors.New(providers.Describe(err))
 }
 
-// printResult writes the answer: the text alone, or {"output", "usage"}.
-func printResult(w io.Writer, format string, s *spec.Spec, res *runtime.Result) error {
+// printResult writes the answer: by default the text alone, or the answer's
+// JSON value when the spec has an output_schema (so it pipes into jq); with
+// --output json the envelope {"output", "usage", "cached"}.
+func printResult(w io.Writer, format string, res *runtime.Result) error {
 	hasSchema := res.JSON != nil
-	if format == "" {
-		format = "text"
-		if len(s.OutputSchema) > 0 {
-			format = "json"
-		}
-	}
-	if format == "text" {
+	if format != formatJSON {
 		out := res.Output
 		if hasSchema {
 			out = string(res.JSON)
@@ -392,10 +440,21 @@ type progress struct {
 	status bool // a status line is showing
 
 	pending pendingCall // the call whose result is awaited
+	// changes are the file change requests of the calls under way, by tool
+	// call id: a change the user or a listener cancelled ends in a normal
+	// tool result, which alone would not say so.
+	changes map[string]*filesystem.FileChangeRequestEvent
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, live: isTerminal(w)}
+	return &progress{w: w, live: isLive(w), changes: map[string]*filesystem.FileChangeRequestEvent{}}
+}
+
+// isLive reports whether progress on w may redraw a status line in place: w
+// is a terminal that understands the escape codes (TERM is not "dumb").
+// Anywhere else progress is plain lines, with no carriage return or escape.
+func isLive(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("TERM") != "dumb"
 }
 
 // isTerminal reports whether v, a stream, is a terminal.
@@ -441,16 +500,33 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 		line += "  " + formatDuration(ev.Duration)
 		switch ev.Status {
 		case runtime.ToolRetry:
-			line += "  error: " + oneLine(ev.Message)
+			line += "  " + refusal(ev.Message)
 		case runtime.ToolFatal:
 			line += "  failed: " + oneLine(ev.Message)
+		default:
+			if req := p.changes[ev.ID]; req != nil {
+				if cancelled, reason := req.Cancelled(); cancelled {
+					line += "  cancelled: " + oneLine(reason)
+				}
+			}
 		}
+		delete(p.changes, ev.ID)
 		fmt.Fprintln(p.w, line)
+	case *filesystem.FileChangeRequestEvent:
+		p.changes[ev.ToolCallID] = ev
 	case runtime.Retry:
 		if ev.Type != runtime.RetryTool {
 			p.clearStatus()
 			fmt.Fprintf(p.w, "  answer rejected (attempt %d of %d): %s\n", ev.Attempt, ev.Limit, oneLine(ev.Message))
 		}
+	case runtime.ModelRetry:
+		p.clearStatus()
+		reason := oneLine(ev.Reason)
+		if ev.Status != 0 {
+			reason = fmt.Sprintf("HTTP %d: %s", ev.Status, reason)
+		}
+		fmt.Fprintf(p.w, "  %s: attempt %d of %d failed: %s; retrying in %s\n",
+			ev.Provider, ev.Attempt, ev.MaxAttempts, reason, formatDuration(ev.Wait))
 	case runtime.LimitReached:
 		p.clearStatus()
 		fmt.Fprintf(p.w, "  %s (%d) reached: asking for the final answer\n", ev.Limit, ev.Value)
@@ -462,6 +538,20 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 		fmt.Fprintf(p.w, "  cache: %s\n", oneLine(ev.Message))
 	}
 	return nil
+}
+
+// refusal names what became of a tool call the model may correct: a change
+// refused because the file changed since it was read (conflict) or because
+// its path is protected, or another error.
+func refusal(msg string) string {
+	msg = oneLine(msg)
+	switch {
+	case strings.HasPrefix(msg, "Conflict:"):
+		return "conflict: " + strings.TrimSpace(strings.TrimPrefix(msg, "Conflict:"))
+	case strings.Contains(msg, " is protected"):
+		return "protected: " + msg
+	}
+	return "error: " + msg
 }
 
 func (p *progress) clearStatus() {
@@ -565,13 +655,51 @@ func clip(s string, n int) string {
 
 // approver asks before each file change.
 type approver struct {
-	in       *bufio.Reader
+	in       io.Reader
 	out      io.Writer
 	progress *progress // paused while asking; nil with -q
 	echo     bool      // the answers do not come from a terminal: show them
+
+	once    sync.Once
+	answers chan answer // lines read from in, by one goroutine
 }
 
-func (a *approver) listen(_ context.Context, ev capabilities.Event) error {
+// answer is one line read from the answers' stream, or the error that ended it.
+type answer struct {
+	line string
+	err  error
+}
+
+// next waits for the next answer. The read happens in a goroutine of its
+// own, so Ctrl-C ends the wait at once: a read from a terminal cannot be
+// interrupted, and would otherwise hold the run until a line or EOF came.
+func (a *approver) next(ctx context.Context) (answer, error) {
+	a.once.Do(func() {
+		a.answers = make(chan answer)
+		go func() {
+			r := bufio.NewReader(a.in)
+			for {
+				line, err := r.ReadString('\n')
+				a.answers <- answer{line, err}
+				if err != nil {
+					close(a.answers)
+					return
+				}
+			}
+		}()
+	})
+	select {
+	case <-ctx.Done():
+		return answer{}, ctx.Err()
+	case ans, ok := <-a.answers:
+		if !ok {
+			return answer{err: io.EOF}, nil
+		}
+		return ans, nil
+	}
+}
+
+func (a *approver) listen(ctx context.Context, ev capabilities.Event) error {
 	req, ok := ev.(*filesystem.FileChangeRequestEvent)
 	if !ok {
 		return nil
@@ -593,15 +721,22 @@ func (a *approver) listen(_ context.Context, ev capabilities.Event) error {
 		fmt.Fprintln(a.out, "  (diff truncated)")
 	}
 	fmt.Fprint(a.out, "Apply this change? [y/N] ")
-	answer, err := a.in.ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("reading the answer: %w", err)
+	ans, err := a.next(ctx)
+	if err != nil {
+		// Interrupted while asking: the change does not land, and the run
+		// stops before its next step.
+		fmt.Fprintln(a.out)
+		req.Cancel("the run was interrupted")
+		return nil
 	}
-	answer = strings.TrimSpace(answer)
-	if a.echo || errors.Is(err, io.EOF) {
-		fmt.Fprintln(a.out, answer)
+	if ans.err != nil && !errors.Is(ans.err, io.EOF) {
+		return fmt.Errorf("reading the answer: %w", ans.err)
 	}
-	switch strings.ToLower(answer) {
+	line := strings.TrimSpace(ans.line)
+	if a.echo || errors.Is(ans.err, io.EOF) {
+		fmt.Fprintln(a.out, line)
+	}
+	switch strings.ToLower(line) {
 	case "y", "yes":
 		return nil
 	}

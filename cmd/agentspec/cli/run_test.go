@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,8 +138,11 @@ func TestRunOutputFormats(t *testing.T) {
 	}{
 		{name: "text", args: []string{plain}, wantText: "Sure: {\"title\": \"Notes\"}\n"},
 		{name: "json", args: []string{plain, "--output", "json"}, wantOutput: `"Sure: {\"title\": \"Notes\"}"`},
-		{name: "schema defaults to json", args: []string{schema}, wantOutput: `{"title":"Notes"}`},
+		{name: "schema prints the answer's JSON", args: []string{schema}, wantText: "{\"title\":\"Notes\"}\n"},
 		{name: "schema as text", args: []string{schema, "--output", "text"}, wantText: "{\"title\":\"Notes\"}\n"},
+		{name: "schema envelope", args: []string{schema, "-o", "json"}, wantOutput: `{"title":"Notes"}`},
+		{name: "old spelling", args: []string{schema, "--format", "json"}, wantOutput: `{"title":"Notes"}`},
+		{name: "old boolean spelling", args: []string{plain, "--json"}, wantOutput: `"Sure: {\"title\": \"Notes\"}"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,9 +211,10 @@ turns:
 		name, script, answer string
 		written              bool
 		want                 string
+		progress             string // the end of the write_file progress line
 	}{
-		{name: "no", script: declined, answer: "n\n", want: "Not written.\n"},
-		{name: "end of input", script: declined, answer: "", want: "Not written.\n"},
+		{name: "no", script: declined, answer: "n\n", want: "Not written.\n", progress: "  cancelled: the user declined the change\n"},
+		{name: "end of input", script: declined, answer: "", want: "Not written.\n", progress: "  cancelled: the user declined the change\n"},
 		{name: "yes", script: approved, answer: "yes\n", written: true, want: "Written.\n"},
 	}
 	for _, tc := range cases {
@@ -224,10 +229,38 @@ turns:
 			assert.Contains(t, out.stderr, "The agent wants to write summary.md:\n  --- a/summary.md\n  +++ b/summary.md\n")
 			assert.Contains(t, out.stderr, "+A greeting.")
 			assert.Contains(t, out.stderr, "Apply this change? [y/N] ")
+			if tc.progress != "" {
+				assert.Regexp(t, `(?m)^  write_file summary.md  [0-9.]+ms`+regexp.QuoteMeta(tc.progress), out.stderr)
+			}
 			_, err := os.Stat(filepath.Join(f.workspace, "summary.md"))
 			assert.Equal(t, tc.written, err == nil, "summary.md written: %v", err)
 		})
 	}
+}
+
+// Changes that were refused do not fail a run the model finished, but the
+// progress says what became of each.
+func TestRunProgressSaysWhatBecameOfEachChange(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	f.write(t, "script.yaml", `
+turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: .env, content: "KEY=1\n"}
+      - name: write_file
+        arguments: {path: notes.md, content: "new\n", expected_hash: "sha256:0000"}
+  - text: Nothing changed.
+`)
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: script:script.yaml\ninstructions: Write.\ncapabilities: [FileSystem]\n")
+	out := invokeRun(t, "", specPath, "--workspace", f.workspace)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Nothing changed.\n", out.stdout)
+	assert.Regexp(t, `(?m)^  write_file \.env  [0-9.]+ms  protected: Path '\.env' is protected`, out.stderr)
+	assert.Regexp(t, `(?m)^  write_file notes\.md  [0-9.]+ms  conflict: file 'notes\.md' has changed`, out.stderr)
+	notes, err := os.ReadFile(filepath.Join(f.workspace, "notes.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# Notes\nhello from the notes\n", string(notes))
 }
 
 func TestRunFailures(t *testing.T) {

@@ -34,13 +34,13 @@ func (f *queueBatchFlags) add(fl *pflag.FlagSet, envDefault bool) {
 	fl.StringVar(&f.workspaceRoot, "workspace-root", ".", "with --nats: the directory the workspaces lie in on the storage the workers share; jobs name them relative to it")
 	fl.BoolVar(&f.ship, "ship", false, "with --nats: send each workspace with its job and bring back the files its run changed")
 	fl.Int64Var(&f.shipMaxMiB, "ship-max", queue.DefaultShipMax>>20, "with --ship: the cap, in MiB, on a workspace's archive and on the archive of its run's changes")
-	fl.StringVar(&f.events, "events", "", "with --nats: write each job's events to DIR/<index>-<workspace name>.jsonl")
+	fl.StringVar(&f.events, "events", "", "write each job's events to a file of its own in this directory, named after its workspace")
 }
 
 // check rejects flags that mean nothing together.
 func (f *queueBatchFlags) check(cmd *cobra.Command) error {
 	if f.url == "" {
-		for _, name := range []string{"stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship", "ship-max", "events"} {
+		for _, name := range []string{"stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship", "ship-max"} {
 			if cmd.Flags().Changed(name) {
 				return exitWith(exitUsage, fmt.Errorf("--%s needs --nats", name))
 			}

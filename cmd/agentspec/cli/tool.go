@@ -23,13 +23,13 @@ type toolFlags struct {
 	root          string
 	workspace     string
 	cancelChanges string
-	json          bool
+	output        string
 }
 
 func newToolCmd() *cobra.Command {
 	var f toolFlags
 	cmd := &cobra.Command{
-		Use:   "tool [--spec FILE | --root DIR] [--cancel-changes REASON] [--json] TOOL [ARGS_JSON | -]",
+		Use:   "tool [--spec FILE | --root DIR] [--cancel-changes REASON] [-o json] TOOL [ARGS_JSON | -]",
 		Short: "Call one tool by hand, as a run would",
 		Long: `Tool calls one tool the way a run calls it, events included, and prints what the model would see.
 
@@ -41,7 +41,7 @@ ARGS_JSON is one JSON object of arguments; "-" reads it from stdin; absent means
 --cancel-changes REASON cancels every file change request with REASON, so a write shows what
 it would change without changing anything.
 
-Output: the tool's text on stdout and errors on stderr, or with --json exactly one object
+Output: the tool's text on stdout and errors on stderr, or with --output json (-o json) exactly one object
 {"tool", "ok", "retry", "output", "error", "events"} on stdout.
 Exit status: 0 success (a cancelled change is a success), 3 an error the model could correct,
 1 a fatal error, 2 a usage or spec error.`,
@@ -56,11 +56,11 @@ Exit status: 0 success (a cancelled change is a success), 3 an error the model c
 	fl.StringVar(&f.root, "root", ".", "root_dir of the FileSystem offered when there is no --spec")
 	fl.StringVar(&f.workspace, "workspace", "", "with --spec: directory relative capability paths resolve against")
 	fl.StringVar(&f.cancelChanges, "cancel-changes", "", "cancel every file change request with this reason (empty: the default reason)")
-	fl.BoolVar(&f.json, "json", false, "print one JSON object describing the call")
+	addOutputFlag(fl, &f.output, formatText, "text: the tool's output; json: one object describing the call")
 	return cmd
 }
 
-// toolReport is what --json prints.
+// toolReport is what --output json prints.
 type toolReport struct {
 	Tool   string            `json:"tool"`
 	OK     bool              `json:"ok"`
@@ -76,6 +76,9 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	}
 	if f.spec == "" && cmd.Flags().Changed("workspace") {
 		return exitWith(exitUsage, errors.New("--workspace only applies with --spec; without one, --root is the FileSystem's root"))
+	}
+	if err := checkOutput(f.output); err != nil {
+		return exitWith(exitUsage, err)
 	}
 	cancel := cmd.Flags().Changed("cancel-changes")
 	ctx := cmd.Context()
@@ -135,7 +138,7 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 		code = exitFailure
 	}
 
-	if f.json {
+	if f.output == formatJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(report); err != nil {

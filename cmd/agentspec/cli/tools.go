@@ -28,8 +28,8 @@ resolve against --workspace, default the current directory) and lists every tool
 is offered, with its description and the JSON Schema of its parameters.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return exitWith(exitUsage, fmt.Errorf("--format must be text or json, not %q", format))
+			if err := checkOutput(format); err != nil {
+				return exitWith(exitUsage, err)
 			}
 			tools, closeTools, err := specTools(cmd, args[0], workspace)
 			if err != nil {
@@ -64,7 +64,7 @@ is offered, with its description and the JSON Schema of its parameters.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	addOutputFlag(cmd.Flags(), &format, formatText, "output format: text or json")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	return cmd
 }

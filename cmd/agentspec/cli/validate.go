@@ -22,9 +22,10 @@ func newValidateCmd() *cobra.Command {
 		format    string
 		vars      []string
 		workspace string
+		verbose   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "validate FILE...",
+		Use:   "validate FILE|-...",
 		Short: "Check agent specs against the schema",
 		Long: `Validate checks each spec file (.yaml, .yml or .json) against the JSON Schema composed
 from every registered capability type, then everything "agentspec run" would refuse before
@@ -38,13 +39,14 @@ warnings, which do not make a spec invalid. Exit status: 0 when all files are va
 any is not, 2 on usage errors and when a file cannot be read (missing, a directory, no
 permission).
 
-With --format json, a JSON document describing every file is written to stdout instead.`,
+FILE - reads a spec from stdin, named <stdin> in messages; its relative paths resolve from the
+current directory. -v ends with a one-line summary: "2 of 3 files valid: 4 problems, 0 warnings".
+
+With --output json (-o json), a JSON document describing every file is written to stdout instead.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch format {
-			case "text", "json":
-			default:
-				return exitWith(exitUsage, fmt.Errorf("--format must be text or json, not %q", format))
+			if err := checkOutput(format); err != nil {
+				return exitWith(exitUsage, err)
 			}
 			parsed, err := parseVars(vars)
 			if err != nil {
@@ -57,10 +59,13 @@ With --format json, a JSON document describing every file is written to stdout i
 			if err != nil {
 				return exitWith(exitUsage, err)
 			}
+			if countOf(args, stdinArg) > 1 {
+				return exitWith(exitUsage, errors.New("- (the spec on stdin) can be given only once"))
+			}
 			results := make([]fileResult, 0, len(args))
 			invalid, unreadable := false, false
 			for _, file := range args {
-				r, readable := validateFile(cmd.Context(), file, parsed, dir)
+				r, readable := validateFile(cmd.Context(), cmd.InOrStdin(), file, parsed, dir)
 				invalid = invalid || !r.Valid
 				unreadable = unreadable || !readable
 				results = append(results, r)
@@ -76,6 +81,9 @@ With --format json, a JSON document describing every file is written to stdout i
 				}
 			} else {
 				printProblems(cmd.ErrOrStderr(), results)
+				if verbose {
+					fmt.Fprintln(cmd.ErrOrStderr(), summarize(results))
+				}
 			}
 			switch {
 			case unreadable:
@@ -86,7 +94,8 @@ With --format json, a JSON document describing every file is written to stdout i
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text (problems on stderr) or json (a report on stdout)")
+	addOutputFlag(cmd.Flags(), &format, formatText, "text (problems on stderr) or json (a report on stdout)")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "end with a one-line summary on stderr: files valid, problems, warnings")
 	cmd.Flags().StringArrayVar(&vars, "var", nil, "check the instructions' placeholders against this variable: --var name=value (repeatable)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	return cmd
@@ -109,9 +118,12 @@ type problem struct {
 // validateFile loads file and checks it as a run would, minus the network.
 // vars is nil when no --var was given. readable is false when the file
 // itself could not be read.
-func validateFile(ctx context.Context, file string, vars map[string]string, workspace string) (r fileResult, readable bool) {
+func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[string]string, workspace string) (r fileResult, readable bool) {
+	s, err := loadSpec(stdin, file)
+	if file == stdinArg {
+		file = spec.Stdin
+	}
 	r = fileResult{File: file, Valid: true, Problems: []problem{}, Warnings: []problem{}}
-	s, err := spec.LoadFile(file)
 	var list spec.Errors
 	readable = err == nil || errors.As(err, &list)
 	if err == nil {
@@ -155,4 +167,31 @@ func printProblems(w io.Writer, results []fileResult) {
 			fmt.Fprintf(w, "%s: %s\n", pos, p.Message)
 		}
 	}
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, v := range list {
+		if v == s {
+			n++
+		}
+	}
+	return n
+}
+
+// summarize is -v's line: "2 of 3 files valid: 4 problems, 1 warning".
+func summarize(results []fileResult) string {
+	valid, problems, warnings := 0, 0, 0
+	for _, r := range results {
+		if r.Valid {
+			valid++
+		}
+		problems += len(r.Problems)
+		warnings += len(r.Warnings)
+	}
+	files := plural(len(results), "file")
+	if len(results) == 1 {
+		files = "1 file"
+	}
+	return fmt.Sprintf("%d of %s valid: %s, %s", valid, files, plural(problems, "problem"), plural(warnings, "warning"))
 }

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+)
+
+// Output formats of --output.
+const (
+	formatText = "text"
+	formatJSON = "json"
+)
+
+// addOutputFlag registers the one spelling every command uses for its
+// format, --output/-o text|json, with the spellings earlier releases took
+// (--format FORMAT, --json) kept as hidden aliases of it.
+func addOutputFlag(fl *pflag.FlagSet, format *string, def, usage string) {
+	fl.StringVarP(format, "output", "o", def, usage)
+	fl.StringVar(format, "format", def, "")
+	_ = fl.MarkHidden("format")
+	fl.Var(jsonAlias{format}, "json", "")
+	fl.Lookup("json").NoOptDefVal = "true"
+	_ = fl.MarkHidden("json")
+}
+
+// checkOutput rejects a format that is neither text nor json.
+func checkOutput(format string) error {
+	switch format {
+	case "", formatText, formatJSON:
+		return nil
+	}
+	return fmt.Errorf("--output must be text or json, not %q", format)
+}
+
+// jsonAlias is --json: a boolean that sets the format.
+type jsonAlias struct{ format *string }
+
+func (a jsonAlias) String() string { return "false" }
+func (a jsonAlias) Type() string   { return "bool" }
+func (a jsonAlias) IsBoolFlag() bool {
+	return true
+}
+
+func (a jsonAlias) Set(v string) error {
+	switch v {
+	case "true", "1":
+		*a.format = formatJSON
+	case "false", "0":
+		*a.format = formatText
+	default:
+		return fmt.Errorf("--json takes no value, not %q", v)
+	}
+	return nil
+}
