@@ -32,6 +32,12 @@ const (
 // the whole result all the same.
 const MaxEventText = 4096
 
+// EventText is the Text and Truncated of a ToolResult event for a tool's
+// result: its first MaxEventText code points, and whether it was cut. Other
+// emitters of ToolResult (agentspec mcp) use it, so every events file holds
+// the same.
+func EventText(result string) (string, bool) { return capText(result, MaxEventText) }
+
 // ModelRequest is emitted before each request to the model.
 type ModelRequest struct {
 	Request  int  `json:"request"`         // 1-based count of requests in the run

@@ -197,7 +197,7 @@ func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int)
 		o := r.callTool(ctx, call)
 		elapsed := time.Since(start)
 		r.res.Usage.ToolCalls++
-		text, truncated := capText(o.content, MaxEventText)
+		text, truncated := EventText(o.content)
 		if err := r.emit(ctx, ToolResult{
 			ID: call.ID, Name: name, Status: o.status, Duration: elapsed,
 			Chars: utf8.RuneCountInString(o.content), Message: o.message,

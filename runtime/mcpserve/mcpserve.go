@@ -220,9 +220,10 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 		default:
 			status, msg = runtime.ToolFatal, err.Error()
 		}
+		text, truncated := runtime.EventText(out)
 		if lerr := s.emit(ctx, runtime.ToolResult{
 			ID: id, Name: name, Status: status, Duration: time.Since(start),
-			Chars: utf8.RuneCountInString(out), Message: msg,
+			Chars: utf8.RuneCountInString(out), Message: msg, Text: text, Truncated: truncated,
 		}); lerr != nil && err == nil {
 			return nil, fatal(lerr)
 		}

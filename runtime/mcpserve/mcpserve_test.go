@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/runtime"
 )
 
 func newFS(t *testing.T, files map[string]string) (*filesystem.Capability, string) {
@@ -97,8 +98,12 @@ func TestResultsAreARunsText(t *testing.T) {
 	direct, _ := newFS(t, map[string]string{"notes.md": "# Notes\nline two\n"})
 	defer direct.Close()
 	var events []string
+	var results []runtime.ToolResult
 	_, cs := connect(t, Options{Listener: func(_ context.Context, ev capabilities.Event) error {
 		events = append(events, ev.Kind())
+		if r, ok := ev.(runtime.ToolResult); ok {
+			results = append(results, r)
+		}
 		return nil
 	}}, fs)
 
@@ -115,6 +120,8 @@ func TestResultsAreARunsText(t *testing.T) {
 	}
 	assert.Equal(t, want, textOf(t, res))
 	assert.Equal(t, []string{"run.tool_call", "file_system.file_read", "run.tool_result"}, events)
+	require.Len(t, results, 1)
+	assert.Equal(t, want, results[0].Text, "the result's text is in its event, as in a run")
 
 	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "missing.md"}})
 	require.NoError(t, err)

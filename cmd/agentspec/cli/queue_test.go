@@ -93,7 +93,7 @@ func TestBatchOverNATS(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(events, "*.jsonl"))
 	require.NoError(t, err)
 	require.Len(t, files, 3)
-	assert.Equal(t, "000-job-0.jsonl", filepath.Base(files[0]))
+	assert.Equal(t, "job-0.events.jsonl", filepath.Base(files[0]), "named as a local batch names them")
 	data, err := os.ReadFile(files[0])
 	require.NoError(t, err)
 	var kinds []string

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -190,18 +189,12 @@ func newEventFiles(dir string, b *queue.Batch) (*eventFiles, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--events: %w", err)
 	}
-	e := &eventFiles{dir: dir, files: map[int]*os.File{}}
+	labels := make([]string, len(b.Jobs))
 	for i, job := range b.Jobs {
-		base := filepath.Base(filepath.Clean(job.Label))
-		base = strings.Map(func(r rune) rune {
-			if r == '/' || r == '\\' || r == ':' {
-				return '_'
-			}
-			return r
-		}, base)
-		e.names = append(e.names, fmt.Sprintf("%03d-%s.jsonl", i, base))
+		labels[i] = job.Label
 	}
-	return e, nil
+	// Named as a local batch names them, so a script finds them the same way.
+	return &eventFiles{dir: dir, files: map[int]*os.File{}, names: eventFileNames(labels)}, nil
 }
 
 // write is called one event at a time.
