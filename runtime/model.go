@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
@@ -163,3 +165,66 @@ func (m *modelSource) build(opts providers.Options) (llms.Model, Dialect, error)
 	}
 	return pm, Dialect(pm.Dialect), nil
 }
+
+// selectNative decides, before any request, where each native tool the
+// capabilities ask for (capabilities.NativeTooler) runs: on the provider
+// when it has the kind, in which case a capability's local fallback tools
+// are not offered; otherwise through the capability's local tools when it
+// has a fallback; otherwise the run is refused, naming the providers that
+// have the kind. It returns the capabilities whose tools are offered and the
+// native tools to send.
+func (m *modelSource) selectNative(caps []capabilities.Capability) ([]capabilities.Capability, []providers.NativeTool, error) {
+	var (
+		natives []providers.NativeTool
+		errs    []error
+		out     = make([]capabilities.Capability, 0, len(caps))
+	)
+	served := m.given == nil && m.script == nil // a provider's model
+	for _, c := range caps {
+		nt, ok := c.(capabilities.NativeTooler)
+		if !ok {
+			out = append(out, c)
+			continue
+		}
+		tools := nt.NativeTools()
+		allNative, anyFallback := true, false
+		var mine []providers.NativeTool
+		for _, t := range tools {
+			anyFallback = anyFallback || t.LocalFallback
+			switch {
+			case served && providers.HasNative(m.ref, t.Kind):
+				mine = append(mine, t)
+			case t.LocalFallback:
+				allNative = false
+			default:
+				allNative = false
+				errs = append(errs, fmt.Errorf("the model %s has no native %s tool and the capability asking for it has no local fallback; the providers that have it: %s",
+					m.ref, t.Kind, strings.Join(providers.NativeProviders(t.Kind), ", ")))
+			}
+		}
+		if allNative {
+			natives = append(natives, mine...)
+			if anyFallback {
+				out = append(out, nativeOnly{})
+			} else {
+				out = append(out, c)
+			}
+			continue
+		}
+		// Some native tool runs locally: the capability's tools are offered,
+		// and only the kinds without a fallback go to the provider.
+		for _, t := range mine {
+			if !t.LocalFallback {
+				natives = append(natives, t)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, natives, errors.Join(errs...)
+}
+
+// nativeOnly stands for a capability whose native tools the provider runs:
+// its local fallback tools are not offered.
+type nativeOnly struct{}
+
+func (nativeOnly) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }

@@ -1,0 +1,122 @@
+package providers
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// NativeTool is a provider-side tool a capability asks for.
+type NativeTool = capabilities.NativeTool
+
+// nativeKinds are the native tool kinds each API runs, by api.
+var nativeKinds = map[api][]string{
+	apiAnthropic: {"web_search", "web_fetch", "code_execution"},
+	apiResponses: {"web_search", "code_execution"},
+}
+
+// nativeOptions are the options each kind takes, in pydantic-ai's names.
+var nativeOptions = map[string][]string{
+	"web_search":     {"allowed_domains", "blocked_domains", "max_uses", "user_location", "search_context_size", "external_web_access"},
+	"web_fetch":      {"allowed_domains", "blocked_domains", "max_uses", "enable_citations", "max_content_tokens"},
+	"code_execution": {},
+}
+
+// HasNative reports whether the provider of ref runs native tools of kind.
+func HasNative(ref, kind string) bool {
+	name, _, err := parseRef(ref)
+	if err != nil {
+		return false
+	}
+	p, ok := lookup(name)
+	return ok && slices.Contains(nativeKinds[p.api], kind)
+}
+
+// NativeProviders lists the providers that run native tools of kind.
+func NativeProviders(kind string) []string {
+	var names []string
+	for _, p := range table {
+		if p.unavailable == "" && slices.Contains(nativeKinds[p.api], kind) {
+			names = append(names, p.name)
+		}
+	}
+	return names
+}
+
+// NativeUnsupportedError is a native tool the provider does not run.
+type NativeUnsupportedError struct {
+	Provider string
+	Kind     string
+}
+
+func (e *NativeUnsupportedError) Error() string {
+	return fmt.Sprintf("%s does not run the native tool %s; the providers that do: %s",
+		e.Provider, e.Kind, strings.Join(NativeProviders(e.Kind), ", "))
+}
+
+// checkNative refuses native tools p does not run, and options the kind
+// does not take.
+func checkNative(p provider, tools []NativeTool) error {
+	var errs []error
+	for _, t := range tools {
+		if !slices.Contains(nativeKinds[p.api], t.Kind) {
+			errs = append(errs, &NativeUnsupportedError{Provider: p.name, Kind: t.Kind})
+			continue
+		}
+		for k := range t.Options {
+			if !slices.Contains(nativeOptions[t.Kind], k) {
+				errs = append(errs, fmt.Errorf("%s: the native tool %s takes no option %q", p.name, t.Kind, k))
+			}
+		}
+		if _, ok := t.Options["search_context_size"]; ok && p.api == apiAnthropic {
+			errs = append(errs, fmt.Errorf("%s: the native tool web_search takes no search_context_size (OpenAI's)", p.name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// anthropicNative is the tool definition of a native tool on the Messages API.
+func anthropicNative(t NativeTool, s spec.ModelSettings) (map[string]any, error) {
+	def := map[string]any{}
+	switch t.Kind {
+	case "web_search":
+		def["type"], def["name"] = "web_search_20250305", "web_search"
+	case "web_fetch":
+		def["type"], def["name"] = "web_fetch_20250910", "web_fetch"
+	case "code_execution":
+		version := "20250825"
+		if v, ok := s.Provider["anthropic_code_execution_tool_version"].(string); ok && v != "" {
+			version = v
+		}
+		def["type"], def["name"] = "code_execution_"+version, "code_execution"
+	default:
+		return nil, fmt.Errorf("the native tool %s is not run by the Messages API", t.Kind)
+	}
+	for k, v := range t.Options {
+		if k == "enable_citations" {
+			def["citations"] = map[string]any{"enabled": v}
+			continue
+		}
+		def[k] = v
+	}
+	return def, nil
+}
+
+func asAPIError[T error](err error, target *T) bool { return errors.As(err, target) }
+
+func base64Of(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// jsonValue marshals a decoded JSON value back, for params built by hand.
+func jsonValue(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}

@@ -1,0 +1,3 @@
+package providers
+
+func newResponses(c common) *chatModel { return newChat(c, "") }
