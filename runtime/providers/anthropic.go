@@ -57,7 +57,7 @@ func (m *anthropicModel) GenerateContent(ctx context.Context, messages []llms.Me
 	}
 	var reqOpts []option.RequestOption
 	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, v))
+		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
 	}
 	var msg *anthropic.Message
 	err = m.doer.withStreamRetries(ctx, func(retries int) error {
@@ -95,7 +95,7 @@ func (m *anthropicModel) stream(ctx context.Context, params anthropic.MessageNew
 	}
 	if err := s.Err(); err != nil {
 		var apiErr *anthropic.Error
-		if asAPIError(err, &apiErr) && apiErr.StatusCode == 0 {
+		if asAPIError(err, &apiErr) && apiErr.StatusCode < 400 {
 			return nil, streamError(m.ep, []byte(apiErr.RawJSON()), retries)
 		}
 		return nil, err
@@ -133,7 +133,7 @@ func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOp
 		extra["top_k"] = *s.TopK
 	}
 	if m.thinking.raw != nil {
-		p.Thinking = param.Override[anthropic.ThinkingConfigParamUnion](m.thinking.raw)
+		p.Thinking = param.Override[anthropic.ThinkingConfigParamUnion](plain(m.thinking.raw))
 	}
 	if m.thinking.effort != "" {
 		p.OutputConfig.Effort = anthropic.OutputConfigEffort(m.thinking.effort)
@@ -146,7 +146,7 @@ func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOp
 	}
 	for _, k := range bodyKeys["anthropic_"] {
 		if v, ok := s.Provider["anthropic_"+k]; ok && k != "effort" {
-			extra[k] = v
+			extra[k] = plain(v)
 		}
 	}
 	if v, ok := cacheControl(s.Provider["anthropic_cache"]); ok {

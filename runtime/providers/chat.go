@@ -71,7 +71,7 @@ func (m *chatModel) GenerateContent(ctx context.Context, messages []llms.Message
 	}
 	var reqOpts []option.RequestOption
 	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, v))
+		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
 	}
 	var resp *llms.ContentResponse
 	err = m.doer.withStreamRetries(ctx, func(retries int) error {
@@ -222,7 +222,7 @@ func (m *chatModel) extraFields() map[string]any {
 	// Provider keys win over the unified ones.
 	for _, k := range bodyKeys[pr.prefix] {
 		if v, ok := s.Provider[pr.prefix+k]; ok {
-			extra[k] = v
+			extra[k] = plain(v)
 		}
 	}
 	return extra

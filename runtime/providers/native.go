@@ -100,10 +100,10 @@ func anthropicNative(t NativeTool, s spec.ModelSettings) (map[string]any, error)
 	}
 	for k, v := range t.Options {
 		if k == "enable_citations" {
-			def["citations"] = map[string]any{"enabled": v}
+			def["citations"] = map[string]any{"enabled": plain(v)}
 			continue
 		}
-		def[k] = v
+		def[k] = plain(v)
 	}
 	return def, nil
 }
@@ -111,6 +111,33 @@ func anthropicNative(t NativeTool, s spec.ModelSettings) (map[string]any, error)
 func asAPIError[T error](err error, target *T) bool { return errors.As(err, target) }
 
 func base64Of(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// plain turns the json.Number of decoded spec values into int64 or float64,
+// which the SDKs' encoders write as numbers (they write json.Number as a
+// string).
+func plain(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = plain(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = plain(e)
+		}
+		return out
+	}
+	return v
+}
 
 // jsonValue marshals a decoded JSON value back, for params built by hand.
 func jsonValue(v any) json.RawMessage {
