@@ -46,6 +46,7 @@ func NativeProviders(kind string) []string {
 			names = append(names, p.name)
 		}
 	}
+	slices.Sort(names)
 	return names
 }
 

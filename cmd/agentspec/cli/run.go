@@ -65,7 +65,9 @@ are stored. --no-cache runs the model anyway and stores nothing; "agentspec cach
 clears the cache.
 
 Progress goes to stderr as the run goes: one line per tool call with its duration, then a
-usage summary ("cached" for a cached result). -q silences it.
+usage summary ("cached" for a cached result; cache and reasoning tokens where the provider
+reports them). On a terminal the model's responses stream, a status line showing each one
+arrive; the result is the same. -q silences it.
 
 With an output_schema, or with --output json, stdout gets {"output": ..., "usage": ...,
 "cached": ...}, the output being the answer's JSON value when the spec has a schema; --output
@@ -135,6 +137,11 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if !f.quiet {
 		progress = newProgress(stderr)
 		opts = append(opts, runtime.WithListener(progress.listen))
+		if progress.live {
+			// On a terminal the answer's progress shows as it streams; the
+			// result is the same as without streaming.
+			opts = append(opts, runtime.WithStreaming(progress.stream))
+		}
 	}
 	if f.approve {
 		a := &approver{in: bufio.NewReader(stdin), out: stderr, progress: progress, echo: !isTerminal(stdin)}
@@ -379,7 +386,8 @@ type progress struct {
 	live   bool // stderr is a terminal
 	status bool // a status line is showing
 
-	pending pendingCall // the call whose result is awaited
+	pending  pendingCall // the call whose result is awaited
+	received int         // characters streamed in the current response
 }
 
 func newProgress(w io.Writer) *progress {
@@ -413,6 +421,7 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 		}
 	case runtime.ModelResponse:
 		p.clearStatus()
+		p.received = 0
 	case runtime.ToolCall:
 		if p.live {
 			p.clearStatus()
@@ -452,6 +461,17 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 	return nil
 }
 
+// stream shows how much of the model's response has arrived.
+func (p *progress) stream(_ context.Context, text string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.received += utf8.RuneCountInString(text)
+	p.clearStatus()
+	fmt.Fprintf(p.w, "  receiving the answer… %d characters", p.received)
+	p.status = true
+	return nil
+}
+
 func (p *progress) clearStatus() {
 	if p.status {
 		fmt.Fprint(p.w, "\r\033[K")
@@ -482,9 +502,22 @@ func (p *progress) summary(res *runtime.Result) {
 		fmt.Fprintf(p.w, "cached, no model request, %s\n", formatDuration(u.Elapsed))
 		return
 	}
-	fmt.Fprintf(p.w, "%s, %d input + %d output tokens, %s, %s\n",
-		plural(u.Requests, "model request"), u.InputTokens, u.OutputTokens,
-		plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
+	var extra []string
+	if u.CacheReadTokens > 0 {
+		extra = append(extra, fmt.Sprintf("%d read from the cache", u.CacheReadTokens))
+	}
+	if u.CacheWriteTokens > 0 {
+		extra = append(extra, fmt.Sprintf("%d written to the cache", u.CacheWriteTokens))
+	}
+	if u.ReasoningTokens > 0 {
+		extra = append(extra, fmt.Sprintf("%d reasoning", u.ReasoningTokens))
+	}
+	tokens := fmt.Sprintf("%d input + %d output tokens", u.InputTokens, u.OutputTokens)
+	if len(extra) > 0 {
+		tokens += " (" + strings.Join(extra, ", ") + ")"
+	}
+	fmt.Fprintf(p.w, "%s, %s, %s, %s\n",
+		plural(u.Requests, "model request"), tokens, plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
 }
 
 // shortKey abbreviates a cache key as git does a commit.
