@@ -75,6 +75,11 @@ func checkNative(p provider, tools []NativeTool) error {
 				errs = append(errs, fmt.Errorf("%s: the native tool %s takes no option %q", p.name, t.Kind, k))
 			}
 		}
+		if p.api == apiResponses {
+			if _, err := responsesNative(t); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+			}
+		}
 		if _, ok := t.Options["search_context_size"]; ok && p.api == apiAnthropic {
 			errs = append(errs, fmt.Errorf("%s: the native tool web_search takes no search_context_size (OpenAI's)", p.name))
 		}
