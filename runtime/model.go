@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -63,10 +64,92 @@ func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
 		src.script = f
 		return src, nil
 	}
-	if err := providers.Validate(src.ref, s.ModelSettings); err != nil {
-		return nil, settingErrors(s, err)
+	if err := checkModel(s); err != nil {
+		return nil, err
 	}
 	return src, nil
+}
+
+// The loader checks every spec's model as a run would, so that "agentspec
+// validate" reports the settings and native tools a run would refuse.
+func init() { spec.RegisterModelCheck(checkModel) }
+
+// checkModel checks what a run refuses before any request, from the spec
+// alone: the settings the provider cannot honour (with the Thinking
+// capabilities' setting), and the native tools of the WebSearch and
+// NativeTool entries it does not run. Script models and specs without a
+// model pass.
+func checkModel(s *spec.Spec) error {
+	ref := strings.TrimSpace(s.Model)
+	if ref == "" || strings.HasPrefix(ref, scriptPrefix) {
+		return nil
+	}
+	settings := s.ModelSettings
+	var native spec.Errors
+	var thinking *spec.Capability // the Thinking entry that set thinking
+	for i, c := range s.Capabilities {
+		var opts map[string]any
+		_ = json.Unmarshal(c.Options, &opts)
+		kind, optional := "", false
+		switch c.Name {
+		case "Thinking":
+			thinking = &s.Capabilities[i]
+			switch e := opts["effort"].(type) {
+			case nil:
+				if _, given := opts["effort"]; given {
+					settings.Thinking = nil
+				} else {
+					settings.Thinking = &spec.Thinking{Enabled: true}
+				}
+			case bool:
+				settings.Thinking = &spec.Thinking{Enabled: e}
+			case string:
+				settings.Thinking = &spec.Thinking{Enabled: true, Effort: e}
+			}
+			continue
+		case "WebSearch":
+			kind = "web_search"
+		case "NativeTool":
+			if inner, ok := opts["tool"].(map[string]any); ok {
+				opts = inner
+			}
+			kind, _ = opts["kind"].(string)
+			optional, _ = opts["optional"].(bool)
+		default:
+			continue
+		}
+		if kind == "" || optional || providers.HasNative(ref, kind) {
+			continue
+		}
+		provider, _, _ := strings.Cut(ref, ":")
+		msg := fmt.Sprintf("%s: %s does not run the native tool %s", c.Name, provider, kind)
+		if have := providers.NativeProviders(kind); len(have) > 0 {
+			msg += "; the providers that do: " + strings.Join(have, ", ")
+		}
+		native = append(native, &spec.Error{Pos: c.Pos, Msg: msg})
+	}
+	err := providers.Validate(ref, settings)
+	if err == nil && len(native) == 0 {
+		return nil
+	}
+	if s.File == "" {
+		if len(native) > 0 {
+			return errors.Join(err, native)
+		}
+		return err
+	}
+	var out spec.Errors
+	if err != nil {
+		errs, _ := settingErrors(s, err).(spec.Errors)
+		for _, e := range errs {
+			if thinking != nil && strings.Contains(e.Msg, "support model_settings.thinking") {
+				// The capability set it, not model_settings.
+				e.Pos, e.Msg = thinking.Pos, "Thinking: "+e.Msg
+			}
+			out = append(out, e)
+		}
+	}
+	return append(out, native...)
 }
 
 // readScript reads and checks the script file of "script:NAME".
@@ -228,3 +311,33 @@ func (m *modelSource) selectNative(caps []capabilities.Capability) ([]capabiliti
 type nativeOnly struct{}
 
 func (nativeOnly) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+
+// thinkingSetter is a capability that sets the unified thinking setting
+// (native.Thinking): it wins over model_settings.thinking, and provider keys
+// still win over it.
+type thinkingSetter interface {
+	ThinkingSetting() (enabled bool, effort string, set bool)
+}
+
+// withCapabilities is the source with the settings the capabilities
+// contribute.
+func (m *modelSource) withCapabilities(caps []capabilities.Capability) *modelSource {
+	out := m
+	for _, c := range caps {
+		ts, ok := c.(thinkingSetter)
+		if !ok {
+			continue
+		}
+		if out == m {
+			cp := *m
+			out = &cp
+		}
+		enabled, effort, set := ts.ThinkingSetting()
+		if !set {
+			out.settings.Thinking = nil
+			continue
+		}
+		out.settings.Thinking = &spec.Thinking{Enabled: enabled, Effort: effort}
+	}
+	return out
+}

@@ -267,7 +267,7 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	model, dialect, err := p.model.build(popts)
+	model, dialect, err := p.model.withCapabilities(caps).build(popts)
 	if err != nil {
 		return nil, err
 	}

@@ -88,6 +88,9 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 		return nil, err
 	}
 	s.Capabilities = caps
+	if err := runModelChecks(s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
+	_ "github.com/agentspec/agentspec/capabilities/native"     // registers WebSearch, NativeTool, Thinking
 	"github.com/agentspec/agentspec/spec"
 )
 
