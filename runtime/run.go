@@ -28,6 +28,12 @@
 //     has MaxAttempts answers in all, each attempt with its own tool rounds.
 //   - A response that stopped for tool use but carries no readable call fails
 //     the run with ErrLostToolCalls rather than passing for a final answer.
+//   - A refusal ends the run with ErrRefused ("the model refused: ..."); a
+//     response cut at max_tokens is never taken as an answer or run as a tool
+//     call: the run fails with ErrTruncated, naming model_settings.max_tokens.
+//   - A provider's "tool_use_failed" (the model wrote a call the server could
+//     not parse) goes back to the model as a correctable error, counted
+//     against retries like a failing tool.
 //
 // Each run works in one workspace (WithWorkspace), so a program may run many
 // jobs at once, none reaching outside its own directory; Batch does so for a

@@ -360,3 +360,36 @@ func TestNativeToolsAreChecked(t *testing.T) {
 	assert.True(t, HasNative("anthropic:claude-sonnet-4-5", "web_search"))
 	assert.False(t, HasNative("openai:gpt-5", "web_search"), "Chat Completions has no native tools here")
 }
+
+// The anthropic_ keys and the unified ones reach the Messages request.
+func TestAnthropicSettingsReachTheWire(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: anthropicText("ok", "end_turn")})
+	m := anthropicModelAt(t, srv, "anthropic:claude-sonnet-4-5", spec.ModelSettings{
+		TopK: ptr(40), ServiceTier: "default", ToolChoice: &spec.ToolChoice{Mode: "required", Tools: []string{"read_file"}},
+		ParallelToolCalls: ptr(false),
+		Provider: map[string]any{
+			"anthropic_metadata":               map[string]any{"user_id": "u-1"},
+			"anthropic_cache_instructions":     true,
+			"anthropic_cache_tool_definitions": "1h",
+			"anthropic_cache_messages":         true,
+			"anthropic_eager_input_streaming":  true,
+			"anthropic_speed":                  "fast",
+		}})
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."), human("hi")},
+		llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	body := srv.Requests()[0].JSON()
+	assert.Equal(t, 40.0, body["top_k"])
+	assert.Equal(t, "standard_only", body["service_tier"])
+	assert.Equal(t, map[string]any{"user_id": "u-1"}, body["metadata"])
+	assert.Equal(t, "fast", body["speed"])
+	assert.Equal(t, map[string]any{"type": "tool", "name": "read_file", "disable_parallel_tool_use": true}, body["tool_choice"])
+	assert.Equal(t, []any{map[string]any{"type": "text", "text": "Be brief.", "cache_control": map[string]any{"type": "ephemeral"}}}, body["system"])
+	tool := body["tools"].([]any)[0].(map[string]any)
+	assert.Equal(t, map[string]any{"type": "ephemeral", "ttl": "1h"}, tool["cache_control"])
+	assert.Equal(t, true, tool["eager_input_streaming"])
+	msgs := body["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)
+	assert.Equal(t, map[string]any{"type": "ephemeral"}, last[len(last)-1].(map[string]any)["cache_control"])
+}
