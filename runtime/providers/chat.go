@@ -47,7 +47,7 @@ func openaiOptions(c common, organization string) []option.RequestOption {
 		base := strings.TrimRight(c.ep.baseURL, "/") + "/openai/deployments/" + url.PathEscape(c.model) + "/"
 		opts = append(opts, option.WithBaseURL(base), option.WithQuery("api-version", c.ep.apiVersion),
 			option.WithHeader("api-key", c.ep.token), option.WithAPIKey(c.ep.token))
-	case c.ep.provider == "azure":
+	case c.ep.provider == "azure" || c.ep.provider == "azure-responses":
 		opts = append(opts, option.WithBaseURL(strings.TrimRight(c.ep.baseURL, "/")+"/"),
 			option.WithHeader("api-key", c.ep.token), option.WithAPIKey(c.ep.token))
 	default:

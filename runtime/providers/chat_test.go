@@ -37,9 +37,7 @@ func TestEveryChatProviderToolRound(t *testing.T) {
 				if len(p.keyEnvs) > 0 {
 					kv = append(kv, p.keyEnvs[0], "key-"+p.name)
 				}
-				if p.name == "azure" {
-					kv = append(kv, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com/openai/v1")
-				}
+				kv = append(kv, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com/openai/v1", "SNOWFLAKE_ACCOUNT", "acme")
 				policy, _ := instant()
 				m, err := New(p.name+":some-model", spec.ModelSettings{}, Options{
 					Getenv: env(kv...), Transport: redirect{srv.URL}, retry: policy})
@@ -63,6 +61,8 @@ func TestEveryChatProviderToolRound(t *testing.T) {
 				switch {
 				case p.name == "azure":
 					base = "https://example.openai.azure.com/openai/v1"
+				case p.name == "snowflake":
+					base = "https://acme.snowflakecomputing.com/api/v2/cortex/v1"
 				case strings.HasPrefix(p.name, "gateway/"):
 					base = gatewayBase("key") + p.baseSuffix
 				}

@@ -361,10 +361,25 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 		def = gatewayBase(ep.token) + p.baseSuffix
 	case name == "azure":
 		ep.apiVersion = getenv("OPENAI_API_VERSION")
+	case name == "azure-responses" && fromEnv != "" && !strings.HasSuffix(strings.TrimRight(fromEnv, "/"), "/v1"):
+		// The Responses API is served on Azure's v1 endpoint.
+		fromEnv = strings.TrimRight(fromEnv, "/") + "/openai/v1"
+	case name == "snowflake":
+		if account := strings.TrimSpace(getenv("SNOWFLAKE_ACCOUNT")); account != "" {
+			def = "https://" + account + ".snowflakecomputing.com/api/v2/cortex/v1"
+		}
+	case name == "bedrock-mantle":
+		if region := firstNonEmpty(getenv("AWS_DEFAULT_REGION"), getenv("AWS_REGION")); region != "" {
+			def = "https://bedrock-mantle." + region + ".api.aws/openai/v1"
+		}
 	}
 	ep.baseURL = firstNonEmpty(baseURL, fromEnv, def)
 	if ep.baseURL == "" {
-		return ep, fmt.Errorf("%s: no base URL: set the %s environment variable or model_settings.base_url", name, p.baseEnvs[0])
+		need := map[string]string{"snowflake": "SNOWFLAKE_ACCOUNT", "bedrock-mantle": "AWS_DEFAULT_REGION or AWS_REGION"}[name]
+		if need == "" {
+			need = p.baseEnvs[0]
+		}
+		return ep, fmt.Errorf("%s: no base URL: set %s or model_settings.base_url", name, need)
 	}
 	u, err := parseBaseURL(ep.baseURL)
 	if err != nil {
@@ -380,6 +395,9 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 	if p.api != apiChat {
 		ep.legacyMaxTokens = false
 	} else if official := isOpenAIHost(u); official {
+		ep.legacyMaxTokens = false
+	}
+	if name == "azure-responses" {
 		ep.legacyMaxTokens = false
 	}
 	if p.api == apiAnthropic {

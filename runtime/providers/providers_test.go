@@ -142,7 +142,8 @@ func TestKnownProvidersResolve(t *testing.T) {
 			kv = append(kv, k, "k")
 		}
 	}
-	keys := env(append(kv, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com/openai/v1")...)
+	keys := env(append(kv, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com/openai/v1",
+		"SNOWFLAKE_ACCOUNT", "acme", "AWS_REGION", "us-east-1")...)
 	for _, name := range Known() {
 		p, _ := lookup(name)
 		if name == scriptProvider || p.unavailable != "" {

@@ -130,3 +130,36 @@ data: {"type":"error","sequence_number":1,"code":"server_error","message":"The s
 		NativeTools: []NativeTool{{Kind: "web_search", Options: map[string]any{"max_uses": json.Number("2")}}}})
 	assert.EqualError(t, err, "openai-responses: the Responses API's web_search takes no max_uses")
 }
+
+// Every provider served through the Responses API does one tool round at its
+// documented base URL with its own key.
+func TestEveryResponsesProviderToolRound(t *testing.T) {
+	t.Parallel()
+	for _, p := range table {
+		if p.api != apiResponses || p.unavailable != "" {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: responsesToolTurn}, providertest.Recorded{Body: responsesDone})
+			policy, _ := instant()
+			m, err := New(p.name+":some-model", spec.ModelSettings{}, Options{retry: policy, Transport: redirect{srv.URL},
+				Getenv: env(p.keyEnvs[0], "key-"+p.name, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com", "AWS_REGION", "us-west-2")})
+			require.NoError(t, err)
+			history := []llms.MessageContent{human("What is in a.txt?")}
+			resp, err := m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("call_1", "read_file", "alpha"))
+			resp, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", resp.Choices[0].Content)
+			want := map[string]string{
+				"openai-responses": "/v1/responses", "azure-responses": "/openai/v1/responses", "bedrock-mantle": "/openai/v1/responses",
+				"gateway/openai": "/proxy/openai/responses", "gateway/openai-responses": "/proxy/openai/responses", "gateway/responses": "/proxy/openai/responses",
+			}[p.name]
+			req := srv.Requests()[0]
+			assert.Equal(t, want, req.Path)
+			assert.Equal(t, "Bearer key-"+p.name, req.Header.Get("Authorization"))
+		})
+	}
+}
