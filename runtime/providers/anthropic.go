@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -39,11 +40,21 @@ func newAnthropic(c common) *anthropicModel {
 		option.WithHTTPClient(c.doer),
 		option.WithMaxRetries(0), // the doer retries
 	}
-	if betas, ok := stringList(c.settings.Provider["anthropic_betas"]); ok && len(betas) > 0 {
+	betas, _ := stringList(c.settings.Provider["anthropic_betas"])
+	for _, nt := range c.native {
+		// Web fetch and code execution are still beta tools.
+		if b := nativeBetas[nt.Kind]; b != "" && !slices.Contains(betas, b) {
+			betas = append(betas, b)
+		}
+	}
+	if len(betas) > 0 {
 		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
 	}
 	return &anthropicModel{common: c, client: anthropic.NewClient(opts...), thinking: plan}
 }
+
+// nativeBetas are the beta headers the native tools need.
+var nativeBetas = map[string]string{"web_fetch": "web-fetch-2025-09-10", "code_execution": "code-execution-2025-08-25"}
 
 func (m *anthropicModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)

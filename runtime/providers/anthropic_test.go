@@ -393,3 +393,23 @@ func TestAnthropicSettingsReachTheWire(t *testing.T) {
 	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)
 	assert.Equal(t, map[string]any{"type": "ephemeral"}, last[len(last)-1].(map[string]any)["cache_control"])
 }
+
+func TestAnthropicNativeBetasAndThinkingRules(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: anthropicText("ok", "end_turn")})
+	m := anthropicModelAt(t, srv, "anthropic:claude-sonnet-4-5", spec.ModelSettings{Provider: map[string]any{"anthropic_betas": []any{"context-1m-2025-08-07"}}},
+		NativeTool{Kind: "web_fetch", Options: map[string]any{"enable_citations": true}}, NativeTool{Kind: "code_execution"})
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	req := srv.Requests()[0]
+	assert.Equal(t, "context-1m-2025-08-07,web-fetch-2025-09-10,code-execution-2025-08-25", req.Header.Get("Anthropic-Beta"))
+	assert.Equal(t, []any{
+		map[string]any{"type": "web_fetch_20250910", "name": "web_fetch", "citations": map[string]any{"enabled": true}},
+		map[string]any{"type": "code_execution_20250825", "name": "code_execution"},
+	}, req.JSON()["tools"])
+
+	assert.EqualError(t, Validate("anthropic:claude-sonnet-4-5", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}, ToolChoice: &spec.ToolChoice{Mode: "required"}}),
+		"anthropic does not support model_settings.thinking: with thinking on, the API lets the model choose its tools: tool_choice may be auto or none")
+	assert.EqualError(t, Validate("anthropic:claude-sonnet-4-5", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}, TopP: ptr(0.5)}),
+		"anthropic does not support model_settings.thinking: with thinking on, the API takes a top_p between 0.95 and 1 only")
+}
