@@ -523,6 +523,14 @@ func (r *runner) loop(ctx context.Context) error {
 				return fmt.Errorf("%w (%d rounds)", ErrToolsAfterLimit, r.maxRounds)
 			}
 			t.calls, t.blocks = nil, []llms.ContentPart{llms.TextContent{Text: t.text}}
+			if t.whole != nil {
+				// The calls go unanswered, so they leave the history; the
+				// blocks around them (thinking) stay.
+				t.whole = slices.DeleteFunc(slices.Clone(t.whole), func(p llms.ContentPart) bool {
+					_, call := p.(llms.ToolCall)
+					return call
+				})
+			}
 		}
 		if t.text != "" {
 			r.messages = append(r.messages, replay(r.dialect, t)...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime/providers"
@@ -305,4 +306,23 @@ func TestRunNativeTools(t *testing.T) {
 		assert.Contains(t, err.Error(), "the model openai:gpt-5 has no native web_search tool and the capability asking for it has no local fallback; the providers that have it: anthropic, ")
 		assert.Empty(t, srv.Requests(), "refused before any request")
 	})
+}
+
+// After the round limit, a call the model makes anyway is dropped from the
+// history with the answer taken from its text; its thinking stays.
+func TestRunRoundLimitDropsUnansweredCallsFromTheTurn(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: claudeThinkingToolTurn}, providertest.Recorded{Body: claudeThinkingToolTurn})
+	s := newSpec(func(s *spec.Spec) { s.Model, s.MaxToolRounds = "anthropic:claude-sonnet-4-5", 1 })
+	read := &echoTool{name: "read_file"}
+	res, err := runRecorded(t, srv, s, "ANTHROPIC_API_KEY", WithCapabilities(toolCaps{read}))
+	require.NoError(t, err)
+	assert.Equal(t, "Reading.", res.Output)
+	assert.Len(t, read.Calls(), 1, "the call after the limit is not run")
+	last := res.Transcript[len(res.Transcript)-1]
+	require.Len(t, last.Parts, 2)
+	_, isBlock := providers.IsBlock(last.Parts[0])
+	assert.True(t, isBlock, "the thinking block stays")
+	assert.Equal(t, llms.TextContent{Text: "Reading."}, last.Parts[1])
+	assert.Equal(t, map[string]any{"type": "none"}, srv.Requests()[1].JSON()["tool_choice"])
 }

@@ -144,12 +144,3 @@ func plain(v any) any {
 	}
 	return v
 }
-
-// jsonValue marshals a decoded JSON value back, for params built by hand.
-func jsonValue(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage("null")
-	}
-	return b
-}
