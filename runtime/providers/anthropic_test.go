@@ -328,6 +328,10 @@ func TestAnthropicServerToolBlocks(t *testing.T) {
  {"type":"text","text":"Let me search."},
  {"type":"server_tool_use","id":"srvtoolu_01","name":"web_search","input":{"query":"agentspec"}},
  {"type":"web_search_tool_result","tool_use_id":"srvtoolu_01","content":[{"type":"web_search_result","url":"https://example.com","title":"Example","encrypted_content":"EqgfCioIARgB","page_age":null}]},
+ {"type":"server_tool_use","id":"srvtoolu_02","name":"web_fetch","input":{"url":"https://example.com"}},
+ {"type":"web_fetch_tool_result","tool_use_id":"srvtoolu_02","content":{"type":"web_fetch_result","url":"https://example.com","retrieved_at":"2026-12-02T10:00:00Z","content":{"type":"document","source":{"type":"text","media_type":"text/plain","data":"Example Domain"},"title":"Example"}}},
+ {"type":"server_tool_use","id":"srvtoolu_03","name":"bash_code_execution","input":{"command":"echo hi"}},
+ {"type":"bash_code_execution_tool_result","tool_use_id":"srvtoolu_03","content":{"type":"bash_code_execution_result","stdout":"hi\n","stderr":"","return_code":0,"content":[]}},
  {"type":"tool_use","id":"toolu_09","name":"read_file","input":{"path":"notes.md"}}],
 "stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5,"server_tool_use":{"web_search_requests":1}}}`
 	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: searched}, providertest.Recorded{Body: anthropicText("done", "end_turn")})
@@ -344,9 +348,14 @@ func TestAnthropicServerToolBlocks(t *testing.T) {
 	require.Len(t, tools, 2)
 	assert.Equal(t, map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 3.0, "allowed_domains": []any{"example.com"}}, tools[1])
 	assistant := blocksOf(t, reqs[1], 1)
-	require.Len(t, assistant, 4)
-	assert.Equal(t, "server_tool_use", assistant[1]["type"])
-	assert.Equal(t, "web_search_tool_result", assistant[2]["type"])
+	var types []string
+	for _, b := range assistant {
+		types = append(types, b["type"].(string))
+	}
+	assert.Equal(t, []string{"text", "server_tool_use", "web_search_tool_result", "server_tool_use", "web_fetch_tool_result",
+		"server_tool_use", "bash_code_execution_tool_result", "tool_use"}, types, "every block goes back, in order")
+	assert.Equal(t, "Example Domain", assistant[4]["content"].(map[string]any)["content"].(map[string]any)["source"].(map[string]any)["data"])
+	assert.Equal(t, "hi\n", assistant[6]["content"].(map[string]any)["stdout"])
 	assert.Equal(t, "EqgfCioIARgB", assistant[2]["content"].([]any)[0].(map[string]any)["encrypted_content"], "the encrypted result goes back unchanged")
 }
 
