@@ -219,6 +219,21 @@ func (m *chatModel) extraFields() map[string]any {
 			}
 		}
 	}
+	if pr.prefix == "google_" {
+		// Gemini's own fields go in its compatibility layer's extra_body.
+		google := map[string]any{}
+		for _, k := range []string{"thinking_config", "cached_content"} {
+			if v, ok := s.Provider["google_"+k]; ok {
+				google[k] = plain(v)
+			}
+		}
+		if len(google) > 0 {
+			extra["extra_body"] = map[string]any{"google": google}
+		}
+		if _, ok := google["thinking_config"]; ok {
+			delete(extra, "reasoning_effort") // the API takes one of the two
+		}
+	}
 	// Provider keys win over the unified ones.
 	for _, k := range bodyKeys[pr.prefix] {
 		if v, ok := s.Provider[pr.prefix+k]; ok {
@@ -262,6 +277,15 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 		var calls []map[string]any
 		var reasoning strings.Builder
 		var images []map[string]any
+		extras := map[string]json.RawMessage{}
+		for _, part := range msg.Parts {
+			if raw, ok := IsBlock(part); ok {
+				var b chatBlock
+				if json.Unmarshal(raw, &b) == nil && b.Type == "call_extra" {
+					extras[b.ID] = b.Extra
+				}
+			}
+		}
 		for _, part := range msg.Parts {
 			switch p := part.(type) {
 			case llms.TextContent:
@@ -270,8 +294,12 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 				if p.FunctionCall == nil {
 					continue
 				}
-				calls = append(calls, map[string]any{"id": p.ID, "type": "function",
-					"function": map[string]any{"name": p.FunctionCall.Name, "arguments": p.FunctionCall.Arguments}})
+				call := map[string]any{"id": p.ID, "type": "function",
+					"function": map[string]any{"name": p.FunctionCall.Name, "arguments": p.FunctionCall.Arguments}}
+				if extra, ok := extras[p.ID]; ok {
+					call["extra_content"] = extra
+				}
+				calls = append(calls, call)
 			case llms.ToolCallResponse:
 				add(map[string]any{"role": "tool", "tool_call_id": p.ToolCallID, "content": p.Content})
 			case llms.ImageURLContent:
@@ -325,22 +353,41 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 	return out, nil
 }
 
-// chatBlock is how reasoning is kept in a turn: the text and the member it
-// came in.
+// chatBlock is how a turn keeps what Chat Completions has no llms part for:
+// reasoning ("reasoning": the text and the member it came in), and the
+// extra_content of a tool call ("call_extra": Gemini's thought signatures,
+// which must go back with the call).
 type chatBlock struct {
-	Type  string `json:"type"`  // "reasoning"
-	Field string `json:"field"` // reasoning_content, reasoning, or content (a thinking part)
-	Text  string `json:"text"`
+	Type  string          `json:"type"`
+	Field string          `json:"field,omitempty"` // reasoning_content, reasoning, or content (a thinking part)
+	Text  string          `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`    // the call's id
+	Extra json.RawMessage `json:"extra,omitempty"` // the call's extra_content
 }
 
 // assembled is a response being read: from a completion, or chunk by chunk.
 type assembled struct {
 	text, refusal, reasoning strings.Builder
 	reasoningField           string
-	calls                    []*llms.ToolCall // by index
+	calls                    []*llms.ToolCall        // by index
+	extras                   map[int]json.RawMessage // extra_content of the calls, by index
 	finish                   string
 	usage                    openai.CompletionUsage
 	usageExtra               map[string]int
+}
+
+// extra keeps the extra_content member of the tool call at index, in raw.
+func (a *assembled) extra(index int, raw string) {
+	var v struct {
+		Extra json.RawMessage `json:"extra_content"`
+	}
+	if json.Unmarshal([]byte(raw), &v) != nil || len(v.Extra) == 0 || string(v.Extra) == "null" {
+		return
+	}
+	if a.extras == nil {
+		a.extras = map[int]json.RawMessage{}
+	}
+	a.extras[index] = v.Extra
 }
 
 func (a *assembled) call(index int) *llms.ToolCall {
@@ -428,6 +475,7 @@ func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, e
 		for i, tc := range ch.Message.ToolCalls {
 			call := a.call(i)
 			call.ID, call.FunctionCall.Name, call.FunctionCall.Arguments = tc.ID, tc.Function.Name, tc.Function.Arguments
+			a.extra(i, tc.RawJSON())
 		}
 		a.finish = ch.FinishReason
 	}
@@ -468,6 +516,7 @@ func (m *chatModel) stream(ctx context.Context, params openai.ChatCompletionNewP
 					call.FunctionCall.Name = tc.Function.Name
 				}
 				call.FunctionCall.Arguments += tc.Function.Arguments
+				a.extra(int(tc.Index), tc.RawJSON())
 			}
 			if ch.FinishReason != "" {
 				a.finish = ch.FinishReason
@@ -503,12 +552,16 @@ func (a *assembled) result() *llms.ContentResponse {
 	if choice.Content != "" {
 		turn = append(turn, llms.TextContent{Text: choice.Content})
 	}
-	for _, c := range a.calls {
+	for i, c := range a.calls {
 		if c == nil {
 			continue
 		}
 		choice.ToolCalls = append(choice.ToolCalls, *c)
 		turn = append(turn, *c)
+		if extra, ok := a.extras[i]; ok {
+			raw, _ := json.Marshal(chatBlock{Type: "call_extra", ID: c.ID, Extra: extra})
+			turn = append(turn, blockPart(raw))
+		}
 	}
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall

@@ -300,10 +300,42 @@ func TestChatSettingsRefused(t *testing.T) {
 			"openai does not support model_settings.thinking: a token budget is Anthropic's; give an effort (minimal, low, medium, high, xhigh)"},
 		{"mistral:x", spec.ModelSettings{Provider: map[string]any{"anthropic_thinking": map[string]any{"type": "adaptive"}}},
 			"mistral does not support model_settings.anthropic_thinking: it is read by anthropic models only"},
-		{"google:gemini-2.5-pro", spec.ModelSettings{}, "google: provider not available: " + whyGoogle},
+		{"google-vertex:gemini-2.5-pro", spec.ModelSettings{}, "google-vertex: provider not available: " + whyGoogle},
+		{"google:gemini-2.5-pro", spec.ModelSettings{Provider: map[string]any{"google_safety_settings": []any{}}},
+			"google does not support model_settings.google_safety_settings: agentspec does not send it yet"},
 		{"bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{}, "bedrock: provider not available: " + whyBedrock},
 	}
 	for _, tt := range tests {
 		assert.EqualError(t, Validate(tt.ref, tt.settings), tt.want, tt.ref)
 	}
+}
+
+// Gemini's OpenAI-compatible endpoint: the thought signature in a tool
+// call's extra_content goes back with the call; google_thinking_config is
+// sent in its extra_body instead of reasoning_effort.
+func TestGeminiThoughtSignatures(t *testing.T) {
+	t.Parallel()
+	first := `{"id":"g1","object":"chat.completion","created":1,"model":"gemini-3-pro-preview","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"extra_content":{"google":{"thought_signature":"CtgBAdHtim9"}},"function":{"arguments":"{\"path\":\"a.txt\"}","name":"read_file"},"id":"function-call-1","type":"function"}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"completion_tokens_details":{"reasoning_tokens":40}}}`
+	done := `{"id":"g2","object":"chat.completion","created":1,"model":"gemini-3-pro-preview","choices":[{"index":0,"message":{"role":"assistant","content":"alpha"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: done})
+	m := chatModelAt(t, srv, "google:gemini-3-pro-preview", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true},
+		Provider: map[string]any{"google_thinking_config": map[string]any{"thinking_level": "low", "include_thoughts": true}}})
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	assert.Equal(t, 40, resp.Choices[0].GenerationInfo[InfoReasoningTokens])
+	history := []llms.MessageContent{human("read"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("function-call-1", "read_file", "alpha")}
+	_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+
+	reqs := srv.Requests()
+	body := reqs[0].JSON()
+	assert.Equal(t, map[string]any{"google": map[string]any{"thinking_config": map[string]any{"thinking_level": "low", "include_thoughts": true}}}, body["extra_body"])
+	assert.NotContains(t, body, "reasoning_effort", "Gemini takes thinking_config or reasoning_effort, not both")
+	var sent struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(reqs[1].Body, &sent))
+	call := sent.Messages[1]["tool_calls"].([]any)[0].(map[string]any)
+	assert.Equal(t, map[string]any{"google": map[string]any{"thought_signature": "CtgBAdHtim9"}}, call["extra_content"])
+	assert.Equal(t, "function-call-1", call["id"])
 }

@@ -37,6 +37,7 @@ var specialKeys = []string{
 	"anthropic_thinking", "anthropic_betas", "anthropic_cache", "anthropic_cache_instructions",
 	"anthropic_cache_tool_definitions", "anthropic_cache_messages", "anthropic_eager_input_streaming",
 	"anthropic_code_execution_tool_version", "openai_continuous_usage_stats",
+	"google_thinking_config", "google_cached_content",
 }
 
 // responsesOnly are openai_ keys of the Responses API.

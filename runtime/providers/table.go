@@ -54,8 +54,8 @@ const (
 )
 
 const (
-	whyGoogle = "Gemini is not served yet: langchaingo v0.1.14's googleai client returns no tool-call ids and " +
-		"pulls in the deprecated generative-ai-go SDK; use gateway/openai-chat or openrouter: with a Gemini model meanwhile"
+	whyGoogle = "Gemini on Vertex AI needs Google Cloud OAuth credentials, which agentspec does not obtain yet; " +
+		"use google: (the Gemini API, with GOOGLE_API_KEY) meanwhile"
 	whyBedrock = "Bedrock's Converse API needs AWS SigV4 signing, which agentspec does not do yet; " +
 		"use gateway/anthropic: or anthropic: meanwhile"
 	whyGatewayOther = "the Pydantic AI Gateway routes only openai, openai-chat, anthropic and groq here"
@@ -72,8 +72,12 @@ var table = []provider{
 		thinking: thinkingEffort, prefix: "openai_"},
 	{name: "anthropic", api: apiAnthropic, keyEnvs: []string{"ANTHROPIC_API_KEY"}, baseEnvs: []string{"ANTHROPIC_BASE_URL"},
 		baseURL: "https://api.anthropic.com", thinking: thinkingAnthropic, prefix: "anthropic_"},
-	{name: "google", unavailable: whyGoogle, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, prefix: "google_"},
-	{name: "google-gla", unavailable: whyGoogle, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, prefix: "google_"},
+	// The Gemini API through its OpenAI-compatible endpoint: tool calls with
+	// ids, reasoning_effort, thought signatures in each call's extra_content.
+	{name: "google", api: apiChat, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"},
+		baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", thinking: thinkingEffort, prefix: "google_"},
+	{name: "google-gla", api: apiChat, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"},
+		baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", thinking: thinkingEffort, prefix: "google_"},
 	{name: "google-cloud", unavailable: whyGoogle, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, prefix: "google_"},
 	{name: "google-vertex", unavailable: whyGoogle, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, prefix: "google_"},
 	{name: "bedrock", unavailable: whyBedrock, keyEnvs: []string{"AWS_BEARER_TOKEN_BEDROCK"}, prefix: "bedrock_"},
