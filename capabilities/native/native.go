@@ -67,8 +67,8 @@ const webSearchSchema = `{
   "type": "object",
   "additionalProperties": false,
   "properties": {
-    "native": {"type": "boolean", "default": true, "description": "Use the provider's web search (true, the default)."},
-    "local": {"description": "A local fallback search. agentspec has none: duckduckgo or true are refused; false or null mean none.", "anyOf": [{"type": "boolean"}, {"type": "string"}, {"type": "null"}]},
+    "native": {"const": true, "default": true, "x-expected": "true: agentspec has no local search, so WebSearch is the provider's", "description": "Use the provider's web search (true, the default)."},
+    "local": {"enum": [false, null], "x-expected": "false or null: agentspec does not implement a local search (duckduckgo)", "description": "A local fallback search. agentspec has none."},
     "search_context_size": {"enum": ["low", "medium", "high"], "description": "How much context the search gathers (OpenAI Responses)."},
     "user_location": {"type": "object", "additionalProperties": false, "properties": {"city": {"type": "string"}, "country": {"type": "string"}, "region": {"type": "string"}, "timezone": {"type": "string"}}, "description": "Where results should be local to."},
     "blocked_domains": {"type": "array", "items": {"type": "string"}, "description": "Domains never searched (Anthropic)."},
@@ -81,7 +81,7 @@ const webSearchSchema = `{
 const nativeToolSchema = `{
   "type": "object",
   "properties": {
-    "kind": {"enum": ["web_search", "web_fetch", "code_execution", "x_search", "image_generation", "memory", "mcp_server", "file_search", "advisor", "tool_search"], "description": "The native tool's kind."},
+    "kind": {"enum": ["web_search", "web_fetch", "code_execution"], "x-expected": "web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet)", "description": "The native tool's kind."},
     "optional": {"type": "boolean", "description": "Drop the tool silently on a provider without it, instead of refusing the spec."},
     "tool": {"type": "object", "description": "The tool, when written as {tool: {kind: ..., ...}}."}
   },

@@ -81,11 +81,14 @@ func TestThinking(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	for yaml, want := range map[string]string{
-		"capabilities:\n  - WebSearch: {local: duckduckgo}\n": `agent.yaml:2:24: capabilities[0].WebSearch.local: agentspec does not implement the local search strategy "duckduckgo"`,
-		"capabilities:\n  - WebSearch: {local: true}\n":       "agent.yaml:2:24: capabilities[0].WebSearch.local: agentspec does not implement the duckduckgo local search; remove local to use the provider's search",
-		"capabilities:\n  - WebSearch: {native: false}\n":     "agent.yaml:2:25: capabilities[0].WebSearch.native: false leaves WebSearch nothing to do: agentspec has no local search",
-		"capabilities:\n  - NativeTool: {kind: x_search}\n":   "agent.yaml:2:24: capabilities[0].NativeTool.kind: agentspec sends no native x_search tool to any provider yet; it sends web_search, web_fetch, code_execution",
-		"capabilities:\n  - NativeTool: {}\n":                 "agent.yaml:2:17: capabilities[0].NativeTool.kind: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
+		// The schema refuses these when the spec loads (agentspec validate).
+		"capabilities:\n  - WebSearch: {local: duckduckgo}\n": `agent.yaml:2:24: capabilities[0].WebSearch.local: expected false or null: agentspec does not implement a local search (duckduckgo), found "duckduckgo" (a string)`,
+		"capabilities:\n  - WebSearch: {local: true}\n":       "agent.yaml:2:24: capabilities[0].WebSearch.local: expected false or null: agentspec does not implement a local search (duckduckgo), found true",
+		"capabilities:\n  - WebSearch: {native: false}\n":     "agent.yaml:2:25: capabilities[0].WebSearch.native: expected true: agentspec has no local search, so WebSearch is the provider's, found false",
+		"capabilities:\n  - NativeTool: {kind: x_search}\n":   `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
+		// The factory refuses what the schema cannot see.
+		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n": "agent.yaml:2:17: capabilities[0].NativeTool.kind: agentspec sends no native x_search tool to any provider yet; it sends web_search, web_fetch, code_execution",
+		"capabilities:\n  - NativeTool: {}\n":                       "agent.yaml:2:17: capabilities[0].NativeTool.kind: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
 	} {
 		_, err := build(t, yaml)
 		require.Error(t, err, yaml)

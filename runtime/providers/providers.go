@@ -58,7 +58,8 @@ const (
 // Model is a configured provider client, safe for concurrent use.
 //
 // The spec's model settings are applied to every call; of the caller's call
-// options, the tools, the tool choice and the streaming function are read.
+// options, the tools, the tool choice, the streaming function and a nonzero
+// temperature or max tokens are read.
 // Its errors are an *Error when the provider failed (Describe renders them),
 // wrap the context's error when the call was canceled, and wrap ErrReplay
 // when a Replayer refused the request.
@@ -83,8 +84,9 @@ type Options struct {
 	// OnRetry, when set, is told about each retry before its wait; calls
 	// made concurrently report concurrently.
 	OnRetry func(RetryInfo)
-	// NativeTools are the provider-side tools the capabilities ask for;
-	// CheckNative tells which the provider has.
+	// NativeTools are the provider-side tools the capabilities ask for, sent
+	// with every request; New refuses a kind the provider does not run
+	// (HasNative tells beforehand).
 	NativeTools []NativeTool
 
 	// retry overrides the retry policy, so tests need not sleep.
@@ -512,7 +514,9 @@ func firstNonEmpty(values ...string) string {
 	return ""
 }
 
-// callOptions reads the call options a model of this package honours.
+// readOptions applies the caller's call options; of them, this package's
+// models read the tools, the tool choice, the streaming function, and a
+// nonzero temperature or max tokens.
 func readOptions(options []llms.CallOption) llms.CallOptions {
 	var o llms.CallOptions
 	for _, opt := range options {

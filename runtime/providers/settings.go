@@ -124,9 +124,6 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		prefix := k[:strings.Index(k, "_")+1]
-		if prefix == "google_" && strings.HasPrefix(k, "google_cloud_") {
-			prefix = "google_"
-		}
 		switch {
 		case p.prefix == "" || prefix != p.prefix:
 			add(k, fmt.Sprintf("it is read by %s models only", strings.TrimSuffix(prefix, "_")))
