@@ -499,6 +499,16 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 			return fmt.Errorf("%w (%s) in the middle of %s; raise model_settings.max_tokens", ErrTruncated, limit, what)
 		}
+		if t.stopReason == providers.StopPauseTurn && len(t.calls) == 0 {
+			// A long server-side tool turn (web search) was paused: it goes
+			// back as it is for the model to continue, as a tool round.
+			if final {
+				return fmt.Errorf("%w (%d rounds): the model paused its turn to keep running server tools", ErrToolsAfterLimit, r.maxRounds)
+			}
+			round++
+			r.messages = append(r.messages, replay(r.dialect, t)...)
+			continue
+		}
 		if t.failedCall != "" {
 			if err := r.toolUseFailed(ctx, t.failedCall); err != nil {
 				return err

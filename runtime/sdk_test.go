@@ -326,3 +326,31 @@ func TestRunRoundLimitDropsUnansweredCallsFromTheTurn(t *testing.T) {
 	assert.Equal(t, llms.TextContent{Text: "Reading."}, last.Parts[1])
 	assert.Equal(t, map[string]any{"type": "none"}, srv.Requests()[1].JSON()["tool_choice"])
 }
+
+// A turn Anthropic paused while running server tools goes back unchanged for
+// the model to continue; it is not the answer.
+func TestRunAnthropicPauseTurnIsContinued(t *testing.T) {
+	t.Parallel()
+	paused := `{"id":"m1","type":"message","role":"assistant","model":"c","content":[
+ {"type":"text","text":"Searching."},
+ {"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"agentspec"}},
+ {"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"E","encrypted_content":"Eq1","page_age":null}]}],
+"stop_reason":"pause_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5}}`
+	done := `{"id":"m2","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":"Found it."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":20,"output_tokens":3}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: paused}, providertest.Recorded{Body: done})
+	s := newSpec(func(s *spec.Spec) { s.Model = "anthropic:claude-sonnet-4-5" })
+	res, err := runRecorded(t, srv, s, "ANTHROPIC_API_KEY", WithCapabilities(webSearch{local: &echoTool{name: "unused"}}))
+	require.NoError(t, err)
+	assert.Equal(t, "Found it.", res.Output)
+	var body struct {
+		Messages []struct {
+			Role    string           `json:"role"`
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(srv.Requests()[1].Body, &body))
+	last := body.Messages[len(body.Messages)-1]
+	assert.Equal(t, "assistant", last.Role, "the paused turn is continued, not answered")
+	require.Len(t, last.Content, 3)
+	assert.Equal(t, "web_search_tool_result", last.Content[2]["type"])
+}

@@ -51,6 +51,9 @@ const (
 	StopRefusal   = "refusal"    // the model refused
 	StopMaxTokens = "max_tokens" // Anthropic: cut at max_tokens
 	StopLength    = "length"     // OpenAI-compatible: cut at max_tokens
+	// StopPauseTurn is Anthropic's pause of a long server tool turn: the turn
+	// is sent back as it is for the model to continue.
+	StopPauseTurn = "pause_turn"
 )
 
 // IsBlock reports whether p is a block part, and returns its JSON.
