@@ -56,6 +56,9 @@ func openaiOptions(c common, organization string) []option.RequestOption {
 	if organization != "" {
 		opts = append(opts, option.WithOrganization(organization))
 	}
+	for k, v := range c.ep.headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
 	return opts
 }
 

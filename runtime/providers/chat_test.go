@@ -339,3 +339,17 @@ func TestGeminiThoughtSignatures(t *testing.T) {
 	assert.Equal(t, map[string]any{"google": map[string]any{"thought_signature": "CtgBAdHtim9"}}, call["extra_content"])
 	assert.Equal(t, "function-call-1", call["id"])
 }
+
+func TestOpenRouterAppHeaders(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewOpenAIServer(t, providertest.Text("ok"))
+	policy, _ := instant()
+	m, err := New("openrouter:openai/gpt-5", spec.ModelSettings{}, Options{Transport: redirect{srv.URL}, retry: policy,
+		Getenv: env("OPENROUTER_API_KEY", "k", "OPENROUTER_APP_URL", "https://example.com/app", "OPENROUTER_APP_TITLE", "agentspec")})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	h := srv.Requests()[0].Header
+	assert.Equal(t, "https://example.com/app", h.Get("HTTP-Referer"))
+	assert.Equal(t, "agentspec", h.Get("X-Title"))
+}

@@ -193,6 +193,8 @@ type endpoint struct {
 	legacyMaxTokens bool
 	// apiVersion is Azure's api-version query parameter, when it has one.
 	apiVersion string
+	// headers are sent with every request (OpenRouter's app attribution).
+	headers map[string]string
 }
 
 // New builds the model for ref ("provider:model"). It checks the provider's
@@ -366,6 +368,15 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 	case name == "azure-responses" && fromEnv != "" && !strings.HasSuffix(strings.TrimRight(fromEnv, "/"), "/v1"):
 		// The Responses API is served on Azure's v1 endpoint.
 		fromEnv = strings.TrimRight(fromEnv, "/") + "/openai/v1"
+	case name == "openrouter":
+		for env, header := range map[string]string{"OPENROUTER_APP_URL": "HTTP-Referer", "OPENROUTER_APP_TITLE": "X-Title"} {
+			if v := strings.TrimSpace(getenv(env)); v != "" {
+				if ep.headers == nil {
+					ep.headers = map[string]string{}
+				}
+				ep.headers[header] = v
+			}
+		}
 	case name == "snowflake":
 		if account := strings.TrimSpace(getenv("SNOWFLAKE_ACCOUNT")); account != "" {
 			def = "https://" + account + ".snowflakecomputing.com/api/v2/cortex/v1"
