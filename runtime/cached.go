@@ -158,9 +158,10 @@ func (rc *resultCache) store(ctx context.Context, lk cacheLookup, res *Result) (
 		return "", nil
 	}
 	key, err := rc.cache.Store(ctx, lk.key, cache.Entry{
-		Output:   res.Output,
-		JSON:     res.JSON,
-		Usage:    cache.Usage(res.Usage),
+		Output: res.Output,
+		JSON:   res.JSON,
+		Usage: cache.Usage{Requests: res.Usage.Requests, InputTokens: res.Usage.InputTokens,
+			OutputTokens: res.Usage.OutputTokens, ToolCalls: res.Usage.ToolCalls, Elapsed: res.Usage.Elapsed},
 		SpecName: rc.specName,
 	})
 	if err != nil {

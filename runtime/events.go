@@ -54,9 +54,14 @@ type ModelResponse struct {
 	Duration     time.Duration
 	InputTokens  int
 	OutputTokens int
-	ToolCalls    int
-	StopReason   string
-	Text         string
+	// Cache and reasoning tokens, where the provider reports them.
+	CacheWriteTokens int
+	CacheReadTokens  int
+	ReasoningTokens  int
+	ToolCalls        int
+	StopReason       string
+	Text             string
+	Refusal          string // the model's refusal, when it refused
 }
 
 // ToolCall is emitted before a tool runs.
@@ -211,10 +216,15 @@ func (e ModelResponse) MarshalJSON() ([]byte, error) {
 		DurationMS   float64 `json:"duration_ms"`
 		InputTokens  int     `json:"input_tokens"`
 		OutputTokens int     `json:"output_tokens"`
+		CacheWrite   int     `json:"cache_write_tokens,omitempty"`
+		CacheRead    int     `json:"cache_read_tokens,omitempty"`
+		Reasoning    int     `json:"reasoning_tokens,omitempty"`
 		ToolCalls    int     `json:"tool_calls"`
 		StopReason   string  `json:"stop_reason,omitempty"`
 		Text         string  `json:"text,omitempty"`
-	}{e.Kind(), e.Request, millis(e.Duration), e.InputTokens, e.OutputTokens, e.ToolCalls, e.StopReason, e.Text})
+		Refusal      string  `json:"refusal,omitempty"`
+	}{e.Kind(), e.Request, millis(e.Duration), e.InputTokens, e.OutputTokens, e.CacheWriteTokens, e.CacheReadTokens,
+		e.ReasoningTokens, e.ToolCalls, e.StopReason, e.Text, e.Refusal})
 }
 
 func (e ToolCall) MarshalJSON() ([]byte, error) {

@@ -141,3 +141,15 @@ func TestUsageJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"requests":2,"input_tokens":30,"output_tokens":4,"tool_calls":1,"elapsed_ms":1234.567}`, string(b))
 }
+
+func TestModelResponseJSONCarriesCacheReasoningAndRefusal(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(ModelResponse{Request: 2, InputTokens: 10, OutputTokens: 0, CacheWriteTokens: 5, CacheReadTokens: 7,
+		ReasoningTokens: 3, StopReason: "refusal", Refusal: "I can't help with that."})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"kind":"run.model_response","request":2,"duration_ms":0,"input_tokens":10,"output_tokens":0,
+		"cache_write_tokens":5,"cache_read_tokens":7,"reasoning_tokens":3,"tool_calls":0,"stop_reason":"refusal","refusal":"I can't help with that."}`, string(b))
+	u, err := json.Marshal(Usage{Requests: 1, InputTokens: 1, CacheReadTokens: 9})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"requests":1,"input_tokens":1,"output_tokens":0,"cache_read_tokens":9,"tool_calls":0,"elapsed_ms":0}`, string(u))
+}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/runtime/testmodel"
@@ -72,10 +74,95 @@ func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
 		src.script = f
 		return src, nil
 	}
-	if err := providers.Validate(src.ref, s.ModelSettings); err != nil {
-		return nil, settingErrors(s, err)
+	if err := checkModel(s); err != nil {
+		return nil, err
 	}
 	return src, nil
+}
+
+// The loader checks every spec's model as a run would, so that "agentspec
+// validate" reports the settings and native tools a run would refuse.
+func init() { spec.RegisterModelCheck(checkModel) }
+
+// checkModel checks what a run refuses before any request, from the spec
+// alone: the settings the provider cannot honour (with the Thinking
+// capabilities' setting), and the native tools of the WebSearch and
+// NativeTool entries it does not run. Script models and specs without a
+// model pass; the test model takes every setting and native tool.
+func checkModel(s *spec.Spec) error {
+	ref := strings.TrimSpace(s.Model)
+	if ref == "" || strings.HasPrefix(ref, scriptPrefix) {
+		return nil
+	}
+	settings := s.ModelSettings
+	var native spec.Errors
+	var thinking *spec.Capability // the Thinking entry that set thinking
+	for i, c := range s.Capabilities {
+		var opts map[string]any
+		_ = json.Unmarshal(c.Options, &opts)
+		kind, optional := "", false
+		switch c.Name {
+		case "Thinking":
+			thinking = &s.Capabilities[i]
+			switch e := opts["effort"].(type) {
+			case nil:
+				if _, given := opts["effort"]; given {
+					settings.Thinking = nil
+				} else {
+					settings.Thinking = &spec.Thinking{Enabled: true}
+				}
+			case bool:
+				settings.Thinking = &spec.Thinking{Enabled: e}
+			case string:
+				settings.Thinking = &spec.Thinking{Enabled: true, Effort: e}
+			}
+			continue
+		case "WebSearch":
+			kind = "web_search"
+		case "NativeTool":
+			if inner, ok := opts["tool"].(map[string]any); ok {
+				opts = inner
+			}
+			kind, _ = opts["kind"].(string)
+			optional, _ = opts["optional"].(bool)
+		default:
+			continue
+		}
+		if kind == "" || optional || ref == testModel || providers.HasNative(ref, kind) {
+			continue
+		}
+		provider, _, _ := strings.Cut(ref, ":")
+		msg := fmt.Sprintf("%s: %s does not run the native tool %s", c.Name, provider, kind)
+		if have := providers.NativeProviders(kind); len(have) > 0 {
+			msg += "; the providers that do: " + strings.Join(have, ", ")
+		}
+		native = append(native, &spec.Error{Pos: c.Pos, Msg: msg})
+	}
+	var err error
+	if ref != testModel { // the test model reads no settings and runs no native tool
+		err = providers.Validate(ref, settings)
+	}
+	if err == nil && len(native) == 0 {
+		return nil
+	}
+	if s.File == "" {
+		if len(native) > 0 {
+			return errors.Join(err, native)
+		}
+		return err
+	}
+	var out spec.Errors
+	if err != nil {
+		errs, _ := settingErrors(s, err).(spec.Errors)
+		for _, e := range errs {
+			if thinking != nil && strings.Contains(e.Msg, "support model_settings.thinking") {
+				// The capability set it, not model_settings.
+				e.Pos, e.Msg = thinking.Pos, "Thinking: "+e.Msg
+			}
+			out = append(out, e)
+		}
+	}
+	return append(out, native...)
 }
 
 // readScript reads and checks the script file of "script:NAME".
@@ -176,4 +263,100 @@ func (m *modelSource) build(opts providers.Options) (llms.Model, Dialect, error)
 		return nil, "", err
 	}
 	return pm, Dialect(pm.Dialect), nil
+}
+
+// selectNative decides, before any request, where each native tool the
+// capabilities ask for (capabilities.NativeTooler) runs: on the provider
+// when it has the kind, in which case a capability's local fallback tools
+// are not offered; otherwise through the capability's local tools when it
+// has a fallback; otherwise the run is refused, naming the providers that
+// have the kind. It returns the capabilities whose tools are offered and the
+// native tools to send.
+func (m *modelSource) selectNative(caps []capabilities.Capability) ([]capabilities.Capability, []providers.NativeTool, error) {
+	var (
+		natives []providers.NativeTool
+		errs    []error
+		out     = make([]capabilities.Capability, 0, len(caps))
+	)
+	served := m.given == nil && m.script == nil // a provider's model, or the test model
+	for _, c := range caps {
+		nt, ok := c.(capabilities.NativeTooler)
+		if !ok {
+			out = append(out, c)
+			continue
+		}
+		tools := nt.NativeTools()
+		allNative, anyFallback := true, false
+		var mine []providers.NativeTool
+		for _, t := range tools {
+			anyFallback = anyFallback || t.LocalFallback
+			switch {
+			case m.test && t.LocalFallback:
+				allNative = false // the test model calls the local stand-in, to exercise it
+			case m.test || served && providers.HasNative(m.ref, t.Kind):
+				// The test model takes a native tool without a stand-in and calls none.
+				mine = append(mine, t)
+			case t.LocalFallback:
+				allNative = false
+			default:
+				allNative = false
+				errs = append(errs, fmt.Errorf("the model %s has no native %s tool and the capability asking for it has no local fallback; the providers that have it: %s",
+					m.ref, t.Kind, strings.Join(providers.NativeProviders(t.Kind), ", ")))
+			}
+		}
+		if allNative {
+			natives = append(natives, mine...)
+			if anyFallback {
+				out = append(out, nativeOnly{})
+			} else {
+				out = append(out, c)
+			}
+			continue
+		}
+		// Some native tool runs locally: the capability's tools are offered,
+		// and only the kinds without a fallback go to the provider.
+		for _, t := range mine {
+			if !t.LocalFallback {
+				natives = append(natives, t)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, natives, errors.Join(errs...)
+}
+
+// nativeOnly stands for a capability whose native tools the provider runs:
+// its local fallback tools are not offered.
+type nativeOnly struct{}
+
+func (nativeOnly) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+
+// thinkingSetter is a capability that sets the unified thinking setting
+// (native.Thinking): it wins over model_settings.thinking, and provider keys
+// still win over it.
+type thinkingSetter interface {
+	ThinkingSetting() (enabled bool, effort string, set bool)
+}
+
+// withCapabilities is the source with the settings the capabilities
+// contribute.
+func (m *modelSource) withCapabilities(caps []capabilities.Capability) *modelSource {
+	out := m
+	for _, c := range caps {
+		ts, ok := c.(thinkingSetter)
+		if !ok {
+			continue
+		}
+		if out == m {
+			cp := *m
+			out = &cp
+		}
+		enabled, effort, set := ts.ThinkingSetting()
+		if !set {
+			out.settings.Thinking = nil
+			continue
+		}
+		out.settings.Thinking = &spec.Thinking{Enabled: enabled, Effort: effort}
+	}
+	return out
 }

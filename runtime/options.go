@@ -102,7 +102,10 @@ func WithProviderOptions(o providers.Options) Option { return func(c *config) { 
 // WithStreaming streams the model's text to f as it is generated, every turn
 // of the run included (the text before tool calls too). The model is asked to
 // stream its responses; the tool-call deltas some clients pass along with
-// the text are filtered out. An error from f ends the run.
+// the text are filtered out, and thinking never reaches f. A response whose
+// stream fails with an error event that is retried (overloaded, a server
+// error) streams again from its start. The result is the same as without
+// streaming. An error from f ends the run.
 func WithStreaming(f func(ctx context.Context, text string) error) Option {
 	return func(c *config) { c.stream = f }
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers"
 )
 
 // Dialect selects how a conversation is replayed to a provider: the openai and
@@ -37,9 +39,22 @@ type turn struct {
 	stopReason string
 	usage      tokens
 	lost       bool // the stop reason says tool use but there are no calls
+	// whole is the turn as the provider's model returned it for replay
+	// (providers.InfoTurn): text, calls and the blocks the loop does not
+	// interpret, such as thinking, in order. nil for other models.
+	whole   []llms.ContentPart
+	refusal *string // the model refused, with this reason
+	// failedCall is set, with the provider's message, when the provider
+	// refused the response because the model wrote an unparsable call.
+	failedCall string
 }
 
-type tokens struct{ input, output int }
+type tokens struct{ input, output, cacheWrite, cacheRead, reasoning int }
+
+// truncated reports whether the response was cut at max_tokens.
+func (t turn) truncated() bool {
+	return t.stopReason == providers.StopMaxTokens || t.stopReason == providers.StopLength
+}
 
 // collect normalises a response: it gathers text and tool calls across all
 // choices (anthropic returns one choice per content block), repairs the calls
@@ -61,6 +76,12 @@ func collect(resp *llms.ContentResponse, callID func() string) turn {
 		}
 		if !usageRead {
 			t.usage, usageRead = readUsage(c.GenerationInfo)
+		}
+		if whole, ok := c.GenerationInfo[providers.InfoTurn].([]llms.ContentPart); ok && t.whole == nil {
+			t.whole = whole
+		}
+		if r, ok := c.GenerationInfo[providers.InfoRefusal].(string); ok && t.refusal == nil {
+			t.refusal = &r
 		}
 		if c.Content != "" {
 			texts = append(texts, c.Content)
@@ -87,6 +108,25 @@ func collect(resp *llms.ContentResponse, callID func() string) turn {
 	}
 	t.text = strings.Join(texts, "\n")
 	t.lost = len(t.calls) == 0 && isToolStop(t.stopReason)
+	if t.refusal == nil && t.stopReason == providers.StopRefusal {
+		r := t.text
+		t.refusal = &r
+	}
+	if t.whole != nil {
+		// The ids made up above replace the empty ones in the whole turn.
+		whole, n := make([]llms.ContentPart, 0, len(t.whole)), 0
+		for _, p := range t.whole {
+			if _, ok := p.(llms.ToolCall); ok {
+				if n < len(t.calls) {
+					whole = append(whole, t.calls[n])
+				}
+				n++
+				continue
+			}
+			whole = append(whole, p)
+		}
+		t.whole = whole
+	}
 	return t
 }
 
@@ -102,9 +142,13 @@ func isToolStop(reason string) bool {
 // (PromptTokens/CompletionTokens) and anthropic (InputTokens/OutputTokens)
 // clients use. ok is false when the choice carries none.
 func readUsage(info map[string]any) (t tokens, ok bool) {
-	in, okIn := firstInt(info, "InputTokens", "PromptTokens")
-	out, okOut := firstInt(info, "OutputTokens", "CompletionTokens")
-	return tokens{input: in, output: out}, okIn || okOut
+	in, okIn := firstInt(info, providers.InfoInputTokens, "PromptTokens")
+	out, okOut := firstInt(info, providers.InfoOutputTokens, "CompletionTokens")
+	t = tokens{input: in, output: out}
+	t.cacheWrite, _ = firstInt(info, providers.InfoCacheWriteTokens)
+	t.cacheRead, _ = firstInt(info, providers.InfoCacheReadTokens)
+	t.reasoning, _ = firstInt(info, providers.InfoReasoningTokens, "ReasoningTokens")
+	return t, okIn || okOut
 }
 
 func firstInt(info map[string]any, keys ...string) (int, bool) {
@@ -129,6 +173,10 @@ func firstInt(info map[string]any, keys ...string) (int, bool) {
 // replay returns the messages that put the assistant turn t back into the
 // conversation, in the dialect's shape.
 func replay(d Dialect, t turn) []llms.MessageContent {
+	if t.whole != nil {
+		// The provider's model takes its own turn back whole, blocks and all.
+		return []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: t.whole}}
+	}
 	if d == DialectAnthropic {
 		msgs := make([]llms.MessageContent, 0, len(t.blocks))
 		for _, b := range t.blocks {
@@ -169,16 +217,18 @@ func isJSONObject(s string) bool {
 }
 
 // toolResult is the message answering one tool call. Providers want exactly
-// one response per tool message.
-func toolResult(call llms.ToolCall, content string) llms.MessageContent {
-	return llms.MessageContent{
-		Role: llms.ChatMessageTypeTool,
-		Parts: []llms.ContentPart{llms.ToolCallResponse{
-			ToolCallID: call.ID,
-			Name:       call.FunctionCall.Name,
-			Content:    content,
-		}},
+// one response per tool message. A failed call is marked for the provider's
+// models (Anthropic's is_error) when marked is set.
+func toolResult(call llms.ToolCall, content string, failed, marked bool) llms.MessageContent {
+	parts := []llms.ContentPart{llms.ToolCallResponse{
+		ToolCallID: call.ID,
+		Name:       call.FunctionCall.Name,
+		Content:    content,
+	}}
+	if failed && marked {
+		parts = append(parts, providers.ToolError)
 	}
+	return llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: parts}
 }
 
 func textMessage(role llms.ChatMessageType, text string) llms.MessageContent {

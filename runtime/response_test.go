@@ -35,7 +35,7 @@ func TestCollect(t *testing.T) {
 				text:       "Reading.",
 				calls:      []llms.ToolCall{call("a", "function", "read_file", `{"path":"x"}`), call("b", "function", "list_directory", "{}")},
 				stopReason: "tool_calls",
-				usage:      tokens{10, 3},
+				usage:      tokens{input: 10, output: 3},
 			},
 		},
 		{
@@ -50,7 +50,7 @@ func TestCollect(t *testing.T) {
 				text:       "First.\nThen.",
 				calls:      []llms.ToolCall{call("t1", "function", "grep", "{}")},
 				stopReason: "tool_use",
-				usage:      tokens{7, 2},
+				usage:      tokens{input: 7, output: 2},
 			},
 		},
 		{
@@ -76,7 +76,7 @@ func TestCollect(t *testing.T) {
 		{
 			name: "usage as JSON numbers from a replayed response",
 			resp: &llms.ContentResponse{Choices: []*llms.ContentChoice{nil, {Content: "hi", GenerationInfo: map[string]any{"InputTokens": float64(4), "OutputTokens": int64(1)}}}},
-			want: turn{blocks: []llms.ContentPart{llms.TextContent{Text: "hi"}}, text: "hi", usage: tokens{4, 1}},
+			want: turn{blocks: []llms.ContentPart{llms.TextContent{Text: "hi"}}, text: "hi", usage: tokens{input: 4, output: 1}},
 		},
 	}
 	for _, tc := range cases {

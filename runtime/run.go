@@ -28,6 +28,12 @@
 //     has MaxAttempts answers in all, each attempt with its own tool rounds.
 //   - A response that stopped for tool use but carries no readable call fails
 //     the run with ErrLostToolCalls rather than passing for a final answer.
+//   - A refusal ends the run with ErrRefused ("the model refused: ..."); a
+//     response cut at max_tokens is never taken as an answer or run as a tool
+//     call: the run fails with ErrTruncated, naming model_settings.max_tokens.
+//   - A provider's "tool_use_failed" (the model wrote a call the server could
+//     not parse) goes back to the model as a correctable error, counted
+//     against retries like a failing tool.
 //
 // Each run works in one workspace (WithWorkspace), so a program may run many
 // jobs at once, none reaching outside its own directory; Batch does so for a
@@ -44,6 +50,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -80,6 +87,12 @@ var (
 	ErrToolsAfterLimit = errors.New("the model kept calling tools after the round limit")
 	// ErrInvalidAnswer is returned when every answer attempt was rejected.
 	ErrInvalidAnswer = errors.New("no valid final answer")
+	// ErrRefused is returned when the model refused to answer (Anthropic's
+	// stop_reason refusal, OpenAI's refusal).
+	ErrRefused = errors.New("the model refused")
+	// ErrTruncated is returned when a response was cut at max_tokens: a
+	// partial answer or tool call is never taken as a finished one.
+	ErrTruncated = errors.New("the response was cut at model_settings.max_tokens")
 )
 
 // Result is what a run produced.
@@ -105,11 +118,17 @@ type Result struct {
 
 // Usage counts what a run consumed.
 type Usage struct {
-	Requests     int           `json:"requests"`
-	InputTokens  int           `json:"input_tokens"`
-	OutputTokens int           `json:"output_tokens"`
-	ToolCalls    int           `json:"tool_calls"`
-	Elapsed      time.Duration `json:"-"`
+	Requests     int `json:"requests"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// Cache and reasoning tokens, where the provider reports them: input
+	// tokens written to and read from its prompt cache, and the output
+	// tokens spent on reasoning.
+	CacheWriteTokens int           `json:"cache_write_tokens,omitempty"`
+	CacheReadTokens  int           `json:"cache_read_tokens,omitempty"`
+	ReasoningTokens  int           `json:"reasoning_tokens,omitempty"`
+	ToolCalls        int           `json:"tool_calls"`
+	Elapsed          time.Duration `json:"-"`
 }
 
 // MarshalJSON writes Elapsed in milliseconds.
@@ -238,15 +257,6 @@ func (p *plan) end(ctx context.Context, start time.Time, res *Result, err error)
 // drives the conversation to a final answer.
 func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (res *Result, err error) {
 	s, cfg := p.spec, p.cfg
-	retries := &retryLog{}
-	model, dialect, err := p.model.build(retries.options(ctx, cfg.providers, cfg.listeners))
-	if err != nil {
-		return nil, err
-	}
-	if dialect == "" {
-		dialect = DialectOpenAI
-	}
-
 	capCtx := ctx
 	if f := p.model.script; f != nil {
 		if abs, err := filepath.Abs(f.path); err == nil {
@@ -265,10 +275,24 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 		}
 	}()
 	caps := slices.Concat(owned, cfg.extra)
+	popts := cfg.providers
+	caps, popts.NativeTools, err = p.model.selectNative(caps)
+	if err != nil {
+		return nil, err
+	}
+	retries := &retryLog{}
+	model, dialect, err := p.model.withCapabilities(caps).build(retries.options(ctx, popts, cfg.listeners))
+	if err != nil {
+		return nil, err
+	}
+	if dialect == "" {
+		dialect = DialectOpenAI
+	}
 	tools, err := newToolset(ctx, caps)
 	if err != nil {
 		return nil, orInterrupted(ctx, collisionErrors(s, len(owned), err))
 	}
+	_, ownModel := model.(*providers.Model)
 
 	r := &runner{
 		retryLog:    retries,
@@ -280,7 +304,9 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 		workspace:   workspace,
 		validators:  cfg.validators,
 		listeners:   cfg.listeners,
-		callOpts:    callOptions(s.ModelSettings, cfg.stream),
+		callOpts:    callOptions(s.ModelSettings, cfg.stream, ownModel),
+		marksErrors: ownModel,
+		maxTokens:   s.ModelSettings.MaxTokens,
 		maxRounds:   orDefault(s.MaxToolRounds, spec.DefaultMaxToolRounds),
 		retries:     max(s.Retries, 0),
 		attempts:    answerAttempts(s),
@@ -323,7 +349,26 @@ func orDefault(v, def int) int {
 	return v
 }
 
-func callOptions(ms spec.ModelSettings, stream func(context.Context, string) error) []llms.CallOption {
+// callOptions are the settings as call options, for a model given with
+// WithModel or a script; a provider's model has the settings already (own),
+// and gets only the streaming function.
+func callOptions(ms spec.ModelSettings, stream func(context.Context, string) error, own bool) []llms.CallOption {
+	var opts []llms.CallOption
+	if !own {
+		opts = settingOptions(ms)
+	}
+	if stream != nil {
+		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+			if len(chunk) == 0 || isToolDelta(chunk) {
+				return nil
+			}
+			return stream(ctx, string(chunk))
+		}))
+	}
+	return opts
+}
+
+func settingOptions(ms spec.ModelSettings) []llms.CallOption {
 	temperature := DefaultTemperature
 	if ms.Temperature != nil {
 		temperature = *ms.Temperature
@@ -349,14 +394,6 @@ func callOptions(ms spec.ModelSettings, stream func(context.Context, string) err
 	}
 	if len(ms.StopSequences) > 0 {
 		opts = append(opts, llms.WithStopWords(ms.StopSequences))
-	}
-	if stream != nil {
-		opts = append(opts, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-			if len(chunk) == 0 || isToolDelta(chunk) {
-				return nil
-			}
-			return stream(ctx, string(chunk))
-		}))
 	}
 	return opts
 }
@@ -424,6 +461,8 @@ type runner struct {
 	listeners   []capabilities.Listener
 	emitter     capabilities.Listener // r.emit, bound once for the tools' contexts
 	callOpts    []llms.CallOption
+	marksErrors bool // failed tool results carry providers.ToolError
+	maxTokens   int  // the spec's max_tokens, for messages; 0 when unset
 	maxRounds   int
 	retries     int
 	attempts    int // final answers the model may give
@@ -463,6 +502,40 @@ func (r *runner) loop(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if t.refusal != nil {
+			reason := strings.TrimSpace(*t.refusal)
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return fmt.Errorf("%w: %s", ErrRefused, reason)
+		}
+		if t.truncated() {
+			what := "an answer"
+			if len(t.calls) > 0 {
+				what = "a tool call"
+			}
+			limit := "its default"
+			if r.maxTokens > 0 {
+				limit = fmt.Sprintf("%d tokens", r.maxTokens)
+			}
+			return fmt.Errorf("%w (%s) in the middle of %s; raise model_settings.max_tokens", ErrTruncated, limit, what)
+		}
+		if t.stopReason == providers.StopPauseTurn && len(t.calls) == 0 {
+			// A long server-side tool turn (web search) was paused: it goes
+			// back as it is for the model to continue, as a tool round.
+			if final {
+				return fmt.Errorf("%w (%d rounds): the model paused its turn to keep running server tools", ErrToolsAfterLimit, r.maxRounds)
+			}
+			round++
+			r.messages = append(r.messages, replay(r.dialect, t)...)
+			continue
+		}
+		if t.failedCall != "" {
+			if err := r.toolUseFailed(ctx, t.failedCall); err != nil {
+				return err
+			}
+			continue
+		}
 		if t.lost {
 			return fmt.Errorf("%w (stop reason %q)", ErrLostToolCalls, t.stopReason)
 		}
@@ -481,6 +554,14 @@ func (r *runner) loop(ctx context.Context) error {
 				return fmt.Errorf("%w (%d rounds)", ErrToolsAfterLimit, r.maxRounds)
 			}
 			t.calls, t.blocks = nil, []llms.ContentPart{llms.TextContent{Text: t.text}}
+			if t.whole != nil {
+				// The calls go unanswered, so they leave the history; the
+				// blocks around them (thinking) stay.
+				t.whole = slices.DeleteFunc(slices.Clone(t.whole), func(p llms.ContentPart) bool {
+					_, call := p.(llms.ToolCall)
+					return call
+				})
+			}
 		}
 		if t.text != "" {
 			r.messages = append(r.messages, replay(r.dialect, t)...)
@@ -532,11 +613,6 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 			// The tools stay declared: the Anthropic API refuses a history
 			// with tool_use blocks but no tools.
 			opts = append(opts, llms.WithToolChoice("none"))
-			if r.dialect == DialectAnthropic {
-				// langchaingo's anthropic client drops the option; the
-				// providers' transport adds tool_choice from the context.
-				ctx = providers.WithToolChoiceNone(ctx)
-			}
 		}
 	}
 	r.res.Usage.Requests++
@@ -555,17 +631,64 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 		if ctx.Err() != nil {
 			return turn{}, interrupted(ctx)
 		}
+		var perr *providers.Error
+		if errors.As(err, &perr) {
+			if wrote, ok := perr.ToolUseFailed(); ok {
+				// The model wrote a call the provider could not parse: a
+				// mistake it can correct, like a bad tool argument.
+				msg := perr.Message
+				if wrote != "" {
+					msg += "; you wrote: " + wrote
+				}
+				err := r.emit(ctx, ModelResponse{Request: n, Duration: elapsed, StopReason: "tool_use_failed", Text: msg})
+				return turn{failedCall: msg}, err
+			}
+		}
 		return turn{}, fmt.Errorf("model request %d: %w", n, r.retryLog.explain(err))
 	}
 	t := collect(resp, r.ids.next)
-	r.res.Usage.InputTokens += t.usage.input
-	r.res.Usage.OutputTokens += t.usage.output
-	err = r.emit(ctx, ModelResponse{
+	u := &r.res.Usage
+	u.InputTokens += t.usage.input
+	u.OutputTokens += t.usage.output
+	u.CacheWriteTokens += t.usage.cacheWrite
+	u.CacheReadTokens += t.usage.cacheRead
+	u.ReasoningTokens += t.usage.reasoning
+	ev := ModelResponse{
 		Request: n, Duration: elapsed,
 		InputTokens: t.usage.input, OutputTokens: t.usage.output,
+		CacheWriteTokens: t.usage.cacheWrite, CacheReadTokens: t.usage.cacheRead, ReasoningTokens: t.usage.reasoning,
 		ToolCalls: len(t.calls), StopReason: t.stopReason, Text: t.text,
-	})
-	return t, err
+	}
+	if t.refusal != nil {
+		ev.Refusal = *t.refusal
+		if ev.Refusal == "" {
+			ev.Refusal = "no reason given"
+		}
+	}
+	return t, r.emit(ctx, ev)
+}
+
+// toolUseFailedKey counts, in the failures of runCalls, the calls a
+// provider could not parse: they have no tool to count against.
+const toolUseFailedKey = "(unparsable tool call)"
+
+// toolUseFailed sends a provider's "tool_use_failed" back to the model as a
+// correctable error, counted against retries like a failed tool.
+func (r *runner) toolUseFailed(ctx context.Context, msg string) error {
+	failures := r.failures[toolUseFailedKey] + 1
+	if failures > r.retries {
+		if err := r.emit(ctx, Rejected{Type: RetryTool, Tool: toolUseFailedKey, Attempt: failures, Limit: r.retries, Message: msg}); err != nil {
+			return err
+		}
+		return &RetriesExceededError{Tool: toolUseFailedKey, Retries: r.retries, Last: msg}
+	}
+	if err := r.emit(ctx, Retry{Type: RetryTool, Tool: toolUseFailedKey, Attempt: failures, Limit: r.retries, Message: msg}); err != nil {
+		return err
+	}
+	r.failures[toolUseFailedKey] = failures
+	r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryPrefix+
+		"your last tool call could not be parsed ("+msg+"). Call the tool again with arguments that are one JSON object."))
+	return nil
 }
 
 // rejection is why an answer was sent back to the model.

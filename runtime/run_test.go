@@ -16,6 +16,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/capabilities"
+	_ "github.com/agentspec/agentspec/capabilities/native" // WebSearch, NativeTool and Thinking in specs
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
@@ -742,6 +743,13 @@ func TestRunModelProblemsAreSpecErrors(t *testing.T) {
 				"agent.yaml:4:9: anthropic does not support model_settings.seed",
 				"agent.yaml:5:15: anthropic does not support model_settings.logit_bias",
 			}},
+		{name: "a native tool the provider lacks", spec: "version: 1\nmodel: openai:gpt-5\ncapabilities:\n  - WebSearch\n  - NativeTool: {kind: web_fetch, optional: true}\n",
+			want: []string{"agent.yaml:4:5: WebSearch: openai does not run the native tool web_search; the providers that do: " +
+				strings.Join(providers.NativeProviders("web_search"), ", ")}},
+		{name: "Thinking meets the provider's rules", spec: "version: 1\nmodel: anthropic:claude-sonnet-4-5\nmodel_settings:\n  max_tokens: 2000\ncapabilities:\n  - Thinking: high\n",
+			want: []string{"agent.yaml:6:5: Thinking: anthropic does not support model_settings.thinking: the thinking budget (16384 tokens) must be below model_settings.max_tokens (2000)"}},
+		{name: "a provider agentspec cannot run", spec: "version: 1\nmodel: google-cloud:gemini-2.5-pro\n",
+			want: []string{"agent.yaml:2:8: " + providers.Validate("google-cloud:gemini-2.5-pro", spec.ModelSettings{}).Error()}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -749,11 +757,14 @@ func TestRunModelProblemsAreSpecErrors(t *testing.T) {
 			dir := t.TempDir()
 			writeFiles(t, dir, map[string]string{"agent.yaml": tc.spec})
 			writeFiles(t, dir, tc.files)
+			// What the loader catches (the runtime's model check) never
+			// reaches a run; the rest is refused by Run before any event.
 			s, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
-			require.NoError(t, err)
 			rec := &recorder{}
-			_, err = Run(context.Background(), s, WithWorkspace(dir), WithListener(rec.listen),
-				WithProviderOptions(providers.Options{Getenv: func(string) string { return "key" }}))
+			if err == nil {
+				_, err = Run(context.Background(), s, WithWorkspace(dir), WithListener(rec.listen),
+					WithProviderOptions(providers.Options{Getenv: func(string) string { return "key" }}))
+			}
 			var errs spec.Errors
 			require.ErrorAs(t, err, &errs)
 			var lines []string

@@ -229,7 +229,7 @@ func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int)
 			}
 			failed[name] = o.message
 		}
-		r.messages = append(r.messages, toolResult(call, o.content))
+		r.messages = append(r.messages, toolResult(call, o.content, o.status == ToolRetry, r.marksErrors))
 	}
 	// A tool's count is of consecutive rounds in which it failed: a round
 	// without failure starts it again.

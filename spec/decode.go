@@ -51,6 +51,10 @@ type rawSettings struct {
 	ExtraHeaders      map[string]string `json:"extra_headers"`
 	ExtraBody         map[string]any    `json:"extra_body"`
 	BaseURL           string            `json:"base_url"`
+	TopK              *int              `json:"top_k"`
+	Thinking          any               `json:"thinking"`
+	ToolChoice        any               `json:"tool_choice"`
+	ServiceTier       string            `json:"service_tier"`
 }
 
 // rawRetries is an integer (both budgets) or a mapping {tools, output}.
@@ -103,7 +107,8 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 // decode turns a validated document into a Spec.
 func decode(d *document, root map[string]any) (*Spec, error) {
 	var raw rawSpec
-	if err := decodeValue(root, &raw); err != nil { // checkIntegers has caught what the schema lets through
+	var err error
+	if err = decodeValue(root, &raw); err != nil { // checkIntegers has caught what the schema lets through
 		return nil, fmt.Errorf("%s: decoding spec: %w", d.file, err)
 	}
 	s := &Spec{
@@ -156,6 +161,22 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		ExtraHeaders:      ms.ExtraHeaders,
 		LogitBias:         ms.LogitBias,
 		ExtraBody:         ms.ExtraBody,
+		TopK:              ms.TopK,
+		ToolChoice:        toolChoiceValue(ms.ToolChoice),
+		ServiceTier:       ms.ServiceTier,
+	}
+	if s.ModelSettings.Thinking, err = thinkingValue(ms.Thinking); err != nil {
+		return nil, fmt.Errorf("%s: decoding model_settings: %w", d.file, err)
+	}
+	if raw, ok := root["model_settings"].(map[string]any); ok {
+		for k, v := range raw {
+			if IsProviderSetting(k) {
+				if s.ModelSettings.Provider == nil {
+					s.ModelSettings.Provider = map[string]any{}
+				}
+				s.ModelSettings.Provider[k] = v
+			}
+		}
 	}
 	for i, c := range raw.Workspace.Checks {
 		s.Workspace.Checks = append(s.Workspace.Checks, Check{

@@ -115,6 +115,9 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 	}
 	s.Capabilities = caps
 	s.Warnings = sortErrors(append(warnings, d.warnings...))
+	if err := runModelChecks(s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -695,7 +695,9 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		return names
 	}
 	assert.Equal(t, props(""), tags(rawSpec{}))
-	assert.Equal(t, props("/properties/model_settings"), tags(rawSettings{}))
+	settings := append(tags(rawSettings{}), ProviderSettingKeys...)
+	slices.Sort(settings)
+	assert.Equal(t, props("/properties/model_settings"), settings)
 	assert.Equal(t, props("/properties/workspace"), tags(rawWorkspace{}))
 	assert.Equal(t, props("/properties/workspace/properties/checks/items"), tags(rawCheck{}))
 	assert.Equal(t, props("/properties/cache/anyOf/1"), tags(rawCache{}))

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,4 +56,52 @@ func checkProvider(d *document, root map[string]any, known []string) {
 	}
 	d.add("/model", d.pos("/model"), prefixed("/model", fmt.Sprintf("unknown model provider %q%s; known providers: %s",
 		provider, suggest.DidYouMean(provider, known), strings.Join(known, ", "))))
+}
+
+// ModelCheck checks a loaded spec's model and model settings against what
+// the runtime can send: a setting the provider cannot honour, a native tool
+// it does not run. It returns Errors at the problems' positions, or nil.
+type ModelCheck func(s *Spec) error
+
+var (
+	modelChecksMu sync.RWMutex
+	modelChecks   []ModelCheck
+)
+
+// RegisterModelCheck adds a check every Loader runs on the specs it loads,
+// after the schema and the providers' names have passed. The runtime
+// registers one, so that "agentspec validate" reports what a run would
+// refuse before its first request.
+func RegisterModelCheck(c ModelCheck) {
+	modelChecksMu.Lock()
+	defer modelChecksMu.Unlock()
+	modelChecks = append(modelChecks, c)
+}
+
+func runModelChecks(s *Spec) error {
+	modelChecksMu.RLock()
+	checks := slices.Clone(modelChecks)
+	modelChecksMu.RUnlock()
+	var all Errors
+	for _, c := range checks {
+		err := c(s)
+		if err == nil {
+			continue
+		}
+		var errs Errors
+		if !errors.As(err, &errs) {
+			return err
+		}
+		all = append(all, errs...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(all, func(a, b *Error) int {
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line - b.Pos.Line
+		}
+		return a.Pos.Col - b.Pos.Col
+	})
+	return all
 }

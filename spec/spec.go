@@ -74,6 +74,31 @@ type ModelSettings struct {
 	ExtraHeaders      map[string]string
 	LogitBias         map[string]int // token id -> bias
 	ExtraBody         map[string]any // merged into request bodies; numbers are json.Number
+	TopK              *int
+	Thinking          *Thinking   // nil when unset
+	ToolChoice        *ToolChoice // nil when unset
+	ServiceTier       string      // auto, default, flex or priority; "" when unset
+	// Provider holds the provider-prefixed keys (anthropic_thinking,
+	// openai_reasoning_effort, ...; ProviderSettingKeys lists them) as
+	// decoded JSON, numbers as json.Number. The runtime sends each to the
+	// provider it names and refuses it for any other.
+	Provider map[string]any
+}
+
+// Thinking is pydantic-ai's unified thinking setting: on or off, an effort
+// (minimal, low, medium, high, xhigh), or, beyond pydantic-ai, a token budget.
+type Thinking struct {
+	Enabled bool
+	Effort  string // "" means the provider's default effort
+	Budget  int    // tokens; 0 unless the spec gave a number
+}
+
+// ToolChoice is whether the model must, may or may not call tools: Mode is
+// "auto", "none" or "required"; Tools, when set, are the only tools it may
+// call (Mode is then "required").
+type ToolChoice struct {
+	Mode  string
+	Tools []string
 }
 
 // Capability is one entry of the spec's capabilities list.

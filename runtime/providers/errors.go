@@ -20,6 +20,15 @@ type Error struct {
 	Type       string // the provider's error type or code, e.g. "authentication_error"
 	Message    string // the provider's message, or the transport failure; never holds the key
 	Retries    int    // retries made before giving up
+	// Code is the provider's error code when it has one beside the type,
+	// e.g. "tool_use_failed".
+	Code string
+	// FailedGeneration is the model output a "tool_use_failed" error
+	// quotes: the call the model wrote that the server could not parse.
+	FailedGeneration string
+	// Stream is set when the error arrived as an event inside a response
+	// stream, after a successful status.
+	Stream bool
 
 	timeout time.Duration // set when an attempt ran out of time
 	hint    string        // where to look after an authentication failure
@@ -29,6 +38,8 @@ func (e *Error) Error() string {
 	switch {
 	case e.timeout > 0:
 		return fmt.Sprintf("%s: no complete response within %s", e.Provider, e.timeout)
+	case e.Stream:
+		return fmt.Sprintf("%s: error in the response stream: %s", e.Provider, e.streamMessage())
 	case e.StatusCode == 0:
 		return e.Provider + ": " + e.Message
 	default:
@@ -47,7 +58,44 @@ func (e *Error) As(target any) bool {
 	return true
 }
 
+func (e *Error) streamMessage() string {
+	if e.Type != "" {
+		return e.Type + ": " + e.message()
+	}
+	return e.message()
+}
+
+// ToolUseFailed reports whether the provider refused a response because the
+// model wrote a tool call it could not parse (Groq's and other
+// OpenAI-compatible servers' "tool_use_failed"): a mistake the model can
+// correct, not a failure of the request. It returns what the model wrote.
+func (e *Error) ToolUseFailed() (string, bool) {
+	if e.StatusCode != http.StatusBadRequest || (e.Code != "tool_use_failed" && e.Type != "tool_use_failed") {
+		return "", false
+	}
+	return e.FailedGeneration, true
+}
+
+// retryableStream reports whether an error event in a stream means "try
+// again", as the status codes retryableStatus accepts do.
+func (e *Error) retryableStream() bool {
+	switch e.Type {
+	case "overloaded_error", "rate_limit_error", "api_error", "server_error", "internal_error", "service_unavailable":
+		return true
+	}
+	return false
+}
+
 func (e *Error) code() llms.ErrorCode {
+	if e.Stream {
+		switch e.Type {
+		case "rate_limit_error":
+			return llms.ErrCodeRateLimit
+		case "invalid_request_error":
+			return llms.ErrCodeInvalidRequest
+		}
+		return llms.ErrCodeProviderUnavailable
+	}
 	switch s := e.StatusCode; {
 	case e.timeout > 0 || s == http.StatusRequestTimeout:
 		return llms.ErrCodeTimeout
@@ -90,6 +138,8 @@ func Describe(err error) string {
 	}
 	what, hint := "request failed", ""
 	switch s := e.StatusCode; {
+	case e.Stream:
+		what = "error in the response stream"
 	case s == 0:
 		what = "cannot reach the API"
 	case s == http.StatusUnauthorized:
@@ -113,7 +163,11 @@ func Describe(err error) string {
 	if e.Retries > 0 {
 		fmt.Fprintf(&b, " after %d retries", e.Retries)
 	}
-	b.WriteString(": " + e.message())
+	if e.Stream {
+		b.WriteString(": " + e.streamMessage())
+	} else {
+		b.WriteString(": " + e.message())
+	}
 	if hint != "" {
 		b.WriteString(" — " + hint)
 	}
@@ -124,7 +178,7 @@ func Describe(err error) string {
 // first part) is body.
 func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 	typ, msg := parseErrorBody(body)
-	return &Error{
+	e := &Error{
 		Provider:   ep.provider,
 		StatusCode: status,
 		Type:       typ,
@@ -132,6 +186,27 @@ func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 		Retries:    retries,
 		hint:       hint(ep),
 	}
+	var v struct {
+		Error struct {
+			Code             any    `json:"code"`
+			FailedGeneration string `json:"failed_generation"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		if v.Error.Code != nil {
+			e.Code = fmt.Sprint(v.Error.Code)
+		}
+		e.FailedGeneration = v.Error.FailedGeneration
+	}
+	return e
+}
+
+// streamError builds the Error for an error event inside a stream, whose
+// data is body (the same shapes as an error response's body).
+func streamError(ep endpoint, body []byte, retries int) *Error {
+	e := statusError(ep, 0, body, retries)
+	e.Stream = true
+	return e
 }
 
 // parseErrorBody reads the error shapes in the wild: OpenAI's and

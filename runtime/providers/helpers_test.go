@@ -133,3 +133,12 @@ func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.URL.Scheme, out.URL.Host, out.Host = u.Scheme, u.Host, ""
 	return http.DefaultTransport.RoundTrip(out)
 }
+
+// jsonValue marshals v, for bodies written by hand.
+func jsonValue(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,32 +1,27 @@
 // Package providers turns a spec's "provider:model" reference into a
-// langchaingo model fit for a multi-round tool loop.
+// langchaingo llms.Model fit for a multi-round tool loop.
 //
-// Every model talks HTTP through a Doer that langchaingo's clients accept via
-// WithHTTPClient. The Doer bounds each attempt with a timeout, retries 429s,
-// 5xx and transient network failures with backoff (honouring Retry-After),
-// turns a final failure into an *Error that Describe renders in one line, and
-// rewrites the JSON request body where langchaingo v0.1.14 falls short of the
-// APIs: Anthropic turns are merged, tool_choice and parallel tool use are
-// forwarded, OpenAI-compatible servers get the max_tokens field they accept,
-// and the settings langchaingo has no field for are added.
+// Where langchaingo v0.1.14's clients cannot carry what the APIs need
+// (thinking blocks, reasoning content, refusals, stream errors, tool calls
+// streamed by index, failed tool results), the models are built on the
+// providers' official SDKs: Anthropic's Messages API on anthropic-sdk-go,
+// OpenAI's Chat Completions (and every OpenAI-compatible server) and
+// Responses APIs on openai-go. They keep langchaingo's llms.Model interface,
+// and carry what its types cannot say by the conventions in parts.go.
 //
-// Every model_settings key reaches the wire or is refused before any request:
-// top_p, seed, presence_penalty, frequency_penalty and logit_bias are added
-// to OpenAI-dialect bodies; Anthropic's API has no seed, penalties or logit
-// bias, so New (and Validate) fail with an *UnsupportedSettingError when a
-// spec sets them for it. extra_headers are set on every attempt. extra_body's
-// members are merged last into the top level of every request body, either
-// dialect: a member named like a generated one replaces it (extra_body
-// {temperature: 0} wins over model_settings.temperature; extra_body
-// {messages: ...} would replace the conversation), which is what it is for:
-// reaching API fields this package does not know.
+// Every model talks HTTP through a Doer that bounds each attempt with a
+// timeout, retries 429s, 5xx and transient network failures with backoff
+// (honouring Retry-After), and turns a final failure into an *Error that
+// Describe renders in one line. An error event inside a stream is retried
+// or reported the same way.
 //
-// WithToolChoiceNone marks a request that keeps its tools but may not call
-// them, for every dialect. Options.Transport is where Recorder and Replayer
-// plug in, for tests that replay a real conversation without a network; a
-// recording keeps the endpoint it was made against, so its replay needs
-// neither an API key nor the base URL. The providertest package has fake
-// servers for both wire protocols.
+// Every model_settings key reaches the wire or is refused before any request,
+// by Validate, with an *UnsupportedSettingError naming the key and the
+// provider. Options.Transport is where Recorder and Replayer plug in, for
+// tests that replay a real conversation without a network; a recording keeps
+// the endpoint it was made against, so its replay needs neither an API key
+// nor the base URL. The providertest package has fake servers for both wire
+// protocols.
 package providers
 
 import (
@@ -42,17 +37,16 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/agentspec/agentspec/spec"
 
 	"github.com/agentspec/agentspec/internal/suggest"
 )
 
-// Dialect selects how the agent loop replays an assistant turn: the OpenAI
-// shape (one message holding text and every tool call) and the Anthropic shape
-// (one message per content block) are each rejected by the other API.
+// Dialect selects how the agent loop replays an assistant turn to a model
+// whose responses carry no InfoTurn: the OpenAI shape (one message holding
+// text and every tool call) or the Anthropic shape (one message per block).
+// This package's models take either, and return InfoTurn.
 type Dialect string
 
 // The dialects a Model can have.
@@ -63,16 +57,20 @@ const (
 
 // Model is a configured provider client, safe for concurrent use.
 //
-// The embedded llms.Model applies the spec's model settings (temperature, max
-// tokens, seed, ...) to every call as defaults the caller's own options
-// override. Its errors are an *Error when the provider failed (Describe
-// renders them), wrap the context's error when the call was canceled, and
-// wrap ErrReplay when a Replayer refused the request.
+// The spec's model settings are applied to every call; of the caller's call
+// options, the tools, the tool choice, the streaming function and a nonzero
+// temperature or max tokens are read.
+// Its errors are an *Error when the provider failed (Describe renders them),
+// wrap the context's error when the call was canceled, and wrap ErrReplay
+// when a Replayer refused the request.
 type Model struct {
 	llms.Model
 	Provider string // "openai", "anthropic", "ollama", ...
 	Name     string // the model name after the colon
 	Dialect  Dialect
+	// Client names the library that speaks to the API, for messages:
+	// "anthropic-sdk-go" or "openai-go".
+	Client string
 }
 
 // Options are the process-level inputs of New.
@@ -86,56 +84,70 @@ type Options struct {
 	// OnRetry, when set, is told about each retry before its wait; calls
 	// made concurrently report concurrently.
 	OnRetry func(RetryInfo)
+	// NativeTools are the provider-side tools the capabilities ask for, sent
+	// with every request; New refuses a kind the provider does not run
+	// (HasNative tells beforehand).
+	NativeTools []NativeTool
 
 	// retry overrides the retry policy, so tests need not sleep.
 	retry *retryPolicy
 }
 
-// DefaultTimeout bounds one attempt of a request, response body included,
-// when the spec sets no model_settings.timeout.
-const DefaultTimeout = 10 * time.Minute
+// Defaults for what a spec leaves out.
+const (
+	// DefaultTimeout bounds one attempt of a request, response body
+	// included, when the spec sets no model_settings.timeout.
+	DefaultTimeout = 10 * time.Minute
+	// DefaultTemperature is sent when the spec sets none: some clients would
+	// send 0 otherwise, and one value everywhere keeps runs comparable.
+	DefaultTemperature = 1.0
+	// DefaultMaxTokens bounds a response when the spec sets no max_tokens
+	// (the Anthropic API requires a bound). With thinking on, the thinking
+	// budget is added to it.
+	DefaultMaxTokens = 4096
+)
 
 // ErrMissingKey is wrapped by the error New returns when the provider's API
 // key variable is unset.
 var ErrMissingKey = errors.New("API key not set")
 
+// ErrUnavailable is wrapped by the error Validate returns for a provider a
+// spec may name but agentspec cannot run; the message says why.
+var ErrUnavailable = errors.New("provider not available")
+
 // placeholderToken is sent to OpenAI-compatible local servers that need no
 // key: the client refuses an empty one.
 const placeholderToken = "no-key"
 
-// compatible are the hosted OpenAI-compatible providers: a fixed base URL and
-// their own key variable.
-var compatible = map[string]struct{ keyEnv, baseURL string }{
-	"deepseek":   {"DEEPSEEK_API_KEY", "https://api.deepseek.com/v1"},
-	"groq":       {"GROQ_API_KEY", "https://api.groq.com/openai/v1"},
-	"mistral":    {"MISTRAL_API_KEY", "https://api.mistral.ai/v1"},
-	"openrouter": {"OPENROUTER_API_KEY", "https://openrouter.ai/api/v1"},
-	"together":   {"TOGETHER_API_KEY", "https://api.together.xyz/v1"},
-}
-
 // scriptProvider is built by the runtime, never here, but a user may write it.
 const scriptProvider = "script"
 
-// Known returns every provider name a model reference may use, sorted.
+// Known returns every provider name a model reference may use, sorted,
+// those agentspec cannot run included (Validate says why for them).
 func Known() []string {
-	names := []string{"anthropic", "ollama", "openai", scriptProvider}
-	for name := range compatible {
-		names = append(names, name)
+	names := []string{scriptProvider}
+	for _, p := range table {
+		names = append(names, p.name)
 	}
 	slices.Sort(names)
 	return names
 }
 
 // UnsupportedSettingError is returned by New and Validate when the spec sets
-// a model setting the provider's API has no field for: sending it would be
-// refused, and dropping it would hide that it has no effect.
+// a model setting the provider cannot honour: sending it would be refused,
+// and dropping it would hide that it has no effect.
 type UnsupportedSettingError struct {
 	Provider string
 	Setting  string // the model_settings key, e.g. "logit_bias"
+	Reason   string // why, when more than "the API has no such field"
 }
 
 func (e *UnsupportedSettingError) Error() string {
-	return fmt.Sprintf("%s does not support model_settings.%s", e.Provider, e.Setting)
+	msg := fmt.Sprintf("%s does not support model_settings.%s", e.Provider, e.Setting)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
 }
 
 // Validate checks what New checks that depends on ref and settings alone,
@@ -144,40 +156,25 @@ func (e *UnsupportedSettingError) Error() string {
 // joined). A program can call it before it has keys, e.g. to report a spec's
 // problems at their positions.
 func Validate(ref string, settings spec.ModelSettings) error {
-	provider, _, err := parseRef(ref)
+	name, model, err := parseRef(ref)
 	if err != nil {
 		return err
 	}
-	switch {
-	case provider == scriptProvider:
-		return fmt.Errorf("model provider %q is built by the runtime, not by providers.New", provider)
-	case !slices.Contains(Known(), provider):
-		return unknownProvider(provider)
+	if name == scriptProvider {
+		return fmt.Errorf("model provider %q is built by the runtime, not by providers.New", name)
 	}
-	var errs []error
-	if dialectOf(provider) == DialectAnthropic {
-		for _, unsupported := range []struct {
-			key string
-			set bool
-		}{
-			{"seed", settings.Seed != nil},
-			{"presence_penalty", settings.PresencePenalty != nil},
-			{"frequency_penalty", settings.FrequencyPenalty != nil},
-			{"logit_bias", len(settings.LogitBias) > 0},
-		} {
-			if unsupported.set {
-				errs = append(errs, &UnsupportedSettingError{Provider: provider, Setting: unsupported.key})
-			}
-		}
+	p, ok := lookup(name)
+	if !ok {
+		return unknownProvider(name)
 	}
-	if _, _, err := bodyMembers(dialectOf(provider), settings); err != nil {
-		errs = append(errs, err)
+	if p.unavailable != "" {
+		return fmt.Errorf("%s: %w: %s", name, ErrUnavailable, p.unavailable)
 	}
-	return errors.Join(errs...)
+	return errors.Join(checkSettings(p, model, settings)...)
 }
 
-func dialectOf(provider string) Dialect {
-	if provider == "anthropic" {
+func dialectOf(p provider) Dialect {
+	if p.api == apiAnthropic {
 		return DialectAnthropic
 	}
 	return DialectOpenAI
@@ -194,6 +191,10 @@ type endpoint struct {
 	// legacyMaxTokens sends max_tokens instead of max_completion_tokens,
 	// which only OpenAI's own API knows.
 	legacyMaxTokens bool
+	// apiVersion is Azure's api-version query parameter, when it has one.
+	apiVersion string
+	// headers are sent with every request (OpenRouter's app attribution).
+	headers map[string]string
 }
 
 // New builds the model for ref ("provider:model"). It checks the provider's
@@ -206,16 +207,16 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 	if err := Validate(ref, settings); err != nil {
 		return nil, err
 	}
-	provider, name, _ := parseRef(ref)
+	name, model, _ := parseRef(ref)
+	p, _ := lookup(name)
+	if err := checkNative(p, opts.NativeTools); err != nil {
+		return nil, err
+	}
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	ep, err := endpointFor(provider, settings.BaseURL, getenv, opts.Transport)
-	if err != nil {
-		return nil, err
-	}
-	rewrite, err := rewriter(ep, settings)
+	ep, err := endpointFor(name, settings.BaseURL, getenv, opts.Transport)
 	if err != nil {
 		return nil, err
 	}
@@ -237,44 +238,55 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		client:  &http.Client{Transport: transport},
 		timeout: timeout,
 		headers: settings.ExtraHeaders,
-		rewrite: rewrite,
 		retry:   policy,
 		onRetry: opts.OnRetry,
 	}
-
-	var llm llms.Model
-	switch ep.dialect {
-	case DialectAnthropic:
-		llm, err = anthropic.New(
-			anthropic.WithModel(name),
-			anthropic.WithToken(ep.token),
-			anthropic.WithBaseURL(ep.baseURL),
-			anthropic.WithHTTPClient(d),
-		)
+	c := common{provider: p, ep: ep, model: model, settings: settings, doer: d, native: opts.NativeTools}
+	out := &Model{Provider: name, Name: model, Dialect: ep.dialect}
+	switch p.api {
+	case apiAnthropic:
+		out.Model, out.Client = newAnthropic(c), "anthropic-sdk-go"
+	case apiResponses:
+		out.Model, out.Client = newResponses(c), "openai-go"
 	default:
 		organization := ""
-		if provider == "openai" {
+		if name == "openai" || name == "openai-chat" {
 			organization = getenv("OPENAI_ORGANIZATION")
 		}
-		llm, err = openai.New(
-			openai.WithModel(name),
-			openai.WithToken(ep.token),
-			openai.WithBaseURL(ep.baseURL),
-			// Without this, langchaingo would read OPENAI_ORGANIZATION from
-			// the process and send it to every compatible provider.
-			openai.WithOrganization(organization),
-			openai.WithHTTPClient(d),
-		)
+		out.Model, out.Client = newChat(c, organization), "openai-go"
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", provider, err)
+	return out, nil
+}
+
+// common is what every model of this package is built from.
+type common struct {
+	provider provider
+	ep       endpoint
+	model    string
+	settings spec.ModelSettings
+	doer     *doer
+	native   []NativeTool
+}
+
+// wrap gives an error the provider's name and a cause errors.Is can match.
+func (c common) wrap(ctx context.Context, err error) error {
+	var perr *Error
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %w", c.ep.provider, context.Cause(ctx))
+	case errors.As(err, &perr):
+		return perr
+	case errors.Is(err, ErrReplay):
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%s: %w", c.ep.provider, err)
+	case strings.HasPrefix(err.Error(), c.ep.provider+":"):
+		return err
+	default:
+		return fmt.Errorf("%s: %w", c.ep.provider, err)
 	}
-	return &Model{
-		Model:    &chatModel{llm: llm, provider: provider, defaults: callOptions(settings)},
-		Provider: provider,
-		Name:     name,
-		Dialect:  ep.dialect,
-	}, nil
 }
 
 func parseRef(ref string) (provider, name string, err error) {
@@ -311,55 +323,114 @@ func endpointFor(provider, baseURL string, getenv func(string) string, transport
 
 // resolve finds the base URL and key of a provider, from the spec's base_url
 // first and the environment second.
-func resolve(provider, baseURL string, getenv func(string) string) (endpoint, error) {
-	ep := endpoint{provider: provider, dialect: dialectOf(provider), legacyMaxTokens: true}
-	switch provider {
-	case "openai":
-		ep.keyEnv = "OPENAI_API_KEY"
-		ep.baseURL = firstNonEmpty(baseURL, getenv("OPENAI_BASE_URL"), getenv("OPENAI_API_BASE"), "https://api.openai.com/v1")
-		ep.token = getenv(ep.keyEnv)
-		official, err := isOpenAIHost(ep.baseURL)
-		if err != nil {
-			return ep, fmt.Errorf("openai: %w", err)
-		}
-		ep.legacyMaxTokens = !official
-		if ep.token == "" {
-			if official {
-				return ep, missingKey(ep)
-			}
-			// Local servers (vLLM, llama.cpp, LM Studio) need no key.
-			ep.token = placeholderToken
-		}
-		return ep, nil
-	case "anthropic":
-		ep.keyEnv = "ANTHROPIC_API_KEY"
-		ep.legacyMaxTokens = false
-		ep.baseURL = "https://api.anthropic.com/v1"
-		// ANTHROPIC_BASE_URL is the API root, as in Anthropic's SDKs, while
-		// langchaingo's base includes the version.
-		if root := firstNonEmpty(baseURL, getenv("ANTHROPIC_BASE_URL")); root != "" {
-			ep.baseURL = withV1(root)
-		}
-		ep.token = getenv(ep.keyEnv)
-	case "ollama":
-		ep.baseURL = firstNonEmpty(baseURL, ollamaBaseURL(getenv("OLLAMA_HOST")))
-		ep.token = "ollama"
-	case scriptProvider:
-		return ep, fmt.Errorf("model provider %q is built by the runtime, not by providers.New", provider)
-	default:
-		c, ok := compatible[provider]
-		if !ok {
-			return ep, unknownProvider(provider)
-		}
-		ep.keyEnv = c.keyEnv
-		ep.baseURL = firstNonEmpty(baseURL, c.baseURL)
-		ep.token = getenv(c.keyEnv)
+func resolve(name, baseURL string, getenv func(string) string) (endpoint, error) {
+	if name == scriptProvider {
+		return endpoint{}, fmt.Errorf("model provider %q is built by the runtime, not by providers.New", name)
 	}
-	if _, err := parseBaseURL(ep.baseURL); err != nil {
-		return ep, fmt.Errorf("%s: %w", provider, err)
+	p, ok := lookup(name)
+	if !ok {
+		return endpoint{}, unknownProvider(name)
+	}
+	if p.unavailable != "" {
+		return endpoint{}, fmt.Errorf("%s: %w: %s", name, ErrUnavailable, p.unavailable)
+	}
+	ep := endpoint{provider: name, dialect: dialectOf(p), legacyMaxTokens: p.api == apiChat}
+	for _, k := range p.keyEnvs {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			ep.token, ep.keyEnv = v, k
+			break
+		}
+	}
+	if ep.keyEnv == "" && len(p.keyEnvs) > 0 {
+		ep.keyEnv = p.keyEnvs[0]
+	}
+	fromEnv := ""
+	for _, k := range p.baseEnvs {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			fromEnv = v
+			break
+		}
+	}
+	if fromEnv != "" && p.baseSuffix != "" && !strings.HasSuffix(strings.TrimRight(fromEnv, "/"), p.baseSuffix) {
+		fromEnv = strings.TrimRight(fromEnv, "/") + p.baseSuffix
+	}
+	def := p.baseURL
+	switch {
+	case name == "ollama":
+		// OLLAMA_HOST is how Ollama itself is pointed elsewhere.
+		if h := getenv("OLLAMA_HOST"); fromEnv == "" && strings.TrimSpace(h) != "" {
+			fromEnv = ollamaBaseURL(h)
+		}
+	case strings.HasPrefix(name, "gateway/"):
+		def = gatewayBase(ep.token) + p.baseSuffix
+	case name == "azure":
+		ep.apiVersion = getenv("OPENAI_API_VERSION")
+	case name == "azure-responses" && fromEnv != "" && !strings.HasSuffix(strings.TrimRight(fromEnv, "/"), "/v1"):
+		// The Responses API is served on Azure's v1 endpoint.
+		fromEnv = strings.TrimRight(fromEnv, "/") + "/openai/v1"
+	case name == "openrouter":
+		for env, header := range map[string]string{"OPENROUTER_APP_URL": "HTTP-Referer", "OPENROUTER_APP_TITLE": "X-Title"} {
+			if v := strings.TrimSpace(getenv(env)); v != "" {
+				if ep.headers == nil {
+					ep.headers = map[string]string{}
+				}
+				ep.headers[header] = v
+			}
+		}
+	case name == "snowflake":
+		if account := strings.TrimSpace(getenv("SNOWFLAKE_ACCOUNT")); account != "" {
+			def = "https://" + account + ".snowflakecomputing.com/api/v2/cortex/v1"
+		}
+	case name == "bedrock-mantle":
+		if region := firstNonEmpty(getenv("AWS_DEFAULT_REGION"), getenv("AWS_REGION")); region != "" {
+			def = "https://bedrock-mantle." + region + ".api.aws/openai/v1"
+		}
+	}
+	ep.baseURL = firstNonEmpty(baseURL, fromEnv, def)
+	if ep.baseURL == "" {
+		need := map[string]string{"snowflake": "SNOWFLAKE_ACCOUNT", "bedrock-mantle": "AWS_DEFAULT_REGION or AWS_REGION"}[name]
+		if need == "" {
+			need = p.baseEnvs[0]
+		}
+		return ep, fmt.Errorf("%s: no base URL: set %s or model_settings.base_url", name, need)
+	}
+	u, err := parseBaseURL(ep.baseURL)
+	if err != nil {
+		return ep, fmt.Errorf("%s: %w", name, err)
+	}
+	if name == "azure" {
+		// An endpoint ending in /v1 is Azure's OpenAI-compatible one; any
+		// other is the deployment API, which wants a version.
+		if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") && ep.apiVersion == "" {
+			return ep, fmt.Errorf("azure: set OPENAI_API_VERSION for the endpoint %s, or use its /openai/v1 endpoint", ep.baseURL)
+		}
+	}
+	if p.api != apiChat {
+		ep.legacyMaxTokens = false
+	} else if official := isOpenAIHost(u); official {
+		ep.legacyMaxTokens = false
+	}
+	if name == "azure-responses" {
+		ep.legacyMaxTokens = false
+	}
+	if p.api == apiAnthropic {
+		// As in Anthropic's SDKs the variable is the API root; the base kept
+		// (and recorded) is the versioned one.
+		ep.baseURL = withV1(ep.baseURL)
 	}
 	if ep.token == "" {
-		return ep, missingKey(ep)
+		switch {
+		case p.keyOptional:
+			ep.token, ep.keyEnv = placeholderToken, ""
+			if name == "ollama" {
+				ep.token = "ollama"
+			}
+		case (name == "openai" || name == "openai-chat" || name == "openai-responses") && !isOpenAIHost(u):
+			// Local servers (vLLM, llama.cpp, LM Studio) need no key.
+			ep.token = placeholderToken
+		default:
+			return ep, missingKey(ep)
+		}
 	}
 	return ep, nil
 }
@@ -384,15 +455,11 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// isOpenAIHost reports whether base is OpenAI's own API, which needs a key
+// isOpenAIHost reports whether u is OpenAI's own API, which needs a key
 // and knows max_completion_tokens.
-func isOpenAIHost(base string) (bool, error) {
-	u, err := parseBaseURL(base)
-	if err != nil {
-		return false, err
-	}
+func isOpenAIHost(u *url.URL) bool {
 	host := u.Hostname()
-	return host == "openai.com" || strings.HasSuffix(host, ".openai.com"), nil
+	return host == "openai.com" || strings.HasSuffix(host, ".openai.com")
 }
 
 // withV1 appends the API version to an Anthropic root URL unless it is there.
@@ -458,69 +525,13 @@ func firstNonEmpty(values ...string) string {
 	return ""
 }
 
-// chatModel applies the spec's settings to every call and gives errors the
-// provider's name and a cause that errors.Is can match.
-type chatModel struct {
-	llm      llms.Model
-	provider string
-	defaults []llms.CallOption
-}
-
-func (m *chatModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := append(slices.Clip(m.defaults), options...)
-	resp, err := m.llm.GenerateContent(ctx, messages, opts...)
-	if err != nil {
-		return nil, m.wrap(ctx, err)
+// readOptions applies the caller's call options; of them, this package's
+// models read the tools, the tool choice, the streaming function, and a
+// nonzero temperature or max tokens.
+func readOptions(options []llms.CallOption) llms.CallOptions {
+	var o llms.CallOptions
+	for _, opt := range options {
+		opt(&o)
 	}
-	return resp, nil
-}
-
-// Call implements the deprecated half of llms.Model.
-func (m *chatModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-func (m *chatModel) wrap(ctx context.Context, err error) error {
-	var perr *Error
-	switch {
-	case ctx.Err() != nil:
-		// The openai client flattens a cancellation into a plain string.
-		return fmt.Errorf("%s: %w", m.provider, context.Cause(ctx))
-	case errors.As(err, &perr):
-		// langchaingo's wrapping adds nothing to the provider's own words.
-		return perr
-	case strings.HasPrefix(err.Error(), m.provider+":"):
-		return err
-	default:
-		return fmt.Errorf("%s: %w", m.provider, err)
-	}
-}
-
-// callOptions are the settings langchaingo's clients accept as call options.
-// Top-p and parallel tool calls, which they drop, are added to the body by
-// the rewriter.
-func callOptions(s spec.ModelSettings) []llms.CallOption {
-	var opts []llms.CallOption
-	if s.Temperature != nil {
-		opts = append(opts, llms.WithTemperature(*s.Temperature))
-	}
-	if s.MaxTokens > 0 {
-		opts = append(opts, llms.WithMaxTokens(s.MaxTokens))
-	}
-	if s.TopP != nil {
-		opts = append(opts, llms.WithTopP(*s.TopP))
-	}
-	if s.Seed != nil {
-		opts = append(opts, llms.WithSeed(*s.Seed))
-	}
-	if s.PresencePenalty != nil {
-		opts = append(opts, llms.WithPresencePenalty(*s.PresencePenalty))
-	}
-	if s.FrequencyPenalty != nil {
-		opts = append(opts, llms.WithFrequencyPenalty(*s.FrequencyPenalty))
-	}
-	if len(s.StopSequences) > 0 {
-		opts = append(opts, llms.WithStopWords(s.StopSequences))
-	}
-	return opts
+	return o
 }

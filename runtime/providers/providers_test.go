@@ -2,6 +2,7 @@ package providers
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +13,7 @@ import (
 
 func TestNewRejects(t *testing.T) {
 	t.Parallel()
-	known := "anthropic, deepseek, groq, mistral, ollama, openai, openrouter, script, together"
+	known := strings.Join(Known(), ", ")
 	tests := []struct {
 		name       string
 		ref        string
@@ -135,10 +136,17 @@ func TestOllamaBaseURL(t *testing.T) {
 
 func TestKnownProvidersResolve(t *testing.T) {
 	t.Parallel()
-	keys := env("OPENAI_API_KEY", "k", "ANTHROPIC_API_KEY", "k", "GROQ_API_KEY", "k", "MISTRAL_API_KEY", "k",
-		"DEEPSEEK_API_KEY", "k", "OPENROUTER_API_KEY", "k", "TOGETHER_API_KEY", "k")
+	var kv []string
+	for _, p := range table {
+		for _, k := range p.keyEnvs {
+			kv = append(kv, k, "k")
+		}
+	}
+	keys := env(append(kv, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com/openai/v1",
+		"SNOWFLAKE_ACCOUNT", "acme", "AWS_REGION", "us-east-1")...)
 	for _, name := range Known() {
-		if name == scriptProvider {
+		p, _ := lookup(name)
+		if name == scriptProvider || p.unavailable != "" {
 			continue
 		}
 		_, err := resolve(name, "", keys)

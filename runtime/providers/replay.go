@@ -303,9 +303,10 @@ func (r *Replayer) endpoint(provider string) (endpoint, bool, error) {
 	if _, err := parseBaseURL(rec.BaseURL); err != nil {
 		return endpoint{}, true, fmt.Errorf("%w: %s: %w", ErrReplay, r.path, err)
 	}
+	p, _ := lookup(provider)
 	return endpoint{
 		provider:        provider,
-		dialect:         dialectOf(provider),
+		dialect:         dialectOf(p),
 		baseURL:         rec.BaseURL,
 		token:           replayToken,
 		legacyMaxTokens: rec.LegacyMaxTokens,

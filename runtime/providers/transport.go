@@ -141,15 +141,14 @@ func newTransport() *http.Transport {
 // errAttemptTimeout is the cause of an attempt's context when its time is up.
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// doer is the HTTP client langchaingo's clients call (their Doer interface).
-// It rewrites the body once, then sends it as often as the retry policy
-// allows, each attempt bounded by the timeout.
+// doer is the HTTP client the SDK clients call (their HTTPClient
+// interface). It sends a request as often as the retry policy allows, each
+// attempt bounded by the timeout.
 type doer struct {
 	ep      endpoint
 	client  *http.Client
 	timeout time.Duration
 	headers map[string]string
-	rewrite func(ctx context.Context, body []byte) []byte
 	retry   retryPolicy
 	onRetry func(RetryInfo)
 }
@@ -162,9 +161,6 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	body, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the request body: %w", d.ep.provider, err)
-	}
-	if d.rewrite != nil {
-		body = d.rewrite(ctx, body)
 	}
 	for retries := 0; ; retries++ {
 		resp, err := d.attempt(req, body)
@@ -283,4 +279,24 @@ func (c *cancelOnClose) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
 	return err
+}
+
+// withStreamRetries runs send, again while it fails with an error event of
+// a stream that means "try again", as far as the retry policy allows; a
+// failed status was already retried by Do.
+func (d *doer) withStreamRetries(ctx context.Context, send func(retries int) error) error {
+	for retries := 0; ; retries++ {
+		err := send(retries)
+		var e *Error
+		if err == nil || !errors.As(err, &e) || !e.Stream || !e.retryableStream() || retries >= d.retry.max || ctx.Err() != nil {
+			return err
+		}
+		wait := d.retry.backoff(retries)
+		if d.onRetry != nil {
+			d.onRetry(RetryInfo{Provider: d.ep.provider, Attempt: retries + 1, Max: d.retry.max, Delay: wait, Reason: e.streamMessage()})
+		}
+		if err := d.retry.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
 }

@@ -76,8 +76,8 @@ func TestOpenAIToolRound(t *testing.T) {
 			}
 			assert.Equal(t, []string{"call_a", "call_b"}, []string{calls[0].ID, calls[1].ID})
 			assert.Equal(t, "tool_calls", resp.Choices[0].StopReason)
-			assert.Equal(t, 12, resp.Choices[0].GenerationInfo["PromptTokens"])
-			assert.Equal(t, 7, resp.Choices[0].GenerationInfo["CompletionTokens"])
+			assert.Equal(t, 12, resp.Choices[0].GenerationInfo[InfoInputTokens])
+			assert.Equal(t, 7, resp.Choices[0].GenerationInfo[InfoOutputTokens])
 
 			// The OpenAI replay shape: one assistant message with every call,
 			// then one tool message per call. The server rejects anything else.
@@ -138,7 +138,7 @@ func TestAnthropicToolRound(t *testing.T) {
 
 			assert.Equal(t, "Reading both.", text(resp))
 			calls := toolCalls(resp)
-			require.Len(t, calls, 2, "one choice per tool_use block")
+			require.Len(t, calls, 2)
 			assert.Equal(t, "toolu_a", calls[0].ID)
 			assert.Equal(t, "read_file", calls[1].FunctionCall.Name)
 			assert.JSONEq(t, `{"path":"b.txt"}`, calls[1].FunctionCall.Arguments)
@@ -168,7 +168,7 @@ func TestAnthropicToolRound(t *testing.T) {
 			assert.Equal(t, "sk-ant-test", reqs[0].Header.Get("X-Api-Key"))
 			first := reqs[0].JSON()
 			assert.Equal(t, 0.5, first["temperature"])
-			assert.Equal(t, "Be brief.", first["system"])
+			assert.Equal(t, []any{map[string]any{"type": "text", "text": "Be brief."}}, first["system"])
 			assert.JSONEq(t, `{"type":"object","properties":{}}`, jsonOf(t, first["tools"].([]any)[1].(map[string]any)["input_schema"]),
 				"a tool without parameters gets an empty object schema")
 			assert.NotContains(t, first, "tool_choice")
@@ -216,11 +216,11 @@ func TestAnthropicToolChoice(t *testing.T) {
 			srv := providertest.NewAnthropicServer(t, providertest.Text("ok"))
 			model := newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, ParallelToolCalls: tt.parallel},
 				env("ANTHROPIC_API_KEY", "sk-ant-test"))
-			ctx := t.Context()
+			opts := []llms.CallOption{llms.WithTools(tt.tools)}
 			if tt.none {
-				ctx = WithToolChoiceNone(ctx)
+				opts = append(opts, llms.WithToolChoice("none"))
 			}
-			_, err := model.GenerateContent(ctx, []llms.MessageContent{human("hi")}, llms.WithTools(tt.tools))
+			_, err := model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
 			require.NoError(t, err)
 
 			body := srv.Requests()[0].JSON()
@@ -249,9 +249,8 @@ func TestOpenAISettingsReachTheWire(t *testing.T) {
 	}
 	model := newModel(t, "openai:qwen3", settings, env())
 
-	ctx := WithToolChoiceNone(t.Context())
-	_, err := model.GenerateContent(ctx, []llms.MessageContent{human("hi")},
-		llms.WithTools([]llms.Tool{readFileTool}), llms.WithTemperature(0.9))
+	_, err := model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")},
+		llms.WithTools([]llms.Tool{readFileTool}), llms.WithTemperature(0.9), llms.WithToolChoice("none"))
 	require.NoError(t, err)
 
 	req := srv.Requests()[0]

@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
 	_ "github.com/agentspec/agentspec/capabilities/mcp"        // registers MCP
+	_ "github.com/agentspec/agentspec/capabilities/native"     // registers WebSearch, NativeTool, Thinking
 	"github.com/agentspec/agentspec/spec"
 )
 

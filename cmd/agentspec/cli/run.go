@@ -67,9 +67,10 @@ clears the cache.
 
 Progress goes to stderr as the run goes: one line per tool call with its duration (a file
 change that did not land says "cancelled: REASON", "conflict: ..." or "protected: ..."), a line
-per provider retry, then a usage summary ("cached" for a cached result). A status line is
-redrawn in place only on a terminal whose TERM is not "dumb"; elsewhere progress is plain lines.
--q silences it.
+per provider retry, then a usage summary ("cached" for a cached result; cache and reasoning
+tokens where the provider reports them). On a terminal whose TERM is not "dumb" the model's
+responses stream, and a status line, redrawn in place, shows each one arrive (the result is
+the same); elsewhere progress is plain lines. -q silences it.
 
 Stdout gets the answer alone: its text, or with an output_schema its JSON value, so that
 "agentspec run spec.yaml | jq .title" works. --output json (-o json) prints the envelope
@@ -159,6 +160,11 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if !f.quiet {
 		progress = newProgress(stderr)
 		opts = append(opts, runtime.WithListener(progress.listen))
+		if progress.live {
+			// On a terminal the answer's progress shows as it streams; the
+			// result is the same as without streaming.
+			opts = append(opts, runtime.WithStreaming(progress.stream))
+		}
 	}
 	if f.approve {
 		a := &approver{in: stdin, out: stderr, progress: progress, echo: !isTerminal(stdin)}
@@ -439,7 +445,8 @@ type progress struct {
 	live   bool // stderr is a terminal
 	status bool // a status line is showing
 
-	pending pendingCall // the call whose result is awaited
+	pending  pendingCall // the call whose result is awaited
+	received int         // characters streamed in the current response
 	// changes are the file change requests of the calls under way, by tool
 	// call id: a change the user or a listener cancelled ends in a normal
 	// tool result, which alone would not say so.
@@ -484,6 +491,7 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 		}
 	case runtime.ModelResponse:
 		p.clearStatus()
+		p.received = 0
 	case runtime.ToolCall:
 		if p.live {
 			p.clearStatus()
@@ -554,6 +562,17 @@ func refusal(msg string) string {
 	return "error: " + msg
 }
 
+// stream shows how much of the model's response has arrived.
+func (p *progress) stream(_ context.Context, text string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.received += utf8.RuneCountInString(text)
+	p.clearStatus()
+	fmt.Fprintf(p.w, "  receiving the answer… %d characters", p.received)
+	p.status = true
+	return nil
+}
+
 func (p *progress) clearStatus() {
 	if p.status {
 		fmt.Fprint(p.w, "\r\033[K")
@@ -584,9 +603,22 @@ func (p *progress) summary(res *runtime.Result) {
 		fmt.Fprintf(p.w, "cached, no model request, %s\n", formatDuration(u.Elapsed))
 		return
 	}
-	fmt.Fprintf(p.w, "%s, %d input + %d output tokens, %s, %s\n",
-		plural(u.Requests, "model request"), u.InputTokens, u.OutputTokens,
-		plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
+	var extra []string
+	if u.CacheReadTokens > 0 {
+		extra = append(extra, fmt.Sprintf("%d read from the cache", u.CacheReadTokens))
+	}
+	if u.CacheWriteTokens > 0 {
+		extra = append(extra, fmt.Sprintf("%d written to the cache", u.CacheWriteTokens))
+	}
+	if u.ReasoningTokens > 0 {
+		extra = append(extra, fmt.Sprintf("%d reasoning", u.ReasoningTokens))
+	}
+	tokens := fmt.Sprintf("%d input + %d output tokens", u.InputTokens, u.OutputTokens)
+	if len(extra) > 0 {
+		tokens += " (" + strings.Join(extra, ", ") + ")"
+	}
+	fmt.Fprintf(p.w, "%s, %s, %s, %s\n",
+		plural(u.Requests, "model request"), tokens, plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
 }
 
 // shortKey abbreviates a cache key as git does a commit.

@@ -1,6 +1,7 @@
 // Package providertest runs fake model servers that speak the OpenAI chat
 // completions and Anthropic Messages wire protocols, so tests can drive the
-// real langchaingo clients offline.
+// real provider clients offline, and a RecordedServer that answers with
+// bodies in the exact shapes a provider sent them.
 //
 // A server answers each request with the next scripted Reply, rendered in its
 // protocol, streaming (SSE) or not as the request asks. Like the real APIs it

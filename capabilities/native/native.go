@@ -1,0 +1,198 @@
+// Package native holds the capability types that only configure the model
+// provider: WebSearch and NativeTool ask it for tools it runs on its own
+// side (capabilities.NativeTooler), Thinking turns its reasoning on. They
+// register themselves with the default registry when the package is
+// imported, as FileSystem does, with pydantic-ai's option names.
+//
+// The runtime sends a native tool to a provider that has its kind; on one
+// that does not, the spec is refused before any request, naming the
+// providers that have it (NativeTool's optional: true drops it instead).
+package native
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// Type names, as specs write them.
+const (
+	WebSearchType  = "WebSearch"
+	NativeToolType = "NativeTool"
+	ThinkingType   = "Thinking"
+)
+
+// Kinds are the native tool kinds agentspec can send to a provider.
+var Kinds = []string{"web_search", "web_fetch", "code_execution"}
+
+// otherKinds are pydantic-ai's kinds no provider served here runs yet.
+var otherKinds = []string{"x_search", "image_generation", "memory", "mcp_server", "file_search", "advisor", "tool_search"}
+
+// Capability asks the provider for native tools and offers no tools of its
+// own: with no local fallback, a provider without the kind refuses the spec.
+type Capability struct {
+	tools []capabilities.NativeTool
+}
+
+// Tools implements capabilities.Capability: a native tool is the
+// provider's, so there is nothing to run here.
+func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+
+// NativeTools implements capabilities.NativeTooler.
+func (c *Capability) NativeTools() []capabilities.NativeTool { return c.tools }
+
+// Thinking sets the unified thinking model setting. It wins over the spec's
+// model_settings.thinking; provider-prefixed keys (anthropic_thinking,
+// openai_reasoning_effort, ...) still win over it.
+type Thinking struct {
+	set     bool
+	enabled bool
+	effort  string
+}
+
+// Tools implements capabilities.Capability.
+func (t *Thinking) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+
+// ThinkingSetting is what the capability sets: set is false for `- Thinking:
+// null`, which leaves thinking unset and hides model_settings.thinking.
+func (t *Thinking) ThinkingSetting() (enabled bool, effort string, set bool) {
+	return t.enabled, t.effort, t.set
+}
+
+const webSearchSchema = `{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "native": {"const": true, "default": true, "x-expected": "true: agentspec has no local search, so WebSearch is the provider's", "description": "Use the provider's web search (true, the default)."},
+    "local": {"enum": [false, null], "x-expected": "false or null: agentspec does not implement a local search (duckduckgo)", "description": "A local fallback search. agentspec has none."},
+    "search_context_size": {"enum": ["low", "medium", "high"], "description": "How much context the search gathers (OpenAI Responses)."},
+    "user_location": {"type": "object", "additionalProperties": false, "properties": {"city": {"type": "string"}, "country": {"type": "string"}, "region": {"type": "string"}, "timezone": {"type": "string"}}, "description": "Where results should be local to."},
+    "blocked_domains": {"type": "array", "items": {"type": "string"}, "description": "Domains never searched (Anthropic)."},
+    "allowed_domains": {"type": "array", "items": {"type": "string"}, "description": "The only domains searched."},
+    "max_uses": {"type": "integer", "minimum": 1, "description": "Most searches per request (Anthropic)."},
+    "external_web_access": {"type": "boolean", "description": "Whether the search may reach the live web (OpenAI Responses)."}
+  }
+}`
+
+const nativeToolSchema = `{
+  "type": "object",
+  "properties": {
+    "kind": {"enum": ["web_search", "web_fetch", "code_execution"], "x-expected": "web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet)", "description": "The native tool's kind."},
+    "optional": {"type": "boolean", "description": "Drop the tool silently on a provider without it, instead of refusing the spec."},
+    "tool": {"type": "object", "description": "The tool, when written as {tool: {kind: ..., ...}}."}
+  },
+  "x-expected": "a native tool: {kind: web_search, ...}"
+}`
+
+const thinkingSchema = `{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "effort": {"anyOf": [{"type": "boolean"}, {"enum": ["minimal", "low", "medium", "high", "xhigh"]}, {"type": "null"}], "default": true,
+      "description": "true (the provider's default effort), false (off), or an effort; null leaves thinking unset."}
+  }
+}`
+
+func init() {
+	capabilities.MustRegister(capabilities.Type{
+		Name:        WebSearchType,
+		Description: "The provider's own web search (Anthropic, OpenAI Responses); refused on a provider without one.",
+		Schema:      json.RawMessage(webSearchSchema),
+		New:         newWebSearch,
+	})
+	capabilities.MustRegister(capabilities.Type{
+		Name:        NativeToolType,
+		Description: "One provider-native tool by kind (web_search, web_fetch, code_execution).",
+		Schema:      json.RawMessage(nativeToolSchema),
+		New:         newNativeTool,
+	})
+	capabilities.MustRegister(capabilities.Type{
+		Name:        ThinkingType,
+		Description: "Turns the model's reasoning on (or off) with an effort, as model_settings.thinking does.",
+		Schema:      json.RawMessage(thinkingSchema),
+		Positional:  "effort",
+		New:         newThinking,
+	})
+}
+
+func newWebSearch(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
+	var opts map[string]any
+	if err := args.Decode(&opts); err != nil {
+		return nil, err
+	}
+	if native, ok := opts["native"].(bool); ok && !native {
+		return nil, capabilities.ArgErrorf("native", "false leaves WebSearch nothing to do: agentspec has no local search")
+	}
+	switch local := opts["local"].(type) {
+	case nil, bool:
+		if local == true {
+			return nil, capabilities.ArgErrorf("local", "agentspec does not implement the duckduckgo local search; remove local to use the provider's search")
+		}
+	case string:
+		return nil, capabilities.ArgErrorf("local", "agentspec does not implement the local search strategy %q", local)
+	}
+	tool := capabilities.NativeTool{Kind: "web_search", Options: map[string]any{}}
+	for k, v := range opts {
+		if k != "native" && k != "local" && v != nil {
+			tool.Options[k] = v
+		}
+	}
+	return &Capability{tools: []capabilities.NativeTool{tool}}, nil
+}
+
+func newNativeTool(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
+	var opts map[string]any
+	if err := args.Decode(&opts); err != nil {
+		return nil, err
+	}
+	if inner, ok := opts["tool"].(map[string]any); ok {
+		if len(opts) > 1 {
+			return nil, capabilities.ArgErrorf("tool", "give the tool either as {tool: {kind: ...}} or as {kind: ...}, not both")
+		}
+		opts = inner
+	}
+	kind, _ := opts["kind"].(string)
+	switch {
+	case kind == "":
+		return nil, capabilities.ArgErrorf("kind", "NativeTool needs a kind: one of %s", strings.Join(Kinds, ", "))
+	case slices.Contains(otherKinds, kind):
+		return nil, capabilities.ArgErrorf("kind", "agentspec sends no native %s tool to any provider yet; it sends %s", kind, strings.Join(Kinds, ", "))
+	case !slices.Contains(Kinds, kind):
+		return nil, capabilities.ArgErrorf("kind", "unknown native tool kind %q; agentspec sends %s", kind, strings.Join(Kinds, ", "))
+	}
+	optional, _ := opts["optional"].(bool)
+	tool := capabilities.NativeTool{Kind: kind, Options: map[string]any{}, LocalFallback: optional}
+	for k, v := range opts {
+		if k != "kind" && k != "optional" && v != nil {
+			tool.Options[k] = v
+		}
+	}
+	return &Capability{tools: []capabilities.NativeTool{tool}}, nil
+}
+
+func newThinking(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
+	var opts struct {
+		Effort json.RawMessage `json:"effort"`
+	}
+	if err := args.Decode(&opts); err != nil {
+		return nil, err
+	}
+	t := &Thinking{set: true, enabled: true}
+	switch raw := strings.TrimSpace(string(opts.Effort)); raw {
+	case "":
+	case "null":
+		t.set = false
+	case "true":
+	case "false":
+		t.enabled = false
+	default:
+		if err := json.Unmarshal(opts.Effort, &t.effort); err != nil {
+			return nil, capabilities.ArgErrorf("effort", "%v", fmt.Errorf("expected true, false or an effort, got %s", raw))
+		}
+	}
+	return t, nil
+}

@@ -1,0 +1,429 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// anthropicModel is the Messages API on anthropic-sdk-go. It keeps every
+// content block of a turn (thinking and redacted_thinking with their
+// signatures, server tool blocks) and sends them back unchanged, marks failed
+// tool results is_error, and reads refusals, truncation, cache usage and
+// stream error events.
+type anthropicModel struct {
+	common
+	client   anthropic.Client
+	thinking thinkingPlan
+}
+
+func newAnthropic(c common) *anthropicModel {
+	plan, _ := anthropicThinking(c.provider, c.model, c.settings) // Validate has checked it
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(c.ep.token),
+		// x-api-key is the header the Messages API documents, and the one
+		// proxies and compatible servers read.
+		option.WithHeaderDel("authorization"),
+		option.WithHeader("x-api-key", c.ep.token),
+		// The SDK's base is the API root; recordings of version 2 and older
+		// configurations name the versioned base.
+		option.WithBaseURL(strings.TrimSuffix(strings.TrimRight(c.ep.baseURL, "/"), "/v1") + "/"),
+		option.WithHTTPClient(c.doer),
+		option.WithMaxRetries(0), // the doer retries
+	}
+	betas, _ := stringList(c.settings.Provider["anthropic_betas"])
+	for _, nt := range c.native {
+		// Web fetch and code execution are still beta tools.
+		if b := nativeBetas[nt.Kind]; b != "" && !slices.Contains(betas, b) {
+			betas = append(betas, b)
+		}
+	}
+	if len(betas) > 0 {
+		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
+	}
+	return &anthropicModel{common: c, client: anthropic.NewClient(opts...), thinking: plan}
+}
+
+// nativeBetas are the beta headers the native tools need.
+var nativeBetas = map[string]string{"web_fetch": "web-fetch-2025-09-10", "code_execution": "code-execution-2025-08-25"}
+
+func (m *anthropicModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+func (m *anthropicModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	opts := readOptions(options)
+	params, err := m.params(messages, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
+	}
+	var reqOpts []option.RequestOption
+	for k, v := range m.settings.ExtraBody {
+		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
+	}
+	var msg *anthropic.Message
+	err = m.doer.withStreamRetries(ctx, func(retries int) error {
+		var err error
+		if opts.StreamingFunc != nil {
+			msg, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
+		} else {
+			msg, err = m.client.Messages.New(ctx, params, reqOpts...)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, m.wrap(ctx, err)
+	}
+	return anthropicResponse(msg), nil
+}
+
+// stream sends the request with stream: true, passes text deltas to fn and
+// accumulates the message. An error event fails it with a Stream *Error.
+func (m *anthropicModel) stream(ctx context.Context, params anthropic.MessageNewParams, reqOpts []option.RequestOption,
+	fn func(context.Context, []byte) error, retries int) (*anthropic.Message, error) {
+	s := m.client.Messages.NewStreaming(ctx, params, reqOpts...)
+	defer s.Close()
+	var msg anthropic.Message
+	for s.Next() {
+		ev := s.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, fmt.Errorf("reading the stream: %w", err)
+		}
+		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+			if err := fn(ctx, []byte(ev.Delta.Text)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		var apiErr *anthropic.Error
+		if asAPIError(err, &apiErr) && apiErr.StatusCode < 400 {
+			return nil, streamError(m.ep, []byte(apiErr.RawJSON()), retries)
+		}
+		return nil, err
+	}
+	if msg.StopReason == "" {
+		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before message_stop"}}`), retries)
+	}
+	return &msg, nil
+}
+
+// params builds the request from the conversation and the call options.
+func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOptions) (anthropic.MessageNewParams, error) {
+	s := m.settings
+	p := anthropic.MessageNewParams{
+		Model:         anthropic.Model(m.model),
+		MaxTokens:     int64(callMaxTokens(s, opts, m.thinking.budget)),
+		StopSequences: s.StopSequences,
+	}
+	extra := map[string]any{}
+	temperature := DefaultTemperature
+	if s.Temperature != nil {
+		temperature = *s.Temperature
+	}
+	if opts.Temperature != 0 {
+		temperature = opts.Temperature // the caller's wins
+	}
+	if m.thinking.raw == nil || m.thinking.raw["type"] == "disabled" {
+		// With thinking on, the API takes no temperature but 1, its default.
+		extra["temperature"] = temperature
+	}
+	if s.TopP != nil {
+		extra["top_p"] = *s.TopP
+	}
+	if s.TopK != nil {
+		extra["top_k"] = *s.TopK
+	}
+	if m.thinking.raw != nil {
+		p.Thinking = param.Override[anthropic.ThinkingConfigParamUnion](plain(m.thinking.raw))
+	}
+	if m.thinking.effort != "" {
+		p.OutputConfig.Effort = anthropic.OutputConfigEffort(m.thinking.effort)
+	}
+	switch s.ServiceTier {
+	case "auto":
+		p.ServiceTier = anthropic.MessageNewParamsServiceTierAuto
+	case "default":
+		p.ServiceTier = anthropic.MessageNewParamsServiceTierStandardOnly
+	}
+	for _, k := range bodyKeys["anthropic_"] {
+		if v, ok := s.Provider["anthropic_"+k]; ok && k != "effort" {
+			extra[k] = plain(v)
+		}
+	}
+	if v, ok := cacheControl(s.Provider["anthropic_cache"]); ok {
+		extra["cache_control"] = v
+	}
+
+	system, turns, err := anthropicMessages(messages)
+	if err != nil {
+		return p, err
+	}
+	if len(system) > 0 {
+		if cc, ok := cacheControl(s.Provider["anthropic_cache_instructions"]); ok {
+			system[len(system)-1].CacheControl = param.Override[anthropic.CacheControlEphemeralParam](cc)
+		}
+		p.System = system
+	}
+	if cc, ok := cacheControl(s.Provider["anthropic_cache_messages"]); ok && len(turns) > 0 {
+		last := turns[len(turns)-1]
+		turns[len(turns)-1] = withCacheControl(last, cc)
+	}
+	p.Messages = turns
+
+	tools, err := m.tools(opts.Tools)
+	if err != nil {
+		return p, err
+	}
+	p.Tools = tools
+	if len(tools) > 0 {
+		p.ToolChoice = m.toolChoice(opts.ToolChoice)
+	}
+	p.SetExtraFields(extra)
+	return p, nil
+}
+
+// toolChoice is the call's tool choice (the loop's "none" after the round
+// limit) or the spec's, with parallel_tool_calls.
+func (m *anthropicModel) toolChoice(call any) anthropic.ToolChoiceUnionParam {
+	mode, names := "", []string(nil)
+	if tc := m.settings.ToolChoice; tc != nil {
+		mode, names = tc.Mode, tc.Tools
+	}
+	if c, ok := call.(string); ok && c != "" {
+		mode, names = c, nil
+	}
+	var disable param.Opt[bool]
+	if p := m.settings.ParallelToolCalls; p != nil && !*p {
+		disable = param.NewOpt(true)
+	}
+	switch {
+	case mode == "none":
+		return anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
+	case len(names) == 1:
+		return anthropic.ToolChoiceUnionParam{OfTool: &anthropic.ToolChoiceToolParam{Name: names[0], DisableParallelToolUse: disable}}
+	case mode == "required":
+		return anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{DisableParallelToolUse: disable}}
+	case mode == "auto" || disable.Valid():
+		return anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{DisableParallelToolUse: disable}}
+	}
+	return anthropic.ToolChoiceUnionParam{}
+}
+
+// tools declares the loop's tools, every one with an input schema (the API
+// rejects a tool without), and the native tools.
+func (m *anthropicModel) tools(defs []llms.Tool) ([]anthropic.ToolUnionParam, error) {
+	var out []anthropic.ToolUnionParam
+	eager, _ := m.settings.Provider["anthropic_eager_input_streaming"].(bool)
+	for _, t := range defs {
+		if t.Function == nil {
+			continue
+		}
+		schema := t.Function.Parameters
+		if schema == nil {
+			schema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		def := map[string]any{"name": t.Function.Name, "input_schema": schema}
+		if t.Function.Description != "" {
+			def["description"] = t.Function.Description
+		}
+		if eager {
+			def["eager_input_streaming"] = true
+		}
+		out = append(out, param.Override[anthropic.ToolUnionParam](def))
+	}
+	for _, nt := range m.native {
+		def, err := anthropicNative(nt, m.settings)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, param.Override[anthropic.ToolUnionParam](def))
+	}
+	if cc, ok := cacheControl(m.settings.Provider["anthropic_cache_tool_definitions"]); ok && len(out) > 0 {
+		b, _ := json.Marshal(out[len(out)-1])
+		var def map[string]any
+		_ = json.Unmarshal(b, &def)
+		def["cache_control"] = cc
+		out[len(out)-1] = param.Override[anthropic.ToolUnionParam](def)
+	}
+	return out, nil
+}
+
+// cacheControl reads an anthropic_cache_* setting: true, or a TTL.
+func cacheControl(v any) (map[string]any, bool) {
+	switch v := v.(type) {
+	case bool:
+		return map[string]any{"type": "ephemeral"}, v
+	case string:
+		return map[string]any{"type": "ephemeral", "ttl": v}, true
+	}
+	return nil, false
+}
+
+// withCacheControl marks the last block of a message for caching.
+func withCacheControl(msg anthropic.MessageParam, cc map[string]any) anthropic.MessageParam {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return msg
+	}
+	var v struct {
+		Role    string           `json:"role"`
+		Content []map[string]any `json:"content"`
+	}
+	if json.Unmarshal(b, &v) != nil || len(v.Content) == 0 {
+		return msg
+	}
+	v.Content[len(v.Content)-1]["cache_control"] = cc
+	return param.Override[anthropic.MessageParam](v)
+}
+
+// anthropicMessages converts the conversation. Consecutive messages of one
+// role become one turn (the loop may send an assistant turn as one message
+// per block, and sends one message per tool result); in a user turn, tool
+// results come first, as the API requires; empty text blocks are dropped.
+func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockParam, []anthropic.MessageParam, error) {
+	var (
+		system []anthropic.TextBlockParam
+		turns  []anthropic.MessageParam
+		role   string
+		blocks []anthropic.ContentBlockParamUnion
+		first  int // in a user turn, where the next tool result goes
+	)
+	flush := func() {
+		if len(blocks) == 0 {
+			return
+		}
+		if role == "assistant" {
+			turns = append(turns, anthropic.NewAssistantMessage(blocks...))
+		} else {
+			turns = append(turns, anthropic.NewUserMessage(blocks...))
+		}
+		blocks, first = nil, 0
+	}
+	for i, msg := range messages {
+		var r string
+		switch msg.Role {
+		case llms.ChatMessageTypeSystem:
+			for _, part := range msg.Parts {
+				if t, ok := part.(llms.TextContent); ok && t.Text != "" {
+					system = append(system, anthropic.TextBlockParam{Text: t.Text})
+				}
+			}
+			continue
+		case llms.ChatMessageTypeAI:
+			r = "assistant"
+		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric, llms.ChatMessageTypeTool:
+			r = "user"
+		default:
+			return nil, nil, fmt.Errorf("message %d: role %q has no place in the Messages API", i, msg.Role)
+		}
+		if r != role {
+			flush()
+			role = r
+		}
+		failed := false
+		for _, part := range msg.Parts {
+			failed = failed || isToolError(part)
+		}
+		for _, part := range msg.Parts {
+			switch p := part.(type) {
+			case llms.TextContent:
+				if p.Text != "" {
+					blocks = append(blocks, anthropic.NewTextBlock(p.Text))
+				}
+			case llms.ToolCall:
+				if p.FunctionCall == nil {
+					continue
+				}
+				input := json.RawMessage(p.FunctionCall.Arguments)
+				var obj map[string]any
+				if json.Unmarshal(input, &obj) != nil || obj == nil {
+					input = json.RawMessage(`{}`) // the API takes an object only
+				}
+				blocks = append(blocks, anthropic.NewToolUseBlock(p.ID, input, p.FunctionCall.Name))
+			case llms.ToolCallResponse:
+				result := anthropic.NewToolResultBlock(p.ToolCallID, p.Content, failed)
+				blocks = append(blocks[:first], append([]anthropic.ContentBlockParamUnion{result}, blocks[first:]...)...)
+				first++
+			case llms.BinaryContent:
+				switch {
+				case isToolError(p):
+				case p.MIMEType == BlockMIME:
+					blocks = append(blocks, param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(p.Data)))
+				case strings.HasPrefix(p.MIMEType, "image/"):
+					blocks = append(blocks, anthropic.NewImageBlockBase64(p.MIMEType, base64Of(p.Data)))
+				default:
+					return nil, nil, fmt.Errorf("message %d: the Messages API takes no %s part", i, p.MIMEType)
+				}
+			case llms.ImageURLContent:
+				blocks = append(blocks, anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: p.URL}))
+			default:
+				return nil, nil, fmt.Errorf("message %d: the Messages API takes no %T part", i, part)
+			}
+		}
+	}
+	flush()
+	return system, turns, nil
+}
+
+// anthropicResponse normalises a message into one choice: the text, the
+// tool calls, and the whole turn in order (InfoTurn), every block the loop
+// does not interpret kept as the param that sends it back.
+func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
+	choice := &llms.ContentChoice{StopReason: string(msg.StopReason), GenerationInfo: map[string]any{}}
+	var text, thinking strings.Builder
+	var turn []llms.ContentPart
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+			turn = append(turn, llms.TextContent{Text: b.Text})
+		case "tool_use":
+			args := "{}"
+			var compact bytes.Buffer
+			if json.Compact(&compact, b.Input) == nil && compact.Len() > 0 {
+				args = compact.String()
+			}
+			call := llms.ToolCall{ID: b.ID, Type: "function", FunctionCall: &llms.FunctionCall{Name: b.Name, Arguments: args}}
+			choice.ToolCalls = append(choice.ToolCalls, call)
+			turn = append(turn, call)
+		default:
+			if b.Type == "thinking" {
+				thinking.WriteString(b.Thinking)
+			}
+			raw, err := json.Marshal(b.ToParam())
+			if err != nil || string(raw) == "null" {
+				raw = []byte(b.RawJSON())
+			}
+			turn = append(turn, blockPart(raw))
+		}
+	}
+	choice.Content = text.String()
+	choice.ReasoningContent = thinking.String()
+	if len(choice.ToolCalls) > 0 {
+		choice.FuncCall = choice.ToolCalls[0].FunctionCall
+	}
+	u := msg.Usage
+	choice.GenerationInfo[InfoInputTokens] = int(u.InputTokens)
+	choice.GenerationInfo[InfoOutputTokens] = int(u.OutputTokens)
+	choice.GenerationInfo[InfoCacheWriteTokens] = int(u.CacheCreationInputTokens)
+	choice.GenerationInfo[InfoCacheReadTokens] = int(u.CacheReadInputTokens)
+	choice.GenerationInfo[InfoTurn] = turn
+	if msg.StopReason == anthropic.StopReasonRefusal {
+		reason := strings.TrimSpace(choice.Content)
+		if reason == "" {
+			reason = strings.TrimSpace(msg.StopDetails.Explanation)
+		}
+		choice.GenerationInfo[InfoRefusal] = reason
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
+}

@@ -1,0 +1,593 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// chatModel is the Chat Completions API on openai-go, for OpenAI and every
+// OpenAI-compatible server. It assembles streamed tool calls by their
+// index, reads reasoning (reasoning_content, reasoning, content given as a
+// list of text and thinking parts), refusals, truncation, usage with cached
+// and reasoning tokens, and error chunks inside a stream.
+type chatModel struct {
+	common
+	client openai.Client
+}
+
+func newChat(c common, organization string) *chatModel {
+	return &chatModel{common: c, client: openai.NewClient(openaiOptions(c, organization)...)}
+}
+
+// openaiOptions point an openai-go client at the endpoint, through the doer.
+func openaiOptions(c common, organization string) []option.RequestOption {
+	opts := []option.RequestOption{
+		option.WithHTTPClient(c.doer),
+		option.WithMaxRetries(0), // the doer retries
+		// openai-go reads OPENAI_ORG_ID and OPENAI_PROJECT_ID from the
+		// process; they are OpenAI's, not a compatible provider's.
+		option.WithHeaderDel("OpenAI-Organization"),
+		option.WithHeaderDel("OpenAI-Project"),
+	}
+	switch {
+	case c.ep.provider == "azure" && c.ep.apiVersion != "":
+		// The deployment API: the model is the deployment, the version a
+		// query parameter, the key an api-key header.
+		base := strings.TrimRight(c.ep.baseURL, "/") + "/openai/deployments/" + url.PathEscape(c.model) + "/"
+		opts = append(opts, option.WithBaseURL(base), option.WithQuery("api-version", c.ep.apiVersion),
+			option.WithHeader("api-key", c.ep.token), option.WithAPIKey(c.ep.token))
+	case c.ep.provider == "azure" || c.ep.provider == "azure-responses":
+		opts = append(opts, option.WithBaseURL(strings.TrimRight(c.ep.baseURL, "/")+"/"),
+			option.WithHeader("api-key", c.ep.token), option.WithAPIKey(c.ep.token))
+	default:
+		opts = append(opts, option.WithBaseURL(strings.TrimRight(c.ep.baseURL, "/")+"/"), option.WithAPIKey(c.ep.token))
+	}
+	if organization != "" {
+		opts = append(opts, option.WithOrganization(organization))
+	}
+	for k, v := range c.ep.headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return opts
+}
+
+func (m *chatModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+func (m *chatModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	opts := readOptions(options)
+	params, err := m.params(messages, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
+	}
+	var reqOpts []option.RequestOption
+	for k, v := range m.settings.ExtraBody {
+		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
+	}
+	var resp *llms.ContentResponse
+	err = m.doer.withStreamRetries(ctx, func(retries int) error {
+		var err error
+		if opts.StreamingFunc != nil {
+			resp, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
+		} else {
+			var c *openai.ChatCompletion
+			if c, err = m.client.Chat.Completions.New(ctx, params, reqOpts...); err == nil {
+				resp, err = m.response(c)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, m.wrap(ctx, err)
+	}
+	return resp, nil
+}
+
+func (m *chatModel) params(messages []llms.MessageContent, opts llms.CallOptions) (openai.ChatCompletionNewParams, error) {
+	s := m.settings
+	p := openai.ChatCompletionNewParams{Model: m.model}
+	temperature := DefaultTemperature
+	if s.Temperature != nil {
+		temperature = *s.Temperature
+	}
+	if opts.Temperature != 0 {
+		temperature = opts.Temperature // the caller's wins
+	}
+	p.Temperature = param.NewOpt(temperature)
+	// Without a bound from the spec the server's own default applies:
+	// reasoning models need room the default here would not give.
+	if n := max(s.MaxTokens, opts.MaxTokens); n > 0 {
+		if opts.MaxTokens > 0 {
+			n = opts.MaxTokens
+		}
+		if m.ep.legacyMaxTokens {
+			p.MaxTokens = param.NewOpt(int64(n))
+		} else {
+			p.MaxCompletionTokens = param.NewOpt(int64(n))
+		}
+	}
+	if s.TopP != nil {
+		p.TopP = param.NewOpt(*s.TopP)
+	}
+	if s.Seed != nil {
+		p.Seed = param.NewOpt(int64(*s.Seed))
+	}
+	if s.PresencePenalty != nil {
+		p.PresencePenalty = param.NewOpt(*s.PresencePenalty)
+	}
+	if s.FrequencyPenalty != nil {
+		p.FrequencyPenalty = param.NewOpt(*s.FrequencyPenalty)
+	}
+	if len(s.LogitBias) > 0 {
+		p.LogitBias = map[string]int64{}
+		for k, v := range s.LogitBias {
+			p.LogitBias[k] = int64(v)
+		}
+	}
+	if len(s.StopSequences) > 0 {
+		p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: s.StopSequences}
+	}
+	if opts.StreamingFunc != nil {
+		p.StreamOptions.IncludeUsage = param.NewOpt(true)
+	}
+	extra := m.extraFields()
+	if opts.StreamingFunc != nil {
+		if v, ok := s.Provider["openai_continuous_usage_stats"]; ok {
+			extra["stream_options"] = map[string]any{"include_usage": true, "continuous_usage_stats": v}
+		}
+	}
+
+	msgs, err := m.messages(messages)
+	if err != nil {
+		return p, err
+	}
+	p.Messages = msgs
+	for _, t := range opts.Tools {
+		if t.Function == nil {
+			continue
+		}
+		def := map[string]any{"name": t.Function.Name}
+		if t.Function.Description != "" {
+			def["description"] = t.Function.Description
+		}
+		if t.Function.Parameters != nil {
+			def["parameters"] = t.Function.Parameters
+		}
+		if t.Function.Strict {
+			def["strict"] = true
+		}
+		p.Tools = append(p.Tools, param.Override[openai.ChatCompletionToolUnionParam](map[string]any{"type": "function", "function": def}))
+	}
+	if len(p.Tools) > 0 {
+		// OpenAI rejects both fields in a request without tools.
+		if choice, ok := chatToolChoice(s.ToolChoice, opts.ToolChoice); ok {
+			extra["tool_choice"] = choice
+		}
+		if s.ParallelToolCalls != nil {
+			p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
+		}
+	}
+	p.SetExtraFields(extra)
+	return p, nil
+}
+
+// extraFields are the body members of the provider's settings that
+// ChatCompletionNewParams has no field for, or that differ per provider.
+func (m *chatModel) extraFields() map[string]any {
+	s, pr := m.settings, m.provider
+	extra := map[string]any{}
+	if s.ServiceTier != "" {
+		extra["service_tier"] = s.ServiceTier
+	}
+	if t := s.Thinking; t != nil {
+		switch pr.thinking {
+		case thinkingEffort:
+			effort := reasoningEffort(t)
+			if pr.name == "mistral" && effort != "none" {
+				effort = "high" // Mistral's adjustable models know high and none
+			}
+			extra["reasoning_effort"] = effort
+		case thinkingOpenRouter:
+			if t.Enabled {
+				extra["reasoning"] = map[string]any{"effort": reasoningEffort(t), "enabled": true}
+			} else {
+				extra["reasoning"] = map[string]any{"effort": "none"}
+			}
+		case thinkingDeepSeek:
+			extra["thinking"] = map[string]any{"type": map[bool]string{true: "enabled", false: "disabled"}[t.Enabled]}
+		case thinkingGroq:
+			if t.Enabled {
+				extra["reasoning_format"] = "parsed"
+				if t.Effort != "" {
+					extra["reasoning_effort"] = t.Effort
+				}
+			} else {
+				extra["reasoning_effort"] = "none"
+			}
+		case thinkingCerebras:
+			if !t.Enabled {
+				extra["disable_reasoning"] = true
+			}
+		}
+	}
+	if pr.prefix == "google_" {
+		// Gemini's own fields go in its compatibility layer's extra_body.
+		google := map[string]any{}
+		for _, k := range []string{"thinking_config", "cached_content"} {
+			if v, ok := s.Provider["google_"+k]; ok {
+				google[k] = plain(v)
+			}
+		}
+		if len(google) > 0 {
+			extra["extra_body"] = map[string]any{"google": google}
+		}
+		if _, ok := google["thinking_config"]; ok {
+			delete(extra, "reasoning_effort") // the API takes one of the two
+		}
+	}
+	// Provider keys win over the unified ones.
+	for _, k := range bodyKeys[pr.prefix] {
+		if v, ok := s.Provider[pr.prefix+k]; ok {
+			extra[k] = plain(v)
+		}
+	}
+	return extra
+}
+
+// chatToolChoice is the call's tool choice (the loop's "none" after the
+// round limit) or the spec's.
+func chatToolChoice(tc *spec.ToolChoice, call any) (any, bool) {
+	if c, ok := call.(string); ok && c != "" {
+		return c, true
+	}
+	switch {
+	case tc == nil:
+		return nil, false
+	case len(tc.Tools) == 1:
+		return map[string]any{"type": "function", "function": map[string]any{"name": tc.Tools[0]}}, true
+	case len(tc.Tools) > 1:
+		tools := make([]map[string]any, len(tc.Tools))
+		for i, name := range tc.Tools {
+			tools[i] = map[string]any{"type": "function", "function": map[string]any{"name": name}}
+		}
+		return map[string]any{"type": "allowed_tools", "allowed_tools": map[string]any{"mode": "required", "tools": tools}}, true
+	}
+	return tc.Mode, true
+}
+
+// messages converts the conversation: one assistant message holds its text
+// and every tool call; reasoning kept from a response is sent back where the
+// provider wants it (DeepSeek, after tool calls).
+func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompletionMessageParamUnion, error) {
+	var out []openai.ChatCompletionMessageParamUnion
+	add := func(v map[string]any) {
+		out = append(out, param.Override[openai.ChatCompletionMessageParamUnion](v))
+	}
+	for i, msg := range messages {
+		var text []string
+		var calls []map[string]any
+		var reasoning strings.Builder
+		var images []map[string]any
+		extras := map[string]json.RawMessage{}
+		for _, part := range msg.Parts {
+			if raw, ok := IsBlock(part); ok {
+				var b chatBlock
+				if json.Unmarshal(raw, &b) == nil && b.Type == "call_extra" {
+					extras[b.ID] = b.Extra
+				}
+			}
+		}
+		for _, part := range msg.Parts {
+			switch p := part.(type) {
+			case llms.TextContent:
+				text = append(text, p.Text)
+			case llms.ToolCall:
+				if p.FunctionCall == nil {
+					continue
+				}
+				call := map[string]any{"id": p.ID, "type": "function",
+					"function": map[string]any{"name": p.FunctionCall.Name, "arguments": p.FunctionCall.Arguments}}
+				if extra, ok := extras[p.ID]; ok {
+					call["extra_content"] = extra
+				}
+				calls = append(calls, call)
+			case llms.ToolCallResponse:
+				add(map[string]any{"role": "tool", "tool_call_id": p.ToolCallID, "content": p.Content})
+			case llms.ImageURLContent:
+				images = append(images, map[string]any{"type": "image_url", "image_url": map[string]any{"url": p.URL}})
+			case llms.BinaryContent:
+				switch {
+				case isToolError(p):
+				case p.MIMEType == BlockMIME:
+					var b chatBlock
+					if json.Unmarshal(p.Data, &b) == nil && b.Type == "reasoning" {
+						reasoning.WriteString(b.Text)
+					}
+				case strings.HasPrefix(p.MIMEType, "image/"):
+					images = append(images, map[string]any{"type": "image_url", "image_url": map[string]any{"url": p.String()}})
+				default:
+					return nil, fmt.Errorf("message %d: Chat Completions takes no %s part", i, p.MIMEType)
+				}
+			default:
+				return nil, fmt.Errorf("message %d: Chat Completions takes no %T part", i, part)
+			}
+		}
+		joined := strings.Join(text, "")
+		switch msg.Role {
+		case llms.ChatMessageTypeSystem:
+			add(map[string]any{"role": "system", "content": joined})
+		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
+			if len(images) > 0 {
+				parts := []map[string]any{}
+				if joined != "" {
+					parts = append(parts, map[string]any{"type": "text", "text": joined})
+				}
+				add(map[string]any{"role": "user", "content": append(parts, images...)})
+			} else {
+				add(map[string]any{"role": "user", "content": joined})
+			}
+		case llms.ChatMessageTypeAI:
+			v := map[string]any{"role": "assistant", "content": joined}
+			if len(calls) > 0 {
+				v["tool_calls"] = calls
+				if m.provider.sendsReasoning && reasoning.Len() > 0 {
+					v["reasoning_content"] = reasoning.String()
+				}
+			}
+			add(v)
+		case llms.ChatMessageTypeTool:
+			// Added part by part above.
+		default:
+			return nil, fmt.Errorf("message %d: role %q has no place in Chat Completions", i, msg.Role)
+		}
+	}
+	return out, nil
+}
+
+// chatBlock is how a turn keeps what Chat Completions has no llms part for:
+// reasoning ("reasoning": the text and the member it came in), and the
+// extra_content of a tool call ("call_extra": Gemini's thought signatures,
+// which must go back with the call).
+type chatBlock struct {
+	Type  string          `json:"type"`
+	Field string          `json:"field,omitempty"` // reasoning_content, reasoning, or content (a thinking part)
+	Text  string          `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`    // the call's id
+	Extra json.RawMessage `json:"extra,omitempty"` // the call's extra_content
+}
+
+// assembled is a response being read: from a completion, or chunk by chunk.
+type assembled struct {
+	text, refusal, reasoning strings.Builder
+	reasoningField           string
+	calls                    []*llms.ToolCall        // by index
+	extras                   map[int]json.RawMessage // extra_content of the calls, by index
+	finish                   string
+	usage                    openai.CompletionUsage
+	usageExtra               map[string]int
+}
+
+// extra keeps the extra_content member of the tool call at index, in raw.
+func (a *assembled) extra(index int, raw string) {
+	var v struct {
+		Extra json.RawMessage `json:"extra_content"`
+	}
+	if json.Unmarshal([]byte(raw), &v) != nil || len(v.Extra) == 0 || string(v.Extra) == "null" {
+		return
+	}
+	if a.extras == nil {
+		a.extras = map[int]json.RawMessage{}
+	}
+	a.extras[index] = v.Extra
+}
+
+func (a *assembled) call(index int) *llms.ToolCall {
+	for len(a.calls) <= index {
+		a.calls = append(a.calls, nil)
+	}
+	if a.calls[index] == nil {
+		a.calls[index] = &llms.ToolCall{Type: "function", FunctionCall: &llms.FunctionCall{}}
+	}
+	return a.calls[index]
+}
+
+// content reads a message or delta content, which some servers (Mistral's
+// reasoning models) send as a list of text and thinking parts.
+func (a *assembled) content(raw string, plain string) {
+	raw = strings.TrimSpace(raw)
+	if !strings.HasPrefix(raw, "[") {
+		a.text.WriteString(plain)
+		return
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			a.text.WriteString(p.Text)
+		case "thinking":
+			var s string
+			if json.Unmarshal(p.Thinking, &s) == nil {
+				a.reasoning.WriteString(s)
+			} else {
+				var inner []struct {
+					Text string `json:"text"`
+				}
+				_ = json.Unmarshal(p.Thinking, &inner)
+				for _, t := range inner {
+					a.reasoning.WriteString(t.Text)
+				}
+			}
+			a.reasoningField = "content"
+		}
+	}
+}
+
+// reasoningFrom reads the reasoning members servers use.
+func (a *assembled) reasoningFrom(extra map[string]string) {
+	for _, k := range []string{"reasoning_content", "reasoning"} {
+		var s string
+		if raw, ok := extra[k]; ok && json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			a.reasoning.WriteString(s)
+			if a.reasoningField == "" {
+				a.reasoningField = k
+			}
+			return
+		}
+	}
+}
+
+func (a *assembled) readUsage(u openai.CompletionUsage, extra map[string]string) {
+	a.usage = u
+	for _, k := range []string{"prompt_cache_hit_tokens"} { // DeepSeek's
+		var n int
+		if raw, ok := extra[k]; ok && json.Unmarshal([]byte(raw), &n) == nil {
+			if a.usageExtra == nil {
+				a.usageExtra = map[string]int{}
+			}
+			a.usageExtra[k] = n
+		}
+	}
+}
+
+func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, error) {
+	var a assembled
+	if len(c.Choices) > 0 {
+		ch := c.Choices[0]
+		a.content(ch.Message.JSON.Content.Raw(), ch.Message.Content)
+		a.refusal.WriteString(ch.Message.Refusal)
+		a.reasoningFrom(rawExtras(ch.Message.JSON.ExtraFields))
+		for i, tc := range ch.Message.ToolCalls {
+			call := a.call(i)
+			call.ID, call.FunctionCall.Name, call.FunctionCall.Arguments = tc.ID, tc.Function.Name, tc.Function.Arguments
+			a.extra(i, tc.RawJSON())
+		}
+		a.finish = ch.FinishReason
+	}
+	a.readUsage(c.Usage, rawExtras(c.Usage.JSON.ExtraFields))
+	return a.result(), nil
+}
+
+func (m *chatModel) stream(ctx context.Context, params openai.ChatCompletionNewParams, reqOpts []option.RequestOption,
+	fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	s := m.client.Chat.Completions.NewStreaming(ctx, params, reqOpts...)
+	defer s.Close()
+	var a assembled
+	for s.Next() {
+		chunk := s.Current()
+		if chunk.JSON.Usage.Valid() {
+			a.readUsage(chunk.Usage, rawExtras(chunk.Usage.JSON.ExtraFields))
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			d := ch.Delta
+			before := a.text.Len()
+			a.content(d.JSON.Content.Raw(), d.Content)
+			if a.text.Len() > before {
+				if err := fn(ctx, []byte(a.text.String()[before:])); err != nil {
+					return nil, err
+				}
+			}
+			a.refusal.WriteString(d.Refusal)
+			a.reasoningFrom(rawExtras(d.JSON.ExtraFields))
+			for _, tc := range d.ToolCalls {
+				call := a.call(int(tc.Index))
+				if tc.ID != "" && call.ID == "" {
+					call.ID = tc.ID
+				}
+				if tc.Function.Name != "" && call.FunctionCall.Name == "" {
+					call.FunctionCall.Name = tc.Function.Name
+				}
+				call.FunctionCall.Arguments += tc.Function.Arguments
+				a.extra(int(tc.Index), tc.RawJSON())
+			}
+			if ch.FinishReason != "" {
+				a.finish = ch.FinishReason
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		if se, ok := err.(*ssestream.StreamError); ok {
+			return nil, streamError(m.ep, se.Event.Data, retries)
+		}
+		return nil, err
+	}
+	if a.finish == "" {
+		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended without a finish_reason"}}`), retries)
+	}
+	return a.result(), nil
+}
+
+// result is the one choice of the response, with the turn in order:
+// reasoning, text, tool calls.
+func (a *assembled) result() *llms.ContentResponse {
+	choice := &llms.ContentChoice{
+		Content:          a.text.String(),
+		StopReason:       a.finish,
+		ReasoningContent: a.reasoning.String(),
+		GenerationInfo:   map[string]any{},
+	}
+	var turn []llms.ContentPart
+	if a.reasoning.Len() > 0 {
+		raw, _ := json.Marshal(chatBlock{Type: "reasoning", Field: a.reasoningField, Text: a.reasoning.String()})
+		turn = append(turn, blockPart(raw))
+	}
+	if choice.Content != "" {
+		turn = append(turn, llms.TextContent{Text: choice.Content})
+	}
+	for i, c := range a.calls {
+		if c == nil {
+			continue
+		}
+		choice.ToolCalls = append(choice.ToolCalls, *c)
+		turn = append(turn, *c)
+		if extra, ok := a.extras[i]; ok {
+			raw, _ := json.Marshal(chatBlock{Type: "call_extra", ID: c.ID, Extra: extra})
+			turn = append(turn, blockPart(raw))
+		}
+	}
+	if len(choice.ToolCalls) > 0 {
+		choice.FuncCall = choice.ToolCalls[0].FunctionCall
+	}
+	if a.refusal.Len() > 0 {
+		choice.GenerationInfo[InfoRefusal] = a.refusal.String()
+	}
+	u := a.usage
+	choice.GenerationInfo[InfoInputTokens] = int(u.PromptTokens)
+	choice.GenerationInfo[InfoOutputTokens] = int(u.CompletionTokens)
+	choice.GenerationInfo[InfoCacheReadTokens] = int(max(u.PromptTokensDetails.CachedTokens, int64(a.usageExtra["prompt_cache_hit_tokens"])))
+	choice.GenerationInfo[InfoCacheWriteTokens] = int(u.PromptTokensDetails.CacheWriteTokens)
+	choice.GenerationInfo[InfoReasoningTokens] = int(u.CompletionTokensDetails.ReasoningTokens)
+	choice.GenerationInfo[InfoTurn] = turn
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
+}
+
+// rawExtras are the raw JSON of a response object's members the SDK has
+// no field for.
+func rawExtras[F interface{ Raw() string }](fields map[string]F) map[string]string {
+	out := make(map[string]string, len(fields))
+	for k, f := range fields {
+		out[k] = f.Raw()
+	}
+	return out
+}

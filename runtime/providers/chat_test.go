@@ -1,0 +1,355 @@
+package providers
+
+// Wire tests of the Chat Completions model (openai-go) for every
+// OpenAI-compatible provider, and against bodies in the shapes real servers
+// send: streamOn tool calls by index, error chunks, refusals, reasoning.
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Every provider served through Chat Completions does one tool round, at
+// its default base URL, with its own key variable, streaming and not.
+func TestEveryChatProviderToolRound(t *testing.T) {
+	t.Parallel()
+	for _, p := range table {
+		if p.api != apiChat || p.unavailable != "" {
+			continue
+		}
+		for _, stream := range []bool{false, true} {
+			t.Run(p.name+map[bool]string{false: "", true: "/sse"}[stream], func(t *testing.T) {
+				t.Parallel()
+				srv := providertest.NewOpenAIServer(t,
+					providertest.Calls(providertest.ToolCall{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.txt"}`}),
+					providertest.Text("It says alpha."))
+				kv := []string{}
+				if len(p.keyEnvs) > 0 {
+					kv = append(kv, p.keyEnvs[0], "key-"+p.name)
+				}
+				kv = append(kv, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com/openai/v1", "SNOWFLAKE_ACCOUNT", "acme")
+				policy, _ := instant()
+				m, err := New(p.name+":some-model", spec.ModelSettings{}, Options{
+					Getenv: env(kv...), Transport: redirect{srv.URL}, retry: policy})
+				require.NoError(t, err)
+				opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+				if stream {
+					opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+				}
+				history := []llms.MessageContent{human("What is in a.txt?")}
+				resp, err := m.GenerateContent(t.Context(), history, opts...)
+				require.NoError(t, err)
+				history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)},
+					result("call_1", "read_file", "alpha"))
+				resp, err = m.GenerateContent(t.Context(), history, opts...)
+				require.NoError(t, err)
+				assert.Equal(t, "It says alpha.", resp.Choices[0].Content)
+
+				reqs := srv.Requests()
+				require.Len(t, reqs, 2)
+				base := p.baseURL
+				switch {
+				case p.name == "azure":
+					base = "https://example.openai.azure.com/openai/v1"
+				case p.name == "snowflake":
+					base = "https://acme.snowflakecomputing.com/api/v2/cortex/v1"
+				case strings.HasPrefix(p.name, "gateway/"):
+					base = gatewayBase("key") + p.baseSuffix
+				}
+				u, _ := url.Parse(base)
+				assert.Equal(t, strings.TrimRight(u.Path, "/")+"/chat/completions", reqs[0].Path, "the provider's documented base URL")
+				if p.keyOptional {
+					assert.NotEmpty(t, reqs[0].Header.Get("Authorization"))
+				} else {
+					assert.Equal(t, "Bearer key-"+p.name, reqs[0].Header.Get("Authorization"), "the key comes from %s", p.keyEnvs[0])
+				}
+				assert.Equal(t, "some-model", reqs[0].JSON()["model"])
+			})
+		}
+	}
+}
+
+func chatModelAt(t *testing.T, srv *providertest.RecordedServer, ref string, settings spec.ModelSettings) *Model {
+	t.Helper()
+	policy, _ := instant()
+	settings.BaseURL = srv.URL + "/v1"
+	name, _, _ := strings.Cut(ref, ":")
+	p, _ := lookup(name)
+	m, err := New(ref, settings, Options{Getenv: env(p.keyEnvs[0], "k"), retry: policy})
+	require.NoError(t, err)
+	return m
+}
+
+var streamOn = llms.WithStreamingFunc(func(context.Context, []byte) error { return nil })
+
+// Tool calls streamOn in parallel, their fragments interleaved, the id and
+// the name arriving once and late, are assembled by index.
+func TestChatToolCallsAssembledByIndex(t *testing.T) {
+	t.Parallel()
+	body := providertest.SSE(
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"read_file","arguments":"{\"pa"}}]},"finish_reason":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}}]},"finish_reason":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a.txt\"}"}}]},"finish_reason":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"b.txt\"}"}}]},"finish_reason":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"arguments":""}}]},"finish_reason":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70,"prompt_tokens_details":{"cached_tokens":32},"completion_tokens_details":{"reasoning_tokens":12}}}`,
+		`data: [DONE]`)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+	m := chatModelAt(t, srv, "openai:gpt-5", spec.ModelSettings{})
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read both")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+	require.NoError(t, err)
+	c := resp.Choices[0]
+	require.Len(t, c.ToolCalls, 2)
+	assert.Equal(t, "call_a", c.ToolCalls[0].ID, "an id that arrives late is kept")
+	assert.Equal(t, `{"path":"a.txt"}`, c.ToolCalls[0].FunctionCall.Arguments)
+	assert.Equal(t, "call_b", c.ToolCalls[1].ID)
+	assert.Equal(t, `{"path":"b.txt"}`, c.ToolCalls[1].FunctionCall.Arguments)
+	assert.Equal(t, "tool_calls", c.StopReason)
+	assert.Equal(t, 32, c.GenerationInfo[InfoCacheReadTokens])
+	assert.Equal(t, 12, c.GenerationInfo[InfoReasoningTokens])
+	assert.Equal(t, true, srv.Requests()[0].JSON()["stream_options"].(map[string]any)["include_usage"])
+}
+
+func TestChatStreamErrorChunks(t *testing.T) {
+	t.Parallel()
+	serverError := providertest.SSE(
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}`,
+		`data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}`)
+	invalid := providertest.SSE(`data: {"error":{"message":"Invalid schema for function 'read_file'","type":"invalid_request_error","code":"invalid_function_parameters"}}`)
+	ok := providertest.SSE(
+		`data: {"id":"c2","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}`,
+		`data: {"id":"c2","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		`data: [DONE]`)
+	t.Run("retried like a 500", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: serverError}, providertest.Recorded{Body: ok})
+		m := chatModelAt(t, srv, "openrouter:openai/gpt-5", spec.ModelSettings{})
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		require.NoError(t, err)
+		assert.Equal(t, "Hello", resp.Choices[0].Content, "the failed attempt's text is not kept")
+	})
+	t.Run("a request error fails", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: invalid})
+		m := chatModelAt(t, srv, "openai:gpt-5", spec.ModelSettings{})
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		assert.EqualError(t, err, "openai: error in the response stream: invalid_request_error: Invalid schema for function 'read_file'")
+	})
+	t.Run("a stream without a finish fails", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: ok[:strings.Index(ok, `data: {"id":"c2","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},`)]})
+		m := chatModelAt(t, srv, "openai:gpt-5", spec.ModelSettings{})
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		assert.ErrorContains(t, err, "the stream ended without a finish_reason")
+	})
+}
+
+func TestChatRefusalAndLength(t *testing.T) {
+	t.Parallel()
+	refusal := `{"id":"c","object":"chat.completion","created":1,"model":"gpt-5","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5,"total_tokens":10}}`
+	length := `{"id":"c","object":"chat.completion","created":1,"model":"gpt-5","choices":[{"index":0,"message":{"role":"assistant","content":"The answer is"},"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":5,"total_tokens":10}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: refusal}, providertest.Recorded{Body: length})
+	m := chatModelAt(t, srv, "openai:gpt-5", spec.ModelSettings{})
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "I can't help with that.", resp.Choices[0].GenerationInfo[InfoRefusal])
+	resp, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, StopLength, resp.Choices[0].StopReason)
+}
+
+func TestChatReasoningSettings(t *testing.T) {
+	t.Parallel()
+	done := `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+	tests := []struct {
+		ref      string
+		settings spec.ModelSettings
+		want     map[string]any
+	}{
+		{"openai:o4-mini", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}}, map[string]any{"reasoning_effort": "medium"}},
+		{"openai:o4-mini", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "low"},
+			Provider: map[string]any{"openai_reasoning_effort": "high"}}, map[string]any{"reasoning_effort": "high"}},
+		{"openai:gpt-5", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: false}}, map[string]any{"reasoning_effort": "none"}},
+		{"openrouter:x", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "high"}},
+			map[string]any{"reasoning": map[string]any{"effort": "high", "enabled": true}}},
+		{"deepseek:deepseek-reasoner", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}},
+			map[string]any{"thinking": map[string]any{"type": "enabled"}}},
+		{"groq:qwen3", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}, Provider: map[string]any{"groq_reasoning_format": "raw"}},
+			map[string]any{"reasoning_format": "raw"}},
+		{"mistral:magistral-medium", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "low"}}, map[string]any{"reasoning_effort": "high"}},
+		{"openai:gpt-5", spec.ModelSettings{ServiceTier: "flex", Provider: map[string]any{"openai_prompt_cache_key": "k1"}},
+			map[string]any{"service_tier": "flex", "prompt_cache_key": "k1"}},
+		{"openai:gpt-5", spec.ModelSettings{ToolChoice: &spec.ToolChoice{Mode: "required", Tools: []string{"read_file"}}},
+			map[string]any{"tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "read_file"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref+jsonOf(t, tt.want), func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: done})
+			m := chatModelAt(t, srv, tt.ref, tt.settings)
+			_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			body := srv.Requests()[0].JSON()
+			for k, v := range tt.want {
+				assert.Equal(t, v, body[k], k)
+			}
+		})
+	}
+}
+
+// DeepSeek wants the reasoning_content of a turn with tool calls back in
+// the next request; other providers do not get it.
+func TestDeepSeekReasoningGoesBack(t *testing.T) {
+	t.Parallel()
+	first := `{"id":"c","object":"chat.completion","created":1,"model":"deepseek-reasoner","choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning_content":"I need a.txt first.","tool_calls":[{"index":0,"id":"call_00","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.txt\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20,"prompt_cache_hit_tokens":8}}`
+	done := `{"id":"c2","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"alpha"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+	for _, ref := range []string{"deepseek:deepseek-reasoner", "together:deepseek-ai/DeepSeek-R1"} {
+		t.Run(ref, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: done})
+			m := chatModelAt(t, srv, ref, spec.ModelSettings{})
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			assert.Equal(t, "I need a.txt first.", resp.Choices[0].ReasoningContent)
+			assert.Equal(t, 8, resp.Choices[0].GenerationInfo[InfoCacheReadTokens])
+			history := []llms.MessageContent{human("read"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("call_00", "read_file", "alpha")}
+			_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			var body struct {
+				Messages []map[string]any `json:"messages"`
+			}
+			require.NoError(t, json.Unmarshal(srv.Requests()[1].Body, &body))
+			assistant := body.Messages[1]
+			if ref == "deepseek:deepseek-reasoner" {
+				assert.Equal(t, "I need a.txt first.", assistant["reasoning_content"])
+			} else {
+				assert.NotContains(t, assistant, "reasoning_content")
+			}
+			assert.Len(t, assistant["tool_calls"], 1)
+		})
+	}
+}
+
+// Mistral's reasoning models send content as a list of thinking and text
+// parts, streaming and not.
+func TestMistralContentParts(t *testing.T) {
+	t.Parallel()
+	parts := `[{"type":"thinking","thinking":[{"type":"text","text":"Two plus two."}]},{"type":"text","text":"4"}]`
+	whole := `{"id":"c","object":"chat.completion","created":1,"model":"magistral-medium-latest","choices":[{"index":0,"message":{"role":"assistant","content":` + parts + `},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+	stream := providertest.SSE(
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"magistral-medium-latest","choices":[{"index":0,"delta":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"Two plus two."}]}]},"finish_reason":null}]}`,
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"magistral-medium-latest","choices":[{"index":0,"delta":{"content":"4"},"finish_reason":"stop"}]}`,
+		`data: [DONE]`)
+	for name, body := range map[string]string{"json": whole, "sse": stream} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+			m := chatModelAt(t, srv, "mistral:magistral-medium-latest", spec.ModelSettings{})
+			var opts []llms.CallOption
+			if name == "sse" {
+				opts = append(opts, streamOn)
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("2+2?")}, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "4", resp.Choices[0].Content)
+			assert.Equal(t, "Two plus two.", resp.Choices[0].ReasoningContent)
+		})
+	}
+}
+
+func TestChatToolUseFailed(t *testing.T) {
+	t.Parallel()
+	failed := `{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"<function=read_file>{\"path\": a.txt}</function>"}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Status: 400, Body: failed})
+	m := chatModelAt(t, srv, "groq:llama-3.3-70b-versatile", spec.ModelSettings{})
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+	var perr *Error
+	require.ErrorAs(t, err, &perr)
+	wrote, ok := perr.ToolUseFailed()
+	assert.True(t, ok)
+	assert.Equal(t, `<function=read_file>{"path": a.txt}</function>`, wrote)
+}
+
+func TestChatSettingsRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ref      string
+		settings spec.ModelSettings
+		want     string
+	}{
+		{"openai:gpt-5", spec.ModelSettings{TopK: ptr(5)},
+			"openai does not support model_settings.top_k: the Chat Completions API has no top_k; a server that takes it can get it through extra_body"},
+		{"openai:gpt-5", spec.ModelSettings{Provider: map[string]any{"openai_text_verbosity": "low"}},
+			"openai does not support model_settings.openai_text_verbosity: it belongs to the Responses API; use openai-responses:"},
+		{"groq:x", spec.ModelSettings{ServiceTier: "flex"}, "groq does not support model_settings.service_tier: only OpenAI's APIs have service tiers"},
+		{"huggingface:x", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}},
+			"huggingface does not support model_settings.thinking: agentspec knows no reasoning switch for it; send the provider's own field through extra_body"},
+		{"openai:gpt-5", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Budget: 4000}},
+			"openai does not support model_settings.thinking: a token budget is Anthropic's; give an effort (minimal, low, medium, high, xhigh)"},
+		{"mistral:x", spec.ModelSettings{Provider: map[string]any{"anthropic_thinking": map[string]any{"type": "adaptive"}}},
+			"mistral does not support model_settings.anthropic_thinking: it is read by anthropic models only"},
+		{"google-vertex:gemini-2.5-pro", spec.ModelSettings{}, "google-vertex: provider not available: " + whyGoogle},
+		{"google:gemini-2.5-pro", spec.ModelSettings{Provider: map[string]any{"google_safety_settings": []any{}}},
+			"google does not support model_settings.google_safety_settings: agentspec does not send it yet"},
+		{"bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{}, "bedrock: provider not available: " + whyBedrock},
+	}
+	for _, tt := range tests {
+		assert.EqualError(t, Validate(tt.ref, tt.settings), tt.want, tt.ref)
+	}
+}
+
+// Gemini's OpenAI-compatible endpoint: the thought signature in a tool
+// call's extra_content goes back with the call; google_thinking_config is
+// sent in its extra_body instead of reasoning_effort.
+func TestGeminiThoughtSignatures(t *testing.T) {
+	t.Parallel()
+	first := `{"id":"g1","object":"chat.completion","created":1,"model":"gemini-3-pro-preview","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"extra_content":{"google":{"thought_signature":"CtgBAdHtim9"}},"function":{"arguments":"{\"path\":\"a.txt\"}","name":"read_file"},"id":"function-call-1","type":"function"}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"completion_tokens_details":{"reasoning_tokens":40}}}`
+	done := `{"id":"g2","object":"chat.completion","created":1,"model":"gemini-3-pro-preview","choices":[{"index":0,"message":{"role":"assistant","content":"alpha"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: done})
+	m := chatModelAt(t, srv, "google:gemini-3-pro-preview", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true},
+		Provider: map[string]any{"google_thinking_config": map[string]any{"thinking_level": "low", "include_thoughts": true}}})
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	assert.Equal(t, 40, resp.Choices[0].GenerationInfo[InfoReasoningTokens])
+	history := []llms.MessageContent{human("read"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("function-call-1", "read_file", "alpha")}
+	_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+
+	reqs := srv.Requests()
+	body := reqs[0].JSON()
+	assert.Equal(t, map[string]any{"google": map[string]any{"thinking_config": map[string]any{"thinking_level": "low", "include_thoughts": true}}}, body["extra_body"])
+	assert.NotContains(t, body, "reasoning_effort", "Gemini takes thinking_config or reasoning_effort, not both")
+	var sent struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(reqs[1].Body, &sent))
+	call := sent.Messages[1]["tool_calls"].([]any)[0].(map[string]any)
+	assert.Equal(t, map[string]any{"google": map[string]any{"thought_signature": "CtgBAdHtim9"}}, call["extra_content"])
+	assert.Equal(t, "function-call-1", call["id"])
+}
+
+func TestOpenRouterAppHeaders(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewOpenAIServer(t, providertest.Text("ok"))
+	policy, _ := instant()
+	m, err := New("openrouter:openai/gpt-5", spec.ModelSettings{}, Options{Transport: redirect{srv.URL}, retry: policy,
+		Getenv: env("OPENROUTER_API_KEY", "k", "OPENROUTER_APP_URL", "https://example.com/app", "OPENROUTER_APP_TITLE", "agentspec")})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	h := srv.Requests()[0].Header
+	assert.Equal(t, "https://example.com/app", h.Get("HTTP-Referer"))
+	assert.Equal(t, "agentspec", h.Get("X-Title"))
+}

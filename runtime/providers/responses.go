@@ -1,0 +1,369 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// responsesModel is OpenAI's Responses API on openai-go (openai-responses:).
+// Output items the loop does not interpret (reasoning, web search calls,
+// code interpreter calls) are kept as block parts and sent back as input
+// items, unchanged and in order.
+type responsesModel struct {
+	common
+	client openai.Client
+}
+
+func newResponses(c common) *responsesModel {
+	return &responsesModel{common: c, client: openai.NewClient(openaiOptions(c, "")...)}
+}
+
+func (m *responsesModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+func (m *responsesModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	opts := readOptions(options)
+	params, err := m.params(messages, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
+	}
+	var reqOpts []option.RequestOption
+	for k, v := range m.settings.ExtraBody {
+		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
+	}
+	var raw string
+	err = m.doer.withStreamRetries(ctx, func(retries int) error {
+		if opts.StreamingFunc == nil {
+			r, err := m.client.Responses.New(ctx, params, reqOpts...)
+			if err == nil {
+				raw = r.RawJSON()
+			}
+			return err
+		}
+		var err error
+		raw, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
+		return err
+	})
+	if err != nil {
+		return nil, m.wrap(ctx, err)
+	}
+	resp, err := responsesResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the response: %w", m.ep.provider, err)
+	}
+	return resp, nil
+}
+
+func (m *responsesModel) stream(ctx context.Context, params responses.ResponseNewParams, reqOpts []option.RequestOption,
+	fn func(context.Context, []byte) error, retries int) (string, error) {
+	s := m.client.Responses.NewStreaming(ctx, params, reqOpts...)
+	defer s.Close()
+	for s.Next() {
+		ev := s.Current()
+		switch ev.Type {
+		case "response.output_text.delta":
+			if ev.Delta != "" {
+				if err := fn(ctx, []byte(ev.Delta)); err != nil {
+					return "", err
+				}
+			}
+		case "response.completed", "response.incomplete":
+			return ev.Response.RawJSON(), nil
+		case "response.failed":
+			body, _ := json.Marshal(map[string]any{"error": json.RawMessage(orNull(ev.Response.Error.RawJSON()))})
+			return "", streamError(m.ep, body, retries)
+		case "error":
+			body, _ := json.Marshal(map[string]any{"error": map[string]any{"type": ev.Code, "message": ev.Message}})
+			return "", streamError(m.ep, body, retries)
+		}
+	}
+	if err := s.Err(); err != nil {
+		if se, ok := err.(*ssestream.StreamError); ok {
+			return "", streamError(m.ep, se.Event.Data, retries)
+		}
+		return "", err
+	}
+	return "", streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before response.completed"}}`), retries)
+}
+
+func orNull(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "null"
+	}
+	return s
+}
+
+func (m *responsesModel) params(messages []llms.MessageContent, opts llms.CallOptions) (responses.ResponseNewParams, error) {
+	s := m.settings
+	p := responses.ResponseNewParams{Model: m.model}
+	// Reasoning models refuse a temperature: only a spec's own is sent.
+	if s.Temperature != nil {
+		p.Temperature = param.NewOpt(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = param.NewOpt(*s.TopP)
+	}
+	if n := callMaxTokens(s, opts, 0); s.MaxTokens > 0 || opts.MaxTokens > 0 {
+		p.MaxOutputTokens = param.NewOpt(int64(n))
+	}
+	extra := map[string]any{}
+	reasoning := map[string]any{}
+	if e := reasoningEffort(s.Thinking); e != "" {
+		reasoning["effort"] = e
+	}
+	if e, ok := s.Provider["openai_reasoning_effort"]; ok {
+		reasoning["effort"] = e
+	}
+	if v, ok := s.Provider["openai_reasoning_summary"]; ok {
+		reasoning["summary"] = v
+	}
+	if len(reasoning) > 0 {
+		extra["reasoning"] = reasoning
+	}
+	if v, ok := s.Provider["openai_text_verbosity"]; ok {
+		extra["text"] = map[string]any{"verbosity": v}
+	}
+	for _, k := range []string{"truncation", "previous_response_id", "background"} {
+		if v, ok := s.Provider["openai_"+k]; ok {
+			extra[k] = plain(v)
+		}
+	}
+	for _, k := range bodyKeys["openai_"] {
+		if v, ok := s.Provider["openai_"+k]; ok && k != "reasoning_effort" {
+			extra[k] = plain(v)
+		}
+	}
+	if s.ServiceTier != "" {
+		extra["service_tier"] = s.ServiceTier
+	}
+
+	instructions, input, err := responsesInput(messages)
+	if err != nil {
+		return p, err
+	}
+	if instructions != "" {
+		p.Instructions = param.NewOpt(instructions)
+	}
+	extra["input"] = input
+
+	var tools []map[string]any
+	for _, t := range opts.Tools {
+		if t.Function == nil {
+			continue
+		}
+		def := map[string]any{"type": "function", "name": t.Function.Name, "strict": t.Function.Strict}
+		if t.Function.Description != "" {
+			def["description"] = t.Function.Description
+		}
+		params := t.Function.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		def["parameters"] = params
+		tools = append(tools, def)
+	}
+	for _, nt := range m.native {
+		def, err := responsesNative(nt)
+		if err != nil {
+			return p, err
+		}
+		tools = append(tools, def)
+	}
+	if len(tools) > 0 {
+		extra["tools"] = tools
+		if choice, ok := chatToolChoice(s.ToolChoice, opts.ToolChoice); ok {
+			if fn, isFn := choice.(map[string]any); isFn && fn["type"] == "function" {
+				choice = map[string]any{"type": "function", "name": fn["function"].(map[string]any)["name"]}
+			}
+			extra["tool_choice"] = choice
+		}
+		if s.ParallelToolCalls != nil {
+			p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
+		}
+	}
+	p.SetExtraFields(extra)
+	return p, nil
+}
+
+// responsesNative is the tool definition of a native tool on the Responses API.
+func responsesNative(t NativeTool) (map[string]any, error) {
+	switch t.Kind {
+	case "web_search":
+		def := map[string]any{"type": "web_search"}
+		for k, v := range t.Options {
+			switch k {
+			case "allowed_domains":
+				def["filters"] = map[string]any{"allowed_domains": plain(v)}
+			case "search_context_size", "user_location", "external_web_access":
+				def[k] = plain(v)
+			default:
+				return nil, fmt.Errorf("the Responses API's web_search takes no %s", k)
+			}
+		}
+		return def, nil
+	case "code_execution":
+		return map[string]any{"type": "code_interpreter", "container": map[string]any{"type": "auto"}}, nil
+	}
+	return nil, fmt.Errorf("the native tool %s is not run by the Responses API", t.Kind)
+}
+
+// responsesInput converts the conversation to input items.
+func responsesInput(messages []llms.MessageContent) (string, []any, error) {
+	var system []string
+	var items []any
+	for i, msg := range messages {
+		var text []string
+		flushText := func(role string) {
+			if len(text) > 0 {
+				items = append(items, map[string]any{"role": role, "content": strings.Join(text, "")})
+				text = nil
+			}
+		}
+		role := "user"
+		if msg.Role == llms.ChatMessageTypeAI {
+			role = "assistant"
+		}
+		for _, part := range msg.Parts {
+			switch p := part.(type) {
+			case llms.TextContent:
+				if msg.Role == llms.ChatMessageTypeSystem {
+					system = append(system, p.Text)
+				} else {
+					text = append(text, p.Text)
+				}
+			case llms.ToolCall:
+				flushText(role)
+				if p.FunctionCall != nil {
+					items = append(items, map[string]any{"type": "function_call", "call_id": p.ID,
+						"name": p.FunctionCall.Name, "arguments": p.FunctionCall.Arguments})
+				}
+			case llms.ToolCallResponse:
+				items = append(items, map[string]any{"type": "function_call_output", "call_id": p.ToolCallID, "output": p.Content})
+			case llms.BinaryContent:
+				switch {
+				case isToolError(p):
+				case p.MIMEType == BlockMIME:
+					flushText(role)
+					items = append(items, json.RawMessage(p.Data))
+				default:
+					return "", nil, fmt.Errorf("message %d: the Responses API takes no %s part here", i, p.MIMEType)
+				}
+			default:
+				return "", nil, fmt.Errorf("message %d: the Responses API takes no %T part", i, part)
+			}
+		}
+		flushText(role)
+	}
+	return strings.Join(system, "\n\n"), items, nil
+}
+
+// responsesResult reads a Response object into one choice.
+func responsesResult(raw string) (*llms.ContentResponse, error) {
+	var r struct {
+		Status            string `json:"status"`
+		IncompleteDetails *struct {
+			Reason string `json:"reason"`
+		} `json:"incomplete_details"`
+		Output []json.RawMessage `json:"output"`
+		Usage  struct {
+			InputTokens        int `json:"input_tokens"`
+			OutputTokens       int `json:"output_tokens"`
+			InputTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"input_tokens_details"`
+			OutputTokensDetails struct {
+				ReasoningTokens int `json:"reasoning_tokens"`
+			} `json:"output_tokens_details"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, err
+	}
+	choice := &llms.ContentChoice{GenerationInfo: map[string]any{}}
+	var text, refusal, reasoning strings.Builder
+	var turn []llms.ContentPart
+	for _, rawItem := range r.Output {
+		var item struct {
+			Type      string `json:"type"`
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+			Content   []struct {
+				Type    string `json:"type"`
+				Text    string `json:"text"`
+				Refusal string `json:"refusal"`
+			} `json:"content"`
+			Summary []struct {
+				Text string `json:"text"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal(rawItem, &item); err != nil {
+			return nil, err
+		}
+		switch item.Type {
+		case "message":
+			var t strings.Builder
+			for _, c := range item.Content {
+				switch c.Type {
+				case "output_text":
+					t.WriteString(c.Text)
+				case "refusal":
+					refusal.WriteString(c.Refusal)
+				}
+			}
+			if t.Len() > 0 {
+				text.WriteString(t.String())
+				turn = append(turn, llms.TextContent{Text: t.String()})
+			}
+		case "function_call":
+			args := item.Arguments
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			call := llms.ToolCall{ID: item.CallID, Type: "function", FunctionCall: &llms.FunctionCall{Name: item.Name, Arguments: args}}
+			choice.ToolCalls = append(choice.ToolCalls, call)
+			turn = append(turn, call)
+		default:
+			if item.Type == "reasoning" {
+				for _, s := range item.Summary {
+					reasoning.WriteString(s.Text)
+				}
+			}
+			turn = append(turn, blockPart(rawItem))
+		}
+	}
+	choice.Content = text.String()
+	choice.ReasoningContent = reasoning.String()
+	switch {
+	case r.Status == "incomplete" && r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens":
+		choice.StopReason = StopMaxTokens
+	case r.Status == "incomplete" && r.IncompleteDetails != nil:
+		choice.StopReason = r.IncompleteDetails.Reason
+	case len(choice.ToolCalls) > 0:
+		choice.StopReason = "tool_calls"
+	default:
+		choice.StopReason = "stop"
+	}
+	if len(choice.ToolCalls) > 0 {
+		choice.FuncCall = choice.ToolCalls[0].FunctionCall
+	}
+	if refusal.Len() > 0 {
+		choice.GenerationInfo[InfoRefusal] = refusal.String()
+	}
+	choice.GenerationInfo[InfoInputTokens] = r.Usage.InputTokens
+	choice.GenerationInfo[InfoOutputTokens] = r.Usage.OutputTokens
+	choice.GenerationInfo[InfoCacheReadTokens] = r.Usage.InputTokensDetails.CachedTokens
+	choice.GenerationInfo[InfoReasoningTokens] = r.Usage.OutputTokensDetails.ReasoningTokens
+	choice.GenerationInfo[InfoTurn] = turn
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+}

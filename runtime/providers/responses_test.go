@@ -1,0 +1,165 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+const responsesToolTurn = `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[
+ {"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Search, then read."}],"encrypted_content":"gAAAAB"},
+ {"id":"ws_1","type":"web_search_call","status":"completed","action":{"type":"search","query":"agentspec"}},
+ {"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Reading the notes.","annotations":[]}]},
+ {"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}"}],
+"usage":{"input_tokens":40,"input_tokens_details":{"cached_tokens":16},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":70}}`
+
+const responsesDone = `{"id":"resp_2","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[
+ {"id":"msg_2","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"alpha","annotations":[]}]}],
+"usage":{"input_tokens":60,"output_tokens":2,"total_tokens":62}}`
+
+func responsesSSE(t *testing.T, response, text string) string {
+	t.Helper()
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(response), &r))
+	ev := func(v map[string]any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return "event: " + v["type"].(string) + "\ndata: " + string(b)
+	}
+	return providertest.SSE(
+		ev(map[string]any{"type": "response.created", "sequence_number": 0, "response": map[string]any{"id": r["id"], "status": "in_progress", "output": []any{}}}),
+		ev(map[string]any{"type": "response.output_text.delta", "sequence_number": 1, "item_id": "msg", "output_index": 0, "content_index": 0, "delta": text}),
+		ev(map[string]any{"type": "response.completed", "sequence_number": 2, "response": r}))
+}
+
+func TestResponsesToolRound(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			first, second := responsesToolTurn, responsesDone
+			var opts []llms.CallOption
+			if stream {
+				first, second = responsesSSE(t, first, "Reading the notes."), responsesSSE(t, second, "alpha")
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: second})
+			policy, _ := instant()
+			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.URL + "/v1", Thinking: &spec.Thinking{Enabled: true, Effort: "high"}},
+				Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy, NativeTools: []NativeTool{{Kind: "web_search", Options: map[string]any{"search_context_size": "low"}}}})
+			require.NoError(t, err)
+			opts = append(opts, llms.WithTools([]llms.Tool{readFileTool}))
+			history := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."), human("What is in a.txt?")}
+			resp, err := m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			c := resp.Choices[0]
+			assert.Equal(t, "Reading the notes.", c.Content)
+			assert.Equal(t, "Search, then read.", c.ReasoningContent)
+			require.Len(t, c.ToolCalls, 1)
+			assert.Equal(t, "call_1", c.ToolCalls[0].ID)
+			assert.Equal(t, 16, c.GenerationInfo[InfoCacheReadTokens])
+			assert.Equal(t, 20, c.GenerationInfo[InfoReasoningTokens])
+
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("call_1", "read_file", "alpha"))
+			resp, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", resp.Choices[0].Content)
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			assert.Equal(t, "/v1/responses", reqs[0].Path)
+			body := reqs[0].JSON()
+			assert.Equal(t, "Be brief.", body["instructions"])
+			assert.Equal(t, map[string]any{"effort": "high"}, body["reasoning"])
+			assert.Equal(t, normalise(t, []any{
+				map[string]any{"type": "function", "name": "read_file", "strict": false, "description": "Read a file of the workspace.",
+					"parameters": readFileTool.Function.Parameters},
+				map[string]any{"type": "web_search", "search_context_size": "low"},
+			}), body["tools"])
+			var input []map[string]any
+			b, _ := json.Marshal(reqs[1].JSON()["input"])
+			require.NoError(t, json.Unmarshal(b, &input))
+			require.Len(t, input, 6, "%s", b)
+			assert.Equal(t, "reasoning", input[1]["type"])
+			assert.Equal(t, "gAAAAB", input[1]["encrypted_content"], "the reasoning item goes back unchanged")
+			assert.Equal(t, "web_search_call", input[2]["type"])
+			assert.Equal(t, map[string]any{"role": "assistant", "content": "Reading the notes."}, input[3])
+			assert.Equal(t, "function_call", input[4]["type"])
+			assert.Equal(t, map[string]any{"type": "function_call_output", "call_id": "call_1", "output": "alpha"}, input[5])
+		})
+	}
+}
+
+// normalise re-decodes v so that typed values compare as decoded JSON.
+func normalise(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
+}
+
+func TestResponsesIncompleteAndErrors(t *testing.T) {
+	t.Parallel()
+	incomplete := `{"id":"resp_3","object":"response","created_at":1,"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"model":"gpt-5","output":[],"usage":{"input_tokens":1,"output_tokens":100,"total_tokens":101}}`
+	failed := providertest.SSE(`event: error
+data: {"type":"error","sequence_number":1,"code":"server_error","message":"The server had an error.","param":null}`)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: incomplete}, providertest.Recorded{Body: failed},
+		providertest.Recorded{Body: responsesSSE(t, responsesDone, "alpha")})
+	policy, _ := instant()
+	m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, StopMaxTokens, resp.Choices[0].StopReason)
+	resp, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+	require.NoError(t, err, "a server_error event is retried")
+	assert.Equal(t, "alpha", resp.Choices[0].Content)
+
+	assert.EqualError(t, Validate("openai-responses:gpt-5", spec.ModelSettings{Seed: ptr(1)}),
+		"openai-responses does not support model_settings.seed: the Responses API has no such field; use openai-chat:")
+	_, err = New("openai-responses:gpt-5", spec.ModelSettings{}, Options{Getenv: env("OPENAI_API_KEY", "k"),
+		NativeTools: []NativeTool{{Kind: "web_search", Options: map[string]any{"max_uses": json.Number("2")}}}})
+	assert.EqualError(t, err, "openai-responses: the Responses API's web_search takes no max_uses")
+}
+
+// Every provider served through the Responses API does one tool round at its
+// documented base URL with its own key.
+func TestEveryResponsesProviderToolRound(t *testing.T) {
+	t.Parallel()
+	for _, p := range table {
+		if p.api != apiResponses || p.unavailable != "" {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: responsesToolTurn}, providertest.Recorded{Body: responsesDone})
+			policy, _ := instant()
+			m, err := New(p.name+":some-model", spec.ModelSettings{}, Options{retry: policy, Transport: redirect{srv.URL},
+				Getenv: env(p.keyEnvs[0], "key-"+p.name, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com", "AWS_REGION", "us-west-2")})
+			require.NoError(t, err)
+			history := []llms.MessageContent{human("What is in a.txt?")}
+			resp, err := m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("call_1", "read_file", "alpha"))
+			resp, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", resp.Choices[0].Content)
+			want := map[string]string{
+				"openai-responses": "/v1/responses", "azure-responses": "/openai/v1/responses", "bedrock-mantle": "/openai/v1/responses",
+				"gateway/openai": "/proxy/openai/responses", "gateway/openai-responses": "/proxy/openai/responses", "gateway/responses": "/proxy/openai/responses",
+			}[p.name]
+			req := srv.Requests()[0]
+			assert.Equal(t, want, req.Path)
+			assert.Equal(t, "Bearer key-"+p.name, req.Header.Get("Authorization"))
+		})
+	}
+}

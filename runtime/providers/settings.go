@@ -1,0 +1,295 @@
+package providers
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// unsupported is the error of a setting p cannot honour.
+func unsupported(p provider, key, reason string) error {
+	return &UnsupportedSettingError{Provider: p.name, Setting: key, Reason: reason}
+}
+
+// bodyKeys are the provider-prefixed settings sent as the body member of the
+// same name without the prefix, by prefix. Keys of a prefix missing here are
+// refused with the reason in refusedKeys, or as not sent yet.
+var bodyKeys = map[string][]string{
+	"openai_": {"reasoning_effort", "logprobs", "top_logprobs", "store", "user", "service_tier", "prediction",
+		"prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "moderation"},
+	"anthropic_":  {"metadata", "service_tier", "container", "speed", "context_management", "effort"},
+	"groq_":       {"reasoning_format", "reasoning_effort"},
+	"mistral_":    {"prompt_cache_key"},
+	"openrouter_": {"models", "provider", "preset", "transforms", "reasoning", "usage"},
+	"xai_":        {"reasoning_effort", "logprobs", "top_logprobs", "user"},
+	"cerebras_":   {"disable_reasoning", "clear_thinking"},
+}
+
+// specialKeys are handled by the models themselves.
+var specialKeys = []string{
+	"anthropic_thinking", "anthropic_betas", "anthropic_cache", "anthropic_cache_instructions",
+	"anthropic_cache_tool_definitions", "anthropic_cache_messages", "anthropic_eager_input_streaming",
+	"anthropic_code_execution_tool_version", "openai_continuous_usage_stats",
+	"google_thinking_config", "google_cached_content",
+}
+
+// responsesOnly are openai_ keys of the Responses API.
+var responsesOnly = []string{
+	"openai_native_tools", "openai_reasoning_mode", "openai_reasoning_context", "openai_reasoning_summary",
+	"openai_send_reasoning_ids", "openai_truncation", "openai_text_verbosity", "openai_previous_response_id",
+	"openai_conversation_id", "openai_include_code_execution_outputs", "openai_include_web_search_sources",
+	"openai_include_file_search_results", "openai_include_raw_annotations", "openai_context_management",
+	"openai_background",
+}
+
+// checkSettings returns an *UnsupportedSettingError for each setting p
+// cannot honour with model.
+func checkSettings(p provider, model string, s spec.ModelSettings) []error {
+	var errs []error
+	add := func(key, reason string) { errs = append(errs, unsupported(p, key, reason)) }
+	anthropic := p.api == apiAnthropic
+	if anthropic {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{"seed", s.Seed != nil},
+			{"presence_penalty", s.PresencePenalty != nil},
+			{"frequency_penalty", s.FrequencyPenalty != nil},
+			{"logit_bias", len(s.LogitBias) > 0},
+		} {
+			if k.set {
+				add(k.key, "")
+			}
+		}
+		if s.ToolChoice != nil && len(s.ToolChoice.Tools) > 1 {
+			add("tool_choice", "the Messages API can force one named tool, not a list of several")
+		}
+		if s.ServiceTier == "flex" || s.ServiceTier == "priority" {
+			add("service_tier", "Anthropic's tiers are auto and default (standard_only)")
+		}
+	} else {
+		if s.TopK != nil {
+			add("top_k", "the Chat Completions API has no top_k; a server that takes it can get it through extra_body")
+		}
+		if s.ServiceTier != "" && p.prefix != "openai_" {
+			add("service_tier", "only OpenAI's APIs have service tiers")
+		}
+	}
+	if p.api == apiResponses {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{"seed", s.Seed != nil},
+			{"presence_penalty", s.PresencePenalty != nil},
+			{"frequency_penalty", s.FrequencyPenalty != nil},
+			{"logit_bias", len(s.LogitBias) > 0},
+			{"stop_sequences", len(s.StopSequences) > 0},
+		} {
+			if k.set {
+				add(k.key, "the Responses API has no such field; use openai-chat:")
+			}
+		}
+	}
+	if s.Thinking != nil {
+		switch {
+		case p.thinking == "":
+			add("thinking", "agentspec knows no reasoning switch for it; send the provider's own field through extra_body")
+		case s.Thinking.Budget > 0 && p.thinking != thinkingAnthropic:
+			add("thinking", "a token budget is Anthropic's; give an effort (minimal, low, medium, high, xhigh)")
+		}
+	}
+	if _, err := anthropicThinking(p, model, s); err != nil {
+		errs = append(errs, err)
+	}
+	if len(s.ExtraBody) > 0 {
+		for k, v := range s.ExtraBody {
+			if _, err := json.Marshal(v); err != nil {
+				errs = append(errs, fmt.Errorf("model_settings.extra_body.%s: %w", k, err))
+			}
+		}
+	}
+	keys := make([]string, 0, len(s.Provider))
+	for k := range s.Provider {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		prefix := k[:strings.Index(k, "_")+1]
+		switch {
+		case p.prefix == "" || prefix != p.prefix:
+			add(k, fmt.Sprintf("it is read by %s models only", strings.TrimSuffix(prefix, "_")))
+		case slices.Contains(responsesOnly, k) && p.api != apiResponses:
+			add(k, "it belongs to the Responses API; use openai-responses:")
+		case slices.Contains(bodyKeys[prefix], strings.TrimPrefix(k, prefix)), slices.Contains(specialKeys, k):
+		case p.api == apiResponses && slices.Contains(responsesOnly, k):
+			if !slices.Contains(responsesKeys, k) {
+				add(k, "agentspec does not send it yet")
+			}
+		default:
+			add(k, "agentspec does not send it yet")
+		}
+	}
+	if v, ok := s.Provider["anthropic_betas"]; ok && anthropic {
+		if _, ok := stringList(v); !ok {
+			add("anthropic_betas", "expected a list of beta names")
+		}
+	}
+	return errs
+}
+
+// responsesKeys are the Responses-only keys the responses model sends.
+var responsesKeys = []string{"openai_reasoning_summary", "openai_truncation", "openai_text_verbosity", "openai_previous_response_id", "openai_background"}
+
+func stringList(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// thinkingBudgets are the Anthropic budgets of the unified efforts, as
+// pydantic-ai maps them.
+var thinkingBudgets = map[string]int{"minimal": 1024, "low": 2048, "": 10000, "medium": 10000, "high": 16384, "xhigh": 32768}
+
+// minThinkingBudget is the smallest budget the Messages API takes.
+const minThinkingBudget = 1024
+
+// claudeVersion reads the major and minor version of a Claude model id
+// (claude-sonnet-4-6, claude-opus-4-5-20251101, claude-3-7-sonnet-latest).
+var claudeVersion = regexp.MustCompile(`claude-(?:[a-z]+-)?(\d+)(?:[-.](\d{1,2}))?(?:\D|$)`)
+
+// adaptiveThinking reports whether model takes thinking {type: adaptive}:
+// Claude 4.6 and later.
+func adaptiveThinking(model string) bool {
+	m := claudeVersion.FindStringSubmatch(model)
+	if m == nil {
+		return false
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	return major > 4 || major == 4 && minor >= 6
+}
+
+// thinkingPlan is how thinking is sent to Anthropic.
+type thinkingPlan struct {
+	raw    map[string]any // the thinking object; nil sends none
+	effort string         // output_config.effort; "" sends none
+	budget int            // budget_tokens of an enabled thinking
+}
+
+// anthropicThinking decides the thinking of an Anthropic request from
+// anthropic_thinking, anthropic_effort and the unified thinking setting, and
+// checks the rules the API enforces: a budget of at least 1024 tokens, below
+// max_tokens, with temperature 1 and no top_k.
+func anthropicThinking(p provider, model string, s spec.ModelSettings) (thinkingPlan, error) {
+	var plan thinkingPlan
+	if p.api != apiAnthropic {
+		return plan, nil
+	}
+	key := "thinking"
+	if raw, ok := s.Provider["anthropic_thinking"].(map[string]any); ok {
+		key = "anthropic_thinking"
+		plan.raw = raw
+		switch typ, _ := raw["type"].(string); typ {
+		case "enabled":
+			n, ok := raw["budget_tokens"].(json.Number)
+			b, err := n.Int64()
+			if !ok || err != nil {
+				return plan, unsupported(p, key, "type enabled needs budget_tokens, a whole number of tokens")
+			}
+			plan.budget = int(b)
+		case "adaptive", "disabled":
+		default:
+			return plan, unsupported(p, key, fmt.Sprintf("type must be enabled, adaptive or disabled, not %q", typ))
+		}
+	} else if t := s.Thinking; t != nil && t.Enabled {
+		switch {
+		case t.Budget > 0:
+			plan.budget = t.Budget
+			plan.raw = map[string]any{"type": "enabled", "budget_tokens": t.Budget}
+		case adaptiveThinking(model):
+			plan.raw = map[string]any{"type": "adaptive"}
+			switch t.Effort {
+			case "minimal":
+				plan.effort = "low"
+			case "xhigh":
+				plan.effort = "max"
+			default:
+				plan.effort = t.Effort
+			}
+		default:
+			plan.budget = thinkingBudgets[t.Effort]
+			plan.raw = map[string]any{"type": "enabled", "budget_tokens": plan.budget}
+		}
+	}
+	if e, ok := s.Provider["anthropic_effort"].(string); ok {
+		plan.effort = e
+	}
+	if plan.raw == nil || plan.raw["type"] == "disabled" {
+		return plan, nil
+	}
+	switch {
+	case plan.budget > 0 && plan.budget < minThinkingBudget:
+		return plan, unsupported(p, key, fmt.Sprintf("a thinking budget of %d tokens is below the API's minimum of %d", plan.budget, minThinkingBudget))
+	case plan.budget > 0 && s.MaxTokens > 0 && plan.budget >= s.MaxTokens:
+		return plan, unsupported(p, key, fmt.Sprintf("the thinking budget (%d tokens) must be below model_settings.max_tokens (%d)", plan.budget, s.MaxTokens))
+	case s.Temperature != nil && *s.Temperature != 1:
+		return plan, unsupported(p, key, "with thinking on, the API takes no temperature but 1; remove model_settings.temperature")
+	case s.TopK != nil:
+		return plan, unsupported(p, key, "with thinking on, the API takes no top_k; remove model_settings.top_k")
+	case s.TopP != nil && (*s.TopP < 0.95 || *s.TopP > 1):
+		return plan, unsupported(p, key, "with thinking on, the API takes a top_p between 0.95 and 1 only")
+	case s.ToolChoice != nil && (s.ToolChoice.Mode == "required" || len(s.ToolChoice.Tools) > 0):
+		return plan, unsupported(p, key, "with thinking on, the API lets the model choose its tools: tool_choice may be auto or none")
+	}
+	return plan, nil
+}
+
+// maxTokens is the max_tokens of a request: the spec's, or the default plus
+// the thinking budget.
+func maxTokens(s spec.ModelSettings, budget int) int {
+	if s.MaxTokens > 0 {
+		return s.MaxTokens
+	}
+	return DefaultMaxTokens + budget
+}
+
+// callMaxTokens is maxTokens, unless the caller's options set one.
+func callMaxTokens(s spec.ModelSettings, opts llms.CallOptions, budget int) int {
+	if opts.MaxTokens > 0 {
+		return opts.MaxTokens
+	}
+	return maxTokens(s, budget)
+}
+
+// reasoningEffort is the reasoning_effort the unified thinking setting means
+// on an OpenAI-style API: "" sends none.
+func reasoningEffort(t *spec.Thinking) string {
+	switch {
+	case t == nil:
+		return ""
+	case !t.Enabled:
+		return "none"
+	case t.Effort == "":
+		return "medium"
+	}
+	return t.Effort
+}
