@@ -103,12 +103,13 @@ func TestPydanticAIWebFetchRunsOffline(t *testing.T) {
 
 func TestPydanticAISpecsRefused(t *testing.T) {
 	want := map[string]string{
-		"array.json":                "an agent spec must be a mapping (model: ..., instructions: ...), found a list",
-		"empty.yaml":                "empty",
-		"filesystem-twice.yaml":     `filesystem-twice.yaml:6:5: capabilities[1]: FileSystem offers tools named "read_file"`,
-		"output-schema-string.yaml": `output-schema-string.yaml:3:23: output_schema: expected an object schema`,
-		"python-only.yaml":          `capability type "ProcessHistory" cannot be used outside Python`,
-		"unknown-capability.yaml":   `unknown capability type "Unknown"`,
+		"array.json":                 "an agent spec must be a mapping (model: ..., instructions: ...), found a list",
+		"empty.yaml":                 "empty",
+		"filesystem-twice.yaml":      `filesystem-twice.yaml:6:5: capabilities[1]: FileSystem offers tools named "read_file"`,
+		"output-schema-string.yaml":  `output-schema-string.yaml:3:23: output_schema: expected an object schema`,
+		"python-only.yaml":           `capability type "ProcessHistory" cannot be used outside Python`,
+		"unknown-capability.yaml":    `unknown capability type "Unknown"`,
+		"web-search-duckduckgo.yaml": `WebSearch.local: expected false or null: agentspec does not implement a local search (duckduckgo)`,
 	}
 	files, err := filepath.Glob(filepath.Join(pydanticAI, "invalid", "*"))
 	require.NoError(t, err)
