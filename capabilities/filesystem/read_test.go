@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,7 +59,7 @@ func TestReadFileTranscript(t *testing.T) {
 	mustSymlink(t, "hello.txt", filepath.Join(root, "hello-link"))
 	mustSymlink(t, "/etc/hostname", filepath.Join(root, "escape"))
 	mustSymlink(t, "/dev/zero", filepath.Join(root, "zero"))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	mkfifo(t, filepath.Join(root, "fifo"))
 	ln, err := net.Listen("unix", filepath.Join(root, "sock"))
 	require.NoError(t, err)
 	defer ln.Close()
