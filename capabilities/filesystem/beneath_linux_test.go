@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"context"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"path/filepath"
 	"testing"
 
@@ -28,8 +29,8 @@ func TestWalkWithoutOpenat2(t *testing.T) {
 		return out + readBack(t, root, "a/b/c.txt")
 	}
 	with := run()
-	openat2Missing.Store(true)
-	defer openat2Missing.Store(false)
+	sandbox.SetOpenat2Missing(true)
+	defer sandbox.SetOpenat2Missing(false)
 	assert.Equal(t, with, run())
 	assert.Contains(t, with, "Parent directory 'a/nope' does not exist.")
 }

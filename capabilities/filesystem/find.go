@@ -90,7 +90,7 @@ func (fs *FS) findEntry(w *walk.Walker[globState], g *glob) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		st, err := fs.lstat(target)
+		st, err := fs.dir.Lstat(target)
 		if err != nil {
 			return "", false // dangling
 		}

@@ -3,6 +3,7 @@ package filesystem
 import (
 	"context"
 	"fmt"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,16 +19,16 @@ import (
 // Paths inside FS are canonical root-relative paths ("rel"): "/"-separated,
 // no "." or ".." components, no symlinks, "." for the root itself. resolve
 // turns what the model wrote into one; the check methods and the descriptor
-// helpers in beneath_*.go take one.
+// helpers of internal/sandbox take one.
 type FS struct {
-	rootDir    string   // absolute real path of the root, as events report it
-	rootParts  []string // rootDir split into components
-	aliasParts []string // the root as configured, when absolute paths may use that spelling
-	root       *os.Root // held on the root directory; walkers list and open through it
-	dir        *rootDir // descriptor the direct tools' walks start from
-	cwd        string   // canonical rel of the working directory
-	cwdParts   []string // cwd split into components (nil for ".")
-	opts       Options  // normalized
+	rootDir    string       // absolute real path of the root, as events report it
+	rootParts  []string     // rootDir split into components
+	aliasParts []string     // the root as configured, when absolute paths may use that spelling
+	root       *os.Root     // held on the root directory; walkers list and open through it
+	dir        *sandbox.Dir // descriptor the direct tools' walks start from
+	cwd        string       // canonical rel of the working directory
+	cwdParts   []string     // cwd split into components (nil for ".")
+	opts       Options      // normalized
 	changes    *changeTracker
 
 	allowed, denied, protected []pattern
@@ -48,7 +49,7 @@ func newFS(opts Options, dir string) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
 	}
-	rd, err := openRootDir(root)
+	rd, err := sandbox.Open(root)
 	if err != nil {
 		root.Close()
 		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
@@ -110,7 +111,7 @@ func (fs *FS) Close() error {
 	fs.closeOnce.Do(func() {
 		fs.closed.Store(true)
 		fs.changes.close()
-		fs.dir.close()
+		fs.dir.Close()
 		fs.closeErr = fs.root.Close()
 	})
 	return fs.closeErr
@@ -278,21 +279,4 @@ func splitAbs(p string) []string {
 		return nil
 	}
 	return strings.Split(p, "/")
-}
-
-// join appends name to the canonical rel dir.
-func join(dir, name string) string {
-	if dir == "." || dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
-// split returns the parent and final component of a canonical rel.
-func split(rel string) (dir, name string) {
-	i := strings.LastIndexByte(rel, '/')
-	if i < 0 {
-		return ".", rel
-	}
-	return rel[:i], rel[i+1:]
 }

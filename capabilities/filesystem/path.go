@@ -20,7 +20,7 @@ package filesystem
 //     final path must lie inside the root or the call is refused. Patterns
 //     are then matched against rel, so an alias is checked as its target.
 //
-//  2. The I/O (beneath_unix.go) reaches rel again from a descriptor held on
+//  2. The I/O (internal/sandbox) reaches rel again from a descriptor held on
 //     the root, one component at a time with O_NOFOLLOW|O_DIRECTORY, and opens
 //     the final component with O_NOFOLLOW. rel contains no symlinks, so any
 //     symlink met now was swapped in after the check: the open fails (ELOOP,
@@ -36,6 +36,7 @@ package filesystem
 
 import (
 	"errors"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,14 +52,6 @@ const (
 	// pathMax is the longest absolute path the OS accepts (Linux PATH_MAX,
 	// counting the terminating NUL).
 	pathMax = 4096
-)
-
-type entryKind uint8
-
-const (
-	kindOther entryKind = iota // a regular file, FIFO, socket or device
-	kindDir
-	kindSymlink
 )
 
 var (
@@ -101,8 +94,8 @@ func (fs *FS) resolvePath(base []string, p string) (string, error) {
 	if len(p) > 16*pathMax {
 		return "", errTooLong
 	}
-	r := resolution{fs: fs, cur: fs.dir.cursor(), inside: true}
-	defer r.cur.close()
+	r := resolution{fs: fs, cur: fs.dir.Cursor(), inside: true}
+	defer r.cur.Close()
 	given := p
 	p = filepath.ToSlash(p)
 	r.push(p)
@@ -138,7 +131,7 @@ var errSymlinkLoop = errors.New("symlink loop")
 // resolution is the state of one resolve.
 type resolution struct {
 	fs  *FS
-	cur cursor // at the deepest existing directory of parts
+	cur sandbox.Cursor // at the deepest existing directory of parts
 	// inside says whether parts is relative to the root or, having climbed
 	// above it, absolute.
 	inside bool
@@ -171,7 +164,7 @@ func (r *resolution) pushParts(parts []string) {
 // restart moves to the filesystem root "/", which is the sandbox root itself
 // when the sandbox is "/".
 func (r *resolution) restart() {
-	r.cur.reset()
+	r.cur.Reset()
 	r.parts = r.parts[:0]
 	r.literal = 0
 	r.inside = len(r.fs.rootParts) == 0
@@ -190,7 +183,7 @@ func (r *resolution) run() error {
 			if slices.Equal(r.parts, r.fs.rootParts) || (r.fs.aliasParts != nil && slices.Equal(r.parts, r.fs.aliasParts)) {
 				r.parts = r.parts[:0]
 				r.inside = true
-				r.cur.reset()
+				r.cur.Reset()
 			}
 		case r.literal > 0:
 			r.parts = append(r.parts, name)
@@ -214,13 +207,13 @@ func (r *resolution) up() {
 		if n := len(r.fs.rootParts); n > 0 { // ".." of "/" is "/"
 			r.inside = false
 			r.parts = append(r.parts[:0], r.fs.rootParts[:n-1]...)
-			r.cur.reset()
+			r.cur.Reset()
 		}
 	default:
 		if r.literal > 0 {
 			r.literal--
 		} else {
-			r.cur.up()
+			r.cur.Up()
 		}
 		r.parts = r.parts[:len(r.parts)-1]
 	}
@@ -228,12 +221,12 @@ func (r *resolution) up() {
 
 // step walks one existing-or-not component below the cursor.
 func (r *resolution) step(name string) error {
-	kind, err := r.cur.lstat(name)
+	kind, err := r.cur.Lstat(name)
 	if err != nil && strings.IndexByte(name, '\\') >= 0 {
 		// A name the listings showed escaped (see names.go) addresses the
 		// file of the raw name when no file has the escaped one.
 		if raw, ok := unescapeName(name); ok && raw != name {
-			if k, rerr := r.cur.lstat(raw); rerr == nil {
+			if k, rerr := r.cur.Lstat(raw); rerr == nil {
 				name, kind, err = raw, k, nil
 			}
 		}
@@ -247,17 +240,17 @@ func (r *resolution) step(name string) error {
 		return nil
 	}
 	switch kind {
-	case kindDir:
+	case sandbox.KindDir:
 		r.parts = append(r.parts, name)
-		if r.cur.down(name) != nil {
+		if r.cur.Down(name) != nil {
 			r.literal = 1
 		}
-	case kindSymlink:
+	case sandbox.KindSymlink:
 		r.links++
 		if r.links > maxSymlinks {
 			return errSymlinkLoop
 		}
-		target, err := r.cur.readlink(name)
+		target, err := r.cur.Readlink(name)
 		if err != nil || target == "" {
 			if e := pathNameError(err); e != nil {
 				return e

@@ -3,6 +3,7 @@ package filesystem
 import (
 	"context"
 	"fmt"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,8 +26,8 @@ import (
 func TestSymlinkSwapRace(t *testing.T) {
 	// Not parallel: the second run switches openat2 off for the process.
 	t.Run("openat2", symlinkSwapRace)
-	openat2Missing.Store(true)
-	defer openat2Missing.Store(false)
+	sandbox.SetOpenat2Missing(true)
+	defer sandbox.SetOpenat2Missing(false)
 	t.Run("walk", symlinkSwapRace)
 }
 

@@ -3,6 +3,7 @@ package filesystem
 import (
 	"context"
 	"fmt"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -31,8 +32,8 @@ func TestWalkerSwapRace(t *testing.T) {
 	rgByPath.Store(true)
 	t.Run("rg by path", walkerSwapRace)
 	rgByPath.Store(false)
-	openat2Missing.Store(true)
-	defer openat2Missing.Store(false)
+	sandbox.SetOpenat2Missing(true)
+	defer sandbox.SetOpenat2Missing(false)
 	t.Run("walk", walkerSwapRace)
 }
 

@@ -261,7 +261,7 @@ func TestReadPathsAgreeAcrossSizes(t *testing.T) {
 		want := contentHash([]byte(content))
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
-			f, err := c.fs.openReader(rel)
+			f, err := c.fs.dir.OpenReader(rel)
 			require.NoError(t, err)
 			got, err := io.ReadAll(f)
 			require.NoError(t, f.Close())

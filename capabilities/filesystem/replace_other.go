@@ -4,6 +4,7 @@ package filesystem
 
 import (
 	"errors"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"io/fs"
 	"os"
 	"path"
@@ -17,7 +18,7 @@ import (
 func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) error {
 	lk := fileLocks.lock(fsys.rootDir + "\x00" + rel)
 	defer lk.unlock()
-	dir, _ := split(rel)
+	dir, _ := sandbox.Split(rel)
 	if dirKey := fsys.rootDir + "\x00" + dir; sweptDirs.first(dirKey) {
 		if names, err := readDirNames(fsys.root, dir); err == nil {
 			for _, n := range names {
@@ -42,7 +43,7 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 		if st.IsDir() {
 			return writeOpenError(p, rel, &os.PathError{Op: "open", Path: rel, Err: syscall.EISDIR}, create)
 		}
-		return writeOpenError(p, rel, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}, create)
+		return writeOpenError(p, rel, &os.PathError{Op: "open", Path: rel, Err: sandbox.ErrNotRegular}, create)
 	default:
 		mode = st.Mode().Perm()
 	}
@@ -89,7 +90,7 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 }
 
 func (fsys *FS) hashFile(rel string) (string, error) {
-	f, err := fsys.openReader(rel)
+	f, err := fsys.dir.OpenReader(rel)
 	if err != nil {
 		return "", err
 	}

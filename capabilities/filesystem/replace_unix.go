@@ -4,6 +4,7 @@ package filesystem
 
 import (
 	"errors"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"os"
 	"strconv"
 
@@ -33,19 +34,19 @@ import (
 // a *staleError); absentHash refuses a file that appeared where none was.
 // create false refuses to create a file that is gone.
 func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) error {
-	c, name, err := fs.walkParent("open", rel)
+	c, name, err := fs.dir.WalkParent("open", rel)
 	if err != nil {
 		return writeOpenError(path, rel, err, create)
 	}
-	defer c.close()
-	lk, err := lockFile(c.at(), name)
+	defer c.Close()
+	lk, err := lockFile(c.At(), name)
 	if err != nil {
-		return writeOpenError(path, rel, &os.PathError{Op: "open", Path: rel, Err: parentError{err}}, create)
+		return writeOpenError(path, rel, &os.PathError{Op: "open", Path: rel, Err: sandbox.ParentError{Err: err}}, create)
 	}
 	defer lk.unlock()
 	sweepTemps(lk)
 
-	cur, err := currentFile(c.at(), name, rel, g)
+	cur, err := currentFile(c.At(), name, rel, g)
 	if err != nil {
 		return writeOpenError(path, rel, err, create)
 	}
@@ -58,7 +59,7 @@ func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) 
 		return &staleError{want: g.hash, got: cur.hash}
 	}
 
-	tmp, fd, err := createTemp(c.at(), cur)
+	tmp, fd, err := createTemp(c.At(), cur)
 	if err != nil {
 		return writeOpenError(path, rel, &os.PathError{Op: "open", Path: rel, Err: err}, create)
 	}
@@ -71,17 +72,17 @@ func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) 
 	}
 	if err == nil {
 		if cur.exists || g.hash == "" {
-			err = renameat(c.at(), tmp, name)
+			err = renameat(c.At(), tmp, name)
 		} else {
 			// Guarded and absent: a file that another process makes
 			// meanwhile is not overwritten.
-			err = renameNoReplace(c.at(), tmp, name)
+			err = sandbox.RenameNoReplace(c.At(), tmp, name)
 		}
 	}
 	if err != nil {
-		unix.Unlinkat(c.at(), tmp, 0)
+		unix.Unlinkat(c.At(), tmp, 0)
 		if errors.Is(err, unix.EEXIST) {
-			now, _ := currentFile(c.at(), name, rel, guard{hash: absentHash})
+			now, _ := currentFile(c.At(), name, rel, guard{hash: absentHash})
 			return &staleError{want: g.hash, got: now.hash}
 		}
 		return osError(&os.PathError{Op: "write", Path: rel, Err: err})
@@ -101,7 +102,7 @@ type current struct {
 // hash when g has one to compare.
 func currentFile(dirfd int, name, rel string, g guard) (current, error) {
 	var st unix.Stat_t
-	err := retryEINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	err := sandbox.RetryEINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return current{}, nil
@@ -115,14 +116,14 @@ func currentFile(dirfd int, name, rel string, g guard) (current, error) {
 	case unix.S_IFDIR:
 		return current{}, &os.PathError{Op: "open", Path: rel, Err: unix.EISDIR}
 	default:
-		return current{}, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}
+		return current{}, &os.PathError{Op: "open", Path: rel, Err: sandbox.ErrNotRegular}
 	}
 	cur := current{exists: true, mode: uint32(st.Mode) & 0o777, uid: int(st.Uid), gid: int(st.Gid)}
 	if g.hash == "" {
 		return cur, nil
 	}
 	var fd int
-	err = retryEINTR(func() (err error) {
+	err = sandbox.RetryEINTR(func() (err error) {
 		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		return err
 	})
@@ -134,17 +135,17 @@ func currentFile(dirfd int, name, rel string, g guard) (current, error) {
 		return current{}, nil // gone since the stat
 	default:
 		if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV) {
-			err = errNotRegular
+			err = sandbox.ErrNotRegular
 		}
 		return current{}, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
-	r := &fileReader{fd: fd, name: rel}
+	r := sandbox.NewFileReader(fd, rel)
 	defer r.Close()
 	if err := unix.Fstat(fd, &st); err != nil {
 		return current{}, &os.PathError{Op: "fstat", Path: rel, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return current{}, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}
+		return current{}, &os.PathError{Op: "open", Path: rel, Err: sandbox.ErrNotRegular}
 	}
 	cur.hash, err = hashRest(nil, r)
 	if err != nil {
@@ -164,7 +165,7 @@ func createTemp(dirfd int, cur current) (string, int, error) {
 	for range 10 {
 		name := tempName()
 		var fd int
-		err := retryEINTR(func() (err error) {
+		err := sandbox.RetryEINTR(func() (err error) {
 			fd, err = unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 			return err
 		})
@@ -206,11 +207,11 @@ func fillTemp(fd int, data []byte) error {
 		}
 		data = data[n:]
 	}
-	return retryEINTR(func() error { return unix.Fsync(fd) })
+	return sandbox.RetryEINTR(func() error { return unix.Fsync(fd) })
 }
 
 func renameat(dirfd int, from, to string) error {
-	return retryEINTR(func() error { return unix.Renameat(dirfd, from, dirfd, to) })
+	return sandbox.RetryEINTR(func() error { return unix.Renameat(dirfd, from, dirfd, to) })
 }
 
 // fileLock is a held lockFile.
@@ -233,12 +234,12 @@ func lockFile(dirfd int, name string) (*fileLock, error) {
 	id := strconv.FormatUint(uint64(st.Dev), 16) + ":" + strconv.FormatUint(uint64(st.Ino), 16)
 	lk := &fileLock{mu: fileLocks.lock(id + "/" + name), dirfd: -1, dirID: id}
 	var fd int
-	err := retryEINTR(func() (err error) {
+	err := sandbox.RetryEINTR(func() (err error) {
 		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		return err
 	})
 	if err == nil {
-		if retryEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX) }) == nil {
+		if sandbox.RetryEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX) }) == nil {
 			lk.dirfd = fd
 		} else {
 			unix.Close(fd)

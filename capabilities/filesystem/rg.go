@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"io"
 	iofs "io/fs"
 	"path/filepath"
@@ -125,7 +126,7 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 		return "", err
 	}
 	notDir := capabilities.Retry("Path %s is not a directory.", pyRepr(path))
-	if st, err := fs.lstat(rel); err != nil || !st.IsDir() {
+	if st, err := fs.dir.Lstat(rel); err != nil || !st.IsDir() {
 		return "", notDir
 	}
 	args := []string{"--null", "--color=never", "--files", "--sort", "path"}
@@ -183,11 +184,11 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	// file as its target, so that every path it prints is relative to dir.
 	dir, target := rel, "."
 	notFound := capabilities.Retry("Path %s is not a file or directory.", pyRepr(a.path))
-	switch st, err := fs.lstat(rel); {
+	switch st, err := fs.dir.Lstat(rel); {
 	case err == nil && st.IsDir():
 	case err == nil && st.Mode().IsRegular():
 		var name string
-		dir, name = split(rel)
+		dir, name = sandbox.Split(rel)
 		target = "./" + name
 	default:
 		return "", notFound
@@ -326,10 +327,10 @@ func (fs *FS) scrubHostPaths(msg string) string {
 // holds.
 type rgPaths struct {
 	fs   *FS
-	base string   // canonical rel of the directory rg runs in
-	c    cursor   // at base, or below it at the directory of the last path checked
-	dirs []string // the components below base that c has entered
-	at   string   // dirs joined, "." for base
+	base string         // canonical rel of the directory rg runs in
+	c    sandbox.Cursor // at base, or below it at the directory of the last path checked
+	dirs []string       // the components below base that c has entered
+	at   string         // dirs joined, "." for base
 	// What each directory on the stack holds: base's first, then one per
 	// entry of dirs.
 	lists []rgListing
@@ -351,7 +352,7 @@ func (fs *FS) openRGPaths(base string) (*rgPaths, error) {
 	return &rgPaths{fs: fs, base: base, c: c, at: ".", lists: make([]rgListing, 1)}, nil
 }
 
-func (p *rgPaths) close() { p.c.close() }
+func (p *rgPaths) close() { p.c.Close() }
 
 // check returns the canonical rel of the file rg printed as rel (relative to
 // base), or false when it must not be shown.
@@ -364,11 +365,11 @@ func (p *rgPaths) check(rel string) (string, bool) {
 }
 
 func (p *rgPaths) verify(rel string) (string, bool) {
-	full := join(p.base, rel)
+	full := sandbox.Join(p.base, rel)
 	if rel == "" || hidden(full) {
 		return "", false
 	}
-	dir, name := split(rel)
+	dir, name := sandbox.Split(rel)
 	if !p.enter(dir) || !p.lists[len(p.dirs)].regular(&p.c, name, &p.buf) || !p.fs.readable(full) {
 		return "", false
 	}
@@ -390,7 +391,7 @@ func (p *rgPaths) enter(dir string) bool {
 		keep++
 	}
 	for len(p.dirs) > keep {
-		p.c.up()
+		p.c.Up()
 		p.dirs = p.dirs[:len(p.dirs)-1]
 		p.lists = p.lists[:len(p.lists)-1]
 	}
@@ -398,7 +399,7 @@ func (p *rgPaths) enter(dir string) bool {
 	for _, name := range want[keep:] {
 		// hidden has refused "." and ".." already, but down must never
 		// see them: ".." would leave the directory.
-		if name == "" || name == "." || name == ".." || p.c.down(name) != nil {
+		if name == "" || name == "." || name == ".." || p.c.Down(name) != nil {
 			ok = false
 			break
 		}
@@ -424,11 +425,11 @@ func (p *rgPaths) enter(dir string) bool {
 type rgSource struct {
 	fs      *FS
 	started bool
-	rel     string        // the file being read
-	f       *fileReader   // rel, or nil when it could not be opened or is binary
-	lines   *bufio.Reader // reads f; kept from file to file
-	n       int           // lines of rel read so far
-	buf     []byte        // the start of the line compared
+	rel     string              // the file being read
+	f       *sandbox.FileReader // rel, or nil when it could not be opened or is binary
+	lines   *bufio.Reader       // reads f; kept from file to file
+	n       int                 // lines of rel read so far
+	buf     []byte              // the start of the line compared
 }
 
 // has reports whether rg's text (rg.Line.Text) is what rg prints for line
@@ -452,7 +453,7 @@ func (s *rgSource) has(rel string, number, text []byte) bool {
 func (s *rgSource) open(rel string) {
 	s.close()
 	s.started, s.rel, s.n = true, rel, 0
-	f, err := s.fs.openReader(rel)
+	f, err := s.fs.dir.OpenReader(rel)
 	if err != nil {
 		return
 	}

@@ -25,16 +25,16 @@ func (fs *FS) watchTarget(rel string) (watchTarget, error) {
 	if !procFDs() {
 		return fs.pathTarget(rel)
 	}
-	c, err := fs.walk(rel)
+	c, err := fs.dir.Walk(rel)
 	if err != nil {
 		return watchTarget{}, err
 	}
-	defer c.close()
+	defer c.Close()
 	var st unix.Stat_t
-	if err := unix.Fstat(c.at(), &st); err != nil {
+	if err := unix.Fstat(c.At(), &st); err != nil {
 		return watchTarget{}, err
 	}
-	fd, err := unix.FcntlInt(uintptr(c.at()), unix.F_DUPFD_CLOEXEC, 0)
+	fd, err := unix.FcntlInt(uintptr(c.At()), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return watchTarget{}, err
 	}

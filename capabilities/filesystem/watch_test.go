@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -63,7 +64,7 @@ func watchedDirs(c *Capability) []string {
 // watched, which happens in event order.
 func settle(t *testing.T, c *Capability, root, dir string) {
 	t.Helper()
-	name := join(dir, fmt.Sprintf("settle-%d", time.Now().UnixNano()))
+	name := sandbox.Join(dir, fmt.Sprintf("settle-%d", time.Now().UnixNano()))
 	require.NoError(t, os.Mkdir(filepath.Join(root, filepath.FromSlash(name)), 0o755))
 	waitFor(t, name+" to be watched", func() bool { return slices.Contains(watchedDirs(c), name) })
 }
