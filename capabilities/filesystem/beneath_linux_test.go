@@ -2,11 +2,12 @@ package filesystem
 
 import (
 	"context"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // The walk gives the same answers with and without openat2.

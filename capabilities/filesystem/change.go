@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"io"
 	"math"
 	"os"
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // What write_file, edit_file and create_directory share: the change request

@@ -3,7 +3,6 @@ package filesystem
 import (
 	"context"
 	"fmt"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // FS is the sandbox every tool works through: the real root, descriptors held

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 var allTools = []string{
@@ -210,7 +212,7 @@ func TestNameEscaping(t *testing.T) {
 		{ToolWriteFile, map[string]any{"path": "x\u202etxt.exe", "content": "x"}},
 		{ToolWriteFile, map[string]any{"path": "r\ufffd.txt", "content": "x"}},
 		{ToolWriteFile, map[string]any{"path": `esc\xff.txt`, "content": "x"}},
-		{ToolWriteFile, map[string]any{"path": tempPrefix + "mine", "content": "x"}},
+		{ToolWriteFile, map[string]any{"path": sandbox.TempPrefix + "mine", "content": "x"}},
 		{ToolCreateDirectory, map[string]any{"path": "ok/bad\tdir/ok"}},
 	} {
 		out, err := callTool(context.Background(), t, c, tc.tool, tc.args)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"strings"
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 func init() { registerTool(ToolCreateDirectory, newCreateDirectory) }

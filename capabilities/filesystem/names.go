@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // Names a model must not be shown raw
@@ -146,9 +147,9 @@ func unescapeName(name string) (string, bool) {
 // form (it would be ambiguous), and the names of agentspec's own temporary
 // files, which the next write in that directory removes.
 func checkNewName(path, name string) error {
-	if isTempName(name) {
+	if sandbox.IsTempName(name) {
 		return capabilities.Retry("Path %s: names starting with %s are reserved for agentspec's temporary files; choose another name.",
-			pyRepr(path), pyRepr(tempPrefix))
+			pyRepr(path), pyRepr(sandbox.TempPrefix))
 	}
 	if needsEscape(name) {
 		return capabilities.Retry("Path %s: a new file or directory name may not contain control characters (newlines included), "+

@@ -2,10 +2,11 @@ package filesystem
 
 import (
 	"encoding/binary"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // rgListing is what a directory the rg checks entered holds: its regular

@@ -3,9 +3,10 @@
 package filesystem
 
 import (
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // rgCursor returns a cursor at the directory rel, entered component by

@@ -3,11 +3,11 @@
 package filesystem
 
 import (
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"path/filepath"
 	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // rgCursor returns a cursor at the directory rel, reached without following

@@ -92,7 +92,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"maps"
 	"os"
 	"path/filepath"
@@ -102,6 +101,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/fsnotify/fsnotify"
 )
 

@@ -23,9 +23,16 @@
 //     caller makes itself (the atomic replacement, the ripgrep driver, the
 //     watcher).
 //   - FileReader reads a regular file through its bare descriptor.
-//   - On unix, RenameNoReplace, LinkNoReplace and Renameat publish a file
-//     within one directory descriptor, and RetryEINTR and Readlinkat wrap the
-//     system calls.
+//   - An atomic replacement is built from LockFile (this process's lock of
+//     the file and a flock of its directory, which other agentspec processes
+//     take too), SweepTemps (the temporary files a killed writer left),
+//     CreateTemp and FillTemp (the new content, synced, keeping the old
+//     Owner), then Renameat or RenameNoReplace. Where there is no openat,
+//     LockKey and FirstSweep serve the os.Root version. Temporary names are
+//     TempName/IsTempName; Fault and SetFaultHook are the test's
+//     fault-injection points. The checks between the lock and the rename
+//     (the content hash) belong to the caller.
+//   - On unix, RetryEINTR and Readlinkat wrap the system calls.
 //   - Errors are *os.PathError wrapping an errno, ErrNotRegular for a FIFO,
 //     socket or device, and a ParentError (InParent) when the failure was on
 //     the way to the target's directory rather than on the target.
