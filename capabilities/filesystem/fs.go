@@ -207,8 +207,8 @@ func hidden(rel string) bool {
 
 // relToCwd spells rel relative to the working directory, with ".." where it
 // lies outside it, the way walkers print paths: a name that could mislead is
-// shown escaped (names.go).
-func (fs *FS) relToCwd(rel string) string { return displayName(fs.cwdRelative(rel)) }
+// shown escaped (internal/sandbox/names.go).
+func (fs *FS) relToCwd(rel string) string { return sandbox.DisplayName(fs.cwdRelative(rel)) }
 
 func (fs *FS) cwdRelative(rel string) string {
 	if fs.cwd == "." {

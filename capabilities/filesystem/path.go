@@ -223,9 +223,9 @@ func (r *resolution) up() {
 func (r *resolution) step(name string) error {
 	kind, err := r.cur.Lstat(name)
 	if err != nil && strings.IndexByte(name, '\\') >= 0 {
-		// A name the listings showed escaped (see names.go) addresses the
+		// A name the listings showed escaped (see internal/sandbox/names.go) addresses the
 		// file of the raw name when no file has the escaped one.
-		if raw, ok := unescapeName(name); ok && raw != name {
+		if raw, ok := sandbox.UnescapeName(name); ok && raw != name {
 			if k, rerr := r.cur.Lstat(raw); rerr == nil {
 				name, kind, err = raw, k, nil
 			}

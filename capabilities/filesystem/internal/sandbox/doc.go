@@ -33,6 +33,9 @@
 //     fault-injection points. The checks between the lock and the rename
 //     (the content hash) belong to the caller.
 //   - On unix, RetryEINTR and Readlinkat wrap the system calls.
+//   - Names a listing must not show raw (control characters, bidirectional
+//     controls, bytes that are not UTF-8) are escaped reversibly:
+//     DisplayName, NeedsEscape and UnescapeName (names.go).
 //   - Errors are *os.PathError wrapping an errno, ErrNotRegular for a FIFO,
 //     socket or device, and a ParentError (InParent) when the failure was on
 //     the way to the target's directory rather than on the target.
