@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox/walk"
 )
 
 func init() {

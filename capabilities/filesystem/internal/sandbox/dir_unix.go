@@ -284,7 +284,7 @@ type FileReader struct {
 // Read reads as io.Reader does. A regular file returns fewer bytes than
 // asked only at its end, so a short read ends the file without the read that
 // would return nothing (reads are capped near 2 GiB, hence the second test),
-// as internal/walk reads files.
+// as the walk package reads files.
 func (r *FileReader) Read(p []byte) (int, error) {
 	if r.eof {
 		return 0, io.EOF

@@ -40,6 +40,10 @@
 //     socket or device, and a ParentError (InParent) when the failure was on
 //     the way to the target's directory rather than on the target.
 //
+// The tree walker the listing and search tools use is the subpackage walk:
+// the same descriptor discipline (every directory opened relative to its
+// parent with O_NOFOLLOW), a pull iterator in ripgrep's --sort path order.
+//
 // Where there is no openat (windows, plan9, wasip1) the same API goes through
 // the os.Root: it never leaves the root, though it follows in-root symlinks
 // that appear after a check, and it cannot check a file's type before opening
