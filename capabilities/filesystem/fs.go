@@ -26,9 +26,10 @@ type FS struct {
 	aliasParts []string     // the root as configured, when absolute paths may use that spelling
 	root       *os.Root     // held on the root directory; walkers list and open through it
 	dir        *sandbox.Dir // descriptor the direct tools' walks start from
-	cwd        string       // canonical rel of the working directory
-	cwdParts   []string     // cwd split into components (nil for ".")
-	opts       Options      // normalized
+	resolver   *sandbox.Resolver
+	cwd        string   // canonical rel of the working directory
+	cwdParts   []string // cwd split into components (nil for ".")
+	opts       Options  // normalized
 	changes    *changeTracker
 
 	allowed, denied, protected []pattern
@@ -69,6 +70,7 @@ func newFS(opts Options, dir string) (*FS, error) {
 	if alias != real {
 		fs.aliasParts = splitAbs(alias)
 	}
+	fs.resolver = sandbox.NewResolver(rd, real, fs.rootParts, fs.aliasParts)
 	rel, err := filepath.Rel(real, cwd)
 	if err != nil {
 		fs.Close()

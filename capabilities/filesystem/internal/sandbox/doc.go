@@ -3,9 +3,9 @@
 // knows about tools, patterns or the model.
 //
 // Its callers speak canonical root-relative paths ("rel"): "/"-separated, no
-// "." or ".." components, no symlinks, "." for the root itself. Package
-// filesystem turns what the model wrote into one (path.go) and checks it
-// against the access patterns; this package then reaches rel again from a
+// "." or ".." components, no symlinks, "." for the root itself. Resolver
+// turns what the model wrote into one, package filesystem checks it against
+// the access patterns, and this package then reaches rel again from a
 // descriptor held on the root, one component at a time with
 // O_NOFOLLOW|O_DIRECTORY (in one openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS
 // call where Linux has it), and opens the final component with O_NOFOLLOW.
@@ -14,6 +14,10 @@
 //
 // The API:
 //
+//   - Resolver (NewResolver) turns a path as the model wrote it into rel
+//     (resolve.go, which says how a path becomes safe to open); its errors
+//     (ErrNUL, ErrTooLong, ErrEncoding, ErrSymlinkLoop, ErrOutside) are
+//     worded for the model by the caller. Within compares host paths.
 //   - Dir (Open) holds the root. Dir.Walk and Dir.WalkParent give a Cursor at
 //     a directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader and
 //     Dir.MkdirAll do one operation on rel.
