@@ -17,6 +17,7 @@ import (
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/glob"
 )
 
 // The ripgrep tools run the rg executable: never through a shell, always
@@ -117,8 +118,8 @@ func init() {
 var errNoRipgrep = capabilities.Retry("ripgrep (rg) is not installed. Install it, or use the pure-Python search tools.")
 
 // listFiles implements list_files.
-func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) {
-	if err := checkRipgrepArg("glob", glob, MaxRipgrepGlob); err != nil {
+func (fs *FS) listFiles(ctx context.Context, path, pattern string) (string, error) {
+	if err := checkRipgrepArg("glob", pattern, MaxRipgrepGlob); err != nil {
 		return "", err
 	}
 	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
@@ -130,9 +131,7 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 		return "", notDir
 	}
 	args := []string{"--null", "--color=never", "--files", "--sort", "path"}
-	if glob != "" {
-		args = append(args, "--glob", glob)
-	}
+	args = append(args, glob.RipgrepArgs(pattern)...)
 	found := listing{limit: fs.opts.MaxFindResults}
 	run, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, "", func(rec []byte, paths *rgPaths) bool {
 		full, ok := paths.check(string(rec))
@@ -145,7 +144,7 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 		return "", err
 	}
 	found.truncated = run.truncated
-	if err := fs.searchedIncomplete(ctx, rel, glob, SearchFind, &found, run.incomplete); err != nil {
+	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchFind, &found, run.incomplete); err != nil {
 		return "", err
 	}
 	return withNotes(found.render("No files found.", "files"), run.incomplete), nil
@@ -199,9 +198,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 		"--text", "--encoding", "none",
 		"--regex-size-limit", RipgrepSizeLimit, "--dfa-size-limit", RipgrepSizeLimit,
 	}
-	if a.glob != "" {
-		args = append(args, "--glob", a.glob)
-	}
+	args = append(args, glob.RipgrepArgs(a.glob)...)
 	if a.fileType != "" {
 		// One argument: rg would read a separate value starting with
 		// "--" as a flag of its own (globs and patterns it never does).
