@@ -27,6 +27,8 @@
 //     caller makes itself (the atomic replacement, the ripgrep driver, the
 //     watcher).
 //   - FileReader reads a regular file through its bare descriptor.
+//   - On Linux, Dir.NameDir names a walked directory by a /proc/self/fd path
+//     (ProcName), for the watcher's inotify, which takes only paths.
 //   - An atomic replacement is built from LockFile (this process's lock of
 //     the file and a flock of its directory, which other agentspec processes
 //     take too), SweepTemps (the temporary files a killed writer left),
