@@ -17,8 +17,11 @@ tools: ## install what the tests need (ripgrep) when it is missing
 test: tools ## run every test, with the race detector, in random order
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 
-lint: ## go vet, gofmt and go mod tidy must all be clean
+VET_GOOS ?= darwin windows freebsd
+
+lint: ## go vet (here and for darwin, windows, freebsd), gofmt and go mod tidy must all be clean
 	$(GO) vet $(PKGS)
+	@for os in $(VET_GOOS); do echo "GOOS=$$os $(GO) vet $(PKGS)"; GOOS=$$os $(GO) vet $(PKGS) || exit 1; done
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // The walk gives the same answers with and without openat2.
@@ -28,8 +30,8 @@ func TestWalkWithoutOpenat2(t *testing.T) {
 		return out + readBack(t, root, "a/b/c.txt")
 	}
 	with := run()
-	openat2Missing.Store(true)
-	defer openat2Missing.Store(false)
+	sandbox.SetOpenat2Missing(true)
+	defer sandbox.SetOpenat2Missing(false)
 	assert.Equal(t, with, run())
 	assert.Contains(t, with, "Parent directory 'a/nope' does not exist.")
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // What write_file, edit_file and create_directory share: the change request
@@ -34,7 +35,7 @@ type snapshot struct {
 // readSnapshot reads the regular file rel, hashing all of it and keeping its
 // bytes when keepAll is set or it is small enough to diff.
 func (fs *FS) readSnapshot(rel string, keepAll bool) (snapshot, error) {
-	f, err := fs.openReader(rel)
+	f, err := fs.dir.OpenReader(rel)
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -45,7 +46,7 @@ func (fs *FS) readSnapshot(rel string, keepAll bool) (snapshot, error) {
 	}
 	// Room for one byte more than the file holds, so that one read both
 	// takes it all and sees the end.
-	data := make([]byte, 0, min(max(f.size, 0), limit-1)+1)
+	data := make([]byte, 0, min(max(f.Size(), 0), limit-1)+1)
 	for int64(len(data)) < limit {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)] // the file grew: make room
@@ -128,11 +129,11 @@ func writeOpenError(path, rel string, err error, create bool) error {
 	switch {
 	case errors.Is(err, syscall.ELOOP):
 		return changedToSymlink(path)
-	case errors.Is(err, syscall.EISDIR), errors.Is(err, errNotRegular):
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, sandbox.ErrNotRegular):
 		return capabilities.Retry("Path %s exists and is not a regular file.", pyRepr(path))
 	case !create && (errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)):
 		return capabilities.Retry("File not found: %s", path)
-	case errors.Is(err, syscall.ENOENT) && inParent(err):
+	case errors.Is(err, syscall.ENOENT) && sandbox.InParent(err):
 		return missingParent(rel)
 	case errors.Is(err, syscall.ENOTDIR):
 		return capabilities.Retry("Path %s has a parent that is not a directory.", pyRepr(path))
@@ -141,7 +142,7 @@ func writeOpenError(path, rel string, err error, create bool) error {
 }
 
 func missingParent(rel string) error {
-	parent, _ := split(rel)
+	parent, _ := sandbox.Split(rel)
 	return capabilities.Retry("Parent directory %s does not exist. Use create_directory first.", pyRepr(parent))
 }
 

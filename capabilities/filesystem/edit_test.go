@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +44,7 @@ func TestEditFileTranscript(t *testing.T) {
 		".env":              "TOKEN=abc\n",
 		"dir/x.txt":         "x",
 	})
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	mkfifo(t, filepath.Join(root, "fifo"))
 	mustSymlink(t, ".env", filepath.Join(root, "envlink"))
 	calls := []call{
 		{ToolEditFile, map[string]any{"path": "code.py"}},

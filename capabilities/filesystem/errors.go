@@ -11,22 +11,6 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 )
 
-// errNotRegular is the error of an open that found a FIFO, socket or device.
-var errNotRegular = errors.New("not a regular file")
-
-// parentError marks a failure to reach the directory that holds a target,
-// as opposed to a failure on the target itself.
-type parentError struct{ err error }
-
-func (e parentError) Error() string { return e.err.Error() }
-func (e parentError) Unwrap() error { return e.err }
-
-// inParent reports whether err happened on the way to the target's directory.
-func inParent(err error) bool {
-	var pe parentError
-	return errors.As(err, &pe)
-}
-
 // osError sorts an error from the descriptor helpers into the two kinds. What
 // the model can act on (a permission, a missing or mistyped path, a name the
 // filesystem refuses) becomes a retry, an OS error rendered as Python renders

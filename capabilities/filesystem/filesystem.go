@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // TypeName is the capability's name in specs.
@@ -383,10 +384,7 @@ func realDir(p, dir string) (real, alias string, err error) {
 }
 
 // within reports whether p is root or below it, component-wise.
-func within(p, root string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
+var within = sandbox.Within
 
 func init() {
 	capabilities.MustRegister(capabilities.Type{

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox/walk"
+	"github.com/agentspec/agentspec/internal/glob"
 )
 
 func init() {
@@ -41,7 +42,7 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	rel, w, err := startWalk(fs, path, g.start())
+	rel, w, err := startWalk(fs, path, g.Start())
 	if err != nil {
 		return "", err
 	}
@@ -68,29 +69,29 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 
 // findEntry matches the walker's current entry against g, entering it when
 // entries below it may match, and renders it when it is a visible result.
-func (fs *FS) findEntry(w *walk.Walker[globState], g *glob) (string, bool) {
+func (fs *FS) findEntry(w *walk.Walker[globState], g *glob.FindFiles) (string, bool) {
 	e := w.Entry()
 	name := e.Name()
 	if strings.HasPrefix(name, ".") {
 		return "", false
 	}
 	realDir := e.Type == walk.Dir
-	state := g.step(w.State(), name, realDir)
-	if realDir && g.alive(state) {
+	state := g.Step(w.State(), name, realDir)
+	if realDir && g.Alive(state) {
 		if _, denied := matchAny(fs.denied, e.Path, true); !denied {
 			w.Descend(state)
 		}
 	}
 	isDir := realDir
 	switch {
-	case !g.matched(state, true): // not a result, whatever its type
+	case !g.Matched(state, true): // not a result, whatever its type
 		return "", false
 	case e.Type == walk.Symlink:
 		target, ok := fs.visibleTarget(e.Path)
 		if !ok {
 			return "", false
 		}
-		st, err := fs.lstat(target)
+		st, err := fs.dir.Lstat(target)
 		if err != nil {
 			return "", false // dangling
 		}
@@ -98,7 +99,7 @@ func (fs *FS) findEntry(w *walk.Walker[globState], g *glob) (string, bool) {
 	case !fs.readable(e.Path):
 		return "", false
 	}
-	if !g.matched(state, isDir) {
+	if !g.Matched(state, isDir) {
 		return "", false
 	}
 	if isDir {

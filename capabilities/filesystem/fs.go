@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // FS is the sandbox every tool works through: the real root, descriptors held
@@ -18,13 +19,14 @@ import (
 // Paths inside FS are canonical root-relative paths ("rel"): "/"-separated,
 // no "." or ".." components, no symlinks, "." for the root itself. resolve
 // turns what the model wrote into one; the check methods and the descriptor
-// helpers in beneath_*.go take one.
+// helpers of internal/sandbox take one.
 type FS struct {
-	rootDir    string   // absolute real path of the root, as events report it
-	rootParts  []string // rootDir split into components
-	aliasParts []string // the root as configured, when absolute paths may use that spelling
-	root       *os.Root // held on the root directory; walkers list and open through it
-	dir        *rootDir // descriptor the direct tools' walks start from
+	rootDir    string       // absolute real path of the root, as events report it
+	rootParts  []string     // rootDir split into components
+	aliasParts []string     // the root as configured, when absolute paths may use that spelling
+	root       *os.Root     // held on the root directory; walkers list and open through it
+	dir        *sandbox.Dir // descriptor the direct tools' walks start from
+	resolver   *sandbox.Resolver
 	cwd        string   // canonical rel of the working directory
 	cwdParts   []string // cwd split into components (nil for ".")
 	opts       Options  // normalized
@@ -48,7 +50,7 @@ func newFS(opts Options, dir string) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
 	}
-	rd, err := openRootDir(root)
+	rd, err := sandbox.Open(root)
 	if err != nil {
 		root.Close()
 		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
@@ -68,6 +70,7 @@ func newFS(opts Options, dir string) (*FS, error) {
 	if alias != real {
 		fs.aliasParts = splitAbs(alias)
 	}
+	fs.resolver = sandbox.NewResolver(rd, real, fs.rootParts, fs.aliasParts)
 	rel, err := filepath.Rel(real, cwd)
 	if err != nil {
 		fs.Close()
@@ -110,7 +113,7 @@ func (fs *FS) Close() error {
 	fs.closeOnce.Do(func() {
 		fs.closed.Store(true)
 		fs.changes.close()
-		fs.dir.close()
+		fs.dir.Close()
 		fs.closeErr = fs.root.Close()
 	})
 	return fs.closeErr
@@ -206,8 +209,8 @@ func hidden(rel string) bool {
 
 // relToCwd spells rel relative to the working directory, with ".." where it
 // lies outside it, the way walkers print paths: a name that could mislead is
-// shown escaped (names.go).
-func (fs *FS) relToCwd(rel string) string { return displayName(fs.cwdRelative(rel)) }
+// shown escaped (internal/sandbox/names.go).
+func (fs *FS) relToCwd(rel string) string { return sandbox.DisplayName(fs.cwdRelative(rel)) }
 
 func (fs *FS) cwdRelative(rel string) string {
 	if fs.cwd == "." {
@@ -278,21 +281,4 @@ func splitAbs(p string) []string {
 		return nil
 	}
 	return strings.Split(p, "/")
-}
-
-// join appends name to the canonical rel dir.
-func join(dir, name string) string {
-	if dir == "." || dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
-// split returns the parent and final component of a canonical rel.
-func split(rel string) (dir, name string) {
-	i := strings.LastIndexByte(rel, '/')
-	if i < 0 {
-		return ".", rel
-	}
-	return rel[:i], rel[i+1:]
 }

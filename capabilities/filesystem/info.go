@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
@@ -46,7 +47,7 @@ func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := fs.lstat(rel)
+	st, err := fs.dir.Lstat(rel)
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
 		return "", capabilities.Retry("Path not found: %s", args.Path)
@@ -85,7 +86,7 @@ func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
 // describeContent returns the binary, lines and hash lines of a regular file,
 // and the hash of a text file.
 func (fs *FS) describeContent(path, rel string) ([]string, string, error) {
-	f, err := fs.openReader(rel)
+	f, err := fs.dir.OpenReader(rel)
 	if err != nil {
 		return nil, "", openError(path, err, true)
 	}
@@ -127,12 +128,12 @@ func (fs *FS) symlinkTarget(p string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	link := join(parent, name)
-	st, err := fs.lstat(link)
+	link := sandbox.Join(parent, name)
+	st, err := fs.dir.Lstat(link)
 	if err != nil || st.Mode()&os.ModeSymlink == 0 {
 		return "", false
 	}
-	target, err := fs.readlink(link)
+	target, err := fs.dir.Readlink(link)
 	if err != nil {
 		return "", false
 	}

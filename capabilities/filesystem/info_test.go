@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +34,7 @@ func TestFileInfo(t *testing.T) {
 	mustSymlink(t, filepath.Join(root, "sub", "inner.txt"), filepath.Join(root, "abs"))
 	mustSymlink(t, "config/secret.txt", filepath.Join(root, "secretlink"))
 	mustSymlink(t, "/etc/hostname", filepath.Join(root, "escape"))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	mkfifo(t, filepath.Join(root, "fifo"))
 	calls := []call{
 		{ToolFileInfo, map[string]any{"path": "hello.txt"}},
 		{ToolFileInfo, map[string]any{"path": "empty.txt"}},

@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox/walk"
 )
 
 func init() {
@@ -76,7 +76,7 @@ func (fs *FS) listEntry(w *walk.Walker[struct{}]) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		st, err := fs.lstat(target)
+		st, err := fs.dir.Lstat(target)
 		if err != nil {
 			return "", false // dangling
 		}

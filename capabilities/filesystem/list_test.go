@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,7 +62,7 @@ func newWalkerFS(t *testing.T, opts Options) (*Capability, string) {
 		mustSymlink(t, strings.ReplaceAll(target, "$OUT", out), filepath.Join(root, link))
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(root, "empty"), 0o755))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644))
+	mkfifo(t, filepath.Join(root, "pipe"))
 	c, err := New(opts, root)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 func init() { registerTool(ToolCreateDirectory, newCreateDirectory) }
@@ -37,7 +38,7 @@ func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string,
 		return "", err
 	}
 	done := "Created directory: " + args.Path
-	st, err := fs.lstat(rel)
+	st, err := fs.dir.Lstat(rel)
 	switch {
 	case err == nil && st.IsDir():
 		return done, nil // nothing to change, nothing to announce
@@ -66,7 +67,7 @@ func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string,
 			return "", err
 		}
 	}
-	created, err := fs.mkdirAll(rel)
+	created, err := fs.dir.MkdirAll(rel)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP):
@@ -90,8 +91,8 @@ func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string,
 // directory, and returns that ancestor ("" for the root).
 func (fs *FS) checkAncestors(path, rel string) (string, error) {
 	for dir := rel; dir != "."; {
-		dir, _ = split(dir)
-		st, err := fs.lstat(dir)
+		dir, _ = sandbox.Split(dir)
+		st, err := fs.dir.Lstat(dir)
 		switch {
 		case err == nil && st.IsDir():
 			if dir == "." {

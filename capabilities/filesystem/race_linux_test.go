@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -25,8 +26,8 @@ import (
 func TestSymlinkSwapRace(t *testing.T) {
 	// Not parallel: the second run switches openat2 off for the process.
 	t.Run("openat2", symlinkSwapRace)
-	openat2Missing.Store(true)
-	defer openat2Missing.Store(false)
+	sandbox.SetOpenat2Missing(true)
+	defer sandbox.SetOpenat2Missing(false)
 	t.Run("walk", symlinkSwapRace)
 }
 

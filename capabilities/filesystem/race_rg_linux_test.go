@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -31,8 +32,8 @@ func TestWalkerSwapRace(t *testing.T) {
 	rgByPath.Store(true)
 	t.Run("rg by path", walkerSwapRace)
 	rgByPath.Store(false)
-	openat2Missing.Store(true)
-	defer openat2Missing.Store(false)
+	sandbox.SetOpenat2Missing(true)
+	defer sandbox.SetOpenat2Missing(false)
 	t.Run("walk", walkerSwapRace)
 }
 

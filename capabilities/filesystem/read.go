@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
@@ -71,11 +72,11 @@ func (fs *FS) readFile(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", err
 	}
-	f, err := fs.openReader(rel)
+	f, err := fs.dir.OpenReader(rel)
 	if err != nil {
 		return "", openError(args.Path, err, true)
 	}
-	out, hash, err := fs.renderRead(f, f.size, args.Path, args.Offset, limit)
+	out, hash, err := fs.renderRead(f, f.Size(), args.Path, args.Offset, limit)
 	f.Close()
 	if err != nil {
 		return "", err
@@ -94,7 +95,7 @@ func openError(path string, err error, dirMessage bool) error {
 	switch {
 	case errors.Is(err, syscall.EISDIR) && dirMessage:
 		return capabilities.Retry("%s is a directory, not a file.", pyRepr(path))
-	case errors.Is(err, syscall.EISDIR), errors.Is(err, errNotRegular),
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, sandbox.ErrNotRegular),
 		errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
 		return capabilities.Retry("File not found: %s", path)
 	case errors.Is(err, syscall.ELOOP):

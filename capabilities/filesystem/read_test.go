@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,7 +59,7 @@ func TestReadFileTranscript(t *testing.T) {
 	mustSymlink(t, "hello.txt", filepath.Join(root, "hello-link"))
 	mustSymlink(t, "/etc/hostname", filepath.Join(root, "escape"))
 	mustSymlink(t, "/dev/zero", filepath.Join(root, "zero"))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	mkfifo(t, filepath.Join(root, "fifo"))
 	ln, err := net.Listen("unix", filepath.Join(root, "sock"))
 	require.NoError(t, err)
 	defer ln.Close()
@@ -262,7 +261,7 @@ func TestReadPathsAgreeAcrossSizes(t *testing.T) {
 		want := contentHash([]byte(content))
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
-			f, err := c.fs.openReader(rel)
+			f, err := c.fs.dir.OpenReader(rel)
 			require.NoError(t, err)
 			got, err := io.ReadAll(f)
 			require.NoError(t, f.Close())

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // writeThrough replaces the content of the regular file rel with data,
@@ -15,13 +17,13 @@ import (
 // os.Root: a temporary file beside the target, synced, then renamed over it.
 // Only this process's writers are serialised: there is no directory flock.
 func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) error {
-	lk := fileLocks.lock(fsys.rootDir + "\x00" + rel)
-	defer lk.unlock()
-	dir, _ := split(rel)
-	if dirKey := fsys.rootDir + "\x00" + dir; sweptDirs.first(dirKey) {
+	lk := sandbox.LockKey(fsys.rootDir + "\x00" + rel)
+	defer lk.Unlock()
+	dir, _ := sandbox.Split(rel)
+	if dirKey := fsys.rootDir + "\x00" + dir; sandbox.FirstSweep(dirKey) {
 		if names, err := readDirNames(fsys.root, dir); err == nil {
 			for _, n := range names {
-				if isTempName(n) {
+				if sandbox.IsTempName(n) {
 					fsys.root.Remove(path.Join(dir, n))
 				}
 			}
@@ -42,7 +44,7 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 		if st.IsDir() {
 			return writeOpenError(p, rel, &os.PathError{Op: "open", Path: rel, Err: syscall.EISDIR}, create)
 		}
-		return writeOpenError(p, rel, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}, create)
+		return writeOpenError(p, rel, &os.PathError{Op: "open", Path: rel, Err: sandbox.ErrNotRegular}, create)
 	default:
 		mode = st.Mode().Perm()
 	}
@@ -57,12 +59,12 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 		}
 	}
 
-	tmp := path.Join(dir, tempName())
+	tmp := path.Join(dir, sandbox.TempName())
 	f, err := fsys.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return writeOpenError(p, rel, err, create)
 	}
-	err = testHook(hookWrite)
+	err = sandbox.Fault(sandbox.HookWrite)
 	if err == nil {
 		_, err = f.Write(data)
 	}
@@ -73,7 +75,7 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 		err = cerr
 	}
 	if err == nil {
-		err = testHook(hookBeforeRename)
+		err = sandbox.Fault(sandbox.HookBeforeRename)
 	}
 	if err == nil && exists {
 		fsys.root.Chmod(tmp, mode)
@@ -89,7 +91,7 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 }
 
 func (fsys *FS) hashFile(rel string) (string, error) {
-	f, err := fsys.openReader(rel)
+	f, err := fsys.dir.OpenReader(rel)
 	if err != nil {
 		return "", err
 	}

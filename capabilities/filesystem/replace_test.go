@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // tempFiles lists the temporary files of replacements left in dir.
@@ -27,7 +28,7 @@ func tempFiles(t *testing.T, dir string) []string {
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
-		if isTempName(e.Name()) {
+		if sandbox.IsTempName(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
@@ -37,8 +38,8 @@ func tempFiles(t *testing.T, dir string) []string {
 // setFault installs a fault hook for the rest of the test. Tests that use it
 // are not parallel, so no other test's write meets the fault.
 func setFault(t *testing.T, h func(point string) error) {
-	faultHook.Store(&h)
-	t.Cleanup(func() { faultHook.Store(nil) })
+	sandbox.SetFaultHook(h)
+	t.Cleanup(func() { sandbox.SetFaultHook(nil) })
 }
 
 // A replacement that fails at any point leaves the original byte-identical
@@ -51,10 +52,10 @@ func TestReplaceFailureKeepsOriginal(t *testing.T) {
 		after int // how many calls at point succeed first
 		err   error
 	}{
-		{"disk full on the first chunk", hookWrite, 0, syscall.ENOSPC},
-		{"disk full mid-file", hookWrite, 2, syscall.ENOSPC},
-		{"quota mid-file", hookWrite, 1, syscall.EDQUOT},
-		{"failure before the rename", hookBeforeRename, 0, syscall.EIO},
+		{"disk full on the first chunk", sandbox.HookWrite, 0, syscall.ENOSPC},
+		{"disk full mid-file", sandbox.HookWrite, 2, syscall.ENOSPC},
+		{"quota mid-file", sandbox.HookWrite, 1, syscall.EDQUOT},
+		{"failure before the rename", sandbox.HookBeforeRename, 0, syscall.EIO},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, root := newTestFS(t, Options{}, map[string]string{"big.txt": original})
@@ -307,7 +308,7 @@ func writerProcess() {
 		// but not yet renamed, so the parent kills it exactly there.
 		n := 0
 		park := func(point string) error {
-			if point == hookBeforeRename {
+			if point == sandbox.HookBeforeRename {
 				if n++; n == 2 {
 					os.WriteFile(filepath.Join(root, "parked"), nil, 0o644)
 					select {}
@@ -315,7 +316,7 @@ func writerProcess() {
 			}
 			return nil
 		}
-		faultHook.Store(&park)
+		sandbox.SetFaultHook(park)
 	}
 	tl := toolNamed(c, ToolWriteFile)
 	for i := 0; ; i++ {
@@ -391,7 +392,7 @@ func TestKilledWriterLeavesFileIntact(t *testing.T) {
 	} {
 		out, err := callTool(context.Background(), t, c, call.tool, call.args)
 		require.NoError(t, err)
-		assert.NotContains(t, out, tempPrefix, "%s never lists a temporary file", call.tool)
+		assert.NotContains(t, out, sandbox.TempPrefix, "%s never lists a temporary file", call.tool)
 	}
 	write(context.Background(), t, c, map[string]any{"path": "f.txt", "content": "after\n"})
 	assert.Empty(t, tempFiles(t, root), "the next write removed the strays")

@@ -15,7 +15,9 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/glob"
 )
 
 // The ripgrep tools run the rg executable: never through a shell, always
@@ -116,8 +118,8 @@ func init() {
 var errNoRipgrep = capabilities.Retry("ripgrep (rg) is not installed. Install it, or use the pure-Python search tools.")
 
 // listFiles implements list_files.
-func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) {
-	if err := checkRipgrepArg("glob", glob, MaxRipgrepGlob); err != nil {
+func (fs *FS) listFiles(ctx context.Context, path, pattern string) (string, error) {
+	if err := checkRipgrepArg("glob", pattern, MaxRipgrepGlob); err != nil {
 		return "", err
 	}
 	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
@@ -125,13 +127,11 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 		return "", err
 	}
 	notDir := capabilities.Retry("Path %s is not a directory.", pyRepr(path))
-	if st, err := fs.lstat(rel); err != nil || !st.IsDir() {
+	if st, err := fs.dir.Lstat(rel); err != nil || !st.IsDir() {
 		return "", notDir
 	}
 	args := []string{"--null", "--color=never", "--files", "--sort", "path"}
-	if glob != "" {
-		args = append(args, "--glob", glob)
-	}
+	args = append(args, glob.RipgrepArgs(pattern)...)
 	found := listing{limit: fs.opts.MaxFindResults}
 	run, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, "", func(rec []byte, paths *rgPaths) bool {
 		full, ok := paths.check(string(rec))
@@ -144,7 +144,7 @@ func (fs *FS) listFiles(ctx context.Context, path, glob string) (string, error) 
 		return "", err
 	}
 	found.truncated = run.truncated
-	if err := fs.searchedIncomplete(ctx, rel, glob, SearchFind, &found, run.incomplete); err != nil {
+	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchFind, &found, run.incomplete); err != nil {
 		return "", err
 	}
 	return withNotes(found.render("No files found.", "files"), run.incomplete), nil
@@ -183,11 +183,11 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	// file as its target, so that every path it prints is relative to dir.
 	dir, target := rel, "."
 	notFound := capabilities.Retry("Path %s is not a file or directory.", pyRepr(a.path))
-	switch st, err := fs.lstat(rel); {
+	switch st, err := fs.dir.Lstat(rel); {
 	case err == nil && st.IsDir():
 	case err == nil && st.Mode().IsRegular():
 		var name string
-		dir, name = split(rel)
+		dir, name = sandbox.Split(rel)
 		target = "./" + name
 	default:
 		return "", notFound
@@ -198,9 +198,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 		"--text", "--encoding", "none",
 		"--regex-size-limit", RipgrepSizeLimit, "--dfa-size-limit", RipgrepSizeLimit,
 	}
-	if a.glob != "" {
-		args = append(args, "--glob", a.glob)
-	}
+	args = append(args, glob.RipgrepArgs(a.glob)...)
 	if a.fileType != "" {
 		// One argument: rg would read a separate value starting with
 		// "--" as a flag of its own (globs and patterns it never does).
@@ -326,10 +324,10 @@ func (fs *FS) scrubHostPaths(msg string) string {
 // holds.
 type rgPaths struct {
 	fs   *FS
-	base string   // canonical rel of the directory rg runs in
-	c    cursor   // at base, or below it at the directory of the last path checked
-	dirs []string // the components below base that c has entered
-	at   string   // dirs joined, "." for base
+	base string         // canonical rel of the directory rg runs in
+	c    sandbox.Cursor // at base, or below it at the directory of the last path checked
+	dirs []string       // the components below base that c has entered
+	at   string         // dirs joined, "." for base
 	// What each directory on the stack holds: base's first, then one per
 	// entry of dirs.
 	lists []rgListing
@@ -351,7 +349,7 @@ func (fs *FS) openRGPaths(base string) (*rgPaths, error) {
 	return &rgPaths{fs: fs, base: base, c: c, at: ".", lists: make([]rgListing, 1)}, nil
 }
 
-func (p *rgPaths) close() { p.c.close() }
+func (p *rgPaths) close() { p.c.Close() }
 
 // check returns the canonical rel of the file rg printed as rel (relative to
 // base), or false when it must not be shown.
@@ -364,11 +362,11 @@ func (p *rgPaths) check(rel string) (string, bool) {
 }
 
 func (p *rgPaths) verify(rel string) (string, bool) {
-	full := join(p.base, rel)
+	full := sandbox.Join(p.base, rel)
 	if rel == "" || hidden(full) {
 		return "", false
 	}
-	dir, name := split(rel)
+	dir, name := sandbox.Split(rel)
 	if !p.enter(dir) || !p.lists[len(p.dirs)].regular(&p.c, name, &p.buf) || !p.fs.readable(full) {
 		return "", false
 	}
@@ -390,7 +388,7 @@ func (p *rgPaths) enter(dir string) bool {
 		keep++
 	}
 	for len(p.dirs) > keep {
-		p.c.up()
+		p.c.Up()
 		p.dirs = p.dirs[:len(p.dirs)-1]
 		p.lists = p.lists[:len(p.lists)-1]
 	}
@@ -398,7 +396,7 @@ func (p *rgPaths) enter(dir string) bool {
 	for _, name := range want[keep:] {
 		// hidden has refused "." and ".." already, but down must never
 		// see them: ".." would leave the directory.
-		if name == "" || name == "." || name == ".." || p.c.down(name) != nil {
+		if name == "" || name == "." || name == ".." || p.c.Down(name) != nil {
 			ok = false
 			break
 		}
@@ -424,11 +422,11 @@ func (p *rgPaths) enter(dir string) bool {
 type rgSource struct {
 	fs      *FS
 	started bool
-	rel     string        // the file being read
-	f       *fileReader   // rel, or nil when it could not be opened or is binary
-	lines   *bufio.Reader // reads f; kept from file to file
-	n       int           // lines of rel read so far
-	buf     []byte        // the start of the line compared
+	rel     string              // the file being read
+	f       *sandbox.FileReader // rel, or nil when it could not be opened or is binary
+	lines   *bufio.Reader       // reads f; kept from file to file
+	n       int                 // lines of rel read so far
+	buf     []byte              // the start of the line compared
 }
 
 // has reports whether rg's text (rg.Line.Text) is what rg prints for line
@@ -452,7 +450,7 @@ func (s *rgSource) has(rel string, number, text []byte) bool {
 func (s *rgSource) open(rel string) {
 	s.close()
 	s.started, s.rel, s.n = true, rel, 0
-	f, err := s.fs.openReader(rel)
+	f, err := s.fs.dir.OpenReader(rel)
 	if err != nil {
 		return
 	}

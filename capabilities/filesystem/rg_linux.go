@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // rgListing is what a directory the rg checks entered holds: its regular
@@ -28,17 +30,17 @@ const rgListAfter = 4
 
 // regular reports whether name, in the directory c is at (which l
 // describes), is a regular file.
-func (l *rgListing) regular(c *cursor, name string, buf *[]byte) bool {
+func (l *rgListing) regular(c *sandbox.Cursor, name string, buf *[]byte) bool {
 	if !l.read && l.looked == rgListAfter {
 		l.read = true
-		l.names = listRegular(c.at(), buf)
+		l.names = listRegular(c.At(), buf)
 	}
 	if l.names == nil {
 		l.looked++
-		return regularAt(c, name)
+		return c.Regular(name)
 	}
 	known, ok := l.names[name]
-	return ok && (known || regularAt(c, name))
+	return ok && (known || c.Regular(name))
 }
 
 // linux_dirent64: d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name.
@@ -53,7 +55,7 @@ const (
 // directory dirfd, which may be an O_PATH descriptor, or returns nil.
 func listRegular(dirfd int, buf *[]byte) map[string]bool {
 	var fd int
-	err := retryEINTR(func() (err error) {
+	err := sandbox.RetryEINTR(func() (err error) {
 		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		return err
 	})
@@ -67,7 +69,7 @@ func listRegular(dirfd int, buf *[]byte) map[string]bool {
 	names := map[string]bool{}
 	for {
 		var n int
-		err := retryEINTR(func() (err error) {
+		err := sandbox.RetryEINTR(func() (err error) {
 			n, err = unix.Getdents(fd, *buf)
 			return err
 		})

@@ -44,9 +44,9 @@ func TestListRegular(t *testing.T) {
 func TestRGListingLooksUpUnknownTypes(t *testing.T) {
 	t.Parallel()
 	c, _ := newTestFS(t, Options{}, map[string]string{"a.txt": "", "d/x.txt": ""})
-	cur, err := c.fs.walk(".")
+	cur, err := c.fs.dir.Walk(".")
 	require.NoError(t, err)
-	defer cur.close()
+	defer cur.Close()
 	var buf []byte
 	unknown := rgListing{read: true, names: map[string]bool{"a.txt": false, "d": false}}
 	assert.True(t, unknown.regular(&cur, "a.txt", &buf))

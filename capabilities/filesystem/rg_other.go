@@ -5,18 +5,20 @@ package filesystem
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // rgCursor returns a cursor at the directory rel, entered component by
 // component without following a symlink.
-func (fs *FS) rgCursor(rel string) (cursor, error) {
-	c := fs.dir.cursor()
+func (fs *FS) rgCursor(rel string) (sandbox.Cursor, error) {
+	c := fs.dir.Cursor()
 	if rel == "." {
 		return c, nil
 	}
 	for name := range strings.SplitSeq(rel, "/") {
-		if err := c.down(name); err != nil {
-			return cursor{}, err
+		if err := c.Down(name); err != nil {
+			return sandbox.Cursor{}, err
 		}
 	}
 	return c, nil
@@ -24,13 +26,6 @@ func (fs *FS) rgCursor(rel string) (cursor, error) {
 
 // rgWorkDir names the canonical rel dir as rg's working directory by its host
 // path: nothing here names a directory by a descriptor a child can enter.
-func (fs *FS) rgWorkDir(_ *cursor, dir string) string {
+func (fs *FS) rgWorkDir(_ *sandbox.Cursor, dir string) string {
 	return filepath.Join(fs.rootDir, filepath.FromSlash(dir))
-}
-
-// regularAt reports whether name, below c, is a regular file (not a symlink
-// to one).
-func regularAt(c *cursor, name string) bool {
-	st, err := c.root.Lstat(c.path(name))
-	return err == nil && st.Mode().IsRegular()
 }

@@ -7,20 +7,20 @@ import (
 	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
-	"golang.org/x/sys/unix"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 )
 
 // rgCursor returns a cursor at the directory rel, reached without following
 // a symlink (see walk).
-func (fs *FS) rgCursor(rel string) (cursor, error) { return fs.walk(rel) }
+func (fs *FS) rgCursor(rel string) (sandbox.Cursor, error) { return fs.dir.Walk(rel) }
 
 // rgWorkDir names the directory c is at, the canonical rel dir, as rg's
 // working directory: through c's descriptor where the system can name one
 // (Linux), so that rg starts in the very directory that was checked even if
 // its path now leads elsewhere; by its host path otherwise, where the checks
 // of what rg prints are all that stand between rg and a swapped path.
-func (fs *FS) rgWorkDir(c *cursor, dir string) string {
-	if p, ok := rg.DirOf(c.at()); ok && !rgByPath.Load() {
+func (fs *FS) rgWorkDir(c *sandbox.Cursor, dir string) string {
+	if p, ok := rg.DirOf(c.At()); ok && !rgByPath.Load() {
 		return p
 	}
 	return filepath.Join(fs.rootDir, filepath.FromSlash(dir))
@@ -30,10 +30,3 @@ func (fs *FS) rgWorkDir(c *cursor, dir string) string {
 // directory: tests set it to show that the checks of what rg prints hold on
 // their own, as they must on systems without such names.
 var rgByPath atomic.Bool
-
-// regularAt reports whether name, below c, is a regular file (not a symlink
-// to one).
-func regularAt(c *cursor, name string) bool {
-	st, err := c.stat(name)
-	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
-}

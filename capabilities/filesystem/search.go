@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/ordered"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox/walk"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/walk"
 )
 
 func init() {
@@ -109,7 +109,7 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 	if hidden(rel) {
 		return nil
 	}
-	st, err := s.fs.lstat(rel)
+	st, err := s.fs.dir.Lstat(rel)
 	switch {
 	case err != nil:
 		return nil
@@ -199,7 +199,7 @@ func (s *fileSearch) search(job searchJob, sc *search.Scanner) []string {
 		defer f.Close()
 		src = f
 	} else {
-		f, err := s.fs.openFile(job.target, os.O_RDONLY, 0)
+		f, err := s.fs.dir.OpenFile(job.target, os.O_RDONLY, 0)
 		if err != nil {
 			return nil
 		}

@@ -101,6 +101,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -203,7 +204,7 @@ func (fs *FS) saw(rel, hash string, known bool) {
 		t.rememberLocked(rel, hash, known)
 	}
 	t.mu.Unlock()
-	dir, _ := split(rel)
+	dir, _ := sandbox.Split(rel)
 	fs.watchDir(dir)
 }
 
@@ -287,7 +288,7 @@ func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) 
 	}
 	t.mu.Unlock()
 	if err == nil {
-		dir, _ := split(rel)
+		dir, _ := sandbox.Split(rel)
 		fs.watchDir(dir)
 	}
 	return hash, err
@@ -394,10 +395,10 @@ func (fs *FS) deliverChanges(ctx context.Context) error {
 // hashNow hashes what rel holds now. deleted says no regular file is there
 // any more; ok is false when that cannot be told (a file it may not read).
 func (fs *FS) hashNow(rel string) (hash string, deleted, ok bool) {
-	f, err := fs.openReader(rel)
+	f, err := fs.dir.OpenReader(rel)
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
-		errors.Is(err, syscall.ELOOP), errors.Is(err, errNotRegular):
+		errors.Is(err, syscall.ELOOP), errors.Is(err, sandbox.ErrNotRegular):
 		return "", true, true
 	case err != nil:
 		return "", false, false
@@ -495,7 +496,7 @@ func (t *changeTracker) watchLocked(rel string, auto bool) {
 		return
 	}
 	if auto {
-		_, name := split(rel)
+		_, name := sandbox.Split(rel)
 		if t.auto >= t.limit/2 || strings.HasPrefix(name, ".") || t.fs.checkWalkRoot(rel) != nil {
 			return
 		}
@@ -565,7 +566,7 @@ func (t *changeTracker) applyLocked(ev dirEvent) {
 		t.unwatchLocked(dir)
 		return
 	}
-	rel := join(dir, ev.name)
+	rel := sandbox.Join(dir, ev.name)
 	if _, ok := t.seen[rel]; ok {
 		t.dirty[rel] = struct{}{}
 	}

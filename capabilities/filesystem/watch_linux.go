@@ -2,47 +2,24 @@ package filesystem
 
 import (
 	"os"
-	"strconv"
-	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
-// procFDs reports whether /proc/self/fd can name descriptors (procfs is
-// mounted).
-var procFDs = sync.OnceValue(func() bool {
-	_, err := os.Stat("/proc/self/fd")
-	return err == nil
-})
-
 // watchTarget names the directory rel for fsnotify by a descriptor the
-// no-follow walk reached: inotify follows the /proc/self/fd link to exactly
-// that directory, whatever the path leads to by then. The descriptor is held
-// until release, so the name stays unique while the watch lives, and the
-// directory's inode number cannot be reused meanwhile.
+// no-follow walk reached (sandbox.Dir.NameDir): inotify follows the
+// /proc/self/fd link to exactly that directory, whatever the path leads to by
+// then. The descriptor is held until release, so the name stays unique while
+// the watch lives, and the directory's inode number cannot be reused
+// meanwhile. Without procfs the directory is watched by its path.
 func (fs *FS) watchTarget(rel string) (watchTarget, error) {
-	if !procFDs() {
+	n, ok, err := fs.dir.NameDir(rel)
+	switch {
+	case !ok:
 		return fs.pathTarget(rel)
-	}
-	c, err := fs.walk(rel)
-	if err != nil {
+	case err != nil:
 		return watchTarget{}, err
 	}
-	defer c.close()
-	var st unix.Stat_t
-	if err := unix.Fstat(c.at(), &st); err != nil {
-		return watchTarget{}, err
-	}
-	fd, err := unix.FcntlInt(uintptr(c.at()), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return watchTarget{}, err
-	}
-	return watchTarget{
-		path:    "/proc/self/fd/" + strconv.Itoa(fd),
-		id:      dirID{dev: uint64(st.Dev), ino: uint64(st.Ino)},
-		release: func() { unix.Close(fd) },
-	}, nil
+	return watchTarget{path: n.Path, id: dirID{dev: n.Dev, ino: n.Ino}, release: n.Release}, nil
 }
 
 // pathID identifies the directory st by device and inode: inotify keeps one

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,7 +64,7 @@ func watchedDirs(c *Capability) []string {
 // watched, which happens in event order.
 func settle(t *testing.T, c *Capability, root, dir string) {
 	t.Helper()
-	name := join(dir, fmt.Sprintf("settle-%d", time.Now().UnixNano()))
+	name := sandbox.Join(dir, fmt.Sprintf("settle-%d", time.Now().UnixNano()))
 	require.NoError(t, os.Mkdir(filepath.Join(root, filepath.FromSlash(name)), 0o755))
 	waitFor(t, name+" to be watched", func() bool { return slices.Contains(watchedDirs(c), name) })
 }

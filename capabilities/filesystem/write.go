@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
 )
 
@@ -58,7 +59,7 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 			return "", err
 		}
 	} else {
-		_, name := split(rel)
+		_, name := sandbox.Split(rel)
 		if err := checkNewName(args.Path, name); err != nil {
 			return "", err
 		}
@@ -143,7 +144,7 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 // checkWriteTarget refuses a target that exists but is not a regular file,
 // or whose parent is missing or not a directory, and says whether it exists.
 func (fs *FS) checkWriteTarget(path, rel string) (bool, error) {
-	st, err := fs.lstat(rel)
+	st, err := fs.dir.Lstat(rel)
 	switch {
 	case err == nil && st.Mode().IsRegular():
 		return true, nil
@@ -154,8 +155,8 @@ func (fs *FS) checkWriteTarget(path, rel string) (bool, error) {
 	case !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
 		return false, osError(err)
 	}
-	parent, _ := split(rel)
-	pst, err := fs.lstat(parent)
+	parent, _ := sandbox.Split(rel)
+	pst, err := fs.dir.Lstat(parent)
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
 		return false, missingParent(rel)

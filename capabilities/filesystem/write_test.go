@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -47,7 +46,7 @@ func TestWriteFileTranscript(t *testing.T) {
 	mustSymlink(t, ".env", filepath.Join(root, "envlink"))
 	mustSymlink(t, "/etc/hostname", filepath.Join(root, "escape.txt"))
 	mustSymlink(t, "/dev/zero", filepath.Join(root, "zero.txt"))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	mkfifo(t, filepath.Join(root, "fifo"))
 	ln, err := net.Listen("unix", filepath.Join(root, "sock"))
 	require.NoError(t, err)
 	defer ln.Close()
@@ -252,7 +251,7 @@ func TestWriteFileApprovalRaces(t *testing.T) {
 			path: "hello.txt",
 			during: func(t *testing.T, root string) {
 				require.NoError(t, os.Remove(filepath.Join(root, "hello.txt")))
-				require.NoError(t, syscall.Mkfifo(filepath.Join(root, "hello.txt"), 0o644))
+				mkfifo(t, filepath.Join(root, "hello.txt"))
 			},
 			want: "RETRY: Path 'hello.txt' exists and is not a regular file.",
 		},

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/agentspec/agentspec/internal/glob"
 )
 
 // HashFiles hashes the content of the files under root that match any of
@@ -27,7 +27,8 @@ import (
 // a NUL byte, the file's bytes and a NUL byte. No glob, or no match, gives ""
 // and no error, and so does a root that does not exist yet.
 //
-// Globs have doublestar semantics (github.com/bmatcuk/doublestar/v4): "*"
+// Globs have doublestar semantics (internal/glob's doublestar dialect,
+// github.com/bmatcuk/doublestar/v4): "*"
 // stays within one directory, "**" spans any number of them, {a,b} and [ab]
 // work. They are matched against root-relative slash paths, so "./x" is "x";
 // an empty glob, an absolute one or one with a ".." component is an error.
@@ -101,7 +102,7 @@ func cleanGlobs(globs []string) ([]string, error) {
 		if slices.Contains(strings.Split(c, "/"), "..") {
 			return nil, fmt.Errorf("input glob %q must not contain '..'", g)
 		}
-		if !doublestar.ValidatePattern(c) {
+		if !glob.ValidDoublestar(c) {
 			return nil, fmt.Errorf("input glob %q is not a valid pattern", g)
 		}
 		out = append(out, c)
@@ -144,7 +145,7 @@ func (j *jail) match(ctx context.Context, patterns []string) (map[string]string,
 			}
 			continue
 		}
-		base, _ := doublestar.SplitPattern(p)
+		base, _ := glob.SplitDoublestar(p)
 		bases = append(bases, base)
 	}
 	fsys := j.root.FS()
@@ -309,7 +310,7 @@ func isLiteral(p string) bool { return !strings.ContainsAny(p, `*?[{\`) }
 
 func matchAny(patterns []string, rel string) bool {
 	for _, p := range patterns {
-		if doublestar.MatchUnvalidated(p, rel) {
+		if glob.MatchDoublestar(p, rel) {
 			return true
 		}
 	}

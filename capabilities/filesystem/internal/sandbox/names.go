@@ -1,11 +1,9 @@
-package filesystem
+package sandbox
 
 import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/agentspec/agentspec/capabilities"
 )
 
 // Names a model must not be shown raw
@@ -20,7 +18,8 @@ import (
 //
 // The escaped form is reversible, and any tool given it addresses the same
 // file: when no file has the escaped name itself, resolution tries the name
-// it unescapes to (path.go). Tools refuse to create such names.
+// it unescapes to (filesystem's path.go). Tools refuse to create such names
+// (filesystem's checkNewName).
 
 // escapedRune reports whether r is shown escaped: C0 and C1 controls, DEL,
 // the line and paragraph separators, the bidirectional controls, and U+FFFD
@@ -37,8 +36,8 @@ func escapedRune(r rune) bool {
 	return false
 }
 
-// needsEscape reports whether name holds anything shown escaped.
-func needsEscape(name string) bool {
+// NeedsEscape reports whether name holds anything shown escaped.
+func NeedsEscape(name string) bool {
 	for i := 0; i < len(name); {
 		c := name[i]
 		if c < utf8.RuneSelf {
@@ -57,11 +56,11 @@ func needsEscape(name string) bool {
 	return false
 }
 
-// displayName is name as listings show it: unchanged unless it holds
+// DisplayName is name as listings show it: unchanged unless it holds
 // something shown escaped, escaped otherwise. It works on whole paths too,
 // since '/' is never escaped.
-func displayName(name string) string {
-	if !needsEscape(name) {
+func DisplayName(name string) string {
+	if !NeedsEscape(name) {
 		return name
 	}
 	var b strings.Builder
@@ -94,10 +93,10 @@ func hex2(c byte) string {
 	return string([]byte{digits[c>>4], digits[c&0xf]})
 }
 
-// unescapeName reverses displayName for one component. ok is false when name
+// UnescapeName reverses DisplayName for one component. ok is false when name
 // is not an escaped form (a backslash not followed by \, xNN or uNNNN), or
 // unescapes to a name that would not have been shown escaped.
-func unescapeName(name string) (string, bool) {
+func UnescapeName(name string) (string, bool) {
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -137,26 +136,5 @@ func unescapeName(name string) (string, bool) {
 		}
 	}
 	raw := b.String()
-	return raw, needsEscape(raw)
-}
-
-// checkNewName refuses to create a file or directory named name (one
-// component; path is the path as the model gave it): a name with anything a
-// listing would have to escape, a name that reads as such a name's escaped
-// form (it would be ambiguous), and the names of agentspec's own temporary
-// files, which the next write in that directory removes.
-func checkNewName(path, name string) error {
-	if isTempName(name) {
-		return capabilities.Retry("Path %s: names starting with %s are reserved for agentspec's temporary files; choose another name.",
-			pyRepr(path), pyRepr(tempPrefix))
-	}
-	if needsEscape(name) {
-		return capabilities.Retry("Path %s: a new file or directory name may not contain control characters (newlines included), "+
-			"bidirectional controls, U+FFFD or bytes that are not UTF-8; choose another name.", pyRepr(path))
-	}
-	if _, ok := unescapeName(name); ok {
-		return capabilities.Retry("Path %s: the name reads as the escaped form of another name (listings show names with "+
-			"control characters that way); choose a name without backslash escapes.", pyRepr(path))
-	}
-	return nil
+	return raw, NeedsEscape(raw)
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package filesystem
+package sandbox
 
 // oPath is zero where O_PATH does not exist: walked directories are opened
 // read-only, so a directory that is searchable but not readable cannot be

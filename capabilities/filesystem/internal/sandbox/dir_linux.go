@@ -1,4 +1,4 @@
-package filesystem
+package sandbox
 
 import (
 	"sync/atomic"
@@ -25,7 +25,7 @@ func openDirBeneath(dirfd int, rel string) (fd int, ok bool, err error) {
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	err = retryEINTR(func() (err error) {
+	err = RetryEINTR(func() (err error) {
 		fd, err = unix.Openat2(dirfd, rel, &how)
 		return err
 	})
@@ -40,3 +40,8 @@ func openDirBeneath(dirfd int, rel string) (fd int, ok bool, err error) {
 	}
 	return -1, true, err
 }
+
+// SetOpenat2Missing makes walks behave as on a kernel without openat2
+// (missing true) or try it again (false); the tests use it to check that
+// both ways give the same answers.
+func SetOpenat2Missing(missing bool) { openat2Missing.Store(missing) }

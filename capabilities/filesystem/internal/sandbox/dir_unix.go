@@ -1,6 +1,6 @@
 //go:build unix
 
-package filesystem
+package sandbox
 
 import (
 	"errors"
@@ -14,79 +14,89 @@ import (
 
 // Descriptor walks beneath the root. Every lookup here is relative to a
 // descriptor of a directory reached from the root without following a symlink;
-// see path.go for why.
+// see doc.go for why.
 
-// rootDir is the descriptor walks start from.
-type rootDir struct {
+// Dir is the root directory, held open: every walk starts from its
+// descriptor.
+type Dir struct {
 	f  *os.File // keeps fd open
 	fd int
 }
 
-func openRootDir(root *os.Root) (*rootDir, error) {
+// Open holds the directory of root. The Dir does not own root.
+func Open(root *os.Root) (*Dir, error) {
 	f, err := root.Open(".")
 	if err != nil {
 		return nil, err
 	}
-	return &rootDir{f: f, fd: int(f.Fd())}, nil
+	return &Dir{f: f, fd: int(f.Fd())}, nil
 }
 
-func (d *rootDir) close() { d.f.Close() }
+// Close releases the root's descriptor.
+func (d *Dir) Close() { d.f.Close() }
 
 // walkDirFlags opens a directory only to look up names below it.
 const walkDirFlags = oPath | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-// cursor is a position in the tree: a stack of directory descriptors, one per
-// component below the root.
-type cursor struct {
+// Cursor is a position in the tree: a stack of directory descriptors, one per
+// component below the root. The zero Cursor is not usable; get one from
+// Dir.Cursor or Dir.Walk, and Close it.
+type Cursor struct {
 	root int
 	fds  []int
 }
 
-func (d *rootDir) cursor() cursor { return cursor{root: d.fd} }
+// Cursor returns a cursor at the root.
+func (d *Dir) Cursor() Cursor { return Cursor{root: d.fd} }
 
-func (c *cursor) at() int {
+// At is the descriptor of the directory the cursor is at, for the *at system
+// calls; it stays valid until the cursor moves or closes.
+func (c *Cursor) At() int {
 	if len(c.fds) == 0 {
 		return c.root
 	}
 	return c.fds[len(c.fds)-1]
 }
 
-// stat describes name, below the cursor, without following a symlink.
-func (c *cursor) stat(name string) (unix.Stat_t, error) {
+// Stat describes name, below the cursor, without following a symlink.
+func (c *Cursor) Stat(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	err := retryEINTR(func() error { return unix.Fstatat(c.at(), name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	err := RetryEINTR(func() error { return unix.Fstatat(c.At(), name, &st, unix.AT_SYMLINK_NOFOLLOW) })
 	return st, err
 }
 
-func (c *cursor) lstat(name string) (entryKind, error) {
-	st, err := c.stat(name)
+// Lstat tells the kind of name, below the cursor, without following a
+// symlink.
+func (c *Cursor) Lstat(name string) (Kind, error) {
+	st, err := c.Stat(name)
 	if err != nil {
-		return kindOther, err
+		return KindOther, err
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		return kindDir, nil
+		return KindDir, nil
 	case unix.S_IFLNK:
-		return kindSymlink, nil
+		return KindSymlink, nil
 	}
-	return kindOther, nil
+	return KindOther, nil
 }
 
-func (c *cursor) readlink(name string) (string, error) {
-	return readlinkat(c.at(), name)
+// Readlink returns the text of the symlink name below the cursor.
+func (c *Cursor) Readlink(name string) (string, error) {
+	return Readlinkat(c.At(), name)
 }
 
-// down enters the directory name. A symlink in its place fails with ELOOP,
+// Down enters the directory name. A symlink in its place fails with ELOOP,
 // anything else that is not a directory with ENOTDIR.
-func (c *cursor) down(name string) error {
+func (c *Cursor) Down(name string) error {
 	var fd int
-	err := retryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.at(), name, walkDirFlags, 0)
+	err := RetryEINTR(func() (err error) {
+		fd, err = unix.Openat(c.At(), name, walkDirFlags, 0)
 		return err
 	})
 	if err != nil {
 		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
-			if k, lerr := c.lstat(name); lerr == nil && k == kindSymlink {
+			if k, lerr := c.Lstat(name); lerr == nil && k == KindSymlink {
 				return unix.ELOOP
 			}
 			if !errors.Is(err, unix.ENOTDIR) {
@@ -99,92 +109,97 @@ func (c *cursor) down(name string) error {
 	return nil
 }
 
-func (c *cursor) up() {
+// Up leaves the directory the cursor is at for its parent; at the root it
+// does nothing.
+func (c *Cursor) Up() {
 	if n := len(c.fds); n > 0 {
 		unix.Close(c.fds[n-1])
 		c.fds = c.fds[:n-1]
 	}
 }
 
-func (c *cursor) reset() {
+// Reset moves the cursor back to the root.
+func (c *Cursor) Reset() {
 	for len(c.fds) > 0 {
-		c.up()
+		c.Up()
 	}
 }
 
-func (c *cursor) close() { c.reset() }
+// Close releases the cursor's descriptors (never the root's).
+func (c *Cursor) Close() { c.Reset() }
 
-// walk returns a cursor at the directory rel, reached without following a
+// Walk returns a cursor at the directory rel, reached without following a
 // symlink: in one openat2 call where the kernel has it, component by
 // component otherwise. The error is the errno of the step that failed.
-func (fs *FS) walk(rel string) (cursor, error) {
-	c := fs.dir.cursor()
+func (d *Dir) Walk(rel string) (Cursor, error) {
+	c := d.Cursor()
 	if rel == "." {
 		return c, nil
 	}
 	if fd, ok, err := openDirBeneath(c.root, rel); ok {
 		if err != nil {
-			return cursor{}, err
+			return Cursor{}, err
 		}
 		c.fds = append(c.fds, fd)
 		return c, nil
 	}
 	for name := range strings.SplitSeq(rel, "/") {
-		if err := c.down(name); err != nil {
-			c.close()
-			return cursor{}, err
+		if err := c.Down(name); err != nil {
+			c.Close()
+			return Cursor{}, err
 		}
 	}
 	return c, nil
 }
 
-// walkParent returns a cursor at the directory holding rel, and rel's name.
-func (fs *FS) walkParent(op, rel string) (cursor, string, error) {
-	dir, name := split(rel)
-	c, err := fs.walk(dir)
+// WalkParent returns a cursor at the directory holding rel, and rel's name.
+// A failure is an *os.PathError for op whose error is a ParentError.
+func (d *Dir) WalkParent(op, rel string) (Cursor, string, error) {
+	dir, name := Split(rel)
+	c, err := d.Walk(dir)
 	if err != nil {
-		return cursor{}, "", &os.PathError{Op: op, Path: rel, Err: parentError{err}}
+		return Cursor{}, "", &os.PathError{Op: op, Path: rel, Err: ParentError{Err: err}}
 	}
 	return c, name, nil
 }
 
-// lstat describes rel without following a final symlink. rel "." is the root.
-func (fs *FS) lstat(rel string) (os.FileInfo, error) {
-	c, name, err := fs.walkParent("lstat", rel)
+// Lstat describes rel without following a final symlink. rel "." is the root.
+func (d *Dir) Lstat(rel string) (os.FileInfo, error) {
+	c, name, err := d.WalkParent("lstat", rel)
 	if err != nil {
 		return nil, err
 	}
-	defer c.close()
-	st, err := c.stat(name)
+	defer c.Close()
+	st, err := c.Stat(name)
 	if err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: rel, Err: err}
 	}
 	return statInfo(name, &st), nil
 }
 
-// readlink returns the text of the symlink rel.
-func (fs *FS) readlink(rel string) (string, error) {
-	c, name, err := fs.walkParent("readlink", rel)
+// Readlink returns the text of the symlink rel.
+func (d *Dir) Readlink(rel string) (string, error) {
+	c, name, err := d.WalkParent("readlink", rel)
 	if err != nil {
 		return "", err
 	}
-	defer c.close()
-	target, err := readlinkat(c.at(), name)
+	defer c.Close()
+	target, err := Readlinkat(c.At(), name)
 	if err != nil {
 		return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
 	}
 	return target, nil
 }
 
-// openFile opens the regular file rel with flag (os.O_* values) and, when
+// OpenFile opens the regular file rel with flag (os.O_* values) and, when
 // creating, perm. It never follows a symlink and never blocks on a FIFO: the
 // final component is opened with O_NOFOLLOW|O_NONBLOCK, and its type is
 // checked on the descriptor before anything is read, written or truncated.
 // Errors are *os.PathError wrapping an errno: ELOOP when a symlink took the
-// place of a component, EISDIR for a directory, errNotRegular for any other
+// place of a component, EISDIR for a directory, ErrNotRegular for any other
 // file that is not regular.
-func (fs *FS) openFile(rel string, flag int, perm os.FileMode) (*os.File, error) {
-	fd, _, err := fs.openRegular(rel, flag, perm)
+func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, _, err := d.openRegular(rel, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -195,38 +210,38 @@ func (fs *FS) openFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 	return os.NewFile(uintptr(fd), rel), nil
 }
 
-// openReader opens the regular file rel for reading, as openFile does, but
-// keeps the bare descriptor: see fileReader.
-func (fs *FS) openReader(rel string) (*fileReader, error) {
-	fd, size, err := fs.openRegular(rel, os.O_RDONLY, 0)
+// OpenReader opens the regular file rel for reading, as OpenFile does, but
+// keeps the bare descriptor: see FileReader.
+func (d *Dir) OpenReader(rel string) (*FileReader, error) {
+	fd, size, err := d.openRegular(rel, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &fileReader{fd: fd, size: size, name: rel}, nil
+	return &FileReader{fd: fd, size: size, name: rel}, nil
 }
 
-// openRegular is openFile's descriptor, still O_NONBLOCK, and the file's
+// openRegular is OpenFile's descriptor, still O_NONBLOCK, and the file's
 // size.
-func (fs *FS) openRegular(rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
-	c, name, err := fs.walkParent("open", rel)
+func (d *Dir) openRegular(rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
+	c, name, err := d.WalkParent("open", rel)
 	if err != nil {
 		return -1, 0, err
 	}
-	defer c.close()
+	defer c.Close()
 	// Opening a device can have side effects, so anything that is not a
 	// regular file or directory is refused from its metadata; the type is
 	// checked again on the descriptor.
-	if st, err := c.stat(name); err == nil {
+	if st, err := c.Stat(name); err == nil {
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG, unix.S_IFDIR:
 		case unix.S_IFLNK:
 			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: unix.ELOOP}
 		default:
-			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: errNotRegular}
+			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: ErrNotRegular}
 		}
 	}
-	err = retryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.at(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
+	err = RetryEINTR(func() (err error) {
+		fd, err = unix.Openat(c.At(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 		return err
 	})
 	if err != nil {
@@ -234,7 +249,7 @@ func (fs *FS) openRegular(rel string, flag int, perm os.FileMode) (fd int, size 
 		case errors.Is(err, unix.EMLINK):
 			err = unix.ELOOP // FreeBSD's "the final component is a symlink"
 		case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EOPNOTSUPP):
-			err = errNotRegular // a socket, or a FIFO without a reader
+			err = ErrNotRegular // a socket, or a FIFO without a reader
 		}
 		return -1, 0, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
@@ -249,17 +264,17 @@ func (fs *FS) openRegular(rel string, flag int, perm os.FileMode) (fd int, size 
 	case unix.S_IFDIR:
 		err = unix.EISDIR
 	default:
-		err = errNotRegular
+		err = ErrNotRegular
 	}
 	unix.Close(fd)
 	return -1, 0, &os.PathError{Op: "open", Path: rel, Err: err}
 }
 
-// fileReader reads a regular file through the bare descriptor openReader
+// FileReader reads a regular file through the bare descriptor OpenReader
 // made: no os.File, so none of the fcntl calls and poller bookkeeping that
 // come with one. The descriptor keeps its O_NONBLOCK, which a regular file
 // ignores.
-type fileReader struct {
+type FileReader struct {
 	fd   int
 	size int64  // as fstat reported it at the open
 	name string // rel, for errors
@@ -269,8 +284,8 @@ type fileReader struct {
 // Read reads as io.Reader does. A regular file returns fewer bytes than
 // asked only at its end, so a short read ends the file without the read that
 // would return nothing (reads are capped near 2 GiB, hence the second test),
-// as internal/walk reads files.
-func (r *fileReader) Read(p []byte) (int, error) {
+// as the walk package reads files.
+func (r *FileReader) Read(p []byte) (int, error) {
 	if r.eof {
 		return 0, io.EOF
 	}
@@ -301,27 +316,38 @@ func (r *fileReader) Read(p []byte) (int, error) {
 	}
 }
 
-func (r *fileReader) Close() error { return unix.Close(r.fd) }
+// NewFileReader reads the regular file the caller opened as fd (rel name,
+// for errors) and takes the descriptor over; Size is unknown (0).
+func NewFileReader(fd int, name string) *FileReader { return &FileReader{fd: fd, name: name} }
 
-// mkdirAll creates rel and its missing parents (mode 0777 less the umask),
+// Close closes the descriptor.
+func (r *FileReader) Close() error { return unix.Close(r.fd) }
+
+// Size is the file's size as fstat reported it at the open.
+func (r *FileReader) Size() int64 { return r.size }
+
+// Fd is the descriptor, for the system calls that take one.
+func (r *FileReader) Fd() int { return r.fd }
+
+// MkdirAll creates rel and its missing parents (mode 0777 less the umask),
 // never following a symlink. created says whether this call made any
 // directory.
-func (fs *FS) mkdirAll(rel string) (created bool, err error) {
-	c := fs.dir.cursor()
-	defer c.close()
+func (d *Dir) MkdirAll(rel string) (created bool, err error) {
+	c := d.Cursor()
+	defer c.Close()
 	if rel == "." {
 		return false, nil
 	}
 	parts := strings.Split(rel, "/")
 	for i, name := range parts {
-		err := c.down(name)
+		err := c.Down(name)
 		if errors.Is(err, unix.ENOENT) {
-			err = retryEINTR(func() error { return unix.Mkdirat(c.at(), name, 0o777) })
+			err = RetryEINTR(func() error { return unix.Mkdirat(c.At(), name, 0o777) })
 			if err == nil {
 				created = true
 			}
 			if err == nil || errors.Is(err, unix.EEXIST) {
-				err = c.down(name)
+				err = c.Down(name)
 			}
 		}
 		if err != nil {
@@ -331,11 +357,12 @@ func (fs *FS) mkdirAll(rel string) (created bool, err error) {
 	return created, nil
 }
 
-func readlinkat(dirfd int, name string) (string, error) {
+// Readlinkat returns the text of the symlink name in the directory dirfd.
+func Readlinkat(dirfd int, name string) (string, error) {
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
 		var n int
-		err := retryEINTR(func() (err error) {
+		err := RetryEINTR(func() (err error) {
 			n, err = unix.Readlinkat(dirfd, name, buf)
 			return err
 		})
@@ -348,7 +375,8 @@ func readlinkat(dirfd int, name string) (string, error) {
 	}
 }
 
-func retryEINTR(f func() error) error {
+// RetryEINTR calls f again for as long as it fails with EINTR.
+func RetryEINTR(f func() error) error {
 	for {
 		err := f()
 		if err != unix.EINTR {
@@ -401,3 +429,10 @@ func (s *fileStat) Mode() os.FileMode  { return s.mode }
 func (s *fileStat) ModTime() time.Time { return s.mtime }
 func (s *fileStat) IsDir() bool        { return s.mode.IsDir() }
 func (s *fileStat) Sys() any           { return &s.sys }
+
+// Regular reports whether name, below the cursor, is a regular file (not a
+// symlink to one).
+func (c *Cursor) Regular(name string) bool {
+	st, err := c.Stat(name)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+}

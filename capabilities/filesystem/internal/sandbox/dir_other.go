@@ -1,0 +1,161 @@
+//go:build !unix
+
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// Without openat, walks go through the os.Root: it never leaves the root,
+// though it follows in-root symlinks that appear after a check, and it cannot
+// open a FIFO without blocking or check a file's type before opening it.
+
+// Dir is the root directory, reached through its os.Root.
+type Dir struct{ root *os.Root }
+
+// Open holds the directory of root. The Dir does not own root.
+func Open(root *os.Root) (*Dir, error) { return &Dir{root: root}, nil }
+
+// Close does nothing: the os.Root is the caller's.
+func (d *Dir) Close() {}
+
+// Cursor is a position in the tree, as a list of components below the root.
+type Cursor struct {
+	root  *os.Root
+	parts []string
+}
+
+// Cursor returns a cursor at the root.
+func (d *Dir) Cursor() Cursor { return Cursor{root: d.root} }
+
+func (c *Cursor) path(name string) string {
+	return strings.Join(append(c.parts[:len(c.parts):len(c.parts)], name), "/")
+}
+
+// Lstat tells the kind of name, below the cursor, without following a
+// symlink.
+func (c *Cursor) Lstat(name string) (Kind, error) {
+	st, err := c.root.Lstat(c.path(name))
+	if err != nil {
+		return KindOther, err
+	}
+	switch {
+	case st.IsDir():
+		return KindDir, nil
+	case st.Mode()&os.ModeSymlink != 0:
+		return KindSymlink, nil
+	}
+	return KindOther, nil
+}
+
+// Readlink returns the text of the symlink name below the cursor.
+func (c *Cursor) Readlink(name string) (string, error) { return c.root.Readlink(c.path(name)) }
+
+// Down enters the directory name. A symlink in its place fails with ELOOP,
+// anything else that is not a directory with ENOTDIR.
+func (c *Cursor) Down(name string) error {
+	k, err := c.Lstat(name)
+	switch {
+	case err != nil:
+		return err
+	case k == KindSymlink:
+		return syscall.ELOOP
+	case k != KindDir:
+		return syscall.ENOTDIR
+	}
+	c.parts = append(c.parts, name)
+	return nil
+}
+
+// Up leaves the directory the cursor is at for its parent.
+func (c *Cursor) Up() {
+	if len(c.parts) > 0 {
+		c.parts = c.parts[:len(c.parts)-1]
+	}
+}
+
+// Reset moves the cursor back to the root.
+func (c *Cursor) Reset() { c.parts = c.parts[:0] }
+
+// Close does nothing: a Cursor holds no descriptors here.
+func (c *Cursor) Close() {}
+
+// Lstat describes rel without following a final symlink.
+func (d *Dir) Lstat(rel string) (os.FileInfo, error) { return d.root.Lstat(rel) }
+
+// Readlink returns the text of the symlink rel.
+func (d *Dir) Readlink(rel string) (string, error) { return d.root.Readlink(rel) }
+
+// OpenFile opens the regular file rel with flag and, when creating, perm,
+// refusing what is not a regular file before and after the open.
+func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error) {
+	if dir, _ := Split(rel); dir != "." {
+		if st, err := d.root.Stat(dir); err != nil || !st.IsDir() {
+			if err == nil {
+				err = syscall.ENOTDIR
+			}
+			return nil, &os.PathError{Op: "open", Path: rel, Err: ParentError{Err: err}}
+		}
+	}
+	if st, err := d.root.Lstat(rel); err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return nil, &os.PathError{Op: "open", Path: rel, Err: syscall.EISDIR}
+		}
+		return nil, &os.PathError{Op: "open", Path: rel, Err: ErrNotRegular}
+	}
+	f, err := d.root.OpenFile(rel, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: rel, Err: ErrNotRegular}
+	}
+	return f, nil
+}
+
+// FileReader is a regular file open for reading.
+type FileReader struct {
+	*os.File
+	size int64 // as stat reported it at the open
+}
+
+// Size is the file's size as stat reported it at the open.
+func (r *FileReader) Size() int64 { return r.size }
+
+// OpenReader opens the regular file rel for reading, as OpenFile does.
+func (d *Dir) OpenReader(rel string) (*FileReader, error) {
+	f, err := d.OpenFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &FileReader{File: f, size: st.Size()}, nil
+}
+
+// MkdirAll creates rel and its missing parents (mode 0777 less the umask).
+// created says whether this call made any directory.
+func (d *Dir) MkdirAll(rel string) (created bool, err error) {
+	if st, err := d.root.Stat(rel); err == nil && st.IsDir() {
+		return false, nil
+	}
+	err = d.root.MkdirAll(rel, 0o777)
+	if errors.Is(err, os.ErrExist) {
+		err = &os.PathError{Op: "mkdir", Path: rel, Err: syscall.ENOTDIR}
+	}
+	return err == nil, err
+}
+
+// Regular reports whether name, below the cursor, is a regular file (not a
+// symlink to one).
+func (c *Cursor) Regular(name string) bool {
+	st, err := c.root.Lstat(c.path(name))
+	return err == nil && st.Mode().IsRegular()
+}

@@ -1,0 +1,104 @@
+// Package sandbox is FileSystem's descriptor layer: everything that reaches a
+// file beneath the root without ever following a symlink, and nothing that
+// knows about tools, patterns or the model.
+//
+// Its callers speak canonical root-relative paths ("rel"): "/"-separated, no
+// "." or ".." components, no symlinks, "." for the root itself. Resolver
+// turns what the model wrote into one, package filesystem checks it against
+// the access patterns, and this package then reaches rel again from a
+// descriptor held on the root, one component at a time with
+// O_NOFOLLOW|O_DIRECTORY (in one openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS
+// call where Linux has it), and opens the final component with O_NOFOLLOW.
+// rel contains no symlinks, so any symlink met now was swapped in after the
+// check: the open fails with ELOOP instead of following it.
+//
+// The API:
+//
+//   - Resolver (NewResolver) turns a path as the model wrote it into rel
+//     (resolve.go, which says how a path becomes safe to open); its errors
+//     (ErrNUL, ErrTooLong, ErrEncoding, ErrSymlinkLoop, ErrOutside) are
+//     worded for the model by the caller. Within compares host paths.
+//   - Dir (Open) holds the root. Dir.Walk and Dir.WalkParent give a Cursor at
+//     a directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader and
+//     Dir.MkdirAll do one operation on rel.
+//   - Cursor is a stack of directory descriptors: Down, Up, Reset and Close
+//     move it, Lstat and Readlink look at a name below it, and (on unix) At
+//     and Stat give the descriptor and the raw stat for the *at calls the
+//     caller makes itself (the atomic replacement, the ripgrep driver, the
+//     watcher).
+//   - FileReader reads a regular file through its bare descriptor.
+//   - On Linux, Dir.NameDir names a walked directory by a /proc/self/fd path
+//     (ProcName), for the watcher's inotify, which takes only paths.
+//   - An atomic replacement is built from LockFile (this process's lock of
+//     the file and a flock of its directory, which other agentspec processes
+//     take too), SweepTemps (the temporary files a killed writer left),
+//     CreateTemp and FillTemp (the new content, synced, keeping the old
+//     Owner), then Renameat or RenameNoReplace. Where there is no openat,
+//     LockKey and FirstSweep serve the os.Root version. Temporary names are
+//     TempName/IsTempName; Fault and SetFaultHook are the test's
+//     fault-injection points. The checks between the lock and the rename
+//     (the content hash) belong to the caller.
+//   - On unix, RetryEINTR and Readlinkat wrap the system calls.
+//   - Names a listing must not show raw (control characters, bidirectional
+//     controls, bytes that are not UTF-8) are escaped reversibly:
+//     DisplayName, NeedsEscape and UnescapeName (names.go).
+//   - Errors are *os.PathError wrapping an errno, ErrNotRegular for a FIFO,
+//     socket or device, and a ParentError (InParent) when the failure was on
+//     the way to the target's directory rather than on the target.
+//
+// The tree walker the listing and search tools use is the subpackage walk:
+// the same descriptor discipline (every directory opened relative to its
+// parent with O_NOFOLLOW), a pull iterator in ripgrep's --sort path order.
+//
+// Where there is no openat (windows, plan9, wasip1) the same API goes through
+// the os.Root: it never leaves the root, though it follows in-root symlinks
+// that appear after a check, and it cannot check a file's type before opening
+// it.
+package sandbox
+
+import (
+	"errors"
+	"strings"
+)
+
+// Kind is what a name is, as Cursor.Lstat tells it.
+type Kind uint8
+
+const (
+	KindOther   Kind = iota // a regular file, FIFO, socket or device
+	KindDir                 // a directory
+	KindSymlink             // a symlink, not followed
+)
+
+// ErrNotRegular is the error of an open that found a FIFO, socket or device.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ParentError marks a failure to reach the directory that holds a target,
+// as opposed to a failure on the target itself.
+type ParentError struct{ Err error }
+
+func (e ParentError) Error() string { return e.Err.Error() }
+func (e ParentError) Unwrap() error { return e.Err }
+
+// InParent reports whether err happened on the way to the target's directory.
+func InParent(err error) bool {
+	var pe ParentError
+	return errors.As(err, &pe)
+}
+
+// Join appends name to the canonical rel dir.
+func Join(dir, name string) string {
+	if dir == "." || dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// Split returns the parent and final component of a canonical rel.
+func Split(rel string) (dir, name string) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return ".", rel
+	}
+	return rel[:i], rel[i+1:]
+}

@@ -1,0 +1,311 @@
+package sandbox
+
+// How a path becomes safe to open
+//
+// A tool path goes through two steps, and neither ever follows a symlink out
+// of the root.
+//
+//  1. Resolver.Resolve turns what the model wrote into a canonical root-relative path
+//     ("rel") with the semantics of Python's non-strict os.path.realpath: it
+//     walks the components from cwd (or from "/" for an absolute path),
+//     expands each symlink it meets (relative targets against the link's
+//     directory, absolute ones from "/"), applies ".." to the resolved prefix
+//     rather than lexically, and keeps components that do not exist literally
+//     so write targets resolve too. The walk holds a descriptor per directory
+//     of the resolved prefix and looks the next component up with
+//     fstatat/readlinkat relative to it, so resolution is immune to a parent
+//     being swapped for a symlink while it runs. Anything outside the root is
+//     never looked at: components above the root are followed lexically only
+//     (so "../root/x" and an absolute path into the root still work), and the
+//     final path must lie inside the root or the call is refused. Patterns
+//     are then matched against rel, so an alias is checked as its target.
+//
+//  2. The I/O (dir_unix.go) reaches rel again from a descriptor held on
+//     the root, one component at a time with O_NOFOLLOW|O_DIRECTORY, and opens
+//     the final component with O_NOFOLLOW. rel contains no symlinks, so any
+//     symlink met now was swapped in after the check: the open fails (ELOOP,
+//     reported as "changed to a symlink") instead of following it. The file
+//     opened is therefore always the one at the path that was checked, never
+//     one outside the root and never an in-root file the patterns forbid.
+//     Writes and edits additionally re-hash the content under the open
+//     descriptor, so a file replaced in place is a conflict, not overwritten.
+//
+// FileSystem's walkers list directories through the same descriptors (the
+// walk subpackage, or an os.Root, which never leaves the root either) and
+// resolve every entry before matching patterns against its target.
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+const (
+	// maxSymlinks bounds symlink expansions in one resolution, as the kernel's
+	// MAXSYMLINKS does for a lookup; more is reported as a loop.
+	maxSymlinks = 40
+	// pathMax is the longest absolute path the OS accepts (Linux PATH_MAX,
+	// counting the terminating NUL).
+	pathMax = 4096
+)
+
+// The errors of Resolve, which the caller words for the model.
+var (
+	ErrNUL         = errors.New("the path name contains a NUL byte")
+	ErrTooLong     = errors.New("the path name is too long")
+	ErrEncoding    = errors.New("the path name contains a byte sequence the filesystem cannot represent")
+	ErrSymlinkLoop = errors.New("the path resolves through a symlink loop")
+	ErrOutside     = errors.New("the path resolves outside the root directory")
+)
+
+// Resolver turns the paths a model writes into canonical rels (step 1 above).
+type Resolver struct {
+	dir        *Dir
+	real       string   // absolute real path of the root
+	rootParts  []string // real split into components
+	aliasParts []string // the root as configured, when absolute paths may use that spelling; nil if none
+}
+
+// NewResolver resolves beneath d, whose absolute real path is real, split
+// into rootParts; aliasParts is the root's other absolute spelling, or nil.
+func NewResolver(d *Dir, real string, rootParts, aliasParts []string) *Resolver {
+	return &Resolver{dir: d, real: real, rootParts: rootParts, aliasParts: aliasParts}
+}
+
+// Resolve returns the canonical rel of p: relative to the directory whose
+// components are base (nil for the root), or absolute. The errors are
+// ErrNUL, ErrTooLong, ErrEncoding, ErrSymlinkLoop and ErrOutside.
+func (rv *Resolver) Resolve(base []string, p string) (string, error) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", ErrNUL
+	}
+	if len(p) > 16*pathMax {
+		return "", ErrTooLong
+	}
+	r := resolution{rv: rv, cur: rv.dir.Cursor(), inside: true}
+	defer r.cur.Close()
+	p = filepath.ToSlash(p)
+	r.push(p)
+	if strings.HasPrefix(p, "/") {
+		r.restart()
+	} else {
+		r.pushParts(base) // walked first
+	}
+	if err := r.run(); err != nil {
+		return "", err
+	}
+	if !r.inside {
+		if rel, ok := rv.viaAlias(p); ok {
+			return rel, nil
+		}
+		return "", ErrOutside
+	}
+	rel := "."
+	if len(r.parts) > 0 {
+		rel = strings.Join(r.parts, "/")
+	}
+	if len(rv.real)+1+len(rel) >= pathMax {
+		return "", ErrTooLong
+	}
+	return rel, nil
+}
+
+// resolution is the state of one resolve.
+type resolution struct {
+	rv  *Resolver
+	cur Cursor // at the deepest existing directory of parts
+	// inside says whether parts is relative to the root or, having climbed
+	// above it, absolute.
+	inside bool
+	parts  []string
+	// literal counts the trailing parts the cursor did not enter because
+	// they are missing, not directories or not searchable.
+	literal int
+	links   int
+	pending []string // components still to walk, last one next
+}
+
+// push queues the components of p to be walked before those already queued.
+func (r *resolution) push(p string) {
+	for p != "" {
+		i := strings.LastIndexByte(p, '/')
+		r.pending = append(r.pending, p[i+1:])
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+}
+
+func (r *resolution) pushParts(parts []string) {
+	for i := len(parts) - 1; i >= 0; i-- {
+		r.pending = append(r.pending, parts[i])
+	}
+}
+
+// restart moves to the filesystem root "/", which is the sandbox root itself
+// when the sandbox is "/".
+func (r *resolution) restart() {
+	r.cur.Reset()
+	r.parts = r.parts[:0]
+	r.literal = 0
+	r.inside = len(r.rv.rootParts) == 0
+}
+
+func (r *resolution) run() error {
+	for len(r.pending) > 0 {
+		name := r.pending[len(r.pending)-1]
+		r.pending = r.pending[:len(r.pending)-1]
+		switch {
+		case name == "" || name == ".":
+		case name == "..":
+			r.up()
+		case !r.inside:
+			r.parts = append(r.parts, name)
+			if slices.Equal(r.parts, r.rv.rootParts) || (r.rv.aliasParts != nil && slices.Equal(r.parts, r.rv.aliasParts)) {
+				r.parts = r.parts[:0]
+				r.inside = true
+				r.cur.Reset()
+			}
+		case r.literal > 0:
+			r.parts = append(r.parts, name)
+			r.literal++
+		default:
+			if err := r.step(name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *resolution) up() {
+	switch {
+	case !r.inside:
+		if len(r.parts) > 0 {
+			r.parts = r.parts[:len(r.parts)-1]
+		}
+	case len(r.parts) == 0:
+		if n := len(r.rv.rootParts); n > 0 { // ".." of "/" is "/"
+			r.inside = false
+			r.parts = append(r.parts[:0], r.rv.rootParts[:n-1]...)
+			r.cur.Reset()
+		}
+	default:
+		if r.literal > 0 {
+			r.literal--
+		} else {
+			r.cur.Up()
+		}
+		r.parts = r.parts[:len(r.parts)-1]
+	}
+}
+
+// step walks one existing-or-not component below the cursor.
+func (r *resolution) step(name string) error {
+	kind, err := r.cur.Lstat(name)
+	if err != nil && strings.IndexByte(name, '\\') >= 0 {
+		// A name the listings showed escaped (see names.go) addresses the
+		// file of the raw name when no file has the escaped one.
+		if raw, ok := UnescapeName(name); ok && raw != name {
+			if k, rerr := r.cur.Lstat(raw); rerr == nil {
+				name, kind, err = raw, k, nil
+			}
+		}
+	}
+	if err != nil {
+		if e := pathNameError(err); e != nil {
+			return e
+		}
+		r.parts = append(r.parts, name)
+		r.literal = 1
+		return nil
+	}
+	switch kind {
+	case KindDir:
+		r.parts = append(r.parts, name)
+		if r.cur.Down(name) != nil {
+			r.literal = 1
+		}
+	case KindSymlink:
+		r.links++
+		if r.links > maxSymlinks {
+			return ErrSymlinkLoop
+		}
+		target, err := r.cur.Readlink(name)
+		if err != nil || target == "" {
+			if e := pathNameError(err); e != nil {
+				return e
+			}
+			r.parts = append(r.parts, name)
+			r.literal = 1
+			return nil
+		}
+		target = filepath.ToSlash(target)
+		if strings.HasPrefix(target, "/") {
+			r.restart()
+		}
+		r.push(target)
+	default:
+		r.parts = append(r.parts, name)
+		r.literal = 1
+	}
+	return nil
+}
+
+// pathNameError turns the OS's complaints about a path name itself into
+// ErrTooLong and ErrEncoding; other errors give nil.
+func pathNameError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return ErrTooLong
+	case errors.Is(err, syscall.EILSEQ):
+		return ErrEncoding
+	}
+	return nil
+}
+
+// viaAlias resolves the absolute path p that the walk placed outside the
+// root, for the case where it reaches the root through a symlink outside it:
+// an alias of the root or of a directory in it (on macOS /tmp and /var are
+// links to /private/..., and a symlinked home is common). The shortest prefix
+// of p whose real path lies in the root is taken for that directory, and the
+// rest is resolved below it as any path is. Only here does a resolution look
+// at the filesystem outside the root, and only at the names p spells.
+func (rv *Resolver) viaAlias(p string) (string, bool) {
+	comps := strings.Split(strings.Trim(p, "/"), "/")
+	prefix := ""
+	for i, c := range comps {
+		if c == ".." {
+			return "", false // a climb the OS would resolve differently: not guessed at
+		}
+		if c == "" || c == "." {
+			continue
+		}
+		prefix += "/" + c
+		real, err := filepath.EvalSymlinks(filepath.FromSlash(prefix))
+		if err != nil {
+			return "", false
+		}
+		if !Within(real, rv.real) {
+			continue
+		}
+		dir, err := filepath.Rel(rv.real, real)
+		if err != nil {
+			return "", false
+		}
+		rel, err := rv.Resolve(nil, filepath.ToSlash(dir)+"/"+strings.Join(comps[i+1:], "/"))
+		return rel, err == nil
+	}
+	return "", false
+}
+
+// Within reports whether p is root or below it, component-wise.
+func Within(p, root string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
