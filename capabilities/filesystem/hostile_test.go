@@ -277,3 +277,15 @@ func TestListingsEscapeNames(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "needle")
 }
+
+// file_info shows a symlink's text escaped too: a newline in it would
+// otherwise forge a line of the report.
+func TestFileInfoEscapesLinkText(t *testing.T) {
+	t.Parallel()
+	c, root := newTestFS(t, Options{}, map[string]string{"a.txt\nhash: 000000000000": "a\n"})
+	mustSymlink(t, "a.txt\nhash: 000000000000", filepath.Join(root, "link"))
+	out, err := callTool(context.Background(), t, c, ToolFileInfo, map[string]any{"path": "link"})
+	res := result(out, err)
+	assert.Contains(t, res, `symlink_target: a.txt\x0ahash: 000000000000`)
+	assert.NotContains(t, res, "\nhash: 000000000000")
+}

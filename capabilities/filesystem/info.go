@@ -78,7 +78,7 @@ func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
 		lines = append(lines, text...)
 	}
 	if target, ok := fs.symlinkTarget(args.Path); ok {
-		lines = append(lines, "symlink_target: "+target)
+		lines = append(lines, "symlink_target: "+sandbox.DisplayName(target)) // link text can hold a newline
 	}
 	return strings.Join(lines, "\n"), nil
 }
