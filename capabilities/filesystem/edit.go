@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 func init() { registerTool(ToolEditFile, newEditFile) }

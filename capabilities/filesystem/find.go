@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox/walk"
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 	"github.com/agentspec/agentspec/internal/glob"
 )
 

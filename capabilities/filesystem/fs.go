@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // FS is the sandbox every tool works through: the real root, descriptors held

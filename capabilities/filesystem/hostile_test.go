@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 var allTools = []string{

@@ -13,8 +13,8 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 func init() { registerTool(ToolFileInfo, newFileInfo) }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox/walk"
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
 )
 

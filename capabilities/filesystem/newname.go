@@ -2,7 +2,7 @@ package filesystem
 
 import (
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // checkNewName refuses to create a file or directory named name (one

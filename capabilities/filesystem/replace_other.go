@@ -9,7 +9,7 @@ import (
 	"path"
 	"syscall"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // writeThrough replaces the content of the regular file rel with data,

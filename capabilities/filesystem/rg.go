@@ -15,8 +15,8 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/internal/glob"
 )
 

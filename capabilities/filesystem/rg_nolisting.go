@@ -2,7 +2,7 @@
 
 package filesystem
 
-import "github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
+import "github.com/agentspec/agentspec/internal/sandbox"
 
 // rgListing looks each name up where no directory listing is at hand.
 type rgListing struct{}

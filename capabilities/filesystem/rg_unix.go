@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // rgCursor returns a cursor at the directory rel, reached without following

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/ordered"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox/walk"
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
 )
 

@@ -101,7 +101,7 @@ import (
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/fsnotify/fsnotify"
 )
 

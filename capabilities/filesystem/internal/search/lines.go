@@ -3,7 +3,7 @@ package search
 import (
 	"bytes"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 // onlyNewlines reports whether \n is the only line terminator in b, which

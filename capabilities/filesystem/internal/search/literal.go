@@ -5,7 +5,7 @@ import (
 	"regexp/syntax"
 	"unicode/utf8"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 // finder looks for a literal by its rarest byte: bytes.IndexByte runs at

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 type source struct {

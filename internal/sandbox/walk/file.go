@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 var (

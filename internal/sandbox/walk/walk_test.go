@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/text"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
