@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/internal/sandbox/walk"
 	"github.com/agentspec/agentspec/internal/glob"
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 func init() {

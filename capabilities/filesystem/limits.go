@@ -9,8 +9,8 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
-	"github.com/agentspec/agentspec/internal/sandbox/walk"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 // Bounds on the work one tool call does, and the notes a result ends with

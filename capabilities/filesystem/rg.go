@@ -15,9 +15,9 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
+	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/internal/text"
-	"github.com/agentspec/agentspec/internal/glob"
 )
 
 // The ripgrep tools run the rg executable: never through a shell, always

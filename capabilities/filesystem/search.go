@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/ordered"
-	"github.com/agentspec/agentspec/internal/sandbox/walk"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 func init() {
