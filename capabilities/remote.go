@@ -1,6 +1,9 @@
 package capabilities
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // Remote is implemented by a capability whose tools live behind the network
 // (an MCP server's): listing them means connecting. `agentspec validate`
@@ -26,4 +29,24 @@ func WithoutConnecting(ctx context.Context) context.Context {
 func Connecting(ctx context.Context) bool {
 	only, _ := ctx.Value(checkOnlyKey{}).(bool)
 	return !only
+}
+
+type transportKey struct{}
+
+// WithHTTPTransport returns a context in which capabilities built from it
+// reach their remote servers (an MCP server named by url) through rt: a
+// proxy, a transport with the organisation's trust roots, or, in a test, a
+// local server standing in for the spec's host. Without it they use
+// http.DefaultTransport.
+func WithHTTPTransport(ctx context.Context, rt http.RoundTripper) context.Context {
+	return context.WithValue(ctx, transportKey{}, rt)
+}
+
+// HTTPTransport returns the transport WithHTTPTransport put in ctx, or
+// http.DefaultTransport.
+func HTTPTransport(ctx context.Context) http.RoundTripper {
+	if rt, ok := ctx.Value(transportKey{}).(http.RoundTripper); ok && rt != nil {
+		return rt
+	}
+	return http.DefaultTransport
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -43,10 +42,12 @@ func TestPydanticAISpecsValidateAndRun(t *testing.T) {
 		"web-fetch-native.yaml":   "success (no tool calls)",
 		"output-schema.yaml":      `{"age":0,"name":"a"}`,
 		"output-schema-defs.json": `{"city":"a","country":"a"}`,
+		// Their tools live on MCP servers at example.com, which
+		// exampleServers stands in for: allowed_tools keeps drop_table
+		// out, and PrefixTools keeps the two lookup tools apart.
+		"mcp.yaml":              `{"search":"mcp.example.com search: a"}`,
+		"prefix-tools-mcp.yaml": `{"api1_lookup":"api1.example.com lookup: a","api2_lookup":"api2.example.com lookup: a"}`,
 	}
-	// Specs whose tools live on MCP servers at example.com validate without
-	// connecting; a run must reach the server, and there is none.
-	needsMCP := map[string]bool{"mcp.yaml": true, "prefix-tools-mcp.yaml": true}
 	for _, file := range files {
 		name := filepath.Base(file)
 		t.Run(name, func(t *testing.T) {
@@ -61,11 +62,7 @@ func TestPydanticAISpecsValidateAndRun(t *testing.T) {
 			for _, v := range runtime.Placeholders(s.Instructions) {
 				vars[v] = "Alice"
 			}
-			res, err := runtime.Run(context.Background(), s, runtime.WithWorkspace(ws), runtime.WithVars(vars), runtime.WithoutCache())
-			if needsMCP[name] {
-				assert.ErrorContains(t, err, "could not be reached", "the run tries the server")
-				return
-			}
+			res, err := runtime.Run(exampleServers(t), s, runtime.WithWorkspace(ws), runtime.WithVars(vars), runtime.WithoutCache())
 			require.NoError(t, err)
 			if want, ok := answers[name]; ok {
 				assert.Equal(t, want, res.Output)
