@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/spec"
@@ -13,7 +14,9 @@ import (
 
 // placeholder matches {{name}} and {{ name }}. Anything else between double
 // braces is left as written.
-var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+})
 
 // MissingVarError is returned when the instructions use a variable no value
 // was given for. It is reported before any request is made.
@@ -38,7 +41,7 @@ func (e *MissingVarError) Error() string {
 // them needs values for.
 func Placeholders(instructions []string) []string {
 	var names []string
-	for _, m := range placeholder.FindAllStringSubmatch(strings.Join(instructions, "\n\n"), -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(strings.Join(instructions, "\n\n"), -1) {
 		if !slices.Contains(names, m[1]) {
 			names = append(names, m[1])
 		}
@@ -53,8 +56,8 @@ func RenderInstructions(instructions []string, vars map[string]string) (string, 
 	text := strings.Join(instructions, "\n\n")
 	var missing []string
 	seen := map[string]bool{}
-	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		name := placeholder.FindStringSubmatch(m)[1]
+	out := placeholder().ReplaceAllStringFunc(text, func(m string) string {
+		name := placeholder().FindStringSubmatch(m)[1]
 		if v, ok := vars[name]; ok {
 			return v
 		}

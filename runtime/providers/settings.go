@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -174,12 +175,14 @@ const minThinkingBudget = 1024
 
 // claudeVersion reads the major and minor version of a Claude model id
 // (claude-sonnet-4-6, claude-opus-4-5-20251101, claude-3-7-sonnet-latest).
-var claudeVersion = regexp.MustCompile(`claude-(?:[a-z]+-)?(\d+)(?:[-.](\d{1,2}))?(?:\D|$)`)
+var claudeVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`claude-(?:[a-z]+-)?(\d+)(?:[-.](\d{1,2}))?(?:\D|$)`)
+})
 
 // adaptiveThinking reports whether model takes thinking {type: adaptive}:
 // Claude 4.6 and later.
 func adaptiveThinking(model string) bool {
-	m := claudeVersion.FindStringSubmatch(model)
+	m := claudeVersion().FindStringSubmatch(model)
 	if m == nil {
 		return false
 	}
