@@ -87,3 +87,30 @@ func MarshalEvent(ev Event) ([]byte, error) {
 	}
 	return append(out, body[1:]...), nil
 }
+
+// ChangeRequest is an event announcing a change a capability is about to
+// make, which a listener may still stop: the capability applies it only if no
+// listener cancelled it before returning, and otherwise tells the model why.
+// A listener that asks a person first (the CLI's --approve) needs nothing but
+// this interface, whichever capability emits the event.
+type ChangeRequest interface {
+	Event
+	// Cancel stops the change; reason is what the model is told. An empty
+	// reason keeps one given earlier by another listener.
+	Cancel(reason string)
+	// Cancelled reports whether a listener cancelled the change, and why.
+	Cancelled() (bool, string)
+	// Describe says what the change is, for a person asked to approve it.
+	Describe() ChangeDescription
+}
+
+// ChangeDescription is a ChangeRequest as a person reads it.
+type ChangeDescription struct {
+	// Summary says what would change, as a phrase that follows "wants to":
+	// "write notes/a.md".
+	Summary string
+	// Diff is the change as a unified diff; "" when there is none to show.
+	Diff string
+	// Truncated reports that Diff was cut or left out.
+	Truncated bool
+}

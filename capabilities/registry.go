@@ -141,6 +141,13 @@ type Registry struct {
 
 type registered struct {
 	Type
+	// compiled compiles Schema once, on first use: most processes never
+	// load a spec, and start-up should not pay for every type's schema.
+	compiled func() (compiledType, error)
+}
+
+// compiledType is a type's schema as validation and composition use it.
+type compiledType struct {
 	schema *jsonschema.Schema // compiled Schema, base options added; nil when the type takes no options
 	doc    any                // that schema decoded, for composing
 	own    map[string]bool    // base options the type's schema declares itself
@@ -161,51 +168,42 @@ func Default() *Registry { return defaultRegistry }
 func Register(t Type) error { return defaultRegistry.Register(t) }
 
 // MustRegister adds t to the default registry and panics on error. It is meant
-// for init functions, like database/sql.Register.
+// for init functions, like database/sql.Register. Unlike Register it checks
+// the name and the factory at once but compiles the schema when the type is
+// first used, so that importing a capability costs a program nothing until
+// it loads a spec: a schema that does not compile is then reported by
+// ValidateOptions and New. Each package's tests compile its schemas.
 func MustRegister(t Type) {
-	if err := defaultRegistry.Register(t); err != nil {
+	if err := defaultRegistry.register(t, false); err != nil {
 		panic(err)
 	}
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// nameRE is compiled on first use, not when the package is initialised.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ErrDuplicate is returned when a type name is registered twice.
 var ErrDuplicate = errors.New("capability type already registered")
 
 // Register adds t. The name must be an identifier and not already taken, the
 // factory must be set and the schema must be a valid JSON Schema.
-func (r *Registry) Register(t Type) error {
-	if !nameRE.MatchString(t.Name) {
+func (r *Registry) Register(t Type) error { return r.register(t, true) }
+
+// register adds t; eager compiles its schema now, and refuses t when the
+// schema does not compile.
+func (r *Registry) register(t Type, eager bool) error {
+	if !nameRE().MatchString(t.Name) {
 		return fmt.Errorf("capability type name %q: must be an identifier (letters, digits, _)", t.Name)
 	}
 	if t.New == nil {
 		return fmt.Errorf("capability type %q: no factory (Type.New is nil)", t.Name)
 	}
-	reg := &registered{Type: t, own: map[string]bool{}}
-	var doc any
-	if len(t.Schema) > 0 {
-		var err error
-		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(t.Schema))
-		if err != nil {
-			return fmt.Errorf("capability type %q: schema is not JSON: %w", t.Name, err)
+	reg := &registered{Type: t}
+	reg.compiled = sync.OnceValues(func() (compiledType, error) { return compileType(t) })
+	if eager {
+		if _, err := reg.compiled(); err != nil {
+			return err
 		}
-	}
-	if !t.NoBaseOptions {
-		doc = withBaseOptions(doc, reg.own)
-	}
-	if doc != nil {
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		url := "agentspec://capabilities/" + t.Name + ".json"
-		if err := c.AddResource(url, doc); err != nil {
-			return fmt.Errorf("capability type %q: %w", t.Name, err)
-		}
-		sch, err := c.Compile(url)
-		if err != nil {
-			return fmt.Errorf("capability type %q: invalid schema: %w", t.Name, err)
-		}
-		reg.schema, reg.doc = sch, doc
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -215,6 +213,36 @@ func (r *Registry) Register(t Type) error {
 	r.types[t.Name] = reg
 	r.version++
 	return nil
+}
+
+// compileType compiles t's schema with the base options added.
+func compileType(t Type) (compiledType, error) {
+	out := compiledType{own: map[string]bool{}}
+	var doc any
+	if len(t.Schema) > 0 {
+		var err error
+		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(t.Schema))
+		if err != nil {
+			return out, fmt.Errorf("capability type %q: schema is not JSON: %w", t.Name, err)
+		}
+	}
+	if !t.NoBaseOptions {
+		doc = withBaseOptions(doc, out.own)
+	}
+	if doc != nil {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		url := "agentspec://capabilities/" + t.Name + ".json"
+		if err := c.AddResource(url, doc); err != nil {
+			return out, fmt.Errorf("capability type %q: %w", t.Name, err)
+		}
+		sch, err := c.Compile(url)
+		if err != nil {
+			return out, fmt.Errorf("capability type %q: invalid schema: %w", t.Name, err)
+		}
+		out.schema, out.doc = sch, doc
+	}
+	return out, nil
 }
 
 // withBaseOptions returns the schema doc with the base options added to its
@@ -298,6 +326,10 @@ func (r *Registry) ValidateOptions(name string, options any) error {
 	if !ok {
 		return &UnknownTypeError{Name: name, Valid: r.Names()}
 	}
+	c, err := t.compiled()
+	if err != nil {
+		return err
+	}
 	if len(t.Type.Schema) == 0 {
 		m, isMap := options.(map[string]any)
 		if !isMap {
@@ -308,23 +340,24 @@ func (r *Registry) ValidateOptions(name string, options any) error {
 				return fmt.Errorf("capability %q takes no options", name)
 			}
 		}
-		if t.schema == nil {
+		if c.schema == nil {
 			return nil
 		}
 	}
-	return t.schema.Validate(options)
+	return c.schema.Validate(options)
 }
 
 // SchemaDoc returns the decoded JSON Schema of the named type's options (nil
 // when it takes none), for composing a whole-spec schema.
 func (r *Registry) SchemaDoc(name string) (any, bool) {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	t, ok := r.types[name]
+	r.mu.RUnlock()
 	if !ok {
 		return nil, false
 	}
-	return t.doc, true
+	c, _ := t.compiled()
+	return c.doc, true
 }
 
 // New builds a capability of the named type. options must already be valid
@@ -338,6 +371,10 @@ func (r *Registry) New(ctx context.Context, name string, args Args) (Capability,
 	if !ok {
 		return nil, &UnknownTypeError{Name: name, Valid: r.Names()}
 	}
+	c, err := t.compiled()
+	if err != nil {
+		return nil, err
+	}
 	if len(args.Options) == 0 {
 		args.Options = json.RawMessage("{}")
 	}
@@ -345,7 +382,7 @@ func (r *Registry) New(ctx context.Context, name string, args Args) (Capability,
 	if !t.NoBaseOptions {
 		var opts map[string]json.RawMessage
 		if err := json.Unmarshal(args.Options, &opts); err == nil {
-			if err := splitBase(opts, t.own, &args.Base); err != nil {
+			if err := splitBase(opts, c.own, &args.Base); err != nil {
 				return nil, err
 			}
 			b, err := json.Marshal(opts)

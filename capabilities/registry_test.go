@@ -218,3 +218,25 @@ func TestMarshalEventKeepsAnOwnKind(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"kind":"test.self","n":1}`, string(b))
 }
+
+// MustRegister's path compiles a schema on first use: the types register at
+// once, and a schema that does not compile is an error of that use.
+func TestLazyRegisterReportsBadSchemaOnUse(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	require.NoError(t, r.register(Type{Name: "Late", New: nopFactory, Schema: json.RawMessage(`{"type": 12}`)}, false))
+	require.NoError(t, r.register(Type{Name: "Fine", New: nopFactory, Schema: json.RawMessage(`{"type": "object"}`)}, false))
+	assert.Equal(t, []string{"Fine", "Late"}, r.Names())
+
+	err := r.ValidateOptions("Late", map[string]any{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `capability type "Late": invalid schema`)
+	_, err = r.New(context.Background(), "Late", Args{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `capability type "Late": invalid schema`)
+
+	require.NoError(t, r.ValidateOptions("Fine", map[string]any{"id": "a"}))
+	doc, ok := r.SchemaDoc("Fine")
+	require.True(t, ok)
+	assert.Contains(t, doc.(map[string]any)["properties"], "id", "the base options are added when compiled")
+}

@@ -17,7 +17,8 @@ import (
 // invalid, settings the provider cannot take, an invalid output schema or
 // workspace check, capabilities that cannot be built in the workspace
 // (WithWorkspace), and two capabilities offering tools of the same name.
-// With WithVars, the instructions' placeholders must all have values.
+// With WithVars, the instructions' placeholders must all have values, and
+// every value a placeholder (CheckVars).
 // Problems in a spec loaded from a file are spec.Errors, at their positions.
 //
 // The capabilities are built (capabilities.WithoutConnecting: no server is
@@ -30,7 +31,7 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 	}
 	cfg := newConfig(opts)
 	if cfg.vars != nil {
-		if _, err := RenderInstructions(s.Instructions, cfg.vars); err != nil {
+		if err := CheckVars(s, cfg.vars); err != nil {
 			return err
 		}
 	}

@@ -262,7 +262,7 @@ func (m *modelSource) build(opts providers.Options) (llms.Model, Dialect, error)
 	if err != nil {
 		return nil, "", err
 	}
-	return pm, Dialect(pm.Dialect), nil
+	return pm, pm.Dialect, nil
 }
 
 // selectNative decides, before any request, where each native tool the

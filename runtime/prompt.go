@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/spec"
@@ -13,7 +14,9 @@ import (
 
 // placeholder matches {{name}} and {{ name }}. Anything else between double
 // braces is left as written.
-var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+})
 
 // MissingVarError is returned when the instructions use a variable no value
 // was given for. It is reported before any request is made.
@@ -38,12 +41,76 @@ func (e *MissingVarError) Error() string {
 // them needs values for.
 func Placeholders(instructions []string) []string {
 	var names []string
-	for _, m := range placeholder.FindAllStringSubmatch(strings.Join(instructions, "\n\n"), -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(strings.Join(instructions, "\n\n"), -1) {
 		if !slices.Contains(names, m[1]) {
 			names = append(names, m[1])
 		}
 	}
 	return names
+}
+
+// UnknownVarError is returned by CheckVars for values given for variables
+// the instructions have no placeholder for: a misspelt name, most likely, and
+// with a cache, a key of its own for the same run.
+type UnknownVarError struct {
+	Names        []string // the values' names, sorted
+	Placeholders []string // the placeholders the instructions have, in order of first use
+}
+
+func (e *UnknownVarError) Error() string {
+	noun := "variable"
+	if len(e.Names) > 1 {
+		noun = "variables"
+	}
+	return fmt.Sprintf("%s %s: %s", noun, strings.Join(e.Names, ", "), e.Detail())
+}
+
+// Detail is the error without the names it starts with, for a program that
+// names the values its own way (the CLI's --var flags).
+func (e *UnknownVarError) Detail() string {
+	have := "they have none"
+	if len(e.Placeholders) > 0 {
+		have = "they have " + braced(e.Placeholders, ", ")
+	}
+	noun := "placeholder"
+	if len(e.Names) > 1 {
+		noun = "placeholders"
+	}
+	return fmt.Sprintf("the instructions have no %s %s; %s", braced(e.Names, " or "), noun, have)
+}
+
+// braced writes names as {{a}}, {{b}}.
+func braced(names []string, sep string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "{{" + n + "}}"
+	}
+	return strings.Join(out, sep)
+}
+
+// CheckVars matches vars with the placeholders of the spec's instructions:
+// each value needs a placeholder (an *UnknownVarError otherwise) and each
+// placeholder a value (a *MissingVarError). The description is a template
+// too, as in pydantic-ai; it is not sent to the model, so its placeholders
+// may be given values but need none. Check runs it when given WithVars; Run
+// refuses missing values only.
+func CheckVars(s *spec.Spec, vars map[string]string) error {
+	if s == nil {
+		return errors.New("runtime: nil spec")
+	}
+	names := Placeholders(append(slices.Clone(s.Instructions), s.Description))
+	var unknown []string
+	for name := range vars {
+		if !slices.Contains(names, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return &UnknownVarError{Names: unknown, Placeholders: names}
+	}
+	_, err := RenderInstructions(s.Instructions, vars)
+	return err
 }
 
 // RenderInstructions joins the spec's instructions with blank lines and fills
@@ -53,8 +120,8 @@ func RenderInstructions(instructions []string, vars map[string]string) (string, 
 	text := strings.Join(instructions, "\n\n")
 	var missing []string
 	seen := map[string]bool{}
-	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		name := placeholder.FindStringSubmatch(m)[1]
+	out := placeholder().ReplaceAllStringFunc(text, func(m string) string {
+		name := placeholder().FindStringSubmatch(m)[1]
 		if v, ok := vars[name]; ok {
 			return v
 		}

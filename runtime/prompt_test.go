@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/spec"
 )
 
 func TestRenderInstructions(t *testing.T) {
@@ -39,4 +43,44 @@ func TestRenderInstructions(t *testing.T) {
 		})
 	}
 	assert.EqualError(t, &MissingVarError{Names: []string{"repo"}}, `instructions use variable "repo", but no value was given`)
+}
+
+func TestCheckVars(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Instructions: []string{"Review {{repo}}.", "Mind {{ team }}."}, Description: "About {{topic}}."}
+	cases := []struct {
+		name string
+		vars map[string]string
+		err  string
+	}{
+		{name: "every placeholder has a value", vars: map[string]string{"repo": "a", "team": "b"}},
+		{name: "the description's placeholders may be given", vars: map[string]string{"repo": "a", "team": "b", "topic": "c"}},
+		{name: "a value without a placeholder", vars: map[string]string{"repo": "a", "team": "b", "nope": "x"},
+			err: "variable nope: the instructions have no {{nope}} placeholder; they have {{repo}}, {{team}}, {{topic}}"},
+		{name: "values without placeholders, sorted", vars: map[string]string{"zz": "", "aa": ""},
+			err: "variables aa, zz: the instructions have no {{aa}} or {{zz}} placeholders; they have {{repo}}, {{team}}, {{topic}}"},
+		{name: "a placeholder without a value", vars: map[string]string{"repo": "a"},
+			err: `instructions use variable "team", but no value was given`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := CheckVars(s, tc.vars)
+			if tc.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tc.err)
+		})
+	}
+	var unknown *UnknownVarError
+	require.ErrorAs(t, CheckVars(&spec.Spec{}, map[string]string{"x": ""}), &unknown)
+	assert.Equal(t, &UnknownVarError{Names: []string{"x"}}, unknown)
+	assert.Equal(t, "the instructions have no {{x}} placeholder; they have none", unknown.Detail())
+
+	// Check applies it to WithVars; Run refuses missing values only.
+	err := Check(context.Background(), &spec.Spec{Model: "test", Instructions: []string{"{{a}}"}},
+		WithVars(map[string]string{"a": "1", "b": "2"}), WithWorkspace(t.TempDir()))
+	require.ErrorAs(t, err, &unknown)
+	assert.Equal(t, []string{"b"}, unknown.Names)
 }

@@ -9,21 +9,22 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/runtime/providers"
+	"github.com/agentspec/agentspec/spec"
 )
 
-// Dialect selects how a conversation is replayed to a provider: the openai and
-// anthropic shapes of an assistant turn are mutually incompatible.
-type Dialect string
+// Dialect is spec.Dialect, how a conversation is replayed to a provider: the
+// openai and anthropic shapes of an assistant turn are mutually incompatible.
+type Dialect = spec.Dialect
 
 const (
 	// DialectOpenAI replays an assistant turn as one message holding its text
 	// and every tool call. OpenAI-compatible endpoints and unknown providers
 	// use it.
-	DialectOpenAI Dialect = "openai"
+	DialectOpenAI = spec.DialectOpenAI
 	// DialectAnthropic replays an assistant turn as one message per content
 	// block, because langchaingo's anthropic client reads only the first part
 	// of each message.
-	DialectAnthropic Dialect = "anthropic"
+	DialectAnthropic = spec.DialectAnthropic
 )
 
 // ErrLostToolCalls is returned when the model stopped to call tools but no

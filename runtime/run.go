@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -336,7 +337,8 @@ func answerAttempts(s *spec.Spec) int {
 	if s.OutputRetries == nil {
 		return MaxAttempts
 	}
-	return max(*s.OutputRetries, 0) + 1
+	// math.MaxInt - 1 bounds a spec built in Go: one more must not overflow.
+	return min(max(*s.OutputRetries, 0), math.MaxInt-1) + 1
 }
 
 // orDefault treats zero as "not set", for keys whose schema forbids zero: the

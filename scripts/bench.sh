@@ -33,3 +33,8 @@ scripts/bench-mcp.sh
 echo
 echo "== the work queue against local batch, same total concurrency"
 scripts/bench-queue.sh
+
+# ---- start-up: agentspec version against rg --version -----------------------
+echo
+echo "== start-up"
+scripts/bench-startup.sh

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Keys pydantic-ai's agent spec defines that mean nothing, or something
@@ -63,7 +64,9 @@ func compatWarnings(d *document, root map[string]any) []*Error {
 }
 
 // placeholderRE matches the {{name}} placeholders the runtime fills.
-var placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+})
 
 // placeholders returns the names used in a string or a list of strings, each
 // once.
@@ -80,7 +83,7 @@ func placeholders(v any) []string {
 		}
 	}
 	var names []string
-	for _, m := range placeholderRE.FindAllStringSubmatch(strings.Join(texts, "\n"), -1) {
+	for _, m := range placeholderRE().FindAllStringSubmatch(strings.Join(texts, "\n"), -1) {
 		if !slices.Contains(names, m[1]) {
 			names = append(names, m[1])
 		}

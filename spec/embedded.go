@@ -8,6 +8,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -58,9 +59,9 @@ func regexpMsg(re string, err error) string {
 
 // perlOnly matches constructs of Perl-style regular expressions that RE2
 // lacks: lookarounds and backreferences.
-var perlOnly = regexp.MustCompile(`\(\?<?[=!]|\\[1-9]`)
+var perlOnly = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(\?<?[=!]|\\[1-9]`) })
 
-func hasPerlOnly(re string) bool { return perlOnly.MatchString(re) }
+func hasPerlOnly(re string) bool { return perlOnly().MatchString(re) }
 
 // userSchemaURL is the URL a spec's schema is compiled under; it appears in
 // no message.

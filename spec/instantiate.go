@@ -18,6 +18,9 @@ import (
 // entry's problems are returned together, as an Errors. When any capability
 // fails, those already built are closed.
 func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir string) ([]capabilities.Capability, error) {
+	if s == nil {
+		return nil, errors.New("spec: nil spec")
+	}
 	if reg == nil {
 		reg = capabilities.Default()
 	}

@@ -24,8 +24,8 @@ type Loader struct {
 	Registry *capabilities.Registry
 	// LookupEnv fills ${VAR} references; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// Providers are the model providers a spec may name; nil means those
-	// registered with RegisterProvider (any provider when there are none).
+	// Providers are the model providers a spec may name; nil means
+	// Providers(), and an empty list accepts any.
 	Providers []string
 
 	mu       sync.Mutex

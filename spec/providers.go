@@ -10,18 +10,49 @@ import (
 	"github.com/agentspec/agentspec/internal/suggest"
 )
 
-// Model providers are the "provider" of a spec's "provider:name" model. The
-// spec package does not know them: the runtime registers the ones it serves,
-// so that a spec naming an unknown provider fails to load, at the model's
-// position, rather than when a run reaches it. With none registered (a
-// program that only reads specs), any provider is accepted.
-var providers providerSet
+// Dialect is how a conversation is replayed to a model: the openai and
+// anthropic clients want an assistant turn in different shapes. It is the
+// one type of it: the runtime and its providers name it too.
+type Dialect string
 
-// RegisterProvider declares a model provider name, e.g. "openai".
-// Registering a name twice is harmless.
+// The dialects.
+const (
+	// DialectOpenAI replays an assistant turn as one message holding its text
+	// and every tool call (OpenAI's chat completions, and most others).
+	DialectOpenAI Dialect = "openai"
+	// DialectAnthropic replays an assistant turn as one message per content
+	// block, as Anthropic's Messages API wants it.
+	DialectAnthropic Dialect = "anthropic"
+)
+
+// knownProviders are the model providers a spec's "provider:name" model may
+// name, sorted: every provider the runtime serves (its table lists the same
+// names, which its tests check), those it cannot run yet included, and
+// "script", the scripted model. The list lives here, so what a loaded spec
+// may name does not depend on which packages a program links.
+var knownProviders = []string{
+	"alibaba", "anthropic", "azure", "azure-responses", "bedrock", "bedrock-mantle", "cerebras", "cohere", "crusoe",
+	"deepseek", "fireworks", "gateway/anthropic", "gateway/bedrock", "gateway/chat", "gateway/converse", "gateway/google",
+	"gateway/google-cloud", "gateway/groq", "gateway/openai", "gateway/openai-chat", "gateway/openai-responses",
+	"gateway/responses", "github", "google", "google-cloud", "google-gla", "google-vertex", "groq", "heroku",
+	"huggingface", "litellm", "mistral", "moonshotai", "nebius", "ollama", "openai", "openai-chat", "openai-responses",
+	"openrouter", "ovhcloud", "sambanova", "script", "snowflake", "together", "vercel", "xai", "zai",
+}
+
+// KnownProviders returns the model providers agentspec knows, sorted (see
+// Providers for those a loader accepts).
+func KnownProviders() []string { return slices.Clone(knownProviders) }
+
+// providers are the model providers a loader accepts: the known ones, and
+// any a program adds with RegisterProvider.
+var providers = providerSet{names: slices.Clone(knownProviders)}
+
+// RegisterProvider declares a further model provider name, one a program
+// serves itself. Registering a name twice is harmless.
 func RegisterProvider(name string) { providers.add(name) }
 
-// Providers returns the registered model provider names, sorted.
+// Providers returns the model provider names a spec may use, sorted: the
+// known ones and those registered with RegisterProvider.
 func Providers() []string { return providers.list() }
 
 // providerSet is a sorted set of names, safe for concurrent use.

@@ -71,3 +71,18 @@ func TestWorkspacePaths(t *testing.T) {
 a.yaml:3:27: workspace.expected_output_files[0]: "/etc/passwd" must be relative to the workspace
 a.yaml:5:14: workspace.checks[0].file: "../../x" leaves the workspace`, err.Error())
 }
+
+// The spec package's tests link no provider: what a loader accepts is the
+// spec package's own list, whatever a program links.
+func TestDefaultProvidersNeedNoRuntime(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	_, err := l.Load("a.yaml", []byte("model: opnai:gpt-4o\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `a.yaml:1:8: model: unknown model provider "opnai" (did you mean "openai"?); known providers: alibaba, anthropic,`)
+	for _, model := range []string{"openai:gpt-4o", "gateway/anthropic:claude-sonnet-4-5", "script:turns.yaml", "test"} {
+		_, err := l.Load("a.yaml", []byte("model: "+model+"\n"))
+		assert.NoError(t, err, model)
+	}
+	assert.Equal(t, KnownProviders(), Providers())
+}

@@ -158,6 +158,9 @@ func (p Position) String() string {
 // falling back to the nearest enclosing value that has a position, and to the
 // file itself.
 func (s *Spec) Position(ptr string) Position {
+	if s == nil {
+		return Position{}
+	}
 	for {
 		if p, ok := s.positions[ptr]; ok {
 			return p

@@ -95,6 +95,18 @@ func (e *FileChangeRequestEvent) Cancelled() (bool, string) {
 	return true, e.reason
 }
 
+// Describe says what the change is, for a person asked to approve it
+// (capabilities.ChangeRequest).
+func (e *FileChangeRequestEvent) Describe() capabilities.ChangeDescription {
+	what := map[string]string{OpWrite: "write", OpEdit: "edit", OpCreateDirectory: "create the directory"}[e.Operation]
+	if what == "" {
+		what = e.Operation
+	}
+	return capabilities.ChangeDescription{Summary: what + " " + e.Path, Diff: e.Diff, Truncated: e.Truncated}
+}
+
+var _ capabilities.ChangeRequest = (*FileChangeRequestEvent)(nil)
+
 // FileReadEvent reports a successful read_file (text or binary).
 type FileReadEvent struct {
 	EventBase

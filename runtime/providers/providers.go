@@ -32,7 +32,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -43,16 +42,16 @@ import (
 	"github.com/agentspec/agentspec/internal/suggest"
 )
 
-// Dialect selects how the agent loop replays an assistant turn to a model
-// whose responses carry no InfoTurn: the OpenAI shape (one message holding
-// text and every tool call) or the Anthropic shape (one message per block).
-// This package's models take either, and return InfoTurn.
-type Dialect string
+// Dialect is spec.Dialect: how the agent loop replays an assistant turn to a
+// model whose responses carry no InfoTurn, the OpenAI shape (one message
+// holding text and every tool call) or the Anthropic shape (one message per
+// block). This package's models take either, and return InfoTurn.
+type Dialect = spec.Dialect
 
 // The dialects a Model can have.
 const (
-	DialectOpenAI    Dialect = "openai"
-	DialectAnthropic Dialect = "anthropic"
+	DialectOpenAI    = spec.DialectOpenAI
+	DialectAnthropic = spec.DialectAnthropic
 )
 
 // Model is a configured provider client, safe for concurrent use.
@@ -123,15 +122,9 @@ const placeholderToken = "no-key"
 const scriptProvider = "script"
 
 // Known returns every provider name a model reference may use, sorted,
-// those agentspec cannot run included (Validate says why for them).
-func Known() []string {
-	names := []string{scriptProvider}
-	for _, p := range table {
-		names = append(names, p.name)
-	}
-	slices.Sort(names)
-	return names
-}
+// those agentspec cannot run included (Validate says why for them): the
+// spec package's list, which this package's table serves.
+func Known() []string { return spec.KnownProviders() }
 
 // UnsupportedSettingError is returned by New and Validate when the spec sets
 // a model setting the provider cannot honour: sending it would be refused,

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,4 +205,18 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The spec package owns the list of providers a spec may name; this
+// package's table serves each of them, script aside, and no other.
+func TestTableServesSpecsProviders(t *testing.T) {
+	t.Parallel()
+	names := []string{scriptProvider}
+	for _, p := range table {
+		names = append(names, p.name)
+	}
+	slices.Sort(names)
+	assert.Equal(t, spec.KnownProviders(), names)
+	assert.Equal(t, spec.DialectAnthropic, dialectOf(provider{api: apiAnthropic}))
+	assert.Equal(t, spec.DialectOpenAI, dialectOf(provider{api: apiResponses}))
 }

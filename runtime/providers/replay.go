@@ -468,10 +468,10 @@ func firstDiff(path string, want, got any) (string, any, any, bool) {
 	return "", nil, nil, false
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func member(key string) string {
-	if identifier.MatchString(key) {
+	if identifier().MatchString(key) {
 		return "." + key
 	}
 	return "[" + strconv.Quote(key) + "]"

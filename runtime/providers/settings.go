@@ -3,10 +3,12 @@ package providers
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -110,6 +112,7 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 	if _, err := anthropicThinking(p, model, s); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, checkNumbers(s)...)
 	if len(s.ExtraBody) > 0 {
 		for k, v := range s.ExtraBody {
 			if _, err := json.Marshal(v); err != nil {
@@ -146,6 +149,39 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 	return errs
 }
 
+// checkNumbers refuses what a spec built in Go can hold and no request can
+// carry (the loader never produces it): a number that is not finite, a
+// provider key's value that is not JSON, a thinking budget whose max_tokens
+// would overflow.
+func checkNumbers(s spec.ModelSettings) []error {
+	var errs []error
+	for _, f := range []struct {
+		key string
+		v   *float64
+	}{
+		{"temperature", s.Temperature}, {"top_p", s.TopP},
+		{"presence_penalty", s.PresencePenalty}, {"frequency_penalty", s.FrequencyPenalty},
+	} {
+		if f.v != nil && (math.IsNaN(*f.v) || math.IsInf(*f.v, 0)) {
+			errs = append(errs, fmt.Errorf("model_settings.%s: %v is not a finite number", f.key, *f.v))
+		}
+	}
+	if t := s.Thinking; t != nil && t.Budget > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("model_settings.thinking: a budget of %d tokens is beyond any model's", t.Budget))
+	}
+	keys := make([]string, 0, len(s.Provider))
+	for k := range s.Provider {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, err := json.Marshal(s.Provider[k]); err != nil {
+			errs = append(errs, fmt.Errorf("model_settings.%s: %w", k, err))
+		}
+	}
+	return errs
+}
+
 // responsesKeys are the Responses-only keys the responses model sends.
 var responsesKeys = []string{"openai_reasoning_summary", "openai_truncation", "openai_text_verbosity", "openai_previous_response_id", "openai_background"}
 
@@ -174,12 +210,14 @@ const minThinkingBudget = 1024
 
 // claudeVersion reads the major and minor version of a Claude model id
 // (claude-sonnet-4-6, claude-opus-4-5-20251101, claude-3-7-sonnet-latest).
-var claudeVersion = regexp.MustCompile(`claude-(?:[a-z]+-)?(\d+)(?:[-.](\d{1,2}))?(?:\D|$)`)
+var claudeVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`claude-(?:[a-z]+-)?(\d+)(?:[-.](\d{1,2}))?(?:\D|$)`)
+})
 
 // adaptiveThinking reports whether model takes thinking {type: adaptive}:
 // Claude 4.6 and later.
 func adaptiveThinking(model string) bool {
-	m := claudeVersion.FindStringSubmatch(model)
+	m := claudeVersion().FindStringSubmatch(model)
 	if m == nil {
 		return false
 	}

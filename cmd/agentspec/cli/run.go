@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
@@ -346,51 +344,21 @@ func parseVars(flags []string) (map[string]string, error) {
 	return vars, nil
 }
 
-// checkVars matches the --var flags with the instructions' placeholders. A
-// placeholder without a value and a value without a placeholder are both
-// mistakes on the command line; the second would also make a cache key of
-// its own for the same run.
+// checkVars matches the --var flags with the instructions' placeholders
+// (runtime.CheckVars), in the flags' words.
 func checkVars(s *spec.Spec, vars map[string]string) error {
-	instructions := s.Instructions
-	// The description is a template too, as in pydantic-ai; it is not sent
-	// to the model, so its placeholders may be given but need not be.
-	names := runtime.Placeholders(append(slices.Clone(instructions), s.Description))
-	var unknown []string
-	for name := range vars {
-		if !slices.Contains(names, name) {
-			unknown = append(unknown, name)
-		}
+	err := runtime.CheckVars(s, vars)
+	var (
+		unknown *runtime.UnknownVarError
+		missing *runtime.MissingVarError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		return fmt.Errorf("--var %s: %s", strings.Join(unknown.Names, ", "), unknown.Detail())
+	case errors.As(err, &missing):
+		return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		have := "they have none"
-		if len(names) > 0 {
-			have = "they have " + braced(names, ", ")
-		}
-		noun := "placeholder"
-		if len(unknown) > 1 {
-			noun = "placeholders"
-		}
-		return fmt.Errorf("--var %s: the instructions have no %s %s; %s",
-			strings.Join(unknown, ", "), braced(unknown, " or "), noun, have)
-	}
-	if _, err := runtime.RenderInstructions(instructions, vars); err != nil {
-		var missing *runtime.MissingVarError
-		if errors.As(err, &missing) {
-			return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])
-		}
-		return err
-	}
-	return nil
-}
-
-// braced writes names as {{a}}, {{b}}.
-func braced(names []string, sep string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = "{{" + n + "}}"
-	}
-	return strings.Join(out, sep)
+	return err
 }
 
 // runError makes a failed run's error one line.
@@ -450,11 +418,11 @@ type progress struct {
 	// changes are the file change requests of the calls under way, by tool
 	// call id: a change the user or a listener cancelled ends in a normal
 	// tool result, which alone would not say so.
-	changes map[string]*filesystem.FileChangeRequestEvent
+	changes map[string]capabilities.ChangeRequest
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, live: isLive(w), changes: map[string]*filesystem.FileChangeRequestEvent{}}
+	return &progress{w: w, live: isLive(w), changes: map[string]capabilities.ChangeRequest{}}
 }
 
 // isLive reports whether progress on w may redraw a status line in place: w
@@ -479,7 +447,7 @@ type pendingCall struct {
 	name, summary string
 }
 
-func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
+func (p *progress) listen(ctx context.Context, ev capabilities.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev := ev.(type) {
@@ -520,8 +488,10 @@ func (p *progress) listen(_ context.Context, ev capabilities.Event) error {
 		}
 		delete(p.changes, ev.ID)
 		fmt.Fprintln(p.w, line)
-	case *filesystem.FileChangeRequestEvent:
-		p.changes[ev.ToolCallID] = ev
+	case capabilities.ChangeRequest:
+		if call, ok := capabilities.CallFrom(ctx); ok {
+			p.changes[call.ID] = ev
+		}
 	case runtime.Retry:
 		if ev.Type != runtime.RetryTool {
 			p.clearStatus()
@@ -732,24 +702,17 @@ func (a *approver) next(ctx context.Context) (answer, error) {
 }
 
 func (a *approver) listen(ctx context.Context, ev capabilities.Event) error {
-	req, ok := ev.(*filesystem.FileChangeRequestEvent)
+	req, ok := ev.(capabilities.ChangeRequest)
 	if !ok {
 		return nil
 	}
 	a.progress.pause()
-	what := map[string]string{
-		filesystem.OpWrite:           "write",
-		filesystem.OpEdit:            "edit",
-		filesystem.OpCreateDirectory: "create the directory",
-	}[req.Operation]
-	if what == "" {
-		what = req.Operation
+	change := req.Describe()
+	fmt.Fprintf(a.out, "\nThe agent wants to %s:\n", change.Summary)
+	if change.Diff != "" {
+		fmt.Fprintln(a.out, indentLines(change.Diff, "  "))
 	}
-	fmt.Fprintf(a.out, "\nThe agent wants to %s %s:\n", what, req.Path)
-	if req.Diff != "" {
-		fmt.Fprintln(a.out, indentLines(req.Diff, "  "))
-	}
-	if req.Truncated {
+	if change.Truncated {
 		fmt.Fprintln(a.out, "  (diff truncated)")
 	}
 	fmt.Fprint(a.out, "Apply this change? [y/N] ")
