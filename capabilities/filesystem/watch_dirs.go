@@ -221,7 +221,7 @@ type watchTarget struct {
 }
 
 // dirID identifies a directory: by device and inode on Linux, by path
-// elsewhere (see the top of this file).
+// elsewhere (see watch_hub.go).
 type dirID struct {
 	dev, ino uint64
 	path     string
