@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"sync"
@@ -141,6 +143,16 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 	// stopped before their first model request: nothing was done in their
 	// workspaces, so they did not run.
 	var taken []Job
+	// The working directory is looked up once for the batch, not once per
+	// job (filepath.Abs stats "." and $PWD each time); a job's workspace is
+	// still reported as given.
+	cwd, cwdErr := os.Getwd()
+	absolute := func(ws string) string {
+		if cwdErr != nil || filepath.IsAbs(ws) {
+			return ws
+		}
+		return filepath.Join(cwd, ws)
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -148,7 +160,7 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 				if opts.OnStart != nil {
 					opts.OnStart(job)
 				}
-				res, err := p.run(context.WithValue(ctx, jobKey{}, job), job.Workspace)
+				res, err := p.run(context.WithValue(ctx, jobKey{}, job), absolute(job.Workspace))
 				if ctx.Err() != nil && errors.Is(err, ErrInterrupted) && (res == nil || res.Usage.Requests == 0) {
 					mu.Lock()
 					taken = append(taken, job)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -94,6 +95,54 @@ func BenchmarkBatch1000(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBatchCacheFill compares a batch of 1000 jobs that fills an empty
+// cache with the same batch run uncached: each iteration runs one of each,
+// in alternating order, on the same workspaces, and the reported
+// fill/uncached is the median over the iterations of the ratio within each
+// pair (run with -benchtime 5x or more).
+func BenchmarkBatchCacheFill(b *testing.B) {
+	const jobs, concurrency = 1000, 8
+	dir := b.TempDir()
+	cacheDir := filepath.Join(dir, ".cache")
+	filling, workspaces := benchBatchJobs(b, dir, jobs, "cache: {dir: .cache}\n")
+	uncached, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	uncached.Cache = nil
+	opts := BatchOptions{Concurrency: concurrency}
+	batch := func(s *spec.Spec, cached bool) time.Duration {
+		if err := os.RemoveAll(cacheDir); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		sum, err := Batch(context.Background(), s, workspaces, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.OK != jobs || sum.Cached != 0 {
+			b.Fatalf("summary %+v", sum)
+		}
+		if _, err := os.Stat(cacheDir); cached == os.IsNotExist(err) {
+			b.Fatalf("cache dir after a batch with cache=%v: %v", cached, err)
+		}
+		return time.Since(start)
+	}
+	batch(uncached, false) // warm: the change watcher, the page cache
+	var ratios []float64
+	for i := 0; b.Loop(); i++ {
+		var plain, fill time.Duration
+		if i%2 == 0 {
+			plain, fill = batch(uncached, false), batch(filling, true)
+		} else {
+			fill, plain = batch(filling, true), batch(uncached, false)
+		}
+		ratios = append(ratios, fill.Seconds()/plain.Seconds())
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "fill/uncached")
 }
 
 func benchBatchJobs(b *testing.B, dir string, n int, specExtra string) (*spec.Spec, []string) {

@@ -29,8 +29,8 @@ const scriptPrefix = "script:"
 const testModel = "test"
 
 // modelSource is how each run of a plan gets its model: the one given with
-// WithModel, a script read once and parsed again per run (a script.Model
-// holds its place in the conversation), or a provider's model built per run.
+// WithModel, a script read and parsed once, of which each run gets a fresh
+// copy (a script.Model holds its place in the conversation), or a provider's model built per run.
 type modelSource struct {
 	given   llms.Model // WithModel's; nil otherwise
 	dialect Dialect    // WithModel's
@@ -44,8 +44,11 @@ type modelSource struct {
 
 // scriptFile is a script model's file, read and checked before any run.
 type scriptFile struct {
-	path string // as messages show it: relative to where agentspec runs
-	data []byte
+	// path is absolute (made so once, not by every run that protects it);
+	// the messages of readScript name it as written.
+	path   string
+	data   []byte
+	parsed *script.Model // at its first turn; runs get a Fresh copy
 }
 
 // newModelSource checks the model the spec names before any run. Problems of
@@ -183,7 +186,8 @@ func readScript(s *spec.Spec, name string) (*scriptFile, error) {
 		}
 		return nil, specError(s, "/model", fmt.Sprintf("cannot read the script file %s: %s", path, reason))
 	}
-	if _, err := script.Parse(path, data); err != nil {
+	parsed, err := script.Parse(path, data)
+	if err != nil {
 		var problems script.Errors
 		if !errors.As(err, &problems) || s.File == "" {
 			return nil, fmt.Errorf("invalid script file %s:\n%w", path, err)
@@ -194,7 +198,11 @@ func readScript(s *spec.Spec, name string) (*scriptFile, error) {
 		}
 		return nil, specError(s, "/model", "invalid script file "+path+":", more...)
 	}
-	return &scriptFile{path: path, data: data}, nil
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return &scriptFile{path: abs, data: data, parsed: parsed}, nil
 }
 
 // settingErrors reports what providers.Validate found: each setting the
@@ -249,10 +257,7 @@ func (m *modelSource) build(opts providers.Options) (llms.Model, Dialect, error)
 	case m.given != nil:
 		return m.given, m.dialect, nil
 	case m.script != nil:
-		sm, err := script.Parse(m.script.path, m.script.data)
-		if err != nil {
-			return nil, "", err
-		}
+		sm := m.script.parsed.Fresh()
 		return sm, Dialect(sm.Dialect()), nil
 	case m.test:
 		tm, err := testmodel.New(m.output)

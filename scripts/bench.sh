@@ -23,6 +23,10 @@ echo "== spec loading, the agent loop, cache keys"
 
 echo "== 1000 workspace jobs at -j 8"
 "$GO" test -run '^$' -bench 'Batch1000' -benchtime "${BENCHTIME_BATCH:-3x}" ./runtime/
+# fill/uncached: the median over interleaved pairs (target <= 1.3)
+"$GO" test -run '^$' -bench 'BatchCacheFill' -benchtime "${BENCHTIME_FILL:-5x}" ./runtime/
+# file syscalls per job through the binary (target <= 35); skipped without strace
+scripts/bench-syscalls.sh
 echo
 
 # ---- MCP: agentspec mcp against the official filesystem server ----

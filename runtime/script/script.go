@@ -236,6 +236,15 @@ func Parse(name string, data []byte) (*Model, error) {
 	return &Model{name: "script " + filepath.Base(name), dialect: f.Dialect, turns: f.Turns}, nil
 }
 
+// Fresh returns a model with m's script at its first turn, with nothing sent
+// to it yet, so that a script parsed once serves every run of a batch: the
+// turns are shared, never modified.
+func (m *Model) Fresh() *Model {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &Model{name: m.name, dialect: m.dialect, turns: m.turns}
+}
+
 // Requests returns what the model was sent so far, in order.
 func (m *Model) Requests() []Request {
 	m.mu.Lock()
