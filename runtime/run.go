@@ -260,9 +260,7 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 	s, cfg := p.spec, p.cfg
 	capCtx := ctx
 	if f := p.model.script; f != nil {
-		if abs, err := filepath.Abs(f.path); err == nil {
-			capCtx = capabilities.WithProtectedFiles(ctx, abs) // the spec names it: not the agent's to change
-		}
+		capCtx = capabilities.WithProtectedFiles(ctx, f.path) // the spec names it: not the agent's to change
 	}
 	owned, err := spec.Instantiate(capCtx, s, cfg.registry, workspace)
 	if err != nil {
