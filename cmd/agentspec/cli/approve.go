@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// approver asks before each file change.
+type approver struct {
+	in       io.Reader
+	out      io.Writer
+	progress *progress // paused while asking; nil with -q
+	echo     bool      // the answers do not come from a terminal: show them
+
+	once    sync.Once
+	answers chan answer // lines read from in, by one goroutine
+}
+
+// answer is one line read from the answers' stream, or the error that ended it.
+type answer struct {
+	line string
+	err  error
+}
+
+// next waits for the next answer. The read happens in a goroutine of its
+// own, so Ctrl-C ends the wait at once: a read from a terminal cannot be
+// interrupted, and would otherwise hold the run until a line or EOF came.
+func (a *approver) next(ctx context.Context) (answer, error) {
+	a.once.Do(func() {
+		a.answers = make(chan answer)
+		go func() {
+			r := bufio.NewReader(a.in)
+			for {
+				line, err := r.ReadString('\n')
+				a.answers <- answer{line, err}
+				if err != nil {
+					close(a.answers)
+					return
+				}
+			}
+		}()
+	})
+	select {
+	case <-ctx.Done():
+		return answer{}, ctx.Err()
+	case ans, ok := <-a.answers:
+		if !ok {
+			return answer{err: io.EOF}, nil
+		}
+		return ans, nil
+	}
+}
+
+func (a *approver) listen(ctx context.Context, ev capabilities.Event) error {
+	req, ok := ev.(capabilities.ChangeRequest)
+	if !ok {
+		return nil
+	}
+	a.progress.pause()
+	change := req.Describe()
+	fmt.Fprintf(a.out, "\nThe agent wants to %s:\n", change.Summary)
+	if change.Diff != "" {
+		fmt.Fprintln(a.out, indentLines(change.Diff, "  "))
+	}
+	if change.Truncated {
+		fmt.Fprintln(a.out, "  (diff truncated)")
+	}
+	fmt.Fprint(a.out, "Apply this change? [y/N] ")
+	ans, err := a.next(ctx)
+	if err != nil {
+		// Interrupted while asking: the change does not land, and the run
+		// stops before its next step.
+		fmt.Fprintln(a.out)
+		req.Cancel("the run was interrupted")
+		return nil
+	}
+	if ans.err != nil && !errors.Is(ans.err, io.EOF) {
+		return fmt.Errorf("reading the answer: %w", ans.err)
+	}
+	line := strings.TrimSpace(ans.line)
+	if a.echo || errors.Is(ans.err, io.EOF) {
+		fmt.Fprintln(a.out, line)
+	}
+	switch strings.ToLower(line) {
+	case "y", "yes":
+		return nil
+	}
+	req.Cancel("the user declined the change")
+	return nil
+}
+
+// indentLines puts prefix before every line of s.
+func indentLines(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}
