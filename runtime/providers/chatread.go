@@ -1,0 +1,251 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Reading Chat Completions responses, whole or streamed chunk by chunk, into
+// one llms.ContentResponse.
+
+// chatBlock is how a turn keeps what Chat Completions has no llms part for:
+// reasoning ("reasoning": the text and the member it came in), and the
+// extra_content of a tool call ("call_extra": Gemini's thought signatures,
+// which must go back with the call).
+type chatBlock struct {
+	Type  string          `json:"type"`
+	Field string          `json:"field,omitempty"` // reasoning_content, reasoning, or content (a thinking part)
+	Text  string          `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`    // the call's id
+	Extra json.RawMessage `json:"extra,omitempty"` // the call's extra_content
+}
+
+// assembled is a response being read: from a completion, or chunk by chunk.
+type assembled struct {
+	text, refusal, reasoning strings.Builder
+	reasoningField           string
+	calls                    []*llms.ToolCall        // by index
+	extras                   map[int]json.RawMessage // extra_content of the calls, by index
+	finish                   string
+	usage                    openai.CompletionUsage
+	usageExtra               map[string]int
+}
+
+// extra keeps the extra_content member of the tool call at index, in raw.
+func (a *assembled) extra(index int, raw string) {
+	var v struct {
+		Extra json.RawMessage `json:"extra_content"`
+	}
+	if json.Unmarshal([]byte(raw), &v) != nil || len(v.Extra) == 0 || string(v.Extra) == "null" {
+		return
+	}
+	if a.extras == nil {
+		a.extras = map[int]json.RawMessage{}
+	}
+	a.extras[index] = v.Extra
+}
+
+func (a *assembled) call(index int) *llms.ToolCall {
+	for len(a.calls) <= index {
+		a.calls = append(a.calls, nil)
+	}
+	if a.calls[index] == nil {
+		a.calls[index] = &llms.ToolCall{Type: "function", FunctionCall: &llms.FunctionCall{}}
+	}
+	return a.calls[index]
+}
+
+// content reads a message or delta content, which some servers (Mistral's
+// reasoning models) send as a list of text and thinking parts.
+func (a *assembled) content(raw string, plain string) {
+	raw = strings.TrimSpace(raw)
+	if !strings.HasPrefix(raw, "[") {
+		a.text.WriteString(plain)
+		return
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			a.text.WriteString(p.Text)
+		case "thinking":
+			var s string
+			if json.Unmarshal(p.Thinking, &s) == nil {
+				a.reasoning.WriteString(s)
+			} else {
+				var inner []struct {
+					Text string `json:"text"`
+				}
+				_ = json.Unmarshal(p.Thinking, &inner)
+				for _, t := range inner {
+					a.reasoning.WriteString(t.Text)
+				}
+			}
+			a.reasoningField = "content"
+		}
+	}
+}
+
+// reasoningFrom reads the reasoning members servers use.
+func (a *assembled) reasoningFrom(extra map[string]string) {
+	for _, k := range []string{"reasoning_content", "reasoning"} {
+		var s string
+		if raw, ok := extra[k]; ok && json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			a.reasoning.WriteString(s)
+			if a.reasoningField == "" {
+				a.reasoningField = k
+			}
+			return
+		}
+	}
+}
+
+func (a *assembled) readUsage(u openai.CompletionUsage, extra map[string]string) {
+	a.usage = u
+	for _, k := range []string{"prompt_cache_hit_tokens"} { // DeepSeek's
+		var n int
+		if raw, ok := extra[k]; ok && json.Unmarshal([]byte(raw), &n) == nil {
+			if a.usageExtra == nil {
+				a.usageExtra = map[string]int{}
+			}
+			a.usageExtra[k] = n
+		}
+	}
+}
+
+func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, error) {
+	var a assembled
+	if len(c.Choices) > 0 {
+		ch := c.Choices[0]
+		a.content(ch.Message.JSON.Content.Raw(), ch.Message.Content)
+		a.refusal.WriteString(ch.Message.Refusal)
+		a.reasoningFrom(rawExtras(ch.Message.JSON.ExtraFields))
+		for i, tc := range ch.Message.ToolCalls {
+			call := a.call(i)
+			call.ID, call.FunctionCall.Name, call.FunctionCall.Arguments = tc.ID, tc.Function.Name, tc.Function.Arguments
+			a.extra(i, tc.RawJSON())
+		}
+		a.finish = ch.FinishReason
+	}
+	a.readUsage(c.Usage, rawExtras(c.Usage.JSON.ExtraFields))
+	return a.result(), nil
+}
+
+func (m *chatModel) stream(ctx context.Context, params openai.ChatCompletionNewParams, reqOpts []option.RequestOption,
+	fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	s := m.client.Chat.Completions.NewStreaming(ctx, params, reqOpts...)
+	defer s.Close()
+	var a assembled
+	for s.Next() {
+		chunk := s.Current()
+		if chunk.JSON.Usage.Valid() {
+			a.readUsage(chunk.Usage, rawExtras(chunk.Usage.JSON.ExtraFields))
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			d := ch.Delta
+			before := a.text.Len()
+			a.content(d.JSON.Content.Raw(), d.Content)
+			if a.text.Len() > before {
+				if err := fn(ctx, []byte(a.text.String()[before:])); err != nil {
+					return nil, err
+				}
+			}
+			a.refusal.WriteString(d.Refusal)
+			a.reasoningFrom(rawExtras(d.JSON.ExtraFields))
+			for _, tc := range d.ToolCalls {
+				call := a.call(int(tc.Index))
+				if tc.ID != "" && call.ID == "" {
+					call.ID = tc.ID
+				}
+				if tc.Function.Name != "" && call.FunctionCall.Name == "" {
+					call.FunctionCall.Name = tc.Function.Name
+				}
+				call.FunctionCall.Arguments += tc.Function.Arguments
+				a.extra(int(tc.Index), tc.RawJSON())
+			}
+			if ch.FinishReason != "" {
+				a.finish = ch.FinishReason
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		if se, ok := err.(*ssestream.StreamError); ok {
+			return nil, streamError(m.ep, se.Event.Data, retries)
+		}
+		return nil, err
+	}
+	if a.finish == "" {
+		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended without a finish_reason"}}`), retries)
+	}
+	return a.result(), nil
+}
+
+// result is the one choice of the response, with the turn in order:
+// reasoning, text, tool calls.
+func (a *assembled) result() *llms.ContentResponse {
+	choice := &llms.ContentChoice{
+		Content:          a.text.String(),
+		StopReason:       a.finish,
+		ReasoningContent: a.reasoning.String(),
+		GenerationInfo:   map[string]any{},
+	}
+	var turn []llms.ContentPart
+	if a.reasoning.Len() > 0 {
+		raw, _ := json.Marshal(chatBlock{Type: "reasoning", Field: a.reasoningField, Text: a.reasoning.String()})
+		turn = append(turn, blockPart(raw))
+	}
+	if choice.Content != "" {
+		turn = append(turn, llms.TextContent{Text: choice.Content})
+	}
+	for i, c := range a.calls {
+		if c == nil {
+			continue
+		}
+		choice.ToolCalls = append(choice.ToolCalls, *c)
+		turn = append(turn, *c)
+		if extra, ok := a.extras[i]; ok {
+			raw, _ := json.Marshal(chatBlock{Type: "call_extra", ID: c.ID, Extra: extra})
+			turn = append(turn, blockPart(raw))
+		}
+	}
+	if len(choice.ToolCalls) > 0 {
+		choice.FuncCall = choice.ToolCalls[0].FunctionCall
+	}
+	if a.refusal.Len() > 0 {
+		choice.GenerationInfo[InfoRefusal] = a.refusal.String()
+	}
+	u := a.usage
+	choice.GenerationInfo[InfoInputTokens] = int(u.PromptTokens)
+	choice.GenerationInfo[InfoOutputTokens] = int(u.CompletionTokens)
+	choice.GenerationInfo[InfoCacheReadTokens] = int(max(u.PromptTokensDetails.CachedTokens, int64(a.usageExtra["prompt_cache_hit_tokens"])))
+	choice.GenerationInfo[InfoCacheWriteTokens] = int(u.PromptTokensDetails.CacheWriteTokens)
+	choice.GenerationInfo[InfoReasoningTokens] = int(u.CompletionTokensDetails.ReasoningTokens)
+	choice.GenerationInfo[InfoTurn] = turn
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
+}
+
+// rawExtras are the raw JSON of a response object's members the SDK has
+// no field for.
+func rawExtras[F interface{ Raw() string }](fields map[string]F) map[string]string {
+	out := make(map[string]string, len(fields))
+	for k, f := range fields {
+		out[k] = f.Raw()
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// What a delivery runs with: the job's spec, loaded from its bundle, and its
+// workspace, found under the workspace root or unpacked from the object
+// store, with the changes sent back.
+
+// loadSpec loads a bundle, once per worker: its files are written to a
+// directory of their own, which the spec's relative names resolve against.
+func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
+	key := b.digest()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.specs[key]; ok {
+		return s, nil
+	}
+	if strings.ContainsAny(b.Name, `/\`) || b.Name == "" || b.Name == "." || b.Name == ".." {
+		return nil, fmt.Errorf("the job's spec has an invalid name %q", b.Name)
+	}
+	if len(w.specs) >= maxSpecs {
+		clear(w.specs) // their files stay: runs may still be reading them
+	}
+	dir := filepath.Join(w.dir, key[:16])
+	switch err := os.Mkdir(dir, 0o700); {
+	case errors.Is(err, os.ErrExist):
+		// Written before, with this content (the name is its digest).
+		s, err := spec.LoadFile(filepath.Join(dir, b.Name))
+		if err != nil {
+			return nil, bundleErrors(err, dir)
+		}
+		w.specs[key] = s
+		return s, nil
+	case err != nil:
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	for name, data := range b.Files {
+		rel, err := bundlePath(name)
+		if err != nil {
+			return nil, fmt.Errorf("the job's file %s: %w", name, err)
+		}
+		if d := filepath.Dir(rel); d != "." {
+			if err := root.MkdirAll(d, 0o700); err != nil {
+				return nil, err
+			}
+		}
+		if err := root.WriteFile(rel, data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if err := root.WriteFile(b.Name, b.Data, 0o600); err != nil {
+		return nil, err
+	}
+	s, err := spec.LoadFile(filepath.Join(dir, b.Name))
+	if err != nil {
+		return nil, bundleErrors(err, dir)
+	}
+	w.specs[key] = s
+	return s, nil
+}
+
+// bundleErrors names the files of a spec's problems as the submitter knows
+// them (relative to the spec's directory), not by the worker's copy.
+func bundleErrors(err error, dir string) error {
+	var list spec.Errors
+	if !errors.As(err, &list) {
+		return err
+	}
+	out := make(spec.Errors, len(list))
+	for i, e := range list {
+		c := *e
+		if rel, rerr := filepath.Rel(dir, c.Pos.File); rerr == nil && filepath.IsAbs(c.Pos.File) && !strings.HasPrefix(rel, "..") {
+			c.Pos.File = filepath.ToSlash(rel)
+		}
+		out[i] = &c
+	}
+	return out
+}
+
+// workspace finds or unpacks the job's workspace.
+func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
+	if job.Ship == nil {
+		dir, err := ResolveWorkspace(w.root, job.Workspace)
+		if err != nil {
+			return &workspace{}, errPermanent{err}
+		}
+		return &workspace{dir: dir, name: "nats:" + filepath.ToSlash(filepath.Clean(job.Workspace))}, nil
+	}
+	base := filepath.Join(w.root, ".agentspec-ship")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return &workspace{}, err
+	}
+	dir, err := os.MkdirTemp(base, strings.ReplaceAll(job.ID, ".", "-")+"-")
+	ws := &workspace{dir: dir, name: "ship:" + job.Ship.Origin, remove: dir}
+	if err != nil {
+		return ws, err
+	}
+	obs, err := w.q.shipStore(ctx)
+	if err != nil {
+		return ws, err
+	}
+	obj, err := obs.Get(ctx, job.Ship.Object)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return ws, errPermanent{fmt.Errorf("the shipped workspace %s is gone from the object store", job.Ship.Object)}
+	}
+	if err != nil {
+		return ws, err
+	}
+	defer obj.Close()
+	limit := job.Ship.MaxBytes
+	if limit <= 0 {
+		limit = DefaultShipMax
+	}
+	if ws.shipped, err = unpackInto(dir, obj, limit*unpackFactor); err != nil {
+		return ws, errPermanent{fmt.Errorf("the shipped workspace: %w", err)}
+	}
+	return ws, nil
+}
+
+// shipBack stores the files the run changed in its copy, for the submitter.
+func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes, error) {
+	changed, deleted, err := changesSince(ws.dir, ws.shipped)
+	if err != nil {
+		return nil, err
+	}
+	ch := &Changes{Files: changed, Deleted: deleted}
+	if len(changed) == 0 {
+		return ch, nil
+	}
+	want := map[string]bool{}
+	for _, f := range changed {
+		want[f] = true
+	}
+	limit := job.Ship.MaxBytes
+	if limit <= 0 {
+		limit = DefaultShipMax
+	}
+	archive, _, err := packDir(ws.dir, limit, func(rel string) bool { return want[rel] })
+	if err != nil {
+		return nil, err
+	}
+	obs, err := w.q.shipStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch.Object = job.Ship.Object + ".changes"
+	if _, err := obs.PutBytes(context.WithoutCancel(ctx), ch.Object, archive); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// ResolveWorkspace returns the real path of rel under root (a real path),
+// refusing what could lead outside it: an empty or absolute path, a ".."
+// component, or a symbolic link that resolves outside the root. The
+// workspace must be an existing directory.
+func ResolveWorkspace(root, rel string) (string, error) {
+	switch {
+	case rel == "":
+		return "", errors.New("the job names no workspace")
+	case filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`):
+		return "", fmt.Errorf("workspace %q: absolute paths are not allowed", rel)
+	case slices.Contains(strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
+		return "", fmt.Errorf("workspace %q: '..' is not allowed", rel)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: not found under the workspace root", rel)
+	}
+	if !within(root, real) {
+		return "", fmt.Errorf("workspace %q: escapes the workspace root", rel)
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("workspace %q: not a directory", rel)
+	}
+	return real, nil
+}
