@@ -328,25 +328,58 @@ func selectTools(requested []string, readOnly bool) ([]string, error) {
 }
 
 // rootPaths resolves the configured root and cwd to absolute real paths.
-func rootPaths(opts Options, dir string) (root, alias, cwd string, err error) {
+// The root may come back open already, as d and r (see openRealDir); the
+// caller then owns them.
+func rootPaths(opts Options, dir string) (root, alias, cwd string, d *sandbox.Dir, r *os.Root, err error) {
 	if dir, err = filepath.Abs(dir); err != nil { // "" is the working directory
-		return "", "", "", fmt.Errorf("filesystem: %w", err)
+		return "", "", "", nil, nil, fmt.Errorf("filesystem: %w", err)
 	}
-	root, alias, err = realDir(opts.RootDir, dir)
+	root, alias, d, r, err = openRealDir(opts.RootDir, dir)
 	if err != nil {
-		return "", "", "", capabilities.ArgErrorf("root_dir", "root_dir %s %s.", pyRepr(opts.RootDir), err)
+		return "", "", "", nil, nil, capabilities.ArgErrorf("root_dir", "root_dir %s %s.", pyRepr(opts.RootDir), err)
 	}
 	if opts.Cwd == "" {
-		return root, alias, root, nil
+		return root, alias, root, d, r, nil
+	}
+	fail := func(err error) (string, string, string, *sandbox.Dir, *os.Root, error) {
+		if d != nil {
+			d.Close()
+			r.Close()
+		}
+		return "", "", "", nil, nil, err
 	}
 	cwd, _, err = realDir(opts.Cwd, dir)
 	if err != nil {
-		return "", "", "", capabilities.ArgErrorf("cwd", "cwd %s %s.", pyRepr(opts.Cwd), err)
+		return fail(capabilities.ArgErrorf("cwd", "cwd %s %s.", pyRepr(opts.Cwd), err))
 	}
 	if !within(cwd, root) {
-		return "", "", "", capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(opts.Cwd), pyRepr(opts.RootDir))
+		return fail(capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(opts.Cwd), pyRepr(opts.RootDir)))
 	}
-	return root, alias, cwd, nil
+	return root, alias, cwd, d, r, nil
+}
+
+// openRealDir is realDir for the root, which is opened next: where the
+// kernel names an open directory (sandbox.OpenReal), the directory is opened
+// first and its real path read back, in four system calls whatever its
+// depth, and d and r hold it. Otherwise d and r are nil and the caller opens
+// real.
+func openRealDir(p, dir string) (real, alias string, d *sandbox.Dir, r *os.Root, err error) {
+	abs := absUnder(p, dir)
+	if d, r, real, ok := sandbox.OpenReal(abs); ok {
+		return real, filepath.Clean(abs), d, r, nil
+	}
+	real, alias, err = realDir(p, dir)
+	return real, alias, nil, nil, err
+}
+
+// absUnder is p made absolute against dir, joined without cleaning: "link/.."
+// must go to the parent of the link's target, as realpath does, not back to
+// dir.
+func absUnder(p, dir string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return dir + string(filepath.Separator) + p
 }
 
 var (
@@ -360,12 +393,7 @@ var (
 // tool paths may also use to name the root. The error says what is wrong in
 // words that carry no host path.
 func realDir(p, dir string) (real, alias string, err error) {
-	abs := p
-	if !filepath.IsAbs(abs) {
-		// Joined without cleaning: "link/.." must go to the parent of the
-		// link's target, as realpath does, not back to dir.
-		abs = dir + string(filepath.Separator) + p
-	}
+	abs := absUnder(p, dir)
 	real, err = filepath.EvalSymlinks(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

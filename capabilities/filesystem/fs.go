@@ -42,18 +42,18 @@ type FS struct {
 }
 
 func newFS(opts Options, dir string) (*FS, error) {
-	real, alias, cwd, err := rootPaths(opts, dir)
+	real, alias, cwd, rd, root, err := rootPaths(opts, dir)
 	if err != nil {
 		return nil, err
 	}
-	root, err := os.OpenRoot(real)
-	if err != nil {
-		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
-	}
-	rd, err := sandbox.Open(root)
-	if err != nil {
-		root.Close()
-		return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
+	if root == nil {
+		if root, err = os.OpenRoot(real); err != nil {
+			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
+		}
+		if rd, err = sandbox.Open(root); err != nil {
+			root.Close()
+			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
+		}
 	}
 	fs := &FS{
 		rootDir:   real,

@@ -156,6 +156,9 @@ func (fs *FS) checkWriteTarget(path, rel string) (bool, error) {
 		return false, osError(err)
 	}
 	parent, _ := sandbox.Split(rel)
+	if parent == "." {
+		return false, nil // the root, held open: a directory
+	}
 	pst, err := fs.dir.Lstat(parent)
 	switch {
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):

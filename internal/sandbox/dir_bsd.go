@@ -2,6 +2,8 @@
 
 package sandbox
 
+import "os"
+
 // oPath is zero where O_PATH does not exist: walked directories are opened
 // read-only, so a directory that is searchable but not readable cannot be
 // walked through.
@@ -9,3 +11,7 @@ const oPath = 0
 
 // openDirBeneath reports that there is no one-call walk here.
 func openDirBeneath(int, string) (int, bool, error) { return -1, false, nil }
+
+// OpenReal reports that the kernel does not name descriptors here: the
+// caller resolves the path itself.
+func OpenReal(string) (*Dir, *os.Root, string, bool) { return nil, nil, "", false }

@@ -19,7 +19,7 @@ import (
 // Dir is the root directory, held open: every walk starts from its
 // descriptor.
 type Dir struct {
-	f  *os.File // keeps fd open
+	f  *os.File // keeps fd open; nil when the Dir owns fd itself (OpenReal)
 	fd int
 }
 
@@ -33,7 +33,13 @@ func Open(root *os.Root) (*Dir, error) {
 }
 
 // Close releases the root's descriptor.
-func (d *Dir) Close() { d.f.Close() }
+func (d *Dir) Close() {
+	if d.f != nil {
+		d.f.Close()
+		return
+	}
+	unix.Close(d.fd)
+}
 
 // walkDirFlags opens a directory only to look up names below it.
 const walkDirFlags = oPath | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC

@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -59,13 +58,23 @@ func SweepTemps(lk *FileLock) {
 	if lk.dirfd < 0 || !sweptDirs.first(lk.dirID) {
 		return
 	}
-	fd, err := unix.Dup(lk.dirfd)
-	if err != nil {
-		return
+	// The names are read through the lock's own descriptor, which nothing
+	// else reads: an os.File on a duplicate of it would cost a dup, the
+	// poller's fcntl calls and a close on every first write in a directory,
+	// which in a batch is every job's. The names are all read before any is
+	// unlinked, so removing them does not disturb the reading.
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.ReadDirent(lk.dirfd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 	}
-	d := os.NewFile(uintptr(fd), "dir")
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
 	for _, n := range names {
 		if IsTempName(n) {
 			unix.Unlinkat(lk.dirfd, n, 0)

@@ -35,15 +35,17 @@ func (c *Cache) entryPath(key string) string {
 }
 
 // write puts data under key atomically: a temporary file in the entry's own
-// directory, synced, then renamed over the entry. Readers see the old entry or
-// the new one, never a part; of concurrent writers the last rename wins.
+// directory, renamed over the entry. Readers see the old entry or the new
+// one, never a part; of concurrent writers the last rename wins.
 //
-// The one fsync is the entry file's, which honesty needs: after a crash the
-// entry is whole or absent. The directory is not synced after the rename:
-// what that would make durable is only that the entry exists, and an entry
-// lost in a crash is a miss (the run happens again), never a wrong answer. A
-// batch fills the cache one entry per job, so a second fsync per job would
-// double the cost of filling it for no gain in honesty.
+// Nothing is synced. An entry is a cache, not user data: what a crash can do
+// to an entry written without fsync is leave it absent, empty, cut short or
+// with zeroed blocks, and each of those reads back as corrupt (decode refuses
+// anything but one whole JSON record, of this version, filed under its own
+// key, and JSON text has no room for a NUL byte), which Lookup reports as a
+// warning, removes and treats as a miss: the run happens again, never a
+// wrong answer. A batch fills the cache one entry per job, and an fsync per
+// entry made filling it cost nearly twice an uncached batch.
 func (c *Cache) write(ctx context.Context, key string, data []byte) error {
 	if c.backend != nil {
 		return c.backend.Put(ctx, key, data)
@@ -70,9 +72,12 @@ func (c *Cache) ensureMarker() error {
 	return writeAtomic(p, []byte(marker), true)
 }
 
-// writeAtomic replaces path with data through a synced temporary file, and
-// with syncParent makes the rename durable too.
-func writeAtomic(path string, data []byte, syncParent bool) (err error) {
+// writeAtomic replaces path with data through a temporary file renamed over
+// it. With durable, the temporary file is synced before the rename and the
+// rename after it, so that after a crash path holds the old data or the new;
+// without, a crash may leave path torn, which only a reader that detects
+// that (as decode does for entries) may accept.
+func writeAtomic(path string, data []byte, durable bool) (err error) {
 	dir, name := filepath.Split(path)
 	f, err := os.CreateTemp(dir, tempPrefix+name+"-*")
 	if err != nil {
@@ -87,8 +92,10 @@ func writeAtomic(path string, data []byte, syncParent bool) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	if durable {
+		if err = f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err
@@ -96,7 +103,7 @@ func writeAtomic(path string, data []byte, syncParent bool) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return err
 	}
-	if syncParent {
+	if durable {
 		syncDir(dir)
 	}
 	return nil

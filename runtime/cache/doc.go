@@ -57,11 +57,11 @@
 // A cache directory holds a CACHEDIR.TAG marker (https://bford.info/cachedir/,
 // so backup tools skip it) and one JSON file per key under
 // entries/<first two hex digits>/<key>.json. Entries are written to a
-// temporary file in the same directory, synced and renamed into place, so
-// concurrent writers of one key are safe (the last rename wins) and a reader
-// never sees a partial entry. An entry that cannot be read back (bad JSON,
-// another format version, truncated) is a miss, reported through WithWarn and
-// removed. Clear removes only the cache's own entry files, and only from a
+// temporary file in the same directory and renamed into place, so concurrent
+// writers of one key are safe (the last rename wins) and a reader never sees
+// a partial entry. They are not synced: a crash may leave an entry torn. An
+// entry that cannot be read back (bad JSON, another format version, truncated
+// or zeroed by a crash) is a miss, reported through WithWarn and removed. Clear removes only the cache's own entry files, and only from a
 // directory holding the cache's marker.
 //
 // # Elsewhere
