@@ -14,13 +14,30 @@ import (
 // open a FIFO without blocking or check a file's type before opening it.
 
 // Dir is the root directory, reached through its os.Root.
-type Dir struct{ root *os.Root }
+type Dir struct {
+	root  *os.Root
+	owned bool // OpenDir's, closed with the Dir
+}
 
 // Open holds the directory of root. The Dir does not own root.
 func Open(root *os.Root) (*Dir, error) { return &Dir{root: root}, nil }
 
-// Close does nothing: the os.Root is the caller's.
-func (d *Dir) Close() {}
+// OpenDir holds the directory at path, through an os.Root the Dir owns.
+func OpenDir(path string) (*Dir, error) {
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{root: root, owned: true}, nil
+}
+
+// Close closes the os.Root OpenDir opened; one given to Open is the
+// caller's.
+func (d *Dir) Close() {
+	if d.owned {
+		d.root.Close()
+	}
+}
 
 // Cursor is a position in the tree, as a list of components below the root.
 type Cursor struct {
@@ -70,6 +87,39 @@ func (c *Cursor) Down(name string) error {
 	return nil
 }
 
+// dir is the rel of the directory the cursor is at.
+func (c *Cursor) dir() string {
+	if len(c.parts) == 0 {
+		return "."
+	}
+	return strings.Join(c.parts, "/")
+}
+
+// ReadDir lists the directory the cursor is at, without "." and "..".
+func (c *Cursor) ReadDir() ([]DirEntry, error) {
+	f, err := c.root.Open(c.dir())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DirEntry, len(des))
+	for i, de := range des {
+		out[i] = DirEntry{Name: de.Name(), Type: de.Type()}
+	}
+	return out, nil
+}
+
+// OpenReader opens the regular file name, in the directory the cursor is
+// at, as Dir.OpenReader opens a rel.
+func (c *Cursor) OpenReader(name string) (*FileReader, error) {
+	d := Dir{root: c.root}
+	return d.OpenReader(c.path(name))
+}
+
 // Up leaves the directory the cursor is at for its parent.
 func (c *Cursor) Up() {
 	if len(c.parts) > 0 {
@@ -82,6 +132,21 @@ func (c *Cursor) Reset() { c.parts = c.parts[:0] }
 
 // Close does nothing: a Cursor holds no descriptors here.
 func (c *Cursor) Close() {}
+
+// Walk returns a cursor at the directory rel, each component checked to be
+// a directory and not a symlink as the cursor goes down.
+func (d *Dir) Walk(rel string) (Cursor, error) {
+	c := d.Cursor()
+	if rel == "." {
+		return c, nil
+	}
+	for name := range strings.SplitSeq(rel, "/") {
+		if err := c.Down(name); err != nil {
+			return Cursor{}, err
+		}
+	}
+	return c, nil
+}
 
 // Lstat describes rel without following a final symlink.
 func (d *Dir) Lstat(rel string) (os.FileInfo, error) { return d.root.Lstat(rel) }

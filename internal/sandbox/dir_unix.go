@@ -32,6 +32,17 @@ func Open(root *os.Root) (*Dir, error) {
 	return &Dir{f: f, fd: int(f.Fd())}, nil
 }
 
+// OpenDir holds the directory at path, which the Dir owns. Symlinks in path
+// are followed, as os.OpenRoot follows them; nothing below it ever is.
+func OpenDir(path string) (*Dir, error) {
+	// O_DIRECTORY: a file or FIFO at path fails instead of being opened.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{f: f, fd: int(f.Fd())}, nil
+}
+
 // Close releases the root's descriptor.
 func (d *Dir) Close() {
 	if d.f != nil {
@@ -113,6 +124,17 @@ func (c *Cursor) Down(name string) error {
 	}
 	c.fds = append(c.fds, fd)
 	return nil
+}
+
+// openListing opens the directory the cursor is at for reading its entries:
+// the cursor's own descriptor may be one (O_PATH) that cannot list.
+func (c *Cursor) openListing() (int, error) {
+	var fd int
+	err := RetryEINTR(func() (err error) {
+		fd, err = unix.Openat(c.At(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	return fd, err
 }
 
 // Up leaves the directory the cursor is at for its parent; at the root it
@@ -234,6 +256,23 @@ func (d *Dir) openRegular(rel string, flag int, perm os.FileMode) (fd int, size 
 		return -1, 0, err
 	}
 	defer c.Close()
+	return c.openRegular(name, rel, flag, perm)
+}
+
+// OpenReader opens the regular file name, in the directory the cursor is
+// at, as Dir.OpenReader opens a rel: a caller reading many files of one
+// directory walks to it once.
+func (c *Cursor) OpenReader(name string) (*FileReader, error) {
+	fd, size, err := c.openRegular(name, name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &FileReader{fd: fd, size: size, name: name}, nil
+}
+
+// openRegular is Dir.openRegular for name below the cursor; rel names it in
+// errors.
+func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
 	// Opening a device can have side effects, so anything that is not a
 	// regular file or directory is refused from its metadata; the type is
 	// checked again on the descriptor.

@@ -17,15 +17,20 @@
 //   - Resolver (NewResolver) turns a path as the model wrote it into rel
 //     (resolve.go, which says how a path becomes safe to open); its errors
 //     (ErrNUL, ErrTooLong, ErrEncoding, ErrSymlinkLoop, ErrOutside) are
-//     worded for the model by the caller. Within compares host paths.
-//   - Dir (Open) holds the root. Dir.Walk and Dir.WalkParent give a Cursor at
-//     a directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader and
-//     Dir.MkdirAll do one operation on rel.
+//     worded for the model by the caller. NewStrictResolver's resolve only
+//     what exists, as the kernel would, and never look outside the root, not
+//     even for another spelling of it: the result cache follows in-root
+//     symlinks with one. Within compares host paths.
+//   - Dir (Open, or OpenDir for a path the Dir then owns) holds the root.
+//     Dir.Walk and Dir.WalkParent give a Cursor at a directory; Dir.Lstat,
+//     Dir.Readlink, Dir.OpenFile, Dir.OpenReader and Dir.MkdirAll do one
+//     operation on rel.
 //   - Cursor is a stack of directory descriptors: Down, Up, Reset and Close
-//     move it, Lstat and Readlink look at a name below it, and (on unix) At
-//     and Stat give the descriptor and the raw stat for the *at calls the
-//     caller makes itself (the atomic replacement, the ripgrep driver, the
-//     watcher).
+//     move it, Lstat and Readlink look at a name below it, ReadDir lists its
+//     directory (DirEntry, types not followed), OpenReader opens a regular
+//     file in it, and (on unix) At and Stat give the descriptor and the raw
+//     stat for the *at calls the caller makes itself (the atomic replacement,
+//     the ripgrep driver, the watcher).
 //   - FileReader reads a regular file through its bare descriptor.
 //   - On Linux, Dir.NameDir names a walked directory by a /proc/self/fd path
 //     (ProcName), for the watcher's inotify, which takes only paths.
@@ -58,6 +63,7 @@ package sandbox
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 )
 
@@ -69,6 +75,14 @@ const (
 	KindDir                 // a directory
 	KindSymlink             // a symlink, not followed
 )
+
+// DirEntry is a name in a directory as Cursor.ReadDir lists it. Type holds
+// the fs.FileMode type bits, as fs.DirEntry.Type does: a symlink is
+// fs.ModeSymlink, never its target's type.
+type DirEntry struct {
+	Name string
+	Type fs.FileMode
+}
 
 // ErrNotRegular is the error of an open that found a FIFO, socket or device.
 var ErrNotRegular = errors.New("not a regular file")

@@ -66,12 +66,33 @@ type Resolver struct {
 	real       string   // absolute real path of the root
 	rootParts  []string // real split into components
 	aliasParts []string // the root as configured, when absolute paths may use that spelling; nil if none
+	// strict makes a resolution fail on a name that is not there
+	// (NewStrictResolver); vol is then the root's volume name, if any.
+	strict bool
+	vol    string
 }
 
 // NewResolver resolves beneath d, whose absolute real path is real, split
 // into rootParts; aliasParts is the root's other absolute spelling, or nil.
 func NewResolver(d *Dir, real string, rootParts, aliasParts []string) *Resolver {
 	return &Resolver{dir: d, real: real, rootParts: rootParts, aliasParts: aliasParts}
+}
+
+// NewStrictResolver resolves beneath d, whose absolute real path is real, as
+// the kernel resolves a path to open: every component must exist and every
+// one but the last be a directory, or Resolve fails with the lookup's errno
+// (ENOENT, ENOTDIR, EACCES). Nothing outside the root is ever looked at: a
+// path that leaves it and does not come back spelled under real is
+// ErrOutside, with no other spelling of the root tried, and a name is never
+// taken for an escaped one. It suits following a symlink found in a walk,
+// where the resolution is all there is to decide whether the link counts.
+func NewStrictResolver(d *Dir, real string) *Resolver {
+	vol := filepath.VolumeName(real)
+	var parts []string
+	if p := strings.Trim(filepath.ToSlash(real[len(vol):]), "/"); p != "" {
+		parts = strings.Split(p, "/")
+	}
+	return &Resolver{dir: d, real: real, rootParts: parts, strict: true, vol: vol}
 }
 
 // Resolve returns the canonical rel of p: relative to the directory whose
@@ -97,6 +118,9 @@ func (rv *Resolver) Resolve(base []string, p string) (string, error) {
 		return "", err
 	}
 	if !r.inside {
+		if rv.strict {
+			return "", ErrOutside
+		}
 		if rel, ok := rv.viaAlias(p); ok {
 			return rel, nil
 		}
@@ -206,7 +230,7 @@ func (r *resolution) up() {
 // step walks one existing-or-not component below the cursor.
 func (r *resolution) step(name string) error {
 	kind, err := r.cur.Lstat(name)
-	if err != nil && strings.IndexByte(name, '\\') >= 0 {
+	if err != nil && !r.rv.strict && strings.IndexByte(name, '\\') >= 0 {
 		// A name the listings showed escaped (see names.go) addresses the
 		// file of the raw name when no file has the escaped one.
 		if raw, ok := UnescapeName(name); ok && raw != name {
@@ -219,6 +243,9 @@ func (r *resolution) step(name string) error {
 		if e := pathNameError(err); e != nil {
 			return e
 		}
+		if r.rv.strict {
+			return err
+		}
 		r.parts = append(r.parts, name)
 		r.literal = 1
 		return nil
@@ -226,7 +253,10 @@ func (r *resolution) step(name string) error {
 	switch kind {
 	case KindDir:
 		r.parts = append(r.parts, name)
-		if r.cur.Down(name) != nil {
+		if err := r.cur.Down(name); err != nil {
+			if r.rv.strict {
+				return err
+			}
 			r.literal = 1
 		}
 	case KindSymlink:
@@ -239,16 +269,33 @@ func (r *resolution) step(name string) error {
 			if e := pathNameError(err); e != nil {
 				return e
 			}
+			if r.rv.strict {
+				if err == nil {
+					err = syscall.ENOENT // as the kernel reports an empty link
+				}
+				return err
+			}
 			r.parts = append(r.parts, name)
 			r.literal = 1
 			return nil
 		}
 		target = filepath.ToSlash(target)
+		if vol := filepath.VolumeName(target); vol != "" && r.rv.strict {
+			// Another volume is outside; the root's own is the "/" the
+			// root's real path is spelled from.
+			if !strings.EqualFold(vol, r.rv.vol) {
+				return ErrOutside
+			}
+			target = target[len(vol):]
+		}
 		if strings.HasPrefix(target, "/") {
 			r.restart()
 		}
 		r.push(target)
 	default:
+		if r.rv.strict && len(r.pending) > 0 {
+			return syscall.ENOTDIR // a file with more of the path after it
+		}
 		r.parts = append(r.parts, name)
 		r.literal = 1
 	}

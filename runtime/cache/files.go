@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/agentspec/agentspec/internal/glob"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // HashFiles hashes the content of the files under root that match any of
@@ -36,7 +37,8 @@ import (
 // ".draft.md", and "**" walks into ".git"), so narrow the globs when the
 // workspace holds a repository.
 //
-// Every read goes through an os.Root, so nothing outside root is ever read.
+// Every read goes through internal/sandbox, beneath a descriptor held on
+// root's real path, so nothing outside root is ever read.
 // A symlink is followed when it resolves inside root and ignored when it
 // points outside (changing the outside target leaves the digest unchanged),
 // dangles or loops; an absolute symlink counts as inside when its target is
@@ -48,16 +50,16 @@ func HashFiles(ctx context.Context, root string, globs []string) (digest string,
 	if err != nil || len(patterns) == 0 {
 		return "", nil, err
 	}
-	j, err := openJail(root)
+	t, err := openTree(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, nil
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("hash input files: %w", err)
 	}
-	defer j.close()
+	defer t.close()
 
-	found, err := j.match(ctx, patterns)
+	found, err := t.match(ctx, patterns)
 	if err != nil {
 		return "", nil, fmt.Errorf("hash input files: %w", err)
 	}
@@ -71,7 +73,7 @@ func HashFiles(ctx context.Context, root string, globs []string) (digest string,
 	slices.Sort(files)
 
 	h := sha256.New()
-	r := &fileReader{jail: j, buf: make([]byte, 32<<10)}
+	r := &fileReader{tree: t, buf: make([]byte, 32<<10)}
 	defer r.close()
 	for _, p := range files {
 		if err := ctx.Err(); err != nil {
@@ -111,36 +113,39 @@ func cleanGlobs(globs []string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// A jail reads a workspace through an os.Root.
-type jail struct {
-	root *os.Root
-	real string // the root's real path
+// A tree reads a workspace through internal/sandbox: a descriptor held on
+// its real path, every lookup beneath it without following a symlink, and the
+// symlinks it does follow resolved by a strict sandbox.Resolver, which never
+// looks outside the root.
+type tree struct {
+	dir *sandbox.Dir
+	rv  *sandbox.Resolver
 }
 
-func openJail(dir string) (*jail, error) {
-	real, err := realPath(dir)
+func openTree(root string) (*tree, error) {
+	real, err := realPath(root)
 	if err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(real)
+	d, err := sandbox.OpenDir(real)
 	if err != nil {
 		return nil, err
 	}
-	return &jail{root: r, real: real}, nil
+	return &tree{dir: d, rv: sandbox.NewStrictResolver(d, real)}, nil
 }
 
-func (j *jail) close() { j.root.Close() }
+func (t *tree) close() { t.dir.Close() }
 
 // match walks the workspace for the regular files that match patterns (clean
-// and valid) and maps each file's path to the path its content is read from:
-// the same path, or the target of a symlink.
-func (j *jail) match(ctx context.Context, patterns []string) (map[string]string, error) {
+// and valid) and maps each file's path to the canonical path (symlinks
+// resolved) its content is read from.
+func (t *tree) match(ctx context.Context, patterns []string) (map[string]string, error) {
 	found := map[string]string{}
 	var bases []string
 	for _, p := range patterns {
 		if isLiteral(p) {
 			// No need to walk for a plain path.
-			if target, ok := j.regular(p); ok {
+			if target, ok := t.regular(p); ok {
 				found[p] = target
 			}
 			continue
@@ -148,91 +153,113 @@ func (j *jail) match(ctx context.Context, patterns []string) (map[string]string,
 		base, _ := glob.SplitDoublestar(p)
 		bases = append(bases, base)
 	}
-	fsys := j.root.FS()
 	for _, base := range outermost(bases) {
-		err := fs.WalkDir(fsys, base, func(rel string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if rel == base && errors.Is(err, fs.ErrNotExist) {
-					return fs.SkipDir // nothing under a base that is not there
-				}
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if d.IsDir() || !matchAny(patterns, rel) {
-				return nil
-			}
-			switch t := d.Type(); {
-			case t.IsRegular():
-				found[rel] = rel
-			case t&fs.ModeSymlink != 0:
-				if target, ok := j.regular(rel); ok {
-					found[rel] = target
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := t.walkBase(ctx, base, patterns, found); err != nil {
 			return nil, err
 		}
 	}
 	return found, nil
 }
 
+// walkBase adds the files under base that match patterns to found. The base
+// is a path the globs spell, so it is looked up as a literal path is,
+// through symlinks inside the root; below it the walk descends into no
+// symlink, so links cannot make it loop.
+func (t *tree) walkBase(ctx context.Context, base string, patterns []string, found map[string]string) error {
+	canon, err := t.rv.Resolve(nil, base)
+	if err != nil {
+		if gone(err) {
+			return nil // nothing under a base that is not there
+		}
+		return &fs.PathError{Op: "open", Path: base, Err: err}
+	}
+	info, err := t.dir.Lstat(canon)
+	switch {
+	case err != nil:
+		if gone(err) {
+			return nil
+		}
+		return err
+	case info.Mode().IsRegular():
+		if matchAny(patterns, base) {
+			found[base] = canon
+		}
+		return nil
+	case !info.IsDir():
+		return nil
+	}
+	c, err := t.dir.Walk(canon)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: base, Err: err}
+	}
+	defer c.Close()
+	return t.walk(ctx, &c, base, canon, patterns, found)
+}
+
+// walk adds the matching files below the cursor, which is at the directory
+// spelled rel and found at canon.
+func (t *tree) walk(ctx context.Context, c *sandbox.Cursor, rel, canon string, patterns []string, found map[string]string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := c.ReadDir()
+	if err != nil {
+		return &fs.PathError{Op: "readdir", Path: rel, Err: err}
+	}
+	for _, e := range entries {
+		p, target := sandbox.Join(rel, e.Name), sandbox.Join(canon, e.Name)
+		switch {
+		case e.Type.IsDir():
+			if err := c.Down(e.Name); err != nil {
+				return &fs.PathError{Op: "open", Path: p, Err: err}
+			}
+			err := t.walk(ctx, c, p, target, patterns, found)
+			c.Up()
+			if err != nil {
+				return err
+			}
+		case !matchAny(patterns, p):
+		case e.Type.IsRegular():
+			found[p] = target
+		case e.Type&fs.ModeSymlink != 0:
+			if target, ok := t.regular(target); ok {
+				found[p] = target
+			}
+		}
+	}
+	return nil
+}
+
+// gone reports whether a lookup failed because the path leads nowhere
+// inside the root: missing, through a file, out of the root or in a loop.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) ||
+		errors.Is(err, sandbox.ErrOutside) || errors.Is(err, sandbox.ErrSymlinkLoop)
+}
+
 // regular reports whether rel is, or links inside the root to, a regular
-// file, and returns the path to read it from.
-func (j *jail) regular(rel string) (target string, ok bool) {
-	info, target, err := j.stat(rel)
+// file, and returns the canonical path to read it from.
+func (t *tree) regular(rel string) (target string, ok bool) {
+	target, err := t.rv.Resolve(nil, rel)
+	if err != nil {
+		return "", false
+	}
+	info, err := t.dir.Lstat(target)
 	if err != nil || !info.Mode().IsRegular() {
 		return "", false
 	}
 	return target, true
 }
 
-// stat is os.Root.Stat, except that a symlink with an absolute target inside
-// the root is followed too (os.Root refuses every absolute link). It returns
-// the path that was finally looked up.
-func (j *jail) stat(rel string) (fs.FileInfo, string, error) {
-	info, err := j.root.Stat(rel)
-	if err == nil || errors.Is(err, fs.ErrNotExist) {
-		return info, rel, err
-	}
-	link, lerr := j.root.Readlink(rel)
-	if lerr != nil || !filepath.IsAbs(link) {
-		return nil, "", err
-	}
-	inside, ok := j.inside(link)
-	if !ok {
-		return nil, "", err
-	}
-	info, err = j.root.Stat(inside)
-	return info, inside, err
-}
-
-// inside returns abs relative to the root's real path, if it lies within it.
-// The test is lexical and on whole components, so nothing outside the root is
-// looked at, not even to resolve a symlink; the lookup that follows goes
-// through the os.Root, which never leaves the root whatever the path holds.
-// An absolute link that spells the root through another symlink is therefore
-// not followed: the digest must not depend on how the root was named.
-func (j *jail) inside(abs string) (string, bool) {
-	rel, err := filepath.Rel(j.real, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
-
-// A fileReader copies files out of a jail. Paths read in sorted order come
-// grouped by directory, so it keeps the last file's directory open as an
-// os.Root of its own: opening through the jail's root walks every component
-// again, one openat each, for every file.
+// A fileReader copies files out of a tree. Paths read in sorted order come
+// grouped by directory, so it keeps a cursor at the last file's directory:
+// opening from the root walks to the directory again for every file.
 type fileReader struct {
-	*jail
-	dir string   // the directory sub holds
-	sub *os.Root // nil until the first file
-	buf []byte
+	*tree
+	dir  string         // the canonical directory cur is at
+	cur  sandbox.Cursor // valid while held
+	held bool
+	buf  []byte
 }
 
 func (r *fileReader) copy(w io.Writer, rel string) error {
@@ -241,40 +268,36 @@ func (r *fileReader) copy(w io.Writer, rel string) error {
 		return err
 	}
 	defer f.Close()
-	// Hide os.File's WriterTo, whose fallback allocates a buffer per file.
+	// Hide a WriterTo (os.File's, where there is no openat), whose fallback
+	// allocates a buffer per file.
 	_, err = io.CopyBuffer(w, struct{ io.Reader }{f}, r.buf)
 	return err
 }
 
-func (r *fileReader) open(rel string) (*os.File, error) {
-	dir, name := path.Dir(rel), path.Base(rel)
-	if r.sub == nil || dir != r.dir {
+func (r *fileReader) open(rel string) (*sandbox.FileReader, error) {
+	dir, name := sandbox.Split(rel)
+	if !r.held || dir != r.dir {
 		r.close()
-		sub, err := r.root.OpenRoot(dir)
+		c, err := r.tree.dir.Walk(dir)
 		if err != nil {
-			return r.root.Open(rel)
+			return nil, &fs.PathError{Op: "open", Path: rel, Err: err}
 		}
-		r.dir, r.sub = dir, sub
+		r.dir, r.cur, r.held = dir, c, true
 	}
-	if f, err := r.sub.Open(name); err == nil {
-		return f, nil
-	}
-	// The directory's root is stricter than the jail's (a link to a sibling
-	// directory leaves it), so a failure is only final from the jail's root.
-	return r.root.Open(rel)
+	return r.cur.OpenReader(name)
 }
 
 func (r *fileReader) close() {
-	if r.sub != nil {
-		r.sub.Close()
-		r.sub = nil
+	if r.held {
+		r.cur.Close()
+		r.held = false
 	}
 }
 
 // missing returns those of files (workspace-relative paths) that are not in
 // the workspace as a file or a directory. A path that is empty, absolute,
 // holds a ".." component or resolves outside the root counts as missing.
-func (j *jail) missing(files []string) []string {
+func (t *tree) missing(files []string) []string {
 	var out []string
 	for _, f := range files {
 		p := filepath.ToSlash(f)
@@ -283,25 +306,25 @@ func (j *jail) missing(files []string) []string {
 			out = append(out, f)
 			continue
 		}
-		if _, _, err := j.stat(path.Clean(p)); err != nil {
+		if _, err := t.rv.Resolve(nil, path.Clean(p)); err != nil {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// missingOutputs is jail.missing for the workspace at root; with no workspace
+// missingOutputs is tree.missing for the workspace at root; with no workspace
 // at all, every file is missing.
 func missingOutputs(root string, files []string) []string {
 	if len(files) == 0 {
 		return nil
 	}
-	j, err := openJail(root)
+	t, err := openTree(root)
 	if err != nil {
 		return slices.Clone(files)
 	}
-	defer j.close()
-	return j.missing(files)
+	defer t.close()
+	return t.missing(files)
 }
 
 // isLiteral reports whether a pattern has no meta characters (nor escapes)
