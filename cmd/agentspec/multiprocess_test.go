@@ -41,11 +41,11 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// start starts a process that the test kills if it is still running at the
-// end.
-func start(t *testing.T, logs string, name string, args ...string) *exec.Cmd {
+// start starts a process, its output going to the file logPath, that the
+// test kills if it is still running at the end.
+func start(t *testing.T, logPath string, name string, args ...string) *exec.Cmd {
 	t.Helper()
-	log, err := os.Create(filepath.Join(logs, filepath.Base(name)+"-"+fmt.Sprint(time.Now().UnixNano())+".log"))
+	log, err := os.Create(logPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
 	cmd := exec.Command(name, args...)
@@ -58,6 +58,35 @@ func start(t *testing.T, logs string, name string, args ...string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// runningSince reports whether the worker log shows a job started at least
+// d ago (as this test first saw its start line) that it has not settled yet.
+// started remembers when each start line was first seen.
+func runningSince(log string, d time.Duration, started map[string]time.Time) bool {
+	data, _ := os.ReadFile(log)
+	open := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[1] != "job" {
+			continue
+		}
+		switch {
+		case strings.Contains(l, ", attempt "):
+			open[f[2]] = true
+			if _, ok := started[f[2]]; !ok {
+				started[f[2]] = time.Now()
+			}
+		case f[len(f)-1] == "ok" || f[len(f)-1] == "failed":
+			delete(open, f[2])
+		}
+	}
+	for id := range open {
+		if time.Since(started[id]) >= d {
+			return true
+		}
+	}
+	return false
 }
 
 const spec = `model: script:turns.yaml
@@ -83,7 +112,7 @@ func TestWorkersAcrossProcesses(t *testing.T) {
 
 	port := freePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	start(t, logs, natsServer, "-js", "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-sd", t.TempDir())
+	start(t, filepath.Join(logs, "nats-server.log"), natsServer, "-js", "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-sd", t.TempDir())
 	require.Eventually(t, func() bool {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
@@ -102,7 +131,7 @@ func TestWorkersAcrossProcesses(t *testing.T) {
 
 	workers := make([]*exec.Cmd, 3)
 	for i := range workers {
-		workers[i] = start(t, logs, agentspec, "worker", "--nats", url, "--workspace-root", root, "-j", "2",
+		workers[i] = start(t, filepath.Join(logs, fmt.Sprintf("w%d.log", i)), agentspec, "worker", "--nats", url, "--workspace-root", root, "-j", "2",
 			"--ack-wait", "2s", "--name", fmt.Sprintf("w%d", i))
 	}
 
@@ -122,6 +151,24 @@ func TestWorkersAcrossProcesses(t *testing.T) {
 		OK        bool
 		Error     *string
 	}
+	// Mid-run, once ten jobs have ended, the first worker dies without a
+	// word while it holds a job: one its log shows started a while ago (so
+	// that the job's start event has left the process) and not settled.
+	tenDone := make(chan struct{})
+	killed := make(chan bool, 1)
+	go func() {
+		<-tenDone
+		started := map[string]time.Time{}
+		for range 2000 {
+			if runningSince(filepath.Join(logs, "w0.log"), 50*time.Millisecond, started) {
+				_ = workers[0].Process.Signal(syscall.SIGKILL)
+				killed <- true
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		killed <- false
+	}()
 	seen := map[string]int{}
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -130,12 +177,12 @@ func TestWorkersAcrossProcesses(t *testing.T) {
 		seen[l.Workspace]++
 		assert.True(t, l.OK, "%s: %v", l.Workspace, l.Error)
 		if len(seen) == 10 {
-			// Mid-run: the first worker dies without a word.
-			require.NoError(t, workers[0].Process.Signal(syscall.SIGKILL))
-			_ = workers[0].Wait()
+			close(tenDone)
 		}
 	}
 	require.NoError(t, batch.Wait(), stderr.String())
+	require.True(t, <-killed, "the first worker never held a job long enough to be killed mid-job")
+	_ = workers[0].Wait()
 
 	require.Len(t, seen, jobs, "every job ends in the results")
 	for ws, n := range seen {
