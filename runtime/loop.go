@@ -1,0 +1,321 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/providers"
+)
+
+// The agent loop: requests, tool rounds, and the checks of a final answer.
+
+// runner is one run's state.
+type runner struct {
+	retryLog    *retryLog // the provider's retries of the request under way
+	model       llms.Model
+	dialect     Dialect
+	tools       *toolset
+	schema      *outputSchema
+	checks      *checkSet // nil when the spec has none
+	workspace   string    // absolute
+	validators  []Validator
+	listeners   []capabilities.Listener
+	emitter     capabilities.Listener // r.emit, bound once for the tools' contexts
+	callOpts    []llms.CallOption
+	marksErrors bool // failed tool results carry providers.ToolError
+	maxTokens   int  // the spec's max_tokens, for messages; 0 when unset
+	maxRounds   int
+	retries     int
+	attempts    int // final answers the model may give
+	toolTimeout time.Duration
+
+	messages []llms.MessageContent
+	failures map[string]int // tool -> consecutive rounds in which it failed
+	ids      idSource
+	res      *Result
+}
+
+func (r *runner) emit(ctx context.Context, ev capabilities.Event) error {
+	return emitTo(ctx, r.listeners, ev)
+}
+
+// emitTo sends ev to the listeners in order; the first error ends the run.
+func emitTo(ctx context.Context, listeners []capabilities.Listener, ev capabilities.Event) error {
+	for _, l := range listeners {
+		if err := l(ctx, ev); err != nil {
+			return fmt.Errorf("event listener (%s): %w", ev.Kind(), err)
+		}
+	}
+	return nil
+}
+
+// loop drives the conversation to a valid final answer.
+func (r *runner) loop(ctx context.Context) error {
+	attempt, round := 1, 0
+	for {
+		final := round >= r.maxRounds
+		if final {
+			if err := r.reachLimit(ctx); err != nil {
+				return err
+			}
+		}
+		t, err := r.request(ctx, attempt, round, final)
+		if err != nil {
+			return err
+		}
+		if t.refusal != nil {
+			reason := strings.TrimSpace(*t.refusal)
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return fmt.Errorf("%w: %s", ErrRefused, reason)
+		}
+		if t.truncated() {
+			what := "an answer"
+			if len(t.calls) > 0 {
+				what = "a tool call"
+			}
+			limit := "its default"
+			if r.maxTokens > 0 {
+				limit = fmt.Sprintf("%d tokens", r.maxTokens)
+			}
+			return fmt.Errorf("%w (%s) in the middle of %s; raise model_settings.max_tokens", ErrTruncated, limit, what)
+		}
+		if t.stopReason == providers.StopPauseTurn && len(t.calls) == 0 {
+			// A long server-side tool turn (web search) was paused: it goes
+			// back as it is for the model to continue, as a tool round.
+			if final {
+				return fmt.Errorf("%w (%d rounds): the model paused its turn to keep running server tools", ErrToolsAfterLimit, r.maxRounds)
+			}
+			round++
+			r.messages = append(r.messages, replay(r.dialect, t)...)
+			continue
+		}
+		if t.failedCall != "" {
+			if err := r.toolUseFailed(ctx, t.failedCall); err != nil {
+				return err
+			}
+			continue
+		}
+		if t.lost {
+			return fmt.Errorf("%w (stop reason %q)", ErrLostToolCalls, t.stopReason)
+		}
+		if len(t.calls) > 0 && !final {
+			round++
+			r.messages = append(r.messages, replay(r.dialect, t)...)
+			if err := r.runCalls(ctx, t.calls, round); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(t.calls) > 0 {
+			// Tools were forbidden: no call is run. Text that came with the
+			// calls is taken as the answer; without text there is none.
+			if t.text == "" {
+				return fmt.Errorf("%w (%d rounds)", ErrToolsAfterLimit, r.maxRounds)
+			}
+			t.calls, t.blocks = nil, []llms.ContentPart{llms.TextContent{Text: t.text}}
+			if t.whole != nil {
+				// The calls go unanswered, so they leave the history; the
+				// blocks around them (thinking) stay.
+				t.whole = slices.DeleteFunc(slices.Clone(t.whole), func(p llms.ContentPart) bool {
+					_, call := p.(llms.ToolCall)
+					return call
+				})
+			}
+		}
+		if t.text != "" {
+			r.messages = append(r.messages, replay(r.dialect, t)...)
+		}
+
+		rej, err := r.check(ctx, t.text)
+		if err != nil {
+			return err
+		}
+		if rej == nil {
+			return nil
+		}
+		if attempt >= r.attempts {
+			if err := r.emit(ctx, Rejected{Type: rej.kind, Attempt: attempt, Limit: r.attempts, Message: rej.feedback}); err != nil {
+				return err
+			}
+			return rej.exhausted(attempt)
+		}
+		if err := r.emit(ctx, Retry{Type: rej.kind, Attempt: attempt, Limit: r.attempts, Message: rej.feedback}); err != nil {
+			return err
+		}
+		r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryAnswerPrefix+rej.feedback))
+		// Each attempt has its own tool rounds, as in the reference: the
+		// feedback may well ask for more tool work (a file still to write).
+		attempt, round = attempt+1, 0
+	}
+}
+
+// reachLimit tells the model the tool rounds are used up.
+func (r *runner) reachLimit(ctx context.Context) error {
+	if err := r.emit(ctx, LimitReached{Limit: "max_tool_rounds", Value: r.maxRounds}); err != nil {
+		return err
+	}
+	r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, fmt.Sprintf(
+		"You have used all %d tool rounds. Do not call any more tools: give your final answer now.", r.maxRounds)))
+	return nil
+}
+
+// request sends the conversation to the model and normalises its answer.
+// final forbids tools, in the way the dialect's provider understands.
+func (r *runner) request(ctx context.Context, attempt, round int, final bool) (turn, error) {
+	if err := ctx.Err(); err != nil {
+		return turn{}, interrupted(ctx)
+	}
+	opts := r.callOpts
+	if len(r.tools.defs) > 0 {
+		opts = append(opts[:len(opts):len(opts)], llms.WithTools(r.tools.defs))
+		if final {
+			// The tools stay declared: the Anthropic API refuses a history
+			// with tool_use blocks but no tools.
+			opts = append(opts, llms.WithToolChoice("none"))
+		}
+	}
+	r.res.Usage.Requests++
+	n := r.res.Usage.Requests
+	if err := r.emit(ctx, ModelRequest{
+		Request: n, Attempt: attempt, Round: round,
+		Messages: len(r.messages), Tools: len(r.tools.defs), Final: final,
+	}); err != nil {
+		return turn{}, err
+	}
+	start := time.Now()
+	r.retryLog.begin(n)
+	resp, err := r.model.GenerateContent(ctx, r.messages, opts...)
+	elapsed := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return turn{}, interrupted(ctx)
+		}
+		var perr *providers.Error
+		if errors.As(err, &perr) {
+			if wrote, ok := perr.ToolUseFailed(); ok {
+				// The model wrote a call the provider could not parse: a
+				// mistake it can correct, like a bad tool argument.
+				msg := perr.Message
+				if wrote != "" {
+					msg += "; you wrote: " + wrote
+				}
+				err := r.emit(ctx, ModelResponse{Request: n, Duration: elapsed, StopReason: "tool_use_failed", Text: msg})
+				return turn{failedCall: msg}, err
+			}
+		}
+		return turn{}, fmt.Errorf("model request %d: %w", n, r.retryLog.explain(err))
+	}
+	t := collect(resp, r.ids.next)
+	u := &r.res.Usage
+	u.InputTokens += t.usage.input
+	u.OutputTokens += t.usage.output
+	u.CacheWriteTokens += t.usage.cacheWrite
+	u.CacheReadTokens += t.usage.cacheRead
+	u.ReasoningTokens += t.usage.reasoning
+	ev := ModelResponse{
+		Request: n, Duration: elapsed,
+		InputTokens: t.usage.input, OutputTokens: t.usage.output,
+		CacheWriteTokens: t.usage.cacheWrite, CacheReadTokens: t.usage.cacheRead, ReasoningTokens: t.usage.reasoning,
+		ToolCalls: len(t.calls), StopReason: t.stopReason, Text: t.text,
+	}
+	if t.refusal != nil {
+		ev.Refusal = *t.refusal
+		if ev.Refusal == "" {
+			ev.Refusal = "no reason given"
+		}
+	}
+	return t, r.emit(ctx, ev)
+}
+
+// toolUseFailedKey counts, in the failures of runCalls, the calls a
+// provider could not parse: they have no tool to count against.
+const toolUseFailedKey = "(unparsable tool call)"
+
+// toolUseFailed sends a provider's "tool_use_failed" back to the model as a
+// correctable error, counted against retries like a failed tool.
+func (r *runner) toolUseFailed(ctx context.Context, msg string) error {
+	failures := r.failures[toolUseFailedKey] + 1
+	if failures > r.retries {
+		if err := r.emit(ctx, Rejected{Type: RetryTool, Tool: toolUseFailedKey, Attempt: failures, Limit: r.retries, Message: msg}); err != nil {
+			return err
+		}
+		return &RetriesExceededError{Tool: toolUseFailedKey, Retries: r.retries, Last: msg}
+	}
+	if err := r.emit(ctx, Retry{Type: RetryTool, Tool: toolUseFailedKey, Attempt: failures, Limit: r.retries, Message: msg}); err != nil {
+		return err
+	}
+	r.failures[toolUseFailedKey] = failures
+	r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryPrefix+
+		"your last tool call could not be parsed ("+msg+"). Call the tool again with arguments that are one JSON object."))
+	return nil
+}
+
+// rejection is why an answer was sent back to the model.
+type rejection struct {
+	kind     RetryKind
+	feedback string // for the model
+	checks   []*CheckFailure
+}
+
+// exhausted is the run's error when the last attempt was rejected too. It
+// names the failed check, when a check failed.
+func (rej *rejection) exhausted(attempts int) error {
+	if len(rej.checks) == 0 {
+		return fmt.Errorf("%w after %d attempts: %s", ErrInvalidAnswer, attempts, rej.feedback)
+	}
+	if more := len(rej.checks) - 1; more > 0 {
+		return fmt.Errorf("%w after %d attempts: %w (and %d more failed %s)",
+			ErrInvalidAnswer, attempts, rej.checks[0], more, pluralWord(more, "check", "checks"))
+	}
+	return fmt.Errorf("%w after %d attempts: %w", ErrInvalidAnswer, attempts, rej.checks[0])
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// check judges a final answer: the output schema first, then the workspace
+// (expected output files and checks), then the validators; the first to
+// object decides. It returns nil when the answer is accepted, or a fatal
+// error.
+func (r *runner) check(ctx context.Context, answer string) (*rejection, error) {
+	r.res.Output, r.res.JSON = answer, nil
+	if r.schema != nil {
+		raw, err := r.schema.parse(answer)
+		if err != nil {
+			return &rejection{kind: RetryOutput, feedback: err.Error()}, nil
+		}
+		r.res.JSON = raw
+	}
+	if r.checks != nil {
+		failures, err := r.checks.run(r.workspace)
+		if err != nil {
+			return nil, err
+		}
+		if len(failures) > 0 {
+			return &rejection{kind: RetryCheck, feedback: checkFeedback(failures), checks: failures}, nil
+		}
+	}
+	r.res.Transcript = r.messages
+	for _, v := range r.validators {
+		if err := v(ctx, r.res); err != nil {
+			if msg, ok := asFeedback(err); ok {
+				return &rejection{kind: RetryValidation, feedback: msg}, nil
+			}
+			return nil, fmt.Errorf("validating the answer: %w", err)
+		}
+	}
+	return nil, nil
+}
