@@ -66,7 +66,7 @@ func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, spli
 		return run, osError(&iofs.PathError{Op: "open", Path: dir, Err: err})
 	}
 	defer paths.close()
-	p, err := rg.Start(ctx, fs.rgWorkDir(&paths.c, dir), split, args...)
+	p, err := rg.Start(ctx, fs.rgWorkDir(paths.trail.Cursor(), dir), split, args...)
 	var chdir *iofs.PathError
 	switch {
 	case errors.Is(err, rg.ErrNotInstalled):
@@ -122,19 +122,18 @@ func (fs *FS) scrubHostPaths(msg string) string {
 // shown only if, when it is checked, each directory on it is a real directory
 // reached from base without following a symlink and the file is a regular
 // file in the last one, and if it passes the dotfile and read-level pattern
-// checks. The directories are held as a stack of descriptors, which suits
-// rg's output sorted by path: each is opened once while rg prints what it
-// holds.
+// checks.
+//
+// rg prints paths sorted, so those of one directory come together, and the
+// checks are arranged around that. The directories are held by a
+// sandbox.Trail, each entered once while rg prints what it holds, and a
+// directory rg prints many files of is listed once (rgListing) instead of
+// looking up each file.
 type rgPaths struct {
-	fs   *FS
-	base string         // canonical rel of the directory rg runs in
-	c    sandbox.Cursor // at base, or below it at the directory of the last path checked
-	dirs []string       // the components below base that c has entered
-	at   string         // dirs joined, "." for base
-	// What each directory on the stack holds: base's first, then one per
-	// entry of dirs.
-	lists []rgListing
-	buf   []byte // for listing
+	fs    *FS
+	base  string                    // canonical rel of the directory rg runs in
+	trail *sandbox.Trail[rgListing] // at base, or below it at the directory of the last path checked
+	buf   []byte                    // for listing
 
 	// The last path checked and the verdict: grep prints a file's lines
 	// one after another.
@@ -145,14 +144,14 @@ type rgPaths struct {
 // openRGPaths holds base, reached from the root without following a
 // symlink; rg is started in the directory held.
 func (fs *FS) openRGPaths(base string) (*rgPaths, error) {
-	c, err := fs.rgCursor(base)
+	c, err := fs.dir.Walk(base)
 	if err != nil {
 		return nil, err
 	}
-	return &rgPaths{fs: fs, base: base, c: c, at: ".", lists: make([]rgListing, 1)}, nil
+	return &rgPaths{fs: fs, base: base, trail: sandbox.NewTrail[rgListing](c)}, nil
 }
 
-func (p *rgPaths) close() { p.c.Close() }
+func (p *rgPaths) close() { p.trail.Close() }
 
 // check returns the canonical rel of the file rg printed as rel (relative to
 // base), or false when it must not be shown.
@@ -169,46 +168,48 @@ func (p *rgPaths) verify(rel string) (string, bool) {
 	if rel == "" || hidden(full) {
 		return "", false
 	}
+	// hidden has refused "." and ".." components; Enter refuses them too,
+	// and empty ones.
 	dir, name := sandbox.Split(rel)
-	if !p.enter(dir) || !p.lists[len(p.dirs)].regular(&p.c, name, &p.buf) || !p.fs.readable(full) {
+	if !p.trail.Enter(dir) || !p.trail.State().regular(p.trail.Cursor(), name, &p.buf) {
+		return "", false
+	}
+	if !p.fs.readable(full) {
 		return "", false
 	}
 	return full, true
 }
 
-// enter moves the cursor to dir, relative to base, and reports whether every
-// component on the way is a directory.
-func (p *rgPaths) enter(dir string) bool {
-	if dir == p.at {
-		return true
+// rgListing is what a directory the rg checks entered holds: its regular
+// files, listed (sandbox.Cursor.ListRegular) once a few paths rg printed in
+// it have been checked. Listing a directory costs a few system calls where
+// checking a file costs one, so a directory rg prints many files of
+// (list_files prints them all) is listed, and one it prints a file or two of
+// (grep, mostly) is not, however large.
+type rgListing struct {
+	looked int // names looked up one by one
+	read   bool
+	// name -> true for a regular file, false for a type the file system
+	// does not report (looked up with fstatat); nil if it could not be
+	// listed, or where there is no listing, when every name is looked up.
+	names map[string]bool
+}
+
+// rgListAfter is how many names are looked up one by one in a directory
+// before it is listed instead.
+const rgListAfter = 4
+
+// regular reports whether name, in the directory c is at (which l
+// describes), is a regular file.
+func (l *rgListing) regular(c *sandbox.Cursor, name string, buf *[]byte) bool {
+	if !l.read && l.looked == rgListAfter {
+		l.read = true
+		l.names = c.ListRegular(buf)
 	}
-	var want []string
-	if dir != "." {
-		want = strings.Split(dir, "/")
+	if l.names == nil {
+		l.looked++
+		return c.Regular(name)
 	}
-	keep := 0
-	for keep < len(p.dirs) && keep < len(want) && p.dirs[keep] == want[keep] {
-		keep++
-	}
-	for len(p.dirs) > keep {
-		p.c.Up()
-		p.dirs = p.dirs[:len(p.dirs)-1]
-		p.lists = p.lists[:len(p.lists)-1]
-	}
-	ok := true
-	for _, name := range want[keep:] {
-		// hidden has refused "." and ".." already, but down must never
-		// see them: ".." would leave the directory.
-		if name == "" || name == "." || name == ".." || p.c.Down(name) != nil {
-			ok = false
-			break
-		}
-		p.dirs = append(p.dirs, name)
-		p.lists = append(p.lists, rgListing{})
-	}
-	p.at = "."
-	if len(p.dirs) > 0 {
-		p.at = strings.Join(p.dirs, "/")
-	}
-	return ok
+	known, ok := l.names[name]
+	return ok && (known || c.Regular(name))
 }

@@ -159,3 +159,18 @@ func (c *Cursor) Regular(name string) bool {
 	st, err := c.root.Lstat(c.path(name))
 	return err == nil && st.Mode().IsRegular()
 }
+
+// Walk returns a cursor at the directory rel, entered component by
+// component without following a symlink.
+func (d *Dir) Walk(rel string) (Cursor, error) {
+	c := d.Cursor()
+	if rel == "." {
+		return c, nil
+	}
+	for name := range strings.SplitSeq(rel, "/") {
+		if err := c.Down(name); err != nil {
+			return Cursor{}, err
+		}
+	}
+	return c, nil
+}

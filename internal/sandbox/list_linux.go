@@ -1,47 +1,18 @@
-package filesystem
+package sandbox
 
 import (
 	"encoding/binary"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
-// rgListing is what a directory the rg checks entered holds: its regular
-// files, listed with getdents64 once a few paths rg printed in it have been
-// checked. Listing a directory costs a few system calls where checking a
-// file costs one, so a directory rg prints many files of (list_files prints
-// them all) is listed, and one it prints a file or two of (grep, mostly) is
-// not, however large.
-type rgListing struct {
-	looked int // names looked up one by one
-	read   bool
-	// name -> true for a regular file, false for a type the file system
-	// does not report (looked up with fstatat); nil if it could not be
-	// listed, when every name is looked up.
-	names map[string]bool
-}
-
-// rgListAfter is how many names are looked up one by one in a directory
-// before it is listed instead.
-const rgListAfter = 4
-
-// regular reports whether name, in the directory c is at (which l
-// describes), is a regular file.
-func (l *rgListing) regular(c *sandbox.Cursor, name string, buf *[]byte) bool {
-	if !l.read && l.looked == rgListAfter {
-		l.read = true
-		l.names = listRegular(c.At(), buf)
-	}
-	if l.names == nil {
-		l.looked++
-		return c.Regular(name)
-	}
-	known, ok := l.names[name]
-	return ok && (known || c.Regular(name))
-}
+// ListRegular lists the directory the cursor is at with getdents64, a few
+// system calls however many names it holds: each regular file maps to true,
+// each name whose type the file system does not report (DT_UNKNOWN) to
+// false, for the caller to look up with Regular. nil means the directory
+// could not be listed. buf is the listing buffer, kept from call to call.
+func (c *Cursor) ListRegular(buf *[]byte) map[string]bool { return listRegular(c.At(), buf) }
 
 // linux_dirent64: d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name.
 const (
@@ -55,7 +26,7 @@ const (
 // directory dirfd, which may be an O_PATH descriptor, or returns nil.
 func listRegular(dirfd int, buf *[]byte) map[string]bool {
 	var fd int
-	err := sandbox.RetryEINTR(func() (err error) {
+	err := RetryEINTR(func() (err error) {
 		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		return err
 	})
@@ -69,7 +40,7 @@ func listRegular(dirfd int, buf *[]byte) map[string]bool {
 	names := map[string]bool{}
 	for {
 		var n int
-		err := sandbox.RetryEINTR(func() (err error) {
+		err := RetryEINTR(func() (err error) {
 			n, err = unix.Getdents(fd, *buf)
 			return err
 		})
