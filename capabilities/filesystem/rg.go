@@ -126,14 +126,20 @@ func (fs *FS) scrubHostPaths(msg string) string {
 //
 // rg prints paths sorted, so those of one directory come together, and the
 // checks are arranged around that. The directories are held by a
-// sandbox.Trail, each entered once while rg prints what it holds, and a
-// directory rg prints many files of is listed once (rgListing) instead of
-// looking up each file.
+// sandbox.Trail, each entered once while rg prints what it holds; what the
+// read-level patterns say of a directory (denied, or below a denied one)
+// is worked out once for all its files; and a directory rg prints many files
+// of is listed once (rgListing) instead of looking up each file.
 type rgPaths struct {
 	fs    *FS
 	base  string                    // canonical rel of the directory rg runs in
 	trail *sandbox.Trail[rgListing] // at base, or below it at the directory of the last path checked
 	buf   []byte                    // for listing
+
+	// The directory of the last path checked, relative to base, and
+	// whether the patterns deny what it holds (fs.deniedBelow).
+	dir                string
+	dirDenied, seenDir bool
 
 	// The last path checked and the verdict: grep prints a file's lines
 	// one after another.
@@ -174,7 +180,11 @@ func (p *rgPaths) verify(rel string) (string, bool) {
 	if !p.trail.Enter(dir) || !p.trail.State().regular(p.trail.Cursor(), name, &p.buf) {
 		return "", false
 	}
-	if !p.fs.readable(full) {
+	if !p.seenDir || dir != p.dir {
+		p.dir, p.seenDir = dir, true
+		p.dirDenied = p.fs.deniedBelow(sandbox.Join(p.base, dir))
+	}
+	if !p.fs.readableIn(p.dirDenied, full) {
 		return "", false
 	}
 	return full, true
