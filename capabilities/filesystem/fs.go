@@ -173,6 +173,35 @@ func (fs *FS) readable(rel string) bool {
 	return ok
 }
 
+// deniedBelow reports whether the denied patterns cover everything in the
+// directory dir: they match dir or a directory above it. The root is no
+// entry's ancestor. A walker that shows many entries of one directory asks
+// once, then readableIn for each entry.
+func (fs *FS) deniedBelow(dir string) bool {
+	if dir == "." {
+		return false
+	}
+	_, ok := matchAny(fs.denied, dir, true)
+	return ok
+}
+
+// readableIn is readable(rel) for a rel whose directory's deniedBelow is
+// below: the patterns are matched against rel itself, its directories
+// having been answered for.
+func (fs *FS) readableIn(below bool, rel string) bool {
+	if below {
+		return false
+	}
+	if _, ok := matchAny(fs.denied, rel, false); ok {
+		return false
+	}
+	if len(fs.allowed) == 0 {
+		return true
+	}
+	_, ok := matchAny(fs.allowed, rel, false)
+	return ok
+}
+
 // hasGitComponent reports whether a component of rel is named .git, in any
 // case (git treats ".GIT" as ".git" on case-insensitive filesystems): a
 // file or directory there redirects or configures git, which runs hooks and

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -96,4 +97,35 @@ func TestReadableDoesNotAllocate(t *testing.T) {
 		c.fs.readable("docs/readme.md")
 	})
 	assert.Zero(t, allocs)
+}
+
+// readableIn, given deniedBelow of the entry's directory, answers as
+// readable does for every entry: the rg checks rely on it.
+func TestReadableInAgreesWithReadable(t *testing.T) {
+	t.Parallel()
+	var paths []string
+	names := []string{"a", "x.go", ".env", "secrets.yaml", "id_rsa", "private", "k.pem", "config", "?", "*"}
+	for _, a := range names {
+		paths = append(paths, a)
+		for _, b := range names {
+			paths = append(paths, a+"/"+b)
+			for _, c := range names[:5] {
+				paths = append(paths, a+"/"+b+"/"+c, "deep/er/"+a+"/"+b+"/"+c)
+			}
+		}
+	}
+	for _, opts := range []Options{
+		{},
+		{SecretPatterns: []string{}},
+		{DeniedPatterns: []string{"private", "config/*", "?"}, AllowedPatterns: []string{"*.go", "a/*"}},
+		{DeniedPatterns: []string{"*/x.go", "a", "**/config"}, SecretPatterns: []string{"*.pem", "!a/*"}},
+		{DeniedPatterns: []string{"*"}},
+		{AllowedPatterns: []string{"x.go", "*/a"}},
+	} {
+		c, _ := newTestFS(t, opts, nil)
+		for _, rel := range paths {
+			dir, _ := sandbox.Split(rel)
+			assert.Equal(t, c.fs.readable(rel), c.fs.readableIn(c.fs.deniedBelow(dir), rel), "%s with %+v", rel, opts)
+		}
+	}
 }

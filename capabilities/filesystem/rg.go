@@ -2,22 +2,16 @@ package filesystem
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	iofs "io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
-	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/internal/sandbox"
-	"github.com/agentspec/agentspec/internal/text"
 )
 
 // The ripgrep tools run the rg executable: never through a shell, always
@@ -47,198 +41,7 @@ import (
 // a note. Files rg could not read (gone since it listed them, say) are counted
 // in a note, and the rest of the result stands.
 
-func init() {
-	registerTool(ToolListFiles, func(fs *FS) capabilities.Tool {
-		return &tool{
-			name: ToolListFiles,
-			description: "List the files under a directory, recursively, sorted by path (ripgrep). Respects " +
-				".gitignore inside git repositories and .ignore files; glob (a ripgrep glob, gitignore-style: without " +
-				"a '/' it matches file names at any depth, e.g. '*.py'; a leading '!' excludes, e.g. '!*.min.js') " +
-				"filters the files and overrides ignore files. Hidden files are not listed.",
-			params: object(map[string]any{
-				"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
-				"glob": param("string", "Only list files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
-			}),
-			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
-				var args struct {
-					Path *string `json:"path,omitempty"`
-					Glob *string `json:"glob,omitempty"`
-				}
-				if err := decodeArgs(raw, &args); err != nil {
-					return "", err
-				}
-				return fs.listFiles(ctx, deref(args.Path, "."), deref(args.Glob, ""))
-			},
-		}
-	})
-	registerTool(ToolGrep, func(fs *FS) capabilities.Tool {
-		return &tool{
-			name: ToolGrep,
-			description: "Search file contents with ripgrep. Returns path:line:text for matches and path-line-text " +
-				"for context lines, sorted by path. pattern is a ripgrep (Rust) regex unless literal is set. path " +
-				"may be a file or a directory. Respects .gitignore inside git repositories and .ignore files; an " +
-				"explicit glob overrides them. Hidden files are not searched, nor binary ones (a NUL byte in the first " +
-				"8192 bytes), as in search_files.",
-			params: object(map[string]any{
-				"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
-				"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
-				"glob":        param("string", "Only search files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
-				"file_type":   param("string", "Only search files of this ripgrep type, e.g. 'py' or 'go'."),
-				"ignore_case": param("boolean", "Match case-insensitively. Default false."),
-				"literal":     param("boolean", "Treat pattern as literal text, not a regex. Default false."),
-				"context":     param("integer", "Lines of context around each match, 0 to 20. Default 0."),
-			}, "pattern"),
-			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
-				var args struct {
-					Pattern    string  `json:"pattern"`
-					Path       *string `json:"path,omitempty"`
-					Glob       *string `json:"glob,omitempty"`
-					FileType   *string `json:"file_type,omitempty"`
-					IgnoreCase *bool   `json:"ignore_case,omitempty"`
-					Literal    *bool   `json:"literal,omitempty"`
-					Context    *int    `json:"context,omitempty"`
-				}
-				if err := decodeArgs(raw, &args); err != nil {
-					return "", err
-				}
-				return fs.grep(ctx, grepArgs{
-					pattern:    args.Pattern,
-					path:       deref(args.Path, "."),
-					glob:       deref(args.Glob, ""),
-					fileType:   deref(args.FileType, ""),
-					ignoreCase: deref(args.IgnoreCase, false),
-					literal:    deref(args.Literal, false),
-					context:    deref(args.Context, 0),
-				})
-			},
-		}
-	})
-}
-
 var errNoRipgrep = capabilities.Retry("ripgrep (rg) is not installed. Install it, or use the pure-Python search tools.")
-
-// listFiles implements list_files.
-func (fs *FS) listFiles(ctx context.Context, path, pattern string) (string, error) {
-	if err := checkRipgrepArg("glob", pattern, MaxRipgrepGlob); err != nil {
-		return "", err
-	}
-	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
-	if err != nil {
-		return "", err
-	}
-	notDir := capabilities.Retry("Path %s is not a directory.", pyRepr(path))
-	if st, err := fs.dir.Lstat(rel); err != nil || !st.IsDir() {
-		return "", notDir
-	}
-	args := []string{"--null", "--color=never", "--files", "--sort", "path"}
-	args = append(args, glob.RipgrepArgs(pattern)...)
-	found := listing{limit: fs.opts.MaxFindResults}
-	run, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, "", func(rec []byte, paths *rgPaths) bool {
-		full, ok := paths.check(string(rec))
-		if !ok {
-			return true
-		}
-		return found.add(fs.relToCwd(full))
-	})
-	if err != nil {
-		return "", err
-	}
-	found.truncated = run.truncated
-	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchFind, &found, run.incomplete); err != nil {
-		return "", err
-	}
-	return withNotes(found.render("No files found.", "files"), run.incomplete), nil
-}
-
-type grepArgs struct {
-	pattern, path, glob, fileType string
-	ignoreCase, literal           bool
-	context                       int
-}
-
-// grep implements grep.
-func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
-	if a.context < 0 || a.context > 20 {
-		return "", capabilities.Retry("context must be between 0 and 20.")
-	}
-	for _, arg := range []struct {
-		name, value string
-		limit       int
-	}{{"pattern", a.pattern, MaxRipgrepPattern}, {"glob", a.glob, MaxRipgrepGlob}, {"file_type", a.fileType, MaxRipgrepFileType}} {
-		if err := checkRipgrepArg(arg.name, arg.value, arg.limit); err != nil {
-			return "", err
-		}
-	}
-	if strings.Contains(a.pattern, "\n") {
-		// rg would refuse it with advice to pass --multiline, which the
-		// model cannot.
-		return "", capabilities.Retry("Argument 'pattern' contains a line break; grep matches within one line. " +
-			"Search for the text of one line at a time.")
-	}
-	rel, err := fs.resolveGated(a.path, fs.checkWalkRoot)
-	if err != nil {
-		return "", err
-	}
-	// rg runs in the directory searched, or in a file's directory with the
-	// file as its target, so that every path it prints is relative to dir.
-	dir, target := rel, "."
-	notFound := capabilities.Retry("Path %s is not a file or directory.", pyRepr(a.path))
-	switch st, err := fs.dir.Lstat(rel); {
-	case err == nil && st.IsDir():
-	case err == nil && st.Mode().IsRegular():
-		var name string
-		dir, name = sandbox.Split(rel)
-		target = "./" + name
-	default:
-		return "", notFound
-	}
-	args := []string{
-		"--null", "--color=never", "--line-number", "--with-filename", "--sort", "path",
-		"--max-columns", "4096", "--max-columns-preview", "--context", strconv.Itoa(a.context),
-		"--text", "--encoding", "none",
-		"--regex-size-limit", RipgrepSizeLimit, "--dfa-size-limit", RipgrepSizeLimit,
-	}
-	args = append(args, glob.RipgrepArgs(a.glob)...)
-	if a.fileType != "" {
-		// One argument: rg would read a separate value starting with
-		// "--" as a flag of its own (globs and patterns it never does).
-		args = append(args, "--type="+a.fileType)
-	}
-	if a.ignoreCase {
-		args = append(args, "--ignore-case")
-	}
-	if a.literal {
-		args = append(args, "--fixed-strings")
-	}
-	args = append(args, "--regexp", a.pattern, "--", target)
-
-	found := listing{limit: fs.opts.MaxSearchResults}
-	src := rgSource{fs: fs}
-	defer src.close()
-	run, err := fs.runRipgrep(ctx, a.path, dir, notFound, rg.SplitMatches, args, a.pattern, func(rec []byte, paths *rgPaths) bool {
-		l, ok := rg.ParseLine(rec)
-		if !ok {
-			return true
-		}
-		full, ok := paths.check(string(l.Path[len("./"):]))
-		if !ok || !src.has(full, l.Number, l.Text) {
-			return true
-		}
-		sep := ":"
-		if l.Context {
-			sep = "-"
-		}
-		return found.add(fs.relToCwd(full) + sep + string(l.Number) + sep + string(text.Decode(l.Text)))
-	})
-	if err != nil {
-		return "", err
-	}
-	found.truncated = run.truncated
-	if err := fs.searchedIncomplete(ctx, rel, a.pattern, SearchGrep, &found, run.incomplete); err != nil {
-		return "", err
-	}
-	return withNotes(found.render("No matches found.", "lines"), run.incomplete), nil
-}
 
 // rgRun is how an rg run ended, short of failing.
 type rgRun struct {
@@ -263,7 +66,7 @@ func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, spli
 		return run, osError(&iofs.PathError{Op: "open", Path: dir, Err: err})
 	}
 	defer paths.close()
-	p, err := rg.Start(ctx, fs.rgWorkDir(&paths.c, dir), split, args...)
+	p, err := rg.Start(ctx, fs.rgWorkDir(paths.trail.Cursor(), dir), split, args...)
 	var chdir *iofs.PathError
 	switch {
 	case errors.Is(err, rg.ErrNotInstalled):
@@ -319,19 +122,24 @@ func (fs *FS) scrubHostPaths(msg string) string {
 // shown only if, when it is checked, each directory on it is a real directory
 // reached from base without following a symlink and the file is a regular
 // file in the last one, and if it passes the dotfile and read-level pattern
-// checks. The directories are held as a stack of descriptors, which suits
-// rg's output sorted by path: each is opened once while rg prints what it
-// holds.
+// checks.
+//
+// rg prints paths sorted, so those of one directory come together, and the
+// checks are arranged around that. The directories are held by a
+// sandbox.Trail, each entered once while rg prints what it holds; what the
+// read-level patterns say of a directory (denied, or below a denied one)
+// is worked out once for all its files; and a directory rg prints many files
+// of is listed once (rgListing) instead of looking up each file.
 type rgPaths struct {
-	fs   *FS
-	base string         // canonical rel of the directory rg runs in
-	c    sandbox.Cursor // at base, or below it at the directory of the last path checked
-	dirs []string       // the components below base that c has entered
-	at   string         // dirs joined, "." for base
-	// What each directory on the stack holds: base's first, then one per
-	// entry of dirs.
-	lists []rgListing
-	buf   []byte // for listing
+	fs    *FS
+	base  string                    // canonical rel of the directory rg runs in
+	trail *sandbox.Trail[rgListing] // at base, or below it at the directory of the last path checked
+	buf   []byte                    // for listing
+
+	// The directory of the last path checked, relative to base, and
+	// whether the patterns deny what it holds (fs.deniedBelow).
+	dir                string
+	dirDenied, seenDir bool
 
 	// The last path checked and the verdict: grep prints a file's lines
 	// one after another.
@@ -342,14 +150,14 @@ type rgPaths struct {
 // openRGPaths holds base, reached from the root without following a
 // symlink; rg is started in the directory held.
 func (fs *FS) openRGPaths(base string) (*rgPaths, error) {
-	c, err := fs.rgCursor(base)
+	c, err := fs.dir.Walk(base)
 	if err != nil {
 		return nil, err
 	}
-	return &rgPaths{fs: fs, base: base, c: c, at: ".", lists: make([]rgListing, 1)}, nil
+	return &rgPaths{fs: fs, base: base, trail: sandbox.NewTrail[rgListing](c)}, nil
 }
 
-func (p *rgPaths) close() { p.c.Close() }
+func (p *rgPaths) close() { p.trail.Close() }
 
 // check returns the canonical rel of the file rg printed as rel (relative to
 // base), or false when it must not be shown.
@@ -366,181 +174,52 @@ func (p *rgPaths) verify(rel string) (string, bool) {
 	if rel == "" || hidden(full) {
 		return "", false
 	}
+	// hidden has refused "." and ".." components; Enter refuses them too,
+	// and empty ones.
 	dir, name := sandbox.Split(rel)
-	if !p.enter(dir) || !p.lists[len(p.dirs)].regular(&p.c, name, &p.buf) || !p.fs.readable(full) {
+	if !p.trail.Enter(dir) || !p.trail.State().regular(p.trail.Cursor(), name, &p.buf) {
+		return "", false
+	}
+	if !p.seenDir || dir != p.dir {
+		p.dir, p.seenDir = dir, true
+		p.dirDenied = p.fs.deniedBelow(sandbox.Join(p.base, dir))
+	}
+	if !p.fs.readableIn(p.dirDenied, full) {
 		return "", false
 	}
 	return full, true
 }
 
-// enter moves the cursor to dir, relative to base, and reports whether every
-// component on the way is a directory.
-func (p *rgPaths) enter(dir string) bool {
-	if dir == p.at {
-		return true
-	}
-	var want []string
-	if dir != "." {
-		want = strings.Split(dir, "/")
-	}
-	keep := 0
-	for keep < len(p.dirs) && keep < len(want) && p.dirs[keep] == want[keep] {
-		keep++
-	}
-	for len(p.dirs) > keep {
-		p.c.Up()
-		p.dirs = p.dirs[:len(p.dirs)-1]
-		p.lists = p.lists[:len(p.lists)-1]
-	}
-	ok := true
-	for _, name := range want[keep:] {
-		// hidden has refused "." and ".." already, but down must never
-		// see them: ".." would leave the directory.
-		if name == "" || name == "." || name == ".." || p.c.Down(name) != nil {
-			ok = false
-			break
-		}
-		p.dirs = append(p.dirs, name)
-		p.lists = append(p.lists, rgListing{})
-	}
-	p.at = "."
-	if len(p.dirs) > 0 {
-		p.at = strings.Join(p.dirs, "/")
-	}
-	return ok
+// rgListing is what a directory the rg checks entered holds: its regular
+// files, listed (sandbox.Cursor.ListRegular) once a few paths rg printed in
+// it have been checked. Listing a directory costs a few system calls where
+// checking a file costs one, so a directory rg prints many files of
+// (list_files prints them all) is listed, and one it prints a file or two of
+// (grep, mostly) is not, however large.
+type rgListing struct {
+	looked int // names looked up one by one
+	read   bool
+	// name -> true for a regular file, false for a type the file system
+	// does not report (looked up with fstatat); nil if it could not be
+	// listed, or where there is no listing, when every name is looked up.
+	names map[string]bool
 }
 
-// rgSource confirms the lines grep shows: each must be the line of its
-// number in the file at the path checked, read through the descriptor walk
-// every other tool opens files with, and the file must be text by the rule
-// read_file and search_files apply (text.IsBinary on its first
-// text.BinaryProbe bytes). rg opens a file by path, so a directory
-// swapped for a symlink at the right moment hands it another file, whose
-// lines then differ from the checked file's and are dropped. rg prints a
-// file's lines in order and files one after another, so each file is read
-// once, up to its last line shown.
-type rgSource struct {
-	fs      *FS
-	started bool
-	rel     string              // the file being read
-	f       *sandbox.FileReader // rel, or nil when it could not be opened or is binary
-	lines   *bufio.Reader       // reads f; kept from file to file
-	n       int                 // lines of rel read so far
-	buf     []byte              // the start of the line compared
-}
+// rgListAfter is how many names are looked up one by one in a directory
+// before it is listed instead.
+const rgListAfter = 4
 
-// has reports whether rg's text (rg.Line.Text) is what rg prints for line
-// number (decimal digits) of rel.
-func (s *rgSource) has(rel string, number, text []byte) bool {
-	if !s.started || rel != s.rel {
-		s.open(rel)
+// regular reports whether name, in the directory c is at (which l
+// describes), is a regular file.
+func (l *rgListing) regular(c *sandbox.Cursor, name string, buf *[]byte) bool {
+	if !l.read && l.looked == rgListAfter {
+		l.read = true
+		l.names = c.ListRegular(buf)
 	}
-	n, ok := lineNumber(number)
-	if s.f == nil || !ok || n <= s.n {
-		return false
+	if l.names == nil {
+		l.looked++
+		return c.Regular(name)
 	}
-	for s.n < n-1 {
-		if !s.skipLine() {
-			return false
-		}
-	}
-	return s.matchLine(text)
-}
-
-func (s *rgSource) open(rel string) {
-	s.close()
-	s.started, s.rel, s.n = true, rel, 0
-	f, err := s.fs.dir.OpenReader(rel)
-	if err != nil {
-		return
-	}
-	s.f = f
-	if s.lines == nil {
-		s.lines = bufio.NewReaderSize(f, 64<<10)
-	} else {
-		s.lines.Reset(f)
-	}
-	// rg searches raw bytes (--text --encoding none); a binary file is
-	// skipped here, whole, as search_files skips it. A read error leaves
-	// head short, and the lines then fail to match as they fail to read.
-	if head, _ := s.lines.Peek(text.BinaryProbe); text.IsBinary(head) {
-		s.close()
-	}
-}
-
-func (s *rgSource) close() {
-	if s.f != nil {
-		s.f.Close()
-		s.f = nil
-	}
-}
-
-// skipLine reads past the next line, and reports false at the end of the
-// file: there is no further line to show.
-func (s *rgSource) skipLine() bool {
-	for {
-		_, err := s.lines.ReadSlice('\n')
-		switch err {
-		case nil:
-			s.n++
-			return true
-		case bufio.ErrBufferFull:
-		default:
-			return false
-		}
-	}
-}
-
-// matchLine reads the next line and reports whether rg prints it as text.
-// Only as much of the line as the comparison needs is kept.
-func (s *rgSource) matchLine(text []byte) bool {
-	limit := len(text) + len("\r\n")
-	s.buf = s.buf[:0]
-	size := 0
-	for {
-		chunk, err := s.lines.ReadSlice('\n')
-		size += len(chunk)
-		if room := limit - len(s.buf); room > 0 {
-			s.buf = append(s.buf, chunk[:min(room, len(chunk))]...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if (err != nil && err != io.EOF) || size == 0 {
-			return false
-		}
-		break
-	}
-	s.n++
-	return printedAs(s.buf, size <= limit, text)
-}
-
-// printedAs reports whether rg, with --max-columns-preview, prints a line
-// as text (rg.Line.Text: without its terminator or one "\r" before it).
-// line is the line with its terminator when whole, or a prefix of it at
-// least len(text)+2 bytes long otherwise.
-func printedAs(line []byte, whole bool, text []byte) bool {
-	if whole {
-		l := bytes.TrimSuffix(line, []byte{'\n'})
-		if bytes.Equal(bytes.TrimSuffix(l, []byte{'\r'}), text) {
-			return true
-		}
-	}
-	preview, ok := bytes.CutSuffix(text, []byte(rg.Previewed))
-	return ok && bytes.HasPrefix(line, preview)
-}
-
-// lineNumber parses rg's decimal line number.
-func lineNumber(digits []byte) (int, bool) {
-	if len(digits) == 0 || len(digits) > 18 {
-		return 0, false
-	}
-	n := 0
-	for _, d := range digits {
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-		n = n*10 + int(d-'0')
-	}
-	return n, true
+	known, ok := l.names[name]
+	return ok && (known || c.Regular(name))
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
-// rgCursor returns a cursor at the directory rel, reached without following
-// a symlink (see walk).
-func (fs *FS) rgCursor(rel string) (sandbox.Cursor, error) { return fs.dir.Walk(rel) }
-
 // rgWorkDir names the directory c is at, the canonical rel dir, as rg's
 // working directory: through c's descriptor where the system can name one
 // (Linux), so that rg starts in the very directory that was checked even if

@@ -22,7 +22,8 @@
 //     even for another spelling of it: the result cache follows in-root
 //     symlinks with one. Within compares host paths.
 //   - Dir (Open, or OpenDir for a path the Dir then owns) holds the root.
-//     Dir.Walk and Dir.WalkParent give a Cursor at a directory; Dir.Lstat,
+//     Dir.Walk (everywhere) and Dir.WalkParent (on unix) give a Cursor at a
+//     directory; Dir.Lstat,
 //     Dir.Readlink, Dir.OpenFile, Dir.OpenReader and Dir.MkdirAll do one
 //     operation on rel.
 //   - Cursor is a stack of directory descriptors: Down, Up, Reset and Close
@@ -32,6 +33,14 @@
 //     stat for the *at calls the caller makes itself (the atomic replacement,
 //     the ripgrep driver, the watcher).
 //   - FileReader reads a regular file through its bare descriptor.
+//   - Trail (NewTrail) moves a Cursor through the directories of a run of
+//     sorted paths, entering each once and climbing only as far as the next
+//     path needs, with the caller's state for each directory it holds; and
+//     Cursor.ListRegular lists a directory's regular files in one getdents64
+//     pass (Linux; nil elsewhere, where Regular looks up each name). The
+//     ripgrep driver checks every path rg prints with them (trail.go,
+//     list_linux.go). They are descriptor I/O that knows nothing of rg or of
+//     patterns, which is why they live here rather than beside the driver.
 //   - On Linux, Dir.NameDir names a walked directory by a /proc/self/fd path
 //     (ProcName), for the watcher's inotify, which takes only paths.
 //   - An atomic replacement is built from LockFile (this process's lock of

@@ -1,9 +1,7 @@
 package sandbox
 
 import (
-	"encoding/binary"
 	"io/fs"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,38 +34,15 @@ func (c *Cursor) ReadDir() ([]DirEntry, error) {
 	}
 }
 
-// linux_dirent64: d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name.
-const (
-	direntIno    = unsafe.Offsetof(unix.Dirent{}.Ino)
-	direntReclen = unsafe.Offsetof(unix.Dirent{}.Reclen)
-	direntType   = unsafe.Offsetof(unix.Dirent{}.Type)
-	direntName   = unsafe.Offsetof(unix.Dirent{}.Name)
-)
-
 func parseDirents(fd int, b []byte, out []DirEntry) []DirEntry {
-	for len(b) > int(direntName) {
-		reclen := int(binary.NativeEndian.Uint16(b[direntReclen:]))
-		if reclen <= int(direntName) || reclen > len(b) {
-			break
-		}
-		rec := b[:reclen]
-		b = b[reclen:]
-		if binary.NativeEndian.Uint64(rec[direntIno:]) == 0 {
-			continue
-		}
-		name := rec[direntName:]
-		for i, ch := range name {
-			if ch == 0 {
-				name = name[:i]
-				break
-			}
-		}
+	eachDirent(b, func(start, end int, typ uint8) {
+		name := b[start:end]
 		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.')) {
-			continue
+			return
 		}
 		s := string(name)
-		out = append(out, DirEntry{Name: s, Type: direntMode(fd, s, rec[direntType])})
-	}
+		out = append(out, DirEntry{Name: s, Type: direntMode(fd, s, typ)})
+	})
 	return out
 }
 

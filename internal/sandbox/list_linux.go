@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// ListRegular lists the directory the cursor is at with getdents64, a few
+// system calls however many names it holds: each regular file maps to true,
+// each name whose type the file system does not report (DT_UNKNOWN) to
+// false, for the caller to look up with Regular. nil means the directory
+// could not be listed. buf is the listing buffer, kept from call to call.
+func (c *Cursor) ListRegular(buf *[]byte) map[string]bool { return listRegular(c.At(), buf) }
+
+// listRegular lists the regular files (and those of unknown type) in the
+// directory dirfd, which may be an O_PATH descriptor, or returns nil.
+func listRegular(dirfd int, buf *[]byte) map[string]bool {
+	var fd int
+	err := RetryEINTR(func() (err error) {
+		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	if len(*buf) == 0 {
+		*buf = make([]byte, 32<<10)
+	}
+	names := map[string]bool{}
+	for {
+		var n int
+		err := RetryEINTR(func() (err error) {
+			n, err = unix.Getdents(fd, *buf)
+			return err
+		})
+		if err != nil {
+			return nil
+		}
+		if n <= 0 {
+			return names
+		}
+		// One string per batch; the names are slices of it.
+		b, s := (*buf)[:n], string((*buf)[:n])
+		eachDirent(b, func(start, end int, typ uint8) {
+			if typ == unix.DT_REG || typ == unix.DT_UNKNOWN {
+				names[s[start:end]] = typ == unix.DT_REG
+			}
+		})
+	}
+}
