@@ -173,6 +173,31 @@ func (fs *FS) readable(rel string) bool {
 	return ok
 }
 
+// A walk starts at a root that passed checkWalkRoot, which matched the
+// denied patterns against the root and its ancestors, and enters only the
+// directories entryDenied passed. So no denied pattern matches an ancestor
+// of an entry it meets, and matching the entry's own path is enough: a path
+// six directories deep is matched once, not seven times.
+
+// entryDenied reports whether a denied pattern hides the walk entry rel and,
+// for a directory, everything below it.
+func (fs *FS) entryDenied(rel string) bool {
+	_, ok := matchAny(fs.denied, rel, false)
+	return ok
+}
+
+// entryReadable is readable for the walk entry rel, not a symlink.
+func (fs *FS) entryReadable(rel string) bool {
+	if fs.entryDenied(rel) {
+		return false
+	}
+	if len(fs.allowed) == 0 {
+		return true
+	}
+	_, ok := matchAny(fs.allowed, rel, false)
+	return ok
+}
+
 // hasGitComponent reports whether a component of rel is named .git, in any
 // case (git treats ".GIT" as ".git" on case-insensitive filesystems): a
 // file or directory there redirects or configures git, which runs hooks and
