@@ -78,7 +78,7 @@ func (fs *FS) findEntry(w *walk.Walker[globState], g *glob.FindFiles) (string, b
 	realDir := e.Type == walk.Dir
 	state := g.Step(w.State(), name, realDir)
 	if realDir && g.Alive(state) {
-		if _, denied := matchAny(fs.denied, e.Path, true); !denied {
+		if !fs.entryDenied(e.Path) {
 			w.Descend(state)
 		}
 	}
@@ -96,7 +96,7 @@ func (fs *FS) findEntry(w *walk.Walker[globState], g *glob.FindFiles) (string, b
 			return "", false // dangling
 		}
 		isDir = st.IsDir()
-	case !fs.readable(e.Path):
+	case !fs.entryReadable(e.Path):
 		return "", false
 	}
 	if !g.Matched(state, isDir) {

@@ -189,10 +189,25 @@ func (fs *FS) deniedBelow(dir string) bool {
 // below: the patterns are matched against rel itself, its directories
 // having been answered for.
 func (fs *FS) readableIn(below bool, rel string) bool {
-	if below {
-		return false
-	}
-	if _, ok := matchAny(fs.denied, rel, false); ok {
+	return !below && fs.entryReadable(rel)
+}
+
+// A walk starts at a root that passed checkWalkRoot, which matched the
+// denied patterns against the root and its ancestors, and enters only the
+// directories entryDenied passed. So no denied pattern matches an ancestor
+// of an entry it meets, and matching the entry's own path is enough: a path
+// six directories deep is matched once, not seven times.
+
+// entryDenied reports whether a denied pattern hides the walk entry rel and,
+// for a directory, everything below it.
+func (fs *FS) entryDenied(rel string) bool {
+	_, ok := matchAny(fs.denied, rel, false)
+	return ok
+}
+
+// entryReadable is readable for the walk entry rel, not a symlink.
+func (fs *FS) entryReadable(rel string) bool {
+	if fs.entryDenied(rel) {
 		return false
 	}
 	if len(fs.allowed) == 0 {

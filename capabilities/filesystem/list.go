@@ -85,7 +85,7 @@ func (fs *FS) listEntry(w *walk.Walker[struct{}]) (string, bool) {
 			typ = walk.Dir
 		}
 	} else {
-		if !fs.readable(e.Path) {
+		if !fs.entryReadable(e.Path) {
 			return "", false
 		}
 		var err error

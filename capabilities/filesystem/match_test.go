@@ -1,6 +1,7 @@
 package filesystem
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -128,4 +129,37 @@ func TestReadableInAgreesWithReadable(t *testing.T) {
 			assert.Equal(t, c.fs.readable(rel), c.fs.readableIn(c.fs.deniedBelow(dir), rel), "%s with %+v", rel, opts)
 		}
 	}
+}
+
+// A walk matches each entry alone, having entered only the directories
+// entryDenied passed: it must hide exactly what readable hides.
+func TestEntryReadableAsWalked(t *testing.T) {
+	t.Parallel()
+	c, _ := newTestFS(t, Options{
+		AllowedPatterns: []string{"*.go", "*/keep/*"},
+		DeniedPatterns:  []string{"vendor", "**/testdata", "a/b*", "*.gen.go"},
+	}, nil)
+	fs := c.fs
+	// Every path is listed after its parent, as a walk meets them.
+	paths := []string{
+		"a", "a/x.go", "a/b", "a/b/y.go", "a/c", "a/c/z.go", "a/c/bz", "a/c/bz/w.go",
+		"vendor", "vendor/v.go", "src", "src/vendor", "src/vendor/v.go", "src/testdata", "src/testdata/t.go",
+		"src/keep", "src/keep/notes.md", "src/m.gen.go", "src/m.go", "src/m.md", "testdata", "testdata/t.go",
+	}
+	entered := map[string]bool{"": true}
+	for _, rel := range paths {
+		parent := ""
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			parent = rel[:i]
+		}
+		if !entered[parent] {
+			continue // below a directory the walk skipped
+		}
+		_, deniedAbove := matchAny(fs.denied, rel, true)
+		assert.Equal(t, deniedAbove, fs.entryDenied(rel), "entryDenied %s", rel)
+		assert.Equal(t, fs.readable(rel), fs.entryReadable(rel), "entryReadable %s", rel)
+		entered[rel] = !fs.entryDenied(rel)
+	}
+	assert.False(t, entered["src/testdata"])
+	assert.True(t, entered["a/c/bz"])
 }

@@ -114,7 +114,7 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 	case err != nil:
 		return nil
 	case st.Mode().IsRegular():
-		if s.wanted(rel) {
+		if s.included(rel) && s.fs.readable(rel) {
 			sc := scanners.Get().(*search.Scanner)
 			s.collect(s.search(searchJob{path: rel, target: rel}, sc))
 			scanners.Put(sc)
@@ -162,15 +162,15 @@ func (s *fileSearch) job(w *walk.Walker[struct{}]) (searchJob, bool) {
 	switch e.Type {
 	case walk.Dir:
 		// Everything below a denied directory is denied too: skip it whole.
-		if _, denied := matchAny(s.fs.denied, e.Path, true); !denied {
+		if !s.fs.entryDenied(e.Path) {
 			w.Descend(struct{}{})
 		}
 	case walk.Regular:
-		if s.wanted(e.Path) {
+		if s.included(e.Path) && s.fs.entryReadable(e.Path) {
 			return searchJob{path: e.Path, file: w.File()}, true
 		}
 	case walk.Symlink:
-		if s.include != nil && !s.include.match(e.Path) {
+		if !s.included(e.Path) {
 			break
 		}
 		if target, ok := s.fs.visibleTarget(e.Path); ok {
@@ -180,9 +180,9 @@ func (s *fileSearch) job(w *walk.Walker[struct{}]) (searchJob, bool) {
 	return searchJob{}, false
 }
 
-// wanted reports whether the file at rel, not a symlink, is to be searched.
-func (s *fileSearch) wanted(rel string) bool {
-	return (s.include == nil || s.include.match(rel)) && s.fs.readable(rel)
+// included reports whether include_glob, if any, matches rel.
+func (s *fileSearch) included(rel string) bool {
+	return s.include == nil || s.include.match(rel)
 }
 
 // search streams one file through sc and returns its output lines, at most

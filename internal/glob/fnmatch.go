@@ -2,6 +2,7 @@ package glob
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -16,7 +17,11 @@ import (
 //
 // Patterns are compiled once into tokens; matching walks the name with a
 // single backtracking point (the last '*'), which is linear in practice and
-// allocates nothing, since walkers match every entry they meet.
+// allocates nothing, since walkers match every entry they meet. Before that
+// walk, the pattern's literal text is looked for in the name as bytes: its
+// literal start and end, and every other literal run between wildcards. A
+// walker's entries rarely match an access pattern, and most fail there, at
+// the cost of a strings.HasSuffix, without decoding a rune.
 
 // Fnmatch is a compiled fnmatch pattern.
 type Fnmatch struct {
@@ -62,7 +67,15 @@ type token struct {
 	class *charClass
 }
 
-type matcher struct{ toks []token }
+type matcher struct {
+	toks []token
+	// Literal text every match holds, in bytes: what the name starts with
+	// (before any wildcard), ends with (after the last one), and contains
+	// (the other literal runs). A run stops at a wildcard and at a literal
+	// U+FFFD, which also matches a byte of invalid UTF-8 in the name.
+	prefix, suffix string
+	inner          []string
+}
 
 // charClass is a [...] set: a union of inclusive ranges, possibly negated.
 type charClass struct {
@@ -93,6 +106,14 @@ func (t *token) matches(r rune) bool {
 }
 
 func (m *matcher) match(s string) bool {
+	if !strings.HasSuffix(s, m.suffix) || !strings.HasPrefix(s, m.prefix) {
+		return false
+	}
+	for _, lit := range m.inner {
+		if !strings.Contains(s, lit) {
+			return false
+		}
+	}
 	toks := m.toks
 	ti, si := 0, 0
 	starTi, starSi := -1, 0
@@ -158,7 +179,50 @@ func compileMatcher(pat string) matcher {
 			toks = append(toks, token{kind: tokLit, r: c})
 		}
 	}
-	return matcher{toks: toks}
+	m := matcher{toks: toks}
+	m.literals()
+	return m
+}
+
+// literals sets m's prefix, suffix and inner runs from its tokens. A run
+// that matched in the name decoded as exactly its own UTF-8 bytes, so the
+// name holds those bytes: each check is necessary, never sufficient.
+func (m *matcher) literals() {
+	var runs []string
+	var run []rune
+	first, last := -1, -1 // the runs that start and end the pattern, if literal
+	flush := func() {
+		if len(run) > 0 {
+			runs = append(runs, string(run))
+			run = run[:0]
+		}
+	}
+	for i, t := range m.toks {
+		if t.kind == tokLit && t.r != utf8.RuneError {
+			if len(run) == 0 && i == 0 {
+				first = len(runs)
+			}
+			run = append(run, t.r)
+			if i == len(m.toks)-1 {
+				last = len(runs)
+			}
+			continue
+		}
+		flush()
+	}
+	flush()
+	for i, r := range runs {
+		switch {
+		case i == first && i == last: // no wildcard at all
+			m.prefix, m.suffix = r, r
+		case i == first:
+			m.prefix = r
+		case i == last:
+			m.suffix = r
+		default:
+			m.inner = append(m.inner, r)
+		}
+	}
 }
 
 // compileClass builds the set p[i:j] (between '[' and ']') denotes. It follows

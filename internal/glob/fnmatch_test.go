@@ -172,3 +172,41 @@ func FuzzFnmatch(f *testing.F) {
 		}
 	})
 }
+
+// TestFnmatchLiterals pins the byte checks made before the walk: a literal
+// start, end or inner run missing from the name refuses it, and a literal
+// U+FFFD, which matches a byte of invalid UTF-8, takes no part in them.
+func TestFnmatchLiterals(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern string
+		yes, no []string
+	}{
+		{"*.pem", []string{".pem", "a/b.pem", "x.pem.pem"}, []string{"a.pem.bak", "a.pe", "pem"}},
+		{"**/id_rsa", []string{"id_rsa", "a/id_rsa", "a/b/id_rsa"}, []string{"id_rsa.pub", "a/xid_rsa.x", "id_rs"}},
+		{"**/.ssh/*", []string{".ssh/x", "a/.ssh/", "a/.ssh/b/c"}, []string{".ssh", "a/ssh/x", "a/.sshx"}},
+		{"src/*.go", []string{"src/a.go", "src/a/b.go"}, []string{"srca.go", "x/src/a.go", "src/a.gox"}},
+		{"a*mid*z", []string{"amidz", "a/x/mid/y/z"}, []string{"amiz", "az", "amidzx"}},
+		{"a?c*de?f", []string{"abcdexf", "a/c/de/f"}, []string{"abcdef", "abcdxef"}},
+		{"abc", []string{"abc"}, []string{"ab", "abcabc", "xabc"}},
+		{"[a]bc*", []string{"abc", "abcd"}, []string{"bbc", "bc"}},
+		{"\uFFFD*", []string{"\xff", "\xffabc", "\uFFFDa"}, []string{"a\xff"}},
+		{"*x\uFFFDy*", []string{"x\xfey", "ax\uFFFDyb"}, []string{"xy", "x\xfe\xfey"}},
+		{"é*è", []string{"éè", "éaè"}, []string{"e\u0301è", "é"}},
+	}
+	for _, tt := range tests {
+		for _, s := range tt.yes {
+			assert.True(t, MatchFnmatch(s, tt.pattern), "%q should match %q", s, tt.pattern)
+		}
+		for _, s := range tt.no {
+			assert.False(t, MatchFnmatch(s, tt.pattern), "%q should not match %q", s, tt.pattern)
+		}
+		for _, s := range append(tt.yes, tt.no...) {
+			want := regexp.MustCompile(pyTranslate(tt.pattern)).MatchString(s)
+			if strings.HasPrefix(tt.pattern, "**/") {
+				want = want || regexp.MustCompile(pyTranslate(tt.pattern[3:])).MatchString(s)
+			}
+			assert.Equal(t, want, MatchFnmatch(s, tt.pattern), "oracle for %q against %q", s, tt.pattern)
+		}
+	}
+}
