@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/sandbox/getdents"
 )
 
 // ListRegular lists the directory the cursor is at with getdents64, a few
@@ -41,7 +43,7 @@ func listRegular(dirfd int, buf *[]byte) map[string]bool {
 		}
 		// One string per batch; the names are slices of it.
 		b, s := (*buf)[:n], string((*buf)[:n])
-		eachDirent(b, func(start, end int, typ uint8) {
+		getdents.Each(b, func(start, end int, typ uint8) {
 			if typ == unix.DT_REG || typ == unix.DT_UNKNOWN {
 				names[s[start:end]] = typ == unix.DT_REG
 			}

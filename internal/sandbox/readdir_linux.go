@@ -4,6 +4,8 @@ import (
 	"io/fs"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/sandbox/getdents"
 )
 
 // ReadDir lists the directory the cursor is at, in the order the file
@@ -35,7 +37,7 @@ func (c *Cursor) ReadDir() ([]DirEntry, error) {
 }
 
 func parseDirents(fd int, b []byte, out []DirEntry) []DirEntry {
-	eachDirent(b, func(start, end int, typ uint8) {
+	getdents.Each(b, func(start, end int, typ uint8) {
 		name := b[start:end]
 		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.')) {
 			return

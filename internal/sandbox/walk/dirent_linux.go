@@ -1,10 +1,9 @@
 package walk
 
 import (
-	"encoding/binary"
-	"unsafe"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/sandbox/getdents"
 )
 
 // direntBuf is the listing buffer size: large enough that most directories
@@ -38,38 +37,15 @@ func readDir(fd int, buf *[]byte, out []dirent, max int) ([]dirent, error) {
 	}
 }
 
-// linux_dirent64: d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name.
-const (
-	offIno    = unsafe.Offsetof(unix.Dirent{}.Ino)
-	offReclen = unsafe.Offsetof(unix.Dirent{}.Reclen)
-	offType   = unsafe.Offsetof(unix.Dirent{}.Type)
-	offName   = unsafe.Offsetof(unix.Dirent{}.Name)
-)
-
 func parseDirents(fd int, b []byte, out []dirent) []dirent {
-	for len(b) > int(offName) {
-		reclen := int(binary.NativeEndian.Uint16(b[offReclen:]))
-		if reclen <= int(offName) || reclen > len(b) {
-			break
-		}
-		rec := b[:reclen]
-		b = b[reclen:]
-		if binary.NativeEndian.Uint64(rec[offIno:]) == 0 {
-			continue
-		}
-		name := rec[offName:]
-		for i, c := range name {
-			if c == 0 {
-				name = name[:i]
-				break
-			}
-		}
+	getdents.Each(b, func(start, end int, typ uint8) {
+		name := b[start:end]
 		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.')) {
-			continue
+			return
 		}
 		s := string(name)
-		out = append(out, dirent{name: s, typ: direntType(fd, s, rec[offType])})
-	}
+		out = append(out, dirent{name: s, typ: direntType(fd, s, typ)})
+	})
 	return out
 }
 
