@@ -19,7 +19,7 @@ import (
 // Dir is the root directory, held open: every walk starts from its
 // descriptor.
 type Dir struct {
-	f  *os.File // keeps fd open; nil when the Dir owns fd itself (OpenReal)
+	f  *os.File // keeps fd open; nil when the Dir owns fd itself (OpenDir, OpenReal)
 	fd int
 }
 
@@ -36,11 +36,18 @@ func Open(root *os.Root) (*Dir, error) {
 // are followed, as os.OpenRoot follows them; nothing below it ever is.
 func OpenDir(path string) (*Dir, error) {
 	// O_DIRECTORY: a file or FIFO at path fails instead of being opened.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	// A bare descriptor, not an os.File: the Dir only ever passes it to *at
+	// calls, and os.OpenFile would first try (five system calls) to put it
+	// in the runtime's poller, which refuses directories.
+	var fd int
+	err := RetryEINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &Dir{f: f, fd: int(f.Fd())}, nil
+	return &Dir{fd: fd}, nil
 }
 
 // Close releases the root's descriptor.

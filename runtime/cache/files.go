@@ -50,7 +50,20 @@ func HashFiles(ctx context.Context, root string, globs []string) (digest string,
 	if err != nil || len(patterns) == 0 {
 		return "", nil, err
 	}
-	t, err := openTree(root)
+	real, err := realPath(root)
+	if err != nil {
+		return "", nil, fmt.Errorf("hash input files: %w", err)
+	}
+	return hashFiles(ctx, real, patterns)
+}
+
+// hashFiles is HashFiles for a root that is a real path already and patterns
+// that are clean.
+func hashFiles(ctx context.Context, real string, patterns []string) (digest string, files []string, err error) {
+	if len(patterns) == 0 {
+		return "", nil, nil
+	}
+	t, err := openReal(real)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, nil
 	}
@@ -127,6 +140,11 @@ func openTree(root string) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openReal(real)
+}
+
+// openReal is openTree for a root that is a real path already.
+func openReal(real string) (*tree, error) {
 	d, err := sandbox.OpenDir(real)
 	if err != nil {
 		return nil, err

@@ -87,7 +87,8 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 		if workspace, err = realPath(k.Workspace); err != nil {
 			return "", Ingredients{}, fmt.Errorf("cache key: workspace: %w", err)
 		}
-		if digest, files, err = HashFiles(ctx, workspace, globs); err != nil {
+		// workspace is real already: hashFiles does not resolve it again.
+		if digest, files, err = hashFiles(ctx, workspace, globs); err != nil {
 			return "", Ingredients{}, fmt.Errorf("cache key: %w", err)
 		}
 	case len(globs) > 0 || len(k.ExpectedOutputFiles) > 0:
