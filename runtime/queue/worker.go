@@ -75,6 +75,7 @@ type Worker struct {
 	mu    sync.Mutex
 	specs map[string]*spec.Spec // by bundle digest
 	dir   string                // where bundles are written; removed by Run
+	beat  time.Duration         // how often a running job is reported in progress; set by Run
 }
 
 // NewWorker returns a worker of q.
@@ -131,6 +132,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.beat = heartbeat(w.q.ackWait, cons.CachedInfo())
 	if w.dir, err = os.MkdirTemp("", "agentspec-worker-"); err != nil {
 		return err
 	}
@@ -166,6 +168,17 @@ func (w *Worker) next(ctx context.Context, cons jetstream.Consumer) (jetstream.M
 	return msg, err
 }
 
+// heartbeat is how often a running job is reported in progress: five times
+// in the consumer's acknowledgement wait. The consumer is shared and durable,
+// so its wait is the one set by whoever created it, which need not be this
+// queue's (a worker started with another --ack-wait): the server's word wins.
+func heartbeat(ackWait time.Duration, info *jetstream.ConsumerInfo) time.Duration {
+	if info != nil && info.Config.AckWait > 0 {
+		ackWait = info.Config.AckWait
+	}
+	return max(ackWait/5, 100*time.Millisecond)
+}
+
 // handle runs one delivery of a job and settles it with the server.
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	var job Job
@@ -192,7 +205,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	beat, stopBeat := context.WithCancel(ctx)
 	defer stopBeat()
 	go func() {
-		t := time.NewTicker(max(w.q.ackWait/5, 100*time.Millisecond))
+		t := time.NewTicker(w.beat)
 		defer t.Stop()
 		for {
 			select {
