@@ -256,17 +256,10 @@ func jobError(err error) string {
 // workspace would overwrite each other's files.
 func expandWorkspaces(args []string) ([]string, error) {
 	var out []string
-	seen := map[string]bool{}
-	add := func(dir string) {
+	seen := map[any]bool{}
+	add := func(dir string, st os.FileInfo) {
 		dir = filepath.Clean(dir)
-		id, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			id = dir
-		}
-		if abs, err := filepath.Abs(id); err == nil {
-			id = abs
-		}
-		if !seen[id] {
+		if id := dirIdentity(dir, st); !seen[id] {
 			seen[id] = true
 			out = append(out, dir)
 		}
@@ -282,7 +275,7 @@ func expandWorkspaces(args []string) ([]string, error) {
 			case !st.IsDir():
 				return nil, fmt.Errorf("workspace %s is not a directory", arg)
 			}
-			add(arg)
+			add(arg, st)
 			continue
 		}
 		matches, err := filepath.Glob(arg)
@@ -292,7 +285,7 @@ func expandWorkspaces(args []string) ([]string, error) {
 		found := false
 		for _, m := range matches {
 			if st, err := os.Stat(m); err == nil && st.IsDir() {
-				add(m)
+				add(m, st)
 				found = true
 			}
 		}
@@ -470,4 +463,17 @@ func formatRate(jobs int, elapsed time.Duration) string {
 		return "0.0 jobs/s"
 	}
 	return fmt.Sprintf("%.1f jobs/s", float64(jobs)/elapsed.Seconds())
+}
+
+// realPath is dir with symlinks resolved, made absolute; as much of that as
+// can be had when resolving fails.
+func realPath(dir string) string {
+	id, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		id = dir
+	}
+	if abs, err := filepath.Abs(id); err == nil {
+		id = abs
+	}
+	return id
 }
