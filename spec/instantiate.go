@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -24,11 +25,9 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir s
 	if reg == nil {
 		reg = capabilities.Default()
 	}
-	if s.File != "" {
+	if abs := s.absPath(); abs != "" {
 		// The agent must not rewrite the spec it runs under (decision D11).
-		if abs, err := filepath.Abs(s.File); err == nil {
-			ctx = capabilities.WithProtectedFiles(ctx, abs)
-		}
+		ctx = capabilities.WithProtectedFiles(ctx, abs)
 	}
 	var (
 		built []capabilities.Capability
@@ -55,6 +54,27 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir s
 		return nil, sortErrors(errs)
 	}
 	return built, nil
+}
+
+// absFileMu guards every Spec's absFile.
+var absFileMu sync.Mutex
+
+// absPath is s.File made absolute, looked up once per spec; "" when s has no
+// file or the working directory cannot be had.
+func (s *Spec) absPath() string {
+	if s.File == "" {
+		return ""
+	}
+	absFileMu.Lock()
+	defer absFileMu.Unlock()
+	if s.absOf != s.File || s.absFile == "" {
+		abs, err := filepath.Abs(s.File)
+		if err != nil {
+			return ""
+		}
+		s.absFile, s.absOf = abs, s.File
+	}
+	return s.absFile
 }
 
 // factoryError places a factory's error in the spec.

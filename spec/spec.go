@@ -56,6 +56,11 @@ type Spec struct {
 	// positions maps JSON pointers ("/capabilities/0/FileSystem/cwd") to where
 	// the value sits in the file.
 	positions map[string]Position
+
+	// absFile is absOf, the File the last Instantiate saw, made absolute;
+	// both under absFileMu. A batch looks the working directory up once, not
+	// once per job.
+	absFile, absOf string
 }
 
 // ModelSettings are the provider-independent request settings. Keys follow
