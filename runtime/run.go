@@ -167,6 +167,7 @@ type plan struct {
 	schema       *outputSchema
 	checks       *checkSet
 	cache        *resultCache // nil when caching is off
+	protected    []string     // absolute paths of the spec's files (see protect)
 }
 
 func newConfig(opts []Option) config {
@@ -202,7 +203,31 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{spec: s, cfg: cfg, model: model, instructions: instructions, schema: schema, checks: checks, cache: rc}, nil
+	return &plan{spec: s, cfg: cfg, model: model, instructions: instructions, schema: schema, checks: checks, cache: rc,
+		protected: protectedFiles(s, model)}, nil
+}
+
+// protectedFiles are the files of the spec that no run may change: the spec
+// itself and its script.
+func protectedFiles(s *spec.Spec, model *modelSource) []string {
+	var files []string
+	if s.File != "" {
+		if abs, err := filepath.Abs(s.File); err == nil {
+			files = append(files, abs)
+		}
+	}
+	if f := model.script; f != nil {
+		files = append(files, f.path)
+	}
+	return files
+}
+
+// protect is ctx carrying the plan's protected files. Batch protects its
+// context once, so that every job's capabilities share one resolution of
+// them (see capabilities.RealProtectedFiles); protecting it again adds
+// nothing.
+func (p *plan) protect(ctx context.Context) context.Context {
+	return capabilities.WithProtectedFiles(ctx, p.protected...)
 }
 
 // run runs the plan in one workspace, through the cache when there is one,
@@ -257,11 +282,7 @@ func (p *plan) end(ctx context.Context, start time.Time, res *Result, err error)
 // drives the conversation to a final answer.
 func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (res *Result, err error) {
 	s, cfg := p.spec, p.cfg
-	capCtx := ctx
-	if f := p.model.script; f != nil {
-		capCtx = capabilities.WithProtectedFiles(ctx, f.path) // the spec names it: not the agent's to change
-	}
-	owned, err := spec.Instantiate(capCtx, s, cfg.registry, workspace)
+	owned, err := spec.Instantiate(p.protect(ctx), s, cfg.registry, workspace)
 	if err != nil {
 		return nil, orInterrupted(ctx, err)
 	}

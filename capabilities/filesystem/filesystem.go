@@ -184,6 +184,12 @@ func registerTool(name string, f func(*FS) capabilities.Tool) {
 // resolves against; empty means the process's working directory. Errors about
 // one option are *capabilities.ArgError.
 func New(opts Options, dir string) (*Capability, error) {
+	return newCapability(opts, dir, false)
+}
+
+// newCapability is New; with protectedReal, the absolute ProtectedFiles
+// come with their symlinks resolved (capabilities.RealProtectedFiles).
+func newCapability(opts Options, dir string, protectedReal bool) (*Capability, error) {
 	if err := opts.normalize(); err != nil {
 		return nil, err
 	}
@@ -191,7 +197,7 @@ func New(opts Options, dir string) (*Capability, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs, err := newFS(opts, dir)
+	fs, err := newFS(opts, dir, protectedReal)
 	if err != nil {
 		return nil, err
 	}
@@ -425,8 +431,8 @@ func init() {
 			if err := args.Decode(&opts); err != nil {
 				return nil, optionError(err)
 			}
-			opts.ProtectedFiles = capabilities.ProtectedFiles(ctx)
-			return New(opts, args.Dir)
+			opts.ProtectedFiles = capabilities.RealProtectedFiles(ctx)
+			return newCapability(opts, args.Dir, true)
 		},
 	})
 }

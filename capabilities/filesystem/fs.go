@@ -41,7 +41,7 @@ type FS struct {
 	closeErr  error
 }
 
-func newFS(opts Options, dir string) (*FS, error) {
+func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 	real, alias, cwd, rd, root, err := rootPaths(opts, dir)
 	if err != nil {
 		return nil, err
@@ -80,31 +80,42 @@ func newFS(opts Options, dir string) (*FS, error) {
 	if fs.cwd != "." {
 		fs.cwdParts = strings.Split(fs.cwd, "/")
 	}
-	fs.protectedFiles = protectedRels(real, dir, opts.ProtectedFiles)
+	fs.protectedFiles = protectedRels(real, dir, opts.ProtectedFiles, protectedReal)
 	return fs, nil
 }
 
 // protectedRels returns the root-relative names of the files in paths that
-// lie inside the root real, symlinks resolved.
-func protectedRels(real, dir string, paths []string) map[string]bool {
+// lie inside the root real, symlinks resolved; with resolved, the absolute
+// paths come resolved already.
+func protectedRels(real, dir string, paths []string, resolved bool) map[string]bool {
 	if len(paths) == 0 {
 		return nil
 	}
 	rels := map[string]bool{}
 	for _, p := range paths {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
-		if abs, err := filepath.Abs(p); err == nil && within(abs, real) {
+		if abs, err := filepath.Abs(realProtected(p, dir, resolved)); err == nil && within(abs, real) {
 			if rel, err := filepath.Rel(real, abs); err == nil {
 				rels[filepath.ToSlash(rel)] = true
 			}
 		}
 	}
 	return rels
+}
+
+// realProtected is the protected file p, made absolute against dir, with its
+// symlinks resolved where they resolve, unless resolved says an absolute p
+// comes so.
+func realProtected(p, dir string, resolved bool) string {
+	switch {
+	case !filepath.IsAbs(p):
+		p = filepath.Join(dir, p)
+	case resolved:
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 // Close stops the change watcher, then releases the root's descriptors, which
