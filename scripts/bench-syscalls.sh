@@ -5,6 +5,7 @@
 # and spec loading), divided by the 999 jobs between them. Needs strace;
 # prints nothing but a note without it. CACHE=1 runs a cache-filling batch.
 set -euo pipefail
+export LC_ALL=C # join needs the order strace sorted in
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 JOBS=${JOBS:-1000}
