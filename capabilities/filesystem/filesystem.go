@@ -334,25 +334,24 @@ func selectTools(requested []string, readOnly bool) ([]string, error) {
 }
 
 // rootPaths resolves the configured root and cwd to absolute real paths.
-// The root may come back open already, as d and r (see openRealDir); the
-// caller then owns them.
-func rootPaths(opts Options, dir string) (root, alias, cwd string, d *sandbox.Dir, r *os.Root, err error) {
+// The root may come back open already, as d (see openRealDir); the caller
+// then owns it.
+func rootPaths(opts Options, dir string) (root, alias, cwd string, d *sandbox.Dir, err error) {
 	if dir, err = filepath.Abs(dir); err != nil { // "" is the working directory
-		return "", "", "", nil, nil, fmt.Errorf("filesystem: %w", err)
+		return "", "", "", nil, fmt.Errorf("filesystem: %w", err)
 	}
-	root, alias, d, r, err = openRealDir(opts.RootDir, dir)
+	root, alias, d, err = openRealDir(opts.RootDir, dir)
 	if err != nil {
-		return "", "", "", nil, nil, capabilities.ArgErrorf("root_dir", "root_dir %s %s.", pyRepr(opts.RootDir), err)
+		return "", "", "", nil, capabilities.ArgErrorf("root_dir", "root_dir %s %s.", pyRepr(opts.RootDir), err)
 	}
 	if opts.Cwd == "" {
-		return root, alias, root, d, r, nil
+		return root, alias, root, d, nil
 	}
-	fail := func(err error) (string, string, string, *sandbox.Dir, *os.Root, error) {
+	fail := func(err error) (string, string, string, *sandbox.Dir, error) {
 		if d != nil {
 			d.Close()
-			r.Close()
 		}
-		return "", "", "", nil, nil, err
+		return "", "", "", nil, err
 	}
 	cwd, _, err = realDir(opts.Cwd, dir)
 	if err != nil {
@@ -361,21 +360,20 @@ func rootPaths(opts Options, dir string) (root, alias, cwd string, d *sandbox.Di
 	if !within(cwd, root) {
 		return fail(capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(opts.Cwd), pyRepr(opts.RootDir)))
 	}
-	return root, alias, cwd, d, r, nil
+	return root, alias, cwd, d, nil
 }
 
 // openRealDir is realDir for the root, which is opened next: where the
 // kernel names an open directory (sandbox.OpenReal), the directory is opened
-// first and its real path read back, in four system calls whatever its
-// depth, and d and r hold it. Otherwise d and r are nil and the caller opens
-// real.
-func openRealDir(p, dir string) (real, alias string, d *sandbox.Dir, r *os.Root, err error) {
+// first and its real path read back, in two system calls whatever its
+// depth, and d holds it. Otherwise d is nil and the caller opens real.
+func openRealDir(p, dir string) (real, alias string, d *sandbox.Dir, err error) {
 	abs := absUnder(p, dir)
-	if d, r, real, ok := sandbox.OpenReal(abs); ok {
-		return real, filepath.Clean(abs), d, r, nil
+	if d, real, ok := sandbox.OpenReal(abs); ok {
+		return real, filepath.Clean(abs), d, nil
 	}
 	real, alias, err = realDir(p, dir)
-	return real, alias, nil, nil, err
+	return real, alias, nil, err
 }
 
 // absUnder is p made absolute against dir, joined without cleaning: "link/.."

@@ -24,7 +24,7 @@ type FS struct {
 	rootDir    string       // absolute real path of the root, as events report it
 	rootParts  []string     // rootDir split into components
 	aliasParts []string     // the root as configured, when absolute paths may use that spelling
-	root       *os.Root     // held on the root directory; walkers list and open through it
+	root       lazyRoot     // an os.Root on the root directory; walkers list and open through it
 	dir        *sandbox.Dir // descriptor the direct tools' walks start from
 	resolver   *sandbox.Resolver
 	cwd        string   // canonical rel of the working directory
@@ -42,23 +42,25 @@ type FS struct {
 }
 
 func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
-	real, alias, cwd, rd, root, err := rootPaths(opts, dir)
+	real, alias, cwd, rd, err := rootPaths(opts, dir)
 	if err != nil {
 		return nil, err
 	}
-	if root == nil {
-		if root, err = os.OpenRoot(real); err != nil {
+	openRoot := rd.OpenRoot
+	if rd == nil {
+		r, err := os.OpenRoot(real)
+		if err != nil {
 			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
 		}
-		if rd, err = sandbox.Open(root); err != nil {
-			root.Close()
+		if rd, err = sandbox.Open(r); err != nil {
+			r.Close()
 			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
 		}
+		openRoot = func() (*os.Root, error) { return r, nil }
 	}
 	fs := &FS{
 		rootDir:   real,
 		rootParts: splitAbs(real),
-		root:      root,
 		dir:       rd,
 		opts:      opts,
 		allowed:   compilePatterns(opts.AllowedPatterns),
@@ -66,6 +68,7 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 		denied:    append(compilePatterns(opts.DeniedPatterns), compileExcepting(opts.SecretPatterns)...),
 		protected: compilePatterns(opts.ProtectedPatterns),
 	}
+	fs.root.open = openRoot
 	fs.changes = newChangeTracker(fs)
 	if alias != real {
 		fs.aliasParts = splitAbs(alias)
@@ -125,9 +128,52 @@ func (fs *FS) Close() error {
 		fs.closed.Store(true)
 		fs.changes.close()
 		fs.dir.Close()
-		fs.closeErr = fs.root.Close()
+		fs.closeErr = fs.root.close()
 	})
 	return fs.closeErr
+}
+
+// lazyRoot is an os.Root on the root directory, opened when first asked for:
+// a job that only reads and writes files it names never lists a directory,
+// and spares the open, stat and close.
+type lazyRoot struct {
+	once sync.Once
+	open func() (*os.Root, error)
+	root *os.Root
+	err  error
+}
+
+// get returns the os.Root, opening it at the first call.
+func (l *lazyRoot) get() (*os.Root, error) {
+	l.once.Do(func() { l.root, l.err = l.open() })
+	return l.root, l.err
+}
+
+// Stat is os.Root.Stat, opening the root if need be.
+func (l *lazyRoot) Stat(name string) (os.FileInfo, error) {
+	r, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return r.Stat(name)
+}
+
+// Lstat is os.Root.Lstat, opening the root if need be.
+func (l *lazyRoot) Lstat(name string) (os.FileInfo, error) {
+	r, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return r.Lstat(name)
+}
+
+// close closes the os.Root if it was opened; it cannot be opened after.
+func (l *lazyRoot) close() error {
+	l.once.Do(func() { l.err = os.ErrClosed })
+	if l.root == nil {
+		return nil
+	}
+	return l.root.Close()
 }
 
 func (fs *FS) hashes() bool { return *fs.opts.ContentHashes }

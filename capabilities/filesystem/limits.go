@@ -154,7 +154,11 @@ func walkLimit() int {
 
 // newWalk starts a walk of rel, bounded by walkLimit.
 func newWalk[S any](fs *FS, rel string, state S) (*walk.Walker[S], error) {
-	w, err := walk.New(fs.root, rel, state)
+	root, err := fs.root.get()
+	if err != nil {
+		return nil, err
+	}
+	w, err := walk.New(root, rel, state)
 	if err == nil && walkLimitOverride.Load() > 0 {
 		w.Limit(walkLimit())
 	}

@@ -17,21 +17,25 @@ import (
 // os.Root: a temporary file beside the target, synced, then renamed over it.
 // Only this process's writers are serialised: there is no directory flock.
 func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) error {
+	root, err := fsys.root.get()
+	if err != nil {
+		return osError(err)
+	}
 	lk := sandbox.LockKey(fsys.rootDir + "\x00" + rel)
 	defer lk.Unlock()
 	dir, _ := sandbox.Split(rel)
 	if dirKey := fsys.rootDir + "\x00" + dir; sandbox.FirstSweep(dirKey) {
-		if names, err := readDirNames(fsys.root, dir); err == nil {
+		if names, err := readDirNames(root, dir); err == nil {
 			for _, n := range names {
 				if sandbox.IsTempName(n) {
-					fsys.root.Remove(path.Join(dir, n))
+					root.Remove(path.Join(dir, n))
 				}
 			}
 		}
 	}
 
 	var mode fs.FileMode = 0o666
-	st, err := fsys.root.Lstat(rel)
+	st, err := root.Lstat(rel)
 	exists := err == nil
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -60,7 +64,7 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 	}
 
 	tmp := path.Join(dir, sandbox.TempName())
-	f, err := fsys.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return writeOpenError(p, rel, err, create)
 	}
@@ -78,13 +82,13 @@ func (fsys *FS) writeThrough(p, rel string, data []byte, g guard, create bool) e
 		err = sandbox.Fault(sandbox.HookBeforeRename)
 	}
 	if err == nil && exists {
-		fsys.root.Chmod(tmp, mode)
+		root.Chmod(tmp, mode)
 	}
 	if err == nil {
-		err = fsys.root.Rename(tmp, rel)
+		err = root.Rename(tmp, rel)
 	}
 	if err != nil {
-		fsys.root.Remove(tmp)
+		root.Remove(tmp)
 		return osError(err)
 	}
 	return nil

@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // oPath is zero where O_PATH does not exist: walked directories are opened
 // read-only, so a directory that is searchable but not readable cannot be
@@ -14,4 +17,7 @@ func openDirBeneath(int, string) (int, bool, error) { return -1, false, nil }
 
 // OpenReal reports that the kernel does not name descriptors here: the
 // caller resolves the path itself.
-func OpenReal(string) (*Dir, *os.Root, string, bool) { return nil, nil, "", false }
+func OpenReal(string) (*Dir, string, bool) { return nil, "", false }
+
+// OpenRoot is for the Dirs OpenReal opens, which it never does here.
+func (d *Dir) OpenRoot() (*os.Root, error) { return nil, errors.ErrUnsupported }

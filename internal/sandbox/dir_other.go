@@ -227,4 +227,7 @@ func (c *Cursor) Regular(name string) bool {
 
 // OpenReal reports that the kernel does not name descriptors here: the
 // caller resolves the path itself.
-func OpenReal(string) (*Dir, *os.Root, string, bool) { return nil, nil, "", false }
+func OpenReal(string) (*Dir, string, bool) { return nil, "", false }
+
+// OpenRoot is for the Dirs OpenReal opens, which it never does here.
+func (d *Dir) OpenRoot() (*os.Root, error) { return nil, errors.ErrUnsupported }
