@@ -39,7 +39,7 @@ func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) 
 		return writeOpenError(path, rel, err, create)
 	}
 	defer c.Close()
-	lk, err := sandbox.LockFile(c.At(), name)
+	lk, err := sandbox.LockFile(&c, name)
 	if err != nil {
 		return writeOpenError(path, rel, &os.PathError{Op: "open", Path: rel, Err: sandbox.ParentError{Err: err}}, create)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,28 @@ import (
 type Dir struct {
 	f  *os.File // keeps fd open; nil when the Dir owns fd itself (OpenDir, OpenReal)
 	fd int
+
+	idOnce sync.Once // id and idErr come from one fstat: see Identity
+	id     Identity
+	idErr  error
+}
+
+// Identity is a directory's device and inode number.
+type Identity struct{ Dev, Ino uint64 }
+
+// Identity returns the root's device and inode, from one fstat for the
+// Dir's life: the directory a descriptor holds never changes.
+func (d *Dir) Identity() (Identity, error) {
+	d.idOnce.Do(func() { d.id, d.idErr = fstatIdentity(d.fd) })
+	return d.id, d.idErr
+}
+
+func fstatIdentity(fd int) (Identity, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Identity{}, err
+	}
+	return Identity{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
 }
 
 // Open holds the directory of root. The Dir does not own root.
@@ -66,12 +89,22 @@ const walkDirFlags = oPath | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 // component below the root. The zero Cursor is not usable; get one from
 // Dir.Cursor or Dir.Walk, and Close it.
 type Cursor struct {
+	dir  *Dir
 	root int
 	fds  []int
 }
 
 // Cursor returns a cursor at the root.
-func (d *Dir) Cursor() Cursor { return Cursor{root: d.fd} }
+func (d *Dir) Cursor() Cursor { return Cursor{dir: d, root: d.fd} }
+
+// Identity returns the device and inode of the directory the cursor is at;
+// the root's is stated once (Dir.Identity).
+func (c *Cursor) Identity() (Identity, error) {
+	if len(c.fds) == 0 && c.dir != nil {
+		return c.dir.Identity()
+	}
+	return fstatIdentity(c.At())
+}
 
 // At is the descriptor of the directory the cursor is at, for the *at system
 // calls; it stays valid until the cursor moves or closes.

@@ -15,20 +15,21 @@ type FileLock struct {
 	dirID string // the directory's identity, for SweepTemps
 }
 
-// LockFile takes the lock of the file name in the directory dirfd: this
-// process's lock of that file, then an exclusive flock of the directory,
-// which every agentspec process writing there takes. The flock is left out
-// (the process's lock still holds) where the directory cannot be opened for
-// it or the filesystem has no flock.
-func LockFile(dirfd int, name string) (*FileLock, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(dirfd, &st); err != nil {
+// LockFile takes the lock of the file name in the directory the cursor is
+// at: this process's lock of that file, then an exclusive flock of the
+// directory, which every agentspec process writing there takes. The flock is
+// left out (the process's lock still holds) where the directory cannot be
+// opened for it or the filesystem has no flock.
+func LockFile(c *Cursor, name string) (*FileLock, error) {
+	dirID, err := c.Identity()
+	if err != nil {
 		return nil, err
 	}
-	id := strconv.FormatUint(uint64(st.Dev), 16) + ":" + strconv.FormatUint(uint64(st.Ino), 16)
+	dirfd := c.At()
+	id := strconv.FormatUint(dirID.Dev, 16) + ":" + strconv.FormatUint(dirID.Ino, 16)
 	lk := &FileLock{mu: fileLocks.lock(id + "/" + name), dirfd: -1, dirID: id}
 	var fd int
-	err := RetryEINTR(func() (err error) {
+	err = RetryEINTR(func() (err error) {
 		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		return err
 	})

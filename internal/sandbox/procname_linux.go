@@ -36,8 +36,8 @@ func (d *Dir) NameDir(rel string) (n ProcName, ok bool, err error) {
 		return ProcName{}, true, err
 	}
 	defer c.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(c.At(), &st); err != nil {
+	id, err := c.Identity()
+	if err != nil {
 		return ProcName{}, true, err
 	}
 	fd, err := unix.FcntlInt(uintptr(c.At()), unix.F_DUPFD_CLOEXEC, 0)
@@ -46,8 +46,8 @@ func (d *Dir) NameDir(rel string) (n ProcName, ok bool, err error) {
 	}
 	return ProcName{
 		Path:    "/proc/self/fd/" + strconv.Itoa(fd),
-		Dev:     uint64(st.Dev),
-		Ino:     uint64(st.Ino),
+		Dev:     id.Dev,
+		Ino:     id.Ino,
 		Release: func() { unix.Close(fd) },
 	}, true, nil
 }
