@@ -25,21 +25,38 @@ var (
 // resolve returns the canonical root-relative form of the path p the model
 // gave (relative to cwd, or absolute), or a retry error naming p.
 func (fs *FS) resolve(p string) (string, error) {
-	return fs.resolvePath(fs.cwdParts, p)
+	rel, _, err := fs.resolveFound(p)
+	return rel, err
+}
+
+// resolveFound is resolve, and says what the resolution saw of rel's last
+// component, which spares the caller a stat of its own.
+func (fs *FS) resolveFound(p string) (string, sandbox.Found, error) {
+	rel, found, err := fs.resolver.ResolveFound(fs.cwdParts, p)
+	if err != nil {
+		return "", found, resolveError(p, err)
+	}
+	return rel, found, nil
 }
 
 // resolveGated resolves p as resolve does, then passes the result through
 // gate (checkRead, checkWrite or checkWalkRoot), the check of every tool
 // before it touches the path.
 func (fs *FS) resolveGated(p string, gate func(rel string) error) (string, error) {
-	rel, err := fs.resolve(p)
+	rel, _, err := fs.resolveGatedFound(p, gate)
+	return rel, err
+}
+
+// resolveGatedFound is resolveGated, and says what resolveFound saw.
+func (fs *FS) resolveGatedFound(p string, gate func(rel string) error) (string, sandbox.Found, error) {
+	rel, found, err := fs.resolveFound(p)
 	if err != nil {
-		return "", err
+		return "", found, err
 	}
 	if err := gate(rel); err != nil {
-		return "", err
+		return "", found, err
 	}
-	return rel, nil
+	return rel, found, nil
 }
 
 // resolveEntry resolves a path relative to the root, such as a walker's entry,
@@ -50,19 +67,25 @@ func (fs *FS) resolveEntry(rel string) (string, error) {
 
 func (fs *FS) resolvePath(base []string, p string) (string, error) {
 	rel, err := fs.resolver.Resolve(base, p)
-	switch {
-	case err == nil:
-		return rel, nil
-	case errors.Is(err, sandbox.ErrNUL):
-		return "", errNUL
-	case errors.Is(err, sandbox.ErrTooLong):
-		return "", errTooLong
-	case errors.Is(err, sandbox.ErrEncoding):
-		return "", errEncoding
-	case errors.Is(err, sandbox.ErrSymlinkLoop):
-		return "", capabilities.Retry("Path %s resolves through a symlink loop.", pyRepr(p))
-	case errors.Is(err, sandbox.ErrOutside):
-		return "", capabilities.Retry("Path %s resolves outside the root directory.", pyRepr(p))
+	if err != nil {
+		return "", resolveError(p, err)
 	}
-	return "", err
+	return rel, nil
+}
+
+// resolveError words a failure to resolve the path p for the model.
+func resolveError(p string, err error) error {
+	switch {
+	case errors.Is(err, sandbox.ErrNUL):
+		return errNUL
+	case errors.Is(err, sandbox.ErrTooLong):
+		return errTooLong
+	case errors.Is(err, sandbox.ErrEncoding):
+		return errEncoding
+	case errors.Is(err, sandbox.ErrSymlinkLoop):
+		return capabilities.Retry("Path %s resolves through a symlink loop.", pyRepr(p))
+	case errors.Is(err, sandbox.ErrOutside):
+		return capabilities.Retry("Path %s resolves outside the root directory.", pyRepr(p))
+	}
+	return err
 }

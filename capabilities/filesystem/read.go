@@ -68,11 +68,15 @@ func (fs *FS) readFile(ctx context.Context, raw json.RawMessage) (string, error)
 		}
 		limit = *args.Limit
 	}
-	rel, err := fs.resolveGated(args.Path, fs.checkRead)
+	rel, found, err := fs.resolveGatedFound(args.Path, fs.checkRead)
 	if err != nil {
 		return "", err
 	}
-	f, err := fs.dir.OpenReader(rel)
+	open := fs.dir.OpenReader
+	if found == sandbox.FoundFile {
+		open = fs.dir.OpenFoundReader
+	}
+	f, err := open(rel)
 	if err != nil {
 		return "", openError(args.Path, err, true)
 	}

@@ -46,11 +46,11 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 	if args.ExpectedHash != nil && !fs.hashes() {
 		return "", capabilities.Retry("Unknown argument 'expected_hash'. Expected: path, content.")
 	}
-	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
+	rel, found, err := fs.resolveGatedFound(args.Path, fs.checkWrite)
 	if err != nil {
 		return "", err
 	}
-	exists, err := fs.checkWriteTarget(args.Path, rel)
+	exists, err := fs.checkWriteTarget(args.Path, rel, found)
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +143,15 @@ func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error
 
 // checkWriteTarget refuses a target that exists but is not a regular file,
 // or whose parent is missing or not a directory, and says whether it exists.
-func (fs *FS) checkWriteTarget(path, rel string) (bool, error) {
+// What the resolution found of rel answers without a stat when it can: the
+// write itself checks the target again under its lock.
+func (fs *FS) checkWriteTarget(path, rel string, found sandbox.Found) (bool, error) {
+	switch found {
+	case sandbox.FoundFile:
+		return true, nil
+	case sandbox.FoundAbsent:
+		return false, nil
+	}
 	st, err := fs.dir.Lstat(rel)
 	switch {
 	case err == nil && st.Mode().IsRegular():

@@ -64,6 +64,8 @@ func (c *Cursor) Lstat(name string) (Kind, error) {
 		return KindDir, nil
 	case st.Mode()&os.ModeSymlink != 0:
 		return KindSymlink, nil
+	case st.Mode().IsRegular():
+		return KindFile, nil
 	}
 	return KindOther, nil
 }
@@ -190,6 +192,10 @@ type FileReader struct {
 
 // Size is the file's size as stat reported it at the open.
 func (r *FileReader) Size() int64 { return r.size }
+
+// OpenFoundReader is OpenReader, which here checks the type on the open
+// file alone.
+func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) { return d.OpenReader(rel) }
 
 // OpenReader opens the regular file rel for reading, as OpenFile does.
 func (d *Dir) OpenReader(rel string) (*FileReader, error) {

@@ -134,6 +134,8 @@ func (c *Cursor) Lstat(name string) (Kind, error) {
 		return KindDir, nil
 	case unix.S_IFLNK:
 		return KindSymlink, nil
+	case unix.S_IFREG:
+		return KindFile, nil
 	}
 	return KindOther, nil
 }
@@ -288,6 +290,23 @@ func (d *Dir) OpenReader(rel string) (*FileReader, error) {
 	return &FileReader{fd: fd, size: size, name: rel}, nil
 }
 
+// OpenFoundReader is OpenReader for a rel that Resolve has just found to be
+// a regular file (FoundFile): that lstat stands for the one OpenReader makes
+// before opening, and the type is still checked on the descriptor before
+// anything is read.
+func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) {
+	c, name, err := d.WalkParent("open", rel)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	fd, size, err := c.openChecked(name, rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &FileReader{fd: fd, size: size, name: rel}, nil
+}
+
 // openRegular is OpenFile's descriptor, still O_NONBLOCK, and the file's
 // size.
 func (d *Dir) openRegular(rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
@@ -325,6 +344,13 @@ func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode) (fd i
 			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: ErrNotRegular}
 		}
 	}
+	return c.openChecked(name, rel, flag, perm)
+}
+
+// openChecked opens name as openRegular does once the kind of name is known
+// not to be a device: O_NOFOLLOW|O_NONBLOCK, and the type checked on the
+// descriptor.
+func (c *Cursor) openChecked(name, rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
 	err = RetryEINTR(func() (err error) {
 		fd, err = unix.Openat(c.At(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 		return err

@@ -80,9 +80,10 @@ import (
 type Kind uint8
 
 const (
-	KindOther   Kind = iota // a regular file, FIFO, socket or device
+	KindOther   Kind = iota // a FIFO, socket or device
 	KindDir                 // a directory
 	KindSymlink             // a symlink, not followed
+	KindFile                // a regular file
 )
 
 // DirEntry is a name in a directory as Cursor.ReadDir lists it. Type holds

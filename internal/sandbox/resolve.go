@@ -95,15 +95,33 @@ func NewStrictResolver(d *Dir, real string) *Resolver {
 	return &Resolver{dir: d, real: real, rootParts: parts, strict: true, vol: vol}
 }
 
+// Found is what a resolution saw at the last component of the rel it
+// returns, for a caller that would otherwise stat it again.
+type Found uint8
+
+const (
+	FoundUnsure Found = iota // nothing to rely on: a directory, a device, not looked at alone
+	FoundFile                // a regular file, by its lstat
+	FoundAbsent              // no such name, in a directory that is there
+)
+
 // Resolve returns the canonical rel of p: relative to the directory whose
 // components are base (nil for the root), or absolute. The errors are
 // ErrNUL, ErrTooLong, ErrEncoding, ErrSymlinkLoop and ErrOutside.
 func (rv *Resolver) Resolve(base []string, p string) (string, error) {
+	rel, _, err := rv.ResolveFound(base, p)
+	return rel, err
+}
+
+// ResolveFound is Resolve, and says what the lstat of rel's last component
+// found. That is only as fresh as the lstat: a caller acting on it must
+// still check what it opens, as OpenFoundReader does.
+func (rv *Resolver) ResolveFound(base []string, p string) (string, Found, error) {
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", ErrNUL
+		return "", FoundUnsure, ErrNUL
 	}
 	if len(p) > 16*pathMax {
-		return "", ErrTooLong
+		return "", FoundUnsure, ErrTooLong
 	}
 	r := resolution{rv: rv, cur: rv.dir.Cursor(), inside: true}
 	defer r.cur.Close()
@@ -115,25 +133,25 @@ func (rv *Resolver) Resolve(base []string, p string) (string, error) {
 		r.pushParts(base) // walked first
 	}
 	if err := r.run(); err != nil {
-		return "", err
+		return "", FoundUnsure, err
 	}
 	if !r.inside {
 		if rv.strict {
-			return "", ErrOutside
+			return "", FoundUnsure, ErrOutside
 		}
 		if rel, ok := rv.viaAlias(p); ok {
-			return rel, nil
+			return rel, FoundUnsure, nil
 		}
-		return "", ErrOutside
+		return "", FoundUnsure, ErrOutside
 	}
 	rel := "."
 	if len(r.parts) > 0 {
 		rel = strings.Join(r.parts, "/")
 	}
 	if len(rv.real)+1+len(rel) >= pathMax {
-		return "", ErrTooLong
+		return "", FoundUnsure, ErrTooLong
 	}
-	return rel, nil
+	return rel, r.found, nil
 }
 
 // resolution is the state of one resolve.
@@ -149,6 +167,7 @@ type resolution struct {
 	literal int
 	links   int
 	pending []string // components still to walk, last one next
+	found   Found    // what step saw of the last of parts
 }
 
 // push queues the components of p to be walked before those already queued.
@@ -182,8 +201,11 @@ func (r *resolution) run() error {
 	for len(r.pending) > 0 {
 		name := r.pending[len(r.pending)-1]
 		r.pending = r.pending[:len(r.pending)-1]
+		if name == "" || name == "." {
+			continue
+		}
+		r.found = FoundUnsure
 		switch {
-		case name == "" || name == ".":
 		case name == "..":
 			r.up()
 		case !r.inside:
@@ -248,6 +270,9 @@ func (r *resolution) step(name string) error {
 		}
 		r.parts = append(r.parts, name)
 		r.literal = 1
+		if errors.Is(err, syscall.ENOENT) {
+			r.found = FoundAbsent
+		}
 		return nil
 	}
 	switch kind {
@@ -298,6 +323,9 @@ func (r *resolution) step(name string) error {
 		}
 		r.parts = append(r.parts, name)
 		r.literal = 1
+		if kind == KindFile {
+			r.found = FoundFile
+		}
 	}
 	return nil
 }
