@@ -46,9 +46,15 @@ func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) 
 	defer lk.Unlock()
 	sandbox.SweepTemps(lk)
 
-	cur, err := currentFile(c.At(), name, rel, g)
-	if err != nil {
-		return writeOpenError(path, rel, err, create)
+	// A target that must be absent is not looked at first: the rename that
+	// publishes the new file refuses one that appeared (RenameNoReplace),
+	// at the moment that counts, and is the look.
+	var cur current
+	lookFirst := g.hash != absentHash || !create
+	if lookFirst {
+		if cur, err = currentFile(c.At(), name, rel, g); err != nil {
+			return writeOpenError(path, rel, err, create)
+		}
 	}
 	switch {
 	case !cur.exists && !create:
@@ -82,7 +88,10 @@ func (fs *FS) writeThrough(path, rel string, data []byte, g guard, create bool) 
 	if err != nil {
 		unix.Unlinkat(c.At(), tmp, 0)
 		if errors.Is(err, unix.EEXIST) {
-			now, _ := currentFile(c.At(), name, rel, guard{hash: absentHash})
+			now, err := currentFile(c.At(), name, rel, guard{hash: absentHash})
+			if err != nil && !lookFirst {
+				return writeOpenError(path, rel, err, create) // as the first look would have
+			}
 			return &staleError{want: g.hash, got: now.hash}
 		}
 		return osError(&os.PathError{Op: "write", Path: rel, Err: err})

@@ -275,3 +275,48 @@ func TestWriteFileApprovalRaces(t *testing.T) {
 		})
 	}
 }
+
+// A new file's name taken by something else while the change waited for
+// approval is refused, and the something else left alone, whichever way the
+// write finds out.
+func TestWriteFileNameTakenDuringApproval(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		during func(t *testing.T, target string)
+		want   string
+	}{
+		{
+			name:   "by a file",
+			during: func(t *testing.T, target string) { require.NoError(t, os.WriteFile(target, []byte("theirs\n"), 0o644)) },
+			want:   "RETRY: Conflict: file 'fresh.txt' has changed (expected hash:<absent>, got hash:" + contentHash([]byte("theirs\n"))[:12] + "). Re-read the file and retry.",
+		},
+		{
+			name:   "by a directory",
+			during: func(t *testing.T, target string) { require.NoError(t, os.Mkdir(target, 0o755)) },
+			want:   "RETRY: Path 'fresh.txt' exists and is not a regular file.",
+		},
+		{
+			name:   "by a FIFO",
+			during: mkfifo,
+			want:   "RETRY: Path 'fresh.txt' exists and is not a regular file.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, root := newTestFS(t, Options{}, map[string]string{"hello.txt": "Hello, world!\n"})
+			target := filepath.Join(root, "fresh.txt")
+			rec := recorder{onRequest: func(*FileChangeRequestEvent) { tt.during(t, target) }}
+			assert.Equal(t, tt.want, write(rec.ctx(), t, c, map[string]any{"path": "fresh.txt", "content": "approved\n"}))
+			names, err := os.ReadDir(root)
+			require.NoError(t, err)
+			for _, e := range names {
+				assert.False(t, strings.HasPrefix(e.Name(), ".agentspec-tmp"), "temporary file %s left", e.Name())
+			}
+			if st, err := os.Stat(target); assert.NoError(t, err) && st.Mode().IsRegular() {
+				assert.Equal(t, "theirs\n", readBack(t, root, "fresh.txt"))
+			}
+		})
+	}
+}
