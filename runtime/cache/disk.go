@@ -125,12 +125,6 @@ func (c *Cache) ensureMarker() error {
 	return writeAtomic(p, []byte(marker), true)
 }
 
-// writeEntry puts data in the file name of dir through writeAtomic, without
-// syncing (see Cache.write).
-func writeEntry(dir, name string, data []byte) error {
-	return writeAtomic(filepath.Join(dir, name), data, false)
-}
-
 // writeAtomic replaces path with data through a temporary file renamed over
 // it. With durable, the temporary file is synced before the rename and the
 // rename after it, so that after a crash path holds the old data or the new;
