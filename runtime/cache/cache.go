@@ -75,12 +75,14 @@ type record struct {
 }
 
 // Cache is a result cache in one directory. It holds no state besides its
-// configuration, so it is safe for concurrent use, by several processes too.
+// configuration and a memo of the directories it has made, so it is safe for
+// concurrent use, by several processes too.
 type Cache struct {
 	dir     string
 	backend Backend // nil: the directory
 	warn    func(error)
 	now     func() time.Time
+	shards  *shardSet
 }
 
 // Option configures a Cache.
@@ -123,7 +125,7 @@ func New(dir string, opts ...Option) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	c := &Cache{dir: abs, warn: func(error) {}, now: timeNow}
+	c := &Cache{dir: abs, warn: func(error) {}, now: timeNow, shards: &shardSet{}}
 	for _, o := range opts {
 		o(c)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -50,14 +51,66 @@ func (c *Cache) write(ctx context.Context, key string, data []byte) error {
 	if c.backend != nil {
 		return c.backend.Put(ctx, key, data)
 	}
+	shard := key[:2]
+	dir := filepath.Join(c.dir, entriesDir, shard)
+	known := c.shards.known(shard)
+	if !known {
+		if err := c.makeShard(dir, shard); err != nil {
+			return err
+		}
+	}
+	err := writeEntry(dir, key+".json", data)
+	if known && errors.Is(err, fs.ErrNotExist) {
+		// The directory was removed since it was made: a Clear, perhaps by
+		// another process, or the whole cache directory deleted.
+		c.shards.forget(shard)
+		if err := c.makeShard(dir, shard); err != nil {
+			return err
+		}
+		err = writeEntry(dir, key+".json", data)
+	}
+	return err
+}
+
+// makeShard creates the marker and the shard directory dir if need be, and
+// remembers that they exist.
+func (c *Cache) makeShard(dir, shard string) error {
 	if err := c.ensureMarker(); err != nil {
 		return err
 	}
-	p := c.entryPath(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return writeAtomic(p, data, false)
+	c.shards.remember(shard)
+	return nil
+}
+
+// shardSet remembers the shard directories a Cache has made or found, so that
+// writing an entry does not look for its directory and the marker every
+// time: a batch writes one entry per job, and those looks cost as much as
+// the write. It is shared by the views With makes. What it remembers is
+// never relied on: a write into a directory removed since fails as not
+// existing, and write makes the directory again.
+type shardSet struct{ m sync.Map }
+
+func (s *shardSet) known(shard string) bool {
+	if s == nil {
+		return false
+	}
+	_, ok := s.m.Load(shard)
+	return ok
+}
+
+func (s *shardSet) remember(shard string) {
+	if s != nil {
+		s.m.Store(shard, struct{}{})
+	}
+}
+
+func (s *shardSet) forget(shard string) {
+	if s != nil {
+		s.m.Delete(shard)
+	}
 }
 
 // ensureMarker creates the directory and its marker if need be.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentspec/agentspec/internal/glob"
@@ -86,7 +87,9 @@ func hashFiles(ctx context.Context, real string, patterns []string) (digest stri
 	slices.Sort(files)
 
 	h := sha256.New()
-	r := &fileReader{tree: t, buf: make([]byte, 32<<10)}
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	r := &fileReader{tree: t, buf: *buf}
 	defer r.close()
 	for _, p := range files {
 		if err := ctx.Err(); err != nil {
@@ -101,6 +104,14 @@ func hashFiles(ctx context.Context, real string, patterns []string) (digest stri
 	}
 	return hex.EncodeToString(h.Sum(nil)), files, nil
 }
+
+// copyBufs hold the buffers files are hashed through: a batch computes two
+// keys per job, and a fresh buffer each time was most of what a key
+// allocated.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
 
 // cleanGlobs checks globs and returns them cleaned, sorted and de-duplicated,
 // since neither their order nor repetition changes what they match.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"sync/atomic"
 )
 
 // ProtocolVersion is the version of the key and of the entry format. Bumping
@@ -72,7 +75,7 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 	if len(k.Spec) == 0 {
 		return "", Ingredients{}, errors.New("cache key: no spec")
 	}
-	spec, err := CanonicalJSON(json.RawMessage(k.Spec))
+	spec, err := canonicalSpec(k.Spec)
 	if err != nil {
 		return "", Ingredients{}, fmt.Errorf("cache key: spec: %w", err)
 	}
@@ -103,26 +106,14 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 	if len(vars) == 0 {
 		vars = nil // no variables, however spelled
 	}
-	// The material is a JSON object with fixed fields: every value is
-	// delimited, so no two different inputs can run together into the same
-	// bytes. encoding/json writes map keys sorted.
-	material, err := json.Marshal(struct {
-		Protocol  int               `json:"protocol"`
-		Spec      json.RawMessage   `json:"spec"`
-		Model     string            `json:"model"`
-		Input     string            `json:"input"`
-		Vars      map[string]string `json:"vars"`
-		Workspace string            `json:"workspace"`
-		Globs     []string          `json:"input_globs"`
-		Files     string            `json:"files"`
-	}{ProtocolVersion, spec, k.Model, k.Input, vars, named, globs, digest})
+	material, err := keyMaterial(spec.material, k.Model, k.Input, vars, named, globs, digest)
 	if err != nil {
 		return "", Ingredients{}, fmt.Errorf("cache key: %w", err)
 	}
 	sum := sha256.Sum256(material)
 	return hex.EncodeToString(sum[:]), Ingredients{
 		Protocol:      ProtocolVersion,
-		SpecSHA256:    sha256Hex(spec),
+		SpecSHA256:    spec.sha256,
 		Model:         k.Model,
 		InputSHA256:   sha256Hex([]byte(k.Input)),
 		Vars:          slices.Sorted(maps.Keys(k.Vars)),
@@ -132,6 +123,81 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 		Files:         len(files),
 		FilesSHA256:   digest,
 	}, nil
+}
+
+// keyMaterial is what a key is the SHA-256 of: a JSON object with fixed
+// fields, so that every value is delimited and no two different inputs can
+// run together into the same bytes. It is written as encoding/json writes
+// the struct below (map keys sorted, HTML characters escaped), byte for
+// byte, except that spec is copied in as it is: it is the spec's form in the
+// material already (specForm), which encoding/json would make again for
+// every key.
+//
+//	struct {
+//		Protocol  int               `json:"protocol"`
+//		Spec      json.RawMessage   `json:"spec"`
+//		Model     string            `json:"model"`
+//		Input     string            `json:"input"`
+//		Vars      map[string]string `json:"vars"`
+//		Workspace string            `json:"workspace"`
+//		Globs     []string          `json:"input_globs"`
+//		Files     string            `json:"files"`
+//	}
+func keyMaterial(spec []byte, model, input string, vars map[string]string, workspace string, globs []string, files string) ([]byte, error) {
+	b := make([]byte, 0, len(spec)+len(input)+len(workspace)+256)
+	b = append(b, `{"protocol":`...)
+	b = strconv.AppendInt(b, ProtocolVersion, 10)
+	b = append(b, `,"spec":`...)
+	b = append(b, spec...)
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"model", model}, {"input", input}, {"vars", vars}, {"workspace", workspace}, {"input_globs", globs}, {"files", files}} {
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, ',', '"')
+		b = append(b, f.name...)
+		b = append(b, '"', ':')
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
+}
+
+// A specForm is a spec document in canonical JSON, its digest and its form in
+// a key's material.
+type specForm struct {
+	raw       []byte // the document as given
+	canonical []byte
+	sha256    string
+	// material is canonical as encoding/json writes a json.RawMessage:
+	// compacted (a no-op) with <, >, &, U+2028 and U+2029 escaped in strings.
+	material []byte
+}
+
+// lastSpec is the forms of the spec canonicalSpec last saw. A batch computes
+// two keys per job, every one of them over the same spec, and canonicalising
+// it again each time was a third of a key's cost.
+var lastSpec atomic.Pointer[specForm]
+
+// canonicalSpec returns the forms of the spec document raw. Their bytes are
+// shared: they must not be modified.
+func canonicalSpec(raw []byte) (*specForm, error) {
+	if f := lastSpec.Load(); f != nil && bytes.Equal(f.raw, raw) {
+		return f, nil
+	}
+	canonical, err := CanonicalJSON(json.RawMessage(raw))
+	if err != nil {
+		return nil, err
+	}
+	material, err := json.Marshal(json.RawMessage(canonical))
+	if err != nil {
+		return nil, err
+	}
+	f := &specForm{raw: bytes.Clone(raw), canonical: canonical, sha256: sha256Hex(canonical), material: material}
+	lastSpec.Store(f)
+	return f, nil
 }
 
 func sha256Hex(b []byte) string {

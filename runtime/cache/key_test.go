@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -141,4 +142,70 @@ func TestKeyErrors(t *testing.T) {
 		_, _, err := Key(context.Background(), k)
 		assert.Error(t, err, name)
 	}
+}
+
+// The key's material is written by hand, and must stay byte for byte what
+// encoding/json made of it before, or every stored entry would be missed.
+func TestKeyMaterialAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	specs := []string{
+		testSpec,
+		`{"instructions": ["Compare <a> & <b>, then\u2028stop\u2029."], "n": 1.50, "deep": {"z": [1, {"y": null}], "a": true}}`,
+		`{"bad utf8": "` + "\xff\xfe" + `"}`,
+	}
+	inputs := []struct {
+		model, input, workspace, files string
+		vars                           map[string]string
+		globs                          []string
+	}{
+		{"openai:gpt-4o", "Summarise, please.", "/work/ws", "abc", map[string]string{"b": "2", "a": "1"}, []string{"notes/*.md"}},
+		{"script:turns.yaml sha256:00", "<tags> & \"quotes\"\n\u2028", "", "", nil, nil},
+		{"", "", "C:\\ws", "", map[string]string{"<k>": "&v"}, []string{}},
+		{"m", "bad \xff utf8", "/ws/\xfe", "d", nil, []string{"**/*", "a&b"}},
+	}
+	for _, raw := range specs {
+		form, err := canonicalSpec([]byte(raw))
+		require.NoError(t, err)
+		for _, in := range inputs {
+			want, err := json.Marshal(struct {
+				Protocol  int               `json:"protocol"`
+				Spec      json.RawMessage   `json:"spec"`
+				Model     string            `json:"model"`
+				Input     string            `json:"input"`
+				Vars      map[string]string `json:"vars"`
+				Workspace string            `json:"workspace"`
+				Globs     []string          `json:"input_globs"`
+				Files     string            `json:"files"`
+			}{ProtocolVersion, form.canonical, in.model, in.input, in.vars, in.workspace, in.globs, in.files})
+			require.NoError(t, err)
+			got, err := keyMaterial(form.material, in.model, in.input, in.vars, in.workspace, in.globs, in.files)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+		}
+	}
+}
+
+// The spec's canonical form is remembered between keys; a different spec,
+// or the same one given again after it, is never answered with another's.
+func TestKeyRemembersOnlyTheSameSpec(t *testing.T) {
+	t.Parallel()
+	a, b := []byte(`{"model": "a", "n": 1.000}`), []byte(`{"model": "b", "n": 10e-1}`)
+	for range 2 {
+		for _, raw := range [][]byte{a, b, a, a, b} {
+			form, err := canonicalSpec(raw)
+			require.NoError(t, err)
+			want, err := CanonicalJSON(json.RawMessage(raw))
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(form.canonical))
+			assert.Equal(t, sha256Hex(want), form.sha256)
+		}
+	}
+	// A caller reusing its buffer does not change what is remembered.
+	buf := bytes.Clone(a)
+	_, err := canonicalSpec(buf)
+	require.NoError(t, err)
+	copy(buf, b)
+	form, err := canonicalSpec(buf)
+	require.NoError(t, err)
+	assert.Contains(t, string(form.canonical), `"model":"b"`)
 }
