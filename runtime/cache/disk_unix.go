@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // writeEntry puts data in the file name of dir as writeAtomic does without
@@ -27,7 +29,7 @@ func writeEntry(dir, name string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = retryEINTR(func() error { return unix.Rename(tmp, filepath.Join(dir, name)) })
+		err = sandbox.RetryEINTR(func() error { return unix.Rename(tmp, filepath.Join(dir, name)) })
 	}
 	if err != nil {
 		unix.Unlink(tmp)
@@ -44,7 +46,7 @@ func createTemp(dir, name string) (string, int, error) {
 	for range 10000 {
 		tmp := filepath.Join(dir, tempPrefix+name+"-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
 		var fd int
-		err = retryEINTR(func() (err error) {
+		err = sandbox.RetryEINTR(func() (err error) {
 			fd, err = unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 			return err
 		})
@@ -73,12 +75,4 @@ func writeAll(fd int, data []byte) error {
 		data = data[n:]
 	}
 	return nil
-}
-
-func retryEINTR(f func() error) error {
-	for {
-		if err := f(); err != unix.EINTR {
-			return err
-		}
-	}
 }
