@@ -5,7 +5,7 @@
 # and spec loading), divided by the 999 jobs between them. Needs strace;
 # prints nothing but a note without it. CACHE=1 runs a cache-filling batch.
 set -euo pipefail
-export LC_ALL=C # join needs the order strace sorted in
+export LC_ALL=C # join and sort must agree on the order
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 JOBS=${JOBS:-1000}
@@ -52,7 +52,7 @@ count() {
 	jobs "$1"
 	(cd "$tmp" && strace -f -c -U name,calls -S name -e trace=%file,%desc -o "$tmp/strace$1" \
 		./agentspec batch -q -j 8 agent.yaml "jobs$1/*" >/dev/null)
-	awk 'NF == 2 && $2 ~ /^[0-9]+$/ {print $1, $2}' "$tmp/strace$1"
+	awk 'NF == 2 && $2 ~ /^[0-9]+$/ {print $1, $2}' "$tmp/strace$1" | sort
 }
 
 count 1 >"$tmp/one"
