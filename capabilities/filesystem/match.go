@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agentspec/agentspec/internal/glob"
 )
@@ -19,7 +20,40 @@ type pattern struct {
 }
 
 func compilePattern(text string) pattern {
-	return pattern{text: text, m: glob.NewFnmatch(text)}
+	return pattern{text: text, m: compiledFnmatch(text)}
+}
+
+// fnmatches are the patterns compiled so far, by text, up to maxFnmatches of
+// them. A batch builds a FileSystem per job, each with the same few dozen
+// default secret patterns and the spec's own, and compiling them again was a
+// tenth of a job's CPU; a compiled pattern never changes, so one serves every
+// FileSystem at once.
+var fnmatches struct {
+	sync.RWMutex
+	m map[string]glob.Fnmatch
+}
+
+// maxFnmatches bounds what fnmatches keeps in a process that meets ever new
+// patterns (one serving many specs): past it, a pattern is compiled anew.
+const maxFnmatches = 4096
+
+func compiledFnmatch(text string) glob.Fnmatch {
+	fnmatches.RLock()
+	m, ok := fnmatches.m[text]
+	fnmatches.RUnlock()
+	if ok {
+		return m
+	}
+	m = glob.NewFnmatch(text)
+	fnmatches.Lock()
+	if fnmatches.m == nil {
+		fnmatches.m = map[string]glob.Fnmatch{}
+	}
+	if len(fnmatches.m) < maxFnmatches {
+		fnmatches.m[text] = m
+	}
+	fnmatches.Unlock()
+	return m
 }
 
 func compilePatterns(texts []string) []pattern {
