@@ -122,6 +122,10 @@ func (c *Cursor) OpenReader(name string) (*FileReader, error) {
 	return d.OpenReader(c.path(name))
 }
 
+// OpenFoundReader is OpenReader, which here checks the type on the open
+// file alone.
+func (c *Cursor) OpenFoundReader(name string) (*FileReader, error) { return c.OpenReader(name) }
+
 // Up leaves the directory the cursor is at for its parent.
 func (c *Cursor) Up() {
 	if len(c.parts) > 0 {

@@ -329,6 +329,17 @@ func (c *Cursor) OpenReader(name string) (*FileReader, error) {
 	return &FileReader{fd: fd, size: size, name: name}, nil
 }
 
+// OpenFoundReader is OpenReader for a name just found to be a regular file,
+// by an lstat or by the directory's listing, as Dir.OpenFoundReader is for a
+// rel.
+func (c *Cursor) OpenFoundReader(name string) (*FileReader, error) {
+	fd, size, err := c.openChecked(name, name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &FileReader{fd: fd, size: size, name: name}, nil
+}
+
 // openRegular is Dir.openRegular for name below the cursor; rel names it in
 // errors.
 func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {

@@ -51,28 +51,20 @@ func HashFiles(ctx context.Context, root string, globs []string) (digest string,
 	if err != nil || len(patterns) == 0 {
 		return "", nil, err
 	}
-	real, err := realPath(root)
-	if err != nil {
-		return "", nil, fmt.Errorf("hash input files: %w", err)
-	}
-	return hashFiles(ctx, real, patterns)
-}
-
-// hashFiles is HashFiles for a root that is a real path already and patterns
-// that are clean.
-func hashFiles(ctx context.Context, real string, patterns []string) (digest string, files []string, err error) {
-	if len(patterns) == 0 {
-		return "", nil, nil
-	}
-	t, err := openReal(real)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, nil
-	}
+	_, t, err := openWorkspace(root)
 	if err != nil {
 		return "", nil, fmt.Errorf("hash input files: %w", err)
 	}
 	defer t.close()
+	return hashFiles(ctx, t, patterns)
+}
 
+// hashFiles is HashFiles for the workspace t (nil when there is none) and
+// patterns that are clean.
+func hashFiles(ctx context.Context, t *tree, patterns []string) (digest string, files []string, err error) {
+	if len(patterns) == 0 || t == nil {
+		return "", nil, nil
+	}
 	found, err := t.match(ctx, patterns)
 	if err != nil {
 		return "", nil, fmt.Errorf("hash input files: %w", err)
@@ -147,11 +139,11 @@ type tree struct {
 }
 
 func openTree(root string) (*tree, error) {
-	real, err := realPath(root)
-	if err != nil {
-		return nil, err
+	_, t, err := openWorkspace(root)
+	if err == nil && t == nil {
+		err = fs.ErrNotExist
 	}
-	return openReal(real)
+	return t, err
 }
 
 // openReal is openTree for a root that is a real path already.
@@ -163,7 +155,38 @@ func openReal(real string) (*tree, error) {
 	return &tree{dir: d, rv: sandbox.NewStrictResolver(d, real)}, nil
 }
 
-func (t *tree) close() { t.dir.Close() }
+// openWorkspace returns the real path of the workspace dir (see realPath) and
+// the workspace opened as a tree, nil when it does not exist. Where the
+// kernel names an open directory (sandbox.OpenReal), the directory is opened
+// first and its real path read back: an open and a readlink whatever its
+// depth, where realPath stats every component before the open.
+func openWorkspace(dir string) (real string, t *tree, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if d, real, ok := sandbox.OpenReal(abs); ok {
+		return real, &tree{dir: d, rv: sandbox.NewStrictResolver(d, real)}, nil
+	}
+	if real, err = realPath(abs); err != nil {
+		return "", nil, err
+	}
+	t, err = openReal(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return real, nil, nil
+	case err != nil:
+		return "", nil, err
+	}
+	return real, t, nil
+}
+
+// close releases the tree's descriptor; a nil tree has none.
+func (t *tree) close() {
+	if t != nil {
+		t.dir.Close()
+	}
+}
 
 // match walks the workspace for the regular files that match patterns (clean
 // and valid) and maps each file's path to the canonical path (symlinks
@@ -269,9 +292,12 @@ func gone(err error) bool {
 // regular reports whether rel is, or links inside the root to, a regular
 // file, and returns the canonical path to read it from.
 func (t *tree) regular(rel string) (target string, ok bool) {
-	target, err := t.rv.Resolve(nil, rel)
+	target, found, err := t.rv.ResolveFound(nil, rel)
 	if err != nil {
 		return "", false
+	}
+	if found == sandbox.FoundFile {
+		return target, true
 	}
 	info, err := t.dir.Lstat(target)
 	if err != nil || !info.Mode().IsRegular() {
@@ -313,7 +339,9 @@ func (r *fileReader) open(rel string) (*sandbox.FileReader, error) {
 		}
 		r.dir, r.cur, r.held = dir, c, true
 	}
-	return r.cur.OpenReader(name)
+	// Every path read was found a regular file, by an lstat or by its
+	// directory's listing: the type is checked again on the descriptor.
+	return r.cur.OpenFoundReader(name)
 }
 
 func (r *fileReader) close() {

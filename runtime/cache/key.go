@@ -87,11 +87,13 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 	var files []string
 	switch {
 	case k.Workspace != "":
-		if workspace, err = realPath(k.Workspace); err != nil {
+		var t *tree
+		if workspace, t, err = openWorkspace(k.Workspace); err != nil {
 			return "", Ingredients{}, fmt.Errorf("cache key: workspace: %w", err)
 		}
-		// workspace is real already: hashFiles does not resolve it again.
-		if digest, files, err = hashFiles(ctx, workspace, globs); err != nil {
+		digest, files, err = hashFiles(ctx, t, globs)
+		t.close()
+		if err != nil {
 			return "", Ingredients{}, fmt.Errorf("cache key: %w", err)
 		}
 	case len(globs) > 0 || len(k.ExpectedOutputFiles) > 0:
