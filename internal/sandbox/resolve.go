@@ -36,6 +36,7 @@ package sandbox
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -270,7 +271,7 @@ func (r *resolution) step(name string) error {
 		}
 		r.parts = append(r.parts, name)
 		r.literal = 1
-		if errors.Is(err, syscall.ENOENT) {
+		if errors.Is(err, fs.ErrNotExist) {
 			r.found = FoundAbsent
 		}
 		return nil
