@@ -17,19 +17,27 @@
 //   - Resolver (NewResolver) turns a path as the model wrote it into rel
 //     (resolve.go, which says how a path becomes safe to open); its errors
 //     (ErrNUL, ErrTooLong, ErrEncoding, ErrSymlinkLoop, ErrOutside) are
-//     worded for the model by the caller. NewStrictResolver's resolve only
+//     worded for the model by the caller. ResolveFound also says what the
+//     lookup saw of rel's last component (Found: a regular file, a name
+//     missing from a directory that is there, or nothing to rely on), so
+//     that a caller need not stat it again. NewStrictResolver's resolve only
 //     what exists, as the kernel would, and never look outside the root, not
 //     even for another spelling of it: the result cache follows in-root
 //     symlinks with one. Within compares host paths.
 //   - Dir (Open, or OpenDir for a path the Dir then owns) holds the root.
+//     On Linux, OpenReal opens a directory first and reads its real path back
+//     from the kernel, and Dir.OpenRoot gives an os.Root on that very
+//     directory; Dir.Identity (on unix) is its device and inode, stated once.
 //     Dir.Walk (everywhere) and Dir.WalkParent (on unix) give a Cursor at a
-//     directory; Dir.Lstat,
-//     Dir.Readlink, Dir.OpenFile, Dir.OpenReader and Dir.MkdirAll do one
-//     operation on rel.
+//     directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader,
+//     Dir.OpenFoundReader (for a rel ResolveFound found regular: no second
+//     stat before the open, the type still checked on the descriptor) and
+//     Dir.MkdirAll do one operation on rel.
 //   - Cursor is a stack of directory descriptors: Down, Up, Reset and Close
 //     move it, Lstat and Readlink look at a name below it, ReadDir lists its
-//     directory (DirEntry, types not followed), OpenReader opens a regular
-//     file in it, and (on unix) At and Stat give the descriptor and the raw
+//     directory (DirEntry, types not followed), OpenReader and
+//     OpenFoundReader open a regular file in it, and (on unix) Identity, At
+//     and Stat give the directory's identity, the descriptor and the raw
 //     stat for the *at calls the caller makes itself (the atomic replacement,
 //     the ripgrep driver, the watcher).
 //   - FileReader reads a regular file through its bare descriptor.
