@@ -146,25 +146,26 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 //		Files     string            `json:"files"`
 //	}
 func keyMaterial(spec []byte, model, input string, vars map[string]string, workspace string, globs []string, files string) ([]byte, error) {
-	b := make([]byte, 0, len(spec)+len(input)+len(workspace)+256)
+	// The fields after spec, in one encoding: "{" and the fields, to go
+	// after spec's ",".
+	rest, err := json.Marshal(struct {
+		Model     string            `json:"model"`
+		Input     string            `json:"input"`
+		Vars      map[string]string `json:"vars"`
+		Workspace string            `json:"workspace"`
+		Globs     []string          `json:"input_globs"`
+		Files     string            `json:"files"`
+	}{model, input, vars, workspace, globs, files})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(spec)+len(rest)+32)
 	b = append(b, `{"protocol":`...)
 	b = strconv.AppendInt(b, ProtocolVersion, 10)
 	b = append(b, `,"spec":`...)
 	b = append(b, spec...)
-	for _, f := range []struct {
-		name string
-		v    any
-	}{{"model", model}, {"input", input}, {"vars", vars}, {"workspace", workspace}, {"input_globs", globs}, {"files", files}} {
-		v, err := json.Marshal(f.v)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, ',', '"')
-		b = append(b, f.name...)
-		b = append(b, '"', ':')
-		b = append(b, v...)
-	}
-	return append(b, '}'), nil
+	b = append(b, ',')
+	return append(b, rest[1:]...), nil
 }
 
 // A specForm is a spec document in canonical JSON, its digest and its form in
