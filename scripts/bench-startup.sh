@@ -34,9 +34,16 @@ awk -v a="$a" -v r="$r" -v n="$N" 'BEGIN {
 	printf "ratio              %.2fx\n", (r > 0 ? a / r : 0)
 }'
 
-# inittrace: the project's packages against the jsonschema library's init.
-GODEBUG=inittrace=1 "$BIN" version 2>&1 >/dev/null | awk '
-	/^init github.com\/agentspec\/agentspec/ { p += $5 }
-	/^init github.com\/santhosh-tekuri\/jsonschema/ { j += $5 }
-	/^init / { all += $5 }
-	END { printf "inittrace: project packages %.3f ms, jsonschema library %.3f ms, all packages %.3f ms\n", p, j, all }'
+# inittrace: the project's packages against the jsonschema library's init,
+# each the median of N runs (one run is at the mercy of a single page fault).
+ps=() js=() alls=()
+for ((i = 0; i < N; i++)); do
+	read -r p j all < <(GODEBUG=inittrace=1 "$BIN" version 2>&1 >/dev/null | awk '
+		/^init github.com\/agentspec\/agentspec/ { p += $5 }
+		/^init github.com\/santhosh-tekuri\/jsonschema/ { j += $5 }
+		/^init / { all += $5 }
+		END { printf "%.3f %.3f %.3f\n", p, j, all }')
+	ps+=("$p") js+=("$j") alls+=("$all")
+done
+printf 'inittrace: project packages %s ms, jsonschema library %s ms, all packages %s ms (medians of %d)\n' \
+	"$(printf '%s\n' "${ps[@]}" | median)" "$(printf '%s\n' "${js[@]}" | median)" "$(printf '%s\n' "${alls[@]}" | median)" "$N"
