@@ -46,8 +46,10 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	openRoot := rd.OpenRoot
-	if rd == nil {
+	var openRoot func() (*os.Root, error)
+	if rd != nil {
+		openRoot = rd.OpenRoot // at the first walk (see lazyRoot)
+	} else {
 		r, err := os.OpenRoot(real)
 		if err != nil {
 			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
