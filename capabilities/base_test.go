@@ -57,7 +57,7 @@ func TestNewNested(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry()
 	require.NoError(t, r.Register(Type{Name: "Leaf", New: capture}))
-	c, err := Args{Registry: r, Dir: "/ws"}.NewNested(context.Background(), Nested{Name: "Leaf", Options: json.RawMessage(`{"id": "in"}`)})
+	c, err := Args{Registry: r, Setup: Setup{Dir: "/ws"}}.NewNested(context.Background(), Nested{Name: "Leaf", Options: json.RawMessage(`{"id": "in"}`)})
 	require.NoError(t, err)
 	got := c.(*capturing).args
 	assert.Equal(t, "/ws", got.Dir, "a nested capability resolves paths where its holder does")

@@ -1,77 +1,76 @@
 package capabilities
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"sync"
 )
 
-type protectedKey struct{}
-
-// protectedSet is what WithProtectedFiles puts in a context: the paths, and
-// their resolution, made once for every context derived from this one.
-type protectedSet struct {
+// Protected is a set of files and directories that the capabilities built
+// with it must never change: the spec being run and the files it names, so
+// that an agent cannot rewrite its own instructions, and the result cache's
+// directory. Paths are absolute, or relative to the process's working
+// directory. A nil *Protected protects nothing.
+//
+// It is immutable, and resolves its paths once, the first time Real is
+// asked: the jobs of a batch share one set, so every job's capabilities
+// share one answer instead of each stating every directory above the spec
+// again.
+type Protected struct {
 	paths []string
 	real  func() []string
 }
 
-// WithProtectedFiles returns a context whose capabilities, built from it,
-// must never change the files at paths (absolute, or relative to the
-// process's working directory): the spec being run and the files it names,
-// so that an agent cannot rewrite its own instructions. The paths add to
-// those ctx already carries; when it carries them all, ctx is returned as it
-// is, and so is what RealProtectedFiles resolved for it.
-func WithProtectedFiles(ctx context.Context, paths ...string) context.Context {
-	var have []string
-	if set, ok := ctx.Value(protectedKey{}).(*protectedSet); ok {
-		have = set.paths
-	}
+// NewProtected returns the set of paths.
+func NewProtected(paths ...string) *Protected {
+	return (*Protected)(nil).With(paths...)
+}
+
+// With returns the set with paths added. When p holds them all already, it
+// is returned as it is, and so is what Real resolved for it.
+func (p *Protected) With(paths ...string) *Protected {
+	have := p.Paths()
 	all := have
-	for _, p := range paths {
-		if !slices.Contains(all, p) {
-			all = append(slices.Clip(all), p)
+	for _, path := range paths {
+		if path != "" && !slices.Contains(all, path) {
+			all = append(slices.Clip(all), path)
 		}
 	}
 	if len(all) == len(have) {
-		return ctx
+		return p
 	}
-	set := &protectedSet{paths: all}
+	set := &Protected{paths: all}
 	set.real = sync.OnceValue(func() []string {
 		real := make([]string, len(all))
-		for i, p := range all {
-			real[i] = p
-			if !filepath.IsAbs(p) {
+		for i, path := range all {
+			real[i] = path
+			if !filepath.IsAbs(path) {
 				continue
 			}
-			if r, err := filepath.EvalSymlinks(p); err == nil {
+			if r, err := filepath.EvalSymlinks(path); err == nil {
 				real[i] = r
 			}
 		}
 		return real
 	})
-	return context.WithValue(ctx, protectedKey{}, set)
+	return set
 }
 
-// ProtectedFiles returns the paths WithProtectedFiles put in ctx.
-func ProtectedFiles(ctx context.Context) []string {
-	if set, ok := ctx.Value(protectedKey{}).(*protectedSet); ok {
-		return slices.Clone(set.paths)
+// Paths returns the paths, as given.
+func (p *Protected) Paths() []string {
+	if p == nil {
+		return nil
 	}
-	return nil
+	return slices.Clone(p.paths)
 }
 
-// RealProtectedFiles returns the paths of ProtectedFiles, in that order,
-// each absolute one with its symlinks resolved (filepath.EvalSymlinks) where
-// it resolves; relative ones are as given. The files are resolved once, the
-// first time this is asked of a context that WithProtectedFiles made or one
-// derived from it: the jobs of a batch, whose contexts all derive from the
-// batch's, share one answer instead of each stating every directory above
-// the spec again. A capability that confines writes to a directory compares
-// these against its own real paths.
-func RealProtectedFiles(ctx context.Context) []string {
-	if set, ok := ctx.Value(protectedKey{}).(*protectedSet); ok {
-		return slices.Clone(set.real())
+// Real returns the paths in the order of Paths, each absolute one with its
+// symlinks resolved (filepath.EvalSymlinks) where it resolves; relative
+// ones are as given. A capability that confines writes to a directory
+// compares these against its own real paths.
+func (p *Protected) Real() []string {
+	if p == nil || p.real == nil {
+		return nil
 	}
-	return nil
+	return slices.Clone(p.real())
 }

@@ -1,7 +1,6 @@
 package capabilities
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestProtectedFiles(t *testing.T) {
+func TestProtected(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	real, err := filepath.EvalSymlinks(dir)
@@ -23,32 +22,31 @@ func TestProtectedFiles(t *testing.T) {
 	require.NoError(t, os.Symlink("a", link))
 	spec := filepath.Join(link, "agent.yaml")
 
-	bare := context.Background()
-	assert.Nil(t, ProtectedFiles(bare))
-	assert.Nil(t, RealProtectedFiles(bare))
-	assert.Equal(t, bare, WithProtectedFiles(bare), "no paths, no new context")
+	var none *Protected
+	assert.Nil(t, none.Paths())
+	assert.Nil(t, none.Real())
+	assert.Nil(t, none.With(), "no paths, no new set")
 
 	missing := filepath.Join(link, "missing.yaml")
-	ctx := WithProtectedFiles(bare, spec, "rel.yaml", missing)
-	assert.Equal(t, []string{spec, "rel.yaml", missing}, ProtectedFiles(ctx))
-	assert.Equal(t, []string{filepath.Join(real, "a", "agent.yaml"), "rel.yaml", missing}, RealProtectedFiles(ctx),
+	set := NewProtected(spec, "rel.yaml", missing)
+	assert.Equal(t, []string{spec, "rel.yaml", missing}, set.Paths())
+	assert.Equal(t, []string{filepath.Join(real, "a", "agent.yaml"), "rel.yaml", missing}, set.Real(),
 		"absolute paths resolved; relative ones, and those that do not resolve, as given")
 
-	again := WithProtectedFiles(ctx, "rel.yaml", spec, missing)
-	assert.Equal(t, ctx, again, "paths already carried add nothing")
-	job := context.WithValue(again, struct{}{}, "job")
+	again := set.With("rel.yaml", spec, missing)
+	assert.Same(t, set, again, "paths already held add nothing")
 
-	// Resolved once per WithProtectedFiles: a derived context keeps the answer
-	// even after the link moves, while one that adds a path resolves afresh.
+	// Resolved once per set: the same set keeps the answer even after the
+	// link moves, while one that adds a path resolves afresh.
 	require.NoError(t, os.Remove(link))
 	require.NoError(t, os.Symlink("b", link))
-	assert.Equal(t, filepath.Join(real, "a", "agent.yaml"), RealProtectedFiles(job)[0])
-	more := WithProtectedFiles(job, "other.yaml")
-	assert.Equal(t, []string{spec, "rel.yaml", missing, "other.yaml"}, ProtectedFiles(more))
-	assert.Equal(t, filepath.Join(real, "b", "agent.yaml"), RealProtectedFiles(more)[0])
-	assert.Equal(t, []string{spec, "rel.yaml", missing}, ProtectedFiles(ctx), "adding did not change the parent's list")
+	assert.Equal(t, filepath.Join(real, "a", "agent.yaml"), again.Real()[0])
+	more := again.With("other.yaml")
+	assert.Equal(t, []string{spec, "rel.yaml", missing, "other.yaml"}, more.Paths())
+	assert.Equal(t, filepath.Join(real, "b", "agent.yaml"), more.Real()[0])
+	assert.Equal(t, []string{spec, "rel.yaml", missing}, set.Paths(), "adding did not change the first set")
 
-	got := RealProtectedFiles(ctx)
+	got := set.Real()
 	got[0] = "changed"
-	assert.NotEqual(t, "changed", RealProtectedFiles(ctx)[0], "callers get a copy")
+	assert.NotEqual(t, "changed", set.Real()[0], "callers get a copy")
 }

@@ -96,9 +96,10 @@ type Args struct {
 	// Options is the capability's options object as JSON, already validated
 	// against the type's schema. Never nil: a capability given no options gets {}.
 	Options json.RawMessage
-	// Dir is the directory relative paths in the options resolve against: the
-	// run's workspace, or the process's working directory when there is none.
-	Dir string
+	// Setup is how the caller has the capability built: Dir, the directory
+	// relative paths in the options resolve against, and the rest. Nested
+	// capabilities are built with the same.
+	Setup
 	// Base holds the base options the spec gave (see BaseOptions).
 	Base BaseOptions
 	// Registry is the registry building the capability, for types that
@@ -429,11 +430,11 @@ type Nested struct {
 }
 
 // NewNested builds the capability a nested entry describes, with the same
-// directory as the capability holding it. args are the holder's.
+// Setup as the capability holding it. args are the holder's.
 func (args Args) NewNested(ctx context.Context, n Nested) (Capability, error) {
 	reg := args.Registry
 	if reg == nil {
 		reg = Default()
 	}
-	return reg.New(ctx, n.Name, Args{Options: n.Options, Dir: args.Dir})
+	return reg.New(ctx, n.Name, Args{Options: n.Options, Setup: args.Setup})
 }

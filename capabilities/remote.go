@@ -1,52 +1,44 @@
 package capabilities
 
 import (
-	"context"
 	"net/http"
 )
 
 // Remote is implemented by a capability whose tools live behind the network
 // (an MCP server's): listing them means connecting. `agentspec validate`
-// builds such a capability but does not ask for its tools, so it checks
-// their names only when the run does. It is optional, discovered by type
-// assertion.
+// builds such a capability with Setup.CheckOnly and does not ask for its
+// tools, so it checks their names only when the run does. It is optional,
+// discovered with As.
 type Remote interface {
 	Remote() bool
 }
 
-type checkOnlyKey struct{}
-
-// WithoutConnecting returns a context in which capabilities are built to be
-// checked, not used: a capability whose tools live behind the network checks
-// its options but neither starts nor reaches a server, and reports Remote.
-// `agentspec validate` builds capabilities so.
-func WithoutConnecting(ctx context.Context) context.Context {
-	return context.WithValue(ctx, checkOnlyKey{}, true)
+// Setup is how the caller has capabilities built: the same for every
+// capability of a spec, nested ones included. It reaches each factory in
+// its Args.
+type Setup struct {
+	// Dir is the directory relative paths in the options resolve against:
+	// the run's workspace, or the process's working directory when there is
+	// none.
+	Dir string
+	// CheckOnly builds capabilities to be checked, not used: one whose
+	// tools live behind the network checks its options but neither starts
+	// nor reaches a server, and reports Remote. `agentspec validate`, and a
+	// queue worker asking what a job's capabilities reach, build so.
+	CheckOnly bool
+	// Transport is how capabilities reach their remote servers (an MCP
+	// server named by url): a proxy, a transport with the organisation's
+	// trust roots, or, in a test, a local server standing in for the spec's
+	// host. Nil means http.DefaultTransport.
+	Transport http.RoundTripper
+	// Protected are files and directories no capability may change.
+	Protected *Protected
 }
 
-// Connecting reports whether capabilities built with ctx are to be used, as
-// opposed to WithoutConnecting.
-func Connecting(ctx context.Context) bool {
-	only, _ := ctx.Value(checkOnlyKey{}).(bool)
-	return !only
-}
-
-type transportKey struct{}
-
-// WithHTTPTransport returns a context in which capabilities built from it
-// reach their remote servers (an MCP server named by url) through rt: a
-// proxy, a transport with the organisation's trust roots, or, in a test, a
-// local server standing in for the spec's host. Without it they use
-// http.DefaultTransport.
-func WithHTTPTransport(ctx context.Context, rt http.RoundTripper) context.Context {
-	return context.WithValue(ctx, transportKey{}, rt)
-}
-
-// HTTPTransport returns the transport WithHTTPTransport put in ctx, or
-// http.DefaultTransport.
-func HTTPTransport(ctx context.Context) http.RoundTripper {
-	if rt, ok := ctx.Value(transportKey{}).(http.RoundTripper); ok && rt != nil {
-		return rt
+// HTTPTransport is s.Transport, or http.DefaultTransport when it is nil.
+func (s Setup) HTTPTransport() http.RoundTripper {
+	if s.Transport != nil {
+		return s.Transport
 	}
 	return http.DefaultTransport
 }

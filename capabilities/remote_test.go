@@ -1,7 +1,6 @@
 package capabilities
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -10,10 +9,8 @@ import (
 
 type stubTransport struct{ http.RoundTripper }
 
-func TestHTTPTransport(t *testing.T) {
-	ctx := context.Background()
-	assert.Same(t, http.DefaultTransport, HTTPTransport(ctx), "without WithHTTPTransport: Go's default")
+func TestSetupHTTPTransport(t *testing.T) {
+	assert.Same(t, http.DefaultTransport, Setup{}.HTTPTransport(), "without a transport: Go's default")
 	rt := &stubTransport{}
-	assert.Same(t, rt, HTTPTransport(WithHTTPTransport(ctx, rt)))
-	assert.Same(t, http.DefaultTransport, HTTPTransport(WithHTTPTransport(ctx, nil)), "nil leaves the default")
+	assert.Same(t, rt, Setup{Transport: rt}.HTTPTransport())
 }

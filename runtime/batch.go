@@ -153,7 +153,6 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 		}
 		return filepath.Join(cwd, ws)
 	}
-	ctx = p.protect(ctx)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {

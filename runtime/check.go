@@ -48,13 +48,14 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	owned, err := spec.Instantiate(capabilities.WithoutConnecting(ctx), s, cfg.registry, workspace)
+	owned, err := spec.Instantiate(ctx, s, cfg.registry,
+		capabilities.Setup{Dir: workspace, CheckOnly: true, Transport: cfg.transport})
 	if err != nil {
 		return err
 	}
 	local := make([]capabilities.Capability, 0, len(owned))
 	for _, c := range owned {
-		if r, ok := c.(capabilities.Remote); ok && r.Remote() {
+		if r, ok := capabilities.As[capabilities.Remote](c); ok && r.Remote() {
 			local = append(local, nil) // keeps the indexes of s.Capabilities
 			continue
 		}

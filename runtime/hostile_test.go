@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -75,7 +76,7 @@ func TestHostileSpecsAreErrorsNotPanics(t *testing.T) {
 		})
 	}
 	require.NotPanics(t, func() {
-		_, err := spec.Instantiate(context.Background(), nil, nil, t.TempDir())
+		_, err := spec.Instantiate(context.Background(), nil, nil, capabilities.Setup{Dir: t.TempDir()})
 		assert.EqualError(t, err, "spec: nil spec")
 		assert.Equal(t, spec.Position{}, (*spec.Spec)(nil).Position("/model"))
 	})

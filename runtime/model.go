@@ -285,7 +285,7 @@ func (m *modelSource) selectNative(caps []capabilities.Capability) ([]capabiliti
 	)
 	served := m.given == nil && m.script == nil // a provider's model, or the test model
 	for _, c := range caps {
-		nt, ok := c.(capabilities.NativeTooler)
+		nt, ok := capabilities.As[capabilities.NativeTooler](c)
 		if !ok {
 			out = append(out, c)
 			continue

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"maps"
+	"net/http"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -29,6 +30,7 @@ type config struct {
 	cache      *cache.Cache
 	noCache    bool
 	cacheName  string
+	transport  http.RoundTripper
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -84,6 +86,13 @@ func WithWorkspace(dir string) Option { return func(c *config) { c.workspace = d
 // WithRegistry builds the spec's capabilities from r instead of
 // capabilities.Default().
 func WithRegistry(r *capabilities.Registry) Option { return func(c *config) { c.registry = r } }
+
+// WithHTTPTransport has the spec's capabilities reach their remote servers
+// (an MCP server named by url) through rt: a proxy, a transport with the
+// organisation's trust roots, or a local server standing in for the spec's
+// host in a test. Without it they use http.DefaultTransport. Providers
+// have their own, in WithProviderOptions.
+func WithHTTPTransport(rt http.RoundTripper) Option { return func(c *config) { c.transport = rt } }
 
 // WithCapabilities gives the model the tools of caps besides the spec's
 // capabilities. They belong to the caller: the run does not close them.

@@ -146,7 +146,7 @@ func systemPrompt(instructions string, caps []capabilities.Capability, schema *o
 		sections = append(sections, s)
 	}
 	for _, c := range caps {
-		if in, ok := c.(capabilities.Instructable); ok {
+		if in, ok := capabilities.As[capabilities.Instructable](c); ok {
 			if s := strings.TrimSpace(in.Instructions()); s != "" {
 				sections = append(sections, s)
 			}

@@ -167,7 +167,7 @@ type plan struct {
 	schema       *outputSchema
 	checks       *checkSet
 	cache        *resultCache // nil when caching is off
-	protected    []string     // absolute paths of the spec's files (see protect)
+	protected    *capabilities.Protected // the spec's files and the cache's directory (see protectedFiles)
 }
 
 func newConfig(opts []Option) config {
@@ -204,12 +204,14 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 		return nil, err
 	}
 	return &plan{spec: s, cfg: cfg, model: model, instructions: instructions, schema: schema, checks: checks, cache: rc,
-		protected: protectedFiles(s, model)}, nil
+		protected: protectedFiles(s, model, rc)}, nil
 }
 
-// protectedFiles are the files of the spec that no run may change: the spec
-// itself and its script.
-func protectedFiles(s *spec.Spec, model *modelSource) []string {
+// protectedFiles are what no run of the plan may change: the spec itself,
+// its script, and the result cache's directory, whose entries a run would
+// otherwise rewrite into answers it is later replayed. They are resolved
+// once per plan, so a batch's jobs share the answer.
+func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache) *capabilities.Protected {
 	var files []string
 	if s.File != "" {
 		if abs, err := filepath.Abs(s.File); err == nil {
@@ -219,15 +221,19 @@ func protectedFiles(s *spec.Spec, model *modelSource) []string {
 	if f := model.script; f != nil {
 		files = append(files, f.path)
 	}
-	return files
+	if rc != nil {
+		if dir := rc.cache.Dir(); dir != "" {
+			if abs, err := filepath.Abs(dir); err == nil {
+				files = append(files, abs)
+			}
+		}
+	}
+	return capabilities.NewProtected(files...)
 }
 
-// protect is ctx carrying the plan's protected files. Batch protects its
-// context once, so that every job's capabilities share one resolution of
-// them (see capabilities.RealProtectedFiles); protecting it again adds
-// nothing.
-func (p *plan) protect(ctx context.Context) context.Context {
-	return capabilities.WithProtectedFiles(ctx, p.protected...)
+// setup is how the plan's capabilities are built in workspace.
+func (p *plan) setup(workspace string) capabilities.Setup {
+	return capabilities.Setup{Dir: workspace, Transport: p.cfg.transport, Protected: p.protected}
 }
 
 // run runs the plan in one workspace, through the cache when there is one,
@@ -282,7 +288,7 @@ func (p *plan) end(ctx context.Context, start time.Time, res *Result, err error)
 // drives the conversation to a final answer.
 func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (res *Result, err error) {
 	s, cfg := p.spec, p.cfg
-	owned, err := spec.Instantiate(p.protect(ctx), s, cfg.registry, workspace)
+	owned, err := spec.Instantiate(ctx, s, cfg.registry, p.setup(workspace))
 	if err != nil {
 		return nil, orInterrupted(ctx, err)
 	}
@@ -443,7 +449,7 @@ func isToolDelta(chunk []byte) bool {
 func closeAll(caps []capabilities.Capability) error {
 	var errs []error
 	for _, c := range caps {
-		if cl, ok := c.(io.Closer); ok {
+		if cl, ok := capabilities.As[io.Closer](c); ok {
 			if err := cl.Close(); err != nil {
 				errs = append(errs, err)
 			}

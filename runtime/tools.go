@@ -43,7 +43,7 @@ func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, 
 			return nil, fmt.Errorf("listing tools: %w", err)
 		}
 		budget, hasBudget := -1, false
-		if b, ok := c.(capabilities.RetryBudget); ok {
+		if b, ok := capabilities.As[capabilities.RetryBudget](c); ok {
 			budget, hasBudget = b.MaxRetries()
 		}
 		for _, t := range tools {

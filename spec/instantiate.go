@@ -13,12 +13,13 @@ import (
 )
 
 // Instantiate builds the capabilities of s with the factories of reg (nil
-// means capabilities.Default()); relative paths in options resolve against
-// dir. A factory's error is a spec problem: it is reported at the entry's
-// position, or at the option's for a *capabilities.ArgError, and every
-// entry's problems are returned together, as an Errors. When any capability
-// fails, those already built are closed.
-func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir string) ([]capabilities.Capability, error) {
+// means capabilities.Default()), as setup says: relative paths in options
+// resolve against setup.Dir, and the spec's own file is added to the files
+// no capability may change (decision D11). A factory's error is a spec
+// problem: it is reported at the entry's position, or at the option's for a
+// *capabilities.ArgError, and every entry's problems are returned together,
+// as an Errors. When any capability fails, those already built are closed.
+func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup capabilities.Setup) ([]capabilities.Capability, error) {
 	if s == nil {
 		return nil, errors.New("spec: nil spec")
 	}
@@ -26,8 +27,7 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir s
 		reg = capabilities.Default()
 	}
 	if abs := s.absPath(); abs != "" {
-		// The agent must not rewrite the spec it runs under (decision D11).
-		ctx = capabilities.WithProtectedFiles(ctx, abs)
+		setup.Protected = setup.Protected.With(abs)
 	}
 	var (
 		built []capabilities.Capability
@@ -38,7 +38,7 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, dir s
 			closeAll(built)
 			return nil, err
 		}
-		capability, err := reg.New(ctx, c.Name, capabilities.Args{Options: c.Options, Dir: dir})
+		capability, err := reg.New(ctx, c.Name, capabilities.Args{Options: c.Options, Setup: setup})
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 				closeAll(built)
@@ -105,7 +105,7 @@ func entryPointer(c Capability) string {
 
 func closeAll(cs []capabilities.Capability) {
 	for _, c := range cs {
-		if closer, ok := c.(io.Closer); ok {
+		if closer, ok := capabilities.As[io.Closer](c); ok {
 			_ = closer.Close() // the run is over before it began; nothing to report to
 		}
 	}

@@ -17,7 +17,7 @@ func TestInstantiate(t *testing.T) {
 	l := &Loader{Registry: reg, LookupEnv: testEnv}
 	s, err := l.Load("agent.yaml", []byte("capabilities:\n  - FileSystem: ./work\n  - Memory\n  - Thinking: {effort: low}\n"))
 	require.NoError(t, err)
-	caps, err := Instantiate(context.Background(), s, reg, "/jobs/1")
+	caps, err := Instantiate(context.Background(), s, reg, capabilities.Setup{Dir: "/jobs/1"})
 	require.NoError(t, err)
 	require.Len(t, caps, 3)
 	fs := caps[0].(*stub)
@@ -40,7 +40,7 @@ func TestInstantiateErrors(t *testing.T) {
 		"  - {name: FileSystem, arguments: {root_dir: ., cwd: ../outside}}\n"
 	s, err := l.Load("agent.yaml", []byte(src))
 	require.NoError(t, err)
-	caps, err := Instantiate(context.Background(), s, reg, ".")
+	caps, err := Instantiate(context.Background(), s, reg, capabilities.Setup{Dir: "."})
 	assert.Nil(t, caps)
 	var errs Errors
 	require.ErrorAs(t, err, &errs)
@@ -57,7 +57,7 @@ func TestInstantiateUnknownType(t *testing.T) {
 	reg, _ := testRegistry(t)
 	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("capabilities: [Memory]\n"))
 	require.NoError(t, err)
-	_, err = Instantiate(context.Background(), s, capabilities.NewRegistry(), ".")
+	_, err = Instantiate(context.Background(), s, capabilities.NewRegistry(), capabilities.Setup{Dir: "."})
 	assert.EqualError(t, err, `agent.yaml:1:16: capabilities[0]: unknown capability type "Memory": no capability types are registered`)
 }
 
@@ -68,7 +68,7 @@ func TestInstantiateCanceled(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Instantiate(ctx, s, reg, ".")
+	_, err = Instantiate(ctx, s, reg, capabilities.Setup{Dir: "."})
 	assert.ErrorIs(t, err, context.Canceled)
 	var errs Errors
 	assert.False(t, errors.As(err, &errs), "a canceled context is not a spec problem")

@@ -224,6 +224,9 @@ type callGate struct {
 	fs *FS
 }
 
+// Unwrap returns the gated tool, so that its hints are found.
+func (g *callGate) Unwrap() capabilities.Tool { return g.Tool }
+
 func (g *callGate) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	if g.fs.closed.Load() {
 		return "", fmt.Errorf("filesystem: %s: %w", g.Name(), ErrClosed)
@@ -429,7 +432,7 @@ func init() {
 			if err := args.Decode(&opts); err != nil {
 				return nil, optionError(err)
 			}
-			opts.ProtectedFiles = capabilities.RealProtectedFiles(ctx)
+			opts.ProtectedFiles = args.Protected.Real()
 			return newCapability(opts, args.Dir, true)
 		},
 	})

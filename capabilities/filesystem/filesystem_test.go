@@ -227,13 +227,13 @@ func TestRegisteredType(t *testing.T) {
 
 	ws := t.TempDir()
 	capab, err := reg.New(context.Background(), TypeName, capabilities.Args{
-		Options: json.RawMessage(`{"tools": ["read_file"], "max_read_chars": null}`), Dir: ws})
+		Options: json.RawMessage(`{"tools": ["read_file"], "max_read_chars": null}`), Setup: capabilities.Setup{Dir: ws}})
 	require.NoError(t, err)
 	c := capab.(*Capability)
 	defer c.Close()
 	assert.Equal(t, []string{ToolReadFile}, toolNames(t, c))
 
-	_, err = reg.New(context.Background(), TypeName, capabilities.Args{Options: json.RawMessage(`{"max_read_lines": "x"}`), Dir: ws})
+	_, err = reg.New(context.Background(), TypeName, capabilities.Args{Options: json.RawMessage(`{"max_read_lines": "x"}`), Setup: capabilities.Setup{Dir: ws}})
 	var ae *capabilities.ArgError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "max_read_lines", ae.Option)

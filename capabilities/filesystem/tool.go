@@ -26,6 +26,26 @@ func (t *tool) Name() string               { return t.name }
 func (t *tool) Description() string        { return t.description }
 func (t *tool) Parameters() map[string]any { return t.params }
 
+// Hints says how the tool behaves: the ones in ReadOnlyToolNames change
+// nothing; every tool stays under the root, a closed domain.
+func (t *tool) Hints() capabilities.Hints { return toolHints(t.name) }
+
+// toolHints are a FileSystem tool's hints by name. write_file replaces what
+// is there; edit_file changes it; create_directory only adds, and adding
+// again does nothing.
+func toolHints(name string) capabilities.Hints {
+	switch {
+	case slices.Contains(ReadOnlyToolNames, name):
+		return capabilities.Hints{ReadOnly: true, Idempotent: true}
+	case name == ToolCreateDirectory:
+		return capabilities.Hints{Idempotent: true}
+	case name == ToolWriteFile:
+		return capabilities.Hints{Destructive: true, Idempotent: true}
+	default:
+		return capabilities.Hints{Destructive: true}
+	}
+}
+
 // Call runs the tool under a deadline: the caller's (the runtime's
 // tool_timeout puts one on the context), or DefaultToolTimeout when the
 // context has none, so that no call runs unbounded.

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentspec/agentspec/capabilities"
 )
 
 // connectHTTP reaches a remote server. A URL whose path ends in /sse names
@@ -20,8 +18,8 @@ import (
 //
 // The SSE transport ties its event stream to the context it connects with,
 // so it is given one that outlives start-up; cancel ends it.
-func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
-	hc := &http.Client{Transport: &headerTransport{headers: headers, base: capabilities.HTTPTransport(ctx)}}
+func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string, base http.RoundTripper) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
+	hc := &http.Client{Transport: &headerTransport{headers: headers, base: base}}
 	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies

@@ -100,10 +100,11 @@ var (
 )
 
 // New starts or reaches the server, initializes a session and lists its
-// tools. dir is the directory a relative cwd resolves against (empty: the
-// process's working directory). Errors about one option are
+// tools. setup.Dir is the directory a relative cwd resolves against (empty:
+// the process's working directory); with setup.CheckOnly, only the options
+// are checked. Errors about one option are
 // *capabilities.ArgError. On error nothing is left running.
-func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
+func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capability, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 	defer cancel()
 
 	c := &Capability{id: opts.ID}
-	if !capabilities.Connecting(ctx) {
+	if setup.CheckOnly {
 		return c, nil // built to be checked: the options were all there is to check
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentspec", Version: "1"}, &sdk.ClientOptions{
@@ -128,7 +129,7 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 		if c.id == "" {
 			c.id = commandID(opts.Command)
 		}
-		c.session, c.proc, err = connectStdio(startCtx, client, opts, dir)
+		c.session, c.proc, err = connectStdio(startCtx, client, opts, setup.Dir)
 	} else {
 		u := opts.URL
 		if s, ok := opts.Local.(string); ok {
@@ -138,7 +139,7 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 		if c.id == "" {
 			c.id = defaultID(u)
 		}
-		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders())
+		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders(), setup.HTTPTransport())
 	}
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
@@ -418,7 +419,7 @@ func init() {
 			if f, ok := opts.Local.(json.Number); ok {
 				opts.Local = f.String() // refused by check, with its message
 			}
-			return New(ctx, opts, args.Dir)
+			return New(ctx, opts, args.Setup)
 		},
 	})
 }

@@ -32,7 +32,7 @@ func startStdio(t *testing.T, opts Options) *Capability {
 	if opts.Env == nil {
 		opts.Env = serverEnvMap()
 	}
-	c, err := New(context.Background(), opts, t.TempDir())
+	c, err := New(context.Background(), opts, capabilities.Setup{Dir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -71,8 +71,8 @@ func TestToolsAreOfferedUnchanged(t *testing.T) {
 		assert.Equal(t, def.Description, got.Description())
 		assert.Equal(t, schemaOf(t, def), got.Parameters(), def.Name)
 	}
-	assert.True(t, toolByName(t, c, "count").(*tool).ReadOnly(), "readOnlyHint is kept")
-	assert.False(t, toolByName(t, c, "echo").(*tool).ReadOnly())
+	assert.True(t, capabilities.HintsOf(toolByName(t, c, "count")).ReadOnly, "readOnlyHint is kept")
+	assert.False(t, capabilities.HintsOf(toolByName(t, c, "echo")).ReadOnly)
 	assert.Equal(t, "mcp.test", c.ID(), "the default id of a command is its program name")
 }
 
@@ -87,7 +87,7 @@ func TestAllowedTools(t *testing.T) {
 	}
 	assert.Equal(t, []string{"count", "echo"}, names, "filtered, in the order the server lists them (by name, for the Go SDK)")
 
-	_, err = New(context.Background(), Options{Command: serverCommand(), Env: serverEnvMap(), AllowedTools: []string{"echo", "ehco"}}, "")
+	_, err = New(context.Background(), Options{Command: serverCommand(), Env: serverEnvMap(), AllowedTools: []string{"echo", "ehco"}}, capabilities.Setup{})
 	var argErr *capabilities.ArgError
 	require.ErrorAs(t, err, &argErr)
 	assert.Equal(t, "allowed_tools", argErr.Option)
@@ -209,28 +209,28 @@ func TestServerExitMidCallIsFatal(t *testing.T) {
 
 func TestStartFailures(t *testing.T) {
 	t.Parallel()
-	_, err := New(context.Background(), Options{Command: []string{"no-such-mcp-server-xyz", "--flag"}}, "")
+	_, err := New(context.Background(), Options{Command: []string{"no-such-mcp-server-xyz", "--flag"}}, capabilities.Setup{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MCP server no-such-mcp-server-xyz (no-such-mcp-server-xyz --flag) did not start")
 	assert.Contains(t, err.Error(), "executable file not found")
 
 	_, err = New(context.Background(), Options{Command: serverCommand(),
-		Env: serverEnvMap("MCP_TEST_STDERR", "config.toml: no such file", "MCP_TEST_EXIT_AT_START", "3")}, "")
+		Env: serverEnvMap("MCP_TEST_STDERR", "config.toml: no such file", "MCP_TEST_EXIT_AT_START", "3")}, capabilities.Setup{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did not start: it exited before it was ready (exit status 3); the last lines of its stderr:\n  config.toml: no such file")
 
 	start := time.Now()
-	_, err = New(context.Background(), Options{Command: serverCommand(), Env: serverEnvMap("MCP_TEST_GARBAGE", "1")}, "")
+	_, err = New(context.Background(), Options{Command: serverCommand(), Env: serverEnvMap("MCP_TEST_GARBAGE", "1")}, capabilities.Setup{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MCP server mcp.test ("+os.Args[0]+") did not start: ")
 	assert.NotContains(t, err.Error(), "exited", "agentspec stopped it; it did not exit")
 	assert.Less(t, time.Since(start), 5*time.Second, "a failed start is not waited for")
 
-	_, err = New(context.Background(), Options{Command: []string{"sleep", "30"}, Timeout: 0.3}, "")
+	_, err = New(context.Background(), Options{Command: []string{"sleep", "30"}, Timeout: 0.3}, capabilities.Setup{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MCP server sleep (sleep 30) did not start: no answer within 300ms (the timeout option); it wrote nothing to stderr")
 
-	_, err = New(context.Background(), Options{Command: serverCommand(), Cwd: "missing"}, t.TempDir())
+	_, err = New(context.Background(), Options{Command: serverCommand(), Cwd: "missing"}, capabilities.Setup{Dir: t.TempDir()})
 	var argErr *capabilities.ArgError
 	require.ErrorAs(t, err, &argErr)
 	assert.Equal(t, "cwd", argErr.Option)
@@ -331,7 +331,7 @@ func TestHTTPStreamableAndSSE(t *testing.T) {
 				URL:                ts.URL + path,
 				Headers:            map[string]string{"X-Team": "core"},
 				AuthorizationToken: "Bearer s3cret",
-			}, "")
+			}, capabilities.Setup{})
 			require.NoError(t, err)
 			defer c.Close()
 			assert.Equal(t, "127.0.0.1-"+strings.TrimPrefix(path, "/"), c.ID())
@@ -353,12 +353,12 @@ func TestHTTPStreamableAndSSE(t *testing.T) {
 		})
 	}
 
-	c, err := New(context.Background(), Options{URL: "https://unused.invalid/mcp", Local: ts.URL + "/mcp"}, "")
+	c, err := New(context.Background(), Options{URL: "https://unused.invalid/mcp", Local: ts.URL + "/mcp"}, capabilities.Setup{})
 	require.NoError(t, err, "local: URL is where agentspec connects")
 	assert.Equal(t, "127.0.0.1-mcp", c.ID())
 	c.Close()
 
-	_, err = New(context.Background(), Options{URL: ts.URL + "/nothing-here"}, "")
+	_, err = New(context.Background(), Options{URL: ts.URL + "/nothing-here"}, capabilities.Setup{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MCP server 127.0.0.1-nothing-here ("+ts.URL+"/nothing-here) could not be reached")
 	assert.Contains(t, err.Error(), "over streamable HTTP")
@@ -457,15 +457,15 @@ func TestRegistered(t *testing.T) {
 	// Built to be checked, it reaches no server (x.example does not resolve)
 	// and says its tools are remote; native: true is accepted (the loader
 	// warns it has no effect).
-	c, err := capabilities.Default().New(capabilities.WithoutConnecting(context.Background()), TypeName, capabilities.Args{
-		Options: json.RawMessage(`{"url": "https://x.example/mcp", "native": true}`)})
+	c, err := capabilities.Default().New(context.Background(), TypeName, capabilities.Args{
+		Options: json.RawMessage(`{"url": "https://x.example/mcp", "native": true}`), Setup: capabilities.Setup{CheckOnly: true}})
 	require.NoError(t, err)
 	r, ok := c.(capabilities.Remote)
 	require.True(t, ok)
 	assert.True(t, r.Remote())
 	assert.Contains(t, typ.NoEffect, "native")
-	_, err = capabilities.Default().New(capabilities.WithoutConnecting(context.Background()), TypeName, capabilities.Args{
-		Options: json.RawMessage(`{"url": "ftp://x.example/mcp"}`)})
+	_, err = capabilities.Default().New(context.Background(), TypeName, capabilities.Args{
+		Options: json.RawMessage(`{"url": "ftp://x.example/mcp"}`), Setup: capabilities.Setup{CheckOnly: true}})
 	var argErr *capabilities.ArgError
 	require.ErrorAs(t, err, &argErr, "the options are still checked")
 	assert.Equal(t, "url", argErr.Option)

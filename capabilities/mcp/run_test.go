@@ -148,7 +148,7 @@ func TestRunWithTheEverythingServer(t *testing.T) {
 	}
 	everything := npmtest.Bin(dir, "server-everything/dist/index.js")
 	c, err := New(context.Background(), Options{Command: []string{"node", everything, "stdio"},
-		AllowedTools: []string{"echo", "get-sum", "get-tiny-image"}}, t.TempDir())
+		AllowedTools: []string{"echo", "get-sum", "get-tiny-image"}}, capabilities.Setup{Dir: t.TempDir()})
 	require.NoError(t, err)
 	pid := c.PID()
 	defer func() {

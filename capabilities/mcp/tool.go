@@ -20,22 +20,38 @@ type tool struct {
 	name        string
 	description string
 	params      map[string]any
-	readOnly    bool
+	hints       capabilities.Hints
 }
 
 func newTool(c *Capability, t *sdk.Tool) *tool {
 	params, _ := t.InputSchema.(map[string]any)
-	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
-	return &tool{c: c, name: t.Name, description: t.Description, params: params, readOnly: readOnly}
+	return &tool{c: c, name: t.Name, description: t.Description, params: params, hints: serverHints(t.Annotations)}
 }
 
 func (t *tool) Name() string               { return t.name }
 func (t *tool) Description() string        { return t.description }
 func (t *tool) Parameters() map[string]any { return t.params }
 
-// ReadOnly reports the server's readOnlyHint: the tool says it changes
-// nothing. It is a hint from the server, not a guarantee.
-func (t *tool) ReadOnly() bool { return t.readOnly }
+// Hints are the server's annotations of the tool: what it says, not a
+// guarantee. What it leaves out takes MCP's defaults, which assume the worst.
+func (t *tool) Hints() capabilities.Hints { return t.hints }
+
+// serverHints reads a tool's annotations with MCP's defaults: not
+// read-only, destructive, not idempotent, open-world.
+func serverHints(a *sdk.ToolAnnotations) capabilities.Hints {
+	h := capabilities.ToolDefaultHints
+	if a == nil {
+		return h
+	}
+	h.ReadOnly, h.Idempotent = a.ReadOnlyHint, a.IdempotentHint
+	if a.DestructiveHint != nil {
+		h.Destructive = *a.DestructiveHint
+	}
+	if a.OpenWorldHint != nil {
+		h.OpenWorld = *a.OpenWorldHint
+	}
+	return h
+}
 
 func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	c := t.c

@@ -19,7 +19,7 @@ func build(t *testing.T, yaml string) ([]capabilities.Capability, error) {
 	if err != nil {
 		return nil, err
 	}
-	return spec.Instantiate(context.Background(), s, capabilities.Default(), t.TempDir())
+	return spec.Instantiate(context.Background(), s, capabilities.Default(), capabilities.Setup{Dir: t.TempDir()})
 }
 
 func TestWebSearch(t *testing.T) {

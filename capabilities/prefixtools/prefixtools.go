@@ -10,14 +10,14 @@
 //	      capability: {FileSystem: {root_dir: ./docs, read_only: true}}
 //
 // Everything else the wrapped capability gives (instructions, native tools,
-// closing) passes through unchanged.
+// what it reaches, closing) passes through unchanged: PrefixTools unwraps
+// (capabilities.As).
 package prefixtools
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -75,9 +75,8 @@ func New(prefix string, c capabilities.Capability) *Capability {
 	return &Capability{prefix: prefix, inner: c}
 }
 
-// Capability is a capability with its tools renamed. It has every optional
-// interface of capabilities, answering each as the wrapped capability does
-// (or as one without it would).
+// Capability is a capability with its tools renamed. Its optional
+// interfaces are the wrapped capability's, found through Unwrap.
 type Capability struct {
 	prefix string
 	inner  capabilities.Capability
@@ -96,47 +95,10 @@ func (p *Capability) Tools(ctx context.Context) ([]capabilities.Tool, error) {
 	return out, nil
 }
 
-// Unwrap returns the wrapped capability.
+// Unwrap returns the wrapped capability: whatever else it gives
+// (instructions, native tools, its retry budget, what it reaches, closing)
+// consumers find through capabilities.As, unchanged.
 func (p *Capability) Unwrap() capabilities.Capability { return p.inner }
-
-// Instructions are the wrapped capability's.
-func (p *Capability) Instructions() string {
-	if in, ok := p.inner.(capabilities.Instructable); ok {
-		return in.Instructions()
-	}
-	return ""
-}
-
-// NativeTools are the wrapped capability's: provider-side tools keep their
-// kinds.
-func (p *Capability) NativeTools() []capabilities.NativeTool {
-	if nt, ok := p.inner.(capabilities.NativeTooler); ok {
-		return nt.NativeTools()
-	}
-	return nil
-}
-
-// MaxRetries is the wrapped capability's own retry budget, if it has one.
-func (p *Capability) MaxRetries() (int, bool) {
-	if b, ok := p.inner.(capabilities.RetryBudget); ok {
-		return b.MaxRetries()
-	}
-	return 0, false
-}
-
-// Remote says whether the wrapped capability's tools live behind the network.
-func (p *Capability) Remote() bool {
-	r, ok := p.inner.(capabilities.Remote)
-	return ok && r.Remote()
-}
-
-// Close closes the wrapped capability when it needs closing.
-func (p *Capability) Close() error {
-	if c, ok := p.inner.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
 
 // renamed is a tool under another name. The tool itself runs as it would
 // unwrapped: its events and errors still speak of its own name.
@@ -146,3 +108,7 @@ type renamed struct {
 }
 
 func (r renamed) Name() string { return r.name }
+
+// Unwrap returns the tool under its own name, so that what it says of
+// itself (capabilities.HintsOf) survives the renaming.
+func (r renamed) Unwrap() capabilities.Tool { return r.Tool }

@@ -3,6 +3,7 @@ package prefixtools_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,7 +60,7 @@ capabilities:
       capability: {PrefixTools: {prefix: inner, capability: {FileSystem: {read_only: true}}}}
 `)
 	require.NoError(t, err)
-	caps, err := spec.Instantiate(context.Background(), s, nil, dir)
+	caps, err := spec.Instantiate(context.Background(), s, nil, capabilities.Setup{Dir: dir})
 	require.NoError(t, err)
 	names := toolNames(t, caps)
 	for _, want := range []string{"bare_write_file", "docs_read_file", "pos_edit_file", "long_list_directory", "outer_inner_read_file"} {
@@ -118,9 +119,14 @@ func (instructed) Instructions() string                               { return "
 
 func TestOptionalInterfacesPassThrough(t *testing.T) {
 	t.Parallel()
-	c := prefixtools.New("p", instructed{})
-	assert.Equal(t, "be brief", c.Instructions())
-	assert.Empty(t, c.NativeTools(), "a capability without native tools has none when wrapped")
-	assert.False(t, c.Remote())
-	assert.NoError(t, c.Close())
+	c := prefixtools.New("p", prefixtools.New("q", instructed{}))
+	in, ok := capabilities.As[capabilities.Instructable](c)
+	require.True(t, ok, "found through two wrappers")
+	assert.Equal(t, "be brief", in.Instructions())
+	_, ok = capabilities.As[capabilities.NativeTooler](c)
+	assert.False(t, ok, "a capability without native tools has none when wrapped")
+	_, ok = capabilities.As[capabilities.Remote](c)
+	assert.False(t, ok)
+	_, ok = capabilities.As[io.Closer](c)
+	assert.False(t, ok, "nothing to close")
 }

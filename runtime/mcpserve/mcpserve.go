@@ -37,7 +37,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -47,22 +46,18 @@ type Options struct {
 	// Name and Version are what the server tells clients it is; default
 	// "agentspec" and "devel".
 	Name, Version string
-	// ReadOnly offers only tools that change nothing (see ReadOnlyTool).
+	// ReadOnly offers only the tools whose hints say they change nothing
+	// (capabilities.HintsOf), whatever wraps their capability; any other
+	// tool is withheld, since nothing says it is harmless.
 	ReadOnly bool
 	// Listener receives the events of every call; nil emits none.
 	Listener capabilities.Listener
 	// Registry builds a spec's capabilities in Open; nil means
 	// capabilities.Default().
 	Registry *capabilities.Registry
-}
-
-// ReadOnlyTool is implemented by tools that know whether they change
-// anything. With Options.ReadOnly a tool is offered only when it says it is
-// read-only, or is one of FileSystem's ReadOnlyToolNames; any other tool is
-// withheld, since nothing says it is harmless. The MCP capability's tools
-// implement it with the server's readOnlyHint.
-type ReadOnlyTool interface {
-	ReadOnly() bool
+	// Transport is how the spec's capabilities reach remote servers in
+	// Open; nil means http.DefaultTransport.
+	Transport http.RoundTripper
 }
 
 // Server serves a set of tools. It is safe for concurrent use.
@@ -109,12 +104,12 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 				return nil, fmt.Errorf("two capabilities provide a tool named %q; a client could not tell them apart", t.Name())
 			}
 			seen[t.Name()] = true
-			readOnly := isReadOnly(c, t)
-			if opts.ReadOnly && !readOnly {
+			hints := capabilities.HintsOf(t)
+			if opts.ReadOnly && !hints.ReadOnly {
 				s.withheld = append(s.withheld, t.Name())
 				continue
 			}
-			def, err := definition(t, readOnly)
+			def, err := definition(t, hints)
 			if err != nil {
 				return nil, err
 			}
@@ -128,26 +123,16 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 // Open builds the capabilities of a spec, relative paths resolving against
 // workspace (empty: the working directory), and serves their tools.
 func Open(ctx context.Context, sp *spec.Spec, workspace string, opts Options) (*Server, error) {
-	caps, err := spec.Instantiate(ctx, sp, opts.Registry, workspace)
+	caps, err := spec.Instantiate(ctx, sp, opts.Registry, capabilities.Setup{Dir: workspace, Transport: opts.Transport})
 	if err != nil {
 		return nil, err
 	}
 	return New(ctx, caps, opts)
 }
 
-func isReadOnly(c capabilities.Capability, t capabilities.Tool) bool {
-	if r, ok := t.(ReadOnlyTool); ok {
-		return r.ReadOnly()
-	}
-	if _, ok := c.(*filesystem.Capability); ok {
-		return slices.Contains(filesystem.ReadOnlyToolNames, t.Name())
-	}
-	return false
-}
-
 // definition is the tool as a client lists it: a run's name, description
-// and parameters, and a readOnlyHint for the tools known to change nothing.
-func definition(t capabilities.Tool, readOnly bool) (*sdk.Tool, error) {
+// and parameters, and its hints as the MCP tool annotations.
+func definition(t capabilities.Tool, hints capabilities.Hints) (*sdk.Tool, error) {
 	params := t.Parameters()
 	if params == nil {
 		params = emptyParameters
@@ -155,9 +140,15 @@ func definition(t capabilities.Tool, readOnly bool) (*sdk.Tool, error) {
 	if params["type"] != "object" {
 		return nil, fmt.Errorf("tool %s: MCP needs an object schema for the arguments, and its parameters have type %v", t.Name(), params["type"])
 	}
-	def := &sdk.Tool{Name: t.Name(), Description: t.Description(), InputSchema: params}
-	if readOnly {
-		def.Annotations = &sdk.ToolAnnotations{ReadOnlyHint: true}
+	def := &sdk.Tool{Name: t.Name(), Description: t.Description(), InputSchema: params,
+		Annotations: &sdk.ToolAnnotations{
+			ReadOnlyHint:   hints.ReadOnly,
+			IdempotentHint: hints.Idempotent,
+			OpenWorldHint:  &hints.OpenWorld,
+		}}
+	if !hints.ReadOnly {
+		// MCP: destructiveHint is meaningful only when readOnlyHint is false.
+		def.Annotations.DestructiveHint = &hints.Destructive
 	}
 	return def, nil
 }
@@ -176,7 +167,7 @@ func (s *Server) MCP() *sdk.Server { return s.srv }
 func (s *Server) Close() error {
 	var errs []error
 	for _, c := range s.caps {
-		if cl, ok := c.(io.Closer); ok {
+		if cl, ok := capabilities.As[io.Closer](c); ok {
 			if err := cl.Close(); err != nil {
 				errs = append(errs, err)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/capabilities/prefixtools"
 	"github.com/agentspec/agentspec/runtime"
 )
 
@@ -89,7 +90,11 @@ func TestToolsAreWhatARunOffers(t *testing.T) {
 		assert.JSONEq(t, jsonOf(t, want.Parameters()), jsonOf(t, got.InputSchema), want.Name())
 	}
 	assert.True(t, listed["read_file"].Annotations.ReadOnlyHint)
-	assert.Nil(t, listed["write_file"].Annotations)
+	assert.False(t, *listed["read_file"].Annotations.OpenWorldHint, "files under one root are a closed domain")
+	write := listed["write_file"].Annotations
+	assert.False(t, write.ReadOnlyHint)
+	assert.True(t, *write.DestructiveHint, "write_file replaces what is there")
+	assert.False(t, *listed["create_directory"].Annotations.DestructiveHint, "create_directory only adds")
 }
 
 func TestResultsAreARunsText(t *testing.T) {
@@ -183,7 +188,41 @@ func (p plainCap) Tools(context.Context) ([]capabilities.Tool, error) { return p
 
 type roTool struct{ plainTool }
 
-func (roTool) ReadOnly() bool { return true }
+func (roTool) Hints() capabilities.Hints { return capabilities.Hints{ReadOnly: true} }
+
+// userWrapper is a wrapper a Go user might write: it forwards nothing but
+// Tools, and unwraps.
+type userWrapper struct{ inner capabilities.Capability }
+
+func (u userWrapper) Tools(ctx context.Context) ([]capabilities.Tool, error) {
+	return u.inner.Tools(ctx)
+}
+func (u userWrapper) Unwrap() capabilities.Capability { return u.inner }
+
+// TestReadOnlyThroughWrappers: the read-only filter asks each tool's hints,
+// so a FileSystem behind PrefixTools, or behind a wrapper of one's own,
+// offers its read tools as it does unwrapped.
+func TestReadOnlyThroughWrappers(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	docs, _ := newFS(t, nil)
+	srv, cs := connect(t, Options{ReadOnly: true}, prefixtools.New("src", fs), userWrapper{prefixtools.New("docs", docs)})
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names, want []string
+	for _, lt := range res.Tools {
+		names = append(names, lt.Name)
+		assert.True(t, lt.Annotations.ReadOnlyHint, lt.Name)
+	}
+	for _, prefix := range []string{"src_", "docs_"} {
+		for _, n := range filesystem.ReadOnlyToolNames {
+			want = append(want, prefix+n)
+		}
+	}
+	assert.ElementsMatch(t, want, names)
+	assert.ElementsMatch(t, []string{"src_write_file", "src_edit_file", "src_create_directory",
+		"docs_write_file", "docs_edit_file", "docs_create_directory"}, srv.Withheld())
+}
 
 func TestCustomTools(t *testing.T) {
 	t.Parallel()

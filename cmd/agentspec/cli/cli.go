@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -149,4 +150,21 @@ func signalNumber(sig os.Signal) int {
 		return int(s)
 	}
 	return int(syscall.SIGINT)
+}
+
+type transportKey struct{}
+
+// WithHTTPTransport returns a context with which Main has the spec's
+// capabilities reach their remote servers (an MCP server named by url)
+// through rt instead of http.DefaultTransport: for a program that embeds
+// the CLI behind a proxy, or a test standing a local server in for a
+// spec's host. The capabilities themselves get it in their Setup.
+func WithHTTPTransport(ctx context.Context, rt http.RoundTripper) context.Context {
+	return context.WithValue(ctx, transportKey{}, rt)
+}
+
+// capabilityTransport is what WithHTTPTransport put in ctx, or nil.
+func capabilityTransport(ctx context.Context) http.RoundTripper {
+	rt, _ := ctx.Value(transportKey{}).(http.RoundTripper)
+	return rt
 }

@@ -47,7 +47,7 @@ results are the same text. An error the model could correct is a result with isE
 (its text without run's "Error: " prefix); a fatal error is a JSON-RPC error.
 
 --read-only offers only the tools that change nothing (FileSystem's read tools, MCP tools
-marked readOnlyHint, custom tools whose ReadOnly() says so); otherwise changes land as in
+marked readOnlyHint, custom tools whose Hints() say so, behind any wrapper); otherwise changes land as in
 a run. --events FILE writes every event (tool calls and results, FileSystem and MCP events)
 as JSON lines.
 
@@ -117,7 +117,8 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		if err != nil {
 			return exitWith(exitUsage, err)
 		}
-		if caps, err = spec.Instantiate(ctx, s, capabilities.Default(), dir); err != nil {
+		if caps, err = spec.Instantiate(ctx, s, capabilities.Default(),
+			capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx)}); err != nil {
 			return specError(err)
 		}
 	} else {

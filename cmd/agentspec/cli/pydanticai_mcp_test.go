@@ -12,13 +12,12 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentspec/agentspec/capabilities"
 )
 
 // exampleServers stands in for the MCP servers the ported specs name at
 // example.com, so that those specs run unchanged and offline: real MCP
 // servers (the official SDK's, over SSE and over streamable HTTP) behind
-// one local TLS listener, reached through capabilities.WithHTTPTransport.
+// one local TLS listener, reached through cli.WithHTTPTransport.
 // The transport dials nothing but that listener, so a host the test does not
 // serve fails instead of reaching the network.
 //
@@ -84,5 +83,5 @@ func exampleServers(t *testing.T) context.Context {
 		return d.DialContext(ctx, "tcp", ts.Listener.Addr().String())
 	}
 	t.Cleanup(tr.CloseIdleConnections)
-	return capabilities.WithHTTPTransport(context.Background(), tr)
+	return WithHTTPTransport(context.Background(), tr)
 }

@@ -174,7 +174,8 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		_ = finishEvents()
 		return exitWith(exitUsage, err)
 	}
-	opts = append(opts, runtime.WithProviderOptions(providers.Options{Transport: transport}))
+	opts = append(opts, runtime.WithProviderOptions(providers.Options{Transport: transport}),
+		runtime.WithHTTPTransport(capabilityTransport(ctx)))
 
 	res, err := runtime.Run(ctx, s, opts...)
 	// The recording and the event log are kept whatever the outcome: they

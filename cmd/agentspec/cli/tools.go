@@ -81,13 +81,14 @@ func specTools(cmd *cobra.Command, file, workspace string) ([]capabilities.Tool,
 	if err != nil {
 		return nil, nil, exitWith(exitUsage, err)
 	}
-	caps, err := spec.Instantiate(cmd.Context(), s, capabilities.Default(), dir)
+	caps, err := spec.Instantiate(cmd.Context(), s, capabilities.Default(),
+		capabilities.Setup{Dir: dir, Transport: capabilityTransport(cmd.Context())})
 	if err != nil {
 		return nil, nil, specError(err)
 	}
 	closeAll := func() {
 		for _, c := range caps {
-			if cl, ok := c.(io.Closer); ok {
+			if cl, ok := capabilities.As[io.Closer](c); ok {
 				cl.Close()
 			}
 		}

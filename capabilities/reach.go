@@ -1,0 +1,62 @@
+package capabilities
+
+// Reach is what a capability's tools can touch beyond the conversation:
+// the files and directories, the programs they start, the network
+// endpoints they connect to, and the variables of this process's
+// environment they read or hand on. Whoever must keep a boundary (the
+// queue worker, `agentspec mcp`, a pipeline) asks ReachOf and refuses what
+// it does not allow, instead of guessing from a capability's type or
+// options.
+//
+// Paths are absolute and clean. Only what the capability does on this
+// machine counts: a provider's native web search reaches nothing here.
+type Reach struct {
+	// Paths are the directories (and everything below them) or files the
+	// tools read, and change when Write is set.
+	Paths []PathReach `json:"paths,omitempty"`
+	// Processes are the programs the capability starts, as named to exec;
+	// Anywhere stands for any the model chooses.
+	Processes []string `json:"processes,omitempty"`
+	// Network are the endpoints it connects to, as URLs with no query or
+	// credentials; Anywhere stands for any the model chooses.
+	Network []string `json:"network,omitempty"`
+	// Env are the names of this process's environment variables that it
+	// reads or passes to what it starts.
+	Env []string `json:"env,omitempty"`
+}
+
+// Anywhere in Reach.Processes or Reach.Network means the model chooses.
+const Anywhere = "*"
+
+// PathReach is one path a capability reaches.
+type PathReach struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"`
+}
+
+// Reacher is implemented by a capability that says what it reaches. A
+// capability that holds others answers for them too; one that merely wraps
+// another need not implement it, since ReachOf looks through wrappers.
+type Reacher interface {
+	Reach() Reach
+}
+
+// ReachOf returns what c reaches, through any wrapper (see As). ok is
+// false when c does not say: a boundary must then treat it as reaching
+// anything.
+func ReachOf(c Capability) (r Reach, ok bool) {
+	if re, ok := As[Reacher](c); ok {
+		return re.Reach(), true
+	}
+	return Reach{}, false
+}
+
+// Add returns r with everything o reaches added.
+func (r Reach) Add(o Reach) Reach {
+	return Reach{
+		Paths:     append(append([]PathReach(nil), r.Paths...), o.Paths...),
+		Processes: append(append([]string(nil), r.Processes...), o.Processes...),
+		Network:   append(append([]string(nil), r.Network...), o.Network...),
+		Env:       append(append([]string(nil), r.Env...), o.Env...),
+	}
+}
