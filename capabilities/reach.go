@@ -14,14 +14,17 @@ type Reach struct {
 	// Paths are the directories (and everything below them) or files the
 	// tools read, and change when Write is set.
 	Paths []PathReach `json:"paths,omitempty"`
-	// Processes are the programs the capability starts, as named to exec;
-	// Anywhere stands for any the model chooses.
+	// Processes are the programs the spec or the model has the capability
+	// start, as named to exec; Anywhere stands for any the model chooses.
+	// A program the capability runs with arguments of its own choosing
+	// (FileSystem's rg) is not named.
 	Processes []string `json:"processes,omitempty"`
 	// Network are the endpoints it connects to, as URLs with no query or
 	// credentials; Anywhere stands for any the model chooses.
 	Network []string `json:"network,omitempty"`
-	// Env are the names of this process's environment variables that it
-	// reads or passes to what it starts.
+	// Env are the names of this process's environment variables that the
+	// spec has it read or pass on to what it starts (a fixed minimal set
+	// the capability itself hands a child, PATH and HOME, is not named).
 	Env []string `json:"env,omitempty"`
 }
 

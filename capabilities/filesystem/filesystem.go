@@ -253,6 +253,17 @@ func (c *Capability) MaxRetries() (int, bool) {
 // RootDir returns the absolute, symlink-resolved root directory.
 func (c *Capability) RootDir() string { return c.fs.rootDir }
 
+// Reach is the root directory, written to when any of the tools offered
+// changes files. The ripgrep tools start rg, but with arguments the
+// capability alone chooses, so no program is named here.
+func (c *Capability) Reach() capabilities.Reach {
+	write := false
+	for _, t := range c.tools {
+		write = write || !capabilities.HintsOf(t).ReadOnly
+	}
+	return capabilities.Reach{Paths: []capabilities.PathReach{{Path: c.fs.rootDir, Write: write}}}
+}
+
 // Close stops the change watcher, releasing its watches, and the descriptors
 // held on the root directory. Closing twice is harmless; tools called after
 // Close fail with ErrClosed.

@@ -82,6 +82,7 @@ type Capability struct {
 	local   bool
 	cancel  context.CancelFunc // ends a remote connection's background work
 	tools   []capabilities.Tool
+	reach   capabilities.Reach
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -115,7 +116,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	c := &Capability{id: opts.ID}
+	c := &Capability{id: opts.ID, reach: reachOf(opts, opts.endpoint())}
 	if setup.CheckOnly {
 		return c, nil // built to be checked: the options were all there is to check
 	}
@@ -131,10 +132,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		}
 		c.session, c.proc, err = connectStdio(startCtx, client, opts, setup.Dir)
 	} else {
-		u := opts.URL
-		if s, ok := opts.Local.(string); ok {
-			u = s
-		}
+		u := opts.endpoint()
 		c.where = redactURL(u)
 		if c.id == "" {
 			c.id = defaultID(u)
@@ -335,6 +333,15 @@ func defaultID(raw string) string {
 }
 
 // redactURL drops a password from a URL shown in messages.
+// endpoint is the URL a remote server is reached at: url, or the local
+// stand-in pydantic-ai's local option names.
+func (o Options) endpoint() string {
+	if s, ok := o.Local.(string); ok {
+		return s
+	}
+	return o.URL
+}
+
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -45,6 +45,9 @@ func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) { retur
 // NativeTools implements capabilities.NativeTooler.
 func (c *Capability) NativeTools() []capabilities.NativeTool { return c.tools }
 
+// Reach is nothing on this machine: the provider runs the tools.
+func (c *Capability) Reach() capabilities.Reach { return capabilities.Reach{} }
+
 // Thinking sets the unified thinking model setting. It wins over the spec's
 // model_settings.thinking; provider-prefixed keys (anthropic_thinking,
 // openai_reasoning_effort, ...) still win over it.
@@ -56,6 +59,9 @@ type Thinking struct {
 
 // Tools implements capabilities.Capability.
 func (t *Thinking) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+
+// Reach is nothing: thinking is a model setting.
+func (t *Thinking) Reach() capabilities.Reach { return capabilities.Reach{} }
 
 // ThinkingSetting is what the capability sets: set is false for `- Thinking:
 // null`, which leaves thinking unset and hides model_settings.thinking.

@@ -82,6 +82,11 @@ func newFetcher(allowed, blocked []string) *fetcher {
 
 func (f *fetcher) Name() string { return ToolName }
 
+// Hints: fetching changes nothing, and reaches the web.
+func (f *fetcher) Hints() capabilities.Hints {
+	return capabilities.Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}
+}
+
 func (f *fetcher) Description() string {
 	return "Fetches the content of a web page at the given URL (http or https) and returns it as JSON: " +
 		"its url, title and content, HTML reduced to readable text."

@@ -111,6 +111,16 @@ func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) {
 	return []capabilities.Tool{c.fetcher}, nil
 }
 
+// Reach is any URL the model asks for, when the local tool is offered
+// (within allowed_domains, when set: they are still the model's choice).
+// The provider's own fetching reaches nothing from this machine.
+func (c *Capability) Reach() capabilities.Reach {
+	if c.fetcher == nil {
+		return capabilities.Reach{}
+	}
+	return capabilities.Reach{Network: []string{capabilities.Anywhere}}
+}
+
 // NativeTools asks for the provider's web fetch, unless native is false;
 // the local tool, when there is one, stands in for it on providers without.
 func (c *Capability) NativeTools() []capabilities.NativeTool {

@@ -1,55 +1,125 @@
 package queue
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/spec"
 )
 
-// confine checks that a job's spec names nothing outside the worker's
-// reach: its script file lies beside the spec, and each FileSystem root stays
-// in the job's workspace (workspace, a real path), symbolic links followed. The
-// loader has already refused schemas that refer to files or URLs. Options of
-// capability types other than FileSystem are the business of the binary
-// that registers them.
-func confine(s *spec.Spec, workspace string) error {
+// Allow is what a worker lets a job's spec reach beyond its own workspace.
+// The zero value allows nothing of it: whoever may submit a job chooses the
+// spec, so a spec is trusted no further than this.
+type Allow struct {
+	// Exec lets capabilities start programs the spec names (an MCP server's
+	// command).
+	Exec bool
+	// Network lets capabilities connect where the spec or the model says
+	// (an MCP server's url, WebFetch's local tool), and the spec send the
+	// model's requests to an endpoint of its own (model_settings base_url)
+	// with headers of its own (extra_headers).
+	Network bool
+	// Env lets the spec read the worker's environment through ${VAR}
+	// references.
+	Env bool
+}
+
+// flagFor names the `agentspec worker` flag that allows each kind of reach.
+const (
+	flagExec    = "--allow-exec"
+	flagNetwork = "--allow-network"
+	flagEnv     = "--allow-env"
+)
+
+// confine checks that a job's spec reaches nothing outside what the worker
+// allows: its script file lies beside the spec, and each of its
+// capabilities, nested ones included, says what it reaches (built to be
+// checked, so nothing is started or connected to), which must be paths in
+// the job's workspace (a real path), symbolic links followed, and programs
+// or endpoints only as allow permits. A capability that does not say what
+// it reaches is refused: nothing bounds it.
+func (w *Worker) confine(ctx context.Context, s *spec.Spec, workspace string) error {
 	if name, ok := strings.CutPrefix(strings.TrimSpace(s.Model), "script:"); ok {
 		if _, err := bundlePath(name); err != nil {
 			return fmt.Errorf("the spec's script file %s: %w", name, err)
 		}
 	}
-	for _, c := range s.Capabilities {
-		if c.Name != filesystem.TypeName {
-			continue
+	allow := w.opts.Allow
+	if !allow.Network {
+		if s.ModelSettings.BaseURL != "" {
+			return fmt.Errorf("the spec sends its model requests to a base_url of its own; this worker was not started with %s", flagNetwork)
 		}
-		var o struct {
-			RootDir string `json:"root_dir"`
+		if len(s.ModelSettings.ExtraHeaders) > 0 {
+			return fmt.Errorf("the spec adds extra_headers to its model requests; this worker was not started with %s", flagNetwork)
 		}
-		if err := json.Unmarshal(c.Options, &o); err != nil {
-			return fmt.Errorf("%s options: %w", c.Name, err)
+	}
+	caps, err := spec.Instantiate(ctx, s, w.opts.Registry, capabilities.Setup{Dir: workspace, CheckOnly: true})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, c := range caps {
+			if cl, ok := capabilities.As[io.Closer](c); ok {
+				_ = cl.Close()
+			}
 		}
-		dir := o.RootDir
-		if dir == "" {
-			dir = "."
+	}()
+	for i, c := range caps {
+		name := s.Capabilities[i].Name
+		reach, ok := capabilities.ReachOf(c)
+		if !ok {
+			return fmt.Errorf("capability %s does not say what it reaches (capabilities.Reacher), so a worker does not run it", name)
 		}
-		if filepath.IsAbs(dir) || strings.HasPrefix(dir, "/") || strings.HasPrefix(dir, `\`) {
-			return fmt.Errorf("%s root_dir %q: a job's root must be relative to its workspace", c.Name, dir)
-		}
-		real, err := filepath.EvalSymlinks(filepath.Join(workspace, filepath.FromSlash(dir)))
-		if errors.Is(err, os.ErrNotExist) {
-			real, err = filepath.Abs(filepath.Join(workspace, filepath.FromSlash(dir)))
-		}
-		if err != nil || !within(workspace, real) {
-			return fmt.Errorf("%s root_dir %q: leads out of the job's workspace", c.Name, dir)
+		if err := allowed(name, reach, allow, workspace); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// allowed checks one capability's reach.
+func allowed(name string, r capabilities.Reach, allow Allow, workspace string) error {
+	if len(r.Processes) > 0 && !allow.Exec {
+		return fmt.Errorf("%s starts %s; this worker was not started with %s", name, program(r.Processes[0]), flagExec)
+	}
+	if len(r.Network) > 0 && !allow.Network {
+		return fmt.Errorf("%s connects to %s; this worker was not started with %s", name, endpoint(r.Network[0]), flagNetwork)
+	}
+	if len(r.Env) > 0 && !allow.Env {
+		return fmt.Errorf("%s reads the worker's environment (%s); this worker was not started with %s", name, r.Env[0], flagEnv)
+	}
+	for _, p := range r.Paths {
+		real, err := filepath.EvalSymlinks(p.Path)
+		if errors.Is(err, os.ErrNotExist) {
+			real, err = filepath.Abs(p.Path)
+		}
+		if err != nil || !within(workspace, real) {
+			return fmt.Errorf("%s reaches %s, outside the job's workspace", name, p.Path)
+		}
+	}
+	return nil
+}
+
+// program is how a refusal names a program: its base name, arguments left
+// out since they may hold secrets.
+func program(p string) string {
+	if p == capabilities.Anywhere {
+		return "programs the model chooses"
+	}
+	return filepath.Base(p)
+}
+
+func endpoint(e string) string {
+	if e == capabilities.Anywhere {
+		return "addresses the model chooses"
+	}
+	return e
 }
 
 // within reports whether path (absolute, clean) is root or below it.

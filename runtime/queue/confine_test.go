@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,41 +10,104 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/capabilities"
+	_ "github.com/agentspec/agentspec/capabilities/mcp"
+	_ "github.com/agentspec/agentspec/capabilities/native"
+	_ "github.com/agentspec/agentspec/capabilities/prefixtools"
+	_ "github.com/agentspec/agentspec/capabilities/webfetch"
 	"github.com/agentspec/agentspec/spec"
 )
 
-// Nothing in a job's spec may lead a worker outside its workspace root.
+// opaque is a capability that does not say what it reaches.
+type opaque struct{}
+
+func (opaque) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+
+// Nothing in a job's spec may lead a worker outside its workspace root, or
+// start a program, reach the network or read the worker's environment,
+// unless the worker allows it: whatever wraps the capability that would.
 func TestConfine(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	ws := filepath.Join(root, "job")
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
-	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(ws, "out")))
+	out := t.TempDir()
+	realOut, err := filepath.EvalSymlinks(out)
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(out, filepath.Join(ws, "out")))
 	require.NoError(t, os.Symlink("sub", filepath.Join(ws, "in")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
 
-	for name, tc := range map[string]struct{ yaml, err string }{
-		"the workspace":         {"capabilities: [FileSystem]\n", ""},
-		"a directory in it":     {"capabilities: [{FileSystem: sub}]\n", ""},
-		"a link inside":         {"capabilities: [{FileSystem: in}]\n", ""},
-		"not there yet":         {"capabilities: [{FileSystem: later}]\n", ""},
-		"an absolute root":      {"capabilities: [{FileSystem: /etc}]\n", `FileSystem root_dir "/etc": a job's root must be relative to its workspace`},
-		"a sibling":             {"capabilities: [{FileSystem: ../other}]\n", `FileSystem root_dir "../other": leads out of the job's workspace`},
-		"up and out":            {"capabilities: [{FileSystem: ../..}]\n", `FileSystem root_dir "../..": leads out of the job's workspace`},
-		"a link that leads out": {"capabilities: [{FileSystem: {root_dir: out}}]\n", `FileSystem root_dir "out": leads out of the job's workspace`},
-		"an absolute script":    {"model: script:/etc/passwd\n", `the spec's script file /etc/passwd: an absolute path; name it relative to the spec`},
-		"a script above":        {"model: script:../x.yaml\n", `the spec's script file ../x.yaml: it must lie beside the spec or below it`},
-	} {
-		s, err := (&spec.Loader{}).Load("agent.yaml", []byte("model: script:t.yaml\n"+tc.yaml))
-		if name == "an absolute script" || name == "a script above" {
-			s, err = (&spec.Loader{}).Load("agent.yaml", []byte(tc.yaml))
-		}
-		require.NoError(t, err, name)
-		err = confine(s, ws)
-		if tc.err == "" {
-			assert.NoError(t, err, name)
-		} else {
-			assert.EqualError(t, err, tc.err, name)
-		}
+	reg := capabilities.NewRegistry()
+	for _, name := range capabilities.Default().Names() {
+		typ, _ := capabilities.Default().Lookup(name)
+		require.NoError(t, reg.Register(typ))
 	}
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Opaque",
+		New: func(context.Context, capabilities.Args) (capabilities.Capability, error) { return opaque{}, nil }}))
+
+	none, all := Allow{}, Allow{Exec: true, Network: true, Env: true}
+	for name, tc := range map[string]struct {
+		yaml  string
+		allow Allow
+		err   string
+	}{
+		"the workspace":           {"capabilities: [FileSystem]\n", none, ""},
+		"a directory in it":       {"capabilities: [{FileSystem: sub}]\n", none, ""},
+		"a link inside":           {"capabilities: [{FileSystem: in}]\n", none, ""},
+		"an absolute root":        {"capabilities: [{FileSystem: /etc}]\n", all, "FileSystem reaches /etc, outside the job's workspace"},
+		"a sibling":               {"capabilities: [{FileSystem: ../other}]\n", all, "FileSystem reaches " + filepath.Join(root, "other") + ", outside the job's workspace"},
+		"up and out":              {"capabilities: [{FileSystem: ../..}]\n", all, "FileSystem reaches " + filepath.Dir(root) + ", outside the job's workspace"},
+		"a link that leads out":   {"capabilities: [{FileSystem: {root_dir: out}}]\n", all, "FileSystem reaches " + realOut + ", outside the job's workspace"},
+		"a wrapped root":          {"capabilities: [{PrefixTools: {prefix: all, capability: {FileSystem: {root_dir: /}}}}]\n", all, "PrefixTools reaches /, outside the job's workspace"},
+		"wrapped twice":           {"capabilities: [{PrefixTools: {prefix: a, capability: {PrefixTools: {prefix: b, capability: {FileSystem: ../other}}}}}]\n", all, "PrefixTools reaches " + filepath.Join(root, "other") + ", outside the job's workspace"},
+		"a wrapped root inside":   {"capabilities: [{PrefixTools: {prefix: s, capability: {FileSystem: sub}}}]\n", none, ""},
+		"an MCP command":          {"capabilities: [{MCP: {command: [sh, -c, 'cat /proc/1/environ', --token, SECRET]}}]\n", none, "MCP starts sh; this worker was not started with --allow-exec"},
+		"an MCP command, wrapped": {"capabilities: [{PrefixTools: {prefix: x, capability: {MCP: {command: [/bin/sh, -c, id]}}}}]\n", none, "PrefixTools starts sh; this worker was not started with --allow-exec"},
+		"an MCP command, allowed": {"capabilities: [{MCP: {command: [sh, -c, id]}}]\n", Allow{Exec: true}, ""},
+		"an MCP url":              {"capabilities: [{MCP: 'http://169.254.169.254/latest?token=SECRET'}]\n", none, "MCP connects to http://169.254.169.254/latest; this worker was not started with --allow-network"},
+		"an MCP url, allowed":     {"capabilities: [{MCP: 'http://127.0.0.1:1/mcp'}]\n", Allow{Network: true}, ""},
+		"local web fetching":      {"capabilities: [{WebFetch: {local: true}}]\n", none, "WebFetch connects to addresses the model chooses; this worker was not started with --allow-network"},
+		"native web search":       {"capabilities: [WebSearch]\n", none, ""},
+		"a base_url":              {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", none, "the spec sends its model requests to a base_url of its own; this worker was not started with --allow-network"},
+		"extra headers":           {"model_settings: {extra_headers: {X-A: b}}\n", none, "the spec adds extra_headers to its model requests; this worker was not started with --allow-network"},
+		"a base_url, allowed":     {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", Allow{Network: true}, ""},
+		"undeclared reach":        {"capabilities: [Opaque]\n", all, "capability Opaque does not say what it reaches (capabilities.Reacher), so a worker does not run it"},
+		"an absolute script":      {"model: script:/etc/passwd\n", none, `the spec's script file /etc/passwd: an absolute path; name it relative to the spec`},
+		"a script above":          {"model: script:../x.yaml\n", none, `the spec's script file ../x.yaml: it must lie beside the spec or below it`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src := "model: script:t.yaml\n" + tc.yaml
+			if tc.yaml[:6] == "model:" {
+				src = tc.yaml
+			}
+			s, err := (&spec.Loader{Registry: reg}).Load("agent.yaml", []byte(src))
+			require.NoError(t, err)
+			w := &Worker{opts: WorkerOptions{Allow: tc.allow, Registry: reg}}
+			err = w.confine(context.Background(), s, ws)
+			if tc.err == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.EqualError(t, err, tc.err)
+				assert.NotContains(t, err.Error(), "SECRET")
+			}
+		})
+	}
+}
+
+// A job's reach is asked of capabilities built to be checked: confining an
+// MCP command starts nothing, even when the worker would allow it.
+func TestConfineStartsNothing(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "started")
+	s, err := (&spec.Loader{}).Load("agent.yaml", []byte("model: test\ncapabilities: [{MCP: {command: [sh, -c, 'touch "+marker+"']}}]\n"))
+	require.NoError(t, err)
+	w := &Worker{opts: WorkerOptions{Allow: Allow{Exec: true}}}
+	require.NoError(t, w.confine(context.Background(), s, ws))
+	_, err = os.Stat(marker)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	_ = json.Valid
 }

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -37,7 +39,7 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	switch err := os.Mkdir(dir, 0o700); {
 	case errors.Is(err, os.ErrExist):
 		// Written before, with this content (the name is its digest).
-		s, err := spec.LoadFile(filepath.Join(dir, b.Name))
+		s, err := w.parseSpec(filepath.Join(dir, b.Name))
 		if err != nil {
 			return nil, bundleErrors(err, dir)
 		}
@@ -68,12 +70,43 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	if err := root.WriteFile(b.Name, b.Data, 0o600); err != nil {
 		return nil, err
 	}
-	s, err := spec.LoadFile(filepath.Join(dir, b.Name))
+	s, err := w.parseSpec(filepath.Join(dir, b.Name))
 	if err != nil {
 		return nil, bundleErrors(err, dir)
 	}
 	w.specs[key] = s
 	return s, nil
+}
+
+// parseSpec loads a job's spec. A ${VAR} reference reads the worker's
+// environment, which the job chose, so it is refused unless the worker
+// allows it: the reference is filled with nothing while loading, and the
+// spec refused at the reference, so no value of the worker's reaches it.
+func (w *Worker) parseSpec(path string) (*spec.Spec, error) {
+	l := &spec.Loader{Registry: w.opts.Registry}
+	var asked []string
+	if !w.opts.Allow.Env {
+		l.LookupEnv = func(name string) (string, bool) {
+			asked = append(asked, name)
+			return "", true
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := l.Load(path, data)
+	if len(asked) == 0 {
+		return s, err
+	}
+	ref := "${" + asked[0]
+	pos := spec.Position{File: path, Line: 1, Col: 1}
+	if i := bytes.Index(data, []byte(ref)); i >= 0 {
+		before := data[:i]
+		pos.Line = bytes.Count(before, []byte("\n")) + 1
+		pos.Col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	}
+	return nil, spec.Errors{{Pos: pos, Msg: fmt.Sprintf("%s} reads the worker's environment; this worker was not started with %s", ref, flagEnv)}}
 }
 
 // bundleErrors names the files of a spec's problems as the submitter knows

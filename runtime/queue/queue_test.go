@@ -352,7 +352,7 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.False(t, got[0].OK)
 	assert.Equal(t, 1, got[0].Attempt)
-	assert.Contains(t, got[0].Error, "a job's root must be relative to its workspace")
+	assert.Contains(t, got[0].Error, "FileSystem reaches "+outside+", outside the job's workspace")
 
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
@@ -564,7 +564,7 @@ func TestSpecThatDoesNotLoadOnTheWorker(t *testing.T) {
 	root := t.TempDir()
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
 	dirs := jobDirs(t, root, 1)
-	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, Allow: Allow{Env: true}})
 	q := connect(t, url, 0)
 	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 	require.NoError(t, err)
@@ -578,4 +578,29 @@ func TestSpecThatDoesNotLoadOnTheWorker(t *testing.T) {
 	require.Len(t, got.list, 1)
 	assert.Equal(t, 1, got.list[0].Attempt)
 	assert.Regexp(t, `^agent\.yaml:2:15: .*AGENTSPEC_TEST_UNSET_VARIABLE`, got.list[0].Error)
+}
+
+// A job's spec may not read the worker's environment (its provider keys,
+// for one) through ${VAR} unless the worker allows it: the job fails at
+// once, at the reference, and no value of the worker's is used.
+func TestJobReadingTheWorkersEnvironment(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "Copy the input.", "Say ${PATH:-nothing}.", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	assert.Equal(t, 1, got.list[0].Attempt, "not retried")
+	assert.Equal(t, "agent.yaml:2:19: ${PATH} reads the worker's environment; this worker was not started with --allow-env", got.list[0].Error)
 }

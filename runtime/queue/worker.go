@@ -61,6 +61,13 @@ type WorkerOptions struct {
 	// Options are added to every run, after the worker's own: listeners
 	// and validators, for instance.
 	Options []runtime.Option
+	// Allow is what a job's spec may reach beyond its workspace (nothing,
+	// by default): see Allow.
+	Allow Allow
+	// Registry builds the capabilities of jobs' specs when the worker asks
+	// what they reach; nil means capabilities.Default(). Give runs the same
+	// one with runtime.WithRegistry in Options.
+	Registry *capabilities.Registry
 	// Logf, when set, is told what the worker does, one line at a time.
 	Logf func(format string, args ...any)
 }
@@ -333,7 +340,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 	if err != nil {
 		return nil, ws, nil, err
 	}
-	if err := confine(s, ws.dir); err != nil {
+	if err := w.confine(ctx, s, ws.dir); err != nil {
 		return nil, ws, nil, errPermanent{err}
 	}
 	var warnings []string

@@ -34,6 +34,14 @@ storage the workers share; a job that names anything outside the root (an absolu
 a symbolic link that leads out) fails without running. A shipped job (--ship) is unpacked into a
 fresh directory below the root and the files its run changed are sent back.
 
+Whoever can publish to the queue chooses the job's spec, so a worker runs only what stays in the
+job's workspace: before a run, each capability (nested ones too) is asked what it reaches, and
+a job is refused, without running, when its spec would start a program (an MCP command:
+--allow-exec), connect where the spec or the model says (an MCP url, WebFetch's local tool, a
+model_settings base_url or extra_headers: --allow-network) or read the worker's environment
+through ${VAR} (--allow-env). A FileSystem root outside the workspace is refused whatever the
+flags; so is a capability that does not say what it reaches.
+
 A job is acknowledged once its result is published. One that fails in a way that might pass (a
 provider outage, a network error) is retried after a delay, up to --max-attempts deliveries in
 all; one that cannot pass (a spec error, failed checks, the model's every attempt rejected) fails
@@ -91,5 +99,8 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 	fl.BoolVar(&opts.NoEvents, "no-events", false, "publish no events, which saves encoding them where nobody watches")
 	fl.StringVar(&opts.Name, "name", "", "the worker's name in results and events (default: host-pid)")
 	fl.BoolVarP(&q, "quiet", "q", false, "print nothing on stderr")
+	fl.BoolVar(&opts.Allow.Exec, "allow-exec", false, "run jobs whose spec starts programs (an MCP server's command)")
+	fl.BoolVar(&opts.Allow.Network, "allow-network", false, "run jobs whose spec connects where it or the model says (MCP url, local WebFetch, base_url, extra_headers)")
+	fl.BoolVar(&opts.Allow.Env, "allow-env", false, "run jobs whose spec reads the worker's environment through ${VAR}")
 	return cmd
 }

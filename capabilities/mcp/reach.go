@@ -1,0 +1,35 @@
+package mcp
+
+import (
+	"net/url"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// Reach is what the server reaches from this machine: the program a local
+// server is started with, or the endpoint of a remote one. A local server
+// inherits only inheritedEnv of agentspec's environment, a set the spec
+// does not choose, so no Env is named. What the server itself then
+// does is beyond agentspec's sight, which is why a boundary that must keep
+// it (a queue worker) refuses the program or the endpoint unless allowed.
+func (c *Capability) Reach() capabilities.Reach { return c.reach }
+
+// reachOf is the reach of a server given opts; endpoint is the URL a remote
+// one is reached at.
+func reachOf(opts Options, endpoint string) capabilities.Reach {
+	if len(opts.Command) > 0 {
+		return capabilities.Reach{Processes: []string{opts.Command[0]}}
+	}
+	return capabilities.Reach{Network: []string{endpointOf(endpoint)}}
+}
+
+// endpointOf is a URL without its credentials, query and fragment: where
+// it leads, and nothing secret a spec may have put in it.
+func endpointOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}
