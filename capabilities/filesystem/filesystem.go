@@ -69,20 +69,39 @@ var (
 	}
 	// DefaultProtectedPatterns are the read-only patterns used when
 	// Options.ProtectedPatterns is nil: repository internals, env files and
-	// key material, at the top level and one directory down.
+	// key material, at the top level and one directory down (decision D2);
+	// then, at any depth, the files that make a program run code when a
+	// folder is opened in an editor or a coding agent (.vscode, .idea,
+	// .cursor, .claude, .mcp.json), at the next git command (hook managers,
+	// .gitattributes filters and diff drivers, .gitmodules), in CI, or on
+	// entering a directory (direnv's .envrc).
 	DefaultProtectedPatterns = []string{
 		".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*",
 		"*/.git/*", "*/.env", "*/.env.*",
+		"**/.vscode/*", "**/*.code-workspace", "**/.idea/*",
+		"**/.mcp.json", "**/.cursor/*", "**/.claude/*",
+		"**/.husky/*", "**/lefthook.*", "**/.lefthook.*", "**/lefthook-local.*", "**/.lefthook-local.*",
+		"**/.pre-commit-config.yaml", "**/.pre-commit-config.yml",
+		"**/.gitattributes", "**/.gitmodules",
+		"**/.github/workflows/*", "**/.github/actions/*", "**/.gitlab-ci.yml", "**/.circleci/*",
+		"**/.envrc",
 	}
 	// DefaultSecretPatterns are the secret patterns used when
 	// Options.SecretPatterns is nil (decision D10): dotenv files at any depth
 	// (but not their .example, .sample, .template and .dist templates), key
-	// material and keystores, SSH directories and credential files.
+	// material and keystores, SSH directories, and the files where common
+	// tools keep credentials (git, npm, Docker, Kubernetes, Terraform state
+	// and variables, Google Cloud, PostgreSQL, Vault), all at any depth.
 	DefaultSecretPatterns = []string{
 		"**/.env", "**/.env.*",
 		"*.pem", "*.key", "*.p12", "*.pfx",
 		"**/id_rsa", "**/id_dsa", "**/id_ecdsa", "**/id_ed25519",
 		"**/.ssh/*", "**/.netrc", "**/.pypirc", "**/.aws/credentials",
+		"**/.git-credentials", "**/.npmrc", "**/.docker/config.json", "**/.kube/config",
+		"*.tfstate", "*.tfstate.backup", "*.tfvars", "*.tfvars.json",
+		"**/credentials.json", "**/service-account*.json", "*service_account*.json",
+		"**/application_default_credentials.json", "**/.config/gcloud/*",
+		"**/.pgpass", "**/.vault-token", "**/secrets*",
 		"!*.example", "!*.sample", "!*.template", "!*.dist",
 	}
 )
