@@ -86,6 +86,73 @@ func TestCodeRunningFilesAreProtected(t *testing.T) {
 	}
 }
 
+// Names that NTFS or HFS+ take for .git (sandbox.IsDotGit) are .git: no
+// tool writes them, whatever protected_patterns say, and no walker shows
+// them.
+func TestGitLookAlikesAreGit(t *testing.T) {
+	t.Parallel()
+	names := []string{".GIT", ".Git", ".git.", ".git ", ".git. .", "GIT~1", "git~1", ".git::$INDEX_ALLOCATION",
+		"\u200c.git", ".g\u200dit", ".git\ufeff", "\u206a.GIT"}
+	files := map[string]string{"visible.txt": "needle\n"}
+	for _, n := range names {
+		files["repo/"+n+"/config"] = "[core]\n\tneedle = 1\n"
+	}
+	tools := allTools
+	_, rgErr := exec.LookPath("rg")
+	if rgErr == nil {
+		tools = AllToolNames
+	}
+	for _, opts := range []Options{{Tools: tools}, {Tools: tools, ProtectedPatterns: []string{}}} {
+		c, root := newTestFS(t, opts, files)
+		for _, n := range names {
+			for _, p := range []string{n, "repo/" + n + "/config", "repo/" + n + "/hooks/pre-commit", "deep/" + n} {
+				want := "RETRY: Path " + pyRepr(p) + " is protected (matches '.git')."
+				assert.Equal(t, want, write(context.Background(), t, c, map[string]any{"path": p, "content": "x\n"}), "%+q", p)
+				out, err := callTool(context.Background(), t, c, ToolCreateDirectory, map[string]any{"path": p})
+				assert.Equal(t, want, result(out, err), "%+q", p)
+			}
+			p := "repo/" + n + "/config"
+			assert.Contains(t, edit(context.Background(), t, c, map[string]any{"path": p, "old_text": "1", "new_text": "2"}),
+				"is protected (matches '.git')", "%+q", p)
+			assert.Equal(t, "[core]\n\tneedle = 1\n", readBack(t, root, p))
+		}
+		for _, n := range names {
+			assert.NoFileExists(t, filepath.Join(root, n))
+			assert.NoDirExists(t, filepath.Join(root, "deep", n))
+		}
+		calls := []struct {
+			tool string
+			args map[string]any
+		}{
+			{ToolListDirectory, map[string]any{"path": "repo"}},
+			{ToolFindFiles, map[string]any{"pattern": "**/*"}},
+			{ToolFindFiles, map[string]any{"pattern": "*", "path": "repo/GIT~1"}},
+			{ToolSearchFiles, map[string]any{"pattern": "needle"}},
+			{ToolSearchFiles, map[string]any{"pattern": "needle", "path": "repo/git~1"}},
+		}
+		if rgErr == nil {
+			calls = append(calls, []struct {
+				tool string
+				args map[string]any
+			}{
+				{ToolListFiles, map[string]any{}},
+				{ToolGrep, map[string]any{"pattern": "needle"}},
+				{ToolGrep, map[string]any{"pattern": "needle", "path": "repo/GIT~1"}},
+			}...)
+		}
+		out, err := callTool(context.Background(), t, c, ToolSearchFiles, map[string]any{"pattern": "needle"})
+		assert.Equal(t, "visible.txt:1:needle", result(out, err), "only the visible file is searched")
+		for _, tc := range calls {
+			out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+			res := result(out, err)
+			for _, n := range names {
+				assert.NotContains(t, res, sandbox.DisplayName(n)+"/", "%s %v shows %+q", tc.tool, tc.args, n)
+				assert.NotContains(t, res, "config", "%s %v", tc.tool, tc.args)
+			}
+		}
+	}
+}
+
 // A spec's own file and the files it names are never changed by its agent.
 func TestProtectedFiles(t *testing.T) {
 	t.Parallel()
