@@ -25,6 +25,9 @@ import (
 // check-then-write of one writer interleaves with another's and no edit
 // reported as done is lost.
 //
+// A file the process may not open for writing (a read-only file, for any
+// user but root) is refused with the error such an open gives.
+//
 // The replacement keeps the old file's permission bits (never setuid,
 // setgid or sticky) and, where the process may, its owner. A new file gets
 // mode 0666 less the umask. The new content has a new inode: other hard
@@ -134,6 +137,13 @@ func currentFile(dirfd int, name, rel string, g guard) (current, error) {
 		return current{}, &os.PathError{Op: "open", Path: rel, Err: unix.EISDIR}
 	default:
 		return current{}, &os.PathError{Op: "open", Path: rel, Err: sandbox.ErrNotRegular}
+	}
+	// The rename asks only the directory's permission, so a file the user
+	// made read-only would be replaced where a plain open for writing is
+	// refused. Ask the file's, as that open would, with the process's
+	// effective ids: root may still write it, as POSIX says.
+	if err := unix.Faccessat(dirfd, name, unix.W_OK, unix.AT_EACCESS); errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return current{}, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
 	cur := current{exists: true, mode: uint32(st.Mode) & 0o777, uid: int(st.Uid), gid: int(st.Gid)}
 	if g.hash == "" {
