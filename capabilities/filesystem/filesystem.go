@@ -26,6 +26,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/sandbox"
@@ -178,8 +179,9 @@ type Options struct {
 
 // Capability is a configured FileSystem: it hands the model its tools.
 type Capability struct {
-	fs    *FS
-	tools []capabilities.Tool
+	fs       *FS
+	tools    []capabilities.Tool
+	warnings []string
 }
 
 var _ capabilities.Capability = (*Capability)(nil)
@@ -220,7 +222,7 @@ func newCapability(opts Options, dir string, protectedReal bool) (*Capability, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Capability{fs: fs}
+	c := &Capability{fs: fs, warnings: rootWarnings(opts.RootDir, fs.rootDir)}
 	for _, name := range names {
 		f, ok := toolFactories[name]
 		if !ok {
@@ -264,6 +266,59 @@ func (c *Capability) MaxRetries() (int, bool) {
 		return *r, true
 	}
 	return 0, false
+}
+
+// Warnings returns what the user should hear about this configuration
+// before a run, although it is valid: a root that puts far more than a
+// project in the model's reach (the root of the file system, the user's home
+// directory or a directory above it). Each is one sentence, without a
+// position in the spec; nil when there is nothing to say.
+func (c *Capability) Warnings() []string { return slices.Clone(c.warnings) }
+
+// rootWarnings warns of a root, given as given and real once resolved, that
+// is the root of a file system, the user's home directory (resolved) or a
+// directory holding it.
+func rootWarnings(given, real string) []string {
+	const reach = "the model can reach every file below it that this process may; give the project's directory instead"
+	if filepath.Dir(real) == real {
+		return []string{fmt.Sprintf("root_dir %s is the root of the file system: %s.", pyRepr(given), reach)}
+	}
+	home := realHome()
+	switch {
+	case home == "":
+		return nil
+	case home == real:
+		return []string{fmt.Sprintf("root_dir %s is your home directory: %s.", pyRepr(given), reach)}
+	case within(home, real):
+		return []string{fmt.Sprintf("root_dir %s holds your home directory: %s.", pyRepr(given), reach)}
+	}
+	return nil
+}
+
+// homes remembers the user's home directory resolved, for the home
+// directory named last: a batch builds a FileSystem per job, and resolving
+// the same directory each time would cost a job system calls.
+var homes struct {
+	sync.Mutex
+	home, real string
+}
+
+// realHome is the user's home directory with its symlinks resolved, or ""
+// when there is none.
+func realHome() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	homes.Lock()
+	defer homes.Unlock()
+	if homes.home != home {
+		homes.home, homes.real = home, filepath.Clean(home)
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			homes.real = r
+		}
+	}
+	return homes.real
 }
 
 // RootDir returns the absolute, symlink-resolved root directory.
