@@ -26,6 +26,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/sandbox"
@@ -69,20 +70,39 @@ var (
 	}
 	// DefaultProtectedPatterns are the read-only patterns used when
 	// Options.ProtectedPatterns is nil: repository internals, env files and
-	// key material, at the top level and one directory down.
+	// key material, at the top level and one directory down (decision D2);
+	// then, at any depth, the files that make a program run code when a
+	// folder is opened in an editor or a coding agent (.vscode, .idea,
+	// .cursor, .claude, .mcp.json), at the next git command (hook managers,
+	// .gitattributes filters and diff drivers, .gitmodules), in CI, or on
+	// entering a directory (direnv's .envrc).
 	DefaultProtectedPatterns = []string{
 		".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*",
 		"*/.git/*", "*/.env", "*/.env.*",
+		"**/.vscode/*", "**/*.code-workspace", "**/.idea/*",
+		"**/.mcp.json", "**/.cursor/*", "**/.claude/*",
+		"**/.husky/*", "**/lefthook.*", "**/.lefthook.*", "**/lefthook-local.*", "**/.lefthook-local.*",
+		"**/.pre-commit-config.yaml", "**/.pre-commit-config.yml",
+		"**/.gitattributes", "**/.gitmodules",
+		"**/.github/workflows/*", "**/.github/actions/*", "**/.gitlab-ci.yml", "**/.circleci/*",
+		"**/.envrc",
 	}
 	// DefaultSecretPatterns are the secret patterns used when
 	// Options.SecretPatterns is nil (decision D10): dotenv files at any depth
 	// (but not their .example, .sample, .template and .dist templates), key
-	// material and keystores, SSH directories and credential files.
+	// material and keystores, SSH directories, and the files where common
+	// tools keep credentials (git, npm, Docker, Kubernetes, Terraform state
+	// and variables, Google Cloud, PostgreSQL, Vault), all at any depth.
 	DefaultSecretPatterns = []string{
 		"**/.env", "**/.env.*",
 		"*.pem", "*.key", "*.p12", "*.pfx",
 		"**/id_rsa", "**/id_dsa", "**/id_ecdsa", "**/id_ed25519",
 		"**/.ssh/*", "**/.netrc", "**/.pypirc", "**/.aws/credentials",
+		"**/.git-credentials", "**/.npmrc", "**/.docker/config.json", "**/.kube/config",
+		"*.tfstate", "*.tfstate.backup", "*.tfvars", "*.tfvars.json",
+		"**/credentials.json", "**/service-account*.json", "*service_account*.json",
+		"**/application_default_credentials.json", "**/.config/gcloud/*",
+		"**/.pgpass", "**/.vault-token", "**/secrets*",
 		"!*.example", "!*.sample", "!*.template", "!*.dist",
 	}
 )
@@ -159,8 +179,9 @@ type Options struct {
 
 // Capability is a configured FileSystem: it hands the model its tools.
 type Capability struct {
-	fs    *FS
-	tools []capabilities.Tool
+	fs       *FS
+	tools    []capabilities.Tool
+	warnings []string
 }
 
 var _ capabilities.Capability = (*Capability)(nil)
@@ -201,7 +222,7 @@ func newCapability(opts Options, dir string, protectedReal bool) (*Capability, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Capability{fs: fs}
+	c := &Capability{fs: fs, warnings: rootWarnings(opts.RootDir, fs.rootDir)}
 	for _, name := range names {
 		f, ok := toolFactories[name]
 		if !ok {
@@ -248,6 +269,59 @@ func (c *Capability) MaxRetries() (int, bool) {
 		return *r, true
 	}
 	return 0, false
+}
+
+// Warnings returns what the user should hear about this configuration
+// before a run, although it is valid: a root that puts far more than a
+// project in the model's reach (the root of the file system, the user's home
+// directory or a directory above it). Each is one sentence, without a
+// position in the spec; nil when there is nothing to say.
+func (c *Capability) Warnings() []string { return slices.Clone(c.warnings) }
+
+// rootWarnings warns of a root, given as given and real once resolved, that
+// is the root of a file system, the user's home directory (resolved) or a
+// directory holding it.
+func rootWarnings(given, real string) []string {
+	const reach = "the model can reach every file below it that this process may; give the project's directory instead"
+	if filepath.Dir(real) == real {
+		return []string{fmt.Sprintf("root_dir %s is the root of the file system: %s.", pyRepr(given), reach)}
+	}
+	home := realHome()
+	switch {
+	case home == "":
+		return nil
+	case home == real:
+		return []string{fmt.Sprintf("root_dir %s is your home directory: %s.", pyRepr(given), reach)}
+	case within(home, real):
+		return []string{fmt.Sprintf("root_dir %s holds your home directory: %s.", pyRepr(given), reach)}
+	}
+	return nil
+}
+
+// homes remembers the user's home directory resolved, for the home
+// directory named last: a batch builds a FileSystem per job, and resolving
+// the same directory each time would cost a job system calls.
+var homes struct {
+	sync.Mutex
+	home, real string
+}
+
+// realHome is the user's home directory with its symlinks resolved, or ""
+// when there is none.
+func realHome() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	homes.Lock()
+	defer homes.Unlock()
+	if homes.home != home {
+		homes.home, homes.real = home, filepath.Clean(home)
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			homes.real = r
+		}
+	}
+	return homes.real
 }
 
 // RootDir returns the absolute, symlink-resolved root directory.

@@ -322,3 +322,44 @@ func TestCloseReleasesRoot(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrClosed), "%v", err)
 	assert.False(t, slices.Contains(toolNames(t, c), ToolWriteFile))
 }
+
+// A root that puts far more than a project in the model's reach warns: the
+// root of the file system, the user's home directory (resolved) and a
+// directory holding it.
+func TestRootWarnings(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "users", "me")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "proj"), 0o755))
+	mustSymlink(t, home, filepath.Join(base, "homelink"))
+	t.Setenv("HOME", filepath.Join(base, "homelink")) // resolved before it is compared
+	t.Setenv("USERPROFILE", filepath.Join(base, "homelink"))
+	fsRoot := filepath.VolumeName(base) + string(filepath.Separator)
+
+	const reach = ": the model can reach every file below it that this process may; give the project's directory instead."
+	for _, tc := range []struct {
+		root, dir string
+		want      []string
+	}{
+		{fsRoot, "", []string{"root_dir " + pyRepr(fsRoot) + " is the root of the file system" + reach}},
+		{home, "", []string{"root_dir " + pyRepr(home) + " is your home directory" + reach}},
+		{".", filepath.Join(base, "homelink"), []string{"root_dir '.' is your home directory" + reach}},
+		{"me/..", filepath.Join(base, "users"), []string{"root_dir 'me/..' holds your home directory" + reach}},
+		{base, "", []string{"root_dir " + pyRepr(base) + " holds your home directory" + reach}},
+		{"proj", home, nil},
+		{filepath.Join(base, "homelink", "proj"), "", nil},
+	} {
+		c, err := New(Options{RootDir: tc.root, Tools: []string{ToolReadFile}}, tc.dir)
+		require.NoError(t, err, tc.root)
+		assert.Equal(t, tc.want, c.Warnings(), "root_dir %s in %s", tc.root, tc.dir)
+		require.NoError(t, c.Close())
+	}
+
+	// What the factory registered for specs builds says it too.
+	c, err := capabilities.Default().New(context.Background(), TypeName, capabilities.Args{
+		Options: json.RawMessage(`{"root_dir": ".", "tools": ["read_file"]}`), Dir: home})
+	require.NoError(t, err)
+	defer c.(*Capability).Close()
+	w, ok := c.(interface{ Warnings() []string })
+	require.True(t, ok, "the capability offers its warnings")
+	assert.Equal(t, []string{"root_dir '.' is your home directory" + reach}, w.Warnings())
+}

@@ -3,7 +3,6 @@ package filesystem
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/glob"
@@ -72,7 +71,7 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 func (fs *FS) findEntry(w *walk.Walker[globState], g *glob.FindFiles) (string, bool) {
 	e := w.Entry()
 	name := e.Name()
-	if strings.HasPrefix(name, ".") {
+	if hiddenName(name) {
 		return "", false
 	}
 	realDir := e.Type == walk.Dir

@@ -276,38 +276,45 @@ func (fs *FS) entryReadable(rel string) bool {
 	return ok
 }
 
-// hasGitComponent reports whether a component of rel is named .git, in any
-// case (git treats ".GIT" as ".git" on case-insensitive filesystems): a
-// file or directory there redirects or configures git, which runs hooks and
-// fsmonitor commands from it.
+// hasGitComponent reports whether a component of rel is .git or a name a
+// file system may take for it (sandbox.IsDotGit: ".GIT", ".git.", "GIT~1",
+// ".git::$INDEX_ALLOCATION", "\u200c.git"): a file or directory there
+// redirects or configures git, which runs hooks and fsmonitor commands from
+// it.
 func hasGitComponent(rel string) bool {
 	for c := range strings.SplitSeq(rel, "/") {
-		if strings.EqualFold(c, ".git") {
+		if sandbox.IsDotGit(c) {
 			return true
 		}
 	}
 	return false
 }
 
-// hidden reports whether rel has a dot-prefixed component; walkers skip such
-// entries whatever the patterns say.
+// hidden reports whether rel has a component hiddenName hides; walkers skip
+// such entries whatever the patterns say.
 func hidden(rel string) bool {
 	if rel == "." || rel == "" {
 		return false
 	}
 	for {
-		if rel[0] == '.' {
-			return true
-		}
 		i := strings.IndexByte(rel, '/')
 		if i < 0 {
-			return false
+			return hiddenName(rel)
+		}
+		if hiddenName(rel[:i]) {
+			return true
 		}
 		rel = rel[i+1:]
 		if rel == "" {
 			return false
 		}
 	}
+}
+
+// hiddenName reports whether walkers skip an entry named name: a dot file
+// or directory, or a name a file system may take for .git, which is one.
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, ".") || sandbox.IsDotGit(name)
 }
 
 // relToCwd spells rel relative to the working directory, with ".." where it

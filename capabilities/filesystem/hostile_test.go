@@ -53,6 +53,106 @@ func TestGitEntriesAreProtected(t *testing.T) {
 	assert.Contains(t, out, "gitdir: x")
 }
 
+// Files that run code when a folder is opened, at the next git command, in
+// CI or on entering a directory are read-only by default; protected_patterns:
+// [] protects nothing by pattern, as in the reference.
+func TestCodeRunningFilesAreProtected(t *testing.T) {
+	t.Parallel()
+	paths := []string{
+		".vscode/tasks.json", "web/.vscode/settings.json", ".idea/workspace.xml", ".mcp.json", ".cursor/mcp.json",
+		".claude/settings.json", ".husky/pre-commit", "lefthook.yml", ".pre-commit-config.yaml", ".gitattributes",
+		"sub/.gitmodules", ".github/workflows/ci.yml", ".gitlab-ci.yml", ".circleci/config.yml", "api/.envrc",
+	}
+	files := map[string]string{}
+	for _, p := range paths {
+		files[p] = "old\n"
+	}
+	c, root := newTestFS(t, Options{}, files)
+	for _, p := range paths {
+		assert.Contains(t, write(context.Background(), t, c, map[string]any{"path": p, "content": "evil\n"}),
+			"RETRY: Path "+pyRepr(p)+" is protected (matches '**/", p)
+		assert.Contains(t, edit(context.Background(), t, c, map[string]any{"path": p, "old_text": "old", "new_text": "evil"}),
+			"is protected (matches", p)
+		assert.Equal(t, "old\n", readBack(t, root, p))
+		assert.Contains(t, read(t, c, map[string]any{"path": p}), "old", "%s stays readable", p)
+	}
+	assert.Contains(t, write(context.Background(), t, c, map[string]any{"path": "new/.vscode/tasks.json", "content": "x"}),
+		"is protected", "nor can one be created")
+
+	off, root := newTestFS(t, Options{ProtectedPatterns: []string{}}, files)
+	for _, p := range paths {
+		assert.Contains(t, write(context.Background(), t, off, map[string]any{"path": p, "content": "new\n"}), "Wrote", p)
+		assert.Equal(t, "new\n", readBack(t, root, p))
+	}
+}
+
+// Names that NTFS or HFS+ take for .git (sandbox.IsDotGit) are .git: no
+// tool writes them, whatever protected_patterns say, and no walker shows
+// them.
+func TestGitLookAlikesAreGit(t *testing.T) {
+	t.Parallel()
+	names := []string{".GIT", ".Git", ".git.", ".git ", ".git. .", "GIT~1", "git~1", ".git::$INDEX_ALLOCATION",
+		"\u200c.git", ".g\u200dit", ".git\ufeff", "\u206a.GIT"}
+	files := map[string]string{"visible.txt": "needle\n"}
+	for _, n := range names {
+		files["repo/"+n+"/config"] = "[core]\n\tneedle = 1\n"
+	}
+	tools := allTools
+	_, rgErr := exec.LookPath("rg")
+	if rgErr == nil {
+		tools = AllToolNames
+	}
+	for _, opts := range []Options{{Tools: tools}, {Tools: tools, ProtectedPatterns: []string{}}} {
+		c, root := newTestFS(t, opts, files)
+		for _, n := range names {
+			for _, p := range []string{n, "repo/" + n + "/config", "repo/" + n + "/hooks/pre-commit", "deep/" + n} {
+				want := "RETRY: Path " + pyRepr(p) + " is protected (matches '.git')."
+				assert.Equal(t, want, write(context.Background(), t, c, map[string]any{"path": p, "content": "x\n"}), "%+q", p)
+				out, err := callTool(context.Background(), t, c, ToolCreateDirectory, map[string]any{"path": p})
+				assert.Equal(t, want, result(out, err), "%+q", p)
+			}
+			p := "repo/" + n + "/config"
+			assert.Contains(t, edit(context.Background(), t, c, map[string]any{"path": p, "old_text": "1", "new_text": "2"}),
+				"is protected (matches '.git')", "%+q", p)
+			assert.Equal(t, "[core]\n\tneedle = 1\n", readBack(t, root, p))
+		}
+		for _, n := range names {
+			assert.NoFileExists(t, filepath.Join(root, n))
+			assert.NoDirExists(t, filepath.Join(root, "deep", n))
+		}
+		calls := []struct {
+			tool string
+			args map[string]any
+		}{
+			{ToolListDirectory, map[string]any{"path": "repo"}},
+			{ToolFindFiles, map[string]any{"pattern": "**/*"}},
+			{ToolFindFiles, map[string]any{"pattern": "*", "path": "repo/GIT~1"}},
+			{ToolSearchFiles, map[string]any{"pattern": "needle"}},
+			{ToolSearchFiles, map[string]any{"pattern": "needle", "path": "repo/git~1"}},
+		}
+		if rgErr == nil {
+			calls = append(calls, []struct {
+				tool string
+				args map[string]any
+			}{
+				{ToolListFiles, map[string]any{}},
+				{ToolGrep, map[string]any{"pattern": "needle"}},
+				{ToolGrep, map[string]any{"pattern": "needle", "path": "repo/GIT~1"}},
+			}...)
+		}
+		out, err := callTool(context.Background(), t, c, ToolSearchFiles, map[string]any{"pattern": "needle"})
+		assert.Equal(t, "visible.txt:1:needle", result(out, err), "only the visible file is searched")
+		for _, tc := range calls {
+			out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+			res := result(out, err)
+			for _, n := range names {
+				assert.NotContains(t, res, sandbox.DisplayName(n)+"/", "%s %v shows %+q", tc.tool, tc.args, n)
+				assert.NotContains(t, res, "config", "%s %v", tc.tool, tc.args)
+			}
+		}
+	}
+}
+
 // A spec's own file and the files it names are never changed by its agent.
 func TestProtectedFiles(t *testing.T) {
 	t.Parallel()
@@ -88,10 +188,21 @@ func TestSecretPatterns(t *testing.T) {
 		"certs/server.pem", "tls.key", "store.p12", "store.pfx",
 		"id_rsa", "home/.ssh/id_ed25519", "keys/id_ecdsa", "id_dsa", ".ssh/config", "home/.ssh/known_hosts",
 		".netrc", "pkg/.pypirc", ".aws/credentials", "home/.aws/credentials",
+		".git-credentials", "home/.git-credentials", ".npmrc", "web/.npmrc", ".docker/config.json",
+		"home/.docker/config.json", ".kube/config", "home/.kube/config",
+		"terraform.tfstate", "infra/prod.tfstate", "infra/prod.tfstate.backup", "prod.tfvars", "infra/prod.tfvars.json",
+		"credentials.json", "app/credentials.json", "service-account.json", "gcp/service-account-key.json",
+		"my_service_account.json", "keys/ci-service_account-key.json",
+		"application_default_credentials.json", "home/.config/gcloud/credentials.db",
+		"home/.config/gcloud/legacy_credentials/me/adc.json",
+		".pgpass", "home/.pgpass", ".vault-token", "home/.vault-token",
+		"secrets.yaml", "config/secrets.json", "deploy/k8s/secrets.enc.yaml", "secrets/db.txt",
 	}
 	visible := []string{
 		".env.example", "apps/.env.sample", ".env.template", ".env.dist",
 		"id_rsa.pub", "keys/id_ed25519.pub", "keyboard.txt", "env.txt", ".aws/config", "notes.md",
+		"terraform.tfvars.example", "infra/main.tf", "package.json", "docker/config.json", "kube/config.yaml",
+		".config/other/settings.json", "accounts.json", "secrets.example",
 	}
 	files := map[string]string{}
 	for _, p := range append(append([]string(nil), secrets...), visible...) {
@@ -112,7 +223,7 @@ func TestSecretPatterns(t *testing.T) {
 		assert.Contains(t, result(out, err), "TOKEN=hunter2", p)
 	}
 	// Walkers and searches never show a secret, even where they show dot files.
-	for _, dir := range []string{".", "apps/web", "home/.ssh", "certs"} {
+	for _, dir := range []string{".", "apps/web", "home/.ssh", "certs", "infra", "keys", "gcp", "secrets"} {
 		for _, tc := range []struct {
 			tool string
 			args map[string]any
@@ -123,10 +234,12 @@ func TestSecretPatterns(t *testing.T) {
 		} {
 			out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
 			res := result(out, err)
-			for _, p := range secrets {
-				base := p[strings.LastIndexByte(p, '/')+1:]
-				if strings.HasSuffix(res, base) || strings.Contains(res, base+"\n") || strings.Contains(res, base+":") {
-					t.Errorf("%s %v shows the secret %s:\n%s", tc.tool, tc.args, p, res)
+			// Paths are shown relative to the working directory, the root.
+			for line := range strings.SplitSeq(res, "\n") {
+				for _, p := range secrets {
+					if line == p || strings.HasPrefix(line, p+":") || strings.HasPrefix(line, p+"  (") || strings.HasPrefix(line, p+"/") {
+						t.Errorf("%s %v shows the secret %s:\n%s", tc.tool, tc.args, p, res)
+					}
 				}
 			}
 		}

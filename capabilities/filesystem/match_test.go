@@ -38,14 +38,35 @@ func TestDefaultProtectedPatterns(t *testing.T) {
 	for _, rel := range []string{
 		".git/config", ".git/refs/heads/main", ".env", ".env.local", "server.pem", "certs/server.pem", "id.key",
 		"secrets.yaml", "config/secrets.json", "apps/.env", "apps/web/.env", "apps/.env.prod", "vendor/lib/.git/HEAD",
+		// Files that run code when a folder is opened, at the next git
+		// command, in CI or on entering a directory, at any depth.
+		".vscode/tasks.json", ".vscode/settings.json", "apps/web/.vscode/launch.json", "proj.code-workspace",
+		"tools/all.code-workspace", ".idea/workspace.xml", "sub/.idea/runConfigurations/Run.xml",
+		".mcp.json", "pkg/.mcp.json", ".cursor/mcp.json", ".cursor/rules/x.mdc", ".claude/settings.json",
+		"sub/.claude/settings.local.json", ".claude/commands/deploy.md",
+		".husky/pre-commit", ".husky/_/husky.sh", "web/.husky/pre-push",
+		"lefthook.yml", ".lefthook.yaml", "lefthook-local.yml", ".lefthook-local.toml", "svc/lefthook.json",
+		".config/lefthook.yml", ".pre-commit-config.yaml", ".pre-commit-config.yml", "py/.pre-commit-config.yaml",
+		".gitattributes", "docs/.gitattributes", ".gitmodules", "vendor/x/.gitmodules",
+		".github/workflows/ci.yml", ".github/workflows/sub/x.yaml", ".github/actions/setup/action.yml",
+		"sub/.github/workflows/ci.yml", ".gitlab-ci.yml", "svc/.gitlab-ci.yml", ".circleci/config.yml",
+		".envrc", "apps/api/.envrc",
 	} {
 		_, ok := matchAny(ps, rel, true)
 		assert.True(t, ok, "%s should be protected", rel)
 	}
-	for _, rel := range []string{".gitignore", "notes.md", ".git", "env", "src/environment.go", "keys.txt"} {
-		_, ok := matchAny(ps, rel, true)
-		assert.False(t, ok, "%s should not be protected", rel)
+	for _, rel := range []string{
+		".gitignore", "notes.md", ".git", "env", "src/environment.go", "keys.txt",
+		".vscode", "src/vscode.go", "idea.txt", ".github/CODEOWNERS", ".github/dependabot.yml", ".github/workflows",
+		"lefthook", "lefthook/main.go", "docs/lefthook-guide.md", "claude.md", "CLAUDE.md", "mcp.json", "envrc", "gitattributes",
+		".pre-commit-hooks.yaml", "circleci/config.yml",
+	} {
+		p, ok := matchAny(ps, rel, true)
+		assert.False(t, ok, "%s should not be protected (matches %s)", rel, p)
 	}
+	// protected_patterns: [] protects nothing by pattern, as in the reference.
+	_, ok := matchAny(compilePatterns([]string{}), ".vscode/tasks.json", true)
+	assert.False(t, ok)
 }
 
 func TestAccessChecks(t *testing.T) {

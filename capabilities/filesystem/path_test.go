@@ -201,6 +201,8 @@ func TestHidden(t *testing.T) {
 	for rel, want := range map[string]bool{
 		".": false, "a": false, "a/b.txt": false, ".git": true, "a/.env": true, ".github/x.yml": true,
 		"a/b/.c/d": true, "a.b/c": false, "a/..b": true,
+		// Names a file system may take for .git are hidden as .git is.
+		"GIT~1": true, "a/git~1/config": true, "a/\u200c.git/HEAD": true, "git": false, "a/git~2/x": false,
 	} {
 		assert.Equal(t, want, hidden(rel), rel)
 	}

@@ -25,6 +25,9 @@ import (
 // check-then-write of one writer interleaves with another's and no edit
 // reported as done is lost.
 //
+// A file the process may not open for writing (a read-only file, for any
+// user but root) is refused with the error such an open gives.
+//
 // The replacement keeps the old file's permission bits (never setuid,
 // setgid or sticky) and, where the process may, its owner. A new file gets
 // mode 0666 less the umask. The new content has a new inode: other hard
@@ -135,6 +138,9 @@ func currentFile(dirfd int, name, rel string, g guard) (current, error) {
 	default:
 		return current{}, &os.PathError{Op: "open", Path: rel, Err: sandbox.ErrNotRegular}
 	}
+	if err := mayWrite(dirfd, name, &st); err != nil {
+		return current{}, &os.PathError{Op: "open", Path: rel, Err: err}
+	}
 	cur := current{exists: true, mode: uint32(st.Mode) & 0o777, uid: int(st.Uid), gid: int(st.Gid)}
 	if g.hash == "" {
 		return cur, nil
@@ -169,4 +175,22 @@ func currentFile(dirfd int, name, rel string, g guard) (current, error) {
 		return current{}, err
 	}
 	return cur, nil
+}
+
+// mayWrite refuses, with the error a plain open for writing would give, a
+// file (st, name in dirfd) the process may not open for writing. The rename
+// that replaces it asks only the directory's permission, so a file the user
+// made read-only would be replaced where that open is refused. The file's
+// permission is asked as the open asks it, with the effective ids (root may
+// still write it, as POSIX says), unless the file's owner bits grant it to
+// its owner, the process: the common case, spared the system call.
+func mayWrite(dirfd int, name string, st *unix.Stat_t) error {
+	if st.Mode&unix.S_IWUSR != 0 && int(st.Uid) == unix.Geteuid() {
+		return nil
+	}
+	err := unix.Faccessat(dirfd, name, unix.W_OK, unix.AT_EACCESS)
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return err
+	}
+	return nil // other answers (an old kernel, a race) are left to the rename
 }

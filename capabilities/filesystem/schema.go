@@ -32,8 +32,8 @@ const optionsSchema = `{
     "protected_patterns": {
       "type": "array",
       "items": {"type": "string"},
-      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, can be read but not written. An empty list disables protection.",
-      "default": [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*", "*/.git/*", "*/.env", "*/.env.*"]
+      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, can be read but not written. The default covers repository internals, env files and keys, and the files that run code when a folder is opened in an editor or coding agent, at the next git command, in CI or on entering a directory (.vscode, .idea, .cursor, .claude, .mcp.json, hook managers, .gitattributes, .gitmodules, CI workflows, .envrc), at any depth. An empty list disables protection.",
+      "default": [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*", "*/.git/*", "*/.env", "*/.env.*", "**/.vscode/*", "**/*.code-workspace", "**/.idea/*", "**/.mcp.json", "**/.cursor/*", "**/.claude/*", "**/.husky/*", "**/lefthook.*", "**/.lefthook.*", "**/lefthook-local.*", "**/.lefthook-local.*", "**/.pre-commit-config.yaml", "**/.pre-commit-config.yml", "**/.gitattributes", "**/.gitmodules", "**/.github/workflows/*", "**/.github/actions/*", "**/.gitlab-ci.yml", "**/.circleci/*", "**/.envrc"]
     },
     "max_retries": {
       "type": ["integer", "null"],
@@ -48,8 +48,8 @@ const optionsSchema = `{
     "secret_patterns": {
       "type": "array",
       "items": {"type": "string"},
-      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, are never shown to the model: they behave exactly like denied_patterns. A pattern starting with '!' exempts what it matches ('!*.example'). An empty list turns them off.",
-      "default": ["**/.env", "**/.env.*", "*.pem", "*.key", "*.p12", "*.pfx", "**/id_rsa", "**/id_dsa", "**/id_ecdsa", "**/id_ed25519", "**/.ssh/*", "**/.netrc", "**/.pypirc", "**/.aws/credentials", "!*.example", "!*.sample", "!*.template", "!*.dist"]
+      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, are never shown to the model: they behave exactly like denied_patterns. A pattern starting with '!' exempts what it matches ('!*.example'). The default covers dotenv files, keys and keystores, SSH directories and the credential files of git, npm, Docker, Kubernetes, Terraform, Google Cloud, PostgreSQL and Vault, and secrets*, at any depth. An empty list turns them off.",
+      "default": ["**/.env", "**/.env.*", "*.pem", "*.key", "*.p12", "*.pfx", "**/id_rsa", "**/id_dsa", "**/id_ecdsa", "**/id_ed25519", "**/.ssh/*", "**/.netrc", "**/.pypirc", "**/.aws/credentials", "**/.git-credentials", "**/.npmrc", "**/.docker/config.json", "**/.kube/config", "*.tfstate", "*.tfstate.backup", "*.tfvars", "*.tfvars.json", "**/credentials.json", "**/service-account*.json", "*service_account*.json", "**/application_default_credentials.json", "**/.config/gcloud/*", "**/.pgpass", "**/.vault-token", "**/secrets*", "!*.example", "!*.sample", "!*.template", "!*.dist"]
     },
     "max_read_lines": {
       "type": "integer",

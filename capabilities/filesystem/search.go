@@ -156,7 +156,7 @@ func (s *fileSearch) run(ctx context.Context, rel string) error {
 // directories on the way.
 func (s *fileSearch) job(w *walk.Walker[struct{}]) (searchJob, bool) {
 	e := w.Entry()
-	if strings.HasPrefix(e.Name(), ".") {
+	if hiddenName(e.Name()) {
 		return searchJob{}, false
 	}
 	switch e.Type {

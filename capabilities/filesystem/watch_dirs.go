@@ -32,7 +32,6 @@ package filesystem
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -98,7 +97,7 @@ func (t *changeTracker) watchLocked(rel string, auto bool) {
 	}
 	if auto {
 		_, name := sandbox.Split(rel)
-		if t.auto >= t.limit/2 || strings.HasPrefix(name, ".") || t.fs.checkWalkRoot(rel) != nil {
+		if t.auto >= t.limit/2 || hiddenName(name) || t.fs.checkWalkRoot(rel) != nil {
 			return
 		}
 	}

@@ -63,7 +63,8 @@
 //   - On unix, RetryEINTR and Readlinkat wrap the system calls.
 //   - Names a listing must not show raw (control characters, bidirectional
 //     controls, bytes that are not UTF-8) are escaped reversibly:
-//     DisplayName, NeedsEscape and UnescapeName (names.go).
+//     DisplayName, NeedsEscape and UnescapeName (names.go). IsDotGit
+//     recognises the names NTFS or HFS+ may take for ".git" (names.go).
 //   - Errors are *os.PathError wrapping an errno, ErrNotRegular for a FIFO,
 //     socket or device, and a ParentError (InParent) when the failure was on
 //     the way to the target's directory rather than on the target.

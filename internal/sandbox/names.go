@@ -138,3 +138,97 @@ func UnescapeName(name string) (string, bool) {
 	raw := b.String()
 	return raw, NeedsEscape(raw)
 }
+
+// Names a file system may take for .git
+//
+// A .git entry configures git, and git runs hooks, filters and fsmonitor
+// commands from it, so no tool writes one (filesystem's checkWrite) and no
+// walker shows one. But on NTFS and HFS+ other names reach the same entry,
+// and a rule on the name ".git" alone misses them: NTFS drops trailing dots
+// and spaces (".git. "), reads "name:stream" as a stream of name
+// (".git::$INDEX_ALLOCATION" is the directory itself) and gives ".git" the
+// short name "GIT~1"; HFS+ ignores some invisible code points anywhere in a
+// name ("\u200c.git"); both fold case. Git refuses such names in a checkout
+// for the same reason (core.protectNTFS, core.protectHFS); IsDotGit
+// recognises what git's checks recognise, on every platform, since a root
+// on Linux can be a mounted NTFS volume or a tree later checked out on one.
+
+// IsDotGit reports whether NTFS or HFS+ may take name, one path component,
+// for ".git".
+func IsDotGit(name string) bool {
+	return isNTFSDotGit(name) || isHFSDotGit(name)
+}
+
+// isNTFSDotGit: ".git" or its short name "git~1", in any case, followed by
+// nothing but dots and spaces, which NTFS drops, up to the end of the name,
+// a stream (":") or a Windows separator.
+func isNTFSDotGit(name string) bool {
+	var rest string
+	switch {
+	case hasPrefixFoldASCII(name, ".git"):
+		rest = name[len(".git"):]
+	case hasPrefixFoldASCII(name, "git~1"):
+		rest = name[len("git~1"):]
+	default:
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '.', ' ':
+		case ':', '\\':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isHFSDotGit: ".git" in any (ASCII) case once the code points HFS+ ignores
+// are left out. Bytes that are not UTF-8 never make ".git".
+func isHFSDotGit(name string) bool {
+	const want = ".git"
+	n := 0 // bytes of want matched
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return false
+		case hfsIgnored(r):
+			continue
+		case n == len(want) || r >= utf8.RuneSelf || lowerASCII(byte(r)) != want[n]:
+			return false
+		}
+		n++
+	}
+	return n == len(want)
+}
+
+// hfsIgnored reports whether HFS+ leaves r out of a name when it compares
+// names: zero-width joiners, directional marks, embeddings and overrides,
+// the deprecated format characters and the byte order mark.
+func hfsIgnored(r rune) bool {
+	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
+}
+
+// hasPrefixFoldASCII reports whether s starts with prefix, a lower-case
+// ASCII string, ignoring the case of ASCII letters only.
+func hasPrefixFoldASCII(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		if lowerASCII(s[i]) != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}

@@ -35,3 +35,46 @@ func TestNameEscaping(t *testing.T) {
 		assert.False(t, ok, "%s is not an escaped form", s)
 	}
 }
+
+// The names NTFS or HFS+ may take for ".git", as git's core.protectNTFS and
+// core.protectHFS checks recognise them, and names they do not.
+func TestIsDotGit(t *testing.T) {
+	t.Parallel()
+	dotGit := []string{
+		".git", ".GIT", ".Git", ".gIt", ".giT",
+		// NTFS: trailing dots and spaces, streams, the 8.3 short name.
+		".git.", ".git ", ".git...", ".git . .", ".GIT. ",
+		".git::$INDEX_ALLOCATION", ".git:", ".git:stream", ".git. :x", ".git\\config",
+		"git~1", "GIT~1", "Git~1", "git~1.", "git~1 ", "git~1::$INDEX_ALLOCATION",
+	}
+	// HFS+: the code points it ignores, anywhere in the name, in any case.
+	ignored := []rune{
+		0x200c, 0x200d, 0x200e, 0x200f,
+		0x202a, 0x202b, 0x202c, 0x202d, 0x202e,
+		0x206a, 0x206b, 0x206c, 0x206d, 0x206e, 0x206f,
+		0xfeff,
+	}
+	for _, r := range ignored {
+		for _, base := range []string{".git", ".GIT"} {
+			for i := 0; i <= len(base); i++ {
+				dotGit = append(dotGit, base[:i]+string(r)+base[i:])
+			}
+		}
+	}
+	dotGit = append(dotGit, "\u200c\u200d.g\ufeffi\u202et\u206f")
+	for _, name := range dotGit {
+		assert.True(t, IsDotGit(name), "%+q reaches .git", name)
+	}
+
+	for _, name := range []string{
+		"", ".", "..", "git", ".gi", ".gitignore", ".gitmodules", ".git-credentials", ".gitx", ".git.x", ".git x",
+		"..git", " .git", "x.git", "git", "git~", "git~2", "git~10", "git~1x", ".git~1", "GIT~1~1",
+		// Neither file system's rule alone: an ignored code point and then
+		// a trailing dot, a code point HFS+ keeps, look-alike letters,
+		// bytes that are not UTF-8.
+		".git\u200c.", "\u200b.git", ".g\u0131t", ".G\u0130T", "\uff0egit", ".\uff47it", "\xff.git", ".git\xff",
+		".git\ufffd", "\u200c", ".\u200cgi",
+	} {
+		assert.False(t, IsDotGit(name), "%+q does not reach .git", name)
+	}
+}

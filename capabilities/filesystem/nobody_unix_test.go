@@ -1,0 +1,61 @@
+//go:build unix
+
+package filesystem
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// nobody is the uid and gid asNobody runs a test as.
+const nobody = 65534
+
+// asNobody runs the calling test again, in a child process whose user and
+// group are nobody, for a test about what permission bits refuse, which they
+// do not refuse root. The child runs a copy of the test binary (the go tool
+// keeps the original in a directory only its user may enter) from a
+// directory it owns, which is also its temporary directory. The test is
+// skipped when the child cannot be started as nobody here; a failure in the
+// child fails it.
+func asNobody(t *testing.T) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	dir, err := os.MkdirTemp("", "nobody-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "test.bin")
+	copyFile(t, exe, bin)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, os.Chown(dir, nobody, nobody))
+
+	cmd := exec.Command(bin, "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if _, exited := errors.AsType[*exec.ExitError](err); err != nil && !exited {
+		t.Skipf("notice: cannot run the test as uid %d here (%v), and root may write what it tests", nobody, err)
+	}
+	require.NoError(t, err, "as uid %d:\n%s", nobody, out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name()+" ", "the test ran as uid %d:\n%s", nobody, out)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(t, errors.Join(err, dst.Close()))
+}
