@@ -165,3 +165,24 @@ func TestOffsetPos(t *testing.T) {
 		assert.Equal(t, Position{File: "f", Line: line, Col: col}, d.offsetPos(off), "offset %d", off)
 	}
 }
+
+// A duplicate key is reported with every use of an aliased mapping holding
+// it, and adds no value: its messages count towards the size all the same.
+func TestDuplicateKeysAreBoundedBySize(t *testing.T) {
+	src := "model: test\nmetadata:\n  d: &d {" + strings.Repeat("a: 1, ", 2000) + "a: 1}\n" +
+		"  l: &l [" + strings.Repeat("*d, ", 99) + "*d]\n  m: [" + strings.Repeat("*l, ", 4) + "*l]\n"
+	err, alloc := allocated(t, "agent.yaml", src)
+	require.Error(t, err)
+	assert.Less(t, alloc, uint64(maxLoadAlloc), "bytes allocated")
+	var errs Errors
+	require.True(t, errors.As(err, &errs), err.Error())
+	var cut []*Error
+	for _, e := range errs {
+		if strings.Contains(e.Msg, "expands to too much") {
+			cut = append(cut, e)
+		}
+	}
+	require.Len(t, cut, 1, "the size is reported once")
+	assert.True(t, strings.HasPrefix(at(src, cut[0].Pos.Line, cut[0].Pos.Col), "*d"), "at an alias of the mapping")
+	assert.Less(t, len(errs), 100_000, "duplicates reported")
+}

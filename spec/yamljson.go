@@ -202,7 +202,13 @@ func (c *yamlConverter) mapping(m map[string]any, n *yaml.Node, ptr string, dept
 		p := child(ptr, key)
 		if _, dup := m[key]; dup {
 			if !merged {
-				c.d.add(noValue, c.pos(k), prefixed(ptr, fmt.Sprintf("duplicate key %q (already set on line %d)", key, c.d.keys[p].Line)))
+				// The message counts towards the document's size: an
+				// aliased mapping repeats it with every use.
+				msg := prefixed(ptr, fmt.Sprintf("duplicate key %s (already set on line %d)", quoteShort(key), c.d.keys[p].Line))
+				if !c.grow(len(msg), k, ptr) {
+					return
+				}
+				c.d.add(noValue, c.pos(k), msg)
 			}
 			continue
 		}
@@ -254,6 +260,9 @@ func (c *yamlConverter) key(k *yaml.Node, ptr string) (string, bool) {
 		return k.Value, true
 	}
 	msg := "a key must be a plain value, found " + nodeWord(k)
+	if !c.grow(len(msg), k, ptr) { // as a duplicate key's message does
+		return "", false
+	}
 	if k.Kind == yaml.MappingNode && k.Style&yaml.FlowStyle != 0 {
 		msg += `; YAML reads an unquoted {{placeholder}} as a mapping, so quote the whole string: "{{name}} ..."`
 	}
