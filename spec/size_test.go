@@ -186,3 +186,18 @@ func TestDuplicateKeysAreBoundedBySize(t *testing.T) {
 	assert.True(t, strings.HasPrefix(at(src, cut[0].Pos.Line, cut[0].Pos.Col), "*d"), "at an alias of the mapping")
 	assert.Less(t, len(errs), 100_000, "duplicates reported")
 }
+
+func TestLongLabelsAreCut(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("k", 300)
+	src := "metadata:\n  " + key + ":\n    " + key + "e:\n      " + key + "n: 1\n      b: !foo 1\n"
+	_, err := testLoader(t).Load("agent.yaml", []byte(src))
+	require.Error(t, err)
+	var errs Errors
+	require.True(t, errors.As(err, &errs))
+	require.Len(t, errs, 1)
+	label, msg, _ := strings.Cut(errs[0].Msg, ": ")
+	assert.LessOrEqual(t, len([]rune(label)), maxLabel)
+	assert.True(t, strings.HasPrefix(label, "metadata.kkk") && strings.HasSuffix(label, "kkke.b"), label)
+	assert.Equal(t, "unsupported YAML tag !foo; remove it, or quote the value", msg)
+}
