@@ -114,3 +114,13 @@ func TestAliasesWithinBound(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"path":"notes.md"}`, resp.Choices[0].ToolCalls[1].FunctionCall.Arguments)
 }
+
+// Short values cost memory too: a million empty strings are no small script.
+func TestManyShortValuesAreBounded(t *testing.T) {
+	t.Parallel()
+	src := "turns:\n  - tool_calls:\n      - name: a\n        arguments: {l: &l [" + strings.Repeat("'', ", 999) + "'']}\n" +
+		"      - name: b\n        arguments: [" + strings.Repeat("*l, ", 199) + "*l]\n"
+	_, err := Parse("s.yaml", []byte(src))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "an alias expands to too much")
+}

@@ -12,10 +12,13 @@ import (
 // its aliases expanded, at least minSize and at most maxSize. Aliases let a
 // small file describe an enormous one ("billion laughs"), which checking and
 // decoding it, and sending its tool calls' arguments, would each build.
+// Each value counts valueSize bytes beyond its text, as decoding it takes
+// memory however short it is.
 const (
 	sizeFactor = 10
 	minSize    = 2_000_000
 	maxSize    = 16_000_000
+	valueSize  = 16
 )
 
 // checkSize measures the script rooted at root, aliases expanded, and
@@ -49,7 +52,7 @@ type measure struct {
 // walk adds the size of n to m's, and returns where it crosses the limit or
 // finds a cycle, or nil. alias is the outermost alias being expanded, or nil.
 func (m *measure) walk(n, alias *yaml.Node) *yaml.Node {
-	if m.size += len(n.Value) + 1; m.size > m.limit {
+	if m.size += len(n.Value) + valueSize; m.size > m.limit {
 		if alias != nil {
 			return alias
 		}
