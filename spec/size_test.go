@@ -70,8 +70,9 @@ func TestExpansionIsBoundedBySize(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err, alloc := allocated(t, "agent.yaml", tc.src)
-			require.Error(t, err)
+			t.Logf("%d bytes allocated", alloc)
 			assert.Less(t, alloc, uint64(maxLoadAlloc), "bytes allocated")
+			require.Error(t, err)
 			var errs Errors
 			require.True(t, errors.As(err, &errs), err.Error())
 			require.Len(t, errs, 1, err.Error())
@@ -100,8 +101,9 @@ func TestLongPathsAreBoundedBySize(t *testing.T) {
 	for _, file := range []string{"agent.json", "agent.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			err, alloc := allocated(t, file, doc)
-			require.Error(t, err)
+			t.Logf("%d bytes allocated", alloc)
 			assert.Less(t, alloc, uint64(maxLoadAlloc), "bytes allocated")
+			require.Error(t, err)
 			var errs Errors
 			require.True(t, errors.As(err, &errs), err.Error())
 			require.Len(t, errs, 1, err.Error())
@@ -172,8 +174,9 @@ func TestDuplicateKeysAreBoundedBySize(t *testing.T) {
 	src := "model: test\nmetadata:\n  d: &d {" + strings.Repeat("a: 1, ", 2000) + "a: 1}\n" +
 		"  l: &l [" + strings.Repeat("*d, ", 99) + "*d]\n  m: [" + strings.Repeat("*l, ", 4) + "*l]\n"
 	err, alloc := allocated(t, "agent.yaml", src)
-	require.Error(t, err)
+	t.Logf("%d bytes allocated", alloc)
 	assert.Less(t, alloc, uint64(maxLoadAlloc), "bytes allocated")
+	require.Error(t, err)
 	var errs Errors
 	require.True(t, errors.As(err, &errs), err.Error())
 	var cut []*Error
