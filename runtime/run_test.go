@@ -716,7 +716,7 @@ func TestRunScriptModelFromSpec(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "turns.yaml"), []byte("turns: [{txt: x}]\n"), 0o600))
 	_, err = Run(context.Background(), s)
 	assert.EqualError(t, err, "invalid script file "+filepath.Join(dir, "turns.yaml")+":\n"+
-		filepath.Join(dir, "turns.yaml")+`:1:10: unknown key "txt" in turn 1 (did you mean "text"?); the keys are delay, error, expect, stop_reason, text, tool_calls, usage`,
+		filepath.Join(dir, "turns.yaml")+`:1:10: unknown key in turn 1 (did you mean "text"?); the keys are delay, error, expect, stop_reason, text, tool_calls, usage`,
 		"a spec without a file reports the script's problems all the same")
 }
 
@@ -736,7 +736,7 @@ func TestRunModelProblemsAreSpecErrors(t *testing.T) {
 			files: map[string]string{"turns.yaml": "turnz:\n  - text: hi\n"},
 			want: []string{
 				"agent.yaml:2:8: invalid script file turns.yaml:",
-				`turns.yaml:1:1: unknown key "turnz" in the script (did you mean "turns"?); the keys are dialect, turns`,
+				`turns.yaml:1:1: unknown key in the script (did you mean "turns"?); the keys are dialect, turns`,
 			}},
 		{name: "anthropic has no logit bias", spec: "version: 1\nmodel: anthropic:claude-test\nmodel_settings:\n  seed: 1\n  logit_bias: {\"50256\": -100}\n",
 			want: []string{

@@ -3,6 +3,8 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,6 +35,11 @@ type document struct {
 	// retyped holds the values an unquoted ${VAR} turned from a string into
 	// a number or a boolean, by pointer, with the text as written.
 	retyped map[string]string
+
+	size      int // bytes of text the parsed document holds so far; see grow
+	sizeLimit int // the most it may hold: sizeLimitOf the source
+	cursor    Position
+	cursorOff int // offsetPos's last answer and its offset, to go on from
 }
 
 // problem is an Error together with the JSON pointer of the value it is about,
@@ -50,13 +57,55 @@ const maxNodes = 100_000
 // maxDepth bounds nesting, so that deeply nested input cannot exhaust the stack.
 const maxDepth = 1000
 
+// A parsed spec may hold sizeFactor times as many bytes of text (strings,
+// keys, and the paths to its values, which positions are recorded by) as its
+// file, at least minSize and at most maxSize. A count of values alone is no
+// bound on memory: aliases of a long string, or paths of long keys nested
+// deeply, make a small file hold gigabytes with few values. A real spec holds
+// about as much text as it is long.
+const (
+	sizeFactor = 10
+	minSize    = 2_000_000
+	maxSize    = 16_000_000
+)
+
+func sizeLimitOf(src []byte) int {
+	return min(max(sizeFactor*len(src), minSize), maxSize)
+}
+
+// grow counts n more bytes of text in the parsed document, and tells
+// whether it is still within its bound.
+func (d *document) grow(n int) bool {
+	d.size += n
+	return d.size <= d.sizeLimit
+}
+
+// tooLarge says that the document has grown past its bound, and what that is.
+func (d *document) tooLarge() string {
+	return fmt.Sprintf("the spec holds more than %s of text and key paths, the most a spec file of %s may grow to (%d times its size, at least %s, at most %s)",
+		byteSize(d.sizeLimit), byteSize(len(d.src)), sizeFactor, byteSize(minSize), byteSize(maxSize))
+}
+
+// byteSize writes n bytes for people: 512 bytes, 2.5 KB, 16 MB.
+func byteSize(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1_000_000:
+		return strconv.FormatFloat(math.Round(float64(n)/100)/10, 'f', -1, 64) + " KB"
+	}
+	return strconv.FormatFloat(math.Round(float64(n)/100_000)/10, 'f', -1, 64) + " MB"
+}
+
 func newDocument(file string, src []byte) *document {
 	return &document{
-		file:    file,
-		src:     src,
-		values:  make(map[string]Position, 64),
-		keys:    make(map[string]Position, 64),
-		numbers: map[string]string{},
+		file:      file,
+		src:       src,
+		values:    make(map[string]Position, 64),
+		keys:      make(map[string]Position, 64),
+		numbers:   map[string]string{},
+		sizeLimit: sizeLimitOf(src),
+		cursor:    Position{File: file, Line: 1, Col: 1},
 	}
 }
 
@@ -145,12 +194,23 @@ func (d *document) errors() Errors {
 }
 
 // offsetPos converts a byte offset in the source to a position; columns count
-// characters, as YAML parsers do.
+// characters, as YAML parsers do. The JSON parser asks for every value's
+// position in file order, so it goes on from the last answer: counting from
+// the start each time would take time quadratic in the file's size.
 func (d *document) offsetPos(off int) Position {
 	off = min(max(off, 0), len(d.src))
-	line := 1 + bytes.Count(d.src[:off], []byte("\n"))
-	start := bytes.LastIndexByte(d.src[:off], '\n') + 1
-	return Position{File: d.file, Line: line, Col: 1 + utf8.RuneCount(d.src[start:off])}
+	if off < d.cursorOff {
+		d.cursor, d.cursorOff = Position{File: d.file, Line: 1, Col: 1}, 0
+	}
+	between := d.src[d.cursorOff:off]
+	if nl := bytes.Count(between, []byte("\n")); nl > 0 {
+		d.cursor.Line += nl
+		d.cursor.Col = 1
+		between = between[bytes.LastIndexByte(between, '\n')+1:]
+	}
+	d.cursor.Col += utf8.RuneCount(between)
+	d.cursorOff = off
+	return d.cursor
 }
 
 // refine narrows a position inside a scalar to the exact column of text when

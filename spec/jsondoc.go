@@ -45,7 +45,7 @@ func parseJSON(file string, src []byte, lookup func(string) (string, bool)) *doc
 	}
 	root, err := p.value("", 0)
 	if err != nil {
-		if !errors.Is(err, errTooDeep) { // cannot happen for valid JSON; reported rather than ignored
+		if !errors.Is(err, errCut) { // cannot happen for valid JSON; reported rather than ignored
 			d.add("", Position{File: file}, "invalid JSON: "+err.Error())
 		}
 		return d
@@ -54,7 +54,9 @@ func parseJSON(file string, src []byte, lookup func(string) (string, bool)) *doc
 	return d
 }
 
-var errTooDeep = errors.New("nested too deeply")
+// errCut stops the parse of a spec nested too deeply or too large, which
+// has been reported.
+var errCut = errors.New("nested too deeply or too large")
 
 type jsonParser struct {
 	d      *document
@@ -86,7 +88,15 @@ func (p *jsonParser) value(ptr string, depth int) (any, error) {
 	p.d.values[ptr] = at
 	if depth > maxDepth {
 		p.d.add(ptr, at, prefixed(ptr, fmt.Sprintf("nested more than %d levels deep", maxDepth)))
-		return nil, errTooDeep
+		return nil, errCut
+	}
+	size := len(ptr) + 1 // the pointer is kept, with the position
+	if t, ok := tok.(string); ok {
+		size += len(t)
+	}
+	if !p.d.grow(size) {
+		p.d.add(ptr, at, prefixed(ptr, p.d.tooLarge()))
+		return nil, errCut
 	}
 	switch t := tok.(type) {
 	case json.Delim:
@@ -108,6 +118,10 @@ func (p *jsonParser) value(ptr string, depth int) (any, error) {
 		return list, err
 	case string:
 		s, problems := expandEnv(t, p.lookup)
+		if !p.d.grow(len(s) - len(t)) {
+			p.d.add(ptr, at, prefixed(ptr, p.d.tooLarge()))
+			return nil, errCut
+		}
 		for _, e := range problems {
 			p.d.add(ptr, p.d.refine(at, true, t[:e.offset], e.ref), prefixed(ptr, e.msg))
 		}
@@ -159,17 +173,10 @@ func (p *jsonParser) object(ptr string, depth int) (any, error) {
 // positions behind.
 func (p *jsonParser) drop(depth int) error {
 	const scratch = "\x00dropped"
+	values, keys := p.d.values, p.d.keys
+	p.d.values, p.d.keys = map[string]Position{}, map[string]Position{}
 	_, err := p.value(scratch, depth)
-	for ptr := range p.d.values {
-		if strings.HasPrefix(ptr, scratch) {
-			delete(p.d.values, ptr)
-		}
-	}
-	for ptr := range p.d.keys {
-		if strings.HasPrefix(ptr, scratch) {
-			delete(p.d.keys, ptr)
-		}
-	}
+	p.d.values, p.d.keys = values, keys
 	return err
 }
 

@@ -75,7 +75,12 @@ type yamlConverter struct {
 	lookup func(string) (string, bool)
 	active map[*yaml.Node]bool // anchored nodes being converted: an alias to one is a cycle
 	nodes  int                 // values converted so far
-	cut    bool                // conversion was cut short by maxNodes or maxDepth
+	cut    bool                // conversion was cut short by maxNodes, maxDepth or the document's size
+
+	// alias is the outermost alias being expanded, at aliasPtr: a bound
+	// crossed inside it is reported there, where the file says to copy.
+	alias    *yaml.Node
+	aliasPtr string
 }
 
 func (c *yamlConverter) pos(n *yaml.Node) Position {
@@ -84,20 +89,65 @@ func (c *yamlConverter) pos(n *yaml.Node) Position {
 
 // value converts n, the value at ptr, and records where it is.
 func (c *yamlConverter) value(n *yaml.Node, ptr string, depth int) any {
+	// The pointer is kept, with the position. Past maxDepth, build says so.
+	if depth <= maxDepth && !c.grow(len(ptr)+1, n, ptr) {
+		return nil
+	}
 	c.d.values[ptr] = c.pos(n)
 	return c.build(n, ptr, depth)
 }
 
+// grow counts size more bytes of text in the document, and reports the
+// document too large, once, if that takes it past its bound.
+func (c *yamlConverter) grow(size int, n *yaml.Node, ptr string) bool {
+	if c.cut {
+		return false
+	}
+	if c.d.grow(size) {
+		return true
+	}
+	c.stop(n, ptr, c.d.tooLarge())
+	return false
+}
+
+// stop cuts the conversion short, reporting why at the outermost alias being
+// expanded, or else at n.
+func (c *yamlConverter) stop(n *yaml.Node, ptr, msg string) {
+	c.cut = true
+	if c.alias != nil {
+		n, ptr = c.alias, c.aliasPtr
+		msg = fmt.Sprintf("alias *%s expands to too much: %s; are YAML aliases nested in each other?", n.Value, msg)
+	}
+	c.d.add(ptr, c.pos(n), prefixed(ptr, msg))
+}
+
+// expanding notes that alias n, at ptr, is being expanded; the function it
+// returns is to be called when it is done.
+func (c *yamlConverter) expanding(n *yaml.Node, ptr string) func() {
+	if c.alias != nil {
+		return func() {}
+	}
+	c.alias, c.aliasPtr = n, ptr
+	return func() { c.alias = nil }
+}
+
+// over counts one more value, n at ptr, and tells whether the conversion
+// is to stop: it has been cut short, or is now, by maxNodes or maxDepth.
+func (c *yamlConverter) over(n *yaml.Node, ptr string, depth int) bool {
+	if c.cut {
+		return true
+	}
+	switch c.nodes++; {
+	case depth > maxDepth:
+		c.stop(n, ptr, fmt.Sprintf("nested more than %d levels deep", maxDepth))
+	case c.nodes > maxNodes:
+		c.stop(n, ptr, fmt.Sprintf("the spec expands to more than %d values", maxNodes))
+	}
+	return c.cut
+}
+
 func (c *yamlConverter) build(n *yaml.Node, ptr string, depth int) any {
-	if c.nodes++; c.nodes > maxNodes || depth > maxDepth {
-		if !c.cut { // one message says it all
-			c.cut = true
-			msg := fmt.Sprintf("the spec expands to more than %d values; are YAML aliases nested in each other?", maxNodes)
-			if depth > maxDepth {
-				msg = fmt.Sprintf("nested more than %d levels deep", maxDepth)
-			}
-			c.d.add(ptr, c.pos(n), prefixed(ptr, msg))
-		}
+	if c.over(n, ptr, depth) {
 		return nil
 	}
 	if n.Kind == yaml.AliasNode {
@@ -107,6 +157,7 @@ func (c *yamlConverter) build(n *yaml.Node, ptr string, depth int) any {
 		}
 		// The alias's own position is recorded; what it expands to keeps the
 		// positions of the anchored text, where a mistake would be fixed.
+		defer c.expanding(n, ptr)()
 		return c.build(n.Alias, ptr, depth+1)
 	}
 	if n.Anchor != "" {
@@ -125,6 +176,9 @@ func (c *yamlConverter) build(n *yaml.Node, ptr string, depth int) any {
 		}
 		return list
 	case yaml.ScalarNode:
+		if !c.grow(len(n.Value), n, ptr) {
+			return nil
+		}
 		return c.scalar(n, ptr)
 	}
 	return nil
@@ -148,7 +202,13 @@ func (c *yamlConverter) mapping(m map[string]any, n *yaml.Node, ptr string, dept
 		p := child(ptr, key)
 		if _, dup := m[key]; dup {
 			if !merged {
-				c.d.add(noValue, c.pos(k), prefixed(ptr, fmt.Sprintf("duplicate key %q (already set on line %d)", key, c.d.keys[p].Line)))
+				// The message counts towards the document's size: an
+				// aliased mapping repeats it with every use.
+				msg := prefixed(ptr, fmt.Sprintf("duplicate key %s (already set on line %d)", quoteShort(key), c.d.keys[p].Line))
+				if !c.grow(len(msg), k, ptr) {
+					return
+				}
+				c.d.add(noValue, c.pos(k), msg)
 			}
 			continue
 		}
@@ -162,7 +222,7 @@ func (c *yamlConverter) mapping(m map[string]any, n *yaml.Node, ptr string, dept
 
 // merge applies the value of a << key: a mapping, or a list of mappings.
 func (c *yamlConverter) merge(m map[string]any, v *yaml.Node, ptr string, depth int) {
-	if c.nodes++; depth > maxDepth || c.nodes > maxNodes {
+	if c.over(v, ptr, depth) {
 		return
 	}
 	src := v
@@ -171,6 +231,7 @@ func (c *yamlConverter) merge(m map[string]any, v *yaml.Node, ptr string, depth 
 			c.d.add(ptr, c.pos(v), prefixed(ptr, fmt.Sprintf("alias *%s refers to a value that contains it", src.Value)))
 			return
 		}
+		defer c.expanding(src, ptr)()
 		src = src.Alias
 	}
 	switch src.Kind {
@@ -199,6 +260,9 @@ func (c *yamlConverter) key(k *yaml.Node, ptr string) (string, bool) {
 		return k.Value, true
 	}
 	msg := "a key must be a plain value, found " + nodeWord(k)
+	if !c.grow(len(msg), k, ptr) { // as a duplicate key's message does
+		return "", false
+	}
 	if k.Kind == yaml.MappingNode && k.Style&yaml.FlowStyle != 0 {
 		msg += `; YAML reads an unquoted {{placeholder}} as a mapping, so quote the whole string: "{{name}} ..."`
 	}
@@ -260,6 +324,9 @@ var yaml11Bools = map[string]bool{
 // `max_tool_rounds: ${ROUNDS:-20}` is a number; a quoted one stays a string.
 func (c *yamlConverter) str(n *yaml.Node, ptr string) any {
 	s, problems := expandEnv(n.Value, c.lookup)
+	if len(s) > len(n.Value) && !c.grow(len(s)-len(n.Value), n, ptr) {
+		return nil
+	}
 	if len(problems) > 0 {
 		quoted := n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0
 		for _, p := range problems {

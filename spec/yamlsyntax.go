@@ -186,9 +186,17 @@ func (d *document) yamlErrorOffset(msg string) int {
 }
 
 // prefixed puts the label of ptr before msg: "workspace.checks[0]: msg".
+// A label longer than maxLabel characters (keys nested deeply, or long) is
+// cut in its middle: the position says where the value is.
 func prefixed(ptr, msg string) string {
-	if l := label(ptr); l != "" {
-		return l + ": " + msg
+	l := label(ptr)
+	if l == "" {
+		return msg
 	}
-	return msg
+	if r := []rune(l); len(r) > maxLabel {
+		l = string(r[:maxLabel/2]) + "..." + string(r[len(r)-(maxLabel/2-3):])
+	}
+	return l + ": " + msg
 }
+
+const maxLabel = 120

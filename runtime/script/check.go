@@ -109,6 +109,9 @@ func (c *checker) add(n *yaml.Node, format string, args ...any) {
 }
 
 // walk checks n, named name in messages ("turns", "usage"), against s.
+// Messages say what was found by its kind, never by its text: a spec can
+// name any file as its script, and what the file holds is not for the
+// messages to show.
 func (c *checker) walk(n *yaml.Node, name string, s *shape) {
 	n = resolve(n)
 	if s.kind != 0 && n.Kind != s.kind && !isNull(n) {
@@ -118,11 +121,24 @@ func (c *checker) walk(n *yaml.Node, name string, s *shape) {
 	switch {
 	case s.count && !isNull(n):
 		if _, err := strconv.Atoi(n.Value); err != nil || n.ShortTag() != "!!int" {
-			c.add(n, "%s must be %s, not %s", name, s.what, describe(n))
+			found := describe(n)
+			if found == "a number" {
+				found = "a number with a fraction, an exponent, another base or too many digits"
+			}
+			c.add(n, "%s must be %s, not %s", name, s.what, found)
 		}
 	case s.dur && !isNull(n):
 		if d, err := time.ParseDuration(n.Value); err != nil || d < 0 {
-			c.add(n, "%s must be %s, not %s", name, s.what, describe(n))
+			found := describe(n)
+			switch {
+			case err == nil:
+				found = "a negative one"
+			case n.ShortTag() == "!!int" || n.ShortTag() == "!!float":
+				found = "a number: write its unit, as in 2s"
+			case n.ShortTag() == "!!str":
+				found = "other text"
+			}
+			c.add(n, "%s must be %s, not %s", name, s.what, found)
 		}
 	case s.fields != nil:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -141,13 +157,16 @@ func (c *checker) walk(n *yaml.Node, name string, s *shape) {
 	}
 }
 
+// unknownKey reports a key s does not have. The key is not quoted: the
+// position shows it, and the message shows nothing of the file; the nearest
+// known key is, as it is no text of the file.
 func unknownKey(key, in string, s *shape) string {
 	known := make([]string, 0, len(s.fields))
 	for k := range s.fields {
 		known = append(known, k)
 	}
 	slices.Sort(known)
-	msg := fmt.Sprintf("unknown key %q in %s", key, in)
+	msg := "unknown key in " + in
 	if near := suggest.Closest(key, known); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
@@ -163,7 +182,8 @@ func resolve(n *yaml.Node) *yaml.Node {
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
 
-// describe names what a node is, for "must be X, not Y".
+// describe names what kind of node n is, for "must be X, not Y". It never
+// quotes the node's text.
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -171,7 +191,21 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return strconv.Quote(n.Value)
+		switch n.ShortTag() {
+		case "!!str":
+			return "a string"
+		case "!!int", "!!float":
+			return "a number"
+		case "!!bool":
+			return "a boolean"
+		case "!!null":
+			return "null"
+		case "!!timestamp":
+			return "a date"
+		case "!!binary":
+			return "binary data"
+		}
+		return "a value with a tag"
 	}
 	return "an empty document"
 }
@@ -190,12 +224,32 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 // yamlLine reads the line out of a yaml.v3 syntax error, "yaml: line 3: ...".
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// syntaxError turns a YAML parser error into an Error at its line.
+// syntaxError turns a YAML parser error into an Error at its line, without
+// the text of the file (see quoted).
 func syntaxError(file string, err error) *Error {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return &Error{File: file, Line: line, Msg: "invalid YAML: " + m[2]}
+		return &Error{File: file, Line: line, Msg: "invalid YAML: " + withoutText(m[2])}
 	}
-	return &Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	return &Error{File: file, Msg: "invalid YAML: " + withoutText(strings.TrimPrefix(msg, "yaml: "))}
+}
+
+// quoted finds what a yaml.v3 message quotes: a character it expected
+// (',' or ']'), or a name out of the file ('anchor').
+var quoted = regexp.MustCompile("'[^']*'|`[^`]*`|\"[^\"]*\"")
+
+// withoutText removes from a yaml.v3 message the text of the file it
+// quotes, an anchor's name, keeping the characters of YAML's syntax it
+// quotes as expected.
+func withoutText(msg string) string {
+	if strings.HasPrefix(msg, "unknown anchor ") {
+		return "an alias refers to an anchor that is not defined before it"
+	}
+	return quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		if inner := q[1 : len(q)-1]; len(inner) == 1 && strings.ContainsAny(inner, ",:]}[{-?") {
+			return q
+		}
+		return "a name"
+	})
 }

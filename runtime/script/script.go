@@ -20,7 +20,9 @@
 // Specs name it as `model: script:FILE`. A file with problems (an unknown
 // key, a mapping where a list belongs, a turn with nothing to say) is
 // reported as Errors, one FILE:LINE:COL line each, unknown keys with the
-// nearest known one.
+// nearest known one. The messages say what was found by its kind (a string,
+// a mapping), never by its text: a spec can name any file as its script,
+// and whoever reads the messages need not be allowed to read the file.
 package script
 
 import (
@@ -190,14 +192,18 @@ func Parse(name string, data []byte) (*Model, error) {
 		return nil, Errors{{File: name, Msg: "the script is empty: it needs turns"}}
 	}
 	root := doc.Content[0]
+	if e := checkSize(name, len(data), root); e != nil {
+		return nil, Errors{e}
+	}
 	c.walk(root, "the script", scriptFile)
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}
 	var f file
 	if err := root.Decode(&f); err != nil {
-		// The walk accepts only what decodes; this is a safety net.
-		return nil, Errors{{File: name, Line: root.Line, Col: root.Column, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}}
+		// The walk accepts only what decodes; this is a safety net. The
+		// decoder's message quotes the file, which messages do not.
+		return nil, Errors{{File: name, Line: root.Line, Col: root.Column, Msg: "the script does not decode as a mapping with dialect and turns"}}
 	}
 
 	switch f.Dialect {
@@ -205,7 +211,7 @@ func Parse(name string, data []byte) (*Model, error) {
 		f.Dialect = OpenAI
 	case OpenAI, Anthropic:
 	default:
-		msg := fmt.Sprintf("unknown dialect %q", f.Dialect)
+		msg := "unknown dialect"
 		if near := suggest.Closest(f.Dialect, []string{OpenAI, Anthropic}); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
