@@ -68,3 +68,11 @@ func AsRetry(err error) (string, bool) {
 	}
 	return "", false
 }
+
+// Warner is implemented by a capability whose options are allowed but
+// probably not what the spec's author meant (a FileSystem rooted at / or
+// at the home directory). Each warning is a sentence; whoever builds the
+// capability shows it at the capability's place in the spec.
+type Warner interface {
+	Warnings() []string
+}

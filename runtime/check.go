@@ -53,6 +53,9 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	if err := emitCapabilityWarnings(ctx, cfg.listeners, s, owned); err != nil {
+		return errors.Join(err, closeAll(owned))
+	}
 	local := make([]capabilities.Capability, 0, len(owned))
 	for _, c := range owned {
 		if r, ok := capabilities.As[capabilities.Remote](c); ok && r.Remote() {

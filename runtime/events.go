@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/spec"
 )
 
 // Kinds of the runtime's events, as serialized in their "kind" field.
@@ -23,6 +24,7 @@ const (
 	KindLimitReached  = "run.limit_reached"
 	KindCacheHit      = "run.cache_hit"
 	KindCacheWarning  = "run.cache_warning"
+	KindCapWarning    = "run.capability_warning"
 	KindRunEnd        = "run.end"
 	KindModelRetry    = "model.retry"
 )
@@ -183,7 +185,10 @@ func (RunEnd) Kind() string        { return KindRunEnd }
 func (LimitReached) Kind() string  { return KindLimitReached }
 func (CacheHit) Kind() string      { return KindCacheHit }
 func (CacheWarning) Kind() string  { return KindCacheWarning }
-func (ModelRetry) Kind() string    { return KindModelRetry }
+func (CapabilityWarning) Kind() string {
+	return KindCapWarning
+}
+func (ModelRetry) Kind() string { return KindModelRetry }
 
 func (e ModelRetry) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
@@ -297,6 +302,29 @@ func (e LimitReached) MarshalJSON() ([]byte, error) {
 
 func (e CacheHit) MarshalJSON() ([]byte, error) {
 	type plain CacheHit
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+// CapabilityWarning is emitted when a capability built for the run, or for
+// Check, warns of its options (capabilities.Warner), at the capability's
+// position in the spec.
+type CapabilityWarning struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+// String is the warning as spec warnings are printed: FILE:LINE:COL: message.
+func (e CapabilityWarning) String() string {
+	return spec.Position{File: e.File, Line: e.Line, Col: e.Column}.String() + ": " + e.Message
+}
+
+func (e CapabilityWarning) MarshalJSON() ([]byte, error) {
+	type plain CapabilityWarning
 	return json.Marshal(struct {
 		Kind string `json:"kind"`
 		plain

@@ -292,6 +292,10 @@ func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (
 	if err != nil {
 		return nil, orInterrupted(ctx, err)
 	}
+	if err := emitCapabilityWarnings(ctx, cfg.listeners, s, owned); err != nil {
+		closeAll(owned)
+		return nil, err
+	}
 	defer func() {
 		// Closing happens whatever the outcome; a close error only surfaces
 		// when nothing else went wrong.
@@ -472,4 +476,16 @@ func orInterrupted(ctx context.Context, err error) error {
 		return interrupted(ctx)
 	}
 	return err
+}
+
+// emitCapabilityWarnings tells the listeners what the capabilities built
+// for s warn of.
+func emitCapabilityWarnings(ctx context.Context, listeners []capabilities.Listener, s *spec.Spec, caps []capabilities.Capability) error {
+	for _, w := range spec.CapabilityWarnings(s, caps) {
+		ev := CapabilityWarning{File: w.Pos.File, Line: w.Pos.Line, Column: w.Pos.Col, Message: w.Msg}
+		if err := emitTo(ctx, listeners, ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -110,3 +110,24 @@ func closeAll(cs []capabilities.Capability) {
 		}
 	}
 }
+
+// CapabilityWarnings are the warnings of the capabilities Instantiate
+// built for s (capabilities.Warner, through any wrapper), each at its
+// entry's position, in order.
+func CapabilityWarnings(s *Spec, caps []capabilities.Capability) Errors {
+	var out Errors
+	for i, c := range caps {
+		if i >= len(s.Capabilities) {
+			break
+		}
+		w, ok := capabilities.As[capabilities.Warner](c)
+		if !ok {
+			continue
+		}
+		entry := s.Capabilities[i]
+		for _, msg := range w.Warnings() {
+			out = append(out, &Error{Pos: entry.Pos, Msg: prefixed(entryPointer(entry), msg)})
+		}
+	}
+	return out
+}

@@ -140,7 +140,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		})
 	}
 
-	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars)}
+	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithListener(capabilityWarnings(stderr))}
 	if f.noCache {
 		opts = append(opts, runtime.WithoutCache())
 	}

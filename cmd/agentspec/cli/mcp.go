@@ -121,6 +121,9 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 			capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx)}); err != nil {
 			return specError(err)
 		}
+		for _, w := range spec.CapabilityWarnings(s, caps) {
+			fmt.Fprintln(cmd.ErrOrStderr(), w)
+		}
 	} else {
 		wd, err := os.Getwd()
 		if err != nil {

@@ -144,7 +144,8 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		return exitWith(exitUsage, err)
 	}
 
-	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithWorkspace(dir)}
+	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithWorkspace(dir),
+		runtime.WithListener(capabilityWarnings(stderr))}
 	if f.noCache {
 		opts = append(opts, runtime.WithoutCache())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -135,7 +136,12 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 		}
 	}
 	if err == nil {
-		opts := []runtime.Option{runtime.WithWorkspace(workspace)}
+		opts := []runtime.Option{runtime.WithWorkspace(workspace), runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+			if w, ok := ev.(runtime.CapabilityWarning); ok {
+				r.Warnings = append(r.Warnings, problem{File: w.File, Line: w.Line, Column: w.Column, Message: w.Message})
+			}
+			return nil
+		})}
 		if vars != nil {
 			opts = append(opts, runtime.WithVars(vars))
 		}

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime"
+)
+
+// capabilityWarnings prints what the spec's capabilities warn of, as the
+// loader's warnings are printed, each once however many runs build them (a
+// batch builds them for every workspace).
+func capabilityWarnings(w io.Writer) capabilities.Listener {
+	var (
+		mu   sync.Mutex
+		seen = map[runtime.CapabilityWarning]bool{}
+	)
+	return func(_ context.Context, ev capabilities.Event) error {
+		cw, ok := ev.(runtime.CapabilityWarning)
+		if !ok {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[cw] {
+			seen[cw] = true
+			fmt.Fprintln(w, cw.String())
+		}
+		return nil
+	}
+}

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A FileSystem rooted at / loads and runs, but validate and run say, at
+// the capability's position, that it reaches the whole disk.
+func TestCapabilityWarnings(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "agent.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("model: test\ninstructions: Say hi.\ncapabilities:\n  - FileSystem: {root_dir: /, read_only: true}\n"), 0o644))
+
+	code, out, errOut := runCLI(t, "", "validate", file)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out+errOut, file+":4:5: capabilities[0]: root_dir '/' is the root of the file system")
+
+	code, out, errOut = runCLI(t, "", "validate", "--format", "json", file)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"line": 4,`)
+	assert.Contains(t, out, `"message": "capabilities[0]: root_dir '/' is the root of the file system`)
+
+	code, _, errOut = runCLI(t, "", "run", "-q", file)
+	require.Equal(t, 0, code, errOut)
+	warnings := 0
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(line, file+":4:5: capabilities[0]: root_dir '/'") {
+			warnings++
+		}
+	}
+	assert.Equal(t, 1, warnings, "once: %s", errOut)
+}
