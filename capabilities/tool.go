@@ -48,6 +48,28 @@ type Instructable interface {
 // the run goes on.
 type RetryError struct {
 	Message string
+	// Refusal says what kind of refusal the message is, for whoever shows
+	// it (the CLI's progress lines); "" for any other failure.
+	Refusal Refusal
+}
+
+// Refusal is a kind of tool failure a consumer may tell apart without
+// reading the message's words.
+type Refusal string
+
+// The refusals FileSystem's tools return.
+const (
+	// RefusedConflict: a change was refused because the file changed since
+	// the model read it.
+	RefusedConflict Refusal = "conflict"
+	// RefusedProtected: a change was refused because its path is protected.
+	RefusedProtected Refusal = "protected"
+)
+
+// Refuse returns a *RetryError of the kind given, with the formatted
+// message.
+func Refuse(kind Refusal, format string, args ...any) error {
+	return &RetryError{Message: fmt.Sprintf(format, args...), Refusal: kind}
 }
 
 func (e *RetryError) Error() string { return e.Message }
@@ -58,6 +80,16 @@ func Retry(format string, args ...any) error {
 		return &RetryError{Message: format}
 	}
 	return &RetryError{Message: fmt.Sprintf(format, args...)}
+}
+
+// RefusalOf is the Refusal of the *RetryError err is or wraps; "" when it
+// has none.
+func RefusalOf(err error) Refusal {
+	var r *RetryError
+	if errors.As(err, &r) {
+		return r.Refusal
+	}
+	return ""
 }
 
 // AsRetry reports whether err is (or wraps) a *RetryError and returns its message.

@@ -92,6 +92,9 @@ type ToolResult struct {
 	Duration time.Duration
 	Chars    int    // length of the result sent to the model, in Unicode code points
 	Message  string // the error, unless Status is ToolOK
+	// Refusal is the kind of a refused change (a conflict, a protected
+	// path), from the tool's capabilities.RetryError; "" otherwise.
+	Refusal capabilities.Refusal
 	// Text is the result sent to the model, its first MaxEventText code
 	// points; Truncated says it was cut.
 	Text      string
@@ -256,9 +259,10 @@ func (e ToolResult) MarshalJSON() ([]byte, error) {
 		DurationMS float64    `json:"duration_ms"`
 		Chars      int        `json:"chars"`
 		Message    string     `json:"message,omitempty"`
+		Refusal    string     `json:"refusal,omitempty"`
 		Text       string     `json:"text,omitempty"`
 		Truncated  bool       `json:"text_truncated,omitempty"`
-	}{e.Kind(), e.ID, e.Name, e.Status, millis(e.Duration), e.Chars, e.Message, e.Text, e.Truncated})
+	}{e.Kind(), e.ID, e.Name, e.Status, millis(e.Duration), e.Chars, e.Message, string(e.Refusal), e.Text, e.Truncated})
 }
 
 func (e Retry) MarshalJSON() ([]byte, error) {

@@ -42,3 +42,31 @@ turns:
 		assert.Equal(t, want, string(got), name)
 	}
 }
+
+// Nor can it rewrite the result cache's entries, when the spec keeps its
+// cache inside the FileSystem root: the next run would replay whatever it
+// wrote there.
+func TestAgentCannotRewriteItsCache(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	agent := "model: script:turns.yaml\ncapabilities: [FileSystem]\ncache: {dir: .agent-cache}\n"
+	turns := `
+turns:
+  - tool_calls:
+      - {name: create_directory, arguments: {path: .agent-cache/ab}}
+      - {name: write_file, arguments: {path: .agent-cache/ab/forged.json, content: "{}"}}
+      - {name: write_file, arguments: {path: notes.txt, content: "fine\n"}}
+  - text: done
+`
+	writeFiles(t, dir, map[string]string{"agent.yaml": agent, "turns.yaml": turns})
+	s, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
+	require.NoError(t, err)
+	res, err := Run(context.Background(), s, WithWorkspace(dir))
+	require.NoError(t, err)
+	results := toolResults(res.Transcript)
+	require.Len(t, results, 3)
+	assert.Equal(t, "Error: Path '.agent-cache/ab' is protected (matches '.agent-cache').", results[0])
+	assert.Equal(t, "Error: Path '.agent-cache/ab/forged.json' is protected (matches '.agent-cache').", results[1])
+	_, err = os.Stat(filepath.Join(dir, ".agent-cache", "ab"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

@@ -96,7 +96,8 @@ type outcome struct {
 	content string // what the model sees
 	status  ToolStatus
 	message string // the error, unless status is ToolOK
-	fatal   error  // set when status is ToolFatal
+	refusal capabilities.Refusal
+	fatal   error // set when status is ToolFatal
 }
 
 // callTool runs one call. Problems the model can fix (an unknown tool,
@@ -132,7 +133,9 @@ func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
 		return retry(fmt.Sprintf("%s timed out after %s", name, r.toolTimeout))
 	}
 	if msg, ok := capabilities.AsRetry(err); ok {
-		return retry(msg)
+		o := retry(msg)
+		o.refusal = capabilities.RefusalOf(err)
+		return o
 	}
 	return outcome{status: ToolFatal, message: err.Error(), fatal: fmt.Errorf("tool %s: %w", name, err)}
 }
@@ -200,7 +203,7 @@ func (r *runner) runCalls(ctx context.Context, calls []llms.ToolCall, round int)
 		text, truncated := EventText(o.content)
 		if err := r.emit(ctx, ToolResult{
 			ID: call.ID, Name: name, Status: o.status, Duration: elapsed,
-			Chars: utf8.RuneCountInString(o.content), Message: o.message,
+			Chars: utf8.RuneCountInString(o.content), Message: o.message, Refusal: o.refusal,
 			Text: text, Truncated: truncated,
 		}); err != nil {
 			return err

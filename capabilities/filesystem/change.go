@@ -99,7 +99,7 @@ func (fs *FS) recheck(path, rel string) error {
 }
 
 func conflict(path, expected, got string) error {
-	return capabilities.Retry("Conflict: file %s has changed (expected hash:%s, got hash:%s). Re-read the file and retry.",
+	return capabilities.Refuse(capabilities.RefusedConflict, "Conflict: file %s has changed (expected hash:%s, got hash:%s). Re-read the file and retry.",
 		pyRepr(path), expected, got)
 }
 

@@ -356,7 +356,7 @@ func TestRootWarnings(t *testing.T) {
 
 	// What the factory registered for specs builds says it too.
 	c, err := capabilities.Default().New(context.Background(), TypeName, capabilities.Args{
-		Options: json.RawMessage(`{"root_dir": ".", "tools": ["read_file"]}`), Dir: home})
+		Options: json.RawMessage(`{"root_dir": ".", "tools": ["read_file"]}`), Setup: capabilities.Setup{Dir: home}})
 	require.NoError(t, err)
 	defer c.(*Capability).Close()
 	w, ok := c.(interface{ Warnings() []string })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -194,17 +195,25 @@ func (fs *FS) checkRead(rel string) error {
 	return nil
 }
 
+// protectedError is the refusal of a change to rel, protected by what.
+func protectedError(rel, what string) error {
+	return capabilities.Refuse(capabilities.RefusedProtected, "Path %s is protected (matches %s).", pyRepr(rel), pyRepr(what))
+}
+
 // checkWrite gates a change to rel: protected patterns, then a .git entry at
 // any depth (decision D11) and the spec's own files, then the read checks.
 func (fs *FS) checkWrite(rel string) error {
 	if p, ok := matchAny(fs.protected, rel, true); ok {
-		return capabilities.Retry("Path %s is protected (matches %s).", pyRepr(rel), pyRepr(p))
+		return protectedError(rel, p)
 	}
 	if hasGitComponent(rel) {
-		return capabilities.Retry("Path %s is protected (matches %s).", pyRepr(rel), pyRepr(".git"))
+		return protectedError(rel, ".git")
 	}
-	if fs.protectedFiles[rel] {
-		return capabilities.Retry("Path %s is protected (matches %s).", pyRepr(rel), pyRepr(rel))
+	// A protected directory (the result cache's) covers what is below it.
+	for r := rel; r != "." && r != "/" && r != ""; r = path.Dir(r) {
+		if fs.protectedFiles[r] {
+			return protectedError(rel, r)
+		}
 	}
 	return fs.checkRead(rel)
 }

@@ -251,7 +251,7 @@ func (fs *FS) changedOnDisk(ctx context.Context, path, rel, seen, now string) er
 			return err
 		}
 	}
-	return capabilities.Retry("Conflict: file %s was changed on disk since you last read it (read hash:%s, now hash:%s). "+
+	return capabilities.Refuse(capabilities.RefusedConflict, "Conflict: file %s was changed on disk since you last read it (read hash:%s, now hash:%s). "+
 		"Re-read the file and retry.", pyRepr(path), seen, now)
 }
 

@@ -214,7 +214,8 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 		text, truncated := runtime.EventText(out)
 		if lerr := s.emit(ctx, runtime.ToolResult{
 			ID: id, Name: name, Status: status, Duration: time.Since(start),
-			Chars: utf8.RuneCountInString(out), Message: msg, Text: text, Truncated: truncated,
+			Chars: utf8.RuneCountInString(out), Message: msg, Refusal: capabilities.RefusalOf(err),
+			Text: text, Truncated: truncated,
 		}); lerr != nil && err == nil {
 			return nil, fatal(lerr)
 		}

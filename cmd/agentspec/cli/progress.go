@@ -87,7 +87,7 @@ func (p *progress) listen(ctx context.Context, ev capabilities.Event) error {
 		line += "  " + formatDuration(ev.Duration)
 		switch ev.Status {
 		case runtime.ToolRetry:
-			line += "  " + refusal(ev.Message)
+			line += "  " + refusal(ev.Refusal, ev.Message)
 		case runtime.ToolFatal:
 			line += "  failed: " + oneLine(ev.Message)
 		default:
@@ -131,13 +131,13 @@ func (p *progress) listen(ctx context.Context, ev capabilities.Event) error {
 
 // refusal names what became of a tool call the model may correct: a change
 // refused because the file changed since it was read (conflict) or because
-// its path is protected, or another error.
-func refusal(msg string) string {
+// its path is protected, as the tool's error says it was, or another error.
+func refusal(kind capabilities.Refusal, msg string) string {
 	msg = oneLine(msg)
-	switch {
-	case strings.HasPrefix(msg, "Conflict:"):
+	switch kind {
+	case capabilities.RefusedConflict:
 		return "conflict: " + strings.TrimSpace(strings.TrimPrefix(msg, "Conflict:"))
-	case strings.Contains(msg, " is protected"):
+	case capabilities.RefusedProtected:
 		return "protected: " + msg
 	}
 	return "error: " + msg

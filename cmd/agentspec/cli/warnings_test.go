@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
 )
 
 // A FileSystem rooted at / loads and runs, but validate and run say, at
@@ -35,4 +37,23 @@ func TestCapabilityWarnings(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, warnings, "once: %s", errOut)
+}
+
+// Progress lines name a refused change by the kind the tool's error says,
+// not by its words: a custom tool whose message merely mentions protection
+// is an error, and a refusal worded otherwise is still a refusal.
+func TestRefusalIsTyped(t *testing.T) {
+	cases := []struct {
+		kind capabilities.Refusal
+		msg  string
+		want string
+	}{
+		{"", "Path 'x' is protected (matches 'x').", "error: Path 'x' is protected (matches 'x')."},
+		{"", "Conflict: nobody agrees", "error: Conflict: nobody agrees"},
+		{capabilities.RefusedProtected, "Ce chemin est protégé.", "protected: Ce chemin est protégé."},
+		{capabilities.RefusedConflict, "Conflict: file 'a' has changed", "conflict: file 'a' has changed"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, refusal(c.kind, c.msg))
+	}
 }
