@@ -166,7 +166,7 @@ type plan struct {
 	instructions string
 	schema       *outputSchema
 	checks       *checkSet
-	cache        *resultCache // nil when caching is off
+	cache        *resultCache            // nil when caching is off
 	protected    *capabilities.Protected // the spec's files and the cache's directory (see protectedFiles)
 }
 

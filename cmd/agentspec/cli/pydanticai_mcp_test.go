@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 )
 
 // exampleServers stands in for the MCP servers the ported specs name at
