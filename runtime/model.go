@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -168,13 +169,51 @@ func checkModel(s *spec.Spec) error {
 	return append(out, native...)
 }
 
+// maxScriptSize bounds a script file: a script of a thousand long turns
+// is far below it, and /dev/zero or a huge file is refused before it is
+// read into memory.
+const maxScriptSize = 16 << 20
+
+// errNotRegular and errTooLarge are why a script file is not read.
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = fmt.Errorf("larger than %d MiB", maxScriptSize>>20)
+)
+
+// readRegular reads the regular file at path, of at most limit bytes.
+// Anything else (a directory, a device, a named pipe, which would block) is
+// refused without being read.
+func readRegular(path string, limit int64) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, errNotRegular // swapped since the first look
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
 // readScript reads and checks the script file of "script:NAME".
 func readScript(s *spec.Spec, name string) (*scriptFile, error) {
 	path := name
 	if !filepath.IsAbs(path) && s.File != "" {
 		path = filepath.Join(filepath.Dir(s.File), path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, maxScriptSize)
 	if err != nil {
 		reason := err.Error()
 		var pe *fs.PathError

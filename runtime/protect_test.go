@@ -70,3 +70,31 @@ turns:
 	_, err = os.Stat(filepath.Join(dir, ".agent-cache", "ab"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// A script file that is not a regular file, or is huge, is refused before
+// it is read: script:/dev/zero would grow without end, and a named pipe
+// would block the run for ever.
+func TestScriptFileIsBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(maxScriptSize+1))
+	require.NoError(t, f.Close())
+	cases := map[string]string{
+		"/dev/zero": "not a regular file",
+		dir:         "not a regular file",
+		big:         "larger than 16 MiB",
+	}
+	if fifo := filepath.Join(dir, "pipe.yaml"); mkfifo(fifo) == nil {
+		cases[fifo] = "not a regular file"
+	}
+	for path, want := range cases {
+		s, err := (&spec.Loader{}).Load("agent.yaml", []byte("model: script:"+path+"\n"))
+		if err == nil {
+			err = Check(context.Background(), s)
+		}
+		assert.ErrorContains(t, err, "cannot read the script file "+path+": "+want, path)
+	}
+}
