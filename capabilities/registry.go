@@ -49,6 +49,12 @@ type Type struct {
 	// anything but false or null loads, with a warning at its position giving
 	// the reason, rather than silently.
 	NoEffect map[string]string
+	// Pure says New neither touches the file system nor starts or reaches
+	// anything, and holds nothing that needs closing: a capability of the
+	// type may be built from its options alone, to ask it what it asks of
+	// the model (capabilities.NativeTooler, a thinking setting), as the
+	// loader's model checks do before any run.
+	Pure bool
 	// Nested names the options whose value is itself a capability entry, in
 	// any of the forms a spec's capabilities list takes (PrefixTools's
 	// capability). The loader checks such an entry as it checks the list's,

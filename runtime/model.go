@@ -102,45 +102,32 @@ func checkModel(s *spec.Spec) error {
 	var native spec.Errors
 	var thinking *spec.Capability // the Thinking entry that set thinking
 	for i, c := range s.Capabilities {
-		var opts map[string]any
-		_ = json.Unmarshal(c.Options, &opts)
-		kind, optional := "", false
-		switch c.Name {
-		case "Thinking":
+		built := describeCapability(c)
+		if built == nil {
+			continue
+		}
+		if ts, ok := capabilities.As[thinkingSetter](built); ok {
 			thinking = &s.Capabilities[i]
-			switch e := opts["effort"].(type) {
-			case nil:
-				if _, given := opts["effort"]; given {
-					settings.Thinking = nil
-				} else {
-					settings.Thinking = &spec.Thinking{Enabled: true}
-				}
-			case bool:
-				settings.Thinking = &spec.Thinking{Enabled: e}
-			case string:
-				settings.Thinking = &spec.Thinking{Enabled: true, Effort: e}
+			settings.Thinking = nil
+			if enabled, effort, set := ts.ThinkingSetting(); set {
+				settings.Thinking = &spec.Thinking{Enabled: enabled, Effort: effort}
 			}
+		}
+		nt, ok := capabilities.As[capabilities.NativeTooler](built)
+		if !ok {
 			continue
-		case "WebSearch":
-			kind = "web_search"
-		case "NativeTool":
-			if inner, ok := opts["tool"].(map[string]any); ok {
-				opts = inner
+		}
+		for _, t := range nt.NativeTools() {
+			if t.LocalFallback || ref == testModel || providers.HasNative(ref, t.Kind) {
+				continue
 			}
-			kind, _ = opts["kind"].(string)
-			optional, _ = opts["optional"].(bool)
-		default:
-			continue
+			provider, _, _ := strings.Cut(ref, ":")
+			msg := fmt.Sprintf("%s: %s does not run the native tool %s", c.Name, provider, t.Kind)
+			if have := providers.NativeProviders(t.Kind); len(have) > 0 {
+				msg += "; the providers that do: " + strings.Join(have, ", ")
+			}
+			native = append(native, &spec.Error{Pos: c.Pos, Msg: msg})
 		}
-		if kind == "" || optional || ref == testModel || providers.HasNative(ref, kind) {
-			continue
-		}
-		provider, _, _ := strings.Cut(ref, ":")
-		msg := fmt.Sprintf("%s: %s does not run the native tool %s", c.Name, provider, kind)
-		if have := providers.NativeProviders(kind); len(have) > 0 {
-			msg += "; the providers that do: " + strings.Join(have, ", ")
-		}
-		native = append(native, &spec.Error{Pos: c.Pos, Msg: msg})
 	}
 	var err error
 	if ref != testModel { // the test model reads no settings and runs no native tool
@@ -375,6 +362,25 @@ type nativeOnly struct{}
 
 func (nativeOnly) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
 
+// describeCapability builds the capability of entry c to ask it what it
+// asks of the model (native tools, the thinking setting), when its type
+// says it may be built from its options alone (capabilities.Type.Pure):
+// nothing is opened, started or reached. It is nil for other types, and
+// for options the factory refuses, which building the run's capabilities
+// reports.
+func describeCapability(c spec.Capability) capabilities.Capability {
+	reg := capabilities.Default()
+	typ, ok := reg.Lookup(c.Name)
+	if !ok || !typ.Pure {
+		return nil
+	}
+	built, err := reg.New(context.Background(), c.Name, capabilities.Args{Options: c.Options, Setup: capabilities.Setup{CheckOnly: true}})
+	if err != nil {
+		return nil
+	}
+	return built
+}
+
 // thinkingSetter is a capability that sets the unified thinking setting
 // (native.Thinking): it wins over model_settings.thinking, and provider keys
 // still win over it.
@@ -387,7 +393,7 @@ type thinkingSetter interface {
 func (m *modelSource) withCapabilities(caps []capabilities.Capability) *modelSource {
 	out := m
 	for _, c := range caps {
-		ts, ok := c.(thinkingSetter)
+		ts, ok := capabilities.As[thinkingSetter](c)
 		if !ok {
 			continue
 		}

@@ -106,18 +106,21 @@ const thinkingSchema = `{
 func init() {
 	capabilities.MustRegister(capabilities.Type{
 		Name:        WebSearchType,
+		Pure:        true,
 		Description: "The provider's own web search (Anthropic, OpenAI Responses); refused on a provider without one.",
 		Schema:      json.RawMessage(webSearchSchema),
 		New:         newWebSearch,
 	})
 	capabilities.MustRegister(capabilities.Type{
 		Name:        NativeToolType,
+		Pure:        true,
 		Description: "One provider-native tool by kind (web_search, web_fetch, code_execution).",
 		Schema:      json.RawMessage(nativeToolSchema),
 		New:         newNativeTool,
 	})
 	capabilities.MustRegister(capabilities.Type{
 		Name:        ThinkingType,
+		Pure:        true,
 		Description: "Turns the model's reasoning on (or off) with an effort, as model_settings.thinking does.",
 		Schema:      json.RawMessage(thinkingSchema),
 		Positional:  "effort",

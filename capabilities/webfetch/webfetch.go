@@ -54,6 +54,7 @@ const optionsSchema = `{
 func init() {
 	capabilities.MustRegister(capabilities.Type{
 		Name:        TypeName,
+		Pure:        true,
 		Description: "Fetches web pages: the provider's native fetching, or with local: true a local web_fetch tool that refuses private addresses.",
 		Schema:      json.RawMessage(optionsSchema),
 		New:         newCapability,

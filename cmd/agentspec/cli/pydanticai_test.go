@@ -62,7 +62,9 @@ func TestPydanticAISpecsValidateAndRun(t *testing.T) {
 			for _, v := range runtime.Placeholders(s.Instructions) {
 				vars[v] = "Alice"
 			}
-			res, err := runtime.Run(exampleServers(t), s, runtime.WithWorkspace(ws), runtime.WithVars(vars), runtime.WithoutCache())
+			servers := exampleServers(t)
+			res, err := runtime.Run(servers, s, runtime.WithWorkspace(ws), runtime.WithVars(vars), runtime.WithoutCache(),
+				runtime.WithHTTPTransport(capabilityTransport(servers)))
 			require.NoError(t, err)
 			if want, ok := answers[name]; ok {
 				assert.Equal(t, want, res.Output)
