@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/mcpserve"
 	"github.com/agentspec/agentspec/spec"
@@ -137,13 +138,14 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	}
 	defer srv.Close()
 
+	// The names are what the capabilities say, an MCP server's among them.
 	var names []string
 	for _, t := range srv.Tools() {
-		names = append(names, t.Name())
+		names = append(names, text.Visible(t.Name()))
 	}
 	what := fmt.Sprintf("%d tools (%s)", len(names), strings.Join(names, ", "))
 	if w := srv.Withheld(); len(w) > 0 {
-		what += fmt.Sprintf("; withheld by --read-only: %s", strings.Join(w, ", "))
+		what += fmt.Sprintf("; withheld by --read-only: %s", text.Visible(strings.Join(w, ", ")))
 	}
 
 	if f.http == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/queue"
 	"github.com/agentspec/agentspec/spec"
@@ -312,5 +313,5 @@ func (p *batchProgress) cacheWarning(workspace, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	fmt.Fprintf(p.w, "  cache (%s): %s\n", workspace, oneLine(msg))
+	fmt.Fprintf(p.w, "  cache (%s): %s\n", text.Visible(workspace), oneLine(msg))
 }
