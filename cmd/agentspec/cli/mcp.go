@@ -99,7 +99,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	}
 	opts := mcpserve.Options{Name: "agentspec", Version: version(), ReadOnly: f.readOnly}
 	if f.events != "" {
-		file, err := os.Create(f.events)
+		file, err := runtime.CreateEventsFile(f.events)
 		if err != nil {
 			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
 		}

@@ -286,7 +286,7 @@ func openEvents(path string) (listener capabilities.Listener, finish func() erro
 	if path == "" {
 		return nil, func() error { return nil }, nil
 	}
-	file, err := os.Create(path)
+	file, err := runtime.CreateEventsFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--events: %w", err)
 	}

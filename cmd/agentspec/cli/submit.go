@@ -206,7 +206,7 @@ func (e *eventFiles) write(i int, ev []byte) {
 	f, ok := e.files[i]
 	if !ok {
 		var err error
-		if f, err = os.Create(filepath.Join(e.dir, e.names[i])); err != nil {
+		if f, err = runtime.CreateEventsFile(filepath.Join(e.dir, e.names[i])); err != nil {
 			e.err = err
 			return
 		}
