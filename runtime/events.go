@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -351,6 +352,18 @@ func millis(d time.Duration) float64 {
 // eventTime is how JSONLines writes an event's time: RFC 3339 with all nine
 // digits of the nanoseconds, so the lines sort as text.
 const eventTime = "2006-01-02T15:04:05.000000000Z07:00"
+
+// EventsFileMode is the mode an events file is created with: readable and
+// writable by its owner alone, since events carry tool arguments and
+// results, the contents of the files a run read among them.
+const EventsFileMode os.FileMode = 0o600
+
+// CreateEventsFile creates the file at path, or truncates it if it exists,
+// for JSONLines to write to. A file it creates has EventsFileMode; an
+// existing file keeps its mode.
+func CreateEventsFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, EventsFileMode)
+}
 
 // JSONLines returns a listener that writes every event to w as one JSON object
 // per line, in one Write each, so a file written unbuffered holds every event

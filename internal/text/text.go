@@ -2,7 +2,8 @@
 // bytes as text, the way the behavioural reference (CPython) does: which files
 // are binary, how invalid UTF-8 is replaced or reported, and where lines
 // break. The tools that show files and the search that scans them use these
-// rules alone, so they never disagree on what a line is.
+// rules alone, so they never disagree on what a line is. It also says how
+// untrusted text is shown on a terminal (Visible), for the command line.
 package text
 
 import "bytes"

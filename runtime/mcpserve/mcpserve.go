@@ -26,9 +26,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -270,19 +272,34 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// Handler serves streamable HTTP (every path). With a token, a request
-// without `Authorization: Bearer TOKEN` is refused with 401. The SDK's
-// protection against DNS rebinding (a loopback listener refuses a foreign
-// Host header) stays on.
+// Handler serves streamable HTTP (every path). A request with an Origin
+// header that is not the server's own (see sameOrigin) is refused with 403
+// before anything else is looked at: it comes from a web page, which a
+// browser let reach this address, the way DNS rebinding does (the MCP
+// transport's rule). With a token, a request without
+// `Authorization: Bearer TOKEN` is refused with 401. The SDK's protection
+// against DNS rebinding (a loopback listener refuses a foreign Host header)
+// stays on.
 func (s *Server) Handler(token string) http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		// A client that went away without a DELETE does not hold its
 		// session forever.
 		SessionTimeout: 30 * time.Minute,
 	})
-	if token == "" {
-		return h
+	if token != "" {
+		h = requireToken(h, token)
 	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) > 1 || !sameOrigin(r, origins[0])) {
+			http.Error(w, "a request from another origin is refused", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// requireToken refuses, with 401, a request without the bearer token.
+func requireToken(h http.Handler, token string) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
@@ -292,6 +309,38 @@ func (s *Server) Handler(token string) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether origin, the Origin header of r, is the
+// server's own: scheme http, the port r reached, and as host the address r
+// reached or a name of loopback (localhost, 127.0.0.1, [::1]). Nothing else,
+// "null" included, is.
+func sameOrigin(r *http.Request, origin string) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	host, port, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "http" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return false
+	}
+	p := u.Port()
+	if p == "" {
+		p = "80"
+	}
+	if p != port {
+		return false
+	}
+	name := u.Hostname()
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	ip, own := net.ParseIP(name), net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.Equal(own))
 }
 
 // Listen opens the listener for Serve. An address without a host

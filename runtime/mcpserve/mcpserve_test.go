@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -443,4 +445,70 @@ func TestStdioPipesConcurrentCalls(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeStdio did not end when the client closed")
 	}
+}
+
+// A request with an Origin that is not the server's own comes from a web
+// page a browser let reach this address: it is refused with 403 before the
+// token is looked at. The server's own origin, by its address or a name of
+// loopback on the same port, and no Origin at all, go on to the token.
+func TestHTTPRefusesAnotherOrigin(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler("s3cret"))
+	defer ts.Close()
+	u, err := url.Parse(ts.URL)
+	require.NoError(t, err)
+	port := u.Port()
+	other := strconv.Itoa(mustAtoi(t, port) + 1)
+
+	post := func(token string, origins ...string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for _, o := range origins {
+			req.Header.Add("Origin", o)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, origin := range []string{
+		"http://attacker.example:" + port, // DNS rebinding: a foreign name for this address
+		"http://attacker.example",
+		"https://127.0.0.1:" + port,
+		"http://127.0.0.1:" + other,
+		"http://localhost:" + other,
+		"http://10.1.2.3:" + port,
+		"null",
+		"http://127.0.0.1:" + port + "/path",
+		"not a url",
+	} {
+		assert.Equal(t, http.StatusForbidden, post("", origin), "%s without a token: refused for its origin first", origin)
+		assert.Equal(t, http.StatusForbidden, post("s3cret", origin), "%s with the token", origin)
+	}
+	assert.Equal(t, http.StatusForbidden, post("s3cret", ts.URL, "http://attacker.example"), "two origins")
+	for _, origin := range []string{ts.URL, "http://localhost:" + port, "http://LOCALHOST:" + port, "http://[::1]:" + port, ""} {
+		var origins []string
+		if origin != "" {
+			origins = []string{origin}
+		}
+		assert.Equal(t, http.StatusUnauthorized, post("", origins...), "%q: own origin, on to the token", origin)
+		assert.Equal(t, http.StatusOK, post("s3cret", origins...), "%q: own origin with the token", origin)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }

@@ -249,7 +249,9 @@ func writeFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	// A recording holds the prompts and what the model was shown, the
+	// contents of files among them: its owner's alone.
+	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
 		return err
 	}

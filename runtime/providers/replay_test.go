@@ -3,9 +3,11 @@ package providers
 import (
 	"context"
 	"flag"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -100,6 +102,12 @@ func TestRecordThenReplay(t *testing.T) {
 			require.NoError(t, err)
 			recorded := s.run(t, s.model(t, s.base(srv), rec), []llms.Tool{readFileTool})
 			require.NoError(t, rec.Close())
+			if goruntime.GOOS != "windows" {
+				// Prompts and what the model was shown: the owner's alone.
+				st, err := os.Stat(path)
+				require.NoError(t, err)
+				assert.Equal(t, fs.FileMode(0o600), st.Mode().Perm())
+			}
 
 			file, err := os.ReadFile(path)
 			require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 // approver asks before each file change.
@@ -64,10 +65,12 @@ func (a *approver) listen(ctx context.Context, ev capabilities.Event) error {
 		return nil
 	}
 	a.progress.pause()
+	// What is asked about is the model's: shown with every control
+	// character escaped, so that none can hide a line of the change.
 	change := req.Describe()
-	fmt.Fprintf(a.out, "\nThe agent wants to %s:\n", change.Summary)
+	fmt.Fprintf(a.out, "\nThe agent wants to %s:\n", text.Visible(change.Summary))
 	if change.Diff != "" {
-		fmt.Fprintln(a.out, indentLines(change.Diff, "  "))
+		fmt.Fprintln(a.out, indentLines(text.VisibleLines(change.Diff), "  "))
 	}
 	if change.Truncated {
 		fmt.Fprintln(a.out, "  (diff truncated)")

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -125,7 +126,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		return specError(err)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), w)
+		fmt.Fprintln(cmd.ErrOrStderr(), text.VisibleLines(w.Error()))
 	}
 	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
@@ -382,7 +383,7 @@ func (p *batchProgress) record(r runtime.JobResult) {
 	case r.Err != nil:
 		p.failed++
 		p.clear()
-		fmt.Fprintf(p.w, "  failed %s: %s\n", r.Workspace, jobError(r.Err))
+		fmt.Fprintf(p.w, "  failed %s: %s\n", text.Visible(r.Workspace), jobError(r.Err))
 	case r.Result.Cached:
 		p.cached++
 	}
@@ -402,7 +403,7 @@ func (p *batchProgress) listen(ctx context.Context, ev capabilities.Event) error
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	fmt.Fprintf(p.w, "  cache (%s): %s\n", job.Workspace, oneLine(w.Message))
+	fmt.Fprintf(p.w, "  cache (%s): %s\n", text.Visible(job.Workspace), oneLine(w.Message))
 	return nil
 }
 

@@ -79,7 +79,7 @@ func eventFileNames(workspaces []string) []string {
 
 // start opens the job's file.
 func (e *jobEvents) start(job runtime.Job) {
-	f, err := os.Create(filepath.Join(e.dir, e.names[job.Index]))
+	f, err := runtime.CreateEventsFile(filepath.Join(e.dir, e.names[job.Index]))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {

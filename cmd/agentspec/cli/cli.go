@@ -19,6 +19,7 @@ import (
 	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
 	_ "github.com/agentspec/agentspec/capabilities/mcp"        // registers MCP
 	_ "github.com/agentspec/agentspec/capabilities/native"     // registers WebSearch, NativeTool, Thinking
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -78,16 +79,18 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 }
 
 // printError writes err for a person: spec problems one FILE:LINE:COL line
-// each, anything else on one line after the program's name.
+// each, anything else on one line after the program's name. An error can
+// quote what a model, a tool or a server said: whatever in it a terminal
+// would act on is shown escaped.
 func printError(w io.Writer, err error) {
 	var list spec.Errors
 	if errors.As(err, &list) {
 		for _, e := range list {
-			fmt.Fprintln(w, e)
+			fmt.Fprintln(w, text.VisibleLines(e.Error()))
 		}
 		return
 	}
-	fmt.Fprintln(w, "agentspec:", err)
+	fmt.Fprintln(w, "agentspec:", text.VisibleLines(err.Error()))
 }
 
 // Exit codes shared by the commands.

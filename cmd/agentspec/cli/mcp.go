@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/mcpserve"
 	"github.com/agentspec/agentspec/spec"
@@ -28,12 +29,13 @@ type mcpFlags struct {
 	events    string
 	http      string
 	tokenFile string
+	noAuth    bool
 }
 
 func newMCPCmd() *cobra.Command {
 	var f mcpFlags
 	cmd := &cobra.Command{
-		Use:         "mcp [SPEC | --root DIR] [--workspace DIR] [--read-only] [--events FILE] [--http ADDR [--token-file FILE]]",
+		Use:         "mcp [SPEC | --root DIR] [--workspace DIR] [--read-only] [--events FILE] [--http ADDR [--token-file FILE | --no-auth]]",
 		Short:       "Serve a spec's tools to MCP clients, over stdio or HTTP",
 		Annotations: map[string]string{signalEndsCleanly: "yes"}, // SIGTERM is how a server is stopped
 		Long: `Mcp serves tools over the Model Context Protocol, so that MCP clients (editors, desktop
@@ -53,10 +55,12 @@ as JSON lines.
 
 By default the server speaks over stdin and stdout and ends when stdin ends. --http ADDR
 serves streamable HTTP instead (every path; e.g. http://127.0.0.1:8080/mcp). An ADDR without
-a host (":8080") listens on loopback only. Clients must present "Authorization: Bearer TOKEN"
-when a token is set, from $` + tokenEnv + ` or the first line of --token-file; a non-loopback ADDR
-needs one. SIGTERM or Ctrl-C shuts down cleanly. Exit status: 0 after a clean end, 1 when
-serving failed, 2 a usage or spec error.`,
+a host (":8080") listens on loopback only. --http needs a bearer token, from $` + tokenEnv + `
+or the first line of --token-file, which clients present as "Authorization: Bearer TOKEN";
+--no-auth serves without one, on a loopback ADDR only. A request whose Origin header is not
+the server's own (http://ADDR, or localhost, 127.0.0.1 or [::1] with its port) is refused
+with 403, whatever its token: it comes from a web page. SIGTERM or Ctrl-C shuts down
+cleanly. Exit status: 0 after a clean end, 1 when serving failed, 2 a usage or spec error.`,
 		Args:                  cobra.MaximumNArgs(1),
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,6 +74,7 @@ serving failed, 2 a usage or spec error.`,
 	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address instead of stdio (loopback unless a host is given)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "with --http: file whose first line is the bearer token clients must present")
+	fl.BoolVar(&f.noAuth, "no-auth", false, "with --http on loopback: serve without a bearer token")
 	return cmd
 }
 
@@ -85,9 +90,22 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	if f.http == "" && f.tokenFile != "" {
 		return exitWith(exitUsage, errors.New("--token-file only applies with --http"))
 	}
+	if f.http == "" && f.noAuth {
+		return exitWith(exitUsage, errors.New("--no-auth only applies with --http"))
+	}
 	token, err := bearerToken(f.tokenFile)
 	if err != nil {
 		return exitWith(exitUsage, err)
+	}
+	switch {
+	case f.http == "":
+	case token != "" && f.noAuth:
+		return exitWith(exitUsage, fmt.Errorf("--no-auth and a bearer token (from $%s or --token-file) cannot be used together", tokenEnv))
+	case token == "" && !f.noAuth:
+		// Any local process, and any web page a browser opens, can reach
+		// a loopback port: serving without a token is said, not assumed.
+		return exitWith(exitUsage, fmt.Errorf("--http needs a bearer token: set $%s or give --token-file FILE "+
+			"(clients then send \"Authorization: Bearer TOKEN\"), or pass --no-auth to serve without one on loopback", tokenEnv))
 	}
 
 	if os.Getenv("GOGC") == "" {
@@ -98,7 +116,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	}
 	opts := mcpserve.Options{Name: "agentspec", Version: version(), ReadOnly: f.readOnly}
 	if f.events != "" {
-		file, err := os.Create(f.events)
+		file, err := runtime.CreateEventsFile(f.events)
 		if err != nil {
 			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
 		}
@@ -141,13 +159,14 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	}
 	defer srv.Close()
 
+	// The names are what the capabilities say, an MCP server's among them.
 	var names []string
 	for _, t := range srv.Tools() {
-		names = append(names, t.Name())
+		names = append(names, text.Visible(t.Name()))
 	}
 	what := fmt.Sprintf("%d tools (%s)", len(names), strings.Join(names, ", "))
 	if w := srv.Withheld(); len(w) > 0 {
-		what += fmt.Sprintf("; withheld by --read-only: %s", strings.Join(w, ", "))
+		what += fmt.Sprintf("; withheld by --read-only: %s", text.Visible(strings.Join(w, ", ")))
 	}
 
 	if f.http == "" {
@@ -161,9 +180,9 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	if err != nil {
 		return exitWith(exitUsage, fmt.Errorf("--http: %w", err))
 	}
-	auth := ""
-	if token != "" {
-		auth = ", bearer token required"
+	auth := ", bearer token required"
+	if f.noAuth {
+		auth = ", without a bearer token (--no-auth)"
 	}
 	fmt.Fprintf(stderr, "agentspec mcp: serving %s on http://%s/mcp%s\n", what, ln.Addr(), auth)
 	if err := srv.Serve(ctx, ln, token); err != nil {

@@ -116,8 +116,44 @@ func TestMCPOverHTTPAndSIGTERM(t *testing.T) {
 	}
 }
 
+// --no-auth serves on loopback without a token; a request from a web page
+// (another Origin) is refused all the same.
+func TestMCPOverHTTPWithoutAuth(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(agentspecBinary(t), "mcp", "--root", mcpWorkspace(t), "--http", "127.0.0.1:0", "--no-auth")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err)
+	m := listening.FindStringSubmatch(line)
+	require.NotNil(t, m, line)
+	assert.Contains(t, line, ", without a bearer token (--no-auth)")
+
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: m[1]}, nil)
+	require.NoError(t, err)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Len(t, res.Tools, 10)
+	cs.Close()
+
+	req, err := http.NewRequest(http.MethodPost, m[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	req.Header.Set("Origin", "http://attacker.example")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
+
 func TestMCPUsageErrors(t *testing.T) {
 	t.Parallel()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("t0ken\n"), 0o600))
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -125,10 +161,17 @@ func TestMCPUsageErrors(t *testing.T) {
 		{[]string{"mcp", "agent.yaml", "--root", "."}, "--root and SPEC cannot be used together"},
 		{[]string{"mcp", "--workspace", "."}, "--workspace only applies with SPEC"},
 		{[]string{"mcp", "--token-file", "x"}, "--token-file only applies with --http"},
-		{[]string{"mcp", "--http", "0.0.0.0:0"}, "reachable beyond this machine; set a bearer token"},
+		{[]string{"mcp", "--http", "0.0.0.0:0", "--no-auth"}, "reachable beyond this machine; set a bearer token"},
+		{[]string{"mcp", "--http", "127.0.0.1:0"}, `--http needs a bearer token: set $AGENTSPEC_MCP_TOKEN or give --token-file FILE (clients then send "Authorization: Bearer TOKEN"), or pass --no-auth to serve without one on loopback`},
+		{[]string{"mcp", "--http", ":0"}, "--http needs a bearer token"},
+		{[]string{"mcp", "--no-auth"}, "--no-auth only applies with --http"},
+		{[]string{"mcp", "--http", ":0", "--no-auth", "--token-file", tokenFile}, "--no-auth and a bearer token (from $AGENTSPEC_MCP_TOKEN or --token-file) cannot be used together"},
 	} {
 		var out, errOut strings.Builder
-		code := Main(context.Background(), tc.args, strings.NewReader(""), &out, &errOut)
+		// A server that started anyway ends with the context, exit 0.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		code := Main(ctx, tc.args, strings.NewReader(""), &out, &errOut)
+		cancel()
 		assert.Equal(t, exitUsage, code, tc.args)
 		assert.Contains(t, errOut.String(), tc.msg)
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 )
 
@@ -74,13 +75,13 @@ func (p *progress) listen(ctx context.Context, ev capabilities.Event) error {
 	case runtime.ToolCall:
 		if p.live {
 			p.clearStatus()
-			fmt.Fprintf(p.w, "  %s %s…", ev.Name, summarizeArgs(ev.Args))
+			fmt.Fprintf(p.w, "  %s %s…", text.Visible(ev.Name), summarizeArgs(ev.Args))
 			p.status = true
 		}
 		p.pending = pendingCall{ev.Name, summarizeArgs(ev.Args)}
 	case runtime.ToolResult:
 		p.clearStatus()
-		line := fmt.Sprintf("  %s", ev.Name)
+		line := "  " + text.Visible(ev.Name)
 		if p.pending.name == ev.Name && p.pending.summary != "" {
 			line += " " + p.pending.summary
 		}
@@ -254,8 +255,10 @@ func summarizeArgs(args json.RawMessage) string {
 	return clip(oneLine(strings.Join(parts, " ")), 60)
 }
 
+// oneLine is s on one line, as a terminal may show it: its runs of white
+// space made one space, and whatever else a terminal would act on escaped.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return text.Visible(strings.Join(strings.Fields(s), " "))
 }
 
 func clip(s string, n int) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
@@ -131,7 +132,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		return specError(err)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintln(stderr, w)
+		fmt.Fprintln(stderr, text.VisibleLines(w.Error()))
 	}
 	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
@@ -287,7 +288,7 @@ func openEvents(path string) (listener capabilities.Listener, finish func() erro
 	if path == "" {
 		return nil, func() error { return nil }, nil
 	}
-	file, err := os.Create(path)
+	file, err := runtime.CreateEventsFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--events: %w", err)
 	}
@@ -371,13 +372,19 @@ func runError(err error) error {
 
 // printResult writes the answer: by default the text alone, or the answer's
 // JSON value when the spec has an output_schema (so it pipes into jq); with
-// --output json the envelope {"output", "usage", "cached"}.
+// --output json the envelope {"output", "usage", "cached"}. The text is the
+// model's: on a terminal, whatever in it the terminal would act on is shown
+// escaped; anywhere else (a pipe, a file) it is written as it is, since it
+// is data.
 func printResult(w io.Writer, format string, res *runtime.Result) error {
 	hasSchema := res.JSON != nil
 	if format != formatJSON {
 		out := res.Output
 		if hasSchema {
 			out = string(res.JSON)
+		}
+		if isTerminal(w) {
+			out = text.VisibleLines(out)
 		}
 		if !strings.HasSuffix(out, "\n") {
 			out += "\n"

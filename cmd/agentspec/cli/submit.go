@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/queue"
 	"github.com/agentspec/agentspec/spec"
@@ -205,7 +206,7 @@ func (e *eventFiles) write(i int, ev []byte) {
 	f, ok := e.files[i]
 	if !ok {
 		var err error
-		if f, err = os.Create(filepath.Join(e.dir, e.names[i])); err != nil {
+		if f, err = runtime.CreateEventsFile(filepath.Join(e.dir, e.names[i])); err != nil {
 			e.err = err
 			return
 		}
@@ -312,5 +313,5 @@ func (p *batchProgress) cacheWarning(workspace, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	fmt.Fprintf(p.w, "  cache (%s): %s\n", workspace, oneLine(msg))
+	fmt.Fprintf(p.w, "  cache (%s): %s\n", text.Visible(workspace), oneLine(msg))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 func init() { addCommand(newToolCmd) }
@@ -145,12 +146,18 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 			return exitWith(exitFailure, err)
 		}
 	} else if report.OK {
-		fmt.Fprint(cmd.OutOrStdout(), out)
+		stdout := cmd.OutOrStdout()
+		if isTerminal(stdout) {
+			// Shown to a person: a file's escape codes are shown, not
+			// obeyed. Piped, the output is the tool's text as it is.
+			out = text.VisibleLines(out)
+		}
+		fmt.Fprint(stdout, out)
 		if out != "" && !strings.HasSuffix(out, "\n") {
-			fmt.Fprintln(cmd.OutOrStdout())
+			fmt.Fprintln(stdout)
 		}
 	} else {
-		fmt.Fprintln(cmd.ErrOrStderr(), *report.Error)
+		fmt.Fprintln(cmd.ErrOrStderr(), text.VisibleLines(*report.Error))
 	}
 	if code != exitOK {
 		return exitWith(code, nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -51,22 +52,31 @@ is offered, with its description and the JSON Schema of its parameters.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(docs)
 			}
-			for i, t := range tools {
-				if i > 0 {
-					fmt.Fprintln(out)
-				}
-				params, err := json.MarshalIndent(t.Parameters(), "    ", "  ")
-				if err != nil {
-					return exitWith(exitFailure, fmt.Errorf("tool %s: parameters: %w", t.Name(), err))
-				}
-				fmt.Fprintf(out, "%s\n    %s\n    parameters: %s\n", t.Name(), indent(t.Description(), "    "), params)
-			}
-			return nil
+			return printTools(out, tools)
 		},
 	}
 	addOutputFlag(cmd.Flags(), &format, formatText, "output format: text or json")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	return cmd
+}
+
+// printTools lists tools for a person. Their names, descriptions and
+// schemas are whatever their capability (an MCP server among them) says, so
+// anything in them a terminal would act on is shown escaped.
+func printTools(out io.Writer, tools []capabilities.Tool) error {
+	for i, t := range tools {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		name := text.Visible(t.Name())
+		params, err := json.MarshalIndent(t.Parameters(), "    ", "  ")
+		if err != nil {
+			return exitWith(exitFailure, fmt.Errorf("tool %s: parameters: %w", name, err))
+		}
+		fmt.Fprintf(out, "%s\n    %s\n    parameters: %s\n", name,
+			indent(text.VisibleLines(t.Description()), "    "), text.VisibleLines(string(params)))
+	}
+	return nil
 }
 
 // specTools loads a spec, builds its capabilities and returns their tools in

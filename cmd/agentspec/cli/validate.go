@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -170,7 +171,7 @@ func printProblems(w io.Writer, results []fileResult) {
 	for _, r := range results {
 		for _, p := range slices.Concat(r.Problems, r.Warnings) {
 			pos := spec.Position{File: p.File, Line: p.Line, Col: p.Column}
-			fmt.Fprintf(w, "%s: %s\n", pos, p.Message)
+			fmt.Fprintf(w, "%s: %s\n", text.Visible(pos.String()), text.VisibleLines(p.Message))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime/queue"
 )
 
@@ -72,7 +73,8 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 				opts.Logf = func(format string, args ...any) {
 					mu.Lock()
 					defer mu.Unlock()
-					fmt.Fprintf(stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+					// A job's label and errors come from whoever queued it.
+					fmt.Fprintf(stderr, "%s %s\n", time.Now().Format("15:04:05"), text.Visible(fmt.Sprintf(format, args...)))
 				}
 			}
 			w, err := queue.NewWorker(cmd.Context(), qu, opts)
