@@ -20,7 +20,9 @@
 // A local server runs in its own process group. Close, which the run calls
 // however it ends (Ctrl-C included), closes its stdin, waits briefly, and
 // then kills the whole group, so no process the server started outlives the
-// run.
+// run. It is started through internal/childproc, so it cannot read
+// agentspec's environment (the provider keys) or memory through /proc; its
+// own environment is a small inherited set plus env.
 //
 // Each call emits a CallRequestEvent, which a listener may veto, and a
 // CallResultEvent. The CLI's --approve does not apply to MCP calls: it only

@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentspec/agentspec/internal/childproc/childproctest"
 )
 
 // The in-repo MCP server the capability is tested against: the test binary
@@ -24,6 +26,16 @@ import (
 const serverEnvVar = "AGENTSPEC_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	switch {
+	case os.Getenv(readerEnvVar) != "": // an MCP server that reads its parent
+		childproctest.ReadParent(os.Stderr, os.Getenv(readerEnvVar))
+		os.Exit(3)
+	case os.Getenv(readerParentEnvVar) != "": // a process starting it
+		_, err := New(context.Background(), Options{Command: serverCommand(),
+			Env: map[string]string{readerEnvVar: readerParentEnvVar}}, "")
+		fmt.Println(err)
+		os.Exit(0)
+	}
 	if os.Getenv(serverEnvVar) == "1" {
 		if os.Getenv("MCP_TEST_STDERR") != "" {
 			fmt.Fprintln(os.Stderr, os.Getenv("MCP_TEST_STDERR"))
