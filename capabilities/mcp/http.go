@@ -20,8 +20,11 @@ import (
 //
 // The SSE transport ties its event stream to the context it connects with,
 // so it is given one that outlives start-up; cancel ends it.
-func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
+//
+// Every response body is bounded by guard (see MaxMessageBytes).
+func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string, guard *bodyGuard) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
 	hc := &http.Client{Transport: &headerTransport{headers: headers, base: capabilities.HTTPTransport(ctx)}}
+	hc.Transport = &boundTransport{guard: guard, base: hc.Transport}
 	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies

@@ -17,6 +17,12 @@
 // protocol error, or a server that exits or cannot be reached during a call,
 // is fatal and ends the run; a server is not restarted.
 //
+// What a server sends is bounded (limits.go): one message from a remote
+// server by MaxMessageBytes, past which the call or the start fails with
+// ErrMessageTooLarge and the server is not spoken to again; the text of one
+// result by MaxResultBytes, past which the model gets a retry asking for
+// less.
+//
 // A local server runs in its own process group. Close, which the run calls
 // however it ends (Ctrl-C included), closes its stdin, waits briefly, and
 // then kills the whole group, so no process the server started outlives the
@@ -78,7 +84,8 @@ type Options struct {
 // Capability is a connected MCP server and the tools it offers.
 type Capability struct {
 	id      string
-	where   string // the command line or the URL, for messages
+	where   string     // the command line or the URL, for messages
+	guard   *bodyGuard // a remote server's bound on messages
 	session *sdk.ClientSession
 	proc    *process // nil for a remote server, or a local one that did not start
 	local   bool
@@ -140,7 +147,8 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 		if c.id == "" {
 			c.id = defaultID(u)
 		}
-		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders())
+		c.guard = &bodyGuard{limit: MaxMessageBytes}
+		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders(), c.guard)
 	}
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
@@ -163,6 +171,9 @@ func (c *Capability) startError(ctx, startCtx context.Context, timeout time.Dura
 	if ctx.Err() != nil {
 		return ctx.Err() // the run was interrupted: not the server's fault
 	}
+	if tooLarge := c.guard.tripped(); tooLarge != nil {
+		err = tooLarge
+	}
 	msg := err.Error()
 	timedOut := errors.Is(startCtx.Err(), context.DeadlineExceeded)
 	if timedOut {
@@ -170,15 +181,29 @@ func (c *Capability) startError(ctx, startCtx context.Context, timeout time.Dura
 	}
 	if c.local {
 		if c.proc == nil {
-			return fmt.Errorf("MCP server %s (%s) did not start: %s", c.id, c.where, msg)
+			return c.errorf(err, "MCP server %s (%s) did not start: %s", c.id, c.where, msg)
 		}
 		if exited, status := c.proc.exitStatus(); exited && !timedOut {
 			msg = fmt.Sprintf("it exited before it was ready (%s)", status)
 		}
-		return fmt.Errorf("MCP server %s (%s) did not start: %s%s", c.id, c.where, msg, c.proc.stderrTail())
+		return c.errorf(err, "MCP server %s (%s) did not start: %s%s", c.id, c.where, msg, c.proc.stderrTail())
 	}
-	return fmt.Errorf("MCP server %s (%s) could not be reached: %s", c.id, c.where, msg)
+	return c.errorf(err, "MCP server %s (%s) could not be reached: %s", c.id, c.where, msg)
 }
+
+// errorf is an error with the formatted message that wraps err, whose own
+// message it need not show.
+func (c *Capability) errorf(err error, format string, args ...any) error {
+	return &wrappedError{msg: fmt.Sprintf(format, args...), err: err}
+}
+
+type wrappedError struct {
+	msg string
+	err error
+}
+
+func (e *wrappedError) Error() string { return e.msg }
+func (e *wrappedError) Unwrap() error { return e.err }
 
 func (c *Capability) listTools(ctx context.Context, allowed []string) error {
 	var all []*sdk.Tool

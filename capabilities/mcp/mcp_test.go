@@ -91,7 +91,7 @@ func TestAllowedTools(t *testing.T) {
 	var argErr *capabilities.ArgError
 	require.ErrorAs(t, err, &argErr)
 	assert.Equal(t, "allowed_tools", argErr.Option)
-	assert.Contains(t, err.Error(), "allowed_tools names ehco, which MCP server mcp.test does not offer; it offers: count, echo, exit")
+	assert.Contains(t, err.Error(), "allowed_tools names ehco, which MCP server mcp.test does not offer; it offers: big, count, echo, exit")
 }
 
 func call(t *testing.T, c *Capability, name, args string, l capabilities.Listener) (string, error) {

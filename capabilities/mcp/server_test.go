@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,6 +92,8 @@ var testTools = []*sdk.Tool{
 	{Name: "exit", Description: "Exits the server process mid-call.", InputSchema: object(nil)},
 	{Name: "spawn", Description: "Starts a long-lived child process and returns its pid.", InputSchema: object(nil)},
 	{Name: "header", Description: "Returns an HTTP request header.", InputSchema: object(map[string]any{"name": str("header")}, "name")},
+	{Name: "big", Description: "Returns bytes bytes of text.",
+		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
 }
 
 func text(s string) *sdk.CallToolResult {
@@ -154,6 +157,11 @@ func testServer() *sdk.Server {
 			}
 			go child.Wait()
 			return text(strconv.Itoa(child.Process.Pid)), nil
+		},
+		"big": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ Bytes int }
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			return text(strings.Repeat("x", a.Bytes)), nil
 		},
 		"header": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Name string }

@@ -57,13 +57,19 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	if vetoed, reason := req.Vetoed(); vetoed {
 		return fmt.Sprintf("[%s was not called: %s]", t.name, reason), nil
 	}
-	res, err := c.session.CallTool(ctx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // also ends what the SDK still reads of the answer
+	res, err := c.session.CallTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: args})
 	if err != nil {
 		return "", c.callError(ctx, t.name, err)
 	}
 	text, dropped := render(res)
 	if err := capabilities.Emit(ctx, &CallResultEvent{EventBase: base, IsError: res.IsError, Dropped: dropped, Chars: utf8.RuneCountInString(text)}); err != nil {
 		return "", err
+	}
+	if len(text) > MaxResultBytes {
+		return "", capabilities.Retry("The result of %s is %d bytes of text, more than the %d (%d MiB) a tool result may have. "+
+			"Call it so that it returns less.", t.name, len(text), MaxResultBytes, MaxResultBytes>>20)
 	}
 	if res.IsError {
 		if text == "" {
@@ -77,10 +83,13 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 // callError classifies a failed call: the run's own deadline or
 // interruption as it is (the runtime reports those), invalid arguments
 // refused by the server as correctable, a server that went away or any
-// other protocol error as fatal.
+// other protocol error, a message over MaxMessageBytes included, as fatal.
 func (c *Capability) callError(ctx context.Context, name string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", name, context.Cause(ctx))
+	}
+	if tooLarge := c.guard.tripped(); tooLarge != nil {
+		return c.errorf(tooLarge, "MCP server %s (%s): calling %s: %s", c.id, c.where, name, tooLarge)
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
