@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Bounds on what one server may cost a run.
@@ -16,7 +17,8 @@ const (
 	// body of any other response. It is WebFetch's MaxBodyBytes, and below
 	// the SDK's own 16 MiB event bound, which does not stop a server that
 	// goes on sending after it (the SDK reads such a body to its end). A
-	// stream of many events of any total length is not bounded by it. A message over the bound is
+	// stream of many events of any total length is not bounded by it; the
+	// read timeout bounds a call's stream. A message over the bound is
 	// fatal (ErrMessageTooLarge): it was not read, and every request to the
 	// server fails from then on.
 	MaxMessageBytes = 10 << 20
@@ -25,6 +27,10 @@ const (
 	// result is refused with a retry that says so: the server is sound and
 	// the model can usually ask for less (a narrower query, a page).
 	MaxResultBytes = 1 << 20
+	// DefaultReadTimeout bounds one tool call when read_timeout is not
+	// given: pydantic-ai's MCPServer read_timeout. A call it ends is a
+	// retry for the model, as pydantic-ai makes the MCP SDK's timeout error.
+	DefaultReadTimeout = 300 * time.Second
 )
 
 // ErrMessageTooLarge is wrapped by the error of a start or a call when the

@@ -151,3 +151,20 @@ func TestResultOverTheBoundIsARetry(t *testing.T) {
 	require.NotNil(t, result, "the result event says what the server sent")
 	assert.Equal(t, MaxResultBytes+1, result.Chars)
 }
+
+func TestReadTimeout(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{ReadTimeout: 0.2})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // only so that a failure ends
+	defer cancel()
+	_, err := toolByName(t, c, "sleep").Call(ctx, json.RawMessage(`{"ms": 600000}`))
+	msg, retry := capabilities.AsRetry(err)
+	require.True(t, retry, "%v", err)
+	assert.Equal(t, "Timed out after 0.2 seconds waiting for MCP server mcp.test to answer; the call was cancelled.", msg)
+
+	out, err := call(t, c, "echo", `{"text": "still here"}`, nil)
+	require.NoError(t, err, "the session survives a call that timed out")
+	assert.Equal(t, "still here", out)
+
+	assert.Equal(t, DefaultReadTimeout, (&Capability{}).callTimeout())
+}

@@ -76,21 +76,25 @@ type Options struct {
 	// AllowedTools keeps only these tools; nil keeps them all.
 	AllowedTools []string `json:"allowed_tools,omitempty"`
 	// Timeout is in seconds; zero means DefaultTimeout.
-	Timeout     float64 `json:"timeout,omitempty"`
+	Timeout float64 `json:"timeout,omitempty"`
+	// ReadTimeout bounds one tool call, in seconds; zero means
+	// DefaultReadTimeout.
+	ReadTimeout float64 `json:"read_timeout,omitempty"`
 	ID          string  `json:"id,omitempty"`
 	Description string  `json:"description,omitempty"`
 }
 
 // Capability is a connected MCP server and the tools it offers.
 type Capability struct {
-	id      string
-	where   string     // the command line or the URL, for messages
-	guard   *bodyGuard // a remote server's bound on messages
-	session *sdk.ClientSession
-	proc    *process // nil for a remote server, or a local one that did not start
-	local   bool
-	cancel  context.CancelFunc // ends a remote connection's background work
-	tools   []capabilities.Tool
+	id          string
+	where       string     // the command line or the URL, for messages
+	guard       *bodyGuard // a remote server's bound on messages
+	readTimeout time.Duration
+	session     *sdk.ClientSession
+	proc        *process // nil for a remote server, or a local one that did not start
+	local       bool
+	cancel      context.CancelFunc // ends a remote connection's background work
+	tools       []capabilities.Tool
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -124,6 +128,9 @@ func New(ctx context.Context, opts Options, dir string) (*Capability, error) {
 	defer cancel()
 
 	c := &Capability{id: opts.ID}
+	if opts.ReadTimeout > 0 {
+		c.readTimeout = time.Duration(opts.ReadTimeout * float64(time.Second))
+	}
 	if !capabilities.Connecting(ctx) {
 		return c, nil // built to be checked: the options were all there is to check
 	}
@@ -189,6 +196,14 @@ func (c *Capability) startError(ctx, startCtx context.Context, timeout time.Dura
 		return c.errorf(err, "MCP server %s (%s) did not start: %s%s", c.id, c.where, msg, c.proc.stderrTail())
 	}
 	return c.errorf(err, "MCP server %s (%s) could not be reached: %s", c.id, c.where, msg)
+}
+
+// callTimeout is how long one tool call may take.
+func (c *Capability) callTimeout() time.Duration {
+	if c.readTimeout <= 0 {
+		return DefaultReadTimeout
+	}
+	return c.readTimeout
 }
 
 // errorf is an error with the formatted message that wraps err, whose own
