@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,4 +168,72 @@ func TestReadTimeout(t *testing.T) {
 	assert.Equal(t, "still here", out)
 
 	assert.Equal(t, DefaultReadTimeout, (&Capability{}).callTimeout())
+}
+
+func TestSecretsStayOutOfMessagesAndEvents(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-t0ken-4242"
+	srv := testServer()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+
+	var events []string
+	listen := func(_ context.Context, ev capabilities.Event) error {
+		b, err := capabilities.MarshalEvent(ev)
+		require.NoError(t, err)
+		events = append(events, string(b))
+		return nil
+	}
+
+	c, err := New(context.Background(), Options{URL: ts.URL + "/mcp?token=" + secret}, "")
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = call(t, c, "echo", `{"text": "x"}`, listen)
+	require.NoError(t, err)
+	require.Len(t, events, 2)
+	ts.Close() // the server goes away: the next call fails, naming it
+	_, err = call(t, c, "echo", `{"text": "x"}`, listen)
+	require.Error(t, err)
+	errs := []string{err.Error()}
+	assert.Contains(t, err.Error(), "("+ts.URL+"/mcp?…)")
+
+	cases := []Options{
+		{URL: "http://127.0.0.1:1/mcp?token=" + secret},
+		{URL: "http://user:" + secret + "@127.0.0.1:1/mcp"},
+		{URL: "http://127.0.0.1:1/mcp", Local: "http://127.0.0.1:1/mcp?key=" + secret},
+		{Command: []string{"no-such-mcp-server-xyz", "--api-key", secret}},
+		{Command: []string{"no-such-mcp-server-xyz", "--api-key=" + secret}},
+		{Command: append(serverCommand(), "--api-key", secret),
+			Env: serverEnvMap("MCP_TEST_STDERR", "refused: "+secret, "MCP_TEST_EXIT_AT_START", "3")},
+		{Command: serverCommand(),
+			Env: serverEnvMap("API_KEY", secret, "MCP_TEST_STDERR", "bad key "+secret, "MCP_TEST_EXIT_AT_START", "3")},
+	}
+	for _, opts := range cases {
+		_, err := New(context.Background(), opts, "")
+		require.Error(t, err, "%+v", opts)
+		errs = append(errs, err.Error())
+	}
+	for _, e := range append(errs, events...) {
+		assert.NotContains(t, e, secret)
+	}
+	assert.Contains(t, errs[4], "(no-such-mcp-server-xyz …) did not start")
+	assert.Contains(t, errs[6], "the last lines of its stderr:\n  refused: …")
+	assert.Equal(t, "mcp-server-git", commandID([]string{"uvx", "--from", "git+https://example.com/mcp-server-git?token=" + secret, "mcp-server-git"}))
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"https://h/mcp":                "https://h/mcp",
+		"https://h/mcp?token=x":        "https://h/mcp?…",
+		"https://h/mcp?":               "https://h/mcp?…",
+		"https://h/mcp#frag":           "https://h/mcp",
+		"https://u:pw@h/p":             "https://u:xxxxx@h/p",
+		"https://u:pw@h/p?a=1&b=2#top": "https://u:xxxxx@h/p?…",
+		"http://h:8080/sse?key=" + strings.Repeat("k", 40): "http://h:8080/sse?…",
+	} {
+		assert.Equal(t, want, redactURL(raw), raw)
+	}
 }

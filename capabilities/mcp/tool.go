@@ -104,10 +104,18 @@ func (c *Capability) callError(ctx, callCtx context.Context, name string, err er
 	if c.proc != nil {
 		if exited, status := c.proc.exitStatus(); exited {
 			return fmt.Errorf("%w: MCP server %s (%s) exited during a call to %s (%s)%s",
-				ErrServerExited, c.id, c.where, name, status, c.proc.stderrTail())
+				ErrServerExited, c.id, c.where, name, status, c.scrub(c.proc.stderrTail()))
 		}
 	}
-	return fmt.Errorf("MCP server %s (%s): calling %s: %w", c.id, c.where, name, err)
+	return c.errorf(err, "MCP server %s (%s): calling %s: %s", c.id, c.where, name, c.scrub(err.Error()))
+}
+
+// seconds says d as the options give it: "300 seconds", "0.5 seconds".
+func seconds(d time.Duration) string {
+	if d == time.Second {
+		return "1 second"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
 }
 
 // render turns a result's content into the text the model gets. What text
@@ -166,12 +174,4 @@ func orUnknown(s string) string {
 		return "unknown type"
 	}
 	return s
-}
-
-// seconds says d as the options give it: "300 seconds", "0.5 seconds".
-func seconds(d time.Duration) string {
-	if d == time.Second {
-		return "1 second"
-	}
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
 }
