@@ -9,6 +9,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -26,18 +27,22 @@ import (
 // real process speaking the real protocol through the official SDK.
 const serverEnvVar = "AGENTSPEC_MCP_TEST_SERVER"
 
+// The parts the test binary plays in TestServerCannotReadAgentspecsEnvironment
+// (child_linux_test.go): a server that reads its parent's environment and
+// memory, and the process that starts it.
+const (
+	readerEnvVar       = "AGENTSPEC_MCP_TEST_READER"
+	readerParentEnvVar = "AGENTSPEC_MCP_TEST_READER_PARENT"
+)
+
 func TestMain(m *testing.M) {
-	switch {
-	case os.Getenv(readerEnvVar) != "": // an MCP server that reads its parent
-		childproctest.ReadParent(os.Stderr, os.Getenv(readerEnvVar))
-		os.Exit(3)
-	case os.Getenv(readerParentEnvVar) != "": // a process starting it
-		_, err := New(context.Background(), Options{Command: serverCommand(),
-			Env: map[string]string{readerEnvVar: readerParentEnvVar}}, "")
-		fmt.Println(err)
-		os.Exit(0)
+	if os.Getenv(readerParentEnvVar) != "" {
+		readerParent()
 	}
 	if os.Getenv(serverEnvVar) == "1" {
+		if marker := os.Getenv(readerEnvVar); marker != "" {
+			childproctest.ReadParent(os.Stderr, marker)
+		}
 		if os.Getenv("MCP_TEST_STDERR") != "" {
 			fmt.Fprintln(os.Stderr, os.Getenv("MCP_TEST_STDERR"))
 		}
@@ -55,6 +60,27 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// readerParent starts the server in reader mode and prints the lines it
+// wrote to stderr (what it could read of this process), then exits.
+func readerParent() {
+	c, err := New(context.Background(), Options{Command: serverCommand(),
+		Env: serverEnvMap(readerEnvVar, readerParentEnvVar)}, "")
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	// The server wrote before it answered initialize, but its stderr is
+	// copied by a goroutine of its own, which may not have caught up.
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if slices.ContainsFunc(c.proc.stderr.lines(), func(l string) bool { return strings.HasPrefix(l, "mem: ") }) {
+			break
+		}
+	}
+	fmt.Println(strings.Join(c.proc.stderr.lines(), "\n"))
+	c.Close()
+	os.Exit(0)
 }
 
 // serverCommand is the command of the in-repo server.
