@@ -18,8 +18,10 @@ import (
 //
 // The SSE transport ties its event stream to the context it connects with,
 // so it is given one that outlives start-up; cancel ends it.
-func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string, base http.RoundTripper) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
-	hc := &http.Client{Transport: &headerTransport{headers: headers, base: base}}
+//
+// Every response body is bounded by guard (see MaxMessageBytes).
+func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string, base http.RoundTripper, guard *bodyGuard) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
+	hc := &http.Client{Transport: &boundTransport{guard: guard, base: &headerTransport{headers: headers, base: base}}}
 	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies

@@ -17,10 +17,24 @@
 // protocol error, or a server that exits or cannot be reached during a call,
 // is fatal and ends the run; a server is not restarted.
 //
+// What a server sends is bounded (limits.go): one message from a remote
+// server by MaxMessageBytes, past which the call or the start fails with
+// ErrMessageTooLarge and the server is not spoken to again; the text of one
+// result by MaxResultBytes, past which the model gets a retry asking for
+// less. One call waits read_timeout (DefaultReadTimeout) for its answer.
+//
+// Messages and events name a server by its id and by where it is, shown
+// without what may be secret: a URL without its query ("https://h/mcp?…")
+// or password, a command as its program ("npx …"). Text from elsewhere in
+// an error (the SDK's, a local server's stderr) has the spec's secret
+// values (see Options.redactor) replaced by "…".
+//
 // A local server runs in its own process group. Close, which the run calls
 // however it ends (Ctrl-C included), closes its stdin, waits briefly, and
 // then kills the whole group, so no process the server started outlives the
-// run.
+// run. It is started through internal/childproc, so it cannot read
+// agentspec's environment (the provider keys) or memory through /proc; its
+// own environment is a small inherited set plus env.
 //
 // Each call emits a CallRequestEvent, which a listener may veto, and a
 // CallResultEvent. The CLI's --approve does not apply to MCP calls: it only
@@ -68,21 +82,27 @@ type Options struct {
 	// AllowedTools keeps only these tools; nil keeps them all.
 	AllowedTools []string `json:"allowed_tools,omitempty"`
 	// Timeout is in seconds; zero means DefaultTimeout.
-	Timeout     float64 `json:"timeout,omitempty"`
+	Timeout float64 `json:"timeout,omitempty"`
+	// ReadTimeout bounds one tool call, in seconds; zero means
+	// DefaultReadTimeout.
+	ReadTimeout float64 `json:"read_timeout,omitempty"`
 	ID          string  `json:"id,omitempty"`
 	Description string  `json:"description,omitempty"`
 }
 
 // Capability is a connected MCP server and the tools it offers.
 type Capability struct {
-	id      string
-	where   string // the command line or the URL, for messages
-	session *sdk.ClientSession
-	proc    *process // nil for a remote server, or a local one that did not start
-	local   bool
-	cancel  context.CancelFunc // ends a remote connection's background work
-	tools   []capabilities.Tool
-	reach   capabilities.Reach
+	id          string
+	where       string            // the program or the URL, without arguments or query, for messages
+	redact      *strings.Replacer // hides the spec's secrets in text from elsewhere
+	guard       *bodyGuard        // a remote server's bound on messages
+	readTimeout time.Duration
+	session     *sdk.ClientSession
+	proc        *process // nil for a remote server, or a local one that did not start
+	local       bool
+	cancel      context.CancelFunc // ends a remote connection's background work
+	tools       []capabilities.Tool
+	reach       capabilities.Reach
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -116,7 +136,10 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	c := &Capability{id: opts.ID, reach: reachOf(opts, opts.endpoint())}
+	c := &Capability{id: opts.ID, redact: opts.redactor(), reach: reachOf(opts, opts.endpoint())}
+	if opts.ReadTimeout > 0 {
+		c.readTimeout = time.Duration(opts.ReadTimeout * float64(time.Second))
+	}
 	if setup.CheckOnly {
 		return c, nil // built to be checked: the options were all there is to check
 	}
@@ -126,7 +149,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	})
 	var err error
 	if len(opts.Command) > 0 {
-		c.where, c.local = commandLine(opts.Command), true
+		c.where, c.local = commandWhere(opts.Command), true
 		if c.id == "" {
 			c.id = commandID(opts.Command)
 		}
@@ -137,7 +160,8 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		if c.id == "" {
 			c.id = defaultID(u)
 		}
-		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders(), setup.HTTPTransport())
+		c.guard = &bodyGuard{limit: MaxMessageBytes}
+		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders(), setup.HTTPTransport(), c.guard)
 	}
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
@@ -160,22 +184,55 @@ func (c *Capability) startError(ctx, startCtx context.Context, timeout time.Dura
 	if ctx.Err() != nil {
 		return ctx.Err() // the run was interrupted: not the server's fault
 	}
-	msg := err.Error()
+	if tooLarge := c.guard.tripped(); tooLarge != nil {
+		err = tooLarge
+	}
+	msg := c.scrub(err.Error())
 	timedOut := errors.Is(startCtx.Err(), context.DeadlineExceeded)
 	if timedOut {
 		msg = fmt.Sprintf("no answer within %s (the timeout option)", timeout)
 	}
 	if c.local {
 		if c.proc == nil {
-			return fmt.Errorf("MCP server %s (%s) did not start: %s", c.id, c.where, msg)
+			return c.errorf(err, "MCP server %s (%s) did not start: %s", c.id, c.where, msg)
 		}
 		if exited, status := c.proc.exitStatus(); exited && !timedOut {
 			msg = fmt.Sprintf("it exited before it was ready (%s)", status)
 		}
-		return fmt.Errorf("MCP server %s (%s) did not start: %s%s", c.id, c.where, msg, c.proc.stderrTail())
+		return c.errorf(err, "MCP server %s (%s) did not start: %s%s", c.id, c.where, msg, c.scrub(c.proc.stderrTail()))
 	}
-	return fmt.Errorf("MCP server %s (%s) could not be reached: %s", c.id, c.where, msg)
+	return c.errorf(err, "MCP server %s (%s) could not be reached: %s", c.id, c.where, msg)
 }
+
+// scrub hides the spec's secrets in s (see Options.redactor).
+func (c *Capability) scrub(s string) string {
+	if c.redact == nil {
+		return s
+	}
+	return c.redact.Replace(s)
+}
+
+// callTimeout is how long one tool call may take.
+func (c *Capability) callTimeout() time.Duration {
+	if c.readTimeout <= 0 {
+		return DefaultReadTimeout
+	}
+	return c.readTimeout
+}
+
+// errorf is an error with the formatted message that wraps err, whose own
+// message, which may hold a secret of the spec, it does not show.
+func (c *Capability) errorf(err error, format string, args ...any) error {
+	return &redactedError{msg: fmt.Sprintf(format, args...), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 func (c *Capability) listTools(ctx context.Context, allowed []string) error {
 	var all []*sdk.Tool
@@ -332,7 +389,6 @@ func defaultID(raw string) string {
 	return id
 }
 
-// redactURL drops a password from a URL shown in messages.
 // endpoint is the URL a remote server is reached at: url, or the local
 // stand-in pydantic-ai's local option names.
 func (o Options) endpoint() string {
@@ -342,12 +398,112 @@ func (o Options) endpoint() string {
 	return o.URL
 }
 
+// redactURL is a URL as messages show it: without its password, query or
+// fragment, where tokens are put ("https://h/mcp?…").
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return raw
+		return "an unparsable URL"
+	}
+	q := u.RawQuery != "" || u.ForceQuery
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	if q {
+		return u.Redacted() + "?…"
 	}
 	return u.Redacted()
+}
+
+// commandWhere is a command as messages show it: the program, its
+// arguments elided ("npx …"), since one may be a key.
+func commandWhere(argv []string) string {
+	if len(argv) == 1 {
+		return argv[0]
+	}
+	return argv[0] + " …"
+}
+
+// minSecret is the shortest value redactor hides: shorter ones ("-y",
+// "1", "true") are rarely secret and too often part of other words.
+const minSecret = 6
+
+// redactor hides, in text agentspec did not write (an error of the SDK or
+// of Go's HTTP client, which names the URL with its query; a server's
+// stderr, which may echo its arguments), what of the spec may be secret:
+// the URL's query and password, the command's arguments, the values of env
+// variables named like secrets, the headers and the authorization token.
+func (o *Options) redactor() *strings.Replacer {
+	var secrets []string
+	add := func(s string) {
+		if len(s) >= minSecret {
+			secrets = append(secrets, s)
+		}
+	}
+	for _, raw := range []string{o.URL, localURL(o.Local)} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		add(u.RawQuery)
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				add(v)
+				add(url.QueryEscape(v))
+			}
+		}
+		if p, ok := u.User.Password(); ok {
+			add(p)
+			add(url.QueryEscape(p))
+		}
+	}
+	for _, a := range o.Command[min(1, len(o.Command)):] {
+		if _, v, ok := strings.Cut(a, "="); ok {
+			add(v) // --api-key=KEY
+		}
+		if !strings.HasPrefix(a, "-") {
+			add(a) // a flag's name is no secret; its value, the next argument, may be
+		}
+	}
+	for k, v := range o.Env {
+		if secretName(k) {
+			add(v)
+		}
+	}
+	for _, v := range o.Headers {
+		add(v)
+	}
+	add(o.AuthorizationToken)
+	add(strings.TrimPrefix(o.AuthorizationToken, "Bearer "))
+	// Longest first, so that a secret is hidden whole and not around a
+	// shorter one inside it.
+	slices.SortFunc(secrets, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, s := range slices.Compact(secrets) {
+		pairs = append(pairs, s, "…")
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// secretName reports whether an environment variable's name says it holds
+// a secret (OPENAI_API_KEY, GITHUB_TOKEN, DB_PASSWORD); the values of others
+// (a config path, a log level) are left in messages, where they help.
+func secretName(k string) bool {
+	k = strings.ToUpper(k)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CRED", "COOKIE", "SESSION"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func localURL(local any) string {
+	s, _ := local.(string)
+	return s
 }
 
 // runners are programs that start the server named by a later argument.
@@ -364,6 +520,9 @@ func commandID(argv []string) string {
 	for _, a := range argv[1:] {
 		if strings.HasPrefix(a, "-") || slices.Contains([]string{"run", "exec", "dlx", "x", "tool"}, a) {
 			continue
+		}
+		if strings.ContainsAny(a, "?=") || strings.Contains(a, "://") {
+			continue // a URL or an assignment, which may hold a token
 		}
 		if strings.ContainsRune(a, filepath.Separator) && !strings.HasPrefix(a, "@") {
 			if id := scriptID(a); id != "" {
@@ -396,17 +555,6 @@ func scriptID(p string) string {
 		name = filepath.Base(p)
 	}
 	return name
-}
-
-func commandLine(argv []string) string {
-	quoted := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		quoted[i] = a
-	}
-	return strings.Join(quoted, " ")
 }
 
 func init() {

@@ -91,7 +91,7 @@ func TestAllowedTools(t *testing.T) {
 	var argErr *capabilities.ArgError
 	require.ErrorAs(t, err, &argErr)
 	assert.Equal(t, "allowed_tools", argErr.Option)
-	assert.Contains(t, err.Error(), "allowed_tools names ehco, which MCP server mcp.test does not offer; it offers: count, echo, exit")
+	assert.Contains(t, err.Error(), "allowed_tools names ehco, which MCP server mcp.test does not offer; it offers: big, count, echo, exit")
 }
 
 func call(t *testing.T, c *Capability, name, args string, l capabilities.Listener) (string, error) {
@@ -211,7 +211,7 @@ func TestStartFailures(t *testing.T) {
 	t.Parallel()
 	_, err := New(context.Background(), Options{Command: []string{"no-such-mcp-server-xyz", "--flag"}}, capabilities.Setup{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "MCP server no-such-mcp-server-xyz (no-such-mcp-server-xyz --flag) did not start")
+	assert.Contains(t, err.Error(), "MCP server no-such-mcp-server-xyz (no-such-mcp-server-xyz …) did not start")
 	assert.Contains(t, err.Error(), "executable file not found")
 
 	_, err = New(context.Background(), Options{Command: serverCommand(),
@@ -228,7 +228,7 @@ func TestStartFailures(t *testing.T) {
 
 	_, err = New(context.Background(), Options{Command: []string{"sleep", "30"}, Timeout: 0.3}, capabilities.Setup{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "MCP server sleep (sleep 30) did not start: no answer within 300ms (the timeout option); it wrote nothing to stderr")
+	assert.Contains(t, err.Error(), "MCP server sleep (sleep …) did not start: no answer within 300ms (the timeout option); it wrote nothing to stderr")
 
 	_, err = New(context.Background(), Options{Command: serverCommand(), Cwd: "missing"}, capabilities.Setup{Dir: t.TempDir()})
 	var argErr *capabilities.ArgError

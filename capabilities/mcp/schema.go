@@ -58,6 +58,12 @@ const optionsSchema = `{
       "description": "Seconds to wait for the server to start (or be reached), answer initialize and list its tools. Default 30, enough for npx to fetch a package on first use.",
       "default": 30
     },
+    "read_timeout": {
+      "type": "number",
+      "exclusiveMinimum": 0,
+      "description": "Seconds to wait for the answer to one tool call (pydantic-ai's MCPServer read_timeout). A call that gets none is cancelled and the model is told it timed out, as an error it may retry. Default 300.",
+      "default": 300
+    },
     "id": {
       "type": "string",
       "description": "Name of the server in events and errors. Default: <host>-<last path segment> of url, or the program name of command."

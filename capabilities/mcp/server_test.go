@@ -9,13 +9,18 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/childproc/childproctest"
 )
 
 // The in-repo MCP server the capability is tested against: the test binary
@@ -23,8 +28,22 @@ import (
 // real process speaking the real protocol through the official SDK.
 const serverEnvVar = "AGENTSPEC_MCP_TEST_SERVER"
 
+// The parts the test binary plays in TestServerCannotReadAgentspecsEnvironment
+// (child_linux_test.go): a server that reads its parent's environment and
+// memory, and the process that starts it.
+const (
+	readerEnvVar       = "AGENTSPEC_MCP_TEST_READER"
+	readerParentEnvVar = "AGENTSPEC_MCP_TEST_READER_PARENT"
+)
+
 func TestMain(m *testing.M) {
+	if os.Getenv(readerParentEnvVar) != "" {
+		readerParent()
+	}
 	if os.Getenv(serverEnvVar) == "1" {
+		if marker := os.Getenv(readerEnvVar); marker != "" {
+			childproctest.ReadParent(os.Stderr, marker)
+		}
 		if os.Getenv("MCP_TEST_STDERR") != "" {
 			fmt.Fprintln(os.Stderr, os.Getenv("MCP_TEST_STDERR"))
 		}
@@ -42,6 +61,27 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// readerParent starts the server in reader mode and prints the lines it
+// wrote to stderr (what it could read of this process), then exits.
+func readerParent() {
+	c, err := New(context.Background(), Options{Command: serverCommand(),
+		Env: serverEnvMap(readerEnvVar, readerParentEnvVar)}, capabilities.Setup{})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	// The server wrote before it answered initialize, but its stderr is
+	// copied by a goroutine of its own, which may not have caught up.
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if slices.ContainsFunc(c.proc.stderr.lines(), func(l string) bool { return strings.HasPrefix(l, "mem: ") }) {
+			break
+		}
+	}
+	fmt.Println(strings.Join(c.proc.stderr.lines(), "\n"))
+	c.Close()
+	os.Exit(0)
 }
 
 // serverCommand is the command of the in-repo server.
@@ -79,6 +119,8 @@ var testTools = []*sdk.Tool{
 	{Name: "exit", Description: "Exits the server process mid-call.", InputSchema: object(nil)},
 	{Name: "spawn", Description: "Starts a long-lived child process and returns its pid.", InputSchema: object(nil)},
 	{Name: "header", Description: "Returns an HTTP request header.", InputSchema: object(map[string]any{"name": str("header")}, "name")},
+	{Name: "big", Description: "Returns bytes bytes of text.",
+		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
 }
 
 func text(s string) *sdk.CallToolResult {
@@ -142,6 +184,11 @@ func testServer() *sdk.Server {
 			}
 			go child.Wait()
 			return text(strconv.Itoa(child.Process.Pid)), nil
+		},
+		"big": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ Bytes int }
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			return text(strings.Repeat("x", a.Bytes)), nil
 		},
 		"header": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Name string }

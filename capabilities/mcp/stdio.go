@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/childproc"
 )
 
 // How a local server is stopped: its stdin is closed (the MCP way of asking
@@ -83,7 +84,9 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// The server must not read agentspec's environment, which holds the
+	// provider keys its own environment was built without.
+	if err := childproc.Start(cmd); err != nil {
 		return nil, nil, err
 	}
 	// From here on the process exists and must be stopped on any failure.

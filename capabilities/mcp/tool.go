@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -73,13 +75,19 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	if vetoed, reason := req.Vetoed(); vetoed {
 		return fmt.Sprintf("[%s was not called: %s]", t.name, reason), nil
 	}
-	res, err := c.session.CallTool(ctx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout())
+	defer cancel() // also ends what the SDK still reads of the answer
+	res, err := c.session.CallTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: args})
 	if err != nil {
-		return "", c.callError(ctx, t.name, err)
+		return "", c.callError(ctx, callCtx, t.name, err)
 	}
 	text, dropped := render(res)
 	if err := capabilities.Emit(ctx, &CallResultEvent{EventBase: base, IsError: res.IsError, Dropped: dropped, Chars: utf8.RuneCountInString(text)}); err != nil {
 		return "", err
+	}
+	if len(text) > MaxResultBytes {
+		return "", capabilities.Retry("The result of %s is %d bytes of text, more than the %d (%d MiB) a tool result may have. "+
+			"Call it so that it returns less.", t.name, len(text), MaxResultBytes, MaxResultBytes>>20)
 	}
 	if res.IsError {
 		if text == "" {
@@ -92,11 +100,18 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 
 // callError classifies a failed call: the run's own deadline or
 // interruption as it is (the runtime reports those), invalid arguments
-// refused by the server as correctable, a server that went away or any
-// other protocol error as fatal.
-func (c *Capability) callError(ctx context.Context, name string, err error) error {
+// refused by the server, or no answer within the read timeout (callCtx's),
+// as correctable, a message over MaxMessageBytes, a server that went away
+// or any other protocol error as fatal.
+func (c *Capability) callError(ctx, callCtx context.Context, name string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", name, context.Cause(ctx))
+	}
+	if tooLarge := c.guard.tripped(); tooLarge != nil {
+		return c.errorf(tooLarge, "MCP server %s (%s): calling %s: %s", c.id, c.where, name, tooLarge)
+	}
+	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		return capabilities.Retry("Timed out after %s waiting for MCP server %s to answer; the call was cancelled.", seconds(c.callTimeout()), c.id)
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
@@ -105,10 +120,18 @@ func (c *Capability) callError(ctx context.Context, name string, err error) erro
 	if c.proc != nil {
 		if exited, status := c.proc.exitStatus(); exited {
 			return fmt.Errorf("%w: MCP server %s (%s) exited during a call to %s (%s)%s",
-				ErrServerExited, c.id, c.where, name, status, c.proc.stderrTail())
+				ErrServerExited, c.id, c.where, name, status, c.scrub(c.proc.stderrTail()))
 		}
 	}
-	return fmt.Errorf("MCP server %s (%s): calling %s: %w", c.id, c.where, name, err)
+	return c.errorf(err, "MCP server %s (%s): calling %s: %s", c.id, c.where, name, c.scrub(err.Error()))
+}
+
+// seconds says d as the options give it: "300 seconds", "0.5 seconds".
+func seconds(d time.Duration) string {
+	if d == time.Second {
+		return "1 second"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
 }
 
 // render turns a result's content into the text the model gets. What text

@@ -6,8 +6,14 @@ import (
 	"os"
 
 	"github.com/agentspec/agentspec/cmd/agentspec/cli"
+	"github.com/agentspec/agentspec/internal/childproc"
 )
 
 func main() {
+	// Before anything runs, so that no process agentspec starts (ripgrep
+	// as well as the MCP servers, which childproc.Start would harden for
+	// anyway) can read the provider keys in its environment. An error is
+	// left to childproc.Start, which returns it when a server is started.
+	_ = childproc.Harden()
 	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,0 +1,239 @@
+//go:build unix
+
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// endlessEvent writes one SSE data line that never ends, until the client
+// hangs up or hostileCap bytes are written (so that a client that reads on
+// regardless still gets an answer), and returns how many bytes it wrote.
+func endlessEvent(w http.ResponseWriter, prefix string) int64 {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	n, _ := io.WriteString(w, prefix+"data: ")
+	written := int64(n)
+	chunk := bytes.Repeat([]byte("a"), 64<<10)
+	rc := http.NewResponseController(w)
+	for written < hostileCap {
+		n, err := w.Write(chunk)
+		written += int64(n)
+		if err != nil || rc.Flush() != nil {
+			break
+		}
+	}
+	return written
+}
+
+// hostileCap is where a hostile server gives up: far more than a client
+// that stops at MaxMessageBytes lets it write.
+const hostileCap = 32 * MaxMessageBytes
+
+// wroteAtMost is how much a server may have written when the client stopped
+// reading at MaxMessageBytes: that, and what the sockets' buffers hold.
+const wroteAtMost = 3 * MaxMessageBytes
+
+func TestEndlessSSEEventOverStreamableHTTP(t *testing.T) {
+	t.Parallel()
+	var written atomic.Int64
+	served := make(chan struct{})
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testServer() }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method == http.MethodPost && bytes.Contains(body, []byte(`"tools/call"`)) {
+			written.Store(endlessEvent(w, ""))
+			close(served)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		streamable.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+
+	c, err := New(context.Background(), Options{URL: ts.URL + "/mcp"}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only so that a failure ends
+	defer cancel()
+	_, err = toolByName(t, c, "echo").Call(ctx, json.RawMessage(`{"text": "x"}`))
+	select {
+	case <-served:
+	case <-ctx.Done():
+		t.Fatal("the server is still writing")
+	}
+	assert.Less(t, written.Load(), int64(wroteAtMost), "the client stopped reading at the bound")
+	require.ErrorIs(t, err, ErrMessageTooLarge)
+	_, retry := capabilities.AsRetry(err)
+	assert.False(t, retry, "a message over the bound is fatal")
+	assert.Contains(t, err.Error(), "MCP server 127.0.0.1-mcp ("+ts.URL+"/mcp): calling echo: the MCP server sent a message larger than the limit: an SSE event over 10 MiB")
+
+	_, err = toolByName(t, c, "echo").Call(ctx, json.RawMessage(`{"text": "x"}`))
+	assert.ErrorIs(t, err, ErrMessageTooLarge, "later calls fail the same way")
+}
+
+func TestEndlessSSEEventOverSSE(t *testing.T) {
+	t.Parallel()
+	var written atomic.Int64
+	served := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		written.Store(endlessEvent(w, "event: endpoint\ndata: /messages\n\n"))
+		close(served)
+	}))
+	t.Cleanup(ts.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := New(ctx, Options{URL: ts.URL + "/sse"}, capabilities.Setup{})
+	select {
+	case <-served:
+	case <-ctx.Done():
+		t.Fatal("the server is still writing")
+	}
+	assert.Less(t, written.Load(), int64(wroteAtMost), "the client stopped reading at the bound")
+	require.ErrorIs(t, err, ErrMessageTooLarge)
+	assert.Contains(t, err.Error(), "MCP server 127.0.0.1-sse ("+ts.URL+"/sse) could not be reached: the MCP server sent a message larger than the limit: an SSE event over 10 MiB")
+}
+
+func TestLargeJSONResponse(t *testing.T) {
+	t.Parallel()
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testServer() }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	ts := httptest.NewServer(streamable)
+	t.Cleanup(ts.Close)
+	c, err := New(context.Background(), Options{URL: ts.URL + "/mcp"}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer c.Close()
+
+	out, err := call(t, c, "big", `{"bytes": 1000}`, nil)
+	require.NoError(t, err, "a JSON response under the bound is read")
+	assert.Len(t, out, 1000)
+	_, err = call(t, c, "big", fmt.Sprintf(`{"bytes": %d}`, MaxMessageBytes), nil)
+	require.ErrorIs(t, err, ErrMessageTooLarge)
+	assert.Contains(t, err.Error(), "a response body over 10 MiB")
+}
+
+func TestResultOverTheBoundIsARetry(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	out, err := call(t, c, "big", fmt.Sprintf(`{"bytes": %d}`, MaxResultBytes), nil)
+	require.NoError(t, err)
+	assert.Len(t, out, MaxResultBytes)
+
+	var result *CallResultEvent
+	_, err = call(t, c, "big", fmt.Sprintf(`{"bytes": %d}`, MaxResultBytes+1), func(_ context.Context, ev capabilities.Event) error {
+		if r, ok := ev.(*CallResultEvent); ok {
+			result = r
+		}
+		return nil
+	})
+	msg, retry := capabilities.AsRetry(err)
+	require.True(t, retry, "%v", err)
+	assert.Equal(t, "The result of big is 1048577 bytes of text, more than the 1048576 (1 MiB) a tool result may have. Call it so that it returns less.", msg)
+	require.NotNil(t, result, "the result event says what the server sent")
+	assert.Equal(t, MaxResultBytes+1, result.Chars)
+}
+
+func TestReadTimeout(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{ReadTimeout: 0.2})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // only so that a failure ends
+	defer cancel()
+	_, err := toolByName(t, c, "sleep").Call(ctx, json.RawMessage(`{"ms": 600000}`))
+	msg, retry := capabilities.AsRetry(err)
+	require.True(t, retry, "%v", err)
+	assert.Equal(t, "Timed out after 0.2 seconds waiting for MCP server mcp.test to answer; the call was cancelled.", msg)
+
+	out, err := call(t, c, "echo", `{"text": "still here"}`, nil)
+	require.NoError(t, err, "the session survives a call that timed out")
+	assert.Equal(t, "still here", out)
+
+	assert.Equal(t, DefaultReadTimeout, (&Capability{}).callTimeout())
+}
+
+func TestSecretsStayOutOfMessagesAndEvents(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-t0ken-4242"
+	srv := testServer()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+
+	var events []string
+	listen := func(_ context.Context, ev capabilities.Event) error {
+		b, err := capabilities.MarshalEvent(ev)
+		require.NoError(t, err)
+		events = append(events, string(b))
+		return nil
+	}
+
+	c, err := New(context.Background(), Options{URL: ts.URL + "/mcp?token=" + secret}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = call(t, c, "echo", `{"text": "x"}`, listen)
+	require.NoError(t, err)
+	require.Len(t, events, 2)
+	ts.Close() // the server goes away: the next call fails, naming it
+	_, err = call(t, c, "echo", `{"text": "x"}`, listen)
+	require.Error(t, err)
+	errs := []string{err.Error()}
+	assert.Contains(t, err.Error(), "("+ts.URL+"/mcp?…)")
+
+	cases := []Options{
+		{URL: "http://127.0.0.1:1/mcp?token=" + secret},
+		{URL: "http://user:" + secret + "@127.0.0.1:1/mcp"},
+		{URL: "http://127.0.0.1:1/mcp", Local: "http://127.0.0.1:1/mcp?key=" + secret},
+		{Command: []string{"no-such-mcp-server-xyz", "--api-key", secret}},
+		{Command: []string{"no-such-mcp-server-xyz", "--api-key=" + secret}},
+		{Command: append(serverCommand(), "--api-key", secret),
+			Env: serverEnvMap("MCP_TEST_STDERR", "refused: "+secret, "MCP_TEST_EXIT_AT_START", "3")},
+		{Command: serverCommand(),
+			Env: serverEnvMap("API_KEY", secret, "MCP_TEST_STDERR", "bad key "+secret, "MCP_TEST_EXIT_AT_START", "3")},
+	}
+	for _, opts := range cases {
+		_, err := New(context.Background(), opts, capabilities.Setup{})
+		require.Error(t, err, "%+v", opts)
+		errs = append(errs, err.Error())
+	}
+	for _, e := range append(errs, events...) {
+		assert.NotContains(t, e, secret)
+	}
+	assert.Contains(t, errs[4], "(no-such-mcp-server-xyz …) did not start")
+	assert.Contains(t, errs[6], "the last lines of its stderr:\n  refused: …")
+	assert.Equal(t, "mcp-server-git", commandID([]string{"uvx", "--from", "git+https://example.com/mcp-server-git?token=" + secret, "mcp-server-git"}))
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"https://h/mcp":                "https://h/mcp",
+		"https://h/mcp?token=x":        "https://h/mcp?…",
+		"https://h/mcp?":               "https://h/mcp?…",
+		"https://h/mcp#frag":           "https://h/mcp",
+		"https://u:pw@h/p":             "https://u:xxxxx@h/p",
+		"https://u:pw@h/p?a=1&b=2#top": "https://u:xxxxx@h/p?…",
+		"http://h:8080/sse?key=" + strings.Repeat("k", 40): "http://h:8080/sse?…",
+	} {
+		assert.Equal(t, want, redactURL(raw), raw)
+	}
+}
