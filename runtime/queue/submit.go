@@ -72,6 +72,9 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(opts.Workspaces) > MaxBatchJobs {
+		return nil, fmt.Errorf("%d workspaces: a batch holds at most %d jobs", len(opts.Workspaces), MaxBatchJobs)
+	}
 	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax}
 	if b.shipMax <= 0 {
 		b.shipMax = DefaultShipMax
@@ -89,7 +92,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 			return nil, fmt.Errorf("workspace %s: %w", dir, err)
 		}
 		job := Job{
-			ID: b.ID + "." + strconv.Itoa(i), Batch: b.ID, Index: i, Label: dir,
+			ID: jobID(b.ID, i), Batch: b.ID, Index: i, Label: dir,
 			Spec: bundle, Input: opts.Input, Vars: opts.Vars, NoCache: opts.NoCache,
 		}
 		if opts.Ship {
@@ -126,6 +129,9 @@ func realDir(dir string) (string, error) {
 // Close: the job's index and the event's JSON. Call it before Publish to
 // miss none. fn is called from one goroutine at a time.
 func (b *Batch) Events(fn func(index int, event []byte)) error {
+	if err := checkBatchID(b.ID); err != nil {
+		return err
+	}
 	var mu sync.Mutex
 	sub, err := b.q.nc.Subscribe(EventsPrefix+b.ID+".*", func(m *nats.Msg) {
 		i, err := strconv.Atoi(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
@@ -175,12 +181,27 @@ func (b *Batch) Publish(ctx context.Context) error {
 // few seconds. Their shipped workspaces expire from the object store with
 // its one-day TTL.
 func (b *Batch) withdraw(ctx context.Context) {
+	if checkBatchID(b.ID) != nil {
+		return // "*" would withdraw every batch's jobs
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_ = b.q.jobs.Purge(wctx, jetstream.WithPurgeSubject(b.q.jobSubject(b.ID, "*")))
 }
 
 func (b *Batch) publish(ctx context.Context) error {
+	// The ids make the subjects: a job the workers would refuse is not sent.
+	if err := checkBatchID(b.ID); err != nil {
+		return err
+	}
+	for i := range b.Jobs {
+		if err := b.Jobs[i].checkIDs(); err != nil {
+			return err
+		}
+		if b.Jobs[i].Batch != b.ID || b.Jobs[i].Index != i {
+			return fmt.Errorf("job %s is not job %d of batch %s", b.Jobs[i].ID, i, b.ID)
+		}
+	}
 	var obs jetstream.ObjectStore
 	var acks []jetstream.PubAckFuture
 	for i, job := range b.Jobs {
@@ -233,6 +254,9 @@ func (b *Batch) publish(ctx context.Context) error {
 func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {
 	start := time.Now()
 	sum := runtime.BatchSummary{Total: len(b.Jobs)}
+	if err := checkBatchID(b.ID); err != nil {
+		return sum, err
+	}
 	cons, err := b.q.js.OrderedConsumer(ctx, b.q.results.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")},
 	})

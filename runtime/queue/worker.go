@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -187,6 +188,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.TermWithReason("not an agentspec job")
 		return
 	}
+	// Its result goes out on subjects made of its batch and index: a job
+	// whose ids could not make them would never settle, and come back for
+	// ever. It is not run.
+	err := job.checkIDs()
+	if subject := w.q.jobSubject(job.Batch, strconv.Itoa(job.Index)); err == nil && msg.Subject() != subject {
+		err = fmt.Errorf("job %s came on %s, not its own subject", job.ID, msg.Subject())
+	}
+	if err != nil {
+		w.opts.Logf("refusing a job (%s): %v", msg.Subject(), err)
+		_ = msg.TermWithReason("invalid job: " + err.Error())
+		return
+	}
 	attempt := 1
 	if meta, err := msg.Metadata(); err == nil {
 		attempt = int(meta.NumDelivered)
@@ -280,7 +293,7 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 		outcome = "failed"
 	}
 	pctx := context.WithoutCancel(ctx)
-	if _, err := w.q.js.Publish(pctx, w.q.resultSubject(outcome, job.Batch, fmt.Sprint(job.Index)), data,
+	if _, err := w.q.js.Publish(pctx, w.q.resultSubject(outcome, job.Batch, strconv.Itoa(job.Index)), data,
 		jetstream.WithMsgID(job.ID)); err != nil {
 		// Unsettled, the job comes back after the acknowledgement wait.
 		w.opts.Logf("job %s: publishing its result: %v", job.ID, err)
