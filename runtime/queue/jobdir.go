@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,14 +125,47 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 		return ws, err
 	}
 	defer obj.Close()
-	limit := job.Ship.MaxBytes
-	if limit <= 0 {
-		limit = DefaultShipMax
+	// The worker's limit, not the job's: the size the object claims is the
+	// submitter's word too, so the bytes are counted as they come.
+	limit := w.opts.ShipMax
+	tooBig := fmt.Errorf("the shipped workspace is more than this worker's limit of %s (agentspec worker --ship-max)", sizeString(limit))
+	if info, err := obj.Info(); err == nil && int64(info.Size) > limit {
+		return ws, errPermanent{tooBig}
 	}
-	if ws.shipped, err = unpackInto(dir, obj, limit*unpackFactor); err != nil {
+	in := &cappedReader{r: obj, left: limit}
+	if ws.shipped, err = unpackInto(dir, in, limit*unpackFactor); err != nil {
+		if in.over {
+			return ws, errPermanent{tooBig}
+		}
 		return ws, errPermanent{fmt.Errorf("the shipped workspace: %w", err)}
 	}
 	return ws, nil
+}
+
+// cappedReader reads at most left bytes of r, and fails after them.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// One byte more says whether r had more to give.
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			c.over = true
+			return 0, errTooBig
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // shipBack stores the files the run changed in its copy, for the submitter.
@@ -148,11 +182,7 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 	for _, f := range changed {
 		want[f] = true
 	}
-	limit := job.Ship.MaxBytes
-	if limit <= 0 {
-		limit = DefaultShipMax
-	}
-	archive, _, err := packDir(ws.dir, limit, func(rel string) bool { return want[rel] })
+	archive, _, err := packDir(ws.dir, w.opts.ShipMax, func(rel string) bool { return want[rel] })
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -163,5 +167,57 @@ func TestBundlePath(t *testing.T) {
 	} {
 		_, err := bundlePath(name)
 		assert.Equal(t, ok, err == nil, "%q: %v", name, err)
+	}
+}
+
+// A worker takes shipped workspaces up to its own limit, whatever the
+// submitter allowed itself: a bigger one fails at once, without running.
+func TestWorkerShipLimitIsTheWorkers(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, t.TempDir(), 1)
+	noise := make([]byte, 8<<10)
+	_, err := rand.Read(noise) // does not compress below the limit
+	require.NoError(t, err)
+	writeFiles(t, dirs[0], map[string]string{"noise.bin": string(noise)})
+	startWorker(t, url, WorkerOptions{ShipMax: 4 << 10})
+	q := connect(t, url, 0)
+
+	got, _ := submit(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true, ShipMax: 1 << 20})
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Equal(t, "the shipped workspace is more than this worker's limit of 4 KiB (agentspec worker --ship-max)", got[0].Error)
+	_, err = os.Stat(filepath.Join(dirs[0], "out.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the job did not run")
+}
+
+// The bytes of an object are counted as they come, whatever size it
+// claims.
+func TestCappedReader(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		data string
+		cap  int64
+		over bool
+	}{
+		{"0123456789", 4, true},
+		{"0123", 4, false},
+		{"", 4, false},
+		{"0123456789", 10, false},
+		{"0123456789", 9, true},
+	} {
+		r := &cappedReader{r: iotest.OneByteReader(strings.NewReader(tc.data)), left: tc.cap}
+		b, err := io.ReadAll(r)
+		if tc.over {
+			assert.ErrorIs(t, err, errTooBig, tc)
+			assert.True(t, r.over)
+			assert.Len(t, b, int(tc.cap))
+			continue
+		}
+		require.NoError(t, err, tc)
+		assert.Equal(t, tc.data, string(b))
+		assert.False(t, r.over)
 	}
 }

@@ -96,7 +96,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 			Spec: bundle, Input: opts.Input, Vars: opts.Vars, NoCache: opts.NoCache,
 		}
 		if opts.Ship {
-			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real), MaxBytes: b.shipMax}
+			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real)}
 		} else {
 			rel, err := filepath.Rel(root, real)
 			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {

@@ -56,6 +56,12 @@ type WorkerOptions struct {
 	// (DefaultCacheBucket when empty); NoCache runs every job uncached.
 	CacheBucket string
 	NoCache     bool
+	// ShipMax caps the archive of a shipped workspace this worker takes (a
+	// job whose archive is bigger fails without running, whatever its
+	// submitter allowed) and of the files its run changed, which it sends
+	// back; DefaultShipMax when zero or less. The archive may unpack to 16
+	// times as much.
+	ShipMax int64
 	// NoEvents publishes no run events (job.start and job.retry included),
 	// which saves their encoding where nobody watches them.
 	NoEvents bool
@@ -99,6 +105,9 @@ func NewWorker(ctx context.Context, q *Queue, opts WorkerOptions) (*Worker, erro
 		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	opts.Concurrency = max(opts.Concurrency, 1)
+	if opts.ShipMax <= 0 {
+		opts.ShipMax = DefaultShipMax
+	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
