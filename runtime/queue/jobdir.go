@@ -104,7 +104,7 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 		}
 		return &workspace{dir: dir, name: "nats:" + filepath.ToSlash(filepath.Clean(job.Workspace))}, nil
 	}
-	base := filepath.Join(w.root, ".agentspec-ship")
+	base := filepath.Join(w.root, shipDir)
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return &workspace{}, err
 	}
@@ -197,10 +197,15 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 	return ch, nil
 }
 
+// shipDir is the directory below the workspace root where a worker unpacks
+// shipped workspaces.
+const shipDir = ".agentspec-ship"
+
 // ResolveWorkspace returns the real path of rel under root (a real path),
 // refusing what could lead outside it: an empty or absolute path, a ".."
-// component, or a symbolic link that resolves outside the root. The
-// workspace must be an existing directory.
+// component, or a symbolic link that resolves outside the root. Nor may it
+// be the root itself, or lie in the worker's directory of shipped
+// workspaces. The workspace must be an existing directory.
 func ResolveWorkspace(root, rel string) (string, error) {
 	switch {
 	case rel == "":
@@ -216,6 +221,14 @@ func ResolveWorkspace(root, rel string) (string, error) {
 	}
 	if !within(root, real) {
 		return "", fmt.Errorf("workspace %q: escapes the workspace root", rel)
+	}
+	// The root holds every other job's workspace, and shipDir the copies of
+	// shipped ones: a job run over either would reach them all.
+	switch inside, _ := filepath.Rel(root, real); {
+	case inside == ".":
+		return "", fmt.Errorf("workspace %q: the workspace root itself; a job's workspace must be a directory below it", rel)
+	case strings.EqualFold(strings.SplitN(filepath.ToSlash(inside), "/", 2)[0], shipDir):
+		return "", fmt.Errorf("workspace %q: the worker's own directory of shipped workspaces", rel)
 	}
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("workspace %q: not a directory", rel)

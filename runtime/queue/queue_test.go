@@ -333,8 +333,8 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, bad := range []string{"../" + filepath.Base(outside), outside, "link"} {
-		b.ID = fmt.Sprintf("b%d", len(bad))
+	for i, bad := range []string{"../" + filepath.Base(outside), outside, "link", ".", "./", ""} {
+		b.ID = fmt.Sprintf("b%d", i)
 		b.Jobs[0].ID, b.Jobs[0].Batch, b.Jobs[0].Workspace = b.ID+".0", b.ID, bad
 		require.NoError(t, b.Publish(ctx))
 		var got outcomes
@@ -345,6 +345,10 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 		assert.Equal(t, 1, got.list[0].Attempt, "not retried: %s", bad)
 		assert.NotContains(t, got.list[0].Error, root, "the error does not show the worker's root")
 	}
+
+	// The submitter refuses the root itself too.
+	_, err = q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{root}, WorkspaceRoot: root})
+	assert.EqualError(t, err, "workspace "+root+" is the workspace root "+root+" itself; a job's workspace must be a directory below it")
 
 	// A spec whose FileSystem root lies outside is refused the same way.
 	escaping, s2 := writeSpec(t, t.TempDir(), strings.Replace(agentYAML, "{root_dir: .}", "{root_dir: "+outside+"}", 1), copyTurns)

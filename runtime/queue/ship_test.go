@@ -130,29 +130,38 @@ func TestResolveWorkspace(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	outside := t.TempDir()
-	writeFiles(t, root, map[string]string{"jobs/a/x": "", "file": ""})
+	writeFiles(t, root, map[string]string{"jobs/a/x": "", "file": "", ".agentspec-ship/job-1/x": ""})
 	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
 	require.NoError(t, os.Symlink("jobs/a", filepath.Join(root, "in")))
+	require.NoError(t, os.Symlink(".", filepath.Join(root, "self")))
+	require.NoError(t, os.Symlink(".agentspec-ship", filepath.Join(root, "ships")))
 
 	for rel, want := range map[string]string{
 		"jobs/a": filepath.Join(root, "jobs", "a"),
 		"in":     filepath.Join(root, "jobs", "a"),
 		"./jobs": filepath.Join(root, "jobs"),
-		".":      root,
 	} {
 		got, err := ResolveWorkspace(root, rel)
 		require.NoError(t, err, rel)
 		assert.Equal(t, want, got, rel)
 	}
 	for rel, msg := range map[string]string{
-		"":           "the job names no workspace",
-		"/etc":       `workspace "/etc": absolute paths are not allowed`,
-		"../x":       `workspace "../x": '..' is not allowed`,
-		"jobs/../..": `workspace "jobs/../..": '..' is not allowed`,
-		"out":        `workspace "out": escapes the workspace root`,
-		"missing":    `workspace "missing": not found under the workspace root`,
-		"file":       `workspace "file": not a directory`,
-		`jobs\..\..`: `workspace "jobs\\..\\..": '..' is not allowed`,
+		"":                      "the job names no workspace",
+		"/etc":                  `workspace "/etc": absolute paths are not allowed`,
+		"../x":                  `workspace "../x": '..' is not allowed`,
+		"jobs/../..":            `workspace "jobs/../..": '..' is not allowed`,
+		"out":                   `workspace "out": escapes the workspace root`,
+		"missing":               `workspace "missing": not found under the workspace root`,
+		"file":                  `workspace "file": not a directory`,
+		`jobs\..\..`:            `workspace "jobs\\..\\..": '..' is not allowed`,
+		".":                     `workspace ".": the workspace root itself; a job's workspace must be a directory below it`,
+		"./":                    `workspace "./": the workspace root itself; a job's workspace must be a directory below it`,
+		"jobs/a/./../..":        `workspace "jobs/a/./../..": '..' is not allowed`,
+		"self":                  `workspace "self": the workspace root itself; a job's workspace must be a directory below it`,
+		"self/jobs/..":          `workspace "self/jobs/..": '..' is not allowed`,
+		".agentspec-ship/job-1": `workspace ".agentspec-ship/job-1": the worker's own directory of shipped workspaces`,
+		".agentspec-ship":       `workspace ".agentspec-ship": the worker's own directory of shipped workspaces`,
+		"ships":                 `workspace "ships": the worker's own directory of shipped workspaces`,
 	} {
 		_, err := ResolveWorkspace(root, rel)
 		assert.EqualError(t, err, msg, rel)

@@ -102,6 +102,9 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 				return nil, fmt.Errorf("workspace %s is not under the workspace root %s", dir, opts.WorkspaceRoot)
 			}
+			if rel == "." {
+				return nil, fmt.Errorf("workspace %s is the workspace root %s itself; a job's workspace must be a directory below it", dir, opts.WorkspaceRoot)
+			}
 			job.Workspace = filepath.ToSlash(rel)
 		}
 		b.Jobs = append(b.Jobs, job)
