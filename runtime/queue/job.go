@@ -80,6 +80,16 @@ func BundleSpec(path string, s *spec.Spec) (Bundle, error) {
 	return b, nil
 }
 
+// bundledPaths are the paths of the files b bundles beside the spec at
+// specPath.
+func bundledPaths(specPath string, b Bundle) []string {
+	var paths []string
+	for name := range b.Files {
+		paths = append(paths, filepath.Join(filepath.Dir(specPath), filepath.FromSlash(name)))
+	}
+	return paths
+}
+
 // bundlePath checks that name is a relative path that stays beside the spec.
 func bundlePath(name string) (string, error) {
 	switch {

@@ -94,7 +94,7 @@ func TestApplyChanges(t *testing.T) {
 	t.Run("applied", func(t *testing.T) {
 		t.Parallel()
 		home, shipped, ch, archive := setup(t)
-		require.NoError(t, applyChanges(home, shipped, ch, archive, DefaultShipMax))
+		require.NoError(t, applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal))
 		got, err := hashDir(home)
 		require.NoError(t, err)
 		assert.Len(t, got, 3)
@@ -110,7 +110,7 @@ func TestApplyChanges(t *testing.T) {
 		t.Parallel()
 		home, shipped, ch, archive := setup(t)
 		writeFiles(t, home, map[string]string{"edit.txt": "edited here meanwhile\n"})
-		err := applyChanges(home, shipped, ch, archive, DefaultShipMax)
+		err := applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal)
 		var conflict *ConflictError
 		require.ErrorAs(t, err, &conflict)
 		assert.Equal(t, []string{"edit.txt"}, conflict.Files)

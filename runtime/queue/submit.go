@@ -51,6 +51,8 @@ type Batch struct {
 	dirs     []string   // the submitter's directory of each job
 	manifest []manifest // what was shipped, per job
 	shipMax  int64
+	rules    *fileRules        // the spec's, for what ships and what comes back
+	own      []map[string]bool // the spec's own files in each job's directory
 	subs     []*nats.Subscription
 }
 
@@ -75,7 +77,20 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	if len(opts.Workspaces) > MaxBatchJobs {
 		return nil, fmt.Errorf("%d workspaces: a batch holds at most %d jobs", len(opts.Workspaces), MaxBatchJobs)
 	}
-	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax}
+	rules, err := specFileRules(opts.Spec)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, rules: rules}
+	// The spec and its script are never changed by a run, wherever they lie.
+	var specFiles []string
+	for _, f := range append([]string{opts.SpecPath}, bundledPaths(opts.SpecPath, bundle)...) {
+		if real, err := filepath.EvalSymlinks(f); err == nil {
+			if real, err = filepath.Abs(real); err == nil {
+				specFiles = append(specFiles, real)
+			}
+		}
+	}
 	if b.shipMax <= 0 {
 		b.shipMax = DefaultShipMax
 	}
@@ -97,6 +112,13 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 		}
 		if opts.Ship {
 			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real)}
+			own := map[string]bool{}
+			for _, f := range specFiles {
+				if rel, err := filepath.Rel(real, f); err == nil && within(real, f) {
+					own[filepath.ToSlash(rel)] = true
+				}
+			}
+			b.own = append(b.own, own)
 		} else {
 			rel, err := filepath.Rel(root, real)
 			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -215,7 +237,11 @@ func (b *Batch) publish(ctx context.Context) error {
 					return err
 				}
 			}
-			archive, m, err := packDir(b.dirs[i], b.shipMax, nil)
+			// What the model could never read stays here.
+			archive, m, err := packDir(b.dirs[i], b.shipMax, func(rel string) bool {
+				_, hidden := b.rules.secret(rel)
+				return !hidden
+			})
 			if err != nil {
 				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
 			}
@@ -338,14 +364,27 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	if job.Ship == nil {
 		return out
 	}
+	// The result says what changed and where the files are: it is checked
+	// as what anyone could have published.
+	changes := job.Ship.Object + ".changes"
 	obs, err := b.q.shipStore(ctx)
 	if err == nil && r.Changes != nil && (len(r.Changes.Files) > 0 || len(r.Changes.Deleted) > 0) {
 		var archive []byte
-		if r.Changes.Object != "" {
-			archive, err = obs.GetBytes(ctx, r.Changes.Object)
+		switch {
+		case len(r.Changes.Files) > 0 && r.Changes.Object != changes:
+			err = fmt.Errorf("the changes of job %s are not in %s but in %.80q", job.ID, changes, r.Changes.Object)
+		case len(r.Changes.Files) > 0:
+			archive, err = obs.GetBytes(ctx, changes)
 		}
 		if err == nil {
-			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax*unpackFactor)
+			own := b.own[r.Index]
+			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax*unpackFactor,
+				func(rel string) string {
+					if own[rel] {
+						return rel + ": the spec's own file"
+					}
+					return b.rules.refusal(rel)
+				})
 		}
 	}
 	if err != nil {
@@ -360,8 +399,8 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	}
 	if obs != nil {
 		_ = obs.Delete(ctx, job.Ship.Object)
-		if r.Changes != nil && r.Changes.Object != "" {
-			_ = obs.Delete(ctx, r.Changes.Object)
+		if r.Changes != nil && len(r.Changes.Files) > 0 {
+			_ = obs.Delete(ctx, changes)
 		}
 	}
 	return out
