@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,4 +256,44 @@ func TestShipLeavesSecretsBehind(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"input.txt", ".env.example"}, names)
 
+}
+
+// A result's words reach a terminal: a forged one sends no control
+// sequence there.
+func TestForgedResultIsPrintable(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 2)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	for i, r := range []Result{
+		{OK: true, Output: json.RawMessage(`"done"`), Usage: json.RawMessage("null"), Warnings: []string{"\x1b]0;owned\x07cache"}},
+		{Error: "failed\x1b[2J\r\nfake line", Usage: json.RawMessage("null"), Label: "\x1b[31m"},
+	} {
+		r.Job, r.Batch, r.Index = b.Jobs[i].ID, b.ID, i
+		data, err := json.Marshal(r)
+		require.NoError(t, err)
+		_, err = q.js.Publish(ctx, q.resultSubject("ok", b.ID, fmt.Sprint(i)), data)
+		require.NoError(t, err)
+	}
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 2)
+	for _, o := range got.list {
+		switch o.Index {
+		case 0:
+			require.NoError(t, o.Err)
+			assert.Equal(t, []string{"\ufffd]0;owned\ufffdcache"}, o.Warnings)
+		case 1:
+			assert.EqualError(t, o.Err, "failed\ufffd[2J\ufffd\ufffdfake line")
+			assert.Equal(t, dirs[1], o.Label, "the label is the submitter's")
+		}
+	}
 }

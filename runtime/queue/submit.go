@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -356,6 +357,12 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 // outcome turns a result into what the submitter reports, applying a
 // shipped job's changes.
 func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
+	// Whoever published it, a result's words reach a terminal: no control
+	// sequence of theirs does.
+	r.Error, r.Worker, r.Label = printable(r.Error), printable(r.Worker), b.Jobs[r.Index].Label
+	for i, w := range r.Warnings {
+		r.Warnings[i] = printable(w)
+	}
 	out := JobOutcome{Result: r, Workspace: b.dirs[r.Index]}
 	if !r.OK {
 		out.Err = errors.New(r.Error)
@@ -404,4 +411,15 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 		}
 	}
 	return out
+}
+
+// printable is s with its control characters (but tabs)
+// made U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\t' {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
 }
