@@ -221,7 +221,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		w.settle(ctx, msg, &Result{Job: job.ID, Error: "gave up after " + n + ": no worker finished it"}, job, attempt, true)
 		return
 	}
-	w.opts.Logf("job %s (%s), attempt %d", job.ID, job.Label, attempt)
+	w.opts.Logf("job %s (%s), attempt %d", job.ID, printable(job.Label), attempt)
 
 	// Progress reports keep the job ours while it runs.
 	beat, stopBeat := context.WithCancel(ctx)
