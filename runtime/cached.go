@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,10 @@ type resultCache struct {
 	specName  string
 	wsName    string
 	listeners []capabilities.Listener
+	// judge is what a fresh answer must pass: an entry is replayed only if
+	// its answer passes it too, since whoever can write to the cache (a
+	// shared bucket, a directory) could have written anything.
+	judge judge
 }
 
 // newResultCache returns the cache runs of s use, or nil when caching is off.
@@ -57,7 +62,18 @@ func newResultCache(s *spec.Spec, cfg config, model string) (*resultCache, error
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
+	// Compiled again (prepare has them): cheap, once per plan, and the
+	// plan's own stay where the loop uses them.
+	schema, err := compileOutputSchema(s.OutputSchema)
+	if err != nil {
+		return nil, err
+	}
+	checks, err := compileChecks(s)
+	if err != nil {
+		return nil, err
+	}
 	return &resultCache{
+		judge:     judge{schema: schema, checks: checks, validators: cfg.validators},
 		cache:     c,
 		doc:       doc,
 		model:     model,
@@ -136,16 +152,63 @@ func (rc *resultCache) lookup(ctx context.Context, workspace string) (cacheLooku
 	if !ok {
 		return lk, nil
 	}
+	hit := &Result{Cached: true, CacheKey: key}
+	why, err := rc.replayable(ctx, workspace, entry, hit)
+	if err != nil {
+		return lk, err
+	}
+	if why != "" {
+		// A miss: the run answers afresh, and its result replaces the entry.
+		return lk, rc.warn(ctx, fmt.Errorf("cache entry %s: refused, %s; running again", shortKey(key), why))
+	}
 	if err := emitTo(ctx, rc.listeners, CacheHit{Key: key, Created: entry.Created}); err != nil {
 		return lk, err
 	}
-	lk.hit = &Result{
-		Output:   entry.Output,
-		JSON:     entry.JSON,
-		Cached:   true,
-		CacheKey: key,
-	}
+	lk.hit = hit
 	return lk, nil
+}
+
+// replayable judges a stored answer into hit as a fresh one is judged, and
+// says why it may not be replayed, or "" when it may. Its JSON must be what
+// the output schema makes of its answer (none without one). The error is a
+// validator's fatal one, which ends the run as it would a fresh answer's.
+func (rc *resultCache) replayable(ctx context.Context, workspace string, entry *cache.Entry, hit *Result) (string, error) {
+	j := rc.judge
+	j.workspace = workspace
+	rej, err := j.answer(ctx, hit, entry.Output, nil)
+	if err != nil {
+		return "", err
+	}
+	if rej != nil {
+		switch rej.kind {
+		case RetryOutput:
+			return "its answer does not pass the output_schema: " + rej.feedback, nil
+		case RetryCheck:
+			return "the workspace fails the spec's checks: " + rej.checks[0].Error(), nil
+		default:
+			return "a validator rejects its answer: " + rej.feedback, nil
+		}
+	}
+	var stored bytes.Buffer
+	if len(entry.JSON) > 0 && json.Compact(&stored, entry.JSON) != nil {
+		stored.Reset()
+		stored.WriteString("not JSON")
+	}
+	switch {
+	case j.schema == nil && len(entry.JSON) > 0:
+		return "it carries a JSON output and the spec has no output_schema", nil
+	case j.schema != nil && !bytes.Equal(stored.Bytes(), hit.JSON):
+		return "its JSON output is not the JSON of its answer", nil
+	}
+	return "", nil
+}
+
+// shortKey abbreviates a key for messages, as the cache does.
+func shortKey(key string) string {
+	if len(key) > 12 {
+		return key[:12]
+	}
+	return key
 }
 
 // store files a successful run's result under the key of the workspace as

@@ -362,3 +362,91 @@ func TestRunGivenModelOrCapabilitiesBypassTheSpecCache(t *testing.T) {
 	assert.True(t, res.Cached, "WithCache vouches for the model")
 	assert.Equal(t, "given", res.Output)
 }
+
+// rewriteEntry rewrites the one entry of a cache directory.
+func rewriteEntry(t *testing.T, dir string, edit func(e map[string]any)) {
+	t.Helper()
+	entries, err := filepath.Glob(filepath.Join(dir, "entries", "*", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	data, err := os.ReadFile(entries[0])
+	require.NoError(t, err)
+	var e map[string]any
+	require.NoError(t, json.Unmarshal(data, &e))
+	edit(e)
+	data, err = json.Marshal(e)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(entries[0], data, 0o600))
+}
+
+// An entry is replayed only if its answer passes what a fresh answer must:
+// the output schema (its JSON being the answer's), the workspace checks and
+// the validators. One that fails is a miss, said in a CacheWarning, and the
+// run asks the model.
+func TestRunCacheReplaysOnlyWhatPasses(t *testing.T) {
+	t.Parallel()
+	const answer = `{"name": "Ada", "age": 36}`
+	withSchema := func(s *spec.Spec) { s.OutputSchema = json.RawMessage(personSchema) }
+	withCheck := func(s *spec.Spec) {
+		s.Workspace.Checks = []spec.Check{{File: "summary.md", Contains: "A summary."}}
+	}
+	cases := []struct {
+		name    string
+		edits   []func(*spec.Spec)
+		change  func(t *testing.T, j *cachedJob) []Option
+		warning string
+	}{
+		{name: "an answer the schema refuses", edits: []func(*spec.Spec){withSchema},
+			change: func(t *testing.T, j *cachedJob) []Option {
+				rewriteEntry(t, j.cacheDir, func(e map[string]any) { e["output"] = `{"name": "Mallory"}` })
+				return nil
+			}, warning: "refused, its answer does not pass the output_schema: the response does not match the schema: "},
+		{name: "JSON that is not the answer's", edits: []func(*spec.Spec){withSchema},
+			change: func(t *testing.T, j *cachedJob) []Option {
+				rewriteEntry(t, j.cacheDir, func(e map[string]any) { e["json"] = map[string]any{"name": "Mallory", "age": 1} })
+				return nil
+			}, warning: "refused, its JSON output is not the JSON of its answer; running again"},
+		{name: "JSON without a schema",
+			change: func(t *testing.T, j *cachedJob) []Option {
+				rewriteEntry(t, j.cacheDir, func(e map[string]any) { e["json"] = map[string]any{"name": "Mallory"} })
+				return nil
+			}, warning: "refused, it carries a JSON output and the spec has no output_schema; running again"},
+		{name: "a workspace that fails its checks", edits: []func(*spec.Spec){withCheck},
+			change: func(t *testing.T, j *cachedJob) []Option {
+				writeFiles(t, j.workspace, map[string]string{"summary.md": "Something else.\n"})
+				return nil
+			}, warning: "refused, the workspace fails the spec's checks: check contains of summary.md failed"},
+		{name: "a validator's objection",
+			change: func(*testing.T, *cachedJob) []Option {
+				return []Option{WithValidator(func(_ context.Context, r *Result) error {
+					if r.Cached {
+						return Feedback("not from the cache")
+					}
+					return nil
+				})}
+			}, warning: "refused, a validator rejects its answer: not from the cache; running again"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := newCachedJob(t, tc.edits...)
+			_, _, err := j.run(t, summarize(answer))
+			require.NoError(t, err)
+			opts := tc.change(t, &j)
+
+			m := summarize(answer)
+			res, rec, err := j.run(t, m, opts...)
+			require.NoError(t, err)
+			assert.False(t, res.Cached, "not replayed")
+			assert.Len(t, m.Requests(), 2, "the model ran")
+			assert.Empty(t, eventsOf[CacheHit](rec))
+			warnings := eventsOf[CacheWarning](rec)
+			require.Len(t, warnings, 1)
+			assert.Regexp(t, `^cache entry [0-9a-f]{12}: `, warnings[0].Message)
+			assert.Contains(t, warnings[0].Message, tc.warning)
+			if j.spec.OutputSchema != nil {
+				assert.JSONEq(t, answer, string(res.JSON))
+			}
+		})
+	}
+}

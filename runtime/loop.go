@@ -286,21 +286,37 @@ func pluralWord(n int, one, many string) string {
 	return many
 }
 
-// check judges a final answer: the output schema first, then the workspace
-// (expected output files and checks), then the validators; the first to
+// check judges a final answer (see judge).
+func (r *runner) check(ctx context.Context, answer string) (*rejection, error) {
+	j := judge{schema: r.schema, checks: r.checks, validators: r.validators, workspace: r.workspace}
+	return j.answer(ctx, r.res, answer, r.messages)
+}
+
+// judge is what a final answer must pass, whether the model gave it now or
+// the cache replays it.
+type judge struct {
+	schema     *outputSchema
+	checks     *checkSet // nil when the spec has none
+	validators []Validator
+	workspace  string // absolute
+}
+
+// answer judges a final answer into res: the output schema first (which
+// sets res.JSON), then the workspace (expected output files and checks),
+// then the validators, which see transcript as res.Transcript; the first to
 // object decides. It returns nil when the answer is accepted, or a fatal
 // error.
-func (r *runner) check(ctx context.Context, answer string) (*rejection, error) {
-	r.res.Output, r.res.JSON = answer, nil
-	if r.schema != nil {
-		raw, err := r.schema.parse(answer)
+func (j judge) answer(ctx context.Context, res *Result, answer string, transcript []llms.MessageContent) (*rejection, error) {
+	res.Output, res.JSON = answer, nil
+	if j.schema != nil {
+		raw, err := j.schema.parse(answer)
 		if err != nil {
 			return &rejection{kind: RetryOutput, feedback: err.Error()}, nil
 		}
-		r.res.JSON = raw
+		res.JSON = raw
 	}
-	if r.checks != nil {
-		failures, err := r.checks.run(r.workspace)
+	if j.checks != nil {
+		failures, err := j.checks.run(j.workspace)
 		if err != nil {
 			return nil, err
 		}
@@ -308,9 +324,9 @@ func (r *runner) check(ctx context.Context, answer string) (*rejection, error) {
 			return &rejection{kind: RetryCheck, feedback: checkFeedback(failures), checks: failures}, nil
 		}
 	}
-	r.res.Transcript = r.messages
-	for _, v := range r.validators {
-		if err := v(ctx, r.res); err != nil {
+	res.Transcript = transcript
+	for _, v := range j.validators {
+		if err := v(ctx, res); err != nil {
 			if msg, ok := asFeedback(err); ok {
 				return &rejection{kind: RetryValidation, feedback: msg}, nil
 			}

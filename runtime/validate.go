@@ -14,8 +14,10 @@ import (
 // attempts; any other error is fatal and ends the run.
 //
 // The result holds the answer being checked: Output, JSON and the transcript
-// so far. Validators run in the order they were given, and the first one to
-// object decides.
+// so far. An answer the cache would replay is checked too, before it is
+// (Cached set, no transcript): one a validator objects to is not replayed,
+// and the run asks the model afresh. Validators run in the order they were
+// given, and the first one to object decides.
 type Validator func(ctx context.Context, r *Result) error
 
 // ValidationFeedback is a validator's objection, phrased for the model.

@@ -33,7 +33,9 @@
 // reporting progress). A job can therefore run twice, which is safe: the run
 // starts over in the same workspace (or from the same shipped copy), a
 // result already stored in the shared cache is replayed without calling the
-// model as long as the workspace still holds the expected output files, and
+// model as long as the workspace still holds the expected output files and
+// the stored answer passes the spec's output_schema and checks (an entry
+// anyone could have rewritten is judged as a fresh answer), and
 // the results stream and the submitter both keep only the first result of a
 // job. Every job ends exactly once in a batch's results: ok, failed for good
 // (a spec error, failed checks, an error the model made every attempt), or

@@ -43,8 +43,9 @@ type Shipped struct {
 	// Origin identifies the workspace for the cache key: the submitter's
 	// host and the directory's absolute path there.
 	Origin string `json:"origin"`
-	// MaxBytes caps the archive of the files the run changes.
-	MaxBytes int64 `json:"max_bytes"`
+	// How big an archive may be is for each side to say: the worker takes
+	// and sends back no more than its WorkerOptions.ShipMax, the submitter
+	// its BatchOptions.ShipMax, whatever the other claims.
 }
 
 // Bundle is a spec with the files it names, so that a worker needs none of
@@ -77,6 +78,16 @@ func BundleSpec(path string, s *spec.Spec) (Bundle, error) {
 		b.Files = map[string][]byte{filepath.ToSlash(rel): content}
 	}
 	return b, nil
+}
+
+// bundledPaths are the paths of the files b bundles beside the spec at
+// specPath.
+func bundledPaths(specPath string, b Bundle) []string {
+	var paths []string
+	for name := range b.Files {
+		paths = append(paths, filepath.Join(filepath.Dir(specPath), filepath.FromSlash(name)))
+	}
+	return paths
 }
 
 // bundlePath checks that name is a relative path that stays beside the spec.

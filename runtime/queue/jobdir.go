@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,7 +137,7 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 		}
 		return &workspace{dir: dir, name: "nats:" + filepath.ToSlash(filepath.Clean(job.Workspace))}, nil
 	}
-	base := filepath.Join(w.root, ".agentspec-ship")
+	base := filepath.Join(w.root, shipDir)
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return &workspace{}, err
 	}
@@ -157,14 +158,47 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 		return ws, err
 	}
 	defer obj.Close()
-	limit := job.Ship.MaxBytes
-	if limit <= 0 {
-		limit = DefaultShipMax
+	// The worker's limit, not the job's: the size the object claims is the
+	// submitter's word too, so the bytes are counted as they come.
+	limit := w.opts.ShipMax
+	tooBig := fmt.Errorf("the shipped workspace is more than this worker's limit of %s (agentspec worker --ship-max)", sizeString(limit))
+	if info, err := obj.Info(); err == nil && int64(info.Size) > limit {
+		return ws, errPermanent{tooBig}
 	}
-	if ws.shipped, err = unpackInto(dir, obj, limit*unpackFactor); err != nil {
+	in := &cappedReader{r: obj, left: limit}
+	if ws.shipped, err = unpackInto(dir, in, limit*unpackFactor); err != nil {
+		if in.over {
+			return ws, errPermanent{tooBig}
+		}
 		return ws, errPermanent{fmt.Errorf("the shipped workspace: %w", err)}
 	}
 	return ws, nil
+}
+
+// cappedReader reads at most left bytes of r, and fails after them.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// One byte more says whether r had more to give.
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			c.over = true
+			return 0, errTooBig
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // shipBack stores the files the run changed in its copy, for the submitter.
@@ -181,11 +215,7 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 	for _, f := range changed {
 		want[f] = true
 	}
-	limit := job.Ship.MaxBytes
-	if limit <= 0 {
-		limit = DefaultShipMax
-	}
-	archive, _, err := packDir(ws.dir, limit, func(rel string) bool { return want[rel] })
+	archive, _, err := packDir(ws.dir, w.opts.ShipMax, func(rel string) bool { return want[rel] })
 	if err != nil {
 		return nil, err
 	}
@@ -200,10 +230,15 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 	return ch, nil
 }
 
+// shipDir is the directory below the workspace root where a worker unpacks
+// shipped workspaces.
+const shipDir = ".agentspec-ship"
+
 // ResolveWorkspace returns the real path of rel under root (a real path),
 // refusing what could lead outside it: an empty or absolute path, a ".."
-// component, or a symbolic link that resolves outside the root. The
-// workspace must be an existing directory.
+// component, or a symbolic link that resolves outside the root. Nor may it
+// be the root itself, or lie in the worker's directory of shipped
+// workspaces. The workspace must be an existing directory.
 func ResolveWorkspace(root, rel string) (string, error) {
 	switch {
 	case rel == "":
@@ -219,6 +254,14 @@ func ResolveWorkspace(root, rel string) (string, error) {
 	}
 	if !within(root, real) {
 		return "", fmt.Errorf("workspace %q: escapes the workspace root", rel)
+	}
+	// The root holds every other job's workspace, and shipDir the copies of
+	// shipped ones: a job run over either would reach them all.
+	switch inside, _ := filepath.Rel(root, real); {
+	case inside == ".":
+		return "", fmt.Errorf("workspace %q: the workspace root itself; a job's workspace must be a directory below it", rel)
+	case strings.EqualFold(strings.SplitN(filepath.ToSlash(inside), "/", 2)[0], shipDir):
+		return "", fmt.Errorf("workspace %q: the worker's own directory of shipped workspaces", rel)
 	}
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("workspace %q: not a directory", rel)

@@ -333,8 +333,8 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, bad := range []string{"../" + filepath.Base(outside), outside, "link"} {
-		b.ID = fmt.Sprintf("b%d", len(bad))
+	for i, bad := range []string{"../" + filepath.Base(outside), outside, "link", ".", "./", ""} {
+		b.ID = fmt.Sprintf("b%d", i)
 		b.Jobs[0].ID, b.Jobs[0].Batch, b.Jobs[0].Workspace = b.ID+".0", b.ID, bad
 		require.NoError(t, b.Publish(ctx))
 		var got outcomes
@@ -345,6 +345,10 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 		assert.Equal(t, 1, got.list[0].Attempt, "not retried: %s", bad)
 		assert.NotContains(t, got.list[0].Error, root, "the error does not show the worker's root")
 	}
+
+	// The submitter refuses the root itself too.
+	_, err = q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{root}, WorkspaceRoot: root})
+	assert.EqualError(t, err, "workspace "+root+" is the workspace root "+root+" itself; a job's workspace must be a directory below it")
 
 	// A spec whose FileSystem root lies outside is refused the same way.
 	escaping, s2 := writeSpec(t, t.TempDir(), strings.Replace(agentYAML, "{root_dir: .}", "{root_dir: "+outside+"}", 1), copyTurns)
@@ -603,4 +607,50 @@ func TestJobReadingTheWorkersEnvironment(t *testing.T) {
 	require.Len(t, got.list, 1)
 	assert.Equal(t, 1, got.list[0].Attempt, "not retried")
 	assert.Equal(t, "agent.yaml:2:19: ${PATH} reads the worker's environment; this worker was not started with --allow-env", got.list[0].Error)
+}
+
+// An entry rewritten in the shared bucket is not replayed: its answer fails
+// the spec's output_schema, so the job runs, and says why.
+func TestRewrittenCacheEntryIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	const verdict = `{"verdict": "pass"}`
+	agent := agentYAML + "cache: true\noutput_schema: {type: object, required: [verdict], properties: {verdict: {enum: [pass, fail]}}}\n"
+	turns := strings.Replace(copyTurns, "text: done", "text: '"+verdict+"'", 1)
+	turns += strings.TrimPrefix(turns, "turns:\n") // a second conversation
+	specPath, s := writeSpec(t, t.TempDir(), agent, turns)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, 0)
+	opts := BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root}
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	got, _ := submit(t, q, opts)
+	require.Len(t, got, 1)
+	require.NoError(t, got[0].Err)
+	require.False(t, got[0].Cached)
+
+	ctx := context.Background()
+	kv, err := q.CacheBucket(ctx, "")
+	require.NoError(t, err)
+	keys, err := kv.Keys(ctx)
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	e, err := kv.Get(ctx, keys[0])
+	require.NoError(t, err)
+	var entry map[string]any
+	require.NoError(t, json.Unmarshal(e.Value(), &entry))
+	entry["output"], entry["json"] = `{"verdict": "owned"}`, map[string]any{"verdict": "owned"}
+	forged, err := json.Marshal(entry)
+	require.NoError(t, err)
+	_, err = kv.Put(ctx, keys[0], forged)
+	require.NoError(t, err)
+
+	got, _ = submit(t, q, opts)
+	require.Len(t, got, 1)
+	require.NoError(t, got[0].Err)
+	assert.False(t, got[0].Cached, "the forged entry is not replayed")
+	assert.JSONEq(t, verdict, string(got[0].Output))
+	require.Len(t, got[0].Warnings, 1)
+	assert.Regexp(t, `^cache entry [0-9a-f]{12}: refused, its answer does not pass the output_schema: the response does not match the schema: .*; running again$`,
+		got[0].Warnings[0])
 }

@@ -243,18 +243,55 @@ func (e *ConflictError) Error() string {
 		strings.Join(e.Files, ", "), e.Saved)
 }
 
+// RefusedError is a shipped job's changes that were not applied, because
+// some of them touch what no run may change here: a .git directory (or a
+// name a file system takes for one), a file the spec's secret or protected
+// patterns cover, the spec's own files, a path that leads out of the
+// directory or through a symbolic link in it. Nothing was applied or saved.
+type RefusedError struct {
+	Reasons []string // one per refused file
+}
+
+func (e *RefusedError) Error() string {
+	const shown = 5
+	msg := strings.Join(e.Reasons[:min(len(e.Reasons), shown)], "; ")
+	if more := len(e.Reasons) - shown; more > 0 {
+		msg += fmt.Sprintf("; and %d more", more)
+	}
+	return "the run's changes were refused, and none was applied: " + msg
+}
+
 // applyChanges brings a shipped job's changes into dir, the submitter's
-// workspace, all or nothing as far as a file system allows: every file the
-// changes touch must still be as it was shipped (else ConflictError, and the
-// archive is saved beside dir), every new file is written to a temporary
-// file beside its target first, and only then are they renamed into place
-// and the deleted files removed. Each file is replaced whole.
-func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max int64) error {
+// workspace, all or nothing as far as a file system allows. Every path they
+// name is checked first, by refuse (the spec's rules; "" lets a path pass)
+// and for a symbolic link on its way here: one refused path refuses them all
+// (RefusedError) before anything is written. Every file the changes touch
+// must still be as it was shipped (else ConflictError, and the archive is
+// saved beside dir), every new file is written to a temporary file beside its
+// target first, and only then are they renamed into place and the deleted
+// files removed. Each file is replaced whole.
+func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max int64, refuse func(rel string) string) error {
+	var refused []string
+	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
+		clean, err := archivePath(rel)
+		switch {
+		case err != nil:
+			refused = append(refused, fmt.Sprintf("%.80q: not a path inside the directory", rel))
+		case clean != rel:
+			refused = append(refused, fmt.Sprintf("%.80q: not a clean path", rel))
+		default:
+			if why := refuse(rel); why != "" {
+				refused = append(refused, why)
+			} else if link := linkOnPath(dir, rel); link != "" {
+				refused = append(refused, fmt.Sprintf("%s: %s is a symbolic link here", rel, link))
+			}
+		}
+	}
+	if len(refused) > 0 {
+		return &RefusedError{Reasons: refused}
+	}
 	var conflicts []string
 	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
-		if _, err := archivePath(rel); err != nil {
-			return err
-		}
 		sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -313,6 +350,25 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 		}
 	}
 	return nil
+}
+
+// linkOnPath returns the first of rel's leading paths ("a", "a/b", ...,
+// rel) that is a symbolic link (or, on Windows, any reparse point) in dir,
+// or "".
+func linkOnPath(dir, rel string) string {
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) && rel[i] != '/' {
+			continue
+		}
+		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel[:i])))
+		if err != nil {
+			return "" // nothing further down exists either
+		}
+		if st.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+			return rel[:i]
+		}
+	}
+	return ""
 }
 
 func randomToken() string {

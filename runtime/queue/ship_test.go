@@ -4,9 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,7 +94,7 @@ func TestApplyChanges(t *testing.T) {
 	t.Run("applied", func(t *testing.T) {
 		t.Parallel()
 		home, shipped, ch, archive := setup(t)
-		require.NoError(t, applyChanges(home, shipped, ch, archive, DefaultShipMax))
+		require.NoError(t, applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal))
 		got, err := hashDir(home)
 		require.NoError(t, err)
 		assert.Len(t, got, 3)
@@ -106,7 +110,7 @@ func TestApplyChanges(t *testing.T) {
 		t.Parallel()
 		home, shipped, ch, archive := setup(t)
 		writeFiles(t, home, map[string]string{"edit.txt": "edited here meanwhile\n"})
-		err := applyChanges(home, shipped, ch, archive, DefaultShipMax)
+		err := applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal)
 		var conflict *ConflictError
 		require.ErrorAs(t, err, &conflict)
 		assert.Equal(t, []string{"edit.txt"}, conflict.Files)
@@ -126,29 +130,38 @@ func TestResolveWorkspace(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	outside := t.TempDir()
-	writeFiles(t, root, map[string]string{"jobs/a/x": "", "file": ""})
+	writeFiles(t, root, map[string]string{"jobs/a/x": "", "file": "", ".agentspec-ship/job-1/x": ""})
 	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
 	require.NoError(t, os.Symlink("jobs/a", filepath.Join(root, "in")))
+	require.NoError(t, os.Symlink(".", filepath.Join(root, "self")))
+	require.NoError(t, os.Symlink(".agentspec-ship", filepath.Join(root, "ships")))
 
 	for rel, want := range map[string]string{
 		"jobs/a": filepath.Join(root, "jobs", "a"),
 		"in":     filepath.Join(root, "jobs", "a"),
 		"./jobs": filepath.Join(root, "jobs"),
-		".":      root,
 	} {
 		got, err := ResolveWorkspace(root, rel)
 		require.NoError(t, err, rel)
 		assert.Equal(t, want, got, rel)
 	}
 	for rel, msg := range map[string]string{
-		"":           "the job names no workspace",
-		"/etc":       `workspace "/etc": absolute paths are not allowed`,
-		"../x":       `workspace "../x": '..' is not allowed`,
-		"jobs/../..": `workspace "jobs/../..": '..' is not allowed`,
-		"out":        `workspace "out": escapes the workspace root`,
-		"missing":    `workspace "missing": not found under the workspace root`,
-		"file":       `workspace "file": not a directory`,
-		`jobs\..\..`: `workspace "jobs\\..\\..": '..' is not allowed`,
+		"":                      "the job names no workspace",
+		"/etc":                  `workspace "/etc": absolute paths are not allowed`,
+		"../x":                  `workspace "../x": '..' is not allowed`,
+		"jobs/../..":            `workspace "jobs/../..": '..' is not allowed`,
+		"out":                   `workspace "out": escapes the workspace root`,
+		"missing":               `workspace "missing": not found under the workspace root`,
+		"file":                  `workspace "file": not a directory`,
+		`jobs\..\..`:            `workspace "jobs\\..\\..": '..' is not allowed`,
+		".":                     `workspace ".": the workspace root itself; a job's workspace must be a directory below it`,
+		"./":                    `workspace "./": the workspace root itself; a job's workspace must be a directory below it`,
+		"jobs/a/./../..":        `workspace "jobs/a/./../..": '..' is not allowed`,
+		"self":                  `workspace "self": the workspace root itself; a job's workspace must be a directory below it`,
+		"self/jobs/..":          `workspace "self/jobs/..": '..' is not allowed`,
+		".agentspec-ship/job-1": `workspace ".agentspec-ship/job-1": the worker's own directory of shipped workspaces`,
+		".agentspec-ship":       `workspace ".agentspec-ship": the worker's own directory of shipped workspaces`,
+		"ships":                 `workspace "ships": the worker's own directory of shipped workspaces`,
 	} {
 		_, err := ResolveWorkspace(root, rel)
 		assert.EqualError(t, err, msg, rel)
@@ -163,5 +176,57 @@ func TestBundlePath(t *testing.T) {
 	} {
 		_, err := bundlePath(name)
 		assert.Equal(t, ok, err == nil, "%q: %v", name, err)
+	}
+}
+
+// A worker takes shipped workspaces up to its own limit, whatever the
+// submitter allowed itself: a bigger one fails at once, without running.
+func TestWorkerShipLimitIsTheWorkers(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, t.TempDir(), 1)
+	noise := make([]byte, 8<<10)
+	_, err := rand.Read(noise) // does not compress below the limit
+	require.NoError(t, err)
+	writeFiles(t, dirs[0], map[string]string{"noise.bin": string(noise)})
+	startWorker(t, url, WorkerOptions{ShipMax: 4 << 10})
+	q := connect(t, url, 0)
+
+	got, _ := submit(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true, ShipMax: 1 << 20})
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Equal(t, "the shipped workspace is more than this worker's limit of 4 KiB (agentspec worker --ship-max)", got[0].Error)
+	_, err = os.Stat(filepath.Join(dirs[0], "out.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the job did not run")
+}
+
+// The bytes of an object are counted as they come, whatever size it
+// claims.
+func TestCappedReader(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		data string
+		cap  int64
+		over bool
+	}{
+		{"0123456789", 4, true},
+		{"0123", 4, false},
+		{"", 4, false},
+		{"0123456789", 10, false},
+		{"0123456789", 9, true},
+	} {
+		r := &cappedReader{r: iotest.OneByteReader(strings.NewReader(tc.data)), left: tc.cap}
+		b, err := io.ReadAll(r)
+		if tc.over {
+			assert.ErrorIs(t, err, errTooBig, tc)
+			assert.True(t, r.over)
+			assert.Len(t, b, int(tc.cap))
+			continue
+		}
+		require.NoError(t, err, tc)
+		assert.Equal(t, tc.data, string(b))
+		assert.False(t, r.over)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -51,6 +52,8 @@ type Batch struct {
 	dirs     []string   // the submitter's directory of each job
 	manifest []manifest // what was shipped, per job
 	shipMax  int64
+	rules    *fileRules        // the spec's, for what ships and what comes back
+	own      []map[string]bool // the spec's own files in each job's directory
 	subs     []*nats.Subscription
 }
 
@@ -72,7 +75,23 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax}
+	if len(opts.Workspaces) > MaxBatchJobs {
+		return nil, fmt.Errorf("%d workspaces: a batch holds at most %d jobs", len(opts.Workspaces), MaxBatchJobs)
+	}
+	rules, err := specFileRules(opts.Spec)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, rules: rules}
+	// The spec and its script are never changed by a run, wherever they lie.
+	var specFiles []string
+	for _, f := range append([]string{opts.SpecPath}, bundledPaths(opts.SpecPath, bundle)...) {
+		if real, err := filepath.EvalSymlinks(f); err == nil {
+			if real, err = filepath.Abs(real); err == nil {
+				specFiles = append(specFiles, real)
+			}
+		}
+	}
 	if b.shipMax <= 0 {
 		b.shipMax = DefaultShipMax
 	}
@@ -89,15 +108,25 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 			return nil, fmt.Errorf("workspace %s: %w", dir, err)
 		}
 		job := Job{
-			ID: b.ID + "." + strconv.Itoa(i), Batch: b.ID, Index: i, Label: dir,
+			ID: jobID(b.ID, i), Batch: b.ID, Index: i, Label: dir,
 			Spec: bundle, Input: opts.Input, Vars: opts.Vars, NoCache: opts.NoCache,
 		}
 		if opts.Ship {
-			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real), MaxBytes: b.shipMax}
+			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real)}
+			own := map[string]bool{}
+			for _, f := range specFiles {
+				if rel, err := filepath.Rel(real, f); err == nil && within(real, f) {
+					own[filepath.ToSlash(rel)] = true
+				}
+			}
+			b.own = append(b.own, own)
 		} else {
 			rel, err := filepath.Rel(root, real)
 			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 				return nil, fmt.Errorf("workspace %s is not under the workspace root %s", dir, opts.WorkspaceRoot)
+			}
+			if rel == "." {
+				return nil, fmt.Errorf("workspace %s is the workspace root %s itself; a job's workspace must be a directory below it", dir, opts.WorkspaceRoot)
 			}
 			job.Workspace = filepath.ToSlash(rel)
 		}
@@ -126,6 +155,9 @@ func realDir(dir string) (string, error) {
 // Close: the job's index and the event's JSON. Call it before Publish to
 // miss none. fn is called from one goroutine at a time.
 func (b *Batch) Events(fn func(index int, event []byte)) error {
+	if err := checkBatchID(b.ID); err != nil {
+		return err
+	}
 	var mu sync.Mutex
 	sub, err := b.q.nc.Subscribe(EventsPrefix+b.ID+".*", func(m *nats.Msg) {
 		i, err := strconv.Atoi(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
@@ -175,12 +207,27 @@ func (b *Batch) Publish(ctx context.Context) error {
 // few seconds. Their shipped workspaces expire from the object store with
 // its one-day TTL.
 func (b *Batch) withdraw(ctx context.Context) {
+	if checkBatchID(b.ID) != nil {
+		return // "*" would withdraw every batch's jobs
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_ = b.q.jobs.Purge(wctx, jetstream.WithPurgeSubject(b.q.jobSubject(b.ID, "*")))
 }
 
 func (b *Batch) publish(ctx context.Context) error {
+	// The ids make the subjects: a job the workers would refuse is not sent.
+	if err := checkBatchID(b.ID); err != nil {
+		return err
+	}
+	for i := range b.Jobs {
+		if err := b.Jobs[i].checkIDs(); err != nil {
+			return err
+		}
+		if b.Jobs[i].Batch != b.ID || b.Jobs[i].Index != i {
+			return fmt.Errorf("job %s is not job %d of batch %s", b.Jobs[i].ID, i, b.ID)
+		}
+	}
 	var obs jetstream.ObjectStore
 	var acks []jetstream.PubAckFuture
 	for i, job := range b.Jobs {
@@ -191,7 +238,11 @@ func (b *Batch) publish(ctx context.Context) error {
 					return err
 				}
 			}
-			archive, m, err := packDir(b.dirs[i], b.shipMax, nil)
+			// What the model could never read stays here.
+			archive, m, err := packDir(b.dirs[i], b.shipMax, func(rel string) bool {
+				_, hidden := b.rules.secret(rel)
+				return !hidden
+			})
 			if err != nil {
 				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
 			}
@@ -233,6 +284,9 @@ func (b *Batch) publish(ctx context.Context) error {
 func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {
 	start := time.Now()
 	sum := runtime.BatchSummary{Total: len(b.Jobs)}
+	if err := checkBatchID(b.ID); err != nil {
+		return sum, err
+	}
 	cons, err := b.q.js.OrderedConsumer(ctx, b.q.results.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")},
 	})
@@ -303,6 +357,12 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 // outcome turns a result into what the submitter reports, applying a
 // shipped job's changes.
 func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
+	// Whoever published it, a result's words reach a terminal: no control
+	// sequence of theirs does.
+	r.Error, r.Worker, r.Label = printable(r.Error), printable(r.Worker), b.Jobs[r.Index].Label
+	for i, w := range r.Warnings {
+		r.Warnings[i] = printable(w)
+	}
 	out := JobOutcome{Result: r, Workspace: b.dirs[r.Index]}
 	if !r.OK {
 		out.Err = errors.New(r.Error)
@@ -311,14 +371,27 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	if job.Ship == nil {
 		return out
 	}
+	// The result says what changed and where the files are: it is checked
+	// as what anyone could have published.
+	changes := job.Ship.Object + ".changes"
 	obs, err := b.q.shipStore(ctx)
 	if err == nil && r.Changes != nil && (len(r.Changes.Files) > 0 || len(r.Changes.Deleted) > 0) {
 		var archive []byte
-		if r.Changes.Object != "" {
-			archive, err = obs.GetBytes(ctx, r.Changes.Object)
+		switch {
+		case len(r.Changes.Files) > 0 && r.Changes.Object != changes:
+			err = fmt.Errorf("the changes of job %s are not in %s but in %.80q", job.ID, changes, r.Changes.Object)
+		case len(r.Changes.Files) > 0:
+			archive, err = obs.GetBytes(ctx, changes)
 		}
 		if err == nil {
-			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax*unpackFactor)
+			own := b.own[r.Index]
+			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax*unpackFactor,
+				func(rel string) string {
+					if own[rel] {
+						return rel + ": the spec's own file"
+					}
+					return b.rules.refusal(rel)
+				})
 		}
 	}
 	if err != nil {
@@ -333,9 +406,20 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	}
 	if obs != nil {
 		_ = obs.Delete(ctx, job.Ship.Object)
-		if r.Changes != nil && r.Changes.Object != "" {
-			_ = obs.Delete(ctx, r.Changes.Object)
+		if r.Changes != nil && len(r.Changes.Files) > 0 {
+			_ = obs.Delete(ctx, changes)
 		}
 	}
 	return out
+}
+
+// printable is s with its control characters (but tabs)
+// made U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\t' {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +56,12 @@ type WorkerOptions struct {
 	// (DefaultCacheBucket when empty); NoCache runs every job uncached.
 	CacheBucket string
 	NoCache     bool
+	// ShipMax caps the archive of a shipped workspace this worker takes (a
+	// job whose archive is bigger fails without running, whatever its
+	// submitter allowed) and of the files its run changed, which it sends
+	// back; DefaultShipMax when zero or less. The archive may unpack to 16
+	// times as much.
+	ShipMax int64
 	// NoEvents publishes no run events (job.start and job.retry included),
 	// which saves their encoding where nobody watches them.
 	NoEvents bool
@@ -105,6 +112,9 @@ func NewWorker(ctx context.Context, q *Queue, opts WorkerOptions) (*Worker, erro
 		opts.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	opts.Concurrency = max(opts.Concurrency, 1)
+	if opts.ShipMax <= 0 {
+		opts.ShipMax = DefaultShipMax
+	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
@@ -194,6 +204,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.TermWithReason("not an agentspec job")
 		return
 	}
+	// Its result goes out on subjects made of its batch and index: a job
+	// whose ids could not make them would never settle, and come back for
+	// ever. It is not run.
+	err := job.checkIDs()
+	if subject := w.q.jobSubject(job.Batch, strconv.Itoa(job.Index)); err == nil && msg.Subject() != subject {
+		err = fmt.Errorf("job %s came on %s, not its own subject", job.ID, msg.Subject())
+	}
+	if err != nil {
+		w.opts.Logf("refusing a job (%s): %v", msg.Subject(), err)
+		_ = msg.TermWithReason("invalid job: " + err.Error())
+		return
+	}
 	attempt := 1
 	if meta, err := msg.Metadata(); err == nil {
 		attempt = int(meta.NumDelivered)
@@ -206,7 +228,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		w.settle(ctx, msg, &Result{Job: job.ID, Error: "gave up after " + n + ": no worker finished it"}, job, attempt, true)
 		return
 	}
-	w.opts.Logf("job %s (%s), attempt %d", job.ID, job.Label, attempt)
+	w.opts.Logf("job %s (%s), attempt %d", job.ID, printable(job.Label), attempt)
 
 	// Progress reports keep the job ours while it runs.
 	beat, stopBeat := context.WithCancel(ctx)
@@ -287,7 +309,7 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 		outcome = "failed"
 	}
 	pctx := context.WithoutCancel(ctx)
-	if _, err := w.q.js.Publish(pctx, w.q.resultSubject(outcome, job.Batch, fmt.Sprint(job.Index)), data,
+	if _, err := w.q.js.Publish(pctx, w.q.resultSubject(outcome, job.Batch, strconv.Itoa(job.Index)), data,
 		jetstream.WithMsgID(job.ID)); err != nil {
 		// Unsettled, the job comes back after the acknowledgement wait.
 		w.opts.Logf("job %s: publishing its result: %v", job.ID, err)

@@ -190,6 +190,7 @@ func TestQueueUsageErrors(t *testing.T) {
 		{[]string{"batch", "--nats", "nats://127.0.0.1:1", "--ship", "--workspace-root", ".", f.spec, f.job(0)},
 			"agentspec: --workspace-root names shared storage; --ship sends the workspaces instead: give one of them\n"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "-j", "0"}, "agentspec: -j must be at least 1, not 0\n"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--ship-max", "0"}, "agentspec: --ship-max must be from 1 to 1048576 (MiB), not 0\n"},
 		{[]string{"submit", f.spec, f.job(0)}, "agentspec: no NATS server: give --nats URL or set AGENTSPEC_NATS_URL\n"},
 	} {
 		out := invoke(t, tc.args...)

@@ -244,8 +244,10 @@ it, and its events are published on agentspec.events.<ID>. The spec travels with
 bytes and its script file), so workers need none of this machine's disk.
 
 DIR names a directory on storage the workers share, relative to --workspace-root; with --ship
-the directory travels with the job instead (every regular file under it, hidden ones included;
-symbolic links stay behind; up to --ship-max MiB), and the files the run changed come back.
+the directory travels with the job instead (every regular file under it, hidden ones included,
+but those the spec's secret patterns hide; symbolic links stay behind; up to --ship-max MiB), and
+the files the run changed come back, none if any is one no run may change (under .git, secret or
+protected by the spec, the spec itself, reached through a symbolic link).
 
 --wait (implied by --ship) waits for the result and prints the line "agentspec batch" prints for
 a job: {"workspace", "ok", "cached", "output", "error", "usage"}. Exit status: 0 when the job was

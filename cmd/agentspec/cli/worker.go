@@ -19,6 +19,7 @@ func newWorkerCmd() *cobra.Command {
 		opts queue.WorkerOptions
 		ack  time.Duration
 		q    bool
+		ship int64
 	)
 	cmd := &cobra.Command{
 		Use:         "worker --nats URL [--workspace-root DIR] [-j N]",
@@ -33,7 +34,8 @@ agentspec.events.<job> (--no-events turns them off).
 A job names its workspace relative to --workspace-root (default: the current directory), on
 storage the workers share; a job that names anything outside the root (an absolute path, "..",
 a symbolic link that leads out) fails without running. A shipped job (--ship) is unpacked into a
-fresh directory below the root and the files its run changed are sent back.
+fresh directory below the root and the files its run changed are sent back; one whose archive is
+more than --ship-max MiB fails without running, whatever its submitter allowed.
 
 Whoever can publish to the queue chooses the job's spec, so a worker runs only what stays in the
 job's workspace: before a run, each capability (nested ones too) is asked what it reaches, and
@@ -62,6 +64,10 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 			if opts.MaxAttempts < 1 {
 				return exitWith(exitUsage, fmt.Errorf("--max-attempts must be at least 1, not %d", opts.MaxAttempts))
 			}
+			if ship < 1 || ship > 1<<20 {
+				return exitWith(exitUsage, fmt.Errorf("--ship-max must be from 1 to 1048576 (MiB), not %d", ship))
+			}
+			opts.ShipMax = ship << 20
 			qu, err := nf.open(cmd.Context(), "agentspec worker", ack)
 			if err != nil {
 				return err
@@ -97,6 +103,7 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", queue.DefaultMaxAttempts, "deliveries of a job before it fails for good")
 	fl.DurationVar(&ack, "ack-wait", queue.DefaultAckWait, "how long a job may go without a sign of life before another worker gets it (when this worker creates the queue's consumer)")
 	fl.StringVar(&opts.CacheBucket, "cache-bucket", queue.DefaultCacheBucket, "the shared result cache's key-value bucket")
+	fl.Int64Var(&ship, "ship-max", queue.DefaultShipMax>>20, "the cap, in MiB, on a shipped workspace's archive this worker takes and on the archive of its run's changes")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every job uncached")
 	fl.BoolVar(&opts.NoEvents, "no-events", false, "publish no events, which saves encoding them where nobody watches")
 	fl.StringVar(&opts.Name, "name", "", "the worker's name in results and events (default: host-pid)")
