@@ -63,3 +63,28 @@ func (r Reach) Add(o Reach) Reach {
 		Env:       append(append([]string(nil), r.Env...), o.Env...),
 	}
 }
+
+// PathGuard is implemented by a capability that keeps the model from some
+// of the files it reaches. Whoever moves files in and out of its reach on
+// the model's behalf (a queue submitter shipping a workspace to a worker
+// and taking back what the run changed) asks it, rather than reading the
+// capability's options.
+type PathGuard interface {
+	// GuardPath says what the capability lets the model do with the file
+	// or directory at path (absolute, clean, symlinks resolved).
+	GuardPath(path string) PathAccess
+}
+
+// PathAccess is what a PathGuard says of one path.
+type PathAccess struct {
+	// Covered: the path is within the capability's reach; when false,
+	// nothing else is said.
+	Covered bool
+	// Secret: the model is never shown it (FileSystem's secret_patterns).
+	Secret bool
+	// Protected: the model may not change it.
+	Protected bool
+	// Reason says why, when Secret or Protected: what the tool tells the
+	// model.
+	Reason string
+}

@@ -34,6 +34,7 @@ type FS struct {
 	changes    *changeTracker
 
 	allowed, denied, protected []pattern
+	secret                     []pattern // the secret_patterns alone (denied holds them too)
 	// protectedFiles are the rels of Options.ProtectedFiles inside the root.
 	protectedFiles map[string]bool
 
@@ -61,6 +62,7 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 		}
 		openRoot = func() (*os.Root, error) { return r, nil }
 	}
+	secret := compileExcepting(opts.SecretPatterns)
 	fs := &FS{
 		rootDir:   real,
 		rootParts: splitAbs(real),
@@ -68,7 +70,8 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 		opts:      opts,
 		allowed:   compilePatterns(opts.AllowedPatterns),
 		// Secrets behave exactly like denied paths (decision D10).
-		denied:    append(compilePatterns(opts.DeniedPatterns), compileExcepting(opts.SecretPatterns)...),
+		denied:    append(compilePatterns(opts.DeniedPatterns), secret...),
+		secret:    secret,
 		protected: compilePatterns(opts.ProtectedPatterns),
 	}
 	fs.root.open = openRoot
@@ -200,22 +203,38 @@ func protectedError(rel, what string) error {
 	return capabilities.Refuse(capabilities.RefusedProtected, "Path %s is protected (matches %s).", pyRepr(rel), pyRepr(what))
 }
 
-// checkWrite gates a change to rel: protected patterns, then a .git entry at
-// any depth (decision D11) and the spec's own files, then the read checks.
+// checkWrite gates a change to rel: checkProtected, then the read checks.
 func (fs *FS) checkWrite(rel string) error {
+	if err := fs.checkProtected(rel); err != nil {
+		return err
+	}
+	return fs.checkRead(rel)
+}
+
+// checkProtected refuses a change to a protected rel (see protectedBy).
+func (fs *FS) checkProtected(rel string) error {
+	if what, ok := fs.protectedBy(rel); ok {
+		return protectedError(rel, what)
+	}
+	return nil
+}
+
+// protectedBy says what protects rel: a protected pattern, then a .git
+// entry at any depth (decision D11), then the spec's own files.
+func (fs *FS) protectedBy(rel string) (string, bool) {
 	if p, ok := matchAny(fs.protected, rel, true); ok {
-		return protectedError(rel, p)
+		return p, true
 	}
 	if hasGitComponent(rel) {
-		return protectedError(rel, ".git")
+		return ".git", true
 	}
 	// A protected directory (the result cache's) covers what is below it.
 	for r := rel; r != "." && r != "/" && r != ""; r = path.Dir(r) {
 		if fs.protectedFiles[r] {
-			return protectedError(rel, r)
+			return r, true
 		}
 	}
-	return fs.checkRead(rel)
+	return "", false
 }
 
 // checkWalkRoot gates the directory a walker starts from: only denied

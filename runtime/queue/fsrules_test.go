@@ -47,63 +47,56 @@ func loadSpec(t *testing.T, yaml string) *spec.Spec {
 	return s
 }
 
-func TestFileRules(t *testing.T) {
+// What ships and what comes back is what the spec's capabilities say of
+// each path, asked of them over the workspace, nested ones included; a
+// path no capability covers is judged by a FileSystem's defaults.
+func TestPathGuards(t *testing.T) {
 	t.Parallel()
-	rules := func(t *testing.T, caps string) *fileRules {
-		r, err := specFileRules(loadSpec(t, "model: test\ncapabilities:\n"+caps))
+	guards := func(t *testing.T, caps string) *pathGuards {
+		ws := t.TempDir()
+		writeFiles(t, ws, map[string]string{"src/main.go": "", "docs/a.md": ""})
+		g, err := newPathGuards(context.Background(), loadSpec(t, "model: test\ncapabilities:\n"+caps), ws, nil)
 		require.NoError(t, err)
-		return r
+		t.Cleanup(g.Close)
+		return g
 	}
 	t.Run("defaults", func(t *testing.T) {
 		t.Parallel()
-		r := rules(t, "  - FileSystem\n")
-		for rel, want := range map[string]string{
-			".env": "**/.env", "sub/.env.local": "**/.env.*", "k.pem": "*.pem", "home/.ssh/id": "**/.ssh/*",
-			".env.example": "", "src/main.go": "",
+		g := guards(t, "  - FileSystem\n")
+		for rel, want := range map[string]bool{
+			".env": true, "sub/.env.local": true, "k.pem": true, "home/.ssh/id": true,
+			".env.example": false, "src/main.go": false,
 		} {
-			p, ok := r.secret(rel)
-			assert.Equal(t, want, p, rel)
-			assert.Equal(t, want != "", ok, rel)
+			assert.Equal(t, want, g.secret(rel), rel)
 		}
 	})
 	t.Run("own patterns, over the root", func(t *testing.T) {
 		t.Parallel()
-		r := rules(t, "  - FileSystem: {root_dir: src, secret_patterns: ['vault/*', '!vault/README'], protected_patterns: ['gen/*']}\n")
+		g := guards(t, "  - FileSystem: {root_dir: src, secret_patterns: ['vault/*', '!vault/README'], protected_patterns: ['gen/*']}\n")
 		for rel, want := range map[string]string{
-			"src/vault/key":    `src/vault/key: matches the secret pattern "vault/*"`,
-			"src/vault/a/b":    `src/vault/a/b: matches the secret pattern "vault/*"`,
+			"src/vault/key":    "src/vault/key: secret (matches 'vault/*')",
+			"src/vault/a/b":    "src/vault/a/b: secret (matches 'vault/*')",
 			"src/vault/README": "",
 			"src/.env":         "", // the spec's patterns replace the defaults
-			"src/gen/x.go":     `src/gen/x.go: matches the protected pattern "gen/*"`,
+			"src/gen/x.go":     "src/gen/x.go: protected (matches 'gen/*')",
 			"src/main.go":      "",
 			// Held by no FileSystem: a FileSystem's defaults judge it.
-			".env":        `.env: matches the secret pattern "**/.env"`,
+			".env":        ".env: secret (matches '**/.env')",
 			"top/.git/x":  `top/.git/x: inside a .git directory (".git")`,
 			"README.md":   "",
 			"src/.GIT/x":  `src/.GIT/x: inside a .git directory (".GIT")`,
 			"src/.git./x": `src/.git./x: inside a .git directory (".git.")`,
 			"src/GIT~1/x": `src/GIT~1/x: inside a .git directory ("GIT~1")`,
 		} {
-			assert.Equal(t, want, r.refusal(rel), rel)
+			assert.Equal(t, want, g.refusal(rel), rel)
 		}
 	})
 	t.Run("nested", func(t *testing.T) {
 		t.Parallel()
-		r := rules(t, "  - PrefixTools: {prefix: d, capability: {FileSystem: {root_dir: docs, protected_patterns: ['*.md']}}}\n")
-		assert.Equal(t, `docs/a.md: matches the protected pattern "*.md"`, r.refusal("docs/a.md"))
-		assert.Empty(t, r.refusal("docs/a.txt"))
+		g := guards(t, "  - PrefixTools: {prefix: d, capability: {FileSystem: {root_dir: docs, protected_patterns: ['*.md']}}}\n")
+		assert.Equal(t, "docs/a.md: protected (matches '*.md')", g.refusal("docs/a.md"))
+		assert.Empty(t, g.refusal("docs/a.txt"))
 	})
-}
-
-func TestGitLike(t *testing.T) {
-	t.Parallel()
-	for name, want := range map[string]bool{
-		".git": true, ".GIT": true, ".Git": true, ".git.": true, ".git ": true, ".git. .": true,
-		"GIT~1": true, "git~12": true, ".git::$INDEX_ALLOCATION": true, ".g\u200cit": true, "\ufeff.git": true,
-		"git": false, ".gitignore": false, "GIT~": false, "GIT~1a": false, ".github": false, "x.git": false,
-	} {
-		assert.Equal(t, want, gitLike(name), "%q", name)
-	}
 }
 
 // A result's changes that touch .git, a secret or protected file, the spec
@@ -112,22 +105,14 @@ func TestGitLike(t *testing.T) {
 func TestApplyChangesRefuses(t *testing.T) {
 	t.Parallel()
 	s := loadSpec(t, "model: test\ncapabilities:\n  - FileSystem: {protected_patterns: ['docs/*']}\n")
-	rules, err := specFileRules(s)
-	require.NoError(t, err)
-	refuse := func(rel string) string {
-		if rel == "agent.yaml" {
-			return rel + ": the spec's own file"
-		}
-		return rules.refusal(rel)
-	}
 	for forged, want := range map[string]string{
 		".git/hooks/pre-commit": `.git/hooks/pre-commit: inside a .git directory (".git")`,
 		".GIT/hooks/pre-commit": `.GIT/hooks/pre-commit: inside a .git directory (".GIT")`,
 		".git./hooks/x":         `.git./hooks/x: inside a .git directory (".git.")`,
 		"GIT~1/hooks/x":         `GIT~1/hooks/x: inside a .git directory ("GIT~1")`,
 		"sub/.git/config":       `sub/.git/config: inside a .git directory (".git")`,
-		".env":                  `.env: matches the secret pattern "**/.env"`,
-		"docs/a.md":             `docs/a.md: matches the protected pattern "docs/*"`,
+		".env":                  ".env: secret (matches '**/.env')",
+		"docs/a.md":             "docs/a.md: protected (matches 'docs/*')",
 		"agent.yaml":            "agent.yaml: the spec's own file",
 		"../evil":               `"../evil": not a path inside the directory`,
 		"/etc/evil":             `"/etc/evil": not a path inside the directory`,
@@ -143,6 +128,15 @@ func TestApplyChangesRefuses(t *testing.T) {
 			require.NoError(t, os.Symlink(".git/hooks", filepath.Join(home, "hooks")))
 			_, shipped, err := packDir(home, DefaultShipMax, nil)
 			require.NoError(t, err)
+			guards, err := newPathGuards(context.Background(), s, home, nil)
+			require.NoError(t, err)
+			defer guards.Close()
+			refuse := func(rel string) string {
+				if rel == "agent.yaml" {
+					return rel + ": the spec's own file"
+				}
+				return guards.refusal(rel)
+			}
 			archive := tarGz(t, map[string]string{strings.TrimPrefix(forged, "/"): "evil\n", "ok.txt": "fine\n"})
 			ch := &Changes{Files: []string{"ok.txt", forged}}
 			err = applyChanges(home, shipped, ch, archive, DefaultShipMax, refuse)

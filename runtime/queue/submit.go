@@ -46,15 +46,16 @@ type BatchOptions struct {
 
 // Batch is a submitted batch.
 type Batch struct {
-	q        *Queue
-	ID       string
-	Jobs     []Job
-	dirs     []string   // the submitter's directory of each job
-	manifest []manifest // what was shipped, per job
-	shipMax  int64
-	rules    *fileRules        // the spec's, for what ships and what comes back
-	own      []map[string]bool // the spec's own files in each job's directory
-	subs     []*nats.Subscription
+	q         *Queue
+	ID        string
+	Jobs      []Job
+	dirs      []string   // the submitter's directory of each job
+	manifest  []manifest // what was shipped, per job
+	shipMax   int64
+	spec      *spec.Spec        // asked what ships and what comes back (pathGuards)
+	specFiles []string          // the spec's own files, real paths
+	own       []map[string]bool // the spec's own files in each job's directory
+	subs      []*nats.Subscription
 }
 
 // JobOutcome is a job's result as the submitter sees it.
@@ -78,11 +79,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	if len(opts.Workspaces) > MaxBatchJobs {
 		return nil, fmt.Errorf("%d workspaces: a batch holds at most %d jobs", len(opts.Workspaces), MaxBatchJobs)
 	}
-	rules, err := specFileRules(opts.Spec)
-	if err != nil {
-		return nil, err
-	}
-	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, rules: rules}
+	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, spec: opts.Spec}
 	// The spec and its script are never changed by a run, wherever they lie.
 	var specFiles []string
 	for _, f := range append([]string{opts.SpecPath}, bundledPaths(opts.SpecPath, bundle)...) {
@@ -92,6 +89,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 			}
 		}
 	}
+	b.specFiles = specFiles
 	if b.shipMax <= 0 {
 		b.shipMax = DefaultShipMax
 	}
@@ -239,10 +237,12 @@ func (b *Batch) publish(ctx context.Context) error {
 				}
 			}
 			// What the model could never read stays here.
-			archive, m, err := packDir(b.dirs[i], b.shipMax, func(rel string) bool {
-				_, hidden := b.rules.secret(rel)
-				return !hidden
-			})
+			guards, err := newPathGuards(ctx, b.spec, b.dirs[i], b.specFiles)
+			if err != nil {
+				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
+			}
+			archive, m, err := packDir(b.dirs[i], b.shipMax, func(rel string) bool { return !guards.secret(rel) })
+			guards.Close()
 			if err != nil {
 				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
 			}
@@ -383,6 +383,10 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 		case len(r.Changes.Files) > 0:
 			archive, err = obs.GetBytes(ctx, changes)
 		}
+		var guards *pathGuards
+		if err == nil {
+			guards, err = newPathGuards(ctx, b.spec, b.dirs[r.Index], b.specFiles)
+		}
 		if err == nil {
 			own := b.own[r.Index]
 			err = applyChanges(b.dirs[r.Index], b.manifest[r.Index], r.Changes, archive, b.shipMax*unpackFactor,
@@ -390,8 +394,9 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 					if own[rel] {
 						return rel + ": the spec's own file"
 					}
-					return b.rules.refusal(rel)
+					return guards.refusal(rel)
 				})
+			guards.Close()
 		}
 	}
 	if err != nil {
