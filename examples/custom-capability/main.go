@@ -67,6 +67,10 @@ func (c *clock) Tools(context.Context) ([]capabilities.Tool, error) {
 }
 
 // Instructions implements capabilities.Instructable.
+// Reach is nothing beyond this process: a queue worker runs a Clock, as it
+// refuses a capability that does not say what it reaches.
+func (c *clock) Reach() capabilities.Reach { return capabilities.Reach{} }
+
 func (c *clock) Instructions() string {
 	return "Use the now tool whenever the answer depends on the current date or time."
 }
@@ -74,6 +78,9 @@ func (c *clock) Instructions() string {
 type nowTool struct{ c *clock }
 
 func (nowTool) Name() string        { return "now" }
+
+// Hints: reading the clock changes nothing, so `mcp --read-only` offers it.
+func (nowTool) Hints() capabilities.Hints { return capabilities.Hints{ReadOnly: true} }
 func (nowTool) Description() string { return "Returns the current date and time." }
 func (nowTool) Parameters() map[string]any {
 	return map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
