@@ -77,11 +77,11 @@ func (c *clock) Instructions() string {
 
 type nowTool struct{ c *clock }
 
-func (nowTool) Name() string        { return "now" }
+func (nowTool) Name() string { return "now" }
 
 // Hints: reading the clock changes nothing, so `mcp --read-only` offers it.
 func (nowTool) Hints() capabilities.Hints { return capabilities.Hints{ReadOnly: true} }
-func (nowTool) Description() string { return "Returns the current date and time." }
+func (nowTool) Description() string       { return "Returns the current date and time." }
 func (nowTool) Parameters() map[string]any {
 	return map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
 }
