@@ -3,11 +3,11 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentspec/agentspec/internal/expansion"
 )
 
 // document is a parsed spec file: its content as a JSON value (map[string]any,
@@ -37,7 +37,7 @@ type document struct {
 	retyped map[string]string
 
 	size      int // bytes of text the parsed document holds so far; see grow
-	sizeLimit int // the most it may hold: sizeLimitOf the source
+	sizeLimit int // the most it may hold: expansion.Limit of the source
 	cursor    Position
 	cursorOff int // offsetPos's last answer and its offset, to go on from
 }
@@ -57,21 +57,11 @@ const maxNodes = 100_000
 // maxDepth bounds nesting, so that deeply nested input cannot exhaust the stack.
 const maxDepth = 1000
 
-// A parsed spec may hold sizeFactor times as many bytes of text (strings,
-// keys, and the paths to its values, which positions are recorded by) as its
-// file, at least minSize and at most maxSize. A count of values alone is no
-// bound on memory: aliases of a long string, or paths of long keys nested
-// deeply, make a small file hold gigabytes with few values. A real spec holds
-// about as much text as it is long.
-const (
-	sizeFactor = 10
-	minSize    = 2_000_000
-	maxSize    = 16_000_000
-)
-
-func sizeLimitOf(src []byte) int {
-	return min(max(sizeFactor*len(src), minSize), maxSize)
-}
+// A parsed spec may hold expansion.Limit bytes of text (strings, keys, and
+// the paths to its values, which positions are recorded by). A count of
+// values alone is no bound on memory: aliases of a long string, or paths of
+// long keys nested deeply, make a small file hold gigabytes with few values.
+// A real spec holds about as much text as it is long.
 
 // grow counts n more bytes of text in the parsed document, and tells
 // whether it is still within its bound.
@@ -82,19 +72,7 @@ func (d *document) grow(n int) bool {
 
 // tooLarge says that the document has grown past its bound, and what that is.
 func (d *document) tooLarge() string {
-	return fmt.Sprintf("the spec holds more than %s of text and key paths, the most a spec file of %s may grow to (%d times its size, at least %s, at most %s)",
-		byteSize(d.sizeLimit), byteSize(len(d.src)), sizeFactor, byteSize(minSize), byteSize(maxSize))
-}
-
-// byteSize writes n bytes for people: 512 bytes, 2.5 KB, 16 MB.
-func byteSize(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1_000_000:
-		return strconv.FormatFloat(math.Round(float64(n)/100)/10, 'f', -1, 64) + " KB"
-	}
-	return strconv.FormatFloat(math.Round(float64(n)/100_000)/10, 'f', -1, 64) + " MB"
+	return expansion.Exceeded("spec", "text and key paths", len(d.src))
 }
 
 func newDocument(file string, src []byte) *document {
@@ -104,7 +82,7 @@ func newDocument(file string, src []byte) *document {
 		values:    make(map[string]Position, 64),
 		keys:      make(map[string]Position, 64),
 		numbers:   map[string]string{},
-		sizeLimit: sizeLimitOf(src),
+		sizeLimit: expansion.Limit(len(src)),
 		cursor:    Position{File: file, Line: 1, Col: 1},
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/internal/expansion"
 )
 
 // maxLoadAlloc is what loading one of the files below may allocate. Each
@@ -79,7 +81,7 @@ func TestExpansionIsBoundedBySize(t *testing.T) {
 			e := errs[0]
 			t.Log(e)
 			assert.Contains(t, e.Msg, "expands to too much: the spec holds more than 2 MB of text and key paths, the most a spec file of "+
-				byteSize(len(tc.src))+" may grow to (10 times its size, at least 2 MB, at most 16 MB); are YAML aliases nested in each other?")
+				expansion.ByteSize(len(tc.src))+" may grow to (10 times its size, at least 2 MB, at most 16 MB); are YAML aliases nested in each other?")
 			// It is reported at the alias that takes the document past the
 			// bound, which the message names.
 			alias, _, _ := strings.Cut(strings.TrimPrefix(e.Msg[strings.Index(e.Msg, "alias *"):], "alias "), " ")
@@ -107,8 +109,8 @@ func TestLongPathsAreBoundedBySize(t *testing.T) {
 			var errs Errors
 			require.True(t, errors.As(err, &errs), err.Error())
 			require.Len(t, errs, 1, err.Error())
-			limit := byteSize(sizeFactor * len(doc))
-			assert.Contains(t, errs[0].Msg, "the spec holds more than "+limit+" of text and key paths, the most a spec file of "+byteSize(len(doc))+" may grow to")
+			limit := expansion.ByteSize(expansion.Factor * len(doc))
+			assert.Contains(t, errs[0].Msg, "the spec holds more than "+limit+" of text and key paths, the most a spec file of "+expansion.ByteSize(len(doc))+" may grow to")
 			assert.True(t, strings.HasPrefix(at(doc, errs[0].Pos.Line, errs[0].Pos.Col), `{"`+key) ||
 				strings.HasPrefix(at(doc, errs[0].Pos.Line, errs[0].Pos.Col), "1"), "reported at a value")
 		})
@@ -146,14 +148,6 @@ func TestLegitAliasesLoad(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, s.Instructions, 1)
 	assert.Len(t, s.Instructions[0], len(strings.TrimSpace(prompt)))
-}
-
-func TestByteSize(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int]string{0: "0 bytes", 999: "999 bytes", 1000: "1 KB", 2549: "2.5 KB", 999_949: "999.9 KB",
-		1_000_000: "1 MB", 16_000_000: "16 MB", 2_750_000: "2.8 MB"} {
-		assert.Equal(t, want, byteSize(n), "%d", n)
-	}
 }
 
 func TestOffsetPos(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/internal/expansion"
 )
 
 // A spec may name any file as its script (model: script:/etc/shadow), and
@@ -93,7 +95,7 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 	require.Len(t, errs, 1)
 	e := errs[0]
 	assert.Equal(t, "an alias expands to too much: the script holds more than 2 MB of text, the most a script file of "+
-		byteSize(len(src))+" may grow to (10 times its size, at least 2 MB, at most 16 MB); are YAML aliases nested in each other?", e.Msg)
+		expansion.ByteSize(len(src))+" may grow to (10 times its size, at least 2 MB, at most 16 MB); are YAML aliases nested in each other?", e.Msg)
 	line := strings.Split(src, "\n")[e.Line-1]
 	assert.True(t, strings.HasPrefix(line[e.Col-1:], "*"), "reported at an alias: %d:%d", e.Line, e.Col)
 }

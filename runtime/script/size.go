@@ -1,25 +1,15 @@
 package script
 
 import (
-	"fmt"
-	"math"
-	"strconv"
-
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentspec/agentspec/internal/expansion"
 )
 
-// A script may hold sizeFactor times as many bytes of text as its file, with
-// its aliases expanded, at least minSize and at most maxSize. Aliases let a
-// small file describe an enormous one ("billion laughs"), which checking and
-// decoding it, and sending its tool calls' arguments, would each build.
+// A script may hold expansion.Limit bytes of text, its aliases expanded.
 // Each value counts valueSize bytes beyond its text, as decoding it takes
 // memory however short it is.
-const (
-	sizeFactor = 10
-	minSize    = 2_000_000
-	maxSize    = 16_000_000
-	valueSize  = 16
-)
+const valueSize = 16
 
 // checkSize measures the script rooted at root, aliases expanded, and
 // reports one that holds more text than a file of fileSize bytes may: at the
@@ -27,7 +17,7 @@ const (
 // value that crosses it. An alias within the value it refers to, which
 // expands without end, is reported too.
 func checkSize(file string, fileSize int, root *yaml.Node) *Error {
-	m := measure{limit: min(max(sizeFactor*fileSize, minSize), maxSize), active: map[*yaml.Node]bool{}}
+	m := measure{limit: expansion.Limit(fileSize), active: map[*yaml.Node]bool{}}
 	at := m.walk(root, nil)
 	switch {
 	case at == nil:
@@ -35,8 +25,7 @@ func checkSize(file string, fileSize int, root *yaml.Node) *Error {
 	case m.cycle:
 		return &Error{File: file, Line: at.Line, Col: at.Column, Msg: "an alias refers to a value that contains it"}
 	}
-	msg := fmt.Sprintf("the script holds more than %s of text, the most a script file of %s may grow to (%d times its size, at least %s, at most %s)",
-		byteSize(m.limit), byteSize(fileSize), sizeFactor, byteSize(minSize), byteSize(maxSize))
+	msg := expansion.Exceeded("script", "text", fileSize)
 	if at.Kind == yaml.AliasNode {
 		msg = "an alias expands to too much: " + msg + "; are YAML aliases nested in each other?"
 	}
@@ -78,15 +67,4 @@ func (m *measure) walk(n, alias *yaml.Node) *yaml.Node {
 		}
 	}
 	return nil
-}
-
-// byteSize writes n bytes for people: 512 bytes, 2.5 KB, 16 MB.
-func byteSize(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1_000_000:
-		return strconv.FormatFloat(math.Round(float64(n)/100)/10, 'f', -1, 64) + " KB"
-	}
-	return strconv.FormatFloat(math.Round(float64(n)/100_000)/10, 'f', -1, 64) + " MB"
 }
