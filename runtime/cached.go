@@ -33,13 +33,14 @@ type resultCache struct {
 }
 
 // newResultCache returns the cache runs of s use, or nil when caching is off.
-// model is the model ingredient of the key.
+// model is the model ingredient of the key; schema and checks are the
+// plan's, which a replayed answer must pass as a fresh one does.
 //
 // The spec's cache key alone does not turn the cache on for a run given a
 // model (WithModel) or capabilities (WithCapabilities): the key cannot see
 // what they are, so a changed model or tool would replay stale answers. Only
 // WithCache, the caller vouching for them, does.
-func newResultCache(s *spec.Spec, cfg config, model string) (*resultCache, error) {
+func newResultCache(s *spec.Spec, cfg config, model string, schema *outputSchema, checks *checkSet) (*resultCache, error) {
 	c := cfg.cache
 	switch {
 	case cfg.noCache:
@@ -61,16 +62,6 @@ func newResultCache(s *spec.Spec, cfg config, model string) (*resultCache, error
 	doc, err := specDocument(s)
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
-	}
-	// Compiled again (prepare has them): cheap, once per plan, and the
-	// plan's own stay where the loop uses them.
-	schema, err := compileOutputSchema(s.OutputSchema)
-	if err != nil {
-		return nil, err
-	}
-	checks, err := compileChecks(s)
-	if err != nil {
-		return nil, err
 	}
 	return &resultCache{
 		judge:     judge{schema: schema, checks: checks, validators: cfg.validators},

@@ -199,7 +199,7 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc, err := newResultCache(s, cfg, model.cacheRef())
+	rc, err := newResultCache(s, cfg, model.cacheRef(), schema, checks)
 	if err != nil {
 		return nil, err
 	}
