@@ -559,20 +559,20 @@ func assertRunOnce(t *testing.T, q *Queue, root string) {
 	assert.Len(t, starts, 1, "run once, by one worker: %v", starts)
 }
 
-// A spec that does not load on the worker (here: a variable its environment
-// lacks) fails the job at once, with the problem where the submitter's file
-// has it.
-func TestSpecThatDoesNotLoadOnTheWorker(t *testing.T) {
-	t.Parallel()
+// runEditedSpec runs one job whose spec is agentYAML with its instructions
+// replaced by instructions, after the submitter loaded the unedited one, on
+// a worker with allow, and returns its one result.
+func runEditedSpec(t *testing.T, allow Allow, instructions string) JobOutcome {
+	t.Helper()
 	url := startServer(t)
 	root := t.TempDir()
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
 	dirs := jobDirs(t, root, 1)
-	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, Allow: Allow{Env: true}})
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, Allow: allow})
 	q := connect(t, url, 0)
 	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 	require.NoError(t, err)
-	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "Copy the input.", "${AGENTSPEC_TEST_UNSET_VARIABLE}", 1))
+	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "Copy the input.", instructions, 1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, b.Publish(ctx))
@@ -580,8 +580,17 @@ func TestSpecThatDoesNotLoadOnTheWorker(t *testing.T) {
 	_, err = b.Wait(ctx, got.add)
 	require.NoError(t, err)
 	require.Len(t, got.list, 1)
-	assert.Equal(t, 1, got.list[0].Attempt)
-	assert.Regexp(t, `^agent\.yaml:2:15: .*AGENTSPEC_TEST_UNSET_VARIABLE`, got.list[0].Error)
+	return got.list[0]
+}
+
+// A spec that does not load on the worker (here: a variable its environment
+// lacks) fails the job at once, with the problem where the submitter's file
+// has it.
+func TestSpecThatDoesNotLoadOnTheWorker(t *testing.T) {
+	t.Parallel()
+	got := runEditedSpec(t, Allow{Env: true}, "${AGENTSPEC_TEST_UNSET_VARIABLE}")
+	assert.Equal(t, 1, got.Attempt)
+	assert.Regexp(t, `^agent\.yaml:2:15: .*AGENTSPEC_TEST_UNSET_VARIABLE`, got.Error)
 }
 
 // A job's spec may not read the worker's environment (its provider keys,
@@ -589,24 +598,9 @@ func TestSpecThatDoesNotLoadOnTheWorker(t *testing.T) {
 // once, at the reference, and no value of the worker's is used.
 func TestJobReadingTheWorkersEnvironment(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 1)
-	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
-	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "Copy the input.", "Say ${PATH:-nothing}.", 1))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	_, err = b.Wait(ctx, got.add)
-	require.NoError(t, err)
-	require.Len(t, got.list, 1)
-	assert.Equal(t, 1, got.list[0].Attempt, "not retried")
-	assert.Equal(t, "agent.yaml:2:19: ${PATH} reads the worker's environment; this worker was not started with --allow-env", got.list[0].Error)
+	got := runEditedSpec(t, Allow{}, "Say ${PATH:-nothing}.")
+	assert.Equal(t, 1, got.Attempt, "not retried")
+	assert.Equal(t, "agent.yaml:2:19: ${PATH} reads the worker's environment; this worker was not started with --allow-env", got.Error)
 }
 
 // An entry rewritten in the shared bucket is not replayed: its answer fails
