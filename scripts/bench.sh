@@ -37,6 +37,8 @@ scripts/bench-mcp.sh
 echo
 echo "== the work queue against local batch, same total concurrency"
 scripts/bench-queue.sh
+echo "== a worker asking a job's capabilities what they reach, against the job's run"
+"$GO" test -run '^$' -bench 'ConfineVsRun' -benchtime "${BENCHTIME_CONFINE:-7x}" ./runtime/queue/ | grep '^Benchmark'
 
 # ---- start-up: agentspec version against rg --version -----------------------
 echo
