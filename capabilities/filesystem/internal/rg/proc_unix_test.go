@@ -98,3 +98,23 @@ func TestStopKillsProcessGroup(t *testing.T) {
 	assert.Eventually(t, func() bool { return processGone(child) }, 10*time.Second, 10*time.Millisecond,
 		"rg's child %d outlived Stop", child)
 }
+
+// rg runs with PATH alone of agentspec's environment: the provider keys
+// in it never reach the child. Not parallel: it sets PATH and a key.
+func TestRGGetsNoProviderKeys(t *testing.T) {
+	bin, work := t.TempDir(), t.TempDir()
+	envFile := filepath.Join(work, "env")
+	script := "#!/bin/sh\nenv > '" + envFile + "'\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "rg"), []byte(script), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("OPENAI_API_KEY", "sk-agentspec-test-secret")
+	p, err := Start(context.Background(), work, SplitPaths, "--files")
+	require.NoError(t, err)
+	for _, ok := p.Next(); ok; _, ok = p.Next() {
+	}
+	require.NoError(t, p.Wait())
+	env, err := os.ReadFile(envFile)
+	require.NoError(t, err)
+	assert.NotContains(t, string(env), "sk-agentspec-test-secret")
+	assert.Contains(t, string(env), "PATH="+bin)
+}

@@ -12,10 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentspec/agentspec/internal/childproc"
 )
 
 // MaxRecord is the longest record Next returns. A longer one ends the output
@@ -80,6 +83,11 @@ func Start(ctx context.Context, dir string, split bufio.SplitFunc, args ...strin
 func start(ctx context.Context, dir string, split bufio.SplitFunc, maxOutput int64, args []string) (*Proc, error) {
 	cmd := exec.CommandContext(ctx, "rg", append([]string{"--no-config"}, args...)...)
 	cmd.Dir = dir
+	// rg needs nothing of agentspec's environment, which holds the
+	// provider keys: PATH alone, for a wrapper script named rg to find
+	// what it runs. childproc.Start keeps it from reading ours through
+	// /proc too.
+	cmd.Env = childEnv()
 	ownGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = WaitDelay
@@ -89,7 +97,7 @@ func start(ctx context.Context, dir string, split bufio.SplitFunc, maxOutput int
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return nil, ErrNotInstalled
 		}
@@ -105,6 +113,18 @@ func start(ctx context.Context, dir string, split bufio.SplitFunc, maxOutput int
 		return split(data, atEOF && !p.out.cut)
 	})
 	return p, nil
+}
+
+// childEnv is the environment rg runs with: PATH, and on Windows the
+// variables a process needs to start at all.
+func childEnv() []string {
+	env := []string{}
+	for _, name := range []string{"PATH", "SYSTEMROOT", "PATHEXT"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // cappedReader reads at most left bytes of r, then reports the end of it.
