@@ -63,10 +63,19 @@ func LoadStdin(data []byte) (*Spec, error) { return defaultLoader.Load(Stdin, da
 // for Stdin the content does. Every problem found is returned, as an Errors
 // sorted by position.
 func (l *Loader) Load(file string, data []byte) (*Spec, error) {
+	d, err := parse(file, data, l.lookupEnv())
+	if err != nil {
+		return nil, err
+	}
+	return l.check(d)
+}
+
+// parse reads data as YAML or JSON, by file's extension; for Stdin the
+// content tells. ${VAR} references are filled by lookup.
+func parse(file string, data []byte, lookup func(string) (string, bool)) (*document, error) {
 	if err := checkUTF8(file, data); err != nil {
 		return nil, err
 	}
-	var d *document
 	ext := strings.ToLower(filepath.Ext(file))
 	if file == Stdin {
 		ext = ".yaml"
@@ -76,18 +85,22 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 	}
 	switch ext {
 	case ".yaml", ".yml":
-		d = parseYAML(file, data, l.lookupEnv())
+		return parseYAML(file, data, lookup), nil
 	case ".json":
-		d = parseJSON(file, data, l.lookupEnv())
-	default:
-		return nil, Errors{{Pos: Position{File: file}, Msg: fmt.Sprintf(
-			"could not infer the format of %q: an agent spec file must end in .yaml, .yml or .json", filepath.Base(file))}}
+		return parseJSON(file, data, lookup), nil
 	}
+	return nil, Errors{{Pos: Position{File: file}, Msg: fmt.Sprintf(
+		"could not infer the format of %q: an agent spec file must end in .yaml, .yml or .json", filepath.Base(file))}}
+}
+
+// check validates the parsed document d and returns its Spec.
+func (l *Loader) check(d *document) (*Spec, error) {
 	root, ok := d.root.(map[string]any)
 	if !ok {
 		return nil, d.errors()
 	}
 	d.parsed = len(d.errs)
+	checkNotPipeline(d, root)
 	reg := l.registry()
 	docs := schemaDocsOf(reg)
 	dropNulls(root)
