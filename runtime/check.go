@@ -34,6 +34,12 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 		if err := CheckVars(s, cfg.vars); err != nil {
 			return err
 		}
+		// Built as a run builds them, with their arguments filled.
+		filled, err := s.WithCapabilityVars(cfg.vars)
+		if err != nil {
+			return err
+		}
+		s = filled
 	}
 	if _, err := compileOutputSchema(s.OutputSchema); err != nil {
 		return err

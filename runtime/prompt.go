@@ -3,20 +3,12 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/spec"
 )
-
-// placeholder matches {{name}} and {{ name }}. Anything else between double
-// braces is left as written.
-var placeholder = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
-})
 
 // MissingVarError is returned when the instructions use a variable no value
 // was given for. It is reported before any request is made.
@@ -40,13 +32,7 @@ func (e *MissingVarError) Error() string {
 // instructions use, each once, in order of first use: the variables a run of
 // them needs values for.
 func Placeholders(instructions []string) []string {
-	var names []string
-	for _, m := range placeholder().FindAllStringSubmatch(strings.Join(instructions, "\n\n"), -1) {
-		if !slices.Contains(names, m[1]) {
-			names = append(names, m[1])
-		}
-	}
-	return names
+	return spec.Placeholders(instructions...)
 }
 
 // UnknownVarError is returned by CheckVars for values given for variables
@@ -88,7 +74,8 @@ func braced(names []string, sep string) string {
 	return strings.Join(out, sep)
 }
 
-// CheckVars matches vars with the placeholders of the spec's instructions:
+// CheckVars matches vars with the placeholders of the spec's instructions
+// and of its capabilities' options (spec.Spec.WithCapabilityVars):
 // each value needs a placeholder (an *UnknownVarError otherwise) and each
 // placeholder a value (a *MissingVarError). The description is a template
 // too, as in pydantic-ai; it is not sent to the model, so its placeholders
@@ -99,6 +86,11 @@ func CheckVars(s *spec.Spec, vars map[string]string) error {
 		return errors.New("runtime: nil spec")
 	}
 	names := Placeholders(append(slices.Clone(s.Instructions), s.Description))
+	for _, n := range s.CapabilityPlaceholders() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	var unknown []string
 	for name := range vars {
 		if !slices.Contains(names, name) {
@@ -109,7 +101,10 @@ func CheckVars(s *spec.Spec, vars map[string]string) error {
 		slices.Sort(unknown)
 		return &UnknownVarError{Names: unknown, Placeholders: names}
 	}
-	_, err := RenderInstructions(s.Instructions, vars)
+	if _, err := RenderInstructions(s.Instructions, vars); err != nil {
+		return err
+	}
+	_, err := s.WithCapabilityVars(vars)
 	return err
 }
 
@@ -119,17 +114,10 @@ func CheckVars(s *spec.Spec, vars map[string]string) error {
 func RenderInstructions(instructions []string, vars map[string]string) (string, error) {
 	text := strings.Join(instructions, "\n\n")
 	var missing []string
-	seen := map[string]bool{}
-	out := placeholder().ReplaceAllStringFunc(text, func(m string) string {
-		name := placeholder().FindStringSubmatch(m)[1]
-		if v, ok := vars[name]; ok {
-			return v
-		}
-		if !seen[name] {
-			seen[name] = true
+	out := spec.FillPlaceholders(text, vars, func(name string) {
+		if !slices.Contains(missing, name) {
 			missing = append(missing, name)
 		}
-		return m
 	})
 	if len(missing) > 0 {
 		return "", &MissingVarError{Names: missing}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +84,38 @@ func TestCheckVars(t *testing.T) {
 		WithVars(map[string]string{"a": "1", "b": "2"}), WithWorkspace(t.TempDir()))
 	require.ErrorAs(t, err, &unknown)
 	assert.Equal(t, []string{"b"}, unknown.Names)
+}
+
+// Capability arguments are templates, as in pydantic-ai: a job's variable
+// narrows its FileSystem to the one file it is about.
+func TestCapabilityArgumentsAreTemplates(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"agent.yaml": "model: script:turns.yaml\ninstructions: Read {{path}}.\n" +
+			"capabilities:\n  - FileSystem: {allowed_patterns: ['{{path}}']}\n",
+		"turns.yaml": `turns:
+  - tool_calls:
+      - {name: read_file, arguments: {path: a.txt}}
+      - {name: read_file, arguments: {path: b.txt}}
+  - text: done
+`,
+		"a.txt": "alpha\n", "b.txt": "beta\n",
+	})
+	s, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, CheckVars(s, map[string]string{"path": "a.txt"}), "a value for the capability's placeholder is no unknown variable")
+	res, err := Run(context.Background(), s, WithWorkspace(dir), WithVars(map[string]string{"path": "a.txt"}))
+	require.NoError(t, err)
+	results := toolResults(res.Transcript)
+	require.Len(t, results, 2)
+	assert.Contains(t, results[0], "alpha")
+	assert.Equal(t, "Error: Path 'b.txt' does not match any allowed pattern.", results[1])
+
+	_, err = Run(context.Background(), s, WithWorkspace(dir))
+	assert.ErrorContains(t, err, "instructions use variable \"path\", but no value was given")
+	plain, err := (&spec.Loader{}).Load(filepath.Join(dir, "agent.yaml"), []byte("model: script:turns.yaml\ncapabilities:\n  - FileSystem: {allowed_patterns: ['{{path}}']}\n"))
+	require.NoError(t, err)
+	_, err = Run(context.Background(), plain, WithWorkspace(dir))
+	assert.EqualError(t, err, filepath.Join(dir, "agent.yaml")+":3:5: capabilities[0]: the options use {{path}}, but no value was given for it")
 }

@@ -187,6 +187,11 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The capabilities are built with their arguments' placeholders filled;
+	// the spec's meaning, for the cache key, is the spec as written.
+	if s, err = s.WithCapabilityVars(cfg.vars); err != nil {
+		return nil, err
+	}
 	schema, err := compileOutputSchema(s.OutputSchema)
 	if err != nil {
 		return nil, err

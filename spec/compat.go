@@ -82,13 +82,7 @@ func placeholders(v any) []string {
 			}
 		}
 	}
-	var names []string
-	for _, m := range placeholderRE().FindAllStringSubmatch(strings.Join(texts, "\n"), -1) {
-		if !slices.Contains(names, m[1]) {
-			names = append(names, m[1])
-		}
-	}
-	return names
+	return Placeholders(texts...)
 }
 
 // checkOutputSchema rejects the output schemas pydantic-ai rejects: the root

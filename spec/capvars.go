@@ -1,0 +1,152 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Capability arguments are templates too, as in pydantic-ai: a {{name}}
+// placeholder in a string value of a capability's options (a nested
+// capability's included) is filled from the run's variables before the
+// capability is built, so that one spec can narrow its FileSystem to the
+// file a job is about (allowed_patterns: ['{{path}}']).
+
+// FillPlaceholders returns text with each {{name}} placeholder that vars
+// has a value for replaced by the value; missing is called with the name of
+// each placeholder it has none for, which is left as written.
+func FillPlaceholders(text string, vars map[string]string, missing func(name string)) string {
+	if !strings.Contains(text, "{{") {
+		return text
+	}
+	return placeholderRE().ReplaceAllStringFunc(text, func(m string) string {
+		name := placeholderRE().FindStringSubmatch(m)[1]
+		if v, ok := vars[name]; ok {
+			return v
+		}
+		if missing != nil {
+			missing(name)
+		}
+		return m
+	})
+}
+
+// CapabilityPlaceholders returns the names of the placeholders the string
+// values of the capabilities' options use, each once, in order of first
+// use.
+func (s *Spec) CapabilityPlaceholders() []string {
+	var texts []string
+	for _, c := range s.Capabilities {
+		if !bytes.Contains(c.Options, []byte("{{")) {
+			continue
+		}
+		var v any
+		if json.Unmarshal(c.Options, &v) == nil {
+			texts = appendStrings(texts, v)
+		}
+	}
+	return Placeholders(texts...)
+}
+
+// appendStrings appends the strings of a decoded JSON value, in document
+// order for lists and in key order for objects.
+func appendStrings(texts []string, v any) []string {
+	switch v := v.(type) {
+	case string:
+		return append(texts, v)
+	case []any:
+		for _, e := range v {
+			texts = appendStrings(texts, e)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			texts = appendStrings(texts, v[k])
+		}
+	}
+	return texts
+}
+
+// WithCapabilityVars returns s with the placeholders of its capabilities'
+// options filled from vars: a copy when any is used, s itself otherwise. A
+// placeholder without a value is an error at its capability's position,
+// all of them in one Errors: the capability would otherwise be built with
+// the placeholder's text as its value.
+func (s *Spec) WithCapabilityVars(vars map[string]string) (*Spec, error) {
+	var (
+		caps []Capability
+		errs Errors
+	)
+	for i, c := range s.Capabilities {
+		if !bytes.Contains(c.Options, []byte("{{")) {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(c.Options))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("capability %s: %w", c.Name, err)
+		}
+		var missing []string
+		filled := fillStrings(v, vars, func(name string) {
+			if !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
+		})
+		for _, name := range missing {
+			errs = append(errs, &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c),
+				fmt.Sprintf("the options use {{%s}}, but no value was given for it", name))})
+		}
+		b, err := json.Marshal(filled)
+		if err != nil {
+			return nil, err
+		}
+		if caps == nil {
+			caps = slices.Clone(s.Capabilities)
+		}
+		caps[i].Options = b
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if caps == nil {
+		return s, nil
+	}
+	absFileMu.Lock() // Instantiate writes the fields this copies
+	out := *s
+	absFileMu.Unlock()
+	out.Capabilities = caps
+	return &out, nil
+}
+
+// fillStrings returns v with FillPlaceholders applied to every string in it.
+func fillStrings(v any, vars map[string]string, missing func(string)) any {
+	switch v := v.(type) {
+	case string:
+		return FillPlaceholders(v, vars, missing)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = fillStrings(e, vars, missing)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // missing names come in a fixed order
+		for _, k := range keys {
+			out[k] = fillStrings(v[k], vars, missing)
+		}
+		return out
+	}
+	return v
+}
