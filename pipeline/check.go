@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/internal/suggest"
@@ -195,14 +197,21 @@ func (c *checker) loadInputs(root map[string]any) {
 	c.p.Inputs = &Inputs{Schema: sch, Compiled: compiled, Type: schemaType(sch, "the pipeline's inputs schema"), Pos: c.doc.Pos(ptr)}
 }
 
-// schemaError is the gist of a schema compiler's error.
+// schemaError is the gist of a schema compiler's error: where the schema
+// first breaks the meta-schema, and how.
 func schemaError(err error) string {
 	var se *jsonschema.SchemaValidationError
-	if errors.As(err, &se) && se.Err != nil {
+	if errors.As(err, &se) {
 		err = se.Err
 	}
-	msg := strings.ReplaceAll(err.Error(), inputsURL, "inputs")
-	return strings.Join(strings.Fields(msg), " ")
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), inputsURL, "inputs")), " ")
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return fmt.Sprintf("at /%s: %s", strings.Join(ve.InstanceLocation, "/"), ve.ErrorKind.LocalizedString(message.NewPrinter(language.English)))
 }
 
 func (c *checker) loadStep(name string, v any) {
