@@ -180,7 +180,11 @@ func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
 		steps: map[string]*Step{},
 		edges: map[[2]string]edge{},
 	}
-	c.load(doc.Root().(map[string]any))
+	root, ok := doc.Root().(map[string]any)
+	if !ok { // IsPipeline saw a mapping; the parser must agree
+		return nil, spec.Errors{{Pos: spec.Position{File: file}, Msg: notPipelineMsg}}
+	}
+	c.load(root)
 	if len(c.errs) > 0 || len(c.specErrs) > 0 {
 		slices.SortStableFunc(c.errs, func(a, b *spec.Error) int {
 			if a.Pos.Line != b.Pos.Line {
