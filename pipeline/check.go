@@ -491,6 +491,9 @@ func (c *checker) loadVars(st *Step, m map[string]any, ptr string) {
 			continue
 		}
 		msg := fmt.Sprintf("%s uses {{%s}}, which vars does not fill", named, name)
+		if root, _, _ := strings.Cut(name, "."); root == "steps" || root == "inputs" || st.FanOut() && root == st.As {
+			msg += fmt.Sprintf("; a spec's placeholders are filled by vars only: vars: {NAME: \"{{%s}}\"}, and {{NAME}} in the spec", name)
+		}
 		if given {
 			c.addKey(vptr, msg)
 		} else {

@@ -1,8 +1,7 @@
 // Package pipeline loads pipeline files: several agent specs joined in a
 // graph, one step's validated output feeding the next, with fan-out over
-// lists (the contract is docs/reference pipelines.md of the project). This
-// package is the first layer: it loads a pipeline and checks it statically,
-// before any model is called. It does not run anything.
+// lists. This package is the first layer: it loads a pipeline and checks it
+// statically, before any model is called. It does not run anything.
 //
 // # The file
 //

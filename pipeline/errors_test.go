@@ -215,6 +215,11 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "a reference written in an inline spec",
+			src:  "steps:\n  a:\n    spec: {model: test, instructions: \"Fix {{inputs.issue}}\"}\n",
+			want: []string{`p.yaml:2:3: steps.a: the inline spec uses {{inputs.issue}}, which vars does not fill; a spec's placeholders are filled by vars only: vars: {NAME: "{{inputs.issue}}"}, and {{NAME}} in the spec`},
+		},
+		{
 			name: "a cycle of references and needs",
 			src: "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.c.output}}\"\n" +
 				"  b:\n    spec: agents/plain.yaml\n    needs: [a]\n  c:\n    spec: agents/plain.yaml\n    needs: [b]\n",
