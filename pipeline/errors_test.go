@@ -151,6 +151,11 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:13: steps.plain.output.a: plain has no output_schema, so its output is a string, which has no property 'a'`},
 		},
 		{
+			name: ".a on an item of a fan-out step without output_schema",
+			src:  "steps:\n  each:\n    for_each: {glob: '*.md'}\n    spec: agents/plain.yaml\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.each.outputs[0].x}}\"\n",
+			want: []string{`p.yaml:7:13: steps.each.outputs[0].x: each has no output_schema, so its output is a string, which has no property 'x'`},
+		},
+		{
 			name: "outputs of a step that does not fan out",
 			src:  "steps:\n  triage: {spec: agents/triage.yaml}\noutputs:\n  all: \"{{steps.triage.outputs}}\"\n",
 			want: []string{`p.yaml:4:9: steps.triage.outputs: triage is not a fan-out step (it has no for_each): its answer is steps.triage.output`},

@@ -19,6 +19,8 @@ type Type struct {
 	// desc says what the value is when no schema describes it (a step's
 	// text answer), for messages: "triage has no output_schema, so its output".
 	desc string
+	// itemDesc is desc for the items of an array of such values.
+	itemDesc string
 }
 
 // stringType is the type of a step's text answer, of an input without an
@@ -275,7 +277,9 @@ func (t Type) Items() (Type, bool) {
 	}
 	for _, b := range t.branches() {
 		if items, ok := b.schema["items"]; ok {
-			return t.at(items, 0), true
+			it := t.at(items, 0)
+			it.desc = t.itemDesc
+			return it, true
 		}
 	}
 	return Type{origin: t.origin}, true // an array of anything
@@ -287,7 +291,7 @@ func arrayOf(item Type, origin string) Type {
 	if item.schema != nil {
 		s["items"] = item.schema
 	}
-	return Type{schema: s, root: item.root, origin: origin}
+	return Type{schema: s, root: item.root, origin: origin, itemDesc: item.desc}
 }
 
 // what names a value of type t, written as label, for messages.
