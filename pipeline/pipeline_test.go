@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,4 +169,26 @@ func TestIsPipeline(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, IsPipeline([]byte(tt.src)), "%q", tt.src)
 	}
+}
+
+func TestLoaderFillsEnvironmentReferences(t *testing.T) {
+	t.Parallel()
+	env := func(name string) (string, bool) {
+		v, ok := map[string]string{"GREETING": "Hello there,", "MODEL": "test"}[name]
+		return v, ok
+	}
+	l := &Loader{Specs: &spec.Loader{LookupEnv: env}}
+	src := "steps:\n  a:\n    spec: {model: \"${MODEL}\"}\n    input: \"${GREETING} {{inputs.who}}\"\n  b:\n    spec: {model: test}\n    input: \"${GREETING} {{inputs.who.name}}\"\n"
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	_, err := l.Load(file, []byte(src))
+	// The text moved by the expansion is not where the file shows it: the
+	// error is at the value.
+	require.EqualError(t, err, file+":7:12: inputs.who.name: the pipeline has no inputs schema, so inputs.who is a string, which has no property 'name'")
+
+	p, err := l.Load(file, []byte(src[:strings.Index(src, "  b:")]))
+	require.NoError(t, err)
+	a := p.Step("a")
+	assert.Equal(t, "test", a.Spec.Model)
+	assert.Equal(t, "Hello there, {{inputs.who}}", a.Input.Text)
+	assert.Equal(t, "Hello there, ", a.Input.Parts[0].Literal)
 }

@@ -155,6 +155,36 @@ func (t Type) kinds(set map[string]bool, depth int) bool {
 			return true
 		}
 	}
+	if branches, ok := m["allOf"].([]any); ok {
+		// A value matches every branch: the types they all allow.
+		var both map[string]bool
+		for _, b := range branches {
+			bs := map[string]bool{}
+			if !t.at(b, 0).kinds(bs, depth+1) {
+				continue
+			}
+			if both == nil {
+				both = bs
+				continue
+			}
+			next := map[string]bool{}
+			for k := range both {
+				switch {
+				case bs[k], k == "integer" && bs["number"]:
+					next[k] = true
+				case k == "number" && bs["integer"]:
+					next["integer"] = true
+				}
+			}
+			both = next
+		}
+		if len(both) > 0 {
+			for k := range both {
+				set[k] = true
+			}
+			return true
+		}
+	}
 	if _, ok := m["properties"]; ok {
 		set["object"] = true
 		return true

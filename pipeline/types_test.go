@@ -62,6 +62,8 @@ func TestTypeJSON(t *testing.T) {
 		{`{"items":{"type":"string"}}`, []string{"array"}, "array"},
 		{`{"oneOf":[{"type":"string"},{}]}`, nil, "any value"},
 		{`{}`, nil, "any value"},
+		{`{"allOf":[{"type":["array","null"]},{"type":"array"},{"minItems":1}]}`, []string{"array"}, "array"},
+		{`{"allOf":[{"type":"number"},{"type":"integer"}]}`, []string{"integer"}, "integer"},
 	}
 	for _, tt := range tests {
 		ty := schema(t, tt.schema)
