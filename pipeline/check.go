@@ -34,6 +34,7 @@ type checker struct {
 	edges    map[[2]string]edge       // from, to: where the dependency is first written
 	errs     spec.Errors              // in the pipeline file
 	specErrs spec.Errors              // in the steps' spec files
+	failed   map[string]bool          // spec files whose errors are in specErrs
 }
 
 // edge is where a step's dependency on another is written.
@@ -267,11 +268,14 @@ func (c *checker) loadSpec(st *Step, m map[string]any, ptr string) {
 		s, err := c.specs.Load(path, data)
 		if err != nil {
 			var es spec.Errors
-			if errors.As(err, &es) {
+			switch {
+			case c.failed[path]: // two steps run one spec: its errors once
+			case errors.As(err, &es):
 				c.specErrs = append(c.specErrs, es...)
-			} else {
+			default:
 				c.add(sptr, fmt.Sprintf("%s: %v", v, err))
 			}
+			c.failed[path] = true
 			return
 		}
 		c.useSpec(st, s)

@@ -92,7 +92,7 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name: "errors in a step's spec file keep their own positions",
-			src:  "steps:\n  a:\n    spec: agents/bad.yaml\n",
+			src:  "steps:\n  a:\n    spec: agents/bad.yaml\n  b:\n    spec: agents/bad.yaml\n",
 			want: []string{`agents/bad.yaml:2:1: unknown key "instructons" (did you mean "instructions"?)`},
 		},
 		{

@@ -176,9 +176,10 @@ func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
 	}
 	c := &checker{
 		specs: specs, file: file, dir: filepath.Dir(file), src: data, doc: doc,
-		p:     &Pipeline{File: file, Version: 1},
-		steps: map[string]*Step{},
-		edges: map[[2]string]edge{},
+		p:      &Pipeline{File: file, Version: 1},
+		steps:  map[string]*Step{},
+		edges:  map[[2]string]edge{},
+		failed: map[string]bool{},
 	}
 	root, ok := doc.Root().(map[string]any)
 	if !ok { // IsPipeline saw a mapping; the parser must agree
