@@ -1,0 +1,359 @@
+package pipeline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/agentspec/agentspec/capabilities/filesystem" // the FileSystem the step specs use
+	"github.com/agentspec/agentspec/spec"
+)
+
+// agents are the step specs the error cases' pipelines name.
+var agents = map[string]string{
+	"agents/triage.yaml": `model: test
+instructions: List the files to fix.
+output_schema:
+  type: object
+  properties:
+    files:
+      type: array
+      items: {$ref: '#/$defs/file'}
+    count: {type: integer}
+  $defs:
+    file:
+      type: object
+      properties:
+        path: {type: string}
+        problem: {type: string}
+`,
+	"agents/fix.yaml": `model: test
+instructions: Fix {{problem}} in {{path}}.
+capabilities:
+  - FileSystem: {root_dir: ., allowed_patterns: ['{{path}}']}
+`,
+	"agents/glob.yaml": `model: test
+instructions: Fix {{problem}}.
+capabilities:
+  - FileSystem: {root_dir: ., allowed_patterns: ['{{path}}']}
+`,
+	"agents/plain.yaml":  "model: test\ninstructions: Do it.\n",
+	"agents/bad.yaml":    "model: test\ninstructons: Do it.\n",
+	"agents/nested.yaml": "steps:\n  a: {spec: plain.yaml}\n",
+}
+
+// load writes the pipeline src as p.yaml beside agents, loads it and returns
+// its errors, paths relative to the directory.
+func load(t *testing.T, src string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range agents {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	file := filepath.Join(dir, "p.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	_, err := LoadFile(file)
+	var es spec.Errors
+	require.True(t, errors.As(err, &es), "want spec.Errors, got %v", err)
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = strings.ReplaceAll(e.Error(), dir+string(filepath.Separator), "")
+	}
+	return out
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{
+			name: "missing spec file",
+			src:  "steps:\n  a:\n    spec: agents/nope.yaml\n",
+			want: []string{`p.yaml:3:11: steps.a.spec: agents/nope.yaml: no such file`},
+		},
+		{
+			name: "no spec",
+			src:  "steps:\n  a:\n    input: hi\n",
+			want: []string{`p.yaml:2:3: steps: missing spec: every step names the agent spec it runs (spec: agents/NAME.yaml, or an inline mapping)`},
+		},
+		{
+			name: "a spec that is not a path or a mapping",
+			src:  "steps:\n  a:\n    spec: 3\n",
+			want: []string{`p.yaml:3:11: steps.a.spec: expected a path to an agent spec, or an agent spec mapping, found 3 (a number)`},
+		},
+		{
+			name: "errors in a step's spec file keep their own positions",
+			src:  "steps:\n  a:\n    spec: agents/bad.yaml\n  b:\n    spec: agents/bad.yaml\n",
+			want: []string{`agents/bad.yaml:2:1: unknown key "instructons" (did you mean "instructions"?)`},
+		},
+		{
+			name: "errors in an inline spec are at their place in the pipeline",
+			src:  "steps:\n  a:\n    spec:\n      model: test\n      max_tool_rounds: 0\n",
+			want: []string{`p.yaml:5:24: max_tool_rounds: expected a positive integer, found 0`},
+		},
+		{
+			name: "a pipeline naming itself as a step's spec",
+			src:  "steps:\n  a:\n    spec: p.yaml\n",
+			want: []string{`p.yaml:3:11: steps.a.spec: p.yaml is this pipeline; a step runs an agent spec`},
+		},
+		{
+			name: "a pipeline as a step's spec",
+			src:  "steps:\n  a:\n    spec: agents/nested.yaml\n",
+			want: []string{`p.yaml:3:11: steps.a.spec: agents/nested.yaml is a pipeline, not an agent spec; a step runs an agent spec (pipelines do not nest)`},
+		},
+		{
+			name: "unknown pipeline key",
+			src:  "version: 1\nstep: {}\nsteps:\n  a: {spec: agents/plain.yaml}\n",
+			want: []string{`p.yaml:2:1: unknown key "step" (did you mean "steps"?)`},
+		},
+		{
+			name: "unknown step key",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    foreach: x\n    x-note: fine\n",
+			want: []string{`p.yaml:4:5: steps.a: unknown key "foreach" (did you mean "for_each"?)`},
+		},
+		{
+			name: "bad step name",
+			src:  "steps:\n  Fix:\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:2:3: steps: step name "Fix" must match [a-z][a-z0-9_-]*: lowercase letters, digits, _ and -, starting with a letter`},
+		},
+		{
+			name: "reference to a missing step",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    input: \"see {{steps.triag.output}}\"\n",
+			want: []string{`p.yaml:5:17: steps.triag: no step named 'triag'; did you mean 'triage'?`},
+		},
+		{
+			name: "missing property with did-you-mean",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.triage.output.file}}\"\n",
+			want: []string{`p.yaml:5:13: steps.triage.output.file: triage's output_schema has no property 'file'; did you mean 'files'?`},
+		},
+		{
+			name: "missing property inside an item reached through $ref",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.triage.output.files[0].pth}}\"\n",
+			want: []string{`p.yaml:5:13: steps.triage.output.files[0].pth: triage's output_schema has no property 'pth'; did you mean 'path'?`},
+		},
+		{
+			name: "index into a non-array",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.triage.output.count[0]}}\"\n",
+			want: []string{`p.yaml:5:13: steps.triage.output.count[0]: steps.triage.output.count is an integer by triage's output_schema, not an array`},
+		},
+		{
+			name: ".a on a step without output_schema",
+			src:  "steps:\n  plain: {spec: agents/plain.yaml}\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.plain.output.a}}\"\n",
+			want: []string{`p.yaml:5:13: steps.plain.output.a: plain has no output_schema, so its output is a string, which has no property 'a'`},
+		},
+		{
+			name: ".a on an item of a fan-out step without output_schema",
+			src:  "steps:\n  each:\n    for_each: {glob: '*.md'}\n    spec: agents/plain.yaml\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.each.outputs[0].x}}\"\n",
+			want: []string{`p.yaml:7:13: steps.each.outputs[0].x: each has no output_schema, so its output is a string, which has no property 'x'`},
+		},
+		{
+			name: "outputs of a step that does not fan out",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\noutputs:\n  all: \"{{steps.triage.outputs}}\"\n",
+			want: []string{`p.yaml:4:9: steps.triage.outputs: triage is not a fan-out step (it has no for_each): its answer is steps.triage.output`},
+		},
+		{
+			name: "output of a step that fans out",
+			src: "steps:\n  triage: {spec: agents/triage.yaml}\n  fix:\n    for_each: \"{{steps.triage.output.files}}\"\n" +
+				"    spec: agents/fix.yaml\n    vars: {path: \"{{item.path}}\", problem: \"{{item.problem}}\"}\noutputs:\n  one: \"{{steps.fix.output}}\"\n",
+			want: []string{`p.yaml:8:9: steps.fix.output: fix fans out (for_each): its answers are steps.fix.outputs, an array in item order`},
+		},
+		{
+			name: "outputs referencing a missing step",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\noutputs:\n  files: \"{{steps.triage.output.files}}\"\n  done: \"{{steps.review.output}}\"\n",
+			want: []string{`p.yaml:5:10: steps.review: no step named 'review'; the steps are triage`},
+		},
+		{
+			name: "for_each that is not an array",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\n  fix:\n    for_each: \"{{steps.triage.output.count}}\"\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:4:16: steps.fix.for_each: steps.triage.output.count is an integer by triage's output_schema, not an array; for_each needs an array`},
+		},
+		{
+			name: "for_each over a step's text",
+			src:  "steps:\n  plain: {spec: agents/plain.yaml}\n  fix:\n    for_each: \"{{steps.plain.output}}\"\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:4:16: steps.fix.for_each: steps.plain.output is a string, not an array; for_each needs an array`},
+		},
+		{
+			name: "for_each with text around the reference",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\n  fix:\n    for_each: \"all {{steps.triage.output.files}}\"\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:4:15: steps.fix.for_each: expected one reference to an array ("{{steps.STEP.output.LIST}}") or {glob: PATTERN}, found "all {{steps.triage.output.files}}" (a string)`},
+		},
+		{
+			name: "glob climbing out of the workspace",
+			src:  "steps:\n  a:\n    for_each: {glob: ../docs/*.md}\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:3:22: steps.a.for_each.glob: "../docs/*.md" leaves the workspace: a glob matches files inside the workspace`},
+		},
+		{
+			name: "absolute glob",
+			src:  "steps:\n  a:\n    for_each: {glob: /etc/*.conf}\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:3:22: steps.a.for_each.glob: "/etc/*.conf" must be relative to the workspace: a glob matches files inside the workspace`},
+		},
+		{
+			name: "invalid glob",
+			src:  "steps:\n  a:\n    for_each: {glob: \"docs/[a.md\"}\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:3:22: steps.a.for_each.glob: "docs/[a.md" is not a valid glob pattern`},
+		},
+		{
+			name: "vars key that is not a placeholder",
+			src:  "steps:\n  a:\n    spec: agents/fix.yaml\n    vars: {path: a.go, problem: x, pth: b}\n",
+			want: []string{`p.yaml:4:36: steps.a.vars: agents/fix.yaml has no placeholder {{pth}}; did you mean {{path}}?`},
+		},
+		{
+			name: "placeholder no var fills",
+			src:  "steps:\n  a:\n    spec: agents/fix.yaml\n    vars: {path: a.go}\n",
+			want: []string{`p.yaml:4:5: steps.a: agents/fix.yaml uses {{problem}}, which vars does not fill`},
+		},
+		{
+			name: "placeholders without vars, one only in a capability argument",
+			src:  "steps:\n  a:\n    spec: agents/glob.yaml\n",
+			want: []string{
+				`p.yaml:2:3: steps.a: agents/glob.yaml uses {{problem}}, which vars does not fill`,
+				`p.yaml:2:3: steps.a: agents/glob.yaml uses {{path}}, which vars does not fill`,
+			},
+		},
+		{
+			name: "a reference written in an inline spec",
+			src:  "steps:\n  a:\n    spec: {model: test, instructions: \"Fix {{inputs.issue}}\"}\n",
+			want: []string{`p.yaml:2:3: steps.a: the inline spec uses {{inputs.issue}}, which vars does not fill; a spec's placeholders are filled by vars only: vars: {NAME: "{{inputs.issue}}"}, and {{NAME}} in the spec`},
+		},
+		{
+			name: "a cycle of references and needs",
+			src: "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.c.output}}\"\n" +
+				"  b:\n    spec: agents/plain.yaml\n    needs: [a]\n  c:\n    spec: agents/plain.yaml\n    needs: [b]\n",
+			want: []string{`p.yaml:7:13: steps.b.needs[0]: the steps depend on each other in a cycle: a -> c -> b -> a (each needs the one after it); a pipeline's graph must be acyclic`},
+		},
+		{
+			name: "a step using its own answer",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.a.output}}\"\n",
+			want: []string{`p.yaml:4:13: steps.a: a step cannot use its own answer`},
+		},
+		{
+			name: "needs naming a missing step, and itself",
+			src:  "steps:\n  build:\n    spec: agents/plain.yaml\n  a:\n    spec: agents/plain.yaml\n    needs: [biuld, a]\n",
+			want: []string{
+				`p.yaml:6:13: steps.a.needs[0]: no step named 'biuld'; did you mean 'build'?`,
+				`p.yaml:6:20: steps.a.needs[1]: a step cannot need itself`,
+			},
+		},
+		{
+			name: "input not in the inputs schema",
+			src:  "inputs:\n  type: object\n  properties: {issue: {type: string}}\nsteps:\n  a:\n    spec: agents/plain.yaml\n    input: \"{{inputs.isue}}\"\n",
+			want: []string{`p.yaml:7:13: inputs.isue: the pipeline's inputs schema has no property 'isue'; did you mean 'issue'?`},
+		},
+		{
+			name: "a path into an input without a schema",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"{{inputs.issue.title}}\"\n",
+			want: []string{`p.yaml:4:13: inputs.issue.title: the pipeline has no inputs schema, so inputs.issue is a string, which has no property 'title'`},
+		},
+		{
+			name: "inputs that are not an object schema",
+			src:  "inputs: {type: string}\nsteps:\n  a: {spec: agents/plain.yaml}\n",
+			want: []string{`p.yaml:1:9: inputs: expected an object schema (type: object): the inputs are named values, --var NAME=VALUE`},
+		},
+		{
+			name: "inputs that are no JSON Schema",
+			src:  "inputs: {type: object, properties: {a: {type: 3}}}\nsteps:\n  a: {spec: agents/plain.yaml}\n",
+			want: []string{`p.yaml:1:9: inputs: not a valid JSON Schema: at /properties/a/type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`},
+		},
+		{
+			name: "the item in a step without for_each",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"{{item.path}}\"\n",
+			want: []string{`p.yaml:4:13: item: item is a for_each item, and step a has no for_each`},
+		},
+		{
+			name: "the item in its own for_each",
+			src:  "steps:\n  a:\n    for_each: \"{{item}}\"\n    spec: agents/plain.yaml\n",
+			want: []string{`p.yaml:3:16: item: the item item is defined in the step's input and vars, one job per item; for_each and when are the step's own`},
+		},
+		{
+			name: "a field the items do not have, named by as",
+			src: "steps:\n  triage: {spec: agents/triage.yaml}\n  fix:\n    for_each: \"{{steps.triage.output.files}}\"\n    as: file\n" +
+				"    spec: agents/fix.yaml\n    vars: {path: \"{{file.pth}}\", problem: \"{{item.problem}}\"}\n",
+			want: []string{
+				`p.yaml:7:19: file.pth: triage's output_schema has no property 'pth'; did you mean 'path'?`,
+				`p.yaml:7:44: item: unknown reference 'item': a reference starts with 'inputs', 'steps', 'file'`,
+			},
+		},
+		{
+			name: "text between braces that is not a reference",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"see {{ steps.a output }}\"\n",
+			want: []string{`p.yaml:4:17: steps.a.input: {{steps.a output}} is not a reference: expected {{inputs.NAME}}, {{steps.STEP.output}}, {{steps.STEP.outputs}} or the for_each item, with .member and [index] after it`},
+		},
+		{
+			name: "fan-out keys without for_each",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    as: doc\n    max_parallel: 2\n",
+			want: []string{
+				`p.yaml:4:5: steps.a: as is for a fan-out step: give the step a for_each, or remove as`,
+				`p.yaml:5:5: steps.a: max_parallel is for a fan-out step: give the step a for_each, or remove max_parallel`,
+			},
+		},
+		{
+			name: "bad fan-out settings",
+			src:  "steps:\n  a:\n    for_each: {glob: '*.md'}\n    as: steps\n    max_parallel: 0\n    on_item_error: retry\n    spec: agents/plain.yaml\n",
+			want: []string{
+				`p.yaml:4:9: steps.a.as: "steps" names a kind of reference already ({{steps.NAME}}); choose another name for the item`,
+				`p.yaml:5:19: steps.a.max_parallel: expected a positive integer, found 0 (a number)`,
+				`p.yaml:6:20: steps.a.on_item_error: expected fail or skip, found "retry" (a string)`,
+			},
+		},
+		{
+			name: "when that is not a string, vars value that is not a string",
+			src:  "steps:\n  a:\n    spec: agents/fix.yaml\n    vars: {path: a, problem: 3}\n    when: true\n",
+			want: []string{
+				`p.yaml:4:5: steps.a: agents/fix.yaml uses {{problem}}, which vars does not fill`,
+				`p.yaml:4:30: steps.a.vars.problem: expected a string, found 3 (a number); quote it`,
+				`p.yaml:5:11: steps.a.when: expected a string, found true (a boolean)`,
+			},
+		},
+		{
+			name: "a reference in when to a missing step",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.b.output}} == 'yes'\"\n",
+			want: []string{`p.yaml:4:12: steps.b: no step named 'b'; did you mean 'a'?`},
+		},
+		{
+			name: "top-level values of the wrong kind",
+			src:  "version: 2\nname: [x]\ncache: {dir: ''}\nsteps:\n  a: {spec: agents/plain.yaml}\noutputs: [a]\n",
+			want: []string{
+				`p.yaml:1:10: version: expected 1, found 2 (a number)`,
+				`p.yaml:2:7: name: expected a string, found a list`,
+				`p.yaml:3:14: cache.dir: expected a directory, found "" (a string)`,
+				`p.yaml:6:10: outputs: expected a mapping of output names to templates, found a list`,
+			},
+		},
+		{
+			name: "no steps",
+			src:  "steps: {}\n",
+			want: []string{`p.yaml:1:8: steps: a pipeline has at least one step`},
+		},
+		{
+			name: "not a pipeline",
+			src:  "model: test\n",
+			want: []string{`p.yaml: not a pipeline: a pipeline is a mapping with steps: at its top level`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, load(t, tt.src))
+		})
+	}
+}
+
+func TestLoadJSONPositions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "plain.yaml"), []byte(agents["agents/plain.yaml"]), 0o644))
+	file := filepath.Join(dir, "p.json")
+	src := "{\"steps\": {\n  \"a\": {\"spec\": \"plain.yaml\", \"input\": \"{{steps.b.output}}\"}}}\n"
+	_, err := (&Loader{}).Load(file, []byte(src))
+	require.Error(t, err)
+	assert.Equal(t, file+`:2:41: steps.b: no step named 'b'; did you mean 'a'?`, err.Error())
+}

@@ -1,0 +1,252 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Pipeline is a loaded pipeline file whose every reference, dependency and
+// step spec has been checked.
+type Pipeline struct {
+	File        string // the path it was loaded from, as given
+	Version     int    // 1
+	Name        string
+	Description string
+	// Inputs is the JSON Schema of the pipeline's inputs; nil when the file
+	// gives none (every {{inputs.NAME}} is then a string).
+	Inputs *Inputs
+	// Cache is the file's cache: setting, for every step whose spec has no
+	// cache: key of its own; nil when not given.
+	Cache *Cache
+	// Steps are the steps in the order the file writes them.
+	Steps []*Step
+	// Order is the steps in an order that runs every step after the steps
+	// it depends on; of the steps ready at once, the one written first comes
+	// first.
+	Order []*Step
+	// Outputs are the outputs mapping's entries, in the order written.
+	Outputs []*Output
+}
+
+// Step returns the step named name, or nil.
+func (p *Pipeline) Step(name string) *Step {
+	for _, s := range p.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Inputs is the schema of a pipeline's inputs.
+type Inputs struct {
+	Schema   map[string]any     // as written
+	Compiled *jsonschema.Schema // for validating the inputs of a run
+	Type     Type
+	Pos      spec.Position
+}
+
+// Cache is a pipeline's cache: setting: true, false, or {dir: DIR} (on).
+type Cache struct {
+	Enabled bool
+	Dir     string // "" for the default directory
+}
+
+// Step is one step of a pipeline: an agent spec, run once or once per item.
+type Step struct {
+	Name        string
+	Pos         spec.Position // where its name is written
+	Description string
+	// SpecPath is the spec: path as written; "" for an inline spec.
+	SpecPath string
+	// Spec is the step's agent spec, loaded and checked. Its File is the
+	// spec file's path (the pipeline file's directory joined with SpecPath),
+	// or the pipeline file for an inline spec.
+	Spec *spec.Spec
+	// Input is the user message; nil when the step gives none.
+	Input *Template
+	// Vars fill the spec's {{placeholders}}, in the order written.
+	Vars []*Var
+	// Needs are the steps named by needs:, as written.
+	Needs []string
+	// ForEach makes the step a fan-out: one job per item. nil otherwise.
+	ForEach *ForEach
+	// As names the current item in templates ("item" unless given).
+	As          string
+	MaxParallel int    // at most this many items at once; 0: no bound but the run's
+	OnItemError string // "fail" or "skip"
+	// When is the step's condition, with its references checked; nil when
+	// the step always runs. The expression around the references is not
+	// checked yet.
+	When *Template
+	// Deps are the steps this one runs after: those it references and those
+	// it needs, in the order the file writes them.
+	Deps []string
+	// Output is the type of the step's answer: its spec's output_schema, or
+	// a string. For a fan-out step it is one item's answer.
+	Output Type
+}
+
+// FanOut tells whether the step runs once per item.
+func (s *Step) FanOut() bool { return s.ForEach != nil }
+
+// Var is one entry of a step's vars.
+type Var struct {
+	Name  string
+	Pos   spec.Position // where the key is written
+	Value *Template
+}
+
+// ForEach is what a fan-out step iterates over: the array a template
+// resolves to, or the workspace files a glob matches.
+type ForEach struct {
+	// Template is the reference to an array; nil for a glob.
+	Template *Template
+	// Glob is a doublestar pattern relative to the workspace (the dialect of
+	// input_globs); "" for a template.
+	Glob string
+	Pos  spec.Position
+	// Item is the type of one item: the array's items, or a string (a
+	// workspace-relative path) for a glob.
+	Item Type
+}
+
+// Output is one entry of the pipeline's outputs.
+type Output struct {
+	Name  string
+	Pos   spec.Position // where the key is written
+	Value *Template
+}
+
+// Loader loads pipelines. The zero value is ready to use: step specs are
+// loaded with a zero spec.Loader.
+type Loader struct {
+	// Specs loads the steps' agent specs; nil means a zero spec.Loader. Its
+	// LookupEnv fills ${VAR} in the pipeline file too.
+	Specs *spec.Loader
+}
+
+var defaultSpecs spec.Loader
+
+// LoadFile loads the pipeline at path with a zero Loader.
+func LoadFile(path string) (*Pipeline, error) { return (&Loader{}).LoadFile(path) }
+
+// Load loads the pipeline in data, named file, with a zero Loader.
+func Load(file string, data []byte) (*Pipeline, error) { return (&Loader{}).Load(file, data) }
+
+// LoadFile reads and loads the pipeline at path.
+func (l *Loader) LoadFile(path string) (*Pipeline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", path, readError(err))
+	}
+	return l.Load(path, data)
+}
+
+// Load parses and checks the pipeline in data: file names it in positions,
+// its extension chooses the syntax, and its directory is where step spec
+// paths start. A pipeline with problems gives a spec.Errors: those in the
+// pipeline file, sorted by position, then those in each step's spec file,
+// in step order.
+func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
+	if !IsPipeline(data) {
+		return nil, spec.Errors{{Pos: spec.Position{File: file}, Msg: notPipelineMsg}}
+	}
+	specs := l.Specs
+	if specs == nil {
+		specs = &defaultSpecs
+	}
+	doc, err := spec.ParseDocument(file, data, specs.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{
+		specs: specs, file: file, dir: filepath.Dir(file), src: data, doc: doc,
+		p:      &Pipeline{File: file, Version: 1},
+		steps:  map[string]*Step{},
+		edges:  map[[2]string]edge{},
+		failed: map[string]bool{},
+	}
+	root, ok := doc.Root().(map[string]any)
+	if !ok { // IsPipeline saw a mapping; the parser must agree
+		return nil, spec.Errors{{Pos: spec.Position{File: file}, Msg: notPipelineMsg}}
+	}
+	c.load(root)
+	if len(c.errs) > 0 || len(c.specErrs) > 0 {
+		slices.SortStableFunc(c.errs, func(a, b *spec.Error) int {
+			if a.Pos.Line != b.Pos.Line {
+				return a.Pos.Line - b.Pos.Line
+			}
+			return a.Pos.Col - b.Pos.Col
+		})
+		return nil, append(c.errs, c.specErrs...)
+	}
+	return c.p, nil
+}
+
+const notPipelineMsg = "not a pipeline: a pipeline is a mapping with steps: at its top level"
+
+// IsPipeline tells whether data, a YAML or JSON file, is a pipeline: a
+// mapping with steps: at its top level. Anything else is an agent spec (or
+// not a valid file at all, which loading it as a spec reports).
+func IsPipeline(data []byte) bool {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) || len(doc.Content) == 0 {
+		return false
+	}
+	root := doc.Content[0]
+	for root.Kind == yaml.AliasNode {
+		root = root.Alias
+	}
+	if root.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := root.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "steps" {
+			return true
+		}
+	}
+	return false
+}
+
+// readError says why a file could not be read, briefly.
+func readError(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, syscall.EISDIR):
+		return "is a directory, not a spec file"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// The keys a pipeline and a step may have, besides x-... extensions.
+var (
+	pipelineKeys = []string{"$schema", "cache", "description", "inputs", "name", "outputs", "steps", "version"}
+	stepKeys     = []string{"as", "description", "for_each", "input", "max_parallel", "needs", "on_item_error", "spec", "vars", "when"}
+)
+
+var stepName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
+
+// itemName is what as: may name: a name a reference can start with.
+var itemName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })

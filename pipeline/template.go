@@ -1,0 +1,200 @@
+package pipeline
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Template is a string value of the pipeline that may hold {{references}}:
+// a step's input, a vars value, a for_each, a when, an output.
+type Template struct {
+	Text  string        // as written (${VAR} filled)
+	Pos   spec.Position // where the value starts
+	Parts []Part        // the text cut into literal text and references, in order
+}
+
+// Part is a piece of a Template: literal text, or a reference.
+type Part struct {
+	Literal string
+	Ref     *Ref // nil for literal text
+}
+
+// Refs returns the template's references, in order.
+func (t *Template) Refs() []*Ref {
+	var refs []*Ref
+	for _, p := range t.Parts {
+		if p.Ref != nil {
+			refs = append(refs, p.Ref)
+		}
+	}
+	return refs
+}
+
+// Whole returns the reference the template consists of, when it is exactly
+// one reference and nothing else ("{{steps.triage.output.files}}"): its
+// value keeps its JSON type. Otherwise nil: the references are inserted into
+// the text, strings as they are and other values as compact JSON.
+func (t *Template) Whole() *Ref {
+	if len(t.Parts) == 1 {
+		return t.Parts[0].Ref
+	}
+	return nil
+}
+
+// RefKind is what a reference names.
+type RefKind int
+
+const (
+	// RefInput is {{inputs.NAME...}}: a value of the pipeline's inputs.
+	RefInput RefKind = iota + 1
+	// RefOutput is {{steps.S.output...}}: a step's final answer.
+	RefOutput
+	// RefOutputs is {{steps.S.outputs...}}: a fan-out step's answers, an array
+	// in item order.
+	RefOutputs
+	// RefItem is {{ITEM...}}: the current for_each item, named by the step's as.
+	RefItem
+)
+
+func (k RefKind) String() string {
+	switch k {
+	case RefInput:
+		return "input"
+	case RefOutput:
+		return "output"
+	case RefOutputs:
+		return "outputs"
+	case RefItem:
+		return "item"
+	}
+	return "RefKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Ref is one {{reference}} in a template, checked against the pipeline.
+type Ref struct {
+	Text string        // between the braces, trimmed: "steps.triage.output.files[0]"
+	Pos  spec.Position // where its {{ is, or where the template starts when the source does not show it
+	Kind RefKind
+	// Name is the input's name for RefInput, the step's name for RefOutput
+	// and RefOutputs, and the item's name (as) for RefItem.
+	Name string
+	// Path is the rest of the reference, into the value named: [a b 0] for
+	// steps.S.output.a.b[0].
+	Path []Elem
+	// Type is the value's static type, from the schema that describes it.
+	Type Type
+}
+
+// Elem is one step of a reference's path: a member (Key) or an array element
+// (Index, when Key is "").
+type Elem struct {
+	Key   string
+	Index int
+}
+
+func (e Elem) String() string {
+	if e.Key == "" {
+		return "[" + strconv.Itoa(e.Index) + "]"
+	}
+	return "." + e.Key
+}
+
+// refSyntax is a reference: a name, then .members and [indexes].
+var refSyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+|\[[0-9]+\])*$`)
+})
+
+var elemSyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\.([A-Za-z0-9_-]+)|\[([0-9]+)\]`)
+})
+
+// rawRef is a reference as parsed, before it is checked.
+type rawRef struct {
+	text   string // trimmed
+	offset int    // byte offset of {{ in the template
+	raw    string // "{{ ... }}" as written
+	root   string
+	elems  []Elem
+	bad    string // why it is not a reference, when it is not
+}
+
+// parseTemplate cuts s into literal text and references. Text between {{
+// and }} that holds no brace is a reference, and must read as one; anything
+// else is literal text.
+func parseTemplate(s string) ([]Part, []*rawRef) {
+	var parts []Part
+	var refs []*rawRef
+	lit := strings.Builder{}
+	for i := 0; i < len(s); {
+		open := strings.Index(s[i:], "{{")
+		if open < 0 {
+			lit.WriteString(s[i:])
+			break
+		}
+		open += i
+		end := strings.Index(s[open+2:], "}}")
+		inner := ""
+		if end >= 0 {
+			inner = s[open+2 : open+2+end]
+		}
+		if end < 0 || strings.ContainsAny(inner, "{}") {
+			lit.WriteString(s[i : open+2])
+			i = open + 2
+			continue
+		}
+		lit.WriteString(s[i:open])
+		if lit.Len() > 0 {
+			parts = append(parts, Part{Literal: lit.String()})
+			lit.Reset()
+		}
+		r := &rawRef{text: strings.TrimSpace(inner), offset: open, raw: s[open : open+2+end+2]}
+		r.parse()
+		refs = append(refs, r)
+		parts = append(parts, Part{Ref: &Ref{Text: r.text}})
+		i = open + 2 + end + 2
+	}
+	if lit.Len() > 0 {
+		parts = append(parts, Part{Literal: lit.String()})
+	}
+	return parts, refs
+}
+
+func (r *rawRef) parse() {
+	if !refSyntax().MatchString(r.text) {
+		r.bad = "not a reference: expected {{inputs.NAME}}, {{steps.STEP.output}}, {{steps.STEP.outputs}} or the for_each item, " +
+			"with .member and [index] after it"
+		return
+	}
+	end := strings.IndexAny(r.text, ".[")
+	if end < 0 {
+		r.root = r.text
+		return
+	}
+	r.root = r.text[:end]
+	for _, m := range elemSyntax().FindAllStringSubmatch(r.text[end:], -1) {
+		if m[1] != "" {
+			r.elems = append(r.elems, Elem{Key: m[1]})
+			continue
+		}
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			r.bad = "index " + m[2] + " is too large"
+			return
+		}
+		r.elems = append(r.elems, Elem{Index: n})
+	}
+}
+
+// pathText writes a root and elements as a reference does.
+func pathText(root string, elems []Elem) string {
+	var b strings.Builder
+	b.WriteString(root)
+	for _, e := range elems {
+		b.WriteString(e.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,333 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Type is the static type of a reference's value: the JSON Schema the value
+// conforms to, as the producing step's output_schema or the pipeline's inputs
+// schema says. The zero Type is unknown: any JSON value, and any path into it
+// is accepted (it is what a schema that constrains nothing gives).
+type Type struct {
+	schema map[string]any // resolved: not a $ref; nil when unknown
+	root   map[string]any // the schema document, for resolving $ref
+	origin string         // what the schema is, for messages: "triage's output_schema"
+	// desc says what the value is when no schema describes it (a step's
+	// text answer), for messages: "triage has no output_schema, so its output".
+	desc string
+	// itemDesc is desc for the items of an array of such values.
+	itemDesc string
+}
+
+// stringType is the type of a step's text answer, of an input without an
+// inputs schema and of a glob's items; desc says which, for messages.
+func stringType(desc string) Type {
+	return Type{schema: map[string]any{"type": "string"}, desc: desc}
+}
+
+// schemaType is the type a schema document gives its top-level value.
+func schemaType(root map[string]any, origin string) Type {
+	return Type{root: root, origin: origin}.at(root, 0)
+}
+
+// maxRefs bounds how many $ref a type follows in a row: schemas that refer
+// to themselves in a loop have no type.
+const maxRefs = 32
+
+// at returns the type of the sub-schema v of t's document, $ref resolved.
+func (t Type) at(v any, refs int) Type {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Type{origin: t.origin} // true, or no schema: anything
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		target, found := t.resolve(ref)
+		if !found || refs >= maxRefs {
+			return Type{origin: t.origin}
+		}
+		return t.at(target, refs+1)
+	}
+	if len(m) == 0 {
+		return Type{origin: t.origin}
+	}
+	return Type{schema: m, root: t.root, origin: t.origin}
+}
+
+// resolve finds a local $ref ("#/$defs/file") in the schema document.
+func (t Type) resolve(ref string) (any, bool) {
+	ptr, ok := strings.CutPrefix(ref, "#")
+	if !ok || t.root == nil {
+		return nil, false
+	}
+	var v any = t.root
+	if ptr == "" {
+		return v, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch c := v.(type) {
+		case map[string]any:
+			if v, ok = c[tok]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// Known tells whether the schema says anything of the value.
+func (t Type) Known() bool { return t.schema != nil }
+
+// Schema is the JSON Schema of the value, its top-level $ref resolved; nil
+// when the type is unknown. $ref inside it resolve in Type's own document:
+// walk it with Property and Items rather than by hand.
+func (t Type) Schema() map[string]any { return t.schema }
+
+// JSON lists the JSON types ("object", "array", "string", "number",
+// "integer", "boolean", "null") a value of this type may have, sorted; nil
+// when it may be any.
+func (t Type) JSON() []string {
+	if t.schema == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	if !t.kinds(set, 0) {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// kinds adds the JSON types t allows to set; false when it allows any.
+func (t Type) kinds(set map[string]bool, depth int) bool {
+	m := t.schema
+	if m == nil || depth > maxRefs {
+		return false
+	}
+	switch ty := m["type"].(type) {
+	case string:
+		set[ty] = true
+		return true
+	case []any:
+		for _, e := range ty {
+			if s, ok := e.(string); ok {
+				set[s] = true
+			}
+		}
+		return len(set) > 0
+	}
+	if c, ok := m["const"]; ok {
+		set[jsonKind(c)] = true
+		return true
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
+		for _, v := range e {
+			set[jsonKind(v)] = true
+		}
+		return true
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		if branches, ok := m[key].([]any); ok && len(branches) > 0 {
+			for _, b := range branches {
+				if !t.at(b, 0).kinds(set, depth+1) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	if branches, ok := m["allOf"].([]any); ok {
+		// A value matches every branch: the types they all allow.
+		var both map[string]bool
+		for _, b := range branches {
+			bs := map[string]bool{}
+			if !t.at(b, 0).kinds(bs, depth+1) {
+				continue
+			}
+			if both == nil {
+				both = bs
+				continue
+			}
+			next := map[string]bool{}
+			for k := range both {
+				switch {
+				case bs[k], k == "integer" && bs["number"]:
+					next[k] = true
+				case k == "number" && bs["integer"]:
+					next["integer"] = true
+				}
+			}
+			both = next
+		}
+		if len(both) > 0 {
+			for k := range both {
+				set[k] = true
+			}
+			return true
+		}
+	}
+	if _, ok := m["properties"]; ok {
+		set["object"] = true
+		return true
+	}
+	if _, ok := m["items"]; ok {
+		set["array"] = true
+		return true
+	}
+	return false
+}
+
+func jsonKind(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case json.Number:
+		if _, err := v.Int64(); err == nil {
+			return "integer"
+		}
+		return "number"
+	case float64:
+		return "number"
+	}
+	return "null"
+}
+
+// Is tells whether every value of the type is of the JSON type kind.
+func (t Type) Is(kind string) bool {
+	j := t.JSON()
+	return len(j) > 0 && !slices.ContainsFunc(j, func(k string) bool {
+		return k != kind && !(kind == "number" && k == "integer")
+	})
+}
+
+// String names the type: "string", "array", "object", "string or null", or
+// "any value" when unknown.
+func (t Type) String() string {
+	j := t.JSON()
+	if j == nil {
+		return "any value"
+	}
+	return strings.Join(j, " or ")
+}
+
+// branches are the schemas a value of t matches one or all of: t itself,
+// and its anyOf, oneOf and allOf alternatives.
+func (t Type) branches() []Type {
+	out := []Type{t}
+	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+		if list, ok := t.schema[key].([]any); ok {
+			for _, b := range list {
+				if bt := t.at(b, 0); bt.schema != nil {
+					out = append(out, bt.branches()...)
+				} else {
+					out = append(out, bt)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Property returns the type of the member name of an object of this type.
+// ok is false when the schema has no such property; names then lists the
+// properties it has, for a suggestion. An unknown type has every property,
+// of unknown type.
+func (t Type) Property(name string) (prop Type, names []string, ok bool) {
+	if t.schema == nil {
+		return Type{origin: t.origin}, nil, true
+	}
+	open := true // nothing in the schema lists the members
+	for _, b := range t.branches() {
+		if b.schema == nil {
+			return Type{origin: t.origin}, nil, true
+		}
+		props, listed := b.schema["properties"].(map[string]any)
+		if listed {
+			open = false
+			if p, found := props[name]; found {
+				return t.at(p, 0), nil, true
+			}
+			for k := range props {
+				if !slices.Contains(names, k) {
+					names = append(names, k)
+				}
+			}
+		}
+		switch ap := b.schema["additionalProperties"].(type) {
+		case map[string]any:
+			return t.at(ap, 0), nil, true
+		case bool:
+			if !ap {
+				open = false
+			}
+		}
+	}
+	if j := t.JSON(); open && (j == nil || slices.Contains(j, "object")) {
+		return Type{origin: t.origin}, nil, true
+	}
+	sort.Strings(names)
+	return Type{}, names, false
+}
+
+// Items returns the type of the elements of an array of this type; ok is
+// false when the type is not an array's. An unknown type's items are unknown.
+func (t Type) Items() (Type, bool) {
+	if t.schema == nil {
+		return Type{origin: t.origin}, true
+	}
+	if j := t.JSON(); j != nil && !slices.Contains(j, "array") {
+		return Type{}, false
+	}
+	for _, b := range t.branches() {
+		if items, ok := b.schema["items"]; ok {
+			it := t.at(items, 0)
+			it.desc = t.itemDesc
+			return it, true
+		}
+	}
+	return Type{origin: t.origin}, true // an array of anything
+}
+
+// arrayOf is the type of an array whose items are of type item.
+func arrayOf(item Type, origin string) Type {
+	s := map[string]any{"type": "array"}
+	if item.schema != nil {
+		s["items"] = item.schema
+	}
+	return Type{schema: s, root: item.root, origin: origin, itemDesc: item.desc}
+}
+
+// what names a value of type t, written as label, for messages.
+func (t Type) what(label string) string {
+	if t.desc != "" {
+		return t.desc
+	}
+	return label
+}
