@@ -469,9 +469,8 @@ func (c *checker) loadVars(st *Step, m map[string]any, ptr string) {
 	if named == "" {
 		named = "the inline spec"
 	}
-	capTexts := capabilityStrings(st.Spec)
-	texts := append(append(slices.Clone(st.Spec.Instructions), st.Spec.Description), capTexts...)
-	have := spec.Placeholders(texts...)
+	capNames := st.Spec.CapabilityPlaceholders()
+	have := union(spec.Placeholders(append(slices.Clone(st.Spec.Instructions), st.Spec.Description)...), capNames)
 	for _, v := range st.Vars {
 		if slices.Contains(have, v.Name) {
 			continue
@@ -489,7 +488,7 @@ func (c *checker) loadVars(st *Step, m map[string]any, ptr string) {
 	}
 	// The description's placeholders may be filled, and need not be: it is
 	// not sent to the model.
-	need := spec.Placeholders(append(slices.Clone(st.Spec.Instructions), capTexts...)...)
+	need := union(spec.Placeholders(st.Spec.Instructions...), capNames)
 	for _, name := range need {
 		if slices.ContainsFunc(st.Vars, func(v *Var) bool { return v.Name == name }) {
 			continue
@@ -506,33 +505,14 @@ func (c *checker) loadVars(st *Step, m map[string]any, ptr string) {
 	}
 }
 
-// capabilityStrings are the string values of a spec's capability options:
-// templates, which vars fill as they fill the instructions.
-func capabilityStrings(s *spec.Spec) []string {
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, v)
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range v {
-				walk(e)
-			}
+// union is a with the names of b it lacks added, in order.
+func union(a, b []string) []string {
+	for _, n := range b {
+		if !slices.Contains(a, n) {
+			a = append(a, n)
 		}
 	}
-	for _, cp := range s.Capabilities {
-		var v any
-		if json.Unmarshal(cp.Options, &v) == nil {
-			walk(v)
-		}
-	}
-	slices.Sort(out) // map order is random; the placeholders' order is the texts'
-	return out
+	return a
 }
 
 func braced(names []string) string {
