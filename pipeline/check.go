@@ -348,7 +348,15 @@ func (c *checker) checkStep(st *Step) {
 	c.loadVars(st, m, ptr)
 	c.loadNeeds(st, m, ptr)
 	if s, ok := c.str(m, ptr, "when"); ok {
+		errs := len(c.errs)
 		st.When = c.template(ptr+"/when", s, st, false)
+		if len(c.errs) == errs { // its references are sound: the expression's turn
+			cond, msg := compileCondition(st.When)
+			if msg != "" {
+				c.add(ptr+"/when", msg)
+			}
+			st.Condition = cond
+		}
 	}
 }
 

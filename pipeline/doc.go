@@ -63,23 +63,29 @@
 // topological order (of the steps ready together, the one written first comes
 // first), for the runner and for `agentspec graph`.
 //
+// # Conditions
+//
+// A step's when is a CEL expression (cel.dev/cel-go, a real expression
+// language with static types) whose {{references}} stand for the values
+// they name: each becomes a typed CEL variable (a list for an array, an int
+// for an integer, dyn where the schema says nothing), and the expression is
+// type-checked when the pipeline loads; one that is not boolean, or applies
+// an operator to the wrong types, is an error at the when. Step.Condition
+// evaluates it over the references' values.
+//
 // # Not built yet
 //
 //   - Running: the runner walks Order, starts each step when its Deps are
 //     done (independent steps and fan-out items concurrently, up to -j and
-//     MaxParallel), fills each Template from the answers (strings as they are,
-//     other values as compact JSON; a Whole template keeps its JSON type),
+//     MaxParallel), evaluates its Condition (false skips it and what needs
+//     it), fills each Template from the answers (strings as they are, other
+//     values as compact JSON; a Whole template keeps its JSON type),
 //     validates the run's inputs against Inputs.Compiled, expands a glob
 //     for_each in the workspace, applies OnItemError, and runs each job
-//     exactly as `agentspec run` runs the step's spec, with the pipeline's
-//     Cache for a spec without a cache: key of its own. The runtime fills
-//     only the instructions' placeholders today: filling capability options
-//     from vars (and accepting vars keys that are placeholders there only) is
-//     part of that work, in runtime.
-//   - when: its references are checked, typed and counted as dependencies
-//     here, but the expression around them is kept as text (Template.Parts);
-//     type-checking and evaluating it with CEL (cel.dev/cel-go), the
-//     references as typed variables, is the next step.
+//     exactly as `agentspec run` runs the step's spec with its vars
+//     (runtime.WithVars fills the instructions and the capability
+//     arguments), with the pipeline's Cache for a spec without a cache: key
+//     of its own.
 //   - The queue (--nats), events, progress, the -o json envelope, resume by
 //     cache, `agentspec graph` output, the CLI and the composed JSON Schema of
 //     pipeline files.

@@ -47,15 +47,21 @@ capabilities:
 	"agents/nested.yaml": "steps:\n  a: {spec: plain.yaml}\n",
 }
 
+// writeAgents writes agents into dir.
+func writeAgents(t *testing.T, dir string) {
+	t.Helper()
+	for name, text := range agents {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+}
+
 // load writes the pipeline src as p.yaml beside agents, loads it and returns
 // its errors, paths relative to the directory.
 func load(t *testing.T, src string) []string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, text := range agents {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
-	}
+	writeAgents(t, dir)
 	file := filepath.Join(dir, "p.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 	_, err := LoadFile(file)
@@ -317,6 +323,21 @@ func TestLoadErrors(t *testing.T) {
 			name: "a reference in when to a missing step",
 			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.b.output}} == 'yes'\"\n",
 			want: []string{`p.yaml:4:12: steps.b: no step named 'b'; did you mean 'a'?`},
+		},
+		{
+			name: "a when that is not true or false",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.files}}\"\n",
+			want: []string{`p.yaml:5:11: steps.a.when: when must be true or false, and this expression is of type list(map(string, dyn))`},
+		},
+		{
+			name: "a when that compares a count with a string",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.count}} > 'three'\"\n",
+			want: []string{`p.yaml:5:11: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int, string)'`},
+		},
+		{
+			name: "a when that does not parse",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.files}} !=\"\n",
+			want: []string{`p.yaml:5:11: steps.a.when: when is not a valid expression: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}`},
 		},
 		{
 			name: "top-level values of the wrong kind",

@@ -89,10 +89,11 @@ type Step struct {
 	As          string
 	MaxParallel int    // at most this many items at once; 0: no bound but the run's
 	OnItemError string // "fail" or "skip"
-	// When is the step's condition, with its references checked; nil when
-	// the step always runs. The expression around the references is not
-	// checked yet.
-	When *Template
+	// When is the step's condition as written, with its references
+	// checked; nil when the step always runs. Condition is it compiled and
+	// type-checked (CEL), ready to evaluate.
+	When      *Template
+	Condition *Condition
 	// Deps are the steps this one runs after: those it references and those
 	// it needs, in the order the file writes them.
 	Deps []string
