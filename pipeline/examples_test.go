@@ -1,0 +1,229 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/pipeline"
+	"github.com/agentspec/agentspec/runtime"
+)
+
+// examplesDir holds the example pipelines the README points at.
+const examplesDir = "../examples/pipelines"
+
+func loadExample(t *testing.T, name string) *pipeline.Pipeline {
+	t.Helper()
+	p, err := pipeline.LoadFile(filepath.Join(examplesDir, name, "pipeline.yaml"))
+	require.NoError(t, err)
+	return p
+}
+
+// TestExamplesLoad loads every example pipeline and checks each step's
+// spec as `agentspec validate` does (the model and its script file, the
+// capabilities built in the example's workspace, with their {{vars}}
+// filled by a value each: the first item an actual run gives them).
+func TestExamplesLoad(t *testing.T) {
+	t.Parallel()
+	sample := map[string]map[string]string{
+		"review-fix":  {"package": "grades", "file": "stats.py"},
+		"docs-report": {"file": "inbox/2026-11-30-planning.md"},
+	}
+	dirs, err := filepath.Glob(filepath.Join(examplesDir, "*", "pipeline.yaml"))
+	require.NoError(t, err)
+	require.Len(t, dirs, len(sample), "every example pipeline has sample vars here")
+	for name, vals := range sample {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := loadExample(t, name)
+			ws := filepath.Join(examplesDir, name, "workspace")
+			for _, s := range p.Steps {
+				vars := map[string]string{}
+				for _, v := range s.Vars {
+					vars[v.Name] = cmpOr(vals[v.Name], "x")
+				}
+				assert.NoError(t, runtime.Check(context.Background(), s.Spec,
+					runtime.WithWorkspace(ws), runtime.WithVars(vars)), s.Name)
+			}
+		})
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// TestReviewFixExampleRuns runs the review-fix example's steps in the
+// pipeline's order over a copy of its workspace, each job exactly a
+// runtime.Run of its spec with its templates filled from the answers before
+// it: the scripted models' calls fit the specs and the workspace, and the
+// bug is really fixed.
+func TestReviewFixExampleRuns(t *testing.T) {
+	t.Parallel()
+	p := loadExample(t, "review-fix")
+	ws := copyDir(t, filepath.Join(examplesDir, "review-fix", "workspace"))
+	out := runSteps(t, p, ws)
+
+	assert.Equal(t, true, out["review"].(map[string]any)["approved"])
+	fixes := out["fix"].([]any)
+	require.Len(t, fixes, 2, "one fix job per file triage lists")
+	for _, pkg := range []string{"grades", "sensors"} {
+		b, err := os.ReadFile(filepath.Join(ws, pkg, "stats.py"))
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "    for x in xs:\n        total += x\n", pkg)
+		assert.NotContains(t, string(b), "range(1, len(xs))", pkg)
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		cmd := exec.Command(py, "check.py")
+		cmd.Dir = ws
+		b, err := cmd.CombinedOutput()
+		assert.NoError(t, err, "%s", b)
+		assert.Equal(t, "ok\n", string(b))
+	}
+}
+
+// TestDocsReportExampleRuns runs the docs-report example's steps in order:
+// one extract job per inbox/*.md file, then merge and report.
+func TestDocsReportExampleRuns(t *testing.T) {
+	t.Parallel()
+	p := loadExample(t, "docs-report")
+	ws := copyDir(t, filepath.Join(examplesDir, "docs-report", "workspace"))
+	docs, err := filepath.Glob(filepath.Join(ws, "inbox", "*.md"))
+	require.NoError(t, err)
+	out := runSteps(t, p, ws)
+	assert.Len(t, out["extract"], len(docs))
+	assert.Contains(t, out["merge"], "facts")
+	assert.NotEmpty(t, out["report"])
+}
+
+// runSteps runs p's steps in p.Order over ws and returns each step's answer
+// (a fan-out step's: the list of its items' answers).
+func runSteps(t *testing.T, p *pipeline.Pipeline, ws string) map[string]any {
+	t.Helper()
+	answers := map[string]any{}
+	for _, s := range p.Order {
+		if s.Condition != nil {
+			vals := make([]any, 0, len(s.Condition.Refs()))
+			for _, r := range s.Condition.Refs() {
+				vals = append(vals, resolve(t, r, answers, nil))
+			}
+			ok, err := s.Condition.Eval(vals)
+			require.NoError(t, err)
+			require.True(t, ok, "%s's when is true for this example", s.Name)
+		}
+		if !s.FanOut() {
+			answers[s.Name] = runJob(t, s, ws, answers, nil)
+			continue
+		}
+		var items []any
+		if s.ForEach.Glob != "" {
+			matches, err := filepath.Glob(filepath.Join(ws, filepath.FromSlash(s.ForEach.Glob)))
+			require.NoError(t, err)
+			for _, m := range matches {
+				rel, err := filepath.Rel(ws, m)
+				require.NoError(t, err)
+				items = append(items, filepath.ToSlash(rel))
+			}
+		} else {
+			v, ok := fill(t, s.ForEach.Template, answers, nil).([]any)
+			require.True(t, ok, "%s's for_each is a list", s.Name)
+			items = v
+		}
+		require.NotEmpty(t, items, s.Name)
+		outs := make([]any, 0, len(items))
+		for _, item := range items {
+			outs = append(outs, runJob(t, s, ws, answers, map[string]any{s.As: item}))
+		}
+		answers[s.Name] = outs
+	}
+	return answers
+}
+
+func runJob(t *testing.T, s *pipeline.Step, ws string, answers, item map[string]any) any {
+	t.Helper()
+	opts := []runtime.Option{runtime.WithWorkspace(ws), runtime.WithoutCache()}
+	if s.Input != nil {
+		opts = append(opts, runtime.WithInput(text(fill(t, s.Input, answers, item))))
+	}
+	vars := map[string]string{}
+	for _, v := range s.Vars {
+		vars[v.Name] = text(fill(t, v.Value, answers, item))
+	}
+	opts = append(opts, runtime.WithVars(vars))
+	res, err := runtime.Run(context.Background(), s.Spec, opts...)
+	require.NoError(t, err, "step %s, item %v", s.Name, item)
+	if res.JSON == nil {
+		return res.Output
+	}
+	var v any
+	require.NoError(t, json.Unmarshal(res.JSON, &v))
+	return v
+}
+
+// fill is t's value: a whole reference keeps its JSON type; otherwise the
+// text, with strings inserted as they are and other values as compact JSON.
+func fill(t *testing.T, tmpl *pipeline.Template, answers, item map[string]any) any {
+	t.Helper()
+	if r := tmpl.Whole(); r != nil {
+		return resolve(t, r, answers, item)
+	}
+	var b strings.Builder
+	for _, p := range tmpl.Parts {
+		if p.Ref == nil {
+			b.WriteString(p.Literal)
+		} else {
+			b.WriteString(text(resolve(t, p.Ref, answers, item)))
+		}
+	}
+	return b.String()
+}
+
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func resolve(t *testing.T, r *pipeline.Ref, answers, item map[string]any) any {
+	t.Helper()
+	var v any
+	switch r.Kind {
+	case pipeline.RefOutput, pipeline.RefOutputs:
+		v = answers[r.Name]
+	case pipeline.RefItem:
+		v = item[r.Name]
+	default:
+		t.Fatalf("the examples take no inputs: %s", r.Text)
+	}
+	for _, e := range r.Path {
+		if e.Key != "" {
+			m, ok := v.(map[string]any)
+			require.True(t, ok, "%s: %v is not an object", r.Text, v)
+			v = m[e.Key]
+		} else {
+			l, ok := v.([]any)
+			require.True(t, ok && e.Index < len(l), "%s: no element %d", r.Text, e.Index)
+			v = l[e.Index]
+		}
+	}
+	return v
+}
+
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	return dst
+}
