@@ -61,7 +61,9 @@
 // ("a -> c -> b -> a", each needing the next), at the reference or need that
 // closes it. Step.Deps lists each step's dependencies and Pipeline.Order is a
 // topological order (of the steps ready together, the one written first comes
-// first), for the runner and for `agentspec graph`.
+// first), for the runner and for `agentspec graph`. WriteGraph draws the
+// graph as Mermaid, Graphviz or JSON: a node per step with its spec, fan-out
+// steps and when conditions marked, an edge written in needs: alone dashed.
 //
 // # Conditions
 //
