@@ -241,7 +241,7 @@ func checkInputs(p *Pipeline, in map[string]any) (map[string]any, error) {
 	}
 	if p.Inputs != nil && p.Inputs.Compiled != nil {
 		if err := p.Inputs.Compiled.Validate(values); err != nil {
-			return nil, fmt.Errorf("%w do not match the pipeline's inputs schema: %w", ErrInputs, err)
+			return nil, fmt.Errorf("%w do not match the pipeline's inputs schema: %s", ErrInputs, schemaProblems(err))
 		}
 	}
 	return values, nil
@@ -754,4 +754,18 @@ func addUsage(sum *runtime.Usage, u runtime.Usage) {
 	sum.ReasoningTokens += u.ReasoningTokens
 	sum.ToolCalls += u.ToolCalls
 	sum.Elapsed += u.Elapsed
+}
+
+// schemaProblems is a validation error's problems on one line, without the
+// schema's internal URL: "at ”: missing property 'issue'".
+func schemaProblems(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	if len(lines) > 1 {
+		lines = lines[1:]
+	}
+	for i, l := range lines {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
+		lines[i] = strings.TrimPrefix(l, "at '': ")
+	}
+	return strings.Join(lines, "; ")
 }

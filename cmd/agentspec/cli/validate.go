@@ -121,6 +121,9 @@ type problem struct {
 // vars is nil when no --var was given. readable is false when the file
 // itself could not be read.
 func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[string]string, workspace string) (r fileResult, readable bool) {
+	if isPipelineFile(file) {
+		return validatePipeline(file), true
+	}
 	s, err := loadSpec(stdin, file)
 	if file == stdinArg {
 		file = spec.Stdin
