@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/pipeline"
 	"github.com/agentspec/agentspec/runtime"
@@ -290,30 +292,65 @@ func printPipelineResult(w io.Writer, format string, res *pipeline.Result) error
 
 // validatePipeline loads a pipeline file and reports its problems as a
 // spec's are reported: FILE:LINE:COL, those in the pipeline file first, then
-// those of each step's spec file; and the warnings of the steps' specs.
-func validatePipeline(file string) fileResult {
+// those of each step's spec file; then checks each step's spec as validate
+// checks a spec (runtime.Check: its model, its script file, its
+// capabilities built in the workspace), and reports the specs' warnings.
+// Vars are not checked here: the pipeline loader has matched each step's
+// vars with its spec's placeholders.
+func validatePipeline(ctx context.Context, file, workspace string) fileResult {
 	r := fileResult{File: file, Valid: true, Problems: []problem{}, Warnings: []problem{}}
 	p, err := pipeline.LoadFile(file)
-	if err == nil {
-		seen := map[string]bool{}
-		for _, s := range p.Steps {
-			for _, w := range s.Spec.Warnings {
-				if !seen[w.Error()] {
-					seen[w.Error()] = true
-					r.Warnings = append(r.Warnings, problemOf(w))
+	if err != nil {
+		r.Valid = false
+		r.Problems = append(r.Problems, problemsOf(file, err)...)
+		return r
+	}
+	seen := map[string]bool{}
+	warn := func(w problem) {
+		key := fmt.Sprint(w)
+		if !seen[key] {
+			seen[key] = true
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
+	checked := map[*spec.Spec]bool{}
+	for _, s := range p.Steps {
+		for _, w := range s.Spec.Warnings {
+			warn(problemOf(w))
+		}
+		if checked[s.Spec] {
+			continue
+		}
+		checked[s.Spec] = true
+		err := runtime.Check(ctx, s.Spec, runtime.WithWorkspace(workspace), runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+			if w, ok := ev.(runtime.CapabilityWarning); ok {
+				warn(problem{File: w.File, Line: w.Line, Column: w.Column, Message: w.Message})
+			}
+			return nil
+		}))
+		if err != nil {
+			r.Valid = false
+			for _, pr := range problemsOf(s.Spec.File, err) {
+				if pr.Line == 0 {
+					pr.File, pr.Line, pr.Column = s.Pos.File, s.Pos.Line, s.Pos.Col
+					pr.Message = "step " + s.Name + ": " + pr.Message
 				}
+				r.Problems = append(r.Problems, pr)
 			}
 		}
-		return r
 	}
-	r.Valid = false
+	return r
+}
+
+// problemsOf is err as problems: one per spec.Error, or one for file.
+func problemsOf(file string, err error) []problem {
 	var list spec.Errors
 	if errors.As(err, &list) {
-		for _, e := range list {
-			r.Problems = append(r.Problems, problemOf(e))
+		out := make([]problem, len(list))
+		for i, e := range list {
+			out[i] = problemOf(e)
 		}
-		return r
+		return out
 	}
-	r.Problems = append(r.Problems, problem{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")})
-	return r
+	return []problem{{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")}}
 }

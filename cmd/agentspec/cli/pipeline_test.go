@@ -309,3 +309,22 @@ func TestPipelineLoadErrors(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "1 of 1 file valid")
 }
+
+// validate checks each step's spec as it checks a spec: what run would
+// refuse before its first model request.
+func TestValidatePipelineChecksSteps(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  a:
+    spec: {instructions: hi}
+  b:
+    spec: {model: "script:missing.yaml"}
+`,
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, _, stderr := runCLI(t, "", "validate", file, "--workspace", t.TempDir())
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, file+":3:11: no model: ")
+	assert.Contains(t, stderr, file+":5:19: cannot read the script file ")
+}

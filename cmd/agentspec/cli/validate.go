@@ -122,7 +122,7 @@ type problem struct {
 // itself could not be read.
 func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[string]string, workspace string) (r fileResult, readable bool) {
 	if isPipelineFile(file) {
-		return validatePipeline(file), true
+		return validatePipeline(ctx, file, workspace), true
 	}
 	s, err := loadSpec(stdin, file)
 	if file == stdinArg {
