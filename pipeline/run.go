@@ -435,6 +435,9 @@ func (r *runner) items(s *Step) ([]any, error) {
 // globItems are the workspace's regular files pattern matches, as sorted
 // slash paths relative to the workspace. Symbolic links are not followed.
 func globItems(ws, pattern string) ([]any, error) {
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real // the workspace may be reached through a link; nothing in it is followed
+	}
 	base, _ := glob.SplitDoublestar(pattern)
 	root := filepath.Join(ws, filepath.FromSlash(base))
 	var found []string
