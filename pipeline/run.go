@@ -36,7 +36,10 @@ type RunOptions struct {
 	// the default one.
 	Cache *cache.Cache
 	// Options are added to every job's runtime.Run, after the pipeline's
-	// own (workspace, input, vars, the pipeline's cache).
+	// own (workspace, input, vars, the pipeline's cache). The pipeline's
+	// cache is given with runtime.WithCache, which caches a run given
+	// runtime.WithModel or runtime.WithCapabilities too: with either here,
+	// add runtime.WithoutCache unless they answer alike from run to run.
 	Options []runtime.Option
 	// Listeners get the pipeline's events (PipelineStart, StepStart,
 	// StepEnd, PipelineEnd) and every job's events, wrapped in a JobEvent
@@ -488,7 +491,7 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 		return nil, usage, false, err
 	}
 	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars)}
-	if r.cache != nil && s.Spec.Cache == nil {
+	if r.cache != nil && !ownCache(s) {
 		opts = append(opts, runtime.WithCache(r.cache))
 	}
 	if len(r.o.Listeners) > 0 {
@@ -537,6 +540,16 @@ func (r *runner) callback(f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f()
+}
+
+// ownCache tells whether s's spec has a cache: key of its own, cache: false
+// included: the pipeline's cache: is for the specs that say nothing.
+func ownCache(s *Step) bool {
+	if s.Spec.Document != nil {
+		_, ok := s.Spec.Document["cache"]
+		return ok
+	}
+	return s.Spec.Cache != nil
 }
 
 // answer is a job's answer as references see it: the JSON value of its

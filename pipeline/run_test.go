@@ -451,3 +451,29 @@ steps:
 	assert.True(t, res.OK(), "%+v", res.Steps["one"])
 	assert.JSONEq(t, `"fine"`, string(res.Outputs), "without outputs:, the last step's answer")
 }
+
+// The pipeline's cache: is for the steps whose spec says nothing of
+// caching: a spec's own cache: false keeps its step uncached.
+func TestRunPipelineCacheLeavesOwnCacheKey(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+cache: true
+steps:
+  cached:
+    spec: {model: "script:answer.yaml"}
+  never:
+    spec: {model: "script:answer.yaml", cache: false}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	c, err := cache.New(t.TempDir())
+	require.NoError(t, err)
+	ws := t.TempDir()
+	for run := range 2 {
+		res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Cache: c})
+		require.NoError(t, err)
+		assert.Equal(t, run == 1, res.Steps["cached"].Cached, "run %d", run)
+		assert.False(t, res.Steps["never"].Cached, "run %d", run)
+	}
+}
