@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -242,12 +243,49 @@ func checkInputs(p *Pipeline, in map[string]any) (map[string]any, error) {
 	if err := dec.Decode(&values); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInputs, err)
 	}
+	if p.Inputs == nil {
+		// Without a schema, every input a template names is needed.
+		for _, name := range inputNames(p) {
+			if _, ok := values[name]; !ok {
+				return nil, fmt.Errorf("%w: %s is not given", ErrInputs, name)
+			}
+		}
+	}
 	if p.Inputs != nil && p.Inputs.Compiled != nil {
 		if err := p.Inputs.Compiled.Validate(values); err != nil {
 			return nil, fmt.Errorf("%w do not match the pipeline's inputs schema: %s", ErrInputs, schemaProblems(err))
 		}
 	}
 	return values, nil
+}
+
+// inputNames are the inputs p's templates name, in the order first named.
+func inputNames(p *Pipeline) []string {
+	var names []string
+	add := func(t *Template) {
+		if t == nil {
+			return
+		}
+		for _, ref := range t.Refs() {
+			if ref.Kind == RefInput && !slices.Contains(names, ref.Name) {
+				names = append(names, ref.Name)
+			}
+		}
+	}
+	for _, s := range p.Steps {
+		add(s.Input)
+		for _, v := range s.Vars {
+			add(v.Value)
+		}
+		if s.ForEach != nil {
+			add(s.ForEach.Template)
+		}
+		add(s.When)
+	}
+	for _, o := range p.Outputs {
+		add(o.Value)
+	}
+	return names
 }
 
 type runner struct {

@@ -477,3 +477,30 @@ steps:
 		assert.False(t, res.Steps["never"].Cached, "run %d", run)
 	}
 }
+
+// Without an inputs schema, every input a template names must be given,
+// before any job starts.
+func TestRunInputsWithoutSchema(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  first:
+    spec: {model: "script:answer.yaml"}
+  second:
+    needs: [first]
+    input: "{{inputs.topic}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	var log jobLog
+	_, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir()}))
+	require.ErrorIs(t, err, ErrInputs)
+	assert.ErrorContains(t, err, "topic is not given")
+	assert.Empty(t, log.started)
+
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"topic": "x"}})
+	require.NoError(t, err)
+	assert.True(t, res.OK())
+}

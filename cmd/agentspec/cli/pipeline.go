@@ -90,7 +90,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		err = ferr
 	}
 	if errors.Is(err, pipeline.ErrInputs) {
-		return exitWith(exitUsage, err)
+		return exitWith(exitUsage, fmt.Errorf("%w (give an input with --var NAME=VALUE)", err))
 	}
 	if res != nil && !f.quiet {
 		pipelineSummary(stderr, p, res)
