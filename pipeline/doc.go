@@ -97,12 +97,12 @@
 // -o json envelope {"outputs", "steps", "usage"}. RunOptions.Listeners get
 // PipelineStart, a StepStart and StepEnd per job (and a StepEnd per step
 // that fans out, is skipped or does not run), every job's own events as a
-// JobEvent naming the step and item, and PipelineEnd.
+// JobEvent naming the step and item, and PipelineEnd; runtime.JSONLines
+// writes them all with one run_id, the run's (runtime.WithOuterRunID), and
+// a job's events with the job's own id as job_id.
 //
 // # Not built yet
 //
-//   - One run_id on every event of a run: each job's events carry the job's
-//     own run id, as runtime.Run gives it, and the pipeline's events none.
 //   - The queue (--nats), batch over pipelines, and the composed JSON Schema
 //     of pipeline files.
 package pipeline

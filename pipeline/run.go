@@ -166,6 +166,7 @@ var ErrInputs = errors.New("inputs")
 // that failed is in the Result, which is then not OK.
 func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 	start := time.Now()
+	ctx, _ = runtime.WithOuterRunID(ctx) // one run_id on every event of the run
 	inputs, err := checkInputs(p, o.Inputs)
 	if err != nil {
 		return nil, err

@@ -131,10 +131,16 @@ func TestRunReviewFix(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(events.String()), "\n")
 	kinds := make([]string, len(lines))
 	var fixEnd map[string]any
+	runIDs, jobIDs := map[any]bool{}, map[any]bool{}
 	for i, line := range lines {
 		var ev map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
 		kinds[i] = ev["kind"].(string)
+		runIDs[ev["run_id"]] = true
+		if _, ok := ev["step"].(string); ok && !strings.HasPrefix(kinds[i], "pipeline.") {
+			require.NotNil(t, ev["job_id"], line)
+			jobIDs[ev["job_id"]] = true
+		}
 		if ev["kind"] == runtime.KindRunEnd && ev["step"] == "fix" {
 			fixEnd = ev
 		}
@@ -142,6 +148,9 @@ func TestRunReviewFix(t *testing.T) {
 			assert.True(t, strings.HasPrefix(line, `{"kind":"`+kinds[i]+`","step":"`), line)
 		}
 	}
+	assert.Len(t, runIDs, 1, "one run_id on every line")
+	assert.NotContains(t, runIDs, nil)
+	assert.Len(t, jobIDs, len(log.started), "each job's events carry its own id")
 	assert.Equal(t, KindStart, kinds[0])
 	assert.Equal(t, KindEnd, kinds[len(kinds)-1])
 	assert.Contains(t, kinds, KindStepStart)
