@@ -513,3 +513,30 @@ steps:
 	require.NoError(t, err)
 	assert.True(t, res.OK())
 }
+
+// A fan-out over nothing succeeds with no outputs, and what needs it runs.
+func TestRunFanOutOverNothing(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  each:
+    for_each: {glob: "inbox/**/*.md"}
+    input: "{{item}}"
+    spec: {model: "script:answer.yaml"}
+  after:
+    input: "{{steps.each.outputs}}"
+    spec: {model: "script:after.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+		"after.yaml":  "turns:\n  - expect: {message_contains: '[]'}\n    text: none\n",
+	})
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir()}))
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps["after"])
+	assert.Equal(t, []any{}, res.Steps["each"].Outputs)
+	assert.False(t, res.Steps["each"].Cached, "nothing replayed")
+	assert.Equal(t, []string{"after"}, log.started)
+	assert.JSONEq(t, `"none"`, string(res.Outputs))
+}
