@@ -354,3 +354,91 @@ func problemsOf(file string, err error) []problem {
 	}
 	return []problem{{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")}}
 }
+
+// pipelineLine is the JSON line a workspace gets from a batch over a
+// pipeline: the run's envelope, with its workspace and how it ended.
+type pipelineLine struct {
+	Workspace string                          `json:"workspace"`
+	OK        bool                            `json:"ok"`
+	Outputs   json.RawMessage                 `json:"outputs"`
+	Steps     map[string]*pipeline.StepResult `json:"steps"`
+	Usage     *runtime.Usage                  `json:"usage"`
+	Error     *string                         `json:"error"`
+}
+
+// batchPipeline is `agentspec batch PIPELINE DIR...`: the whole pipeline
+// once per workspace, in turn, each run -j jobs at a time.
+func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []string, vars map[string]string, input string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case f.queue.url != "":
+		return exitWith(exitUsage, errors.New("--nats is not for pipelines yet: batch runs a pipeline here"))
+	case f.queue.events != "":
+		return exitWith(exitUsage, errors.New("--events is not for pipelines in batch yet; run one workspace with agentspec run --events"))
+	}
+	p, err := pipeline.LoadFile(file)
+	if err != nil {
+		return specError(err)
+	}
+	printStepWarnings(stderr, p)
+	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "")
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	ctx := cmd.Context()
+	opts := pipeline.RunOptions{
+		Inputs:      inputs,
+		Concurrency: f.jobs,
+		Options: []runtime.Option{
+			runtime.WithListener(capabilityWarnings(stderr)),
+			runtime.WithHTTPTransport(capabilityTransport(ctx)),
+		},
+	}
+	if f.noCache {
+		opts.Options = append(opts.Options, runtime.WithoutCache())
+	}
+	failed := 0
+	for _, ws := range workspaces {
+		line := pipelineLine{Workspace: ws, Outputs: json.RawMessage("null")}
+		var res *pipeline.Result
+		if ctx.Err() == nil {
+			o := opts
+			o.Workspace = ws
+			res, err = pipeline.Run(ctx, p, o)
+		} else {
+			err = runtime.ErrNotRun
+		}
+		if res != nil {
+			line.Outputs, line.Steps, line.Usage = res.Outputs, res.Steps, &res.Usage
+		}
+		switch {
+		case errors.Is(err, pipeline.ErrInputs):
+			return exitWith(exitUsage, fmt.Errorf("%w (give an input with --var NAME=VALUE)", err))
+		case err != nil:
+			msg := jobError(err)
+			line.Error = &msg
+		case !res.OK():
+			msg := oneLine(failedSteps(p, res))
+			line.Error = &msg
+		default:
+			line.OK = true
+		}
+		if !line.OK {
+			failed++
+			if !f.quiet {
+				fmt.Fprintf(stderr, "%s: %s\n", text.Visible(ws), text.VisibleLines(*line.Error))
+			}
+		}
+		b, err := json.Marshal(line)
+		if err != nil {
+			return exitWith(exitFailure, err)
+		}
+		if _, err := stdout.Write(append(b, '\n')); err != nil {
+			return exitWith(exitFailure, fmt.Errorf("writing the results: %w", err))
+		}
+	}
+	if failed > 0 {
+		return exitWith(exitFailure, fmt.Errorf("%d of %d workspaces failed", failed, len(workspaces)))
+	}
+	return nil
+}

@@ -328,3 +328,53 @@ func TestValidatePipelineChecksSteps(t *testing.T) {
 	assert.Contains(t, stderr, file+":3:11: no model: ")
 	assert.Contains(t, stderr, file+":5:19: cannot read the script file ")
 }
+
+func TestBatchPipeline(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  extract:
+    for_each: {glob: "*.md"}
+    input: "{{item}}"
+    spec: {model: "script:extract.yaml"}
+outputs:
+  facts: "{{steps.extract.outputs}}"
+`,
+		"extract.yaml": "turns:\n  - expect: {message_contains: .md}\n    text: facts\n",
+	})
+	one := pipelineDir(t, map[string]string{"a.md": "# A"})
+	two := pipelineDir(t, map[string]string{"a.md": "# A", "b.md": "# B"})
+	code, stdout, stderr := runCLI(t, "", "batch", filepath.Join(dir, "pipeline.yaml"), one, two, "-q")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2)
+	got := map[string]int{}
+	for _, l := range lines {
+		var line struct {
+			Workspace string                    `json:"workspace"`
+			OK        bool                      `json:"ok"`
+			Outputs   struct{ Facts []string }  `json:"outputs"`
+			Steps     map[string]map[string]any `json:"steps"`
+			Error     *string                   `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
+		assert.True(t, line.OK, l)
+		assert.Nil(t, line.Error)
+		assert.Contains(t, line.Steps, "extract")
+		got[filepath.Base(line.Workspace)] = len(line.Outputs.Facts)
+	}
+	assert.Equal(t, map[string]int{filepath.Base(one): 1, filepath.Base(two): 2}, got, "one answer per document of each workspace")
+
+	// A workspace whose step fails is a line with ok false; the others go on.
+	failDir := pipelineDir(t, failing)
+	code, stdout, stderr = runCLI(t, "", "batch", filepath.Join(failDir, "pipeline.yaml"), one, two)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "2 of 2 workspaces failed")
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		assert.Contains(t, l, `"ok":false`)
+		assert.Contains(t, l, `step first failed`)
+		assert.Contains(t, l, `"not_run":true`)
+	}
+}
