@@ -192,7 +192,7 @@ steps:
     spec: {model: "script:work.yaml"}
     ` + tc.maxParallel + `
 `,
-				"work.yaml": slowScript("done", 80*time.Millisecond),
+				"work.yaml": slowScript("done", 250*time.Millisecond),
 			})
 			items := []any{"a", "b", "c", "d", "e", "f", "g"}
 			var log jobLog
