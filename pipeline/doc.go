@@ -103,6 +103,6 @@
 //
 // # Not built yet
 //
-//   - The queue (--nats), batch over pipelines, and the composed JSON Schema
-//     of pipeline files.
+//   - The queue (--nats): jobs run on this machine only; and the composed
+//     JSON Schema of pipeline files.
 package pipeline
