@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -377,4 +381,51 @@ outputs:
 		assert.Contains(t, l, `step first failed`)
 		assert.Contains(t, l, `"not_run":true`)
 	}
+}
+
+// Ctrl-C stops a pipeline as it stops a run: exit 130, the running job
+// stopped, and the envelope says what did not run.
+func TestRunPipelineInterrupted(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  slow:
+    spec: {model: "script:slow.yaml"}
+  after:
+    input: "{{steps.slow.output}}"
+    spec: {model: "script:slow.yaml"}
+`,
+		"slow.yaml": "turns:\n  - text: done\n    delay: 1m\n",
+	})
+	cmd := exec.Command(bin, "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(), "-o", "json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stderr)
+	started := false
+	for lines.Scan() {
+		if lines.Text() == "slow started" {
+			started = true
+			break
+		}
+	}
+	if !started {
+		_ = cmd.Process.Kill()
+		t.Fatal("the pipeline never started its first job")
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_, _ = io.Copy(io.Discard, stderr) // to its end, as the process exits: Wait closes the pipe
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 130, exit.ExitCode())
+	var env struct {
+		Steps map[string]map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &env), stdout.String())
+	assert.Equal(t, false, env.Steps["slow"]["ok"])
+	assert.Equal(t, true, env.Steps["after"]["not_run"])
 }
