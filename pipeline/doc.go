@@ -1,7 +1,7 @@
 // Package pipeline loads pipeline files: several agent specs joined in a
 // graph, one step's validated output feeding the next, with fan-out over
-// lists. This package is the first layer: it loads a pipeline and checks it
-// statically, before any model is called. It does not run anything.
+// lists. It loads a pipeline and checks it statically, before any model is
+// called (Load), and runs it (Run), each job an ordinary runtime.Run.
 //
 // # The file
 //
@@ -75,20 +75,36 @@
 // an operator to the wrong types, is an error at the when. Step.Condition
 // evaluates it over the references' values.
 //
+// # Running
+//
+// Run runs a loaded pipeline over one workspace. Each step starts when every
+// step in its Deps has ended: when one failed (or did not run), the step is
+// not run; when one was skipped, the step is skipped too. Otherwise its
+// Condition, if any, is evaluated over its references' values, and false
+// skips it. A step runs one job, or one per for_each item (the array its
+// template yields, or the sorted workspace files its glob matches, as slash
+// paths), at most MaxParallel at once, and never more than
+// RunOptions.Concurrency jobs in the whole run. Each job is exactly
+// runtime.Run of the step's spec with runtime.WithWorkspace,
+// runtime.WithInput and runtime.WithVars filled from the templates (strings
+// as they are, other values as compact JSON), the pipeline's cache for a
+// spec without a cache: key of its own (the key is the one run computes, so
+// a job whose spec, input, vars and input files are unchanged replays), then
+// RunOptions.Options. A job's answer is its output_schema's JSON value, or
+// its text; a fan-out step's outputs are its items' answers in item order.
+// on_item_error: skip leaves a failed item out; fail (the default) fails the
+// step once the items already running have finished, and starts no more.
+//
+// The Result says how every step ended (StepResult) and marshals as the
+// -o json envelope {"outputs", "steps", "usage"}. RunOptions.Listeners get
+// PipelineStart, a StepStart and StepEnd per job (and a StepEnd per step
+// that fans out, is skipped or does not run), every job's own events as a
+// JobEvent naming the step and item, and PipelineEnd; runtime.JSONLines
+// writes them all with one run_id, the run's (runtime.WithOuterRunID), and
+// a job's events with the job's own id as job_id.
+//
 // # Not built yet
 //
-//   - Running: the runner walks Order, starts each step when its Deps are
-//     done (independent steps and fan-out items concurrently, up to -j and
-//     MaxParallel), evaluates its Condition (false skips it and what needs
-//     it), fills each Template from the answers (strings as they are, other
-//     values as compact JSON; a Whole template keeps its JSON type),
-//     validates the run's inputs against Inputs.Compiled, expands a glob
-//     for_each in the workspace, applies OnItemError, and runs each job
-//     exactly as `agentspec run` runs the step's spec with its vars
-//     (runtime.WithVars fills the instructions and the capability
-//     arguments), with the pipeline's Cache for a spec without a cache: key
-//     of its own.
-//   - The queue (--nats), events, progress, the -o json envelope, resume by
-//     cache, `agentspec graph` output, the CLI and the composed JSON Schema of
-//     pipeline files.
+//   - The queue (--nats): jobs run on this machine only; and the composed
+//     JSON Schema of pipeline files.
 package pipeline

@@ -389,12 +389,22 @@ func JSONLines(w io.Writer) capabilities.Listener {
 	}
 }
 
-// stamp adds "time" and "run_id" to line, an event's JSON object, as its
+// stamp adds "time" and "run_id" (and "job_id", see WithOuterRunID) to line, an event's JSON object, as its
 // last fields, so that a line still starts with its kind and the event's own
 // fields.
 func stamp(ctx context.Context, line []byte, now time.Time) []byte {
 	extra := `"time":"` + now.UTC().Format(eventTime) + `"`
-	if id, ok := RunIDFrom(ctx); ok {
+	id, ok := RunIDFrom(ctx)
+	if outer, isJob := outerRunIDFrom(ctx); isJob {
+		// One run of many (a pipeline's job): the whole's id is the run_id,
+		// the job's its own field.
+		b, _ := json.Marshal(outer)
+		extra += `,"run_id":` + string(b)
+		if ok {
+			b, _ := json.Marshal(id)
+			extra += `,"job_id":` + string(b)
+		}
+	} else if ok {
 		b, _ := json.Marshal(id)
 		extra += `,"run_id":` + string(b)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +105,24 @@ func TestJSONLines(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, l(context.Background(), LimitReached{Limit: "x"}))
 	assert.Regexp(t, `^\{"kind":"run.limit_reached","limit":"x","value":0,"time":"[^"]+"\}\n$`, buf.String())
+}
+
+// Under an outer run (a pipeline's), every line carries the outer id as
+// run_id, and a run's own id as job_id.
+func TestJSONLinesOuterRunID(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	l := JSONLines(&buf)
+	outer, outerID := WithOuterRunID(context.Background())
+	job := withRunID(outer)
+	jobID, _ := RunIDFrom(job)
+	require.NoError(t, l(outer, LimitReached{Limit: "x"}))
+	require.NoError(t, l(job, LimitReached{Limit: "y"}))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.Regexp(t, `,"time":"[^"]+","run_id":"`+outerID+`"\}$`, lines[0])
+	assert.Regexp(t, `,"time":"[^"]+","run_id":"`+outerID+`","job_id":"`+jobID+`"\}$`, lines[1])
+	assert.NotEqual(t, outerID, jobID)
 }
 
 func TestCapText(t *testing.T) {

@@ -23,3 +23,22 @@ func withRunID(ctx context.Context) context.Context {
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
 	return context.WithValue(ctx, runIDKey{}, hex.EncodeToString(b[:]))
 }
+
+type outerRunIDKey struct{}
+
+// WithOuterRunID gives ctx a fresh id for a run made of many runs, such as a
+// pipeline's, and returns it. JSONLines writes it as the "run_id" of every
+// event delivered with ctx or a context derived from it, the events of each
+// run started under it included, which carry their own run's id as
+// "job_id".
+func WithOuterRunID(ctx context.Context) (context.Context, string) {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	id := hex.EncodeToString(b[:])
+	return context.WithValue(ctx, outerRunIDKey{}, id), id
+}
+
+func outerRunIDFrom(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(outerRunIDKey{}).(string)
+	return id, ok
+}

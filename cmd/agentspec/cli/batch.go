@@ -82,6 +82,12 @@ meanwhile (the changes are then saved beside the workspace) or if any is one no 
 (under .git, secret or protected by the spec, the spec itself, reached through a symbolic link). --events DIR writes each job's events to a file of its own.
 Ctrl-C withdraws the jobs no worker has taken yet.
 
+A pipeline file (steps: at its top level) runs whole once per workspace, one workspace after
+the other, each with -j jobs at a time; --var and --input fill its inputs as for run. Stdout
+gets one JSON line per workspace: {"workspace", "ok", "outputs", "steps", "usage", "error"},
+as "agentspec run PIPELINE -o json" prints its envelope. --nats and --events are not for
+pipelines yet.
+
 Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors
 (--var included, and --no-cache for a spec without a cache, which it would not change), a
 pattern that matches no directory, or a spec that cannot be loaded.`,
@@ -121,6 +127,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	workspaces, err := expandWorkspaces(args[1:])
 	if err != nil {
 		return exitWith(exitUsage, err)
+	}
+	if isPipelineFile(args[0]) {
+		return batchPipeline(cmd, f, args[0], workspaces, vars, input)
 	}
 	s, err := spec.LoadFile(args[0])
 	if err != nil {

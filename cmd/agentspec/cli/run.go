@@ -32,6 +32,7 @@ type runFlags struct {
 	approve   bool
 	noCache   bool
 	quiet     bool
+	jobs      int
 }
 
 func newRunCmd() *cobra.Command {
@@ -81,6 +82,17 @@ nor the base URL. The --events log ends with a run.end event: {"ok", "error", "u
 
 To run one spec over many workspaces, see "agentspec batch".
 
+A pipeline file (steps: at its top level) runs as a graph of specs over one workspace:
+each step once its dependencies succeeded, independent steps and for_each items at once, up
+to -j jobs (default: the number of CPUs). --var k=v fills the pipeline's inputs (an integer,
+number, boolean, array or object input of the inputs schema takes its value parsed), --input
+fills inputs.input. Stdout gets the outputs mapping as one JSON object (without outputs:, the
+last step's output); -o json the envelope {"outputs", "steps", "usage"}, printed on failure
+too. Stderr gets a line per job start and end and a summary. A step whose when is false is
+skipped with the steps that need it; a step that fails stops the steps that need it, which
+are reported as not run, and the exit status is 1. --record, --replay and --approve are not
+for pipelines.
+
 A flag the spec would ignore is a usage error saying why: --replay or --record with a script
 or test model, --no-cache without a cache, --approve without capabilities.
 
@@ -109,6 +121,7 @@ generated from its schema, then answers (see the README's "The test model").`,
 	fl.BoolVar(&f.approve, "approve", false, "ask before each file change, showing its diff")
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the result cache the spec names")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or usage on stderr")
+	fl.IntVarP(&f.jobs, "jobs", "j", 0, "for a pipeline: jobs at a time (default: the number of CPUs)")
 	return cmd
 }
 
@@ -116,8 +129,14 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx := cmd.Context()
 
+	if isPipelineFile(args[0]) {
+		return runPipeline(cmd, f, args)
+	}
 	if err := f.check(args); err != nil {
 		return exitWith(exitUsage, err)
+	}
+	if cmd.Flags().Changed("jobs") {
+		return exitWith(exitUsage, errors.New("-j is for pipelines: a spec runs one job"))
 	}
 	vars, err := parseVars(f.vars)
 	if err != nil {

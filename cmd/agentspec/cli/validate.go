@@ -44,6 +44,11 @@ permission).
 FILE - reads a spec from stdin, named <stdin> in messages; its relative paths resolve from the
 current directory. -v ends with a one-line summary: "2 of 3 files valid: 4 problems, 0 warnings".
 
+A pipeline file (steps: at its top level) is checked as a pipeline: its keys, every
+{{reference}} against the step it names and that step's output_schema, each step's vars
+against its spec's placeholders, for_each, when and the graph; then each step's spec as a
+spec is checked (--var does not apply: a pipeline's vars fill them).
+
 With --output json (-o json), a JSON document describing every file is written to stdout instead.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -121,6 +126,9 @@ type problem struct {
 // vars is nil when no --var was given. readable is false when the file
 // itself could not be read.
 func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[string]string, workspace string) (r fileResult, readable bool) {
+	if isPipelineFile(file) {
+		return validatePipeline(ctx, file, workspace), true
+	}
 	s, err := loadSpec(stdin, file)
 	if file == stdinArg {
 		file = spec.Stdin

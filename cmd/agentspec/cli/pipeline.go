@@ -1,0 +1,444 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
+	"github.com/agentspec/agentspec/pipeline"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// isPipelineFile tells whether path names a pipeline file (steps: at its
+// top level). A file that cannot be read is not one: loading it as a spec
+// reports why.
+func isPipelineFile(path string) bool {
+	if path == stdinArg {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	return err == nil && pipeline.IsPipeline(data)
+}
+
+// runPipeline is `agentspec run PIPELINE.yaml`.
+func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ctx := cmd.Context()
+	if err := f.checkPipeline(args); err != nil {
+		return exitWith(exitUsage, err)
+	}
+	vars, err := parseVars(f.vars)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	input, err := f.readInput(stdin, args)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	p, err := pipeline.LoadFile(args[0])
+	if err != nil {
+		return specError(err)
+	}
+	printStepWarnings(stderr, p)
+	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "" || len(args) == 2)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	dir, err := workspaceDir(f.workspace)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+
+	opts := pipeline.RunOptions{
+		Workspace:   dir,
+		Inputs:      inputs,
+		Concurrency: f.jobs,
+		Options: []runtime.Option{
+			runtime.WithListener(capabilityWarnings(stderr)),
+			runtime.WithHTTPTransport(capabilityTransport(ctx)),
+		},
+	}
+	if f.noCache {
+		opts.Options = append(opts.Options, runtime.WithoutCache())
+	}
+	if !f.quiet {
+		pp := &pipelineProgress{w: stderr}
+		opts.OnJobStart, opts.OnJobEnd = pp.start, pp.end
+	}
+	events, finishEvents, err := openEvents(f.events)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if events != nil {
+		opts.Listeners = append(opts.Listeners, events)
+	}
+
+	res, err := pipeline.Run(ctx, p, opts)
+	if ferr := finishEvents(); ferr != nil && err == nil {
+		err = ferr
+	}
+	if errors.Is(err, pipeline.ErrInputs) {
+		return exitWith(exitUsage, fmt.Errorf("%w (give an input with --var NAME=VALUE)", err))
+	}
+	if res != nil && !f.quiet {
+		pipelineSummary(stderr, p, res)
+	}
+	if res != nil && (f.output == formatJSON || err == nil && res.OK()) {
+		if perr := printPipelineResult(stdout, f.output, res); perr != nil {
+			return exitWith(exitFailure, perr)
+		}
+	}
+	switch {
+	case err != nil:
+		return exitWith(exitFailure, runError(err))
+	case !res.OK():
+		return exitWith(exitFailure, errors.New(failedSteps(p, res)))
+	}
+	return nil
+}
+
+// checkPipeline rejects the flags of run that a pipeline does not take.
+func (f runFlags) checkPipeline(args []string) error {
+	if err := f.check(args); err != nil {
+		return err
+	}
+	switch {
+	case f.record != "" || f.replay != "":
+		return errors.New("--record and --replay take one spec's provider exchanges; a pipeline runs many specs, so they are not for pipelines")
+	case f.approve:
+		return errors.New("--approve is not for pipelines: their jobs run at once, and a question on the terminal would not say whose change it is")
+	case f.jobs < 0:
+		return errors.New("-j wants a number of jobs, 1 or more")
+	}
+	return nil
+}
+
+// pipelineInputs makes the run's inputs from --var and --input: strings,
+// except where the inputs schema says a property is an integer, a number, a
+// boolean, an array or an object, whose value is parsed as one.
+func pipelineInputs(p *pipeline.Pipeline, vars map[string]string, input string, hasInput bool) (map[string]any, error) {
+	out := make(map[string]any, len(vars)+1)
+	var props map[string]any
+	if p.Inputs != nil {
+		props, _ = p.Inputs.Schema["properties"].(map[string]any)
+	}
+	set := func(name, value, flag string) error {
+		prop, _ := props[name].(map[string]any)
+		typ, _ := prop["type"].(string)
+		var (
+			v   any = value
+			err error
+		)
+		switch typ {
+		case "integer":
+			v, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		case "number":
+			v, err = strconv.ParseFloat(strings.TrimSpace(value), 64)
+		case "boolean":
+			v, err = strconv.ParseBool(strings.TrimSpace(value))
+		case "array", "object":
+			err = json.Unmarshal([]byte(value), &v)
+		}
+		if err != nil {
+			article := "a"
+			if typ == "integer" || typ == "array" || typ == "object" {
+				article = "an"
+			}
+			return fmt.Errorf("%s: input %s is %s %s, and %q is not one", flag, name, article, typ, value)
+		}
+		out[name] = v
+		return nil
+	}
+	names := make([]string, 0, len(vars))
+	for name := range vars {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := set(name, vars[name], "--var "+name); err != nil {
+			return nil, err
+		}
+	}
+	if hasInput {
+		if _, dup := vars["input"]; dup {
+			return nil, errors.New("give the input one way: --input or --var input=...")
+		}
+		if err := set("input", input, "--input"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// printStepWarnings prints the warnings of the steps' specs, each spec file
+// once.
+func printStepWarnings(w io.Writer, p *pipeline.Pipeline) {
+	seen := map[string]bool{}
+	for _, s := range p.Steps {
+		for _, warn := range s.Spec.Warnings {
+			line := warn.Error()
+			if !seen[line] {
+				seen[line] = true
+				fmt.Fprintln(w, text.VisibleLines(line))
+			}
+		}
+	}
+}
+
+// pipelineProgress writes a line per job start and end on stderr.
+type pipelineProgress struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func jobLabel(step string, item int) string {
+	label := text.Visible(step)
+	if item >= 0 {
+		label += "[" + strconv.Itoa(item) + "]"
+	}
+	return label
+}
+
+func (pp *pipelineProgress) start(step string, item int) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	fmt.Fprintf(pp.w, "%s started\n", jobLabel(step, item))
+}
+
+func (pp *pipelineProgress) end(e pipeline.JobEnd) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	switch {
+	case e.Err != nil:
+		fmt.Fprintf(pp.w, "%s failed after %s: %s\n", jobLabel(e.Step, e.Item), formatDuration(e.Duration), text.VisibleLines(runError(e.Err).Error()))
+	case e.Cached:
+		fmt.Fprintf(pp.w, "%s done in %s, cached\n", jobLabel(e.Step, e.Item), formatDuration(e.Duration))
+	default:
+		fmt.Fprintf(pp.w, "%s done in %s\n", jobLabel(e.Step, e.Item), formatDuration(e.Duration))
+	}
+}
+
+// pipelineSummary ends the progress: the steps that were skipped or did not
+// run, then the counts and the usage.
+func pipelineSummary(w io.Writer, p *pipeline.Pipeline, res *pipeline.Result) {
+	var ok, failed, skipped, notRun int
+	for _, s := range p.Order {
+		r := res.Steps[s.Name]
+		switch {
+		case r.Skipped:
+			skipped++
+			fmt.Fprintf(w, "%s skipped\n", text.Visible(s.Name))
+		case r.NotRun:
+			notRun++
+			fmt.Fprintf(w, "%s not run\n", text.Visible(s.Name))
+		case r.OK:
+			ok++
+		default:
+			failed++
+		}
+	}
+	u := res.Usage
+	fmt.Fprintf(w, "%s: %d ok, %d failed, %d skipped, %d not run; %d requests, %d input + %d output tokens, %d tool calls, %s\n",
+		plural(len(p.Steps), "step"), ok, failed, skipped, notRun, u.Requests, u.InputTokens, u.OutputTokens, u.ToolCalls, formatDuration(u.Elapsed))
+}
+
+// failedSteps says which steps failed, for the exit message.
+func failedSteps(p *pipeline.Pipeline, res *pipeline.Result) string {
+	var lines []string
+	for _, s := range p.Order {
+		if r := res.Steps[s.Name]; !r.OK && !r.Skipped && !r.NotRun {
+			lines = append(lines, fmt.Sprintf("step %s failed: %s", s.Name, r.Error))
+		}
+	}
+	if len(lines) == 0 {
+		return "the pipeline did not finish"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// printPipelineResult writes the outputs as one JSON value, or with -o json
+// the envelope {"outputs", "steps", "usage"}. As for run, what a terminal
+// would act on is shown escaped there; a pipe or a file gets it as it is.
+func printPipelineResult(w io.Writer, format string, res *pipeline.Result) error {
+	var out []byte
+	if format == formatJSON {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		out = b
+	} else {
+		out = res.Outputs
+	}
+	s := string(out)
+	if isTerminal(w) {
+		s = text.VisibleLines(s)
+	}
+	_, err := io.WriteString(w, s+"\n")
+	return err
+}
+
+// validatePipeline loads a pipeline file and reports its problems as a
+// spec's are reported: FILE:LINE:COL, those in the pipeline file first, then
+// those of each step's spec file; then checks each step's spec as validate
+// checks a spec (runtime.Check: its model, its script file, its
+// capabilities built in the workspace), and reports the specs' warnings.
+// Vars are not checked here: the pipeline loader has matched each step's
+// vars with its spec's placeholders.
+func validatePipeline(ctx context.Context, file, workspace string) fileResult {
+	r := fileResult{File: file, Valid: true, Problems: []problem{}, Warnings: []problem{}}
+	p, err := pipeline.LoadFile(file)
+	if err != nil {
+		r.Valid = false
+		r.Problems = append(r.Problems, problemsOf(file, err)...)
+		return r
+	}
+	seen := map[string]bool{}
+	warn := func(w problem) {
+		key := fmt.Sprint(w)
+		if !seen[key] {
+			seen[key] = true
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
+	checked := map[*spec.Spec]bool{}
+	for _, s := range p.Steps {
+		for _, w := range s.Spec.Warnings {
+			warn(problemOf(w))
+		}
+		if checked[s.Spec] {
+			continue
+		}
+		checked[s.Spec] = true
+		err := runtime.Check(ctx, s.Spec, runtime.WithWorkspace(workspace), runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+			if w, ok := ev.(runtime.CapabilityWarning); ok {
+				warn(problem{File: w.File, Line: w.Line, Column: w.Column, Message: w.Message})
+			}
+			return nil
+		}))
+		if err != nil {
+			r.Valid = false
+			for _, pr := range problemsOf(s.Spec.File, err) {
+				if pr.Line == 0 {
+					pr.File, pr.Line, pr.Column = s.Pos.File, s.Pos.Line, s.Pos.Col
+					pr.Message = "step " + s.Name + ": " + pr.Message
+				}
+				r.Problems = append(r.Problems, pr)
+			}
+		}
+	}
+	return r
+}
+
+// problemsOf is err as problems: one per spec.Error, or one for file.
+func problemsOf(file string, err error) []problem {
+	var list spec.Errors
+	if errors.As(err, &list) {
+		out := make([]problem, len(list))
+		for i, e := range list {
+			out[i] = problemOf(e)
+		}
+		return out
+	}
+	return []problem{{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")}}
+}
+
+// pipelineLine is the JSON line a workspace gets from a batch over a
+// pipeline: the run's envelope, with its workspace and how it ended.
+type pipelineLine struct {
+	Workspace string                          `json:"workspace"`
+	OK        bool                            `json:"ok"`
+	Outputs   json.RawMessage                 `json:"outputs"`
+	Steps     map[string]*pipeline.StepResult `json:"steps"`
+	Usage     *runtime.Usage                  `json:"usage"`
+	Error     *string                         `json:"error"`
+}
+
+// batchPipeline is `agentspec batch PIPELINE DIR...`: the whole pipeline
+// once per workspace, in turn, each run -j jobs at a time.
+func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []string, vars map[string]string, input string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case f.queue.url != "":
+		return exitWith(exitUsage, errors.New("--nats is not for pipelines yet: batch runs a pipeline here"))
+	case f.queue.events != "":
+		return exitWith(exitUsage, errors.New("--events is not for pipelines in batch yet; run one workspace with agentspec run --events"))
+	}
+	p, err := pipeline.LoadFile(file)
+	if err != nil {
+		return specError(err)
+	}
+	printStepWarnings(stderr, p)
+	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "")
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	ctx := cmd.Context()
+	opts := pipeline.RunOptions{
+		Inputs:      inputs,
+		Concurrency: f.jobs,
+		Options: []runtime.Option{
+			runtime.WithListener(capabilityWarnings(stderr)),
+			runtime.WithHTTPTransport(capabilityTransport(ctx)),
+		},
+	}
+	if f.noCache {
+		opts.Options = append(opts.Options, runtime.WithoutCache())
+	}
+	failed := 0
+	for _, ws := range workspaces {
+		line := pipelineLine{Workspace: ws, Outputs: json.RawMessage("null")}
+		var res *pipeline.Result
+		if ctx.Err() == nil {
+			o := opts
+			o.Workspace = ws
+			res, err = pipeline.Run(ctx, p, o)
+		} else {
+			err = runtime.ErrNotRun
+		}
+		if res != nil {
+			line.Outputs, line.Steps, line.Usage = res.Outputs, res.Steps, &res.Usage
+		}
+		switch {
+		case errors.Is(err, pipeline.ErrInputs):
+			return exitWith(exitUsage, fmt.Errorf("%w (give an input with --var NAME=VALUE)", err))
+		case err != nil:
+			msg := jobError(err)
+			line.Error = &msg
+		case !res.OK():
+			msg := oneLine(failedSteps(p, res))
+			line.Error = &msg
+		default:
+			line.OK = true
+		}
+		if !line.OK {
+			failed++
+			if !f.quiet {
+				fmt.Fprintf(stderr, "%s: %s\n", text.Visible(ws), text.VisibleLines(*line.Error))
+			}
+		}
+		b, err := json.Marshal(line)
+		if err != nil {
+			return exitWith(exitFailure, err)
+		}
+		if _, err := stdout.Write(append(b, '\n')); err != nil {
+			return exitWith(exitFailure, fmt.Errorf("writing the results: %w", err))
+		}
+	}
+	if failed > 0 {
+		return exitWith(exitFailure, fmt.Errorf("%d of %d workspaces failed", failed, len(workspaces)))
+	}
+	return nil
+}

@@ -1,0 +1,431 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pipelineDir writes files (slash paths) into a fresh directory.
+func pipelineDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), content)
+	}
+	return dir
+}
+
+// reviewFix is the triage -> fix each file -> review shape, offline: the
+// test model answers each step from its output_schema.
+var reviewFix = map[string]string{
+	"pipeline.yaml": `version: 1
+name: fix-issues
+inputs:
+  type: object
+  properties: {issue: {type: string}}
+  required: [issue]
+steps:
+  triage:
+    spec: agents/triage.yaml
+    input: "{{inputs.issue}}"
+  fix:
+    for_each: "{{steps.triage.output.files}}"
+    as: file
+    spec: agents/fix.yaml
+    vars: {path: "{{file.path}}", problem: "{{file.problem}}"}
+    max_parallel: 2
+  review:
+    spec: agents/review.yaml
+    vars: {changes: "{{steps.fix.outputs}}"}
+    when: "{{steps.triage.output.files}} != []"
+outputs:
+  approved: "{{steps.review.output.approved}}"
+  changed: "{{steps.fix.outputs}}"
+`,
+	"agents/triage.yaml": `model: test
+instructions: List the files to fix.
+output_schema:
+  type: object
+  properties:
+    files:
+      type: array
+      items:
+        type: object
+        properties: {path: {type: string}, problem: {type: string}}
+        required: [path, problem]
+  required: [files]
+`,
+	"agents/fix.yaml": `model: test
+instructions: Fix {{problem}} in {{path}}.
+output_schema:
+  type: object
+  properties: {path: {type: string}, summary: {type: string}}
+  required: [path, summary]
+`,
+	"agents/review.yaml": `model: test
+instructions: Review {{changes}}.
+output_schema:
+  type: object
+  properties: {approved: {type: boolean}, notes: {type: string}}
+  required: [approved, notes]
+`,
+}
+
+func TestRunPipelineReviewFix(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, reviewFix)
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	code, stdout, stderr := runCLI(t, "", "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(),
+		"--var", "issue=crash on empty input", "--events", events, "-j", "2")
+	require.Equal(t, 0, code, stderr)
+
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout)
+	assert.Contains(t, out, "approved")
+	changed, ok := out["changed"].([]any)
+	require.True(t, ok, "fix's outputs: %s", stdout)
+	assert.NotEmpty(t, changed)
+	assert.Regexp(t, `(?m)^triage started$`, stderr)
+	assert.Regexp(t, `(?m)^fix\[0\] done in [0-9.]+m?s$`, stderr)
+	assert.Regexp(t, `(?m)^review done in `, stderr)
+	assert.Regexp(t, `(?m)^3 steps: 3 ok, 0 failed, 0 skipped, 0 not run; `, stderr)
+
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	assert.True(t, strings.HasPrefix(lines[0], `{"kind":"pipeline.start"`), lines[0])
+	assert.True(t, strings.HasPrefix(lines[len(lines)-1], `{"kind":"pipeline.end"`), lines[len(lines)-1])
+	assert.Contains(t, string(data), `{"kind":"run.end","step":"fix","item":0,"ok":true`)
+
+	code, stdout, stderr = runCLI(t, "", "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(),
+		"--var", "issue=x", "-q")
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr, "-q prints no progress")
+	assert.NotEmpty(t, stdout)
+}
+
+// failing has a step that fails, one that needs it and one on its own.
+var failing = map[string]string{
+	"pipeline.yaml": `steps:
+  first:
+    spec: {model: "script:fail.yaml"}
+  second:
+    input: "{{steps.first.output}}"
+    spec: {model: "script:answer.yaml"}
+  alone:
+    spec: {model: "script:answer.yaml"}
+`,
+	"fail.yaml":   "turns:\n  - error: the provider is down\n",
+	"answer.yaml": "turns:\n  - text: fine\n",
+}
+
+func TestRunPipelineFailure(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, failing)
+	code, stdout, stderr := runCLI(t, "", "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(), "-o", "json")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "step first failed: ")
+	assert.Contains(t, stderr, "the provider is down")
+	assert.Regexp(t, `(?m)^second not run$`, stderr)
+
+	var env struct {
+		Outputs any                       `json:"outputs"`
+		Steps   map[string]map[string]any `json:"steps"`
+		Usage   map[string]any            `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &env), "the envelope is printed on failure too: %s", stdout)
+	assert.Nil(t, env.Outputs)
+	assert.Equal(t, false, env.Steps["first"]["ok"])
+	assert.Equal(t, true, env.Steps["second"]["not_run"])
+	assert.Equal(t, true, env.Steps["alone"]["ok"])
+	assert.Equal(t, "fine", env.Steps["alone"]["output"])
+	assert.Contains(t, env.Usage, "requests")
+
+	code, stdout, _ = runCLI(t, "", "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(), "-q")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout, "no outputs when a step failed")
+}
+
+func TestRunPipelineEnvelope(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  only:
+    input: "{{inputs.input}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - expect: {message_contains: hello}\n    text: fine\n",
+	})
+	code, stdout, stderr := runCLI(t, "", "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(),
+		"--input", "hello", "-o", "json", "-q")
+	require.Equal(t, 0, code, stderr)
+	var env map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(stdout), &env))
+	assert.ElementsMatch(t, []string{"outputs", "steps", "usage"}, keys(env))
+	assert.JSONEq(t, `"fine"`, string(env["outputs"]), "without outputs:, the last step's output")
+	assert.JSONEq(t, `{"only": {"ok": true, "cached": false, "skipped": false, "output": "fine", "error": null,
+		"usage": {"requests": 1, "input_tokens": 0, "output_tokens": 0, "tool_calls": 0, "elapsed_ms": 0}}}`,
+		string(regexp.MustCompile(`"elapsed_ms":\s*[0-9.]+`).ReplaceAll(env["steps"], []byte(`"elapsed_ms":0`))))
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestRunPipelineInputs(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `inputs:
+  type: object
+  properties: {n: {type: integer}, loud: {type: boolean}}
+  required: [n]
+steps:
+  only:
+    input: "n={{inputs.n}} loud={{inputs.loud}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - expect: {message_contains: n=7 loud=true}\n    text: fine\n",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, stdout, stderr := runCLI(t, "", "run", file, "--workspace", t.TempDir(), "--var", "n=7", "--var", "loud=true", "-q")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "\"fine\"\n", stdout)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--var", "n=seven"}, `--var n: input n is an integer, and "seven" is not one`},
+		{[]string{"--var", "loud=true"}, "missing property 'n'"},
+		{[]string{"--var", "n=1", "--record", "x.json"}, "not for pipelines"},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"run", file, "--workspace", t.TempDir()}, tc.args...)...)
+		assert.Equal(t, 2, code, tc.args)
+		assert.Contains(t, stderr, tc.want)
+	}
+}
+
+func TestRunPipelineWhenSkips(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `inputs:
+  type: object
+  properties: {go: {type: boolean}}
+steps:
+  gate:
+    when: "{{inputs.go}}"
+    spec: {model: "script:answer.yaml"}
+  after:
+    input: "{{steps.gate.output}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	code, stdout, stderr := runCLI(t, "", "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(),
+		"--var", "go=false", "-o", "json")
+	require.Equal(t, 0, code, "skipped is not failed: %s", stderr)
+	assert.NotContains(t, stderr, "started")
+	assert.Regexp(t, `(?m)^gate skipped$`, stderr)
+	assert.Regexp(t, `(?m)^after skipped$`, stderr)
+	var env struct {
+		Steps map[string]map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &env))
+	assert.Equal(t, true, env.Steps["after"]["skipped"])
+}
+
+func TestRunPipelineResumeByCache(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `cache: {dir: cache}
+steps:
+  extract:
+    for_each: {glob: "inbox/*.md"}
+    input: "{{item}}"
+    spec: {model: "script:extract.yaml"}
+  merge:
+    input: "{{steps.extract.outputs}}"
+    spec: {model: "script:merge.yaml"}
+`,
+		"extract.yaml": "turns:\n  - text: facts\n",
+		"merge.yaml":   "turns:\n  - text: report\n",
+	})
+	ws := pipelineDir(t, map[string]string{"inbox/a.md": "# A", "inbox/b.md": "# B"})
+	run := func() (fresh, cached []string) {
+		t.Helper()
+		code, _, stderr := runCLI(t, "", "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", ws)
+		require.Equal(t, 0, code, stderr)
+		for _, m := range regexp.MustCompile(`(?m)^(\S+) done in \S+(, cached)?$`).FindAllStringSubmatch(stderr, -1) {
+			if m[2] != "" {
+				cached = append(cached, m[1])
+			} else {
+				fresh = append(fresh, m[1])
+			}
+		}
+		return fresh, cached
+	}
+	fresh, cached := run()
+	assert.ElementsMatch(t, []string{"extract[0]", "extract[1]", "merge"}, fresh)
+	assert.Empty(t, cached)
+
+	writeFile(t, filepath.Join(ws, "inbox", "c.md"), "# C")
+	fresh, cached = run()
+	assert.ElementsMatch(t, []string{"extract[2]", "merge"}, fresh, "the new document's job and its consumer call a model")
+	assert.ElementsMatch(t, []string{"extract[0]", "extract[1]"}, cached)
+}
+
+func TestPipelineLoadErrors(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for k, v := range reviewFix {
+		files[k] = v
+	}
+	files["pipeline.yaml"] = strings.Replace(reviewFix["pipeline.yaml"], "output.files}}\"\n    as:", "output.file}}\"\n    as:", 1)
+	dir := pipelineDir(t, files)
+	file := filepath.Join(dir, "pipeline.yaml")
+	want := file + ":12:16: steps.triage.output.file: triage's output_schema has no property 'file'; did you mean 'files'?"
+
+	code, _, stderr := runCLI(t, "", "validate", file)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, want+"\n")
+
+	code, stdout, stderr := runCLI(t, "", "run", file, "--var", "issue=x", "--workspace", t.TempDir())
+	assert.Equal(t, 2, code, "a pipeline that does not load")
+	assert.Contains(t, stderr, want+"\n")
+	assert.Empty(t, stdout)
+
+	code, _, stderr = runCLI(t, "", "validate", filepath.Join(pipelineDir(t, reviewFix), "pipeline.yaml"), "-v")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "1 of 1 file valid")
+}
+
+// validate checks each step's spec as it checks a spec: what run would
+// refuse before its first model request.
+func TestValidatePipelineChecksSteps(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  a:
+    spec: {instructions: hi}
+  b:
+    spec: {model: "script:missing.yaml"}
+`,
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, _, stderr := runCLI(t, "", "validate", file, "--workspace", t.TempDir())
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, file+":3:11: no model: ")
+	assert.Contains(t, stderr, file+":5:19: cannot read the script file ")
+}
+
+func TestBatchPipeline(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  extract:
+    for_each: {glob: "*.md"}
+    input: "{{item}}"
+    spec: {model: "script:extract.yaml"}
+outputs:
+  facts: "{{steps.extract.outputs}}"
+`,
+		"extract.yaml": "turns:\n  - expect: {message_contains: .md}\n    text: facts\n",
+	})
+	one := pipelineDir(t, map[string]string{"a.md": "# A"})
+	two := pipelineDir(t, map[string]string{"a.md": "# A", "b.md": "# B"})
+	code, stdout, stderr := runCLI(t, "", "batch", filepath.Join(dir, "pipeline.yaml"), one, two, "-q")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2)
+	got := map[string]int{}
+	for _, l := range lines {
+		var line struct {
+			Workspace string                    `json:"workspace"`
+			OK        bool                      `json:"ok"`
+			Outputs   struct{ Facts []string }  `json:"outputs"`
+			Steps     map[string]map[string]any `json:"steps"`
+			Error     *string                   `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
+		assert.True(t, line.OK, l)
+		assert.Nil(t, line.Error)
+		assert.Contains(t, line.Steps, "extract")
+		got[filepath.Base(line.Workspace)] = len(line.Outputs.Facts)
+	}
+	assert.Equal(t, map[string]int{filepath.Base(one): 1, filepath.Base(two): 2}, got, "one answer per document of each workspace")
+
+	// A workspace whose step fails is a line with ok false; the others go on.
+	failDir := pipelineDir(t, failing)
+	code, stdout, stderr = runCLI(t, "", "batch", filepath.Join(failDir, "pipeline.yaml"), one, two)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "2 of 2 workspaces failed")
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		assert.Contains(t, l, `"ok":false`)
+		assert.Contains(t, l, `step first failed`)
+		assert.Contains(t, l, `"not_run":true`)
+	}
+}
+
+// Ctrl-C stops a pipeline as it stops a run: exit 130, the running job
+// stopped, and the envelope says what did not run.
+func TestRunPipelineInterrupted(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  slow:
+    spec: {model: "script:slow.yaml"}
+  after:
+    input: "{{steps.slow.output}}"
+    spec: {model: "script:slow.yaml"}
+`,
+		"slow.yaml": "turns:\n  - text: done\n    delay: 1m\n",
+	})
+	cmd := exec.Command(bin, "run", filepath.Join(dir, "pipeline.yaml"), "--workspace", t.TempDir(), "-o", "json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stderr)
+	started := false
+	for lines.Scan() {
+		if lines.Text() == "slow started" {
+			started = true
+			break
+		}
+	}
+	if !started {
+		_ = cmd.Process.Kill()
+		t.Fatal("the pipeline never started its first job")
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_, _ = io.Copy(io.Discard, stderr) // to its end, as the process exits: Wait closes the pipe
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 130, exit.ExitCode())
+	var env struct {
+		Steps map[string]map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &env), stdout.String())
+	assert.Equal(t, false, env.Steps["slow"]["ok"])
+	assert.Equal(t, true, env.Steps["after"]["not_run"])
+}

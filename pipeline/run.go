@@ -1,0 +1,826 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/glob"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/cache"
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Workspace is the one directory every step's jobs run over; "" is the
+	// process's working directory.
+	Workspace string
+	// Inputs are the pipeline's inputs, validated against the inputs schema
+	// when the pipeline has one; {{inputs.NAME}} reads them.
+	Inputs map[string]any
+	// Concurrency is how many jobs run at once in all; 0 is the number of
+	// CPUs.
+	Concurrency int
+	// Cache is the cache the pipeline's cache: setting turns on; nil opens
+	// the directory the setting names (relative to the pipeline file), or
+	// the default one.
+	Cache *cache.Cache
+	// Options are added to every job's runtime.Run, after the pipeline's
+	// own (workspace, input, vars, the pipeline's cache). The pipeline's
+	// cache is given with runtime.WithCache, which caches a run given
+	// runtime.WithModel or runtime.WithCapabilities too: with either here,
+	// add runtime.WithoutCache unless they answer alike from run to run.
+	Options []runtime.Option
+	// Listeners get the pipeline's events (PipelineStart, StepStart,
+	// StepEnd, PipelineEnd) and every job's events, wrapped in a JobEvent
+	// that names the step and item. They are called from many goroutines.
+	Listeners []capabilities.Listener
+	// OnJobStart and OnJobEnd are called as each job starts and ends (item
+	// is the fan-out item's index, -1 for a step that does not fan out), one
+	// call at a time.
+	OnJobStart func(step string, item int)
+	OnJobEnd   func(JobEnd)
+}
+
+// JobEnd is how one job ended, for RunOptions.OnJobEnd.
+type JobEnd struct {
+	Step     string
+	Item     int             // -1 for a step that does not fan out
+	Result   *runtime.Result // nil when the job failed before reaching the model
+	Err      error
+	Duration time.Duration
+	Cached   bool
+}
+
+// Result is what a pipeline run gives. It marshals as the -o json envelope:
+// {"outputs", "steps", "usage"}.
+type Result struct {
+	// Outputs is the outputs mapping evaluated over the steps' answers, a
+	// JSON object in the order the file writes it; without outputs:, the
+	// output of the last step in Order. null when the run failed.
+	Outputs json.RawMessage `json:"outputs"`
+	// Steps says how each step ended, by name.
+	Steps map[string]*StepResult `json:"steps"`
+	// Usage is the sum of every job's usage; Elapsed is the run's time.
+	Usage runtime.Usage `json:"usage"`
+}
+
+// OK tells whether every step that ran succeeded.
+func (r *Result) OK() bool {
+	for _, s := range r.Steps {
+		if !s.OK && !s.Skipped {
+			return false
+		}
+	}
+	return true
+}
+
+// StepResult is how one step ended: it ran (OK, or Error), was skipped by a
+// when (its own or a dependency's), or did not run (a dependency failed, or
+// the run was stopped).
+type StepResult struct {
+	OK      bool
+	Cached  bool // every job of the step replayed from the cache
+	Skipped bool
+	NotRun  bool
+	// Output is the answer of a step that does not fan out: the JSON value
+	// of its output_schema, or its text.
+	Output any
+	// Outputs are a fan-out step's answers in item order, failed items
+	// (on_item_error: skip) left out.
+	Outputs []any
+	// Items is how many items a fan-out step had; Failed lists those that
+	// failed.
+	Items  int
+	Failed []ItemError
+	Usage  runtime.Usage
+	Error  string // why the step failed, or why it did not run; "" when OK
+
+	fanOut bool
+}
+
+// ItemError is a fan-out item that failed.
+type ItemError struct {
+	Item  int    `json:"item"`
+	Error string `json:"error"`
+}
+
+// MarshalJSON writes "output" for a step that runs once and "outputs" for a
+// fan-out step, each only when the step ran.
+func (s *StepResult) MarshalJSON() ([]byte, error) {
+	m := struct {
+		OK      bool          `json:"ok"`
+		Cached  bool          `json:"cached"`
+		Skipped bool          `json:"skipped"`
+		NotRun  bool          `json:"not_run,omitempty"`
+		Output  *any          `json:"output,omitempty"`
+		Outputs *[]any        `json:"outputs,omitempty"`
+		Items   *int          `json:"items,omitempty"`
+		Failed  []ItemError   `json:"failed_items,omitempty"`
+		Usage   runtime.Usage `json:"usage"`
+		Error   *string       `json:"error"`
+	}{OK: s.OK, Cached: s.Cached, Skipped: s.Skipped, NotRun: s.NotRun, Failed: s.Failed, Usage: s.Usage}
+	ran := !s.Skipped && !s.NotRun
+	switch {
+	case ran && s.fanOut:
+		outs := s.Outputs
+		if outs == nil {
+			outs = []any{}
+		}
+		m.Outputs, m.Items = &outs, &s.Items
+	case ran && s.OK:
+		m.Output = &s.Output
+	}
+	if s.Error != "" {
+		m.Error = &s.Error
+	}
+	return json.Marshal(m)
+}
+
+// ErrInputs is returned (wrapped) when the run's inputs do not match the
+// pipeline's inputs schema.
+var ErrInputs = errors.New("inputs")
+
+// Run runs the pipeline: each step once its dependencies have succeeded,
+// independent steps and fan-out items at once up to Concurrency (and a
+// step's MaxParallel), every job exactly runtime.Run of the step's spec over
+// the one workspace with its input and vars filled from the inputs and the
+// answers before it. A step's when that is false skips it and the steps that
+// depend on it; a step that fails stops the steps that depend on it, which
+// are reported as not run, while the steps that do not go on.
+//
+// The error is for a run that could not start (inputs that do not match the
+// schema, a cache that cannot be opened) or that was interrupted (ctx
+// ended: runtime.ErrInterrupted, with the Result saying what ran); a step
+// that failed is in the Result, which is then not OK.
+func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
+	start := time.Now()
+	ctx, _ = runtime.WithOuterRunID(ctx) // one run_id on every event of the run
+	inputs, err := checkInputs(p, o.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{p: p, o: o, inputs: inputs, done: map[string]chan struct{}{}, results: map[string]*StepResult{}}
+	if r.o.Concurrency <= 0 {
+		r.o.Concurrency = goruntime.NumCPU()
+	}
+	if r.ws = o.Workspace; r.ws == "" {
+		r.ws = "."
+	}
+	r.jobs = make(chan struct{}, r.o.Concurrency)
+	if p.Cache != nil && p.Cache.Enabled {
+		if r.cache = o.Cache; r.cache == nil {
+			dir := p.Cache.Dir
+			if dir != "" && !filepath.IsAbs(dir) {
+				dir = filepath.Join(filepath.Dir(p.File), dir)
+			}
+			if r.cache, err = cache.New(dir); err != nil {
+				return nil, fmt.Errorf("cache: %w", err)
+			}
+		}
+	}
+	for _, s := range p.Steps {
+		r.done[s.Name] = make(chan struct{})
+		r.results[s.Name] = &StepResult{fanOut: s.FanOut()}
+	}
+	if err := r.emit(ctx, PipelineStart{Name: p.Name, Steps: len(p.Steps)}); err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	for _, s := range p.Order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(r.done[s.Name])
+			r.step(ctx, s)
+		}()
+	}
+	wg.Wait()
+
+	res := &Result{Steps: r.results}
+	for _, s := range p.Steps {
+		addUsage(&res.Usage, r.results[s.Name].Usage)
+	}
+	res.Usage.Elapsed = time.Since(start)
+	if res.OK() && ctx.Err() == nil {
+		if res.Outputs, err = r.outputs(); err != nil {
+			res.Outputs = nil
+			return res, err
+		}
+	}
+	if res.Outputs == nil {
+		res.Outputs = json.RawMessage("null")
+	}
+	endErr := r.emit(context.WithoutCancel(ctx), PipelineEnd{OK: res.OK() && ctx.Err() == nil, Usage: res.Usage})
+	if ctx.Err() != nil {
+		return res, runtime.ErrInterrupted
+	}
+	return res, endErr
+}
+
+// checkInputs validates the inputs against the schema, as JSON values.
+func checkInputs(p *Pipeline, in map[string]any) (map[string]any, error) {
+	if in == nil {
+		in = map[string]any{}
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInputs, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var values map[string]any
+	if err := dec.Decode(&values); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInputs, err)
+	}
+	if p.Inputs == nil {
+		// Without a schema, every input a template names is needed.
+		for _, name := range inputNames(p) {
+			if _, ok := values[name]; !ok {
+				return nil, fmt.Errorf("%w: %s is not given", ErrInputs, name)
+			}
+		}
+	}
+	if p.Inputs != nil && p.Inputs.Compiled != nil {
+		if err := p.Inputs.Compiled.Validate(values); err != nil {
+			return nil, fmt.Errorf("%w do not match the pipeline's inputs schema: %s", ErrInputs, schemaProblems(err))
+		}
+	}
+	return values, nil
+}
+
+// inputNames are the inputs p's templates name, in the order first named.
+func inputNames(p *Pipeline) []string {
+	var names []string
+	add := func(t *Template) {
+		if t == nil {
+			return
+		}
+		for _, ref := range t.Refs() {
+			if ref.Kind == RefInput && !slices.Contains(names, ref.Name) {
+				names = append(names, ref.Name)
+			}
+		}
+	}
+	for _, s := range p.Steps {
+		add(s.Input)
+		for _, v := range s.Vars {
+			add(v.Value)
+		}
+		if s.ForEach != nil {
+			add(s.ForEach.Template)
+		}
+		add(s.When)
+	}
+	for _, o := range p.Outputs {
+		add(o.Value)
+	}
+	return names
+}
+
+type runner struct {
+	p      *Pipeline
+	o      RunOptions
+	ws     string
+	inputs map[string]any
+	cache  *cache.Cache
+	jobs   chan struct{} // one token per running job, Concurrency in all
+
+	done    map[string]chan struct{} // closed when the step has ended
+	mu      sync.Mutex               // guards results' contents, and serializes the callbacks
+	results map[string]*StepResult
+}
+
+// step runs s once its dependencies are done, and records how it ended.
+func (r *runner) step(ctx context.Context, s *Step) {
+	res := r.results[s.Name]
+	for _, d := range s.Deps {
+		<-r.done[d]
+	}
+	r.mu.Lock()
+	var failed, skipped []string
+	for _, d := range s.Deps {
+		switch dr := r.results[d]; {
+		case dr.Skipped:
+			skipped = append(skipped, d)
+		case !dr.OK:
+			failed = append(failed, d)
+		}
+	}
+	r.mu.Unlock()
+	switch {
+	case len(failed) > 0:
+		r.finish(ctx, s, res, func() {
+			res.NotRun, res.Error = true, "not run: "+strings.Join(failed, ", ")+" did not succeed"
+		}, 0)
+		return
+	case len(skipped) > 0:
+		r.finish(ctx, s, res, func() { res.Skipped = true }, 0)
+		return
+	case ctx.Err() != nil:
+		r.finish(ctx, s, res, func() { res.NotRun, res.Error = true, "not run: interrupted" }, 0)
+		return
+	}
+	if s.Condition != nil {
+		values := make([]any, len(s.Condition.Refs()))
+		var err error
+		for i, ref := range s.Condition.Refs() {
+			if values[i], err = r.value(ref, nil); err != nil {
+				break
+			}
+		}
+		ok := false
+		if err == nil {
+			ok, err = s.Condition.Eval(values)
+		}
+		if err != nil {
+			r.finish(ctx, s, res, func() { res.Error = err.Error() }, 0)
+			return
+		}
+		if !ok {
+			r.finish(ctx, s, res, func() { res.Skipped = true }, 0)
+			return
+		}
+	}
+	start := time.Now()
+	if !s.FanOut() {
+		out, usage, cached, err := r.job(ctx, s, -1, nil)
+		r.finish(ctx, s, res, func() {
+			res.Usage, res.Cached = usage, cached
+			if err != nil {
+				res.Error = err.Error()
+				res.NotRun = errors.Is(err, errNotStarted)
+				return
+			}
+			res.OK, res.Output = true, out
+		}, time.Since(start))
+		return
+	}
+	r.fanOut(ctx, s, res, start)
+}
+
+// errNotStarted is a job the run stopped before it started.
+var errNotStarted = errors.New("not run: interrupted")
+
+// fanOut runs one job per item of s.
+func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start time.Time) {
+	items, err := r.items(s)
+	if err != nil {
+		r.finish(ctx, s, res, func() { res.Error = err.Error() }, time.Since(start))
+		return
+	}
+	limit := len(items)
+	if s.MaxParallel > 0 && s.MaxParallel < limit {
+		limit = s.MaxParallel
+	}
+	type outcome struct {
+		out    any
+		usage  runtime.Usage
+		cached bool
+		err    error
+		ran    bool
+	}
+	outs := make([]outcome, len(items))
+	sem := make(chan struct{}, max(limit, 1))
+	var (
+		wg      sync.WaitGroup
+		stopMu  sync.Mutex
+		stopped bool
+	)
+	for i, item := range items {
+		sem <- struct{}{}
+		stopMu.Lock()
+		stop := stopped
+		stopMu.Unlock()
+		if stop || ctx.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			o := &outs[i]
+			o.out, o.usage, o.cached, o.err = r.job(ctx, s, i, item)
+			o.ran = !errors.Is(o.err, errNotStarted)
+			if o.err != nil && s.OnItemError != "skip" {
+				stopMu.Lock()
+				stopped = true
+				stopMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	r.finish(ctx, s, res, func() {
+		res.Items, res.Cached, res.OK = len(items), len(items) > 0, true
+		res.Outputs = []any{}
+		var first error
+		for i, o := range outs {
+			addUsage(&res.Usage, o.usage)
+			res.Cached = res.Cached && o.cached
+			switch {
+			case !o.ran:
+				res.OK = false
+				if first == nil {
+					first = errNotStarted
+				}
+			case o.err != nil:
+				res.Failed = append(res.Failed, ItemError{Item: i, Error: o.err.Error()})
+				if s.OnItemError != "skip" {
+					res.OK = false
+					if first == nil || errors.Is(first, errNotStarted) {
+						first = fmt.Errorf("item %d: %w", i, o.err)
+					}
+				}
+			default:
+				res.Outputs = append(res.Outputs, o.out)
+			}
+		}
+		if !res.OK {
+			res.Outputs = nil
+			res.Cached = false
+			if first != nil {
+				res.Error = first.Error()
+			}
+			res.NotRun = errors.Is(first, errNotStarted)
+		}
+	}, time.Since(start))
+}
+
+// items are the values s fans out over.
+func (r *runner) items(s *Step) ([]any, error) {
+	if s.ForEach.Glob != "" {
+		return globItems(r.ws, s.ForEach.Glob)
+	}
+	v, err := r.templateValue(s.ForEach.Template, nil)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("for_each: %s is %s, not an array", s.ForEach.Template.Text, valueWhat(v))
+	}
+	return list, nil
+}
+
+// globItems are the workspace's regular files pattern matches, as sorted
+// slash paths relative to the workspace. Symbolic links are not followed.
+func globItems(ws, pattern string) ([]any, error) {
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real // the workspace may be reached through a link; nothing in it is followed
+	}
+	base, _ := glob.SplitDoublestar(pattern)
+	root := filepath.Join(ws, filepath.FromSlash(base))
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == root {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(ws, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if glob.MatchDoublestar(pattern, rel) {
+			found = append(found, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("for_each glob %s: %w", pattern, err)
+	}
+	sort.Strings(found)
+	items := make([]any, len(found))
+	for i, f := range found {
+		items[i] = f
+	}
+	return items, nil
+}
+
+// job runs one job of s (item index i, or -1) and returns its answer.
+func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, usage runtime.Usage, cached bool, err error) {
+	select {
+	case r.jobs <- struct{}{}:
+	case <-ctx.Done():
+		return nil, usage, false, errNotStarted
+	}
+	defer func() { <-r.jobs }()
+	if ctx.Err() != nil {
+		return nil, usage, false, errNotStarted
+	}
+	input, vars, err := r.fill(s, item)
+	if err != nil {
+		return nil, usage, false, err
+	}
+	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars)}
+	if r.cache != nil && !ownCache(s) {
+		opts = append(opts, runtime.WithCache(r.cache))
+	}
+	if len(r.o.Listeners) > 0 {
+		opts = append(opts, runtime.WithListener(func(ctx context.Context, ev capabilities.Event) error {
+			return r.emit(ctx, JobEvent{Step: s.Name, Item: i, Event: ev})
+		}))
+	}
+	opts = append(opts, r.o.Options...)
+
+	r.callback(func() {
+		if r.o.OnJobStart != nil {
+			r.o.OnJobStart(s.Name, i)
+		}
+	})
+	if err := r.emit(ctx, StepStart{Step: s.Name, Item: i}); err != nil {
+		return nil, usage, false, err
+	}
+	start := time.Now()
+	res, err := runtime.Run(ctx, s.Spec, opts...)
+	if res != nil {
+		usage, cached = res.Usage, res.Cached
+	}
+	if err == nil {
+		out, err = answer(s, res)
+	}
+	d := time.Since(start)
+	r.callback(func() {
+		if r.o.OnJobEnd != nil {
+			r.o.OnJobEnd(JobEnd{Step: s.Name, Item: i, Result: res, Err: err, Duration: d, Cached: cached})
+		}
+	})
+	if s.FanOut() {
+		ev := StepEnd{Step: s.Name, Item: i, OK: err == nil, Cached: cached, Duration: d}
+		if err != nil {
+			ev.Error = err.Error()
+		}
+		_ = r.emit(context.WithoutCancel(ctx), ev)
+	}
+	if err != nil {
+		return nil, usage, cached, err
+	}
+	return out, usage, cached, nil
+}
+
+func (r *runner) callback(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+}
+
+// ownCache tells whether s's spec has a cache: key of its own, cache: false
+// included: the pipeline's cache: is for the specs that say nothing.
+func ownCache(s *Step) bool {
+	if s.Spec.Document != nil {
+		_, ok := s.Spec.Document["cache"]
+		return ok
+	}
+	return s.Spec.Cache != nil
+}
+
+// answer is a job's answer as references see it: the JSON value of its
+// output_schema, or its text.
+func answer(s *Step, res *runtime.Result) (any, error) {
+	if s.Spec.OutputSchema == nil {
+		return res.Output, nil
+	}
+	return decodeJSON(res.JSON)
+}
+
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("the answer's JSON: %w", err)
+	}
+	return v, nil
+}
+
+// fill fills s's input and vars for one job.
+func (r *runner) fill(s *Step, item any) (string, map[string]string, error) {
+	input := ""
+	if s.Input != nil {
+		v, err := r.templateString(s.Input, item)
+		if err != nil {
+			return "", nil, fmt.Errorf("input: %w", err)
+		}
+		input = v
+	}
+	vars := make(map[string]string, len(s.Vars))
+	for _, v := range s.Vars {
+		text, err := r.templateString(v.Value, item)
+		if err != nil {
+			return "", nil, fmt.Errorf("vars.%s: %w", v.Name, err)
+		}
+		vars[v.Name] = text
+	}
+	return input, vars, nil
+}
+
+// templateValue fills t: a whole reference keeps its JSON type; anything
+// else is a string.
+func (r *runner) templateValue(t *Template, item any) (any, error) {
+	if ref := t.Whole(); ref != nil {
+		return r.value(ref, item)
+	}
+	return r.templateString(t, item)
+}
+
+// templateString fills t as text: strings inserted as they are, any other
+// value as compact JSON.
+func (r *runner) templateString(t *Template, item any) (string, error) {
+	var b strings.Builder
+	for _, p := range t.Parts {
+		if p.Ref == nil {
+			b.WriteString(p.Literal)
+			continue
+		}
+		v, err := r.value(p.Ref, item)
+		if err != nil {
+			return "", err
+		}
+		if s, ok := v.(string); ok {
+			b.WriteString(s)
+			continue
+		}
+		j, err := json.Marshal(v)
+		if err != nil {
+			return "", fmt.Errorf("{{%s}}: %w", p.Ref.Text, err)
+		}
+		b.Write(j)
+	}
+	return b.String(), nil
+}
+
+// value is what ref names. A member an object does not have is null, as an
+// optional property the answer left out.
+func (r *runner) value(ref *Ref, item any) (any, error) {
+	var v any
+	switch ref.Kind {
+	case RefInput:
+		in, ok := r.inputs[ref.Name]
+		if !ok && r.p.Inputs == nil {
+			// Without a schema every input a template names is needed;
+			// with one, the schema said which are required.
+			return nil, fmt.Errorf("{{%s}}: input %s is not given", ref.Text, ref.Name)
+		}
+		v = in
+	case RefOutput, RefOutputs:
+		r.mu.Lock()
+		sr := r.results[ref.Name]
+		v = sr.Output
+		if ref.Kind == RefOutputs {
+			list := make([]any, len(sr.Outputs))
+			copy(list, sr.Outputs)
+			v = list
+		}
+		skipped := sr.Skipped
+		r.mu.Unlock()
+		if skipped {
+			return nil, nil // a skipped step answered nothing
+		}
+	case RefItem:
+		v = item
+	default:
+		return nil, fmt.Errorf("{{%s}}: unknown reference", ref.Text)
+	}
+	for _, e := range ref.Path {
+		switch c := v.(type) {
+		case map[string]any:
+			if e.Key == "" {
+				return nil, fmt.Errorf("{{%s}}: %s is an object, not an array", ref.Text, e)
+			}
+			v = c[e.Key]
+		case []any:
+			if e.Key != "" {
+				return nil, fmt.Errorf("{{%s}}: %s on an array", ref.Text, e)
+			}
+			if e.Index >= len(c) {
+				return nil, fmt.Errorf("{{%s}}: index %d is past the array's end (%d items)", ref.Text, e.Index, len(c))
+			}
+			v = c[e.Index]
+		case nil:
+			return nil, nil
+		default:
+			return nil, fmt.Errorf("{{%s}}: %s on %s", ref.Text, e, valueWhat(v))
+		}
+	}
+	return v, nil
+}
+
+// valueWhat names a JSON value's type, for messages.
+func valueWhat(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64, int, int64:
+		return "a number"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// outputs evaluates the outputs mapping, in the order written; without
+// one, the last step's output.
+func (r *runner) outputs() (json.RawMessage, error) {
+	if len(r.p.Outputs) == 0 {
+		if len(r.p.Order) == 0 {
+			return nil, nil
+		}
+		last := r.results[r.p.Order[len(r.p.Order)-1].Name]
+		switch {
+		case last.Skipped:
+			return json.RawMessage("null"), nil
+		case last.fanOut:
+			return json.Marshal(last.Outputs)
+		}
+		return json.Marshal(last.Output)
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, o := range r.p.Outputs {
+		v, err := r.templateValue(o.Value, nil)
+		if err != nil {
+			return nil, fmt.Errorf("outputs.%s: %w", o.Name, err)
+		}
+		k, _ := json.Marshal(o.Name)
+		val, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("outputs.%s: %w", o.Name, err)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// finish records how s ended and emits its end event.
+func (r *runner) finish(ctx context.Context, s *Step, res *StepResult, set func(), d time.Duration) {
+	r.mu.Lock()
+	set()
+	ev := StepEnd{Step: s.Name, Item: -1, OK: res.OK, Cached: res.Cached, Skipped: res.Skipped, NotRun: res.NotRun, Duration: d, Error: res.Error}
+	r.mu.Unlock()
+	_ = r.emit(context.WithoutCancel(ctx), ev)
+}
+
+// emit sends ev to the run's listeners.
+func (r *runner) emit(ctx context.Context, ev capabilities.Event) error {
+	var errs []error
+	for _, l := range r.o.Listeners {
+		if err := l(ctx, ev); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func addUsage(sum *runtime.Usage, u runtime.Usage) {
+	sum.Requests += u.Requests
+	sum.InputTokens += u.InputTokens
+	sum.OutputTokens += u.OutputTokens
+	sum.CacheWriteTokens += u.CacheWriteTokens
+	sum.CacheReadTokens += u.CacheReadTokens
+	sum.ReasoningTokens += u.ReasoningTokens
+	sum.ToolCalls += u.ToolCalls
+	sum.Elapsed += u.Elapsed
+}
+
+// schemaProblems is a validation error's problems on one line, without the
+// schema's internal URL: "at ”: missing property 'issue'".
+func schemaProblems(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	if len(lines) > 1 {
+		lines = lines[1:]
+	}
+	for i, l := range lines {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
+		lines[i] = strings.TrimPrefix(l, "at '': ")
+	}
+	return strings.Join(lines, "; ")
+}

@@ -1,0 +1,542 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/cache"
+)
+
+// writeFiles writes files (slash paths relative to dir) and returns dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) string {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	}
+	return dir
+}
+
+// loadPipeline writes files into a fresh directory and loads its
+// pipeline.yaml.
+func loadPipeline(t *testing.T, files map[string]string) *Pipeline {
+	t.Helper()
+	dir := writeFiles(t, t.TempDir(), files)
+	p, err := LoadFile(filepath.Join(dir, "pipeline.yaml"))
+	require.NoError(t, err)
+	return p
+}
+
+// jobLog records the jobs a run starts and ends, and how many ran at once.
+type jobLog struct {
+	mu      sync.Mutex
+	started []string // "step" or "step[i]"
+	ended   []JobEnd
+	running int
+	most    int
+}
+
+func jobName(step string, item int) string {
+	if item < 0 {
+		return step
+	}
+	return step + "[" + string(rune('0'+item)) + "]"
+}
+
+func (l *jobLog) options(o RunOptions) RunOptions {
+	o.OnJobStart = func(step string, item int) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.started = append(l.started, jobName(step, item))
+		l.running++
+		l.most = max(l.most, l.running)
+	}
+	o.OnJobEnd = func(e JobEnd) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.ended = append(l.ended, e)
+		l.running--
+	}
+	return o
+}
+
+func TestRunReviewFix(t *testing.T) {
+	t.Parallel()
+	p, err := LoadFile(filepath.Join("testdata", "review-fix", "pipeline.yaml"))
+	require.NoError(t, err)
+	c, err := cache.New(t.TempDir())
+	require.NoError(t, err)
+	var events bytes.Buffer
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{
+		Workspace: t.TempDir(),
+		Inputs:    map[string]any{"issue": "crash on empty input"},
+		Cache:     c,
+		Listeners: []capabilities.Listener{runtime.JSONLines(&events)},
+	}))
+	require.NoError(t, err)
+	require.True(t, res.OK())
+
+	// triage runs first, then one fix per file it named, then review.
+	triage := res.Steps["triage"]
+	require.True(t, triage.OK)
+	files := triage.Output.(map[string]any)["files"].([]any)
+	require.NotEmpty(t, files)
+	fix := res.Steps["fix"]
+	require.True(t, fix.OK)
+	assert.Len(t, fix.Outputs, len(files))
+	assert.Equal(t, len(files), fix.Items)
+	assert.Equal(t, "triage", log.started[0])
+	assert.Equal(t, "review", log.started[len(log.started)-1])
+	assert.Len(t, log.started, 2+len(files))
+
+	// The outputs are review's answer, in the order the file writes them.
+	review := res.Steps["review"].Output.(map[string]any)
+	want, err := json.Marshal(map[string]any{"approved": review["approved"], "notes": review["notes"]})
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(res.Outputs))
+	assert.True(t, strings.HasPrefix(string(res.Outputs), `{"approved":`), "outputs keep the file's order: %s", res.Outputs)
+	assert.Equal(t, 2+len(files), res.Usage.Requests/2, "the test model answers in two requests per job")
+
+	// The envelope.
+	env, err := json.Marshal(res)
+	require.NoError(t, err)
+	var decoded struct {
+		Outputs map[string]any            `json:"outputs"`
+		Steps   map[string]map[string]any `json:"steps"`
+		Usage   map[string]any            `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal(env, &decoded))
+	assert.Equal(t, true, decoded.Steps["triage"]["ok"])
+	assert.Contains(t, decoded.Steps["triage"], "output")
+	assert.Contains(t, decoded.Steps["fix"], "outputs")
+	assert.NotContains(t, decoded.Steps["fix"], "output")
+	assert.EqualValues(t, res.Usage.Requests, decoded.Usage["requests"])
+
+	// Events: the pipeline's around every job's own, which name their step
+	// and item.
+	lines := strings.Split(strings.TrimSpace(events.String()), "\n")
+	kinds := make([]string, len(lines))
+	var fixEnd map[string]any
+	runIDs, jobIDs := map[any]bool{}, map[any]bool{}
+	for i, line := range lines {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		kinds[i] = ev["kind"].(string)
+		runIDs[ev["run_id"]] = true
+		if _, ok := ev["step"].(string); ok && !strings.HasPrefix(kinds[i], "pipeline.") {
+			require.NotNil(t, ev["job_id"], line)
+			jobIDs[ev["job_id"]] = true
+		}
+		if ev["kind"] == runtime.KindRunEnd && ev["step"] == "fix" {
+			fixEnd = ev
+		}
+		if ev["kind"] == runtime.KindRunEnd || ev["kind"] == runtime.KindModelRequest {
+			assert.True(t, strings.HasPrefix(line, `{"kind":"`+kinds[i]+`","step":"`), line)
+		}
+	}
+	assert.Len(t, runIDs, 1, "one run_id on every line")
+	assert.NotContains(t, runIDs, nil)
+	assert.Len(t, jobIDs, len(log.started), "each job's events carry its own id")
+	assert.Equal(t, KindStart, kinds[0])
+	assert.Equal(t, KindEnd, kinds[len(kinds)-1])
+	assert.Contains(t, kinds, KindStepStart)
+	assert.Contains(t, kinds, KindStepEnd)
+	require.NotNil(t, fixEnd, "fix's run.end event, tagged")
+	assert.EqualValues(t, 0, fixEnd["item"])
+	assert.Equal(t, true, fixEnd["ok"])
+}
+
+// slowScript answers text after a delay.
+func slowScript(text string, delay time.Duration) string {
+	b, _ := json.Marshal(text)
+	return "turns:\n  - text: " + string(b) + "\n    delay: " + delay.String() + "\n"
+}
+
+func TestRunFanOutBounds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		maxParallel string
+		concurrency int
+		want        int
+	}{
+		{"max_parallel", "max_parallel: 2", 8, 2},
+		{"concurrency", "", 3, 3},
+		{"the smaller of both", "max_parallel: 4", 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := loadPipeline(t, map[string]string{
+				"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+steps:
+  work:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: {model: "script:work.yaml"}
+    ` + tc.maxParallel + `
+`,
+				"work.yaml": slowScript("done", 250*time.Millisecond),
+			})
+			items := []any{"a", "b", "c", "d", "e", "f", "g"}
+			var log jobLog
+			res, err := Run(context.Background(), p, log.options(RunOptions{
+				Workspace: t.TempDir(), Concurrency: tc.concurrency, Inputs: map[string]any{"items": items},
+			}))
+			require.NoError(t, err)
+			require.True(t, res.OK())
+			assert.Len(t, res.Steps["work"].Outputs, len(items))
+			assert.Len(t, log.started, len(items))
+			assert.Equal(t, tc.want, log.most, "jobs at once")
+		})
+	}
+}
+
+// answerSpec is an inline spec whose script answers JSON.
+const conditionPipeline = `
+steps:
+  count:
+    spec:
+      model: "script:count.yaml"
+      output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+  big:
+    when: "{{steps.count.output.n}} > 5"
+    spec: {model: "script:answer.yaml"}
+  after-big:
+    input: "{{steps.big.output}}"
+    spec: {model: "script:answer.yaml"}
+  other:
+    needs: [count]
+    spec: {model: "script:answer.yaml"}
+`
+
+func TestRunWhen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n   int
+		ran []string
+	}{
+		{n: 3, ran: []string{"count", "other"}},
+		{n: 9, ran: []string{"count", "big", "other", "after-big"}},
+	} {
+		p := loadPipeline(t, map[string]string{
+			"pipeline.yaml": conditionPipeline,
+			"count.yaml":    "turns:\n  - text: '{\"n\": " + string(rune('0'+tc.n)) + "}'\n",
+			"answer.yaml":   "turns:\n  - text: fine\n",
+		})
+		var log jobLog
+		res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir(), Concurrency: 1}))
+		require.NoError(t, err)
+		assert.True(t, res.OK(), "a skipped step is not a failure")
+		assert.ElementsMatch(t, tc.ran, log.started)
+		skipped := tc.n <= 5
+		for _, name := range []string{"big", "after-big"} {
+			assert.Equal(t, skipped, res.Steps[name].Skipped, name)
+			assert.Equal(t, !skipped, res.Steps[name].OK, name)
+			assert.False(t, res.Steps[name].NotRun, name)
+		}
+		assert.True(t, res.Steps["other"].OK)
+	}
+}
+
+func TestRunFailedStepStopsDependents(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  first:
+    spec: {model: "script:fail.yaml"}
+  second:
+    input: "{{steps.first.output}}"
+    spec: {model: "script:answer.yaml"}
+  third:
+    needs: [second]
+    spec: {model: "script:answer.yaml"}
+  alone:
+    spec: {model: "script:answer.yaml"}
+`,
+		"fail.yaml":   "turns:\n  - error: the provider is down\n",
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir()}))
+	require.NoError(t, err, "a failed step is in the result")
+	assert.False(t, res.OK())
+	assert.ElementsMatch(t, []string{"first", "alone"}, log.started)
+	assert.False(t, res.Steps["first"].OK)
+	assert.Contains(t, res.Steps["first"].Error, "the provider is down")
+	for _, name := range []string{"second", "third"} {
+		assert.True(t, res.Steps[name].NotRun, name)
+		assert.False(t, res.Steps[name].Skipped, name)
+	}
+	assert.Contains(t, res.Steps["second"].Error, "first")
+	assert.True(t, res.Steps["alone"].OK, "a step that does not depend on the failure runs")
+	assert.JSONEq(t, "null", string(res.Outputs))
+
+	env, err := json.Marshal(res)
+	require.NoError(t, err)
+	var decoded struct {
+		Steps map[string]map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(env, &decoded))
+	assert.Equal(t, true, decoded.Steps["third"]["not_run"])
+	assert.Equal(t, false, decoded.Steps["first"]["ok"])
+	assert.NotNil(t, decoded.Steps["first"]["error"])
+}
+
+func TestRunOnItemError(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"skip", "fail"} {
+		p := loadPipeline(t, map[string]string{
+			"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+steps:
+  each:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    on_item_error: ` + mode + `
+    max_parallel: 1
+    spec: {model: "script:good.yaml"}
+  after:
+    input: "{{steps.each.outputs}}"
+    spec: {model: "script:answer.yaml"}
+`,
+			// A job whose input is not good diverges from the script: it fails.
+			"good.yaml":   "turns:\n  - expect: {message_contains: good}\n    text: done\n",
+			"answer.yaml": "turns:\n  - text: fine\n",
+		})
+		var log jobLog
+		res, err := Run(context.Background(), p, log.options(RunOptions{
+			Workspace: t.TempDir(), Inputs: map[string]any{"items": []any{"good 1", "bad", "good 2"}},
+		}))
+		require.NoError(t, err)
+		each := res.Steps["each"]
+		require.Len(t, each.Failed, 1, mode)
+		assert.Equal(t, 1, each.Failed[0].Item)
+		if mode == "skip" {
+			assert.True(t, res.OK())
+			assert.Equal(t, []any{"done", "done"}, each.Outputs, "the failed item is left out")
+			assert.True(t, res.Steps["after"].OK)
+			assert.Equal(t, []string{"each[0]", "each[1]", "each[2]", "after"}, log.started)
+			continue
+		}
+		assert.False(t, res.OK())
+		assert.False(t, each.OK)
+		assert.Contains(t, each.Error, "item 1")
+		assert.True(t, res.Steps["after"].NotRun)
+		assert.Equal(t, []string{"each[0]", "each[1]"}, log.started, "no item starts after one failed")
+	}
+}
+
+func TestRunResumeByCache(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+cache: {dir: cache}
+steps:
+  extract:
+    for_each: {glob: "inbox/*.md"}
+    as: doc
+    input: "{{doc}}"
+    spec: {model: "script:extract.yaml"}
+  merge:
+    input: "{{steps.extract.outputs}}"
+    spec: {model: "script:merge.yaml"}
+`,
+		"extract.yaml": "turns:\n  - text: facts\n",
+		"merge.yaml":   "turns:\n  - text: report\n",
+	})
+	ws := writeFiles(t, t.TempDir(), map[string]string{"inbox/a.md": "# A", "inbox/b.md": "# B", "inbox/notes.txt": "not matched"})
+
+	// run returns the jobs that called a model and those replayed.
+	run := func() (fresh, cached []string) {
+		t.Helper()
+		var mu sync.Mutex
+		hits := map[string]bool{}
+		var log jobLog
+		res, err := Run(context.Background(), p, log.options(RunOptions{
+			Workspace: ws,
+			Listeners: []capabilities.Listener{func(_ context.Context, ev capabilities.Event) error {
+				if je, ok := ev.(JobEvent); ok {
+					if _, hit := je.Event.(runtime.CacheHit); hit {
+						mu.Lock()
+						hits[jobName(je.Step, je.Item)] = true
+						mu.Unlock()
+					}
+				}
+				return nil
+			}},
+		}))
+		require.NoError(t, err)
+		require.True(t, res.OK())
+		for _, e := range log.ended {
+			name := jobName(e.Step, e.Item)
+			assert.Equal(t, hits[name], e.Cached, name)
+			if e.Cached {
+				cached = append(cached, name)
+			} else {
+				fresh = append(fresh, name)
+			}
+		}
+		return fresh, cached
+	}
+
+	fresh, cached := run()
+	assert.ElementsMatch(t, []string{"extract[0]", "extract[1]", "merge"}, fresh)
+	assert.Empty(t, cached)
+
+	fresh, cached = run()
+	assert.Empty(t, fresh, "nothing changed: everything replays")
+	assert.Len(t, cached, 3)
+
+	writeFiles(t, ws, map[string]string{"inbox/c.md": "# C"})
+	fresh, cached = run()
+	assert.ElementsMatch(t, []string{"extract[2]", "merge"}, fresh, "the new document's job and its consumer")
+	assert.ElementsMatch(t, []string{"extract[0]", "extract[1]"}, cached)
+}
+
+func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  slow:
+    spec: {model: "script:slow.yaml"}
+  after:
+    input: "{{steps.slow.output}}"
+    spec: {model: "script:slow.yaml"}
+`,
+		"slow.yaml": slowScript("done", time.Minute),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := RunOptions{Workspace: t.TempDir(), OnJobStart: func(string, int) { cancel() }}
+	res, err := Run(ctx, p, opts)
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	require.NotNil(t, res)
+	assert.False(t, res.Steps["slow"].OK)
+	assert.True(t, res.Steps["after"].NotRun)
+}
+
+func TestRunInputs(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {n: {type: integer}}
+  required: [n]
+steps:
+  one:
+    input: "n is {{inputs.n}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - expect: {message_contains: n is 7}\n    text: fine\n",
+	})
+	_, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"n": "seven"}})
+	require.ErrorIs(t, err, ErrInputs)
+	_, err = Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+	require.ErrorIs(t, err, ErrInputs, "n is required")
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"n": 7}})
+	require.NoError(t, err)
+	assert.True(t, res.OK(), "%+v", res.Steps["one"])
+	assert.JSONEq(t, `"fine"`, string(res.Outputs), "without outputs:, the last step's answer")
+}
+
+// The pipeline's cache: is for the steps whose spec says nothing of
+// caching: a spec's own cache: false keeps its step uncached.
+func TestRunPipelineCacheLeavesOwnCacheKey(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+cache: true
+steps:
+  cached:
+    spec: {model: "script:answer.yaml"}
+  never:
+    spec: {model: "script:answer.yaml", cache: false}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	c, err := cache.New(t.TempDir())
+	require.NoError(t, err)
+	ws := t.TempDir()
+	for run := range 2 {
+		res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Cache: c})
+		require.NoError(t, err)
+		assert.Equal(t, run == 1, res.Steps["cached"].Cached, "run %d", run)
+		assert.False(t, res.Steps["never"].Cached, "run %d", run)
+	}
+}
+
+// Without an inputs schema, every input a template names must be given,
+// before any job starts.
+func TestRunInputsWithoutSchema(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  first:
+    spec: {model: "script:answer.yaml"}
+  second:
+    needs: [first]
+    input: "{{inputs.topic}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	var log jobLog
+	_, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir()}))
+	require.ErrorIs(t, err, ErrInputs)
+	assert.ErrorContains(t, err, "topic is not given")
+	assert.Empty(t, log.started)
+
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"topic": "x"}})
+	require.NoError(t, err)
+	assert.True(t, res.OK())
+}
+
+// A fan-out over nothing succeeds with no outputs, and what needs it runs.
+func TestRunFanOutOverNothing(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  each:
+    for_each: {glob: "inbox/**/*.md"}
+    input: "{{item}}"
+    spec: {model: "script:answer.yaml"}
+  after:
+    input: "{{steps.each.outputs}}"
+    spec: {model: "script:after.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+		"after.yaml":  "turns:\n  - expect: {message_contains: '[]'}\n    text: none\n",
+	})
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir()}))
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps["after"])
+	assert.Equal(t, []any{}, res.Steps["each"].Outputs)
+	assert.False(t, res.Steps["each"].Cached, "nothing replayed")
+	assert.Equal(t, []string{"after"}, log.started)
+	assert.JSONEq(t, `"none"`, string(res.Outputs))
+}
