@@ -106,71 +106,27 @@ func TestDocsReportExampleRuns(t *testing.T) {
 	assert.NotEmpty(t, out["report"])
 }
 
-// runSteps runs p's steps in p.Order over ws and returns each step's answer
-// (a fan-out step's: the list of its items' answers).
+// runSteps runs p with the runner over ws and returns each step's answer
+// (a fan-out step's: the list of its items' answers), after checking that
+// every step ran and succeeded.
 func runSteps(t *testing.T, p *pipeline.Pipeline, ws string) map[string]any {
 	t.Helper()
-	answers := map[string]any{}
-	for _, s := range p.Order {
-		if s.Condition != nil {
-			vals := make([]any, 0, len(s.Condition.Refs()))
-			for _, r := range s.Condition.Refs() {
-				vals = append(vals, resolve(t, r, answers, nil))
-			}
-			ok, err := s.Condition.Eval(vals)
-			require.NoError(t, err)
-			require.True(t, ok, "%s's when is true for this example", s.Name)
-		}
-		if !s.FanOut() {
-			answers[s.Name] = runJob(t, s, ws, answers, nil)
-			continue
-		}
-		var items []any
-		if s.ForEach.Glob != "" {
-			matches, err := filepath.Glob(filepath.Join(ws, filepath.FromSlash(s.ForEach.Glob)))
-			require.NoError(t, err)
-			for _, m := range matches {
-				rel, err := filepath.Rel(ws, m)
-				require.NoError(t, err)
-				items = append(items, filepath.ToSlash(rel))
-			}
+	res, err := pipeline.Run(context.Background(), p, pipeline.RunOptions{Workspace: ws,
+		Options: []runtime.Option{runtime.WithoutCache()}})
+	require.NoError(t, err)
+	out := map[string]any{}
+	for _, st := range p.Steps {
+		r := res.Steps[st.Name]
+		require.True(t, r.OK, "%s: %s", st.Name, r.Error)
+		if st.FanOut() {
+			out[st.Name] = r.Outputs
 		} else {
-			v, ok := fill(t, s.ForEach.Template, answers, nil).([]any)
-			require.True(t, ok, "%s's for_each is a list", s.Name)
-			items = v
+			out[st.Name] = r.Output
 		}
-		require.NotEmpty(t, items, s.Name)
-		outs := make([]any, 0, len(items))
-		for _, item := range items {
-			outs = append(outs, runJob(t, s, ws, answers, map[string]any{s.As: item}))
-		}
-		answers[s.Name] = outs
 	}
-	return answers
+	return out
 }
 
-func runJob(t *testing.T, s *pipeline.Step, ws string, answers, item map[string]any) any {
-	t.Helper()
-	opts := []runtime.Option{runtime.WithWorkspace(ws), runtime.WithoutCache()}
-	if s.Input != nil {
-		opts = append(opts, runtime.WithInput(text(fill(t, s.Input, answers, item))))
-	}
-	vars := map[string]string{}
-	for _, v := range s.Vars {
-		vars[v.Name] = text(fill(t, v.Value, answers, item))
-	}
-	opts = append(opts, runtime.WithVars(vars))
-	res, err := runtime.Run(context.Background(), s.Spec, opts...)
-	require.NoError(t, err, "step %s, item %v", s.Name, item)
-	if res.JSON == nil {
-		return res.Output
-	}
-	var v any
-	require.NoError(t, json.Unmarshal(res.JSON, &v))
-	return v
-}
-
-// fill is t's value: a whole reference keeps its JSON type; otherwise the
 // text, with strings inserted as they are and other values as compact JSON.
 func fill(t *testing.T, tmpl *pipeline.Template, answers, item map[string]any) any {
 	t.Helper()
