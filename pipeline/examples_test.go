@@ -2,11 +2,9 @@ package pipeline_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -127,56 +125,7 @@ func runSteps(t *testing.T, p *pipeline.Pipeline, ws string) map[string]any {
 	return out
 }
 
-// text, with strings inserted as they are and other values as compact JSON.
-func fill(t *testing.T, tmpl *pipeline.Template, answers, item map[string]any) any {
-	t.Helper()
-	if r := tmpl.Whole(); r != nil {
-		return resolve(t, r, answers, item)
-	}
-	var b strings.Builder
-	for _, p := range tmpl.Parts {
-		if p.Ref == nil {
-			b.WriteString(p.Literal)
-		} else {
-			b.WriteString(text(resolve(t, p.Ref, answers, item)))
-		}
-	}
-	return b.String()
-}
-
-func text(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func resolve(t *testing.T, r *pipeline.Ref, answers, item map[string]any) any {
-	t.Helper()
-	var v any
-	switch r.Kind {
-	case pipeline.RefOutput, pipeline.RefOutputs:
-		v = answers[r.Name]
-	case pipeline.RefItem:
-		v = item[r.Name]
-	default:
-		t.Fatalf("the examples take no inputs: %s", r.Text)
-	}
-	for _, e := range r.Path {
-		if e.Key != "" {
-			m, ok := v.(map[string]any)
-			require.True(t, ok, "%s: %v is not an object", r.Text, v)
-			v = m[e.Key]
-		} else {
-			l, ok := v.([]any)
-			require.True(t, ok && e.Index < len(l), "%s: no element %d", r.Text, e.Index)
-			v = l[e.Index]
-		}
-	}
-	return v
-}
-
+// copyDir copies the example's workspace, which the run changes.
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
