@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/agentspec
 PKGS    ?= ./...
 
-.PHONY: help build test lint bench schema demo tools clean
+.PHONY: help build test lint bench schema demo demo-pipeline tools clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ schema: ## write the composed JSON Schemas: agentspec.schema.json, and the custo
 
 demo: ## run the quickstart agent offline (scripted model, no API key) in a scratch copy of its workspace
 	scripts/demo.sh
+
+demo-pipeline: ## run the review-fix pipeline offline (triage -> fix each file -> review) in a scratch copy of its workspace
+	scripts/demo-pipeline.sh
 
 clean: ## remove build output and stray test binaries
 	rm -rf bin

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/pipeline"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -47,7 +48,13 @@ func TestReadmeYAMLBlocksValidate(t *testing.T) {
 	require.NotEmpty(t, blocks)
 	for i, b := range blocks {
 		l := spec.Loader{LookupEnv: func(string) (string, bool) { return "", false }}
-		_, err := l.Load(fmt.Sprintf("README-block-%d.yaml", i+1), b[1])
+		name := fmt.Sprintf("README-block-%d.yaml", i+1)
+		if pipeline.IsPipeline(b[1]) {
+			_, err := (&pipeline.Loader{Specs: &l}).Load(name, b[1])
+			assert.NoError(t, err, "README yaml block %d, a pipeline:\n%s", i+1, b[1])
+			continue
+		}
+		_, err := l.Load(name, b[1])
 		assert.NoError(t, err, "README yaml block %d:\n%s", i+1, b[1])
 	}
 }
