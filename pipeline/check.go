@@ -26,7 +26,6 @@ type checker struct {
 	specs    *spec.Loader
 	file     string
 	dir      string
-	src      []byte
 	doc      *spec.Document
 	p        *Pipeline
 	steps    map[string]*Step
@@ -770,7 +769,7 @@ func (c *checker) refine(at spec.Position, prefix, text string) spec.Position {
 	if strings.ContainsAny(prefix, "\n\\") || at.Line == 0 {
 		return at
 	}
-	line := lineOf(c.src, at.Line)
+	line := c.doc.Line(at.Line)
 	i := 0
 	for col := 1; col < at.Col && i < len(line); col++ {
 		_, size := utf8.DecodeRuneInString(line[i:])
@@ -789,21 +788,6 @@ func (c *checker) refine(at spec.Position, prefix, text string) spec.Position {
 		at.Col = col
 	}
 	return at
-}
-
-func lineOf(src []byte, n int) string {
-	s := string(src)
-	for ; n > 1; n-- {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			return ""
-		}
-		s = s[i+1:]
-	}
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimSuffix(s, "\r")
 }
 
 // describe says what a value found is, for "expected ..., found ...".

@@ -176,7 +176,7 @@ func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
 		return nil, err
 	}
 	c := &checker{
-		specs: specs, file: file, dir: filepath.Dir(file), src: data, doc: doc,
+		specs: specs, file: file, dir: filepath.Dir(file), doc: doc,
 		p:      &Pipeline{File: file, Version: 1},
 		steps:  map[string]*Step{},
 		edges:  map[[2]string]edge{},

@@ -44,6 +44,10 @@ func (doc *Document) Pos(ptr string) Position { return doc.d.pos(ptr) }
 // back to the value's position.
 func (doc *Document) KeyPos(ptr string) Position { return doc.d.keyPos(ptr) }
 
+// Line returns the text of the document's 1-based line n, without its
+// newline; "" past the end.
+func (doc *Document) Line(n int) string { return doc.d.line(n) }
+
 // LoadValue loads the agent spec written as the mapping at ptr in doc, as
 // Load would load it from a file of its own: every problem is reported at its
 // position in doc's file, and relative paths in it resolve from that file.
