@@ -61,18 +61,8 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		return exitWith(exitUsage, err)
 	}
 
-	opts := pipeline.RunOptions{
-		Workspace:   dir,
-		Inputs:      inputs,
-		Concurrency: f.jobs,
-		Options: []runtime.Option{
-			runtime.WithListener(capabilityWarnings(stderr)),
-			runtime.WithHTTPTransport(capabilityTransport(ctx)),
-		},
-	}
-	if f.noCache {
-		opts.Options = append(opts.Options, runtime.WithoutCache())
-	}
+	opts := pipelineOptions(ctx, stderr, inputs, f.jobs, f.noCache)
+	opts.Workspace = dir
 	if !f.quiet {
 		pp := &pipelineProgress{w: stderr}
 		opts.OnJobStart, opts.OnJobEnd = pp.start, pp.end
@@ -110,6 +100,24 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 }
 
 // checkPipeline rejects the flags of run that a pipeline does not take.
+// pipelineOptions are what run and batch give every pipeline run: its
+// inputs and -j, the capabilities' warnings on stderr, their transport,
+// and --no-cache.
+func pipelineOptions(ctx context.Context, stderr io.Writer, inputs map[string]any, jobs int, noCache bool) pipeline.RunOptions {
+	opts := pipeline.RunOptions{
+		Inputs:      inputs,
+		Concurrency: jobs,
+		Options: []runtime.Option{
+			runtime.WithListener(capabilityWarnings(stderr)),
+			runtime.WithHTTPTransport(capabilityTransport(ctx)),
+		},
+	}
+	if noCache {
+		opts.Options = append(opts.Options, runtime.WithoutCache())
+	}
+	return opts
+}
+
 func (f runFlags) checkPipeline(args []string) error {
 	if err := f.check(args); err != nil {
 		return err
@@ -386,17 +394,7 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 		return exitWith(exitUsage, err)
 	}
 	ctx := cmd.Context()
-	opts := pipeline.RunOptions{
-		Inputs:      inputs,
-		Concurrency: f.jobs,
-		Options: []runtime.Option{
-			runtime.WithListener(capabilityWarnings(stderr)),
-			runtime.WithHTTPTransport(capabilityTransport(ctx)),
-		},
-	}
-	if f.noCache {
-		opts.Options = append(opts.Options, runtime.WithoutCache())
-	}
+	opts := pipelineOptions(ctx, stderr, inputs, f.jobs, f.noCache)
 	failed := 0
 	for _, ws := range workspaces {
 		line := pipelineLine{Workspace: ws, Outputs: json.RawMessage("null")}
