@@ -37,6 +37,8 @@ scripts/bench-mcp.sh
 echo
 echo "== the work queue against local batch, same total concurrency"
 scripts/bench-queue.sh
+echo "== a pipeline job's coordination, against runtime.Run of the same job (target: under 5 ms)"
+"$GO" test -run '^$' -bench 'JobOverhead' -benchtime "${BENCHTIME_PIPELINE:-21x}" ./pipeline/ | grep '^Benchmark'
 echo "== a worker asking a job's capabilities what they reach, against the job's run"
 "$GO" test -run '^$' -bench 'ConfineVsRun' -benchtime "${BENCHTIME_CONFINE:-7x}" ./runtime/queue/ | grep '^Benchmark'
 
