@@ -19,6 +19,7 @@ import (
 	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/cache"
+	"github.com/agentspec/agentspec/spec"
 )
 
 // RunOptions configure Run.
@@ -51,6 +52,12 @@ type RunOptions struct {
 	// call at a time.
 	OnJobStart func(step string, item int)
 	OnJobEnd   func(JobEnd)
+	// Exec, when set, runs each job in runtime.Run's place: s over the
+	// workspace with its input and vars filled (on a work queue's workers,
+	// say). Options, the pipeline's cache and the job's own events are then
+	// Exec's business: the run opens no cache and emits only the pipeline's
+	// events. nil runs each job here with runtime.Run.
+	Exec func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error)
 }
 
 // JobEnd is how one job ended, for RunOptions.OnJobEnd.
@@ -179,7 +186,7 @@ func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 		r.ws = "."
 	}
 	r.jobs = make(chan struct{}, r.o.Concurrency)
-	if p.Cache != nil && p.Cache.Enabled {
+	if p.Cache != nil && p.Cache.Enabled && o.Exec == nil {
 		if r.cache = o.Cache; r.cache == nil {
 			dir := p.Cache.Dir
 			if dir != "" && !filepath.IsAbs(dir) {
@@ -549,7 +556,12 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 		return nil, usage, false, err
 	}
 	start := time.Now()
-	res, err := runtime.Run(ctx, s.Spec, opts...)
+	var res *runtime.Result
+	if r.o.Exec != nil {
+		res, err = r.o.Exec(ctx, s.Spec, r.ws, input, vars)
+	} else {
+		res, err = runtime.Run(ctx, s.Spec, opts...)
+	}
 	if res != nil {
 		usage, cached = res.Usage, res.Cached
 	}

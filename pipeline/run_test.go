@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/cache"
+	"github.com/agentspec/agentspec/spec"
 )
 
 // writeFiles writes files (slash paths relative to dir) and returns dir.
@@ -539,4 +541,51 @@ steps:
 	assert.False(t, res.Steps["each"].Cached, "nothing replayed")
 	assert.Equal(t, []string{"after"}, log.started)
 	assert.JSONEq(t, `"none"`, string(res.Outputs))
+}
+
+func TestRunExec(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  first:
+    input: start
+    spec: {model: "script:never.yaml", output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}}
+  second:
+    input: "n is {{steps.first.output.n}}"
+    spec: {model: "script:never.yaml"}
+  third:
+    needs: [second]
+    spec: {model: "script:never.yaml"}
+`,
+		// Jobs run by Exec never read the script: running one here would fail.
+		"never.yaml": "turns:\n  - error: ran locally\n",
+	})
+	ws := t.TempDir()
+	type call struct{ workspace, input string }
+	var (
+		mu    sync.Mutex
+		calls []call
+	)
+	exec := func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
+		mu.Lock()
+		calls = append(calls, call{workspace, input})
+		mu.Unlock()
+		switch {
+		case s.OutputSchema != nil:
+			return &runtime.Result{Output: `{"n": 7}`, JSON: json.RawMessage(`{"n":7}`), Usage: runtime.Usage{Requests: 1}}, nil
+		case strings.HasPrefix(input, "n is"):
+			return &runtime.Result{Output: "second saw " + input, Cached: true, Usage: runtime.Usage{Requests: 2}}, nil
+		}
+		return &runtime.Result{Usage: runtime.Usage{Requests: 4}}, errors.New("the worker gave up")
+	}
+	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Exec: exec, Concurrency: 1})
+	require.NoError(t, err)
+	assert.Equal(t, []call{{ws, "start"}, {ws, "n is 7"}, {ws, ""}}, calls, "each job goes to Exec, its input filled from the answers before it")
+	assert.Equal(t, map[string]any{"n": json.Number("7")}, res.Steps["first"].Output)
+	assert.Equal(t, "second saw n is 7", res.Steps["second"].Output)
+	assert.True(t, res.Steps["second"].Cached)
+	assert.False(t, res.Steps["third"].OK)
+	assert.Equal(t, "the worker gave up", res.Steps["third"].Error)
+	assert.Equal(t, 7, res.Usage.Requests, "the usage Exec reports is counted, a failed job's too")
 }
