@@ -362,7 +362,14 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 	if err != nil {
 		return nil, ws, nil, err
 	}
-	if err := w.confine(ctx, s, ws.dir); err != nil {
+	// What the capabilities reach is judged as they will be built: with the
+	// job's vars in their options. The run fills them itself, from the spec
+	// as written (its cache key).
+	filled, err := s.WithCapabilityVars(job.Vars)
+	if err == nil {
+		err = w.confine(ctx, filled, ws.dir)
+	}
+	if err != nil {
 		return nil, ws, nil, errPermanent{err}
 	}
 	var warnings []string

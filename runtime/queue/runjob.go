@@ -1,0 +1,78 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Executor runs a pipeline's jobs on the queue (it is a
+// pipeline.RunOptions.Exec): each job is Run over its workspace, named
+// relative to workspaceRoot on the storage the workers share, with the spec
+// read from its file, s.File, to travel with the job.
+func (q *Queue) Executor(workspaceRoot string) func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
+	return func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
+		return q.Run(ctx, BatchOptions{
+			SpecPath: s.File, Spec: s, Input: input, Vars: vars,
+			Workspaces: []string{workspace}, WorkspaceRoot: workspaceRoot,
+		})
+	}
+}
+
+// Run runs one job on the queue, as a batch of one over opts' one workspace,
+// and waits for its result: a *runtime.Result holding the answer (Output its
+// text, and JSON its value when the spec has an output_schema), Cached and
+// Usage; or an error with the job's own error text. When ctx ends first, the
+// job is withdrawn if no worker has taken it, and the error wraps
+// runtime.ErrInterrupted. A coordinator walking a graph of jobs (a pipeline)
+// calls it once per job, from as many goroutines as it runs jobs at once.
+func (q *Queue) Run(ctx context.Context, opts BatchOptions) (*runtime.Result, error) {
+	if len(opts.Workspaces) != 1 {
+		return nil, fmt.Errorf("a job runs over one workspace, not %d", len(opts.Workspaces))
+	}
+	b, err := q.NewBatch(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Publish(ctx); err != nil {
+		return nil, err
+	}
+	var out JobOutcome
+	if _, err := b.Wait(ctx, func(o JobOutcome) { out = o }); err != nil {
+		return nil, err
+	}
+	res := &runtime.Result{Cached: out.Err == nil && out.Cached, Usage: usageOf(out.Usage)}
+	if out.Err != nil {
+		return res, out.Err
+	}
+	if opts.Spec.OutputSchema != nil {
+		var v any
+		if err := json.Unmarshal(out.Output, &v); err != nil {
+			return res, fmt.Errorf("job %s: its output is not JSON: %w", out.Job, err)
+		}
+		res.JSON, res.Output = out.Output, string(out.Output)
+		return res, nil
+	}
+	if err := json.Unmarshal(out.Output, &res.Output); err != nil {
+		return res, fmt.Errorf("job %s: its output is not text: %w", out.Job, err)
+	}
+	return res, nil
+}
+
+// usageOf reads a result's usage, as runtime.Usage writes it; what does not
+// read as one counts nothing.
+func usageOf(data json.RawMessage) runtime.Usage {
+	var u struct {
+		runtime.Usage
+		ElapsedMS float64 `json:"elapsed_ms"`
+	}
+	if json.Unmarshal(data, &u) != nil {
+		return runtime.Usage{}
+	}
+	u.Usage.Elapsed = time.Duration(u.ElapsedMS * float64(time.Millisecond))
+	return u.Usage
+}
