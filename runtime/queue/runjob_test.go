@@ -2,13 +2,149 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/pipeline"
 )
+
+// reviewFix is the example pipeline the README runs.
+const reviewFix = "../../examples/pipelines/review-fix"
+
+// copyTree copies the regular files under src into dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	}))
+}
+
+// readTree reads the regular files under dir, by slash path.
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	}))
+	return files
+}
+
+// TestPipelineOnWorkers runs the review-fix example on two workers over a
+// workspace on their shared storage, the coordinator submitting one ordinary
+// job per step and item, and gets what a local run of the same pipeline over
+// another copy gets: the same outputs, step by step, and the same files.
+func TestPipelineOnWorkers(t *testing.T) {
+	t.Parallel()
+	p, err := pipeline.LoadFile(filepath.Join(reviewFix, "pipeline.yaml"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	local := t.TempDir()
+	copyTree(t, filepath.Join(reviewFix, "workspace"), local)
+	want, err := pipeline.Run(ctx, p, pipeline.RunOptions{Workspace: local})
+	require.NoError(t, err)
+	require.True(t, want.OK(), "the local run")
+
+	url := startServer(t)
+	root := t.TempDir()
+	for _, name := range []string{"w1", "w2"} {
+		startWorker(t, url, WorkerOptions{Name: name, Concurrency: 1, WorkspaceRoot: root})
+	}
+	ws := filepath.Join(root, "review-fix")
+	copyTree(t, filepath.Join(reviewFix, "workspace"), ws)
+	before := readTree(t, ws)
+	q := connect(t, url, 0)
+	got, err := pipeline.Run(ctx, p, pipeline.RunOptions{Workspace: ws, Exec: q.Executor(root)})
+	require.NoError(t, err)
+	env, _ := json.Marshal(got)
+	require.True(t, got.OK(), "the run on the queue: %s", env)
+
+	assert.JSONEq(t, string(want.Outputs), string(got.Outputs))
+	for name, w := range want.Steps {
+		g := got.Steps[name]
+		assert.Equal(t, w.Output, g.Output, name)
+		assert.Equal(t, w.Outputs, g.Outputs, name)
+		assert.Equal(t, w.Usage.Requests, g.Usage.Requests, "%s: the workers' usage comes back", name)
+	}
+	after := readTree(t, ws)
+	assert.NotEqual(t, before, after, "the workers fixed the files")
+	assert.Equal(t, readTree(t, local), after, "the same files as the local run")
+}
+
+// TestPipelineOnWorkersFailedJob: a job that fails on a worker fails its
+// step, with the job's error, and the steps after it do not run.
+func TestPipelineOnWorkersFailedJob(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"pipeline.yaml": `
+steps:
+  first:
+    spec: first.yaml
+  second:
+    input: "{{steps.first.output}}"
+    spec: second.yaml
+`,
+		"first.yaml":  "model: script:fail.yaml\ninstructions: Fail.\n",
+		"fail.yaml":   "turns:\n  - expect: {message_contains: never sent}\n    text: unreachable\n",
+		"second.yaml": "model: script:answer.yaml\ninstructions: Answer.\n",
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	p, err := pipeline.LoadFile(filepath.Join(dir, "pipeline.yaml"))
+	require.NoError(t, err)
+	url := startServer(t)
+	root := t.TempDir()
+	startWorker(t, url, WorkerOptions{Name: "w1", WorkspaceRoot: root, MaxAttempts: 2})
+	startWorker(t, url, WorkerOptions{Name: "w2", WorkspaceRoot: root, MaxAttempts: 2})
+	ws := filepath.Join(root, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q := connect(t, url, 0)
+	res, err := pipeline.Run(ctx, p, pipeline.RunOptions{Workspace: ws, Exec: q.Executor(root)})
+	require.NoError(t, err, "a failed step is in the result")
+	assert.False(t, res.OK())
+	assert.False(t, res.Steps["first"].OK)
+	assert.Contains(t, res.Steps["first"].Error, "never sent", "the job's own error")
+	assert.True(t, res.Steps["second"].NotRun)
+	assert.JSONEq(t, "null", string(res.Outputs))
+	env, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.Contains(t, string(env), `"not_run":true`)
+}
 
 // TestRunCapabilityVars: a job's vars fill its capabilities' options on the
 // worker, as they do for a run here, and the worker judges what the
