@@ -11,15 +11,15 @@ import (
 )
 
 // Executor runs a pipeline's jobs on the queue (it is a
-// pipeline.RunOptions.Exec): each job is Run over its workspace, named
-// relative to workspaceRoot on the storage the workers share, with the spec
-// read from its file, s.File, to travel with the job.
-func (q *Queue) Executor(workspaceRoot string) func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
+// pipeline.RunOptions.Exec): each job is Run with the options of base
+// (WorkspaceRoot, NoCache) and its own spec, read from its file s.File to
+// travel with the job, input, vars and workspace, named relative to
+// base.WorkspaceRoot on the storage the workers share.
+func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
 	return func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
-		return q.Run(ctx, BatchOptions{
-			SpecPath: s.File, Spec: s, Input: input, Vars: vars,
-			Workspaces: []string{workspace}, WorkspaceRoot: workspaceRoot,
-		})
+		opts := base
+		opts.SpecPath, opts.Spec, opts.Input, opts.Vars, opts.Workspaces = s.File, s, input, vars, []string{workspace}
+		return q.Run(ctx, opts)
 	}
 }
 
