@@ -13,11 +13,13 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/pipeline"
 	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/queue"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -47,11 +49,19 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if err := f.queue.check(cmd); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	p, err := pipeline.LoadFile(args[0])
 	if err != nil {
 		return specError(err)
 	}
 	printStepWarnings(stderr, p)
+	if f.queue.url != "" {
+		if err := travels(p); err != nil {
+			return exitWith(exitUsage, err)
+		}
+	}
 	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "" || len(args) == 2)
 	if err != nil {
 		return exitWith(exitUsage, err)
@@ -74,6 +84,15 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	if events != nil {
 		opts.Listeners = append(opts.Listeners, events)
 	}
+	if f.queue.url != "" {
+		q, err := f.queue.open(ctx, "agentspec run", 0)
+		if err != nil {
+			_ = finishEvents()
+			return err
+		}
+		defer q.Conn().Close()
+		opts.Exec = q.Executor(queue.BatchOptions{WorkspaceRoot: f.queue.workspaceRoot, NoCache: f.noCache})
+	}
 
 	res, err := pipeline.Run(ctx, p, opts)
 	if ferr := finishEvents(); ferr != nil && err == nil {
@@ -95,6 +114,54 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		return exitWith(exitFailure, runError(err))
 	case !res.OK():
 		return exitWith(exitFailure, errors.New(failedSteps(p, res)))
+	}
+	return nil
+}
+
+// runQueueFlags are run's flags for running a pipeline's jobs on the queue.
+type runQueueFlags struct {
+	natsFlags
+	workspaceRoot string
+	ship          bool
+}
+
+func (f *runQueueFlags) add(fl *pflag.FlagSet) {
+	f.natsFlags.add(fl, false)
+	fl.StringVar(&f.workspaceRoot, "workspace-root", ".", "with --nats: the directory the workspace lies in on the storage the workers share; jobs name it relative to it")
+	fl.BoolVar(&f.ship, "ship", false, "with --nats: send the workspace with each job (not for pipelines yet)")
+}
+
+// runQueueNames are the flags of runQueueFlags.
+var runQueueNames = []string{"nats", "stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship"}
+
+// changed is the first of the queue's flags given, "" when none is.
+func (f *runQueueFlags) changed(cmd *cobra.Command) string {
+	for _, name := range runQueueNames {
+		if cmd.Flags().Changed(name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// check rejects the queue's flags without --nats, and --ship.
+func (f *runQueueFlags) check(cmd *cobra.Command) error {
+	if name := f.changed(cmd); f.url == "" && name != "" {
+		return fmt.Errorf("--%s needs --nats", name)
+	}
+	if f.ship {
+		return errors.New("--ship is not for pipelines yet: each job's changes would have to come back before the steps after it start; put the workspace on storage the workers share and give --workspace-root")
+	}
+	return nil
+}
+
+// travels checks that every step's spec can go to a worker: a job carries
+// a spec file, and an inline spec has none of its own.
+func travels(p *pipeline.Pipeline) error {
+	for _, s := range p.Steps {
+		if s.SpecPath == "" {
+			return fmt.Errorf("%s: step %s: an inline spec cannot travel to a worker, which gets a spec file with each job; move it to a file of its own to run the pipeline with --nats", s.Pos, s.Name)
+		}
 	}
 	return nil
 }

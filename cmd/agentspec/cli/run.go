@@ -33,6 +33,7 @@ type runFlags struct {
 	noCache   bool
 	quiet     bool
 	jobs      int
+	queue     runQueueFlags // a pipeline's jobs on the queue
 }
 
 func newRunCmd() *cobra.Command {
@@ -93,6 +94,13 @@ skipped with the steps that need it; a step that fails stops the steps that need
 are reported as not run, and the exit status is 1. --record, --replay and --approve are not
 for pipelines.
 
+With --nats URL a pipeline's jobs run on the NATS JetStream work queue that "agentspec
+worker" processes serve: this process walks the graph and submits each job (its spec file,
+input and vars) once the jobs before it are done, -j at a time. The workspace (--workspace)
+lies on storage the workers share, named relative to --workspace-root, as for "batch --nats";
+each step's spec must be a file of its own (an inline spec cannot travel), and the jobs' own
+events stay on the queue (--events gets the pipeline's). --ship is not for pipelines yet.
+
 A flag the spec would ignore is a usage error saying why: --replay or --record with a script
 or test model, --no-cache without a cache, --approve without capabilities.
 
@@ -122,6 +130,7 @@ generated from its schema, then answers (see the README's "The test model").`,
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the result cache the spec names")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or usage on stderr")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "for a pipeline: jobs at a time (default: the number of CPUs)")
+	f.queue.add(fl)
 	return cmd
 }
 
@@ -131,6 +140,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 
 	if isPipelineFile(args[0]) {
 		return runPipeline(cmd, f, args)
+	}
+	if name := f.queue.changed(cmd); name != "" {
+		return exitWith(exitUsage, fmt.Errorf("--%s is for pipelines; to run one spec on the queue, use agentspec submit SPEC DIR --nats URL --wait", name))
 	}
 	if err := f.check(args); err != nil {
 		return exitWith(exitUsage, err)
