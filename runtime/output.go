@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentspec/agentspec/spec"
 )
 
 // outputSchema is a spec's output_schema, compiled once per run.
@@ -169,4 +171,20 @@ func validationProblems(err error) string {
 	}
 	walk(ve)
 	return strings.Join(lines, "; ")
+}
+
+// CheckAnswer checks an answer that did not come from this process's own
+// run (a queue worker's result, which anyone able to publish could have
+// forged) as a fresh answer's JSON is checked: against the spec's
+// output_schema. It returns the answer compacted; a spec without an
+// output_schema takes any answer.
+func CheckAnswer(s *spec.Spec, answer json.RawMessage) (json.RawMessage, error) {
+	if s.OutputSchema == nil {
+		return answer, nil
+	}
+	schema, err := compileOutputSchema(s.OutputSchema)
+	if err != nil {
+		return nil, err
+	}
+	return schema.parse(string(answer))
 }

@@ -45,16 +45,24 @@ func (q *Queue) Run(ctx context.Context, opts BatchOptions) (*runtime.Result, er
 	if _, err := b.Wait(ctx, func(o JobOutcome) { out = o }); err != nil {
 		return nil, err
 	}
+	return resultOf(opts.Spec, out)
+}
+
+// resultOf is a job's outcome as a run's result, its answer checked as a
+// fresh one's is.
+func resultOf(s *spec.Spec, out JobOutcome) (*runtime.Result, error) {
 	res := &runtime.Result{Cached: out.Err == nil && out.Cached, Usage: usageOf(out.Usage)}
 	if out.Err != nil {
 		return res, out.Err
 	}
-	if opts.Spec.OutputSchema != nil {
-		var v any
-		if err := json.Unmarshal(out.Output, &v); err != nil {
-			return res, fmt.Errorf("job %s: its output is not JSON: %w", out.Job, err)
+	if s.OutputSchema != nil {
+		// A result is trusted no further than a fresh answer: it must
+		// pass the spec's output_schema before any step reads it.
+		answer, err := runtime.CheckAnswer(s, out.Output)
+		if err != nil {
+			return res, fmt.Errorf("job %s: its output does not pass the output_schema: %w", out.Job, err)
 		}
-		res.JSON, res.Output = out.Output, string(out.Output)
+		res.JSON, res.Output = answer, string(answer)
 		return res, nil
 	}
 	if err := json.Unmarshal(out.Output, &res.Output); err != nil {
