@@ -1,4 +1,4 @@
-// Package schema holds the JSON Schema of agent specs.
+// Package schema holds the JSON Schema of agent specs and pipeline files.
 //
 // The embedded schema describes every key of agent.yaml except the options of
 // capability types, which depend on what is registered: the spec package fills
@@ -22,6 +22,17 @@ const ID = "https://github.com/agentspec/agentspec/schema/agent.schema.json"
 //go:embed agent.schema.json
 var agent []byte
 
+//go:embed pipeline.schema.json
+var pipelineSchema []byte
+
+//go:embed pipeline-step.schema.json
+var pipelineStep []byte
+
 // Agent returns the agent spec schema (JSON, draft 2020-12) with capability
 // entries left open. The slice is a copy the caller may keep or change.
 func Agent() []byte { return slices.Clone(agent) }
+
+// Pipeline returns the schema of a pipeline file and of one of its steps,
+// which the composed schema puts under $defs/pipeline and
+// $defs/pipeline.step; a step's inline spec refers to $defs/agent.
+func Pipeline() (file, step []byte) { return slices.Clone(pipelineSchema), slices.Clone(pipelineStep) }

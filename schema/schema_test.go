@@ -63,3 +63,17 @@ func TestAgentReturnsACopy(t *testing.T) {
 		t.Error("changing the returned slice changed the schema")
 	}
 }
+
+// The pipeline schemas are JSON the composed schema can embed.
+func TestPipelineSchemasAreJSON(t *testing.T) {
+	file, step := Pipeline()
+	for _, b := range [][]byte{file, step} {
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v["type"] != "object" {
+			t.Fatalf("not an object schema: %v", v["type"])
+		}
+	}
+}

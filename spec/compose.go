@@ -54,7 +54,7 @@ func compose(reg *capabilities.Registry) ([]byte, error) {
 	names := reg.Names()
 	if len(names) == 0 {
 		defs["capability"] = map[string]any{"description": "No capability types are registered.", "not": map[string]any{}}
-		return marshalSchema(allowEnvStrings(doc).(map[string]any))
+		return marshalSchema(allowEnvStrings(bothKinds(doc)).(map[string]any))
 	}
 
 	var (
@@ -125,7 +125,38 @@ func compose(reg *capabilities.Registry) ([]byte, error) {
 		"description": "A capability: `- Name`, `- Name: {options}`, `- Name: value` or `{name: Name, arguments: ...}`.",
 		"anyOf":       forms,
 	}
-	return marshalSchema(allowEnvStrings(doc).(map[string]any))
+	return marshalSchema(allowEnvStrings(bothKinds(doc)).(map[string]any))
+}
+
+// bothKinds makes the composed agent schema cover pipeline files too, so
+// that editors complete both: the agent schema moves under $defs/agent, the
+// pipeline's beside it (a step's inline spec refers to the agent's), and
+// the root picks one by whether the file has steps:, as the loaders do.
+func bothKinds(doc map[string]any) map[string]any {
+	defs := doc["$defs"].(map[string]any)
+	root := map[string]any{"$defs": defs}
+	agent := map[string]any{}
+	for k, v := range doc {
+		switch k {
+		case "$schema", "$id":
+			root[k] = v
+		case "$defs":
+		default:
+			agent[k] = v
+		}
+	}
+	file, step := schema.Pipeline()
+	var pipeline, pipelineStep map[string]any
+	if decodeJSON(file, &pipeline) != nil || decodeJSON(step, &pipelineStep) != nil {
+		panic("spec: the embedded pipeline schema is not JSON") // a build that ships it broken
+	}
+	defs["agent"], defs["pipeline"], defs["pipeline.step"] = agent, pipeline, pipelineStep
+	root["title"] = "agentspec agent spec or pipeline"
+	root["description"] = "An agent spec (agent.yaml), or a pipeline: a file whose top level has steps:."
+	root["if"] = map[string]any{"type": "object", "required": []any{"steps"}}
+	root["then"] = map[string]any{"$ref": "#/$defs/pipeline"}
+	root["else"] = map[string]any{"$ref": "#/$defs/agent"}
+	return root
 }
 
 // embedType returns the schema of t's options to put under $defs and the URL

@@ -225,3 +225,34 @@ func TestComposedSchemaTakesEnvReferencesForScalars(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 7, s.MaxToolRounds)
 }
+
+// The composed schema covers pipeline files too, so editors complete them:
+// a file with steps: is checked as a pipeline, its inline specs as specs.
+func TestComposedSchemaCoversPipelines(t *testing.T) {
+	t.Parallel()
+	l := &Loader{LookupEnv: testEnv}
+	sch := compileComposed(t, l)
+	for src, ok := range map[string]bool{
+		"steps:\n  triage: {spec: agents/triage.yaml, input: '{{inputs.issue}}'}\n" +
+			"  fix:\n    for_each: '{{steps.triage.output.files}}'\n    as: file\n    spec: agents/fix.yaml\n" +
+			"    vars: {path: '{{file.path}}'}\n    max_parallel: 4\n    on_item_error: skip\n" +
+			"  review: {spec: {model: test, instructions: Review.}, needs: [fix], when: \"{{steps.triage.output.files}} != []\"}\n" +
+			"outputs: {review: '{{steps.review.output}}'}\ncache: true\n": true,
+		"steps:\n  docs: {for_each: {glob: 'inbox/*.md'}, spec: a.yaml}\n": true,
+		"steps:\n  a: {spec: a.yaml, foreach: x}\n":                           false, // unknown step key
+		"steps:\n  Fix: {spec: a.yaml}\n":                                     false, // step name
+		"steps:\n  a: {spec: {model: test, instructons: x}}\n":               false, // the inline spec is a spec
+		"steps:\n  a: {spec: a.yaml, on_item_error: retry}\n":                false,
+		"model: test\ninstructions: Still a spec.\n":                          true,
+		"model: test\nsteps: {}\n":                                           false,
+	} {
+		d := parseYAML("p.yaml", []byte(src), testEnv)
+		require.Empty(t, d.errs, src)
+		err := sch.Validate(d.root)
+		if ok {
+			assert.NoError(t, err, src)
+		} else {
+			assert.Error(t, err, src)
+		}
+	}
+}
