@@ -239,12 +239,12 @@ func TestComposedSchemaCoversPipelines(t *testing.T) {
 			"  review: {spec: {model: test, instructions: Review.}, needs: [fix], when: \"{{steps.triage.output.files}} != []\"}\n" +
 			"outputs: {review: '{{steps.review.output}}'}\ncache: true\n": true,
 		"steps:\n  docs: {for_each: {glob: 'inbox/*.md'}, spec: a.yaml}\n": true,
-		"steps:\n  a: {spec: a.yaml, foreach: x}\n":                           false, // unknown step key
-		"steps:\n  Fix: {spec: a.yaml}\n":                                     false, // step name
-		"steps:\n  a: {spec: {model: test, instructons: x}}\n":               false, // the inline spec is a spec
-		"steps:\n  a: {spec: a.yaml, on_item_error: retry}\n":                false,
-		"model: test\ninstructions: Still a spec.\n":                          true,
-		"model: test\nsteps: {}\n":                                           false,
+		"steps:\n  a: {spec: a.yaml, foreach: x}\n":                        false, // unknown step key
+		"steps:\n  Fix: {spec: a.yaml}\n":                                  false, // step name
+		"steps:\n  a: {spec: {model: test, instructons: x}}\n":             false, // the inline spec is a spec
+		"steps:\n  a: {spec: a.yaml, on_item_error: retry}\n":              false,
+		"model: test\ninstructions: Still a spec.\n":                       true,
+		"model: test\nsteps: {}\n":                                         false,
 	} {
 		d := parseYAML("p.yaml", []byte(src), testEnv)
 		require.Empty(t, d.errs, src)
