@@ -21,7 +21,7 @@ import (
 // every value a placeholder (CheckVars).
 // Problems in a spec loaded from a file are spec.Errors, at their positions.
 //
-// The capabilities are built (capabilities.WithoutConnecting: no server is
+// The capabilities are built (Setup.CheckOnly: no server is
 // started or reached) and asked for their tools, then closed; those that
 // implement capabilities.Remote (their tools live behind the network) are
 // built but not asked.

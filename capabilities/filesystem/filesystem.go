@@ -209,7 +209,7 @@ func New(opts Options, dir string) (*Capability, error) {
 }
 
 // newCapability is New; with protectedReal, the absolute ProtectedFiles
-// come with their symlinks resolved (capabilities.RealProtectedFiles).
+// come with their symlinks resolved (capabilities.Protected.Real).
 func newCapability(opts Options, dir string, protectedReal bool) (*Capability, error) {
 	if err := opts.normalize(); err != nil {
 		return nil, err

@@ -140,7 +140,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 			return specError(err)
 		}
 		for _, w := range spec.CapabilityWarnings(s, caps) {
-			fmt.Fprintln(cmd.ErrOrStderr(), w)
+			fmt.Fprintln(cmd.ErrOrStderr(), text.Visible(w.Error()))
 		}
 	} else {
 		wd, err := os.Getwd()

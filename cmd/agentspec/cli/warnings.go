@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
 )
 
@@ -27,7 +28,7 @@ func capabilityWarnings(w io.Writer) capabilities.Listener {
 		defer mu.Unlock()
 		if !seen[cw] {
 			seen[cw] = true
-			fmt.Fprintln(w, cw.String())
+			fmt.Fprintln(w, text.Visible(cw.String()))
 		}
 		return nil
 	}
