@@ -113,4 +113,9 @@ type ChangeDescription struct {
 	Diff string
 	// Truncated reports that Diff was cut or left out.
 	Truncated bool
+	// File is the absolute path of the file the change writes, as the
+	// capability resolved it; "" when it writes no file (a directory, a
+	// command). Whoever runs several agents over one workspace (a
+	// pipeline's fan-out) uses it to keep two of them off one file.
+	File string
 }

@@ -280,6 +280,7 @@ func (c *checker) loadSpec(st *Step, m map[string]any, ptr string) {
 		c.useSpec(st, s)
 		return
 	case map[string]any:
+		st.SpecPointer = sptr
 		s, err := c.specs.LoadValue(c.doc, sptr)
 		if err != nil {
 			var es spec.Errors

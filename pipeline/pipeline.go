@@ -73,6 +73,9 @@ type Step struct {
 	Description string
 	// SpecPath is the spec: path as written; "" for an inline spec.
 	SpecPath string
+	// SpecPointer is where an inline spec lies in the pipeline file, as a
+	// JSON pointer ("/steps/fix/spec"); "" for a spec of its own file.
+	SpecPointer string
 	// Spec is the step's agent spec, loaded and checked. Its File is the
 	// spec file's path (the pipeline file's directory joined with SpecPath),
 	// or the pipeline file for an inline spec.

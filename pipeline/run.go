@@ -19,7 +19,6 @@ import (
 	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/cache"
-	"github.com/agentspec/agentspec/spec"
 )
 
 // RunOptions configure Run.
@@ -52,12 +51,33 @@ type RunOptions struct {
 	// call at a time.
 	OnJobStart func(step string, item int)
 	OnJobEnd   func(JobEnd)
-	// Exec, when set, runs each job in runtime.Run's place: s over the
-	// workspace with its input and vars filled (on a work queue's workers,
-	// say). Options, the pipeline's cache and the job's own events are then
-	// Exec's business: the run opens no cache and emits only the pipeline's
-	// events. nil runs each job here with runtime.Run.
-	Exec func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error)
+	// Exec, when set, runs each job in runtime.Run's place (on a work
+	// queue's workers, say). Options are then Exec's business, and so is the
+	// cache: the run opens none, and tells Exec in Job.Cache whether the
+	// pipeline's applies. nil runs each job here with runtime.Run.
+	Exec func(ctx context.Context, job Job) (*runtime.Result, error)
+}
+
+// Job is one job of a pipeline, as RunOptions.Exec gets it: the step's spec
+// over the workspace with its input and vars filled.
+type Job struct {
+	Step      *Step
+	Item      int // the fan-out item's index; -1 for a step that does not fan out
+	Workspace string
+	Input     string
+	Vars      map[string]string
+	// Cache says that the pipeline's cache: is on and applies to this job,
+	// whose spec says nothing of its own.
+	Cache bool
+	// Emit hands one of the job's own events to the pipeline's listeners,
+	// tagged with its step and item; it does nothing when there are none.
+	Emit capabilities.Listener
+	// Claim takes the file at an absolute path for this job before Exec
+	// changes it in the workspace, and says why not when another item of
+	// the same fan-out step changed it first in this run: the change must
+	// then be refused, as a local run refuses it. It takes anything for a
+	// step that does not fan out.
+	Claim func(file string) (refusal string)
 }
 
 // JobEnd is how one job ended, for RunOptions.OnJobEnd.
@@ -307,6 +327,9 @@ type runner struct {
 	done    map[string]chan struct{} // closed when the step has ended
 	mu      sync.Mutex               // guards results' contents, and serializes the callbacks
 	results map[string]*StepResult
+
+	claimMu sync.Mutex
+	claims  map[*Step]map[string]int // per fan-out step, the item that changed each file first
 }
 
 // step runs s once its dependencies are done, and records how it ended.
@@ -540,6 +563,9 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	if r.cache != nil && !ownCache(s) {
 		opts = append(opts, runtime.WithCache(r.cache))
 	}
+	if s.FanOut() {
+		opts = append(opts, runtime.WithListener(r.claim(s, i)))
+	}
 	if len(r.o.Listeners) > 0 {
 		opts = append(opts, runtime.WithListener(func(ctx context.Context, ev capabilities.Event) error {
 			return r.emit(ctx, JobEvent{Step: s.Name, Item: i, Event: ev})
@@ -558,7 +584,17 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	start := time.Now()
 	var res *runtime.Result
 	if r.o.Exec != nil {
-		res, err = r.o.Exec(ctx, s.Spec, r.ws, input, vars)
+		res, err = r.o.Exec(ctx, Job{
+			Step: s, Item: i, Workspace: r.ws, Input: input, Vars: vars,
+			Cache: r.p.Cache != nil && r.p.Cache.Enabled && !ownCache(s),
+			Emit: func(ctx context.Context, ev capabilities.Event) error {
+				if len(r.o.Listeners) == 0 {
+					return nil
+				}
+				return r.emit(ctx, JobEvent{Step: s.Name, Item: i, Event: ev})
+			},
+			Claim: func(file string) string { return r.take(s, i, file) },
+		})
 	} else {
 		res, err = runtime.Run(ctx, s.Spec, opts...)
 	}
@@ -585,6 +621,53 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 		return nil, usage, cached, err
 	}
 	return out, usage, cached, nil
+}
+
+// claim keeps two items of the fan-out step s off one file: the first item
+// to change a file claims it, and a change another item asks to make to it
+// in this run is refused as a conflict, so neither answer is lost to the
+// other. The file's path is what the capability resolved, so two names for
+// one file (a/../b) are one claim.
+func (r *runner) claim(s *Step, item int) capabilities.Listener {
+	return func(_ context.Context, ev capabilities.Event) error {
+		req, ok := ev.(capabilities.ChangeRequest)
+		if !ok {
+			return nil
+		}
+		if file := req.Describe().File; file != "" {
+			if why := r.take(s, item, file); why != "" {
+				req.Cancel(why)
+			}
+		}
+		return nil
+	}
+}
+
+// take claims file for item of s, or says why it cannot: another item of
+// the fan-out step changed it first. A step that does not fan out takes
+// anything. A claim is kept even when the change it was taken for was then
+// not made: the step's other items keep off the file all the same.
+func (r *runner) take(s *Step, item int, file string) string {
+	if !s.FanOut() {
+		return ""
+	}
+	r.claimMu.Lock()
+	defer r.claimMu.Unlock()
+	if r.claims == nil {
+		r.claims = map[*Step]map[string]int{}
+	}
+	owners := r.claims[s]
+	if owners == nil {
+		owners = map[string]int{}
+		r.claims[s] = owners
+	}
+	switch first, claimed := owners[file]; {
+	case !claimed:
+		owners[file] = item
+	case first != item:
+		return fmt.Sprintf("conflict: item %d of step %s changed this file in this run, and items must not change the same file", first, s.Name)
+	}
+	return ""
 }
 
 func (r *runner) callback(f func()) {

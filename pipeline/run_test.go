@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +20,6 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/cache"
-	"github.com/agentspec/agentspec/spec"
 )
 
 // writeFiles writes files (slash paths relative to dir) and returns dir.
@@ -547,6 +548,7 @@ func TestRunExec(t *testing.T) {
 	t.Parallel()
 	p := loadPipeline(t, map[string]string{
 		"pipeline.yaml": `
+cache: true
 steps:
   first:
     input: start
@@ -556,21 +558,29 @@ steps:
     spec: {model: "script:never.yaml"}
   third:
     needs: [second]
-    spec: {model: "script:never.yaml"}
+    spec: {model: "script:never.yaml", cache: false}
 `,
 		// Jobs run by Exec never read the script: running one here would fail.
 		"never.yaml": "turns:\n  - error: ran locally\n",
 	})
 	ws := t.TempDir()
-	type call struct{ workspace, input string }
+	type call struct {
+		workspace, input, pointer string
+		item                      int
+		cache                     bool
+	}
 	var (
 		mu    sync.Mutex
 		calls []call
 	)
-	exec := func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
+	exec := func(ctx context.Context, job Job) (*runtime.Result, error) {
+		s, input := job.Step.Spec, job.Input
 		mu.Lock()
-		calls = append(calls, call{workspace, input})
+		calls = append(calls, call{job.Workspace, input, job.Step.SpecPointer, job.Item, job.Cache})
 		mu.Unlock()
+		if err := job.Emit(ctx, runtime.CacheWarning{Message: "from " + job.Step.Name}); err != nil {
+			return nil, err
+		}
 		switch {
 		case s.OutputSchema != nil:
 			return &runtime.Result{Output: `{"n": 7}`, JSON: json.RawMessage(`{"n":7}`), Usage: runtime.Usage{Requests: 1}}, nil
@@ -579,13 +589,136 @@ steps:
 		}
 		return &runtime.Result{Usage: runtime.Usage{Requests: 4}}, errors.New("the worker gave up")
 	}
-	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Exec: exec, Concurrency: 1})
+	var events []string
+	listen := func(ctx context.Context, ev capabilities.Event) error {
+		if je, ok := ev.(JobEvent); ok {
+			data, err := json.Marshal(je)
+			require.NoError(t, err)
+			events = append(events, string(data))
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Exec: exec, Concurrency: 1, Listeners: []capabilities.Listener{listen}})
 	require.NoError(t, err)
-	assert.Equal(t, []call{{ws, "start"}, {ws, "n is 7"}, {ws, ""}}, calls, "each job goes to Exec, its input filled from the answers before it")
+	assert.Equal(t, []call{
+		{ws, "start", "/steps/first/spec", -1, true},
+		{ws, "n is 7", "/steps/second/spec", -1, true},
+		{ws, "", "/steps/third/spec", -1, false},
+	}, calls, "each job goes to Exec, its input filled from the answers before it, told whether the pipeline's cache applies")
+	require.Len(t, events, 3, "the events Exec hands on reach the listeners")
+	assert.JSONEq(t, `{"kind":"run.cache_warning","step":"second","message":"from second"}`, events[1], "tagged with their step")
 	assert.Equal(t, map[string]any{"n": json.Number("7")}, res.Steps["first"].Output)
 	assert.Equal(t, "second saw n is 7", res.Steps["second"].Output)
 	assert.True(t, res.Steps["second"].Cached)
 	assert.False(t, res.Steps["third"].OK)
 	assert.Equal(t, "the worker gave up", res.Steps["third"].Error)
 	assert.Equal(t, 7, res.Usage.Requests, "the usage Exec reports is counted, a failed job's too")
+}
+
+// Two items of a fan-out that write the same file: the second write is
+// refused as a conflict and told to its model, and the first item's content
+// stays; one at a time or at once, whichever comes first wins.
+func TestRunFanOutItemsConflictOnOneFile(t *testing.T) {
+	t.Parallel()
+	for _, parallel := range []int{1, 2} {
+		t.Run(fmt.Sprintf("max_parallel %d", parallel), func(t *testing.T) {
+			t.Parallel()
+			p := loadPipeline(t, map[string]string{
+				"pipeline.yaml": fmt.Sprintf(`
+steps:
+  each:
+    for_each: {glob: "inbox/*.md"}
+    max_parallel: %d
+    input: "{{item}}"
+    spec: writer.yaml
+  other:
+    needs: [each]
+    spec: writer.yaml
+    input: three
+`, parallel),
+				"writer.yaml": "model: script:writer.script.yaml\ncapabilities: [FileSystem]\n",
+				"writer.script.yaml": `
+turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: shared.txt, content: "from the first to ask\n"}
+  - text: done
+`,
+			})
+			ws := writeFiles(t, t.TempDir(), map[string]string{"inbox/one.md": "1\n", "inbox/two.md": "2\n"})
+			var mu sync.Mutex
+			var results []string
+			listen := func(_ context.Context, ev capabilities.Event) error {
+				if je, ok := ev.(JobEvent); ok {
+					if tr, ok := je.Event.(runtime.ToolResult); ok {
+						mu.Lock()
+						results = append(results, fmt.Sprintf("%s[%d] %s", je.Step, je.Item, tr.Text))
+						mu.Unlock()
+					}
+				}
+				return nil
+			}
+			res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Listeners: []capabilities.Listener{listen}})
+			require.NoError(t, err)
+			require.True(t, res.OK(), "%+v", res.Steps)
+			sort.Strings(results)
+			require.Len(t, results, 3)
+			wrote, refused := results[0], results[1]
+			if strings.Contains(wrote, "was not written") {
+				wrote, refused = refused, wrote
+			}
+			assert.Regexp(t, `^each\[[01]\] Wrote 22 chars`, wrote)
+			first := wrote[len("each[")]
+			assert.Regexp(t, `^each\[[01]\] \['shared.txt' was not written: conflict: item `+string(first)+` of step each changed this file in this run, and items must not change the same file\]$`, refused)
+			assert.Regexp(t, `^other\[-1\] Wrote 22 chars`, results[2], "a later step may change what a fan-out wrote")
+		})
+	}
+}
+
+// Ctrl-C in the middle of a job's writes leaves every file of the workspace
+// whole: written completely or not at all, and no temporary file behind.
+func TestRunInterruptedLeavesNothingHalfWritten(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789abcdef", 1<<14) // 256 KiB a file
+	var calls strings.Builder
+	for _, name := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		fmt.Fprintf(&calls, "      - name: write_file\n        arguments: {path: %s, content: %q}\n", name, big)
+	}
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml":      "steps:\n  write:\n    spec: writer.yaml\n  after:\n    needs: [write]\n    spec: writer.yaml\n",
+		"writer.yaml":        "model: script:writer.script.yaml\ncapabilities: [FileSystem]\n",
+		"writer.script.yaml": "turns:\n  - tool_calls:\n" + calls.String() + "  - text: done\n",
+	})
+	ws := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var requests int
+	var mu sync.Mutex
+	listen := func(_ context.Context, ev capabilities.Event) error {
+		if _, ok := ev.(JobEvent).Event.(capabilities.ChangeRequest); ok {
+			mu.Lock()
+			if requests++; requests == 2 {
+				cancel() // as Ctrl-C does, while the job is between its writes
+			}
+			mu.Unlock()
+		}
+		return nil
+	}
+	res, err := Run(ctx, p, RunOptions{Workspace: ws, Listeners: []capabilities.Listener{func(ctx context.Context, ev capabilities.Event) error {
+		if _, ok := ev.(JobEvent); ok {
+			return listen(ctx, ev)
+		}
+		return nil
+	}}})
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	assert.True(t, res.Steps["after"].NotRun)
+	entries, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	require.Less(t, len(entries), 4, "the run stopped before its last write")
+	for _, e := range entries {
+		require.Contains(t, []string{"a.txt", "b.txt", "c.txt", "d.txt"}, e.Name(), "no temporary file is left")
+		data, err := os.ReadFile(filepath.Join(ws, e.Name()))
+		require.NoError(t, err)
+		assert.True(t, string(data) == big, "%s is whole (%d of %d bytes)", e.Name(), len(data), len(big))
+	}
 }

@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"encoding/json"
+	"path/filepath"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -102,7 +103,11 @@ func (e *FileChangeRequestEvent) Describe() capabilities.ChangeDescription {
 	if what == "" {
 		what = e.Operation
 	}
-	return capabilities.ChangeDescription{Summary: what + " " + e.Path, Diff: e.Diff, Truncated: e.Truncated}
+	d := capabilities.ChangeDescription{Summary: what + " " + e.Path, Diff: e.Diff, Truncated: e.Truncated}
+	if e.Operation != OpCreateDirectory && e.RootDir != "" {
+		d.File = filepath.Join(e.RootDir, filepath.FromSlash(e.Path))
+	}
+	return d
 }
 
 var _ capabilities.ChangeRequest = (*FileChangeRequestEvent)(nil)

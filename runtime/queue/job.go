@@ -27,8 +27,11 @@ type Job struct {
 	// Input and Vars are the run's user message and instruction variables.
 	Input string            `json:"input,omitempty"`
 	Vars  map[string]string `json:"vars,omitempty"`
-	// NoCache runs without the cache, whatever the spec says.
+	// NoCache runs without the cache, whatever the spec says. Cache runs
+	// with the worker's cache though the spec has no cache: of its own, as
+	// a pipeline's cache: asks for the steps that say nothing.
 	NoCache bool `json:"no_cache,omitempty"`
+	Cache   bool `json:"cache,omitempty"`
 	// Workspace is the job's directory relative to the worker's workspace
 	// root, on storage the workers share; "" with Ship.
 	Workspace string `json:"workspace,omitempty"`
@@ -56,6 +59,10 @@ type Bundle struct {
 	// Files are the files the spec names (a script model's turns), keyed by
 	// their path relative to the spec's directory.
 	Files map[string][]byte `json:"files,omitempty"`
+	// Pointer, for a spec written inline in another file (a pipeline's
+	// step), is where it lies in Data, as a JSON pointer
+	// ("/steps/fix/spec"); "" when Data is the spec.
+	Pointer string `json:"pointer,omitempty"`
 }
 
 // BundleSpec reads the spec at path and the files it names. The files must

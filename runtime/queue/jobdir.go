@@ -40,7 +40,7 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	switch err := os.Mkdir(dir, 0o700); {
 	case errors.Is(err, os.ErrExist):
 		// Written before, with this content (the name is its digest).
-		s, err := w.parseSpec(filepath.Join(dir, b.Name))
+		s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer)
 		if err != nil {
 			return nil, bundleErrors(err, dir)
 		}
@@ -71,7 +71,7 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	if err := root.WriteFile(b.Name, b.Data, 0o600); err != nil {
 		return nil, err
 	}
-	s, err := w.parseSpec(filepath.Join(dir, b.Name))
+	s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer)
 	if err != nil {
 		return nil, bundleErrors(err, dir)
 	}
@@ -79,11 +79,12 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	return s, nil
 }
 
-// parseSpec loads a job's spec. A ${VAR} reference reads the worker's
-// environment, which the job chose, so it is refused unless the worker
-// allows it: the reference is filled with nothing while loading, and the
-// spec refused at the reference, so no value of the worker's reaches it.
-func (w *Worker) parseSpec(path string) (*spec.Spec, error) {
+// parseSpec loads a job's spec: the file at path, or the spec written inline
+// at pointer in it. A ${VAR} reference reads the worker's environment, which
+// the job chose, so it is refused unless the worker allows it: the reference
+// is filled with nothing while loading, and the spec refused at the
+// reference, so no value of the worker's reaches it.
+func (w *Worker) parseSpec(path, pointer string) (*spec.Spec, error) {
 	l := &spec.Loader{Registry: w.opts.Registry}
 	var asked []string
 	if !w.opts.Allow.Env {
@@ -96,7 +97,15 @@ func (w *Worker) parseSpec(path string) (*spec.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := l.Load(path, data)
+	var s *spec.Spec
+	if pointer == "" {
+		s, err = l.Load(path, data)
+	} else {
+		var doc *spec.Document
+		if doc, err = spec.ParseDocument(path, data, l.LookupEnv); err == nil {
+			s, err = l.LoadValue(doc, pointer)
+		}
+	}
 	if len(asked) == 0 {
 		return s, err
 	}

@@ -6,37 +6,58 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentspec/agentspec/pipeline"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
 // Executor runs a pipeline's jobs on the queue (it is a
 // pipeline.RunOptions.Exec): each job is Run with the options of base
-// (WorkspaceRoot, NoCache) and its own spec, read from its file s.File to
-// travel with the job, input, vars and workspace, named relative to
-// base.WorkspaceRoot on the storage the workers share.
-func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
-	return func(ctx context.Context, s *spec.Spec, workspace, input string, vars map[string]string) (*runtime.Result, error) {
+// (WorkspaceRoot, Ship, ShipMax, NoCache) and its own spec, which travels
+// from its file (or, written inline, with the pipeline file and where it
+// lies there), its input, vars and workspace. The worker's events of the
+// job are handed to the pipeline's listeners as Events.
+func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, job pipeline.Job) (*runtime.Result, error) {
+	return func(ctx context.Context, job pipeline.Job) (*runtime.Result, error) {
 		opts := base
-		opts.SpecPath, opts.Spec, opts.Input, opts.Vars, opts.Workspaces = s.File, s, input, vars, []string{workspace}
-		return q.Run(ctx, opts)
+		s := job.Step.Spec
+		opts.SpecPath, opts.SpecPointer, opts.Spec = s.File, job.Step.SpecPointer, s
+		opts.Input, opts.Vars, opts.Workspaces = job.Input, job.Vars, []string{job.Workspace}
+		opts.Cache, opts.Claim = job.Cache, job.Claim
+		return q.run(ctx, opts, func(event []byte) {
+			if ev, ok := eventOf(event); ok {
+				_ = job.Emit(context.WithoutCancel(ctx), ev)
+			}
+		})
 	}
 }
 
 // Run runs one job on the queue, as a batch of one over opts' one workspace,
 // and waits for its result: a *runtime.Result holding the answer (Output its
 // text, and JSON its value when the spec has an output_schema), Cached and
-// Usage; or an error with the job's own error text. When ctx ends first, the
+// Usage; or an error with the job's own error text. A shipped job's changes
+// are applied to the workspace before Run returns. When ctx ends first, the
 // job is withdrawn if no worker has taken it, and the error wraps
 // runtime.ErrInterrupted. A coordinator walking a graph of jobs (a pipeline)
 // calls it once per job, from as many goroutines as it runs jobs at once.
 func (q *Queue) Run(ctx context.Context, opts BatchOptions) (*runtime.Result, error) {
+	return q.run(ctx, opts, nil)
+}
+
+// run is Run, handing each of the job's events to events when it is not nil.
+func (q *Queue) run(ctx context.Context, opts BatchOptions, events func([]byte)) (*runtime.Result, error) {
 	if len(opts.Workspaces) != 1 {
 		return nil, fmt.Errorf("a job runs over one workspace, not %d", len(opts.Workspaces))
 	}
 	b, err := q.NewBatch(opts)
 	if err != nil {
 		return nil, err
+	}
+	if events != nil {
+		if err := b.Events(func(_ int, ev []byte) { events(ev) }); err != nil {
+			return nil, err
+		}
+		defer b.Close()
 	}
 	if err := b.Publish(ctx); err != nil {
 		return nil, err
@@ -46,6 +67,31 @@ func (q *Queue) Run(ctx context.Context, opts BatchOptions) (*runtime.Result, er
 		return nil, err
 	}
 	return resultOf(opts.Spec, out)
+}
+
+// Event is one of a job's events as a worker sent it: its JSON, with its
+// kind first.
+type Event struct {
+	kind string
+	data json.RawMessage
+}
+
+// Kind is the event's kind, "run.tool_call" say.
+func (e Event) Kind() string { return e.kind }
+
+// MarshalJSON writes the event as the worker sent it.
+func (e Event) MarshalJSON() ([]byte, error) { return e.data, nil }
+
+// eventOf reads a worker's event; false when it is not a JSON object with a
+// kind.
+func eventOf(data []byte) (Event, bool) {
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if !json.Valid(data) || json.Unmarshal(data, &head) != nil || head.Kind == "" {
+		return Event{}, false
+	}
+	return Event{kind: head.Kind, data: append(json.RawMessage(nil), data...)}, true
 }
 
 // resultOf is a job's outcome as a run's result, its answer checked as a

@@ -208,3 +208,52 @@ func TestForgedResultFailsTheSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"approved": true}`, string(res.JSON))
 }
+
+// TestRunShipClaim: a shipped job's changes are offered to Claim file by
+// file, by their paths here, before any is applied; one refusal refuses
+// them all, and nothing lands in the workspace.
+func TestRunShipClaim(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"writer.yaml": "model: script:writer.script.yaml\ncapabilities: [FileSystem]\n",
+		"writer.script.yaml": `turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: a.txt, content: "a\n"}
+      - name: write_file
+        arguments: {path: b.txt, content: "b\n"}
+  - text: done
+`,
+	})
+	s, err := spec.LoadFile(filepath.Join(dir, "writer.yaml"))
+	require.NoError(t, err)
+	url := startServer(t)
+	startWorker(t, url, WorkerOptions{Name: "w1", WorkspaceRoot: t.TempDir(), MaxAttempts: 1})
+	q := connect(t, url, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	ws := t.TempDir()
+	real, err := filepath.EvalSymlinks(ws)
+	require.NoError(t, err)
+	var asked []string
+	opts := BatchOptions{SpecPath: filepath.Join(dir, "writer.yaml"), Spec: s, Workspaces: []string{ws}, Ship: true, NoCache: true,
+		Claim: func(file string) string {
+			asked = append(asked, file)
+			if filepath.Base(file) == "b.txt" {
+				return "conflict: taken by another item"
+			}
+			return ""
+		}}
+	_, err = q.Run(ctx, opts)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the run's changes were refused, and none was applied: b.txt: conflict: taken by another item")
+	assert.ElementsMatch(t, []string{filepath.Join(real, "a.txt"), filepath.Join(real, "b.txt")}, asked)
+	assert.Empty(t, readTree(t, ws), "nothing was applied")
+
+	opts.Claim = func(string) string { return "" }
+	_, err = q.Run(ctx, opts)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, readTree(t, ws), "claimed, the changes are applied")
+}

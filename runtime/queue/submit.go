@@ -24,13 +24,18 @@ import (
 // BatchOptions describe a batch to submit.
 type BatchOptions struct {
 	// SpecPath is the spec's file; Spec is it loaded (and checked) by the
-	// caller.
-	SpecPath string
-	Spec     *spec.Spec
-	// Input, Vars and NoCache apply to every job.
+	// caller. SpecPointer, for a spec written inline in that file (a
+	// pipeline's step), is where it lies there, as a JSON pointer.
+	SpecPath    string
+	SpecPointer string
+	Spec        *spec.Spec
+	// Input, Vars and NoCache apply to every job. Cache asks workers to
+	// use their cache though the spec has no cache: of its own (a
+	// pipeline's cache: applies to it).
 	Input   string
 	Vars    map[string]string
 	NoCache bool
+	Cache   bool
 	// Workspaces are the job directories, one job each, as the submitter
 	// names them.
 	Workspaces []string
@@ -42,6 +47,11 @@ type BatchOptions struct {
 	// the run changed; ShipMax caps each archive (DefaultShipMax when zero).
 	Ship    bool
 	ShipMax int64
+	// Claim, when set, is asked for each file a shipped job's changes
+	// touch, by its absolute path here, before any is applied: a reason
+	// refuses them all, as a protected path would. A pipeline's fan-out
+	// uses it to keep two items off one file.
+	Claim func(file string) (refusal string)
 }
 
 // Batch is a submitted batch.
@@ -50,12 +60,14 @@ type Batch struct {
 	ID        string
 	Jobs      []Job
 	dirs      []string   // the submitter's directory of each job
+	real      []string   // and its real path
 	manifest  []manifest // what was shipped, per job
 	shipMax   int64
 	spec      *spec.Spec        // asked what ships and what comes back (pathGuards)
 	specFiles []string          // the spec's own files, real paths
 	own       []map[string]bool // the spec's own files in each job's directory
 	subs      []*nats.Subscription
+	claim     func(file string) string // BatchOptions.Claim
 }
 
 // JobOutcome is a job's result as the submitter sees it.
@@ -76,10 +88,17 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
+	bundle.Pointer = opts.SpecPointer
 	if len(opts.Workspaces) > MaxBatchJobs {
 		return nil, fmt.Errorf("%d workspaces: a batch holds at most %d jobs", len(opts.Workspaces), MaxBatchJobs)
 	}
-	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, spec: opts.Spec}
+	// What ships and what comes back is asked of the capabilities as the
+	// jobs will build them: with the vars in their options.
+	guarded, err := opts.Spec.WithCapabilityVars(opts.Vars)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, spec: guarded, claim: opts.Claim}
 	// The spec and its script are never changed by a run, wherever they lie.
 	var specFiles []string
 	for _, f := range append([]string{opts.SpecPath}, bundledPaths(opts.SpecPath, bundle)...) {
@@ -107,7 +126,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 		}
 		job := Job{
 			ID: jobID(b.ID, i), Batch: b.ID, Index: i, Label: dir,
-			Spec: bundle, Input: opts.Input, Vars: opts.Vars, NoCache: opts.NoCache,
+			Spec: bundle, Input: opts.Input, Vars: opts.Vars, NoCache: opts.NoCache, Cache: opts.Cache,
 		}
 		if opts.Ship {
 			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real)}
@@ -130,6 +149,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 		}
 		b.Jobs = append(b.Jobs, job)
 		b.dirs = append(b.dirs, dir)
+		b.real = append(b.real, real)
 	}
 	b.manifest = make([]manifest, len(b.Jobs))
 	return b, nil
@@ -394,7 +414,13 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 					if own[rel] {
 						return rel + ": the spec's own file"
 					}
-					return guards.refusal(rel)
+					if why := guards.refusal(rel); why != "" || b.claim == nil {
+						return why
+					}
+					if why := b.claim(filepath.Join(b.real[r.Index], filepath.FromSlash(rel))); why != "" {
+						return rel + ": " + why
+					}
+					return ""
 				})
 			guards.Close()
 		}

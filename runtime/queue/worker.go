@@ -392,7 +392,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 	switch {
 	case job.NoCache || w.cache == nil:
 		opts = append(opts, runtime.WithoutCache())
-	case s.Cache != nil:
+	case s.Cache != nil || job.Cache:
 		opts = append(opts, runtime.WithCache(w.cache))
 	}
 	opts = append(opts, w.opts.Options...)

@@ -85,8 +85,10 @@ Ctrl-C withdraws the jobs no worker has taken yet.
 A pipeline file (steps: at its top level) runs whole once per workspace, one workspace after
 the other, each with -j jobs at a time; --var and --input fill its inputs as for run. Stdout
 gets one JSON line per workspace: {"workspace", "ok", "outputs", "steps", "usage", "error"},
-as "agentspec run PIPELINE -o json" prints its envelope. --nats and --events are not for
-pipelines yet.
+as "agentspec run PIPELINE -o json" prints its envelope, and stderr a line per job. With
+--nats each pipeline's jobs run on the workers as "agentspec run PIPELINE --nats" runs them
+(-j is then how many jobs this process has on the queue at once); --events DIR writes each
+workspace's events, the pipeline's and its jobs', to a file named as for a spec.
 
 Exit status: 0 when every job succeeded, 1 when any failed or did not run, 2 on usage errors
 (--var included, and --no-cache for a spec without a cache, which it would not change), a
@@ -107,7 +109,7 @@ pattern that matches no directory, or a spec that cannot be loaded.`,
 
 func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if err := f.queue.check(cmd); err != nil {
+	if err := f.queue.check(cmd, isPipelineFile(args[0])); err != nil {
 		return err
 	}
 	switch {

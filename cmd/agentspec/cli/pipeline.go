@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,11 +58,6 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		return specError(err)
 	}
 	printStepWarnings(stderr, p)
-	if f.queue.url != "" {
-		if err := travels(p); err != nil {
-			return exitWith(exitUsage, err)
-		}
-	}
 	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "" || len(args) == 2)
 	if err != nil {
 		return exitWith(exitUsage, err)
@@ -91,7 +87,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 			return err
 		}
 		defer q.Conn().Close()
-		opts.Exec = q.Executor(queue.BatchOptions{WorkspaceRoot: f.queue.workspaceRoot, NoCache: f.noCache})
+		opts.Exec = q.Executor(f.queue.batchOptions(f.noCache))
 	}
 
 	res, err := pipeline.Run(ctx, p, opts)
@@ -123,16 +119,18 @@ type runQueueFlags struct {
 	natsFlags
 	workspaceRoot string
 	ship          bool
+	shipMaxMiB    int64
 }
 
 func (f *runQueueFlags) add(fl *pflag.FlagSet) {
 	f.natsFlags.add(fl, false)
 	fl.StringVar(&f.workspaceRoot, "workspace-root", ".", "with --nats: the directory the workspace lies in on the storage the workers share; jobs name it relative to it")
-	fl.BoolVar(&f.ship, "ship", false, "with --nats: send the workspace with each job (not for pipelines yet)")
+	fl.BoolVar(&f.ship, "ship", false, "with --nats: send the workspace with each job and apply the files its run changed before the steps after it start")
+	fl.Int64Var(&f.shipMaxMiB, "ship-max", queue.DefaultShipMax>>20, "with --ship: the cap, in MiB, on the workspace's archive and on the archive of a job's changes")
 }
 
 // runQueueNames are the flags of runQueueFlags.
-var runQueueNames = []string{"nats", "stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship"}
+var runQueueNames = []string{"nats", "stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship", "ship-max"}
 
 // changed is the first of the queue's flags given, "" when none is.
 func (f *runQueueFlags) changed(cmd *cobra.Command) string {
@@ -144,26 +142,23 @@ func (f *runQueueFlags) changed(cmd *cobra.Command) string {
 	return ""
 }
 
-// check rejects the queue's flags without --nats, and --ship.
+// check rejects the queue's flags without --nats, and flags that mean
+// nothing together.
 func (f *runQueueFlags) check(cmd *cobra.Command) error {
-	if name := f.changed(cmd); f.url == "" && name != "" {
+	switch name := f.changed(cmd); {
+	case f.url == "" && name != "":
 		return fmt.Errorf("--%s needs --nats", name)
-	}
-	if f.ship {
-		return errors.New("--ship is not for pipelines yet: each job's changes would have to come back before the steps after it start; put the workspace on storage the workers share and give --workspace-root")
+	case f.ship && cmd.Flags().Changed("workspace-root"):
+		return errors.New("--workspace-root names shared storage; --ship sends the workspace instead: give one of them")
+	case f.shipMaxMiB < 1:
+		return fmt.Errorf("--ship-max must be at least 1 (MiB), not %d", f.shipMaxMiB)
 	}
 	return nil
 }
 
-// travels checks that every step's spec can go to a worker: a job carries
-// a spec file, and an inline spec has none of its own.
-func travels(p *pipeline.Pipeline) error {
-	for _, s := range p.Steps {
-		if s.SpecPath == "" {
-			return fmt.Errorf("%s: step %s: an inline spec cannot travel to a worker, which gets a spec file with each job; move it to a file of its own to run the pipeline with --nats", s.Pos, s.Name)
-		}
-	}
-	return nil
+// batchOptions are what every job of the pipeline is published with.
+func (f *runQueueFlags) batchOptions(noCache bool) queue.BatchOptions {
+	return queue.BatchOptions{WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, NoCache: noCache}
 }
 
 // checkPipeline rejects the flags of run that a pipeline does not take.
@@ -442,15 +437,10 @@ type pipelineLine struct {
 }
 
 // batchPipeline is `agentspec batch PIPELINE DIR...`: the whole pipeline
-// once per workspace, in turn, each run -j jobs at a time.
+// once per workspace, in turn, each run -j jobs at a time, here or on the
+// queue; --events writes each workspace's events to a file of its own.
 func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []string, vars map[string]string, input string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	switch {
-	case f.queue.url != "":
-		return exitWith(exitUsage, errors.New("--nats is not for pipelines yet: batch runs a pipeline here"))
-	case f.queue.events != "":
-		return exitWith(exitUsage, errors.New("--events is not for pipelines in batch yet; run one workspace with agentspec run --events"))
-	}
 	p, err := pipeline.LoadFile(file)
 	if err != nil {
 		return specError(err)
@@ -462,14 +452,50 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 	}
 	ctx := cmd.Context()
 	opts := pipelineOptions(ctx, stderr, inputs, f.jobs, f.noCache)
+	if !f.quiet {
+		pp := &pipelineProgress{w: stderr}
+		opts.OnJobStart, opts.OnJobEnd = pp.start, pp.end
+	}
+	var eventFiles []string
+	if f.queue.events != "" {
+		if err := os.MkdirAll(f.queue.events, 0o755); err != nil {
+			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
+		}
+		eventFiles = eventFileNames(workspaces)
+	}
+	if f.queue.url != "" {
+		q, err := f.queue.open(ctx, "agentspec batch", 0)
+		if err != nil {
+			return err
+		}
+		defer q.Conn().Close()
+		opts.Exec = q.Executor(queue.BatchOptions{
+			WorkspaceRoot: f.queue.workspaceRoot, Ship: f.queue.ship, ShipMax: f.queue.shipMaxMiB << 20, NoCache: f.noCache,
+		})
+	}
+	run := func(i int, ws string) (*pipeline.Result, error) {
+		o := opts
+		o.Workspace = ws
+		if eventFiles == nil {
+			return pipeline.Run(ctx, p, o)
+		}
+		events, finish, err := openEvents(filepath.Join(f.queue.events, eventFiles[i]))
+		if err != nil {
+			return nil, err
+		}
+		o.Listeners = append(slices.Clip(o.Listeners), events)
+		res, err := pipeline.Run(ctx, p, o)
+		if ferr := finish(); ferr != nil && err == nil {
+			err = ferr
+		}
+		return res, err
+	}
 	failed := 0
-	for _, ws := range workspaces {
+	for i, ws := range workspaces {
 		line := pipelineLine{Workspace: ws, Outputs: json.RawMessage("null")}
 		var res *pipeline.Result
 		if ctx.Err() == nil {
-			o := opts
-			o.Workspace = ws
-			res, err = pipeline.Run(ctx, p, o)
+			res, err = run(i, ws)
 		} else {
 			err = runtime.ErrNotRun
 		}

@@ -95,11 +95,14 @@ are reported as not run, and the exit status is 1. --record, --replay and --appr
 for pipelines.
 
 With --nats URL a pipeline's jobs run on the NATS JetStream work queue that "agentspec
-worker" processes serve: this process walks the graph and submits each job (its spec file,
-input and vars) once the jobs before it are done, -j at a time. The workspace (--workspace)
-lies on storage the workers share, named relative to --workspace-root, as for "batch --nats";
-each step's spec must be a file of its own (an inline spec cannot travel), and the jobs' own
-events stay on the queue (--events gets the pipeline's). --ship is not for pipelines yet.
+worker" processes serve: this process walks the graph and submits each job (its spec, from its
+file or written inline in the pipeline, input and vars) once the jobs before it are done, -j at
+a time. The workspace (--workspace) lies on storage the workers share, named relative to
+--workspace-root, as for "batch --nats"; or --ship sends it with each job and applies the files
+the job changed here before the steps after it start (none of them if any changed here
+meanwhile, or if another item of the same for_each step changed one of them first). The
+pipeline's cache: applies on the workers, in their shared cache, and --events gets the jobs'
+own events from the workers, tagged with their step and item, beside the pipeline's.
 
 A flag the spec would ignore is a usage error saying why: --replay or --record with a script
 or test model, --no-cache without a cache, --approve without capabilities.

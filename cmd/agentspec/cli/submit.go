@@ -37,8 +37,10 @@ func (f *queueBatchFlags) add(fl *pflag.FlagSet, envDefault bool) {
 	fl.StringVar(&f.events, "events", "", "write each job's events to a file of its own in this directory, named after its workspace")
 }
 
-// check rejects flags that mean nothing together.
-func (f *queueBatchFlags) check(cmd *cobra.Command) error {
+// check rejects flags that mean nothing together. A pipeline's -j is how
+// many of its jobs the coordinator has on the queue at once, so it is
+// allowed with --nats.
+func (f *queueBatchFlags) check(cmd *cobra.Command, pipeline bool) error {
 	if f.url == "" {
 		for _, name := range []string{"stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship", "ship-max"} {
 			if cmd.Flags().Changed(name) {
@@ -48,7 +50,7 @@ func (f *queueBatchFlags) check(cmd *cobra.Command) error {
 		return nil
 	}
 	switch {
-	case cmd.Flags().Changed("jobs"):
+	case cmd.Flags().Changed("jobs") && !pipeline:
 		return exitWith(exitUsage, errors.New("-j sets how many jobs run here; with --nats each worker sets its own (agentspec worker -j)"))
 	case f.ship && cmd.Flags().Changed("workspace-root"):
 		return exitWith(exitUsage, errors.New("--workspace-root names shared storage; --ship sends the workspaces instead: give one of them"))
@@ -261,7 +263,7 @@ errors.`,
 			if f.url == "" {
 				return exitWith(exitUsage, fmt.Errorf("no NATS server: give --nats URL or set %s", envNATS))
 			}
-			if err := f.check(cmd); err != nil {
+			if err := f.check(cmd, false); err != nil {
 				return err
 			}
 			if f.input != "" && f.inputFile != "" {
