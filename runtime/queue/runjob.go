@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,17 +84,58 @@ func (e Event) Kind() string { return e.kind }
 func (e Event) MarshalJSON() ([]byte, error) { return e.data, nil }
 
 // eventOf reads a worker's event; false when it is not a JSON object with a
-// kind.
+// kind. The worker stamped it with its own time and its run's id: the time
+// is left out and the id kept as "job_id", so that the coordinator's events
+// file stamps it as it stamps a local job's event, with its own time and
+// the pipeline's run_id, and no member twice.
 func eventOf(data []byte) (Event, bool) {
-	var head struct {
-		Kind string `json:"kind"`
-	}
-	if !json.Valid(data) || json.Unmarshal(data, &head) != nil || head.Kind == "" {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return Event{}, false
 	}
-	return Event{kind: head.Kind, data: append(json.RawMessage(nil), data...)}, true
+	var kind string
+	var out bytes.Buffer
+	var jobID json.RawMessage
+	out.WriteByte('{')
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Event{}, false
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return Event{}, false
+		}
+		switch key {
+		case "time", "job_id":
+			continue
+		case "run_id":
+			jobID = v
+			continue
+		case "kind":
+			if json.Unmarshal(v, &kind) != nil {
+				return Event{}, false
+			}
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(v)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') || kind == "" {
+		return Event{}, false
+	}
+	if jobID != nil {
+		out.WriteString(`,"job_id":`)
+		out.Write(jobID)
+	}
+	out.WriteByte('}')
+	return Event{kind: kind, data: out.Bytes()}, true
 }
-
 // resultOf is a job's outcome as a run's result, its answer checked as a
 // fresh one's is.
 func resultOf(s *spec.Spec, out JobOutcome) (*runtime.Result, error) {

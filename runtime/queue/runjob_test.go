@@ -257,3 +257,20 @@ func TestRunShipClaim(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, readTree(t, ws), "claimed, the changes are applied")
 }
+
+// TestEventOf: a worker's event keeps its kind first and its own fields;
+// its time goes, and its run's id becomes job_id, for the coordinator to
+// stamp its own.
+func TestEventOf(t *testing.T) {
+	t.Parallel()
+	ev, ok := eventOf([]byte(`{"kind":"run.tool_call","name":"read_file","time":"2026-12-03T10:00:00Z","run_id":"abc"}`))
+	require.True(t, ok)
+	assert.Equal(t, "run.tool_call", ev.Kind())
+	data, err := json.Marshal(ev)
+	require.NoError(t, err)
+	assert.Equal(t, `{"kind":"run.tool_call","name":"read_file","job_id":"abc"}`, string(data))
+	for _, bad := range []string{`[]`, `{"name":"x"}`, `{"kind":3}`, `{"kind":"a"`, `not json`} {
+		_, ok := eventOf([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+}

@@ -143,22 +143,25 @@ func TestRunPipelineOverNATSShip(t *testing.T) {
 
 	data, err := os.ReadFile(events)
 	require.NoError(t, err)
-	var fixEdits, kinds int
+	var fixEdits int
+	runIDs := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var ev struct {
-			Kind string `json:"kind"`
-			Step string `json:"step"`
-			Item *int   `json:"item"`
+			Kind  string `json:"kind"`
+			Step  string `json:"step"`
+			Item  *int   `json:"item"`
+			RunID string `json:"run_id"`
+			JobID string `json:"job_id"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		runIDs[ev.RunID] = true
 		if ev.Kind == "file_system.file_edited" && ev.Step == "fix" && ev.Item != nil {
 			fixEdits++
-		}
-		if ev.Kind != "" {
-			kinds++
+			assert.NotEmpty(t, ev.JobID, "the worker's run id is the job's: %s", line)
 		}
 	}
 	assert.Equal(t, 2, fixEdits, "each fix item's edit, sent by its worker, is in the events file, tagged")
+	assert.Len(t, runIDs, 1, "one run_id, the pipeline's, on every line")
 	assert.Contains(t, string(data), `"kind":"pipeline.end"`)
 }
 
