@@ -25,8 +25,8 @@ func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, job pipeli
 		opts.SpecPath, opts.SpecPointer, opts.Spec = s.File, job.Step.SpecPointer, s
 		opts.Input, opts.Vars, opts.Workspaces = job.Input, job.Vars, []string{job.Workspace}
 		opts.Cache, opts.Claim = job.Cache, job.Claim
-		return q.run(ctx, opts, func(event []byte) {
-			if ev, ok := eventOf(event); ok {
+		return q.run(ctx, opts, func(id string, event []byte) {
+			if ev, ok := eventOf(event, id); ok {
 				_ = job.Emit(context.WithoutCancel(ctx), ev)
 			}
 		})
@@ -45,8 +45,9 @@ func (q *Queue) Run(ctx context.Context, opts BatchOptions) (*runtime.Result, er
 	return q.run(ctx, opts, nil)
 }
 
-// run is Run, handing each of the job's events to events when it is not nil.
-func (q *Queue) run(ctx context.Context, opts BatchOptions, events func([]byte)) (*runtime.Result, error) {
+// run is Run, handing each of the job's events, with the job's id, to
+// events when it is not nil.
+func (q *Queue) run(ctx context.Context, opts BatchOptions, events func(job string, event []byte)) (*runtime.Result, error) {
 	if len(opts.Workspaces) != 1 {
 		return nil, fmt.Errorf("a job runs over one workspace, not %d", len(opts.Workspaces))
 	}
@@ -55,7 +56,7 @@ func (q *Queue) run(ctx context.Context, opts BatchOptions, events func([]byte))
 		return nil, err
 	}
 	if events != nil {
-		if err := b.Events(func(_ int, ev []byte) { events(ev) }); err != nil {
+		if err := b.Events(func(i int, ev []byte) { events(b.Jobs[i].ID, ev) }); err != nil {
 			return nil, err
 		}
 		defer b.Close()
@@ -83,19 +84,18 @@ func (e Event) Kind() string { return e.kind }
 // MarshalJSON writes the event as the worker sent it.
 func (e Event) MarshalJSON() ([]byte, error) { return e.data, nil }
 
-// eventOf reads a worker's event; false when it is not a JSON object with a
-// kind. The worker stamped it with its own time and its run's id: the time
-// is left out and the id kept as "job_id", so that the coordinator's events
-// file stamps it as it stamps a local job's event, with its own time and
-// the pipeline's run_id, and no member twice.
-func eventOf(data []byte) (Event, bool) {
+// eventOf reads an event a worker sent for the job with the given id; false
+// when it is not a JSON object with a kind. The job's id becomes its
+// "job_id", and a time or run_id it carries is left out, so that the
+// coordinator's events file stamps it as it stamps a local job's event,
+// with its own time and the pipeline's run_id, and no member twice.
+func eventOf(data []byte, job string) (Event, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return Event{}, false
 	}
 	var kind string
 	var out bytes.Buffer
-	var jobID json.RawMessage
 	out.WriteByte('{')
 	for dec.More() {
 		tok, err := dec.Token()
@@ -108,10 +108,7 @@ func eventOf(data []byte) (Event, bool) {
 			return Event{}, false
 		}
 		switch key {
-		case "time", "job_id":
-			continue
-		case "run_id":
-			jobID = v
+		case "time", "job_id", "run_id":
 			continue
 		case "kind":
 			if json.Unmarshal(v, &kind) != nil {
@@ -129,10 +126,9 @@ func eventOf(data []byte) (Event, bool) {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') || kind == "" {
 		return Event{}, false
 	}
-	if jobID != nil {
-		out.WriteString(`,"job_id":`)
-		out.Write(jobID)
-	}
+	id, _ := json.Marshal(job)
+	out.WriteString(`,"job_id":`)
+	out.Write(id)
 	out.WriteByte('}')
 	return Event{kind: kind, data: out.Bytes()}, true
 }

@@ -258,19 +258,19 @@ func TestRunShipClaim(t *testing.T) {
 	assert.Equal(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, readTree(t, ws), "claimed, the changes are applied")
 }
 
-// TestEventOf: a worker's event keeps its kind first and its own fields;
-// its time goes, and its run's id becomes job_id, for the coordinator to
-// stamp its own.
+// TestEventOf: a worker's event keeps its kind first and its own fields,
+// the job's id is its job_id, and a time or run_id goes, for the
+// coordinator to stamp its own.
 func TestEventOf(t *testing.T) {
 	t.Parallel()
-	ev, ok := eventOf([]byte(`{"kind":"run.tool_call","name":"read_file","time":"2026-12-03T10:00:00Z","run_id":"abc"}`))
+	ev, ok := eventOf([]byte(`{"kind":"run.tool_call","name":"read_file","time":"2026-12-03T10:00:00Z","run_id":"abc"}`), "B.0")
 	require.True(t, ok)
 	assert.Equal(t, "run.tool_call", ev.Kind())
 	data, err := json.Marshal(ev)
 	require.NoError(t, err)
-	assert.Equal(t, `{"kind":"run.tool_call","name":"read_file","job_id":"abc"}`, string(data))
+	assert.Equal(t, `{"kind":"run.tool_call","name":"read_file","job_id":"B.0"}`, string(data))
 	for _, bad := range []string{`[]`, `{"name":"x"}`, `{"kind":3}`, `{"kind":"a"`, `not json`} {
-		_, ok := eventOf([]byte(bad))
+		_, ok := eventOf([]byte(bad), "B.0")
 		assert.False(t, ok, bad)
 	}
 }
