@@ -132,6 +132,7 @@ func eventOf(data []byte, job string) (Event, bool) {
 	out.WriteByte('}')
 	return Event{kind: kind, data: out.Bytes()}, true
 }
+
 // resultOf is a job's outcome as a run's result, its answer checked as a
 // fresh one's is.
 func resultOf(s *spec.Spec, out JobOutcome) (*runtime.Result, error) {
