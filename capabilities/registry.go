@@ -55,6 +55,12 @@ type Type struct {
 	// the model (capabilities.NativeTooler, a thinking setting), as the
 	// loader's model checks do before any run.
 	Pure bool
+	// SetsWorkspace says the type sets the run's workspace, as
+	// LocalWorkspace does: a run builds it first, in the workspace it was
+	// given (Setup.Dir), asks it for its WorkspaceSetter's Workspace, and
+	// builds the spec's other capabilities there. A spec has at most one
+	// entry of such a type. New must be as cheap as a Pure type's.
+	SetsWorkspace bool
 	// Nested names the options whose value is itself a capability entry, in
 	// any of the forms a spec's capabilities list takes (PrefixTools's
 	// capability). The loader checks such an entry as it checks the list's,

@@ -33,6 +33,11 @@ type Setup struct {
 	Transport http.RoundTripper
 	// Protected are files and directories no capability may change.
 	Protected *Protected
+	// ReadOnly and Env are what the run's workspace says when a capability
+	// set it (Workspace): capabilities offer only what reads, and commands
+	// they start get Env.
+	ReadOnly bool
+	Env      map[string]string
 }
 
 // HTTPTransport is s.Transport, or http.DefaultTransport when it is nil.

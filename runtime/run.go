@@ -236,7 +236,8 @@ func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache) *capabili
 	return capabilities.NewProtected(files...)
 }
 
-// setup is how the plan's capabilities are built in workspace.
+// setup is how the plan's capabilities are built in workspace, the one the
+// run was given (a LocalWorkspace entry resolves against it).
 func (p *plan) setup(workspace string) capabilities.Setup {
 	return capabilities.Setup{Dir: workspace, Transport: p.cfg.transport, Protected: p.protected}
 }
@@ -253,10 +254,16 @@ func (p *plan) run(ctx context.Context, workspace string) (res *Result, err erro
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	if p.cache == nil {
-		return p.execute(ctx, workspace, start)
+	// A LocalWorkspace entry makes its directory the run's workspace, for
+	// the cache, the checks and the capabilities alike.
+	ws, err := spec.RunWorkspace(ctx, p.spec, p.cfg.registry, p.setup(workspace))
+	if err != nil {
+		return nil, err
 	}
-	lookup, err := p.cache.lookup(ctx, workspace)
+	if p.cache == nil {
+		return p.execute(ctx, workspace, ws.Dir, start)
+	}
+	lookup, err := p.cache.lookup(ctx, ws.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +271,7 @@ func (p *plan) run(ctx context.Context, workspace string) (res *Result, err erro
 		lookup.hit.Usage.Elapsed = time.Since(start)
 		return lookup.hit, nil
 	}
-	res, err = p.execute(ctx, workspace, start)
+	res, err = p.execute(ctx, workspace, ws.Dir, start)
 	if err == nil {
 		res.CacheKey, err = p.cache.store(ctx, lookup, res)
 	}
@@ -291,9 +298,12 @@ func (p *plan) end(ctx context.Context, start time.Time, res *Result, err error)
 
 // execute runs the agent loop: it builds the model and the capabilities and
 // drives the conversation to a final answer.
-func (p *plan) execute(ctx context.Context, workspace string, start time.Time) (res *Result, err error) {
+//
+// given is the workspace the run was given, and workspace the one it works
+// in: the same unless the spec has a LocalWorkspace.
+func (p *plan) execute(ctx context.Context, given, workspace string, start time.Time) (res *Result, err error) {
 	s, cfg := p.spec, p.cfg
-	owned, err := spec.Instantiate(ctx, s, cfg.registry, p.setup(workspace))
+	owned, err := spec.Instantiate(ctx, s, cfg.registry, p.setup(given))
 	if err != nil {
 		return nil, orInterrupted(ctx, err)
 	}

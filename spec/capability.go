@@ -216,6 +216,9 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		newReporter(d, docs, e.options, e.optsPtr, "option").report(err)
 		return Capability{}, false
 	}
+	if t.SetsWorkspace && !checkWorkspaceEntry(d, e, namePos) {
+		return Capability{}, false
+	}
 	if !t.NoBaseOptions && !checkBaseOptions(d, e) {
 		return Capability{}, false
 	}
@@ -276,6 +279,24 @@ func checkBaseOptions(d *document, e entry) bool {
 		return false
 	}
 	d.capIDs[id] = d.pos(ptr)
+	return true
+}
+
+// checkWorkspaceEntry refuses a second entry that sets the run's workspace,
+// and one that asks to be loaded later: a run has one workspace, from its
+// start.
+func checkWorkspaceEntry(d *document, e entry, at Position) bool {
+	if d.workspaceAt != nil {
+		d.add(e.namePtr, at, prefixed(e.ptr, fmt.Sprintf("a run has one workspace, and the %s at %s sets it already", e.name, *d.workspaceAt)))
+		return false
+	}
+	d.workspaceAt = &at
+	opts, _ := e.options.(map[string]any)
+	if deferred, _ := opts["defer_loading"].(bool); deferred {
+		ptr := child(e.optsPtr, "defer_loading")
+		d.add(ptr, d.keyPos(ptr), prefixed(ptr, e.name+" cannot be loaded later: the workspace is the run's from its start"))
+		return false
+	}
 	return true
 }
 

@@ -25,6 +25,9 @@ type document struct {
 	// acting on them.
 	warnings []*Error
 	capIDs   map[string]Position // capability ids seen, where each is written
+	// workspaceAt is where the entry that sets the run's workspace
+	// (LocalWorkspace) is written; nil before one is seen.
+	workspaceAt *Position
 	parsed   int                 // how many of errs were found while parsing; see add
 
 	// numbers holds the text of numbers written otherwise than the JSON

@@ -29,6 +29,14 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup
 	if abs := s.absPath(); abs != "" {
 		setup.Protected = setup.Protected.With(abs)
 	}
+	// The capabilities are built in the run's workspace, which an entry
+	// such as LocalWorkspace may set.
+	given := setup
+	ws, err := RunWorkspace(ctx, s, reg, given)
+	if err != nil {
+		return nil, err
+	}
+	setup.Dir, setup.ReadOnly, setup.Env = ws.Dir, ws.ReadOnly, ws.Env
 	var (
 		built []capabilities.Capability
 		errs  Errors
@@ -38,7 +46,11 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup
 			closeAll(built)
 			return nil, err
 		}
-		capability, err := reg.New(ctx, c.Name, capabilities.Args{Options: c.Options, Setup: setup})
+		at := setup
+		if t, ok := reg.Lookup(c.Name); ok && t.SetsWorkspace {
+			at = given // it names the workspace relative to the one given
+		}
+		capability, err := reg.New(ctx, c.Name, capabilities.Args{Options: c.Options, Setup: at})
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 				closeAll(built)

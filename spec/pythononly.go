@@ -38,12 +38,32 @@ var notImplemented = map[string]string{
 	"AnthropicCompaction":      "Anthropic history compaction",
 }
 
+// harnessOnly are the capabilities pydantic-ai-harness exports that agentspec
+// does not provide (it provides FileSystem and Shell).
+var harnessOnly = map[string]bool{
+	"Advisor": true, "AskUser": true, "BackgroundTools": true, "BrowserUse": true, "CapabilityCreation": true,
+	"ClampOversizedMessages": true, "ClearToolResults": true, "CodeMode": true, "Coder": true,
+	"ConversationSearch": true, "DayAI": true, "DeduplicateFileReads": true, "DynamicWorkflow": true,
+	"ExaAgent": true, "ExaSearch": true, "FallbackCompaction": true, "Grain": true, "LocalStack": true,
+	"Macroscope": true, "ManagedPrompt": true, "Memory": true, "ModalSandbox": true, "ModelRouter": true,
+	"Ordinal": true, "Planning": true, "PostHog": true, "PromptInjectionDefender": true, "PydanticAIDocs": true,
+	"Pylon": true, "ReportContextUsage": true, "RepoContext": true, "Researcher": true, "Skills": true,
+	"SlidingWindowCompaction": true, "SpendLimits": true, "StackOne": true, "StepPersistence": true,
+	"SubAgents": true, "SummarizingCompaction": true, "SystemReminders": true, "TieredCompaction": true,
+	"ToolGuardrail": true, "ToolOutputLimits": true, "TrajectoryJudge": true, "WarnNearLimits": true,
+	"WarnOnCacheBusts": true, "YouResearch": true, "YouSearch": true,
+}
+
 // foreignTypeMsg explains a type name that is pydantic-ai's, or "" when the
 // name is not one of those.
 func foreignTypeMsg(name string) string {
 	if what, ok := pythonOnly[name]; ok {
 		return fmt.Sprintf("capability type %q cannot be used outside Python: pydantic-ai's %s takes %s, "+
 			"which a spec file cannot express; a Go program can register a type of that name (see capabilities.Register)", name, name, what)
+	}
+	if harnessOnly[name] {
+		return fmt.Sprintf("`%s` is a pydantic-ai-harness capability agentspec does not provide; "+
+			"remove it, or register a Go type of that name (see capabilities.Register)", name)
 	}
 	if what, ok := notImplemented[name]; ok {
 		return fmt.Sprintf("capability type %q is a pydantic-ai built-in (%s) that agentspec does not implement; "+

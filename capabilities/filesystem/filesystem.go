@@ -223,6 +223,12 @@ func newCapability(opts Options, dir string, protectedReal bool) (*Capability, e
 		return nil, err
 	}
 	c := &Capability{fs: fs, warnings: rootWarnings(opts.RootDir, fs.rootDir)}
+	if opts.Cwd != "" {
+		// The newest pydantic-ai-harness ignores cwd; agentspec still
+		// honours it, as the older versions did, so that such specs keep
+		// working, and says where the setting now belongs.
+		c.warnings = append(c.warnings, "cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
+	}
 	for _, name := range names {
 		f, ok := toolFactories[name]
 		if !ok {
@@ -518,6 +524,9 @@ func init() {
 				return nil, optionError(err)
 			}
 			opts.ProtectedFiles = args.Protected.Real()
+			// A read-only workspace (LocalWorkspace's read_only) leaves
+			// every FileSystem its read tools alone.
+			opts.ReadOnly = opts.ReadOnly || args.ReadOnly
 			return newCapability(opts, args.Dir, true)
 		},
 	})

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// LocalWorkspace: DIR makes DIR the run's workspace, as --workspace does: a
+// relative one resolves against --workspace, and FileSystem works inside it.
+func TestLocalWorkspace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "write.script.yaml"), `turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: notes.txt, content: "inside\n"}
+  - expect: {tool_result_contains: "Wrote 7 chars"}
+    text: done
+`)
+	spec := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: script:write.script.yaml\ncapabilities:\n  - LocalWorkspace: repo\n  - FileSystem\n")
+	ws := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "repo"), 0o755))
+	code, stdout, stderr := runCLI(t, "", "run", spec, "--workspace", ws, "-q")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "done\n", stdout)
+	data, err := os.ReadFile(filepath.Join(ws, "repo", "notes.txt"))
+	require.NoError(t, err, "the file lands in the LocalWorkspace's directory")
+	assert.Equal(t, "inside\n", string(data))
+	_, err = os.Stat(filepath.Join(ws, "notes.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "not in the workspace the run was given")
+
+	// A directory that is not there fails the run before any request.
+	code, _, stderr = runCLI(t, "", "run", spec, "--workspace", t.TempDir(), "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Regexp(t, `agent.yaml:3:21: capabilities\[0\]\.LocalWorkspace\.working_dir: local workspace directory .*/repo does not exist`, stderr)
+
+	// read_only: true leaves FileSystem its read tools alone.
+	ro := writeFile(t, filepath.Join(dir, "ro.yaml"), "model: script:write.script.yaml\ncapabilities:\n  - LocalWorkspace: {working_dir: repo, read_only: true}\n  - FileSystem\n")
+	code, _, stderr = runCLI(t, "", "run", ro, "--workspace", ws, "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, `; the tools are: file_info, find_files, list_directory, read_file, search_files`)
+	code, stdout, stderr = runCLI(t, "", "tools", ro, "--workspace", ws)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "read_file")
+	assert.NotContains(t, stdout, "write_file")
+}
+
+func TestLocalWorkspaceSpecErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ spec, want string }{
+		"two.yaml": {"model: test\ncapabilities:\n  - LocalWorkspace: .\n  - LocalWorkspace: sub\n",
+			"two.yaml:4:5: capabilities[1]: a run has one workspace, and the LocalWorkspace at " + filepath.Join(dir, "two.yaml") + ":3:5 sets it already"},
+		"deferred.yaml": {"model: test\ncapabilities:\n  - LocalWorkspace: {working_dir: ., defer_loading: true, id: ws}\n",
+			"deferred.yaml:3:38: capabilities[0].LocalWorkspace.defer_loading: LocalWorkspace cannot be loaded later: the workspace is the run's from its start"},
+		"memory.yaml": {"model: test\ncapabilities:\n  - Memory\n",
+			"memory.yaml:3:5: capabilities[0]: `Memory` is a pydantic-ai-harness capability agentspec does not provide; remove it, or register a Go type of that name (see capabilities.Register)"},
+	} {
+		path := writeFile(t, filepath.Join(dir, name), tc.spec)
+		code, _, stderr := runCLI(t, "", "validate", path)
+		assert.Equal(t, exitFailure, code, name)
+		assert.Contains(t, stderr, tc.want, name)
+	}
+}
+
+// The newest harness FileSystem takes its root from the workspace and only
+// warns of cwd: such a spec loads, with the warning at its position.
+func TestHarnessFileSystemDefaults(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "src"), 0o755))
+	spec := writeFile(t, filepath.Join(t.TempDir(), "agent.yaml"),
+		"model: test\ncapabilities:\n  - LocalWorkspace: .\n  - FileSystem: {cwd: src, read_only_patterns: ['**/.env']}\n")
+	code, stdout, stderr := runCLI(t, "", "validate", spec, "--workspace", ws)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout+stderr, "agent.yaml:4:5: capabilities[1]: cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
+}
