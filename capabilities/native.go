@@ -17,6 +17,10 @@ type NativeTool struct {
 	// instead of an error. When the native tool is used, the local tools are
 	// not offered.
 	LocalFallback bool
+	// Fallback names a local fallback the spec asks for that agentspec does
+	// not run (WebSearch's local: duckduckgo): on a provider that lacks the
+	// kind, the refusal says so. "" when there is none.
+	Fallback string
 }
 
 // NativeTooler is implemented by a capability that asks the provider for

@@ -123,6 +123,9 @@ func checkModel(s *spec.Spec) error {
 			}
 			provider, _, _ := strings.Cut(ref, ":")
 			msg := fmt.Sprintf("%s: %s does not run the native tool %s", c.Name, provider, t.Kind)
+			if t.Fallback != "" {
+				msg += fmt.Sprintf(", and agentspec does not run the local fallback the spec names (%s)", t.Fallback)
+			}
 			if have := providers.NativeProviders(t.Kind); len(have) > 0 {
 				msg += "; the providers that do: " + strings.Join(have, ", ")
 			}
@@ -329,6 +332,10 @@ func (m *modelSource) selectNative(caps []capabilities.Capability) ([]capabiliti
 				mine = append(mine, t)
 			case t.LocalFallback:
 				allNative = false
+			case t.Fallback != "":
+				allNative = false
+				errs = append(errs, fmt.Errorf("the model %s has no native %s tool, and agentspec does not run the local fallback the spec names (%s); the providers that have it: %s",
+					m.ref, t.Kind, t.Fallback, strings.Join(providers.NativeProviders(t.Kind), ", ")))
 			default:
 				allNative = false
 				errs = append(errs, fmt.Errorf("the model %s has no native %s tool and the capability asking for it has no local fallback; the providers that have it: %s",

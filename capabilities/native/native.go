@@ -73,8 +73,8 @@ const webSearchSchema = `{
   "type": "object",
   "additionalProperties": false,
   "properties": {
-    "native": {"const": true, "default": true, "x-expected": "true: agentspec has no local search, so WebSearch is the provider's", "description": "Use the provider's web search (true, the default)."},
-    "local": {"enum": [false, null], "x-expected": "false or null: agentspec does not implement a local search (duckduckgo)", "description": "A local fallback search. agentspec has none."},
+    "native": {"type": "boolean", "default": true, "description": "Use the provider's web search (true, the default). agentspec runs no local search, so false leaves WebSearch nothing to do."},
+    "local": {"enum": [false, null, true, "duckduckgo"], "x-expected": "duckduckgo, true (duckduckgo), false or null", "description": "The local fallback search pydantic-ai runs on a provider without a native one (duckduckgo). agentspec runs none: on such a provider the spec is refused, naming the providers that have one."},
     "search_context_size": {"enum": ["low", "medium", "high"], "description": "How much context the search gathers (OpenAI Responses)."},
     "user_location": {"type": "object", "additionalProperties": false, "properties": {"city": {"type": "string"}, "country": {"type": "string"}, "region": {"type": "string"}, "timezone": {"type": "string"}}, "description": "Where results should be local to."},
     "blocked_domains": {"type": "array", "items": {"type": "string"}, "description": "Domains never searched (Anthropic)."},
@@ -133,18 +133,26 @@ func newWebSearch(_ context.Context, args capabilities.Args) (capabilities.Capab
 	if err := args.Decode(&opts); err != nil {
 		return nil, err
 	}
-	if native, ok := opts["native"].(bool); ok && !native {
-		return nil, capabilities.ArgErrorf("native", "false leaves WebSearch nothing to do: agentspec has no local search")
-	}
+	var fallback string
 	switch local := opts["local"].(type) {
-	case nil, bool:
-		if local == true {
-			return nil, capabilities.ArgErrorf("local", "agentspec does not implement the duckduckgo local search; remove local to use the provider's search")
-		}
 	case string:
-		return nil, capabilities.ArgErrorf("local", "agentspec does not implement the local search strategy %q", local)
+		fallback = local
+	case bool:
+		if local {
+			fallback = "duckduckgo"
+		}
 	}
-	tool := capabilities.NativeTool{Kind: "web_search", Options: map[string]any{}}
+	if native, ok := opts["native"].(bool); ok && !native {
+		if fallback != "" {
+			return nil, capabilities.ArgErrorf("native", "false asks for the local %s search alone, which agentspec does not run; remove native: false to use the provider's search", fallback)
+		}
+		return nil, capabilities.ArgErrorf("native", "false leaves WebSearch nothing to do: agentspec runs no local search")
+	}
+	// pydantic-ai's local fallback runs only on a provider without a
+	// native search; agentspec has none to run, so on such a provider the
+	// spec is refused (NativeTool.Fallback names it), and elsewhere the
+	// provider's search is used, as pydantic-ai uses it.
+	tool := capabilities.NativeTool{Kind: "web_search", Options: map[string]any{}, Fallback: fallback}
 	for k, v := range opts {
 		if k != "native" && k != "local" && v != nil {
 			tool.Options[k] = v

@@ -37,6 +37,19 @@ func TestWebSearch(t *testing.T) {
 	local, err := caps[0].Tools(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, local)
+	assert.Empty(t, tools[0].Fallback)
+
+	for yaml, want := range map[string]string{
+		"capabilities:\n  - WebSearch: {local: duckduckgo}\n": "duckduckgo",
+		"capabilities:\n  - WebSearch: {local: true}\n":       "duckduckgo",
+		"capabilities:\n  - WebSearch: {local: false}\n":      "",
+	} {
+		caps, err := build(t, yaml)
+		require.NoError(t, err, "pydantic-ai's local fallback is accepted: %s", yaml)
+		tools := caps[0].(capabilities.NativeTooler).NativeTools()
+		assert.Equal(t, want, tools[0].Fallback, "named for the refusal on a provider without native search: %s", yaml)
+		assert.False(t, tools[0].LocalFallback, "agentspec runs no local search: %s", yaml)
+	}
 }
 
 func TestNativeTool(t *testing.T) {
@@ -82,9 +95,10 @@ func TestRefusals(t *testing.T) {
 	t.Parallel()
 	for yaml, want := range map[string]string{
 		// The schema refuses these when the spec loads (agentspec validate).
-		"capabilities:\n  - WebSearch: {local: duckduckgo}\n": `agent.yaml:2:24: capabilities[0].WebSearch.local: expected false or null: agentspec does not implement a local search (duckduckgo), found "duckduckgo" (a string)`,
-		"capabilities:\n  - WebSearch: {local: true}\n":       "agent.yaml:2:24: capabilities[0].WebSearch.local: expected false or null: agentspec does not implement a local search (duckduckgo), found true",
-		"capabilities:\n  - WebSearch: {native: false}\n":     "agent.yaml:2:25: capabilities[0].WebSearch.native: expected true: agentspec has no local search, so WebSearch is the provider's, found false",
+		"capabilities:\n  - WebSearch: {local: tavily}\n": `agent.yaml:2:24: capabilities[0].WebSearch.local: expected duckduckgo, true (duckduckgo), false or null, found "tavily"`,
+		// The factory refuses what the schema cannot see.
+		"capabilities:\n  - WebSearch: {native: false}\n":                   "agent.yaml:2:25: capabilities[0].WebSearch.native: false leaves WebSearch nothing to do: agentspec runs no local search",
+		"capabilities:\n  - WebSearch: {native: false, local: duckduckgo}\n": "agent.yaml:2:25: capabilities[0].WebSearch.native: false asks for the local duckduckgo search alone, which agentspec does not run; remove native: false to use the provider's search",
 		"capabilities:\n  - NativeTool: {kind: x_search}\n":   `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
 		// The factory refuses what the schema cannot see.
 		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n": "agent.yaml:2:17: capabilities[0].NativeTool.kind: agentspec sends no native x_search tool to any provider yet; it sends web_search, web_fetch, code_execution",

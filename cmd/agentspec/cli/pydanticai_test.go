@@ -40,6 +40,9 @@ func TestPydanticAISpecsValidateAndRun(t *testing.T) {
 		"top-level-keys.yaml":     "success (no tool calls)",
 		"web-fetch.yaml":          "success (no tool calls)", // max_uses: no local tool
 		"web-fetch-native.yaml":   "success (no tool calls)",
+		// Anthropic searches natively, so pydantic-ai never runs the
+		// local DuckDuckGo fallback either.
+		"web-search-duckduckgo.yaml": "success (no tool calls)",
 		"output-schema.yaml":      `{"age":0,"name":"a"}`,
 		"output-schema-defs.json": `{"city":"a","country":"a"}`,
 		// Their tools live on MCP servers at example.com, which
@@ -108,7 +111,7 @@ func TestPydanticAISpecsRefused(t *testing.T) {
 		"output-schema-string.yaml":  `output-schema-string.yaml:3:23: output_schema: expected an object schema`,
 		"python-only.yaml":           `capability type "ProcessHistory" cannot be used outside Python`,
 		"unknown-capability.yaml":    `unknown capability type "Unknown"`,
-		"web-search-duckduckgo.yaml": `WebSearch.local: expected false or null: agentspec does not implement a local search (duckduckgo)`,
+		"web-search-duckduckgo-deepseek.yaml": "web-search-duckduckgo-deepseek.yaml:7:5: WebSearch: deepseek does not run the native tool web_search, and agentspec does not run the local fallback the spec names (duckduckgo); the providers that do: anthropic, ",
 	}
 	files, err := filepath.Glob(filepath.Join(pydanticAI, "invalid", "*"))
 	require.NoError(t, err)
