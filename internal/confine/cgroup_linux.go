@@ -1,0 +1,118 @@
+package confine
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// pidsRoot is where the cgroup v1 pids controller is mounted.
+const pidsRoot = "/sys/fs/cgroup/pids"
+
+// cgroupSeq numbers this process's per-command cgroups.
+var cgroupSeq atomic.Uint64
+
+// cgroup is a per-command pids cgroup (v1): the kernel exempts host root
+// from RLIMIT_NPROC, so that is how a command of root is bounded.
+type cgroup struct {
+	dir    string
+	parent string
+}
+
+// ownPidsCgroup is the directory of this process's pids cgroup.
+func ownPidsCgroup() (string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// hierarchy-ID:controller-list:path
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == "pids" {
+				return filepath.Join(pidsRoot, parts[2]), nil
+			}
+		}
+	}
+	return "", errors.New("this process is in no cgroup v1 pids hierarchy")
+}
+
+// newCgroup makes a pids cgroup below this process's own that holds at
+// most max tasks.
+func newCgroup(max int) (*cgroup, error) {
+	parent, err := ownPidsCgroup()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("agentspec-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the command's pids cgroup: %w", err)
+	}
+	cg := &cgroup{dir: dir, parent: parent}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+		cg.remove()
+		return nil, fmt.Errorf("bounding the command's pids cgroup: %w", err)
+	}
+	return cg, nil
+}
+
+// join moves the calling thread (only it: v1 tasks) into the cgroup, so
+// that what it forks starts there. The caller's thread must end after.
+func (c *cgroup) join() error {
+	tid := strconv.Itoa(unix.Gettid())
+	if err := os.WriteFile(filepath.Join(c.dir, "tasks"), []byte(tid), 0); err != nil {
+		return fmt.Errorf("entering the command's pids cgroup: %w", err)
+	}
+	return nil
+}
+
+// procs lists the processes in the cgroup.
+func (c *cgroup) procs() []int {
+	data, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// remove deletes the cgroup, first moving out whatever still runs in it
+// (an unconfined command's setsid children), which a cgroup cannot keep.
+func (c *cgroup) remove() {
+	for range 3 {
+		if err := unix.Rmdir(c.dir); err == nil || errors.Is(err, unix.ENOENT) {
+			return
+		}
+		for _, pid := range c.procs() {
+			_ = os.WriteFile(filepath.Join(c.parent, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+		}
+	}
+}
+
+// pidsCgroupMissing says why no per-command pids cgroup can be made, or
+// "" when one can.
+func pidsCgroupMissing() string {
+	cg, err := newCgroup(1)
+	if err != nil {
+		return "no pids cgroup to bound processes when running as root (" + err.Error() + ")"
+	}
+	cg.remove()
+	return ""
+}

@@ -1,0 +1,97 @@
+package confine_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/internal/confine"
+)
+
+// syncBuffer is an io.Writer the package's goroutines may write to while a
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is the environment tests give commands.
+func env(t *testing.T, temp string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(temp, "home"), "TMPDIR=" + temp, "LANG=C.UTF-8", "TERM=dumb"}
+}
+
+// box is a workspace W and a private temp T for one test.
+type box struct {
+	root, temp string
+}
+
+func newBox(t *testing.T) box {
+	t.Helper()
+	base := t.TempDir()
+	b := box{root: filepath.Join(base, "w"), temp: filepath.Join(base, "t")}
+	require.NoError(t, os.Mkdir(b.root, 0o755))
+	require.NoError(t, os.Mkdir(b.temp, 0o700))
+	require.NoError(t, os.Mkdir(filepath.Join(b.temp, "home"), 0o700))
+	return b
+}
+
+func (b box) command(t *testing.T, sandbox bool, script string) confine.Command {
+	return confine.Command{
+		Script:  script,
+		Dir:     b.root,
+		Env:     env(t, b.temp),
+		Sandbox: sandbox,
+		Policy:  confine.Policy{Root: b.root, Temp: b.temp},
+	}
+}
+
+type result struct {
+	exit           confine.Exit
+	stdout, stderr string
+}
+
+// run runs c to the end.
+func run(t *testing.T, ctx context.Context, c confine.Command) result {
+	t.Helper()
+	var out, errOut syncBuffer
+	c.Stdout, c.Stderr = &out, &errOut
+	p, err := confine.Start(ctx, c)
+	require.NoError(t, err)
+	exit, err := p.Wait()
+	require.NoError(t, err)
+	return result{exit: exit, stdout: out.String(), stderr: errOut.String()}
+}
+
+// modes are the two ways every behaviour test runs.
+var modes = []struct {
+	name    string
+	sandbox bool
+}{{"unconfined", false}, {"confined", true}}
+
+// needSandbox skips a confined test where this system cannot confine.
+func needSandbox(t *testing.T, sandbox bool) {
+	t.Helper()
+	if !sandbox {
+		return
+	}
+	if err := confine.Available(); err != nil {
+		t.Skip(err)
+	}
+}
