@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentspec/agentspec/internal/confine"
 )
@@ -15,3 +16,10 @@ func TestMain(m *testing.M) {
 }
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+// Bounds of require.Eventually: how long a background command may take to
+// get somewhere, and how often to look.
+const (
+	timeoutForEventually = 20 * time.Second
+	pollEvery            = 20 * time.Millisecond
+)

@@ -28,8 +28,10 @@ func (t *tool) Description() string        { return t.description }
 func (t *tool) Parameters() map[string]any { return t.params }
 
 // Hints: run_command and start_command run anything the model writes, so
-// they are destructive, and open-world when the network is allowed;
-// check_command only reads a command's output; stop_command ends one.
+// they are destructive, and open-world when commands may reach the
+// network; stop_command ends a command. check_command changes nothing, but
+// does not say read-only: it belongs with the tools that start commands,
+// and a read-only server (`agentspec mcp --read-only`) offers none of them.
 func (t *tool) Hints() capabilities.Hints { return t.hints }
 
 // Call runs the tool; its result is cut to max_output_chars from the end.
@@ -72,7 +74,7 @@ func (c *Capability) newTool(name string) *tool {
 	case ToolCheckCommand:
 		t.description = "Check the status and recent output of a background command."
 		t.params = object(map[string]any{"command_id": id}, "command_id")
-		t.hints = capabilities.Hints{ReadOnly: true}
+		t.hints = capabilities.Hints{}
 		t.call = c.checkCommand
 	case ToolStopCommand:
 		t.description = "Stop a background command and return its final output and exit status."
