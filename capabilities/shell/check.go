@@ -9,11 +9,6 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 )
 
-// RefusedCommand is the Refusal of a command the §3 checks refused (an
-// interactive program, a denied operator or command, one not in the
-// allowlist), so that a progress line can say "refused:".
-const RefusedCommand capabilities.Refusal = "command"
-
 // interactivePrefixes are the programs the reference refuses as
 // interactive, matched at the start of the stripped command and followed by
 // a word boundary (Python's re.match of `^(vi|...|man)\b`, `^passwd\b`,
@@ -88,7 +83,7 @@ func (p policy) check(command string, badEncoding bool) error {
 }
 
 func refuse(msg string) error {
-	return &capabilities.RetryError{Message: msg, Refusal: RefusedCommand}
+	return &capabilities.RetryError{Message: msg, Refusal: capabilities.RefusedCommand}
 }
 
 // pyStrip is Python's str.strip(): white space as str.isspace() sees it.

@@ -92,7 +92,7 @@ func TestCheck(t *testing.T) {
 		msg, retry := capabilities.AsRetry(err)
 		assert.True(t, retry, tc.name)
 		assert.Equal(t, tc.want, msg, tc.name)
-		assert.Equal(t, RefusedCommand, capabilities.RefusalOf(err), tc.name)
+		assert.Equal(t, capabilities.RefusedCommand, capabilities.RefusalOf(err), tc.name)
 	}
 }
 
