@@ -69,3 +69,21 @@ turns:
 	assert.Regexp(t, regexp.MustCompile(`(?m)^  run_command .*go test.*  exit 1$`), out.stderr)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^  run_command sed .*  exit 0$`), out.stderr)
 }
+
+// `agentspec tool` runs a Shell tool directly: it warns that the sandbox
+// is off, and --cancel-changes cancels the command.
+func TestToolShell(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: test\ncapabilities: [{Shell: {sandbox: off}}]\n")
+	code, stdout, stderr := runCLI(t, "", "tool", "--spec", specPath, "--workspace", f.workspace, "run_command", `{"command": "cat notes.md"}`)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "[stdout]\n# Notes\nhello from the notes\n", stdout)
+	assert.Contains(t, stderr, "Shell sandbox is off: commands can change files outside the workspace, read secrets and reach the network")
+
+	code, stdout, stderr = runCLI(t, "", "tool", "--spec", specPath, "--workspace", f.workspace, "--cancel-changes", "dry run", "run_command", `{"command": "touch x"}`)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "[Command was not run: dry run]\n", stdout)
+	_, err := os.Stat(filepath.Join(f.workspace, "x"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
