@@ -134,6 +134,9 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		prepare = cg.join
 	}
 	err = childproc.StartWith(cmd, prepare)
+	if cg != nil {
+		cg.evictSelf()
+	}
 	reqR.Close()
 	repW.Close()
 	if err != nil {
