@@ -79,6 +79,27 @@ func (c *cgroup) join() error {
 	return nil
 }
 
+// taskFiles opens the tasks files of the cgroup and of its parent, for an
+// init to move its forking thread in and out.
+func (c *cgroup) taskFiles() ([]*os.File, error) {
+	in, err := os.OpenFile(filepath.Join(c.dir, "tasks"), os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the command's pids cgroup: %w", err)
+	}
+	out, err := os.OpenFile(filepath.Join(c.parent, "tasks"), os.O_WRONLY, 0)
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("opening the parent pids cgroup: %w", err)
+	}
+	return []*os.File{in, out}, nil
+}
+
+// moveThread writes the calling thread's id to a tasks file.
+func moveThread(fd int) error {
+	_, err := unix.Write(fd, []byte(strconv.Itoa(unix.Gettid())))
+	return err
+}
+
 // evictSelf moves this process's threads back to the parent cgroup: the
 // thread that joined to fork may outlive the fork (the runtime keeps the
 // main thread), and must neither count against the command nor be killed

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -211,32 +210,4 @@ func TestSecretsReadAsEmpty(t *testing.T) {
 			})
 		}
 	}
-}
-
-// procsWith lists the host's processes whose command line contains token.
-func procsWith(token string) []string {
-	var found []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), token) {
-			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return found
-}
-
-// waitGone polls until no process has token (they are killed, but
-// reaping may lag an instant), for at most a few seconds.
-func waitGone(token string) []string {
-	for range 50 {
-		if len(procsWith(token)) == 0 {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return procsWith(token)
 }

@@ -43,6 +43,11 @@ func runInit(req request, lifeline, report *os.File) int {
 	// caught before the shell exists, so none is lost.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	if req.Cgroup {
+		if err := moveThread(cgroupTasksFD); err != nil {
+			return fail(fmt.Errorf("entering the command's pids cgroup: %w", err))
+		}
+	}
 	proc, err := os.StartProcess(shell, []string{"sh", "-c", req.Script}, &os.ProcAttr{
 		Dir:   req.Dir,
 		Env:   req.Env,
@@ -51,6 +56,15 @@ func runInit(req request, lifeline, report *os.File) int {
 	})
 	if err != nil {
 		return fail(fmt.Errorf("starting %s: %w", shell, err))
+	}
+	if req.Cgroup {
+		// The shell stays; this thread leaves, and fails the command
+		// rather than take the command's room.
+		if err := moveThread(parentTasksFD); err != nil {
+			return fail(fmt.Errorf("leaving the command's pids cgroup: %w", err))
+		}
+		unix.Close(cgroupTasksFD)
+		unix.Close(parentTasksFD)
 	}
 	go func() {
 		for s := range sigs {
