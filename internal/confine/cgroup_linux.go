@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -78,6 +79,43 @@ func (c *cgroup) join() error {
 	return nil
 }
 
+// taskFiles opens the tasks files of the cgroup and of its parent, for an
+// init to move its forking thread in and out.
+func (c *cgroup) taskFiles() ([]*os.File, error) {
+	in, err := os.OpenFile(filepath.Join(c.dir, "tasks"), os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the command's pids cgroup: %w", err)
+	}
+	out, err := os.OpenFile(filepath.Join(c.parent, "tasks"), os.O_WRONLY, 0)
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("opening the parent pids cgroup: %w", err)
+	}
+	return []*os.File{in, out}, nil
+}
+
+// moveThread writes the calling thread's id to a tasks file.
+func moveThread(fd int) error {
+	_, err := unix.Write(fd, []byte(strconv.Itoa(unix.Gettid())))
+	return err
+}
+
+// evictSelf moves this process's threads back to the parent cgroup: the
+// thread that joined to fork may outlive the fork (the runtime keeps the
+// main thread), and must neither count against the command nor be killed
+// with its leftovers.
+func (c *cgroup) evictSelf() {
+	data, err := os.ReadFile(filepath.Join(c.dir, "tasks"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(data)) {
+		if _, err := os.Stat("/proc/self/task/" + f); err == nil {
+			_ = os.WriteFile(filepath.Join(c.parent, "tasks"), []byte(f), 0)
+		}
+	}
+}
+
 // procs lists the processes in the cgroup.
 func (c *cgroup) procs() []int {
 	data, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
@@ -93,16 +131,23 @@ func (c *cgroup) procs() []int {
 	return pids
 }
 
-// remove deletes the cgroup, first moving out whatever still runs in it
-// (an unconfined command's setsid children), which a cgroup cannot keep.
+// remove deletes the cgroup. A cgroup cannot be removed while it holds a
+// process, and moving one out would lift its bound, so what still runs in
+// it (an unconfined command's setsid children) is killed first.
 func (c *cgroup) remove() {
-	for range 3 {
-		if err := unix.Rmdir(c.dir); err == nil || errors.Is(err, unix.ENOENT) {
+	for i := 0; ; i++ {
+		err := unix.Rmdir(c.dir)
+		if err == nil || errors.Is(err, unix.ENOENT) || i == 100 {
 			return
 		}
+		c.evictSelf()
 		for _, pid := range c.procs() {
-			_ = os.WriteFile(filepath.Join(c.parent, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+			if pid == os.Getpid() {
+				continue
+			}
+			_ = unix.Kill(pid, unix.SIGKILL)
 		}
+		time.Sleep(time.Duration(i) * time.Millisecond) // the killed are reaped by their parents
 	}
 }
 

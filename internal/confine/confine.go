@@ -71,7 +71,7 @@ type Exit struct {
 // String renders the exit as a shell would describe it.
 func (e Exit) String() string {
 	if e.Signal != 0 {
-		return fmt.Sprintf("killed by %v (exit code %d)", e.Signal, e.Code)
+		return fmt.Sprintf("killed by signal %d (%v), exit code %d", int(e.Signal), e.Signal, e.Code)
 	}
 	return fmt.Sprintf("exit code %d", e.Code)
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -94,4 +96,33 @@ func needSandbox(t *testing.T, sandbox bool) {
 	if err := confine.Available(); err != nil {
 		t.Skip(err)
 	}
+}
+
+// procsWith lists the host's processes whose command line starts with
+// prefix.
+func procsWith(prefix string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// waitGone polls until no process's command line starts with prefix (they
+// are killed, but reaping may lag an instant), for at most a few seconds.
+func waitGone(prefix string) []string {
+	for range 50 {
+		if len(procsWith(prefix)) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return procsWith(prefix)
 }

@@ -25,10 +25,6 @@ import (
 // killed): only a process that escaped can still hold the pipes then.
 const outputGrace = 2 * time.Second
 
-// initThreads is the room a confined command's pids cgroup leaves for its
-// init, a Go program whose threads the controller counts.
-const initThreads = 16
-
 // Process is a running command.
 type Process struct {
 	cmd      *exec.Cmd
@@ -60,12 +56,8 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 	}
 	var cg *cgroup
 	if os.Geteuid() == 0 {
-		max := c.Policy.maxProcs()
-		if c.Sandbox {
-			max += initThreads
-		}
 		var err error
-		if cg, err = newCgroup(max); err != nil && c.Sandbox {
+		if cg, err = newCgroup(c.Policy.maxProcs()); err != nil && c.Sandbox {
 			return nil, fmt.Errorf("bounding the command's processes: %w", err)
 		}
 	} else {
@@ -130,10 +122,30 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
 	var prepare func() error
-	if cg != nil {
+	var cgFiles []*os.File
+	switch {
+	case cg != nil && c.Sandbox:
+		// The init's thread joins the cgroup just to fork the shell, so
+		// that the init's other threads do not count against the command.
+		if cgFiles, err = cg.taskFiles(); err != nil {
+			reqR.Close()
+			reqW.Close()
+			repR.Close()
+			repW.Close()
+			return nil, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, cgFiles...)
+		req.Cgroup = true
+	case cg != nil:
 		prepare = cg.join
 	}
 	err = childproc.StartWith(cmd, prepare)
+	if cg != nil {
+		cg.evictSelf()
+	}
+	for _, f := range cgFiles {
+		f.Close()
+	}
 	reqR.Close()
 	repW.Close()
 	if err != nil {

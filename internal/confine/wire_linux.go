@@ -15,6 +15,11 @@ import (
 const (
 	requestFD = 3
 	reportFD  = 4
+	// With request.Cgroup, the tasks files of the command's pids cgroup
+	// and of its parent, opened by the parent (v1 checks a migration
+	// against the opener's credentials).
+	cgroupTasksFD = 5
+	parentTasksFD = 6
 
 	// initArg (argv[1]) and initEnv (the helper's only variable) mark a
 	// process started as the helper; Main checks both.
@@ -35,6 +40,8 @@ type request struct {
 	// SetNproc asks for RLIMIT_NPROC = Policy.MaxProcs (the bound when no
 	// pids cgroup holds the command).
 	SetNproc bool
+	// Cgroup says fds cgroupTasksFD and parentTasksFD are open.
+	Cgroup bool
 }
 
 func writeRequest(w io.Writer, r request) error {
