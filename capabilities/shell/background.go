@@ -20,6 +20,10 @@ type job struct {
 	stdout, stderr   *ring
 	began            time.Time
 
+	// events is the start call's context without its cancellation: the
+	// run's listener, to which Close reports the command killed.
+	events context.Context
+
 	done chan struct{} // closed once the process is reaped
 	exit confine.Exit  // valid after done
 	err  error         // waiting failed
@@ -78,7 +82,7 @@ func (c *Capability) startCommand(ctx context.Context, raw json.RawMessage) (str
 	}
 	size := 4 * c.cfg.maxOutputChars
 	j := &job{id: newID(), command: l.command, dir: l.dir, stdout: newRing(size), stderr: newRing(size),
-		began: time.Now(), done: make(chan struct{})}
+		began: time.Now(), done: make(chan struct{}), events: context.WithoutCancel(ctx)}
 	p, err := c.start(context.Background(), l, j.stdout, j.stderr)
 	if err != nil {
 		return "", err
@@ -154,9 +158,7 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 	delete(c.jobs, j.id)
 	c.mu.Unlock()
 	out := labelled(j.stdout.String(), j.stderr.String(), "(no output)", "") + "\n[stopped]"
-	ev := &CommandEvent{Command: j.command, ID: j.id, Cwd: c.relDir(j.dir), RootDir: c.root,
-		DurationMS: time.Since(j.began).Milliseconds(), StdoutBytes: j.stdout.Total(), StderrBytes: j.stderr.Total(),
-		Background: true, Sandboxed: c.cfg.sandbox}
+	ev := c.endEvent(j)
 	if j.err == nil && j.exit.Signal != syscall.SIGKILL {
 		code := exitCode(j.exit)
 		out += "\n" + exitLine(code)
@@ -167,4 +169,12 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 		return "", err
 	}
 	return out, nil
+}
+
+// endEvent is the shell.command event of a background command that ended,
+// without its exit code.
+func (c *Capability) endEvent(j *job) *CommandEvent {
+	return &CommandEvent{Command: j.command, ID: j.id, Cwd: c.relDir(j.dir), RootDir: c.root,
+		DurationMS: time.Since(j.began).Milliseconds(), StdoutBytes: j.stdout.Total(), StderrBytes: j.stderr.Total(),
+		Background: true, Sandboxed: c.cfg.sandbox}
 }

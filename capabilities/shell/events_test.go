@@ -116,3 +116,19 @@ func TestBackgroundEvents(t *testing.T) {
 	assert.Equal(t, 143, *stopped.ExitCode)
 	assert.Equal(t, id, stopped.ID)
 }
+
+// The run's end kills a background command and says so.
+func TestCloseReportsBackgroundCommands(t *testing.T) {
+	t.Parallel()
+	s, err := New(Options{Sandbox: sandboxMode(t)}, realTemp(t))
+	require.NoError(t, err)
+	var r recorder
+	out, err := call(t, r.ctx(), s, ToolStartCommand, `{"command": "sleep 300"}`)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Len(t, r.events, 3)
+	ev := r.events[2].(*CommandEvent)
+	assert.Equal(t, out[len(out)-32:], ev.ID)
+	assert.Nil(t, ev.ExitCode, "killed")
+	assert.Equal(t, "killed", ev.Outcome())
+}

@@ -177,7 +177,9 @@ func (c *Capability) Reach() capabilities.Reach {
 var ErrClosed = errors.New("the Shell capability is closed")
 
 // Close kills every background command, waits until every process the
-// capability started is dead, and removes the private temporary directory.
+// capability started is dead, reports each background command that was
+// still known with a shell.command event to the run's listener, and removes
+// the private temporary directory.
 // Closing twice is harmless.
 func (c *Capability) Close() error {
 	c.mu.Lock()
@@ -196,6 +198,15 @@ func (c *Capability) Close() error {
 		j.proc.Kill()
 	}
 	c.running.Wait()
+	for _, j := range jobs {
+		// The run is ending: a listener's error has nothing left to stop.
+		ev := c.endEvent(j)
+		if j.err == nil && j.exit.Signal == 0 {
+			code := j.exit.Code // it had ended before
+			ev.ExitCode = &code
+		}
+		_ = capabilities.Emit(j.events, ev)
+	}
 	if c.temp != "" {
 		if err := os.RemoveAll(c.temp); err != nil {
 			return fmt.Errorf("shell: removing the temporary directory: %w", err)
