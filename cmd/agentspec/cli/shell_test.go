@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/internal/confine"
 )
 
 // A run's progress says what became of each command: its exit, its
@@ -41,9 +43,17 @@ turns:
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
-// An agent runs a project's tests and reads their outcome.
+// An agent runs a project's tests and reads their outcome, its commands
+// confined wherever the system can confine them.
 func TestRunShellRunsAProjectsTests(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a Go test binary with an empty build cache (the command's HOME is its own)")
+	}
+	sandbox := "on"
+	if confine.Available() != nil {
+		sandbox = "off"
+	}
 	f := newRunFixture(t)
 	for name, content := range map[string]string{
 		"go.mod":       "module example.com/calc\n\ngo 1.22\n",
@@ -62,7 +72,7 @@ turns:
   - expect: {tool_result_contains: "ok  \texample.com/calc"}
     text: Fixed.
 `)
-	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: script:script.yaml\ncapabilities: [{Shell: {sandbox: off}}]\n")
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: script:script.yaml\ncapabilities: [{Shell: {sandbox: "+sandbox+"}}]\n")
 	out := invokeRun(t, "", specPath, "--workspace", f.workspace)
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Equal(t, "Fixed.\n", out.stdout)
