@@ -110,7 +110,8 @@ func (c *Capability) relDir(dir string) string {
 }
 
 // start starts l with its output going to stdout and stderr; ctx bounds
-// the process's life.
+// the process's life. The process counts in c.running: whoever waits for
+// it calls Done.
 func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring) (*confine.Process, error) {
 	c.mu.Lock()
 	if c.closed {
@@ -118,14 +119,18 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 		return nil, ErrClosed
 	}
 	temp, err := c.tempDir()
-	if err == nil && c.cfg.persistCwd && !l.background {
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	if c.cfg.persistCwd && !l.background {
 		c.captures++
 		l.capture = filepath.Join(temp, fmt.Sprintf("cwd-%d", c.captures))
 	}
+	// Counted before the lock is let go, so that Close, once it holds
+	// the lock, waits for every process started.
+	c.running.Add(1)
 	c.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	script := l.command
 	if l.capture != "" {
 		script = l.command + "\n__harness_ec=$?\npwd > " + shQuote(l.capture) + "\nexit $__harness_ec"
@@ -143,7 +148,6 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 			Network: c.cfg.network, MaxProcs: MaxProcs, MaxFileBytes: c.cfg.maxFileBytes,
 		},
 	}
-	c.running.Add(1)
 	p, err := confine.Start(ctx, cmd)
 	if err != nil {
 		c.running.Done()
