@@ -26,6 +26,13 @@ import (
 	"github.com/agentspec/agentspec/internal/confine"
 )
 
+// Main makes this program able to run Shell commands: each command starts
+// as the program re-executed, which must become the command's helper
+// before anything else runs. Call it first thing in main (and in TestMain
+// of tests that run commands) of any program that builds a Shell; it
+// returns at once in a program not started as a helper.
+func Main() { confine.Main() }
+
 // TypeName is the capability's name in specs.
 const TypeName = "Shell"
 
