@@ -85,6 +85,7 @@ func (c *Capability) startCommand(ctx context.Context, raw json.RawMessage) (str
 		began: time.Now(), done: make(chan struct{}), events: context.WithoutCancel(ctx)}
 	p, err := c.start(context.Background(), l, j.stdout, j.stderr)
 	if err != nil {
+		c.release(true)
 		return "", err
 	}
 	j.proc = p
@@ -94,6 +95,7 @@ func (c *Capability) startCommand(ctx context.Context, raw json.RawMessage) (str
 		close(j.done)
 	}()
 	c.mu.Lock()
+	c.starting--
 	if c.closed {
 		c.mu.Unlock()
 		p.Kill()

@@ -271,3 +271,26 @@ func TestCloseEndsEverything(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.NoError(t, s.Close(), "twice")
 }
+
+// Background commands started at once still number at most max_background.
+func TestMaxBackgroundUnderConcurrentStarts(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"max_background": 2}`)
+	results := make(chan error, 6)
+	for range 6 {
+		go func() {
+			_, err := call(t, context.Background(), s, ToolStartCommand, `{"command": "sleep 30"}`)
+			results <- err
+		}()
+	}
+	started, refused := 0, 0
+	for range 6 {
+		if err := <-results; err == nil {
+			started++
+		} else if msg, ok := capabilities.AsRetry(err); ok && msg == "Too many background commands are running (2); stop one with stop_command first." {
+			refused++
+		}
+	}
+	assert.Equal(t, 2, started)
+	assert.Equal(t, 4, refused)
+}

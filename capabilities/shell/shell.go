@@ -67,6 +67,7 @@ type Capability struct {
 	temp     string // T, created at the first command; "" before
 	cwd      string // persist_cwd: where the next command starts; "" is root
 	jobs     map[string]*job
+	starting int            // background commands past the checks, not yet in jobs
 	running  sync.WaitGroup // every process started, until it is reaped
 	closed   bool
 	captures int // persist_cwd capture files made, for unique names
