@@ -105,8 +105,16 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		reqW.Close()
 		return nil, fmt.Errorf("creating the command's pipes: %w", err)
 	}
+	self, err := executable()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		repR.Close()
+		repW.Close()
+		return nil, err
+	}
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
+		Path:       self,
 		Args:       []string{initArg, initArg},
 		Env:        []string{initEnv},
 		Dir:        "/",
@@ -117,7 +125,7 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 	}
 	cmd.Args[0] = "agentspec-confine"
 	if c.Sandbox {
-		cmd.SysProcAttr = sandboxAttr(c.Policy)
+		cmd.SysProcAttr, req.MapIDs = sandboxAttr(c.Policy)
 	} else {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
@@ -179,6 +187,21 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		return nil, fmt.Errorf("reading the command's helper: %w", err)
 	}
 	return nil, fmt.Errorf("the command's helper ended before the command started (%s)", p.cmd.ProcessState)
+}
+
+// executable is this program's file, which runs the helper. The path,
+// not /proc/self/exe: this process is not dumpable (childproc.Harden), and
+// a child that has entered a user namespace of its own may then no longer
+// follow its /proc/self/exe.
+func executable() (string, error) {
+	path, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return "", fmt.Errorf("finding this program's file to run the confinement helper: %w", err)
+	}
+	if strings.HasSuffix(path, " (deleted)") {
+		return "", fmt.Errorf("this program's file %s was removed or replaced since it started; restart it to run commands", strings.TrimSuffix(path, " (deleted)"))
+	}
+	return path, nil
 }
 
 // abort ends a helper that did not start the command.
