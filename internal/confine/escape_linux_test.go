@@ -211,3 +211,24 @@ func TestSecretsReadAsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestLandlockIsInForce writes to a device the mounts leave writable
+// (/dev/urandom is bound from the host's /dev): only Landlock, which
+// grants writes to /dev/null, /dev/zero and /dev/full alone, refuses it.
+func TestLandlockIsInForce(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			r := run(t, t.Context(), a.command(t, m.sandbox, "echo x > /dev/urandom && echo wrote; echo x > /dev/null && echo null"))
+			if m.sandbox {
+				assert.Equal(t, "null\n", r.stdout)
+				assert.Contains(t, r.stderr, "Permission denied")
+			} else {
+				assert.Equal(t, "wrote\nnull\n", r.stdout)
+			}
+		})
+	}
+}

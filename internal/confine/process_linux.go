@@ -50,6 +50,9 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("starting the command: %w", context.Cause(ctx))
+	}
 	req := request{Script: c.Script, Dir: c.Dir, Env: c.Env, Sandbox: c.Sandbox, Policy: c.Policy}
 	if req.Env == nil {
 		req.Env = []string{}
@@ -65,14 +68,13 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 		// not the command's: only a user namespace makes it per command.
 		req.SetNproc = c.Sandbox
 	}
-	p, err := start(c, req, cg)
+	p, err := start(ctx, c, req, cg)
 	if err != nil {
 		if cg != nil {
 			cg.remove()
 		}
 		return nil, err
 	}
-	p.stopCtx = context.AfterFunc(ctx, p.Kill)
 	return p, nil
 }
 
@@ -94,7 +96,7 @@ func (c Command) check() error {
 	return nil
 }
 
-func start(c Command, req request, cg *cgroup) (*Process, error) {
+func start(ctx context.Context, c Command, req request, cg *cgroup) (*Process, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("creating the command's pipes: %w", err)
@@ -162,6 +164,8 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		return nil, fmt.Errorf("starting the command's helper (%s): %w", cmd.Path, err)
 	}
 	p := &Process{cmd: cmd, sandbox: c.Sandbox, reportF: repR, report: bufio.NewReader(repR), cg: cg}
+	// From here a cancelled ctx kills the helper, during its setup too.
+	p.stopCtx = context.AfterFunc(ctx, p.Kill)
 	if err := writeRequest(reqW, req); err != nil {
 		reqW.Close()
 		p.abort()
@@ -183,6 +187,9 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		return p, nil // the helper became the shell
 	}
 	p.abort()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("starting the command: %w", context.Cause(ctx))
+	}
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("reading the command's helper: %w", err)
 	}
@@ -206,6 +213,7 @@ func executable() (string, error) {
 
 // abort ends a helper that did not start the command.
 func (p *Process) abort() {
+	p.stopCtx()
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
 	p.reportF.Close()
