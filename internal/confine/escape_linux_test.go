@@ -1,13 +1,16 @@
 package confine_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // Every escape below runs twice: confined, where the kernel must stop it,
@@ -188,6 +191,8 @@ func TestSecretsReadAsEmpty(t *testing.T) {
 		{"grep -r", "grep -r " + secret + " . $OUT/home"},
 		{"hard link", "ln .env h1; cat h1"},
 		{"proc root", "cat /proc/self/root$W/.env /proc/1/root$W/.env"},
+		{"umount the masks", "umount .env keys $OUT/home/.ssh; cat .env keys/id $OUT/home/.ssh/id_rsa"},
+		{"umount in a nested user namespace", "unshare -rm sh -c 'umount .env keys; cat .env keys/id'"},
 	}
 	for _, m := range modes {
 		for _, tc := range cases {
@@ -229,6 +234,25 @@ func TestLandlockIsInForce(t *testing.T) {
 			} else {
 				assert.Equal(t, "wrote\nnull\n", r.stdout)
 			}
+		})
+	}
+}
+
+// TestHostIPCIsInvisible: System V IPC objects of the host (here a shared
+// memory segment the test makes) are out of the command's sight.
+func TestHostIPCIsInvisible(t *testing.T) {
+	t.Parallel()
+	key := int(time.Now().UnixNano()&0x3fffffff) | 0x40000000
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|0o600)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			r := run(t, t.Context(), a.command(t, m.sandbox, "ipcs -m"))
+			assert.Equal(t, !m.sandbox, strings.Contains(r.stdout, fmt.Sprintf("0x%08x", key)), "%+v", r)
 		})
 	}
 }

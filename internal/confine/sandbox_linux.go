@@ -8,8 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sandboxAttr starts the init in new user, mount, PID and (without
-// Network) network namespaces, as the caller's uid and gid.
+// sandboxAttr starts the init in new user, mount, PID, IPC and (without
+// Network) network namespaces, as the caller's uid and gid. The IPC
+// namespace keeps the host's System V shared memory, semaphores and
+// message queues, which have no path Landlock or a mount could guard, out
+// of reach.
 //
 // Root's init gets its id maps from here, as usual. Any other user's is
 // started unmapped and maps itself (mapIDs): writing a child's maps means
@@ -19,7 +22,7 @@ import (
 // emptying the bounding set) across its exec as ambient ones, since it
 // runs as a uid other than its namespace's root.
 func sandboxAttr(p Policy) (*syscall.SysProcAttr, *idMap) {
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID)
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC)
 	if !p.Network {
 		flags |= syscall.CLONE_NEWNET
 	}
