@@ -256,3 +256,24 @@ func TestHostIPCIsInvisible(t *testing.T) {
 		})
 	}
 }
+
+// TestRootThroughASymlink: W named through a symlink is still W (its
+// mount is found by its real name, so it stays writable) and its masks
+// and .git still apply.
+func TestRootThroughASymlink(t *testing.T) {
+	t.Parallel()
+	needSandbox(t, true)
+	a := newArena(t)
+	link := filepath.Join(a.out, "link-to-w")
+	require.NoError(t, os.Symlink(a.root, link))
+	require.NoError(t, os.WriteFile(filepath.Join(a.root, ".env"), []byte("hunter2\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(a.root, ".git"), 0o755))
+	c := a.command(t, true, "echo ok > new && cat new .env; echo x > .git/config")
+	c.Dir = link
+	c.Policy.Root = link
+	c.Policy.Masks = []string{filepath.Join(link, ".env")}
+	c.Policy.ReadOnly = []string{filepath.Join(link, ".git")}
+	r := run(t, t.Context(), c)
+	assert.Equal(t, "ok\n", r.stdout, "%+v", r)
+	assert.NoFileExists(t, filepath.Join(a.root, ".git", "config"))
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +46,8 @@ type Process struct {
 // Start starts c. Cancelling ctx kills the command (Kill). Start returns
 // once the shell runs, or an error that says what could not be set up.
 func Start(ctx context.Context, c Command) (*Process, error) {
-	if err := c.check(); err != nil {
+	c, err := c.resolved()
+	if err != nil {
 		return nil, err
 	}
 	if ctx.Err() != nil {
@@ -59,7 +59,6 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 	}
 	var cg *cgroup
 	if os.Geteuid() == 0 {
-		var err error
 		if cg, err = newCgroup(c.Policy.maxProcs()); err != nil && c.Sandbox {
 			return nil, fmt.Errorf("bounding the command's processes: %w", err)
 		}
@@ -76,24 +75,6 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 		return nil, err
 	}
 	return p, nil
-}
-
-func (c Command) check() error {
-	if !filepath.IsAbs(c.Dir) {
-		return fmt.Errorf("the command's directory %q is not an absolute path", c.Dir)
-	}
-	if !c.Sandbox {
-		return nil
-	}
-	for name, dir := range map[string]string{"workspace root": c.Policy.Root, "temp directory": c.Policy.Temp} {
-		if !filepath.IsAbs(dir) || filepath.Clean(dir) == "/" {
-			return fmt.Errorf("the %s %q must be an absolute path other than /", name, dir)
-		}
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("the %s %q is not a directory", name, dir)
-		}
-	}
-	return nil
 }
 
 func start(ctx context.Context, c Command, req request, cg *cgroup) (*Process, error) {
