@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,7 +232,15 @@ func TestCommandDiesWithItsParent(t *testing.T) {
 			require.NoError(t, cmd.Process.Kill())
 			_ = cmd.Wait()
 			left := waitGone("sleep 300." + token)
-			t.Cleanup(func() { killAll(left) })
+			t.Cleanup(func() {
+				killAll(left)
+				// The parent's pids cgroup, if it made one, is empty now.
+				dirs, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/pids/*/agentspec-%d-*", cmd.Process.Pid))
+				more, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/pids/agentspec-%d-*", cmd.Process.Pid))
+				for _, d := range append(dirs, more...) {
+					waitFor(t, func() bool { return syscall.Rmdir(d) == nil })
+				}
+			})
 			assert.Equal(t, !m.sandbox, len(left) == 1, "the command outlived its parent: %v", left)
 		})
 	}
