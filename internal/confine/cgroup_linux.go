@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,9 +28,24 @@ type cgroup struct {
 	parent string
 }
 
-// ownPidsCgroup is the directory of this process's pids cgroup.
+// ownPidsCgroup is the directory of this process's pids cgroup. It reads
+// the calling thread's: v1 places threads one by one, and /proc/self
+// shows the main thread's, which may be one that joined a command's
+// cgroup to fork (its goroutine locked it, so no other code runs on it,
+// this included). The answer is kept: the parent never changes.
 func ownPidsCgroup() (string, error) {
-	f, err := os.Open("/proc/self/cgroup")
+	ownOnce.Do(func() { ownDir, ownErr = readPidsCgroup() })
+	return ownDir, ownErr
+}
+
+var (
+	ownOnce sync.Once
+	ownDir  string
+	ownErr  error
+)
+
+func readPidsCgroup() (string, error) {
+	f, err := os.Open("/proc/thread-self/cgroup")
 	if err != nil {
 		return "", err
 	}
@@ -50,6 +66,10 @@ func ownPidsCgroup() (string, error) {
 	return "", errors.New("this process is in no cgroup v1 pids hierarchy")
 }
 
+// sweepOnce removes, once per process, the empty cgroups of agentspec
+// processes that died before they could.
+var sweepOnce sync.Once
+
 // newCgroup makes a pids cgroup below this process's own that holds at
 // most max tasks.
 func newCgroup(max int) (*cgroup, error) {
@@ -57,6 +77,7 @@ func newCgroup(max int) (*cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweepOnce.Do(func() { sweep(parent) })
 	dir := filepath.Join(parent, fmt.Sprintf("agentspec-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the command's pids cgroup: %w", err)
@@ -148,6 +169,21 @@ func (c *cgroup) remove() {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 		time.Sleep(time.Duration(i) * time.Millisecond) // the killed are reaped by their parents
+	}
+}
+
+// sweep removes parent's agentspec-PID-N cgroups whose process is gone;
+// one that still holds a process stays (rmdir refuses).
+func sweep(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "agentspec-*-*"))
+	for _, dir := range dirs {
+		fields := strings.Split(filepath.Base(dir), "-")
+		if len(fields) != 3 || fields[1] == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + fields[1]); errors.Is(err, os.ErrNotExist) {
+			_ = unix.Rmdir(dir)
+		}
 	}
 }
 

@@ -11,11 +11,11 @@ import (
 // Available reports that commands cannot be confined here: confinement is
 // built from Linux namespaces, Landlock and seccomp.
 func Available() error {
-	return unavailable([]string{"kernel confinement needs Linux (user, mount, PID and network namespaces, Landlock, seccomp)"})
+	return unavailable([]string{"it is not Linux (confinement is built from Linux namespaces, Landlock and seccomp)"})
 }
 
 // errUnsupported is Start's answer here.
-var errUnsupported = errors.New("confine: running commands is implemented on Linux only on this system; run agentspec on Linux to use Shell")
+var errUnsupported = errors.New("Shell cannot run commands on this system: agentspec runs them on Linux only")
 
 // Process is a running command; none is ever started here.
 type Process struct{}

@@ -1,13 +1,16 @@
 package confine_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // Every escape below runs twice: confined, where the kernel must stop it,
@@ -188,6 +191,8 @@ func TestSecretsReadAsEmpty(t *testing.T) {
 		{"grep -r", "grep -r " + secret + " . $OUT/home"},
 		{"hard link", "ln .env h1; cat h1"},
 		{"proc root", "cat /proc/self/root$W/.env /proc/1/root$W/.env"},
+		{"umount the masks", "umount .env keys $OUT/home/.ssh; cat .env keys/id $OUT/home/.ssh/id_rsa"},
+		{"umount in a nested user namespace", "unshare -rm sh -c 'umount .env keys; cat .env keys/id'"},
 	}
 	for _, m := range modes {
 		for _, tc := range cases {
@@ -210,4 +215,65 @@ func TestSecretsReadAsEmpty(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestLandlockIsInForce writes to a device the mounts leave writable
+// (/dev/urandom is bound from the host's /dev): only Landlock, which
+// grants writes to /dev/null, /dev/zero and /dev/full alone, refuses it.
+func TestLandlockIsInForce(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			r := run(t, t.Context(), a.command(t, m.sandbox, "echo x > /dev/urandom && echo wrote; echo x > /dev/null && echo null"))
+			if m.sandbox {
+				assert.Equal(t, "null\n", r.stdout)
+				assert.Contains(t, r.stderr, "Permission denied")
+			} else {
+				assert.Equal(t, "wrote\nnull\n", r.stdout)
+			}
+		})
+	}
+}
+
+// TestHostIPCIsInvisible: System V IPC objects of the host (here a shared
+// memory segment the test makes) are out of the command's sight.
+func TestHostIPCIsInvisible(t *testing.T) {
+	t.Parallel()
+	key := int(time.Now().UnixNano()&0x3fffffff) | 0x40000000
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|0o600)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			r := run(t, t.Context(), a.command(t, m.sandbox, "ipcs -m"))
+			assert.Equal(t, !m.sandbox, strings.Contains(r.stdout, fmt.Sprintf("0x%08x", key)), "%+v", r)
+		})
+	}
+}
+
+// TestRootThroughASymlink: W named through a symlink is still W (its
+// mount is found by its real name, so it stays writable) and its masks
+// and .git still apply.
+func TestRootThroughASymlink(t *testing.T) {
+	t.Parallel()
+	needSandbox(t, true)
+	a := newArena(t)
+	link := filepath.Join(a.out, "link-to-w")
+	require.NoError(t, os.Symlink(a.root, link))
+	require.NoError(t, os.WriteFile(filepath.Join(a.root, ".env"), []byte("hunter2\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(a.root, ".git"), 0o755))
+	c := a.command(t, true, "echo ok > new && cat new .env; echo x > .git/config")
+	c.Dir = link
+	c.Policy.Root = link
+	c.Policy.Masks = []string{filepath.Join(link, ".env")}
+	c.Policy.ReadOnly = []string{filepath.Join(link, ".git")}
+	r := run(t, t.Context(), c)
+	assert.Equal(t, "ok\n", r.stdout, "%+v", r)
+	assert.NoFileExists(t, filepath.Join(a.root, ".git", "config"))
 }

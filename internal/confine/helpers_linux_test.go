@@ -35,7 +35,7 @@ func (s *syncBuffer) String() string {
 }
 
 // env is the environment tests give commands.
-func env(t *testing.T, temp string) []string {
+func env(temp string) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(temp, "home"), "TMPDIR=" + temp, "LANG=C.UTF-8", "TERM=dumb"}
 }
 
@@ -44,7 +44,7 @@ type box struct {
 	root, temp string
 }
 
-func newBox(t *testing.T) box {
+func newBox(t testing.TB) box {
 	t.Helper()
 	base := t.TempDir()
 	b := box{root: filepath.Join(base, "w"), temp: filepath.Join(base, "t")}
@@ -58,7 +58,7 @@ func (b box) command(t *testing.T, sandbox bool, script string) confine.Command 
 	return confine.Command{
 		Script:  script,
 		Dir:     b.root,
-		Env:     env(t, b.temp),
+		Env:     env(b.temp),
 		Sandbox: sandbox,
 		Policy:  confine.Policy{Root: b.root, Temp: b.temp},
 	}

@@ -26,6 +26,11 @@ func runInit(req request, lifeline, report *os.File) int {
 		fmt.Fprintf(report, "%s%s\n", reportError, oneLine(err.Error()))
 		return 126
 	}
+	if req.MapIDs != nil {
+		if err := mapIDs(*req.MapIDs); err != nil {
+			return fail(err)
+		}
+	}
 	// Nothing of the command may read this process's memory.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("making the init not dumpable: %w", err))

@@ -83,7 +83,10 @@ func setRlimits(req request) error {
 		}
 	}
 	if req.SetNproc {
-		if err := lowerRlimit(unix.RLIMIT_NPROC, uint64(req.Policy.maxProcs())); err != nil {
+		// The count is per user namespace, and includes this init's
+		// threads, which the command's room should not pay for.
+		n := uint64(req.Policy.maxProcs() + ownThreads() + 4)
+		if err := lowerRlimit(unix.RLIMIT_NPROC, n); err != nil {
 			return fmt.Errorf("bounding the command's processes: %w", err)
 		}
 	}
@@ -100,4 +103,13 @@ func lowerRlimit(res int, n uint64) error {
 		n = cur.Max
 	}
 	return unix.Setrlimit(res, &unix.Rlimit{Cur: n, Max: n})
+}
+
+// ownThreads counts this process's threads.
+func ownThreads() int {
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	return len(entries)
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,8 +46,12 @@ type Process struct {
 // Start starts c. Cancelling ctx kills the command (Kill). Start returns
 // once the shell runs, or an error that says what could not be set up.
 func Start(ctx context.Context, c Command) (*Process, error) {
-	if err := c.check(); err != nil {
+	c, err := c.resolved()
+	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("starting the command: %w", context.Cause(ctx))
 	}
 	req := request{Script: c.Script, Dir: c.Dir, Env: c.Env, Sandbox: c.Sandbox, Policy: c.Policy}
 	if req.Env == nil {
@@ -56,7 +59,6 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 	}
 	var cg *cgroup
 	if os.Geteuid() == 0 {
-		var err error
 		if cg, err = newCgroup(c.Policy.maxProcs()); err != nil && c.Sandbox {
 			return nil, fmt.Errorf("bounding the command's processes: %w", err)
 		}
@@ -65,36 +67,17 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 		// not the command's: only a user namespace makes it per command.
 		req.SetNproc = c.Sandbox
 	}
-	p, err := start(c, req, cg)
+	p, err := start(ctx, c, req, cg)
 	if err != nil {
 		if cg != nil {
 			cg.remove()
 		}
 		return nil, err
 	}
-	p.stopCtx = context.AfterFunc(ctx, p.Kill)
 	return p, nil
 }
 
-func (c Command) check() error {
-	if !filepath.IsAbs(c.Dir) {
-		return fmt.Errorf("the command's directory %q is not an absolute path", c.Dir)
-	}
-	if !c.Sandbox {
-		return nil
-	}
-	for name, dir := range map[string]string{"workspace root": c.Policy.Root, "temp directory": c.Policy.Temp} {
-		if !filepath.IsAbs(dir) || filepath.Clean(dir) == "/" {
-			return fmt.Errorf("the %s %q must be an absolute path other than /", name, dir)
-		}
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("the %s %q is not a directory", name, dir)
-		}
-	}
-	return nil
-}
-
-func start(c Command, req request, cg *cgroup) (*Process, error) {
+func start(ctx context.Context, c Command, req request, cg *cgroup) (*Process, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("creating the command's pipes: %w", err)
@@ -105,8 +88,16 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		reqW.Close()
 		return nil, fmt.Errorf("creating the command's pipes: %w", err)
 	}
+	self, err := executable()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		repR.Close()
+		repW.Close()
+		return nil, err
+	}
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
+		Path:       self,
 		Args:       []string{initArg, initArg},
 		Env:        []string{initEnv},
 		Dir:        "/",
@@ -117,7 +108,7 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 	}
 	cmd.Args[0] = "agentspec-confine"
 	if c.Sandbox {
-		cmd.SysProcAttr = sandboxAttr(c.Policy)
+		cmd.SysProcAttr, req.MapIDs = sandboxAttr(c.Policy)
 	} else {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
@@ -154,6 +145,8 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		return nil, fmt.Errorf("starting the command's helper (%s): %w", cmd.Path, err)
 	}
 	p := &Process{cmd: cmd, sandbox: c.Sandbox, reportF: repR, report: bufio.NewReader(repR), cg: cg}
+	// From here a cancelled ctx kills the helper, during its setup too.
+	p.stopCtx = context.AfterFunc(ctx, p.Kill)
 	if err := writeRequest(reqW, req); err != nil {
 		reqW.Close()
 		p.abort()
@@ -175,14 +168,33 @@ func start(c Command, req request, cg *cgroup) (*Process, error) {
 		return p, nil // the helper became the shell
 	}
 	p.abort()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("starting the command: %w", context.Cause(ctx))
+	}
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("reading the command's helper: %w", err)
 	}
 	return nil, fmt.Errorf("the command's helper ended before the command started (%s)", p.cmd.ProcessState)
 }
 
+// executable is this program's file, which runs the helper. The path,
+// not /proc/self/exe: this process is not dumpable (childproc.Harden), and
+// a child that has entered a user namespace of its own may then no longer
+// follow its /proc/self/exe.
+func executable() (string, error) {
+	path, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return "", fmt.Errorf("finding this program's file to run the confinement helper: %w", err)
+	}
+	if strings.HasSuffix(path, " (deleted)") {
+		return "", fmt.Errorf("this program's file %s was removed or replaced since it started; restart it to run commands", strings.TrimSuffix(path, " (deleted)"))
+	}
+	return path, nil
+}
+
 // abort ends a helper that did not start the command.
 func (p *Process) abort() {
+	p.stopCtx()
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
 	p.reportF.Close()

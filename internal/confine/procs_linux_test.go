@@ -1,12 +1,15 @@
 package confine_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,6 +203,45 @@ until grep -q 'Cannot fork' "$TMPDIR/err"; do :; done 2>/dev/null; echo saturate
 			r := run(t, ctx, c)
 			require.NoError(t, ctx.Err(), "the command ended by itself: %v", r.exit)
 			assert.Equal(t, "saturated\n", r.stdout, "%v %s", r.exit, r.stderr)
+		})
+	}
+}
+
+// TestCommandDiesWithItsParent: when the process that started a command
+// dies without a word (SIGKILL, a crash), the command dies too: its init
+// reads the end of the request pipe the parent held.
+func TestCommandDiesWithItsParent(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			token := strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+			flag := map[bool]string{true: "1", false: "0"}[m.sandbox]
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), parentVar+"="+flag+" "+a.root+" "+a.temp+" exec sleep 300."+token)
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			line, _ := bufio.NewReader(stdout).ReadString('\n')
+			require.Equal(t, "started\n", line)
+			waitFor(t, func() bool { return len(procsWith("sleep 300."+token)) == 1 })
+			require.NoError(t, cmd.Process.Kill())
+			_ = cmd.Wait()
+			left := waitGone("sleep 300." + token)
+			t.Cleanup(func() {
+				killAll(left)
+				// The parent's pids cgroup, if it made one, is empty now.
+				dirs, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/pids/*/agentspec-%d-*", cmd.Process.Pid))
+				more, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/pids/agentspec-%d-*", cmd.Process.Pid))
+				for _, d := range append(dirs, more...) {
+					waitFor(t, func() bool { return syscall.Rmdir(d) == nil })
+				}
+			})
+			assert.Equal(t, !m.sandbox, len(left) == 1, "the command outlived its parent: %v", left)
 		})
 	}
 }

@@ -162,3 +162,53 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestTerminateReachesEveryProcess: a background child gets SIGTERM too,
+// not only the shell. Both trap it, and the shell ends once the child has
+// said so.
+func TestTerminateReachesEveryProcess(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			var out syncBuffer
+			c := b.command(t, m.sandbox, `
+sh -c 'trap "echo > got; exit 0" TERM; echo > started; while :; do sleep 0.05; done' &
+trap 'until [ -e got ]; do sleep 0.01; done; exit 7' TERM
+until [ -e started ]; do sleep 0.01; done
+echo ready
+wait`)
+			c.Stdout = &out
+			p, err := confine.Start(t.Context(), c)
+			require.NoError(t, err)
+			waitFor(t, func() bool { return out.String() == "ready\n" })
+			p.Terminate(time.Minute)
+			exit, err := p.Wait()
+			require.NoError(t, err)
+			assert.Equal(t, confine.Exit{Code: 7}, exit, "the child got SIGTERM, and the shell saw it")
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+
+			c := b.command(t, m.sandbox, "true")
+			c.Dir = filepath.Join(b.root, "missing")
+			_, err := confine.Start(t.Context(), c)
+			assert.ErrorContains(t, err, "no such file or directory", "a missing directory is the caller's to report")
+
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			_, err = confine.Start(ctx, b.command(t, m.sandbox, "true"))
+			assert.ErrorIs(t, err, context.Canceled)
+		})
+	}
+}

@@ -10,9 +10,12 @@ import (
 // The seccomp filter of a command without network: socket(AF_UNIX, ...)
 // fails with EACCES, so no pathname Unix socket (docker.sock, D-Bus, X11)
 // can be connected to, which Landlock cannot stop below ABI 9 and the
-// read-only mounts never do. socketpair(2) stays allowed. A system call of
-// another ABI than this binary's (x86's i386 and x32 entry points, say),
-// whose numbers the filter does not know, fails with ENOSYS.
+// read-only mounts never do. socketpair(2) stays allowed. io_uring fails
+// with ENOSYS (programs then fall back to plain system calls): its
+// IORING_OP_SOCKET and IORING_OP_CONNECT never pass through this filter.
+// A system call of another ABI than this binary's (x86's i386 and x32
+// entry points, say), whose numbers the filter does not know, fails with
+// ENOSYS.
 
 // seccompData offsets (struct seccomp_data).
 const (
@@ -49,11 +52,15 @@ func seccompFilter() (prog []unix.SockFilter, ok bool) {
 		/* 3 */ stmt(ld, offNr),
 		/* 4 */ jump(jge, foreignNrBase, 0, 1), // x32 numbers on x86-64
 		/* 5 */ stmt(ret, enosys),
-		/* 6 */ jump(jeq, unix.SYS_SOCKET, 0, 3),
-		/* 7 */ stmt(ld, offArg0),
-		/* 8 */ jump(jeq, unix.AF_UNIX, 0, 1),
-		/* 9 */ stmt(ret, eacces),
-		/* 10 */ stmt(ret, allow),
+		/* 6 */ jump(jeq, unix.SYS_IO_URING_SETUP, 2, 0),
+		/* 7 */ jump(jeq, unix.SYS_IO_URING_ENTER, 1, 0),
+		/* 8 */ jump(jeq, unix.SYS_IO_URING_REGISTER, 0, 1),
+		/* 9 */ stmt(ret, enosys),
+		/* 10 */ jump(jeq, unix.SYS_SOCKET, 0, 3),
+		/* 11 */ stmt(ld, offArg0),
+		/* 12 */ jump(jeq, unix.AF_UNIX, 0, 1),
+		/* 13 */ stmt(ret, eacces),
+		/* 14 */ stmt(ret, allow),
 	}, true
 }
 

@@ -42,6 +42,8 @@ type request struct {
 	SetNproc bool
 	// Cgroup says fds cgroupTasksFD and parentTasksFD are open.
 	Cgroup bool
+	// MapIDs, when set, is what the init maps in its user namespace.
+	MapIDs *idMap
 }
 
 func writeRequest(w io.Writer, r request) error {
