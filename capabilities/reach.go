@@ -84,7 +84,21 @@ type PathAccess struct {
 	Secret bool
 	// Protected: the model may not change it.
 	Protected bool
+	// Denied: the model may neither see nor change it (FileSystem's
+	// denied_patterns; a secret is denied too). A capability that runs the
+	// model's programs hides what is Denied from them.
+	Denied bool
 	// Reason says why, when Secret or Protected: what the tool tells the
 	// model.
 	Reason string
+}
+
+// Peered is implemented by a capability that must see the other
+// capabilities built for the same spec: Shell hides from its commands the
+// files the first PathGuard among them keeps from the model. Whoever builds
+// a spec's capabilities calls Peers once, after building them all, with all
+// of them in the spec's order (itself included); an error is the
+// capability's, as a factory's would be.
+type Peered interface {
+	Peers(all []Capability) error
 }

@@ -57,13 +57,17 @@ type RetryError struct {
 // reading the message's words.
 type Refusal string
 
-// The refusals FileSystem's tools return.
+// The refusals FileSystem's and Shell's tools return.
 const (
 	// RefusedConflict: a change was refused because the file changed since
 	// the model read it.
 	RefusedConflict Refusal = "conflict"
 	// RefusedProtected: a change was refused because its path is protected.
 	RefusedProtected Refusal = "protected"
+	// RefusedCommand: a command was refused by the checks on its text (an
+	// interactive program, a denied operator or command, one outside the
+	// allowlist) before it ran.
+	RefusedCommand Refusal = "command"
 )
 
 // Refuse returns a *RetryError of the kind given, with the formatted

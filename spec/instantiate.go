@@ -18,7 +18,8 @@ import (
 // no capability may change (decision D11). A factory's error is a spec
 // problem: it is reported at the entry's position, or at the option's for a
 // *capabilities.ArgError, and every entry's problems are returned together,
-// as an Errors. When any capability fails, those already built are closed.
+// as an Errors. Once all are built, each capabilities.Peered is shown them
+// all. When any capability fails, those already built are closed.
 func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup capabilities.Setup) ([]capabilities.Capability, error) {
 	if s == nil {
 		return nil, errors.New("spec: nil spec")
@@ -60,6 +61,15 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup
 			continue
 		}
 		built = append(built, capability)
+	}
+	if len(errs) == 0 {
+		for i, c := range built {
+			if p, ok := capabilities.As[capabilities.Peered](c); ok {
+				if err := p.Peers(built); err != nil {
+					errs = append(errs, factoryError(s, s.Capabilities[i], err))
+				}
+			}
+		}
 	}
 	if len(errs) > 0 {
 		closeAll(built)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/shell"
 	"github.com/agentspec/agentspec/cmd/agentspec/cli"
 )
 
@@ -96,5 +97,6 @@ func (t nowTool) Call(_ context.Context, args json.RawMessage) (string, error) {
 }
 
 func main() {
+	shell.Main() // this agentspec offers Shell too: its commands start as this program
 	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -31,11 +31,18 @@ func Harden() error {
 // Start hardens this process (see Harden) and starts cmd, as cmd.Start
 // does, without the capabilities that read another process (readers) in
 // the child's capability sets, when this process has them to lose.
-func Start(cmd *exec.Cmd) error {
+func Start(cmd *exec.Cmd) error { return StartWith(cmd, nil) }
+
+// StartWith is Start, with prepare run first on the OS thread that then
+// forks the child, for per-thread settings the child must inherit (a
+// cgroup v1 task's membership, say). The thread ends with the call, so
+// what prepare changes never reaches the rest of this process; a nil
+// prepare is Start.
+func StartWith(cmd *exec.Cmd, prepare func() error) error {
 	if err := Harden(); err != nil {
 		return err
 	}
-	if !mayRead() {
+	if !mayRead() && prepare == nil {
 		return cmd.Start()
 	}
 	done := make(chan error, 1)
@@ -46,9 +53,17 @@ func Start(cmd *exec.Cmd) error {
 		// thread). The thread is never unlocked, so the runtime ends it with
 		// the goroutine instead of handing the reduced thread to others.
 		runtime.LockOSThread()
-		if err := dropReaders(); err != nil {
-			done <- err
-			return
+		if mayRead() {
+			if err := dropReaders(); err != nil {
+				done <- err
+				return
+			}
+		}
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				done <- err
+				return
+			}
 		}
 		done <- cmd.Start()
 	}()

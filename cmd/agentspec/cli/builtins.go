@@ -4,5 +4,6 @@ package cli
 import (
 	_ "github.com/agentspec/agentspec/capabilities/localworkspace" // registers LocalWorkspace
 	_ "github.com/agentspec/agentspec/capabilities/prefixtools"    // registers PrefixTools
+	_ "github.com/agentspec/agentspec/capabilities/shell"          // registers Shell
 	_ "github.com/agentspec/agentspec/capabilities/webfetch"       // registers WebFetch
 )

@@ -31,10 +31,20 @@ type progress struct {
 	// call id: a change the user or a listener cancelled ends in a normal
 	// tool result, which alone would not say so.
 	changes map[string]capabilities.ChangeRequest
+	// outcomes say how the work of a call under way ended, by tool call
+	// id, from an event that tells (a Shell command's "exit 0").
+	outcomes map[string]string
+}
+
+// outcomer is an event that says how the work it reports ended, in a few
+// words for the end of a progress line (a Shell command's "exit 0" or
+// "timed out after 1.0s").
+type outcomer interface {
+	Outcome() string
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, live: isLive(w), changes: map[string]capabilities.ChangeRequest{}}
+	return &progress{w: w, live: isLive(w), changes: map[string]capabilities.ChangeRequest{}, outcomes: map[string]string{}}
 }
 
 // isLive reports whether progress on w may redraw a status line in place: w
@@ -92,17 +102,27 @@ func (p *progress) listen(ctx context.Context, ev capabilities.Event) error {
 		case runtime.ToolFatal:
 			line += "  failed: " + oneLine(ev.Message)
 		default:
+			cancelled, reason := false, ""
 			if req := p.changes[ev.ID]; req != nil {
-				if cancelled, reason := req.Cancelled(); cancelled {
-					line += "  cancelled: " + oneLine(reason)
-				}
+				cancelled, reason = req.Cancelled()
+			}
+			switch outcome := p.outcomes[ev.ID]; {
+			case cancelled:
+				line += "  cancelled: " + oneLine(reason)
+			case outcome != "":
+				line += "  " + oneLine(outcome)
 			}
 		}
 		delete(p.changes, ev.ID)
+		delete(p.outcomes, ev.ID)
 		fmt.Fprintln(p.w, line)
 	case capabilities.ChangeRequest:
 		if call, ok := capabilities.CallFrom(ctx); ok {
 			p.changes[call.ID] = ev
+		}
+	case outcomer:
+		if call, ok := capabilities.CallFrom(ctx); ok {
+			p.outcomes[call.ID] = ev.Outcome()
 		}
 	case runtime.Retry:
 		if ev.Type != runtime.RetryTool {
@@ -132,7 +152,8 @@ func (p *progress) listen(ctx context.Context, ev capabilities.Event) error {
 
 // refusal names what became of a tool call the model may correct: a change
 // refused because the file changed since it was read (conflict) or because
-// its path is protected, as the tool's error says it was, or another error.
+// its path is protected, a command refused by its checks, as the tool's
+// error says it was, or another error.
 func refusal(kind capabilities.Refusal, msg string) string {
 	msg = oneLine(msg)
 	switch kind {
@@ -140,6 +161,8 @@ func refusal(kind capabilities.Refusal, msg string) string {
 		return "conflict: " + strings.TrimSpace(strings.TrimPrefix(msg, "Conflict:"))
 	case capabilities.RefusedProtected:
 		return "protected: " + msg
+	case capabilities.RefusedCommand:
+		return "refused: " + msg
 	}
 	return "error: " + msg
 }

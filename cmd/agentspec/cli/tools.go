@@ -103,6 +103,11 @@ func specTools(cmd *cobra.Command, file, workspace string) ([]capabilities.Tool,
 			}
 		}
 	}
+	// As a run and `agentspec mcp` do: a Shell with its sandbox off says
+	// so at every call.
+	for _, w := range spec.CapabilityWarnings(s, caps) {
+		fmt.Fprintln(cmd.ErrOrStderr(), text.Visible(w.Error()))
+	}
 	var tools []capabilities.Tool
 	seen := map[string]string{} // tool name -> capability that offers it
 	for i, c := range caps {

@@ -52,6 +52,7 @@ func TestRefusalIsTyped(t *testing.T) {
 		{"", "Conflict: nobody agrees", "error: Conflict: nobody agrees"},
 		{capabilities.RefusedProtected, "Ce chemin est protégé.", "protected: Ce chemin est protégé."},
 		{capabilities.RefusedConflict, "Conflict: file 'a' has changed", "conflict: file 'a' has changed"},
+		{capabilities.RefusedCommand, "Command 'rm' is denied.", "refused: Command 'rm' is denied."},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, refusal(c.kind, c.msg))

@@ -1,0 +1,182 @@
+package shell
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"syscall"
+	"time"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/confine"
+)
+
+// job is a background command: its output kept in memory rings, never in
+// the workspace.
+type job struct {
+	id, command, dir string
+	proc             *confine.Process
+	stdout, stderr   *ring
+	began            time.Time
+
+	// events is the start call's context without its cancellation: the
+	// run's listener, to which Close reports the command killed.
+	events context.Context
+
+	done chan struct{} // closed once the process is reaped
+	exit confine.Exit  // valid after done
+	err  error         // waiting failed
+}
+
+func (j *job) finished() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// runningJobs counts the background commands still running. c.mu is held.
+func (c *Capability) runningJobs() int {
+	n := 0
+	for _, j := range c.jobs {
+		if !j.finished() {
+			n++
+		}
+	}
+	return n
+}
+
+// newID is 32 lowercase hex digits.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// validID reports whether id has the shape of an ID: 32 lowercase hex digits.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !('0' <= id[i] && id[i] <= '9' || 'a' <= id[i] && id[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// startCommand is start_command. The command lives until it exits,
+// stop_command stops it or Close kills it.
+func (c *Capability) startCommand(ctx context.Context, raw json.RawMessage) (string, error) {
+	a, err := decodeArgs(raw, "command")
+	if err != nil {
+		return "", err
+	}
+	l, result, err := c.prepare(ctx, a, true, nil)
+	if l == nil {
+		return result, err
+	}
+	size := 4 * c.cfg.maxOutputChars
+	j := &job{id: newID(), command: l.command, dir: l.dir, stdout: newRing(size), stderr: newRing(size),
+		began: time.Now(), done: make(chan struct{}), events: context.WithoutCancel(ctx)}
+	p, err := c.start(context.Background(), l, j.stdout, j.stderr)
+	if err != nil {
+		c.release(true)
+		return "", err
+	}
+	j.proc = p
+	go func() {
+		defer c.running.Done()
+		j.exit, j.err = p.Wait()
+		close(j.done)
+	}()
+	c.mu.Lock()
+	c.starting--
+	if c.closed {
+		c.mu.Unlock()
+		p.Kill()
+		return "", ErrClosed
+	}
+	c.jobs[j.id] = j
+	c.mu.Unlock()
+	ev := &CommandEvent{Command: j.command, ID: j.id, Cwd: c.relDir(j.dir), RootDir: c.root,
+		Background: true, Sandboxed: c.cfg.sandbox, started: true}
+	if err := capabilities.Emit(ctx, ev); err != nil {
+		return "", err
+	}
+	return "Started background command: " + pyRepr(j.command) + "\nID: " + j.id, nil
+}
+
+// lookup finds a job by ID; the string is the result for an unknown or
+// malformed one.
+func (c *Capability) lookup(raw json.RawMessage) (*job, string, error) {
+	a, err := decodeArgs(raw, "command_id")
+	if err != nil {
+		return nil, "", err
+	}
+	id := *a.CommandID
+	c.mu.Lock()
+	j := c.jobs[id]
+	c.mu.Unlock()
+	if j == nil || !validID(id) {
+		return nil, "[Error: unknown command ID " + pyRepr(id) + "]", nil
+	}
+	return j, "", nil
+}
+
+// checkCommand is check_command.
+func (c *Capability) checkCommand(_ context.Context, raw json.RawMessage) (string, error) {
+	j, result, err := c.lookup(raw)
+	if j == nil {
+		return result, err
+	}
+	out := labelled(j.stdout.String(), j.stderr.String(), "(no output yet)", "")
+	if !j.finished() {
+		return out + "\n[status: running]", nil
+	}
+	out += "\n[status: finished]"
+	if j.err == nil {
+		out += "\n" + exitLine(exitCode(j.exit))
+	}
+	return out, nil
+}
+
+// stopCommand is stop_command: SIGTERM to every process of the command,
+// SIGKILL after stopGrace; then the command is forgotten.
+func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (string, error) {
+	j, result, err := c.lookup(raw)
+	if j == nil {
+		return result, err
+	}
+	if !j.finished() {
+		j.proc.Terminate(stopGrace)
+		<-j.done
+	}
+	c.mu.Lock()
+	delete(c.jobs, j.id)
+	c.mu.Unlock()
+	out := labelled(j.stdout.String(), j.stderr.String(), "(no output)", "") + "\n[stopped]"
+	ev := c.endEvent(j)
+	if j.err == nil && j.exit.Signal != syscall.SIGKILL {
+		code := exitCode(j.exit)
+		out += "\n" + exitLine(code)
+		ev.ExitCode = &code
+	}
+	ev.Truncated = len([]rune(out)) > c.cfg.maxOutputChars
+	if err := capabilities.Emit(ctx, ev); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// endEvent is the shell.command event of a background command that ended,
+// without its exit code.
+func (c *Capability) endEvent(j *job) *CommandEvent {
+	return &CommandEvent{Command: j.command, ID: j.id, Cwd: c.relDir(j.dir), RootDir: c.root,
+		DurationMS: time.Since(j.began).Milliseconds(), StdoutBytes: j.stdout.Total(), StderrBytes: j.stderr.Total(),
+		Background: true, Sandboxed: c.cfg.sandbox}
+}

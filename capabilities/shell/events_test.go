@@ -1,0 +1,134 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// recorder keeps the events of a call, cancelling requests with cancel
+// when it is set.
+type recorder struct {
+	events []capabilities.Event
+	cancel *string
+}
+
+func (r *recorder) ctx() context.Context {
+	return capabilities.WithListener(context.Background(), func(_ context.Context, ev capabilities.Event) error {
+		if req, ok := ev.(capabilities.ChangeRequest); ok && r.cancel != nil {
+			req.Cancel(*r.cancel)
+		}
+		r.events = append(r.events, ev)
+		return nil
+	})
+}
+
+func marshal(t *testing.T, ev capabilities.Event) map[string]any {
+	t.Helper()
+	b, err := capabilities.MarshalEvent(ev)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+func TestCommandEvents(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{}`)
+	require.NoError(t, os.Mkdir(filepath.Join(w, "sub"), 0o755))
+	var r recorder
+	out, err := call(t, r.ctx(), s, ToolRunCommand, `{"command": "echo hi; echo e >&2; exit 2"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\nhi\n\n[stderr]\ne\n\n[exit code: 2]", out)
+	require.Len(t, r.events, 2)
+	req := marshal(t, r.events[0])
+	assert.Equal(t, map[string]any{"kind": "shell.command_request", "command": "echo hi; echo e >&2; exit 2", "cwd": ".", "root_dir": w,
+		"background": false, "sandboxed": s.Sandboxed(), "cancelled": false, "cancel_reason": nil}, req)
+	done := marshal(t, r.events[1])
+	assert.GreaterOrEqual(t, done["duration_ms"], 0.0)
+	delete(done, "duration_ms")
+	assert.Equal(t, map[string]any{"kind": "shell.command", "command": "echo hi; echo e >&2; exit 2", "cwd": ".", "root_dir": w,
+		"exit_code": 2.0, "timed_out": false, "truncated": false, "stdout_bytes": 3.0, "stderr_bytes": 2.0,
+		"background": false, "sandboxed": s.Sandboxed()}, done)
+	assert.Equal(t, "exit 2", r.events[1].(*CommandEvent).Outcome())
+
+	r = recorder{}
+	out, err = call(t, r.ctx(), s, ToolRunCommand, `{"command": "sleep 5", "timeout_seconds": 0.25}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[Command timed out after 0.25s]", out)
+	ev := r.events[1].(*CommandEvent)
+	assert.True(t, ev.TimedOut)
+	assert.Nil(t, ev.ExitCode)
+	assert.Equal(t, "timed out after 0.25s", ev.Outcome())
+
+	r = recorder{}
+	_, err = call(t, r.ctx(), s, ToolRunCommand, `{"command": "rm x"}`)
+	assert.Equal(t, "Command 'rm' is denied.", retryOf(t, err))
+	assert.Empty(t, r.events, "a refused command emits nothing")
+}
+
+func TestCancelledCommandDoesNotRun(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{}`)
+	reason := "the user declined the change"
+	r := recorder{cancel: &reason}
+	out, err := call(t, r.ctx(), s, ToolRunCommand, `{"command": "touch ran"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[Command was not run: the user declined the change]", out)
+	require.Len(t, r.events, 1)
+	assert.Equal(t, "run `touch ran` in .", r.events[0].(capabilities.ChangeRequest).Describe().Summary)
+	assert.Equal(t, reason, marshal(t, r.events[0])["cancel_reason"])
+
+	empty := ""
+	r = recorder{cancel: &empty}
+	out, err = call(t, r.ctx(), s, ToolStartCommand, `{"command": "touch ran"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[Command was not run: cancelled by a listener]", out)
+	_, err = os.Stat(filepath.Join(w, "ran"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestBackgroundEvents(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{}`)
+	var r recorder
+	out, err := call(t, r.ctx(), s, ToolStartCommand, `{"command": "sleep 30"}`)
+	require.NoError(t, err)
+	id := out[len(out)-32:]
+	require.Len(t, r.events, 2)
+	assert.True(t, r.events[0].(*CommandRequestEvent).Background)
+	started := r.events[1].(*CommandEvent)
+	assert.Equal(t, id, started.ID)
+	assert.Nil(t, started.ExitCode)
+	assert.Equal(t, "started "+id, started.Outcome())
+	_, err = call(t, r.ctx(), s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+	require.NoError(t, err)
+	require.Len(t, r.events, 3)
+	stopped := r.events[2].(*CommandEvent)
+	require.NotNil(t, stopped.ExitCode)
+	assert.Equal(t, 143, *stopped.ExitCode)
+	assert.Equal(t, id, stopped.ID)
+}
+
+// The run's end kills a background command and says so.
+func TestCloseReportsBackgroundCommands(t *testing.T) {
+	t.Parallel()
+	s, err := New(Options{Sandbox: sandboxMode(t)}, realTemp(t))
+	require.NoError(t, err)
+	var r recorder
+	out, err := call(t, r.ctx(), s, ToolStartCommand, `{"command": "sleep 300"}`)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Len(t, r.events, 3)
+	ev := r.events[2].(*CommandEvent)
+	assert.Equal(t, out[len(out)-32:], ev.ID)
+	assert.Nil(t, ev.ExitCode, "killed")
+	assert.Equal(t, "killed", ev.Outcome())
+}

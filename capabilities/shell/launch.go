@@ -1,0 +1,197 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/confine"
+)
+
+// launch is a command that passed the checks and its listeners, about to
+// start.
+type launch struct {
+	command    string
+	dir        string // where it starts, absolute
+	background bool
+	capture    string // persist_cwd: the file its final directory is written to
+}
+
+// prepare checks a command (and timeout, when given) and asks the
+// listeners. It returns the launch, or, when a listener cancelled the
+// command, the result saying so. Refusals are retries; a closed capability
+// is fatal.
+func (c *Capability) prepare(ctx context.Context, a args, background bool, timeout *float64) (*launch, string, error) {
+	command := *a.Command
+	if err := c.cfg.check(command, a.badEncoding); err != nil {
+		return nil, "", err
+	}
+	if timeout != nil {
+		switch t := *timeout; {
+		case t <= 0:
+			return nil, "", capabilities.Retry("timeout_seconds must be greater than zero.")
+		case t > c.cfg.maxTimeout:
+			return nil, "", capabilities.Retry("timeout_seconds must be at most %s seconds.", pyFloat(c.cfg.maxTimeout))
+		}
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, "", ErrClosed
+	}
+	if background && c.runningJobs()+c.starting >= c.cfg.maxBackground {
+		c.mu.Unlock()
+		return nil, "", capabilities.Retry("Too many background commands are running (%d); stop one with stop_command first.", c.cfg.maxBackground)
+	}
+	dir, err := c.startDir()
+	if err == nil && background {
+		c.starting++ // its place is kept until it runs or does not
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return nil, "", err
+	}
+	req := &CommandRequestEvent{
+		Command: command, Cwd: c.relDir(dir), RootDir: c.root,
+		Background: background, Sandboxed: c.cfg.sandbox,
+	}
+	if err := capabilities.Emit(ctx, req); err != nil {
+		c.release(background)
+		return nil, "", err
+	}
+	if cancelled, reason := req.Cancelled(); cancelled {
+		c.release(background)
+		return nil, notRun(reason), nil
+	}
+	return &launch{command: command, dir: dir, background: background}, "", nil
+}
+
+// release gives back the place prepare kept for a background command
+// that does not start.
+func (c *Capability) release(background bool) {
+	if background {
+		c.mu.Lock()
+		c.starting--
+		c.mu.Unlock()
+	}
+}
+
+// startDir is where the next command starts: the directory persist_cwd
+// kept, else the workspace. A kept directory that is gone is forgotten,
+// with the reference's retry; a workspace that is gone is the reference's
+// retry too. c.mu is held.
+func (c *Capability) startDir() (string, error) {
+	dir := c.root
+	if c.cwd != "" {
+		dir = c.cwd
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return dir, nil
+	case c.cwd != "" && errors.Is(err, os.ErrNotExist):
+		c.cwd = ""
+		return "", capabilities.Retry("The previous directory was removed; now in %s.", c.root)
+	case c.cwd != "":
+		c.cwd = ""
+		return "", capabilities.Retry("The saved working directory was lost; now in the workspace working directory.")
+	case err == nil:
+		return "", capabilities.Retry("The working directory is no longer a directory.")
+	case errors.Is(err, os.ErrNotExist):
+		return "", capabilities.Retry("The working directory no longer exists.")
+	case errors.Is(err, syscall.ENOTDIR):
+		return "", capabilities.Retry("The working directory is no longer a directory.")
+	case errors.Is(err, os.ErrPermission):
+		return "", capabilities.Retry("%v", err)
+	}
+	return "", fmt.Errorf("shell: the working directory: %w", err)
+}
+
+// relDir is dir as events show it: relative to the workspace, "." for it,
+// absolute when outside.
+func (c *Capability) relDir(dir string) string {
+	rel, err := filepath.Rel(c.root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return dir
+	}
+	return filepath.ToSlash(rel)
+}
+
+// start starts l with its output going to stdout and stderr; ctx bounds
+// the process's life. The process counts in c.running: whoever waits for
+// it calls Done.
+func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring) (*confine.Process, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	temp, err := c.tempDir()
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	if c.cfg.persistCwd && !l.background {
+		c.captures++
+		l.capture = filepath.Join(temp, fmt.Sprintf("cwd-%d", c.captures))
+	}
+	// Counted before the lock is let go, so that Close, once it holds
+	// the lock, waits for every process started.
+	c.running.Add(1)
+	c.mu.Unlock()
+	script := l.command
+	if l.capture != "" {
+		script = l.command + "\n__harness_ec=$?\npwd > " + shQuote(l.capture) + "\nexit $__harness_ec"
+	}
+	home, _ := os.UserHomeDir()
+	h := findHidden(c.root, home, c.guard, c.fallback(), c.cfg.allowGitWrites)
+	cmd := confine.Command{
+		Script: script, Dir: l.dir,
+		Env:    environ(temp, c.cfg.env, c.cfg.envNames),
+		Stdout: stdout, Stderr: stderr,
+		Sandbox: c.cfg.sandbox,
+		Policy: confine.Policy{
+			Root: c.root, Temp: temp,
+			Masks: h.masks, ReadOnly: h.readOnly,
+			Network: c.cfg.network, MaxProcs: MaxProcs, MaxFileBytes: c.cfg.maxFileBytes,
+		},
+	}
+	p, err := confine.Start(ctx, cmd)
+	if err != nil {
+		c.running.Done()
+		return nil, startError(err)
+	}
+	return p, nil
+}
+
+// startError maps a failure to start as the reference's recoverable
+// errors do: a permission error or a working directory gone is a retry;
+// anything else ends the run.
+func startError(err error) error {
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return capabilities.Retry("%v", err)
+	case errors.Is(err, syscall.ENOENT):
+		return capabilities.Retry("The working directory no longer exists.")
+	case errors.Is(err, syscall.ENOTDIR):
+		return capabilities.Retry("The working directory is no longer a directory.")
+	}
+	return fmt.Errorf("shell: starting the command: %w", err)
+}
+
+// shQuote quotes s for sh as one word.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// exitCode is a process's status as the reference reports it: the exit
+// status, or 128+N for death by signal N.
+func exitCode(e confine.Exit) int {
+	if e.Signal != 0 {
+		return 128 + int(e.Signal)
+	}
+	return e.Code
+}

@@ -1,0 +1,296 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// newShell builds a Shell over a fresh workspace, sandboxed as the system
+// allows, and closes it when the test ends.
+func newShell(t *testing.T, js string) (*Capability, string) {
+	t.Helper()
+	w := realTemp(t)
+	o := options(t, js)
+	if o.Sandbox == nil {
+		o.Sandbox = sandboxMode(t)
+	}
+	s, err := New(o, w)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	return s, w
+}
+
+// sandboxMode is "on" where the system can confine commands, else "off".
+func sandboxMode(t *testing.T) string {
+	t.Helper()
+	if _, err := configure(Options{}); err == nil {
+		if s, err := New(Options{}, t.TempDir()); err == nil {
+			s.Close()
+			return "on"
+		}
+	}
+	return "off"
+}
+
+// call calls the named tool with args and returns its result or retry.
+func call(t *testing.T, ctx context.Context, s *Capability, name, args string) (string, error) {
+	t.Helper()
+	tools, err := s.Tools(ctx)
+	require.NoError(t, err)
+	for _, tl := range tools {
+		if tl.Name() == name {
+			return tl.Call(ctx, json.RawMessage(args))
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return "", nil
+}
+
+func run(t *testing.T, s *Capability, command string) string {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"command": command})
+	out, err := call(t, context.Background(), s, ToolRunCommand, string(args))
+	require.NoError(t, err, command)
+	return out
+}
+
+func retryOf(t *testing.T, err error) string {
+	t.Helper()
+	msg, ok := capabilities.AsRetry(err)
+	require.True(t, ok, "a retry, got %v", err)
+	return msg
+}
+
+func TestRunCommandFormats(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{}`)
+	for command, want := range map[string]string{
+		"echo hello":                   "[stdout]\nhello\n",
+		"true":                         "(no output)",
+		"echo out && echo err >&2":     "[stdout]\nout\n\n[stderr]\nerr\n",
+		"echo out; exit 3":             "[stdout]\nout\n\n[exit code: 3]",
+		"exit 4":                       "(no output)\n[exit code: 4]",
+		"kill -TERM $$":                "(no output)\n[exit code: 143]",
+		"printf 'a\\377b'":             "[stdout]\na\ufffdb",
+		"read x; echo \"got [$x] $?\"": "[stdout]\ngot [] 1\n",
+	} {
+		assert.Equal(t, want, run(t, s, command), command)
+	}
+}
+
+func TestRunCommandTimeout(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{}`)
+	out, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "echo before; sleep 30", "timeout_seconds": 1}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\nbefore\n\n[Command timed out after 1.0s]", out)
+	out, err = call(t, context.Background(), s, ToolRunCommand, `{"command": "sleep 30", "timeout_seconds": 0.5}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[Command timed out after 0.5s]", out)
+
+	_, err = call(t, context.Background(), s, ToolRunCommand, `{"command": "true", "timeout_seconds": 0}`)
+	assert.Equal(t, "timeout_seconds must be greater than zero.", retryOf(t, err))
+	_, err = call(t, context.Background(), s, ToolRunCommand, `{"command": "true", "timeout_seconds": 600.5}`)
+	assert.Equal(t, "timeout_seconds must be at most 600.0 seconds.", retryOf(t, err))
+	_, err = call(t, context.Background(), s, ToolRunCommand, `{"command": "true", "timeout_seconds": 600}`)
+	assert.NoError(t, err)
+}
+
+func TestRunCommandRefusals(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{"denied_operators": [">"]}`)
+	_, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "rm -rf x"}`)
+	assert.Equal(t, "Command 'rm' is denied.", retryOf(t, err))
+	_, err = call(t, context.Background(), s, ToolRunCommand, `{"command": "echo x > f"}`)
+	assert.Equal(t, "Shell operator '>' is not allowed.", retryOf(t, err))
+	_, err = call(t, context.Background(), s, ToolRunCommand, `{"command": "echo \ud800"}`)
+	assert.Equal(t, "The command contains characters that cannot be encoded for the operating system.", retryOf(t, err))
+	_, err = call(t, context.Background(), s, ToolRunCommand, `{}`)
+	assert.Equal(t, "Missing required argument 'command'.", retryOf(t, err))
+	_, err = os.Stat(filepath.Join(w, "f"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestOutputIsCapped(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"max_output_chars": 200}`)
+	out := run(t, s, "head -c 100000 /dev/zero | tr '\\0' x; exit 7")
+	assert.True(t, strings.HasPrefix(out, "[... output truncated, showing last 153 chars]\n"), out)
+	assert.True(t, strings.HasSuffix(out, "xxx\n[exit code: 7]"), out)
+	assert.Len(t, out, 200)
+}
+
+func TestMaxFileBytes(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{"max_file_bytes": 1024}`)
+	out := run(t, s, "head -c 4096 /dev/zero > big")
+	// The shell says why head died on stderr.
+	assert.True(t, strings.HasSuffix(out, "\n[exit code: 153]\n[File-size limit exceeded: max_file_bytes=1024. Reduce file output before retrying.]"), out)
+	st, err := os.Stat(filepath.Join(w, "big"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, st.Size(), int64(1024))
+	assert.Equal(t, "(no output)\n[exit code: 2]\n[Command failed with max_file_bytes=1024; file writes may have reached the per-file limit.]", run(t, s, "exit 2"))
+}
+
+func TestEnvironmentOfACommand(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-should-not-leak")
+	t.Setenv("AGENTSPEC_SECRET", "nope")
+	s, _ := newShell(t, `{"env": {"GREETING": "hi", "OPENAI_ORG": "o"}, "denied_env_patterns": ["OPENAI_*"]}`)
+	out := run(t, s, "env | sort")
+	assert.NotContains(t, out, "OPENAI")
+	assert.NotContains(t, out, "AGENTSPEC")
+	assert.NotContains(t, out, "sk-should-not-leak")
+	assert.Contains(t, out, "GREETING=hi\n")
+	assert.Contains(t, out, "TERM=dumb\n")
+	assert.Contains(t, out, "HOME="+filepath.Join(s.temp, "home")+"\n")
+	assert.Contains(t, out, "TMPDIR="+s.temp+"\n")
+	var names []string
+	for _, line := range strings.Split(strings.TrimPrefix(out, "[stdout]\n"), "\n") {
+		if k, _, ok := strings.Cut(line, "="); ok {
+			names = append(names, k)
+		}
+	}
+	for _, n := range names {
+		assert.Contains(t, []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "GREETING", "PWD", "SHLVL", "_"}, n, "unexpected variable")
+	}
+	st, err := os.Stat(s.temp)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+}
+
+func TestPersistCwd(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{"persist_cwd": true}`)
+	require.NoError(t, os.MkdirAll(filepath.Join(w, "a", "b"), 0o755))
+	assert.Equal(t, "[stdout]\n"+w+"\n", run(t, s, "pwd"))
+	assert.Equal(t, "(no output)", run(t, s, "cd a/b"))
+	assert.Equal(t, "[stdout]\n"+filepath.Join(w, "a", "b")+"\n", run(t, s, "pwd"))
+	assert.Equal(t, "(no output)\n[exit code: 1]", run(t, s, "cd ..; false"), "not kept after a failure")
+	assert.Equal(t, "[stdout]\n"+filepath.Join(w, "a", "b")+"\n", run(t, s, "pwd"))
+	require.NoError(t, os.RemoveAll(filepath.Join(w, "a")))
+	_, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "pwd"}`)
+	assert.Equal(t, "The previous directory was removed; now in "+w+".", retryOf(t, err))
+	assert.Equal(t, "[stdout]\n"+w+"\n", run(t, s, "pwd"))
+
+	plain, w2 := newShell(t, `{}`)
+	require.NoError(t, os.Mkdir(filepath.Join(w2, "d"), 0o755))
+	run(t, plain, "cd d")
+	assert.Equal(t, "[stdout]\n"+w2+"\n", run(t, plain, "pwd"), "without persist_cwd every command starts in the workspace")
+}
+
+var idRE = regexp.MustCompile(`^Started background command: 'echo bg-out; echo bg-err >&2; sleep 30'\nID: ([0-9a-f]{32})$`)
+
+func TestBackgroundCommands(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"max_background": 2}`)
+	ctx := context.Background()
+	out, err := call(t, ctx, s, ToolStartCommand, `{"command": "echo bg-out; echo bg-err >&2; sleep 30"}`)
+	require.NoError(t, err)
+	m := idRE.FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	id := m[1]
+	require.Eventually(t, func() bool {
+		out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+		return out == "[stdout]\nbg-out\n\n[stderr]\nbg-err\n\n[status: running]"
+	}, timeoutForEventually, pollEvery)
+
+	out, err = call(t, ctx, s, ToolStartCommand, `{"command": "echo done"}`)
+	require.NoError(t, err)
+	done := strings.TrimPrefix(out[strings.Index(out, "ID: "):], "ID: ")
+	require.Eventually(t, func() bool {
+		out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+done+`"}`)
+		return out == "[stdout]\ndone\n\n[status: finished]\n[exit code: 0]"
+	}, timeoutForEventually, pollEvery)
+
+	out, err = call(t, ctx, s, ToolStartCommand, `{"command": "sleep 30"}`)
+	require.NoError(t, err)
+	_, err = call(t, ctx, s, ToolStartCommand, `{"command": "sleep 30"}`)
+	assert.Equal(t, "Too many background commands are running (2); stop one with stop_command first.", retryOf(t, err))
+
+	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\nbg-out\n\n[stderr]\nbg-err\n\n[stopped]\n[exit code: 143]", out)
+	for _, bad := range []string{id, "nope", strings.ToUpper(done)} {
+		out, err = call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+bad+`"}`)
+		require.NoError(t, err)
+		assert.Equal(t, "[Error: unknown command ID "+pyRepr(bad)+"]", out)
+		out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+bad+`"}`)
+		require.NoError(t, err)
+		assert.Equal(t, "[Error: unknown command ID "+pyRepr(bad)+"]", out)
+	}
+	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+done+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\ndone\n\n[stopped]\n[exit code: 0]", out)
+}
+
+func TestStopWithoutOutput(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{}`)
+	ctx := context.Background()
+	out, err := call(t, ctx, s, ToolStartCommand, `{"command": "sleep 30"}`)
+	require.NoError(t, err)
+	id := out[len(out)-32:]
+	out, err = call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "(no output yet)\n[status: running]", out)
+	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "(no output)\n[stopped]\n[exit code: 143]", out)
+}
+
+// Close kills every background command and removes the private temporary
+// directory once they are dead; tools then fail.
+func TestCloseEndsEverything(t *testing.T) {
+	t.Parallel()
+	w := realTemp(t)
+	s, err := New(Options{Sandbox: sandboxMode(t)}, w)
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = call(t, ctx, s, ToolStartCommand, `{"command": "echo $$ > pid; exec sleep 300"}`)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(w, "pid"))
+		return err == nil && len(b) > 0
+	}, timeoutForEventually, pollEvery)
+	temp := s.temp
+	require.NoError(t, s.Close())
+	_, err = os.Stat(temp)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Empty(t, s.jobs)
+	_, err = call(t, ctx, s, ToolRunCommand, `{"command": "true"}`)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.NoError(t, s.Close(), "twice")
+}
+
+// Background commands started at once still number at most max_background.
+func TestMaxBackgroundUnderConcurrentStarts(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"max_background": 2}`)
+	results := make(chan error, 6)
+	for range 6 {
+		go func() {
+			_, err := call(t, context.Background(), s, ToolStartCommand, `{"command": "sleep 30"}`)
+			results <- err
+		}()
+	}
+	started, refused := 0, 0
+	for range 6 {
+		if err := <-results; err == nil {
+			started++
+		} else if msg, ok := capabilities.AsRetry(err); ok && msg == "Too many background commands are running (2); stop one with stop_command first." {
+			refused++
+		}
+	}
+	assert.Equal(t, 2, started)
+	assert.Equal(t, 4, refused)
+}

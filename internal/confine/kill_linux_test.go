@@ -1,0 +1,5 @@
+package confine_test
+
+import "syscall"
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

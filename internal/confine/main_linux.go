@@ -1,0 +1,115 @@
+package confine
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Main runs the confinement helper when this process was started as one,
+// and never returns then; otherwise it returns at once. Call it first
+// thing in main, and in TestMain of packages that start commands: Start
+// re-executes /proc/self/exe, which must come here.
+func Main() {
+	if len(os.Args) != 2 || os.Args[1] != initArg || len(os.Environ()) != 1 || os.Environ()[0] != initEnv {
+		return
+	}
+	os.Exit(helper())
+}
+
+// helper reads the request and runs it: unconfined it becomes the shell
+// (exec, same process); confined it is the command's init. It returns the
+// helper's exit status when it does not exec.
+func helper() int {
+	// Only fds 0-2 reach the shell: whatever this process inherited
+	// besides (fds its parent got without close-on-exec) closes at exec.
+	if err := unix.CloseRange(requestFD, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		for fd := requestFD; fd < 1024; fd++ {
+			unix.CloseOnExec(fd)
+		}
+	}
+	report := os.NewFile(reportFD, "report")
+	in := os.NewFile(requestFD, "request")
+	fail := func(err error) int {
+		fmt.Fprintf(report, "%s%s\n", reportError, oneLine(err.Error()))
+		return 126
+	}
+	req, err := readRequest(in)
+	if err != nil {
+		return fail(err)
+	}
+	if req.Sandbox {
+		return runInit(req, in, report)
+	}
+	in.Close()
+	if err := setRlimits(req); err != nil {
+		return fail(err)
+	}
+	if err := os.Chdir(req.Dir); err != nil {
+		return fail(fmt.Errorf("entering the command's directory: %w", err))
+	}
+	// On success the report pipe closes at exec (close-on-exec), which the
+	// parent reads as "started".
+	err = syscall.Exec(shell, []string{"sh", "-c", req.Script}, req.Env)
+	return fail(fmt.Errorf("starting %s: %w", shell, err))
+}
+
+// shell runs every command.
+const shell = "/bin/sh"
+
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// setRlimits applies the per-command limits to this process, which the
+// shell inherits: no core dumps, the file size bound, and the process
+// bound when no pids cgroup holds the command.
+func setRlimits(req request) error {
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fmt.Errorf("disabling core dumps: %w", err)
+	}
+	if n := req.Policy.MaxFileBytes; n > 0 {
+		if err := lowerRlimit(unix.RLIMIT_FSIZE, uint64(n)); err != nil {
+			return fmt.Errorf("Unable to apply max_file_bytes: %w", err)
+		}
+	}
+	if req.SetNproc {
+		// The count is per user namespace, and includes this init's
+		// threads, which the command's room should not pay for.
+		n := uint64(req.Policy.maxProcs() + ownThreads() + 4)
+		if err := lowerRlimit(unix.RLIMIT_NPROC, n); err != nil {
+			return fmt.Errorf("bounding the command's processes: %w", err)
+		}
+	}
+	return nil
+}
+
+// lowerRlimit sets both limits of res to n, or leaves a lower hard limit.
+func lowerRlimit(res int, n uint64) error {
+	var cur unix.Rlimit
+	if err := unix.Getrlimit(res, &cur); err != nil {
+		return err
+	}
+	if cur.Max < n {
+		n = cur.Max
+	}
+	return unix.Setrlimit(res, &unix.Rlimit{Cur: n, Max: n})
+}
+
+// ownThreads counts this process's threads.
+func ownThreads() int {
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	return len(entries)
+}

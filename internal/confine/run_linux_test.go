@@ -1,0 +1,214 @@
+package confine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/internal/confine"
+)
+
+func TestRun(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, script   string
+		exit           confine.Exit
+		stdout, stderr string
+	}{
+		{"output", "echo out; echo err >&2", confine.Exit{}, "out\n", "err\n"},
+		{"exit code", "exit 3", confine.Exit{Code: 3}, "", ""},
+		{"signal death", "kill -9 $$", confine.Exit{Code: 137, Signal: syscall.SIGKILL}, "", ""},
+		{"stdin is empty", "cat; echo done", confine.Exit{}, "done\n", ""},
+		{"working directory", "pwd", confine.Exit{}, "<root>\n", ""},
+		{"only fds 0-2", "ls /proc/self/fd | sort -n | tr '\\n' ' '", confine.Exit{}, "0 1 2 3 ", ""},
+		{"no core dumps", "ulimit -c", confine.Exit{}, "0\n", ""},
+	}
+	for _, m := range modes {
+		for _, tc := range cases {
+			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				needSandbox(t, m.sandbox)
+				b := newBox(t)
+				r := run(t, t.Context(), b.command(t, m.sandbox, tc.script))
+				assert.Equal(t, tc.exit, r.exit)
+				assert.Equal(t, strings.ReplaceAll(tc.stdout, "<root>", b.root), r.stdout)
+				assert.Equal(t, tc.stderr, r.stderr)
+			})
+		}
+	}
+}
+
+func TestEnvironmentIsExactlyTheCommands(t *testing.T) {
+	t.Setenv("AGENTSPEC_CONFINE_TEST_SECRET", "leaked") // not passed on
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			c := b.command(t, m.sandbox, "env | sort")
+			c.Env = []string{"A=1", "PATH=" + os.Getenv("PATH")}
+			r := run(t, t.Context(), c)
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			// sh adds PWD (and dash nothing else) to what it was given.
+			var got []string
+			for _, l := range lines {
+				if !strings.HasPrefix(l, "PWD=") && !strings.HasPrefix(l, "OLDPWD=") && !strings.HasPrefix(l, "SHLVL=") && !strings.HasPrefix(l, "_=") {
+					got = append(got, l)
+				}
+			}
+			assert.Equal(t, []string{"A=1", "PATH=" + os.Getenv("PATH")}, got)
+		})
+	}
+}
+
+func TestMaxFileBytes(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			c := b.command(t, m.sandbox, "head -c 100000 /dev/zero > big")
+			c.Policy.MaxFileBytes = 4096
+			r := run(t, t.Context(), c)
+			assert.Equal(t, confine.Exit{Code: 128 + int(syscall.SIGXFSZ)}, r.exit, "head dies of SIGXFSZ, and sh reports it as 153")
+			fi, err := os.Stat(filepath.Join(b.root, "big"))
+			require.NoError(t, err)
+			assert.EqualValues(t, 4096, fi.Size())
+		})
+	}
+}
+
+func TestTerminate(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			var out syncBuffer
+			c := b.command(t, m.sandbox, "echo ready; exec sleep 30")
+			c.Stdout = &out
+			p, err := confine.Start(t.Context(), c)
+			require.NoError(t, err)
+			waitFor(t, func() bool { return out.String() == "ready\n" })
+			p.Terminate(10 * time.Second)
+			exit, err := p.Wait()
+			require.NoError(t, err)
+			assert.Equal(t, confine.Exit{Code: 143, Signal: syscall.SIGTERM}, exit)
+		})
+	}
+}
+
+func TestTerminateEscalates(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			var out syncBuffer
+			c := b.command(t, m.sandbox, "trap '' TERM; echo ready; while :; do sleep 1; done")
+			c.Stdout = &out
+			p, err := confine.Start(t.Context(), c)
+			require.NoError(t, err)
+			waitFor(t, func() bool { return out.String() == "ready\n" })
+			p.Terminate(100 * time.Millisecond)
+			exit, err := p.Wait()
+			require.NoError(t, err)
+			assert.Equal(t, confine.Exit{Code: 137, Signal: syscall.SIGKILL}, exit)
+		})
+	}
+}
+
+func TestContextCancelKills(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			var out syncBuffer
+			c := b.command(t, m.sandbox, "echo ready; sleep 30")
+			c.Stdout = &out
+			p, err := confine.Start(ctx, c)
+			require.NoError(t, err)
+			waitFor(t, func() bool { return out.String() == "ready\n" })
+			cancel()
+			exit, err := p.Wait()
+			require.NoError(t, err)
+			assert.Equal(t, confine.Exit{Code: 137, Signal: syscall.SIGKILL}, exit)
+		})
+	}
+}
+
+func TestStartRefusesARelativeDir(t *testing.T) {
+	t.Parallel()
+	_, err := confine.Start(t.Context(), confine.Command{Script: "true", Dir: "rel"})
+	assert.ErrorContains(t, err, `"rel" is not an absolute path`)
+}
+
+// waitFor polls cond until it holds; the test's own deadline bounds it.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTerminateReachesEveryProcess: a background child gets SIGTERM too,
+// not only the shell. Both trap it, and the shell ends once the child has
+// said so.
+func TestTerminateReachesEveryProcess(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			var out syncBuffer
+			c := b.command(t, m.sandbox, `
+sh -c 'trap "echo > got; exit 0" TERM; echo > started; while :; do sleep 0.05; done' &
+trap 'until [ -e got ]; do sleep 0.01; done; exit 7' TERM
+until [ -e started ]; do sleep 0.01; done
+echo ready
+wait`)
+			c.Stdout = &out
+			p, err := confine.Start(t.Context(), c)
+			require.NoError(t, err)
+			waitFor(t, func() bool { return out.String() == "ready\n" })
+			p.Terminate(time.Minute)
+			exit, err := p.Wait()
+			require.NoError(t, err)
+			assert.Equal(t, confine.Exit{Code: 7}, exit, "the child got SIGTERM, and the shell saw it")
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+
+			c := b.command(t, m.sandbox, "true")
+			c.Dir = filepath.Join(b.root, "missing")
+			_, err := confine.Start(t.Context(), c)
+			assert.ErrorContains(t, err, "no such file or directory", "a missing directory is the caller's to report")
+
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			_, err = confine.Start(ctx, b.command(t, m.sandbox, "true"))
+			assert.ErrorIs(t, err, context.Canceled)
+		})
+	}
+}

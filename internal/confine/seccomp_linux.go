@@ -1,0 +1,79 @@
+package confine
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter of a command without network: socket(AF_UNIX, ...)
+// fails with EACCES, so no pathname Unix socket (docker.sock, D-Bus, X11)
+// can be connected to, which Landlock cannot stop below ABI 9 and the
+// read-only mounts never do. socketpair(2) stays allowed. io_uring fails
+// with ENOSYS (programs then fall back to plain system calls): its
+// IORING_OP_SOCKET and IORING_OP_CONNECT never pass through this filter.
+// A system call of another ABI than this binary's (x86's i386 and x32
+// entry points, say), whose numbers the filter does not know, fails with
+// ENOSYS.
+
+// seccompData offsets (struct seccomp_data).
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16 // low 32 bits on little-endian machines
+)
+
+func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
+
+func jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
+}
+
+// seccompFilter builds the program for this architecture; ok is false
+// where there is none.
+func seccompFilter() (prog []unix.SockFilter, ok bool) {
+	if nativeArch == 0 {
+		return nil, false
+	}
+	const (
+		ld     = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		ret    = unix.BPF_RET | unix.BPF_K
+		allow  = unix.SECCOMP_RET_ALLOW
+		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+		eacces = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	)
+	return []unix.SockFilter{
+		/* 0 */ stmt(ld, offArch),
+		/* 1 */ jump(jeq, nativeArch, 1, 0),
+		/* 2 */ stmt(ret, enosys),
+		/* 3 */ stmt(ld, offNr),
+		/* 4 */ jump(jge, foreignNrBase, 0, 1), // x32 numbers on x86-64
+		/* 5 */ stmt(ret, enosys),
+		/* 6 */ jump(jeq, unix.SYS_IO_URING_SETUP, 2, 0),
+		/* 7 */ jump(jeq, unix.SYS_IO_URING_ENTER, 1, 0),
+		/* 8 */ jump(jeq, unix.SYS_IO_URING_REGISTER, 0, 1),
+		/* 9 */ stmt(ret, enosys),
+		/* 10 */ jump(jeq, unix.SYS_SOCKET, 0, 3),
+		/* 11 */ stmt(ld, offArg0),
+		/* 12 */ jump(jeq, unix.AF_UNIX, 0, 1),
+		/* 13 */ stmt(ret, eacces),
+		/* 14 */ stmt(ret, allow),
+	}, true
+}
+
+// installSeccomp filters the calling thread's system calls (only its: no
+// TSYNC), and what it forks after. The thread must have no_new_privs set.
+func installSeccomp() error {
+	prog, ok := seccompFilter()
+	if !ok {
+		return fmt.Errorf("no seccomp filter for this architecture")
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("installing the seccomp filter: %w", errno)
+	}
+	return nil
+}
