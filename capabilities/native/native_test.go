@@ -97,9 +97,9 @@ func TestRefusals(t *testing.T) {
 		// The schema refuses these when the spec loads (agentspec validate).
 		"capabilities:\n  - WebSearch: {local: tavily}\n": `agent.yaml:2:24: capabilities[0].WebSearch.local: expected duckduckgo, true (duckduckgo), false or null, found "tavily"`,
 		// The factory refuses what the schema cannot see.
-		"capabilities:\n  - WebSearch: {native: false}\n":                   "agent.yaml:2:25: capabilities[0].WebSearch.native: false leaves WebSearch nothing to do: agentspec runs no local search",
+		"capabilities:\n  - WebSearch: {native: false}\n":                    "agent.yaml:2:25: capabilities[0].WebSearch.native: false leaves WebSearch nothing to do: agentspec runs no local search",
 		"capabilities:\n  - WebSearch: {native: false, local: duckduckgo}\n": "agent.yaml:2:25: capabilities[0].WebSearch.native: false asks for the local duckduckgo search alone, which agentspec does not run; remove native: false to use the provider's search",
-		"capabilities:\n  - NativeTool: {kind: x_search}\n":   `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
+		"capabilities:\n  - NativeTool: {kind: x_search}\n":                  `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
 		// The factory refuses what the schema cannot see.
 		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n": "agent.yaml:2:17: capabilities[0].NativeTool.kind: agentspec sends no native x_search tool to any provider yet; it sends web_search, web_fetch, code_execution",
 		"capabilities:\n  - NativeTool: {}\n":                       "agent.yaml:2:17: capabilities[0].NativeTool.kind: NativeTool needs a kind: one of web_search, web_fetch, code_execution",

@@ -82,7 +82,7 @@ func TestCheck(t *testing.T) {
 		{"chained", defaults, "true && rm y", false, ""},
 		{"absolute path", defaults, "/bin/rm y", false, ""},
 		{"assignment first", defaults, "FOO=1 rm", false, "Command 'rm' is denied."}, // the reference compares 'FOO=1'
-		{"no space before ;", defaults, "rm;echo", false, "Command 'rm' is denied."},  // the reference compares 'rm;echo'
+		{"no space before ;", defaults, "rm;echo", false, "Command 'rm' is denied."}, // the reference compares 'rm;echo'
 		{"subshell not allowed", allow, "(ls)", false, "Command '(ls)' is not in the allowed list."},
 		{"unbalanced quote skips the lists", defaults, "rm 'x", false, ""},
 		{"no tokens", defaults, "   ", false, ""},
