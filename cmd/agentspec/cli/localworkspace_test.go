@@ -79,3 +79,39 @@ func TestHarnessFileSystemDefaults(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout+stderr, "agent.yaml:4:5: capabilities[1]: cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
 }
+
+// Shell works in the LocalWorkspace: its commands start there, get the
+// workspace's env under the Shell's own, and a read-only workspace leaves
+// Shell no tools.
+func TestLocalWorkspaceShell(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "sh.script.yaml"), `turns:
+  - tool_calls:
+      - name: run_command
+        arguments: {command: 'echo "$A $B"; pwd; cat here.txt'}
+  - text: done
+`)
+	spec := writeFile(t, filepath.Join(dir, "agent.yaml"), `model: script:sh.script.yaml
+capabilities:
+  - LocalWorkspace: {working_dir: repo, env: {A: workspace, B: workspace}}
+  - Shell: {env: {B: shell}, sandbox: off}
+`)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "repo", "here.txt"), "in repo\n")
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	code, stdout, stderr := runCLI(t, "", "run", spec, "--workspace", ws, "-q", "--events", events)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "done\n", stdout)
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	real, err := filepath.EvalSymlinks(filepath.Join(ws, "repo"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `[stdout]\nworkspace shell\n`+real+`\nin repo\n`)
+
+	ro := writeFile(t, filepath.Join(dir, "ro.yaml"), "model: test\ncapabilities:\n  - LocalWorkspace: {working_dir: repo, read_only: true}\n  - FileSystem\n  - Shell\n")
+	code, stdout, stderr = runCLI(t, "", "tools", ro, "--workspace", ws)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "read_file")
+	assert.NotContains(t, stdout, "run_command", "a read-only workspace runs no commands")
+}
