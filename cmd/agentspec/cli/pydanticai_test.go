@@ -35,16 +35,16 @@ func TestPydanticAISpecsValidateAndRun(t *testing.T) {
 	require.NotEmpty(t, files)
 	// What the test model answers, where the spec fixes it.
 	answers := map[string]string{
-		"minimal.yaml":            "success (no tool calls)",
-		"from-file.json":          "success (no tool calls)",
-		"top-level-keys.yaml":     "success (no tool calls)",
-		"web-fetch.yaml":          "success (no tool calls)", // max_uses: no local tool
-		"web-fetch-native.yaml":   "success (no tool calls)",
+		"minimal.yaml":          "success (no tool calls)",
+		"from-file.json":        "success (no tool calls)",
+		"top-level-keys.yaml":   "success (no tool calls)",
+		"web-fetch.yaml":        "success (no tool calls)", // max_uses: no local tool
+		"web-fetch-native.yaml": "success (no tool calls)",
 		// Anthropic searches natively, so pydantic-ai never runs the
 		// local DuckDuckGo fallback either.
 		"web-search-duckduckgo.yaml": "success (no tool calls)",
-		"output-schema.yaml":      `{"age":0,"name":"a"}`,
-		"output-schema-defs.json": `{"city":"a","country":"a"}`,
+		"output-schema.yaml":         `{"age":0,"name":"a"}`,
+		"output-schema-defs.json":    `{"city":"a","country":"a"}`,
 		// Their tools live on MCP servers at example.com, which
 		// exampleServers stands in for: allowed_tools keeps drop_table
 		// out, and PrefixTools keeps the two lookup tools apart.
@@ -105,12 +105,12 @@ func TestPydanticAIWebFetchRunsOffline(t *testing.T) {
 
 func TestPydanticAISpecsRefused(t *testing.T) {
 	want := map[string]string{
-		"array.json":                 "an agent spec must be a mapping (model: ..., instructions: ...), found a list",
-		"empty.yaml":                 "empty",
-		"filesystem-twice.yaml":      `filesystem-twice.yaml:6:5: capabilities[1]: FileSystem offers tools named "read_file"`,
-		"output-schema-string.yaml":  `output-schema-string.yaml:3:23: output_schema: expected an object schema`,
-		"python-only.yaml":           `capability type "ProcessHistory" cannot be used outside Python`,
-		"unknown-capability.yaml":    `unknown capability type "Unknown"`,
+		"array.json":                          "an agent spec must be a mapping (model: ..., instructions: ...), found a list",
+		"empty.yaml":                          "empty",
+		"filesystem-twice.yaml":               `filesystem-twice.yaml:6:5: capabilities[1]: FileSystem offers tools named "read_file"`,
+		"output-schema-string.yaml":           `output-schema-string.yaml:3:23: output_schema: expected an object schema`,
+		"python-only.yaml":                    `capability type "ProcessHistory" cannot be used outside Python`,
+		"unknown-capability.yaml":             `unknown capability type "Unknown"`,
 		"web-search-duckduckgo-deepseek.yaml": "web-search-duckduckgo-deepseek.yaml:7:5: WebSearch: deepseek does not run the native tool web_search, and agentspec does not run the local fallback the spec names (duckduckgo); the providers that do: anthropic, ",
 	}
 	files, err := filepath.Glob(filepath.Join(pydanticAI, "invalid", "*"))
