@@ -147,7 +147,7 @@ func systemPrompt(instructions string, caps []capabilities.Capability, schema *o
 }
 
 // errNoModel is returned when neither the spec nor the options name a model.
-var errNoModel = errors.New("no model: the spec has no model key (e.g. model: openai:gpt-4o, or model: test to run offline)")
+var errNoModel = errors.New("no model: the spec has no model key (e.g. model: openai:gpt-4o, or model: test to run offline), and none was given at run time (--model)")
 
 // noModelError is errNoModel, as a spec error at the top of the file when
 // the spec was loaded from one: the spec is what lacks the key.

@@ -27,6 +27,11 @@ type Loader struct {
 	// Providers are the model providers a spec may name; nil means
 	// Providers(), and an empty list accepts any.
 	Providers []string
+	// Model, when set, is the model of every spec loaded, in place of the
+	// one it names or the one it leaves out, as pydantic-ai takes a model
+	// at run time (agentspec run --model). It is checked as a spec's own
+	// model is, and is part of what the spec means (its cache key).
+	Model string
 
 	mu       sync.Mutex
 	composed composedSchema // cache for Schema
@@ -100,6 +105,9 @@ func (l *Loader) check(d *document) (*Spec, error) {
 		return nil, d.errors()
 	}
 	d.parsed = len(d.errs)
+	if l.Model != "" {
+		root["model"] = l.Model
+	}
 	checkNotPipeline(d, root)
 	reg := l.registry()
 	docs := schemaDocsOf(reg)

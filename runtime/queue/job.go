@@ -63,6 +63,8 @@ type Bundle struct {
 	// step), is where it lies in Data, as a JSON pointer
 	// ("/steps/fix/spec"); "" when Data is the spec.
 	Pointer string `json:"pointer,omitempty"`
+	// Model, when set, replaces the spec's model (--model).
+	Model string `json:"model,omitempty"`
 }
 
 // BundleSpec reads the spec at path and the files it names. The files must

@@ -40,7 +40,7 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	switch err := os.Mkdir(dir, 0o700); {
 	case errors.Is(err, os.ErrExist):
 		// Written before, with this content (the name is its digest).
-		s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer)
+		s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer, b.Model)
 		if err != nil {
 			return nil, bundleErrors(err, dir)
 		}
@@ -71,7 +71,7 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	if err := root.WriteFile(b.Name, b.Data, 0o600); err != nil {
 		return nil, err
 	}
-	s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer)
+	s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer, b.Model)
 	if err != nil {
 		return nil, bundleErrors(err, dir)
 	}
@@ -80,12 +80,12 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 }
 
 // parseSpec loads a job's spec: the file at path, or the spec written inline
-// at pointer in it. A ${VAR} reference reads the worker's environment, which
+// at pointer in it, with model in place of its own when set. A ${VAR} reference reads the worker's environment, which
 // the job chose, so it is refused unless the worker allows it: the reference
 // is filled with nothing while loading, and the spec refused at the
 // reference, so no value of the worker's reaches it.
-func (w *Worker) parseSpec(path, pointer string) (*spec.Spec, error) {
-	l := &spec.Loader{Registry: w.opts.Registry}
+func (w *Worker) parseSpec(path, pointer, model string) (*spec.Spec, error) {
+	l := &spec.Loader{Registry: w.opts.Registry, Model: model}
 	var asked []string
 	if !w.opts.Allow.Env {
 		l.LookupEnv = func(name string) (string, bool) {

@@ -29,6 +29,9 @@ type BatchOptions struct {
 	SpecPath    string
 	SpecPointer string
 	Spec        *spec.Spec
+	// Model, when set, replaces the spec's model on the workers, as
+	// --model replaces it here; Spec was loaded with it.
+	Model string
 	// Input, Vars and NoCache apply to every job. Cache asks workers to
 	// use their cache though the spec has no cache: of its own (a
 	// pipeline's cache: applies to it).
@@ -88,7 +91,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	bundle.Pointer = opts.SpecPointer
+	bundle.Pointer, bundle.Model = opts.SpecPointer, opts.Model
 	if len(opts.Workspaces) > MaxBatchJobs {
 		return nil, fmt.Errorf("%d workspaces: a batch holds at most %d jobs", len(opts.Workspaces), MaxBatchJobs)
 	}

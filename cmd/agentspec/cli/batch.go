@@ -31,6 +31,7 @@ type batchFlags struct {
 	input     string
 	inputFile string
 	quiet     bool
+	model     string
 	queue     queueBatchFlags // --nats and its companions, and --events
 }
 
@@ -103,6 +104,7 @@ pattern that matches no directory, or a spec that cannot be loaded.`,
 	fl.StringVar(&f.input, "input", "", "the user message of every job")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	fl.StringVar(&f.model, "model", "", modelFlagUsage)
 	f.queue.add(fl, false) // --events too, for both paths
 	return cmd
 }
@@ -133,7 +135,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if isPipelineFile(args[0]) {
 		return batchPipeline(cmd, f, args[0], workspaces, vars, input)
 	}
-	s, err := spec.LoadFile(args[0])
+	s, err := loadSpec(nil, args[0], f.model)
 	if err != nil {
 		return specError(err)
 	}
@@ -148,7 +150,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	}
 	if f.queue.url != "" {
 		return runQueueBatch(cmd, &f.queue, queueRun{
-			specPath: args[0], spec: s, workspaces: workspaces, input: input, vars: vars,
+			specPath: args[0], spec: s, model: f.model, workspaces: workspaces, input: input, vars: vars,
 			noCache: f.noCache, quiet: f.quiet, wait: true,
 		})
 	}

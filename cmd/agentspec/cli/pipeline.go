@@ -53,7 +53,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	if err := f.queue.check(cmd); err != nil {
 		return exitWith(exitUsage, err)
 	}
-	p, err := pipeline.LoadFile(args[0])
+	p, err := loadPipeline(args[0], f.model)
 	if err != nil {
 		return specError(err)
 	}
@@ -87,7 +87,9 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 			return err
 		}
 		defer q.Conn().Close()
-		opts.Exec = q.Executor(f.queue.batchOptions(f.noCache))
+		bo := f.queue.batchOptions(f.noCache)
+		bo.Model = f.model
+		opts.Exec = q.Executor(bo)
 	}
 
 	res, err := pipeline.Run(ctx, p, opts)
@@ -367,9 +369,9 @@ func printPipelineResult(w io.Writer, format string, res *pipeline.Result) error
 // capabilities built in the workspace), and reports the specs' warnings.
 // Vars are not checked here: the pipeline loader has matched each step's
 // vars with its spec's placeholders.
-func validatePipeline(ctx context.Context, file, workspace string) fileResult {
+func validatePipeline(ctx context.Context, file, workspace, model string) fileResult {
 	r := fileResult{File: file, Valid: true, Problems: []problem{}, Warnings: []problem{}}
-	p, err := pipeline.LoadFile(file)
+	p, err := loadPipeline(file, model)
 	if err != nil {
 		r.Valid = false
 		r.Problems = append(r.Problems, problemsOf(file, err)...)
@@ -392,7 +394,14 @@ func validatePipeline(ctx context.Context, file, workspace string) fileResult {
 			continue
 		}
 		checked[s.Spec] = true
-		err := runtime.Check(ctx, s.Spec, runtime.WithWorkspace(workspace), runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+		sp := s.Spec
+		if strings.TrimSpace(sp.Model) == "" {
+			warn(problem{File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col, Message: "step " + s.Name + ": " + noModelNote})
+			offline := *sp
+			offline.Model = "test"
+			sp = &offline
+		}
+		err := runtime.Check(ctx, sp, runtime.WithWorkspace(workspace), runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
 			if w, ok := ev.(runtime.CapabilityWarning); ok {
 				warn(problem{File: w.File, Line: w.Line, Column: w.Column, Message: w.Message})
 			}
@@ -441,7 +450,7 @@ type pipelineLine struct {
 // queue; --events writes each workspace's events to a file of its own.
 func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []string, vars map[string]string, input string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	p, err := pipeline.LoadFile(file)
+	p, err := loadPipeline(file, f.model)
 	if err != nil {
 		return specError(err)
 	}
@@ -471,6 +480,7 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 		defer q.Conn().Close()
 		opts.Exec = q.Executor(queue.BatchOptions{
 			WorkspaceRoot: f.queue.workspaceRoot, Ship: f.queue.ship, ShipMax: f.queue.shipMaxMiB << 20, NoCache: f.noCache,
+			Model: f.model,
 		})
 	}
 	run := func(i int, ws string) (*pipeline.Result, error) {

@@ -33,6 +33,7 @@ type runFlags struct {
 	noCache   bool
 	quiet     bool
 	jobs      int
+	model     string
 	queue     runQueueFlags // a pipeline's jobs on the queue
 }
 
@@ -133,6 +134,7 @@ generated from its schema, then answers (see the README's "The test model").`,
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the result cache the spec names")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or usage on stderr")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "for a pipeline: jobs at a time (default: the number of CPUs)")
+	fl.StringVar(&f.model, "model", "", modelFlagUsage)
 	f.queue.add(fl)
 	return cmd
 }
@@ -161,7 +163,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	s, err := loadSpec(stdin, args[0])
+	s, err := loadSpec(stdin, args[0], f.model)
 	if err != nil {
 		return specError(err)
 	}

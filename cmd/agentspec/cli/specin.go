@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentspec/agentspec/pipeline"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -12,14 +13,24 @@ const stdinArg = "-"
 
 // loadSpec loads the spec at path, or from stdin when path is "-": it is
 // then named <stdin> in messages and its relative paths resolve from the
-// current directory.
-func loadSpec(stdin io.Reader, path string) (*spec.Spec, error) {
+// current directory. model, when set (--model), replaces the spec's.
+func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
+	l := &spec.Loader{Model: model}
 	if path != stdinArg {
-		return spec.LoadFile(path)
+		return l.LoadFile(path)
 	}
 	data, err := io.ReadAll(stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the spec from stdin: %w", err)
 	}
-	return spec.LoadStdin(data)
+	return l.Load(spec.Stdin, data)
+}
+
+// modelFlagUsage is --model's help, the same for every command.
+const modelFlagUsage = "the model, as provider:name (or test), in place of the spec's: pydantic-ai specs may leave it for run time"
+
+// loadPipeline loads the pipeline at path, model (--model), when set,
+// replacing every step's.
+func loadPipeline(path, model string) (*pipeline.Pipeline, error) {
+	return (&pipeline.Loader{Specs: &spec.Loader{Model: model}}).LoadFile(path)
 }

@@ -64,6 +64,7 @@ func (f *queueBatchFlags) check(cmd *cobra.Command, pipeline bool) error {
 type queueRun struct {
 	specPath   string
 	spec       *spec.Spec
+	model      string // --model, which the workers apply too
 	workspaces []string
 	input      string
 	vars       map[string]string
@@ -83,7 +84,7 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 	defer q.Conn().Close()
 	b, err := q.NewBatch(queue.BatchOptions{
 		SpecPath: r.specPath, Spec: r.spec, Input: r.input, Vars: r.vars, NoCache: r.noCache,
-		Workspaces: r.workspaces, WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20,
+		Workspaces: r.workspaces, WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, Model: r.model,
 	})
 	if err != nil {
 		return exitWith(exitUsage, err)
@@ -236,7 +237,10 @@ type submitFlags struct {
 }
 
 func newSubmitCmd() *cobra.Command {
-	var f submitFlags
+	var (
+		f     submitFlags
+		model string
+	)
 	cmd := &cobra.Command{
 		Use:   "submit SPEC DIR --nats URL [--wait]",
 		Short: "Publish one workspace job to a NATS JetStream work queue",
@@ -284,7 +288,7 @@ errors.`,
 			if len(workspaces) != 1 {
 				return exitWith(exitUsage, fmt.Errorf("submit takes one workspace; %q names %d (use agentspec batch --nats)", args[1], len(workspaces)))
 			}
-			s, err := spec.LoadFile(args[0])
+			s, err := loadSpec(nil, args[0], model)
 			if err != nil {
 				return specError(err)
 			}
@@ -292,7 +296,7 @@ errors.`,
 				return exitWith(exitUsage, err)
 			}
 			return runQueueBatch(cmd, &f.queueBatchFlags, queueRun{
-				specPath: args[0], spec: s, workspaces: workspaces, input: input, vars: vars,
+				specPath: args[0], spec: s, model: model, workspaces: workspaces, input: input, vars: vars,
 				noCache: f.noCache, quiet: f.quiet, wait: f.wait || f.ship,
 			})
 		},
@@ -305,6 +309,7 @@ errors.`,
 	fl.StringVar(&f.input, "input", "", "the job's user message")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	fl.StringVar(&model, "model", "", modelFlagUsage)
 	return cmd
 }
 

@@ -25,6 +25,7 @@ func newValidateCmd() *cobra.Command {
 		vars      []string
 		workspace string
 		verbose   bool
+		model     string
 	)
 	cmd := &cobra.Command{
 		Use:   "validate FILE|-...",
@@ -72,7 +73,7 @@ With --output json (-o json), a JSON document describing every file is written t
 			results := make([]fileResult, 0, len(args))
 			invalid, unreadable := false, false
 			for _, file := range args {
-				r, readable := validateFile(cmd.Context(), cmd.InOrStdin(), file, parsed, dir)
+				r, readable := validateFile(cmd.Context(), cmd.InOrStdin(), file, parsed, dir, model)
 				invalid = invalid || !r.Valid
 				unreadable = unreadable || !readable
 				results = append(results, r)
@@ -105,6 +106,7 @@ With --output json (-o json), a JSON document describing every file is written t
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "end with a one-line summary on stderr: files valid, problems, warnings")
 	cmd.Flags().StringArrayVar(&vars, "var", nil, "check the instructions' placeholders against this variable: --var name=value (repeatable)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
+	cmd.Flags().StringVar(&model, "model", "", modelFlagUsage+"; checked as the spec's own would be")
 	return cmd
 }
 
@@ -125,11 +127,11 @@ type problem struct {
 // validateFile loads file and checks it as a run would, minus the network.
 // vars is nil when no --var was given. readable is false when the file
 // itself could not be read.
-func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[string]string, workspace string) (r fileResult, readable bool) {
+func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[string]string, workspace, model string) (r fileResult, readable bool) {
 	if isPipelineFile(file) {
-		return validatePipeline(ctx, file, workspace), true
+		return validatePipeline(ctx, file, workspace, model), true
 	}
-	s, err := loadSpec(stdin, file)
+	s, err := loadSpec(stdin, file, model)
 	if file == stdinArg {
 		file = spec.Stdin
 	}
@@ -154,6 +156,14 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 		if vars != nil {
 			opts = append(opts, runtime.WithVars(vars))
 		}
+		if strings.TrimSpace(s.Model) == "" {
+			// pydantic-ai takes the model at run time: a spec without one
+			// is valid, and everything but the model is checked.
+			r.Warnings = append(r.Warnings, problem{File: file, Line: 1, Column: 1, Message: noModelNote})
+			offline := *s
+			offline.Model = "test"
+			s = &offline
+		}
 		err = runtime.Check(ctx, s, opts...)
 	}
 	if err == nil {
@@ -170,6 +180,9 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 	r.Problems = append(r.Problems, problem{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")})
 	return r, readable
 }
+
+// noModelNote is validate's note on a spec that names no model.
+const noModelNote = "note: the spec names no model; give it at run time: agentspec run --model PROVIDER:NAME"
 
 func problemOf(e *spec.Error) problem {
 	return problem{File: e.Pos.File, Line: e.Pos.Line, Column: e.Pos.Col, Message: e.Msg}
