@@ -12,7 +12,8 @@ import (
 // Main runs the confinement helper when this process was started as one,
 // and never returns then; otherwise it returns at once. Call it first
 // thing in main, and in TestMain of packages that start commands: Start
-// re-executes /proc/self/exe, which must come here.
+// re-executes this program's file, which must come here. It costs one look
+// at argv when the process is not a helper.
 func Main() {
 	if len(os.Args) != 2 || os.Args[1] != initArg || len(os.Environ()) != 1 || os.Environ()[0] != initEnv {
 		return
