@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -34,10 +35,7 @@ func helper() int {
 	}
 	report := os.NewFile(reportFD, "report")
 	in := os.NewFile(requestFD, "request")
-	fail := func(err error) int {
-		fmt.Fprintf(report, "%s%s\n", reportError, oneLine(err.Error()))
-		return 126
-	}
+	fail := func(err error) int { return reportFailure(report, err) }
 	req, err := readRequest(in)
 	if err != nil {
 		return fail(err)
@@ -56,6 +54,17 @@ func helper() int {
 	// parent reads as "started".
 	err = syscall.Exec(shell, []string{"sh", "-c", req.Script}, req.Env)
 	return fail(fmt.Errorf("starting %s: %w", shell, err))
+}
+
+// reportFailure tells the parent why the command could not start, with
+// the errno behind it (0 if none) so that the parent's error still
+// matches it (errors.Is(err, fs.ErrNotExist), say), and returns the
+// helper's exit status.
+func reportFailure(report *os.File, err error) int {
+	var errno syscall.Errno
+	errors.As(err, &errno)
+	fmt.Fprintf(report, "%s%d %s\n", reportError, int(errno), oneLine(err.Error()))
+	return 126
 }
 
 // shell runs every command.

@@ -3,7 +3,6 @@ package confine
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -158,7 +157,7 @@ func start(ctx context.Context, c Command, req request, cg *cgroup) (*Process, e
 	switch {
 	case strings.HasPrefix(line, reportError):
 		p.abort()
-		return nil, errors.New(strings.TrimSpace(strings.TrimPrefix(line, reportError)))
+		return nil, parseFailure(strings.TrimPrefix(line, reportError))
 	case c.Sandbox && line == reportStarted+"\n":
 		return p, nil
 	case !c.Sandbox && err == io.EOF && line == "":

@@ -195,7 +195,12 @@ func TestStartErrors(t *testing.T) {
 			c := b.command(t, m.sandbox, "true")
 			c.Dir = filepath.Join(b.root, "missing")
 			_, err := confine.Start(t.Context(), c)
-			assert.ErrorContains(t, err, "no such file or directory", "a missing directory is the caller's to report")
+			assert.ErrorIs(t, err, syscall.ENOENT, "a missing directory is the caller's to report")
+
+			require.NoError(t, os.WriteFile(filepath.Join(b.root, "file"), nil, 0o644))
+			c.Dir = filepath.Join(b.root, "file")
+			_, err = confine.Start(t.Context(), c)
+			assert.ErrorIs(t, err, syscall.ENOTDIR)
 
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
