@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -125,4 +126,46 @@ func waitGone(prefix string) []string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return procsWith(prefix)
+}
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// awaitReady waits until the command has written "ready\n", and fails the
+// test if it ends (or writes something else) first.
+func awaitReady(t *testing.T, p *confine.Process, out *syncBuffer) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		_, _ = p.Wait()
+		close(done)
+	}()
+	for {
+		switch s := out.String(); {
+		case s == "ready\n":
+			return
+		case s != "" && !strings.HasPrefix("ready\n", s):
+			t.Fatalf("the command wrote %q, not ready", s)
+		}
+		select {
+		case <-done:
+			if out.String() != "ready\n" {
+				t.Fatalf("the command ended before it was ready; it wrote %q", out.String())
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// waitFor polls cond until it holds. It gives up, failing the test, after
+// a minute, far past any wait here, so that a command that went wrong
+// fails its test instead of hanging the package.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("gave up waiting")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -22,10 +22,7 @@ func runInit(req request, lifeline, report *os.File) int {
 	// The main goroutine keeps this thread, which alone is confined and
 	// forks the shell; the runtime's other threads never run it.
 	runtime.LockOSThread()
-	fail := func(err error) int {
-		fmt.Fprintf(report, "%s%s\n", reportError, oneLine(err.Error()))
-		return 126
-	}
+	fail := func(err error) int { return reportFailure(report, err) }
 	if req.MapIDs != nil {
 		if err := mapIDs(*req.MapIDs); err != nil {
 			return fail(err)

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -12,7 +13,8 @@ import (
 // Main runs the confinement helper when this process was started as one,
 // and never returns then; otherwise it returns at once. Call it first
 // thing in main, and in TestMain of packages that start commands: Start
-// re-executes /proc/self/exe, which must come here.
+// re-executes this program's file, which must come here. It costs one look
+// at argv when the process is not a helper.
 func Main() {
 	if len(os.Args) != 2 || os.Args[1] != initArg || len(os.Environ()) != 1 || os.Environ()[0] != initEnv {
 		return
@@ -33,10 +35,7 @@ func helper() int {
 	}
 	report := os.NewFile(reportFD, "report")
 	in := os.NewFile(requestFD, "request")
-	fail := func(err error) int {
-		fmt.Fprintf(report, "%s%s\n", reportError, oneLine(err.Error()))
-		return 126
-	}
+	fail := func(err error) int { return reportFailure(report, err) }
 	req, err := readRequest(in)
 	if err != nil {
 		return fail(err)
@@ -55,6 +54,17 @@ func helper() int {
 	// parent reads as "started".
 	err = syscall.Exec(shell, []string{"sh", "-c", req.Script}, req.Env)
 	return fail(fmt.Errorf("starting %s: %w", shell, err))
+}
+
+// reportFailure tells the parent why the command could not start, with
+// the errno behind it (0 if none) so that the parent's error still
+// matches it (errors.Is(err, fs.ErrNotExist), say), and returns the
+// helper's exit status.
+func reportFailure(report *os.File, err error) int {
+	var errno syscall.Errno
+	errors.As(err, &errno)
+	fmt.Fprintf(report, "%s%d %s\n", reportError, int(errno), oneLine(err.Error()))
+	return 126
 }
 
 // shell runs every command.

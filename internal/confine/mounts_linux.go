@@ -253,7 +253,7 @@ func remountReadOnly(p Policy) error {
 	}
 	keep := []string{p.Root, p.Temp, "/proc", "/dev"}
 	for _, mp := range points {
-		if slicesAnyBelow(keep, mp) {
+		if belowAny(keep, mp) {
 			continue
 		}
 		err := unix.MountSetattr(unix.AT_FDCWD, mp, unix.AT_SYMLINK_NOFOLLOW, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
@@ -269,8 +269,8 @@ func remountReadOnly(p Policy) error {
 	return nil
 }
 
-// slicesAnyBelow reports whether path is one of dirs or below one.
-func slicesAnyBelow(dirs []string, path string) bool {
+// belowAny reports whether path is one of dirs or below one.
+func belowAny(dirs []string, path string) bool {
 	for _, d := range dirs {
 		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
 			return true

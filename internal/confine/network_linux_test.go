@@ -20,11 +20,9 @@ type listener struct {
 	received         func() string
 }
 
-// received collects what arrives at l until the command has ended; a
-// datagram or connection on loopback is delivered before the sender's
-// call returns, so a short wait after the command only absorbs
-// scheduling.
-func listenTCPish(t *testing.T, network, address string) listener {
+// listenStream listens for connections (TCP, Unix) and records the first
+// bytes of each.
+func listenStream(t *testing.T, network, address string) listener {
 	l, err := net.Listen(network, address)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
@@ -61,11 +59,15 @@ func listenUDP(t *testing.T) listener {
 	return listener{network: "udp", address: c.LocalAddr().String(), received: func() string { return drain(got) }}
 }
 
+// drain returns what reached a listener, called once the command has
+// ended: a connection or datagram on loopback is queued before the
+// sender's call returns, so the short wait only absorbs the listener
+// goroutine's scheduling.
 func drain(got chan string) string {
 	select {
 	case s := <-got:
 		return s
-	case <-time.After(500 * time.Millisecond):
+	case <-time.After(200 * time.Millisecond):
 		return ""
 	}
 }
@@ -78,13 +80,13 @@ func TestNetworkIsRefused(t *testing.T) {
 		name   string
 		listen func(t *testing.T) listener
 	}{
-		{"tcp to the host's loopback", func(t *testing.T) listener { return listenTCPish(t, "tcp4", "127.0.0.1:0") }},
+		{"tcp to the host's loopback", func(t *testing.T) listener { return listenStream(t, "tcp4", "127.0.0.1:0") }},
 		{"udp to the host's loopback", listenUDP},
 		{"pathname unix socket", func(t *testing.T) listener {
-			return listenTCPish(t, "unix", filepath.Join(t.TempDir(), "docker.sock"))
+			return listenStream(t, "unix", filepath.Join(t.TempDir(), "docker.sock"))
 		}},
 		{"abstract unix socket", func(t *testing.T) listener {
-			return listenTCPish(t, "unix", "@agentspec-confine-test-"+strings.ReplaceAll(t.Name(), "/", "-"))
+			return listenStream(t, "unix", "@agentspec-confine-test-"+strings.ReplaceAll(t.Name(), "/", "-"))
 		}},
 	}
 	type mode struct {

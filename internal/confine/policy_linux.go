@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // resolved checks c and returns it with W and T as the kernel names them
@@ -14,6 +15,13 @@ import (
 func (c Command) resolved() (Command, error) {
 	if !filepath.IsAbs(c.Dir) {
 		return c, fmt.Errorf("the command's directory %q is not an absolute path", c.Dir)
+	}
+	// Checked here too, so the caller gets the *fs.PathError (ENOENT,
+	// ENOTDIR) without a helper started.
+	if fi, err := os.Stat(c.Dir); err != nil {
+		return c, fmt.Errorf("the command's directory: %w", err)
+	} else if !fi.IsDir() {
+		return c, fmt.Errorf("the command's directory: %w", &os.PathError{Op: "chdir", Path: c.Dir, Err: syscall.ENOTDIR})
 	}
 	if !c.Sandbox {
 		return c, nil

@@ -81,8 +81,10 @@ func TestNothingOutlivesTheCommand(t *testing.T) {
 			c.Stdout = &out
 			p, err := confine.Start(t.Context(), c)
 			require.NoError(t, err)
-			waitFor(t, func() bool { return out.String() == "ready\n" })
-			require.Len(t, procsWith("sleep 300."+token), 4, "every orphan runs, and the host sees it")
+			awaitReady(t, p, &out)
+			// Every orphan runs (it may be an instant from its exec), and
+			// the host sees it.
+			waitFor(t, func() bool { return len(procsWith("sleep 300."+token)) == 4 })
 			require.NoError(t, os.WriteFile(filepath.Join(a.root, "go"), nil, 0o644))
 			exit, err := p.Wait()
 			require.NoError(t, err)
@@ -116,8 +118,8 @@ func TestKillEndsEveryProcess(t *testing.T) {
 			c.Stdout = &out
 			p, err := confine.Start(ctx, c)
 			require.NoError(t, err)
-			waitFor(t, func() bool { return out.String() == "ready\n" })
-			require.Len(t, procsWith("sleep 300."+token), 4)
+			awaitReady(t, p, &out)
+			waitFor(t, func() bool { return len(procsWith("sleep 300."+token)) == 4 })
 			cancel() // a timeout, or the run's end
 			exit, err := p.Wait()
 			require.NoError(t, err)
@@ -169,7 +171,7 @@ until [ -e go ]; do sleep 0.01; done`, token))
 			c.Policy.MaxProcs = max
 			p, err := confine.Start(t.Context(), c)
 			require.NoError(t, err)
-			waitFor(t, func() bool { return out.String() == "ready\n" })
+			awaitReady(t, p, &out)
 			n := len(procsWith("sleep 300." + token))
 			require.NoError(t, os.WriteFile(filepath.Join(a.root, "go"), nil, 0o644))
 			_, err = p.Wait()

@@ -97,7 +97,7 @@ func TestTerminate(t *testing.T) {
 			c.Stdout = &out
 			p, err := confine.Start(t.Context(), c)
 			require.NoError(t, err)
-			waitFor(t, func() bool { return out.String() == "ready\n" })
+			awaitReady(t, p, &out)
 			p.Terminate(10 * time.Second)
 			exit, err := p.Wait()
 			require.NoError(t, err)
@@ -118,7 +118,7 @@ func TestTerminateEscalates(t *testing.T) {
 			c.Stdout = &out
 			p, err := confine.Start(t.Context(), c)
 			require.NoError(t, err)
-			waitFor(t, func() bool { return out.String() == "ready\n" })
+			awaitReady(t, p, &out)
 			p.Terminate(100 * time.Millisecond)
 			exit, err := p.Wait()
 			require.NoError(t, err)
@@ -140,7 +140,7 @@ func TestContextCancelKills(t *testing.T) {
 			c.Stdout = &out
 			p, err := confine.Start(ctx, c)
 			require.NoError(t, err)
-			waitFor(t, func() bool { return out.String() == "ready\n" })
+			awaitReady(t, p, &out)
 			cancel()
 			exit, err := p.Wait()
 			require.NoError(t, err)
@@ -153,14 +153,6 @@ func TestStartRefusesARelativeDir(t *testing.T) {
 	t.Parallel()
 	_, err := confine.Start(t.Context(), confine.Command{Script: "true", Dir: "rel"})
 	assert.ErrorContains(t, err, `"rel" is not an absolute path`)
-}
-
-// waitFor polls cond until it holds; the test's own deadline bounds it.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestTerminateReachesEveryProcess: a background child gets SIGTERM too,
@@ -183,7 +175,7 @@ wait`)
 			c.Stdout = &out
 			p, err := confine.Start(t.Context(), c)
 			require.NoError(t, err)
-			waitFor(t, func() bool { return out.String() == "ready\n" })
+			awaitReady(t, p, &out)
 			p.Terminate(time.Minute)
 			exit, err := p.Wait()
 			require.NoError(t, err)
@@ -203,7 +195,12 @@ func TestStartErrors(t *testing.T) {
 			c := b.command(t, m.sandbox, "true")
 			c.Dir = filepath.Join(b.root, "missing")
 			_, err := confine.Start(t.Context(), c)
-			assert.ErrorContains(t, err, "no such file or directory", "a missing directory is the caller's to report")
+			assert.ErrorIs(t, err, syscall.ENOENT, "a missing directory is the caller's to report")
+
+			require.NoError(t, os.WriteFile(filepath.Join(b.root, "file"), nil, 0o644))
+			c.Dir = filepath.Join(b.root, "file")
+			_, err = confine.Start(t.Context(), c)
+			assert.ErrorIs(t, err, syscall.ENOTDIR)
 
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()

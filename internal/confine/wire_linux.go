@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"syscall"
 )
 
 // The parent and the re-executed helper talk through two pipes the helper
@@ -82,6 +85,32 @@ func readRequest(rd io.Reader) (request, error) {
 // Report lines from the helper.
 const (
 	reportStarted = "started" // confined: the shell runs
-	reportError   = "error "  // setup failed: the rest of the line says why
+	reportError   = "error "  // setup failed: then the errno (0 if none) and why
 	reportStatus  = "status " // confined: the shell's wait status, decimal
 )
+
+// helperError is a failure the helper reported: its text, and the errno
+// behind it, which errors.Is and errors.As find.
+type helperError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *helperError) Error() string { return e.msg }
+
+func (e *helperError) Unwrap() error {
+	if e.errno == 0 {
+		return nil
+	}
+	return e.errno
+}
+
+// parseFailure reads the rest of a reportError line.
+func parseFailure(line string) error {
+	num, msg, ok := strings.Cut(strings.TrimSpace(line), " ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return &helperError{msg: strings.TrimSpace(line)}
+	}
+	return &helperError{msg: msg, errno: syscall.Errno(n)}
+}
