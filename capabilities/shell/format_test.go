@@ -50,23 +50,6 @@ func TestPyFloat(t *testing.T) {
 	}
 }
 
-func TestPyRepr(t *testing.T) {
-	t.Parallel()
-	// Python's repr() of each.
-	for s, want := range map[string]string{
-		"vim notes.txt":             `'vim notes.txt'`,
-		"it's":                      `"it's"`,
-		`a"b'c`:                     `'a"b\'c'`,
-		"tab\there\n":               `'tab\there\n'`,
-		"\x00\x7f\u200b\U0001F600é": `'\x00\x7f\u200b😀é'`,
-		`\`:                         `'\\'`,
-		">":                         `'>'`,
-		"\xff":                      `'\udcff'`,
-	} {
-		assert.Equal(t, want, pyRepr(s), "%q", s)
-	}
-}
-
 func TestTruncateTail(t *testing.T) {
 	t.Parallel()
 	// The reference's two tests.
