@@ -32,7 +32,10 @@ func firstToken(command string) (token string, empty, ok bool) {
 	switch {
 	case isCall && len(call.Args) > 0:
 		word := call.Args[0]
-		if fields, err := expand.Fields(nil, word); err == nil && len(fields) == 1 {
+		// A Config of its own each time: expand writes to the one it is
+		// given (nil would be its shared default), and commands are checked
+		// from many goroutines.
+		if fields, err := expand.Fields(&expand.Config{}, word); err == nil && len(fields) == 1 {
 			return fields[0], false, true
 		}
 		var b strings.Builder
