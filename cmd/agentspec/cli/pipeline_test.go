@@ -329,7 +329,7 @@ func TestValidatePipelineChecksSteps(t *testing.T) {
 	file := filepath.Join(dir, "pipeline.yaml")
 	code, _, stderr := runCLI(t, "", "validate", file, "--workspace", t.TempDir())
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, file+":3:11: no model: ")
+	assert.Contains(t, stderr, file+":2:3: step a: note: the spec names no model; give it at run time")
 	assert.Contains(t, stderr, file+":5:19: cannot read the script file ")
 }
 
