@@ -26,6 +26,9 @@ type endpoint struct {
 	apiVersion string
 	// headers are sent with every request (OpenRouter's app attribution).
 	headers map[string]string
+	// region is the AWS region of a Bedrock endpoint, or the Google Cloud
+	// location of a Vertex AI one; project is the Google Cloud project.
+	region, project string
 }
 
 func parseRef(ref string) (provider, name string, err error) {
@@ -125,7 +128,34 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 			def = "https://bedrock-mantle." + region + ".api.aws/openai/v1"
 		}
 	}
+	gateway := strings.HasPrefix(name, "gateway/")
+	switch p.api {
+	case apiBedrock:
+		ep.region = firstNonEmpty(getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"))
+		switch {
+		case gateway && ep.region == "":
+			ep.region = bedrockGatewayRegion
+		case !gateway && ep.region != "":
+			def = "https://bedrock-runtime." + ep.region + ".amazonaws.com"
+		}
+	case apiGemini:
+		ep.region = firstNonEmpty(getenv("GOOGLE_CLOUD_LOCATION"), "us-central1")
+		ep.project = strings.TrimSpace(getenv("GOOGLE_CLOUD_PROJECT"))
+		if !gateway && strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")) != "" {
+			ep.token, ep.keyEnv = "", "GOOGLE_APPLICATION_CREDENTIALS" // ADC wins over an API key
+		}
+		if !gateway {
+			def = "https://" + ep.region + "-aiplatform.googleapis.com"
+			if ep.region == "global" || ep.token != "" { // express mode has one global host
+				def = "https://aiplatform.googleapis.com"
+			}
+		}
+	}
 	ep.baseURL = firstNonEmpty(baseURL, fromEnv, def)
+	if ep.baseURL == "" && p.api == apiBedrock {
+		// The SDK finds the region in the shared config, and the endpoint.
+		return ep, nil
+	}
 	if ep.baseURL == "" {
 		need := map[string]string{"snowflake": "SNOWFLAKE_ACCOUNT", "bedrock-mantle": "AWS_DEFAULT_REGION or AWS_REGION"}[name]
 		if need == "" {
@@ -159,6 +189,13 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 	}
 	if ep.token == "" {
 		switch {
+		case p.api == apiBedrock || p.api == apiGemini:
+			// Signed with SigV4, or authorized by Application Default
+			// Credentials: newBedrock and newGemini find the credentials.
+			if !gateway {
+				return ep, nil
+			}
+			return ep, missingKey(ep)
 		case p.keyOptional:
 			ep.token, ep.keyEnv = placeholderToken, ""
 			if name == "ollama" {

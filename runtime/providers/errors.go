@@ -80,7 +80,9 @@ func (e *Error) ToolUseFailed() (string, bool) {
 // again", as the status codes retryableStatus accepts do.
 func (e *Error) retryableStream() bool {
 	switch e.Type {
-	case "overloaded_error", "rate_limit_error", "api_error", "server_error", "internal_error", "service_unavailable":
+	case "overloaded_error", "rate_limit_error", "api_error", "server_error", "internal_error", "service_unavailable",
+		// Bedrock's exception events
+		"ThrottlingException", "ServiceUnavailableException", "InternalServerException", "ModelStreamErrorException":
 		return true
 	}
 	return false
@@ -89,9 +91,9 @@ func (e *Error) retryableStream() bool {
 func (e *Error) code() llms.ErrorCode {
 	if e.Stream {
 		switch e.Type {
-		case "rate_limit_error":
+		case "rate_limit_error", "ThrottlingException":
 			return llms.ErrCodeRateLimit
-		case "invalid_request_error":
+		case "invalid_request_error", "ValidationException":
 			return llms.ErrCodeInvalidRequest
 		}
 		return llms.ErrCodeProviderUnavailable

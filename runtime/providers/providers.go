@@ -217,6 +217,18 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 	c := common{provider: p, ep: ep, model: model, settings: settings, doer: d, native: opts.NativeTools}
 	out := &Model{Provider: name, Name: model, Dialect: ep.dialect}
 	switch p.api {
+	case apiBedrock:
+		m, err := newBedrock(c, getenv, transport)
+		if err != nil {
+			return nil, err
+		}
+		out.Model, out.Client = m, "aws-sdk-go-v2"
+	case apiGemini:
+		m, err := newGemini(c, getenv, transport)
+		if err != nil {
+			return nil, err
+		}
+		out.Model, out.Client = m, "cloud.google.com/go/auth"
 	case apiAnthropic:
 		out.Model, out.Client = newAnthropic(c), "anthropic-sdk-go"
 	case apiResponses:

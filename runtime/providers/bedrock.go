@@ -1,0 +1,168 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go/auth/bearer"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// bedrockModel is Bedrock's Converse API on aws-sdk-go-v2. Requests are
+// signed with SigV4 from the standard credential chain, or carry a Bedrock
+// API key as a bearer token; Converse and ConverseStream (AWS event-stream
+// framing) are read into one response with tool calls, reasoning blocks
+// with their signatures, usage and the stop reason.
+type bedrockModel struct {
+	common
+	client *bedrockruntime.Client
+}
+
+// bedrockAuth names what signs Bedrock requests, for error hints.
+const bedrockAuth = "the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE) or AWS_BEARER_TOKEN_BEDROCK"
+
+// bedrockGatewayRegion is the region a gateway request is made for: the
+// gateway routes on its own and takes a bearer token, so the name only fills
+// the SDK's required field.
+const bedrockGatewayRegion = "us-east-1"
+
+// newBedrock builds the Converse client. A bearer token (the endpoint's
+// token) wins; otherwise AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with
+// AWS_SESSION_TOKEN) as the caller's environment holds them; otherwise the
+// SDK's default chain (shared profiles, SSO, web identity, container and
+// instance roles), resolved at the first request. The region comes from the
+// endpoint (AWS_REGION, AWS_DEFAULT_REGION) or the shared config.
+func newBedrock(c common, getenv func(string) string, transport http.RoundTripper) (*bedrockModel, error) {
+	region := c.ep.region
+	var creds aws.CredentialsProvider
+	id, secret := strings.TrimSpace(getenv("AWS_ACCESS_KEY_ID")), strings.TrimSpace(getenv("AWS_SECRET_ACCESS_KEY"))
+	switch {
+	case c.ep.token != "":
+	case id != "" && secret != "":
+		creds = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, strings.TrimSpace(getenv("AWS_SESSION_TOKEN"))))
+	default:
+		// Credential providers that call out (SSO, STS, the instance
+		// metadata service) use the runtime's transport, without the doer's
+		// retries and error shapes, which are the model API's.
+		opts := []func(*config.LoadOptions) error{config.WithHTTPClient(&http.Client{Transport: transport})}
+		if region != "" {
+			opts = append(opts, config.WithRegion(region))
+		}
+		cfg, err := config.LoadDefaultConfig(context.Background(), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: loading the AWS configuration: %w", c.ep.provider, err)
+		}
+		creds, region = cfg.Credentials, firstNonEmpty(region, cfg.Region)
+	}
+	if region == "" {
+		return nil, fmt.Errorf("%s: no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, or region in the AWS profile", c.ep.provider)
+	}
+	token := c.ep.token
+	client := bedrockruntime.New(bedrockruntime.Options{
+		Region:      region,
+		HTTPClient:  c.doer,
+		Retryer:     aws.NopRetryer{}, // the doer retries
+		Credentials: creds,
+	}, func(o *bedrockruntime.Options) {
+		if c.ep.baseURL != "" {
+			o.BaseEndpoint = aws.String(strings.TrimRight(c.ep.baseURL, "/"))
+		}
+		if token != "" {
+			o.BearerAuthTokenProvider = bearer.StaticTokenProvider{Token: bearer.Token{Value: token}}
+			o.BearerAuthSigner = bearerSigner{}
+			o.AuthSchemePreference = []string{"httpBearerAuth"}
+		} else {
+			// The SDK reads AWS_BEARER_TOKEN_BEDROCK from the process on
+			// its own; the endpoint decided against it.
+			o.BearerAuthTokenProvider = nil
+			o.AuthSchemePreference = []string{"sigv4"}
+		}
+	})
+	return &bedrockModel{common: c, client: client}, nil
+}
+
+// bearerSigner sets the bearer token. Unlike the SDK's signer it does not
+// refuse plain HTTP, so a local gateway or stand-in can be used, as with the
+// other providers' keys.
+type bearerSigner struct{}
+
+func (bearerSigner) SignWithBearerToken(_ context.Context, token bearer.Token, message bearer.Message) (bearer.Message, error) {
+	req, ok := message.(*smithyhttp.Request)
+	if !ok {
+		return nil, fmt.Errorf("expected a smithy HTTP request, got %T", message)
+	}
+	clone := req.Clone()
+	clone.Header.Set("Authorization", "Bearer "+token.Value)
+	return clone, nil
+}
+
+func (m *bedrockModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+func (m *bedrockModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	opts := readOptions(options)
+	in, err := m.input(messages, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
+	}
+	var resp *llms.ContentResponse
+	err = m.doer.withStreamRetries(ctx, func(retries int) error {
+		var err error
+		if opts.StreamingFunc != nil {
+			resp, err = m.stream(ctx, in, opts.StreamingFunc, retries)
+			return err
+		}
+		out, err := m.client.Converse(ctx, in.converse())
+		if err != nil {
+			return err
+		}
+		resp = bedrockResponse(out)
+		return nil
+	})
+	if err != nil {
+		return nil, m.wrap(ctx, m.credentialError(err))
+	}
+	return resp, nil
+}
+
+// credentialError says where credentials come from when the SDK found none.
+func (m *bedrockModel) credentialError(err error) error {
+	var perr *Error
+	if errors.As(err, &perr) || !strings.Contains(err.Error(), "failed to retrieve credentials") &&
+		!strings.Contains(err.Error(), "failed to refresh cached credentials") {
+		return err
+	}
+	return fmt.Errorf("%w: no AWS credentials were found: set %s", err, bedrockAuth)
+}
+
+// bedrockResponse reads a Converse answer.
+func bedrockResponse(out *bedrockruntime.ConverseOutput) *llms.ContentResponse {
+	var a bedrockTurn
+	if msg, ok := out.Output.(*bedrockMessageOutput); ok {
+		for _, b := range msg.Value.Content {
+			a.add(b)
+		}
+	}
+	a.stop = string(out.StopReason)
+	a.usage(out.Usage)
+	return a.response()
+}
+
+// rawJSON marshals v, for the SDK's document values.
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
