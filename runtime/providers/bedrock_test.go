@@ -1,0 +1,119 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+var testAWS = providertest.AWSCredentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+	SessionToken: "session-token", Region: "eu-west-3"}
+
+// bedrockEnv is an environment with SigV4 credentials for srv, and no
+// shared AWS files.
+func bedrockEnv(srv *providertest.Server, kv ...string) func(string) string {
+	return env(append([]string{
+		"AWS_ACCESS_KEY_ID", testAWS.AccessKeyID, "AWS_SECRET_ACCESS_KEY", testAWS.SecretAccessKey,
+		"AWS_SESSION_TOKEN", testAWS.SessionToken, "AWS_REGION", testAWS.Region,
+		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", srv.URL,
+	}, kv...)...)
+}
+
+const claudeOnBedrock = "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// A tool round through Converse, signed with SigV4 (the stand-in recomputes
+// the signature), whole and streamed: the call is read, its failed result
+// goes back with status error, usage and stop reasons are read.
+func TestBedrockConverseSigV4(t *testing.T) {
+	t.Parallel()
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "converse", true: "converse-stream"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewBedrockSigV4Server(t, testAWS,
+				providertest.Calls(providertest.ToolCall{Name: "read_file", Arguments: `{"path":"a.txt"}`}),
+				providertest.Text("alpha"))
+			m := newModel(t, claudeOnBedrock, spec.ModelSettings{MaxTokens: 500, StopSequences: []string{"END"},
+				Provider: map[string]any{"bedrock_request_metadata": map[string]any{"team": "docs"}}}, bedrockEnv(srv))
+			assert.Equal(t, "aws-sdk-go-v2", m.Client)
+			var streamed strings.Builder
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if streaming {
+				opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, b []byte) error {
+					streamed.Write(b)
+					return nil
+				}))
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."), human("read a.txt")}, opts...)
+			require.NoError(t, err)
+			calls := toolCalls(resp)
+			require.Len(t, calls, 1)
+			assert.Equal(t, "read_file", calls[0].FunctionCall.Name)
+			assert.JSONEq(t, `{"path":"a.txt"}`, calls[0].FunctionCall.Arguments)
+			assert.Equal(t, "tool_use", resp.Choices[0].StopReason)
+			assert.Equal(t, 10, resp.Choices[0].GenerationInfo[InfoInputTokens])
+
+			failed := result(calls[0].ID, "read_file", "no such file")
+			failed.Parts = append(failed.Parts, ToolError)
+			history := []llms.MessageContent{human("read a.txt"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, failed}
+			resp, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", text(resp))
+			assert.Equal(t, "end_turn", resp.Choices[0].StopReason)
+			if streaming {
+				assert.Equal(t, "alpha", streamed.String())
+			}
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			op := map[bool]string{false: "converse", true: "converse-stream"}[streaming]
+			assert.Equal(t, "/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/"+op, reqs[0].Path)
+			first := reqs[0].JSON()
+			assert.Equal(t, "Be brief.", first["system"].([]any)[0].(map[string]any)["text"])
+			assert.JSONEq(t, `{"maxTokens":500,"stopSequences":["END"],"temperature":1}`, jsonOf(t, first["inferenceConfig"]))
+			assert.JSONEq(t, `{"team":"docs"}`, jsonOf(t, first["requestMetadata"]))
+			second := reqs[1].JSON()
+			msgs := second["messages"].([]any)
+			require.Len(t, msgs, 3)
+			res := msgs[2].(map[string]any)["content"].([]any)[0].(map[string]any)["toolResult"].(map[string]any)
+			assert.Equal(t, "error", res["status"])
+			assert.Equal(t, calls[0].ID, res["toolUseId"])
+		})
+	}
+}
+
+// A Bedrock API key is sent as a bearer token, and no SigV4 signature.
+func TestBedrockBearerToken(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewBedrockBearerServer(t, "bedrock-api-key-1", providertest.Text("hi"))
+	m := newModel(t, "bedrock:amazon.nova-pro-v1:0", spec.ModelSettings{TopK: ptr(5), BaseURL: srv.URL},
+		env("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-1", "AWS_DEFAULT_REGION", "us-east-1"))
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hello")})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", text(resp))
+	req := srv.Requests()[0]
+	assert.Equal(t, "Bearer bedrock-api-key-1", req.Header.Get("Authorization"))
+	assert.Empty(t, req.Header.Get("X-Amz-Security-Token"))
+	assert.JSONEq(t, `{"inferenceConfig":{"topK":5}}`, jsonOf(t, req.JSON()["additionalModelRequestFields"]))
+}
+
+// A wrong secret is refused by the stand-in's own SigV4 check, and the
+// failure names where the credentials come from.
+func TestBedrockWrongSignatureRefused(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewBedrockSigV4Server(t, testAWS, providertest.Text("never"))
+	m := newModel(t, claudeOnBedrock, spec.ModelSettings{}, bedrockEnv(srv, "AWS_SECRET_ACCESS_KEY", "wrong"))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hello")})
+	var perr *Error
+	require.True(t, errors.As(err, &perr), "%v", err)
+	assert.Equal(t, 403, perr.StatusCode)
+	assert.Contains(t, perr.Message, "signature we calculated does not match")
+	assert.Equal(t, 1, srv.Remaining())
+}
