@@ -30,9 +30,9 @@ type bedrockModel struct {
 // bedrockAuth names what signs Bedrock requests, for error hints.
 const bedrockAuth = "the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE) or AWS_BEARER_TOKEN_BEDROCK"
 
-// bedrockGatewayRegion is the region a gateway request is made for: the
-// gateway routes on its own and takes a bearer token, so the name only fills
-// the SDK's required field.
+// bedrockGatewayRegion is the region a request with a bearer token is made
+// for when none is set: the gateway routes on its own, so the name only
+// fills the SDK's required field.
 const bedrockGatewayRegion = "us-east-1"
 
 // newBedrock builds the Converse client. A bearer token (the endpoint's
@@ -53,7 +53,7 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 		// Credential providers that call out (SSO, STS, the instance
 		// metadata service) use the runtime's transport, without the doer's
 		// retries and error shapes, which are the model API's.
-		opts := []func(*config.LoadOptions) error{config.WithHTTPClient(&http.Client{Transport: transport})}
+		opts := []func(*config.LoadOptions) error{config.WithHTTPClient(&http.Client{Transport: credentialTransport(transport)})}
 		if region != "" {
 			opts = append(opts, config.WithRegion(region))
 		}
@@ -62,6 +62,11 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 			return nil, fmt.Errorf("%s: loading the AWS configuration: %w", c.ep.provider, err)
 		}
 		creds, region = cfg.Credentials, firstNonEmpty(region, cfg.Region)
+	}
+	if region == "" && c.ep.token != "" && c.ep.baseURL != "" {
+		// A bearer token signs nothing and the endpoint is given: the
+		// region is only the SDK's required field (a replay, a proxy).
+		region = bedrockGatewayRegion
 	}
 	if region == "" {
 		return nil, fmt.Errorf("%s: no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, or region in the AWS profile", c.ep.provider)

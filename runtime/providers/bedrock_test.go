@@ -117,3 +117,32 @@ func TestBedrockWrongSignatureRefused(t *testing.T) {
 	assert.Contains(t, perr.Message, "signature we calculated does not match")
 	assert.Equal(t, 1, srv.Remaining())
 }
+
+// A Converse conversation recorded with SigV4 replays with no credentials,
+// streamed (event-stream frames are binary) and not.
+func TestBedrockRecordAndReplay(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewBedrockSigV4Server(t, testAWS, providertest.Text("whole"), providertest.Text("streamed"))
+	path := t.TempDir() + "/bedrock.json"
+	rec, err := NewRecorder(path, nil)
+	require.NoError(t, err)
+	m, err := New(claudeOnBedrock, spec.ModelSettings{}, Options{Getenv: bedrockEnv(srv), Transport: rec})
+	require.NoError(t, err)
+	stream := llms.WithStreamingFunc(func(context.Context, []byte) error { return nil })
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, stream)
+	require.NoError(t, err)
+	require.NoError(t, rec.Close())
+
+	rp, err := NewReplayer(path)
+	require.NoError(t, err)
+	m, err = New(claudeOnBedrock, spec.ModelSettings{}, Options{Getenv: env(), Transport: rp})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "whole", text(resp))
+	resp, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, stream)
+	require.NoError(t, err)
+	assert.Equal(t, "streamed", text(resp))
+}

@@ -144,6 +144,9 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 		if !gateway && strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")) != "" {
 			ep.token, ep.keyEnv = "", "GOOGLE_APPLICATION_CREDENTIALS" // ADC wins over an API key
 		}
+		if ep.token != "" {
+			ep.project = "" // an API key's requests name no project
+		}
 		if !gateway {
 			def = "https://" + ep.region + "-aiplatform.googleapis.com"
 			if ep.region == "global" || ep.token != "" { // express mode has one global host

@@ -44,7 +44,7 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 	if c.ep.token != "" {
 		return m, nil
 	}
-	opts := &credentials.DetectOptions{Scopes: []string{cloudPlatformScope}, Client: &http.Client{Transport: transport}}
+	opts := &credentials.DetectOptions{Scopes: []string{cloudPlatformScope}, Client: &http.Client{Transport: credentialTransport(transport)}}
 	where := ""
 	var data []byte
 	if path := strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")); path != "" {
@@ -86,6 +86,9 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 			return nil, fmt.Errorf("%s: no Google Cloud project: set GOOGLE_CLOUD_PROJECT", c.ep.provider)
 		}
 		m.ep.project = project
+		if rec, ok := transport.(*Recorder); ok {
+			rec.setProject(project)
+		}
 	}
 	return m, nil
 }
@@ -116,13 +119,16 @@ func gcloudADCFile(getenv func(string) string) string {
 func (m *geminiModel) url(method string) string {
 	base := strings.TrimRight(m.ep.baseURL, "/")
 	model := m.model
+	// Requests with credentials name the project; a replay names it when
+	// its recording did.
+	project := m.creds != nil || m.ep.token == replayToken && m.ep.project != ""
 	switch {
 	case strings.HasPrefix(model, "projects/"):
 	case strings.HasPrefix(model, "publishers/"):
-		if m.creds != nil {
+		if project {
 			model = "projects/" + m.ep.project + "/locations/" + m.ep.region + "/" + model
 		}
-	case m.creds != nil:
+	case project:
 		model = "projects/" + m.ep.project + "/locations/" + m.ep.region + "/publishers/google/models/" + model
 	default:
 		model = "publishers/google/models/" + model

@@ -138,3 +138,28 @@ func TestVertexStreamError(t *testing.T) {
 	assert.True(t, perr.Stream)
 	assert.Equal(t, "google-cloud: error in the response stream: INVALID_ARGUMENT: the request is bad", perr.Error())
 }
+
+// A conversation recorded with Application Default Credentials replays with
+// none: the token request stays out of the recording, and the recording
+// keeps the project and location its paths name.
+func TestVertexRecordAndReplay(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewVertexServer(t, "proj-rec", "us-central1", providertest.Text("recorded"))
+	path := t.TempDir() + "/vertex.json"
+	rec, err := NewRecorder(path, nil)
+	require.NoError(t, err)
+	m, err := New("google-cloud:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL},
+		Options{Getenv: env("GOOGLE_APPLICATION_CREDENTIALS", srv.KeyFile(t, t.TempDir())), Transport: rec})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	require.NoError(t, rec.Close())
+
+	rp, err := NewReplayer(path)
+	require.NoError(t, err)
+	m, err = New("google-cloud:gemini-2.5-flash", spec.ModelSettings{}, Options{Getenv: env(), Transport: rp})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "recorded", text(resp))
+}
