@@ -1,11 +1,13 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -145,4 +147,83 @@ func TestBedrockRecordAndReplay(t *testing.T) {
 	resp, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, stream)
 	require.NoError(t, err)
 	assert.Equal(t, "streamed", text(resp))
+}
+
+// Claude's reasoning blocks on Bedrock are kept with their signatures and
+// sent back in place; the unified thinking setting becomes Claude's
+// thinking object with its budget added to max_tokens.
+func TestBedrockReasoningRoundTrip(t *testing.T) {
+	t.Parallel()
+	first := `{"output":{"message":{"role":"assistant","content":[` +
+		`{"reasoningContent":{"reasoningText":{"text":"I should read it.","signature":"sig-1"}}},` +
+		`{"reasoningContent":{"redactedContent":"AQID"}},` +
+		`{"toolUse":{"toolUseId":"tu1","name":"read_file","input":{"path":"a.txt"}}}]}},` +
+		`"stopReason":"tool_use","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12,"cacheReadInputTokens":3}}`
+	done := `{"output":{"message":{"role":"assistant","content":[{"text":"alpha"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: done})
+	m := newModel(t, "bedrock:anthropic.claude-3-7-sonnet-20250219-v1:0", spec.ModelSettings{BaseURL: srv.URL,
+		Thinking: &spec.Thinking{Enabled: true, Effort: "low"}}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-west-2"))
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	assert.Equal(t, "I should read it.", resp.Choices[0].ReasoningContent)
+	assert.Equal(t, 3, resp.Choices[0].GenerationInfo[InfoCacheReadTokens])
+	history := []llms.MessageContent{human("read"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("tu1", "read_file", "alpha")}
+	_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+
+	reqs := srv.Requests()
+	body := reqs[0].JSON()
+	assert.JSONEq(t, `{"thinking":{"type":"enabled","budget_tokens":2048}}`, jsonOf(t, body["additionalModelRequestFields"]))
+	assert.JSONEq(t, `{"maxTokens":6144}`, jsonOf(t, body["inferenceConfig"]), "no temperature with thinking on")
+	msgs := reqs[1].JSON()["messages"].([]any)
+	assert.JSONEq(t, `[{"reasoningContent":{"reasoningText":{"text":"I should read it.","signature":"sig-1"}}},`+
+		`{"reasoningContent":{"redactedContent":"AQID"}},{"toolUse":{"toolUseId":"tu1","name":"read_file","input":{"path":"a.txt"}}}]`,
+		jsonOf(t, msgs[1].(map[string]any)["content"]))
+}
+
+// An exception event inside a Converse stream that means "try again" is
+// retried; the stream after it is read.
+func TestBedrockStreamExceptionRetried(t *testing.T) {
+	t.Parallel()
+	throttled := frames(t, eventstream.Headers{
+		{Name: ":message-type", Value: eventstream.StringValue("exception")},
+		{Name: ":exception-type", Value: eventstream.StringValue("throttlingException")},
+		{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+	}, `{"message":"Too many tokens, please wait before trying again."}`)
+	var ok strings.Builder
+	for _, ev := range [][2]string{
+		{"messageStart", `{"role":"assistant"}`},
+		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"after the retry"}}`},
+		{"contentBlockStop", `{"contentBlockIndex":0}`},
+		{"messageStop", `{"stopReason":"end_turn"}`},
+		{"metadata", `{"usage":{"inputTokens":1,"outputTokens":2,"totalTokens":3},"metrics":{"latencyMs":1}}`},
+	} {
+		ok.WriteString(frames(t, eventstream.Headers{
+			{Name: ":message-type", Value: eventstream.StringValue("event")},
+			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
+			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+		}, ev[1]))
+	}
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: throttled}, providertest.Recorded{Body: ok.String()})
+	var retries []RetryInfo
+	policy, _ := instant()
+	m, err := New("bedrock:amazon.nova-lite-v1:0", spec.ModelSettings{}, Options{
+		Getenv: env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1", "AWS_ENDPOINT_URL", srv.URL),
+		retry:  policy, OnRetry: func(r RetryInfo) { retries = append(retries, r) },
+	})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")},
+		llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+	require.NoError(t, err)
+	assert.Equal(t, "after the retry", text(resp))
+	require.Len(t, retries, 1)
+	assert.Contains(t, retries[0].Reason, "ThrottlingException: Too many tokens")
+}
+
+// frames encodes one event-stream message.
+func frames(t *testing.T, headers eventstream.Headers, payload string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, eventstream.NewEncoder().Encode(&buf, eventstream.Message{Headers: headers, Payload: []byte(payload)}))
+	return buf.String()
 }
