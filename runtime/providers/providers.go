@@ -6,8 +6,11 @@
 // streamed by index, failed tool results), the models are built on the
 // providers' official SDKs: Anthropic's Messages API on anthropic-sdk-go,
 // OpenAI's Chat Completions (and every OpenAI-compatible server) and
-// Responses APIs on openai-go. They keep langchaingo's llms.Model interface,
-// and carry what its types cannot say by the conventions in parts.go.
+// Responses APIs on openai-go, Bedrock's Converse on aws-sdk-go-v2 (SigV4 or
+// a bearer token), and Gemini's generateContent on Vertex AI as REST with
+// Application Default Credentials from cloud.google.com/go/auth. They keep
+// langchaingo's llms.Model interface, and carry what its types cannot say by
+// the conventions in parts.go.
 //
 // Every model talks HTTP through a Doer that bounds each attempt with a
 // timeout, retries 429s, 5xx and transient network failures with backoff
@@ -65,7 +68,8 @@ type Model struct {
 	Name     string // the model name after the colon
 	Dialect  Dialect
 	// Client names the library that speaks to the API, for messages:
-	// "anthropic-sdk-go" or "openai-go".
+	// "anthropic-sdk-go", "openai-go", "aws-sdk-go-v2" or
+	// "cloud.google.com/go/auth".
 	Client string
 }
 
