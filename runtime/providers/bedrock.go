@@ -3,16 +3,18 @@ package providers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
+	"github.com/aws/smithy-go/logging"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -53,7 +55,14 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 		// Credential providers that call out (SSO, STS, the instance
 		// metadata service) use the runtime's transport, without the doer's
 		// retries and error shapes, which are the model API's.
-		opts := []func(*config.LoadOptions) error{config.WithHTTPClient(&http.Client{Transport: credentialTransport(transport)})}
+		opts := []func(*config.LoadOptions) error{
+			config.WithLogger(logging.Nop{}), // its warnings would interleave with the run's output
+		}
+		if strings.TrimSpace(os.Getenv("AWS_CA_BUNDLE")) == "" {
+			// With a CA bundle (read, as the whole chain is, from the
+			// process) the SDK builds its own client to trust it.
+			opts = append(opts, config.WithHTTPClient(&http.Client{Transport: credentialTransport(transport)}))
+		}
 		if region != "" {
 			opts = append(opts, config.WithRegion(region))
 		}
@@ -62,6 +71,13 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 			return nil, fmt.Errorf("%s: loading the AWS configuration: %w", c.ep.provider, err)
 		}
 		creds, region = cfg.Credentials, firstNonEmpty(region, cfg.Region)
+		// Found now, so that a missing credential fails before the run
+		// starts; the cache keeps them (and refreshes them) for the requests.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := creds.Retrieve(ctx); err != nil {
+			return nil, missingCredentials{fmt.Errorf("%s: no AWS credentials found: set %s (the credential chain said: %w)", c.ep.provider, bedrockAuth, err)}
+		}
 	}
 	if region == "" && c.ep.token != "" && c.ep.baseURL != "" {
 		// A bearer token signs nothing and the endpoint is given: the
@@ -77,6 +93,7 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 		HTTPClient:  c.doer,
 		Retryer:     aws.NopRetryer{}, // the doer retries
 		Credentials: creds,
+		Logger:      logging.Nop{},
 	}, func(o *bedrockruntime.Options) {
 		if c.ep.baseURL != "" {
 			o.BaseEndpoint = aws.String(strings.TrimRight(c.ep.baseURL, "/"))
@@ -135,19 +152,9 @@ func (m *bedrockModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		return nil
 	})
 	if err != nil {
-		return nil, m.wrap(ctx, m.credentialError(err))
+		return nil, m.wrap(ctx, err)
 	}
 	return resp, nil
-}
-
-// credentialError says where credentials come from when the SDK found none.
-func (m *bedrockModel) credentialError(err error) error {
-	var perr *Error
-	if errors.As(err, &perr) || !strings.Contains(err.Error(), "failed to retrieve credentials") &&
-		!strings.Contains(err.Error(), "failed to refresh cached credentials") {
-		return err
-	}
-	return fmt.Errorf("%w: no AWS credentials were found: set %s", err, bedrockAuth)
 }
 
 // bedrockResponse reads a Converse answer.

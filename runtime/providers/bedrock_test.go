@@ -227,3 +227,21 @@ func frames(t *testing.T, headers eventstream.Headers, payload string) string {
 	require.NoError(t, eventstream.NewEncoder().Encode(&buf, eventstream.Message{Headers: headers, Payload: []byte(payload)}))
 	return buf.String()
 }
+
+// With no credential anywhere in the chain, New fails before any request,
+// naming where credentials come from. (Not parallel: the chain reads the
+// process's environment.)
+func TestBedrockMissingCredentials(t *testing.T) {
+	dir := t.TempDir()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+		"AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", dir+"/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", dir+"/credentials")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	_, err := New(claudeOnBedrock, spec.ModelSettings{}, Options{Getenv: env("AWS_REGION", "us-east-1")})
+	require.ErrorIs(t, err, ErrMissingKey)
+	assert.Contains(t, err.Error(), "bedrock: no AWS credentials found: set the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY")
+	assert.Contains(t, err.Error(), "AWS_BEARER_TOKEN_BEDROCK")
+}

@@ -50,7 +50,7 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 	if path := strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")); path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w: reading GOOGLE_APPLICATION_CREDENTIALS: %w", c.ep.provider, ErrMissingKey, err)
+			return nil, missingCredentials{fmt.Errorf("%s: cannot read the credentials file GOOGLE_APPLICATION_CREDENTIALS names: %w", c.ep.provider, err)}
 		}
 		data, where = b, "GOOGLE_APPLICATION_CREDENTIALS ("+path+")"
 	} else if path := gcloudADCFile(getenv); path != "" {
@@ -78,7 +78,7 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 		}
 		m.creds = creds
 	default:
-		return nil, fmt.Errorf("%s: %w: no Application Default Credentials found: %s", c.ep.provider, ErrMissingKey, adcHelp)
+		return nil, missingCredentials{fmt.Errorf("%s: no Application Default Credentials found: %s", c.ep.provider, adcHelp)}
 	}
 	if m.ep.project == "" && !strings.HasPrefix(c.ep.provider, "gateway/") {
 		project, err := m.creds.ProjectID(context.Background())
@@ -92,6 +92,11 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 	}
 	return m, nil
 }
+
+// missingCredentials is ErrMissingKey for credentials that are not a key.
+type missingCredentials struct{ error }
+
+func (missingCredentials) Is(target error) bool { return target == ErrMissingKey }
 
 // gcloudADCFile is where gcloud writes the user's application default
 // credentials.
