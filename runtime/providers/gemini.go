@@ -138,7 +138,11 @@ func (m *geminiModel) url(method string) string {
 	default:
 		model = "publishers/google/models/" + model
 	}
-	u := base + "/v1/" + model + ":" + method
+	version := "v1"
+	if strings.HasPrefix(m.ep.provider, "gateway/") {
+		version = "v1beta1" // the version Google's SDKs call Vertex AI with, which the gateway forwards
+	}
+	u := base + "/" + version + "/" + model + ":" + method
 	if method == "streamGenerateContent" {
 		u += "?alt=sse"
 	}
@@ -164,6 +168,7 @@ func (m *geminiModel) send(ctx context.Context, method string, body []byte) (*ht
 		}
 	case strings.HasPrefix(m.ep.provider, "gateway/"):
 		req.Header.Set("Authorization", "Bearer "+m.ep.token)
+		req.Header.Set("X-Goog-Api-Key", m.ep.token)
 	default:
 		req.Header.Set("X-Goog-Api-Key", m.ep.token)
 	}

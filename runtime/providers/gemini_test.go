@@ -163,3 +163,21 @@ func TestVertexRecordAndReplay(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "recorded", text(resp))
 }
+
+// The gateway's Vertex AI route takes its key as a bearer token (and as the
+// API key of express mode) on the publisher path.
+func TestVertexThroughGateway(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}]}`})
+	for _, name := range []string{"gateway/google", "gateway/google-cloud"} {
+		m := newModel(t, name+":gemini-2.5-flash", spec.ModelSettings{}, env("PYDANTIC_AI_GATEWAY_API_KEY", "pylf_v1_us_k", "PYDANTIC_AI_GATEWAY_BASE_URL", srv.URL))
+		if name == "gateway/google" {
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+			require.NoError(t, err)
+			assert.Equal(t, "hi", text(resp))
+		}
+	}
+	req := srv.Requests()[0]
+	assert.Equal(t, "/google-vertex/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent", req.Path)
+	assert.Equal(t, "Bearer pylf_v1_us_k", req.Header.Get("Authorization"))
+}
