@@ -245,3 +245,39 @@ func TestBedrockMissingCredentials(t *testing.T) {
 	assert.Contains(t, err.Error(), "bedrock: no AWS credentials found: set the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY")
 	assert.Contains(t, err.Error(), "AWS_BEARER_TOKEN_BEDROCK")
 }
+
+// The bedrock_ settings reach Converse's fields of the same name: cache
+// points after the system prompt, the tools and the last message, the
+// guardrail, the tier, the inference profile as the model id.
+func TestBedrockSettingsOnTheWire(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`})
+	m := newModel(t, "bedrock:us.anthropic.claude-opus-4-6-v1", spec.ModelSettings{BaseURL: srv.URL, ServiceTier: "flex",
+		Thinking:   &spec.Thinking{Enabled: true, Effort: "high"},
+		ToolChoice: &spec.ToolChoice{Mode: "auto"},
+		Provider: map[string]any{
+			"bedrock_cache_instructions": true, "bedrock_cache_tool_definitions": "1h", "bedrock_cache_messages": true,
+			"bedrock_guardrail_config":                       map[string]any{"guardrailIdentifier": "gr-1", "guardrailVersion": "2", "trace": "enabled"},
+			"bedrock_performance_configuration":              map[string]any{"latency": "optimized"},
+			"bedrock_additional_model_response_fields_paths": []any{"/stop_sequence"},
+			"bedrock_additional_model_requests_fields":       map[string]any{"anthropic_beta": []any{"context-1m-2025-08-07"}},
+			"bedrock_inference_profile":                      "arn:aws:bedrock:us-east-1:123:application-inference-profile/abc",
+		}}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "sys"), human("hi")},
+		llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	req := srv.Requests()[0]
+	assert.Equal(t, "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123%3Aapplication-inference-profile%2Fabc/converse", req.Path)
+	body := req.JSON()
+	assert.JSONEq(t, `[{"text":"sys"},{"cachePoint":{"type":"default"}}]`, jsonOf(t, body["system"]))
+	assert.JSONEq(t, `[{"role":"user","content":[{"text":"hi"},{"cachePoint":{"type":"default"}}]}]`, jsonOf(t, body["messages"]))
+	tools := body["toolConfig"].(map[string]any)
+	assert.JSONEq(t, `{"cachePoint":{"type":"default","ttl":"1h"}}`, jsonOf(t, tools["tools"].([]any)[1]))
+	assert.JSONEq(t, `{"auto":{}}`, jsonOf(t, tools["toolChoice"]))
+	assert.JSONEq(t, `{"guardrailIdentifier":"gr-1","guardrailVersion":"2","trace":"enabled"}`, jsonOf(t, body["guardrailConfig"]))
+	assert.JSONEq(t, `{"latency":"optimized"}`, jsonOf(t, body["performanceConfig"]))
+	assert.JSONEq(t, `{"type":"flex"}`, jsonOf(t, body["serviceTier"]))
+	assert.JSONEq(t, `["/stop_sequence"]`, jsonOf(t, body["additionalModelResponseFieldPaths"]))
+	assert.JSONEq(t, `{"thinking":{"type":"adaptive"},"anthropic_beta":["context-1m-2025-08-07"]}`, jsonOf(t, body["additionalModelRequestFields"]))
+	assert.JSONEq(t, `{"effort":"high"}`, jsonOf(t, body["outputConfig"]))
+}
