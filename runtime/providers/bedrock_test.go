@@ -117,6 +117,7 @@ func TestBedrockWrongSignatureRefused(t *testing.T) {
 	require.True(t, errors.As(err, &perr), "%v", err)
 	assert.Equal(t, 403, perr.StatusCode)
 	assert.Contains(t, perr.Message, "signature we calculated does not match")
+	assert.Contains(t, Describe(err), "— check the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE)")
 	assert.Equal(t, 1, srv.Remaining())
 }
 

@@ -196,6 +196,11 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 			// Signed with SigV4, or authorized by Application Default
 			// Credentials: newBedrock and newGemini find the credentials.
 			if !gateway {
+				// What an authentication failure's hint names.
+				ep.keyEnv = bedrockAuth
+				if p.api == apiGemini {
+					ep.keyEnv = "the Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's)"
+				}
 				return ep, nil
 			}
 			return ep, missingKey(ep)
