@@ -2,7 +2,6 @@ package providers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -41,8 +40,9 @@ const bedrockGatewayRegion = "us-east-1"
 // token) wins; otherwise AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with
 // AWS_SESSION_TOKEN) as the caller's environment holds them; otherwise the
 // SDK's default chain (shared profiles, SSO, web identity, container and
-// instance roles), resolved at the first request. The region comes from the
-// endpoint (AWS_REGION, AWS_DEFAULT_REGION) or the shared config.
+// instance roles), asked here so that a machine without credentials is told
+// before any request. The region comes from the endpoint (AWS_REGION,
+// AWS_DEFAULT_REGION) or the shared config.
 func newBedrock(c common, getenv func(string) string, transport http.RoundTripper) (*bedrockModel, error) {
 	region := c.ep.region
 	var creds aws.CredentialsProvider
@@ -168,13 +168,4 @@ func bedrockResponse(out *bedrockruntime.ConverseOutput) *llms.ContentResponse {
 	a.stop = string(out.StopReason)
 	a.usage(out.Usage)
 	return a.response()
-}
-
-// rawJSON marshals v, for the SDK's document values.
-func rawJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
 }
