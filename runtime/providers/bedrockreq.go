@@ -320,8 +320,8 @@ func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock
 					status = types.ToolResultStatusError
 				}
 				content := p.Content
-				if content == "" {
-					content = " " // Converse refuses an empty text block
+				if strings.TrimSpace(content) == "" {
+					content = "(empty)" // Converse refuses a blank text block
 				}
 				result := &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
 					ToolUseId: aws.String(p.ToolCallID), Status: status,

@@ -1,7 +1,10 @@
 // Package providertest runs fake model servers that speak the OpenAI chat
-// completions and Anthropic Messages wire protocols, so tests can drive the
-// real provider clients offline, and a RecordedServer that answers with
-// bodies in the exact shapes a provider sent them.
+// completions, Anthropic Messages, Bedrock Converse (SigV4 or a bearer
+// token; ConverseStream in AWS's event-stream framing) and Vertex AI
+// generateContent (with a service account's OAuth token endpoint) wire
+// protocols, so tests can drive the real provider clients offline, and a
+// RecordedServer that answers with bodies in the exact shapes a provider
+// sent them.
 //
 // A server answers each request with the next scripted Reply, rendered in its
 // protocol, streaming (SSE) or not as the request asks. Like the real APIs it
