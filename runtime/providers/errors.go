@@ -226,12 +226,16 @@ func parseErrorBody(body []byte) (typ, msg string) {
 	}
 	var inner struct {
 		Type    string `json:"type"`
+		Status  string `json:"status"` // Google's: INVALID_ARGUMENT, RESOURCE_EXHAUSTED, ...
 		Code    any    `json:"code"`
 		Message string `json:"message"`
 	}
 	var s string
 	switch {
 	case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+		if inner.Type == "" {
+			inner.Type = inner.Status
+		}
 		if inner.Type == "" && inner.Code != nil {
 			inner.Type = fmt.Sprint(inner.Code)
 		}

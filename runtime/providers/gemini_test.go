@@ -181,3 +181,19 @@ func TestVertexThroughGateway(t *testing.T) {
 	assert.Equal(t, "/google-vertex/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent", req.Path)
 	assert.Equal(t, "Bearer pylf_v1_us_k", req.Header.Get("Authorization"))
 }
+
+// Vertex AI's error status reaches the error's type, and a refused token
+// names Application Default Credentials in the hint.
+func TestVertexErrorStatus(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewVertexServer(t, "proj-err", "us-central1",
+		providertest.Fail(401, "Request had invalid authentication credentials. Expected OAuth 2 access token."))
+	key := srv.KeyFile(t, t.TempDir())
+	m := newModel(t, "google-cloud:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_APPLICATION_CREDENTIALS", key))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	var perr *Error
+	require.True(t, errors.As(err, &perr), "%v", err)
+	assert.Equal(t, "UNAUTHENTICATED", perr.Type)
+	assert.Equal(t, "google-cloud: authentication failed (401): Request had invalid authentication credentials. Expected OAuth 2 access token. — "+
+		"check the Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's)", Describe(err))
+}
