@@ -95,7 +95,10 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 		Credentials: creds,
 		Logger:      logging.Nop{},
 	}, func(o *bedrockruntime.Options) {
-		if c.ep.baseURL != "" {
+		// The SDK resolves the region's own endpoint (other partitions,
+		// FIPS, dual-stack); an endpoint given by the spec or the
+		// environment replaces it.
+		if c.ep.baseURL != "" && c.ep.baseURL != bedrockDefaultEndpoint(c.ep.region) {
 			o.BaseEndpoint = aws.String(strings.TrimRight(c.ep.baseURL, "/"))
 		}
 		if token != "" {
@@ -125,6 +128,12 @@ func (bearerSigner) SignWithBearerToken(_ context.Context, token bearer.Token, m
 	clone := req.Clone()
 	clone.Header.Set("Authorization", "Bearer "+token.Value)
 	return clone, nil
+}
+
+// bedrockDefaultEndpoint is the endpoint recorded for a region when none
+// is given.
+func bedrockDefaultEndpoint(region string) string {
+	return "https://bedrock-runtime." + region + ".amazonaws.com"
 }
 
 func (m *bedrockModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -282,3 +283,25 @@ func TestBedrockSettingsOnTheWire(t *testing.T) {
 	assert.JSONEq(t, `{"thinking":{"type":"adaptive"},"anthropic_beta":["context-1m-2025-08-07"]}`, jsonOf(t, body["additionalModelRequestFields"]))
 	assert.JSONEq(t, `{"effort":"high"}`, jsonOf(t, body["outputConfig"]))
 }
+
+// Without an endpoint given, the SDK's own resolution picks the region's
+// host, in any partition.
+func TestBedrockEndpointResolution(t *testing.T) {
+	t.Parallel()
+	var hosts []string
+	capture := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		hosts = append(hosts, r.URL.Host)
+		return nil, errors.New("stop here")
+	})
+	for _, region := range []string{"eu-central-1", "cn-north-1"} {
+		m, err := New("bedrock:amazon.nova-lite-v1:0", spec.ModelSettings{}, Options{
+			Getenv: env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", region), Transport: capture, retry: &retryPolicy{}})
+		require.NoError(t, err)
+		_, _ = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	}
+	assert.Equal(t, []string{"bedrock-runtime.eu-central-1.amazonaws.com", "bedrock-runtime.cn-north-1.amazonaws.com.cn"}, hosts)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

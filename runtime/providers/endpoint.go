@@ -136,7 +136,7 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 		case gateway && ep.region == "":
 			ep.region = bedrockGatewayRegion
 		case !gateway && ep.region != "":
-			def = "https://bedrock-runtime." + ep.region + ".amazonaws.com"
+			def = bedrockDefaultEndpoint(ep.region)
 		}
 	case apiGemini:
 		ep.region = firstNonEmpty(getenv("GOOGLE_CLOUD_LOCATION"), "us-central1")
