@@ -2,6 +2,8 @@ package providers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -37,46 +40,16 @@ const bedrockAuth = "the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KE
 const bedrockGatewayRegion = "us-east-1"
 
 // newBedrock builds the Converse client. A bearer token (the endpoint's
-// token) wins; otherwise AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with
-// AWS_SESSION_TOKEN) as the caller's environment holds them; otherwise the
-// SDK's default chain (shared profiles, SSO, web identity, container and
-// instance roles), asked here so that a machine without credentials is told
-// before any request. The region comes from the endpoint (AWS_REGION,
-// AWS_DEFAULT_REGION) or the shared config.
+// token) wins; otherwise requests are signed with SigV4 (awsCredentials).
+// The region comes from the endpoint (AWS_REGION, AWS_DEFAULT_REGION) or the
+// shared config.
 func newBedrock(c common, getenv func(string) string, transport http.RoundTripper) (*bedrockModel, error) {
 	region := c.ep.region
 	var creds aws.CredentialsProvider
-	id, secret := strings.TrimSpace(getenv("AWS_ACCESS_KEY_ID")), strings.TrimSpace(getenv("AWS_SECRET_ACCESS_KEY"))
-	switch {
-	case c.ep.token != "":
-	case id != "" && secret != "":
-		creds = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, strings.TrimSpace(getenv("AWS_SESSION_TOKEN"))))
-	default:
-		// Credential providers that call out (SSO, STS, the instance
-		// metadata service) use the runtime's transport, without the doer's
-		// retries and error shapes, which are the model API's.
-		opts := []func(*config.LoadOptions) error{
-			config.WithLogger(logging.Nop{}), // its warnings would interleave with the run's output
-		}
-		if strings.TrimSpace(os.Getenv("AWS_CA_BUNDLE")) == "" {
-			// With a CA bundle (read, as the whole chain is, from the
-			// process) the SDK builds its own client to trust it.
-			opts = append(opts, config.WithHTTPClient(&http.Client{Transport: credentialTransport(transport)}))
-		}
-		if region != "" {
-			opts = append(opts, config.WithRegion(region))
-		}
-		cfg, err := config.LoadDefaultConfig(context.Background(), opts...)
-		if err != nil {
-			return nil, fmt.Errorf("%s: loading the AWS configuration: %w", c.ep.provider, err)
-		}
-		creds, region = cfg.Credentials, firstNonEmpty(region, cfg.Region)
-		// Found now, so that a missing credential fails before the run
-		// starts; the cache keeps them (and refreshes them) for the requests.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if _, err := creds.Retrieve(ctx); err != nil {
-			return nil, missingCredentials{fmt.Errorf("%s: no AWS credentials found: set %s (the credential chain said: %w)", c.ep.provider, bedrockAuth, err)}
+	if c.ep.token == "" {
+		var err error
+		if creds, region, err = awsCredentials(c.ep.provider, region, getenv, transport); err != nil {
+			return nil, err
 		}
 	}
 	if region == "" && c.ep.token != "" && c.ep.baseURL != "" {
@@ -128,6 +101,57 @@ func (bearerSigner) SignWithBearerToken(_ context.Context, token bearer.Token, m
 	clone := req.Clone()
 	clone.Header.Set("Authorization", "Bearer "+token.Value)
 	return clone, nil
+}
+
+// awsCredentials finds the credentials SigV4 signs with:
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN) as
+// the caller's environment holds them, else the SDK's default chain (shared
+// profiles, SSO, web identity, container and instance roles), asked now so
+// that a machine without credentials is told before any request. It returns
+// region, or the shared config's when region is empty.
+func awsCredentials(provider, region string, getenv func(string) string, transport http.RoundTripper) (aws.CredentialsProvider, string, error) {
+	id, secret := strings.TrimSpace(getenv("AWS_ACCESS_KEY_ID")), strings.TrimSpace(getenv("AWS_SECRET_ACCESS_KEY"))
+	if id != "" && secret != "" {
+		return aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, strings.TrimSpace(getenv("AWS_SESSION_TOKEN")))), region, nil
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithLogger(logging.Nop{}), // its warnings would interleave with the run's output
+	}
+	if strings.TrimSpace(os.Getenv("AWS_CA_BUNDLE")) == "" {
+		// Credential providers that call out (SSO, STS, the instance
+		// metadata service) use the runtime's transport, without the doer's
+		// retries and error shapes, which are the model API's. With a CA
+		// bundle (read, as the whole chain is, from the process) the SDK
+		// builds its own client to trust it.
+		opts = append(opts, config.WithHTTPClient(&http.Client{Transport: credentialTransport(transport)}))
+	}
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background(), opts...)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: loading the AWS configuration: %w", provider, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		return nil, "", missingCredentials{fmt.Errorf("%s: no AWS credentials found: set %s (the credential chain said: %w)", provider, bedrockAuth, err)}
+	}
+	return cfg.Credentials, firstNonEmpty(region, cfg.Region), nil
+}
+
+// sigv4Signer signs each attempt of a request for service, the body hashed.
+func sigv4Signer(creds aws.CredentialsProvider, region, service string) func(*http.Request, []byte) error {
+	signer := v4.NewSigner()
+	return func(r *http.Request, body []byte) error {
+		c, err := creds.Retrieve(r.Context())
+		if err != nil {
+			return fmt.Errorf("retrieving AWS credentials: %w", err)
+		}
+		sum := sha256.Sum256(body)
+		r.Header.Del("Authorization") // the client's placeholder key
+		return signer.SignHTTP(r.Context(), c, r, hex.EncodeToString(sum[:]), service, region, time.Now())
+	}
 }
 
 // bedrockDefaultEndpoint is the endpoint recorded for a region when none

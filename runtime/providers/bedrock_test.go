@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -305,3 +308,39 @@ func TestBedrockEndpointResolution(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Without a Bedrock API key, bedrock-mantle's Responses requests are signed
+// with SigV4 for the bedrock-mantle service, every attempt afresh.
+func TestBedrockMantleSigV4(t *testing.T) {
+	t.Parallel()
+	creds := providertest.AWSCredentials{AccessKeyID: "AKIDMANTLE", SecretAccessKey: "mantle-secret", Region: "us-east-2"}
+	var mu sync.Mutex
+	var refusals []string
+	attempts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		attempts++
+		first := attempts == 1
+		if msg := providertest.VerifySigV4(r, body, creds, "bedrock-mantle"); msg != "" {
+			refusals = append(refusals, msg)
+		}
+		mu.Unlock()
+		if first {
+			http.Error(w, `{"error":{"message":"try again","type":"server_error"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, responsesDone)
+	}))
+	t.Cleanup(srv.Close)
+	policy, _ := instant()
+	m, err := New("bedrock-mantle:openai.gpt-5.4", spec.ModelSettings{BaseURL: srv.URL + "/openai/v1"}, Options{retry: policy,
+		Getenv: env("AWS_ACCESS_KEY_ID", creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey, "AWS_REGION", creds.Region)})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "alpha", text(resp))
+	assert.Equal(t, 2, attempts)
+	assert.Empty(t, refusals)
+}

@@ -29,6 +29,9 @@ type endpoint struct {
 	// region is the AWS region of a Bedrock endpoint, or the Google Cloud
 	// location of a Vertex AI one; project is the Google Cloud project.
 	region, project string
+	// sigv4: requests are signed with AWS SigV4 (bedrock-mantle without a
+	// Bedrock API key); token is then a placeholder the signature replaces.
+	sigv4 bool
 }
 
 func parseRef(ref string) (provider, name string, err error) {
@@ -124,7 +127,8 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 			def = "https://" + account + ".snowflakecomputing.com/api/v2/cortex/v1"
 		}
 	case name == "bedrock-mantle":
-		if region := firstNonEmpty(getenv("AWS_DEFAULT_REGION"), getenv("AWS_REGION")); region != "" {
+		ep.region = firstNonEmpty(getenv("AWS_DEFAULT_REGION"), getenv("AWS_REGION"))
+		if region := ep.region; region != "" {
 			def = "https://bedrock-mantle." + region + ".api.aws/openai/v1"
 		}
 	}
@@ -204,6 +208,8 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 				return ep, nil
 			}
 			return ep, missingKey(ep)
+		case name == "bedrock-mantle":
+			ep.token, ep.keyEnv, ep.sigv4 = placeholderToken, bedrockAuth, true
 		case p.keyOptional:
 			ep.token, ep.keyEnv = placeholderToken, ""
 			if name == "ollama" {

@@ -218,6 +218,16 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		retry:   policy,
 		onRetry: opts.OnRetry,
 	}
+	if ep.sigv4 {
+		creds, region, err := awsCredentials(name, ep.region, getenv, transport)
+		if err != nil {
+			return nil, err
+		}
+		if region == "" {
+			return nil, fmt.Errorf("%s: no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, or region in the AWS profile", name)
+		}
+		d.sign = sigv4Signer(creds, region, "bedrock-mantle")
+	}
 	c := common{provider: p, ep: ep, model: model, settings: settings, doer: d, native: opts.NativeTools}
 	out := &Model{Provider: name, Name: model, Dialect: ep.dialect}
 	switch p.api {

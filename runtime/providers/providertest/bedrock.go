@@ -77,7 +77,7 @@ func (b bedrock) authorize(r *http.Request, body []byte) (int, string) {
 		}
 		return 0, ""
 	}
-	if msg := verifySigV4(r, body, *b.creds, "bedrock"); msg != "" {
+	if msg := VerifySigV4(r, body, *b.creds, "bedrock"); msg != "" {
 		return http.StatusForbidden, msg
 	}
 	return 0, ""

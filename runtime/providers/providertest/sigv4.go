@@ -18,10 +18,12 @@ type AWSCredentials struct {
 	Region                                     string
 }
 
-// verifySigV4 recomputes the AWS Signature Version 4 of r, as the SigV4
-// specification defines it (canonical request, string to sign, derived
-// signing key), and returns why it does not match, or "".
-func verifySigV4(r *http.Request, body []byte, c AWSCredentials, service string) string {
+// VerifySigV4 recomputes the AWS Signature Version 4 of r, whose body is
+// body, for service, as the SigV4 specification defines it (canonical
+// request, string to sign, derived signing key), and returns why it does not
+// match c, or "". The Converse stand-in uses it; a test of another AWS
+// endpoint can too.
+func VerifySigV4(r *http.Request, body []byte, c AWSCredentials, service string) string {
 	auth := r.Header.Get("Authorization")
 	const algorithm = "AWS4-HMAC-SHA256"
 	if !strings.HasPrefix(auth, algorithm+" ") {

@@ -34,28 +34,28 @@ func TestVerifySigV4(t *testing.T) {
 		req.Host = req.URL.Host
 		return req
 	}
-	assert.Empty(t, verifySigV4(signed(), body, creds, "bedrock"))
+	assert.Empty(t, VerifySigV4(signed(), body, creds, "bedrock"))
 
-	assert.Contains(t, verifySigV4(signed(), []byte(`{"messages":[1]}`), creds, "bedrock"), "signature we calculated does not match")
+	assert.Contains(t, VerifySigV4(signed(), []byte(`{"messages":[1]}`), creds, "bedrock"), "signature we calculated does not match")
 	moved := signed()
 	moved.URL.Path, moved.URL.RawPath = "/model/other/converse", ""
-	assert.Contains(t, verifySigV4(moved, body, creds, "bedrock"), "signature we calculated does not match")
+	assert.Contains(t, VerifySigV4(moved, body, creds, "bedrock"), "signature we calculated does not match")
 	retyped := signed()
 	retyped.Header.Set("Content-Type", "text/plain")
-	assert.Contains(t, verifySigV4(retyped, body, creds, "bedrock"), "signature we calculated does not match")
+	assert.Contains(t, VerifySigV4(retyped, body, creds, "bedrock"), "signature we calculated does not match")
 	requeried := signed()
 	requeried.URL.RawQuery = "a=1&b=3"
-	assert.Contains(t, verifySigV4(requeried, body, creds, "bedrock"), "signature we calculated does not match")
+	assert.Contains(t, VerifySigV4(requeried, body, creds, "bedrock"), "signature we calculated does not match")
 	wrong := creds
 	wrong.SecretAccessKey = "other"
-	assert.Contains(t, verifySigV4(signed(), body, wrong, "bedrock"), "signature we calculated does not match")
+	assert.Contains(t, VerifySigV4(signed(), body, wrong, "bedrock"), "signature we calculated does not match")
 	wrong = creds
 	wrong.Region = "eu-west-1"
-	assert.Contains(t, verifySigV4(signed(), body, wrong, "bedrock"), "scoped to region eu-west-1")
+	assert.Contains(t, VerifySigV4(signed(), body, wrong, "bedrock"), "scoped to region eu-west-1")
 	wrong = creds
 	wrong.SessionToken = "another"
-	assert.Contains(t, verifySigV4(signed(), body, wrong, "bedrock"), "security token")
+	assert.Contains(t, VerifySigV4(signed(), body, wrong, "bedrock"), "security token")
 	unsigned := signed()
 	unsigned.Header.Del("Authorization")
-	assert.Contains(t, verifySigV4(unsigned, body, creds, "bedrock"), "missing SigV4")
+	assert.Contains(t, VerifySigV4(unsigned, body, creds, "bedrock"), "missing SigV4")
 }
