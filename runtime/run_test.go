@@ -748,8 +748,8 @@ func TestRunModelProblemsAreSpecErrors(t *testing.T) {
 				strings.Join(providers.NativeProviders("web_search"), ", ")}},
 		{name: "Thinking meets the provider's rules", spec: "version: 1\nmodel: anthropic:claude-sonnet-4-5\nmodel_settings:\n  max_tokens: 2000\ncapabilities:\n  - Thinking: high\n",
 			want: []string{"agent.yaml:6:5: Thinking: anthropic does not support model_settings.thinking: the thinking budget (16384 tokens) must be below model_settings.max_tokens (2000)"}},
-		{name: "a provider agentspec cannot run", spec: "version: 1\nmodel: google-cloud:gemini-2.5-pro\n",
-			want: []string{"agent.yaml:2:8: " + providers.Validate("google-cloud:gemini-2.5-pro", spec.ModelSettings{}).Error()}},
+		{name: "a provider agentspec cannot run", spec: "version: 1\nmodel: github:gpt-4o\n",
+			want: []string{"agent.yaml:2:8: " + providers.Validate("github:gpt-4o", spec.ModelSettings{}).Error()}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

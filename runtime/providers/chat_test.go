@@ -300,10 +300,15 @@ func TestChatSettingsRefused(t *testing.T) {
 			"openai does not support model_settings.thinking: a token budget is Anthropic's; give an effort (minimal, low, medium, high, xhigh)"},
 		{"mistral:x", spec.ModelSettings{Provider: map[string]any{"anthropic_thinking": map[string]any{"type": "adaptive"}}},
 			"mistral does not support model_settings.anthropic_thinking: it is read by anthropic models only"},
-		{"google-vertex:gemini-2.5-pro", spec.ModelSettings{}, "google-vertex: provider not available: " + whyGoogle},
+		{"google-vertex:gemini-2.5-pro", spec.ModelSettings{LogitBias: map[string]int{"1": 1}},
+			"google-vertex does not support model_settings.logit_bias: generateContent has no such field"},
 		{"google:gemini-2.5-pro", spec.ModelSettings{Provider: map[string]any{"google_safety_settings": []any{}}},
 			"google does not support model_settings.google_safety_settings: agentspec does not send it yet"},
-		{"bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{}, "bedrock: provider not available: " + whyBedrock},
+		{"bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{Seed: ptr(1)},
+			"bedrock does not support model_settings.seed: the Converse API has no such field; a model that takes it can get it through bedrock_additional_model_requests_fields"},
+		{"bedrock:amazon.titan-text-express-v1", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}},
+			"bedrock does not support model_settings.thinking: agentspec knows the reasoning switch of Claude and OpenAI models on Bedrock only; " +
+				"send the model's own field through bedrock_additional_model_requests_fields"},
 	}
 	for _, tt := range tests {
 		assert.EqualError(t, Validate(tt.ref, tt.settings), tt.want, tt.ref)

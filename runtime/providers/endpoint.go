@@ -26,6 +26,12 @@ type endpoint struct {
 	apiVersion string
 	// headers are sent with every request (OpenRouter's app attribution).
 	headers map[string]string
+	// region is the AWS region of a Bedrock endpoint, or the Google Cloud
+	// location of a Vertex AI one; project is the Google Cloud project.
+	region, project string
+	// sigv4: requests are signed with AWS SigV4 (bedrock-mantle without a
+	// Bedrock API key); token is then a placeholder the signature replaces.
+	sigv4 bool
 }
 
 func parseRef(ref string) (provider, name string, err error) {
@@ -121,11 +127,42 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 			def = "https://" + account + ".snowflakecomputing.com/api/v2/cortex/v1"
 		}
 	case name == "bedrock-mantle":
-		if region := firstNonEmpty(getenv("AWS_DEFAULT_REGION"), getenv("AWS_REGION")); region != "" {
+		ep.region = firstNonEmpty(getenv("AWS_DEFAULT_REGION"), getenv("AWS_REGION"))
+		if region := ep.region; region != "" {
 			def = "https://bedrock-mantle." + region + ".api.aws/openai/v1"
 		}
 	}
+	gateway := strings.HasPrefix(name, "gateway/")
+	switch p.api {
+	case apiBedrock:
+		ep.region = firstNonEmpty(getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"))
+		switch {
+		case gateway && ep.region == "":
+			ep.region = bedrockGatewayRegion
+		case !gateway && ep.region != "":
+			def = bedrockDefaultEndpoint(ep.region)
+		}
+	case apiGemini:
+		ep.region = firstNonEmpty(getenv("GOOGLE_CLOUD_LOCATION"), "us-central1")
+		ep.project = strings.TrimSpace(getenv("GOOGLE_CLOUD_PROJECT"))
+		if !gateway && strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")) != "" {
+			ep.token, ep.keyEnv = "", "GOOGLE_APPLICATION_CREDENTIALS" // ADC wins over an API key
+		}
+		if ep.token != "" {
+			ep.project = "" // an API key's requests name no project
+		}
+		if !gateway {
+			def = "https://" + ep.region + "-aiplatform.googleapis.com"
+			if ep.region == "global" || ep.token != "" { // express mode has one global host
+				def = "https://aiplatform.googleapis.com"
+			}
+		}
+	}
 	ep.baseURL = firstNonEmpty(baseURL, fromEnv, def)
+	if ep.baseURL == "" && p.api == apiBedrock {
+		// The SDK finds the region in the shared config, and the endpoint.
+		return ep, nil
+	}
 	if ep.baseURL == "" {
 		need := map[string]string{"snowflake": "SNOWFLAKE_ACCOUNT", "bedrock-mantle": "AWS_DEFAULT_REGION or AWS_REGION"}[name]
 		if need == "" {
@@ -159,6 +196,20 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 	}
 	if ep.token == "" {
 		switch {
+		case p.api == apiBedrock || p.api == apiGemini:
+			// Signed with SigV4, or authorized by Application Default
+			// Credentials: newBedrock and newGemini find the credentials.
+			if !gateway {
+				// What an authentication failure's hint names.
+				ep.keyEnv = bedrockAuth
+				if p.api == apiGemini {
+					ep.keyEnv = "the Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's)"
+				}
+				return ep, nil
+			}
+			return ep, missingKey(ep)
+		case name == "bedrock-mantle":
+			ep.token, ep.keyEnv, ep.sigv4 = placeholderToken, bedrockAuth, true
 		case p.keyOptional:
 			ep.token, ep.keyEnv = placeholderToken, ""
 			if name == "ollama" {

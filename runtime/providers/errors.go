@@ -80,7 +80,9 @@ func (e *Error) ToolUseFailed() (string, bool) {
 // again", as the status codes retryableStatus accepts do.
 func (e *Error) retryableStream() bool {
 	switch e.Type {
-	case "overloaded_error", "rate_limit_error", "api_error", "server_error", "internal_error", "service_unavailable":
+	case "overloaded_error", "rate_limit_error", "api_error", "server_error", "internal_error", "service_unavailable",
+		// Bedrock's exception events
+		"ThrottlingException", "ServiceUnavailableException", "InternalServerException", "ModelStreamErrorException":
 		return true
 	}
 	return false
@@ -89,9 +91,9 @@ func (e *Error) retryableStream() bool {
 func (e *Error) code() llms.ErrorCode {
 	if e.Stream {
 		switch e.Type {
-		case "rate_limit_error":
+		case "rate_limit_error", "ThrottlingException":
 			return llms.ErrCodeRateLimit
-		case "invalid_request_error":
+		case "invalid_request_error", "ValidationException":
 			return llms.ErrCodeInvalidRequest
 		}
 		return llms.ErrCodeProviderUnavailable
@@ -224,12 +226,16 @@ func parseErrorBody(body []byte) (typ, msg string) {
 	}
 	var inner struct {
 		Type    string `json:"type"`
+		Status  string `json:"status"` // Google's: INVALID_ARGUMENT, RESOURCE_EXHAUSTED, ...
 		Code    any    `json:"code"`
 		Message string `json:"message"`
 	}
 	var s string
 	switch {
 	case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+		if inner.Type == "" {
+			inner.Type = inner.Status
+		}
 		if inner.Type == "" && inner.Code != nil {
 			inner.Type = fmt.Sprint(inner.Code)
 		}

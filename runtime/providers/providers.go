@@ -6,8 +6,11 @@
 // streamed by index, failed tool results), the models are built on the
 // providers' official SDKs: Anthropic's Messages API on anthropic-sdk-go,
 // OpenAI's Chat Completions (and every OpenAI-compatible server) and
-// Responses APIs on openai-go. They keep langchaingo's llms.Model interface,
-// and carry what its types cannot say by the conventions in parts.go.
+// Responses APIs on openai-go, Bedrock's Converse on aws-sdk-go-v2 (SigV4 or
+// a bearer token), and Gemini's generateContent on Vertex AI as REST with
+// Application Default Credentials from cloud.google.com/go/auth. They keep
+// langchaingo's llms.Model interface, and carry what its types cannot say by
+// the conventions in parts.go.
 //
 // Every model talks HTTP through a Doer that bounds each attempt with a
 // timeout, retries 429s, 5xx and transient network failures with backoff
@@ -65,7 +68,8 @@ type Model struct {
 	Name     string // the model name after the colon
 	Dialect  Dialect
 	// Client names the library that speaks to the API, for messages:
-	// "anthropic-sdk-go" or "openai-go".
+	// "anthropic-sdk-go", "openai-go", "aws-sdk-go-v2" or
+	// "cloud.google.com/go/auth".
 	Client string
 }
 
@@ -214,9 +218,31 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		retry:   policy,
 		onRetry: opts.OnRetry,
 	}
+	if ep.sigv4 {
+		creds, region, err := awsCredentials(name, ep.region, getenv, transport)
+		if err != nil {
+			return nil, err
+		}
+		if region == "" {
+			return nil, fmt.Errorf("%s: no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, or region in the AWS profile", name)
+		}
+		d.sign = sigv4Signer(creds, region, "bedrock-mantle")
+	}
 	c := common{provider: p, ep: ep, model: model, settings: settings, doer: d, native: opts.NativeTools}
 	out := &Model{Provider: name, Name: model, Dialect: ep.dialect}
 	switch p.api {
+	case apiBedrock:
+		m, err := newBedrock(c, getenv, transport)
+		if err != nil {
+			return nil, err
+		}
+		out.Model, out.Client = m, "aws-sdk-go-v2"
+	case apiGemini:
+		m, err := newGemini(c, getenv, transport)
+		if err != nil {
+			return nil, err
+		}
+		out.Model, out.Client = m, "cloud.google.com/go/auth"
 	case apiAnthropic:
 		out.Model, out.Client = newAnthropic(c), "anthropic-sdk-go"
 	case apiResponses:

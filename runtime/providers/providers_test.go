@@ -220,3 +220,35 @@ func TestTableServesSpecsProviders(t *testing.T) {
 	assert.Equal(t, spec.DialectAnthropic, dialectOf(provider{api: apiAnthropic}))
 	assert.Equal(t, spec.DialectOpenAI, dialectOf(provider{api: apiResponses}))
 }
+
+// Every provider a spec may name builds a model given its credentials, or is
+// refused by Validate with the reason; only GitHub Models (retired) is.
+func TestEveryKnownProviderRunsOrIsRefused(t *testing.T) {
+	t.Parallel()
+	var kv []string
+	for _, p := range table {
+		for _, k := range p.keyEnvs {
+			kv = append(kv, k, "k")
+		}
+	}
+	keys := env(append(kv, "AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com/openai/v1",
+		"SNOWFLAKE_ACCOUNT", "acme", "AWS_REGION", "us-east-1")...)
+	var refused []string
+	for _, name := range Known() {
+		if name == scriptProvider {
+			continue
+		}
+		ref := name + ":some-model"
+		if err := Validate(ref, spec.ModelSettings{}); err != nil {
+			require.ErrorIs(t, err, ErrUnavailable, name)
+			_, reason, _ := strings.Cut(err.Error(), ErrUnavailable.Error()+": ")
+			assert.NotEmpty(t, reason, name)
+			refused = append(refused, name)
+			continue
+		}
+		m, err := New(ref, spec.ModelSettings{}, Options{Getenv: keys})
+		require.NoError(t, err, name)
+		assert.NotEmpty(t, m.Client, name)
+	}
+	assert.Equal(t, []string{"github"}, refused)
+}

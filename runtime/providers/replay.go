@@ -58,10 +58,18 @@ type recordedEndpoint struct {
 	Provider        string `json:"provider"`
 	BaseURL         string `json:"base_url"`
 	LegacyMaxTokens bool   `json:"legacy_max_tokens,omitempty"`
+	// Region and Project are a Vertex AI endpoint's location and project,
+	// which its request paths name.
+	Region  string `json:"region,omitempty"`
+	Project string `json:"project,omitempty"`
 }
 
 func recordEndpoint(ep endpoint) recordedEndpoint {
-	return recordedEndpoint{Provider: ep.provider, BaseURL: ep.baseURL, LegacyMaxTokens: ep.legacyMaxTokens}
+	out := recordedEndpoint{Provider: ep.provider, BaseURL: ep.baseURL, LegacyMaxTokens: ep.legacyMaxTokens}
+	if p, _ := lookup(ep.provider); p.api == apiGemini {
+		out.Region, out.Project = ep.region, ep.project
+	}
+	return out
 }
 
 type exchange struct {
@@ -85,6 +93,8 @@ type recordedResponse struct {
 type payload struct {
 	Body json.RawMessage `json:"body,omitempty"`
 	Text []string        `json:"text,omitempty"`
+	// Binary is a body that is not text (AWS event-stream frames), in base64.
+	Binary []byte `json:"binary,omitempty"`
 }
 
 func newPayload(b []byte) payload {
@@ -93,14 +103,19 @@ func newPayload(b []byte) payload {
 		return payload{}
 	case json.Valid(b):
 		return payload{Body: b}
+	case !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
+		return payload{Binary: b}
 	default:
 		return payload{Text: strings.Split(string(b), "\n")}
 	}
 }
 
 func (p payload) bytes() []byte {
-	if p.Body != nil {
+	switch {
+	case p.Body != nil:
 		return p.Body
+	case p.Binary != nil:
+		return p.Binary
 	}
 	return []byte(strings.Join(p.Text, "\n"))
 }
@@ -167,6 +182,26 @@ func NewRecorder(path string, base http.RoundTripper) (*Recorder, error) {
 		base = newTransport()
 	}
 	return &Recorder{path: path, base: base}, nil
+}
+
+// credentialTransport is the transport credential providers use: a
+// Recorder's base, so token requests stay out of the recording (its replay
+// needs no credentials).
+func credentialTransport(t http.RoundTripper) http.RoundTripper {
+	if rec, ok := t.(*Recorder); ok {
+		return rec.base
+	}
+	return t
+}
+
+// setProject completes the recorded endpoint with the project found in the
+// credentials, which a Vertex AI request path names.
+func (r *Recorder) setProject(project string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.endpoint != nil && r.endpoint.Project == "" {
+		r.endpoint.Project = project
+	}
 }
 
 // RoundTrip sends req through the base transport and records the exchange
@@ -312,6 +347,8 @@ func (r *Replayer) endpoint(provider string) (endpoint, bool, error) {
 		baseURL:         rec.BaseURL,
 		token:           replayToken,
 		legacyMaxTokens: rec.LegacyMaxTokens,
+		region:          rec.Region,
+		project:         rec.Project,
 	}, true, nil
 }
 

@@ -57,7 +57,12 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 	var errs []error
 	add := func(key, reason string) { errs = append(errs, unsupported(p, key, reason)) }
 	anthropic := p.api == apiAnthropic
-	if anthropic {
+	switch {
+	case p.api == apiBedrock:
+		errs = append(errs, checkBedrock(p, model, s)...)
+	case p.api == apiGemini:
+		errs = append(errs, checkGemini(p, model, s)...)
+	case anthropic:
 		for _, k := range []struct {
 			key string
 			set bool
@@ -77,7 +82,7 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 		if s.ServiceTier == "flex" || s.ServiceTier == "priority" {
 			add("service_tier", "Anthropic's tiers are auto and default (standard_only)")
 		}
-	} else {
+	default:
 		if s.TopK != nil {
 			add("top_k", "the Chat Completions API has no top_k; a server that takes it can get it through extra_body")
 		}
@@ -101,7 +106,7 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 			}
 		}
 	}
-	if s.Thinking != nil {
+	if s.Thinking != nil && p.api != apiBedrock && p.api != apiGemini {
 		switch {
 		case p.thinking == "":
 			add("thinking", "agentspec knows no reasoning switch for it; send the provider's own field through extra_body")
@@ -132,7 +137,8 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 			add(k, fmt.Sprintf("it is read by %s models only", strings.TrimSuffix(prefix, "_")))
 		case slices.Contains(responsesOnly, k) && p.api != apiResponses:
 			add(k, "it belongs to the Responses API; use openai-responses:")
-		case slices.Contains(bodyKeys[prefix], strings.TrimPrefix(k, prefix)), slices.Contains(specialKeys, k):
+		case slices.Contains(bodyKeys[prefix], strings.TrimPrefix(k, prefix)), slices.Contains(specialKeys, k),
+			p.api == apiBedrock && slices.Contains(bedrockKeys, k), p.api == apiGemini && slices.Contains(geminiKeys, k):
 		case p.api == apiResponses && slices.Contains(responsesOnly, k):
 			if !slices.Contains(responsesKeys, k) {
 				add(k, "agentspec does not send it yet")

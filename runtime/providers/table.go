@@ -12,6 +12,8 @@ const (
 	apiChat      api = "chat"      // OpenAI Chat Completions, through openai-go
 	apiResponses api = "responses" // OpenAI Responses, through openai-go
 	apiAnthropic api = "anthropic" // Anthropic Messages, through anthropic-sdk-go
+	apiBedrock   api = "converse"  // Bedrock's Converse, through aws-sdk-go-v2
+	apiGemini    api = "gemini"    // Vertex AI's generateContent, with cloud.google.com/go/auth
 )
 
 // provider is one row of the provider table: how a "name:model" reference
@@ -54,10 +56,6 @@ const (
 )
 
 const (
-	whyGoogle = "Gemini on Vertex AI needs Google Cloud OAuth credentials, which agentspec does not obtain yet; " +
-		"use google: (the Gemini API, with GOOGLE_API_KEY) meanwhile"
-	whyBedrock = "Bedrock's Converse API needs AWS SigV4 signing, which agentspec does not do yet; " +
-		"use gateway/anthropic: or anthropic: meanwhile"
 	whyGatewayOther = "the Pydantic AI Gateway routes only openai, openai-chat, anthropic and groq here"
 )
 
@@ -78,9 +76,13 @@ var table = []provider{
 		baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", thinking: thinkingEffort, prefix: "google_"},
 	{name: "google-gla", api: apiChat, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"},
 		baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", thinking: thinkingEffort, prefix: "google_"},
-	{name: "google-cloud", unavailable: whyGoogle, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, prefix: "google_"},
-	{name: "google-vertex", unavailable: whyGoogle, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, prefix: "google_"},
-	{name: "bedrock", unavailable: whyBedrock, keyEnvs: []string{"AWS_BEARER_TOKEN_BEDROCK"}, prefix: "bedrock_"},
+	// Gemini on Vertex AI: Application Default Credentials, or an API key
+	// (express mode) when GOOGLE_APPLICATION_CREDENTIALS is unset.
+	{name: "google-cloud", api: apiGemini, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, keyOptional: true, prefix: "google_"},
+	{name: "google-vertex", api: apiGemini, keyEnvs: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, keyOptional: true, prefix: "google_"},
+	// Converse, signed with SigV4 unless a Bedrock API key is set.
+	{name: "bedrock", api: apiBedrock, keyEnvs: []string{"AWS_BEARER_TOKEN_BEDROCK"}, keyOptional: true,
+		baseEnvs: []string{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL"}, prefix: "bedrock_"},
 	{name: "groq", api: apiChat, keyEnvs: []string{"GROQ_API_KEY"}, baseEnvs: []string{"GROQ_BASE_URL"}, baseSuffix: "/openai/v1",
 		baseURL: "https://api.groq.com/openai/v1", thinking: thinkingGroq, prefix: "groq_"},
 	{name: "mistral", api: apiChat, keyEnvs: []string{"MISTRAL_API_KEY"}, baseURL: "https://api.mistral.ai/v1",
@@ -118,15 +120,15 @@ var table = []provider{
 	{name: "bedrock-mantle", api: apiResponses, keyEnvs: []string{"AWS_BEARER_TOKEN_BEDROCK"}, thinking: thinkingEffort, prefix: "openai_"},
 	{name: "gateway/responses", api: apiResponses, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/openai", thinking: thinkingEffort, prefix: "openai_"},
 	{name: "gateway/chat", api: apiChat, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/openai", thinking: thinkingEffort, prefix: "openai_"},
-	{name: "gateway/converse", unavailable: whyBedrock, keyEnvs: gatewayKeys, prefix: "bedrock_"},
-	{name: "gateway/google-cloud", unavailable: whyGoogle, keyEnvs: gatewayKeys, prefix: "google_"},
+	{name: "gateway/converse", api: apiBedrock, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/bedrock", prefix: "bedrock_"},
+	{name: "gateway/google-cloud", api: apiGemini, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/google-vertex", prefix: "google_"},
 	{name: "gateway/openai", api: apiResponses, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/openai", thinking: thinkingEffort, prefix: "openai_"},
 	{name: "gateway/openai-responses", api: apiResponses, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/openai", thinking: thinkingEffort, prefix: "openai_"},
 	{name: "gateway/openai-chat", api: apiChat, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/openai", thinking: thinkingEffort, prefix: "openai_"},
 	{name: "gateway/anthropic", api: apiAnthropic, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/anthropic", thinking: thinkingAnthropic, prefix: "anthropic_"},
 	{name: "gateway/groq", api: apiChat, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/groq", thinking: thinkingGroq, prefix: "groq_"},
-	{name: "gateway/bedrock", unavailable: whyBedrock, keyEnvs: gatewayKeys, prefix: "bedrock_"},
-	{name: "gateway/google", unavailable: whyGoogle, keyEnvs: gatewayKeys, prefix: "google_"},
+	{name: "gateway/bedrock", api: apiBedrock, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/bedrock", prefix: "bedrock_"},
+	{name: "gateway/google", api: apiGemini, keyEnvs: gatewayKeys, baseEnvs: gatewayBases, baseSuffix: "/google-vertex", prefix: "google_"},
 }
 
 var (

@@ -151,6 +151,8 @@ type doer struct {
 	headers map[string]string
 	retry   retryPolicy
 	onRetry func(RetryInfo)
+	// sign, when set, signs each attempt (AWS SigV4), headers included.
+	sign func(r *http.Request, body []byte) error
 }
 
 // Do sends req. A success (status below 400) returns the response; anything
@@ -221,6 +223,12 @@ func (d *doer) attempt(req *http.Request, body []byte) (*http.Response, error) {
 	r.ContentLength = int64(len(body))
 	for k, v := range d.headers {
 		r.Header.Set(k, v)
+	}
+	if d.sign != nil {
+		if err := d.sign(r, body); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	resp, err := d.client.Do(r)
 	if err != nil {

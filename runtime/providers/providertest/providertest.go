@@ -1,7 +1,10 @@
 // Package providertest runs fake model servers that speak the OpenAI chat
-// completions and Anthropic Messages wire protocols, so tests can drive the
-// real provider clients offline, and a RecordedServer that answers with
-// bodies in the exact shapes a provider sent them.
+// completions, Anthropic Messages, Bedrock Converse (SigV4 or a bearer
+// token; ConverseStream in AWS's event-stream framing) and Vertex AI
+// generateContent (with a service account's OAuth token endpoint) wire
+// protocols, so tests can drive the real provider clients offline, and a
+// RecordedServer that answers with bodies in the exact shapes a provider
+// sent them.
 //
 // A server answers each request with the next scripted Reply, rendered in its
 // protocol, streaming (SSE) or not as the request asks. Like the real APIs it
@@ -130,10 +133,30 @@ func NewAnthropicServer(t testing.TB, replies ...Reply) *Server {
 	return newServer(t, anthropic{}, replies)
 }
 
+// requestProtocol is a protocol that reads the HTTP request itself: a
+// route in the path, a signature over the whole request, a stream asked
+// for by the path rather than the body.
+type requestProtocol interface {
+	route(r *http.Request) bool
+	// authorize returns the status and message of a refusal, or 0.
+	authorize(r *http.Request, body []byte) (int, string)
+	streams(r *http.Request) bool
+}
+
 func newServer(t testing.TB, p protocol, replies []Reply) *Server {
+	return newServerWith(t, p, replies, nil)
+}
+
+// newServerWith is newServer with more handlers, by path (a token endpoint).
+func newServerWith(t testing.TB, p protocol, replies []Reply, extra map[string]http.HandlerFunc) *Server {
 	t.Helper()
 	s := &Server{t: t, proto: p, replies: replies}
-	hs := httptest.NewServer(http.HandlerFunc(s.serve))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", s.serve)
+	for path, h := range extra {
+		mux.HandleFunc(path, h)
+	}
+	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL
 	return s
@@ -174,11 +197,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	seq := len(s.requests)
 	s.mu.Unlock()
 
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, s.proto.endpoint()) {
+	rp, custom := s.proto.(requestProtocol)
+	if custom && !rp.route(r) || !custom && (r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, s.proto.endpoint())) {
 		s.fail(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
-	if !s.proto.authorized(r.Header) {
+	if custom {
+		if status, msg := rp.authorize(r, body); status != 0 {
+			s.fail(w, status, msg)
+			return
+		}
+	} else if !s.proto.authorized(r.Header) {
 		s.fail(w, http.StatusUnauthorized, "missing API key")
 		return
 	}
@@ -186,6 +215,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		s.fail(w, http.StatusBadRequest, "the request body is not valid JSON: "+err.Error())
 		return
+	}
+	if custom && rp.streams(r) {
+		req["stream"] = true
 	}
 	if msg := s.proto.validate(req); msg != "" {
 		s.fail(w, http.StatusBadRequest, msg)

@@ -1,0 +1,346 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+var testAWS = providertest.AWSCredentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+	SessionToken: "session-token", Region: "eu-west-3"}
+
+// bedrockEnv is an environment with SigV4 credentials for srv, and no
+// shared AWS files.
+func bedrockEnv(srv *providertest.Server, kv ...string) func(string) string {
+	return env(append([]string{
+		"AWS_ACCESS_KEY_ID", testAWS.AccessKeyID, "AWS_SECRET_ACCESS_KEY", testAWS.SecretAccessKey,
+		"AWS_SESSION_TOKEN", testAWS.SessionToken, "AWS_REGION", testAWS.Region,
+		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", srv.URL,
+	}, kv...)...)
+}
+
+const claudeOnBedrock = "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// A tool round through Converse, signed with SigV4 (the stand-in recomputes
+// the signature), whole and streamed: the call is read, its failed result
+// goes back with status error, usage and stop reasons are read.
+func TestBedrockConverseSigV4(t *testing.T) {
+	t.Parallel()
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "converse", true: "converse-stream"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewBedrockSigV4Server(t, testAWS,
+				providertest.Calls(providertest.ToolCall{Name: "read_file", Arguments: `{"path":"a.txt"}`}),
+				providertest.Text("alpha"))
+			m := newModel(t, claudeOnBedrock, spec.ModelSettings{MaxTokens: 500, StopSequences: []string{"END"},
+				Provider: map[string]any{"bedrock_request_metadata": map[string]any{"team": "docs"}}}, bedrockEnv(srv))
+			assert.Equal(t, "aws-sdk-go-v2", m.Client)
+			var streamed strings.Builder
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if streaming {
+				opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, b []byte) error {
+					streamed.Write(b)
+					return nil
+				}))
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."), human("read a.txt")}, opts...)
+			require.NoError(t, err)
+			calls := toolCalls(resp)
+			require.Len(t, calls, 1)
+			assert.Equal(t, "read_file", calls[0].FunctionCall.Name)
+			assert.JSONEq(t, `{"path":"a.txt"}`, calls[0].FunctionCall.Arguments)
+			assert.Equal(t, "tool_use", resp.Choices[0].StopReason)
+			assert.Equal(t, 10, resp.Choices[0].GenerationInfo[InfoInputTokens])
+
+			failed := result(calls[0].ID, "read_file", "no such file")
+			failed.Parts = append(failed.Parts, ToolError)
+			history := []llms.MessageContent{human("read a.txt"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, failed}
+			resp, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", text(resp))
+			assert.Equal(t, "end_turn", resp.Choices[0].StopReason)
+			if streaming {
+				assert.Equal(t, "alpha", streamed.String())
+			}
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			op := map[bool]string{false: "converse", true: "converse-stream"}[streaming]
+			assert.Equal(t, "/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/"+op, reqs[0].Path)
+			first := reqs[0].JSON()
+			assert.Equal(t, "Be brief.", first["system"].([]any)[0].(map[string]any)["text"])
+			assert.JSONEq(t, `{"maxTokens":500,"stopSequences":["END"],"temperature":1}`, jsonOf(t, first["inferenceConfig"]))
+			assert.JSONEq(t, `{"team":"docs"}`, jsonOf(t, first["requestMetadata"]))
+			second := reqs[1].JSON()
+			msgs := second["messages"].([]any)
+			require.Len(t, msgs, 3)
+			res := msgs[2].(map[string]any)["content"].([]any)[0].(map[string]any)["toolResult"].(map[string]any)
+			assert.Equal(t, "error", res["status"])
+			assert.Equal(t, calls[0].ID, res["toolUseId"])
+		})
+	}
+}
+
+// A Bedrock API key is sent as a bearer token, and no SigV4 signature.
+func TestBedrockBearerToken(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewBedrockBearerServer(t, "bedrock-api-key-1", providertest.Text("hi"))
+	m := newModel(t, "bedrock:amazon.nova-pro-v1:0", spec.ModelSettings{TopK: ptr(5), BaseURL: srv.URL},
+		env("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-1", "AWS_DEFAULT_REGION", "us-east-1"))
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hello")})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", text(resp))
+	req := srv.Requests()[0]
+	assert.Equal(t, "Bearer bedrock-api-key-1", req.Header.Get("Authorization"))
+	assert.Empty(t, req.Header.Get("X-Amz-Security-Token"))
+	assert.JSONEq(t, `{"inferenceConfig":{"topK":5}}`, jsonOf(t, req.JSON()["additionalModelRequestFields"]))
+}
+
+// A wrong secret is refused by the stand-in's own SigV4 check, and the
+// failure names where the credentials come from.
+func TestBedrockWrongSignatureRefused(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewBedrockSigV4Server(t, testAWS, providertest.Text("never"))
+	m := newModel(t, claudeOnBedrock, spec.ModelSettings{}, bedrockEnv(srv, "AWS_SECRET_ACCESS_KEY", "wrong"))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hello")})
+	var perr *Error
+	require.True(t, errors.As(err, &perr), "%v", err)
+	assert.Equal(t, 403, perr.StatusCode)
+	assert.Contains(t, perr.Message, "signature we calculated does not match")
+	assert.Contains(t, Describe(err), "— check the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE)")
+	assert.Equal(t, 1, srv.Remaining())
+}
+
+// A Converse conversation recorded with SigV4 replays with no credentials,
+// streamed (event-stream frames are binary) and not.
+func TestBedrockRecordAndReplay(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewBedrockSigV4Server(t, testAWS, providertest.Text("whole"), providertest.Text("streamed"))
+	path := t.TempDir() + "/bedrock.json"
+	rec, err := NewRecorder(path, nil)
+	require.NoError(t, err)
+	m, err := New(claudeOnBedrock, spec.ModelSettings{}, Options{Getenv: bedrockEnv(srv), Transport: rec})
+	require.NoError(t, err)
+	stream := llms.WithStreamingFunc(func(context.Context, []byte) error { return nil })
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, stream)
+	require.NoError(t, err)
+	require.NoError(t, rec.Close())
+
+	rp, err := NewReplayer(path)
+	require.NoError(t, err)
+	m, err = New(claudeOnBedrock, spec.ModelSettings{}, Options{Getenv: env(), Transport: rp})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "whole", text(resp))
+	resp, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, stream)
+	require.NoError(t, err)
+	assert.Equal(t, "streamed", text(resp))
+}
+
+// Claude's reasoning blocks on Bedrock are kept with their signatures and
+// sent back in place; the unified thinking setting becomes Claude's
+// thinking object with its budget added to max_tokens.
+func TestBedrockReasoningRoundTrip(t *testing.T) {
+	t.Parallel()
+	first := `{"output":{"message":{"role":"assistant","content":[` +
+		`{"reasoningContent":{"reasoningText":{"text":"I should read it.","signature":"sig-1"}}},` +
+		`{"reasoningContent":{"redactedContent":"AQID"}},` +
+		`{"toolUse":{"toolUseId":"tu1","name":"read_file","input":{"path":"a.txt"}}}]}},` +
+		`"stopReason":"tool_use","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12,"cacheReadInputTokens":3}}`
+	done := `{"output":{"message":{"role":"assistant","content":[{"text":"alpha"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: done})
+	m := newModel(t, "bedrock:anthropic.claude-3-7-sonnet-20250219-v1:0", spec.ModelSettings{BaseURL: srv.URL,
+		Thinking: &spec.Thinking{Enabled: true, Effort: "low"}}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-west-2"))
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	assert.Equal(t, "I should read it.", resp.Choices[0].ReasoningContent)
+	assert.Equal(t, 3, resp.Choices[0].GenerationInfo[InfoCacheReadTokens])
+	history := []llms.MessageContent{human("read"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("tu1", "read_file", "alpha")}
+	_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+
+	reqs := srv.Requests()
+	body := reqs[0].JSON()
+	assert.JSONEq(t, `{"thinking":{"type":"enabled","budget_tokens":2048}}`, jsonOf(t, body["additionalModelRequestFields"]))
+	assert.JSONEq(t, `{"maxTokens":6144}`, jsonOf(t, body["inferenceConfig"]), "no temperature with thinking on")
+	msgs := reqs[1].JSON()["messages"].([]any)
+	assert.JSONEq(t, `[{"reasoningContent":{"reasoningText":{"text":"I should read it.","signature":"sig-1"}}},`+
+		`{"reasoningContent":{"redactedContent":"AQID"}},{"toolUse":{"toolUseId":"tu1","name":"read_file","input":{"path":"a.txt"}}}]`,
+		jsonOf(t, msgs[1].(map[string]any)["content"]))
+}
+
+// An exception event inside a Converse stream that means "try again" is
+// retried; the stream after it is read.
+func TestBedrockStreamExceptionRetried(t *testing.T) {
+	t.Parallel()
+	throttled := frames(t, eventstream.Headers{
+		{Name: ":message-type", Value: eventstream.StringValue("exception")},
+		{Name: ":exception-type", Value: eventstream.StringValue("throttlingException")},
+		{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+	}, `{"message":"Too many tokens, please wait before trying again."}`)
+	var ok strings.Builder
+	for _, ev := range [][2]string{
+		{"messageStart", `{"role":"assistant"}`},
+		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"after the retry"}}`},
+		{"contentBlockStop", `{"contentBlockIndex":0}`},
+		{"messageStop", `{"stopReason":"end_turn"}`},
+		{"metadata", `{"usage":{"inputTokens":1,"outputTokens":2,"totalTokens":3},"metrics":{"latencyMs":1}}`},
+	} {
+		ok.WriteString(frames(t, eventstream.Headers{
+			{Name: ":message-type", Value: eventstream.StringValue("event")},
+			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
+			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+		}, ev[1]))
+	}
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: throttled}, providertest.Recorded{Body: ok.String()})
+	var retries []RetryInfo
+	policy, _ := instant()
+	m, err := New("bedrock:amazon.nova-lite-v1:0", spec.ModelSettings{}, Options{
+		Getenv: env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1", "AWS_ENDPOINT_URL", srv.URL),
+		retry:  policy, OnRetry: func(r RetryInfo) { retries = append(retries, r) },
+	})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")},
+		llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+	require.NoError(t, err)
+	assert.Equal(t, "after the retry", text(resp))
+	require.Len(t, retries, 1)
+	assert.Contains(t, retries[0].Reason, "ThrottlingException: Too many tokens")
+}
+
+// frames encodes one event-stream message.
+func frames(t *testing.T, headers eventstream.Headers, payload string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, eventstream.NewEncoder().Encode(&buf, eventstream.Message{Headers: headers, Payload: []byte(payload)}))
+	return buf.String()
+}
+
+// With no credential anywhere in the chain, New fails before any request,
+// naming where credentials come from. (Not parallel: the chain reads the
+// process's environment.)
+func TestBedrockMissingCredentials(t *testing.T) {
+	dir := t.TempDir()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+		"AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", dir+"/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", dir+"/credentials")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	_, err := New(claudeOnBedrock, spec.ModelSettings{}, Options{Getenv: env("AWS_REGION", "us-east-1")})
+	require.ErrorIs(t, err, ErrMissingKey)
+	assert.Contains(t, err.Error(), "bedrock: no AWS credentials found: set the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY")
+	assert.Contains(t, err.Error(), "AWS_BEARER_TOKEN_BEDROCK")
+}
+
+// The bedrock_ settings reach Converse's fields of the same name: cache
+// points after the system prompt, the tools and the last message, the
+// guardrail, the tier, the inference profile as the model id.
+func TestBedrockSettingsOnTheWire(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`})
+	m := newModel(t, "bedrock:us.anthropic.claude-opus-4-6-v1", spec.ModelSettings{BaseURL: srv.URL, ServiceTier: "flex",
+		Thinking:   &spec.Thinking{Enabled: true, Effort: "high"},
+		ToolChoice: &spec.ToolChoice{Mode: "auto"},
+		Provider: map[string]any{
+			"bedrock_cache_instructions": true, "bedrock_cache_tool_definitions": "1h", "bedrock_cache_messages": true,
+			"bedrock_guardrail_config":                       map[string]any{"guardrailIdentifier": "gr-1", "guardrailVersion": "2", "trace": "enabled"},
+			"bedrock_performance_configuration":              map[string]any{"latency": "optimized"},
+			"bedrock_additional_model_response_fields_paths": []any{"/stop_sequence"},
+			"bedrock_additional_model_requests_fields":       map[string]any{"anthropic_beta": []any{"context-1m-2025-08-07"}},
+			"bedrock_inference_profile":                      "arn:aws:bedrock:us-east-1:123:application-inference-profile/abc",
+		}}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "sys"), human("hi")},
+		llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	req := srv.Requests()[0]
+	assert.Equal(t, "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123%3Aapplication-inference-profile%2Fabc/converse", req.Path)
+	body := req.JSON()
+	assert.JSONEq(t, `[{"text":"sys"},{"cachePoint":{"type":"default"}}]`, jsonOf(t, body["system"]))
+	assert.JSONEq(t, `[{"role":"user","content":[{"text":"hi"},{"cachePoint":{"type":"default"}}]}]`, jsonOf(t, body["messages"]))
+	tools := body["toolConfig"].(map[string]any)
+	assert.JSONEq(t, `{"cachePoint":{"type":"default","ttl":"1h"}}`, jsonOf(t, tools["tools"].([]any)[1]))
+	assert.JSONEq(t, `{"auto":{}}`, jsonOf(t, tools["toolChoice"]))
+	assert.JSONEq(t, `{"guardrailIdentifier":"gr-1","guardrailVersion":"2","trace":"enabled"}`, jsonOf(t, body["guardrailConfig"]))
+	assert.JSONEq(t, `{"latency":"optimized"}`, jsonOf(t, body["performanceConfig"]))
+	assert.JSONEq(t, `{"type":"flex"}`, jsonOf(t, body["serviceTier"]))
+	assert.JSONEq(t, `["/stop_sequence"]`, jsonOf(t, body["additionalModelResponseFieldPaths"]))
+	assert.JSONEq(t, `{"thinking":{"type":"adaptive"},"anthropic_beta":["context-1m-2025-08-07"]}`, jsonOf(t, body["additionalModelRequestFields"]))
+	assert.JSONEq(t, `{"effort":"high"}`, jsonOf(t, body["outputConfig"]))
+}
+
+// Without an endpoint given, the SDK's own resolution picks the region's
+// host, in any partition.
+func TestBedrockEndpointResolution(t *testing.T) {
+	t.Parallel()
+	var hosts []string
+	capture := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		hosts = append(hosts, r.URL.Host)
+		return nil, errors.New("stop here")
+	})
+	for _, region := range []string{"eu-central-1", "cn-north-1"} {
+		m, err := New("bedrock:amazon.nova-lite-v1:0", spec.ModelSettings{}, Options{
+			Getenv: env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", region), Transport: capture, retry: &retryPolicy{}})
+		require.NoError(t, err)
+		_, _ = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	}
+	assert.Equal(t, []string{"bedrock-runtime.eu-central-1.amazonaws.com", "bedrock-runtime.cn-north-1.amazonaws.com.cn"}, hosts)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Without a Bedrock API key, bedrock-mantle's Responses requests are signed
+// with SigV4 for the bedrock-mantle service, every attempt afresh.
+func TestBedrockMantleSigV4(t *testing.T) {
+	t.Parallel()
+	creds := providertest.AWSCredentials{AccessKeyID: "AKIDMANTLE", SecretAccessKey: "mantle-secret", Region: "us-east-2"}
+	var mu sync.Mutex
+	var refusals []string
+	attempts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		attempts++
+		first := attempts == 1
+		if msg := providertest.VerifySigV4(r, body, creds, "bedrock-mantle"); msg != "" {
+			refusals = append(refusals, msg)
+		}
+		mu.Unlock()
+		if first {
+			http.Error(w, `{"error":{"message":"try again","type":"server_error"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, responsesDone)
+	}))
+	t.Cleanup(srv.Close)
+	policy, _ := instant()
+	m, err := New("bedrock-mantle:openai.gpt-5.4", spec.ModelSettings{BaseURL: srv.URL + "/openai/v1"}, Options{retry: policy,
+		Getenv: env("AWS_ACCESS_KEY_ID", creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey, "AWS_REGION", creds.Region)})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "alpha", text(resp))
+	assert.Equal(t, 2, attempts)
+	assert.Empty(t, refusals)
+}

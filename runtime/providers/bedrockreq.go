@@ -1,0 +1,379 @@
+package providers
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Building Converse requests from the conversation and the settings.
+
+type bedrockMessageOutput = types.ConverseOutputMemberMessage
+
+// bedrockInput is what Converse and ConverseStream requests share.
+type bedrockInput struct {
+	modelID       string
+	system        []types.SystemContentBlock
+	messages      []types.Message
+	inference     *types.InferenceConfiguration
+	tools         *types.ToolConfiguration
+	additional    map[string]any
+	responsePaths []string
+	guardrail     map[string]any
+	performance   *types.PerformanceConfiguration
+	metadata      map[string]string
+	variables     map[string]types.PromptVariableValues
+	tier          *types.ServiceTier
+	output        *types.OutputConfig
+}
+
+func (in bedrockInput) converse() *bedrockruntime.ConverseInput {
+	out := &bedrockruntime.ConverseInput{
+		ModelId: aws.String(in.modelID), System: in.system, Messages: in.messages,
+		InferenceConfig: in.inference, ToolConfig: in.tools, AdditionalModelResponseFieldPaths: in.responsePaths,
+		PerformanceConfig: in.performance, RequestMetadata: in.metadata, PromptVariables: in.variables,
+		ServiceTier: in.tier, OutputConfig: in.output,
+	}
+	if len(in.additional) > 0 {
+		out.AdditionalModelRequestFields = document.NewLazyDocument(in.additional)
+	}
+	if in.guardrail != nil {
+		out.GuardrailConfig = &types.GuardrailConfiguration{
+			GuardrailIdentifier: optString(in.guardrail["guardrailIdentifier"]),
+			GuardrailVersion:    optString(in.guardrail["guardrailVersion"]),
+			Trace:               types.GuardrailTrace(str(in.guardrail["trace"])),
+		}
+	}
+	return out
+}
+
+func (in bedrockInput) converseStream() *bedrockruntime.ConverseStreamInput {
+	out := &bedrockruntime.ConverseStreamInput{
+		ModelId: aws.String(in.modelID), System: in.system, Messages: in.messages,
+		InferenceConfig: in.inference, ToolConfig: in.tools, AdditionalModelResponseFieldPaths: in.responsePaths,
+		PerformanceConfig: in.performance, RequestMetadata: in.metadata, PromptVariables: in.variables,
+		ServiceTier: in.tier, OutputConfig: in.output,
+	}
+	if len(in.additional) > 0 {
+		out.AdditionalModelRequestFields = document.NewLazyDocument(in.additional)
+	}
+	if in.guardrail != nil {
+		out.GuardrailConfig = &types.GuardrailStreamConfiguration{
+			GuardrailIdentifier:  optString(in.guardrail["guardrailIdentifier"]),
+			GuardrailVersion:     optString(in.guardrail["guardrailVersion"]),
+			Trace:                types.GuardrailTrace(str(in.guardrail["trace"])),
+			StreamProcessingMode: types.GuardrailStreamProcessingMode(str(in.guardrail["streamProcessingMode"])),
+		}
+	}
+	return out
+}
+
+// input builds the request.
+func (m *bedrockModel) input(messages []llms.MessageContent, opts llms.CallOptions) (bedrockInput, error) {
+	s := m.settings
+	in := bedrockInput{modelID: m.model, additional: map[string]any{}}
+	if v, ok := s.Provider["bedrock_inference_profile"].(string); ok && v != "" {
+		in.modelID = v
+	}
+	plan := bedrockThinking(m.model, s)
+	temperature := DefaultTemperature
+	if s.Temperature != nil {
+		temperature = *s.Temperature
+	}
+	if opts.Temperature != 0 {
+		temperature = opts.Temperature // the caller's wins
+	}
+	in.inference = &types.InferenceConfiguration{
+		MaxTokens:     aws.Int32(int32(callMaxTokens(s, opts, plan.budget))),
+		StopSequences: s.StopSequences,
+	}
+	if plan.raw == nil {
+		// With Claude's thinking on, the API takes no temperature but 1.
+		in.inference.Temperature = aws.Float32(float32(temperature))
+	}
+	if s.TopP != nil {
+		in.inference.TopP = aws.Float32(float32(*s.TopP))
+	}
+	if s.TopK != nil {
+		if bedrockNova(m.model) {
+			in.additional["inferenceConfig"] = map[string]any{"topK": *s.TopK}
+		} else {
+			in.additional["top_k"] = *s.TopK
+		}
+	}
+	if plan.raw != nil {
+		in.additional["thinking"] = plan.raw
+	}
+	if plan.effort != "" {
+		in.output = &types.OutputConfig{Effort: aws.String(plan.effort)}
+	}
+	if plan.reasoningEffort != "" {
+		in.additional["reasoning_effort"] = plan.reasoningEffort
+	}
+	if v, ok := s.Provider["bedrock_additional_model_requests_fields"].(map[string]any); ok {
+		maps.Copy(in.additional, plain(v).(map[string]any)) // the spec's own fields win
+	}
+	if v, ok := stringList(s.Provider["bedrock_additional_model_response_fields_paths"]); ok {
+		in.responsePaths = v
+	}
+	if v, ok := s.Provider["bedrock_guardrail_config"].(map[string]any); ok {
+		in.guardrail = v
+	}
+	if v, ok := s.Provider["bedrock_performance_configuration"].(map[string]any); ok {
+		in.performance = &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatency(str(v["latency"]))}
+	}
+	if v, ok := s.Provider["bedrock_request_metadata"].(map[string]any); ok {
+		in.metadata = map[string]string{}
+		for k, e := range v {
+			in.metadata[k] = fmt.Sprint(e)
+		}
+	}
+	if v, ok := s.Provider["bedrock_prompt_variables"].(map[string]any); ok {
+		in.variables = map[string]types.PromptVariableValues{}
+		for k, e := range v {
+			text := str(e)
+			if obj, ok := e.(map[string]any); ok {
+				text = str(obj["text"])
+			}
+			in.variables[k] = &types.PromptVariableValuesMemberText{Value: text}
+		}
+	}
+	if tier := bedrockTier(s.ServiceTier, s.Provider["bedrock_service_tier"]); tier != "" {
+		in.tier = &types.ServiceTier{Type: types.ServiceTierType(tier)}
+	}
+
+	system, turns, err := bedrockMessages(messages)
+	if err != nil {
+		return in, err
+	}
+	if cp, ok := bedrockCachePoint(s.Provider["bedrock_cache_instructions"]); ok && len(system) > 0 {
+		system = append(system, &types.SystemContentBlockMemberCachePoint{Value: cp})
+	}
+	if cp, ok := bedrockCachePoint(s.Provider["bedrock_cache_messages"]); ok && len(turns) > 0 {
+		last := &turns[len(turns)-1]
+		last.Content = append(last.Content, &types.ContentBlockMemberCachePoint{Value: cp})
+	}
+	in.system, in.messages = system, turns
+	in.tools = m.toolConfig(opts)
+	if len(in.additional) == 0 {
+		in.additional = nil
+	}
+	return in, nil
+}
+
+// toolConfig declares the tools, with the call's or the spec's choice.
+// Converse has no "none": the loop's "none" after the round limit keeps the
+// tools (a conversation with tool blocks needs them declared) and lets the
+// model choose.
+func (m *bedrockModel) toolConfig(opts llms.CallOptions) *types.ToolConfiguration {
+	var tools []types.Tool
+	for _, t := range opts.Tools {
+		if t.Function == nil {
+			continue
+		}
+		schema := t.Function.Parameters
+		if schema == nil {
+			schema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		spec := types.ToolSpecification{
+			Name:        aws.String(t.Function.Name),
+			InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)},
+		}
+		if t.Function.Description != "" {
+			spec.Description = aws.String(t.Function.Description)
+		}
+		tools = append(tools, &types.ToolMemberToolSpec{Value: spec})
+	}
+	if len(tools) == 0 {
+		return nil
+	}
+	if cp, ok := bedrockCachePoint(m.settings.Provider["bedrock_cache_tool_definitions"]); ok {
+		tools = append(tools, &types.ToolMemberCachePoint{Value: cp})
+	}
+	cfg := &types.ToolConfiguration{Tools: tools}
+	mode, names := "", []string(nil)
+	if tc := m.settings.ToolChoice; tc != nil {
+		mode, names = tc.Mode, tc.Tools
+	}
+	if c, ok := opts.ToolChoice.(string); ok && c != "" {
+		mode, names = c, nil
+	}
+	switch {
+	case mode == "none":
+	case len(names) == 1:
+		cfg.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(names[0])}}
+	case mode == "required":
+		cfg.ToolChoice = &types.ToolChoiceMemberAny{}
+	case mode == "auto":
+		cfg.ToolChoice = &types.ToolChoiceMemberAuto{}
+	}
+	return cfg
+}
+
+// bedrockCachePoint reads a bedrock_cache_* setting: true, or a TTL.
+func bedrockCachePoint(v any) (types.CachePointBlock, bool) {
+	cp := types.CachePointBlock{Type: types.CachePointTypeDefault}
+	switch v := v.(type) {
+	case bool:
+		return cp, v
+	case string:
+		cp.Ttl = types.CacheTTL(v)
+		return cp, true
+	}
+	return cp, false
+}
+
+// bedrockTier is the service tier sent: bedrock_service_tier ({type: ...}
+// or the type alone) wins over the unified one, whose "auto" sends none.
+func bedrockTier(unified string, own any) string {
+	switch v := own.(type) {
+	case string:
+		return v
+	case map[string]any:
+		return str(v["type"])
+	}
+	if unified == "auto" {
+		return ""
+	}
+	return unified
+}
+
+// bedrockBlock is how a turn keeps a reasoning block, to send it back with
+// its signature: Claude refuses a tool result after a thinking turn whose
+// thinking is missing.
+type bedrockBlock struct {
+	Type      string `json:"type"` // "bedrock_reasoning"
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  []byte `json:"redacted,omitempty"`
+}
+
+// bedrockMessages converts the conversation. Converse wants user and
+// assistant turns alternating, so consecutive messages of one role are
+// merged; a turn's tool results come first in it.
+func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock, []types.Message, error) {
+	var (
+		system []types.SystemContentBlock
+		turns  []types.Message
+		role   types.ConversationRole
+		blocks []types.ContentBlock
+		first  int
+	)
+	flush := func() {
+		if len(blocks) > 0 {
+			turns = append(turns, types.Message{Role: role, Content: blocks})
+		}
+		blocks, first = nil, 0
+	}
+	for i, msg := range messages {
+		var r types.ConversationRole
+		switch msg.Role {
+		case llms.ChatMessageTypeSystem:
+			for _, part := range msg.Parts {
+				if t, ok := part.(llms.TextContent); ok && t.Text != "" {
+					system = append(system, &types.SystemContentBlockMemberText{Value: t.Text})
+				}
+			}
+			continue
+		case llms.ChatMessageTypeAI:
+			r = types.ConversationRoleAssistant
+		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric, llms.ChatMessageTypeTool:
+			r = types.ConversationRoleUser
+		default:
+			return nil, nil, fmt.Errorf("message %d: role %q has no place in the Converse API", i, msg.Role)
+		}
+		if r != role {
+			flush()
+			role = r
+		}
+		failed := false
+		for _, part := range msg.Parts {
+			failed = failed || isToolError(part)
+		}
+		for _, part := range msg.Parts {
+			switch p := part.(type) {
+			case llms.TextContent:
+				if strings.TrimSpace(p.Text) != "" { // Converse refuses blank text blocks
+					blocks = append(blocks, &types.ContentBlockMemberText{Value: p.Text})
+				}
+			case llms.ToolCall:
+				if p.FunctionCall == nil {
+					continue
+				}
+				var input map[string]any
+				if json.Unmarshal([]byte(p.FunctionCall.Arguments), &input) != nil || input == nil {
+					input = map[string]any{} // the API takes an object only
+				}
+				blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+					ToolUseId: aws.String(p.ID), Name: aws.String(p.FunctionCall.Name), Input: document.NewLazyDocument(input),
+				}})
+			case llms.ToolCallResponse:
+				status := types.ToolResultStatusSuccess
+				if failed {
+					status = types.ToolResultStatusError
+				}
+				content := p.Content
+				if strings.TrimSpace(content) == "" {
+					content = "(empty)" // Converse refuses a blank text block
+				}
+				result := &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+					ToolUseId: aws.String(p.ToolCallID), Status: status,
+					Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: content}},
+				}}
+				blocks = append(blocks[:first], append([]types.ContentBlock{result}, blocks[first:]...)...)
+				first++
+			case llms.BinaryContent:
+				switch {
+				case isToolError(p):
+				case p.MIMEType == BlockMIME:
+					var b bedrockBlock
+					if json.Unmarshal(p.Data, &b) != nil || b.Type != "bedrock_reasoning" {
+						continue // another provider's block
+					}
+					if len(b.Redacted) > 0 {
+						blocks = append(blocks, &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: b.Redacted}})
+						continue
+					}
+					rt := types.ReasoningTextBlock{Text: aws.String(b.Text)}
+					if b.Signature != "" {
+						rt.Signature = aws.String(b.Signature)
+					}
+					blocks = append(blocks, &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: rt}})
+				case strings.HasPrefix(p.MIMEType, "image/"):
+					format := strings.TrimPrefix(p.MIMEType, "image/")
+					if format == "jpg" {
+						format = "jpeg"
+					}
+					blocks = append(blocks, &types.ContentBlockMemberImage{Value: types.ImageBlock{
+						Format: types.ImageFormat(format), Source: &types.ImageSourceMemberBytes{Value: p.Data},
+					}})
+				default:
+					return nil, nil, fmt.Errorf("message %d: the Converse API takes no %s part", i, p.MIMEType)
+				}
+			default:
+				return nil, nil, fmt.Errorf("message %d: the Converse API takes no %T part", i, part)
+			}
+		}
+	}
+	flush()
+	return system, turns, nil
+}
+
+func optString(v any) *string {
+	if s, ok := v.(string); ok && s != "" {
+		return aws.String(s)
+	}
+	return nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,171 @@
+package providers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// What the Converse API takes of the settings, and what it refuses.
+
+// bedrockKeys are the bedrock_ settings the Converse model sends.
+var bedrockKeys = []string{
+	"bedrock_guardrail_config", "bedrock_performance_configuration", "bedrock_request_metadata",
+	"bedrock_additional_model_response_fields_paths", "bedrock_prompt_variables",
+	"bedrock_additional_model_requests_fields", "bedrock_cache_tool_definitions", "bedrock_cache_instructions",
+	"bedrock_cache_messages", "bedrock_service_tier", "bedrock_inference_profile",
+}
+
+// bedrockClaude reports whether a Bedrock model id (or inference profile
+// id, us.anthropic..., or ARN) names a Claude model.
+func bedrockClaude(model string) bool { return strings.Contains(model, "anthropic.claude") }
+
+// bedrockNova reports whether a Bedrock model id names an Amazon Nova model.
+func bedrockNova(model string) bool { return strings.Contains(model, "amazon.nova") }
+
+// bedrockOpenAI reports whether a Bedrock model id names an OpenAI model.
+func bedrockOpenAI(model string) bool { return strings.Contains(model, "openai.") }
+
+// bedrockPlan is how thinking reaches a Bedrock model.
+type bedrockPlan struct {
+	raw             map[string]any // Claude's thinking object, in additionalModelRequestFields
+	effort          string         // outputConfig.effort (Claude 4.6+)
+	budget          int            // the budget added to max_tokens
+	reasoningEffort string         // OpenAI models' reasoning_effort
+}
+
+// bedrockThinking maps the unified thinking setting as for the native
+// providers: Claude adaptive (4.6+) or with a budget, OpenAI models'
+// reasoning_effort. Others are refused by checkBedrock.
+func bedrockThinking(model string, s spec.ModelSettings) bedrockPlan {
+	var plan bedrockPlan
+	t := s.Thinking
+	if t == nil {
+		return plan
+	}
+	switch {
+	case bedrockClaude(model) && t.Enabled:
+		switch {
+		case t.Budget > 0:
+			plan.budget = t.Budget
+			plan.raw = map[string]any{"type": "enabled", "budget_tokens": t.Budget}
+		case adaptiveThinking(model):
+			plan.raw = map[string]any{"type": "adaptive"}
+			switch t.Effort {
+			case "minimal":
+				plan.effort = "low"
+			case "xhigh":
+				plan.effort = "max"
+			default:
+				plan.effort = t.Effort
+			}
+		default:
+			plan.budget = thinkingBudgets[t.Effort]
+			plan.raw = map[string]any{"type": "enabled", "budget_tokens": plan.budget}
+		}
+	case bedrockOpenAI(model):
+		if t.Enabled {
+			plan.reasoningEffort = reasoningEffort(t)
+		}
+	}
+	return plan
+}
+
+// checkBedrock refuses what the Converse API cannot carry.
+func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
+	var errs []error
+	add := func(key, reason string) { errs = append(errs, unsupported(p, key, reason)) }
+	for _, k := range []struct {
+		key string
+		set bool
+	}{
+		{"seed", s.Seed != nil},
+		{"presence_penalty", s.PresencePenalty != nil},
+		{"frequency_penalty", s.FrequencyPenalty != nil},
+		{"logit_bias", len(s.LogitBias) > 0},
+		{"parallel_tool_calls", s.ParallelToolCalls != nil},
+	} {
+		if k.set {
+			add(k.key, "the Converse API has no such field; a model that takes it can get it through bedrock_additional_model_requests_fields")
+		}
+	}
+	if len(s.ExtraBody) > 0 {
+		add("extra_body", "the Converse API has a fixed body; send model fields through bedrock_additional_model_requests_fields")
+	}
+	if s.TopK != nil && !bedrockClaude(model) && !bedrockNova(model) {
+		add("top_k", "the Converse API sends top_k to Claude and Nova models only; another model can get it through bedrock_additional_model_requests_fields")
+	}
+	if tc := s.ToolChoice; tc != nil {
+		switch {
+		case len(tc.Tools) > 1:
+			add("tool_choice", "the Converse API can force one named tool, not a list of several")
+		case tc.Mode == "none":
+			add("tool_choice", "the Converse API has no tool choice none; leave the tools out instead")
+		}
+	}
+	if s.ServiceTier != "" && s.ServiceTier != "auto" && s.ServiceTier != "default" && s.ServiceTier != "flex" && s.ServiceTier != "priority" {
+		add("service_tier", "Bedrock's tiers are default, flex and priority")
+	}
+	if t := s.Thinking; t != nil {
+		switch {
+		case !bedrockClaude(model) && !bedrockOpenAI(model):
+			add("thinking", "agentspec knows the reasoning switch of Claude and OpenAI models on Bedrock only; "+
+				"send the model's own field through bedrock_additional_model_requests_fields")
+		case t.Budget > 0 && !bedrockClaude(model):
+			add("thinking", "a token budget is Claude's; give an effort (minimal, low, medium, high, xhigh)")
+		}
+	}
+	if plan := bedrockThinking(model, s); plan.raw != nil {
+		switch {
+		case plan.budget > 0 && plan.budget < minThinkingBudget:
+			add("thinking", fmt.Sprintf("a thinking budget of %d tokens is below the API's minimum of %d", plan.budget, minThinkingBudget))
+		case plan.budget > 0 && s.MaxTokens > 0 && plan.budget >= s.MaxTokens:
+			add("thinking", fmt.Sprintf("the thinking budget (%d tokens) must be below model_settings.max_tokens (%d)", plan.budget, s.MaxTokens))
+		case s.Temperature != nil && *s.Temperature != 1:
+			add("thinking", "with thinking on, Claude takes no temperature but 1; remove model_settings.temperature")
+		case s.TopK != nil:
+			add("thinking", "with thinking on, Claude takes no top_k; remove model_settings.top_k")
+		case s.ToolChoice != nil && (s.ToolChoice.Mode == "required" || len(s.ToolChoice.Tools) > 0):
+			add("thinking", "with thinking on, Claude lets the model choose its tools: tool_choice may be auto")
+		}
+	}
+	for key, want := range map[string]string{
+		"bedrock_guardrail_config":                       "object",
+		"bedrock_performance_configuration":              "object",
+		"bedrock_request_metadata":                       "object",
+		"bedrock_prompt_variables":                       "object",
+		"bedrock_additional_model_requests_fields":       "object",
+		"bedrock_additional_model_response_fields_paths": "list",
+		"bedrock_inference_profile":                      "string",
+	} {
+		v, ok := s.Provider[key]
+		if !ok {
+			continue
+		}
+		fine := false
+		switch want {
+		case "object":
+			_, fine = v.(map[string]any)
+		case "list":
+			_, fine = stringList(v)
+		case "string":
+			_, fine = v.(string)
+		}
+		if !fine {
+			add(key, "expected "+map[string]string{"object": "a mapping", "list": "a list of strings", "string": "a string"}[want])
+		}
+	}
+	for _, key := range []string{"bedrock_cache_tool_definitions", "bedrock_cache_instructions", "bedrock_cache_messages"} {
+		switch v := s.Provider[key].(type) {
+		case nil, bool:
+		case string:
+			if v != "5m" && v != "1h" {
+				add(key, "expected true, false, 5m or 1h")
+			}
+		default:
+			add(key, "expected true, false, 5m or 1h")
+		}
+	}
+	return errs
+}

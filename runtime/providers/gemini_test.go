@@ -1,0 +1,199 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// A tool round with Gemini on Vertex AI, whole and streamed, authorized by a
+// service-account key: the token comes from the key's token_uri (the
+// stand-in checks the signed grant), once for both requests; the call goes
+// back with its thought signature and its failed result as an error.
+func TestVertexServiceAccount(t *testing.T) {
+	t.Parallel()
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generateContent", true: "streamGenerateContent"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewVertexServer(t, "proj-test", "europe-west4",
+				providertest.Calls(providertest.ToolCall{Name: "read_file", Arguments: `{"path":"a.txt"}`}),
+				providertest.Text("alpha"))
+			key := srv.KeyFile(t, t.TempDir())
+			m := newModel(t, "google-cloud:gemini-2.5-pro", spec.ModelSettings{BaseURL: srv.URL, MaxTokens: 300, TopK: ptr(3),
+				Thinking: &spec.Thinking{Enabled: true, Effort: "low"}},
+				env("GOOGLE_APPLICATION_CREDENTIALS", key, "GOOGLE_CLOUD_LOCATION", "europe-west4", "GOOGLE_API_KEY", "ignored"))
+			var streamed strings.Builder
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if streaming {
+				opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, b []byte) error {
+					streamed.Write(b)
+					return nil
+				}))
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."), human("read a.txt")}, opts...)
+			require.NoError(t, err)
+			calls := toolCalls(resp)
+			require.Len(t, calls, 1)
+			assert.Equal(t, "read_file", calls[0].FunctionCall.Name)
+			assert.JSONEq(t, `{"path":"a.txt"}`, calls[0].FunctionCall.Arguments)
+			assert.Equal(t, 10, resp.Choices[0].GenerationInfo[InfoInputTokens])
+
+			failed := result(calls[0].ID, "read_file", "no such file")
+			failed.Parts = append(failed.Parts, ToolError)
+			history := []llms.MessageContent{human("read a.txt"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, failed}
+			resp, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", text(resp))
+			if streaming {
+				assert.Equal(t, "alpha", streamed.String())
+			}
+
+			assert.Equal(t, 1, srv.Grants(), "one token serves both requests")
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			method := map[bool]string{false: "generateContent", true: "streamGenerateContent"}[streaming]
+			assert.Equal(t, "/v1/projects/proj-test/locations/europe-west4/publishers/google/models/gemini-2.5-pro:"+method, reqs[0].Path)
+			first := reqs[0].JSON()
+			assert.JSONEq(t, `{"parts":[{"text":"Be brief."}]}`, jsonOf(t, first["systemInstruction"]))
+			assert.JSONEq(t, `{"temperature":1,"maxOutputTokens":300,"topK":3,"thinkingConfig":{"thinkingBudget":2048,"includeThoughts":true}}`,
+				jsonOf(t, first["generationConfig"]))
+			second := reqs[1].JSON()
+			contents := second["contents"].([]any)
+			require.Len(t, contents, 3)
+			call := contents[1].(map[string]any)["parts"].([]any)[0].(map[string]any)
+			assert.Equal(t, "sig-1-0", call["thoughtSignature"])
+			reply := contents[2].(map[string]any)["parts"].([]any)[0].(map[string]any)["functionResponse"]
+			assert.JSONEq(t, `{"name":"read_file","response":{"error":"no such file"}}`, jsonOf(t, reply))
+		})
+	}
+}
+
+// Without an API key, a credentials file or gcloud's, New fails before any
+// request, naming Application Default Credentials and the variable.
+func TestVertexMissingCredentials(t *testing.T) {
+	t.Parallel()
+	_, err := New("google-cloud:gemini-2.5-pro", spec.ModelSettings{}, Options{Getenv: env("GOOGLE_CLOUD_PROJECT", "p", "GCE_METADATA_HOST", "")})
+	if err == nil {
+		t.Skip("this machine has Google Cloud credentials (the metadata server)")
+	}
+	require.ErrorIs(t, err, ErrMissingKey)
+	assert.Contains(t, err.Error(), "Application Default Credentials")
+	assert.Contains(t, err.Error(), "GOOGLE_APPLICATION_CREDENTIALS")
+
+	_, err = New("google-cloud:gemini-2.5-pro", spec.ModelSettings{}, Options{Getenv: env("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/key.json")})
+	require.ErrorIs(t, err, ErrMissingKey)
+	assert.Contains(t, err.Error(), "GOOGLE_APPLICATION_CREDENTIALS")
+}
+
+// Thought parts and the signatures of text and calls are kept in the turn
+// and sent back in place; an API key (express mode) goes in x-goog-api-key
+// on the publisher path.
+func TestVertexThoughtsRoundTrip(t *testing.T) {
+	t.Parallel()
+	first := `{"candidates":[{"content":{"role":"model","parts":[{"text":"planning","thought":true,"thoughtSignature":"t-sig"},` +
+		`{"text":"Reading."},{"functionCall":{"name":"read_file","args":{"path":"a.txt"}},"thoughtSignature":"c-sig"}]},"finishReason":"STOP"}],` +
+		`"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":3,"thoughtsTokenCount":20}}`
+	done := `{"candidates":[{"content":{"role":"model","parts":[{"text":"alpha"}]},"finishReason":"STOP"}]}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: done})
+	m := newModel(t, "google-vertex:gemini-3-pro-preview", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	assert.Equal(t, "planning", resp.Choices[0].ReasoningContent)
+	assert.Equal(t, 23, resp.Choices[0].GenerationInfo[InfoOutputTokens])
+	assert.Equal(t, 20, resp.Choices[0].GenerationInfo[InfoReasoningTokens])
+	calls := toolCalls(resp)
+	require.Len(t, calls, 1)
+	history := []llms.MessageContent{human("read"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result(calls[0].ID, "", "alpha")}
+	_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+
+	reqs := srv.Requests()
+	assert.Equal(t, "/v1/publishers/google/models/gemini-3-pro-preview:generateContent", reqs[0].Path)
+	assert.Equal(t, "AIza-test", reqs[0].Header.Get("X-Goog-Api-Key"))
+	contents := reqs[1].JSON()["contents"].([]any)
+	assert.JSONEq(t, `[{"text":"planning","thought":true,"thoughtSignature":"t-sig"},{"text":"Reading."},`+
+		`{"functionCall":{"name":"read_file","args":{"path":"a.txt"}},"thoughtSignature":"c-sig"}]`, jsonOf(t, contents[1].(map[string]any)["parts"]))
+	assert.JSONEq(t, `[{"functionResponse":{"name":"read_file","response":{"output":"alpha"}}}]`, jsonOf(t, contents[2].(map[string]any)["parts"]))
+}
+
+// A stream's error chunk fails the call as a stream error.
+func TestVertexStreamError(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: providertest.SSE(
+		`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"par"}]}}]}`,
+		`data: {"error":{"code":400,"message":"the request is bad","status":"INVALID_ARGUMENT"}}`)})
+	m := newModel(t, "google-cloud:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GEMINI_API_KEY", "AIza-test"))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")},
+		llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+	var perr *Error
+	require.True(t, errors.As(err, &perr), "%v", err)
+	assert.True(t, perr.Stream)
+	assert.Equal(t, "google-cloud: error in the response stream: INVALID_ARGUMENT: the request is bad", perr.Error())
+}
+
+// A conversation recorded with Application Default Credentials replays with
+// none: the token request stays out of the recording, and the recording
+// keeps the project and location its paths name.
+func TestVertexRecordAndReplay(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewVertexServer(t, "proj-rec", "us-central1", providertest.Text("recorded"))
+	path := t.TempDir() + "/vertex.json"
+	rec, err := NewRecorder(path, nil)
+	require.NoError(t, err)
+	m, err := New("google-cloud:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL},
+		Options{Getenv: env("GOOGLE_APPLICATION_CREDENTIALS", srv.KeyFile(t, t.TempDir())), Transport: rec})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	require.NoError(t, rec.Close())
+
+	rp, err := NewReplayer(path)
+	require.NoError(t, err)
+	m, err = New("google-cloud:gemini-2.5-flash", spec.ModelSettings{}, Options{Getenv: env(), Transport: rp})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "recorded", text(resp))
+}
+
+// The gateway's Vertex AI route takes its key as a bearer token (and as the
+// API key of express mode) on the publisher path.
+func TestVertexThroughGateway(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}]}`})
+	for _, name := range []string{"gateway/google", "gateway/google-cloud"} {
+		m := newModel(t, name+":gemini-2.5-flash", spec.ModelSettings{}, env("PYDANTIC_AI_GATEWAY_API_KEY", "pylf_v1_us_k", "PYDANTIC_AI_GATEWAY_BASE_URL", srv.URL))
+		if name == "gateway/google" {
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+			require.NoError(t, err)
+			assert.Equal(t, "hi", text(resp))
+		}
+	}
+	req := srv.Requests()[0]
+	assert.Equal(t, "/google-vertex/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent", req.Path)
+	assert.Equal(t, "Bearer pylf_v1_us_k", req.Header.Get("Authorization"))
+}
+
+// Vertex AI's error status reaches the error's type, and a refused token
+// names Application Default Credentials in the hint.
+func TestVertexErrorStatus(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewVertexServer(t, "proj-err", "us-central1",
+		providertest.Fail(401, "Request had invalid authentication credentials. Expected OAuth 2 access token."))
+	key := srv.KeyFile(t, t.TempDir())
+	m := newModel(t, "google-cloud:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_APPLICATION_CREDENTIALS", key))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	var perr *Error
+	require.True(t, errors.As(err, &perr), "%v", err)
+	assert.Equal(t, "UNAUTHENTICATED", perr.Type)
+	assert.Equal(t, "google-cloud: authentication failed (401): Request had invalid authentication credentials. Expected OAuth 2 access token. — "+
+		"check the Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's)", Describe(err))
+}

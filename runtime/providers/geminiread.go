@@ -1,0 +1,203 @@
+package providers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Reading generateContent answers, whole or streamed chunk by chunk.
+
+// geminiResponse is a GenerateContentResponse, or one chunk of its stream.
+type geminiResponse struct {
+	Candidates []struct {
+		Content       geminiContent `json:"content"`
+		FinishReason  string        `json:"finishReason"`
+		FinishMessage string        `json:"finishMessage"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason        string `json:"blockReason"`
+		BlockReasonMessage string `json:"blockReasonMessage"`
+	} `json:"promptFeedback"`
+	UsageMetadata *struct {
+		PromptTokenCount        int `json:"promptTokenCount"`
+		CandidatesTokenCount    int `json:"candidatesTokenCount"`
+		ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
+		CachedContentTokenCount int `json:"cachedContentTokenCount"`
+	} `json:"usageMetadata"`
+	Error json.RawMessage `json:"error"`
+}
+
+// geminiTurn is an answer being read: its parts, consecutive text (and
+// thought text) merged as chunks arrive.
+type geminiTurn struct {
+	parts                            []geminiPart
+	finish, finishMessage, blocked   string
+	input, output, reasoning, cached int
+}
+
+func (a *geminiTurn) add(r geminiResponse) {
+	if len(r.Candidates) > 0 {
+		c := r.Candidates[0]
+		for _, p := range c.Content.Parts {
+			n := len(a.parts)
+			if p.FunctionCall == nil && p.Text != "" && n > 0 && a.parts[n-1].FunctionCall == nil &&
+				a.parts[n-1].Thought == p.Thought && a.parts[n-1].ThoughtSignature == "" && a.parts[n-1].Text != "" {
+				a.parts[n-1].Text += p.Text
+				a.parts[n-1].ThoughtSignature = p.ThoughtSignature
+				continue
+			}
+			if p.Text == "" && p.FunctionCall == nil && p.ThoughtSignature != "" && n > 0 && a.parts[n-1].ThoughtSignature == "" {
+				a.parts[n-1].ThoughtSignature = p.ThoughtSignature // a signature sent on its own closes the part before
+				continue
+			}
+			a.parts = append(a.parts, p)
+		}
+		if c.FinishReason != "" {
+			a.finish, a.finishMessage = c.FinishReason, c.FinishMessage
+		}
+	}
+	if f := r.PromptFeedback; f != nil && f.BlockReason != "" {
+		a.blocked = firstNonEmpty(f.BlockReasonMessage, "the prompt was blocked ("+f.BlockReason+")")
+	}
+	if u := r.UsageMetadata; u != nil {
+		a.input, a.cached = u.PromptTokenCount, u.CachedContentTokenCount
+		a.output, a.reasoning = u.CandidatesTokenCount+u.ThoughtsTokenCount, u.ThoughtsTokenCount
+	}
+}
+
+// response normalises the turn into one choice. Gemini on Vertex gives
+// calls no ids: each gets one made of the response's position.
+func (a *geminiTurn) response() *llms.ContentResponse {
+	choice := &llms.ContentChoice{GenerationInfo: map[string]any{}}
+	var text, thoughts strings.Builder
+	var turn []llms.ContentPart
+	signature := func(p geminiPart) {
+		if p.ThoughtSignature != "" {
+			raw, _ := json.Marshal(geminiBlock{Type: "gemini_signature", Signature: p.ThoughtSignature})
+			turn = append(turn, blockPart(raw))
+		}
+	}
+	for i, p := range a.parts {
+		switch {
+		case p.Thought:
+			thoughts.WriteString(p.Text)
+			raw, _ := json.Marshal(p)
+			block, _ := json.Marshal(geminiBlock{Type: "gemini_part", Part: raw})
+			turn = append(turn, blockPart(block))
+		case p.FunctionCall != nil:
+			args := "{}"
+			var obj map[string]any
+			if json.Unmarshal(p.FunctionCall.Args, &obj) == nil && obj != nil {
+				b, _ := json.Marshal(obj)
+				args = string(b)
+			}
+			id := p.FunctionCall.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d_%s", i, p.FunctionCall.Name)
+			}
+			call := llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: p.FunctionCall.Name, Arguments: args}}
+			choice.ToolCalls = append(choice.ToolCalls, call)
+			turn = append(turn, call)
+			signature(p)
+		case p.Text != "":
+			text.WriteString(p.Text)
+			turn = append(turn, llms.TextContent{Text: p.Text})
+			signature(p)
+		}
+	}
+	choice.Content = text.String()
+	choice.ReasoningContent = thoughts.String()
+	if len(choice.ToolCalls) > 0 {
+		choice.FuncCall = choice.ToolCalls[0].FunctionCall
+	}
+	choice.StopReason = strings.ToLower(a.finish)
+	switch a.finish {
+	case "MAX_TOKENS":
+		choice.StopReason = StopMaxTokens
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "MODEL_ARMOR":
+		choice.GenerationInfo[InfoRefusal] = firstNonEmpty(a.finishMessage, strings.TrimSpace(choice.Content),
+			"the response was blocked ("+a.finish+")")
+	}
+	if a.blocked != "" {
+		choice.GenerationInfo[InfoRefusal] = a.blocked
+	}
+	choice.GenerationInfo[InfoInputTokens] = a.input
+	choice.GenerationInfo[InfoOutputTokens] = a.output
+	choice.GenerationInfo[InfoReasoningTokens] = a.reasoning
+	choice.GenerationInfo[InfoCacheReadTokens] = a.cached
+	choice.GenerationInfo[InfoTurn] = turn
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
+}
+
+// stream posts to streamGenerateContent (SSE), passes text to fn and reads
+// the chunks into one answer. An error chunk fails it with a Stream *Error.
+func (m *geminiModel) stream(ctx context.Context, body []byte, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	r, err := m.send(ctx, "streamGenerateContent", body)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Body.Close()
+	var a geminiTurn
+	sc := bufio.NewScanner(r.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			continue
+		}
+		data := bytes.TrimSpace(line[len("data:"):])
+		var chunk geminiResponse
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return nil, fmt.Errorf("reading the stream: %w", err)
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			return nil, streamError(m.ep, geminiStreamError(data), retries)
+		}
+		if len(chunk.Candidates) > 0 {
+			for _, p := range chunk.Candidates[0].Content.Parts {
+				if p.Text != "" && !p.Thought {
+					if err := fn(ctx, []byte(p.Text)); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		a.add(chunk)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the stream: %w", err)
+	}
+	if a.finish == "" && a.blocked == "" {
+		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before a finish reason"}}`), retries)
+	}
+	return a.response(), nil
+}
+
+// geminiStreamError gives a Google error ({code, message, status}) the type
+// the retry decision reads: its status.
+func geminiStreamError(data []byte) []byte {
+	var v struct {
+		Error struct {
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return data
+	}
+	typ := v.Error.Status
+	switch typ {
+	case "RESOURCE_EXHAUSTED":
+		typ = "rate_limit_error"
+	case "UNAVAILABLE", "INTERNAL":
+		typ = "service_unavailable"
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"type": typ, "message": v.Error.Message}})
+	return b
+}
