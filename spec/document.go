@@ -28,7 +28,7 @@ type document struct {
 	// workspaceAt is where the entry that sets the run's workspace
 	// (LocalWorkspace) is written; nil before one is seen.
 	workspaceAt *Position
-	parsed   int                 // how many of errs were found while parsing; see add
+	parsed      int // how many of errs were found while parsing; see add
 
 	// numbers holds the text of numbers written otherwise than the JSON
 	// value they became (0x1F, 1e3, 99999999999999999999999), by pointer, so

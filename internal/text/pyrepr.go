@@ -48,4 +48,3 @@ func PyRepr(s string) string {
 	}
 	return string(append(b, quote))
 }
-

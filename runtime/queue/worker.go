@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -167,15 +168,22 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	w.opts.Logf("stopped: no job is running")
 	return nil
 }
 
-// next waits a few seconds for a job.
+// pullWait is how long one pull waits for a job before it asks again. A
+// pull that ends with none is the idle worker's normal state, not an error
+// to log.
+var pullWait = 5 * time.Second
+
+// next waits a few seconds (pullWait) for a job.
 func (w *Worker) next(ctx context.Context, cons jetstream.Consumer) (jetstream.Msg, error) {
-	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, pullWait)
 	defer cancel()
 	msg, err := cons.Next(jetstream.FetchContext(fctx))
-	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, jetstream.ErrNoMessages) {
+	idle := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, nats.ErrTimeout)
+	if err != nil && ctx.Err() == nil && !idle {
 		w.opts.Logf("pulling a job: %v", err)
 		select { // the server may be restarting: do not spin
 		case <-ctx.Done():
