@@ -358,3 +358,32 @@ func TestOpenRouterAppHeaders(t *testing.T) {
 	assert.Equal(t, "https://example.com/app", h.Get("HTTP-Referer"))
 	assert.Equal(t, "agentspec", h.Get("X-Title"))
 }
+
+// Groq reports a call the model wrote but the server could not parse inside
+// the stream too: as an error chunk after a 200, or as a 400 before any
+// event. Both are the same correctable mistake as the non-streamed 400.
+func TestChatStreamedToolUseFailed(t *testing.T) {
+	t.Parallel()
+	const wrote = `<function=read_file>{"path": a.txt}</function>`
+	errorBody := `{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":` + string(jsonValue(wrote)) + `,"status_code":400}}`
+	tests := map[string]providertest.Recorded{
+		"error chunk": {Body: providertest.SSE(
+			`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"llama-3.3-70b-versatile","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"x_groq":{"id":"req_1"}}`,
+			`data: `+errorBody)},
+		"400 before the stream": {Status: 400, Body: errorBody},
+	}
+	for name, rec := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, rec)
+			m := chatModelAt(t, srv, "groq:llama-3.3-70b-versatile", spec.ModelSettings{})
+			_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+			var perr *Error
+			require.ErrorAs(t, err, &perr)
+			got, ok := perr.ToolUseFailed()
+			assert.True(t, ok, "%v", err)
+			assert.Equal(t, wrote, got)
+			assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
+		})
+	}
+}
