@@ -7,6 +7,9 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -386,4 +389,78 @@ func TestChatStreamedToolUseFailed(t *testing.T) {
 			assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
 		})
 	}
+}
+
+// Snowflake Cortex ends its streams with no finish_reason and sometimes no
+// [DONE]: a stream that ended cleanly with text or complete tool calls is
+// the end of the turn. A stream cut in a tool call's arguments, or by the
+// network, still fails.
+func TestChatStreamWithoutFinishReason(t *testing.T) {
+	t.Parallel()
+	chunk := func(delta string) string {
+		return `data: {"id":"c9a1","created":1764770000,"model":"claude-sonnet-4-5","choices":[{"delta":` + delta + `}],"usage":{"prompt_tokens":12,"completion_tokens":4,"total_tokens":16}}`
+	}
+	text := providertest.SSE(chunk(`{"content":"Hello"}`), chunk(`{"content":" there."}`))
+	calls := providertest.SSE(
+		chunk(`{"content":"Reading."}`),
+		chunk(`{"tool_calls":[{"index":0,"id":"tooluse_abc","type":"function","function":{"name":"read_file","arguments":""}}]}`),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}`),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"a.txt\"}"}}]}`),
+		`data: [DONE]`)
+	cut := providertest.SSE(
+		chunk(`{"tool_calls":[{"index":0,"id":"tooluse_abc","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}}]}`))
+	t.Run("text", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: text})
+		m := chatModelAt(t, srv, "snowflake:claude-sonnet-4-5", spec.ModelSettings{})
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		require.NoError(t, err)
+		assert.Equal(t, "Hello there.", resp.Choices[0].Content)
+		assert.Equal(t, "stop", resp.Choices[0].StopReason)
+		assert.Equal(t, 12, resp.Choices[0].GenerationInfo[InfoInputTokens])
+	})
+	t.Run("tool calls", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: calls})
+		m := chatModelAt(t, srv, "snowflake:claude-sonnet-4-5", spec.ModelSettings{})
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+		require.NoError(t, err)
+		c := resp.Choices[0]
+		assert.Equal(t, "tool_calls", c.StopReason)
+		require.Len(t, c.ToolCalls, 1)
+		assert.Equal(t, `{"path":"a.txt"}`, c.ToolCalls[0].FunctionCall.Arguments)
+	})
+	t.Run("cut in a tool call", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: cut})
+		m := chatModelAt(t, srv, "snowflake:claude-sonnet-4-5", spec.ModelSettings{})
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+		assert.ErrorContains(t, err, "the stream ended without a finish_reason")
+	})
+	t.Run("cut by the network", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, chunk(`{"content":"Hel"}`)+"\n\n")
+			w.(http.Flusher).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close() // the chunked body never ends
+			}
+		}))
+		t.Cleanup(srv.Close)
+		policy, _ := instant()
+		policy.max = 0
+		m, err := New("snowflake:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, Options{Getenv: env("SNOWFLAKE_TOKEN", "k"), retry: policy})
+		require.NoError(t, err)
+		_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the text that came is not taken as the answer")
+	})
+	t.Run("other providers still need a finish_reason", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: text})
+		m := chatModelAt(t, srv, "openai:gpt-5", spec.ModelSettings{})
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		assert.ErrorContains(t, err, "the stream ended without a finish_reason")
+	})
 }
