@@ -1,11 +1,13 @@
 package runtime
 
 // Runs against streams and bodies in the shapes real providers send when
-// they stray from the common path: Groq's tool_use_failed inside a stream.
+// they stray from the common path: Groq's tool_use_failed inside a stream,
+// DeepSeek's reasoning across several tool rounds.
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,6 +70,98 @@ func TestRunStreamedToolUseFailedIsCorrectable(t *testing.T) {
 			last := body.Messages[len(body.Messages)-1]
 			assert.Equal(t, "user", last["role"])
 			assert.Contains(t, last["content"], "could not be parsed")
+		})
+	}
+}
+
+// deepSeekTurn is a DeepSeek thinking-mode turn, as a completion or as its
+// stream: reasoning_content, then one read_file call or the answer.
+func deepSeekTurn(n int, stream bool, reasoning, callID, answer string) string {
+	id := fmt.Sprintf("ds-%d", n)
+	chunk := func(delta, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = `"` + finish + `"`
+		}
+		return `data: {"id":"` + id + `","object":"chat.completion.chunk","created":1764770000,"model":"deepseek-reasoner","system_fingerprint":"fp_ds","choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + f + `}]}`
+	}
+	usage := `{"prompt_tokens":40,"completion_tokens":20,"total_tokens":60,"prompt_cache_hit_tokens":32,"prompt_cache_miss_tokens":8,"completion_tokens_details":{"reasoning_tokens":15}}`
+	r, _ := json.Marshal(reasoning)
+	args := `{"path":"` + callID + `.md"}`
+	a, _ := json.Marshal(args)
+	t, _ := json.Marshal(answer)
+	if !stream {
+		msg := `{"role":"assistant","content":` + string(t) + `,"reasoning_content":` + string(r)
+		finish := "stop"
+		if callID != "" {
+			msg += `,"tool_calls":[{"index":0,"id":"` + callID + `","type":"function","function":{"name":"read_file","arguments":` + string(a) + `}}]`
+			finish = "tool_calls"
+		}
+		return `{"id":"` + id + `","object":"chat.completion","created":1764770000,"model":"deepseek-reasoner","choices":[{"index":0,"message":` + msg +
+			`},"logprobs":null,"finish_reason":"` + finish + `"}],"usage":` + usage + `}`
+	}
+	events := []string{chunk(`{"role":"assistant","content":null,"reasoning_content":""}`, ""),
+		chunk(`{"content":null,"reasoning_content":`+string(r)+`}`, "")}
+	finish := "stop"
+	if callID != "" {
+		finish = "tool_calls"
+		events = append(events,
+			chunk(`{"content":"","reasoning_content":null}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"id":"`+callID+`","type":"function","function":{"name":"read_file","arguments":""}}]}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":`+string(a)+`}}]}`, ""))
+	} else {
+		events = append(events, chunk(`{"content":`+string(t)+`,"reasoning_content":null}`, ""))
+	}
+	events = append(events, chunk(`{"content":"","reasoning_content":null}`, finish),
+		`data: {"id":"`+id+`","object":"chat.completion.chunk","created":1764770000,"model":"deepseek-reasoner","system_fingerprint":"fp_ds","choices":[],"usage":`+usage+`}`,
+		`data: [DONE]`)
+	return providertest.SSE(events...)
+}
+
+// DeepSeek's thinking mode through a whole run of two tool rounds and an
+// answer: every assistant message with tool calls carries its own
+// reasoning_content in every later request, streamed or not.
+func TestRunDeepSeekReasoningThroughToolRounds(t *testing.T) {
+	t.Parallel()
+	reasonings := []string{"I need a.md first.", "a.md names b.md; read it.", "Both read; answer."}
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t,
+				providertest.Recorded{Body: deepSeekTurn(0, stream, reasonings[0], "a", "")},
+				providertest.Recorded{Body: deepSeekTurn(1, stream, reasonings[1], "b", "")},
+				providertest.Recorded{Body: deepSeekTurn(2, stream, reasonings[2], "", "alpha, beta")})
+			s := newSpec(func(s *spec.Spec) {
+				s.Model, s.ModelSettings.BaseURL = "deepseek:deepseek-reasoner", srv.URL+"/v1"
+				s.ModelSettings.Thinking = &spec.Thinking{Enabled: true}
+			})
+			opts := []Option{WithCapabilities(toolCaps{&echoTool{name: "read_file"}})}
+			if stream {
+				opts = append(opts, WithStreaming(func(context.Context, string) error { return nil }))
+			}
+			res, err := runRecorded(t, srv, s, "DEEPSEEK_API_KEY", opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "alpha, beta", res.Output)
+			reqs := srv.Requests()
+			require.Len(t, reqs, 3)
+			for n, req := range reqs {
+				var body struct {
+					Messages []map[string]any `json:"messages"`
+				}
+				require.NoError(t, json.Unmarshal(req.Body, &body))
+				got := []any{}
+				for _, msg := range body.Messages {
+					if msg["role"] == "assistant" {
+						require.Contains(t, msg, "tool_calls", "request %d", n)
+						got = append(got, msg["reasoning_content"])
+					}
+				}
+				want := []any{}
+				for _, r := range reasonings[:n] {
+					want = append(want, r)
+				}
+				assert.Equal(t, want, got, "request %d: each assistant message with calls carries its own reasoning", n)
+			}
 		})
 	}
 }

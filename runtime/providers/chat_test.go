@@ -7,6 +7,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -463,4 +464,100 @@ func TestChatStreamWithoutFinishReason(t *testing.T) {
 		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
 		assert.ErrorContains(t, err, "the stream ended without a finish_reason")
 	})
+}
+
+// deepSeekRound is one DeepSeek thinking-mode turn as a completion and as
+// its stream: reasoning_content, then a call or the answer.
+func deepSeekRound(n int, reasoning, callID, path, answer string) (whole, stream string) {
+	id := fmt.Sprintf("ds-%d", n)
+	msg := map[string]any{"role": "assistant", "content": answer, "reasoning_content": reasoning}
+	finish := "stop"
+	chunk := func(delta, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = `"` + finish + `"`
+		}
+		return `data: {"id":"` + id + `","object":"chat.completion.chunk","created":1764770000,"model":"deepseek-reasoner","system_fingerprint":"fp_ds","choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + f + `}]}`
+	}
+	half := len(reasoning) / 2
+	events := []string{
+		chunk(`{"role":"assistant","content":null,"reasoning_content":""}`, ""),
+		chunk(`{"content":null,"reasoning_content":`+string(jsonValue(reasoning[:half]))+`}`, ""),
+		chunk(`{"content":null,"reasoning_content":`+string(jsonValue(reasoning[half:]))+`}`, ""),
+	}
+	if callID != "" {
+		args := `{"path":"` + path + `"}`
+		msg["content"] = ""
+		msg["tool_calls"] = []any{map[string]any{"index": 0, "id": callID, "type": "function",
+			"function": map[string]any{"name": "read_file", "arguments": args}}}
+		finish = "tool_calls"
+		events = append(events,
+			chunk(`{"content":"","reasoning_content":null}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"id":"`+callID+`","type":"function","function":{"name":"read_file","arguments":""}}]}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":`+string(jsonValue(args))+`}}]}`, ""))
+	} else {
+		events = append(events, chunk(`{"content":`+string(jsonValue(answer))+`,"reasoning_content":null}`, ""))
+	}
+	events = append(events, chunk(`{"content":"","reasoning_content":null}`, finish),
+		`data: {"id":"`+id+`","object":"chat.completion.chunk","created":1764770000,"model":"deepseek-reasoner","system_fingerprint":"fp_ds","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":20,"total_tokens":60,"prompt_cache_hit_tokens":32,"prompt_cache_miss_tokens":8,"completion_tokens_details":{"reasoning_tokens":15}}}`,
+		`data: [DONE]`)
+	whole = string(jsonValue(map[string]any{"id": id, "object": "chat.completion", "created": 1764770000, "model": "deepseek-reasoner",
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": 40, "completion_tokens": 20, "total_tokens": 60, "prompt_cache_hit_tokens": 32, "prompt_cache_miss_tokens": 8}}))
+	return whole, providertest.SSE(events...)
+}
+
+// In thinking mode DeepSeek wants every assistant message with tool calls
+// to carry its own reasoning_content, in every later request of the turn:
+// after two tool rounds, the first round's reasoning is still there.
+func TestDeepSeekReasoningOfEveryRoundGoesBack(t *testing.T) {
+	t.Parallel()
+	reasonings := []string{"I need a.txt first.", "Now b.txt, which a.txt names.", "Both read; answer."}
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			var bodies []providertest.Recorded
+			for i, r := range []struct{ id, path, answer string }{{"call_0_a", "a.txt", ""}, {"call_0_b", "b.txt", ""}, {"", "", "alpha, beta"}} {
+				whole, sse := deepSeekRound(i, reasonings[i], r.id, r.path, r.answer)
+				bodies = append(bodies, providertest.Recorded{Body: map[bool]string{false: whole, true: sse}[stream]})
+			}
+			srv := providertest.NewRecordedServer(t, bodies...)
+			m := chatModelAt(t, srv, "deepseek:deepseek-reasoner", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}})
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if stream {
+				opts = append(opts, streamOn)
+			}
+			history := []llms.MessageContent{human("read a.txt and what it names")}
+			for i, id := range []string{"call_0_a", "call_0_b", ""} {
+				resp, err := m.GenerateContent(t.Context(), history, opts...)
+				require.NoError(t, err)
+				assert.Equal(t, reasonings[i], resp.Choices[0].ReasoningContent)
+				if id == "" {
+					assert.Equal(t, "alpha, beta", resp.Choices[0].Content)
+					break
+				}
+				history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result(id, "read_file", "file "+id))
+			}
+			reqs := srv.Requests()
+			require.Len(t, reqs, 3)
+			for n, req := range reqs {
+				var body struct {
+					Messages []map[string]any `json:"messages"`
+				}
+				require.NoError(t, json.Unmarshal(req.Body, &body))
+				var got []any
+				for _, msg := range body.Messages {
+					if msg["role"] == "assistant" {
+						assert.Contains(t, msg, "tool_calls", "request %d", n)
+						got = append(got, msg["reasoning_content"])
+					}
+				}
+				want := []any{}
+				for _, r := range reasonings[:n] {
+					want = append(want, r)
+				}
+				assert.Equal(t, want, append([]any{}, got...), "request %d: each assistant turn with calls carries its own reasoning", n)
+			}
+		})
+	}
 }
