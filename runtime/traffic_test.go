@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/runtime/providers/providertest"
 	"github.com/agentspec/agentspec/spec"
@@ -162,6 +163,50 @@ func TestRunDeepSeekReasoningThroughToolRounds(t *testing.T) {
 				}
 				assert.Equal(t, want, got, "request %d: each assistant message with calls carries its own reasoning", n)
 			}
+		})
+	}
+}
+
+// With adaptive thinking, Claude's text often begins with newlines: the
+// answer, the streamed text and the history keep every one of them.
+func TestRunAnthropicTextKeepsLeadingNewlines(t *testing.T) {
+	t.Parallel()
+	const answer = "\n\n\n2 + 2 = 4"
+	message := `{"id":"msg_01Nl","type":"message","role":"assistant","model":"claude-opus-4-6","content":[` +
+		`{"type":"thinking","thinking":"Simple arithmetic.","signature":"EuYBCkQYAiJAk3Q0nl"},` +
+		`{"type":"text","text":"\n\n\n2 + 2 = 4"}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":18,"output_tokens":24}}`
+	for _, streaming := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", streaming), func(t *testing.T) {
+			t.Parallel()
+			body := message
+			if streaming {
+				body = claudeSSE(t, message)
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+			s := newSpec(func(s *spec.Spec) {
+				s.Model = "anthropic:claude-opus-4-6"
+				s.ModelSettings.Thinking = &spec.Thinking{Enabled: true}
+			})
+			var streamed strings.Builder
+			var opts []Option
+			if streaming {
+				opts = append(opts, WithStreaming(func(_ context.Context, text string) error { streamed.WriteString(text); return nil }))
+			}
+			res, err := runRecorded(t, srv, s, "ANTHROPIC_API_KEY", append(opts, WithInput("2+2?"))...)
+			require.NoError(t, err)
+			assert.Equal(t, answer, res.Output)
+			if streaming {
+				assert.Equal(t, answer, streamed.String())
+			}
+			last := res.Transcript[len(res.Transcript)-1]
+			var texts []string
+			for _, p := range last.Parts {
+				if tc, ok := p.(llms.TextContent); ok {
+					texts = append(texts, tc.Text)
+				}
+			}
+			assert.Equal(t, []string{answer}, texts, "the history keeps the text as sent")
 		})
 	}
 }

@@ -422,3 +422,65 @@ func TestAnthropicNativeBetasAndThinkingRules(t *testing.T) {
 	assert.EqualError(t, Validate("anthropic:claude-sonnet-4-5", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}, TopP: ptr(0.5)}),
 		"anthropic does not support model_settings.thinking: with thinking on, the API takes a top_p between 0.95 and 1 only")
 }
+
+// With adaptive thinking the text block after the thinking often begins
+// with newlines; the answer and the replayed block keep them all, streamed
+// and not.
+func TestAnthropicTextKeepsLeadingNewlines(t *testing.T) {
+	t.Parallel()
+	const answer = "\n\n\n2 + 2 = 4"
+	whole := `{"id":"msg_01Nl","type":"message","role":"assistant","model":"claude-opus-4-6","content":[` +
+		`{"type":"thinking","thinking":"Simple arithmetic.","signature":"EuYBCkQYAiJAk3Q0nl"},` +
+		`{"type":"text","text":"\n\n\n2 + 2 = 4"}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":18,"output_tokens":24}}`
+	stream := providertest.SSE(
+		`event: message_start
+data: {"type":"message_start","message":{"id":"msg_01Nl","type":"message","role":"assistant","model":"claude-opus-4-6","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":18,"output_tokens":1}}}`,
+		`event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Simple arithmetic."}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EuYBCkQYAiJAk3Q0nl"}}`,
+		`event: content_block_stop
+data: {"type":"content_block_stop","index":0}`,
+		`event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"\n\n"}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"\n2 + 2"}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" = 4"}}`,
+		`event: content_block_stop
+data: {"type":"content_block_stop","index":1}`,
+		`event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":24}}`,
+		`event: message_stop
+data: {"type":"message_stop"}`)
+	for name, body := range map[string]string{"json": whole, "sse": stream} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body}, providertest.Recorded{Body: anthropicText("ok", "end_turn")})
+			m := anthropicModelAt(t, srv, "anthropic:claude-opus-4-6", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}})
+			var streamed strings.Builder
+			var opts []llms.CallOption
+			if name == "sse" {
+				opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, b []byte) error { streamed.Write(b); return nil }))
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("2+2?")}, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, answer, resp.Choices[0].Content)
+			if name == "sse" {
+				assert.Equal(t, answer, streamed.String())
+			}
+			history := []llms.MessageContent{human("2+2?"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, human("and 3+3?")}
+			_, err = m.GenerateContent(t.Context(), history)
+			require.NoError(t, err)
+			assistant := blocksOf(t, srv.Requests()[1], 1)
+			require.Len(t, assistant, 2)
+			assert.Equal(t, map[string]any{"type": "thinking", "thinking": "Simple arithmetic.", "signature": "EuYBCkQYAiJAk3Q0nl"}, assistant[0])
+			assert.Equal(t, answer, assistant[1]["text"])
+		})
+	}
+}
