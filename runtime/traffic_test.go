@@ -2,7 +2,8 @@ package runtime
 
 // Runs against streams and bodies in the shapes real providers send when
 // they stray from the common path: Groq's tool_use_failed inside a stream,
-// DeepSeek's reasoning across several tool rounds.
+// DeepSeek's reasoning across several tool rounds, Claude's text that begins
+// with newlines, server tool blocks and cited text.
 
 import (
 	"context"
@@ -208,5 +209,47 @@ func TestRunAnthropicTextKeepsLeadingNewlines(t *testing.T) {
 			}
 			assert.Equal(t, []string{answer}, texts, "the history keeps the text as sent")
 		})
+	}
+}
+
+// Server tool blocks and a cited text block go back through the loop
+// exactly as the API sent them, in order; the text the user sees is the
+// text blocks joined as the SDKs' final-text helpers join them.
+func TestRunAnthropicServerBlocksGoBackVerbatim(t *testing.T) {
+	t.Parallel()
+	blocks := []string{
+		`{"type":"text","text":"I'll search for that."}`,
+		`{"type":"server_tool_use","id":"srvtoolu_01WYG3","name":"web_search","input":{"query":"agentspec release"}}`,
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_01WYG3","content":[{"type":"web_search_result","url":"https://example.com/r","title":"Release","encrypted_content":"EqgfCioIARgBIiQ3","page_age":"April 30, 2026"}]}`,
+		`{"type":"text","text":"It shipped; let me check the notes.","citations":[{"type":"web_search_result_location","url":"https://example.com/r","title":"Release","encrypted_index":"Eo8BCioI","cited_text":"Released today."}]}`,
+		`{"type":"tool_use","id":"toolu_01","name":"read_file","input":{"path":"notes.md"}}`,
+	}
+	first := `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` + strings.Join(blocks, ",") +
+		`],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":40,"server_tool_use":{"web_search_requests":1}}}`
+	answer := `{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Released; "},{"type":"text","text":"notes read."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":150,"output_tokens":10}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: answer})
+	var rec recorder
+	s := newSpec(func(s *spec.Spec) { s.Model = "anthropic:claude-sonnet-4-5" })
+	res, err := runRecorded(t, srv, s, "ANTHROPIC_API_KEY", WithCapabilities(toolCaps{&echoTool{name: "read_file"}}), WithListener(rec.listen))
+	require.NoError(t, err)
+	assert.Equal(t, "Released; notes read.", res.Output)
+	responses := eventsOf[ModelResponse](&rec)
+	require.Len(t, responses, 2)
+	assert.Equal(t, "I'll search for that.It shipped; let me check the notes.", responses[0].Text)
+
+	var sent struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	require.NoError(t, json.Unmarshal(reqs[1].Body, &sent))
+	require.Len(t, sent.Messages, 3)
+	got := sent.Messages[1].Content
+	require.Len(t, got, len(blocks))
+	for i, b := range blocks {
+		assert.JSONEq(t, b, string(got[i]), "block %d", i)
 	}
 }
