@@ -498,6 +498,8 @@ func TestAnthropicServerBlocksGoBackVerbatim(t *testing.T) {
 		`{"type":"server_tool_use","id":"srvtoolu_02Kx","name":"tool_search_tool_regex","input":{"pattern":"weather"}}`,
 		`{"type":"tool_search_tool_result","tool_use_id":"srvtoolu_02Kx","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"get_weather"}]}}`,
 		`{"type":"advisor_tool_result","tool_use_id":"srvtoolu_03Ad","content":{"type":"advisor_result","text":"Cite the release notes."}}`,
+		`{"type":"server_tool_use","id":"srvtoolu_04Er","name":"web_search","input":{"query":"agentspec changelog"}}`,
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_04Er","content":{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}}`,
 		`{"type":"text","text":"The release is out.","citations":[{"type":"web_search_result_location","url":"https://example.com/r","title":"Release","encrypted_index":"Eo8BCioI","cited_text":"Released today."}]}`,
 	}
 	whole := `{"id":"msg_01Srv","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` + strings.Join(blocks, ",") +
