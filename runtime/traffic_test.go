@@ -2,8 +2,9 @@ package runtime
 
 // Runs against streams and bodies in the shapes real providers send when
 // they stray from the common path: Groq's tool_use_failed inside a stream,
-// DeepSeek's reasoning across several tool rounds, Claude's text that begins
-// with newlines, server tool blocks and cited text.
+// Snowflake Cortex's streams without a finish_reason, DeepSeek's reasoning
+// across several tool rounds, Claude's text that begins with newlines,
+// server tool blocks and cited text.
 
 import (
 	"context"
@@ -252,4 +253,27 @@ func TestRunAnthropicServerBlocksGoBackVerbatim(t *testing.T) {
 	for i, b := range blocks {
 		assert.JSONEq(t, b, string(got[i]), "block %d", i)
 	}
+}
+
+// A streamed run on Snowflake Cortex, whose streams name no finish_reason:
+// the tool round and the answer both end where the stream ends.
+func TestRunSnowflakeStreamsWithoutFinishReason(t *testing.T) {
+	t.Parallel()
+	chunk := func(delta string) string {
+		return `data: {"id":"c9a1","created":1764770000,"model":"claude-sonnet-4-5","choices":[{"delta":` + delta + `}],"usage":{"prompt_tokens":12,"completion_tokens":4,"total_tokens":16}}`
+	}
+	call := providertest.SSE(
+		chunk(`{"tool_calls":[{"index":0,"id":"tooluse_abc","type":"function","function":{"name":"read_file","arguments":""}}]}`),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"a.md\"}"}}]}`))
+	answer := providertest.SSE(chunk(`{"content":"a.md holds "}`), chunk(`{"content":"notes."}`), `data: [DONE]`)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: call}, providertest.Recorded{Body: answer})
+	read := &echoTool{name: "read_file"}
+	s := newSpec(func(s *spec.Spec) { s.Model, s.ModelSettings.BaseURL = "snowflake:claude-sonnet-4-5", srv.URL+"/v1" })
+	var streamed strings.Builder
+	res, err := runRecorded(t, srv, s, "SNOWFLAKE_TOKEN", WithCapabilities(toolCaps{read}),
+		WithStreaming(func(_ context.Context, text string) error { streamed.WriteString(text); return nil }))
+	require.NoError(t, err)
+	assert.Equal(t, "a.md holds notes.", res.Output)
+	assert.Equal(t, "a.md holds notes.", streamed.String())
+	assert.Equal(t, []string{`{"path":"a.md"}`}, read.Calls())
 }
