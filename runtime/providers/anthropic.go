@@ -375,6 +375,16 @@ func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockPar
 	return system, turns, nil
 }
 
+// anthropicParam is block b as the param that sends it back: the SDK's
+// own conversion, or the block as received for a type the SDK does not model.
+func anthropicParam(b anthropic.ContentBlockUnion) []byte {
+	raw, err := json.Marshal(b.ToParam())
+	if err != nil || string(raw) == "null" {
+		raw = []byte(b.RawJSON())
+	}
+	return raw
+}
+
 // anthropicResponse normalises a message into one choice: the text, the
 // tool calls, and the whole turn in order (InfoTurn), every block the loop
 // does not interpret kept as the param that sends it back.
@@ -386,7 +396,14 @@ func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
-			turn = append(turn, llms.TextContent{Text: b.Text})
+			if len(b.Citations) == 0 {
+				turn = append(turn, llms.TextContent{Text: b.Text})
+				continue
+			}
+			// The citations of a text block (web search, documents) are
+			// part of the turn the API wants back; a text part would lose
+			// them, so the block goes back whole.
+			turn = append(turn, blockPart(anthropicParam(b)))
 		case "tool_use":
 			args := "{}"
 			var compact bytes.Buffer
@@ -400,11 +417,7 @@ func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
 			if b.Type == "thinking" {
 				thinking.WriteString(b.Thinking)
 			}
-			raw, err := json.Marshal(b.ToParam())
-			if err != nil || string(raw) == "null" {
-				raw = []byte(b.RawJSON())
-			}
-			turn = append(turn, blockPart(raw))
+			turn = append(turn, blockPart(anthropicParam(b)))
 		}
 	}
 	choice.Content = text.String()

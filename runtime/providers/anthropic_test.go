@@ -7,6 +7,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -421,4 +422,149 @@ func TestAnthropicNativeBetasAndThinkingRules(t *testing.T) {
 		"anthropic does not support model_settings.thinking: with thinking on, the API lets the model choose its tools: tool_choice may be auto or none")
 	assert.EqualError(t, Validate("anthropic:claude-sonnet-4-5", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}, TopP: ptr(0.5)}),
 		"anthropic does not support model_settings.thinking: with thinking on, the API takes a top_p between 0.95 and 1 only")
+}
+
+// With adaptive thinking the text block after the thinking often begins
+// with newlines; the answer and the replayed block keep them all, streamed
+// and not.
+func TestAnthropicTextKeepsLeadingNewlines(t *testing.T) {
+	t.Parallel()
+	const answer = "\n\n\n2 + 2 = 4"
+	whole := `{"id":"msg_01Nl","type":"message","role":"assistant","model":"claude-opus-4-6","content":[` +
+		`{"type":"thinking","thinking":"Simple arithmetic.","signature":"EuYBCkQYAiJAk3Q0nl"},` +
+		`{"type":"text","text":"\n\n\n2 + 2 = 4"}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":18,"output_tokens":24}}`
+	stream := providertest.SSE(
+		`event: message_start
+data: {"type":"message_start","message":{"id":"msg_01Nl","type":"message","role":"assistant","model":"claude-opus-4-6","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":18,"output_tokens":1}}}`,
+		`event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Simple arithmetic."}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EuYBCkQYAiJAk3Q0nl"}}`,
+		`event: content_block_stop
+data: {"type":"content_block_stop","index":0}`,
+		`event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"\n\n"}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"\n2 + 2"}}`,
+		`event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" = 4"}}`,
+		`event: content_block_stop
+data: {"type":"content_block_stop","index":1}`,
+		`event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":24}}`,
+		`event: message_stop
+data: {"type":"message_stop"}`)
+	for name, body := range map[string]string{"json": whole, "sse": stream} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body}, providertest.Recorded{Body: anthropicText("ok", "end_turn")})
+			m := anthropicModelAt(t, srv, "anthropic:claude-opus-4-6", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}})
+			var streamed strings.Builder
+			var opts []llms.CallOption
+			if name == "sse" {
+				opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, b []byte) error { streamed.Write(b); return nil }))
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("2+2?")}, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, answer, resp.Choices[0].Content)
+			if name == "sse" {
+				assert.Equal(t, answer, streamed.String())
+			}
+			history := []llms.MessageContent{human("2+2?"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, human("and 3+3?")}
+			_, err = m.GenerateContent(t.Context(), history)
+			require.NoError(t, err)
+			assistant := blocksOf(t, srv.Requests()[1], 1)
+			require.Len(t, assistant, 2)
+			assert.Equal(t, map[string]any{"type": "thinking", "thinking": "Simple arithmetic.", "signature": "EuYBCkQYAiJAk3Q0nl"}, assistant[0])
+			assert.Equal(t, answer, assistant[1]["text"])
+		})
+	}
+}
+
+// Server tool blocks, and blocks of types this SDK version does not model,
+// go back exactly as the API sent them, in order, streamed and not; the
+// answer is the text blocks joined.
+func TestAnthropicServerBlocksGoBackVerbatim(t *testing.T) {
+	t.Parallel()
+	blocks := []string{
+		`{"type":"text","text":"I'll look that up."}`,
+		`{"type":"server_tool_use","id":"srvtoolu_01WYG3","name":"web_search","input":{"query":"agentspec release"},"caller":{"type":"direct"}}`,
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_01WYG3","content":[{"type":"web_search_result","url":"https://example.com/r","title":"Release","encrypted_content":"EqgfCioIARgBIiQ3","page_age":"April 30, 2026"}],"caller":{"type":"direct"}}`,
+		`{"type":"server_tool_use","id":"srvtoolu_02Kx","name":"tool_search_tool_regex","input":{"pattern":"weather"}}`,
+		`{"type":"tool_search_tool_result","tool_use_id":"srvtoolu_02Kx","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"get_weather"}]}}`,
+		`{"type":"advisor_tool_result","tool_use_id":"srvtoolu_03Ad","content":{"type":"advisor_result","text":"Cite the release notes."}}`,
+		`{"type":"server_tool_use","id":"srvtoolu_04Er","name":"web_search","input":{"query":"agentspec changelog"}}`,
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_04Er","content":{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}}`,
+		`{"type":"text","text":"The release is out.","citations":[{"type":"web_search_result_location","url":"https://example.com/r","title":"Release","encrypted_index":"Eo8BCioI","cited_text":"Released today."}]}`,
+	}
+	whole := `{"id":"msg_01Srv","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` + strings.Join(blocks, ",") +
+		`],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":120,"output_tokens":60,"server_tool_use":{"web_search_requests":1}}}`
+	ev := func(name, data string) string { return "event: " + name + "\ndata: " + data }
+	events := []string{ev("message_start", `{"type":"message_start","message":{"id":"msg_01Srv","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":120,"output_tokens":1}}}`)}
+	for i, b := range blocks {
+		start, delta := b, ""
+		switch {
+		case strings.HasPrefix(b, `{"type":"text"`):
+			var v map[string]any
+			require.NoError(t, json.Unmarshal([]byte(b), &v))
+			start, delta = `{"type":"text","text":""}`, `{"type":"text_delta","text":`+string(jsonValue(v["text"]))+`}`
+			if c, ok := v["citations"]; ok {
+				start = `{"type":"text","text":"","citations":[]}`
+				events = append(events, ev("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":%s}`, i, start)),
+					ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"citations_delta","citation":%s}}`, i, jsonValue(c.([]any)[0]))))
+				start = ""
+			}
+		case strings.HasPrefix(b, `{"type":"server_tool_use"`):
+			var v map[string]any
+			require.NoError(t, json.Unmarshal([]byte(b), &v))
+			delta = `{"type":"input_json_delta","partial_json":` + string(jsonValue(string(jsonValue(v["input"])))) + `}`
+			v["input"] = map[string]any{}
+			start = string(jsonValue(v))
+		}
+		if start != "" {
+			events = append(events, ev("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":%s}`, i, start)))
+		}
+		if delta != "" {
+			events = append(events, ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":%s}`, i, delta)))
+		}
+		events = append(events, ev("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i)))
+	}
+	events = append(events,
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":60,"server_tool_use":{"web_search_requests":1}}}`),
+		ev("message_stop", `{"type":"message_stop"}`))
+	for name, body := range map[string]string{"json": whole, "sse": providertest.SSE(events...)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body}, providertest.Recorded{Body: anthropicText("ok", "end_turn")})
+			m := anthropicModelAt(t, srv, "anthropic:claude-sonnet-4-5", spec.ModelSettings{},
+				NativeTool{Kind: "web_search", Options: map[string]any{}})
+			var opts []llms.CallOption
+			if name == "sse" {
+				opts = append(opts, streamOn)
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("news?")}, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "I'll look that up.The release is out.", resp.Choices[0].Content)
+			history := []llms.MessageContent{human("news?"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, human("thanks")}
+			_, err = m.GenerateContent(t.Context(), history)
+			require.NoError(t, err)
+			var sent struct {
+				Messages []struct {
+					Content []json.RawMessage `json:"content"`
+				} `json:"messages"`
+			}
+			require.NoError(t, json.Unmarshal(srv.Requests()[1].Body, &sent))
+			require.Len(t, sent.Messages, 3)
+			got := sent.Messages[1].Content
+			require.Len(t, got, len(blocks))
+			for i, b := range blocks {
+				assert.JSONEq(t, b, string(got[i]), "block %d", i)
+			}
+		})
+	}
 }

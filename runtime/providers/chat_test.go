@@ -7,6 +7,10 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -357,4 +361,203 @@ func TestOpenRouterAppHeaders(t *testing.T) {
 	h := srv.Requests()[0].Header
 	assert.Equal(t, "https://example.com/app", h.Get("HTTP-Referer"))
 	assert.Equal(t, "agentspec", h.Get("X-Title"))
+}
+
+// Groq reports a call the model wrote but the server could not parse inside
+// the stream too: as an error chunk after a 200, or as a 400 before any
+// event. Both are the same correctable mistake as the non-streamed 400.
+func TestChatStreamedToolUseFailed(t *testing.T) {
+	t.Parallel()
+	const wrote = `<function=read_file>{"path": a.txt}</function>`
+	errorBody := `{"error":{"message":"Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":` + string(jsonValue(wrote)) + `,"status_code":400}}`
+	tests := map[string]providertest.Recorded{
+		"error chunk": {Body: providertest.SSE(
+			`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"llama-3.3-70b-versatile","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"x_groq":{"id":"req_1"}}`,
+			`data: `+errorBody)},
+		"400 before the stream": {Status: 400, Body: errorBody},
+	}
+	for name, rec := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, rec)
+			m := chatModelAt(t, srv, "groq:llama-3.3-70b-versatile", spec.ModelSettings{})
+			_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+			var perr *Error
+			require.ErrorAs(t, err, &perr)
+			got, ok := perr.ToolUseFailed()
+			assert.True(t, ok, "%v", err)
+			assert.Equal(t, wrote, got)
+			assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
+		})
+	}
+}
+
+// Snowflake Cortex ends its streams with no finish_reason and sometimes no
+// [DONE]: a stream that ended cleanly with text or complete tool calls is
+// the end of the turn. A stream cut in a tool call's arguments, or by the
+// network, still fails.
+func TestChatStreamWithoutFinishReason(t *testing.T) {
+	t.Parallel()
+	chunk := func(delta string) string {
+		return `data: {"id":"c9a1","created":1764770000,"model":"claude-sonnet-4-5","choices":[{"delta":` + delta + `}],"usage":{"prompt_tokens":12,"completion_tokens":4,"total_tokens":16}}`
+	}
+	text := providertest.SSE(chunk(`{"content":"Hello"}`), chunk(`{"content":" there."}`))
+	calls := providertest.SSE(
+		chunk(`{"content":"Reading."}`),
+		chunk(`{"tool_calls":[{"index":0,"id":"tooluse_abc","type":"function","function":{"name":"read_file","arguments":""}}]}`),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}`),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"a.txt\"}"}}]}`),
+		`data: [DONE]`)
+	cut := providertest.SSE(
+		chunk(`{"tool_calls":[{"index":0,"id":"tooluse_abc","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}}]}`))
+	t.Run("text", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: text})
+		m := chatModelAt(t, srv, "snowflake:claude-sonnet-4-5", spec.ModelSettings{})
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		require.NoError(t, err)
+		assert.Equal(t, "Hello there.", resp.Choices[0].Content)
+		assert.Equal(t, "stop", resp.Choices[0].StopReason)
+		assert.Equal(t, 12, resp.Choices[0].GenerationInfo[InfoInputTokens])
+	})
+	t.Run("tool calls", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: calls})
+		m := chatModelAt(t, srv, "snowflake:claude-sonnet-4-5", spec.ModelSettings{})
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+		require.NoError(t, err)
+		c := resp.Choices[0]
+		assert.Equal(t, "tool_calls", c.StopReason)
+		require.Len(t, c.ToolCalls, 1)
+		assert.Equal(t, `{"path":"a.txt"}`, c.ToolCalls[0].FunctionCall.Arguments)
+	})
+	t.Run("cut in a tool call", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: cut})
+		m := chatModelAt(t, srv, "snowflake:claude-sonnet-4-5", spec.ModelSettings{})
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+		assert.ErrorContains(t, err, "the stream ended without a finish_reason")
+	})
+	t.Run("cut by the network", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, chunk(`{"content":"Hel"}`)+"\n\n")
+			w.(http.Flusher).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close() // the chunked body never ends
+			}
+		}))
+		t.Cleanup(srv.Close)
+		policy, _ := instant()
+		policy.max = 0
+		m, err := New("snowflake:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, Options{Getenv: env("SNOWFLAKE_TOKEN", "k"), retry: policy})
+		require.NoError(t, err)
+		_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the text that came is not taken as the answer")
+	})
+	t.Run("other providers still need a finish_reason", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: text})
+		m := chatModelAt(t, srv, "openai:gpt-5", spec.ModelSettings{})
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+		assert.ErrorContains(t, err, "the stream ended without a finish_reason")
+	})
+}
+
+// deepSeekRound is one DeepSeek thinking-mode turn as a completion and as
+// its stream: reasoning_content, then a call or the answer.
+func deepSeekRound(n int, reasoning, callID, path, answer string) (whole, stream string) {
+	id := fmt.Sprintf("ds-%d", n)
+	msg := map[string]any{"role": "assistant", "content": answer, "reasoning_content": reasoning}
+	finish := "stop"
+	chunk := func(delta, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = `"` + finish + `"`
+		}
+		return `data: {"id":"` + id + `","object":"chat.completion.chunk","created":1764770000,"model":"deepseek-reasoner","system_fingerprint":"fp_ds","choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + f + `}]}`
+	}
+	half := len(reasoning) / 2
+	events := []string{
+		chunk(`{"role":"assistant","content":null,"reasoning_content":""}`, ""),
+		chunk(`{"content":null,"reasoning_content":`+string(jsonValue(reasoning[:half]))+`}`, ""),
+		chunk(`{"content":null,"reasoning_content":`+string(jsonValue(reasoning[half:]))+`}`, ""),
+	}
+	if callID != "" {
+		args := `{"path":"` + path + `"}`
+		msg["content"] = ""
+		msg["tool_calls"] = []any{map[string]any{"index": 0, "id": callID, "type": "function",
+			"function": map[string]any{"name": "read_file", "arguments": args}}}
+		finish = "tool_calls"
+		events = append(events,
+			chunk(`{"content":"","reasoning_content":null}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"id":"`+callID+`","type":"function","function":{"name":"read_file","arguments":""}}]}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":`+string(jsonValue(args))+`}}]}`, ""))
+	} else {
+		events = append(events, chunk(`{"content":`+string(jsonValue(answer))+`,"reasoning_content":null}`, ""))
+	}
+	events = append(events, chunk(`{"content":"","reasoning_content":null}`, finish),
+		`data: {"id":"`+id+`","object":"chat.completion.chunk","created":1764770000,"model":"deepseek-reasoner","system_fingerprint":"fp_ds","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":20,"total_tokens":60,"prompt_cache_hit_tokens":32,"prompt_cache_miss_tokens":8,"completion_tokens_details":{"reasoning_tokens":15}}}`,
+		`data: [DONE]`)
+	whole = string(jsonValue(map[string]any{"id": id, "object": "chat.completion", "created": 1764770000, "model": "deepseek-reasoner",
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": 40, "completion_tokens": 20, "total_tokens": 60, "prompt_cache_hit_tokens": 32, "prompt_cache_miss_tokens": 8}}))
+	return whole, providertest.SSE(events...)
+}
+
+// In thinking mode DeepSeek wants every assistant message with tool calls
+// to carry its own reasoning_content, in every later request of the turn:
+// after two tool rounds, the first round's reasoning is still there.
+func TestDeepSeekReasoningOfEveryRoundGoesBack(t *testing.T) {
+	t.Parallel()
+	reasonings := []string{"I need a.txt first.", "Now b.txt, which a.txt names.", "Both read; answer."}
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			var bodies []providertest.Recorded
+			for i, r := range []struct{ id, path, answer string }{{"call_0_a", "a.txt", ""}, {"call_0_b", "b.txt", ""}, {"", "", "alpha, beta"}} {
+				whole, sse := deepSeekRound(i, reasonings[i], r.id, r.path, r.answer)
+				bodies = append(bodies, providertest.Recorded{Body: map[bool]string{false: whole, true: sse}[stream]})
+			}
+			srv := providertest.NewRecordedServer(t, bodies...)
+			m := chatModelAt(t, srv, "deepseek:deepseek-reasoner", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}})
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if stream {
+				opts = append(opts, streamOn)
+			}
+			history := []llms.MessageContent{human("read a.txt and what it names")}
+			for i, id := range []string{"call_0_a", "call_0_b", ""} {
+				resp, err := m.GenerateContent(t.Context(), history, opts...)
+				require.NoError(t, err)
+				assert.Equal(t, reasonings[i], resp.Choices[0].ReasoningContent)
+				if id == "" {
+					assert.Equal(t, "alpha, beta", resp.Choices[0].Content)
+					break
+				}
+				history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result(id, "read_file", "file "+id))
+			}
+			reqs := srv.Requests()
+			require.Len(t, reqs, 3)
+			for n, req := range reqs {
+				var body struct {
+					Messages []map[string]any `json:"messages"`
+				}
+				require.NoError(t, json.Unmarshal(req.Body, &body))
+				var got []any
+				for _, msg := range body.Messages {
+					if msg["role"] == "assistant" {
+						assert.Contains(t, msg, "tool_calls", "request %d", n)
+						got = append(got, msg["reasoning_content"])
+					}
+				}
+				want := []any{}
+				for _, r := range reasonings[:n] {
+					want = append(want, r)
+				}
+				assert.Equal(t, want, append([]any{}, got...), "request %d: each assistant turn with calls carries its own reasoning", n)
+			}
+		})
+	}
 }

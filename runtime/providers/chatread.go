@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -190,10 +191,42 @@ func (m *chatModel) stream(ctx context.Context, params openai.ChatCompletionNewP
 		}
 		return nil, err
 	}
+	if a.finish == "" && slices.Contains(endsWithoutFinish, m.provider.name) {
+		a.finish = a.cleanEnd()
+	}
 	if a.finish == "" {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended without a finish_reason"}}`), retries)
 	}
 	return a.result(), nil
+}
+
+// endsWithoutFinish are the providers whose streams end with no
+// finish_reason, and sometimes no [DONE] (Snowflake Cortex): for them a
+// stream that ended cleanly is the end of the turn.
+var endsWithoutFinish = []string{"snowflake"}
+
+// cleanEnd is the finish reason of a stream that ended cleanly but named
+// none: "tool_calls" when every call streamed is whole (a name, and
+// arguments that are complete JSON), "stop" after text alone, and "" when
+// nothing came or a call was cut, which stays a broken stream.
+func (a *assembled) cleanEnd() string {
+	calls := 0
+	for _, c := range a.calls {
+		if c == nil {
+			continue
+		}
+		if c.FunctionCall.Name == "" || !json.Valid([]byte(c.FunctionCall.Arguments)) {
+			return ""
+		}
+		calls++
+	}
+	switch {
+	case calls > 0:
+		return "tool_calls"
+	case a.text.Len() > 0 || a.refusal.Len() > 0:
+		return "stop"
+	}
+	return ""
 }
 
 // result is the one choice of the response, with the turn in order:

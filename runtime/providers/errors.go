@@ -69,8 +69,13 @@ func (e *Error) streamMessage() string {
 // model wrote a tool call it could not parse (Groq's and other
 // OpenAI-compatible servers' "tool_use_failed"): a mistake the model can
 // correct, not a failure of the request. It returns what the model wrote.
+// The refusal comes as a 400, or, once a stream has begun (Groq checks the
+// call only after generating it), as an error event inside the stream.
 func (e *Error) ToolUseFailed() (string, bool) {
-	if e.StatusCode != http.StatusBadRequest || (e.Code != "tool_use_failed" && e.Type != "tool_use_failed") {
+	if e.StatusCode != http.StatusBadRequest && !e.Stream {
+		return "", false
+	}
+	if e.Code != "tool_use_failed" && e.Type != "tool_use_failed" {
 		return "", false
 	}
 	return e.FailedGeneration, true
