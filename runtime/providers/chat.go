@@ -266,6 +266,24 @@ func chatToolChoice(tc *spec.ToolChoice, call any) (any, bool) {
 	return tc.Mode, true
 }
 
+// hasReasoning tells whether an assistant turn of messages kept reasoning.
+func hasReasoning(messages []llms.MessageContent) bool {
+	for _, msg := range messages {
+		if msg.Role != llms.ChatMessageTypeAI {
+			continue
+		}
+		for _, part := range msg.Parts {
+			if raw, ok := IsBlock(part); ok {
+				var b chatBlock
+				if json.Unmarshal(raw, &b) == nil && b.Type == "reasoning" && b.Text != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // messages converts the conversation: one assistant message holds its text
 // and every tool call; reasoning kept from a response is sent back where the
 // provider wants it (DeepSeek, after tool calls).
@@ -274,6 +292,12 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 	add := func(v map[string]any) {
 		out = append(out, param.Override[openai.ChatCompletionMessageParamUnion](v))
 	}
+	// Once a conversation has reasoning, DeepSeek's thinking mode wants a
+	// reasoning_content on every assistant turn with tool calls, even one
+	// whose round gave none (an empty one then): without it the request is
+	// refused, as recorded conversations show after a round with no
+	// reasoning.
+	thinking := m.provider.sendsReasoning && hasReasoning(messages)
 	for i, msg := range messages {
 		var text []string
 		var calls []map[string]any
@@ -341,7 +365,7 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 			v := map[string]any{"role": "assistant", "content": joined}
 			if len(calls) > 0 {
 				v["tool_calls"] = calls
-				if m.provider.sendsReasoning && reasoning.Len() > 0 {
+				if m.provider.sendsReasoning && (reasoning.Len() > 0 || thinking) {
 					v["reasoning_content"] = reasoning.String()
 				}
 			}

@@ -512,7 +512,16 @@ func deepSeekRound(n int, reasoning, callID, path, answer string) (whole, stream
 // after two tool rounds, the first round's reasoning is still there.
 func TestDeepSeekReasoningOfEveryRoundGoesBack(t *testing.T) {
 	t.Parallel()
-	reasonings := []string{"I need a.txt first.", "Now b.txt, which a.txt names.", "Both read; answer."}
+	for name, reasonings := range map[string][]string{
+		"every round":         {"I need a.txt first.", "Now b.txt, which a.txt names.", "Both read; answer."},
+		"a round without any": {"I need a.txt first.", "", "Both read; answer."}, // an empty reasoning_content goes back for it
+	} {
+		t.Run(name, func(t *testing.T) { testDeepSeekReasoningRounds(t, reasonings) })
+	}
+}
+
+func testDeepSeekReasoningRounds(t *testing.T, reasonings []string) {
+	t.Parallel()
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
 			t.Parallel()
