@@ -415,17 +415,9 @@ func (w *Worker) eventListener(job string) capabilities.Listener {
 	if w.opts.NoEvents {
 		return nil
 	}
-	out := eventWriter{w: w, subject: EventsSubject(job)}
-	general := runtime.JSONLines(out)
-	return func(ctx context.Context, ev capabilities.Event) error {
-		// Events that write their kind first, as agentspec's own do, go out
-		// as they marshal; JSONLines adds the kind to the others.
-		if b, err := json.Marshal(ev); err == nil && bytes.HasPrefix(b, []byte(`{"kind":`)) {
-			_, _ = out.Write(b)
-			return nil
-		}
-		return general(ctx, ev)
-	}
+	// Each event goes out as run --events writes it: its kind first, then
+	// its fields, the time and the run's id.
+	return runtime.JSONLines(eventWriter{w: w, subject: EventsSubject(job)})
 }
 
 type eventWriter struct {

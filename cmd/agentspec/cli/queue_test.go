@@ -98,14 +98,25 @@ func TestBatchOverNATS(t *testing.T) {
 	require.NoError(t, err)
 	var kinds []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
+	runIDs := map[string]bool{}
 	for sc.Scan() {
-		var ev struct{ Kind, Worker string }
+		var ev struct {
+			Kind, Worker, Time string
+			RunID              string `json:"run_id"`
+		}
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &ev))
 		kinds = append(kinds, ev.Kind)
 		if ev.Kind == "job.start" {
 			assert.Equal(t, "w1", ev.Worker)
+			continue
 		}
+		// The run's events carry their time and run id, as run --events
+		// writes them.
+		assert.NotEmpty(t, ev.Time, sc.Text())
+		assert.NotEmpty(t, ev.RunID, sc.Text())
+		runIDs[ev.RunID] = true
 	}
+	assert.Len(t, runIDs, 1, "one run, one run_id")
 	require.NotEmpty(t, kinds)
 	assert.Equal(t, "job.start", kinds[0])
 	assert.Equal(t, "run.end", kinds[len(kinds)-1])
