@@ -14,7 +14,7 @@ import (
 	"github.com/agentspec/agentspec/runtime"
 )
 
-// examplesDir holds the example pipelines the README points at.
+// examplesDir holds the example pipelines docs/pipelines.md points at.
 const examplesDir = "../examples/pipelines"
 
 func loadExample(t *testing.T, name string) *pipeline.Pipeline {

@@ -15,7 +15,7 @@ import (
 )
 
 // Run a spec with an injected model over a workspace, veto some file changes
-// from a listener, and check the answer with a validator, as the README shows.
+// from a listener, and check the answer with a validator, as docs/embedding.md shows.
 func ExampleRun() {
 	workspace, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(workspace)

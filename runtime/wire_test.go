@@ -177,7 +177,7 @@ func TestWireProviderError(t *testing.T) {
 
 var _ capabilities.Tool = (*echoTool)(nil)
 
-// Every model_settings key the README lists, as it reaches each fake server,
+// Every model_settings key docs/providers.md lists, as it reaches each fake server,
 // or is refused before any request where the API has no such field.
 func TestWireModelSettings(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-// reviewFix is the example pipeline the README runs.
+// reviewFix is the example pipeline docs/pipelines.md runs.
 const reviewFix = "../../examples/pipelines/review-fix"
 
 // copyTree copies the regular files under src into dst.

@@ -173,6 +173,7 @@ func TestDelay(t *testing.T) {
 	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
 	_, err = m.GenerateContent(ctx, nil)
 	require.ErrorIs(t, err, context.Canceled, "an ending context cuts the delay short")
+	assert.Equal(t, 0, m.Remaining(), "a request cut short during its delay has used its turn")
 }
 
 func TestParseErrors(t *testing.T) {

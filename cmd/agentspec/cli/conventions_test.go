@@ -397,7 +397,7 @@ func TestNotUTF8SpecsSayWhereAndWhat(t *testing.T) {
 	}
 }
 
-// Without an input the user message is "Begin.", as the README says.
+// Without an input the user message is "Begin.", as docs/running.md says.
 func TestDefaultUserMessage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

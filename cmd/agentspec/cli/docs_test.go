@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/pipeline"
+	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -22,7 +23,7 @@ import (
 const repoRoot = "../../.."
 
 // The docs must not drift from the code: every spec in examples/ and every YAML
-// block of the README loads.
+// block of the README and of docs/ loads.
 
 func TestExampleSpecsValidate(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "*", "agent.yaml"))
@@ -39,23 +40,114 @@ func TestExampleSpecsValidate(t *testing.T) {
 	}
 }
 
-var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+var (
+	yamlBlock  = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	scriptFile = regexp.MustCompile(`(?m)^turns:`)
+)
 
+// docPages returns README.md and every page of docs/, as paths below
+// repoRoot.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pages, "docs/ holds the documentation pages")
+	return append([]string{filepath.Join(repoRoot, "README.md")}, pages...)
+}
+
+// Every YAML block of the README and of docs/ loads: a spec as a spec, a
+// pipeline as a pipeline, and a scripted model's file (top-level turns:) as
+// a script.
 func TestReadmeYAMLBlocksValidate(t *testing.T) {
+	scripts := 0
+	for _, page := range docPages(t) {
+		name := strings.TrimPrefix(filepath.ToSlash(page), repoRoot+"/")
+		text, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for i, b := range yamlBlock.FindAllSubmatch(text, -1) {
+			file := fmt.Sprintf("%s-block-%d.yaml", strings.TrimSuffix(filepath.Base(page), ".md"), i+1)
+			l := spec.Loader{LookupEnv: func(string) (string, bool) { return "", false }}
+			switch {
+			case scriptFile.Match(b[1]):
+				scripts++
+				_, err = script.Parse(file, b[1])
+				assert.NoError(t, err, "%s yaml block %d, a script:\n%s", name, i+1, b[1])
+			case pipeline.IsPipeline(b[1]):
+				_, err = (&pipeline.Loader{Specs: &l}).Load(file, b[1])
+				assert.NoError(t, err, "%s yaml block %d, a pipeline:\n%s", name, i+1, b[1])
+			default:
+				_, err = l.Load(file, b[1])
+				assert.NoError(t, err, "%s yaml block %d:\n%s", name, i+1, b[1])
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, scripts, 3, "docs/scripted-models.md shows scripts as yaml blocks, which load")
+}
+
+// The reference of the scripted-model format lists every key the parser
+// accepts, each in its section's table: the parser's own list of keys, from
+// its unknown-key message, against the page.
+func TestDocsScriptedModelKeys(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(repoRoot, "docs", "scripted-models.md"))
+	require.NoError(t, err)
+	for _, tc := range []struct{ where, section, src string }{
+		{"the file", "## The file", "zzz: 1\nturns: [{text: x}]\n"},
+		{"a turn", "## A turn", "turns:\n  - {text: x, zzz: 1}\n"},
+		{"a tool call", "### Tool calls", "turns:\n  - tool_calls: [{name: a, zzz: 1}]\n"},
+		{"expect", "## Expectations", "turns:\n  - {text: x, expect: {zzz: 1}}\n"},
+		{"usage", "## A turn", "turns:\n  - {text: x, usage: {zzz: 1}}\n"},
+	} {
+		_, err := script.Parse("s.yaml", []byte(tc.src))
+		require.Error(t, err, tc.where)
+		_, list, ok := strings.Cut(err.Error(), "the keys are ")
+		require.True(t, ok, "%s: %v", tc.where, err)
+		section := markdownSection(string(page), tc.section)
+		require.NotEmpty(t, section, "docs/scripted-models.md has a section %q", tc.section)
+		for _, key := range strings.Split(list, ", ") {
+			row := "\n| `" + key + "` |"
+			if tc.where == "usage" {
+				row = key // the turn's usage row: {input_tokens, output_tokens}
+			}
+			assert.Contains(t, section, row, "docs/scripted-models.md documents %s's key %s under %q", tc.where, key, tc.section)
+		}
+	}
+}
+
+// markdownSection returns the text under heading, up to the next heading.
+func markdownSection(page, heading string) string {
+	_, rest, ok := strings.Cut(page, "\n"+heading+"\n")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(rest, "\n#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// The README is a first read: what agentspec is, the set-up commands, a
+// spec, the commands and links. Everything else has its page in docs/.
+func TestReadmeIsShort(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	require.NoError(t, err)
-	blocks := yamlBlock.FindAllSubmatch(readme, -1)
-	require.NotEmpty(t, blocks)
-	for i, b := range blocks {
-		l := spec.Loader{LookupEnv: func(string) (string, bool) { return "", false }}
-		name := fmt.Sprintf("README-block-%d.yaml", i+1)
-		if pipeline.IsPipeline(b[1]) {
-			_, err := (&pipeline.Loader{Specs: &l}).Load(name, b[1])
-			assert.NoError(t, err, "README yaml block %d, a pipeline:\n%s", i+1, b[1])
+	lines := strings.Count(string(readme), "\n")
+	assert.LessOrEqual(t, lines, 250, "README.md has %d lines: move the detail to a page of docs/ and link it", lines)
+}
+
+// Every page of docs/ is linked from docs/index.md and from the README.
+func TestDocsPagesAreLinked(t *testing.T) {
+	index, err := os.ReadFile(filepath.Join(repoRoot, "docs", "index.md"))
+	require.NoError(t, err)
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "](docs/index.md)")
+	for _, page := range docPages(t)[1:] {
+		base := filepath.Base(page)
+		if base == "index.md" {
 			continue
 		}
-		_, err := l.Load(name, b[1])
-		assert.NoError(t, err, "README yaml block %d:\n%s", i+1, b[1])
+		assert.Contains(t, string(index), "]("+base+")", "docs/index.md links %s", base)
+		assert.Contains(t, string(readme), "](docs/"+base+")", "README.md links docs/%s", base)
 	}
 }
 

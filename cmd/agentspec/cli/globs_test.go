@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// The README's table of the three glob dialects, example by example, as the
-// tools answer them.
-func TestGlobDialectsAsTheReadmeSays(t *testing.T) {
+// The table of the three glob dialects in docs/filesystem.md, example by
+// example, as the tools answer them.
+func TestGlobDialectsAsTheDocsSay(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{

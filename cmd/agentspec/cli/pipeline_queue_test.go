@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// reviewFixExample is the example pipeline the README runs.
+// reviewFixExample is the example pipeline docs/pipelines.md runs.
 var reviewFixExample = filepath.Join(repoRoot, "examples", "pipelines", "review-fix")
 
 // copyTree copies the regular files under src into dst.
