@@ -117,7 +117,7 @@ Keys the spec gives that have no effect (instrument, end_strategy, defer_loading
 reported on stderr as warnings.
 
 "model: test" runs the spec offline: the test model calls every tool once with arguments
-generated from its schema, then answers (see the README's "The test model").`,
+generated from its schema, then answers (see docs/specs.md, "The test model").`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSpec(cmd, f, args) },
 	}
