@@ -85,3 +85,20 @@ func TestGraphCompletesFormats(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, []string{"mermaid", "dot", "json", ":4"}, strings.Fields(stdout))
 }
+
+// The graph the README and docs/pipelines.md show is what agentspec graph
+// prints for the review-fix example.
+func TestDocumentedGraphIsCurrent(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runCLI(t, "", "graph", filepath.Join(repoRoot, "examples", "pipelines", "review-fix", "pipeline.yaml"))
+	require.Equal(t, 0, code, stderr)
+	for _, doc := range []string{"README.md", filepath.Join("docs", "pipelines.md")} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, doc))
+		require.NoError(t, err)
+		block := "```mermaid\n" + stdout + "```"
+		if doc != "README.md" { // docs/pipelines.md indents it in a list
+			block = "  " + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  ")
+		}
+		assert.Contains(t, string(data), block, doc)
+	}
+}
