@@ -330,10 +330,7 @@ func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockPar
 			flush()
 			role = r
 		}
-		failed := false
-		for _, part := range msg.Parts {
-			failed = failed || isToolError(part)
-		}
+		failed := slices.ContainsFunc(msg.Parts, isToolError)
 		for _, part := range msg.Parts {
 			switch p := part.(type) {
 			case llms.TextContent:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -293,10 +294,7 @@ func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock
 			flush()
 			role = r
 		}
-		failed := false
-		for _, part := range msg.Parts {
-			failed = failed || isToolError(part)
-		}
+		failed := slices.ContainsFunc(msg.Parts, isToolError)
 		for _, part := range msg.Parts {
 			switch p := part.(type) {
 			case llms.TextContent:

@@ -46,24 +46,7 @@ func bedrockThinking(model string, s spec.ModelSettings) bedrockPlan {
 	}
 	switch {
 	case bedrockClaude(model) && t.Enabled:
-		switch {
-		case t.Budget > 0:
-			plan.budget = t.Budget
-			plan.raw = map[string]any{"type": "enabled", "budget_tokens": t.Budget}
-		case adaptiveThinking(model):
-			plan.raw = map[string]any{"type": "adaptive"}
-			switch t.Effort {
-			case "minimal":
-				plan.effort = "low"
-			case "xhigh":
-				plan.effort = "max"
-			default:
-				plan.effort = t.Effort
-			}
-		default:
-			plan.budget = thinkingBudgets[t.Effort]
-			plan.raw = map[string]any{"type": "enabled", "budget_tokens": plan.budget}
-		}
+		plan.budget, plan.raw, plan.effort = claudeThinking(model, t)
 	case bedrockOpenAI(model):
 		if t.Enabled {
 			plan.reasoningEffort = reasoningEffort(t)

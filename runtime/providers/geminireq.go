@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,10 +283,7 @@ func geminiContents(messages []llms.MessageContent) ([]geminiPart, []geminiConte
 		default:
 			return nil, nil, fmt.Errorf("message %d: role %q has no place in generateContent", i, msg.Role)
 		}
-		failed := false
-		for _, part := range msg.Parts {
-			failed = failed || isToolError(part)
-		}
+		failed := slices.ContainsFunc(msg.Parts, isToolError)
 		var parts []geminiPart
 		for _, part := range msg.Parts {
 			switch p := part.(type) {

@@ -265,24 +265,7 @@ func anthropicThinking(p provider, model string, s spec.ModelSettings) (thinking
 			return plan, unsupported(p, key, fmt.Sprintf("type must be enabled, adaptive or disabled, not %q", typ))
 		}
 	} else if t := s.Thinking; t != nil && t.Enabled {
-		switch {
-		case t.Budget > 0:
-			plan.budget = t.Budget
-			plan.raw = map[string]any{"type": "enabled", "budget_tokens": t.Budget}
-		case adaptiveThinking(model):
-			plan.raw = map[string]any{"type": "adaptive"}
-			switch t.Effort {
-			case "minimal":
-				plan.effort = "low"
-			case "xhigh":
-				plan.effort = "max"
-			default:
-				plan.effort = t.Effort
-			}
-		default:
-			plan.budget = thinkingBudgets[t.Effort]
-			plan.raw = map[string]any{"type": "enabled", "budget_tokens": plan.budget}
-		}
+		plan.budget, plan.raw, plan.effort = claudeThinking(model, t)
 	}
 	if e, ok := s.Provider["anthropic_effort"].(string); ok {
 		plan.effort = e
@@ -336,4 +319,26 @@ func reasoningEffort(t *spec.Thinking) string {
 		return "medium"
 	}
 	return t.Effort
+}
+
+// claudeThinking is how a Claude model thinks for the unified thinking
+// setting t (enabled), on Anthropic's API and on Bedrock's alike: a token
+// budget when t gives one; adaptive thinking with an effort on the models
+// that have it (minimal becomes low, xhigh max); else the budget t's effort
+// stands for.
+func claudeThinking(model string, t *spec.Thinking) (budget int, raw map[string]any, effort string) {
+	switch {
+	case t.Budget > 0:
+		return t.Budget, map[string]any{"type": "enabled", "budget_tokens": t.Budget}, ""
+	case adaptiveThinking(model):
+		switch effort = t.Effort; effort {
+		case "minimal":
+			effort = "low"
+		case "xhigh":
+			effort = "max"
+		}
+		return 0, map[string]any{"type": "adaptive"}, effort
+	}
+	budget = thinkingBudgets[t.Effort]
+	return budget, map[string]any{"type": "enabled", "budget_tokens": budget}, ""
 }
