@@ -104,6 +104,42 @@ type ChangeRequest interface {
 	Describe() ChangeDescription
 }
 
+// DefaultCancelReason is the reason a ChangeRequest gives when a listener
+// cancelled it without one.
+const DefaultCancelReason = "cancelled by a listener"
+
+// Veto is the cancellable part of a ChangeRequest, for an event to embed:
+// it holds whether a listener cancelled the change and why.
+type Veto struct {
+	cancelled bool
+	reason    string // "" until a listener gives one
+}
+
+// Cancel stops the change. An empty reason keeps one given earlier by
+// another listener.
+func (v *Veto) Cancel(reason string) {
+	v.cancelled = true
+	if reason != "" {
+		v.reason = reason
+	}
+}
+
+// Cancelled reports whether a listener cancelled the change, and why
+// (DefaultCancelReason when none said).
+func (v *Veto) Cancelled() (bool, string) {
+	switch {
+	case !v.cancelled:
+		return false, ""
+	case v.reason == "":
+		return true, DefaultCancelReason
+	}
+	return true, v.reason
+}
+
+// Given is the reason a listener gave, "" when none did (or none
+// cancelled).
+func (v *Veto) Given() string { return v.reason }
+
 // ChangeDescription is a ChangeRequest as a person reads it.
 type ChangeDescription struct {
 	// Summary says what would change, as a phrase that follows "wants to":

@@ -62,8 +62,7 @@ type FileChangeRequestEvent struct {
 	Diff      string `json:"diff"`      // unified diff from the current to the proposed content
 	Truncated bool   `json:"truncated"` // the diff is cut or left out
 
-	cancelled bool
-	reason    string // "" until a listener gives one
+	capabilities.Veto // Cancel stops the change
 }
 
 // Change operations.
@@ -74,27 +73,7 @@ const (
 )
 
 // DefaultCancelReason is the reason given when Cancel is called with none.
-const DefaultCancelReason = "cancelled by a listener"
-
-// Cancel stops the change. An empty reason keeps a reason given earlier by
-// another listener.
-func (e *FileChangeRequestEvent) Cancel(reason string) {
-	e.cancelled = true
-	if reason != "" {
-		e.reason = reason
-	}
-}
-
-// Cancelled reports whether a listener cancelled the change, and why.
-func (e *FileChangeRequestEvent) Cancelled() (bool, string) {
-	switch {
-	case !e.cancelled:
-		return false, ""
-	case e.reason == "":
-		return true, DefaultCancelReason
-	}
-	return true, e.reason
-}
+const DefaultCancelReason = capabilities.DefaultCancelReason
 
 // Describe says what the change is, for a person asked to approve it
 // (capabilities.ChangeRequest).
@@ -195,9 +174,10 @@ func (ExternalChangeEvent) Kind() string    { return KindExternalChange }
 // says what it is.
 
 func (e FileChangeRequestEvent) MarshalJSON() ([]byte, error) {
+	cancelled, _ := e.Cancelled()
 	var reason *string
-	if e.reason != "" {
-		reason = &e.reason
+	if given := e.Given(); given != "" {
+		reason = &given
 	}
 	return withKind(e.Kind(), struct {
 		EventBase
@@ -206,7 +186,7 @@ func (e FileChangeRequestEvent) MarshalJSON() ([]byte, error) {
 		Truncated    bool    `json:"truncated"`
 		Cancelled    bool    `json:"cancelled"`
 		CancelReason *string `json:"cancel_reason"`
-	}{e.EventBase, e.Operation, e.Diff, e.Truncated, e.cancelled, reason})
+	}{e.EventBase, e.Operation, e.Diff, e.Truncated, cancelled, reason})
 }
 
 func (e FileReadEvent) MarshalJSON() ([]byte, error) {

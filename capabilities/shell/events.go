@@ -22,7 +22,7 @@ const (
 var Events = []string{KindCommandRequest, KindCommand}
 
 // DefaultCancelReason is the reason given when Cancel is called with none.
-const DefaultCancelReason = "cancelled by a listener"
+const DefaultCancelReason = capabilities.DefaultCancelReason
 
 // CommandRequestEvent announces a command that passed the checks, before
 // any process starts. A listener may veto it with Cancel before it
@@ -34,27 +34,7 @@ type CommandRequestEvent struct {
 	Background bool   `json:"background"`
 	Sandboxed  bool   `json:"sandboxed"`
 
-	cancelled bool
-	reason    string
-}
-
-// Cancel stops the command. An empty reason keeps one given earlier.
-func (e *CommandRequestEvent) Cancel(reason string) {
-	e.cancelled = true
-	if reason != "" {
-		e.reason = reason
-	}
-}
-
-// Cancelled reports whether a listener cancelled the command, and why.
-func (e *CommandRequestEvent) Cancelled() (bool, string) {
-	switch {
-	case !e.cancelled:
-		return false, ""
-	case e.reason == "":
-		return true, DefaultCancelReason
-	}
-	return true, e.reason
+	capabilities.Veto // Cancel stops the command
 }
 
 // Describe says what would run, for a person asked to approve it: the
@@ -68,8 +48,9 @@ func (*CommandRequestEvent) Kind() string { return KindCommandRequest }
 
 // MarshalJSON writes the kind first, and whether and why it was cancelled.
 func (e *CommandRequestEvent) MarshalJSON() ([]byte, error) {
+	cancelled, r := e.Cancelled()
 	var reason *string
-	if ok, r := e.Cancelled(); ok {
+	if cancelled {
 		reason = &r
 	}
 	return json.Marshal(struct {
@@ -81,7 +62,7 @@ func (e *CommandRequestEvent) MarshalJSON() ([]byte, error) {
 		Sandboxed    bool    `json:"sandboxed"`
 		Cancelled    bool    `json:"cancelled"`
 		CancelReason *string `json:"cancel_reason"`
-	}{e.Kind(), e.Command, e.Cwd, e.RootDir, e.Background, e.Sandboxed, e.cancelled, reason})
+	}{e.Kind(), e.Command, e.Cwd, e.RootDir, e.Background, e.Sandboxed, cancelled, reason})
 }
 
 var _ capabilities.ChangeRequest = (*CommandRequestEvent)(nil)
