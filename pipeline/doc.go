@@ -103,8 +103,12 @@
 // writes them all with one run_id, the run's (runtime.WithOuterRunID), and
 // a job's events with the job's own id as job_id.
 //
-// # Not built yet
-//
-//   - The queue (--nats): jobs run on this machine only; and the composed
-//     JSON Schema of pipeline files.
+// RunOptions.Exec runs each job elsewhere (runtime/queue's Executor: on a
+// NATS work queue's workers). It gets a Job: the step (its spec, and where
+// an inline spec lies in the pipeline file), the item, the filled input and
+// vars, whether the pipeline's cache applies, Emit for the job's own events,
+// and Claim, which keeps two items of one fan-out off one file. Locally the
+// same rule holds through the change requests of the jobs' capabilities
+// (capabilities.ChangeDescription.File): the first item to change a file
+// keeps it, and another item's change is refused as a conflict.
 package pipeline
