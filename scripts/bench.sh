@@ -42,6 +42,13 @@ echo "== a pipeline job's coordination, against runtime.Run of the same job (tar
 echo "== a worker asking a job's capabilities what they reach, against the job's run"
 "$GO" test -run '^$' -bench 'ConfineVsRun' -benchtime "${BENCHTIME_CONFINE:-7x}" ./runtime/queue/ | grep '^Benchmark'
 
+# ---- providers ---------------------------------------------------------------
+echo
+echo "== streamed tool-call arguments in 4-byte pieces: MB/s must hold from 64 KiB to 1 MiB (linear)"
+"$GO" test -run '^$' -bench 'StreamedArguments' -benchtime "${BENCHTIME_ARGS:-5x}" ./runtime/providers/ | grep '^Benchmark'
+echo "== a confined Shell command against /bin/sh -c true exec'd directly"
+"$GO" test -run '^$' -bench 'BenchmarkStart' -benchtime "${BENCHTIME_SHELL:-20x}" ./internal/confine/ | grep '^Benchmark'
+
 # ---- start-up: agentspec version against rg --version -----------------------
 echo
 echo "== start-up"
