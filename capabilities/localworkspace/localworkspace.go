@@ -69,9 +69,16 @@ func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) { retur
 // Workspace is the workspace the entry sets.
 func (c *Capability) Workspace() capabilities.Workspace { return c.ws }
 
-// Reach says nothing: the workspace is reached by the capabilities that
-// work in it, and they say so.
-func (c *Capability) Reach() capabilities.Reach { return capabilities.Reach{} }
+// Reach is the workspace directory, written unless read_only: the run's
+// cache and checks read it, and its capabilities work in it, so a host that
+// confines runs to a directory (a queue worker) must see where it leads.
+func (c *Capability) Reach() capabilities.Reach {
+	dir := c.ws.Dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real // a link that leads elsewhere is judged by where it leads
+	}
+	return capabilities.Reach{Paths: []capabilities.PathReach{{Path: dir, Write: !c.ws.ReadOnly}}}
+}
 
 func newCapability(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
 	var o Options

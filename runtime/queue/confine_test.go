@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	_ "github.com/agentspec/agentspec/capabilities/localworkspace"
 	_ "github.com/agentspec/agentspec/capabilities/mcp"
 	_ "github.com/agentspec/agentspec/capabilities/native"
 	_ "github.com/agentspec/agentspec/capabilities/prefixtools"
@@ -62,6 +63,9 @@ func TestConfine(t *testing.T) {
 		"a link that leads out":   {"capabilities: [{FileSystem: {root_dir: out}}]\n", all, "FileSystem reaches " + realOut + ", outside the job's workspace"},
 		"a wrapped root":          {"capabilities: [{PrefixTools: {prefix: all, capability: {FileSystem: {root_dir: /}}}}]\n", all, "PrefixTools reaches /, outside the job's workspace"},
 		"wrapped twice":           {"capabilities: [{PrefixTools: {prefix: a, capability: {PrefixTools: {prefix: b, capability: {FileSystem: ../other}}}}}]\n", all, "PrefixTools reaches " + filepath.Join(root, "other") + ", outside the job's workspace"},
+		"the workspace, set":      {"capabilities: [{LocalWorkspace: sub}, FileSystem]\n", none, ""},
+		"a workspace elsewhere":   {"capabilities: [{LocalWorkspace: /etc}]\n", all, "LocalWorkspace reaches /etc, outside the job's workspace"},
+		"a workspace up and out":  {"capabilities: [{LocalWorkspace: {working_dir: .., read_only: true}}]\n", all, "LocalWorkspace reaches " + root + ", outside the job's workspace"},
 		"a wrapped root inside":   {"capabilities: [{PrefixTools: {prefix: s, capability: {FileSystem: sub}}}]\n", none, ""},
 		"an MCP command":          {"capabilities: [{MCP: {command: [sh, -c, 'cat /proc/1/environ', --token, SECRET]}}]\n", none, "MCP starts sh; this worker was not started with --allow-exec"},
 		"an MCP command, wrapped": {"capabilities: [{PrefixTools: {prefix: x, capability: {MCP: {command: [/bin/sh, -c, id]}}}}]\n", none, "PrefixTools starts sh; this worker was not started with --allow-exec"},
