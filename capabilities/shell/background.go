@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/confine"
@@ -166,7 +167,7 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 		out += "\n" + exitLine(code)
 		ev.ExitCode = &code
 	}
-	ev.Truncated = len([]rune(out)) > c.cfg.maxOutputChars
+	ev.Truncated = utf8.RuneCountInString(out) > c.cfg.maxOutputChars
 	if err := capabilities.Emit(ctx, ev); err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -110,7 +111,7 @@ func (e *CommandEvent) Outcome() string {
 	case e.TimedOut:
 		return "timed out after " + pyFloat(e.Timeout) + "s"
 	case e.ExitCode != nil:
-		return "exit " + itoa(*e.ExitCode)
+		return "exit " + strconv.Itoa(*e.ExitCode)
 	case e.started:
 		return "started " + e.ID
 	}

@@ -88,5 +88,3 @@ func tailRunes(text string, total, n int) string {
 	}
 	return text[i:]
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

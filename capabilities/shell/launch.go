@@ -148,8 +148,11 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	if l.capture != "" {
 		script = l.command + "\n__harness_ec=$?\npwd > " + shQuote(l.capture) + "\nexit $__harness_ec"
 	}
-	home, _ := os.UserHomeDir()
-	h := findHidden(c.root, home, c.guard, c.fallback(), c.cfg.allowGitWrites)
+	var h hidden
+	if c.cfg.sandbox { // unconfined, nothing is masked: no walk to find what
+		home, _ := os.UserHomeDir()
+		h = findHidden(c.root, home, c.guard, c.fallback(), c.cfg.allowGitWrites)
+	}
 	cmd := confine.Command{
 		Script: script, Dir: l.dir,
 		Env:    environ(temp, c.cfg.env, c.cfg.envNames),
@@ -164,21 +167,22 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	p, err := confine.Start(ctx, cmd)
 	if err != nil {
 		c.running.Done()
-		return nil, startError(err)
+		return nil, startError(err, l.dir)
 	}
 	return p, nil
 }
 
 // startError maps a failure to start as the reference's recoverable
 // errors do: a permission error or a working directory gone is a retry;
-// anything else ends the run.
-func startError(err error) error {
+// anything else ends the run, with its own text.
+func startError(err error, dir string) error {
+	_, statErr := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrPermission):
 		return capabilities.Retry("%v", err)
-	case errors.Is(err, syscall.ENOENT):
+	case errors.Is(err, syscall.ENOENT) && errors.Is(statErr, syscall.ENOENT):
 		return capabilities.Retry("The working directory no longer exists.")
-	case errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, syscall.ENOTDIR) && errors.Is(statErr, syscall.ENOTDIR):
 		return capabilities.Retry("The working directory is no longer a directory.")
 	}
 	return fmt.Errorf("shell: starting the command: %w", err)

@@ -205,7 +205,7 @@ func configure(opts Options) (*config, error) {
 	if opts.Cwd != nil {
 		c.warnings = append(c.warnings, "`Shell(cwd=...)` is deprecated and ignored: commands/paths start in the workspace's working directory; set it on the workspace, e.g. `LocalWorkspace('./repo')`.")
 	}
-	c.warnings = append(c.warnings, envWarnings(opts.Env)...)
+	c.warnings = append(c.warnings, envWarnings(c.env)...) // what denied_env_patterns leaves
 	if !c.sandbox {
 		c.warnings = append(c.warnings, SandboxOffWarning)
 	}

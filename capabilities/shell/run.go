@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/confine"
@@ -91,7 +92,7 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 	if l.capture != "" {
 		os.Remove(l.capture)
 	}
-	ev.Truncated = len([]rune(out)) > c.cfg.maxOutputChars
+	ev.Truncated = utf8.RuneCountInString(out) > c.cfg.maxOutputChars
 	if err := capabilities.Emit(ctx, ev); err != nil {
 		return "", err
 	}

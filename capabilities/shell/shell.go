@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,11 +227,35 @@ func (c *Capability) Close() error {
 		_ = capabilities.Emit(j.events, ev)
 	}
 	if c.temp != "" {
-		if err := os.RemoveAll(c.temp); err != nil {
+		if err := removeTree(c.temp); err != nil {
 			return fmt.Errorf("shell: removing the temporary directory: %w", err)
 		}
 	}
 	return nil
+}
+
+// removeTree removes dir and all below it, even where a command took away
+// its own write or search permission on a directory of its temp (chmod 000
+// is allowed there): such directories are given it back, then removed.
+func removeTree(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() || err != nil {
+			_ = os.Chmod(path, 0o700) // and, as WalkDir goes on, what it holds
+		}
+		return nil
+	})
+	// A directory that was unreadable is readable now: walk again, so
+	// what was below it is reached.
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
 }
 
 // tempDir creates T at the first command: a 0700 directory of its own

@@ -108,8 +108,8 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 	fl.BoolVar(&opts.NoEvents, "no-events", false, "publish no events, which saves encoding them where nobody watches")
 	fl.StringVar(&opts.Name, "name", "", "the worker's name in results and events (default: host-pid)")
 	fl.BoolVarP(&q, "quiet", "q", false, "print nothing on stderr")
-	fl.BoolVar(&opts.Allow.Exec, "allow-exec", false, "run jobs whose spec starts programs (an MCP server's command)")
-	fl.BoolVar(&opts.Allow.Network, "allow-network", false, "run jobs whose spec connects where it or the model says (MCP url, local WebFetch, base_url, extra_headers)")
+	fl.BoolVar(&opts.Allow.Exec, "allow-exec", false, "run jobs whose spec starts programs (an MCP server's command, a Shell)")
+	fl.BoolVar(&opts.Allow.Network, "allow-network", false, "run jobs whose spec connects where it or the model says (MCP url, local WebFetch, base_url, extra_headers, a Shell with network: true)")
 	fl.BoolVar(&opts.Allow.Env, "allow-env", false, "run jobs whose spec reads the worker's environment through ${VAR}")
 	return cmd
 }
