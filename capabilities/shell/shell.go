@@ -241,14 +241,8 @@ func removeTree(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() || err != nil {
-			_ = os.Chmod(path, 0o700) // and, as WalkDir goes on, what it holds
-		}
-		return nil
-	})
-	// A directory that was unreadable is readable now: walk again, so
-	// what was below it is reached.
+	// WalkDir calls the function on a directory before it reads it, so
+	// each directory is given back its permissions before it is entered.
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if d != nil && d.IsDir() {
 			_ = os.Chmod(path, 0o700)
