@@ -163,7 +163,7 @@ func TestBatchOverNATS(t *testing.T) {
 func TestSubmit(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
-	f := newBatchFixture(t, 2, "")
+	f := newBatchFixture(t, 3, "")
 	startWorkerCmd(t, "--nats", url, "--workspace-root", f.dir, "-q")
 
 	out := invoke(t, "submit", "--nats", url, "--ship", "-q", f.spec, f.job(0))
@@ -186,6 +186,16 @@ func TestSubmit(t *testing.T) {
 		_, err := os.Stat(f.job(1, "output.txt"))
 		return err == nil
 	}, 20*time.Second, 20*time.Millisecond, "a worker runs the submitted job")
+
+	// --events waits for the job, since its events come only as it runs.
+	events := filepath.Join(t.TempDir(), "events")
+	out = invoke(t, "submit", "--nats", url, "--workspace-root", f.dir, "--events", events, "-q", f.spec, f.job(2))
+	require.Equal(t, 0, out.code, out.stderr)
+	require.True(t, jobLines(t, out.stdout)[f.job(2)].OK, out.stdout)
+	data, err := os.ReadFile(filepath.Join(events, "job-2.events.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"kind":"job.start"`)
+	assert.Contains(t, string(data), `"kind":"run.end"`)
 }
 
 func TestQueueUsageErrors(t *testing.T) {
