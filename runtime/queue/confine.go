@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,13 +62,7 @@ func (w *Worker) confine(ctx context.Context, s *spec.Spec, workspace string) er
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, c := range caps {
-			if cl, ok := capabilities.As[io.Closer](c); ok {
-				_ = cl.Close()
-			}
-		}
-	}()
+	defer closeCaps(caps)
 	for i, c := range caps {
 		name := s.Capabilities[i].Name
 		reach, ok := capabilities.ReachOf(c)

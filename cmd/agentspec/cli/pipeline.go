@@ -87,9 +87,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 			return err
 		}
 		defer q.Conn().Close()
-		bo := f.queue.batchOptions(f.noCache)
-		bo.Model = f.model
-		opts.Exec = q.Executor(bo)
+		opts.Exec = q.Executor(f.queue.batchOptions(f.noCache, f.model))
 	}
 
 	res, err := pipeline.Run(ctx, p, opts)
@@ -158,9 +156,10 @@ func (f *runQueueFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
-// batchOptions are what every job of the pipeline is published with.
-func (f *runQueueFlags) batchOptions(noCache bool) queue.BatchOptions {
-	return queue.BatchOptions{WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, NoCache: noCache}
+// batchOptions are what every job is published with: where its workspace
+// lies or whether it travels, --no-cache and --model.
+func (f *runQueueFlags) batchOptions(noCache bool, model string) queue.BatchOptions {
+	return queue.BatchOptions{WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, NoCache: noCache, Model: model}
 }
 
 // checkPipeline rejects the flags of run that a pipeline does not take.
@@ -478,10 +477,7 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 			return err
 		}
 		defer q.Conn().Close()
-		opts.Exec = q.Executor(queue.BatchOptions{
-			WorkspaceRoot: f.queue.workspaceRoot, Ship: f.queue.ship, ShipMax: f.queue.shipMaxMiB << 20, NoCache: f.noCache,
-			Model: f.model,
-		})
+		opts.Exec = q.Executor(f.queue.batchOptions(f.noCache, f.model))
 	}
 	run := func(i int, ws string) (*pipeline.Result, error) {
 		o := opts

@@ -22,11 +22,8 @@ func init() { addCommand(newSubmitCmd) }
 
 // queueBatchFlags are batch's and submit's flags for the queue.
 type queueBatchFlags struct {
-	natsFlags
-	workspaceRoot string
-	ship          bool
-	shipMaxMiB    int64
-	events        string
+	runQueueFlags
+	events string
 }
 
 func (f *queueBatchFlags) add(fl *pflag.FlagSet, envDefault bool) {
@@ -42,8 +39,8 @@ func (f *queueBatchFlags) add(fl *pflag.FlagSet, envDefault bool) {
 // allowed with --nats.
 func (f *queueBatchFlags) check(cmd *cobra.Command, pipeline bool) error {
 	if f.url == "" {
-		for _, name := range []string{"stream", "creds", "nkey", "tls-cert", "tls-key", "tls-ca", "workspace-root", "ship", "ship-max"} {
-			if cmd.Flags().Changed(name) {
+		for _, name := range runQueueNames {
+			if name != "nats" && cmd.Flags().Changed(name) { // --nats "" runs here
 				return exitWith(exitUsage, fmt.Errorf("--%s needs --nats", name))
 			}
 		}
@@ -82,10 +79,9 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 		return err
 	}
 	defer q.Conn().Close()
-	b, err := q.NewBatch(queue.BatchOptions{
-		SpecPath: r.specPath, Spec: r.spec, Input: r.input, Vars: r.vars, NoCache: r.noCache,
-		Workspaces: r.workspaces, WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, Model: r.model,
-	})
+	bo := f.batchOptions(r.noCache, r.model)
+	bo.SpecPath, bo.Spec, bo.Input, bo.Vars, bo.Workspaces = r.specPath, r.spec, r.input, r.vars, r.workspaces
+	b, err := q.NewBatch(bo)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
