@@ -157,7 +157,10 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 		j.proc.Terminate(stopGrace)
 		<-j.done
 	}
+	// The one that takes the job from the table reports its end: a
+	// concurrent stop_command of the same ID, or Close, may have.
 	c.mu.Lock()
+	_, mine := c.jobs[j.id]
 	delete(c.jobs, j.id)
 	c.mu.Unlock()
 	out := labelled(j.stdout.String(), j.stderr.String(), "(no output)", "") + "\n[stopped]"
@@ -168,8 +171,10 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 		ev.ExitCode = &code
 	}
 	ev.Truncated = utf8.RuneCountInString(out) > c.cfg.maxOutputChars
-	if err := capabilities.Emit(ctx, ev); err != nil {
-		return "", err
+	if mine {
+		if err := capabilities.Emit(ctx, ev); err != nil {
+			return "", err
+		}
 	}
 	return out, nil
 }

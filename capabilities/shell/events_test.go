@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -131,4 +132,37 @@ func TestCloseReportsBackgroundCommands(t *testing.T) {
 	assert.Equal(t, out[len(out)-32:], ev.ID)
 	assert.Nil(t, ev.ExitCode, "killed")
 	assert.Equal(t, "killed", ev.Outcome())
+}
+
+// A background command's end is reported once, whoever ends it: two
+// stop_commands of the same ID and Close, all at once.
+func TestBackgroundEndReportedOnce(t *testing.T) {
+	t.Parallel()
+	s, err := New(Options{Sandbox: sandboxMode(t)}, realTemp(t))
+	require.NoError(t, err)
+	var (
+		mu   sync.Mutex
+		ends int
+	)
+	ctx := capabilities.WithListener(context.Background(), func(_ context.Context, ev capabilities.Event) error {
+		if e, ok := ev.(*CommandEvent); ok && !e.started {
+			mu.Lock()
+			ends++
+			mu.Unlock()
+		}
+		return nil
+	})
+	out, err := call(t, ctx, s, ToolStartCommand, `{"command": "sleep 30"}`)
+	require.NoError(t, err)
+	id := out[len(out)-32:]
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			// Each finds the job and stops it, or finds it gone.
+			_, _ = s.stopCommand(ctx, json.RawMessage(`{"command_id": "`+id+`"}`))
+		})
+	}
+	wg.Go(func() { assert.NoError(t, s.Close()) })
+	wg.Wait()
+	assert.Equal(t, 1, ends)
 }
