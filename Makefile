@@ -8,8 +8,8 @@ PKGS    ?= ./...
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
-build: ## build bin/agentspec
-	$(GO) build -o $(BIN) ./cmd/agentspec
+build: ## build bin/agentspec, stripped of its symbol table and debug information (the release build)
+	$(GO) build -ldflags="-s -w" -o $(BIN) ./cmd/agentspec
 
 tools: ## install what the tests need (ripgrep) when it is missing
 	@scripts/ensure-tools.sh

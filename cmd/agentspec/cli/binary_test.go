@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,13 +20,16 @@ import (
 )
 
 var (
-	binaryOnce sync.Once
-	binaryPath string
-	binaryErr  error
+	binaryOnce    sync.Once
+	binaryPath    string
+	binaryErr     error
+	reflectMethod []string // the linker's <ReflectMethod> marks, the first few
 )
 
 // agentspecBinary builds the agentspec command once per test process, for
-// the tests that need the real process: exit codes, signals.
+// the tests that need the real process: exit codes, signals. The linker
+// dumps its dependency graph as it goes (-dumpdep), which is read for
+// TestLinkerDropsUnusedMethods.
 func agentspecBinary(t *testing.T) string {
 	t.Helper()
 	binaryOnce.Do(func() {
@@ -34,13 +39,44 @@ func agentspecBinary(t *testing.T) string {
 			return
 		}
 		binaryPath = filepath.Join(dir, "agentspec")
-		out, err := exec.Command("go", "build", "-o", binaryPath, "github.com/agentspec/agentspec/cmd/agentspec").CombinedOutput()
+		cmd := exec.Command("go", "build", "-ldflags=-dumpdep", "-o", binaryPath, "github.com/agentspec/agentspec/cmd/agentspec")
+		out, err := cmd.StderrPipe()
 		if err != nil {
-			binaryErr = &buildError{out: out, err: err}
+			binaryErr = err
+			return
+		}
+		if binaryErr = cmd.Start(); binaryErr != nil {
+			return
+		}
+		var other bytes.Buffer // what is not the graph: the compiler's errors
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			switch line := sc.Text(); {
+			case strings.Contains(line, "<ReflectMethod>"):
+				if len(reflectMethod) < 10 {
+					reflectMethod = append(reflectMethod, line)
+				}
+			case !strings.Contains(line, " -> ") && other.Len() < 64<<10:
+				other.WriteString(line + "\n")
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			binaryErr = &buildError{out: other.Bytes(), err: err}
 		}
 	})
 	require.NoError(t, binaryErr)
 	return binaryPath
+}
+
+// Nothing linked into agentspec may call a method by a name known only at
+// run time (reflect's Method, MethodByName: text/template does, and cobra's
+// templates with it): the linker would then keep every exported method of
+// every type, the SDKs' among them, and the binary would grow by half.
+func TestLinkerDropsUnusedMethods(t *testing.T) {
+	t.Parallel()
+	agentspecBinary(t)
+	assert.Empty(t, reflectMethod, "the linker marks these as calling methods by name, which keeps every method")
 }
 
 type buildError struct {
