@@ -103,7 +103,7 @@ pattern that matches no directory, or a spec that cannot be loaded.`,
 	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable for every job: --var name=value (repeatable)")
 	fl.StringVar(&f.input, "input", "", "the user message of every job")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or warnings on stderr")
 	fl.StringVar(&f.model, "model", "", modelFlagUsage)
 	f.queue.add(fl, false) // --events too, for both paths
 	return cmd
@@ -139,8 +139,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
+	warn := warningsTo(stderr, f.quiet)
 	for _, w := range s.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), text.VisibleLines(w.Error()))
+		fmt.Fprintln(warn, text.VisibleLines(w.Error()))
 	}
 	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
@@ -155,7 +156,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		})
 	}
 
-	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithListener(capabilityWarnings(stderr))}
+	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithListener(capabilityWarnings(warn))}
 	if f.noCache {
 		opts = append(opts, runtime.WithoutCache())
 	}

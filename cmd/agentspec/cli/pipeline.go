@@ -57,7 +57,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
-	printStepWarnings(stderr, p)
+	printStepWarnings(warningsTo(stderr, f.quiet), p)
 	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "" || len(args) == 2)
 	if err != nil {
 		return exitWith(exitUsage, err)
@@ -67,7 +67,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		return exitWith(exitUsage, err)
 	}
 
-	opts := pipelineOptions(ctx, stderr, inputs, f.jobs, f.noCache)
+	opts := pipelineOptions(ctx, warningsTo(stderr, f.quiet), inputs, f.jobs, f.noCache)
 	opts.Workspace = dir
 	if !f.quiet {
 		pp := &pipelineProgress{w: stderr}
@@ -162,16 +162,15 @@ func (f *runQueueFlags) batchOptions(noCache bool, model string) queue.BatchOpti
 	return queue.BatchOptions{WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, NoCache: noCache, Model: model}
 }
 
-// checkPipeline rejects the flags of run that a pipeline does not take.
 // pipelineOptions are what run and batch give every pipeline run: its
-// inputs and -j, the capabilities' warnings on stderr, their transport,
+// inputs and -j, the capabilities' warnings to warn, their transport,
 // and --no-cache.
-func pipelineOptions(ctx context.Context, stderr io.Writer, inputs map[string]any, jobs int, noCache bool) pipeline.RunOptions {
+func pipelineOptions(ctx context.Context, warn io.Writer, inputs map[string]any, jobs int, noCache bool) pipeline.RunOptions {
 	opts := pipeline.RunOptions{
 		Inputs:      inputs,
 		Concurrency: jobs,
 		Options: []runtime.Option{
-			runtime.WithListener(capabilityWarnings(stderr)),
+			runtime.WithListener(capabilityWarnings(warn)),
 			runtime.WithHTTPTransport(capabilityTransport(ctx)),
 		},
 	}
@@ -453,13 +452,13 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 	if err != nil {
 		return specError(err)
 	}
-	printStepWarnings(stderr, p)
+	printStepWarnings(warningsTo(stderr, f.quiet), p)
 	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "")
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
 	ctx := cmd.Context()
-	opts := pipelineOptions(ctx, stderr, inputs, f.jobs, f.noCache)
+	opts := pipelineOptions(ctx, warningsTo(stderr, f.quiet), inputs, f.jobs, f.noCache)
 	if !f.quiet {
 		pp := &pipelineProgress{w: stderr}
 		opts.OnJobStart, opts.OnJobEnd = pp.start, pp.end

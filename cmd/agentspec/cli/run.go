@@ -132,7 +132,7 @@ generated from its schema, then answers (see docs/specs.md, "The test model").`,
 	fl.StringVar(&f.replay, "replay", "", "answer the model's requests from a recording instead of the network")
 	fl.BoolVar(&f.approve, "approve", false, "ask before each file change, showing its diff")
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the result cache the spec names")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or usage on stderr")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress, usage or warnings on stderr")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "for a pipeline: jobs at a time (default: the number of CPUs)")
 	fl.StringVar(&f.model, "model", "", modelFlagUsage)
 	f.queue.add(fl)
@@ -167,8 +167,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
+	warn := warningsTo(stderr, f.quiet)
 	for _, w := range s.Warnings {
-		fmt.Fprintln(stderr, text.VisibleLines(w.Error()))
+		fmt.Fprintln(warn, text.VisibleLines(w.Error()))
 	}
 	if err := checkVars(s, vars); err != nil {
 		return exitWith(exitUsage, err)
@@ -182,7 +183,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 
 	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithWorkspace(dir),
-		runtime.WithListener(capabilityWarnings(stderr))}
+		runtime.WithListener(capabilityWarnings(warn))}
 	if f.noCache {
 		opts = append(opts, runtime.WithoutCache())
 	}

@@ -304,7 +304,7 @@ errors.`,
 	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
 	fl.StringVar(&f.input, "input", "", "the job's user message")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress on stderr")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or warnings on stderr")
 	fl.StringVar(&model, "model", "", modelFlagUsage)
 	return cmd
 }

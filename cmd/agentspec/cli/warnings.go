@@ -33,3 +33,11 @@ func capabilityWarnings(w io.Writer) capabilities.Listener {
 		return nil
 	}
 }
+
+// warningsTo is where a command's warnings go: stderr, or nowhere with -q.
+func warningsTo(stderr io.Writer, quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return stderr
+}

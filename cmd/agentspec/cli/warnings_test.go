@@ -28,7 +28,7 @@ func TestCapabilityWarnings(t *testing.T) {
 	assert.Contains(t, out, `"line": 4,`)
 	assert.Contains(t, out, `"message": "capabilities[0]: root_dir '/' is the root of the file system`)
 
-	code, _, errOut = runCLI(t, "", "run", "-q", file)
+	code, _, errOut = runCLI(t, "", "run", file)
 	require.Equal(t, 0, code, errOut)
 	warnings := 0
 	for _, line := range strings.Split(errOut, "\n") {
@@ -37,6 +37,22 @@ func TestCapabilityWarnings(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, warnings, "once: %s", errOut)
+
+	// -q silences them, in run, batch and a pipeline alike.
+	code, _, errOut = runCLI(t, "", "run", "-q", file)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
+	code, _, errOut = runCLI(t, "", "batch", "-q", file, dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
+	pipe := filepath.Join(dir, "pipeline.yaml")
+	require.NoError(t, os.WriteFile(pipe, []byte("version: 1\nsteps:\n  hi:\n    spec: agent.yaml\n    input: Say hi.\n"), 0o644))
+	code, _, errOut = runCLI(t, "", "run", pipe, "--workspace", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "root_dir '/' is the root of the file system")
+	code, _, errOut = runCLI(t, "", "run", "-q", pipe, "--workspace", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
 }
 
 // Progress lines name a refused change by the kind the tool's error says,
