@@ -149,6 +149,7 @@ func newRootCmd() *cobra.Command {
 		root.AddCommand(f())
 	}
 	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
+	completeOutputs(root)
 	return root
 }
 

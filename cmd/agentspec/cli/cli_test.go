@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
 )
 
 // runCLI runs the CLI in-process and returns its exit code and output.
@@ -299,4 +300,28 @@ func TestToolsRefusesTwoToolsOfOneName(t *testing.T) {
 	code, _, stderr := runCLI(t, "", "tools", "--workspace", dir, file)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, file+":3:5: tool \"read_file\" is offered by both FileSystem and FileSystem")
+}
+
+// A shell's completion offers the values a flag or argument takes: the
+// formats of --output, and the tools `agentspec tool` would call.
+func TestCompletionOffersValues(t *testing.T) {
+	t.Parallel()
+	complete := func(args ...string) []string {
+		t.Helper()
+		code, out, errOut := runCLI(t, "", append([]string{"__complete"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.NotEmpty(t, lines)
+		assert.Equal(t, ":4", lines[len(lines)-1], "no file names offered")
+		return lines[:len(lines)-1]
+	}
+	assert.Equal(t, []string{"text", "json"}, complete("run", "-o", ""))
+	assert.Equal(t, []string{"text", "json"}, complete("queue", "stats", "--output", ""))
+	assert.Equal(t, []string{"mermaid", "dot", "json"}, complete("graph", "-o", ""))
+	assert.Equal(t, filesystem.AllToolNames, complete("tool", ""))
+
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "agent.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("model: test\ninstructions: Hi.\ncapabilities:\n  - PrefixTools: {prefix: docs, capability: {FileSystem: {root_dir: ., read_only: true, tools: [read_file, grep]}}}\n"), 0o644))
+	assert.Equal(t, []string{"docs_read_file", "docs_grep"}, complete("tool", "--spec", spec, ""))
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -52,4 +53,20 @@ func (a jsonAlias) Set(v string) error {
 		return fmt.Errorf("--json takes no value, not %q", v)
 	}
 	return nil
+}
+
+// completeOutputs offers text and json when a shell completes --output, on
+// every command under root that has one and offers nothing else for it.
+func completeOutputs(root *cobra.Command) {
+	formats := func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{formatText, formatJSON}, cobra.ShellCompDirectiveNoFileComp
+	}
+	for _, c := range root.Commands() {
+		if c.Flags().Lookup("output") != nil {
+			if _, ok := c.GetFlagCompletionFunc("output"); !ok {
+				_ = c.RegisterFlagCompletionFunc("output", formats)
+			}
+		}
+		completeOutputs(c)
+	}
 }

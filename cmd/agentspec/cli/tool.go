@@ -51,6 +51,22 @@ Exit status: 0 success (a cancelled change is a success), 3 an error the model c
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTool(cmd, f, args)
 		},
+		// A shell completes TOOL with the names of the tools offered.
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			tools, closeTools, err := toolsFor(cmd, f)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveError
+			}
+			defer closeTools()
+			names := make([]string, len(tools))
+			for i, t := range tools {
+				names[i] = t.Name()
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.spec, "spec", "", "offer the tools of this spec's capabilities")
