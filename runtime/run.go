@@ -254,14 +254,17 @@ func (p *plan) run(ctx context.Context, workspace string) (res *Result, err erro
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
+	if p.cache == nil {
+		// The capabilities built for the run say its workspace (see
+		// runWorkspace): a LocalWorkspace entry is not built once more
+		// beforehand just to ask.
+		return p.execute(ctx, workspace, "", start)
+	}
 	// A LocalWorkspace entry makes its directory the run's workspace, for
 	// the cache, the checks and the capabilities alike.
 	ws, err := spec.RunWorkspace(ctx, p.spec, p.cfg.registry, p.setup(workspace))
 	if err != nil {
 		return nil, err
-	}
-	if p.cache == nil {
-		return p.execute(ctx, workspace, ws.Dir, start)
 	}
 	lookup, err := p.cache.lookup(ctx, ws.Dir)
 	if err != nil {
@@ -300,12 +303,16 @@ func (p *plan) end(ctx context.Context, start time.Time, res *Result, err error)
 // drives the conversation to a final answer.
 //
 // given is the workspace the run was given, and workspace the one it works
-// in: the same unless the spec has a LocalWorkspace.
+// in: the same unless the spec has a LocalWorkspace; "" to take it from the
+// capabilities built (runWorkspace).
 func (p *plan) execute(ctx context.Context, given, workspace string, start time.Time) (res *Result, err error) {
 	s, cfg := p.spec, p.cfg
 	owned, err := spec.Instantiate(ctx, s, cfg.registry, p.setup(given))
 	if err != nil {
 		return nil, orInterrupted(ctx, err)
+	}
+	if workspace == "" {
+		workspace = p.runWorkspace(given, owned)
 	}
 	if err := emitCapabilityWarnings(ctx, cfg.listeners, s, owned); err != nil {
 		closeAll(owned)
@@ -372,6 +379,28 @@ func (p *plan) execute(ctx context.Context, given, workspace string, start time.
 	r.res.Transcript = r.messages
 	r.res.Usage.Elapsed = time.Since(start)
 	return r.res, err
+}
+
+// runWorkspace is the directory of the workspace the capabilities built for
+// the plan's spec set, as spec.RunWorkspace says it: the first entry of a
+// type that sets the workspace names it (spec.Instantiate has built that
+// entry as RunWorkspace does, and failed if it names none), else it is the
+// workspace the run was given.
+func (p *plan) runWorkspace(given string, owned []capabilities.Capability) string {
+	reg := p.cfg.registry
+	if reg == nil {
+		reg = capabilities.Default() // as spec.Instantiate takes a nil one
+	}
+	for i, c := range p.spec.Capabilities {
+		if t, ok := reg.Lookup(c.Name); !ok || !t.SetsWorkspace || i >= len(owned) {
+			continue
+		}
+		if setter, ok := capabilities.As[capabilities.WorkspaceSetter](owned[i]); ok {
+			return setter.Workspace().Dir
+		}
+		break
+	}
+	return given
 }
 
 // answerAttempts is how many final answers the model may give: one more

@@ -23,8 +23,14 @@ echo "== spec loading, the agent loop, cache keys"
 
 echo "== 1000 workspace jobs at -j 8"
 "$GO" test -run '^$' -bench 'Batch1000' -benchtime "${BENCHTIME_BATCH:-3x}" ./runtime/
-# fill/uncached: the median over interleaved pairs (target <= 1.3)
+# fill/uncached: the median over interleaved pairs (target <= 1.3), elapsed
+# time and CPU time
 "$GO" test -run '^$' -bench 'BatchCacheFill' -benchtime "${BENCHTIME_FILL:-5x}" ./runtime/
+# an uncached batch's CPU per job against plain Go doing the same reads and
+# writes (target <= 3): batch/plain writes with os.WriteFile, batch/replace as
+# write_file does (a synced file renamed over the old); medians over
+# interleaved runs
+"$GO" test -run '^$' -bench 'BatchCPU' -benchtime "${BENCHTIME_CPU:-5x}" ./runtime/
 # file syscalls per job through the binary (target <= 35); skipped without strace
 scripts/bench-syscalls.sh
 echo
