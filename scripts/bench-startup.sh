@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Start-up cost of the agentspec binary: `agentspec version` against
-# `rg --version`, each run N times interleaved; prints the median user+sys CPU
-# of each and their ratio, then the GODEBUG=inittrace sum of the project's own
-# packages against the jsonschema library's own init.
+# Start-up cost of the agentspec binary: `agentspec version`, a one-tool call
+# (`agentspec tool file_info`) and `agentspec mcp` on closed input, against a
+# plain Go hello world built the same way, each run N times interleaved; prints
+# the median user+sys CPU of each and their ratio (target: at most 5x), then the
+# GODEBUG=inittrace sum of the project's own packages against the jsonschema
+# library's own init.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-21}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
 # BIN names an agentspec binary to measure instead of building this tree's.
 if [[ -z ${BIN:-} ]]; then
-	BIN=$(mktemp -d)/agentspec
+	BIN=$scratch/agentspec
 	go build -o "$BIN" ./cmd/agentspec
 fi
-RG=${RG:-rg}
+mkdir "$scratch/hello"
+printf 'module hello\n\ngo 1.26\n' >"$scratch/hello/go.mod"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$scratch/hello/main.go"
+(cd "$scratch/hello" && go build -o hello .)
+HELLO=$scratch/hello/hello
+mkdir "$scratch/root"
+echo hi >"$scratch/root/a.txt"
 
 # A run takes a few ms; time's 10 ms resolution needs a batch of runs each.
 batch() {
@@ -21,18 +31,25 @@ batch() {
 }
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-as=() rs=()
+vs=() ts=() ms=() hs=()
 for ((i = 0; i < N; i++)); do
-	as+=("$(batch "$BIN" version)")
-	rs+=("$(batch "$RG" --version)")
+	hs+=("$(batch "$HELLO")")
+	vs+=("$(batch "$BIN" version)")
+	ts+=("$(batch "$BIN" tool --root "$scratch/root" file_info '{"path": "a.txt"}')")
+	ms+=("$(batch "$BIN" mcp --root "$scratch/root" </dev/null)")
 done
-a=$(printf '%s\n' "${as[@]}" | median)
-r=$(printf '%s\n' "${rs[@]}" | median)
-awk -v a="$a" -v r="$r" -v n="$N" 'BEGIN {
-	printf "agentspec version  %.2f ms CPU (median of %d)\n", a * 1000, n
-	printf "rg --version       %.2f ms CPU (median of %d)\n", r * 1000, n
-	printf "ratio              %.2fx\n", (r > 0 ? a / r : 0)
-}'
+h=$(printf '%s\n' "${hs[@]}" | median)
+for name in version tool mcp; do
+	case $name in
+	version) m=$(printf '%s\n' "${vs[@]}" | median) label="agentspec version" ;;
+	tool) m=$(printf '%s\n' "${ts[@]}" | median) label="agentspec tool file_info" ;;
+	mcp) m=$(printf '%s\n' "${ms[@]}" | median) label="agentspec mcp, no input" ;;
+	esac
+	awk -v a="$m" -v h="$h" -v n="$N" -v l="$label" 'BEGIN {
+		printf "%-26s %.2f ms CPU (median of %d), %.2fx a Go hello world\n", l, a * 1000, n, (h > 0 ? a / h : 0)
+	}'
+done
+awk -v h="$h" -v n="$N" 'BEGIN { printf "%-26s %.2f ms CPU (median of %d)\n", "Go hello world", h * 1000, n }'
 
 # inittrace: the project's packages against the jsonschema library's init,
 # each the median of N runs (one run is at the mercy of a single page fault).
