@@ -88,9 +88,13 @@ func (fs *FS) listEntry(w *walk.Walker[struct{}]) (string, bool) {
 		if !fs.entryReadable(e.Path) {
 			return "", false
 		}
-		var err error
-		if typ, size, err = w.Lstat(); err != nil {
-			return "", false // vanished
+		// The listing told the directories apart: only a file's size
+		// needs a stat.
+		if typ = e.Type; typ != walk.Dir {
+			var err error
+			if typ, size, err = w.Lstat(); err != nil {
+				return "", false // vanished
+			}
 		}
 	}
 	name := fs.relToCwd(e.Path)
