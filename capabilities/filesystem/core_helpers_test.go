@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -160,4 +161,10 @@ func transcript(ctx context.Context, t *testing.T, c *Capability, calls []call) 
 		fmt.Fprintf(&sb, "### %s %s\n%s\n\n", cl.tool, args, result(out, err))
 	}
 	return sb.String()
+}
+
+// decodeArgs decodes a call's arguments into v, a pointer to a struct, as a
+// tool built with typed does.
+func decodeArgs(raw json.RawMessage, v any) error {
+	return argSpecOf(reflect.TypeOf(v).Elem()).decode(raw, v)
 }

@@ -186,19 +186,18 @@ type Capability struct {
 
 var _ capabilities.Capability = (*Capability)(nil)
 
-// toolFactories holds a constructor per tool name. Each tool's file adds
-// itself from its init function, so the package builds from whichever tool
-// files exist and New reports a selected tool that has none.
-var toolFactories = map[string]func(*FS) capabilities.Tool{}
-
-func registerTool(name string, f func(*FS) capabilities.Tool) {
-	if !slices.Contains(AllToolNames, name) {
-		panic("filesystem: registering unknown tool " + name)
-	}
-	if _, dup := toolFactories[name]; dup {
-		panic("filesystem: tool registered twice: " + name)
-	}
-	toolFactories[name] = f
+// toolFactories builds each tool by name, one constructor per tool file.
+var toolFactories = map[string]func(*FS) capabilities.Tool{
+	ToolReadFile:        newReadFile,
+	ToolWriteFile:       newWriteFile,
+	ToolEditFile:        newEditFile,
+	ToolListDirectory:   newListDirectory,
+	ToolSearchFiles:     newSearchFiles,
+	ToolFindFiles:       newFindFiles,
+	ToolCreateDirectory: newCreateDirectory,
+	ToolFileInfo:        newFileInfo,
+	ToolListFiles:       newListFiles,
+	ToolGrep:            newGrep,
 }
 
 // New builds a FileSystem. dir is the directory a relative RootDir or Cwd
@@ -230,12 +229,7 @@ func newCapability(opts Options, dir string, protectedReal bool) (*Capability, e
 		c.warnings = append(c.warnings, "cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
 	}
 	for _, name := range names {
-		f, ok := toolFactories[name]
-		if !ok {
-			fs.Close()
-			return nil, fmt.Errorf("filesystem: tool %s is not built into this program", name)
-		}
-		c.tools = append(c.tools, &callGate{Tool: f(fs), fs: fs})
+		c.tools = append(c.tools, &callGate{Tool: toolFactories[name](fs), fs: fs})
 	}
 	return c, nil
 }
@@ -512,8 +506,11 @@ func realDir(p, dir string) (real, alias string, err error) {
 // within reports whether p is root or below it, component-wise.
 var within = sandbox.Within
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+func init() { capabilities.MustRegister(Type()) }
+
+// Type is the FileSystem capability type, for a registry.
+func Type() capabilities.Type {
+	return capabilities.Type{
 		Name:        TypeName,
 		Description: "Sandboxed, pattern-filtered file tools (read, write, edit, list, search) scoped to one root directory.",
 		Schema:      json.RawMessage(optionsSchema),
@@ -529,7 +526,7 @@ func init() {
 			opts.ReadOnly = opts.ReadOnly || args.ReadOnly
 			return newCapability(opts, args.Dir, true)
 		},
-	})
+	}
 }
 
 // optionError points a decoding failure at the option it concerns.

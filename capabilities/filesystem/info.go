@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,8 +15,6 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/internal/text"
 )
-
-func init() { registerTool(ToolFileInfo, newFileInfo) }
 
 // outsideWorkspace stands for any location outside the root.
 const outsideWorkspace = "<outside-workspace>"
@@ -34,15 +31,11 @@ func newFileInfo(fs *FS) capabilities.Tool {
 		params: object(map[string]any{
 			"path": param("string", "Path of the file or directory, relative to the working directory."),
 		}, "path"),
-		call: fs.fileInfo,
+		call: typed(fs.fileInfo),
 	}
 }
 
-func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
-	var args infoArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) fileInfo(_ context.Context, args infoArgs) (string, error) {
 	rel, err := fs.resolveGated(args.Path, fs.checkRead)
 	if err != nil {
 		return "", err

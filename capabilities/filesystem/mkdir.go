@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"syscall"
@@ -10,8 +9,6 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
-
-func init() { registerTool(ToolCreateDirectory, newCreateDirectory) }
 
 type mkdirArgs struct {
 	Path string `json:"path"`
@@ -24,15 +21,11 @@ func newCreateDirectory(fs *FS) capabilities.Tool {
 		params: object(map[string]any{
 			"path": param("string", "Path of the directory, relative to the working directory."),
 		}, "path"),
-		call: fs.createDirectory,
+		call: typed(fs.createDirectory),
 	}
 }
 
-func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string, error) {
-	var args mkdirArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) createDirectory(ctx context.Context, args mkdirArgs) (string, error) {
 	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
 	if err != nil {
 		return "", err

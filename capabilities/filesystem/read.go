@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +15,6 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/internal/text"
 )
-
-func init() { registerTool(ToolReadFile, newReadFile) }
 
 // readNoticeReserve is the part of max_read_chars kept free for the
 // continuation hint.
@@ -41,7 +38,7 @@ func newReadFile(fs *FS) capabilities.Tool {
 			"offset": param("integer", "Zero-based line to start from. Default 0."),
 			"limit":  param("integer", "Maximum number of lines to return. Default "+strconv.Itoa(fs.opts.MaxReadLines)+"."),
 		}, "path"),
-		call: fs.readFile,
+		call: typed(fs.readFile),
 	}
 }
 
@@ -53,11 +50,7 @@ func hashNote(fs *FS, note string) string {
 	return ""
 }
 
-func (fs *FS) readFile(ctx context.Context, raw json.RawMessage) (string, error) {
-	var args readArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) readFile(ctx context.Context, args readArgs) (string, error) {
 	if args.Offset < 0 {
 		return "", capabilities.Retry("offset must be non-negative.")
 	}

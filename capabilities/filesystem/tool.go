@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,12 +107,26 @@ func param(typ, description string) map[string]any {
 	return map[string]any{"type": typ, "description": description}
 }
 
-// decodeArgs unmarshals a tool call's arguments into v, a pointer to a struct
-// whose json tags name the parameters. A field whose tag lacks ",omitempty" is
-// required; null counts as missing. Every failure is a *capabilities.RetryError
-// that names the argument and says what was expected, so the model can fix
-// its call.
-func decodeArgs(raw json.RawMessage, v any) error {
+// typed adapts f, which takes a tool's arguments as the struct A, to a
+// tool's call. A's json tags name the parameters: a field whose tag lacks
+// ",omitempty" is required. They are read off A once, when the tool is
+// built, not at every call.
+func typed[A any](f func(context.Context, A) (string, error)) func(context.Context, json.RawMessage) (string, error) {
+	spec := argSpecOf(reflect.TypeFor[A]())
+	return func(ctx context.Context, raw json.RawMessage) (string, error) {
+		var args A
+		if err := spec.decode(raw, &args); err != nil {
+			return "", err
+		}
+		return f(ctx, args)
+	}
+}
+
+// decode unmarshals a tool call's arguments into v, a pointer to the struct
+// spec was read from; null counts as missing. Every failure is a
+// *capabilities.RetryError that names the argument and says what was
+// expected, so the model can fix its call.
+func (spec argSpec) decode(raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
@@ -122,7 +135,6 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	if err := json.Unmarshal(raw, &given); err != nil {
 		return capabilities.Retry("Invalid arguments: expected a JSON object of named arguments.")
 	}
-	spec := argSpecOf(reflect.TypeOf(v).Elem())
 	var unknown []string
 	for k := range given {
 		if !slices.Contains(spec.names, k) {
@@ -152,12 +164,7 @@ type argSpec struct {
 	names, required []string
 }
 
-var argSpecs sync.Map // reflect.Type -> argSpec
-
 func argSpecOf(t reflect.Type) argSpec {
-	if s, ok := argSpecs.Load(t); ok {
-		return s.(argSpec)
-	}
 	var s argSpec
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -170,7 +177,6 @@ func argSpecOf(t reflect.Type) argSpec {
 			s.required = append(s.required, name)
 		}
 	}
-	argSpecs.Store(t, s)
 	return s
 }
 
