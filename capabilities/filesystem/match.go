@@ -96,13 +96,6 @@ func compileExcepting(texts []string) []pattern {
 	return ps
 }
 
-// fnmatch reports whether name matches pattern (compiling it on each call;
-// hot paths compile once with compilePattern).
-func fnmatch(name, pat string) bool {
-	p := compilePattern(pat)
-	return p.match(name)
-}
-
 // matchAny returns the first pattern, in order, that matches rel or, with
 // ancestors set, any directory above rel ("a" and "a/b" for "a/b/c"): denied
 // and protected patterns cover whole subtrees.
