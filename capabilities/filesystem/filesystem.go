@@ -26,7 +26,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/sandbox"
@@ -298,14 +297,6 @@ func rootWarnings(given, real string) []string {
 	return nil
 }
 
-// homes remembers the user's home directory resolved, for the home
-// directory named last: a batch builds a FileSystem per job, and resolving
-// the same directory each time would cost a job system calls.
-var homes struct {
-	sync.Mutex
-	home, real string
-}
-
 // realHome is the user's home directory with its symlinks resolved, or ""
 // when there is none.
 func realHome() string {
@@ -313,15 +304,10 @@ func realHome() string {
 	if err != nil || home == "" {
 		return ""
 	}
-	homes.Lock()
-	defer homes.Unlock()
-	if homes.home != home {
-		homes.home, homes.real = home, filepath.Clean(home)
-		if r, err := filepath.EvalSymlinks(home); err == nil {
-			homes.real = r
-		}
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		return r
 	}
-	return homes.real
+	return filepath.Clean(home)
 }
 
 // RootDir returns the absolute, symlink-resolved root directory.
