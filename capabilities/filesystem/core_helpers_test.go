@@ -164,7 +164,8 @@ func transcript(ctx context.Context, t *testing.T, c *Capability, calls []call) 
 }
 
 // decodeArgs decodes a call's arguments into v, a pointer to a struct, as a
-// tool built with typed does.
+// tool does.
 func decodeArgs(raw json.RawMessage, v any) error {
-	return argSpecOf(reflect.TypeOf(v).Elem()).decode(raw, v)
+	spec := argSpecOf(reflect.TypeOf(v).Elem())
+	return spec.decode(raw, v)
 }

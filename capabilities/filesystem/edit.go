@@ -43,12 +43,12 @@ func newEditFile(fs *FS) capabilities.Tool {
 		props["expected_hash"] = param("string",
 			"Hash the file must still have (from read_file or file_info); the edit is refused if it changed since.")
 	}
-	return &tool{
+	return &tool[editArgs]{
 		name: ToolEditFile,
 		description: "Replace exact text in a text file: one old_text/new_text pair, or a replacements list. " +
 			"Each old_text must match exactly once; include surrounding lines to make it unique. Line endings are preserved.",
 		params: object(props, "path"),
-		call:   typed(fs.editFile),
+		call:   fs.editFile,
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func newFindFiles(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[findArgs]{
 		name: ToolFindFiles,
 		description: "Find files and directories by name with a path glob relative to path, e.g. '*.py' " +
 			"(top level of path only) or '**/*.json' (any depth). In this glob '*', '?' and [...] match within one " +
@@ -19,13 +19,15 @@ func newFindFiles(fs *FS) capabilities.Tool {
 			"pattern": param("string", "The path glob, relative to path: '*' stays within one directory, '**/' crosses any number, e.g. '**/*.go'."),
 			"path":    param("string", "The directory to search from, relative to the working directory. Default '.'."),
 		}, "pattern"),
-		call: typed(func(ctx context.Context, args struct {
-			Pattern string  `json:"pattern"`
-			Path    *string `json:"path,omitempty"`
-		}) (string, error) {
+		call: func(ctx context.Context, args findArgs) (string, error) {
 			return fs.findFiles(ctx, args.Pattern, deref(args.Path, "."))
-		}),
+		},
 	}
+}
+
+type findArgs struct {
+	Pattern string  `json:"pattern"`
+	Path    *string `json:"path,omitempty"`
 }
 
 // findFiles implements find_files.

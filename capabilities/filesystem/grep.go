@@ -20,7 +20,7 @@ import (
 // and how).
 
 func newGrep(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[grepToolArgs]{
 		name: ToolGrep,
 		description: "Search file contents with ripgrep. Returns path:line:text for matches and path-line-text " +
 			"for context lines, sorted by path. pattern is a ripgrep (Rust) regex unless literal is set. path " +
@@ -36,15 +36,7 @@ func newGrep(fs *FS) capabilities.Tool {
 			"literal":     param("boolean", "Treat pattern as literal text, not a regex. Default false."),
 			"context":     param("integer", "Lines of context around each match, 0 to 20. Default 0."),
 		}, "pattern"),
-		call: typed(func(ctx context.Context, args struct {
-			Pattern    string  `json:"pattern"`
-			Path       *string `json:"path,omitempty"`
-			Glob       *string `json:"glob,omitempty"`
-			FileType   *string `json:"file_type,omitempty"`
-			IgnoreCase *bool   `json:"ignore_case,omitempty"`
-			Literal    *bool   `json:"literal,omitempty"`
-			Context    *int    `json:"context,omitempty"`
-		}) (string, error) {
+		call: func(ctx context.Context, args grepToolArgs) (string, error) {
 			return fs.grep(ctx, grepArgs{
 				pattern:    args.Pattern,
 				path:       deref(args.Path, "."),
@@ -54,8 +46,18 @@ func newGrep(fs *FS) capabilities.Tool {
 				literal:    deref(args.Literal, false),
 				context:    deref(args.Context, 0),
 			})
-		}),
+		},
 	}
+}
+
+type grepToolArgs struct {
+	Pattern    string  `json:"pattern"`
+	Path       *string `json:"path,omitempty"`
+	Glob       *string `json:"glob,omitempty"`
+	FileType   *string `json:"file_type,omitempty"`
+	IgnoreCase *bool   `json:"ignore_case,omitempty"`
+	Literal    *bool   `json:"literal,omitempty"`
+	Context    *int    `json:"context,omitempty"`
 }
 
 type grepArgs struct {

@@ -24,14 +24,14 @@ type infoArgs struct {
 }
 
 func newFileInfo(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[infoArgs]{
 		name: ToolFileInfo,
 		description: "Show metadata for a file or directory: type, size and, for text files, line count and content hash; " +
 			"for a symlink, its target.",
 		params: object(map[string]any{
 			"path": param("string", "Path of the file or directory, relative to the working directory."),
 		}, "path"),
-		call: typed(fs.fileInfo),
+		call: fs.fileInfo,
 	}
 }
 

@@ -12,19 +12,21 @@ import (
 )
 
 func newListDirectory(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[listArgs]{
 		name: ToolListDirectory,
 		description: "List a directory's entries, sorted by name: directories end with '/', files show their size. " +
 			"Hidden (dot) entries are not shown. Paths are relative to the working directory.",
 		params: object(map[string]any{
 			"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
 		}),
-		call: typed(func(ctx context.Context, args struct {
-			Path *string `json:"path,omitempty"`
-		}) (string, error) {
+		call: func(ctx context.Context, args listArgs) (string, error) {
 			return fs.listDirectory(ctx, deref(args.Path, "."))
-		}),
+		},
 	}
+}
+
+type listArgs struct {
+	Path *string `json:"path,omitempty"`
 }
 
 // listDirectory implements list_directory.

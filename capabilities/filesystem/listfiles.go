@@ -12,7 +12,7 @@ import (
 // (rg.go says why and how).
 
 func newListFiles(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[listFilesArgs]{
 		name: ToolListFiles,
 		description: "List the files under a directory, recursively, sorted by path (ripgrep). Respects " +
 			".gitignore inside git repositories and .ignore files; glob (a ripgrep glob, gitignore-style: without " +
@@ -22,13 +22,15 @@ func newListFiles(fs *FS) capabilities.Tool {
 			"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
 			"glob": param("string", "Only list files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
 		}),
-		call: typed(func(ctx context.Context, args struct {
-			Path *string `json:"path,omitempty"`
-			Glob *string `json:"glob,omitempty"`
-		}) (string, error) {
+		call: func(ctx context.Context, args listFilesArgs) (string, error) {
 			return fs.listFiles(ctx, deref(args.Path, "."), deref(args.Glob, ""))
-		}),
+		},
 	}
+}
+
+type listFilesArgs struct {
+	Path *string `json:"path,omitempty"`
+	Glob *string `json:"glob,omitempty"`
 }
 
 // listFiles implements list_files.

@@ -15,13 +15,13 @@ type mkdirArgs struct {
 }
 
 func newCreateDirectory(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[mkdirArgs]{
 		name:        ToolCreateDirectory,
 		description: "Create a directory, and any missing parent directories. Succeeds if it already exists.",
 		params: object(map[string]any{
 			"path": param("string", "Path of the directory, relative to the working directory."),
 		}, "path"),
-		call: typed(fs.createDirectory),
+		call: fs.createDirectory,
 	}
 }
 

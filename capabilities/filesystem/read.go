@@ -27,7 +27,7 @@ type readArgs struct {
 }
 
 func newReadFile(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[readArgs]{
 		name: ToolReadFile,
 		description: "Read a text file. Lines are numbered; the header gives the path, the total line count" +
 			hashNote(fs, " and a content hash to pass as expected_hash when writing") +
@@ -38,7 +38,7 @@ func newReadFile(fs *FS) capabilities.Tool {
 			"offset": param("integer", "Zero-based line to start from. Default 0."),
 			"limit":  param("integer", "Maximum number of lines to return. Default "+strconv.Itoa(fs.opts.MaxReadLines)+"."),
 		}, "path"),
-		call: typed(fs.readFile),
+		call: fs.readFile,
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 func newSearchFiles(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[searchArgs]{
 		name: ToolSearchFiles,
 		description: "Search file contents with a regular expression (Go RE2 syntax: no lookarounds or " +
 			"backreferences), line by line. Returns path:line:text for each matching line, sorted by path. " +
@@ -27,14 +27,16 @@ func newSearchFiles(fs *FS) capabilities.Tool {
 			"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
 			"include_glob": param("string", "Only search files whose root-relative path matches this fnmatch glob, where '*' also matches '/': '*.py' matches Python files at any depth."),
 		}, "pattern"),
-		call: typed(func(ctx context.Context, args struct {
-			Pattern     string  `json:"pattern"`
-			Path        *string `json:"path,omitempty"`
-			IncludeGlob *string `json:"include_glob,omitempty"`
-		}) (string, error) {
+		call: func(ctx context.Context, args searchArgs) (string, error) {
 			return fs.searchFiles(ctx, args.Pattern, deref(args.Path, "."), deref(args.IncludeGlob, ""))
-		}),
+		},
 	}
+}
+
+type searchArgs struct {
+	Pattern     string  `json:"pattern"`
+	Path        *string `json:"path,omitempty"`
+	IncludeGlob *string `json:"include_glob,omitempty"`
 }
 
 // searchWorkers is how many files search_files reads and searches at once.

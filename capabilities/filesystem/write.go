@@ -26,12 +26,12 @@ func newWriteFile(fs *FS) capabilities.Tool {
 		props["expected_hash"] = param("string",
 			"Hash the file must still have (from read_file or file_info); the write is refused if it changed since.")
 	}
-	return &tool{
+	return &tool[writeArgs]{
 		name: ToolWriteFile,
 		description: "Create a file or replace its whole content. Prefer edit_file to change part of an existing file." +
 			hashNote(fs, " Pass expected_hash to make sure you are not overwriting changes you have not seen."),
 		params: object(props, "path", "content"),
-		call:   typed(fs.writeFile),
+		call:   fs.writeFile,
 	}
 }
 
