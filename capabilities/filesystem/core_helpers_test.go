@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -160,4 +161,11 @@ func transcript(ctx context.Context, t *testing.T, c *Capability, calls []call) 
 		fmt.Fprintf(&sb, "### %s %s\n%s\n\n", cl.tool, args, result(out, err))
 	}
 	return sb.String()
+}
+
+// decodeArgs decodes a call's arguments into v, a pointer to a struct, as a
+// tool does.
+func decodeArgs(raw json.RawMessage, v any) error {
+	spec := argSpecOf(reflect.TypeOf(v).Elem())
+	return spec.decode(raw, v)
 }

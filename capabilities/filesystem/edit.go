@@ -3,15 +3,12 @@ package filesystem
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/text"
 )
-
-func init() { registerTool(ToolEditFile, newEditFile) }
 
 type replacement struct {
 	OldText *string `json:"old_text"`
@@ -46,7 +43,7 @@ func newEditFile(fs *FS) capabilities.Tool {
 		props["expected_hash"] = param("string",
 			"Hash the file must still have (from read_file or file_info); the edit is refused if it changed since.")
 	}
-	return &tool{
+	return &tool[editArgs]{
 		name: ToolEditFile,
 		description: "Replace exact text in a text file: one old_text/new_text pair, or a replacements list. " +
 			"Each old_text must match exactly once; include surrounding lines to make it unique. Line endings are preserved.",
@@ -55,11 +52,7 @@ func newEditFile(fs *FS) capabilities.Tool {
 	}
 }
 
-func (fs *FS) editFile(ctx context.Context, raw json.RawMessage) (string, error) {
-	var args editArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) editFile(ctx context.Context, args editArgs) (string, error) {
 	if args.ExpectedHash != nil && !fs.hashes() {
 		return "", capabilities.Retry("Unknown argument 'expected_hash'. Expected: path, old_text, new_text, replacements.")
 	}

@@ -26,7 +26,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/sandbox"
@@ -186,19 +185,18 @@ type Capability struct {
 
 var _ capabilities.Capability = (*Capability)(nil)
 
-// toolFactories holds a constructor per tool name. Each tool's file adds
-// itself from its init function, so the package builds from whichever tool
-// files exist and New reports a selected tool that has none.
-var toolFactories = map[string]func(*FS) capabilities.Tool{}
-
-func registerTool(name string, f func(*FS) capabilities.Tool) {
-	if !slices.Contains(AllToolNames, name) {
-		panic("filesystem: registering unknown tool " + name)
-	}
-	if _, dup := toolFactories[name]; dup {
-		panic("filesystem: tool registered twice: " + name)
-	}
-	toolFactories[name] = f
+// toolFactories builds each tool by name, one constructor per tool file.
+var toolFactories = map[string]func(*FS) capabilities.Tool{
+	ToolReadFile:        newReadFile,
+	ToolWriteFile:       newWriteFile,
+	ToolEditFile:        newEditFile,
+	ToolListDirectory:   newListDirectory,
+	ToolSearchFiles:     newSearchFiles,
+	ToolFindFiles:       newFindFiles,
+	ToolCreateDirectory: newCreateDirectory,
+	ToolFileInfo:        newFileInfo,
+	ToolListFiles:       newListFiles,
+	ToolGrep:            newGrep,
 }
 
 // New builds a FileSystem. dir is the directory a relative RootDir or Cwd
@@ -230,12 +228,7 @@ func newCapability(opts Options, dir string, protectedReal bool) (*Capability, e
 		c.warnings = append(c.warnings, "cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
 	}
 	for _, name := range names {
-		f, ok := toolFactories[name]
-		if !ok {
-			fs.Close()
-			return nil, fmt.Errorf("filesystem: tool %s is not built into this program", name)
-		}
-		c.tools = append(c.tools, &callGate{Tool: f(fs), fs: fs})
+		c.tools = append(c.tools, &callGate{Tool: toolFactories[name](fs), fs: fs})
 	}
 	return c, nil
 }
@@ -304,14 +297,6 @@ func rootWarnings(given, real string) []string {
 	return nil
 }
 
-// homes remembers the user's home directory resolved, for the home
-// directory named last: a batch builds a FileSystem per job, and resolving
-// the same directory each time would cost a job system calls.
-var homes struct {
-	sync.Mutex
-	home, real string
-}
-
 // realHome is the user's home directory with its symlinks resolved, or ""
 // when there is none.
 func realHome() string {
@@ -319,15 +304,10 @@ func realHome() string {
 	if err != nil || home == "" {
 		return ""
 	}
-	homes.Lock()
-	defer homes.Unlock()
-	if homes.home != home {
-		homes.home, homes.real = home, filepath.Clean(home)
-		if r, err := filepath.EvalSymlinks(home); err == nil {
-			homes.real = r
-		}
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		return r
 	}
-	return homes.real
+	return filepath.Clean(home)
 }
 
 // RootDir returns the absolute, symlink-resolved root directory.
@@ -512,8 +492,11 @@ func realDir(p, dir string) (real, alias string, err error) {
 // within reports whether p is root or below it, component-wise.
 var within = sandbox.Within
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+func init() { capabilities.MustRegister(Type()) }
+
+// Type is the FileSystem capability type, for a registry.
+func Type() capabilities.Type {
+	return capabilities.Type{
 		Name:        TypeName,
 		Description: "Sandboxed, pattern-filtered file tools (read, write, edit, list, search) scoped to one root directory.",
 		Schema:      json.RawMessage(optionsSchema),
@@ -529,7 +512,7 @@ func init() {
 			opts.ReadOnly = opts.ReadOnly || args.ReadOnly
 			return newCapability(opts, args.Dir, true)
 		},
-	})
+	}
 }
 
 // optionError points a decoding failure at the option it concerns.

@@ -74,14 +74,24 @@ func TestUnknownTools(t *testing.T) {
 		"search_files, find_files, create_directory, file_info, list_files, grep.", ae.Msg)
 }
 
-func TestMissingFactoryIsAnError(t *testing.T) {
-	// Not parallel: it removes a factory for the duration.
-	f := toolFactories[ToolFileInfo]
-	delete(toolFactories, ToolFileInfo)
-	defer func() { toolFactories[ToolFileInfo] = f }()
-	_, err := New(Options{Tools: []string{ToolFileInfo}}, t.TempDir())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "file_info")
+// Every tool a spec may select is built: the table of constructors names
+// each tool once, so New never meets a selected tool it cannot build.
+func TestEveryToolHasAFactory(t *testing.T) {
+	t.Parallel()
+	assert.Len(t, toolFactories, len(AllToolNames))
+	for _, n := range AllToolNames {
+		assert.NotNil(t, toolFactories[n], n)
+	}
+	c, err := New(Options{Tools: AllToolNames}, t.TempDir())
+	require.NoError(t, err)
+	defer c.Close()
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name())
+	}
+	assert.Equal(t, AllToolNames, names)
 }
 
 func TestRootAndCwd(t *testing.T) {

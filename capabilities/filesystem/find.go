@@ -2,37 +2,32 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
-func init() {
-	registerTool(ToolFindFiles, func(fs *FS) capabilities.Tool {
-		return &tool{
-			name: ToolFindFiles,
-			description: "Find files and directories by name with a path glob relative to path, e.g. '*.py' " +
-				"(top level of path only) or '**/*.json' (any depth). In this glob '*', '?' and [...] match within one " +
-				"path component (never across '/'); '**' matches any number of directories; a trailing '/' keeps only " +
-				"directories. Results are sorted by path; directories end with '/'. Hidden entries are skipped.",
-			params: object(map[string]any{
-				"pattern": param("string", "The path glob, relative to path: '*' stays within one directory, '**/' crosses any number, e.g. '**/*.go'."),
-				"path":    param("string", "The directory to search from, relative to the working directory. Default '.'."),
-			}, "pattern"),
-			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
-				var args struct {
-					Pattern string  `json:"pattern"`
-					Path    *string `json:"path,omitempty"`
-				}
-				if err := decodeArgs(raw, &args); err != nil {
-					return "", err
-				}
-				return fs.findFiles(ctx, args.Pattern, deref(args.Path, "."))
-			},
-		}
-	})
+func newFindFiles(fs *FS) capabilities.Tool {
+	return &tool[findArgs]{
+		name: ToolFindFiles,
+		description: "Find files and directories by name with a path glob relative to path, e.g. '*.py' " +
+			"(top level of path only) or '**/*.json' (any depth). In this glob '*', '?' and [...] match within one " +
+			"path component (never across '/'); '**' matches any number of directories; a trailing '/' keeps only " +
+			"directories. Results are sorted by path; directories end with '/'. Hidden entries are skipped.",
+		params: object(map[string]any{
+			"pattern": param("string", "The path glob, relative to path: '*' stays within one directory, '**/' crosses any number, e.g. '**/*.go'."),
+			"path":    param("string", "The directory to search from, relative to the working directory. Default '.'."),
+		}, "pattern"),
+		call: func(ctx context.Context, args findArgs) (string, error) {
+			return fs.findFiles(ctx, args.Pattern, deref(args.Path, "."))
+		},
+	}
+}
+
+type findArgs struct {
+	Pattern string  `json:"pattern"`
+	Path    *string `json:"path,omitempty"`
 }
 
 // findFiles implements find_files.

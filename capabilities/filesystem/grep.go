@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
@@ -20,49 +19,45 @@ import (
 // compared with the file read through the descriptor walk (rg.go says why
 // and how).
 
-func init() {
-	registerTool(ToolGrep, func(fs *FS) capabilities.Tool {
-		return &tool{
-			name: ToolGrep,
-			description: "Search file contents with ripgrep. Returns path:line:text for matches and path-line-text " +
-				"for context lines, sorted by path. pattern is a ripgrep (Rust) regex unless literal is set. path " +
-				"may be a file or a directory. Respects .gitignore inside git repositories and .ignore files; an " +
-				"explicit glob overrides them. Hidden files are not searched, nor binary ones (a NUL byte in the first " +
-				"8192 bytes), as in search_files.",
-			params: object(map[string]any{
-				"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
-				"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
-				"glob":        param("string", "Only search files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
-				"file_type":   param("string", "Only search files of this ripgrep type, e.g. 'py' or 'go'."),
-				"ignore_case": param("boolean", "Match case-insensitively. Default false."),
-				"literal":     param("boolean", "Treat pattern as literal text, not a regex. Default false."),
-				"context":     param("integer", "Lines of context around each match, 0 to 20. Default 0."),
-			}, "pattern"),
-			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
-				var args struct {
-					Pattern    string  `json:"pattern"`
-					Path       *string `json:"path,omitempty"`
-					Glob       *string `json:"glob,omitempty"`
-					FileType   *string `json:"file_type,omitempty"`
-					IgnoreCase *bool   `json:"ignore_case,omitempty"`
-					Literal    *bool   `json:"literal,omitempty"`
-					Context    *int    `json:"context,omitempty"`
-				}
-				if err := decodeArgs(raw, &args); err != nil {
-					return "", err
-				}
-				return fs.grep(ctx, grepArgs{
-					pattern:    args.Pattern,
-					path:       deref(args.Path, "."),
-					glob:       deref(args.Glob, ""),
-					fileType:   deref(args.FileType, ""),
-					ignoreCase: deref(args.IgnoreCase, false),
-					literal:    deref(args.Literal, false),
-					context:    deref(args.Context, 0),
-				})
-			},
-		}
-	})
+func newGrep(fs *FS) capabilities.Tool {
+	return &tool[grepToolArgs]{
+		name: ToolGrep,
+		description: "Search file contents with ripgrep. Returns path:line:text for matches and path-line-text " +
+			"for context lines, sorted by path. pattern is a ripgrep (Rust) regex unless literal is set. path " +
+			"may be a file or a directory. Respects .gitignore inside git repositories and .ignore files; an " +
+			"explicit glob overrides them. Hidden files are not searched, nor binary ones (a NUL byte in the first " +
+			"8192 bytes), as in search_files.",
+		params: object(map[string]any{
+			"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
+			"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
+			"glob":        param("string", "Only search files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
+			"file_type":   param("string", "Only search files of this ripgrep type, e.g. 'py' or 'go'."),
+			"ignore_case": param("boolean", "Match case-insensitively. Default false."),
+			"literal":     param("boolean", "Treat pattern as literal text, not a regex. Default false."),
+			"context":     param("integer", "Lines of context around each match, 0 to 20. Default 0."),
+		}, "pattern"),
+		call: func(ctx context.Context, args grepToolArgs) (string, error) {
+			return fs.grep(ctx, grepArgs{
+				pattern:    args.Pattern,
+				path:       deref(args.Path, "."),
+				glob:       deref(args.Glob, ""),
+				fileType:   deref(args.FileType, ""),
+				ignoreCase: deref(args.IgnoreCase, false),
+				literal:    deref(args.Literal, false),
+				context:    deref(args.Context, 0),
+			})
+		},
+	}
+}
+
+type grepToolArgs struct {
+	Pattern    string  `json:"pattern"`
+	Path       *string `json:"path,omitempty"`
+	Glob       *string `json:"glob,omitempty"`
+	FileType   *string `json:"file_type,omitempty"`
+	IgnoreCase *bool   `json:"ignore_case,omitempty"`
+	Literal    *bool   `json:"literal,omitempty"`
+	Context    *int    `json:"context,omitempty"`
 }
 
 type grepArgs struct {

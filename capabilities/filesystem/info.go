@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,8 +16,6 @@ import (
 	"github.com/agentspec/agentspec/internal/text"
 )
 
-func init() { registerTool(ToolFileInfo, newFileInfo) }
-
 // outsideWorkspace stands for any location outside the root.
 const outsideWorkspace = "<outside-workspace>"
 
@@ -27,7 +24,7 @@ type infoArgs struct {
 }
 
 func newFileInfo(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[infoArgs]{
 		name: ToolFileInfo,
 		description: "Show metadata for a file or directory: type, size and, for text files, line count and content hash; " +
 			"for a symlink, its target.",
@@ -38,11 +35,7 @@ func newFileInfo(fs *FS) capabilities.Tool {
 	}
 }
 
-func (fs *FS) fileInfo(_ context.Context, raw json.RawMessage) (string, error) {
-	var args infoArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) fileInfo(_ context.Context, args infoArgs) (string, error) {
 	rel, err := fs.resolveGated(args.Path, fs.checkRead)
 	if err != nil {
 		return "", err

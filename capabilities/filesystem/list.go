@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	iofs "io/fs"
 	"strconv"
@@ -12,26 +11,22 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
-func init() {
-	registerTool(ToolListDirectory, func(fs *FS) capabilities.Tool {
-		return &tool{
-			name: ToolListDirectory,
-			description: "List a directory's entries, sorted by name: directories end with '/', files show their size. " +
-				"Hidden (dot) entries are not shown. Paths are relative to the working directory.",
-			params: object(map[string]any{
-				"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
-			}),
-			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
-				var args struct {
-					Path *string `json:"path,omitempty"`
-				}
-				if err := decodeArgs(raw, &args); err != nil {
-					return "", err
-				}
-				return fs.listDirectory(ctx, deref(args.Path, "."))
-			},
-		}
-	})
+func newListDirectory(fs *FS) capabilities.Tool {
+	return &tool[listArgs]{
+		name: ToolListDirectory,
+		description: "List a directory's entries, sorted by name: directories end with '/', files show their size. " +
+			"Hidden (dot) entries are not shown. Paths are relative to the working directory.",
+		params: object(map[string]any{
+			"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
+		}),
+		call: func(ctx context.Context, args listArgs) (string, error) {
+			return fs.listDirectory(ctx, deref(args.Path, "."))
+		},
+	}
+}
+
+type listArgs struct {
+	Path *string `json:"path,omitempty"`
 }
 
 // listDirectory implements list_directory.
@@ -88,9 +83,13 @@ func (fs *FS) listEntry(w *walk.Walker[struct{}]) (string, bool) {
 		if !fs.entryReadable(e.Path) {
 			return "", false
 		}
-		var err error
-		if typ, size, err = w.Lstat(); err != nil {
-			return "", false // vanished
+		// The listing told the directories apart: only a file's size
+		// needs a stat.
+		if typ = e.Type; typ != walk.Dir {
+			var err error
+			if typ, size, err = w.Lstat(); err != nil {
+				return "", false // vanished
+			}
 		}
 	}
 	name := fs.relToCwd(e.Path)

@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
@@ -12,30 +11,26 @@ import (
 // list_files lists what rg lists, each path checked again before it is shown
 // (rg.go says why and how).
 
-func init() {
-	registerTool(ToolListFiles, func(fs *FS) capabilities.Tool {
-		return &tool{
-			name: ToolListFiles,
-			description: "List the files under a directory, recursively, sorted by path (ripgrep). Respects " +
-				".gitignore inside git repositories and .ignore files; glob (a ripgrep glob, gitignore-style: without " +
-				"a '/' it matches file names at any depth, e.g. '*.py'; a leading '!' excludes, e.g. '!*.min.js') " +
-				"filters the files and overrides ignore files. Hidden files are not listed.",
-			params: object(map[string]any{
-				"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
-				"glob": param("string", "Only list files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
-			}),
-			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
-				var args struct {
-					Path *string `json:"path,omitempty"`
-					Glob *string `json:"glob,omitempty"`
-				}
-				if err := decodeArgs(raw, &args); err != nil {
-					return "", err
-				}
-				return fs.listFiles(ctx, deref(args.Path, "."), deref(args.Glob, ""))
-			},
-		}
-	})
+func newListFiles(fs *FS) capabilities.Tool {
+	return &tool[listFilesArgs]{
+		name: ToolListFiles,
+		description: "List the files under a directory, recursively, sorted by path (ripgrep). Respects " +
+			".gitignore inside git repositories and .ignore files; glob (a ripgrep glob, gitignore-style: without " +
+			"a '/' it matches file names at any depth, e.g. '*.py'; a leading '!' excludes, e.g. '!*.min.js') " +
+			"filters the files and overrides ignore files. Hidden files are not listed.",
+		params: object(map[string]any{
+			"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
+			"glob": param("string", "Only list files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
+		}),
+		call: func(ctx context.Context, args listFilesArgs) (string, error) {
+			return fs.listFiles(ctx, deref(args.Path, "."), deref(args.Glob, ""))
+		},
+	}
+}
+
+type listFilesArgs struct {
+	Path *string `json:"path,omitempty"`
+	Glob *string `json:"glob,omitempty"`
 }
 
 // listFiles implements list_files.

@@ -25,9 +25,11 @@ func compilePattern(text string) pattern {
 
 // fnmatches are the patterns compiled so far, by text, up to maxFnmatches of
 // them. A batch builds a FileSystem per job, each with the same few dozen
-// default secret patterns and the spec's own, and compiling them again was a
-// tenth of a job's CPU; a compiled pattern never changes, so one serves every
-// FileSystem at once.
+// default secret patterns and the spec's own; a compiled pattern never
+// changes, so one serves every FileSystem at once. Measured with
+// BenchmarkJobLifecycle/watch_changes=false (New, three calls, Close): 314
+// allocations and 40 KB a job with it, 1238 and 115 KB without; 4.4 against
+// 6.2 ms a job (medians of five interleaved runs on a loaded machine).
 var fnmatches struct {
 	sync.RWMutex
 	m map[string]glob.Fnmatch
@@ -94,13 +96,6 @@ func compileExcepting(texts []string) []pattern {
 		ps[i].except = ex
 	}
 	return ps
-}
-
-// fnmatch reports whether name matches pattern (compiling it on each call;
-// hot paths compile once with compilePattern).
-func fnmatch(name, pat string) bool {
-	p := compilePattern(pat)
-	return p.match(name)
 }
 
 // matchAny returns the first pattern, in order, that matches rel or, with

@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"syscall"
@@ -11,14 +10,12 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
-func init() { registerTool(ToolCreateDirectory, newCreateDirectory) }
-
 type mkdirArgs struct {
 	Path string `json:"path"`
 }
 
 func newCreateDirectory(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[mkdirArgs]{
 		name:        ToolCreateDirectory,
 		description: "Create a directory, and any missing parent directories. Succeeds if it already exists.",
 		params: object(map[string]any{
@@ -28,11 +25,7 @@ func newCreateDirectory(fs *FS) capabilities.Tool {
 	}
 }
 
-func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string, error) {
-	var args mkdirArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) createDirectory(ctx context.Context, args mkdirArgs) (string, error) {
 	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
 	if err != nil {
 		return "", err

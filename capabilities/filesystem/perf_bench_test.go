@@ -218,3 +218,34 @@ func BenchmarkReadFileLarge(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListDirectory times list_directory of a directory of 120 files
+// and 12 directories in-process, the listing scripts/bench-mcp.sh compares
+// against the official server over MCP.
+func BenchmarkListDirectory(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 120 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file_%03d.go", i)), bytes.Repeat([]byte("x"), i*37%4096), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 12 {
+		if err := os.Mkdir(filepath.Join(dir, fmt.Sprintf("dir_%02d", i)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c, err := New(Options{RootDir: dir}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	list := benchTool(b, c, ToolListDirectory)
+	args := json.RawMessage(`{"path": "."}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := list(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

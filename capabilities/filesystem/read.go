@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +16,6 @@ import (
 	"github.com/agentspec/agentspec/internal/text"
 )
 
-func init() { registerTool(ToolReadFile, newReadFile) }
-
 // readNoticeReserve is the part of max_read_chars kept free for the
 // continuation hint.
 const readNoticeReserve = 200
@@ -30,7 +27,7 @@ type readArgs struct {
 }
 
 func newReadFile(fs *FS) capabilities.Tool {
-	return &tool{
+	return &tool[readArgs]{
 		name: ToolReadFile,
 		description: "Read a text file. Lines are numbered; the header gives the path, the total line count" +
 			hashNote(fs, " and a content hash to pass as expected_hash when writing") +
@@ -53,11 +50,7 @@ func hashNote(fs *FS, note string) string {
 	return ""
 }
 
-func (fs *FS) readFile(ctx context.Context, raw json.RawMessage) (string, error) {
-	var args readArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) readFile(ctx context.Context, args readArgs) (string, error) {
 	if args.Offset < 0 {
 		return "", capabilities.Retry("offset must be non-negative.")
 	}

@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
@@ -14,34 +13,30 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
-func init() {
-	registerTool(ToolSearchFiles, func(fs *FS) capabilities.Tool {
-		return &tool{
-			name: ToolSearchFiles,
-			description: "Search file contents with a regular expression (Go RE2 syntax: no lookarounds or " +
-				"backreferences), line by line. Returns path:line:text for each matching line, sorted by path. " +
-				"path may be a directory (searched recursively) or a file; include_glob keeps only files whose " +
-				"path relative to the root matches it (fnmatch: '*' also matches '/'). Hidden and binary files " +
-				"are skipped. A line longer than " + strconv.Itoa(MaxLineChars) + " characters is shown as the part " +
-				"around its first match.",
-			params: object(map[string]any{
-				"pattern":      param("string", "The regular expression to search for."),
-				"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
-				"include_glob": param("string", "Only search files whose root-relative path matches this fnmatch glob, where '*' also matches '/': '*.py' matches Python files at any depth."),
-			}, "pattern"),
-			call: func(ctx context.Context, raw json.RawMessage) (string, error) {
-				var args struct {
-					Pattern     string  `json:"pattern"`
-					Path        *string `json:"path,omitempty"`
-					IncludeGlob *string `json:"include_glob,omitempty"`
-				}
-				if err := decodeArgs(raw, &args); err != nil {
-					return "", err
-				}
-				return fs.searchFiles(ctx, args.Pattern, deref(args.Path, "."), deref(args.IncludeGlob, ""))
-			},
-		}
-	})
+func newSearchFiles(fs *FS) capabilities.Tool {
+	return &tool[searchArgs]{
+		name: ToolSearchFiles,
+		description: "Search file contents with a regular expression (Go RE2 syntax: no lookarounds or " +
+			"backreferences), line by line. Returns path:line:text for each matching line, sorted by path. " +
+			"path may be a directory (searched recursively) or a file; include_glob keeps only files whose " +
+			"path relative to the root matches it (fnmatch: '*' also matches '/'). Hidden and binary files " +
+			"are skipped. A line longer than " + strconv.Itoa(MaxLineChars) + " characters is shown as the part " +
+			"around its first match.",
+		params: object(map[string]any{
+			"pattern":      param("string", "The regular expression to search for."),
+			"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
+			"include_glob": param("string", "Only search files whose root-relative path matches this fnmatch glob, where '*' also matches '/': '*.py' matches Python files at any depth."),
+		}, "pattern"),
+		call: func(ctx context.Context, args searchArgs) (string, error) {
+			return fs.searchFiles(ctx, args.Pattern, deref(args.Path, "."), deref(args.IncludeGlob, ""))
+		},
+	}
+}
+
+type searchArgs struct {
+	Pattern     string  `json:"pattern"`
+	Path        *string `json:"path,omitempty"`
+	IncludeGlob *string `json:"include_glob,omitempty"`
 }
 
 // searchWorkers is how many files search_files reads and searches at once.

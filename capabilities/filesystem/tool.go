@@ -8,27 +8,29 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
 
-// tool adapts a function to capabilities.Tool.
-type tool struct {
+// tool adapts a function to capabilities.Tool. A is the struct its call
+// takes the arguments as: its json tags name the parameters, and a field
+// whose tag lacks ",omitempty" is required.
+type tool[A any] struct {
 	name, description string
 	params            map[string]any
-	call              func(ctx context.Context, args json.RawMessage) (string, error)
+	call              func(ctx context.Context, args A) (string, error)
+	spec              atomic.Pointer[argSpec] // A's parameters, read at the first call
 }
 
-func (t *tool) Name() string               { return t.name }
-func (t *tool) Description() string        { return t.description }
-func (t *tool) Parameters() map[string]any { return t.params }
+func (t *tool[A]) Name() string               { return t.name }
+func (t *tool[A]) Description() string        { return t.description }
+func (t *tool[A]) Parameters() map[string]any { return t.params }
 
 // Hints says how the tool behaves: the ones in ReadOnlyToolNames change
 // nothing; every tool stays under the root, a closed domain.
-func (t *tool) Hints() capabilities.Hints { return toolHints(t.name) }
+func (t *tool[A]) Hints() capabilities.Hints { return toolHints(t.name) }
 
 // toolHints are a FileSystem tool's hints by name. write_file replaces what
 // is there; edit_file changes it; create_directory only adds, and adding
@@ -49,14 +51,14 @@ func toolHints(name string) capabilities.Hints {
 // Call runs the tool under a deadline: the caller's (the runtime's
 // tool_timeout puts one on the context), or DefaultToolTimeout when the
 // context has none, so that no call runs unbounded.
-func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+func (t *tool[A]) Call(ctx context.Context, raw json.RawMessage) (string, error) {
 	if _, ok := ctx.Deadline(); ok {
-		return t.call(ctx, args)
+		return t.run(ctx, raw)
 	}
 	limit := defaultToolTimeout()
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
 	defer cancel()
-	out, err := t.call(ctx, args)
+	out, err := t.run(ctx, raw)
 	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) && errors.Is(err, context.DeadlineExceeded) {
 		// The deadline is this wrapper's, so saying so is too: a retry
 		// the model can act on, not a failure that ends the run.
@@ -108,12 +110,25 @@ func param(typ, description string) map[string]any {
 	return map[string]any{"type": typ, "description": description}
 }
 
-// decodeArgs unmarshals a tool call's arguments into v, a pointer to a struct
-// whose json tags name the parameters. A field whose tag lacks ",omitempty" is
-// required; null counts as missing. Every failure is a *capabilities.RetryError
-// that names the argument and says what was expected, so the model can fix
-// its call.
-func decodeArgs(raw json.RawMessage, v any) error {
+// run decodes the arguments and calls the tool.
+func (t *tool[A]) run(ctx context.Context, raw json.RawMessage) (string, error) {
+	spec := t.spec.Load()
+	if spec == nil {
+		spec = new(argSpecOf(reflect.TypeFor[A]()))
+		t.spec.Store(spec)
+	}
+	var args A
+	if err := spec.decode(raw, &args); err != nil {
+		return "", err
+	}
+	return t.call(ctx, args)
+}
+
+// decode unmarshals a tool call's arguments into v, a pointer to the struct
+// spec was read from; null counts as missing. Every failure is a
+// *capabilities.RetryError that names the argument and says what was
+// expected, so the model can fix its call.
+func (spec *argSpec) decode(raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
@@ -122,7 +137,6 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	if err := json.Unmarshal(raw, &given); err != nil {
 		return capabilities.Retry("Invalid arguments: expected a JSON object of named arguments.")
 	}
-	spec := argSpecOf(reflect.TypeOf(v).Elem())
 	var unknown []string
 	for k := range given {
 		if !slices.Contains(spec.names, k) {
@@ -152,12 +166,7 @@ type argSpec struct {
 	names, required []string
 }
 
-var argSpecs sync.Map // reflect.Type -> argSpec
-
 func argSpecOf(t reflect.Type) argSpec {
-	if s, ok := argSpecs.Load(t); ok {
-		return s.(argSpec)
-	}
 	var s argSpec
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -170,7 +179,6 @@ func argSpecOf(t reflect.Type) argSpec {
 			s.required = append(s.required, name)
 		}
 	}
-	argSpecs.Store(t, s)
 	return s
 }
 

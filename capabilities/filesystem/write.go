@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -11,8 +10,6 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/internal/text"
 )
-
-func init() { registerTool(ToolWriteFile, newWriteFile) }
 
 type writeArgs struct {
 	Path         string  `json:"path"`
@@ -29,7 +26,7 @@ func newWriteFile(fs *FS) capabilities.Tool {
 		props["expected_hash"] = param("string",
 			"Hash the file must still have (from read_file or file_info); the write is refused if it changed since.")
 	}
-	return &tool{
+	return &tool[writeArgs]{
 		name: ToolWriteFile,
 		description: "Create a file or replace its whole content. Prefer edit_file to change part of an existing file." +
 			hashNote(fs, " Pass expected_hash to make sure you are not overwriting changes you have not seen."),
@@ -38,11 +35,7 @@ func newWriteFile(fs *FS) capabilities.Tool {
 	}
 }
 
-func (fs *FS) writeFile(ctx context.Context, raw json.RawMessage) (string, error) {
-	var args writeArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", err
-	}
+func (fs *FS) writeFile(ctx context.Context, args writeArgs) (string, error) {
 	if args.ExpectedHash != nil && !fs.hashes() {
 		return "", capabilities.Retry("Unknown argument 'expected_hash'. Expected: path, content.")
 	}

@@ -9,6 +9,9 @@
 //     the answer's line in), whose own cost is next to nothing, so the
 //     ratio is the servers', and once through the Go SDK's client, whose
 //     cost is added to both;
+//   - list_directory of a directory of 120 files and 12 directories with 8
+//     calls in flight through the minimal client: calls per second in
+//     interleaved blocks, and the median of the per-pair ratios;
 //   - session start-up: from spawning the server to the answer to its
 //     initialize request, read off the raw pipe, in interleaved pairs.
 //
@@ -41,8 +44,9 @@ func main() {
 	blocks := flag.Int("blocks", 10, "block pairs")
 	calls := flag.Int("calls", 300, "calls per block")
 	starts := flag.Int("starts", 10, "start-up pairs")
+	only := flag.String("only", "", "run one part only: read, list or start")
 	flag.Parse()
-	if err := run(*bin, *blocks, *calls, *starts); err != nil {
+	if err := run(*bin, *blocks, *calls, *starts, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpbench:", err)
 		os.Exit(1)
 	}
@@ -53,7 +57,7 @@ const protocolVersion = "2025-11-25"
 type server struct {
 	name string
 	argv []string
-	tool string
+	tool string // the tool that reads a file
 }
 
 // A client makes one read_file call and says whether it succeeded.
@@ -108,7 +112,10 @@ type rawClient struct {
 	req string
 }
 
-func newRawClient(s *server) (client, error) {
+func newRawClient(s *server) (client, error) { return dialRaw(s, s.tool, "two-kb.txt") }
+
+// dialRaw starts the server and returns a raw client calling tool on path.
+func dialRaw(s *server, tool, path string) (*rawClient, error) {
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -122,7 +129,7 @@ func newRawClient(s *server) (client, error) {
 		return nil, err
 	}
 	c := &rawClient{cmd: cmd, in: in, out: bufio.NewReaderSize(stdout, 1<<20),
-		req: `,"method":"tools/call","params":{"name":"` + s.tool + `","arguments":{"path":"two-kb.txt"}}}` + "\n"}
+		req: `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"path":"` + path + `"}}}` + "\n"}
 	if _, err := in.Write([]byte(initialize)); err != nil {
 		c.close()
 		return nil, err
@@ -150,6 +157,38 @@ func (c *rawClient) call() error {
 	}
 	if !bytes.Contains(line, []byte(`"result"`)) || bytes.Contains(line, []byte(`"isError":true`)) {
 		return fmt.Errorf("unexpected answer: %.200s", line)
+	}
+	return nil
+}
+
+// pipeline makes n calls keeping depth of them in flight, the way a client
+// with several requests outstanding drives the server.
+func (c *rawClient) pipeline(n, depth int) error {
+	sent := 0
+	send := func() error {
+		c.id++
+		sent++
+		_, err := c.in.Write([]byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + c.req))
+		return err
+	}
+	for sent < min(depth, n) {
+		if err := send(); err != nil {
+			return err
+		}
+	}
+	for range n {
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(line, []byte(`"result"`)) || bytes.Contains(line, []byte(`"isError":true`)) {
+			return fmt.Errorf("unexpected answer: %.200s", line)
+		}
+		if sent < n {
+			if err := send(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -219,7 +258,7 @@ func measure(c client, n int) ([]time.Duration, error) {
 	return lat, nil
 }
 
-func run(bin string, blocks, calls, starts int) error {
+func run(bin string, blocks, calls, starts int, only string) error {
 	npmDir, err := npmtest.Install()
 	if err != nil {
 		fmt.Printf("skipped: %v\n", err)
@@ -254,11 +293,21 @@ func run(bin string, blocks, calls, starts int) error {
 		{name: "server-filesystem", argv: []string{"node", official, dir}, tool: "read_text_file"},
 	}
 
-	if err := compare("a minimal client (one line out, one line in)", servers, newRawClient, blocks, calls); err != nil {
-		return err
+	if only == "" || only == "read" {
+		if err := compare("a minimal client (one line out, one line in)", servers, newRawClient, blocks, calls); err != nil {
+			return err
+		}
+		if err := compare("the Go SDK client", servers, newSDKClient, blocks, calls); err != nil {
+			return err
+		}
 	}
-	if err := compare("the Go SDK client", servers, newSDKClient, blocks, calls); err != nil {
-		return err
+	if only == "" || only == "list" {
+		if err := compareList(dir, servers, blocks, calls); err != nil {
+			return err
+		}
+	}
+	if only != "" && only != "start" {
+		return nil
 	}
 
 	fmt.Printf("session start-up, spawn to answered initialize, %d interleaved pairs\n", starts)
@@ -281,6 +330,67 @@ func run(bin string, blocks, calls, starts int) error {
 	}
 	a, o := medianF(startup[servers[0].name]), medianF(startup[servers[1].name])
 	fmt.Printf("  agentspec mcp start-up %.1f ms (target < 100 ms), %.1fx faster than the official server\n", a, o/a)
+	return nil
+}
+
+// listDepth is how many list_directory calls are in flight at once.
+const listDepth = 8
+
+// compareList measures list_directory of a directory of files of assorted
+// sizes and a few directories, calls pipelined listDepth deep.
+func compareList(root string, servers []*server, blocks, calls int) error {
+	dir := filepath.Join(root, "listing")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range 120 {
+		name := filepath.Join(dir, fmt.Sprintf("file_%03d.go", i))
+		if err := os.WriteFile(name, bytes.Repeat([]byte("x"), i*37%4096), 0o644); err != nil {
+			return err
+		}
+	}
+	for i := range 12 {
+		if err := os.Mkdir(filepath.Join(dir, fmt.Sprintf("dir_%02d", i)), 0o755); err != nil {
+			return err
+		}
+	}
+	clients := make([]*rawClient, len(servers))
+	for i, s := range servers {
+		c, err := dialRaw(s, "list_directory", "listing")
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		defer c.close()
+		if err := c.pipeline(200, listDepth); err != nil { // warm-up
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		clients[i] = c
+	}
+	fmt.Printf("list_directory of 120 files and 12 directories, a minimal client, %d calls in flight, %d interleaved block pairs of %d calls\n", listDepth, blocks, calls)
+	rate := make([][]float64, len(servers))
+	var ratio []float64
+	for b := range blocks {
+		order := []int{0, 1}
+		if b%2 == 1 {
+			order = []int{1, 0}
+		}
+		var blockRate [2]float64
+		for _, i := range order {
+			start := time.Now()
+			if err := clients[i].pipeline(calls, listDepth); err != nil {
+				return fmt.Errorf("%s: %w", servers[i].name, err)
+			}
+			blockRate[i] = float64(calls) / time.Since(start).Seconds()
+		}
+		for i := range servers {
+			rate[i] = append(rate[i], blockRate[i])
+		}
+		ratio = append(ratio, blockRate[0]/blockRate[1])
+	}
+	for i, s := range servers {
+		fmt.Printf("  %-18s %6.0f calls/s\n", s.name, medianF(rate[i]))
+	}
+	fmt.Printf("  ratio agentspec/official: calls/s %.2fx (target >= 2x)\n", medianF(ratio))
 	return nil
 }
 
