@@ -438,18 +438,11 @@ func (r *FileReader) Read(p []byte) (int, error) {
 	}
 }
 
-// NewFileReader reads the regular file the caller opened as fd (rel name,
-// for errors) and takes the descriptor over; Size is unknown (0).
-func NewFileReader(fd int, name string) *FileReader { return &FileReader{fd: fd, name: name} }
-
 // Close closes the descriptor.
 func (r *FileReader) Close() error { return unix.Close(r.fd) }
 
 // Size is the file's size as fstat reported it at the open.
 func (r *FileReader) Size() int64 { return r.size }
-
-// Fd is the descriptor, for the system calls that take one.
-func (r *FileReader) Fd() int { return r.fd }
 
 // MkdirAll creates rel and its missing parents (mode 0777 less the umask),
 // never following a symlink. created says whether this call made any

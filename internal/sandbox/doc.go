@@ -51,15 +51,13 @@
 //     patterns, which is why they live here rather than beside the driver.
 //   - On Linux, Dir.NameDir names a walked directory by a /proc/self/fd path
 //     (ProcName), for the watcher's inotify, which takes only paths.
-//   - An atomic replacement is built from LockFile (this process's lock of
-//     the file and a flock of its directory, which other agentspec processes
-//     take too), SweepTemps (the temporary files a killed writer left),
-//     CreateTemp and FillTemp (the new content, synced, keeping the old
-//     Owner), then Renameat or RenameNoReplace. Where there is no openat,
-//     LockKey and FirstSweep serve the os.Root version. Temporary names are
-//     TempName/IsTempName; Fault and SetFaultHook are the test's
-//     fault-injection points. The checks between the lock and the rename
-//     (the content hash) belong to the caller.
+//   - Dir.Replace replaces a file's content atomically, under the file's
+//     lock, once the file there is what an Expect says (replace.go):
+//     temporary files (IsTempName, TempPrefix) that a killed writer left are
+//     swept, the new content synced in one, which is renamed over the
+//     target. The checks between the lock and the rename (the content hash)
+//     are the caller's Expect.Check. Tests fail a replacement at a chosen
+//     point, or walk as without openat2, through package sandboxtest.
 //   - On unix, RetryEINTR and Readlinkat wrap the system calls.
 //   - Names a listing must not show raw (control characters, bidirectional
 //     controls, bytes that are not UTF-8) are escaped reversibly:
