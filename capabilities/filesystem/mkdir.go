@@ -67,7 +67,7 @@ func (fs *FS) createDirectory(ctx context.Context, raw json.RawMessage) (string,
 			return "", err
 		}
 	}
-	created, err := fs.dir.MkdirAll(rel)
+	created, err := fs.dir.MkdirAll(rel, 0o777)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP):

@@ -26,6 +26,8 @@ type Dir struct {
 	idOnce sync.Once // id and idErr come from one fstat: see Identity
 	id     Identity
 	idErr  error
+
+	lazy lazyRoot // see root.go
 }
 
 // Identity is a directory's device and inode number.
@@ -46,8 +48,8 @@ func fstatIdentity(fd int) (Identity, error) {
 	return Identity{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
 }
 
-// Open holds the directory of root. The Dir does not own root.
-func Open(root *os.Root) (*Dir, error) {
+// openOSRoot holds the directory of root, which OpenRoot gives the Dir.
+func openOSRoot(root *os.Root) (*Dir, error) {
 	f, err := root.Open(".")
 	if err != nil {
 		return nil, err
@@ -70,11 +72,14 @@ func OpenDir(path string) (*Dir, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &Dir{fd: fd}, nil
+	d := &Dir{fd: fd}
+	d.lazy.open = func() (*os.Root, error) { return d.osRoot(path) }
+	return d, nil
 }
 
-// Close releases the root's descriptor.
+// Close releases the root's descriptor and its os.Root.
 func (d *Dir) Close() {
+	d.lazy.close()
 	if d.f != nil {
 		d.f.Close()
 		return
@@ -444,10 +449,10 @@ func (r *FileReader) Close() error { return unix.Close(r.fd) }
 // Size is the file's size as fstat reported it at the open.
 func (r *FileReader) Size() int64 { return r.size }
 
-// MkdirAll creates rel and its missing parents (mode 0777 less the umask),
+// MkdirAll creates rel and its missing parents with perm (less the umask),
 // never following a symlink. created says whether this call made any
 // directory.
-func (d *Dir) MkdirAll(rel string) (created bool, err error) {
+func (d *Dir) MkdirAll(rel string, perm os.FileMode) (created bool, err error) {
 	c := d.Cursor()
 	defer c.Close()
 	if rel == "." {
@@ -457,7 +462,7 @@ func (d *Dir) MkdirAll(rel string) (created bool, err error) {
 	for i, name := range parts {
 		err := c.Down(name)
 		if errors.Is(err, unix.ENOENT) {
-			err = RetryEINTR(func() error { return unix.Mkdirat(c.At(), name, 0o777) })
+			err = RetryEINTR(func() error { return unix.Mkdirat(c.At(), name, uint32(perm.Perm())) })
 			if err == nil {
 				created = true
 			}
@@ -470,6 +475,48 @@ func (d *Dir) MkdirAll(rel string) (created bool, err error) {
 		}
 	}
 	return created, nil
+}
+
+// Rename renames from to to, replacing what is there as rename(2) does,
+// never through a symlink on the way to either.
+func (d *Dir) Rename(from, to string) error {
+	fc, fname, err := d.WalkParent("rename", from)
+	if err != nil {
+		return err
+	}
+	defer fc.Close()
+	tc, tname, err := d.WalkParent("rename", to)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	err = RetryEINTR(func() error { return unix.Renameat(fc.At(), fname, tc.At(), tname) })
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+// Remove removes the file or empty directory rel, as os.Remove does, never
+// through a symlink on the way to it.
+func (d *Dir) Remove(rel string) error {
+	c, name, err := d.WalkParent("remove", rel)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	err = RetryEINTR(func() error { return unix.Unlinkat(c.At(), name, 0) })
+	if err == nil {
+		return nil
+	}
+	err1 := RetryEINTR(func() error { return unix.Unlinkat(c.At(), name, unix.AT_REMOVEDIR) })
+	if err1 == nil {
+		return nil
+	}
+	if err1 != unix.ENOTDIR {
+		err = err1
+	}
+	return &os.PathError{Op: "remove", Path: rel, Err: err}
 }
 
 // Readlinkat returns the text of the symlink name in the directory dirfd.

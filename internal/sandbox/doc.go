@@ -24,22 +24,25 @@
 //     what exists, as the kernel would, and never look outside the root, not
 //     even for another spelling of it: the result cache follows in-root
 //     symlinks with one. Within compares host paths.
-//   - Dir (Open, or OpenDir for a path the Dir then owns) holds the root.
-//     On Linux, OpenReal opens a directory first and reads its real path back
-//     from the kernel, and Dir.OpenRoot gives an os.Root on that very
-//     directory; Dir.Identity (on unix) is its device and inode, stated once.
-//     Dir.Walk (everywhere) and Dir.WalkParent (on unix) give a Cursor at a
-//     directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader,
-//     Dir.OpenFoundReader (for a rel ResolveFound found regular: no second
-//     stat before the open, the type still checked on the descriptor) and
-//     Dir.MkdirAll do one operation on rel.
+//   - Dir (OpenDir, or OpenRoot where the root is reached as os.OpenRoot
+//     reaches it) holds the root. On Linux, OpenReal opens a directory first
+//     and reads its real path back from the kernel; Dir.Identity (on unix)
+//     is its device and inode, stated once. Dir.Walk (everywhere) and
+//     Dir.WalkParent (on unix) give a Cursor at a directory; Dir.Lstat,
+//     Dir.Readlink, Dir.OpenFile, Dir.OpenReader, Dir.OpenFoundReader (for a
+//     rel ResolveFound found regular: no second stat before the open, the
+//     type still checked on the descriptor), Dir.WriteFile, Dir.MkdirAll,
+//     Dir.Rename and Dir.Remove do one operation on rel.
+//   - NewWalker starts a walk (package walk) and Dir.FS reads the tree
+//     following a symlink as long as it stays beneath the root (the
+//     workspace checks), both through an os.Root the Dir opens on the same
+//     directory when first asked (root.go): the one os.Root of the program.
 //   - Cursor is a stack of directory descriptors: Down, Up, Reset and Close
 //     move it, Lstat and Readlink look at a name below it, ReadDir lists its
 //     directory (DirEntry, types not followed), OpenReader and
 //     OpenFoundReader open a regular file in it, and (on unix) Identity, At
 //     and Stat give the directory's identity, the descriptor and the raw
-//     stat for the *at calls the caller makes itself (the atomic replacement,
-//     the ripgrep driver, the watcher).
+//     stat (for the ripgrep driver's working directory).
 //   - FileReader reads a regular file through its bare descriptor.
 //   - Trail (NewTrail) moves a Cursor through the directories of a run of
 //     sorted paths, entering each once and climbing only as far as the next
