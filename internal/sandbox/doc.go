@@ -26,13 +26,12 @@
 //     symlinks with one. Within compares host paths.
 //   - Dir (OpenDir, or OpenRoot where the root is reached as os.OpenRoot
 //     reaches it) holds the root. On Linux, OpenReal opens a directory first
-//     and reads its real path back from the kernel; Dir.Identity (on unix)
-//     is its device and inode, stated once. Dir.Walk (everywhere) and
-//     Dir.WalkParent (on unix) give a Cursor at a directory; Dir.Lstat,
-//     Dir.Readlink, Dir.OpenFile, Dir.OpenReader, Dir.OpenFoundReader (for a
-//     rel ResolveFound found regular: no second stat before the open, the
-//     type still checked on the descriptor), Dir.WriteFile, Dir.MkdirAll,
-//     Dir.Rename and Dir.Remove do one operation on rel.
+//     and reads its real path back from the kernel. Dir.Walk gives a Cursor
+//     at a directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader,
+//     Dir.OpenFoundReader (for a rel ResolveFound found regular: no second
+//     stat before the open, the type still checked on the descriptor),
+//     Dir.WriteFile, Dir.MkdirAll, Dir.Rename and Dir.Remove do one
+//     operation on rel.
 //   - NewWalker starts a walk (package walk) and Dir.FS reads the tree
 //     following a symlink as long as it stays beneath the root (the
 //     workspace checks), both through an os.Root the Dir opens on the same
@@ -40,9 +39,8 @@
 //   - Cursor is a stack of directory descriptors: Down, Up, Reset and Close
 //     move it, Lstat and Readlink look at a name below it, ReadDir lists its
 //     directory (DirEntry, types not followed), OpenReader and
-//     OpenFoundReader open a regular file in it, and (on unix) Identity, At
-//     and Stat give the directory's identity, the descriptor and the raw
-//     stat (for the ripgrep driver's working directory).
+//     OpenFoundReader open a regular file in it, and WorkDir names its
+//     directory (Linux) as a child's working directory, for ripgrep.
 //   - FileReader reads a regular file through its bare descriptor.
 //   - Trail (NewTrail) moves a Cursor through the directories of a run of
 //     sorted paths, entering each once and climbing only as far as the next
@@ -61,7 +59,7 @@
 //     target. The checks between the lock and the rename (the content hash)
 //     are the caller's Expect.Check. Tests fail a replacement at a chosen
 //     point, or walk as without openat2, through package sandboxtest.
-//   - On unix, RetryEINTR and Readlinkat wrap the system calls.
+//   - On unix, RetryEINTR retries a system call that EINTR interrupted.
 //   - Names a listing must not show raw (control characters, bidirectional
 //     controls, bytes that are not UTF-8) are escaped reversibly:
 //     DisplayName, NeedsEscape and UnescapeName (names.go). IsDotGit

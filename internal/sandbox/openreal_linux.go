@@ -25,7 +25,7 @@ func OpenReal(p string) (d *Dir, real string, ok bool) {
 	if err != nil {
 		return nil, "", false
 	}
-	real, err = Readlinkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd))
+	real, err = readlinkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd))
 	// The kernel marks a removed directory " (deleted)" and one outside the
 	// process's root "(unreachable)"; a name that is not clean and absolute
 	// is not taken either.

@@ -31,7 +31,7 @@ import (
 // without x.Create; Check's are its own; a failure to write or rename is a
 // WriteError.
 func (d *Dir) Replace(rel string, data []byte, x Expect) error {
-	c, name, err := d.WalkParent("open", rel)
+	c, name, err := d.walkParent("open", rel)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (d *Dir) Replace(rel string, data []byte, x Expect) error {
 	defer lk.unlock()
 	lk.sweepTemps()
 
-	dirfd := c.At()
+	dirfd := c.at()
 	var cur current
 	lookFirst := !x.Absent || !x.Create
 	if lookFirst {
@@ -222,11 +222,11 @@ type fileLock struct {
 // left out (the process's lock still holds) where the directory cannot be
 // opened for it or the filesystem has no flock.
 func lockFile(c *Cursor, name string) (*fileLock, error) {
-	dirID, err := c.Identity()
+	dirID, err := c.identity()
 	if err != nil {
 		return nil, err
 	}
-	dirfd := c.At()
+	dirfd := c.at()
 	id := strconv.FormatUint(dirID.Dev, 16) + ":" + strconv.FormatUint(dirID.Ino, 16)
 	lk := &fileLock{mu: fileLocks.lock(id + "/" + name), dirfd: -1, dirID: id}
 	var fd int
