@@ -15,6 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -24,7 +25,7 @@ import (
 // validators, and a failure goes back to the model in words that say what to
 // fix, within the same answer attempts.
 //
-// Files are read through an os.Root on the workspace: a check never reads
+// Files are read through the sandbox on the workspace: a check never reads
 // outside it, whatever symlinks the model left behind.
 
 // maxCheckedFile bounds what a check reads. A file beyond it fails its check
@@ -79,7 +80,7 @@ type checkSet struct {
 // workspaceFile is a file a check names.
 type workspaceFile struct {
 	name string // as the spec writes it, for messages
-	path string // cleaned, slash-separated, for the os.Root
+	path string // cleaned, slash-separated, for the sandbox
 	pos  spec.Position
 }
 
@@ -173,14 +174,18 @@ func (cs *checkSet) run(workspace string) ([]*CheckFailure, error) {
 	if cs.present(workspace) {
 		return nil, nil
 	}
-	root, err := os.OpenRoot(workspace)
+	var root fs.FS // the workspace, a symlink followed while it stays inside
+	d, err := sandbox.OpenRoot(workspace)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		root = nil // nothing was written: every file is missing
+		// nothing was written: every file is missing
 	case err != nil:
 		return nil, fmt.Errorf("workspace checks: %w", err)
 	default:
-		defer root.Close()
+		defer d.Close()
+		if root, err = d.FS(); err != nil {
+			return nil, fmt.Errorf("workspace checks: %w", err)
+		}
 	}
 	var failures []*CheckFailure
 	missing := map[string]bool{} // a missing file is reported once
@@ -208,7 +213,7 @@ func (cs *checkSet) run(workspace string) ([]*CheckFailure, error) {
 // present reports whether the checks can be seen to pass without opening
 // the workspace: they are only expected files, each named by one component,
 // and each is there and not a symlink. An lstat of that name in the workspace
-// is then what the os.Root would find, and a batch's jobs spare the root's
+// is then what the sandbox would find, and a batch's jobs spare the root's
 // open, stat and close. Anything else goes the whole way, which words the
 // failures.
 func (cs *checkSet) present(workspace string) bool {
@@ -233,15 +238,15 @@ func (f workspaceFile) fail(rule, format string, args ...any) *CheckFailure {
 
 // stat checks that the file exists: as anything for an expected output
 // file, as a regular file for a check that reads it.
-func (f workspaceFile) stat(root *os.Root, regular bool) *CheckFailure {
+func (f workspaceFile) stat(root fs.FS, regular bool) *CheckFailure {
 	if root == nil {
 		return f.fail(RuleExists, "%s does not exist. Write it with write_file.", f.name)
 	}
-	info, err := root.Stat(f.path)
+	info, err := fs.Stat(root, f.path)
 	if err != nil {
 		// A symlink that dangles or leads out of the workspace is there but
-		// cannot be followed; os.Root refuses the latter.
-		if l, lerr := root.Lstat(f.path); lerr == nil && l.Mode()&fs.ModeSymlink != 0 {
+		// cannot be followed; the sandbox refuses the latter.
+		if l, lerr := fs.Lstat(root, f.path); lerr == nil && l.Mode()&fs.ModeSymlink != 0 {
 			return f.fail(RuleFile, "%s is a symbolic link that leads nowhere or outside the workspace. Write %s as a regular file with write_file.", f.name, f.name)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
@@ -273,7 +278,7 @@ func unwrapPath(err error) error {
 }
 
 // read returns the content of the check's file.
-func (c fileCheck) read(root *os.Root) ([]byte, *CheckFailure) {
+func (c fileCheck) read(root fs.FS) ([]byte, *CheckFailure) {
 	if fail := c.stat(root, true); fail != nil {
 		return nil, fail
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentspec/agentspec/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox/sandboxtest"
 )
 
 // The walk gives the same answers with and without openat2.
@@ -30,8 +30,8 @@ func TestWalkWithoutOpenat2(t *testing.T) {
 		return out + readBack(t, root, "a/b/c.txt")
 	}
 	with := run()
-	sandbox.SetOpenat2Missing(true)
-	defer sandbox.SetOpenat2Missing(false)
+	sandboxtest.SetOpenat2Missing(true)
+	defer sandboxtest.SetOpenat2Missing(false)
 	assert.Equal(t, with, run())
 	assert.Contains(t, with, "Parent directory 'a/nope' does not exist.")
 }

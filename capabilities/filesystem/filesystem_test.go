@@ -328,7 +328,7 @@ func TestCloseReleasesRoot(t *testing.T) {
 	c, err := New(Options{Tools: []string{ToolReadFile}}, t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	_, err = c.fs.root.Stat(".")
+	_, err = c.fs.root.Lstat(".")
 	assert.True(t, errors.Is(err, os.ErrClosed), "%v", err)
 	assert.False(t, slices.Contains(toolNames(t, c), ToolWriteFile))
 }

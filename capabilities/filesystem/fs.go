@@ -3,6 +3,7 @@ package filesystem
 import (
 	"context"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -25,8 +26,8 @@ type FS struct {
 	rootDir    string       // absolute real path of the root, as events report it
 	rootParts  []string     // rootDir split into components
 	aliasParts []string     // the root as configured, when absolute paths may use that spelling
-	root       lazyRoot     // an os.Root on the root directory; walkers list and open through it
-	dir        *sandbox.Dir // descriptor the direct tools' walks start from
+	root       rootLstat    // the root as the path-based watcher sees it
+	dir        *sandbox.Dir // the root, held: every tool reaches files through it
 	resolver   *sandbox.Resolver
 	cwd        string   // canonical rel of the working directory
 	cwdParts   []string // cwd split into components (nil for ".")
@@ -40,7 +41,6 @@ type FS struct {
 
 	closed    atomic.Bool
 	closeOnce sync.Once
-	closeErr  error
 }
 
 func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
@@ -48,19 +48,10 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	var openRoot func() (*os.Root, error)
-	if rd != nil {
-		openRoot = rd.OpenRoot // at the first walk (see lazyRoot)
-	} else {
-		r, err := os.OpenRoot(real)
-		if err != nil {
+	if rd == nil {
+		if rd, err = sandbox.OpenRoot(real); err != nil {
 			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
 		}
-		if rd, err = sandbox.Open(r); err != nil {
-			r.Close()
-			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
-		}
-		openRoot = func() (*os.Root, error) { return r, nil }
 	}
 	secret := compileExcepting(opts.SecretPatterns)
 	fs := &FS{
@@ -74,7 +65,7 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 		secret:    secret,
 		protected: compilePatterns(opts.ProtectedPatterns),
 	}
-	fs.root.open = openRoot
+	fs.root.dir = rd
 	fs.changes = newChangeTracker(fs)
 	if alias != real {
 		fs.aliasParts = splitAbs(alias)
@@ -134,52 +125,22 @@ func (fs *FS) Close() error {
 		fs.closed.Store(true)
 		fs.changes.close()
 		fs.dir.Close()
-		fs.closeErr = fs.root.close()
 	})
-	return fs.closeErr
+	return nil
 }
 
-// lazyRoot is an os.Root on the root directory, opened when first asked for:
-// a job that only reads and writes files it names never lists a directory,
-// and spares the open, stat and close.
-type lazyRoot struct {
-	once sync.Once
-	open func() (*os.Root, error)
-	root *os.Root
-	err  error
-}
+// rootLstat describes a rel as an os.Root would, for the watcher of systems
+// that watch by path (watch_dirs.go): the real path it compares is
+// followed the same way.
+type rootLstat struct{ dir *sandbox.Dir }
 
-// get returns the os.Root, opening it at the first call.
-func (l *lazyRoot) get() (*os.Root, error) {
-	l.once.Do(func() { l.root, l.err = l.open() })
-	return l.root, l.err
-}
-
-// Stat is os.Root.Stat, opening the root if need be.
-func (l *lazyRoot) Stat(name string) (os.FileInfo, error) {
-	r, err := l.get()
+// Lstat describes rel without following a final symlink.
+func (r rootLstat) Lstat(rel string) (os.FileInfo, error) {
+	fsys, err := r.dir.FS()
 	if err != nil {
 		return nil, err
 	}
-	return r.Stat(name)
-}
-
-// Lstat is os.Root.Lstat, opening the root if need be.
-func (l *lazyRoot) Lstat(name string) (os.FileInfo, error) {
-	r, err := l.get()
-	if err != nil {
-		return nil, err
-	}
-	return r.Lstat(name)
-}
-
-// close closes the os.Root if it was opened; it cannot be opened after.
-func (l *lazyRoot) close() error {
-	l.once.Do(func() { l.err = os.ErrClosed })
-	if l.root == nil {
-		return nil
-	}
-	return l.root.Close()
+	return iofs.Lstat(fsys, rel)
 }
 
 func (fs *FS) hashes() bool { return *fs.opts.ContentHashes }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
+	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
@@ -154,11 +155,7 @@ func walkLimit() int {
 
 // newWalk starts a walk of rel, bounded by walkLimit.
 func newWalk[S any](fs *FS, rel string, state S) (*walk.Walker[S], error) {
-	root, err := fs.root.get()
-	if err != nil {
-		return nil, err
-	}
-	w, err := walk.New(root, rel, state)
+	w, err := sandbox.NewWalker(fs.dir, rel, state)
 	if err == nil && walkLimitOverride.Load() > 0 {
 		w.Limit(walkLimit())
 	}

@@ -60,7 +60,7 @@ func (fs *FS) createDirectory(ctx context.Context, args mkdirArgs) (string, erro
 			return "", err
 		}
 	}
-	created, err := fs.dir.MkdirAll(rel)
+	created, err := fs.dir.MkdirAll(rel, 0o777)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP):

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox/sandboxtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -28,8 +28,8 @@ import (
 func TestSymlinkSwapRace(t *testing.T) {
 	// Not parallel: the second run switches openat2 off for the process.
 	t.Run("openat2", symlinkSwapRace)
-	sandbox.SetOpenat2Missing(true)
-	defer sandbox.SetOpenat2Missing(false)
+	sandboxtest.SetOpenat2Missing(true)
+	defer sandboxtest.SetOpenat2Missing(false)
 	t.Run("walk", symlinkSwapRace)
 }
 

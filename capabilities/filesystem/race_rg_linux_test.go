@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox/sandboxtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -32,8 +32,8 @@ func TestWalkerSwapRace(t *testing.T) {
 	rgByPath.Store(true)
 	t.Run("rg by path", walkerSwapRace)
 	rgByPath.Store(false)
-	sandbox.SetOpenat2Missing(true)
-	defer sandbox.SetOpenat2Missing(false)
+	sandboxtest.SetOpenat2Missing(true)
+	defer sandboxtest.SetOpenat2Missing(false)
 	t.Run("walk", walkerSwapRace)
 }
 

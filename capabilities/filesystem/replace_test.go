@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/sandbox"
+	"github.com/agentspec/agentspec/internal/sandbox/sandboxtest"
 )
 
 // tempFiles lists the temporary files of replacements left in dir.
@@ -38,8 +39,8 @@ func tempFiles(t *testing.T, dir string) []string {
 // setFault installs a fault hook for the rest of the test. Tests that use it
 // are not parallel, so no other test's write meets the fault.
 func setFault(t *testing.T, h func(point string) error) {
-	sandbox.SetFaultHook(h)
-	t.Cleanup(func() { sandbox.SetFaultHook(nil) })
+	sandboxtest.SetFaultHook(h)
+	t.Cleanup(func() { sandboxtest.SetFaultHook(nil) })
 }
 
 // A replacement that fails at any point leaves the original byte-identical
@@ -52,10 +53,10 @@ func TestReplaceFailureKeepsOriginal(t *testing.T) {
 		after int // how many calls at point succeed first
 		err   error
 	}{
-		{"disk full on the first chunk", sandbox.HookWrite, 0, syscall.ENOSPC},
-		{"disk full mid-file", sandbox.HookWrite, 2, syscall.ENOSPC},
-		{"quota mid-file", sandbox.HookWrite, 1, syscall.EDQUOT},
-		{"failure before the rename", sandbox.HookBeforeRename, 0, syscall.EIO},
+		{"disk full on the first chunk", sandboxtest.HookWrite, 0, syscall.ENOSPC},
+		{"disk full mid-file", sandboxtest.HookWrite, 2, syscall.ENOSPC},
+		{"quota mid-file", sandboxtest.HookWrite, 1, syscall.EDQUOT},
+		{"failure before the rename", sandboxtest.HookBeforeRename, 0, syscall.EIO},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, root := newTestFS(t, Options{}, map[string]string{"big.txt": original})
@@ -308,7 +309,7 @@ func writerProcess() {
 		// but not yet renamed, so the parent kills it exactly there.
 		n := 0
 		park := func(point string) error {
-			if point == sandbox.HookBeforeRename {
+			if point == sandboxtest.HookBeforeRename {
 				if n++; n == 2 {
 					os.WriteFile(filepath.Join(root, "parked"), nil, 0o644)
 					select {}
@@ -316,7 +317,7 @@ func writerProcess() {
 			}
 			return nil
 		}
-		sandbox.SetFaultHook(park)
+		sandboxtest.SetFaultHook(park)
 	}
 	tl := toolNamed(c, ToolWriteFile)
 	for i := 0; ; i++ {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/agentspec/agentspec/capabilities/filesystem/internal/rg"
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
@@ -16,7 +15,7 @@ import (
 // its path now leads elsewhere; by its host path otherwise, where the checks
 // of what rg prints are all that stand between rg and a swapped path.
 func (fs *FS) rgWorkDir(c *sandbox.Cursor, dir string) string {
-	if p, ok := rg.DirOf(c.At()); ok && !rgByPath.Load() {
+	if p, ok := c.WorkDir(); ok && !rgByPath.Load() {
 		return p
 	}
 	return filepath.Join(fs.rootDir, filepath.FromSlash(dir))

@@ -2,10 +2,7 @@
 
 package sandbox
 
-import (
-	"errors"
-	"os"
-)
+import "os"
 
 // oPath is zero where O_PATH does not exist: walked directories are opened
 // read-only, so a directory that is searchable but not readable cannot be
@@ -19,5 +16,6 @@ func openDirBeneath(int, string) (int, bool, error) { return -1, false, nil }
 // caller resolves the path itself.
 func OpenReal(string) (*Dir, string, bool) { return nil, "", false }
 
-// OpenRoot is for the Dirs OpenReal opens, which it never does here.
-func (d *Dir) OpenRoot() (*os.Root, error) { return nil, errors.ErrUnsupported }
+// osRoot opens an os.Root on the directory the Dir holds, by its path:
+// there is no name for its descriptor here.
+func (d *Dir) osRoot(path string) (*os.Root, error) { return os.OpenRoot(path) }

@@ -15,29 +15,22 @@ import (
 
 // Dir is the root directory, reached through its os.Root.
 type Dir struct {
-	root  *os.Root
-	owned bool // OpenDir's, closed with the Dir
+	root *os.Root
+	lazy lazyRoot // root itself, here
 }
 
-// Open holds the directory of root. The Dir does not own root.
-func Open(root *os.Root) (*Dir, error) { return &Dir{root: root}, nil }
+// openOSRoot holds the directory of root, which the Dir owns.
+func openOSRoot(root *os.Root) (*Dir, error) {
+	d := &Dir{root: root}
+	d.lazy.root = root
+	return d, nil
+}
 
 // OpenDir holds the directory at path, through an os.Root the Dir owns.
-func OpenDir(path string) (*Dir, error) {
-	root, err := os.OpenRoot(path)
-	if err != nil {
-		return nil, err
-	}
-	return &Dir{root: root, owned: true}, nil
-}
+func OpenDir(path string) (*Dir, error) { return OpenRoot(path) }
 
-// Close closes the os.Root OpenDir opened; one given to Open is the
-// caller's.
-func (d *Dir) Close() {
-	if d.owned {
-		d.root.Close()
-	}
-}
+// Close closes the Dir's os.Root.
+func (d *Dir) Close() { d.lazy.close() }
 
 // Cursor is a position in the tree, as a list of components below the root.
 type Cursor struct {
@@ -215,18 +208,24 @@ func (d *Dir) OpenReader(rel string) (*FileReader, error) {
 	return &FileReader{File: f, size: st.Size()}, nil
 }
 
-// MkdirAll creates rel and its missing parents (mode 0777 less the umask).
+// MkdirAll creates rel and its missing parents with perm (less the umask).
 // created says whether this call made any directory.
-func (d *Dir) MkdirAll(rel string) (created bool, err error) {
+func (d *Dir) MkdirAll(rel string, perm os.FileMode) (created bool, err error) {
 	if st, err := d.root.Stat(rel); err == nil && st.IsDir() {
 		return false, nil
 	}
-	err = d.root.MkdirAll(rel, 0o777)
+	err = d.root.MkdirAll(rel, perm)
 	if errors.Is(err, os.ErrExist) {
 		err = &os.PathError{Op: "mkdir", Path: rel, Err: syscall.ENOTDIR}
 	}
 	return err == nil, err
 }
+
+// Rename renames from to to, replacing what is there.
+func (d *Dir) Rename(from, to string) error { return d.root.Rename(from, to) }
+
+// Remove removes the file or empty directory rel.
+func (d *Dir) Remove(rel string) error { return d.root.Remove(rel) }
 
 // Regular reports whether name, below the cursor, is a regular file (not a
 // symlink to one).
@@ -238,6 +237,3 @@ func (c *Cursor) Regular(name string) bool {
 // OpenReal reports that the kernel does not name descriptors here: the
 // caller resolves the path itself.
 func OpenReal(string) (*Dir, string, bool) { return nil, "", false }
-
-// OpenRoot is for the Dirs OpenReal opens, which it never does here.
-func (d *Dir) OpenRoot() (*os.Root, error) { return nil, errors.ErrUnsupported }

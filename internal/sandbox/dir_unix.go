@@ -23,31 +23,33 @@ type Dir struct {
 	f  *os.File // keeps fd open; nil when the Dir owns fd itself (OpenDir, OpenReal)
 	fd int
 
-	idOnce sync.Once // id and idErr come from one fstat: see Identity
-	id     Identity
+	idOnce sync.Once // id and idErr come from one fstat: see identity
+	id     dirIdentity
 	idErr  error
+
+	lazy lazyRoot // see root.go
 }
 
-// Identity is a directory's device and inode number.
-type Identity struct{ Dev, Ino uint64 }
+// dirIdentity is a directory's device and inode number.
+type dirIdentity struct{ Dev, Ino uint64 }
 
-// Identity returns the root's device and inode, from one fstat for the
+// identity returns the root's device and inode, from one fstat for the
 // Dir's life: the directory a descriptor holds never changes.
-func (d *Dir) Identity() (Identity, error) {
+func (d *Dir) identity() (dirIdentity, error) {
 	d.idOnce.Do(func() { d.id, d.idErr = fstatIdentity(d.fd) })
 	return d.id, d.idErr
 }
 
-func fstatIdentity(fd int) (Identity, error) {
+func fstatIdentity(fd int) (dirIdentity, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return Identity{}, err
+		return dirIdentity{}, err
 	}
-	return Identity{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
+	return dirIdentity{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
 }
 
-// Open holds the directory of root. The Dir does not own root.
-func Open(root *os.Root) (*Dir, error) {
+// openOSRoot holds the directory of root, which OpenRoot gives the Dir.
+func openOSRoot(root *os.Root) (*Dir, error) {
 	f, err := root.Open(".")
 	if err != nil {
 		return nil, err
@@ -70,11 +72,14 @@ func OpenDir(path string) (*Dir, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &Dir{fd: fd}, nil
+	d := &Dir{fd: fd}
+	d.lazy.open = func() (*os.Root, error) { return d.osRoot(path) }
+	return d, nil
 }
 
-// Close releases the root's descriptor.
+// Close releases the root's descriptor and its os.Root.
 func (d *Dir) Close() {
+	d.lazy.close()
 	if d.f != nil {
 		d.f.Close()
 		return
@@ -97,35 +102,35 @@ type Cursor struct {
 // Cursor returns a cursor at the root.
 func (d *Dir) Cursor() Cursor { return Cursor{dir: d, root: d.fd} }
 
-// Identity returns the device and inode of the directory the cursor is at;
-// the root's is stated once (Dir.Identity).
-func (c *Cursor) Identity() (Identity, error) {
+// identity returns the device and inode of the directory the cursor is at;
+// the root's is stated once (Dir.dirIdentity).
+func (c *Cursor) identity() (dirIdentity, error) {
 	if len(c.fds) == 0 && c.dir != nil {
-		return c.dir.Identity()
+		return c.dir.identity()
 	}
-	return fstatIdentity(c.At())
+	return fstatIdentity(c.at())
 }
 
-// At is the descriptor of the directory the cursor is at, for the *at system
+// at is the descriptor of the directory the cursor is at, for the *at system
 // calls; it stays valid until the cursor moves or closes.
-func (c *Cursor) At() int {
+func (c *Cursor) at() int {
 	if len(c.fds) == 0 {
 		return c.root
 	}
 	return c.fds[len(c.fds)-1]
 }
 
-// Stat describes name, below the cursor, without following a symlink.
-func (c *Cursor) Stat(name string) (unix.Stat_t, error) {
+// stat describes name, below the cursor, without following a symlink.
+func (c *Cursor) stat(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	err := RetryEINTR(func() error { return unix.Fstatat(c.At(), name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	err := RetryEINTR(func() error { return unix.Fstatat(c.at(), name, &st, unix.AT_SYMLINK_NOFOLLOW) })
 	return st, err
 }
 
 // Lstat tells the kind of name, below the cursor, without following a
 // symlink.
 func (c *Cursor) Lstat(name string) (Kind, error) {
-	st, err := c.Stat(name)
+	st, err := c.stat(name)
 	if err != nil {
 		return KindOther, err
 	}
@@ -142,7 +147,7 @@ func (c *Cursor) Lstat(name string) (Kind, error) {
 
 // Readlink returns the text of the symlink name below the cursor.
 func (c *Cursor) Readlink(name string) (string, error) {
-	return Readlinkat(c.At(), name)
+	return readlinkat(c.at(), name)
 }
 
 // Down enters the directory name. A symlink in its place fails with ELOOP,
@@ -150,7 +155,7 @@ func (c *Cursor) Readlink(name string) (string, error) {
 func (c *Cursor) Down(name string) error {
 	var fd int
 	err := RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.At(), name, walkDirFlags, 0)
+		fd, err = unix.Openat(c.at(), name, walkDirFlags, 0)
 		return err
 	})
 	if err != nil {
@@ -173,7 +178,7 @@ func (c *Cursor) Down(name string) error {
 func (c *Cursor) openListing() (int, error) {
 	var fd int
 	err := RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.At(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(c.at(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		return err
 	})
 	return fd, err
@@ -222,9 +227,9 @@ func (d *Dir) Walk(rel string) (Cursor, error) {
 	return c, nil
 }
 
-// WalkParent returns a cursor at the directory holding rel, and rel's name.
+// walkParent returns a cursor at the directory holding rel, and rel's name.
 // A failure is an *os.PathError for op whose error is a ParentError.
-func (d *Dir) WalkParent(op, rel string) (Cursor, string, error) {
+func (d *Dir) walkParent(op, rel string) (Cursor, string, error) {
 	dir, name := Split(rel)
 	c, err := d.Walk(dir)
 	if err != nil {
@@ -235,12 +240,12 @@ func (d *Dir) WalkParent(op, rel string) (Cursor, string, error) {
 
 // Lstat describes rel without following a final symlink. rel "." is the root.
 func (d *Dir) Lstat(rel string) (os.FileInfo, error) {
-	c, name, err := d.WalkParent("lstat", rel)
+	c, name, err := d.walkParent("lstat", rel)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	st, err := c.Stat(name)
+	st, err := c.stat(name)
 	if err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: rel, Err: err}
 	}
@@ -249,12 +254,12 @@ func (d *Dir) Lstat(rel string) (os.FileInfo, error) {
 
 // Readlink returns the text of the symlink rel.
 func (d *Dir) Readlink(rel string) (string, error) {
-	c, name, err := d.WalkParent("readlink", rel)
+	c, name, err := d.walkParent("readlink", rel)
 	if err != nil {
 		return "", err
 	}
 	defer c.Close()
-	target, err := Readlinkat(c.At(), name)
+	target, err := readlinkat(c.at(), name)
 	if err != nil {
 		return "", &os.PathError{Op: "readlink", Path: rel, Err: err}
 	}
@@ -295,7 +300,7 @@ func (d *Dir) OpenReader(rel string) (*FileReader, error) {
 // before opening, and the type is still checked on the descriptor before
 // anything is read.
 func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) {
-	c, name, err := d.WalkParent("open", rel)
+	c, name, err := d.walkParent("open", rel)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +315,7 @@ func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) {
 // openRegular is OpenFile's descriptor, still O_NONBLOCK, and the file's
 // size.
 func (d *Dir) openRegular(rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
-	c, name, err := d.WalkParent("open", rel)
+	c, name, err := d.walkParent("open", rel)
 	if err != nil {
 		return -1, 0, err
 	}
@@ -346,7 +351,7 @@ func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode) (fd i
 	// Opening a device can have side effects, so anything that is not a
 	// regular file or directory is refused from its metadata; the type is
 	// checked again on the descriptor.
-	if st, err := c.Stat(name); err == nil {
+	if st, err := c.stat(name); err == nil {
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG, unix.S_IFDIR:
 		case unix.S_IFLNK:
@@ -363,7 +368,7 @@ func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode) (fd i
 // descriptor.
 func (c *Cursor) openChecked(name, rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
 	err = RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.At(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
+		fd, err = unix.Openat(c.at(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 		return err
 	})
 	if err != nil {
@@ -438,23 +443,16 @@ func (r *FileReader) Read(p []byte) (int, error) {
 	}
 }
 
-// NewFileReader reads the regular file the caller opened as fd (rel name,
-// for errors) and takes the descriptor over; Size is unknown (0).
-func NewFileReader(fd int, name string) *FileReader { return &FileReader{fd: fd, name: name} }
-
 // Close closes the descriptor.
 func (r *FileReader) Close() error { return unix.Close(r.fd) }
 
 // Size is the file's size as fstat reported it at the open.
 func (r *FileReader) Size() int64 { return r.size }
 
-// Fd is the descriptor, for the system calls that take one.
-func (r *FileReader) Fd() int { return r.fd }
-
-// MkdirAll creates rel and its missing parents (mode 0777 less the umask),
+// MkdirAll creates rel and its missing parents with perm (less the umask),
 // never following a symlink. created says whether this call made any
 // directory.
-func (d *Dir) MkdirAll(rel string) (created bool, err error) {
+func (d *Dir) MkdirAll(rel string, perm os.FileMode) (created bool, err error) {
 	c := d.Cursor()
 	defer c.Close()
 	if rel == "." {
@@ -464,7 +462,7 @@ func (d *Dir) MkdirAll(rel string) (created bool, err error) {
 	for i, name := range parts {
 		err := c.Down(name)
 		if errors.Is(err, unix.ENOENT) {
-			err = RetryEINTR(func() error { return unix.Mkdirat(c.At(), name, 0o777) })
+			err = RetryEINTR(func() error { return unix.Mkdirat(c.at(), name, uint32(perm.Perm())) })
 			if err == nil {
 				created = true
 			}
@@ -479,8 +477,50 @@ func (d *Dir) MkdirAll(rel string) (created bool, err error) {
 	return created, nil
 }
 
-// Readlinkat returns the text of the symlink name in the directory dirfd.
-func Readlinkat(dirfd int, name string) (string, error) {
+// Rename renames from to to, replacing what is there as rename(2) does,
+// never through a symlink on the way to either.
+func (d *Dir) Rename(from, to string) error {
+	fc, fname, err := d.walkParent("rename", from)
+	if err != nil {
+		return err
+	}
+	defer fc.Close()
+	tc, tname, err := d.walkParent("rename", to)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	err = RetryEINTR(func() error { return unix.Renameat(fc.at(), fname, tc.at(), tname) })
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+// Remove removes the file or empty directory rel, as os.Remove does, never
+// through a symlink on the way to it.
+func (d *Dir) Remove(rel string) error {
+	c, name, err := d.walkParent("remove", rel)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	err = RetryEINTR(func() error { return unix.Unlinkat(c.at(), name, 0) })
+	if err == nil {
+		return nil
+	}
+	err1 := RetryEINTR(func() error { return unix.Unlinkat(c.at(), name, unix.AT_REMOVEDIR) })
+	if err1 == nil {
+		return nil
+	}
+	if err1 != unix.ENOTDIR {
+		err = err1
+	}
+	return &os.PathError{Op: "remove", Path: rel, Err: err}
+}
+
+// readlinkat returns the text of the symlink name in the directory dirfd.
+func readlinkat(dirfd int, name string) (string, error) {
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
 		var n int
@@ -555,6 +595,6 @@ func (s *fileStat) Sys() any           { return &s.sys }
 // Regular reports whether name, below the cursor, is a regular file (not a
 // symlink to one).
 func (c *Cursor) Regular(name string) bool {
-	st, err := c.Stat(name)
+	st, err := c.stat(name)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }

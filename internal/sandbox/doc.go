@@ -24,22 +24,23 @@
 //     what exists, as the kernel would, and never look outside the root, not
 //     even for another spelling of it: the result cache follows in-root
 //     symlinks with one. Within compares host paths.
-//   - Dir (Open, or OpenDir for a path the Dir then owns) holds the root.
-//     On Linux, OpenReal opens a directory first and reads its real path back
-//     from the kernel, and Dir.OpenRoot gives an os.Root on that very
-//     directory; Dir.Identity (on unix) is its device and inode, stated once.
-//     Dir.Walk (everywhere) and Dir.WalkParent (on unix) give a Cursor at a
-//     directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader,
+//   - Dir (OpenDir, or OpenRoot where the root is reached as os.OpenRoot
+//     reaches it) holds the root. On Linux, OpenReal opens a directory first
+//     and reads its real path back from the kernel. Dir.Walk gives a Cursor
+//     at a directory; Dir.Lstat, Dir.Readlink, Dir.OpenFile, Dir.OpenReader,
 //     Dir.OpenFoundReader (for a rel ResolveFound found regular: no second
-//     stat before the open, the type still checked on the descriptor) and
-//     Dir.MkdirAll do one operation on rel.
+//     stat before the open, the type still checked on the descriptor),
+//     Dir.WriteFile, Dir.MkdirAll, Dir.Rename and Dir.Remove do one
+//     operation on rel.
+//   - NewWalker starts a walk (package walk) and Dir.FS reads the tree
+//     following a symlink as long as it stays beneath the root (the
+//     workspace checks), both through an os.Root the Dir opens on the same
+//     directory when first asked (root.go): the one os.Root of the program.
 //   - Cursor is a stack of directory descriptors: Down, Up, Reset and Close
 //     move it, Lstat and Readlink look at a name below it, ReadDir lists its
 //     directory (DirEntry, types not followed), OpenReader and
-//     OpenFoundReader open a regular file in it, and (on unix) Identity, At
-//     and Stat give the directory's identity, the descriptor and the raw
-//     stat for the *at calls the caller makes itself (the atomic replacement,
-//     the ripgrep driver, the watcher).
+//     OpenFoundReader open a regular file in it, and WorkDir names its
+//     directory (Linux) as a child's working directory, for ripgrep.
 //   - FileReader reads a regular file through its bare descriptor.
 //   - Trail (NewTrail) moves a Cursor through the directories of a run of
 //     sorted paths, entering each once and climbing only as far as the next
@@ -51,16 +52,14 @@
 //     patterns, which is why they live here rather than beside the driver.
 //   - On Linux, Dir.NameDir names a walked directory by a /proc/self/fd path
 //     (ProcName), for the watcher's inotify, which takes only paths.
-//   - An atomic replacement is built from LockFile (this process's lock of
-//     the file and a flock of its directory, which other agentspec processes
-//     take too), SweepTemps (the temporary files a killed writer left),
-//     CreateTemp and FillTemp (the new content, synced, keeping the old
-//     Owner), then Renameat or RenameNoReplace. Where there is no openat,
-//     LockKey and FirstSweep serve the os.Root version. Temporary names are
-//     TempName/IsTempName; Fault and SetFaultHook are the test's
-//     fault-injection points. The checks between the lock and the rename
-//     (the content hash) belong to the caller.
-//   - On unix, RetryEINTR and Readlinkat wrap the system calls.
+//   - Dir.Replace replaces a file's content atomically, under the file's
+//     lock, once the file there is what an Expect says (replace.go):
+//     temporary files (IsTempName, TempPrefix) that a killed writer left are
+//     swept, the new content synced in one, which is renamed over the
+//     target. The checks between the lock and the rename (the content hash)
+//     are the caller's Expect.Check. Tests fail a replacement at a chosen
+//     point, or walk as without openat2, through package sandboxtest.
+//   - On unix, RetryEINTR retries a system call that EINTR interrupted.
 //   - Names a listing must not show raw (control characters, bidirectional
 //     controls, bytes that are not UTF-8) are escaped reversibly:
 //     DisplayName, NeedsEscape and UnescapeName (names.go). IsDotGit

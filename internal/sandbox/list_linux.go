@@ -11,7 +11,7 @@ import (
 // each name whose type the file system does not report (DT_UNKNOWN) to
 // false, for the caller to look up with Regular. nil means the directory
 // could not be listed. buf is the listing buffer, kept from call to call.
-func (c *Cursor) ListRegular(buf *[]byte) map[string]bool { return listRegular(c.At(), buf) }
+func (c *Cursor) ListRegular(buf *[]byte) map[string]bool { return listRegular(c.at(), buf) }
 
 // listRegular lists the regular files (and those of unknown type) in the
 // directory dirfd, which may be an O_PATH descriptor, or returns nil.

@@ -5,3 +5,7 @@ package sandbox
 // ListRegular reports that there is no directory listing at hand here: the
 // caller looks each name up with Regular.
 func (c *Cursor) ListRegular(*[]byte) map[string]bool { return nil }
+
+// WorkDir reports that a directory held by a descriptor has no name here:
+// a child starts in a directory by its path.
+func (c *Cursor) WorkDir() (string, bool) { return "", false }

@@ -25,7 +25,7 @@ func OpenReal(p string) (d *Dir, real string, ok bool) {
 	if err != nil {
 		return nil, "", false
 	}
-	real, err = Readlinkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd))
+	real, err = readlinkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd))
 	// The kernel marks a removed directory " (deleted)" and one outside the
 	// process's root "(unreachable)"; a name that is not clean and absolute
 	// is not taken either.
@@ -33,12 +33,17 @@ func OpenReal(p string) (d *Dir, real string, ok bool) {
 		unix.Close(fd)
 		return nil, "", false
 	}
-	return &Dir{fd: fd}, real, true
+	d = &Dir{fd: fd}
+	d.lazy.open = func() (*os.Root, error) { return d.osRoot(real) }
+	return d, real, true
 }
 
-// OpenRoot opens an os.Root on the directory an OpenReal Dir holds, through
-// the kernel's name for its descriptor, so that the two cannot differ
-// whatever was renamed since.
-func (d *Dir) OpenRoot() (*os.Root, error) {
-	return os.OpenRoot("/proc/self/fd/" + strconv.Itoa(d.fd))
+// osRoot opens an os.Root on the directory the Dir holds, through the
+// kernel's name for its descriptor, so that the two cannot differ whatever
+// was renamed since; by path where /proc is missing.
+func (d *Dir) osRoot(path string) (*os.Root, error) {
+	if r, err := os.OpenRoot("/proc/self/fd/" + strconv.Itoa(d.fd)); err == nil {
+		return r, nil
+	}
+	return os.OpenRoot(path)
 }

@@ -1,19 +1,33 @@
 package sandbox
 
 import (
-	"os"
 	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-// procFDs reports whether /proc/self/fd can name descriptors (procfs is
-// mounted).
-var procFDs = sync.OnceValue(func() bool {
-	_, err := os.Stat("/proc/self/fd")
-	return err == nil
+// procMounted reports whether /proc is procfs, so that /proc/self/fd names
+// this process's descriptors, to it and to a child.
+var procMounted = sync.OnceValue(func() bool {
+	var st unix.Statfs_t
+	return unix.Statfs("/proc/self/fd", &st) == nil && st.Type == unix.PROC_SUPER_MAGIC
 })
+
+// WorkDir names the directory the cursor is at as a child's working
+// directory, "/proc/self/fd/N": whatever its path leads to by then, the
+// child starts in the very directory the cursor reached. The child resolves
+// that name itself, in its own /proc/self, with a copy of this process's
+// descriptors: Go's fork/exec changes directory before it rearranges
+// descriptors, and close-on-exec ones close only at the exec, so N is still
+// the cursor's then. The name is good until the cursor moves or closes. ok
+// is false where /proc is not mounted.
+func (c *Cursor) WorkDir() (string, bool) {
+	if !procMounted() {
+		return "", false
+	}
+	return "/proc/self/fd/" + strconv.Itoa(c.at()), true
+}
 
 // ProcName is a directory named by a descriptor the no-follow walk reached.
 type ProcName struct {
@@ -28,7 +42,7 @@ type ProcName struct {
 // held the directory's inode number cannot be reused. ok is false where
 // /proc/self/fd is not mounted, and the caller must name rel another way.
 func (d *Dir) NameDir(rel string) (n ProcName, ok bool, err error) {
-	if !procFDs() {
+	if !procMounted() {
 		return ProcName{}, false, nil
 	}
 	c, err := d.Walk(rel)
@@ -36,11 +50,11 @@ func (d *Dir) NameDir(rel string) (n ProcName, ok bool, err error) {
 		return ProcName{}, true, err
 	}
 	defer c.Close()
-	id, err := c.Identity()
+	id, err := c.identity()
 	if err != nil {
 		return ProcName{}, true, err
 	}
-	fd, err := unix.FcntlInt(uintptr(c.At()), unix.F_DUPFD_CLOEXEC, 0)
+	fd, err := unix.FcntlInt(uintptr(c.at()), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return ProcName{}, true, err
 	}

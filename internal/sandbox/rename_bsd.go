@@ -2,6 +2,6 @@
 
 package sandbox
 
-// RenameNoReplace renames from to to in the directory dirfd, failing with
+// renameNoReplace renames from to to in the directory dirfd, failing with
 // EEXIST when to exists.
-func RenameNoReplace(dirfd int, from, to string) error { return LinkNoReplace(dirfd, from, to) }
+func renameNoReplace(dirfd int, from, to string) error { return linkNoReplace(dirfd, from, to) }

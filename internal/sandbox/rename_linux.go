@@ -2,12 +2,12 @@ package sandbox
 
 import "golang.org/x/sys/unix"
 
-// RenameNoReplace renames from to to in the directory dirfd, failing with
+// renameNoReplace renames from to to in the directory dirfd, failing with
 // EEXIST when to exists, atomically.
-func RenameNoReplace(dirfd int, from, to string) error {
+func renameNoReplace(dirfd int, from, to string) error {
 	err := RetryEINTR(func() error { return unix.Renameat2(dirfd, from, dirfd, to, unix.RENAME_NOREPLACE) })
 	if err == unix.EINVAL || err == unix.ENOSYS {
-		return LinkNoReplace(dirfd, from, to) // a filesystem without the flag
+		return linkNoReplace(dirfd, from, to) // a filesystem without the flag
 	}
 	return err
 }

@@ -22,7 +22,7 @@ func TestTrail(t *testing.T) {
 	r, err := os.OpenRoot(root)
 	require.NoError(t, err)
 	defer r.Close()
-	d, err := Open(r)
+	d, err := openOSRoot(r)
 	require.NoError(t, err)
 	defer d.Close()
 	c, err := d.Walk("top")

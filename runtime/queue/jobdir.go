@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -49,7 +51,7 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	case err != nil:
 		return nil, err
 	}
-	root, err := os.OpenRoot(dir)
+	root, err := sandbox.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +61,9 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the job's file %s: %w", name, err)
 		}
-		if d := filepath.Dir(rel); d != "." {
-			if err := root.MkdirAll(d, 0o700); err != nil {
+		rel = filepath.ToSlash(rel)
+		if d := path.Dir(rel); d != "." {
+			if _, err := root.MkdirAll(d, 0o700); err != nil {
 				return nil, err
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // DefaultShipMax caps a shipped workspace's archive, and the archive of the
@@ -110,10 +112,10 @@ func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifes
 	return buf.Bytes(), m, nil
 }
 
-// unpackInto extracts an archive made by packDir into dir, through an
-// os.Root so that no entry can land outside it, and returns its manifest.
+// unpackInto extracts an archive made by packDir into dir, through the
+// sandbox so that no entry can land outside it, and returns its manifest.
 func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
-	root, err := os.OpenRoot(dir)
+	root, err := sandbox.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +146,11 @@ func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
 			return nil, fmt.Errorf("archive: more than %s of files", sizeString(max))
 		}
 		if d := path.Dir(name); d != "." {
-			if err := root.MkdirAll(filepath.FromSlash(d), 0o755); err != nil {
+			if _, err := root.MkdirAll(d, 0o755); err != nil {
 				return nil, err
 			}
 		}
-		f, err := root.OpenFile(filepath.FromSlash(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fs.FileMode(hdr.Mode).Perm()|0o600)
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fs.FileMode(hdr.Mode).Perm()|0o600)
 		if err != nil {
 			return nil, err
 		}
@@ -327,25 +329,24 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 			}
 		}
 	}
-	root, err := os.OpenRoot(dir)
+	root, err := sandbox.OpenDir(dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
 	stageRel := filepath.Base(stage)
 	for _, rel := range ch.Files {
-		native := filepath.FromSlash(rel)
-		if d := filepath.Dir(native); d != "." {
-			if err := root.MkdirAll(d, 0o755); err != nil {
+		if d := path.Dir(rel); d != "." {
+			if _, err := root.MkdirAll(d, 0o755); err != nil {
 				return err
 			}
 		}
-		if err := root.Rename(filepath.Join(stageRel, native), native); err != nil {
+		if err := root.Rename(stageRel+"/"+rel, rel); err != nil {
 			return err
 		}
 	}
 	for _, rel := range ch.Deleted {
-		if err := root.Remove(filepath.FromSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}

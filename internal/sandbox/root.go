@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
+)
+
+// A Dir also holds an os.Root on the same directory, opened when first asked
+// for: the walker reads through one (see package walk), and FS gives its
+// reads, which follow a symlink as long as it stays beneath the root. A job
+// that only reads and writes files it names never lists a directory, and
+// spares the open, stat and close.
+type lazyRoot struct {
+	once sync.Once
+	open func() (*os.Root, error) // nil once given a root
+	root *os.Root
+	err  error
+}
+
+// get returns the os.Root, opening it at the first call.
+func (l *lazyRoot) get() (*os.Root, error) {
+	l.once.Do(func() {
+		if l.open != nil {
+			l.root, l.err = l.open()
+		}
+	})
+	return l.root, l.err
+}
+
+// close closes the os.Root if it was opened; it cannot be opened after.
+func (l *lazyRoot) close() {
+	l.once.Do(func() { l.err = os.ErrClosed })
+	if l.root != nil {
+		l.root.Close()
+	}
+}
+
+// OpenRoot holds the directory at path through an os.Root, which follows
+// symlinks in path as os.OpenRoot does; nothing below it is ever followed
+// but by FS. The Dir owns the root.
+func OpenRoot(path string) (*Dir, error) {
+	r, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openOSRoot(r)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	d.lazy.root = r
+	return d, nil
+}
+
+// FS reads the tree as os.Root does: a symlink is followed while it stays
+// beneath the root, never out of it. The workspace checks read a job's
+// output files so, where a link between them is the job's own business.
+func (d *Dir) FS() (fs.FS, error) {
+	r, err := d.lazy.get()
+	if err != nil {
+		return nil, err
+	}
+	return r.FS(), nil
+}
+
+// NewWalker starts a walk of the directory rel (package walk), whose
+// directories carry state.
+func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
+	r, err := d.lazy.get()
+	if err != nil {
+		return nil, err
+	}
+	return walk.New(r, rel, state)
+}
+
+// WriteFile writes data to the regular file rel, created with perm (less
+// the umask) if it is missing and truncated if not, through OpenFile: never
+// through a symlink.
+func (d *Dir) WriteFile(rel string, data []byte, perm os.FileMode) error {
+	f, err := d.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
