@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
@@ -269,9 +270,11 @@ func (e *RefusedError) Error() string {
 // and for a symbolic link on its way here: one refused path refuses them all
 // (RefusedError) before anything is written. Every file the changes touch
 // must still be as it was shipped (else ConflictError, and the archive is
-// saved beside dir), every new file is written to a temporary file beside its
-// target first, and only then are they renamed into place and the deleted
-// files removed. Each file is replaced whole.
+// saved beside dir), and so must every directory they need (a file here where
+// one must go is a conflict too). Every new file is unpacked into a staging
+// directory first; then the deleted files are removed and the new ones
+// renamed into place, each whole. Should that stop half-way, the error says
+// how far it got, and the archive is saved beside dir.
 func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max int64, refuse func(rel string) string) error {
 	var refused []string
 	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
@@ -296,8 +299,8 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
 		sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			sum = ""
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
+			sum = "" // no file there: a directory, or a file where its directory would be (see obstacles)
 		case err != nil:
 			return err
 		}
@@ -334,23 +337,83 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 		return err
 	}
 	defer root.Close()
+	save := func() (string, error) {
+		saved := filepath.Clean(dir) + ".agentspec-changes-" + randomToken() + ".tar.gz"
+		return saved, os.WriteFile(saved, archive, 0o600)
+	}
+	if blocked := obstacles(root, ch); len(blocked) > 0 {
+		saved, err := save()
+		if err != nil {
+			return fmt.Errorf("the run's changes conflict with %s, and could not be saved: %w", strings.Join(blocked, ", "), err)
+		}
+		return &ConflictError{Files: blocked, Saved: saved}
+	}
+	// The deleted files go first, so a file the run replaced with a
+	// directory (or a directory with a file) makes way for it.
 	stageRel := filepath.Base(stage)
-	for _, rel := range ch.Files {
-		if d := path.Dir(rel); d != "." {
-			if _, err := root.MkdirAll(d, 0o755); err != nil {
+	done, total := 0, len(ch.Deleted)+len(ch.Files)
+	err = func() error {
+		for _, rel := range ch.Deleted {
+			if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
+			done++
 		}
-		if err := root.Rename(stageRel+"/"+rel, rel); err != nil {
-			return err
+		for _, rel := range ch.Files {
+			if st, err := root.Lstat(rel); err == nil && st.IsDir() {
+				if err := root.Remove(rel); err != nil { // emptied by the deletions, or not there to take
+					return err
+				}
+			}
+			if d := path.Dir(rel); d != "." {
+				if _, err := root.MkdirAll(d, 0o755); err != nil {
+					return err
+				}
+			}
+			if err := root.Rename(stageRel+"/"+rel, rel); err != nil {
+				return err
+			}
+			done++
 		}
-	}
-	for _, rel := range ch.Deleted {
-		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+		return nil
+	}()
+	if err != nil {
+		// Half-way: say so, and keep every change where it can be had.
+		saved, serr := save()
+		if serr != nil {
+			return fmt.Errorf("the run's changes stopped after %d of %d (%w), and could not be saved: %v", done, total, err, serr)
 		}
+		return fmt.Errorf("the run's changes stopped after %d of %d (%w); all of them are saved in %s", done, total, err, saved)
 	}
 	return nil
+}
+
+// obstacles are the paths here that would stop ch half-way: a file (not
+// among those deleted) where a changed file needs a directory, or a
+// directory where a changed file goes that the deletions do not empty.
+func obstacles(root *sandbox.Dir, ch *Changes) []string {
+	deleted := make(map[string]bool, len(ch.Deleted))
+	under := map[string]bool{} // directories that lose a file
+	for _, rel := range ch.Deleted {
+		deleted[rel] = true
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			under[d] = true
+		}
+	}
+	var blocked []string
+	for _, rel := range ch.Files {
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			if st, err := root.Lstat(d); err == nil && !st.IsDir() && !deleted[d] {
+				blocked = append(blocked, d)
+				break
+			}
+		}
+		if st, err := root.Lstat(rel); err == nil && st.IsDir() && !under[rel] {
+			blocked = append(blocked, rel)
+		}
+	}
+	slices.Sort(blocked)
+	return slices.Compact(blocked)
 }
 
 // linkOnPath returns the first of rel's leading paths ("a", "a/b", ...,

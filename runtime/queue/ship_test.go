@@ -123,6 +123,42 @@ func TestApplyChanges(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, archive, saved, "the run's changes are kept")
 	})
+	t.Run("a file made a directory", func(t *testing.T) {
+		t.Parallel()
+		// The run replaced the file "sub" with a directory holding a file,
+		// and the directory "dir" with a file.
+		home := t.TempDir()
+		writeFiles(t, home, map[string]string{"sub": "a file\n", "dir/x": "x\n"})
+		_, shipped, err := packDir(home, DefaultShipMax, nil)
+		require.NoError(t, err)
+		copyDir := t.TempDir()
+		writeFiles(t, copyDir, map[string]string{"sub/new.txt": "fresh\n", "dir": "now a file\n"})
+		changed, deleted, err := changesSince(copyDir, shipped)
+		require.NoError(t, err)
+		archive, _, err := packDir(copyDir, DefaultShipMax, nil)
+		require.NoError(t, err)
+		require.NoError(t, applyChanges(home, shipped, &Changes{Files: changed, Deleted: deleted}, archive, DefaultShipMax, noRefusal))
+		for name, want := range map[string]string{"sub/new.txt": "fresh\n", "dir": "now a file\n"} {
+			b, err := os.ReadFile(filepath.Join(home, name))
+			require.NoError(t, err)
+			assert.Equal(t, want, string(b))
+		}
+	})
+	t.Run("a file here where a directory must go", func(t *testing.T) {
+		t.Parallel()
+		home, shipped, ch, archive := setup(t)
+		writeFiles(t, home, map[string]string{"sub": "made here meanwhile\n"})
+		err := applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal)
+		var conflict *ConflictError
+		require.ErrorAs(t, err, &conflict)
+		assert.Equal(t, []string{"sub"}, conflict.Files)
+		b, err := os.ReadFile(filepath.Join(home, "edit.txt"))
+		require.NoError(t, err)
+		assert.Equal(t, "old\n", string(b), "nothing is applied, not even the files before it")
+		saved, err := os.ReadFile(conflict.Saved)
+		require.NoError(t, err)
+		assert.Equal(t, archive, saved, "the run's changes are kept")
+	})
 }
 
 func TestResolveWorkspace(t *testing.T) {
