@@ -56,41 +56,20 @@ func newAnthropic(c common) *anthropicModel {
 // nativeBetas are the beta headers the native tools need.
 var nativeBetas = map[string]string{"web_fetch": "web-fetch-2025-09-10", "code_execution": "code-execution-2025-08-25"}
 
-func (m *anthropicModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+// extra sets the spec's extra_body on a request.
+func (m *anthropicModel) extra() []option.RequestOption {
+	return extraBody(m.settings.ExtraBody, option.WithJSONSet)
 }
 
-func (m *anthropicModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	params, err := m.params(messages, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
-	}
-	var reqOpts []option.RequestOption
-	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
-	}
-	var msg *anthropic.Message
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		var err error
-		if opts.StreamingFunc != nil {
-			msg, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
-		} else {
-			msg, err = m.client.Messages.New(ctx, params, reqOpts...)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
-	}
-	return anthropicResponse(msg), nil
+func (m *anthropicModel) send(ctx context.Context, req anthropic.MessageNewParams) (*llms.ContentResponse, error) {
+	v, err := m.client.Messages.New(ctx, req, m.extra()...)
+	return read(v, err, func(msg *anthropic.Message) (*llms.ContentResponse, error) { return anthropicResponse(msg), nil })
 }
 
 // stream sends the request with stream: true, passes text deltas to fn and
 // accumulates the message. An error event fails it with a Stream *Error.
-func (m *anthropicModel) stream(ctx context.Context, params anthropic.MessageNewParams, reqOpts []option.RequestOption,
-	fn func(context.Context, []byte) error, retries int) (*anthropic.Message, error) {
-	s := m.client.Messages.NewStreaming(ctx, params, reqOpts...)
+func (m *anthropicModel) stream(ctx context.Context, req anthropic.MessageNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	s := m.client.Messages.NewStreaming(ctx, req, m.extra()...)
 	defer s.Close()
 	var msg anthropic.Message
 	for s.Next() {
@@ -114,11 +93,11 @@ func (m *anthropicModel) stream(ctx context.Context, params anthropic.MessageNew
 	if msg.StopReason == "" {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before message_stop"}}`), retries)
 	}
-	return &msg, nil
+	return anthropicResponse(&msg), nil
 }
 
-// params builds the request from the conversation and the call options.
-func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOptions) (anthropic.MessageNewParams, error) {
+// request builds the request from the conversation and the call options.
+func (m *anthropicModel) request(messages []llms.MessageContent, opts llms.CallOptions) (anthropic.MessageNewParams, error) {
 	s := m.settings
 	p := anthropic.MessageNewParams{
 		Model:         anthropic.Model(m.model),
@@ -354,7 +333,7 @@ func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockPar
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					blocks = append(blocks, param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(p.Data)))
 				case strings.HasPrefix(p.MIMEType, "image/"):
 					blocks = append(blocks, anthropic.NewImageBlockBase64(p.MIMEType, base64Of(p.Data)))
@@ -386,7 +365,7 @@ func anthropicParam(b anthropic.ContentBlockUnion) []byte {
 // tool calls, and the whole turn in order (InfoTurn), every block the loop
 // does not interpret kept as the param that sends it back.
 func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
-	choice := &llms.ContentChoice{StopReason: string(msg.StopReason), GenerationInfo: map[string]any{}}
+	choice := &llms.ContentChoice{StopReason: string(msg.StopReason)}
 	var text, thinking strings.Builder
 	var turn []llms.ContentPart
 	for _, b := range msg.Content {
@@ -423,17 +402,15 @@ func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
 	u := msg.Usage
-	choice.GenerationInfo[InfoInputTokens] = int(u.InputTokens)
-	choice.GenerationInfo[InfoOutputTokens] = int(u.OutputTokens)
-	choice.GenerationInfo[InfoCacheWriteTokens] = int(u.CacheCreationInputTokens)
-	choice.GenerationInfo[InfoCacheReadTokens] = int(u.CacheReadInputTokens)
-	choice.GenerationInfo[InfoTurn] = turn
+	info := Info{Turn: turn, Usage: Usage{Input: int(u.InputTokens), Output: int(u.OutputTokens),
+		CacheWrite: int(u.CacheCreationInputTokens), CacheRead: int(u.CacheReadInputTokens)}}
 	if msg.StopReason == anthropic.StopReasonRefusal {
-		reason := strings.TrimSpace(choice.Content)
-		if reason == "" {
-			reason = strings.TrimSpace(msg.StopDetails.Explanation)
+		info.Refused = true
+		info.Refusal = strings.TrimSpace(choice.Content)
+		if info.Refusal == "" {
+			info.Refusal = strings.TrimSpace(msg.StopDetails.Explanation)
 		}
-		choice.GenerationInfo[InfoRefusal] = reason
 	}
+	SetInfo(choice, info)
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }

@@ -61,40 +61,17 @@ func openaiOptions(c common, organization string) []option.RequestOption {
 	return opts
 }
 
-func (m *chatModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+// openaiExtra sets the spec's extra_body on an openai-go request.
+func (c common) openaiExtra() []option.RequestOption {
+	return extraBody(c.settings.ExtraBody, option.WithJSONSet)
 }
 
-func (m *chatModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	params, err := m.params(messages, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
-	}
-	var reqOpts []option.RequestOption
-	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
-	}
-	var resp *llms.ContentResponse
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		var err error
-		if opts.StreamingFunc != nil {
-			resp, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
-		} else {
-			var c *openai.ChatCompletion
-			if c, err = m.client.Chat.Completions.New(ctx, params, reqOpts...); err == nil {
-				resp, err = m.response(c)
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
-	}
-	return resp, nil
+func (m *chatModel) send(ctx context.Context, req openai.ChatCompletionNewParams) (*llms.ContentResponse, error) {
+	v, err := m.client.Chat.Completions.New(ctx, req, m.openaiExtra()...)
+	return read(v, err, m.response)
 }
 
-func (m *chatModel) params(messages []llms.MessageContent, opts llms.CallOptions) (openai.ChatCompletionNewParams, error) {
+func (m *chatModel) request(messages []llms.MessageContent, opts llms.CallOptions) (openai.ChatCompletionNewParams, error) {
 	s := m.settings
 	p := openai.ChatCompletionNewParams{Model: m.model}
 	temperature := DefaultTemperature
@@ -273,11 +250,9 @@ func hasReasoning(messages []llms.MessageContent) bool {
 			continue
 		}
 		for _, part := range msg.Parts {
-			if raw, ok := IsBlock(part); ok {
-				var b chatBlock
-				if json.Unmarshal(raw, &b) == nil && b.Type == "reasoning" && b.Text != "" {
-					return true
-				}
+			var b chatBlock
+			if decodeBlock(part, &b) && b.Type == blockReasoning && b.Text != "" {
+				return true
 			}
 		}
 	}
@@ -305,11 +280,9 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 		var images []map[string]any
 		extras := map[string]json.RawMessage{}
 		for _, part := range msg.Parts {
-			if raw, ok := IsBlock(part); ok {
-				var b chatBlock
-				if json.Unmarshal(raw, &b) == nil && b.Type == "call_extra" {
-					extras[b.ID] = b.Extra
-				}
+			var b chatBlock
+			if decodeBlock(part, &b) && b.Type == blockCallExtra {
+				extras[b.ID] = b.Extra
 			}
 		}
 		for _, part := range msg.Parts {
@@ -333,9 +306,9 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					var b chatBlock
-					if json.Unmarshal(p.Data, &b) == nil && b.Type == "reasoning" {
+					if decodeBlock(p, &b) && b.Type == blockReasoning {
 						reasoning.WriteString(b.Text)
 					}
 				case strings.HasPrefix(p.MIMEType, "image/"):

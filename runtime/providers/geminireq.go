@@ -54,15 +54,6 @@ type geminiContent struct {
 	Parts []geminiPart `json:"parts"`
 }
 
-// geminiBlock is how a turn keeps what llms parts cannot say: a thought part
-// ("gemini_part", the part as the API sent it), and the thought signature
-// of the part before it ("gemini_signature"), which must go back with it.
-type geminiBlock struct {
-	Type      string          `json:"type"`
-	Part      json.RawMessage `json:"part,omitempty"`
-	Signature string          `json:"signature,omitempty"`
-}
-
 // body builds the request body.
 func (m *geminiModel) body(messages []llms.MessageContent, opts llms.CallOptions) ([]byte, error) {
 	s := m.settings
@@ -317,18 +308,18 @@ func geminiContents(messages []llms.MessageContent) ([]geminiPart, []geminiConte
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					var b geminiBlock
-					if json.Unmarshal(p.Data, &b) != nil {
+					if !decodeBlock(p, &b) {
 						continue
 					}
 					switch b.Type {
-					case "gemini_part":
+					case blockGeminiPart:
 						var gp geminiPart
 						if json.Unmarshal(b.Part, &gp) == nil {
 							parts = append(parts, gp)
 						}
-					case "gemini_signature":
+					case blockGeminiSignature:
 						if n := len(parts); n > 0 {
 							parts[n-1].ThoughtSignature = b.Signature
 						}

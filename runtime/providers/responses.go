@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
@@ -27,46 +26,22 @@ func newResponses(c common) *responsesModel {
 	return &responsesModel{common: c, client: openai.NewClient(openaiOptions(c, "")...)}
 }
 
-func (m *responsesModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+func (m *responsesModel) send(ctx context.Context, req responses.ResponseNewParams) (*llms.ContentResponse, error) {
+	v, err := m.client.Responses.New(ctx, req, m.openaiExtra()...)
+	return read(v, err, func(r *responses.Response) (*llms.ContentResponse, error) { return readResponse(r.RawJSON()) })
 }
 
-func (m *responsesModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	params, err := m.params(messages, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
-	}
-	var reqOpts []option.RequestOption
-	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
-	}
-	var raw string
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		if opts.StreamingFunc == nil {
-			r, err := m.client.Responses.New(ctx, params, reqOpts...)
-			if err == nil {
-				raw = r.RawJSON()
-			}
-			return err
-		}
-		var err error
-		raw, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
-		return err
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
-	}
+// readResponse reads a whole Response object.
+func readResponse(raw string) (*llms.ContentResponse, error) {
 	resp, err := responsesResult(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the response: %w", m.ep.provider, err)
+		return nil, fmt.Errorf("reading the response: %w", err)
 	}
 	return resp, nil
 }
 
-func (m *responsesModel) stream(ctx context.Context, params responses.ResponseNewParams, reqOpts []option.RequestOption,
-	fn func(context.Context, []byte) error, retries int) (string, error) {
-	s := m.client.Responses.NewStreaming(ctx, params, reqOpts...)
+func (m *responsesModel) stream(ctx context.Context, req responses.ResponseNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	s := m.client.Responses.NewStreaming(ctx, req, m.openaiExtra()...)
 	defer s.Close()
 	for s.Next() {
 		ev := s.Current()
@@ -74,26 +49,26 @@ func (m *responsesModel) stream(ctx context.Context, params responses.ResponseNe
 		case "response.output_text.delta":
 			if ev.Delta != "" {
 				if err := fn(ctx, []byte(ev.Delta)); err != nil {
-					return "", err
+					return nil, err
 				}
 			}
 		case "response.completed", "response.incomplete":
-			return ev.Response.RawJSON(), nil
+			return readResponse(ev.Response.RawJSON())
 		case "response.failed":
 			body, _ := json.Marshal(map[string]any{"error": json.RawMessage(orNull(ev.Response.Error.RawJSON()))})
-			return "", streamError(m.ep, body, retries)
+			return nil, streamError(m.ep, body, retries)
 		case "error":
 			body, _ := json.Marshal(map[string]any{"error": map[string]any{"type": ev.Code, "message": ev.Message}})
-			return "", streamError(m.ep, body, retries)
+			return nil, streamError(m.ep, body, retries)
 		}
 	}
 	if err := s.Err(); err != nil {
 		if se, ok := err.(*ssestream.StreamError); ok {
-			return "", streamError(m.ep, se.Event.Data, retries)
+			return nil, streamError(m.ep, se.Event.Data, retries)
 		}
-		return "", err
+		return nil, err
 	}
-	return "", streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before response.completed"}}`), retries)
+	return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before response.completed"}}`), retries)
 }
 
 func orNull(s string) string {
@@ -103,7 +78,7 @@ func orNull(s string) string {
 	return s
 }
 
-func (m *responsesModel) params(messages []llms.MessageContent, opts llms.CallOptions) (responses.ResponseNewParams, error) {
+func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallOptions) (responses.ResponseNewParams, error) {
 	s := m.settings
 	p := responses.ResponseNewParams{Model: m.model}
 	// Reasoning models refuse a temperature: only a spec's own is sent.
@@ -252,7 +227,7 @@ func responsesInput(messages []llms.MessageContent) (string, []any, error) {
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					flushText(role)
 					items = append(items, json.RawMessage(p.Data))
 				default:
@@ -289,7 +264,7 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return nil, err
 	}
-	choice := &llms.ContentChoice{GenerationInfo: map[string]any{}}
+	choice := &llms.ContentChoice{}
 	var text, refusal, reasoning strings.Builder
 	var turn []llms.ContentPart
 	for _, rawItem := range r.Output {
@@ -357,13 +332,11 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
-	if refusal.Len() > 0 {
-		choice.GenerationInfo[InfoRefusal] = refusal.String()
-	}
-	choice.GenerationInfo[InfoInputTokens] = r.Usage.InputTokens
-	choice.GenerationInfo[InfoOutputTokens] = r.Usage.OutputTokens
-	choice.GenerationInfo[InfoCacheReadTokens] = r.Usage.InputTokensDetails.CachedTokens
-	choice.GenerationInfo[InfoReasoningTokens] = r.Usage.OutputTokensDetails.ReasoningTokens
-	choice.GenerationInfo[InfoTurn] = turn
+	SetInfo(choice, Info{
+		Turn:    turn,
+		Refused: refusal.Len() > 0, Refusal: refusal.String(),
+		Usage: Usage{Input: r.Usage.InputTokens, Output: r.Usage.OutputTokens,
+			CacheRead: r.Usage.InputTokensDetails.CachedTokens, Reasoning: r.Usage.OutputTokensDetails.ReasoningTokens},
+	})
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
 }
