@@ -123,7 +123,7 @@ func (m *anthropicModel) request(messages []llms.MessageContent, opts llms.CallO
 		extra["top_k"] = *s.TopK
 	}
 	if m.thinking.raw != nil {
-		p.Thinking = param.Override[anthropic.ThinkingConfigParamUnion](plain(m.thinking.raw))
+		p.Thinking = m.thinking.param()
 	}
 	if m.thinking.effort != "" {
 		p.OutputConfig.Effort = anthropic.OutputConfigEffort(m.thinking.effort)
@@ -139,8 +139,8 @@ func (m *anthropicModel) request(messages []llms.MessageContent, opts llms.CallO
 			extra[k] = plain(v)
 		}
 	}
-	if v, ok := cacheControl(s.Provider["anthropic_cache"]); ok {
-		extra["cache_control"] = v
+	if cc, ok := cacheControl(s.Provider["anthropic_cache"]); ok {
+		p.CacheControl = cc
 	}
 
 	system, turns, err := anthropicMessages(messages)
@@ -149,13 +149,21 @@ func (m *anthropicModel) request(messages []llms.MessageContent, opts llms.CallO
 	}
 	if len(system) > 0 {
 		if cc, ok := cacheControl(s.Provider["anthropic_cache_instructions"]); ok {
-			system[len(system)-1].CacheControl = param.Override[anthropic.CacheControlEphemeralParam](cc)
+			system[len(system)-1].CacheControl = cc
 		}
 		p.System = system
 	}
 	if cc, ok := cacheControl(s.Provider["anthropic_cache_messages"]); ok && len(turns) > 0 {
 		last := turns[len(turns)-1]
-		turns[len(turns)-1] = withCacheControl(last, cc)
+		var content []anthropic.ContentBlockParamUnion
+		if last.OfUser != nil {
+			content = last.OfUser.Content
+		} else if last.OfAssistant != nil {
+			content = last.OfAssistant.Content
+		}
+		if n := len(content); n > 0 {
+			content[n-1] = withCacheControl(content[n-1], content[n-1].GetCacheControl(), cc, param.Override[anthropic.ContentBlockParamUnion])
+		}
 	}
 	p.Messages = turns
 
@@ -198,6 +206,18 @@ func (m *anthropicModel) toolChoice(call any) anthropic.ToolChoiceUnionParam {
 	return anthropic.ToolChoiceUnionParam{}
 }
 
+// param is the thinking object of a request: typed when made from the
+// unified setting, the spec's anthropic_thinking as written otherwise.
+func (plan thinkingPlan) param() anthropic.ThinkingConfigParamUnion {
+	switch {
+	case !plan.unified:
+		return param.Override[anthropic.ThinkingConfigParamUnion](plain(plan.raw))
+	case plan.raw["type"] == "adaptive":
+		return anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}
+	}
+	return anthropic.ThinkingConfigParamOfEnabled(int64(plan.budget))
+}
+
 // tools declares the loop's tools, every one with an input schema (the API
 // rejects a tool without), and the native tools.
 func (m *anthropicModel) tools(defs []llms.Tool) ([]anthropic.ToolUnionParam, error) {
@@ -211,14 +231,18 @@ func (m *anthropicModel) tools(defs []llms.Tool) ([]anthropic.ToolUnionParam, er
 		if schema == nil {
 			schema = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		def := map[string]any{"name": t.Function.Name, "input_schema": schema}
+		tool := anthropic.ToolParam{
+			Name: t.Function.Name,
+			// The schema is the tool's own JSON Schema, sent as it is.
+			InputSchema: param.Override[anthropic.ToolInputSchemaParam](schema),
+		}
 		if t.Function.Description != "" {
-			def["description"] = t.Function.Description
+			tool.Description = param.NewOpt(t.Function.Description)
 		}
 		if eager {
-			def["eager_input_streaming"] = true
+			tool.EagerInputStreaming = param.NewOpt(true)
 		}
-		out = append(out, param.Override[anthropic.ToolUnionParam](def))
+		out = append(out, anthropic.ToolUnionParam{OfTool: &tool})
 	}
 	for _, nt := range m.native {
 		def, err := anthropicNative(nt, m.settings)
@@ -228,41 +252,44 @@ func (m *anthropicModel) tools(defs []llms.Tool) ([]anthropic.ToolUnionParam, er
 		out = append(out, param.Override[anthropic.ToolUnionParam](def))
 	}
 	if cc, ok := cacheControl(m.settings.Provider["anthropic_cache_tool_definitions"]); ok && len(out) > 0 {
-		b, _ := json.Marshal(out[len(out)-1])
-		var def map[string]any
-		_ = json.Unmarshal(b, &def)
-		def["cache_control"] = cc
-		out[len(out)-1] = param.Override[anthropic.ToolUnionParam](def)
+		last := &out[len(out)-1]
+		*last = withCacheControl(*last, last.GetCacheControl(), cc, param.Override[anthropic.ToolUnionParam])
 	}
 	return out, nil
 }
 
 // cacheControl reads an anthropic_cache_* setting: true, or a TTL.
-func cacheControl(v any) (map[string]any, bool) {
+func cacheControl(v any) (anthropic.CacheControlEphemeralParam, bool) {
+	cc := anthropic.NewCacheControlEphemeralParam()
 	switch v := v.(type) {
 	case bool:
-		return map[string]any{"type": "ephemeral"}, v
+		return cc, v
 	case string:
-		return map[string]any{"type": "ephemeral", "ttl": v}, true
+		cc.TTL = anthropic.CacheControlEphemeralTTL(v)
+		return cc, true
 	}
-	return nil, false
+	return cc, false
 }
 
-// withCacheControl marks the last block of a message for caching.
-func withCacheControl(msg anthropic.MessageParam, cc map[string]any) anthropic.MessageParam {
-	b, err := json.Marshal(msg)
+// withCacheControl marks a block or a tool for caching: in field, its
+// typed param's cache_control, or, for one given as JSON (a block kept as
+// the API sent it, a native tool), in its JSON.
+func withCacheControl[T any](b T, field *anthropic.CacheControlEphemeralParam, cc anthropic.CacheControlEphemeralParam,
+	override func(any) T) T {
+	if field != nil {
+		*field = cc
+		return b
+	}
+	raw, err := json.Marshal(b)
 	if err != nil {
-		return msg
+		return b
 	}
-	var v struct {
-		Role    string           `json:"role"`
-		Content []map[string]any `json:"content"`
+	var v map[string]any
+	if json.Unmarshal(raw, &v) != nil || v == nil {
+		return b
 	}
-	if json.Unmarshal(b, &v) != nil || len(v.Content) == 0 {
-		return msg
-	}
-	v.Content[len(v.Content)-1]["cache_control"] = cc
-	return param.Override[anthropic.MessageParam](v)
+	v["cache_control"] = cc
+	return override(v)
 }
 
 // anthropicMessages converts the conversation. Consecutive messages of one
