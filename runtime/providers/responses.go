@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -92,21 +93,32 @@ func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallO
 		p.MaxOutputTokens = param.NewOpt(int64(n))
 	}
 	extra := map[string]any{}
-	reasoning := map[string]any{}
-	if e := reasoningEffort(s.Thinking); e != "" {
-		reasoning["effort"] = e
+	// A setting that is not a string goes as the spec wrote it.
+	asWritten := map[string]any{}
+	effort := reasoningEffort(s.Thinking)
+	if v, ok := s.Provider["openai_reasoning_effort"]; ok {
+		effort, _ = v.(string)
+		if _, isString := v.(string); !isString {
+			asWritten["effort"] = v
+		}
 	}
-	if e, ok := s.Provider["openai_reasoning_effort"]; ok {
-		reasoning["effort"] = e
-	}
+	p.Reasoning.Effort = shared.ReasoningEffort(effort)
 	if v, ok := s.Provider["openai_reasoning_summary"]; ok {
-		reasoning["summary"] = v
+		if summary, isString := v.(string); isString {
+			p.Reasoning.Summary = shared.ReasoningSummary(summary)
+		} else {
+			asWritten["summary"] = v
+		}
 	}
-	if len(reasoning) > 0 {
-		extra["reasoning"] = reasoning
+	if len(asWritten) > 0 {
+		p.Reasoning.SetExtraFields(asWritten)
 	}
 	if v, ok := s.Provider["openai_text_verbosity"]; ok {
-		extra["text"] = map[string]any{"verbosity": v}
+		if verbosity, isString := v.(string); isString {
+			p.Text.Verbosity = responses.ResponseTextConfigVerbosity(verbosity)
+		} else {
+			p.Text.SetExtraFields(map[string]any{"verbosity": v})
+		}
 	}
 	for _, k := range []string{"truncation", "previous_response_id", "background"} {
 		if v, ok := s.Provider["openai_"+k]; ok {
@@ -129,38 +141,45 @@ func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallO
 	if instructions != "" {
 		p.Instructions = param.NewOpt(instructions)
 	}
-	extra["input"] = input
+	p.Input.OfInputItemList = input
 
-	var tools []map[string]any
 	for _, t := range opts.Tools {
 		if t.Function == nil {
 			continue
 		}
-		def := map[string]any{"type": "function", "name": t.Function.Name, "strict": t.Function.Strict}
+		def := responses.FunctionToolParam{Name: t.Function.Name, Strict: param.NewOpt(t.Function.Strict),
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}
 		if t.Function.Description != "" {
-			def["description"] = t.Function.Description
+			def.Description = param.NewOpt(t.Function.Description)
 		}
-		params := t.Function.Parameters
-		if params == nil {
-			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		if t.Function.Parameters != nil {
+			schema, err := schemaObject(t.Function.Parameters)
+			if err != nil {
+				return p, fmt.Errorf("the parameters of tool %s: %w", t.Function.Name, err)
+			}
+			def.Parameters = schema
 		}
-		def["parameters"] = params
-		tools = append(tools, def)
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &def})
 	}
 	for _, nt := range m.native {
 		def, err := responsesNative(nt)
 		if err != nil {
 			return p, err
 		}
-		tools = append(tools, def)
+		p.Tools = append(p.Tools, param.Override[responses.ToolUnionParam](def))
 	}
-	if len(tools) > 0 {
-		extra["tools"] = tools
-		if choice, ok := chatToolChoice(s.ToolChoice, opts.ToolChoice); ok {
-			if fn, isFn := choice.(map[string]any); isFn && fn["type"] == "function" {
-				choice = map[string]any{"type": "function", "name": fn["function"].(map[string]any)["name"]}
-			}
-			extra["tool_choice"] = choice
+	if len(p.Tools) > 0 {
+		mode, names, ok := toolChoiceOf(s.ToolChoice, opts.ToolChoice)
+		switch {
+		case !ok:
+		case len(names) == 1:
+			p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: names[0]}
+		case len(names) > 1:
+			// Sent as Chat Completions shapes its allowed_tools.
+			p.ToolChoice = param.Override[responses.ResponseNewParamsToolChoiceUnion](map[string]any{
+				"type": "allowed_tools", "allowed_tools": map[string]any{"mode": "required", "tools": functionRefs(names)}})
+		default:
+			p.ToolChoice.OfToolChoiceMode = param.NewOpt(responses.ToolChoiceOptions(mode))
 		}
 		if s.ParallelToolCalls != nil {
 			p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
@@ -193,14 +212,17 @@ func responsesNative(t NativeTool) (map[string]any, error) {
 }
 
 // responsesInput converts the conversation to input items.
-func responsesInput(messages []llms.MessageContent) (string, []any, error) {
+func responsesInput(messages []llms.MessageContent) (string, responses.ResponseInputParam, error) {
 	var system []string
-	var items []any
+	var items responses.ResponseInputParam
 	for i, msg := range messages {
 		var text []string
 		flushText := func(role string) {
 			if len(text) > 0 {
-				items = append(items, map[string]any{"role": role, "content": strings.Join(text, "")})
+				items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+					Role:    responses.EasyInputMessageRole(role),
+					Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(strings.Join(text, ""))},
+				}})
 				text = nil
 			}
 		}
@@ -219,17 +241,19 @@ func responsesInput(messages []llms.MessageContent) (string, []any, error) {
 			case llms.ToolCall:
 				flushText(role)
 				if p.FunctionCall != nil {
-					items = append(items, map[string]any{"type": "function_call", "call_id": p.ID,
-						"name": p.FunctionCall.Name, "arguments": p.FunctionCall.Arguments})
+					items = append(items, responses.ResponseInputItemParamOfFunctionCall(p.FunctionCall.Arguments, p.ID, p.FunctionCall.Name))
 				}
 			case llms.ToolCallResponse:
-				items = append(items, map[string]any{"type": "function_call_output", "call_id": p.ToolCallID, "output": p.Content})
+				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+					CallID: param.NewOpt(p.ToolCallID),
+					Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(p.Content)},
+				}})
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
 				case isBlock(p):
 					flushText(role)
-					items = append(items, json.RawMessage(p.Data))
+					items = append(items, param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(p.Data)))
 				default:
 					return "", nil, fmt.Errorf("message %d: the Responses API takes no %s part here", i, p.MIMEType)
 				}
