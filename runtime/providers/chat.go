@@ -136,17 +136,11 @@ func (m *chatModel) request(messages []llms.MessageContent, opts llms.CallOption
 		if t.Function == nil {
 			continue
 		}
-		def := shared.FunctionDefinitionParam{Name: t.Function.Name}
-		if t.Function.Description != "" {
-			def.Description = param.NewOpt(t.Function.Description)
+		description, schema, err := functionParts(t.Function)
+		if err != nil {
+			return p, err
 		}
-		if t.Function.Parameters != nil {
-			schema, err := schemaObject(t.Function.Parameters)
-			if err != nil {
-				return p, fmt.Errorf("the parameters of tool %s: %w", t.Function.Name, err)
-			}
-			def.Parameters = schema
-		}
+		def := shared.FunctionDefinitionParam{Name: t.Function.Name, Description: description, Parameters: schema}
 		if t.Function.Strict {
 			def.Strict = param.NewOpt(true)
 		}
@@ -266,6 +260,23 @@ func functionRefs(names []string) []map[string]any {
 		refs[i] = map[string]any{"type": "function", "function": map[string]any{"name": name}}
 	}
 	return refs
+}
+
+// functionParts are the description (none when empty) and the parameter
+// schema (nil when none) of a function tool, as openai-go's params take them.
+func functionParts(f *llms.FunctionDefinition) (param.Opt[string], map[string]any, error) {
+	var description param.Opt[string]
+	if f.Description != "" {
+		description = param.NewOpt(f.Description)
+	}
+	if f.Parameters == nil {
+		return description, nil, nil
+	}
+	schema, err := schemaObject(f.Parameters)
+	if err != nil {
+		return description, nil, fmt.Errorf("the parameters of tool %s: %w", f.Name, err)
+	}
+	return description, schema, nil
 }
 
 // schemaObject is a tool's parameter schema as the JSON object the SDKs'

@@ -147,18 +147,15 @@ func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallO
 		if t.Function == nil {
 			continue
 		}
+		description, schema, err := functionParts(t.Function)
+		if err != nil {
+			return p, err
+		}
+		if schema == nil {
+			schema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
 		def := responses.FunctionToolParam{Name: t.Function.Name, Strict: param.NewOpt(t.Function.Strict),
-			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}
-		if t.Function.Description != "" {
-			def.Description = param.NewOpt(t.Function.Description)
-		}
-		if t.Function.Parameters != nil {
-			schema, err := schemaObject(t.Function.Parameters)
-			if err != nil {
-				return p, fmt.Errorf("the parameters of tool %s: %w", t.Function.Name, err)
-			}
-			def.Parameters = schema
-		}
+			Description: description, Parameters: schema}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &def})
 	}
 	for _, nt := range m.native {
