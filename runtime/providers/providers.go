@@ -10,7 +10,7 @@
 // a bearer token), and Gemini's generateContent on Vertex AI as REST with
 // Application Default Credentials from cloud.google.com/go/auth. They keep
 // langchaingo's llms.Model interface, and carry what its types cannot say by
-// the conventions in parts.go.
+// the typed codec in codec.go (Info, SetInfo, ReadInfo and the block parts).
 //
 // Every model talks HTTP through a Doer that bounds each attempt with a
 // timeout, retries 429s, 5xx and transient network failures with backoff
