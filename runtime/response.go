@@ -41,7 +41,7 @@ type turn struct {
 	usage      tokens
 	lost       bool // the stop reason says tool use but there are no calls
 	// whole is the turn as the provider's model returned it for replay
-	// (providers.InfoTurn): text, calls and the blocks the loop does not
+	// (providers.Info.Turn): text, calls and the blocks the loop does not
 	// interpret, such as thinking, in order. nil for other models.
 	whole   []llms.ContentPart
 	refusal *string // the model refused, with this reason
@@ -54,7 +54,7 @@ type tokens struct{ input, output, cacheWrite, cacheRead, reasoning int }
 
 // truncated reports whether the response was cut at max_tokens.
 func (t turn) truncated() bool {
-	return t.stopReason == providers.StopMaxTokens || t.stopReason == providers.StopLength
+	return providers.Truncated(t.stopReason)
 }
 
 // collect normalises a response: it gathers text and tool calls across all
@@ -75,13 +75,17 @@ func collect(resp *llms.ContentResponse, callID func() string) turn {
 		if c.StopReason != "" && t.stopReason == "" {
 			t.stopReason = c.StopReason
 		}
+		info, hasUsage, hasTurn := providers.ReadInfo(c)
 		if !usageRead {
-			t.usage, usageRead = readUsage(c.GenerationInfo)
+			u := info.Usage
+			t.usage = tokens{input: u.Input, output: u.Output, cacheWrite: u.CacheWrite, cacheRead: u.CacheRead, reasoning: u.Reasoning}
+			usageRead = hasUsage
 		}
-		if whole, ok := c.GenerationInfo[providers.InfoTurn].([]llms.ContentPart); ok && t.whole == nil {
-			t.whole = whole
+		if hasTurn && t.whole == nil {
+			t.whole = info.Turn
 		}
-		if r, ok := c.GenerationInfo[providers.InfoRefusal].(string); ok && t.refusal == nil {
+		if info.Refused && t.refusal == nil {
+			r := info.Refusal
 			t.refusal = &r
 		}
 		if c.Content != "" {
@@ -108,7 +112,7 @@ func collect(resp *llms.ContentResponse, callID func() string) turn {
 		}
 	}
 	t.text = strings.Join(texts, "\n")
-	t.lost = len(t.calls) == 0 && isToolStop(t.stopReason)
+	t.lost = len(t.calls) == 0 && providers.ToolStop(t.stopReason)
 	if t.refusal == nil && t.stopReason == providers.StopRefusal {
 		r := t.text
 		t.refusal = &r
@@ -129,46 +133,6 @@ func collect(resp *llms.ContentResponse, callID func() string) turn {
 		t.whole = whole
 	}
 	return t
-}
-
-func isToolStop(reason string) bool {
-	switch reason {
-	case "tool_calls", "tool_use", "function_call":
-		return true
-	}
-	return false
-}
-
-// readUsage reads token counts under the keys langchaingo's openai
-// (PromptTokens/CompletionTokens) and anthropic (InputTokens/OutputTokens)
-// clients use. ok is false when the choice carries none.
-func readUsage(info map[string]any) (t tokens, ok bool) {
-	in, okIn := firstInt(info, providers.InfoInputTokens, "PromptTokens")
-	out, okOut := firstInt(info, providers.InfoOutputTokens, "CompletionTokens")
-	t = tokens{input: in, output: out}
-	t.cacheWrite, _ = firstInt(info, providers.InfoCacheWriteTokens)
-	t.cacheRead, _ = firstInt(info, providers.InfoCacheReadTokens)
-	t.reasoning, _ = firstInt(info, providers.InfoReasoningTokens, "ReasoningTokens")
-	return t, okIn || okOut
-}
-
-func firstInt(info map[string]any, keys ...string) (int, bool) {
-	for _, k := range keys {
-		switch v := info[k].(type) {
-		case int:
-			return v, true
-		case int32:
-			return int(v), true
-		case int64:
-			return int(v), true
-		case float64:
-			return int(v), true
-		case json.Number:
-			n, err := v.Int64()
-			return int(n), err == nil
-		}
-	}
-	return 0, false
 }
 
 // replay returns the messages that put the assistant turn t back into the

@@ -56,41 +56,20 @@ func newAnthropic(c common) *anthropicModel {
 // nativeBetas are the beta headers the native tools need.
 var nativeBetas = map[string]string{"web_fetch": "web-fetch-2025-09-10", "code_execution": "code-execution-2025-08-25"}
 
-func (m *anthropicModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+// extra sets the spec's extra_body on a request.
+func (m *anthropicModel) extra() []option.RequestOption {
+	return extraBody(m.settings.ExtraBody, option.WithJSONSet)
 }
 
-func (m *anthropicModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	params, err := m.params(messages, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
-	}
-	var reqOpts []option.RequestOption
-	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
-	}
-	var msg *anthropic.Message
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		var err error
-		if opts.StreamingFunc != nil {
-			msg, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
-		} else {
-			msg, err = m.client.Messages.New(ctx, params, reqOpts...)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
-	}
-	return anthropicResponse(msg), nil
+func (m *anthropicModel) send(ctx context.Context, req anthropic.MessageNewParams) (*llms.ContentResponse, error) {
+	v, err := m.client.Messages.New(ctx, req, m.extra()...)
+	return read(v, err, func(msg *anthropic.Message) (*llms.ContentResponse, error) { return anthropicResponse(msg), nil })
 }
 
 // stream sends the request with stream: true, passes text deltas to fn and
 // accumulates the message. An error event fails it with a Stream *Error.
-func (m *anthropicModel) stream(ctx context.Context, params anthropic.MessageNewParams, reqOpts []option.RequestOption,
-	fn func(context.Context, []byte) error, retries int) (*anthropic.Message, error) {
-	s := m.client.Messages.NewStreaming(ctx, params, reqOpts...)
+func (m *anthropicModel) stream(ctx context.Context, req anthropic.MessageNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	s := m.client.Messages.NewStreaming(ctx, req, m.extra()...)
 	defer s.Close()
 	var msg anthropic.Message
 	for s.Next() {
@@ -114,11 +93,11 @@ func (m *anthropicModel) stream(ctx context.Context, params anthropic.MessageNew
 	if msg.StopReason == "" {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before message_stop"}}`), retries)
 	}
-	return &msg, nil
+	return anthropicResponse(&msg), nil
 }
 
-// params builds the request from the conversation and the call options.
-func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOptions) (anthropic.MessageNewParams, error) {
+// request builds the request from the conversation and the call options.
+func (m *anthropicModel) request(messages []llms.MessageContent, opts llms.CallOptions) (anthropic.MessageNewParams, error) {
 	s := m.settings
 	p := anthropic.MessageNewParams{
 		Model:         anthropic.Model(m.model),
@@ -144,7 +123,7 @@ func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOp
 		extra["top_k"] = *s.TopK
 	}
 	if m.thinking.raw != nil {
-		p.Thinking = param.Override[anthropic.ThinkingConfigParamUnion](plain(m.thinking.raw))
+		p.Thinking = m.thinking.param()
 	}
 	if m.thinking.effort != "" {
 		p.OutputConfig.Effort = anthropic.OutputConfigEffort(m.thinking.effort)
@@ -160,8 +139,8 @@ func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOp
 			extra[k] = plain(v)
 		}
 	}
-	if v, ok := cacheControl(s.Provider["anthropic_cache"]); ok {
-		extra["cache_control"] = v
+	if cc, ok := cacheControl(s.Provider["anthropic_cache"]); ok {
+		p.CacheControl = cc
 	}
 
 	system, turns, err := anthropicMessages(messages)
@@ -170,13 +149,21 @@ func (m *anthropicModel) params(messages []llms.MessageContent, opts llms.CallOp
 	}
 	if len(system) > 0 {
 		if cc, ok := cacheControl(s.Provider["anthropic_cache_instructions"]); ok {
-			system[len(system)-1].CacheControl = param.Override[anthropic.CacheControlEphemeralParam](cc)
+			system[len(system)-1].CacheControl = cc
 		}
 		p.System = system
 	}
 	if cc, ok := cacheControl(s.Provider["anthropic_cache_messages"]); ok && len(turns) > 0 {
 		last := turns[len(turns)-1]
-		turns[len(turns)-1] = withCacheControl(last, cc)
+		var content []anthropic.ContentBlockParamUnion
+		if last.OfUser != nil {
+			content = last.OfUser.Content
+		} else if last.OfAssistant != nil {
+			content = last.OfAssistant.Content
+		}
+		if n := len(content); n > 0 {
+			content[n-1] = withCacheControl(content[n-1], content[n-1].GetCacheControl(), cc, param.Override[anthropic.ContentBlockParamUnion])
+		}
 	}
 	p.Messages = turns
 
@@ -219,6 +206,18 @@ func (m *anthropicModel) toolChoice(call any) anthropic.ToolChoiceUnionParam {
 	return anthropic.ToolChoiceUnionParam{}
 }
 
+// param is the thinking object of a request: typed when made from the
+// unified setting, the spec's anthropic_thinking as written otherwise.
+func (plan thinkingPlan) param() anthropic.ThinkingConfigParamUnion {
+	switch {
+	case !plan.unified:
+		return param.Override[anthropic.ThinkingConfigParamUnion](plain(plan.raw))
+	case plan.raw["type"] == "adaptive":
+		return anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}
+	}
+	return anthropic.ThinkingConfigParamOfEnabled(int64(plan.budget))
+}
+
 // tools declares the loop's tools, every one with an input schema (the API
 // rejects a tool without), and the native tools.
 func (m *anthropicModel) tools(defs []llms.Tool) ([]anthropic.ToolUnionParam, error) {
@@ -232,14 +231,18 @@ func (m *anthropicModel) tools(defs []llms.Tool) ([]anthropic.ToolUnionParam, er
 		if schema == nil {
 			schema = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		def := map[string]any{"name": t.Function.Name, "input_schema": schema}
+		tool := anthropic.ToolParam{
+			Name: t.Function.Name,
+			// The schema is the tool's own JSON Schema, sent as it is.
+			InputSchema: param.Override[anthropic.ToolInputSchemaParam](schema),
+		}
 		if t.Function.Description != "" {
-			def["description"] = t.Function.Description
+			tool.Description = param.NewOpt(t.Function.Description)
 		}
 		if eager {
-			def["eager_input_streaming"] = true
+			tool.EagerInputStreaming = param.NewOpt(true)
 		}
-		out = append(out, param.Override[anthropic.ToolUnionParam](def))
+		out = append(out, anthropic.ToolUnionParam{OfTool: &tool})
 	}
 	for _, nt := range m.native {
 		def, err := anthropicNative(nt, m.settings)
@@ -249,41 +252,44 @@ func (m *anthropicModel) tools(defs []llms.Tool) ([]anthropic.ToolUnionParam, er
 		out = append(out, param.Override[anthropic.ToolUnionParam](def))
 	}
 	if cc, ok := cacheControl(m.settings.Provider["anthropic_cache_tool_definitions"]); ok && len(out) > 0 {
-		b, _ := json.Marshal(out[len(out)-1])
-		var def map[string]any
-		_ = json.Unmarshal(b, &def)
-		def["cache_control"] = cc
-		out[len(out)-1] = param.Override[anthropic.ToolUnionParam](def)
+		last := &out[len(out)-1]
+		*last = withCacheControl(*last, last.GetCacheControl(), cc, param.Override[anthropic.ToolUnionParam])
 	}
 	return out, nil
 }
 
 // cacheControl reads an anthropic_cache_* setting: true, or a TTL.
-func cacheControl(v any) (map[string]any, bool) {
+func cacheControl(v any) (anthropic.CacheControlEphemeralParam, bool) {
+	cc := anthropic.NewCacheControlEphemeralParam()
 	switch v := v.(type) {
 	case bool:
-		return map[string]any{"type": "ephemeral"}, v
+		return cc, v
 	case string:
-		return map[string]any{"type": "ephemeral", "ttl": v}, true
+		cc.TTL = anthropic.CacheControlEphemeralTTL(v)
+		return cc, true
 	}
-	return nil, false
+	return cc, false
 }
 
-// withCacheControl marks the last block of a message for caching.
-func withCacheControl(msg anthropic.MessageParam, cc map[string]any) anthropic.MessageParam {
-	b, err := json.Marshal(msg)
+// withCacheControl marks a block or a tool for caching: in field, its
+// typed param's cache_control, or, for one given as JSON (a block kept as
+// the API sent it, a native tool), in its JSON.
+func withCacheControl[T any](b T, field *anthropic.CacheControlEphemeralParam, cc anthropic.CacheControlEphemeralParam,
+	override func(any) T) T {
+	if field != nil {
+		*field = cc
+		return b
+	}
+	raw, err := json.Marshal(b)
 	if err != nil {
-		return msg
+		return b
 	}
-	var v struct {
-		Role    string           `json:"role"`
-		Content []map[string]any `json:"content"`
+	var v map[string]any
+	if json.Unmarshal(raw, &v) != nil || v == nil {
+		return b
 	}
-	if json.Unmarshal(b, &v) != nil || len(v.Content) == 0 {
-		return msg
-	}
-	v.Content[len(v.Content)-1]["cache_control"] = cc
-	return param.Override[anthropic.MessageParam](v)
+	v["cache_control"] = cc
+	return override(v)
 }
 
 // anthropicMessages converts the conversation. Consecutive messages of one
@@ -354,7 +360,7 @@ func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockPar
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					blocks = append(blocks, param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(p.Data)))
 				case strings.HasPrefix(p.MIMEType, "image/"):
 					blocks = append(blocks, anthropic.NewImageBlockBase64(p.MIMEType, base64Of(p.Data)))
@@ -386,7 +392,7 @@ func anthropicParam(b anthropic.ContentBlockUnion) []byte {
 // tool calls, and the whole turn in order (InfoTurn), every block the loop
 // does not interpret kept as the param that sends it back.
 func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
-	choice := &llms.ContentChoice{StopReason: string(msg.StopReason), GenerationInfo: map[string]any{}}
+	choice := &llms.ContentChoice{StopReason: string(msg.StopReason)}
 	var text, thinking strings.Builder
 	var turn []llms.ContentPart
 	for _, b := range msg.Content {
@@ -423,17 +429,15 @@ func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
 	u := msg.Usage
-	choice.GenerationInfo[InfoInputTokens] = int(u.InputTokens)
-	choice.GenerationInfo[InfoOutputTokens] = int(u.OutputTokens)
-	choice.GenerationInfo[InfoCacheWriteTokens] = int(u.CacheCreationInputTokens)
-	choice.GenerationInfo[InfoCacheReadTokens] = int(u.CacheReadInputTokens)
-	choice.GenerationInfo[InfoTurn] = turn
+	info := Info{Turn: turn, Usage: Usage{Input: int(u.InputTokens), Output: int(u.OutputTokens),
+		CacheWrite: int(u.CacheCreationInputTokens), CacheRead: int(u.CacheReadInputTokens)}}
 	if msg.StopReason == anthropic.StopReasonRefusal {
-		reason := strings.TrimSpace(choice.Content)
-		if reason == "" {
-			reason = strings.TrimSpace(msg.StopDetails.Explanation)
+		info.Refused = true
+		info.Refusal = strings.TrimSpace(choice.Content)
+		if info.Refusal == "" {
+			info.Refusal = strings.TrimSpace(msg.StopDetails.Explanation)
 		}
-		choice.GenerationInfo[InfoRefusal] = reason
 	}
+	SetInfo(choice, info)
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }

@@ -568,3 +568,28 @@ func TestAnthropicServerBlocksGoBackVerbatim(t *testing.T) {
 		})
 	}
 }
+
+// Cache control reaches a tool or block given as JSON too: a native tool
+// declared last, a block kept as the API sent it ending the conversation.
+func TestAnthropicCacheControlOnJSON(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: anthropicText("ok", "end_turn")})
+	m := anthropicModelAt(t, srv, "anthropic:claude-sonnet-4-5", spec.ModelSettings{Provider: map[string]any{
+		"anthropic_cache_tool_definitions": true,
+		"anthropic_cache_messages":         "5m",
+	}}, NativeTool{Kind: "web_search"})
+	block := blockPart([]byte(`{"type":"thinking","thinking":"hm","signature":"sig"}`))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi"), {Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{block}}},
+		llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	body := srv.Requests()[0].JSON()
+	tools := body["tools"].([]any)
+	require.Len(t, tools, 2)
+	assert.Nil(t, tools[0].(map[string]any)["cache_control"], "only the last tool is marked")
+	assert.Equal(t, "web_search", tools[1].(map[string]any)["name"])
+	assert.Equal(t, map[string]any{"type": "ephemeral"}, tools[1].(map[string]any)["cache_control"])
+	msgs := body["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)
+	assert.Equal(t, map[string]any{"type": "thinking", "thinking": "hm", "signature": "sig",
+		"cache_control": map[string]any{"type": "ephemeral", "ttl": "5m"}}, last[len(last)-1])
+}

@@ -160,34 +160,16 @@ func bedrockDefaultEndpoint(region string) string {
 	return "https://bedrock-runtime." + region + ".amazonaws.com"
 }
 
-func (m *bedrockModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+func (m *bedrockModel) request(messages []llms.MessageContent, opts llms.CallOptions) (bedrockInput, error) {
+	return m.input(messages, opts)
 }
 
-func (m *bedrockModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	in, err := m.input(messages, opts)
+func (m *bedrockModel) send(ctx context.Context, in bedrockInput) (*llms.ContentResponse, error) {
+	out, err := m.client.Converse(ctx, in.converse())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
+		return nil, err
 	}
-	var resp *llms.ContentResponse
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		var err error
-		if opts.StreamingFunc != nil {
-			resp, err = m.stream(ctx, in, opts.StreamingFunc, retries)
-			return err
-		}
-		out, err := m.client.Converse(ctx, in.converse())
-		if err != nil {
-			return err
-		}
-		resp = bedrockResponse(out)
-		return nil
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
-	}
-	return resp, nil
+	return bedrockResponse(out), nil
 }
 
 // bedrockResponse reads a Converse answer.

@@ -77,7 +77,7 @@ func (a *bedrockTurn) usage(u *types.TokenUsage) {
 
 // response normalises the turn into one choice, as the other models do.
 func (a *bedrockTurn) response() *llms.ContentResponse {
-	choice := &llms.ContentChoice{StopReason: a.stop, GenerationInfo: map[string]any{}}
+	choice := &llms.ContentChoice{StopReason: a.stop}
 	var text, reasoning strings.Builder
 	var turn []llms.ContentPart
 	for _, p := range a.blocks {
@@ -101,8 +101,7 @@ func (a *bedrockTurn) response() *llms.ContentResponse {
 			turn = append(turn, call)
 		case "reasoning":
 			reasoning.WriteString(p.text.String())
-			raw, _ := json.Marshal(bedrockBlock{Type: "bedrock_reasoning", Text: p.text.String(), Signature: p.signature, Redacted: p.redacted})
-			turn = append(turn, blockPart(raw))
+			turn = append(turn, encodeBlock(bedrockBlock{Type: blockBedrockReasoning, Text: p.text.String(), Signature: p.signature, Redacted: p.redacted}))
 		}
 	}
 	choice.Content = text.String()
@@ -110,19 +109,16 @@ func (a *bedrockTurn) response() *llms.ContentResponse {
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
-	choice.GenerationInfo[InfoInputTokens] = a.input
-	choice.GenerationInfo[InfoOutputTokens] = a.output
-	choice.GenerationInfo[InfoCacheReadTokens] = a.cacheRead
-	choice.GenerationInfo[InfoCacheWriteTokens] = a.cacheWrite
-	choice.GenerationInfo[InfoTurn] = turn
+	info := Info{Turn: turn, Usage: Usage{Input: a.input, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}}
 	switch a.stop {
 	case string(types.StopReasonGuardrailIntervened), string(types.StopReasonContentFiltered):
-		reason := strings.TrimSpace(choice.Content)
-		if reason == "" {
-			reason = "the response was blocked (" + a.stop + ")"
+		info.Refused = true
+		info.Refusal = strings.TrimSpace(choice.Content)
+		if info.Refusal == "" {
+			info.Refusal = "the response was blocked (" + a.stop + ")"
 		}
-		choice.GenerationInfo[InfoRefusal] = reason
 	}
+	SetInfo(choice, info)
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }
 

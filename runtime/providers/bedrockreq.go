@@ -246,16 +246,6 @@ func bedrockTier(unified string, own any) string {
 	return unified
 }
 
-// bedrockBlock is how a turn keeps a reasoning block, to send it back with
-// its signature: Claude refuses a tool result after a thinking turn whose
-// thinking is missing.
-type bedrockBlock struct {
-	Type      string `json:"type"` // "bedrock_reasoning"
-	Text      string `json:"text,omitempty"`
-	Signature string `json:"signature,omitempty"`
-	Redacted  []byte `json:"redacted,omitempty"`
-}
-
 // bedrockMessages converts the conversation. Converse wants user and
 // assistant turns alternating, so consecutive messages of one role are
 // merged; a turn's tool results come first in it.
@@ -330,9 +320,9 @@ func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					var b bedrockBlock
-					if json.Unmarshal(p.Data, &b) != nil || b.Type != "bedrock_reasoning" {
+					if !decodeBlock(p, &b) || b.Type != blockBedrockReasoning {
 						continue // another provider's block
 					}
 					if len(b.Redacted) > 0 {

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/spec"
@@ -61,40 +63,17 @@ func openaiOptions(c common, organization string) []option.RequestOption {
 	return opts
 }
 
-func (m *chatModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+// openaiExtra sets the spec's extra_body on an openai-go request.
+func (c common) openaiExtra() []option.RequestOption {
+	return extraBody(c.settings.ExtraBody, option.WithJSONSet)
 }
 
-func (m *chatModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	params, err := m.params(messages, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
-	}
-	var reqOpts []option.RequestOption
-	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
-	}
-	var resp *llms.ContentResponse
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		var err error
-		if opts.StreamingFunc != nil {
-			resp, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
-		} else {
-			var c *openai.ChatCompletion
-			if c, err = m.client.Chat.Completions.New(ctx, params, reqOpts...); err == nil {
-				resp, err = m.response(c)
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
-	}
-	return resp, nil
+func (m *chatModel) send(ctx context.Context, req openai.ChatCompletionNewParams) (*llms.ContentResponse, error) {
+	v, err := m.client.Chat.Completions.New(ctx, req, m.openaiExtra()...)
+	return read(v, err, m.response)
 }
 
-func (m *chatModel) params(messages []llms.MessageContent, opts llms.CallOptions) (openai.ChatCompletionNewParams, error) {
+func (m *chatModel) request(messages []llms.MessageContent, opts llms.CallOptions) (openai.ChatCompletionNewParams, error) {
 	s := m.settings
 	p := openai.ChatCompletionNewParams{Model: m.model}
 	temperature := DefaultTemperature
@@ -157,22 +136,20 @@ func (m *chatModel) params(messages []llms.MessageContent, opts llms.CallOptions
 		if t.Function == nil {
 			continue
 		}
-		def := map[string]any{"name": t.Function.Name}
-		if t.Function.Description != "" {
-			def["description"] = t.Function.Description
+		description, schema, err := functionParts(t.Function)
+		if err != nil {
+			return p, err
 		}
-		if t.Function.Parameters != nil {
-			def["parameters"] = t.Function.Parameters
-		}
+		def := shared.FunctionDefinitionParam{Name: t.Function.Name, Description: description, Parameters: schema}
 		if t.Function.Strict {
-			def["strict"] = true
+			def.Strict = param.NewOpt(true)
 		}
-		p.Tools = append(p.Tools, param.Override[openai.ChatCompletionToolUnionParam](map[string]any{"type": "function", "function": def}))
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
 	}
 	if len(p.Tools) > 0 {
 		// OpenAI rejects both fields in a request without tools.
 		if choice, ok := chatToolChoice(s.ToolChoice, opts.ToolChoice); ok {
-			extra["tool_choice"] = choice
+			p.ToolChoice = choice
 		}
 		if s.ParallelToolCalls != nil {
 			p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
@@ -245,25 +222,80 @@ func (m *chatModel) extraFields() map[string]any {
 	return extra
 }
 
-// chatToolChoice is the call's tool choice (the loop's "none" after the
-// round limit) or the spec's.
-func chatToolChoice(tc *spec.ToolChoice, call any) (any, bool) {
-	if c, ok := call.(string); ok && c != "" {
-		return c, true
+// toolChoiceOf is the call's tool choice (the loop's "none" after the
+// round limit) or the spec's: a mode, or the tools the model must call one
+// of. ok is false when neither sets one.
+func toolChoiceOf(tc *spec.ToolChoice, call any) (mode string, names []string, ok bool) {
+	if c, isString := call.(string); isString && c != "" {
+		return c, nil, true
 	}
+	if tc == nil {
+		return "", nil, false
+	}
+	return tc.Mode, tc.Tools, true
+}
+
+// chatToolChoice is toolChoiceOf as Chat Completions takes it.
+func chatToolChoice(tc *spec.ToolChoice, call any) (openai.ChatCompletionToolChoiceOptionUnionParam, bool) {
+	var choice openai.ChatCompletionToolChoiceOptionUnionParam
+	mode, names, ok := toolChoiceOf(tc, call)
 	switch {
-	case tc == nil:
-		return nil, false
-	case len(tc.Tools) == 1:
-		return map[string]any{"type": "function", "function": map[string]any{"name": tc.Tools[0]}}, true
-	case len(tc.Tools) > 1:
-		tools := make([]map[string]any, len(tc.Tools))
-		for i, name := range tc.Tools {
-			tools[i] = map[string]any{"type": "function", "function": map[string]any{"name": name}}
-		}
-		return map[string]any{"type": "allowed_tools", "allowed_tools": map[string]any{"mode": "required", "tools": tools}}, true
+	case len(names) == 1:
+		choice.OfFunctionToolChoice = &openai.ChatCompletionNamedToolChoiceParam{
+			Function: openai.ChatCompletionNamedToolChoiceFunctionParam{Name: names[0]}}
+	case len(names) > 1:
+		choice.OfAllowedTools = &openai.ChatCompletionAllowedToolChoiceParam{AllowedTools: openai.ChatCompletionAllowedToolsParam{
+			Mode: openai.ChatCompletionAllowedToolsModeRequired, Tools: functionRefs(names)}}
+	default:
+		choice.OfAuto = param.NewOpt(mode)
 	}
-	return tc.Mode, true
+	return choice, ok
+}
+
+// functionRefs name functions in an allowed_tools list of Chat
+// Completions, whose type gives its items as JSON objects.
+func functionRefs(names []string) []map[string]any {
+	refs := make([]map[string]any, len(names))
+	for i, name := range names {
+		refs[i] = map[string]any{"type": "function", "function": map[string]any{"name": name}}
+	}
+	return refs
+}
+
+// functionParts are the description (none when empty) and the parameter
+// schema (nil when none) of a function tool, as openai-go's params take them.
+func functionParts(f *llms.FunctionDefinition) (param.Opt[string], map[string]any, error) {
+	var description param.Opt[string]
+	if f.Description != "" {
+		description = param.NewOpt(f.Description)
+	}
+	if f.Parameters == nil {
+		return description, nil, nil
+	}
+	schema, err := schemaObject(f.Parameters)
+	if err != nil {
+		return description, nil, fmt.Errorf("the parameters of tool %s: %w", f.Name, err)
+	}
+	return description, schema, nil
+}
+
+// schemaObject is a tool's parameter schema as the JSON object the SDKs'
+// typed params hold, numbers kept as written.
+func schemaObject(schema any) (map[string]any, error) {
+	if m, ok := schema.(map[string]any); ok {
+		return m, nil
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	return m, nil
 }
 
 // hasReasoning tells whether an assistant turn of messages kept reasoning.
@@ -273,11 +305,9 @@ func hasReasoning(messages []llms.MessageContent) bool {
 			continue
 		}
 		for _, part := range msg.Parts {
-			if raw, ok := IsBlock(part); ok {
-				var b chatBlock
-				if json.Unmarshal(raw, &b) == nil && b.Type == "reasoning" && b.Text != "" {
-					return true
-				}
+			var b chatBlock
+			if decodeBlock(part, &b) && b.Type == blockReasoning && b.Text != "" {
+				return true
 			}
 		}
 	}
@@ -289,9 +319,6 @@ func hasReasoning(messages []llms.MessageContent) bool {
 // provider wants it (DeepSeek, after tool calls).
 func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompletionMessageParamUnion, error) {
 	var out []openai.ChatCompletionMessageParamUnion
-	add := func(v map[string]any) {
-		out = append(out, param.Override[openai.ChatCompletionMessageParamUnion](v))
-	}
 	// Once a conversation has reasoning, DeepSeek's thinking mode wants a
 	// reasoning_content on every assistant turn with tool calls, even one
 	// whose round gave none (an empty one then): without it the request is
@@ -300,16 +327,14 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 	thinking := m.provider.sendsReasoning && hasReasoning(messages)
 	for i, msg := range messages {
 		var text []string
-		var calls []map[string]any
+		var calls []openai.ChatCompletionMessageToolCallUnionParam
 		var reasoning strings.Builder
-		var images []map[string]any
+		var images []openai.ChatCompletionContentPartUnionParam
 		extras := map[string]json.RawMessage{}
 		for _, part := range msg.Parts {
-			if raw, ok := IsBlock(part); ok {
-				var b chatBlock
-				if json.Unmarshal(raw, &b) == nil && b.Type == "call_extra" {
-					extras[b.ID] = b.Extra
-				}
+			var b chatBlock
+			if decodeBlock(part, &b) && b.Type == blockCallExtra {
+				extras[b.ID] = b.Extra
 			}
 		}
 		for _, part := range msg.Parts {
@@ -320,26 +345,26 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 				if p.FunctionCall == nil {
 					continue
 				}
-				call := map[string]any{"id": p.ID, "type": "function",
-					"function": map[string]any{"name": p.FunctionCall.Name, "arguments": p.FunctionCall.Arguments}}
+				call := openai.ChatCompletionMessageFunctionToolCallParam{ID: p.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: p.FunctionCall.Name, Arguments: p.FunctionCall.Arguments}}
 				if extra, ok := extras[p.ID]; ok {
-					call["extra_content"] = extra
+					call.SetExtraFields(map[string]any{"extra_content": extra})
 				}
-				calls = append(calls, call)
+				calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &call})
 			case llms.ToolCallResponse:
-				add(map[string]any{"role": "tool", "tool_call_id": p.ToolCallID, "content": p.Content})
+				out = append(out, openai.ToolMessage(p.Content, p.ToolCallID))
 			case llms.ImageURLContent:
-				images = append(images, map[string]any{"type": "image_url", "image_url": map[string]any{"url": p.URL}})
+				images = append(images, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: p.URL}))
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					var b chatBlock
-					if json.Unmarshal(p.Data, &b) == nil && b.Type == "reasoning" {
+					if decodeBlock(p, &b) && b.Type == blockReasoning {
 						reasoning.WriteString(b.Text)
 					}
 				case strings.HasPrefix(p.MIMEType, "image/"):
-					images = append(images, map[string]any{"type": "image_url", "image_url": map[string]any{"url": p.String()}})
+					images = append(images, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: p.String()}))
 				default:
 					return nil, fmt.Errorf("message %d: Chat Completions takes no %s part", i, p.MIMEType)
 				}
@@ -350,26 +375,24 @@ func (m *chatModel) messages(messages []llms.MessageContent) ([]openai.ChatCompl
 		joined := strings.Join(text, "")
 		switch msg.Role {
 		case llms.ChatMessageTypeSystem:
-			add(map[string]any{"role": "system", "content": joined})
+			out = append(out, openai.SystemMessage(joined))
 		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
 			if len(images) > 0 {
-				parts := []map[string]any{}
+				var parts []openai.ChatCompletionContentPartUnionParam
 				if joined != "" {
-					parts = append(parts, map[string]any{"type": "text", "text": joined})
+					parts = append(parts, openai.TextContentPart(joined))
 				}
-				add(map[string]any{"role": "user", "content": append(parts, images...)})
+				out = append(out, openai.UserMessage(append(parts, images...)))
 			} else {
-				add(map[string]any{"role": "user", "content": joined})
+				out = append(out, openai.UserMessage(joined))
 			}
 		case llms.ChatMessageTypeAI:
-			v := map[string]any{"role": "assistant", "content": joined}
-			if len(calls) > 0 {
-				v["tool_calls"] = calls
-				if m.provider.sendsReasoning && (reasoning.Len() > 0 || thinking) {
-					v["reasoning_content"] = reasoning.String()
-				}
+			v := openai.ChatCompletionAssistantMessageParam{ToolCalls: calls}
+			v.Content.OfString = param.NewOpt(joined)
+			if len(calls) > 0 && m.provider.sendsReasoning && (reasoning.Len() > 0 || thinking) {
+				v.SetExtraFields(map[string]any{"reasoning_content": reasoning.String()})
 			}
-			add(v)
+			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &v})
 		case llms.ChatMessageTypeTool:
 			// Added part by part above.
 		default:

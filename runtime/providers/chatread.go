@@ -7,25 +7,12 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // Reading Chat Completions responses, whole or streamed chunk by chunk, into
 // one llms.ContentResponse.
-
-// chatBlock is how a turn keeps what Chat Completions has no llms part for:
-// reasoning ("reasoning": the text and the member it came in), and the
-// extra_content of a tool call ("call_extra": Gemini's thought signatures,
-// which must go back with the call).
-type chatBlock struct {
-	Type  string          `json:"type"`
-	Field string          `json:"field,omitempty"` // reasoning_content, reasoning, or content (a thinking part)
-	Text  string          `json:"text,omitempty"`
-	ID    string          `json:"id,omitempty"`    // the call's id
-	Extra json.RawMessage `json:"extra,omitempty"` // the call's extra_content
-}
 
 // assembled is a response being read: from a completion, or chunk by chunk.
 type assembled struct {
@@ -171,9 +158,8 @@ func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, e
 	return a.result(), nil
 }
 
-func (m *chatModel) stream(ctx context.Context, params openai.ChatCompletionNewParams, reqOpts []option.RequestOption,
-	fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
-	s := m.client.Chat.Completions.NewStreaming(ctx, params, reqOpts...)
+func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	s := m.client.Chat.Completions.NewStreaming(ctx, req, m.openaiExtra()...)
 	defer s.Close()
 	var a assembled
 	for s.Next() {
@@ -263,12 +249,10 @@ func (a *assembled) result() *llms.ContentResponse {
 		Content:          a.text.String(),
 		StopReason:       a.finish,
 		ReasoningContent: a.reasoning.String(),
-		GenerationInfo:   map[string]any{},
 	}
 	var turn []llms.ContentPart
 	if a.reasoning.Len() > 0 {
-		raw, _ := json.Marshal(chatBlock{Type: "reasoning", Field: a.reasoningField, Text: a.reasoning.String()})
-		turn = append(turn, blockPart(raw))
+		turn = append(turn, encodeBlock(chatBlock{Type: blockReasoning, Field: a.reasoningField, Text: a.reasoning.String()}))
 	}
 	if choice.Content != "" {
 		turn = append(turn, llms.TextContent{Text: choice.Content})
@@ -280,23 +264,24 @@ func (a *assembled) result() *llms.ContentResponse {
 		choice.ToolCalls = append(choice.ToolCalls, *c)
 		turn = append(turn, *c)
 		if extra, ok := a.extras[i]; ok {
-			raw, _ := json.Marshal(chatBlock{Type: "call_extra", ID: c.ID, Extra: extra})
-			turn = append(turn, blockPart(raw))
+			turn = append(turn, encodeBlock(chatBlock{Type: blockCallExtra, ID: c.ID, Extra: extra}))
 		}
 	}
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
-	if a.refusal.Len() > 0 {
-		choice.GenerationInfo[InfoRefusal] = a.refusal.String()
-	}
 	u := a.usage
-	choice.GenerationInfo[InfoInputTokens] = int(u.PromptTokens)
-	choice.GenerationInfo[InfoOutputTokens] = int(u.CompletionTokens)
-	choice.GenerationInfo[InfoCacheReadTokens] = int(max(u.PromptTokensDetails.CachedTokens, int64(a.usageExtra["prompt_cache_hit_tokens"])))
-	choice.GenerationInfo[InfoCacheWriteTokens] = int(u.PromptTokensDetails.CacheWriteTokens)
-	choice.GenerationInfo[InfoReasoningTokens] = int(u.CompletionTokensDetails.ReasoningTokens)
-	choice.GenerationInfo[InfoTurn] = turn
+	SetInfo(choice, Info{
+		Turn:    turn,
+		Refused: a.refusal.Len() > 0, Refusal: a.refusal.String(),
+		Usage: Usage{
+			Input:      int(u.PromptTokens),
+			Output:     int(u.CompletionTokens),
+			CacheRead:  int(max(u.PromptTokensDetails.CachedTokens, int64(a.usageExtra["prompt_cache_hit_tokens"]))),
+			CacheWrite: int(u.PromptTokensDetails.CacheWriteTokens),
+			Reasoning:  int(u.CompletionTokensDetails.ReasoningTokens),
+		},
+	})
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }
 

@@ -149,8 +149,8 @@ func (m *geminiModel) url(method string) string {
 	return u
 }
 
-// send posts body to the method, authorized, through the doer.
-func (m *geminiModel) send(ctx context.Context, method string, body []byte) (*http.Response, error) {
+// post posts body to the method, authorized, through the doer.
+func (m *geminiModel) post(ctx context.Context, method string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url(method), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -175,39 +175,21 @@ func (m *geminiModel) send(ctx context.Context, method string, body []byte) (*ht
 	return m.doer.Do(req)
 }
 
-func (m *geminiModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+func (m *geminiModel) request(messages []llms.MessageContent, opts llms.CallOptions) ([]byte, error) {
+	return m.body(messages, opts)
 }
 
-func (m *geminiModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	body, err := m.body(messages, opts)
+func (m *geminiModel) send(ctx context.Context, body []byte) (*llms.ContentResponse, error) {
+	r, err := m.post(ctx, "generateContent", body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
+		return nil, err
 	}
-	var resp *llms.ContentResponse
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		var err error
-		if opts.StreamingFunc != nil {
-			resp, err = m.stream(ctx, body, opts.StreamingFunc, retries)
-			return err
-		}
-		r, err := m.send(ctx, "generateContent", body)
-		if err != nil {
-			return err
-		}
-		defer r.Body.Close()
-		var g geminiResponse
-		if err := json.NewDecoder(r.Body).Decode(&g); err != nil {
-			return fmt.Errorf("reading the response: %w", err)
-		}
-		var a geminiTurn
-		a.add(g)
-		resp = a.response()
-		return nil
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
+	defer r.Body.Close()
+	var g geminiResponse
+	if err := json.NewDecoder(r.Body).Decode(&g); err != nil {
+		return nil, fmt.Errorf("reading the response: %w", err)
 	}
-	return resp, nil
+	var a geminiTurn
+	a.add(g)
+	return a.response(), nil
 }

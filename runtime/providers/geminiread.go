@@ -74,13 +74,13 @@ func (a *geminiTurn) add(r geminiResponse) {
 // response normalises the turn into one choice. Gemini on Vertex gives
 // calls no ids: each gets one made of the response's position.
 func (a *geminiTurn) response() *llms.ContentResponse {
-	choice := &llms.ContentChoice{GenerationInfo: map[string]any{}}
+	choice := &llms.ContentChoice{}
+	info := Info{Usage: Usage{Input: a.input, Output: a.output, Reasoning: a.reasoning, CacheRead: a.cached}}
 	var text, thoughts strings.Builder
 	var turn []llms.ContentPart
 	signature := func(p geminiPart) {
 		if p.ThoughtSignature != "" {
-			raw, _ := json.Marshal(geminiBlock{Type: "gemini_signature", Signature: p.ThoughtSignature})
-			turn = append(turn, blockPart(raw))
+			turn = append(turn, encodeBlock(geminiBlock{Type: blockGeminiSignature, Signature: p.ThoughtSignature}))
 		}
 	}
 	for i, p := range a.parts {
@@ -88,8 +88,7 @@ func (a *geminiTurn) response() *llms.ContentResponse {
 		case p.Thought:
 			thoughts.WriteString(p.Text)
 			raw, _ := json.Marshal(p)
-			block, _ := json.Marshal(geminiBlock{Type: "gemini_part", Part: raw})
-			turn = append(turn, blockPart(block))
+			turn = append(turn, encodeBlock(geminiBlock{Type: blockGeminiPart, Part: raw}))
 		case p.FunctionCall != nil:
 			args := "{}"
 			var obj map[string]any
@@ -121,24 +120,21 @@ func (a *geminiTurn) response() *llms.ContentResponse {
 	case "MAX_TOKENS":
 		choice.StopReason = StopMaxTokens
 	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "MODEL_ARMOR":
-		choice.GenerationInfo[InfoRefusal] = firstNonEmpty(a.finishMessage, strings.TrimSpace(choice.Content),
+		info.Refused, info.Refusal = true, firstNonEmpty(a.finishMessage, strings.TrimSpace(choice.Content),
 			"the response was blocked ("+a.finish+")")
 	}
 	if a.blocked != "" {
-		choice.GenerationInfo[InfoRefusal] = a.blocked
+		info.Refused, info.Refusal = true, a.blocked
 	}
-	choice.GenerationInfo[InfoInputTokens] = a.input
-	choice.GenerationInfo[InfoOutputTokens] = a.output
-	choice.GenerationInfo[InfoReasoningTokens] = a.reasoning
-	choice.GenerationInfo[InfoCacheReadTokens] = a.cached
-	choice.GenerationInfo[InfoTurn] = turn
+	info.Turn = turn
+	SetInfo(choice, info)
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }
 
 // stream posts to streamGenerateContent (SSE), passes text to fn and reads
 // the chunks into one answer. An error chunk fails it with a Stream *Error.
 func (m *geminiModel) stream(ctx context.Context, body []byte, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
-	r, err := m.send(ctx, "streamGenerateContent", body)
+	r, err := m.post(ctx, "streamGenerateContent", body)
 	if err != nil {
 		return nil, err
 	}

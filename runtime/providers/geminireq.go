@@ -54,15 +54,6 @@ type geminiContent struct {
 	Parts []geminiPart `json:"parts"`
 }
 
-// geminiBlock is how a turn keeps what llms parts cannot say: a thought part
-// ("gemini_part", the part as the API sent it), and the thought signature
-// of the part before it ("gemini_signature"), which must go back with it.
-type geminiBlock struct {
-	Type      string          `json:"type"`
-	Part      json.RawMessage `json:"part,omitempty"`
-	Signature string          `json:"signature,omitempty"`
-}
-
 // body builds the request body.
 func (m *geminiModel) body(messages []llms.MessageContent, opts llms.CallOptions) ([]byte, error) {
 	s := m.settings
@@ -76,48 +67,29 @@ func (m *geminiModel) body(messages []llms.MessageContent, opts llms.CallOptions
 		req["systemInstruction"] = geminiContent{Parts: system}
 	}
 
-	gen := map[string]any{}
-	temperature := DefaultTemperature
+	gen := geminiGeneration{Temperature: DefaultTemperature, TopP: s.TopP, TopK: s.TopK, Seed: s.Seed,
+		PresencePenalty: s.PresencePenalty, FrequencyPenalty: s.FrequencyPenalty, StopSequences: s.StopSequences}
 	if s.Temperature != nil {
-		temperature = *s.Temperature
+		gen.Temperature = *s.Temperature
 	}
 	if opts.Temperature != 0 {
-		temperature = opts.Temperature // the caller's wins
+		gen.Temperature = opts.Temperature // the caller's wins
 	}
-	gen["temperature"] = temperature
 	// Without a bound from the spec the server's own applies: thinking
 	// models need room the default here would not give.
 	if n := opts.MaxTokens; n > 0 {
-		gen["maxOutputTokens"] = n
+		gen.MaxOutputTokens = n
 	} else if s.MaxTokens > 0 {
-		gen["maxOutputTokens"] = s.MaxTokens
-	}
-	if s.TopP != nil {
-		gen["topP"] = *s.TopP
-	}
-	if s.TopK != nil {
-		gen["topK"] = *s.TopK
-	}
-	if s.Seed != nil {
-		gen["seed"] = *s.Seed
-	}
-	if s.PresencePenalty != nil {
-		gen["presencePenalty"] = *s.PresencePenalty
-	}
-	if s.FrequencyPenalty != nil {
-		gen["frequencyPenalty"] = *s.FrequencyPenalty
-	}
-	if len(s.StopSequences) > 0 {
-		gen["stopSequences"] = s.StopSequences
+		gen.MaxOutputTokens = s.MaxTokens
 	}
 	if tc := geminiThinking(m.model, s); tc != nil {
-		gen["thinkingConfig"] = tc
+		gen.ThinkingConfig = tc
 	}
 	if v, ok := s.Provider["google_logprobs"].(bool); ok {
-		gen["responseLogprobs"] = v
+		gen.ResponseLogprobs = &v
 	}
 	if v, ok := s.Provider["google_top_logprobs"]; ok {
-		gen["logprobs"] = plain(v)
+		gen.Logprobs, _ = json.Marshal(plain(v))
 	}
 	req["generationConfig"] = gen
 	if v, ok := s.Provider["google_safety_settings"]; ok {
@@ -130,24 +102,16 @@ func (m *geminiModel) body(messages []llms.MessageContent, opts llms.CallOptions
 		req["cachedContent"] = v
 	}
 
-	var decls []map[string]any
+	var decls []geminiFunction
 	for _, t := range opts.Tools {
-		if t.Function == nil {
-			continue
+		if t.Function != nil {
+			decls = append(decls, geminiFunction{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 		}
-		d := map[string]any{"name": t.Function.Name}
-		if t.Function.Description != "" {
-			d["description"] = t.Function.Description
-		}
-		if t.Function.Parameters != nil {
-			d["parametersJsonSchema"] = t.Function.Parameters
-		}
-		decls = append(decls, d)
 	}
 	if len(decls) > 0 {
-		req["tools"] = []any{map[string]any{"functionDeclarations": decls}}
+		req["tools"] = []geminiTool{{FunctionDeclarations: decls}}
 		if fc := geminiToolChoice(s.ToolChoice, opts.ToolChoice); fc != nil {
-			req["toolConfig"] = map[string]any{"functionCallingConfig": fc}
+			req["toolConfig"] = geminiToolConfig{FunctionCallingConfig: fc}
 		}
 	}
 	for k, v := range s.ExtraBody {
@@ -158,25 +122,55 @@ func (m *geminiModel) body(messages []llms.MessageContent, opts llms.CallOptions
 
 // geminiToolChoice is the call's tool choice (the loop's "none" after the
 // round limit) or the spec's, as a functionCallingConfig.
-func geminiToolChoice(tc *spec.ToolChoice, call any) map[string]any {
-	mode, names := "", []string(nil)
-	if tc != nil {
-		mode, names = tc.Mode, tc.Tools
-	}
-	if c, ok := call.(string); ok && c != "" {
-		mode, names = c, nil
-	}
+func geminiToolChoice(tc *spec.ToolChoice, call any) *geminiCalling {
+	mode, names, _ := toolChoiceOf(tc, call)
 	switch {
 	case mode == "none":
-		return map[string]any{"mode": "NONE"}
+		return &geminiCalling{Mode: "NONE"}
 	case len(names) > 0:
-		return map[string]any{"mode": "ANY", "allowedFunctionNames": names}
+		return &geminiCalling{Mode: "ANY", AllowedFunctionNames: names}
 	case mode == "required":
-		return map[string]any{"mode": "ANY"}
+		return &geminiCalling{Mode: "ANY"}
 	case mode == "auto":
-		return map[string]any{"mode": "AUTO"}
+		return &geminiCalling{Mode: "AUTO"}
 	}
 	return nil
+}
+
+// geminiGeneration is a generationConfig.
+type geminiGeneration struct {
+	Temperature      float64         `json:"temperature"`
+	MaxOutputTokens  int             `json:"maxOutputTokens,omitempty"`
+	TopP             *float64        `json:"topP,omitempty"`
+	TopK             *int            `json:"topK,omitempty"`
+	Seed             *int            `json:"seed,omitempty"`
+	PresencePenalty  *float64        `json:"presencePenalty,omitempty"`
+	FrequencyPenalty *float64        `json:"frequencyPenalty,omitempty"`
+	StopSequences    []string        `json:"stopSequences,omitempty"`
+	ThinkingConfig   any             `json:"thinkingConfig,omitempty"` // geminiThinking's, or the spec's google_thinking_config
+	ResponseLogprobs *bool           `json:"responseLogprobs,omitempty"`
+	Logprobs         json.RawMessage `json:"logprobs,omitempty"` // google_top_logprobs as written
+}
+
+// geminiTool declares functions.
+type geminiTool struct {
+	FunctionDeclarations []geminiFunction `json:"functionDeclarations"`
+}
+
+type geminiFunction struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Parameters  any    `json:"parametersJsonSchema,omitempty"` // the tool's own JSON Schema
+}
+
+type geminiToolConfig struct {
+	FunctionCallingConfig *geminiCalling `json:"functionCallingConfig"`
+}
+
+// geminiCalling is a functionCallingConfig.
+type geminiCalling struct {
+	Mode                 string   `json:"mode"`
+	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
 }
 
 // geminiVersion reads the major version of a Gemini model id.
@@ -317,18 +311,18 @@ func geminiContents(messages []llms.MessageContent) ([]geminiPart, []geminiConte
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					var b geminiBlock
-					if json.Unmarshal(p.Data, &b) != nil {
+					if !decodeBlock(p, &b) {
 						continue
 					}
 					switch b.Type {
-					case "gemini_part":
+					case blockGeminiPart:
 						var gp geminiPart
 						if json.Unmarshal(b.Part, &gp) == nil {
 							parts = append(parts, gp)
 						}
-					case "gemini_signature":
+					case blockGeminiSignature:
 						if n := len(parts); n > 0 {
 							parts[n-1].ThoughtSignature = b.Signature
 						}

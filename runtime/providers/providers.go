@@ -10,7 +10,7 @@
 // a bearer token), and Gemini's generateContent on Vertex AI as REST with
 // Application Default Credentials from cloud.google.com/go/auth. They keep
 // langchaingo's llms.Model interface, and carry what its types cannot say by
-// the conventions in parts.go.
+// the typed codec in codec.go (Info, SetInfo, ReadInfo and the block parts).
 //
 // Every model talks HTTP through a Doer that bounds each attempt with a
 // timeout, retries 429s, 5xx and transient network failures with backoff
@@ -236,23 +236,23 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		if err != nil {
 			return nil, err
 		}
-		out.Model, out.Client = m, "aws-sdk-go-v2"
+		out.Model, out.Client = generatorOf(c, m), "aws-sdk-go-v2"
 	case apiGemini:
 		m, err := newGemini(c, getenv, transport)
 		if err != nil {
 			return nil, err
 		}
-		out.Model, out.Client = m, "cloud.google.com/go/auth"
+		out.Model, out.Client = generatorOf(c, m), "cloud.google.com/go/auth"
 	case apiAnthropic:
-		out.Model, out.Client = newAnthropic(c), "anthropic-sdk-go"
+		out.Model, out.Client = generatorOf(c, newAnthropic(c)), "anthropic-sdk-go"
 	case apiResponses:
-		out.Model, out.Client = newResponses(c), "openai-go"
+		out.Model, out.Client = generatorOf(c, newResponses(c)), "openai-go"
 	default:
 		organization := ""
 		if name == "openai" || name == "openai-chat" {
 			organization = getenv("OPENAI_ORGANIZATION")
 		}
-		out.Model, out.Client = newChat(c, organization), "openai-go"
+		out.Model, out.Client = generatorOf(c, newChat(c, organization)), "openai-go"
 	}
 	return out, nil
 }

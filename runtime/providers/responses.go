@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -27,46 +27,22 @@ func newResponses(c common) *responsesModel {
 	return &responsesModel{common: c, client: openai.NewClient(openaiOptions(c, "")...)}
 }
 
-func (m *responsesModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+func (m *responsesModel) send(ctx context.Context, req responses.ResponseNewParams) (*llms.ContentResponse, error) {
+	v, err := m.client.Responses.New(ctx, req, m.openaiExtra()...)
+	return read(v, err, func(r *responses.Response) (*llms.ContentResponse, error) { return readResponse(r.RawJSON()) })
 }
 
-func (m *responsesModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	opts := readOptions(options)
-	params, err := m.params(messages, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.ep.provider, err)
-	}
-	var reqOpts []option.RequestOption
-	for k, v := range m.settings.ExtraBody {
-		reqOpts = append(reqOpts, option.WithJSONSet(k, plain(v)))
-	}
-	var raw string
-	err = m.doer.withStreamRetries(ctx, func(retries int) error {
-		if opts.StreamingFunc == nil {
-			r, err := m.client.Responses.New(ctx, params, reqOpts...)
-			if err == nil {
-				raw = r.RawJSON()
-			}
-			return err
-		}
-		var err error
-		raw, err = m.stream(ctx, params, reqOpts, opts.StreamingFunc, retries)
-		return err
-	})
-	if err != nil {
-		return nil, m.wrap(ctx, err)
-	}
+// readResponse reads a whole Response object.
+func readResponse(raw string) (*llms.ContentResponse, error) {
 	resp, err := responsesResult(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the response: %w", m.ep.provider, err)
+		return nil, fmt.Errorf("reading the response: %w", err)
 	}
 	return resp, nil
 }
 
-func (m *responsesModel) stream(ctx context.Context, params responses.ResponseNewParams, reqOpts []option.RequestOption,
-	fn func(context.Context, []byte) error, retries int) (string, error) {
-	s := m.client.Responses.NewStreaming(ctx, params, reqOpts...)
+func (m *responsesModel) stream(ctx context.Context, req responses.ResponseNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
+	s := m.client.Responses.NewStreaming(ctx, req, m.openaiExtra()...)
 	defer s.Close()
 	for s.Next() {
 		ev := s.Current()
@@ -74,26 +50,26 @@ func (m *responsesModel) stream(ctx context.Context, params responses.ResponseNe
 		case "response.output_text.delta":
 			if ev.Delta != "" {
 				if err := fn(ctx, []byte(ev.Delta)); err != nil {
-					return "", err
+					return nil, err
 				}
 			}
 		case "response.completed", "response.incomplete":
-			return ev.Response.RawJSON(), nil
+			return readResponse(ev.Response.RawJSON())
 		case "response.failed":
 			body, _ := json.Marshal(map[string]any{"error": json.RawMessage(orNull(ev.Response.Error.RawJSON()))})
-			return "", streamError(m.ep, body, retries)
+			return nil, streamError(m.ep, body, retries)
 		case "error":
 			body, _ := json.Marshal(map[string]any{"error": map[string]any{"type": ev.Code, "message": ev.Message}})
-			return "", streamError(m.ep, body, retries)
+			return nil, streamError(m.ep, body, retries)
 		}
 	}
 	if err := s.Err(); err != nil {
 		if se, ok := err.(*ssestream.StreamError); ok {
-			return "", streamError(m.ep, se.Event.Data, retries)
+			return nil, streamError(m.ep, se.Event.Data, retries)
 		}
-		return "", err
+		return nil, err
 	}
-	return "", streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before response.completed"}}`), retries)
+	return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before response.completed"}}`), retries)
 }
 
 func orNull(s string) string {
@@ -103,7 +79,7 @@ func orNull(s string) string {
 	return s
 }
 
-func (m *responsesModel) params(messages []llms.MessageContent, opts llms.CallOptions) (responses.ResponseNewParams, error) {
+func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallOptions) (responses.ResponseNewParams, error) {
 	s := m.settings
 	p := responses.ResponseNewParams{Model: m.model}
 	// Reasoning models refuse a temperature: only a spec's own is sent.
@@ -117,21 +93,32 @@ func (m *responsesModel) params(messages []llms.MessageContent, opts llms.CallOp
 		p.MaxOutputTokens = param.NewOpt(int64(n))
 	}
 	extra := map[string]any{}
-	reasoning := map[string]any{}
-	if e := reasoningEffort(s.Thinking); e != "" {
-		reasoning["effort"] = e
+	// A setting that is not a string goes as the spec wrote it.
+	asWritten := map[string]any{}
+	effort := reasoningEffort(s.Thinking)
+	if v, ok := s.Provider["openai_reasoning_effort"]; ok {
+		effort, _ = v.(string)
+		if _, isString := v.(string); !isString {
+			asWritten["effort"] = v
+		}
 	}
-	if e, ok := s.Provider["openai_reasoning_effort"]; ok {
-		reasoning["effort"] = e
-	}
+	p.Reasoning.Effort = shared.ReasoningEffort(effort)
 	if v, ok := s.Provider["openai_reasoning_summary"]; ok {
-		reasoning["summary"] = v
+		if summary, isString := v.(string); isString {
+			p.Reasoning.Summary = shared.ReasoningSummary(summary)
+		} else {
+			asWritten["summary"] = v
+		}
 	}
-	if len(reasoning) > 0 {
-		extra["reasoning"] = reasoning
+	if len(asWritten) > 0 {
+		p.Reasoning.SetExtraFields(asWritten)
 	}
 	if v, ok := s.Provider["openai_text_verbosity"]; ok {
-		extra["text"] = map[string]any{"verbosity": v}
+		if verbosity, isString := v.(string); isString {
+			p.Text.Verbosity = responses.ResponseTextConfigVerbosity(verbosity)
+		} else {
+			p.Text.SetExtraFields(map[string]any{"verbosity": v})
+		}
 	}
 	for _, k := range []string{"truncation", "previous_response_id", "background"} {
 		if v, ok := s.Provider["openai_"+k]; ok {
@@ -154,38 +141,42 @@ func (m *responsesModel) params(messages []llms.MessageContent, opts llms.CallOp
 	if instructions != "" {
 		p.Instructions = param.NewOpt(instructions)
 	}
-	extra["input"] = input
+	p.Input.OfInputItemList = input
 
-	var tools []map[string]any
 	for _, t := range opts.Tools {
 		if t.Function == nil {
 			continue
 		}
-		def := map[string]any{"type": "function", "name": t.Function.Name, "strict": t.Function.Strict}
-		if t.Function.Description != "" {
-			def["description"] = t.Function.Description
+		description, schema, err := functionParts(t.Function)
+		if err != nil {
+			return p, err
 		}
-		params := t.Function.Parameters
-		if params == nil {
-			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		if schema == nil {
+			schema = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		def["parameters"] = params
-		tools = append(tools, def)
+		def := responses.FunctionToolParam{Name: t.Function.Name, Strict: param.NewOpt(t.Function.Strict),
+			Description: description, Parameters: schema}
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &def})
 	}
 	for _, nt := range m.native {
 		def, err := responsesNative(nt)
 		if err != nil {
 			return p, err
 		}
-		tools = append(tools, def)
+		p.Tools = append(p.Tools, param.Override[responses.ToolUnionParam](def))
 	}
-	if len(tools) > 0 {
-		extra["tools"] = tools
-		if choice, ok := chatToolChoice(s.ToolChoice, opts.ToolChoice); ok {
-			if fn, isFn := choice.(map[string]any); isFn && fn["type"] == "function" {
-				choice = map[string]any{"type": "function", "name": fn["function"].(map[string]any)["name"]}
-			}
-			extra["tool_choice"] = choice
+	if len(p.Tools) > 0 {
+		mode, names, ok := toolChoiceOf(s.ToolChoice, opts.ToolChoice)
+		switch {
+		case !ok:
+		case len(names) == 1:
+			p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: names[0]}
+		case len(names) > 1:
+			// Sent as Chat Completions shapes its allowed_tools.
+			p.ToolChoice = param.Override[responses.ResponseNewParamsToolChoiceUnion](map[string]any{
+				"type": "allowed_tools", "allowed_tools": map[string]any{"mode": "required", "tools": functionRefs(names)}})
+		default:
+			p.ToolChoice.OfToolChoiceMode = param.NewOpt(responses.ToolChoiceOptions(mode))
 		}
 		if s.ParallelToolCalls != nil {
 			p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
@@ -218,14 +209,17 @@ func responsesNative(t NativeTool) (map[string]any, error) {
 }
 
 // responsesInput converts the conversation to input items.
-func responsesInput(messages []llms.MessageContent) (string, []any, error) {
+func responsesInput(messages []llms.MessageContent) (string, responses.ResponseInputParam, error) {
 	var system []string
-	var items []any
+	var items responses.ResponseInputParam
 	for i, msg := range messages {
 		var text []string
 		flushText := func(role string) {
 			if len(text) > 0 {
-				items = append(items, map[string]any{"role": role, "content": strings.Join(text, "")})
+				items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+					Role:    responses.EasyInputMessageRole(role),
+					Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(strings.Join(text, ""))},
+				}})
 				text = nil
 			}
 		}
@@ -244,17 +238,19 @@ func responsesInput(messages []llms.MessageContent) (string, []any, error) {
 			case llms.ToolCall:
 				flushText(role)
 				if p.FunctionCall != nil {
-					items = append(items, map[string]any{"type": "function_call", "call_id": p.ID,
-						"name": p.FunctionCall.Name, "arguments": p.FunctionCall.Arguments})
+					items = append(items, responses.ResponseInputItemParamOfFunctionCall(p.FunctionCall.Arguments, p.ID, p.FunctionCall.Name))
 				}
 			case llms.ToolCallResponse:
-				items = append(items, map[string]any{"type": "function_call_output", "call_id": p.ToolCallID, "output": p.Content})
+				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+					CallID: param.NewOpt(p.ToolCallID),
+					Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(p.Content)},
+				}})
 			case llms.BinaryContent:
 				switch {
 				case isToolError(p):
-				case p.MIMEType == BlockMIME:
+				case isBlock(p):
 					flushText(role)
-					items = append(items, json.RawMessage(p.Data))
+					items = append(items, param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(p.Data)))
 				default:
 					return "", nil, fmt.Errorf("message %d: the Responses API takes no %s part here", i, p.MIMEType)
 				}
@@ -289,7 +285,7 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return nil, err
 	}
-	choice := &llms.ContentChoice{GenerationInfo: map[string]any{}}
+	choice := &llms.ContentChoice{}
 	var text, refusal, reasoning strings.Builder
 	var turn []llms.ContentPart
 	for _, rawItem := range r.Output {
@@ -357,13 +353,11 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
-	if refusal.Len() > 0 {
-		choice.GenerationInfo[InfoRefusal] = refusal.String()
-	}
-	choice.GenerationInfo[InfoInputTokens] = r.Usage.InputTokens
-	choice.GenerationInfo[InfoOutputTokens] = r.Usage.OutputTokens
-	choice.GenerationInfo[InfoCacheReadTokens] = r.Usage.InputTokensDetails.CachedTokens
-	choice.GenerationInfo[InfoReasoningTokens] = r.Usage.OutputTokensDetails.ReasoningTokens
-	choice.GenerationInfo[InfoTurn] = turn
+	SetInfo(choice, Info{
+		Turn:    turn,
+		Refused: refusal.Len() > 0, Refusal: refusal.String(),
+		Usage: Usage{Input: r.Usage.InputTokens, Output: r.Usage.OutputTokens,
+			CacheRead: r.Usage.InputTokensDetails.CachedTokens, Reasoning: r.Usage.OutputTokensDetails.ReasoningTokens},
+	})
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
 }

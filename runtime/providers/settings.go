@@ -237,6 +237,9 @@ type thinkingPlan struct {
 	raw    map[string]any // the thinking object; nil sends none
 	effort string         // output_config.effort; "" sends none
 	budget int            // budget_tokens of an enabled thinking
+	// unified is set when raw was made from the unified thinking setting,
+	// not taken as the spec's anthropic_thinking wrote it.
+	unified bool
 }
 
 // anthropicThinking decides the thinking of an Anthropic request from
@@ -266,6 +269,7 @@ func anthropicThinking(p provider, model string, s spec.ModelSettings) (thinking
 		}
 	} else if t := s.Thinking; t != nil && t.Enabled {
 		plan.budget, plan.raw, plan.effort = claudeThinking(model, t)
+		plan.unified = true
 	}
 	if e, ok := s.Provider["anthropic_effort"].(string); ok {
 		plan.effort = e
