@@ -127,7 +127,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 
 	var caps []capabilities.Capability
 	if len(args) == 1 {
-		s, err := spec.LoadFile(args[0])
+		s, err := specLoader("").LoadFile(args[0])
 		if err != nil {
 			return specError(err)
 		}
