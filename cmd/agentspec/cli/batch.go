@@ -22,8 +22,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newBatchCmd) }
-
 type batchFlags struct {
 	jobs      int
 	noCache   bool

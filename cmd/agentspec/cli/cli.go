@@ -119,10 +119,25 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
 
-// commands holds the constructors of the subcommands; each command's file adds
-// its own in init, so the root command needs no list to keep in step.
-var commands []func() *cobra.Command
+// commands are the constructors of the subcommands, every one of them (help
+// lists them sorted by name, whatever their order here).
+var commands = []func() *cobra.Command{
+	newBatchCmd,
+	newCacheCmd,
+	newGraphCmd,
+	newMCPCmd,
+	newQueueCmd,
+	newRunCmd,
+	newSchemaCmd,
+	newToolCmd,
+	newToolsCmd,
+	newValidateCmd,
+	newVersionCmd,
+	newWorkerCmd,
+}
 
+// addCommand adds a subcommand from outside the list above: only submit.go
+// still calls it, from its init(), until its constructor joins commands.
 func addCommand(f func() *cobra.Command) { commands = append(commands, f) }
 
 func newRootCmd() *cobra.Command {

@@ -17,8 +17,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newMCPCmd) }
-
 // tokenEnv names the variable that holds the bearer token of --http.
 const tokenEnv = "AGENTSPEC_MCP_TOKEN"
 

@@ -18,8 +18,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newRunCmd) }
-
 type runFlags struct {
 	input     string
 	inputFile string

@@ -14,8 +14,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newToolsCmd) }
-
 func newToolsCmd() *cobra.Command {
 	var (
 		format    string
