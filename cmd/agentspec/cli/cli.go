@@ -16,16 +16,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
-	_ "github.com/agentspec/agentspec/capabilities/mcp"        // registers MCP
-	_ "github.com/agentspec/agentspec/capabilities/native"     // registers WebSearch, NativeTool, Thinking
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
 
 // Main runs the CLI with the given arguments and streams and returns the exit
-// code. Programs that register their own capability types call it from their
-// own main, so they get the same CLI.
+// code. It registers the built-in capability types in capabilities.Default
+// (once per process). Programs that register their own capability types
+// there call it from their own main, so they get the same CLI.
 //
 // Ctrl-C (SIGINT) and SIGTERM stop the command cleanly (a run ends between
 // tool calls); the exit code is then 128 plus the signal's number, 130 or
@@ -33,6 +31,10 @@ import (
 // long-running servers (`agentspec mcp`, `agentspec worker`), for which a
 // signal is the ordinary end.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if err := registerBuiltins(); err != nil {
+		printError(stderr, err)
+		return exitFailure
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	signals := make(chan os.Signal, 1)
