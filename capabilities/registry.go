@@ -184,7 +184,7 @@ func Register(t Type) error { return defaultRegistry.Register(t) }
 // MustRegister adds t to the default registry and panics on error, for a
 // program's main before it loads a spec. Unlike Register it checks
 // the name and the factory at once but compiles the schema when the type is
-// first used, so that importing a capability costs a program nothing until
+// first used, so that registering a capability costs a program nothing until
 // it loads a spec: a schema that does not compile is then reported by
 // ValidateOptions and New. Each package's tests compile its schemas.
 func MustRegister(t Type) {

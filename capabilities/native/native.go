@@ -1,8 +1,8 @@
 // Package native holds the capability types that only configure the model
 // provider: WebSearch and NativeTool ask it for tools it runs on its own
-// side (capabilities.NativeTooler), Thinking turns its reasoning on. They
-// register themselves with the default registry when the package is
-// imported, as FileSystem does, with pydantic-ai's option names.
+// side (capabilities.NativeTooler), Thinking turns its reasoning on. Types
+// returns them, with pydantic-ai's option names, for a program to register
+// (capabilities/builtin lists them with the other built-in types).
 //
 // The runtime sends a native tool to a provider that has its kind; on one
 // that does not, the spec is refused before any request, naming the
