@@ -173,17 +173,18 @@ func NewRegistry() *Registry {
 
 var defaultRegistry = NewRegistry()
 
-// Default is the registry the CLI and the package-level functions use. Built-in
-// types add themselves to it when their package is imported.
+// Default is the registry the CLI and the package-level functions use. It
+// holds the types a program registered in it: the CLI registers the built-in
+// ones (package builtin) before it runs a command.
 func Default() *Registry { return defaultRegistry }
 
 // Register adds t to the default registry.
 func Register(t Type) error { return defaultRegistry.Register(t) }
 
-// MustRegister adds t to the default registry and panics on error. It is meant
-// for init functions, like database/sql.Register. Unlike Register it checks
+// MustRegister adds t to the default registry and panics on error, for a
+// program's main before it loads a spec. Unlike Register it checks
 // the name and the factory at once but compiles the schema when the type is
-// first used, so that importing a capability costs a program nothing until
+// first used, so that registering a capability costs a program nothing until
 // it loads a spec: a schema that does not compile is then reported by
 // ValidateOptions and New. Each package's tests compile its schemas.
 func MustRegister(t Type) {
@@ -201,6 +202,12 @@ var ErrDuplicate = errors.New("capability type already registered")
 // Register adds t. The name must be an identifier and not already taken, the
 // factory must be set and the schema must be a valid JSON Schema.
 func (r *Registry) Register(t Type) error { return r.register(t, true) }
+
+// RegisterLazily adds t as Register does, but compiles its schema when the
+// type is first used, as MustRegister does: for types whose packages' tests
+// compile their schemas (the built-in ones), so that registering them costs
+// a program nothing until it loads a spec.
+func (r *Registry) RegisterLazily(t Type) error { return r.register(t, false) }
 
 // register adds t; eager compiles its schema now, and refuses t when the
 // schema does not compile.

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -137,14 +138,16 @@ type Output struct {
 }
 
 // Loader loads pipelines. The zero value is ready to use: step specs are
-// loaded with a zero spec.Loader.
+// loaded with a spec.Loader that checks their models as a run would
+// (runtime.CheckModel).
 type Loader struct {
-	// Specs loads the steps' agent specs; nil means a zero spec.Loader. Its
-	// LookupEnv fills ${VAR} in the pipeline file too.
+	// Specs loads the steps' agent specs; nil means a spec.Loader whose
+	// ModelCheck is runtime.CheckModel. Its LookupEnv fills ${VAR} in the
+	// pipeline file too.
 	Specs *spec.Loader
 }
 
-var defaultSpecs spec.Loader
+var defaultSpecs = spec.Loader{ModelCheck: runtime.CheckModel}
 
 // LoadFile loads the pipeline at path with a zero Loader.
 func LoadFile(path string) (*Pipeline, error) { return (&Loader{}).LoadFile(path) }

@@ -78,22 +78,22 @@ func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
 		src.script = f
 		return src, nil
 	}
-	if err := checkModel(s); err != nil {
+	if err := CheckModel(s); err != nil {
 		return nil, err
 	}
 	return src, nil
 }
 
-// The loader checks every spec's model as a run would, so that "agentspec
-// validate" reports the settings and native tools a run would refuse.
-func init() { spec.RegisterModelCheck(checkModel) }
-
-// checkModel checks what a run refuses before any request, from the spec
+// CheckModel checks what a run refuses before any request, from the spec
 // alone: the settings the provider cannot honour (with the Thinking
 // capabilities' setting), and the native tools of the WebSearch and
 // NativeTool entries it does not run. Script models and specs without a
 // model pass; the test model takes every setting and native tool.
-func checkModel(s *spec.Spec) error {
+//
+// It is a spec.ModelCheck: a loader given it (spec.Loader.ModelCheck)
+// refuses a spec as a run would, so that "agentspec validate" reports the
+// settings and native tools a run would refuse. Run checks it either way.
+func CheckModel(s *spec.Spec) error {
 	ref := strings.TrimSpace(s.Model)
 	if ref == "" || strings.HasPrefix(ref, scriptPrefix) {
 		return nil

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/agentspec/agentspec/capabilities/webfetch"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -100,14 +99,15 @@ func TestScriptFileIsBounded(t *testing.T) {
 	}
 }
 
-// The loader asks a capability what native tools it needs, whatever its
-// type: WebFetch without a local tool on a provider without native
-// fetching is refused when the spec loads, as the run would refuse it.
+// The loader given the runtime's model check asks a capability what native
+// tools it needs, whatever its type: WebFetch without a local tool on a
+// provider without native fetching is refused when the spec loads, as the
+// run would refuse it.
 func TestNativeToolsAskedOfTheCapability(t *testing.T) {
 	t.Parallel()
-	_, err := (&spec.Loader{}).Load("agent.yaml", []byte("model: openai:gpt-4o\ncapabilities: [WebFetch]\n"))
+	_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml", []byte("model: openai:gpt-4o\ncapabilities: [WebFetch]\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "agent.yaml:2:16: WebFetch: openai does not run the native tool web_fetch")
-	_, err = (&spec.Loader{}).Load("agent.yaml", []byte("model: openai:gpt-4o\ncapabilities: [{WebFetch: {local: true}}]\n"))
+	_, err = (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml", []byte("model: openai:gpt-4o\ncapabilities: [{WebFetch: {local: true}}]\n"))
 	assert.NoError(t, err, "the local tool stands in")
 }

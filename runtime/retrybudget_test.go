@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/agentspec/agentspec/capabilities/prefixtools" // registers PrefixTools
 	"github.com/agentspec/agentspec/spec"
 )
 

@@ -16,7 +16,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/capabilities"
-	_ "github.com/agentspec/agentspec/capabilities/native" // WebSearch, NativeTool and Thinking in specs
 	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"

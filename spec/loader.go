@@ -32,6 +32,10 @@ type Loader struct {
 	// at run time (agentspec run --model). It is checked as a spec's own
 	// model is, and is part of what the spec means (its cache key).
 	Model string
+	// ModelCheck, when set, checks every spec loaded once the schema and
+	// the providers' names have passed: runtime.CheckModel refuses what a
+	// run would refuse. Nil checks nothing more, whatever the program links.
+	ModelCheck ModelCheck
 
 	mu       sync.Mutex
 	composed composedSchema // cache for Schema
@@ -136,7 +140,7 @@ func (l *Loader) check(d *document) (*Spec, error) {
 	}
 	s.Capabilities = caps
 	s.Warnings = sortErrors(append(warnings, d.warnings...))
-	if err := runModelChecks(s); err != nil {
+	if err := runModelCheck(l.ModelCheck, s); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -92,42 +92,26 @@ func checkProvider(d *document, root map[string]any, known []string) {
 // ModelCheck checks a loaded spec's model and model settings against what
 // the runtime can send: a setting the provider cannot honour, a native tool
 // it does not run. It returns Errors at the problems' positions, or nil.
+// A Loader runs the one its caller gives it (Loader.ModelCheck): the
+// runtime's is runtime.CheckModel, which "agentspec validate" passes so that
+// it reports what a run would refuse before its first request.
 type ModelCheck func(s *Spec) error
 
-var (
-	modelChecksMu sync.RWMutex
-	modelChecks   []ModelCheck
-)
-
-// RegisterModelCheck adds a check every Loader runs on the specs it loads,
-// after the schema and the providers' names have passed. The runtime
-// registers one, so that "agentspec validate" reports what a run would
-// refuse before its first request.
-func RegisterModelCheck(c ModelCheck) {
-	modelChecksMu.Lock()
-	defer modelChecksMu.Unlock()
-	modelChecks = append(modelChecks, c)
-}
-
-func runModelChecks(s *Spec) error {
-	modelChecksMu.RLock()
-	checks := slices.Clone(modelChecks)
-	modelChecksMu.RUnlock()
+// runModelCheck runs check, when there is one, on s, and sorts the errors it
+// reports by position.
+func runModelCheck(check ModelCheck, s *Spec) error {
+	if check == nil {
+		return nil
+	}
+	err := check(s)
 	var all Errors
-	for _, c := range checks {
-		err := c(s)
-		if err == nil {
-			continue
-		}
-		var errs Errors
-		if !errors.As(err, &errs) {
-			return err
-		}
-		all = append(all, errs...)
+	if err == nil || !errors.As(err, &all) {
+		return err
 	}
 	if len(all) == 0 {
 		return nil
 	}
+	all = slices.Clone(all)
 	slices.SortStableFunc(all, func(a, b *Error) int {
 		if a.Pos.Line != b.Pos.Line {
 			return a.Pos.Line - b.Pos.Line

@@ -36,15 +36,17 @@ const optionsSchema = `{
   }
 }`
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+// Type is the LocalWorkspace capability type, for a program to register
+// (capabilities/builtin lists it with the other built-in types).
+func Type() capabilities.Type {
+	return capabilities.Type{
 		Name:          TypeName,
 		Description:   "Sets the run's workspace, as --workspace does: `LocalWorkspace: DIR`; read_only narrows every capability to reading.",
 		Schema:        json.RawMessage(optionsSchema),
 		Positional:    "working_dir",
 		SetsWorkspace: true,
 		New:           newCapability,
-	})
+	}
 }
 
 // Options are LocalWorkspace's options.

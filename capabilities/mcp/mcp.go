@@ -557,8 +557,10 @@ func scriptID(p string) string {
 	return name
 }
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+// Type is the MCP capability type, for a program to register
+// (capabilities/builtin lists it with the other built-in types).
+func Type() capabilities.Type {
+	return capabilities.Type{
 		Name:        TypeName,
 		Description: "The tools of an MCP server: a remote one by url (streamable HTTP or SSE) or a local one started with command (stdio).",
 		Schema:      json.RawMessage(optionsSchema),
@@ -576,5 +578,5 @@ func init() {
 			}
 			return New(ctx, opts, args.Setup)
 		},
-	})
+	}
 }

@@ -60,6 +60,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	capabilities.MustRegister(Type()) // the tests' specs name MCP
 	os.Exit(m.Run())
 }
 

@@ -1,8 +1,8 @@
 // Package native holds the capability types that only configure the model
 // provider: WebSearch and NativeTool ask it for tools it runs on its own
-// side (capabilities.NativeTooler), Thinking turns its reasoning on. They
-// register themselves with the default registry when the package is
-// imported, as FileSystem does, with pydantic-ai's option names.
+// side (capabilities.NativeTooler), Thinking turns its reasoning on. Types
+// returns them, with pydantic-ai's option names, for a program to register
+// (capabilities/builtin lists them with the other built-in types).
 //
 // The runtime sends a native tool to a provider that has its kind; on one
 // that does not, the spec is refused before any request, naming the
@@ -103,29 +103,34 @@ const thinkingSchema = `{
   }
 }`
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
-		Name:        WebSearchType,
-		Pure:        true,
-		Description: "The provider's own web search (Anthropic, OpenAI Responses); refused on a provider without one.",
-		Schema:      json.RawMessage(webSearchSchema),
-		New:         newWebSearch,
-	})
-	capabilities.MustRegister(capabilities.Type{
-		Name:        NativeToolType,
-		Pure:        true,
-		Description: "One provider-native tool by kind (web_search, web_fetch, code_execution).",
-		Schema:      json.RawMessage(nativeToolSchema),
-		New:         newNativeTool,
-	})
-	capabilities.MustRegister(capabilities.Type{
-		Name:        ThinkingType,
-		Pure:        true,
-		Description: "Turns the model's reasoning on (or off) with an effort, as model_settings.thinking does.",
-		Schema:      json.RawMessage(thinkingSchema),
-		Positional:  "effort",
-		New:         newThinking,
-	})
+// Types are the capability types of this package (WebSearch, NativeTool
+// and Thinking), for a program to register (capabilities/builtin lists
+// them with the other built-in types).
+func Types() []capabilities.Type {
+	return []capabilities.Type{
+		{
+			Name:        WebSearchType,
+			Pure:        true,
+			Description: "The provider's own web search (Anthropic, OpenAI Responses); refused on a provider without one.",
+			Schema:      json.RawMessage(webSearchSchema),
+			New:         newWebSearch,
+		},
+		{
+			Name:        NativeToolType,
+			Pure:        true,
+			Description: "One provider-native tool by kind (web_search, web_fetch, code_execution).",
+			Schema:      json.RawMessage(nativeToolSchema),
+			New:         newNativeTool,
+		},
+		{
+			Name:        ThinkingType,
+			Pure:        true,
+			Description: "Turns the model's reasoning on (or off) with an effort, as model_settings.thinking does.",
+			Schema:      json.RawMessage(thinkingSchema),
+			Positional:  "effort",
+			New:         newThinking,
+		},
+	}
 }
 
 func newWebSearch(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {

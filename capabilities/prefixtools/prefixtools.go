@@ -42,15 +42,17 @@ const optionsSchema = `{
   }
 }`
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+// Type is the PrefixTools capability type, for a program to register
+// (capabilities/builtin lists it with the other built-in types).
+func Type() capabilities.Type {
+	return capabilities.Type{
 		Name:          TypeName,
 		Description:   "Offers the tools of one nested capability under <prefix>_<tool name>.",
 		Schema:        json.RawMessage(optionsSchema),
 		NoBaseOptions: true,
 		Nested:        []string{"capability"},
 		New:           newCapability,
-	})
+	}
 }
 
 type options struct {

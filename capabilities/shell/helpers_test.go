@@ -11,11 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/confine"
 )
 
 func TestMain(m *testing.M) {
 	confine.Main()
+	capabilities.MustRegister(Type()) // the tests' specs name Shell
 	os.Exit(m.Run())
 }
 

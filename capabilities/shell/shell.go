@@ -37,13 +37,15 @@ func Main() { confine.Main() }
 // TypeName is the capability's name in specs.
 const TypeName = "Shell"
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+// Type is the Shell capability type, for a program to register
+// (capabilities/builtin lists it with the other built-in types).
+func Type() capabilities.Type {
+	return capabilities.Type{
 		Name:        TypeName,
 		Description: "Runs the model's shell commands in the workspace, confined by the kernel to it (run_command, start_command, check_command, stop_command).",
 		Schema:      []byte(optionsSchema),
 		New:         newFromArgs,
-	})
+	}
 }
 
 func newFromArgs(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {

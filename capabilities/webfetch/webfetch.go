@@ -51,14 +51,16 @@ const optionsSchema = `{
   }
 }`
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+// Type is the WebFetch capability type, for a program to register
+// (capabilities/builtin lists it with the other built-in types).
+func Type() capabilities.Type {
+	return capabilities.Type{
 		Name:        TypeName,
 		Pure:        true,
 		Description: "Fetches web pages: the provider's native fetching, or with local: true a local web_fetch tool that refuses private addresses.",
 		Schema:      json.RawMessage(optionsSchema),
 		New:         newCapability,
-	})
+	}
 }
 
 // Options are WebFetch's options.

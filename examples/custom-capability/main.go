@@ -30,14 +30,16 @@ const clockSchema = `{
   "additionalProperties": false
 }`
 
-func init() {
-	capabilities.MustRegister(capabilities.Type{
+// clockType is the Clock capability type. main registers it, before the CLI
+// loads a spec; nothing is registered by importing a package.
+func clockType() capabilities.Type {
+	return capabilities.Type{
 		Name:        "Clock",
 		Description: "Tells the model the current time in a configured time zone.",
 		Schema:      json.RawMessage(clockSchema),
 		Positional:  "timezone", // `- Clock: Europe/Paris`
 		New:         newClock,
-	})
+	}
 }
 
 // clock is the capability: one tool, "now".
@@ -98,5 +100,7 @@ func (t nowTool) Call(_ context.Context, args json.RawMessage) (string, error) {
 
 func main() {
 	shell.Main() // this agentspec offers Shell too: its commands start as this program
+	// The CLI adds the built-in types to capabilities.Default; Clock joins them.
+	capabilities.MustRegister(clockType())
 	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -13,10 +13,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/cmd/agentspec/cli"
 )
 
-// run calls the CLI in-process, with Clock registered by this package's init.
+// TestMain registers Clock as main does.
+func TestMain(m *testing.M) {
+	capabilities.MustRegister(clockType())
+	os.Exit(m.Run())
+}
+
+// run calls the CLI in-process, with Clock registered by TestMain.
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer

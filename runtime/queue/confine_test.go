@@ -11,11 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
-	_ "github.com/agentspec/agentspec/capabilities/localworkspace"
-	_ "github.com/agentspec/agentspec/capabilities/mcp"
-	_ "github.com/agentspec/agentspec/capabilities/native"
-	_ "github.com/agentspec/agentspec/capabilities/prefixtools"
-	_ "github.com/agentspec/agentspec/capabilities/webfetch"
 	"github.com/agentspec/agentspec/spec"
 )
 

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/agentspec/agentspec/capabilities/shell"
 	"github.com/agentspec/agentspec/spec"
 )
 

@@ -22,8 +22,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newBatchCmd) }
-
 type batchFlags struct {
 	jobs      int
 	noCache   bool
@@ -120,13 +118,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	case f.input != "" && f.inputFile != "":
 		return exitWith(exitUsage, errors.New("give the input one way: --input or --input-file"))
 	}
-	vars, err := parseVars(f.vars)
+	vars, input, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.varsAndInput(cmd.InOrStdin(), nil)
 	if err != nil {
-		return exitWith(exitUsage, err)
-	}
-	input, err := runFlags{input: f.input, inputFile: f.inputFile}.readInput(cmd.InOrStdin(), nil)
-	if err != nil {
-		return exitWith(exitUsage, err)
+		return err
 	}
 	workspaces, err := expandWorkspaces(args[1:])
 	if err != nil {

@@ -1,9 +1,13 @@
 package cli
 
-// The built-in capability types besides FileSystem, registered on import.
 import (
-	_ "github.com/agentspec/agentspec/capabilities/localworkspace" // registers LocalWorkspace
-	_ "github.com/agentspec/agentspec/capabilities/prefixtools"    // registers PrefixTools
-	_ "github.com/agentspec/agentspec/capabilities/shell"          // registers Shell
-	_ "github.com/agentspec/agentspec/capabilities/webfetch"       // registers WebFetch
+	"sync"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/builtin"
 )
+
+// registerBuiltins registers the built-in capability types in
+// capabilities.Default, once per process, before a command runs: a program
+// that adds its own types registers them there before it calls Main.
+var registerBuiltins = sync.OnceValue(func() error { return builtin.Register(capabilities.Default()) })

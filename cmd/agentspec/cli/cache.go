@@ -15,8 +15,6 @@ import (
 	"github.com/agentspec/agentspec/runtime/cache"
 )
 
-func init() { addCommand(newCacheCmd) }
-
 func newCacheCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{

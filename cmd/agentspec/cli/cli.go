@@ -16,16 +16,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
-	_ "github.com/agentspec/agentspec/capabilities/mcp"        // registers MCP
-	_ "github.com/agentspec/agentspec/capabilities/native"     // registers WebSearch, NativeTool, Thinking
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
 
 // Main runs the CLI with the given arguments and streams and returns the exit
-// code. Programs that register their own capability types call it from their
-// own main, so they get the same CLI.
+// code. It registers the built-in capability types in capabilities.Default
+// (once per process). Programs that register their own capability types
+// there call it from their own main, so they get the same CLI.
 //
 // Ctrl-C (SIGINT) and SIGTERM stop the command cleanly (a run ends between
 // tool calls); the exit code is then 128 plus the signal's number, 130 or
@@ -33,6 +31,10 @@ import (
 // long-running servers (`agentspec mcp`, `agentspec worker`), for which a
 // signal is the ordinary end.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if err := registerBuiltins(); err != nil {
+		printError(stderr, err)
+		return exitFailure
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	signals := make(chan os.Signal, 1)
@@ -119,10 +121,25 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
 
-// commands holds the constructors of the subcommands; each command's file adds
-// its own in init, so the root command needs no list to keep in step.
-var commands []func() *cobra.Command
+// commands are the constructors of the subcommands, every one of them (help
+// lists them sorted by name, whatever their order here).
+var commands = []func() *cobra.Command{
+	newBatchCmd,
+	newCacheCmd,
+	newGraphCmd,
+	newMCPCmd,
+	newQueueCmd,
+	newRunCmd,
+	newSchemaCmd,
+	newToolCmd,
+	newToolsCmd,
+	newValidateCmd,
+	newVersionCmd,
+	newWorkerCmd,
+}
 
+// addCommand adds a subcommand from outside the list above: only submit.go
+// still calls it, from its init(), until its constructor joins commands.
 func addCommand(f func() *cobra.Command) { commands = append(commands, f) }
 
 func newRootCmd() *cobra.Command {

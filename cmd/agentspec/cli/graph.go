@@ -10,8 +10,6 @@ import (
 	"github.com/agentspec/agentspec/pipeline"
 )
 
-func init() { addCommand(newGraphCmd) }
-
 func newGraphCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{

@@ -8,8 +8,13 @@ import (
 )
 
 // TestMain lets a Shell command start: confine re-executes this test
-// binary as the command's helper.
+// binary as the command's helper. The built-in capability types are
+// registered as Main registers them, for the tests that call a command's
+// code directly.
 func TestMain(m *testing.M) {
 	confine.Main()
+	if err := registerBuiltins(); err != nil {
+		panic(err)
+	}
 	os.Exit(m.Run())
 }

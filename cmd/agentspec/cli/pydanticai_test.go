@@ -122,7 +122,7 @@ func TestPydanticAISpecsRefused(t *testing.T) {
 			code, _, stderr := runCLI(t, "", "validate", "--workspace", pydanticWorkspace(t), file)
 			assert.Equal(t, 1, code)
 			assert.Contains(t, stderr, want[name])
-			_, err := spec.LoadFile(file)
+			_, err := specLoader("").LoadFile(file) // the commands' loader, with the runtime's model check
 			var errs spec.Errors
 			if name == "filesystem-twice.yaml" {
 				assert.NoError(t, err, "the spec loads; the collision is found when its tools are listed")

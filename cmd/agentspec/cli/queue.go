@@ -16,8 +16,6 @@ import (
 	"github.com/agentspec/agentspec/runtime/queue"
 )
 
-func init() { addCommand(newQueueCmd) }
-
 // envNATS is the environment variable --nats defaults to.
 const envNATS = "AGENTSPEC_NATS_URL"
 

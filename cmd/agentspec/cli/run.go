@@ -18,8 +18,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newRunCmd) }
-
 type runFlags struct {
 	input     string
 	inputFile string
@@ -155,13 +153,9 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if cmd.Flags().Changed("jobs") {
 		return exitWith(exitUsage, errors.New("-j is for pipelines: a spec runs one job"))
 	}
-	vars, err := parseVars(f.vars)
+	vars, input, err := f.varsAndInput(stdin, args)
 	if err != nil {
-		return exitWith(exitUsage, err)
-	}
-	input, err := f.readInput(stdin, args)
-	if err != nil {
-		return exitWith(exitUsage, err)
+		return err
 	}
 	s, err := loadSpec(stdin, args[0], f.model)
 	if err != nil {
@@ -295,6 +289,21 @@ func (f runFlags) unused(s *spec.Spec) error {
 		return errors.New("--approve asks before each file change, but the spec has no capabilities, so nothing can change a file")
 	}
 	return nil
+}
+
+// varsAndInput parses the --var flags and reads the input (readInput), what
+// is wrong with either a usage error: what every command that starts jobs
+// does first.
+func (f runFlags) varsAndInput(stdin io.Reader, args []string) (map[string]string, string, error) {
+	vars, err := parseVars(f.vars)
+	if err != nil {
+		return nil, "", exitWith(exitUsage, err)
+	}
+	input, err := f.readInput(stdin, args)
+	if err != nil {
+		return nil, "", exitWith(exitUsage, err)
+	}
+	return vars, input, nil
 }
 
 func (f runFlags) readInput(stdin io.Reader, args []string) (string, error) {

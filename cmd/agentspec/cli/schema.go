@@ -6,8 +6,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newSchemaCmd) }
-
 func newSchemaCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",

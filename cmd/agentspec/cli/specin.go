@@ -5,17 +5,25 @@ import (
 	"io"
 
 	"github.com/agentspec/agentspec/pipeline"
+	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
 // stdinArg is the argument that stands for the standard input.
 const stdinArg = "-"
 
+// specLoader is the loader of every command: it refuses what a run would
+// refuse of the model (runtime.CheckModel), and model, when set (--model),
+// replaces the spec's.
+func specLoader(model string) *spec.Loader {
+	return &spec.Loader{Model: model, ModelCheck: runtime.CheckModel}
+}
+
 // loadSpec loads the spec at path, or from stdin when path is "-": it is
 // then named <stdin> in messages and its relative paths resolve from the
 // current directory. model, when set (--model), replaces the spec's.
 func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
-	l := &spec.Loader{Model: model}
+	l := specLoader(model)
 	if path != stdinArg {
 		return l.LoadFile(path)
 	}
@@ -32,5 +40,5 @@ const modelFlagUsage = "the model, as provider:name (or test), in place of the s
 // loadPipeline loads the pipeline at path, model (--model), when set,
 // replacing every step's.
 func loadPipeline(path, model string) (*pipeline.Pipeline, error) {
-	return (&pipeline.Loader{Specs: &spec.Loader{Model: model}}).LoadFile(path)
+	return (&pipeline.Loader{Specs: specLoader(model)}).LoadFile(path)
 }

@@ -17,8 +17,6 @@ import (
 	"github.com/agentspec/agentspec/internal/text"
 )
 
-func init() { addCommand(newToolCmd) }
-
 type toolFlags struct {
 	spec          string
 	root          string

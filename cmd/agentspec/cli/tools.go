@@ -14,8 +14,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newToolsCmd) }
-
 func newToolsCmd() *cobra.Command {
 	var (
 		format    string
@@ -83,7 +81,7 @@ func printTools(out io.Writer, tools []capabilities.Tool) error {
 // spec order, with a function that closes the capabilities. Errors are
 // exitErrors: spec problems exit 2 with FILE:LINE:COL lines.
 func specTools(cmd *cobra.Command, file, workspace string) ([]capabilities.Tool, func(), error) {
-	s, err := spec.LoadFile(file)
+	s, err := specLoader("").LoadFile(file)
 	if err != nil {
 		return nil, nil, specError(err)
 	}

@@ -17,8 +17,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newValidateCmd) }
-
 func newValidateCmd() *cobra.Command {
 	var (
 		format    string

@@ -12,8 +12,6 @@ import (
 // -ldflags "-X github.com/agentspec/agentspec/cmd/agentspec/cli.Version=v1.2.3".
 var Version = ""
 
-func init() { addCommand(newVersionCmd) }
-
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

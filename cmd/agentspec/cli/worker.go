@@ -11,8 +11,6 @@ import (
 	"github.com/agentspec/agentspec/runtime/queue"
 )
 
-func init() { addCommand(newWorkerCmd) }
-
 func newWorkerCmd() *cobra.Command {
 	var (
 		nf   natsFlags
