@@ -14,9 +14,9 @@ import (
 // programs, one linking package spec alone and one linking the runtime and
 // the whole command line besides, load the same specs with a zero Loader
 // (a valid one, settings a provider cannot honour, a model that is not a
-// string, an unknown provider, one agentspec cannot run) and print the same
-// verdicts. Linking the runtime once changed them, through a model check
-// registered by an init().
+// string, an unknown provider, one agentspec cannot run, built-in capability
+// types) and print the same verdicts. Linking once changed them, through a
+// model check and capability types registered by init() functions.
 func TestLoaderVerdictDoesNotDependOnLinking(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two programs")

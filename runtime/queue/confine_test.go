@@ -110,3 +110,31 @@ func TestConfineStartsNothing(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	_ = json.Valid
 }
+
+// Only the job's own inline spec may not read the worker's environment: a
+// ${VAR} in another step's spec of the same pipeline file is not the job's.
+func TestInlineSpecEnvironmentReferences(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pipeline.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`steps:
+  a:
+    spec: {model: test, instructions: Say hi.}
+  b:
+    spec:
+      model: test
+      instructions: "Say ${HOME} and ${HOMEWARD:-no}."
+`), 0o644))
+	w := &Worker{}
+	s, err := w.parseSpec(file, "/steps/a/spec", "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Say hi."}, s.Instructions)
+
+	_, err = w.parseSpec(file, "/steps/b/spec", "")
+	assert.EqualError(t, err, file+":7:26: ${HOME} reads the worker's environment; this worker was not started with --allow-env")
+
+	w.opts.Allow.Env = true
+	s, err = w.parseSpec(file, "/steps/b/spec", "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Say " + os.Getenv("HOME") + " and no."}, s.Instructions)
+}

@@ -10,12 +10,14 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentspec/agentspec/internal/sandbox"
+	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -83,43 +85,146 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 }
 
 // parseSpec loads a job's spec: the file at path, or the spec written inline
-// at pointer in it, with model in place of its own when set. A ${VAR} reference reads the worker's environment, which
-// the job chose, so it is refused unless the worker allows it: the reference
-// is filled with nothing while loading, and the spec refused at the
-// reference, so no value of the worker's reaches it.
+// at pointer in it, with model in place of its own when set, checked as a run
+// would check its model. A ${VAR} reference in the spec reads the worker's
+// environment, which the job chose, so it is refused unless the worker
+// allows it: the reference is never filled with a value of the worker's, and
+// the spec is refused at the reference. References elsewhere in a pipeline
+// file (another step's inline spec) are not the job's and do not matter.
 func (w *Worker) parseSpec(path, pointer, model string) (*spec.Spec, error) {
-	l := &spec.Loader{Registry: w.opts.Registry, Model: model}
-	var asked []string
-	if !w.opts.Allow.Env {
-		l.LookupEnv = func(name string) (string, bool) {
-			asked = append(asked, name)
-			return "", true
-		}
-	}
+	l := &spec.Loader{Registry: w.opts.Registry, Model: model, ModelCheck: runtime.CheckModel}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var s *spec.Spec
 	if pointer == "" {
-		s, err = l.Load(path, data)
-	} else {
-		var doc *spec.Document
-		if doc, err = spec.ParseDocument(path, data, l.LookupEnv); err == nil {
-			s, err = l.LoadValue(doc, pointer)
+		var asked []string
+		if !w.opts.Allow.Env {
+			l.LookupEnv = func(name string) (string, bool) {
+				asked = append(asked, name)
+				return "", true
+			}
 		}
-	}
-	if len(asked) == 0 {
+		s, err := l.Load(path, data)
+		if len(asked) > 0 {
+			return nil, envRefused(path, data, spec.Position{File: path, Line: 1, Col: 1}, asked[0])
+		}
 		return s, err
 	}
-	ref := "${" + asked[0]
-	pos := spec.Position{File: path, Line: 1, Col: 1}
-	if i := bytes.Index(data, []byte(ref)); i >= 0 {
-		before := data[:i]
-		pos.Line = bytes.Count(before, []byte("\n")) + 1
-		pos.Col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	lookup := l.LookupEnv // nil: the worker's environment
+	if !w.opts.Allow.Env {
+		// Each reference is filled with a mark naming it, found afterwards
+		// in the job's own spec, if it is there.
+		lookup = func(name string) (string, bool) { return envMark + name + envMark, true }
 	}
-	return nil, spec.Errors{{Pos: pos, Msg: fmt.Sprintf("%s} reads the worker's environment; this worker was not started with %s", ref, flagEnv)}}
+	doc, err := spec.ParseDocument(path, data, lookup)
+	if err != nil {
+		return nil, err
+	}
+	if !w.opts.Allow.Env {
+		if at, name, ok := findEnvMark(valueAt(doc.Root(), pointer), pointer); ok {
+			return nil, envRefused(path, data, doc.Pos(at), name)
+		}
+	}
+	return l.LoadValue(doc, pointer)
+}
+
+// envMark brackets the name of a ${VAR} reference a worker does not fill.
+const envMark = "\x00agentspec-env\x00"
+
+// envRefused is the error of a spec that reads the worker's environment
+// through ${name}, placed at the reference: the first one written at or
+// after from (the value holding it).
+func envRefused(path string, data []byte, from spec.Position, name string) error {
+	ref := "${" + name
+	pos := from
+	lines := bytes.Split(data, []byte("\n"))
+	for n := from.Line; n >= 1 && n <= len(lines); n++ {
+		line, skip := lines[n-1], 0
+		if n == from.Line {
+			// Col counts runes; find the byte it starts at.
+			for c := 1; c < from.Col && skip < len(line); c++ {
+				_, size := utf8.DecodeRune(line[skip:])
+				skip += size
+			}
+		}
+		if i := indexRef(line[skip:], ref); i >= 0 {
+			pos = spec.Position{File: path, Line: n, Col: utf8.RuneCount(line[:skip+i]) + 1}
+			break
+		}
+	}
+	return spec.Errors{{Pos: pos, Msg: fmt.Sprintf("%s} reads the worker's environment; this worker was not started with %s", ref, flagEnv)}}
+}
+
+// indexRef finds the reference ref ("${NAME") in line, ended as a reference
+// ends ("}" or ":-"), not as the start of a longer name; -1 if absent.
+func indexRef(line []byte, ref string) int {
+	for off := 0; ; {
+		i := bytes.Index(line[off:], []byte(ref))
+		if i < 0 {
+			return -1
+		}
+		i += off
+		rest := line[i+len(ref):]
+		if bytes.HasPrefix(rest, []byte("}")) || bytes.HasPrefix(rest, []byte(":-")) {
+			return i
+		}
+		off = i + len(ref)
+	}
+}
+
+// findEnvMark looks in v, the value at the JSON pointer ptr, for a string
+// holding an envMark, and returns where it is and the name it marks.
+func findEnvMark(v any, ptr string) (at, name string, ok bool) {
+	switch v := v.(type) {
+	case string:
+		if _, rest, found := strings.Cut(v, envMark); found {
+			name, _, _ = strings.Cut(rest, envMark)
+			return ptr, name, true
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // the same answer every time
+		for _, k := range keys {
+			esc := strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+			if at, name, ok := findEnvMark(v[k], ptr+"/"+esc); ok {
+				return at, name, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if at, name, ok := findEnvMark(e, ptr+"/"+strconv.Itoa(i)); ok {
+				return at, name, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// valueAt is the value at the JSON pointer ptr in v, nil if there is none.
+func valueAt(v any, ptr string) any {
+	if ptr == "" {
+		return v
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 // bundleErrors names the files of a spec's problems as the submitter knows
