@@ -131,16 +131,13 @@ var commands = []func() *cobra.Command{
 	newQueueCmd,
 	newRunCmd,
 	newSchemaCmd,
+	newSubmitCmd,
 	newToolCmd,
 	newToolsCmd,
 	newValidateCmd,
 	newVersionCmd,
 	newWorkerCmd,
 }
-
-// addCommand adds a subcommand from outside the list above: only submit.go
-// still calls it, from its init(), until its constructor joins commands.
-func addCommand(f func() *cobra.Command) { commands = append(commands, f) }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{

@@ -42,13 +42,9 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	if err := f.checkPipeline(args); err != nil {
 		return exitWith(exitUsage, err)
 	}
-	vars, err := parseVars(f.vars)
+	vars, input, err := f.varsAndInput(stdin, args)
 	if err != nil {
-		return exitWith(exitUsage, err)
-	}
-	input, err := f.readInput(stdin, args)
-	if err != nil {
-		return exitWith(exitUsage, err)
+		return err
 	}
 	if err := f.queue.check(cmd); err != nil {
 		return exitWith(exitUsage, err)

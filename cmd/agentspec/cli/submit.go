@@ -18,8 +18,6 @@ import (
 	"github.com/agentspec/agentspec/spec"
 )
 
-func init() { addCommand(newSubmitCmd) }
-
 // queueBatchFlags are batch's and submit's flags for the queue.
 type queueBatchFlags struct {
 	runQueueFlags
@@ -269,13 +267,9 @@ errors.`,
 			if f.input != "" && f.inputFile != "" {
 				return exitWith(exitUsage, errors.New("give the input one way: --input or --input-file"))
 			}
-			vars, err := parseVars(f.vars)
+			vars, input, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.varsAndInput(cmd.InOrStdin(), nil)
 			if err != nil {
-				return exitWith(exitUsage, err)
-			}
-			input, err := runFlags{input: f.input, inputFile: f.inputFile}.readInput(cmd.InOrStdin(), nil)
-			if err != nil {
-				return exitWith(exitUsage, err)
+				return err
 			}
 			workspaces, err := expandWorkspaces(args[1:])
 			if err != nil {
