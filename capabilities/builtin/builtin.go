@@ -8,22 +8,18 @@ import (
 	"fmt"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/capabilities/localworkspace"
 	"github.com/agentspec/agentspec/capabilities/mcp"
 	"github.com/agentspec/agentspec/capabilities/native"
 	"github.com/agentspec/agentspec/capabilities/prefixtools"
 	"github.com/agentspec/agentspec/capabilities/shell"
 	"github.com/agentspec/agentspec/capabilities/webfetch"
-
-	// FileSystem still registers itself in capabilities.Default when linked;
-	// it joins Types once its package exports its type.
-	_ "github.com/agentspec/agentspec/capabilities/filesystem"
 )
 
-// Types returns the built-in capability types besides FileSystem, in the
-// order of their names.
+// Types returns the built-in capability types, in the order of their names.
 func Types() []capabilities.Type {
-	types := []capabilities.Type{localworkspace.Type(), mcp.Type()}
+	types := []capabilities.Type{filesystem.Type(), localworkspace.Type(), mcp.Type()}
 	types = append(types, native.Types()...)
 	return append(types, prefixtools.Type(), shell.Type(), webfetch.Type())
 }

@@ -21,7 +21,7 @@ func TestRegister(t *testing.T) {
 	}
 	r := capabilities.NewRegistry()
 	require.NoError(t, builtin.Register(r))
-	assert.Equal(t, []string{"LocalWorkspace", "MCP", "NativeTool", "PrefixTools", "Shell", "Thinking", "WebFetch", "WebSearch"}, r.Names())
+	assert.Equal(t, []string{"FileSystem", "LocalWorkspace", "MCP", "NativeTool", "PrefixTools", "Shell", "Thinking", "WebFetch", "WebSearch"}, r.Names())
 	err := builtin.Register(r)
 	assert.True(t, errors.Is(err, capabilities.ErrDuplicate), "%v", err)
 }

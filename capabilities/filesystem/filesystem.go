@@ -492,8 +492,6 @@ func realDir(p, dir string) (real, alias string, err error) {
 // within reports whether p is root or below it, component-wise.
 var within = sandbox.Within
 
-func init() { capabilities.MustRegister(Type()) }
-
 // Type is the FileSystem capability type, for a registry.
 func Type() capabilities.Type {
 	return capabilities.Type{

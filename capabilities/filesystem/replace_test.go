@@ -335,6 +335,7 @@ func writerProcess() {
 func TestMain(m *testing.M) {
 	editorProcess()
 	writerProcess()
+	capabilities.MustRegister(Type()) // as a program registers it; the tests' specs name FileSystem
 	os.Exit(m.Run())
 }
 

@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/capabilities/prefixtools"
 )
 
-// TestMain registers PrefixTools in capabilities.Default, where the tests'
-// specs find it, as a program registers it (FileSystem, which the specs
-// nest, still registers itself).
+// TestMain registers PrefixTools, and FileSystem which the tests' specs
+// nest, in capabilities.Default, where the specs find them, as a program
+// registers them.
 func TestMain(m *testing.M) {
 	capabilities.MustRegister(prefixtools.Type())
+	capabilities.MustRegister(filesystem.Type())
 	os.Exit(m.Run())
 }

@@ -12,12 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/internal/confine"
 )
 
 func TestMain(m *testing.M) {
 	confine.Main()
-	capabilities.MustRegister(Type()) // the tests' specs name Shell
+	capabilities.MustRegister(Type())            // the tests' specs name Shell
+	capabilities.MustRegister(filesystem.Type()) // and FileSystem
 	os.Exit(m.Run())
 }
 
