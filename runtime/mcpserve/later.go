@@ -21,13 +21,26 @@ import (
 // are checked, and a remote one's errors about them are the spec's, as in a
 // run. The registry builds nothing else differently: nested capabilities
 // (PrefixTools's) are built by reg.
-func StartingLater(reg *capabilities.Registry) (*capabilities.Registry, error) {
+//
+// With names (a spec's capability types, say), the registry holds only
+// those of reg's types, since each type a registry is given compiles its
+// schema; without, it holds them all.
+func StartingLater(reg *capabilities.Registry, names ...string) (*capabilities.Registry, error) {
 	if reg == nil {
 		reg = capabilities.Default()
 	}
+	if len(names) == 0 {
+		names = reg.Names()
+	}
 	out := capabilities.NewRegistry()
-	for _, name := range reg.Names() {
-		t, _ := reg.Lookup(name)
+	for _, name := range names {
+		t, ok := reg.Lookup(name)
+		if !ok {
+			continue // unknown: the loader refused the spec already
+		}
+		if _, dup := out.Lookup(name); dup {
+			continue
+		}
 		build := t.New
 		t.New = func(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
 			args.Registry = reg

@@ -138,7 +138,11 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		}
 		// The spec's MCP servers start in the background: one fetched by
 		// npx on first use takes longer than a client waits for initialize.
-		reg, err := mcpserve.StartingLater(capabilities.Default())
+		var types []string
+		for _, c := range s.Capabilities {
+			types = append(types, c.Name)
+		}
+		reg, err := mcpserve.StartingLater(capabilities.Default(), types...)
 		if err != nil {
 			return exitWith(exitFailure, err)
 		}
