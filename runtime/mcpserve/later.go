@@ -99,16 +99,7 @@ func startLater(ctx context.Context, typeName string, probe capabilities.Capabil
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if err == nil && l.peers != nil {
-			if p, ok := capabilities.As[capabilities.Peered](c); ok {
-				all := make([]capabilities.Capability, len(l.peers))
-				for i, o := range l.peers {
-					if o == capabilities.Capability(l) {
-						o = c
-					}
-					all[i] = o
-				}
-				err = p.Peers(all)
-			}
+			err = l.handPeers(c)
 		}
 		switch {
 		case err != nil:
@@ -150,12 +141,33 @@ func (l *later) started(ctx context.Context) (capabilities.Capability, error) {
 	return l.c, l.err
 }
 
-// Peers is handed on to the capability once it has started.
+// Peers is handed on to the capability once it has started, or now if it
+// has.
 func (l *later) Peers(all []capabilities.Capability) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.peers = all
+	if l.c != nil {
+		return l.handPeers(l.c)
+	}
 	return nil
+}
+
+// handPeers hands the peers to c, which takes l's place among them. l.mu
+// is held.
+func (l *later) handPeers(c capabilities.Capability) error {
+	p, ok := capabilities.As[capabilities.Peered](c)
+	if !ok {
+		return nil
+	}
+	all := make([]capabilities.Capability, len(l.peers))
+	for i, o := range l.peers {
+		if o == capabilities.Capability(l) {
+			o = c
+		}
+		all[i] = o
+	}
+	return p.Peers(all)
 }
 
 // Unwrap returns the capability built to be checked, for what it reaches.

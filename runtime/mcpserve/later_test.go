@@ -238,3 +238,96 @@ func TestReadOnlyWithholdsLateTools(t *testing.T) {
 	assert.Equal(t, []string{"slow_echo"}, srv.Withheld())
 	assert.Empty(t, toolNames(t, lc.cs))
 }
+
+// gate is a remote capability type whose start waits for its test to open
+// the gate, so that what happens meanwhile is certain, not timed.
+type gate struct {
+	open  chan struct{}
+	tool  string
+	peers chan []capabilities.Capability
+}
+
+type gateCap struct {
+	tools []capabilities.Tool
+	peers chan []capabilities.Capability
+}
+
+func (g *gateCap) Tools(context.Context) ([]capabilities.Tool, error) { return g.tools, nil }
+func (g *gateCap) Remote() bool                                       { return true }
+func (g *gateCap) Peers(all []capabilities.Capability) error {
+	g.peers <- all
+	return nil
+}
+
+type gateTool struct{ name string }
+
+func (t gateTool) Name() string                                        { return t.name }
+func (gateTool) Description() string                                   { return "A tool behind a gate." }
+func (gateTool) Parameters() map[string]any                            { return nil }
+func (gateTool) Call(context.Context, json.RawMessage) (string, error) { return "through", nil }
+
+func (g *gate) registry(t *testing.T) *capabilities.Registry {
+	t.Helper()
+	reg := capabilities.NewRegistry()
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Gate",
+		New: func(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
+			if args.CheckOnly {
+				return &gateCap{}, nil
+			}
+			select {
+			case <-g.open:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &gateCap{tools: []capabilities.Tool{gateTool{g.tool}}, peers: g.peers}, nil
+		}}))
+	late, err := StartingLater(reg, "Gate")
+	require.NoError(t, err)
+	return late
+}
+
+// The start happens after the tools are served, whatever the timing: the
+// factory cannot finish before the gate opens. The capability then gets
+// its peers, itself in the place of what stood for it, and of two
+// capabilities offering the same name, the second to start is reported,
+// not served.
+func TestLateCapabilityGetsPeersAndCannotTakeANameTwice(t *testing.T) {
+	t.Parallel()
+	g := &gate{open: make(chan struct{}), tool: "gate_tool", peers: make(chan []capabilities.Capability, 2)}
+	reg := g.registry(t)
+	first, err := reg.New(context.Background(), "Gate", capabilities.Args{})
+	require.NoError(t, err)
+	second, err := reg.New(context.Background(), "Gate", capabilities.Args{})
+	require.NoError(t, err)
+	fs, _ := newFS(t, nil)
+	all := []capabilities.Capability{fs, first, second}
+	for _, c := range all[1:] {
+		p, ok := capabilities.As[capabilities.Peered](c)
+		require.True(t, ok)
+		require.NoError(t, p.Peers(all))
+	}
+	srv, lc := serveLate(t, Options{}, all...)
+	assert.Equal(t, []string{"Gate", "Gate"}, srv.Starting())
+	assert.NotContains(t, toolNames(t, lc.cs), "gate_tool")
+
+	close(g.open)
+	for range 2 {
+		peers := receive(t, g.peers, "peers")
+		require.Len(t, peers, 3)
+		assert.Same(t, fs, peers[0])
+		started := 0 // itself; the other still stands for what it will be
+		for _, p := range peers[1:] {
+			if _, ok := p.(*gateCap); ok {
+				started++
+			}
+		}
+		assert.Equal(t, 1, started)
+	}
+	notices := []string{receive(t, lc.notices, "notice"), receive(t, lc.notices, "notice")}
+	assert.ElementsMatch(t, []string{"Gate is up: 1 tools join (gate_tool)",
+		`Gate: two capabilities provide a tool named "gate_tool"; a client could not tell them apart`}, notices)
+	receive(t, lc.changed, "tools/list_changed notification")
+	res, err := lc.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "gate_tool", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	assert.Equal(t, "through", res.Content[0].(*sdk.TextContent).Text)
+}
