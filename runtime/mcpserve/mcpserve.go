@@ -14,6 +14,12 @@
 // must be safe for concurrent use, as they must be for parallel runs. Every call goes through the Listener with a call id of its own,
 // as in a run: the capabilities' events, and a runtime.ToolCall and
 // runtime.ToolResult around each call (Round is 0: there are no rounds).
+//
+// A spec's capabilities whose tools live behind the network (an MCP server,
+// which npx may take half a minute to fetch) can be started in the
+// background (StartingLater): the server answers initialize and serves the
+// other tools at once, and theirs join when they are up, announced with
+// notifications/tools/list_changed.
 package mcpserve
 
 import (
