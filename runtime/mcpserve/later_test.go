@@ -331,3 +331,30 @@ func TestLateCapabilityGetsPeersAndCannotTakeANameTwice(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "through", res.Content[0].(*sdk.TextContent).Text)
 }
+
+// A call waits for the server that offers its tool, not for every server
+// still starting.
+func TestEarlyCallWaitsOnlyUntilItsToolJoins(t *testing.T) {
+	t.Parallel()
+	stuck := &gate{open: make(chan struct{}), tool: "stuck_tool"}
+	second := &gate{open: make(chan struct{}), tool: "second_tool"}
+	a, err := stuck.registry(t).New(context.Background(), "Gate", capabilities.Args{})
+	require.NoError(t, err)
+	b, err := second.registry(t).New(context.Background(), "Gate", capabilities.Args{})
+	require.NoError(t, err)
+	_, lc := serveLate(t, Options{}, a, b)
+	t.Cleanup(func() { close(stuck.open) }) // before the session ends: a call still waiting would hold it
+
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := lc.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "second_tool", Arguments: map[string]any{},
+			Meta: sdk.Meta{"progressToken": "p"}})
+		assert.NoError(t, err)
+		done <- res
+	}()
+	assert.Equal(t, "tool second_tool is not offered yet: waiting for Gate, Gate to start", receive(t, lc.progress, "progress notification"))
+	close(second.open)
+	res := receive(t, done, "result")
+	require.NotNil(t, res)
+	assert.Equal(t, "through", res.Content[0].(*sdk.TextContent).Text)
+}

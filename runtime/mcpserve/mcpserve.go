@@ -88,6 +88,7 @@ type Server struct {
 	seen     map[string]bool // every tool name, withheld ones included
 	offered  map[string]bool
 	late     []*lateStart
+	settled  chan struct{} // closed, and replaced, when one of late settles
 
 	stop context.CancelFunc // ends the waits for late starts
 	wg   sync.WaitGroup
@@ -115,7 +116,7 @@ var emptyParameters = map[string]any{"type": "object", "properties": map[string]
 // server failed to start, the call's result is an error naming it.
 func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *Server, err error) {
 	s := &Server{caps: caps, listener: opts.Listener, readOnly: opts.ReadOnly, notice: opts.Notice,
-		seen: map[string]bool{}, offered: map[string]bool{}}
+		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -219,8 +220,10 @@ func (s *Server) join(ctx context.Context, ls *lateStart) {
 	}
 	s.mu.Lock()
 	ls.err = err
-	s.mu.Unlock()
 	close(ls.done)
+	close(s.settled)
+	s.settled = make(chan struct{})
+	s.mu.Unlock()
 	if s.notice == nil || ctx.Err() != nil {
 		return
 	}
@@ -278,7 +281,7 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 		told := false
 		for {
 			s.mu.Lock()
-			offered := s.offered[p.Name]
+			offered, settled := s.offered[p.Name], s.settled
 			var waiting []*lateStart
 			var failed []string
 			for _, ls := range s.late {
@@ -310,7 +313,7 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 				s.progress(ctx, req, p, fmt.Sprintf("tool %s is not offered yet: waiting for %s to start", p.Name, strings.Join(names, ", ")))
 			}
 			select {
-			case <-waiting[0].done:
+			case <-settled:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
