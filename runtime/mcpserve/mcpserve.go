@@ -14,6 +14,12 @@
 // must be safe for concurrent use, as they must be for parallel runs. Every call goes through the Listener with a call id of its own,
 // as in a run: the capabilities' events, and a runtime.ToolCall and
 // runtime.ToolResult around each call (Round is 0: there are no rounds).
+//
+// A spec's capabilities whose tools live behind the network (an MCP server,
+// which npx may take half a minute to fetch) can be started in the
+// background (StartingLater): the server answers initialize and serves the
+// other tools at once, and theirs join when they are up, announced with
+// notifications/tools/list_changed.
 package mcpserve
 
 import (
@@ -31,6 +37,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -60,16 +67,39 @@ type Options struct {
 	// Transport is how the spec's capabilities reach remote servers in
 	// Open; nil means http.DefaultTransport.
 	Transport http.RoundTripper
+	// Notice receives one line for each capability started in the
+	// background (see StartingLater) once it is settled: its tools joined,
+	// or why it did not start. Nil drops them.
+	Notice func(string)
 }
 
 // Server serves a set of tools. It is safe for concurrent use.
 type Server struct {
 	srv      *sdk.Server
-	tools    []capabilities.Tool
-	withheld []string
 	caps     []capabilities.Capability
 	listener capabilities.Listener
+	readOnly bool
+	notice   func(string)
 	calls    atomic.Int64
+
+	mu       sync.Mutex
+	tools    []capabilities.Tool
+	withheld []string
+	seen     map[string]bool // every tool name, withheld ones included
+	offered  map[string]bool
+	late     []*lateStart
+	settled  chan struct{} // closed, and replaced, when one of late settles
+
+	stop context.CancelFunc // ends the waits for late starts
+	wg   sync.WaitGroup
+}
+
+// lateStart is a capability started in the background (StartingLater)
+// whose tools have not all joined yet.
+type lateStart struct {
+	l    *later
+	done chan struct{} // closed once its tools joined, or it failed
+	err  error         // why its tools did not join; set before done closes
 }
 
 // emptyParameters is what a tool without parameters declares, as in a run.
@@ -77,8 +107,16 @@ var emptyParameters = map[string]any{"type": "object", "properties": map[string]
 
 // New serves the tools of caps, which the server then owns: Close closes
 // them. On error they are closed too.
+//
+// A capability built by a StartingLater registry whose server is still
+// starting offers its tools when it is up: they are added then, and clients
+// are told with notifications/tools/list_changed. A call meanwhile to a tool
+// not offered yet waits for the servers still starting, with a progress
+// notification saying so when the client asked for progress; when the tool's
+// server failed to start, the call's result is an error naming it.
 func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *Server, err error) {
-	s := &Server{caps: caps, listener: opts.Listener}
+	s := &Server{caps: caps, listener: opts.Listener, readOnly: opts.ReadOnly, notice: opts.Notice,
+		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -91,35 +129,208 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 	if version == "" {
 		version = "devel"
 	}
-	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, &sdk.ServerOptions{
-		// Tools only: no logging capability, no prompts, no resources.
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-	})
-	seen := map[string]bool{}
 	for _, c := range caps {
+		if l, ok := c.(*later); ok {
+			s.late = append(s.late, &lateStart{l: l, done: make(chan struct{})})
+		}
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, &sdk.ServerOptions{
+		// Tools only: no logging capability, no prompts, no resources. The
+		// list changes only when tools join late.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: len(s.late) > 0}},
+	})
+	for _, c := range caps {
+		if _, ok := c.(*later); ok {
+			continue
+		}
 		tools, err := c.Tools(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing tools: %w", err)
 		}
-		for _, t := range tools {
-			if seen[t.Name()] {
-				return nil, fmt.Errorf("two capabilities provide a tool named %q; a client could not tell them apart", t.Name())
-			}
-			seen[t.Name()] = true
-			hints := capabilities.HintsOf(t)
-			if opts.ReadOnly && !hints.ReadOnly {
-				s.withheld = append(s.withheld, t.Name())
-				continue
-			}
-			def, err := definition(t, hints)
-			if err != nil {
-				return nil, err
-			}
-			s.srv.AddTool(def, s.handler(t))
-			s.tools = append(s.tools, t)
+		if _, err := s.add(tools); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.late) > 0 {
+		s.srv.AddReceivingMiddleware(s.awaitTool)
+		var waitCtx context.Context
+		waitCtx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
+		for _, ls := range s.late {
+			s.wg.Add(1)
+			go s.join(waitCtx, ls)
 		}
 	}
 	return s, nil
+}
+
+// add offers tools, all or none: a name already taken is an error.
+// It returns the names withheld by ReadOnly.
+func (s *Server) add(tools []capabilities.Tool) (withheld []string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := map[string]bool{}
+	defs := make([]*sdk.Tool, len(tools))
+	for i, t := range tools {
+		if s.seen[t.Name()] || names[t.Name()] {
+			return nil, fmt.Errorf("two capabilities provide a tool named %q; a client could not tell them apart", t.Name())
+		}
+		names[t.Name()] = true
+		hints := capabilities.HintsOf(t)
+		if s.readOnly && !hints.ReadOnly {
+			continue
+		}
+		if defs[i], err = definition(t, hints); err != nil {
+			return nil, err
+		}
+	}
+	for i, t := range tools {
+		s.seen[t.Name()] = true
+		if defs[i] == nil {
+			withheld = append(withheld, t.Name())
+			continue
+		}
+		s.srv.AddTool(defs[i], s.handler(t))
+		s.tools = append(s.tools, t)
+		s.offered[t.Name()] = true
+	}
+	s.withheld = append(s.withheld, withheld...)
+	return withheld, nil
+}
+
+// join waits for a capability started in the background and offers its
+// tools; the SDK tells connected clients the list changed.
+func (s *Server) join(ctx context.Context, ls *lateStart) {
+	defer s.wg.Done()
+	var (
+		tools    []capabilities.Tool
+		withheld []string
+	)
+	c, err := ls.l.started(ctx)
+	if err == nil {
+		if tools, err = c.Tools(ctx); err != nil {
+			err = fmt.Errorf("listing tools: %w", err)
+		}
+	}
+	if err == nil {
+		withheld, err = s.add(tools)
+	}
+	if err != nil && ctx.Err() == nil && !errors.Is(err, errClosedEarly) {
+		// A factory's error may not say which capability it is.
+		err = fmt.Errorf("%s: %w", ls.l.name, err)
+	}
+	s.mu.Lock()
+	ls.err = err
+	close(ls.done)
+	close(s.settled)
+	s.settled = make(chan struct{})
+	s.mu.Unlock()
+	if s.notice == nil || ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		s.notice(err.Error())
+		return
+	}
+	msg := ls.l.name + " is up: no tools join"
+	if names := offeredNames(tools, withheld); len(names) > 0 {
+		msg = fmt.Sprintf("%s is up: %d tools join (%s)", ls.l.name, len(names), strings.Join(names, ", "))
+	}
+	if len(withheld) > 0 {
+		msg += fmt.Sprintf("; withheld by --read-only: %s", strings.Join(withheld, ", "))
+	}
+	s.notice(msg)
+}
+
+func offeredNames(tools []capabilities.Tool, withheld []string) []string {
+	var names []string
+	for _, t := range tools {
+		if !slices.Contains(withheld, t.Name()) {
+			names = append(names, t.Name())
+		}
+	}
+	return names
+}
+
+// Starting returns how messages name the capabilities still starting in
+// the background.
+func (s *Server) Starting() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for _, ls := range s.late {
+		select {
+		case <-ls.done:
+		default:
+			names = append(names, ls.l.name)
+		}
+	}
+	return names
+}
+
+// awaitTool holds a call to a tool not offered yet until the capabilities
+// starting in the background have settled, or one of them offers it.
+func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		p, ok := req.GetParams().(*sdk.CallToolParamsRaw)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		told := false
+		for {
+			s.mu.Lock()
+			offered, settled := s.offered[p.Name], s.settled
+			var waiting []*lateStart
+			var failed []string
+			for _, ls := range s.late {
+				select {
+				case <-ls.done:
+					if ls.err != nil {
+						failed = append(failed, ls.err.Error())
+					}
+				default:
+					waiting = append(waiting, ls)
+				}
+			}
+			s.mu.Unlock()
+			switch {
+			case offered:
+				return next(ctx, method, req)
+			case len(waiting) == 0 && len(failed) > 0:
+				msg := fmt.Sprintf("tool %s is not offered: %s", p.Name, strings.Join(failed, "; "))
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: msg}}, IsError: true}, nil
+			case len(waiting) == 0:
+				return next(ctx, method, req)
+			}
+			if !told {
+				told = true
+				names := make([]string, len(waiting))
+				for i, ls := range waiting {
+					names[i] = ls.l.name
+				}
+				s.progress(ctx, req, p, fmt.Sprintf("tool %s is not offered yet: waiting for %s to start", p.Name, strings.Join(names, ", ")))
+			}
+			select {
+			case <-settled:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+}
+
+// progress sends msg as a progress notification, when the client asked
+// for them.
+func (s *Server) progress(ctx context.Context, req sdk.Request, p *sdk.CallToolParamsRaw, msg string) {
+	token := p.GetProgressToken()
+	ss, ok := req.GetSession().(*sdk.ServerSession)
+	if token == nil || !ok {
+		return
+	}
+	// A client that cannot take the notification still gets its result.
+	_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Message: msg})
 }
 
 // Open builds the capabilities of a spec, relative paths resolving against
@@ -155,11 +366,19 @@ func definition(t capabilities.Tool, hints capabilities.Hints) (*sdk.Tool, error
 	return def, nil
 }
 
-// Tools returns the tools offered, in order.
-func (s *Server) Tools() []capabilities.Tool { return slices.Clone(s.tools) }
+// Tools returns the tools offered so far, in order.
+func (s *Server) Tools() []capabilities.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tools)
+}
 
-// Withheld returns the names of the tools ReadOnly left out.
-func (s *Server) Withheld() []string { return slices.Clone(s.withheld) }
+// Withheld returns the names of the tools ReadOnly left out so far.
+func (s *Server) Withheld() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.withheld)
+}
 
 // MCP returns the SDK server, to connect it to a transport of one's own
 // (sdk.NewInMemoryTransports in tests, for instance).
@@ -167,6 +386,9 @@ func (s *Server) MCP() *sdk.Server { return s.srv }
 
 // Close closes the capabilities. The server must not be serving any more.
 func (s *Server) Close() error {
+	if s.stop != nil {
+		s.stop()
+	}
 	var errs []error
 	for _, c := range s.caps {
 		if cl, ok := capabilities.As[io.Closer](c); ok {
@@ -176,6 +398,7 @@ func (s *Server) Close() error {
 		}
 	}
 	s.caps = nil
+	s.wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -138,7 +139,17 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		if err != nil {
 			return exitWith(exitUsage, err)
 		}
-		if caps, err = spec.Instantiate(ctx, s, capabilities.Default(),
+		// The spec's MCP servers start in the background: one fetched by
+		// npx on first use takes longer than a client waits for initialize.
+		var types []string
+		for _, c := range s.Capabilities {
+			types = append(types, c.Name)
+		}
+		reg, err := mcpserve.StartingLater(capabilities.Default(), types...)
+		if err != nil {
+			return exitWith(exitFailure, err)
+		}
+		if caps, err = spec.Instantiate(ctx, s, reg,
 			capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx)}); err != nil {
 			return specError(err)
 		}
@@ -156,6 +167,32 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		}
 		caps = []capabilities.Capability{c}
 	}
+	// Notices come from the start-ups of the spec's servers, and follow
+	// the line that says what is served.
+	var (
+		stderrMu  sync.Mutex
+		announced bool
+		held      []string
+	)
+	opts.Notice = func(msg string) {
+		stderrMu.Lock()
+		defer stderrMu.Unlock()
+		line := fmt.Sprintf("agentspec mcp: %s\n", text.Visible(msg))
+		if !announced {
+			held = append(held, line)
+			return
+		}
+		fmt.Fprint(stderr, line)
+	}
+	announce := func(format string, args ...any) {
+		stderrMu.Lock()
+		defer stderrMu.Unlock()
+		fmt.Fprintf(stderr, format, args...)
+		for _, line := range held {
+			fmt.Fprint(stderr, line)
+		}
+		announced = true
+	}
 	srv, err := mcpserve.New(ctx, caps, opts)
 	if err != nil {
 		return exitWith(exitUsage, err)
@@ -171,9 +208,12 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	if w := srv.Withheld(); len(w) > 0 {
 		what += fmt.Sprintf("; withheld by --read-only: %s", text.Visible(strings.Join(w, ", ")))
 	}
+	if late := srv.Starting(); len(late) > 0 {
+		what += fmt.Sprintf("; starting: %s (their tools join when they are up)", text.Visible(strings.Join(late, ", ")))
+	}
 
 	if f.http == "" {
-		fmt.Fprintf(stderr, "agentspec mcp: serving %s over stdio\n", what)
+		announce("agentspec mcp: serving %s over stdio\n", what)
 		if err := srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
 			return exitWith(exitFailure, err)
 		}
@@ -187,7 +227,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	if f.noAuth {
 		auth = ", without a bearer token (--no-auth)"
 	}
-	fmt.Fprintf(stderr, "agentspec mcp: serving %s on http://%s/mcp%s\n", what, ln.Addr(), auth)
+	announce("agentspec mcp: serving %s on http://%s/mcp%s\n", what, ln.Addr(), auth)
 	if err := srv.Serve(ctx, ln, token); err != nil {
 		return exitWith(exitFailure, err)
 	}

@@ -271,14 +271,13 @@ func TestMCPReExportsAnMCPCapability(t *testing.T) {
 	cmd := exec.Command(bin, "mcp", specFile, "--read-only")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	changed := make(chan struct{}, 1)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { notify(changed) },
+	}).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err)
-	res, err := cs.ListTools(context.Background(), nil)
-	require.NoError(t, err)
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
+	// The inner server starts in the background; its tools join when it is up.
+	names := joinedToolNames(t, cs, changed)
 	assert.ElementsMatch(t, filesystem.ReadOnlyToolNames, names, "readOnlyHint crosses both hops")
 
 	call, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "nope.md"}})
@@ -311,4 +310,118 @@ func TestValidateMCPStartsNothing(t *testing.T) {
 `+bad+`:3:29: capabilities[1].MCP: option "env" is not allowed here
 `+bad+`:4:10: capabilities[2].MCP: missing required option "url"
 `, errOut.String())
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func listToolNames(t *testing.T, cs *sdk.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// joinedToolNames lists the tools once a server started in the background
+// has joined: at once if it already has, else after the list_changed
+// notification that says it did.
+func joinedToolNames(t *testing.T, cs *sdk.ClientSession, changed <-chan struct{}) []string {
+	t.Helper()
+	if names := listToolNames(t, cs); len(names) > 0 {
+		return names
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+	return listToolNames(t, cs)
+}
+
+// A spec's MCP server that takes a while to come up (an npx package being
+// fetched) holds up nothing: initialize is answered and the FileSystem's
+// tools are listed while it starts; its tools join with
+// notifications/tools/list_changed; a call to one of them made early waits,
+// saying why; a server that exits at start is reported on stderr and in the
+// result of a call that could only have been its.
+func TestMCPAnswersBeforeASlowServerIsUp(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := mcpWorkspace(t)
+	const delay = 2 * time.Second
+	slow, _ := json.Marshal([]string{"sh", "-c", fmt.Sprintf("sleep %g; exec \"$0\" mcp --root \"$1\"", delay.Seconds()), bin, dir})
+	broken, _ := json.Marshal([]string{"sh", "-c", "echo 'npm error 404 @example/broken-server' >&2; exit 3"})
+	specFile := filepath.Join(t.TempDir(), "agent.yaml")
+	require.NoError(t, os.WriteFile(specFile, []byte(fmt.Sprintf(`capabilities:
+  - FileSystem: {root_dir: %q, tools: [read_file]}
+  - MCP: {command: %s, id: slow, allowed_tools: [search_files]}
+  - MCP: {command: %s, id: broken}
+`, dir, slow, broken)), 0o644))
+
+	cmd := exec.Command(bin, "mcp", specFile)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	changed := make(chan struct{}, 1)
+	progress := make(chan string, 4)
+	start := time.Now()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { notify(changed) },
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			progress <- req.Params.Message
+		},
+	}).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	initialized := time.Since(start)
+	assert.Equal(t, []string{"read_file"}, listToolNames(t, cs), "listed before the slow server is up")
+	assert.Less(t, initialized, delay, "initialize waited for the slow server")
+
+	call, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_files", Arguments: map[string]any{"pattern": "answer"},
+		Meta: sdk.Meta{"progressToken": 1}})
+	require.NoError(t, err)
+	require.False(t, call.IsError, "%v", call.Content)
+	assert.Contains(t, call.Content[0].(*sdk.TextContent).Text, "notes.md:2:the answer is 42")
+	select {
+	case msg := <-progress:
+		assert.Regexp(t, `^tool search_files is not offered yet: waiting for MCP (slow|slow, MCP broken|broken, MCP slow) to start$`, msg)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no progress notification while the call waited")
+	}
+	assert.ElementsMatch(t, []string{"read_file", "search_files"}, joinedToolNames(t, cs, changed))
+
+	call, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "fetch_package", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, call.IsError)
+	text := call.Content[0].(*sdk.TextContent).Text
+	assert.Contains(t, text, "tool fetch_package is not offered: MCP broken: MCP server broken (sh …) did not start: it exited before it was ready (exit status 3)")
+	assert.Contains(t, text, "npm error 404")
+
+	var got []string
+	for line := range lines {
+		got = append(got, line)
+		if len(got) == 3 {
+			break
+		}
+	}
+	require.Len(t, got, 3)
+	assert.Equal(t, "agentspec mcp: serving 1 tools (read_file); starting: MCP slow, MCP broken (their tools join when they are up) over stdio", got[0])
+	assert.Contains(t, got[1:], "agentspec mcp: MCP slow is up: 1 tools join (search_files)")
+	assert.True(t, strings.HasPrefix(got[1], "agentspec mcp: MCP broken: MCP server broken (sh …) did not start") ||
+		strings.HasPrefix(got[2], "agentspec mcp: MCP broken: MCP server broken (sh …) did not start"), "%q", got)
 }
