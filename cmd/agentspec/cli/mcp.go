@@ -40,7 +40,9 @@ func newMCPCmd() *cobra.Command {
 		Long: `Mcp serves tools over the Model Context Protocol, so that MCP clients (editors, desktop
 assistants, other agent runtimes) can call them. With SPEC it serves the tools of the spec's
 capabilities, built as a run builds them (relative paths resolve against --workspace, default
-the current directory; MCP capabilities are started and their tools re-exported). Without
+the current directory). The spec's own MCP servers start in the background: the other tools
+are served at once, and a server's tools join when it is up (clients hear of it through
+notifications/tools/list_changed; a call made earlier waits for it). Without
 SPEC it serves one FileSystem at --root (default ".") with all ten tools, like "agentspec tool".
 
 Names, descriptions and input schemas are exactly what "agentspec run" offers a model, and
