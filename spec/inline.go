@@ -36,6 +36,10 @@ func (doc *Document) File() string { return doc.d.file }
 // json.Number, bool or nil. It is shared: do not change it.
 func (doc *Document) Root() any { return doc.d.root }
 
+// Value is the content at the JSON pointer ptr ("" for the whole), nil if
+// there is none. It is shared: do not change it.
+func (doc *Document) Value(ptr string) any { return valueAt(doc.d.root, ptr) }
+
 // Pos returns where the value at the JSON pointer ptr starts, or where its
 // nearest enclosing value does.
 func (doc *Document) Pos(ptr string) Position { return doc.d.pos(ptr) }

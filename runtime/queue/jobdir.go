@@ -122,7 +122,7 @@ func (w *Worker) parseSpec(path, pointer, model string) (*spec.Spec, error) {
 		return nil, err
 	}
 	if !w.opts.Allow.Env {
-		if at, name, ok := findEnvMark(valueAt(doc.Root(), pointer), pointer); ok {
+		if at, name, ok := findEnvMark(doc.Value(pointer), pointer); ok {
 			return nil, envRefused(path, data, doc.Pos(at), name)
 		}
 	}
@@ -202,29 +202,6 @@ func findEnvMark(v any, ptr string) (at, name string, ok bool) {
 		}
 	}
 	return "", "", false
-}
-
-// valueAt is the value at the JSON pointer ptr in v, nil if there is none.
-func valueAt(v any, ptr string) any {
-	if ptr == "" {
-		return v
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := v.(type) {
-		case map[string]any:
-			v = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			v = c[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }
 
 // bundleErrors names the files of a spec's problems as the submitter knows
