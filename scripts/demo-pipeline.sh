@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d "${TMPDIR:-/tmp}/agentspec-pipeline.XXXXXX")
 cp -R examples/pipelines/review-fix/workspace/. "$work"
 
+scripts/build-demo.sh
 echo "workspace: $work" >&2
-go run ./cmd/agentspec graph examples/pipelines/review-fix/pipeline.yaml >&2
-go run ./cmd/agentspec run examples/pipelines/review-fix/pipeline.yaml --workspace "$work"
+bin/agentspec graph examples/pipelines/review-fix/pipeline.yaml >&2
+bin/agentspec run examples/pipelines/review-fix/pipeline.yaml --workspace "$work"
 
 if command -v python3 >/dev/null; then
 	echo >&2

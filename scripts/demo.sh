@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d "${TMPDIR:-/tmp}/agentspec-demo.XXXXXX")
 cp -R examples/quickstart/workspace/. "$work"
 
+scripts/build-demo.sh
 echo "workspace: $work" >&2
-go run ./cmd/agentspec run examples/quickstart/agent.yaml --workspace "$work"
+bin/agentspec run examples/quickstart/agent.yaml --workspace "$work"
 
 echo >&2
 echo "--- $work/summary.md" >&2
