@@ -324,4 +324,10 @@ func TestCompletionOffersValues(t *testing.T) {
 	spec := filepath.Join(dir, "agent.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte("model: test\ninstructions: Hi.\ncapabilities:\n  - PrefixTools: {prefix: docs, capability: {FileSystem: {root_dir: ., read_only: true, tools: [read_file, grep]}}}\n"), 0o644))
 	assert.Equal(t, []string{"docs_read_file", "docs_grep"}, complete("tool", "--spec", spec, ""))
+
+	// A key press starts no MCP server: its tools are not offered.
+	marker := filepath.Join(dir, "started")
+	require.NoError(t, os.WriteFile(spec, []byte("model: test\ninstructions: Hi.\ncapabilities:\n  - FileSystem: {root_dir: ., tools: [grep]}\n  - MCP: {command: [sh, -c, 'touch "+marker+"; sleep 5']}\n"), 0o644))
+	assert.Equal(t, []string{"grep"}, complete("tool", "--spec", spec, ""))
+	assert.NoFileExists(t, marker)
 }

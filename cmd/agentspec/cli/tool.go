@@ -15,6 +15,7 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/internal/text"
+	"github.com/agentspec/agentspec/spec"
 )
 
 type toolFlags struct {
@@ -53,6 +54,9 @@ Exit status: 0 success (a cancelled change is a success), 3 an error the model c
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			if f.spec != "" {
+				return completeSpecTools(cmd, f.spec, f.workspace), cobra.ShellCompDirectiveNoFileComp
 			}
 			tools, closeTools, err := toolsFor(cmd, f)
 			if err != nil {
@@ -231,4 +235,39 @@ func toolArgs(stdin io.Reader, args []string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("ARGS_JSON must be one JSON object, e.g. '{\"path\": \"notes.md\"}': %v", err)
 	}
 	return json.RawMessage(data), nil
+}
+
+// completeSpecTools names the tools of a spec's capabilities for a shell's
+// completion, built only to be checked: a key press starts no MCP server and
+// reaches no network, so the tools of a remote capability are not offered.
+func completeSpecTools(cmd *cobra.Command, file, workspace string) []string {
+	s, err := specLoader("").LoadFile(file)
+	if err != nil {
+		return nil
+	}
+	dir, err := workspaceDir(workspace)
+	if err != nil {
+		return nil
+	}
+	caps, err := spec.Instantiate(cmd.Context(), s, capabilities.Default(), capabilities.Setup{Dir: dir, CheckOnly: true})
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, c := range caps {
+		if r, ok := capabilities.As[capabilities.Remote](c); ok && r.Remote() {
+			continue
+		}
+		if ts, err := c.Tools(cmd.Context()); err == nil {
+			for _, t := range ts {
+				names = append(names, t.Name())
+			}
+		}
+	}
+	for _, c := range caps {
+		if cl, ok := capabilities.As[io.Closer](c); ok {
+			cl.Close()
+		}
+	}
+	return names
 }
