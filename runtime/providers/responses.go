@@ -172,9 +172,13 @@ func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallO
 		case len(names) == 1:
 			p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: names[0]}
 		case len(names) > 1:
-			// Sent as Chat Completions shapes its allowed_tools.
-			p.ToolChoice = param.Override[responses.ResponseNewParamsToolChoiceUnion](map[string]any{
-				"type": "allowed_tools", "allowed_tools": map[string]any{"mode": "required", "tools": functionRefs(names)}})
+			// The Responses API names a function by name alone, at the top
+			// of the tool reference, where Chat Completions nests it.
+			refs := make([]map[string]any, len(names))
+			for i, name := range names {
+				refs[i] = map[string]any{"type": "function", "name": name}
+			}
+			p.ToolChoice.OfAllowedTools = &responses.ToolChoiceAllowedParam{Mode: responses.ToolChoiceAllowedModeRequired, Tools: refs}
 		default:
 			p.ToolChoice.OfToolChoiceMode = param.NewOpt(responses.ToolChoiceOptions(mode))
 		}

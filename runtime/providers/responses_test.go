@@ -163,3 +163,34 @@ func TestEveryResponsesProviderToolRound(t *testing.T) {
 		})
 	}
 }
+
+// A tool_choice of several tools is an allowed_tools choice on both OpenAI
+// APIs, each in its own shape: Chat Completions nests the mode and the
+// tools under allowed_tools and each name under function; the Responses API
+// puts them at the top, a tool named by name alone.
+func TestAllowedToolsShapes(t *testing.T) {
+	t.Parallel()
+	writeFile := llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: "write_file", Description: "Write a file.",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}
+	tools := []llms.Tool{readFileTool, writeFile}
+	choice := &spec.ToolChoice{Mode: "required", Tools: []string{"read_file", "write_file"}}
+	chatDone := `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+	tests := []struct {
+		ref, body, want string
+	}{
+		{"openai:gpt-5", chatDone,
+			`{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[{"type":"function","function":{"name":"read_file"}},{"type":"function","function":{"name":"write_file"}}]}}`},
+		{"openai-responses:gpt-5", responsesDone,
+			`{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"read_file"},{"type":"function","name":"write_file"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: tt.body})
+			m := chatModelAt(t, srv, tt.ref, spec.ModelSettings{ToolChoice: choice})
+			_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, llms.WithTools(tools))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, jsonOf(t, srv.Requests()[0].JSON()["tool_choice"]))
+		})
+	}
+}
