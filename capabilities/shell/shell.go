@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/internal/confine"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // Main makes this program able to run Shell commands: each command starts
@@ -238,21 +238,8 @@ func (c *Capability) Close() error {
 
 // removeTree removes dir and all below it, even where a command took away
 // its own write or search permission on a directory of its temp (chmod 000
-// is allowed there): such directories are given it back, then removed.
-func removeTree(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	// WalkDir calls the function on a directory before it reads it, so
-	// each directory is given back its permissions before it is entered.
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
-}
+// is allowed there), never changing anything outside dir.
+func removeTree(dir string) error { return sandbox.RemoveTree(dir) }
 
 // tempDir creates T at the first command: a 0700 directory of its own
 // under the system's temporary directory, with an empty home inside.
