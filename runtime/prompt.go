@@ -85,12 +85,7 @@ func CheckVars(s *spec.Spec, vars map[string]string) error {
 	if s == nil {
 		return errors.New("runtime: nil spec")
 	}
-	names := Placeholders(append(slices.Clone(s.Instructions), s.Description))
-	for _, n := range s.CapabilityPlaceholders() {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
+	names := s.VarNames()
 	var unknown []string
 	for name := range vars {
 		if !slices.Contains(names, name) {

@@ -33,6 +33,19 @@ func FillPlaceholders(text string, vars map[string]string, missing func(name str
 	})
 }
 
+// VarNames returns the names of every placeholder a variable can fill: in
+// the instructions, the description and the string values of the
+// capabilities' options, each once, in order of first use.
+func (s *Spec) VarNames() []string {
+	names := Placeholders(append(slices.Clone(s.Instructions), s.Description)...)
+	for _, n := range s.CapabilityPlaceholders() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // CapabilityPlaceholders returns the names of the placeholders the string
 // values of the capabilities' options use, each once, in order of first
 // use.

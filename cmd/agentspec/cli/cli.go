@@ -164,6 +164,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
 	completeOutputs(root)
+	completeVars(root)
 	return root
 }
 

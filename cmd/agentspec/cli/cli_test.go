@@ -331,3 +331,34 @@ func TestCompletionOffersValues(t *testing.T) {
 	assert.Equal(t, []string{"grep"}, complete("tool", "--spec", spec, ""))
 	assert.NoFileExists(t, marker)
 }
+
+// --var completes with the names the file a command runs or checks can
+// take, each as "name=" with no space after it: a spec's placeholders, a
+// pipeline's inputs.
+func TestCompletionOffersVars(t *testing.T) {
+	t.Parallel()
+	complete := func(args ...string) []string {
+		t.Helper()
+		code, out, errOut := runCLI(t, "", append([]string{"__complete"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.NotEmpty(t, lines)
+		assert.Equal(t, ":6", lines[len(lines)-1], "no file names and no space after the name")
+		return lines[:len(lines)-1]
+	}
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.yaml")
+	require.NoError(t, os.WriteFile(agent, []byte("model: test\ndescription: Reviews {{repo}}.\ninstructions: Review {{target}} for {{audience}}.\n"+
+		"capabilities:\n  - FileSystem: {root_dir: '{{checkout}}'}\n"), 0o644))
+	want := []string{"target=", "audience=", "repo=", "checkout="}
+	for _, cmd := range []string{"run", "batch", "submit", "validate"} {
+		assert.Equal(t, want, complete(cmd, agent, "--var", ""), cmd)
+	}
+	assert.Equal(t, []string{"audience="}, complete("run", agent, "--var", "au"))
+
+	pipe := filepath.Join(dir, "pipeline.yaml")
+	require.NoError(t, os.WriteFile(pipe, []byte("inputs:\n  type: object\n  properties: {n: {type: integer}, loud: {type: boolean}}\n"+
+		"steps:\n  only:\n    input: \"n={{inputs.n}} loud={{inputs.loud}}\"\n    spec: {model: test}\n"), 0o644))
+	assert.Equal(t, []string{"loud=", "n="}, complete("run", pipe, "--var", ""))
+	assert.Empty(t, complete("run", filepath.Join(dir, "missing.yaml"), "--var", ""))
+}
