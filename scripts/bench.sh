@@ -59,3 +59,7 @@ echo "== a confined Shell command against /bin/sh -c true exec'd directly"
 echo
 echo "== start-up"
 scripts/bench-startup.sh
+
+echo
+echo "== a cold build against a hello world's, and the binary's size (minutes; BENCH_BUILD=0 skips it)"
+scripts/bench-build.sh
