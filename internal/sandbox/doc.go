@@ -60,6 +60,9 @@
 //     are the caller's Expect.Check. Tests fail a replacement at a chosen
 //     point, or walk as without openat2, through package sandboxtest.
 //   - On unix, RetryEINTR retries a system call that EINTR interrupted.
+//   - RemoveTree removes a private directory tree (Shell's temporary
+//     directory) even where a command took away its own permission on a
+//     directory in it, giving permissions back only inside it (tree.go).
 //   - Names a listing must not show raw (control characters, bidirectional
 //     controls, bytes that are not UTF-8) are escaped reversibly:
 //     DisplayName, NeedsEscape and UnescapeName (names.go). IsDotGit
