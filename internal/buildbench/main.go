@@ -54,11 +54,20 @@ func run(top int) error {
 		return err
 	}
 
-	// The downloads are not the build's: fetch what is missing first.
-	list := exec.Command("go", "list", "-deps", "./cmd/agentspec", "./internal/buildbench/floor")
+	// The downloads are not the build's: fetch what is missing first, and
+	// learn each package's module on the way.
+	list := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}",
+		"./cmd/agentspec", "./internal/buildbench/floor")
 	list.Stderr = os.Stderr
-	if err := list.Run(); err != nil {
+	listed, err := list.Output()
+	if err != nil {
 		return fmt.Errorf("go list: %w", err)
+	}
+	modules := map[string]string{}
+	for line := range strings.Lines(string(listed)) {
+		if pkg, mod, ok := strings.Cut(strings.TrimSpace(line), " "); ok && mod != "" {
+			modules[pkg] = mod
+		}
 	}
 	fmt.Fprintln(os.Stderr, "buildbench: a cold build of a hello world, then of agentspec (minutes)")
 	h, err := goBuild(filepath.Join(scratch, "cache-hello"), hello, "-o", filepath.Join(scratch, "hello.bin"), ".")
@@ -92,7 +101,7 @@ func run(top int) error {
 	fmt.Printf("  the provider SDKs alone (internal/buildbench/floor, -s -w): %.1f MiB; a hello world: %.1f MiB\n",
 		size(floor)/mib, size(filepath.Join(scratch, "hello.bin"))/mib)
 
-	mods, total, err := cpuByModule(graph)
+	mods, total, err := cpuByModule(graph, modules)
 	if err != nil {
 		return err
 	}
@@ -134,8 +143,9 @@ type moduleCPU struct {
 }
 
 // cpuByModule sums the CPU of the compile and link actions in the go
-// command's action graph by module (the standard library as "std").
-func cpuByModule(path string) ([]moduleCPU, time.Duration, error) {
+// command's action graph by module, given each package's (the standard
+// library's are "std").
+func cpuByModule(path string, modules map[string]string) ([]moduleCPU, time.Duration, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, err
@@ -154,7 +164,11 @@ func cpuByModule(path string) ([]moduleCPU, time.Duration, error) {
 		if c == 0 {
 			continue
 		}
-		sums[moduleOf(a.Package)] += c
+		mod := modules[a.Package]
+		if mod == "" {
+			mod = "std"
+		}
+		sums[mod] += c
 		total += c
 	}
 	var out []moduleCPU
@@ -163,17 +177,4 @@ func cpuByModule(path string) ([]moduleCPU, time.Duration, error) {
 	}
 	slices.SortFunc(out, func(a, b moduleCPU) int { return cmp.Compare(b.cpu, a.cpu) })
 	return out, total, nil
-}
-
-// moduleOf approximates a package's module: its first three path elements
-// for a host-named path, "std" for the standard library.
-func moduleOf(pkg string) string {
-	parts := strings.Split(pkg, "/")
-	if !strings.Contains(parts[0], ".") {
-		return "std"
-	}
-	if len(parts) > 3 {
-		parts = parts[:3]
-	}
-	return strings.Join(parts, "/")
 }
