@@ -17,11 +17,34 @@ func RunIDFrom(ctx context.Context) (string, bool) {
 	return id, ok
 }
 
-// withRunID gives ctx a fresh run id.
-func withRunID(ctx context.Context) context.Context {
+// NewRunID returns a fresh run id, for WithRunID.
+func NewRunID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
-	return context.WithValue(ctx, runIDKey{}, hex.EncodeToString(b[:]))
+	return hex.EncodeToString(b[:])
+}
+
+type presetRunIDKey struct{}
+
+// WithRunID gives ctx the run id id: events delivered with it carry id, and
+// the next run started with ctx takes id as its own instead of a fresh one
+// (the runs that run starts in turn get fresh ids). A caller that reports on
+// a run before it starts and after it ends, as a queue worker does with
+// job.start and job.retry, does so under the run's own id.
+func WithRunID(ctx context.Context, id string) context.Context {
+	return context.WithValue(context.WithValue(ctx, runIDKey{}, id), presetRunIDKey{}, id)
+}
+
+// withRunID gives ctx the id of the run about to start: the one WithRunID
+// set for it, else a fresh one.
+func withRunID(ctx context.Context) context.Context {
+	if id, ok := ctx.Value(presetRunIDKey{}).(string); ok && id != "" {
+		if cur, _ := RunIDFrom(ctx); cur == id {
+			// Taken: a run this one starts gets its own.
+			return context.WithValue(ctx, presetRunIDKey{}, "")
+		}
+	}
+	return context.WithValue(ctx, runIDKey{}, NewRunID())
 }
 
 type outerRunIDKey struct{}
@@ -32,9 +55,7 @@ type outerRunIDKey struct{}
 // run started under it included, which carry their own run's id as
 // "job_id".
 func WithOuterRunID(ctx context.Context) (context.Context, string) {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
-	id := hex.EncodeToString(b[:])
+	id := NewRunID()
 	return context.WithValue(ctx, outerRunIDKey{}, id), id
 }
 

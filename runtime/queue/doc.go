@@ -17,8 +17,9 @@
 //     their runs changed;
 //   - key-value bucket AGENTSPEC_CACHE (WorkerOptions.CacheBucket): the result
 //     cache, shared by every worker (cache.NewKV);
-//   - subject agentspec.events.<batch>.<index>: each job's run events, one
-//     JSON object per message, as they happen (not stored).
+//   - subject agentspec.events.<batch>.<index>: each job's events, one
+//     JSON object per message, as they happen (not stored): the worker's
+//     job.start and job.retry, and the run's in between.
 //
 // Streams, buckets and the consumer are created with one replica when
 // missing, and left as they are when present: to replicate them over a

@@ -175,17 +175,25 @@ func TestPoisonJob(t *testing.T) {
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var retries []string
+	ids := map[string][]string{} // the kinds under each run_id
 	require.NoError(t, b.Events(func(_ int, ev []byte) {
 		var e struct {
 			Kind    string
 			Attempt int
 			Error   string
+			Time    string
+			RunID   string `json:"run_id"`
 		}
 		require.NoError(t, json.Unmarshal(ev, &e))
+		// The worker's own events are stamped as the run's are.
+		_, terr := time.Parse(time.RFC3339Nano, e.Time)
+		assert.NoError(t, terr, "%s", ev)
+		assert.NotEmpty(t, e.RunID, "%s", ev)
+		mu.Lock()
+		defer mu.Unlock()
+		ids[e.RunID] = append(ids[e.RunID], e.Kind)
 		if e.Kind == "job.retry" {
-			mu.Lock()
 			retries = append(retries, fmt.Sprintf("%d: %s", e.Attempt, e.Error))
-			mu.Unlock()
 		}
 	}))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -202,6 +210,18 @@ func TestPoisonJob(t *testing.T) {
 	assert.Contains(t, got[0].Error, "the provider is down")
 	mu.Lock()
 	assert.Len(t, retries, 2, "a job.retry event for each retry: %v", retries)
+	// Each attempt is a run of its own: its job.start, its run's events and
+	// its job.retry share one run_id.
+	assert.Len(t, ids, 3, "%v", ids)
+	retried := 0
+	for id, kinds := range ids {
+		assert.Equal(t, "job.start", kinds[0], "%s: %v", id, kinds)
+		if kinds[len(kinds)-1] == "job.retry" {
+			retried++
+			assert.Contains(t, kinds, "run.end", "%s: %v", id, kinds)
+		}
+	}
+	assert.Equal(t, 2, retried, "%v", ids)
 	mu.Unlock()
 
 	got, _ = submit(t, q, BatchOptions{SpecPath: unchecked, Spec: s2, Workspaces: dirs[1:], WorkspaceRoot: root})

@@ -63,8 +63,10 @@ type WorkerOptions struct {
 	// back; DefaultShipMax when zero or less. The archive may unpack to 16
 	// times as much.
 	ShipMax int64
-	// NoEvents publishes no run events (job.start and job.retry included),
-	// which saves their encoding where nobody watches them.
+	// NoEvents publishes none of the runs' events, which saves their
+	// encoding where nobody watches them. job.start and job.retry, one of
+	// each per delivery at most, still go out: a submitter counts its
+	// running jobs by them.
 	NoEvents bool
 	// Options are added to every run, after the worker's own: listeners
 	// and validators, for instance.
@@ -237,6 +239,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	w.opts.Logf("job %s (%s), attempt %d", job.ID, printable(job.Label), attempt)
+	// The delivery's events, job.start and job.retry included, carry the
+	// id of its run.
+	ctx = runtime.WithRunID(ctx, runtime.NewRunID())
+	// Each event goes out as run --events writes it: its kind first, then
+	// its fields, the time and the run's id.
+	events := runtime.JSONLines(eventWriter{w: w, subject: EventsSubject(job.ID)})
 
 	// Progress reports keep the job ours while it runs.
 	beat, stopBeat := context.WithCancel(ctx)
@@ -254,7 +262,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 	}()
 
-	res, ws, warnings, err := w.run(ctx, job, attempt)
+	res, ws, warnings, err := w.run(ctx, job, attempt, events)
 	defer ws.cleanup()
 	stopBeat()
 	if ctx.Err() != nil && errors.Is(err, runtime.ErrInterrupted) {
@@ -267,8 +275,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if !final {
 		delay := w.opts.Backoff(attempt)
 		w.opts.Logf("job %s failed, retrying in %s: %v", job.ID, delay, err)
-		w.publishEvent(job.ID, map[string]any{"kind": "job.retry", "job": job.ID, "worker": w.opts.Name,
-			"attempt": attempt, "delay_ms": delay.Milliseconds(), "error": describe(err)})
+		_ = events(ctx, JobRetry{Job: job.ID, Worker: w.opts.Name, Attempt: attempt,
+			DelayMS: delay.Milliseconds(), Error: describe(err)})
 		_ = msg.NakWithDelay(delay)
 		return
 	}
@@ -359,9 +367,11 @@ func (e errPermanent) Unwrap() error { return e.error }
 //
 // It returns the cache's warnings too (an unreadable entry, a hit whose
 // expected files are gone), for the submitter to show as a local batch does.
-func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result, *workspace, []string, error) {
-	w.publishEvent(job.ID, map[string]any{"kind": "job.start", "job": job.ID, "worker": w.opts.Name,
-		"attempt": attempt, "workspace": job.Label})
+func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilities.Listener) (*runtime.Result, *workspace, []string, error) {
+	_ = events(ctx, JobStart{Job: job.ID, Worker: w.opts.Name, Attempt: attempt, Workspace: job.Label})
+	if w.opts.NoEvents {
+		events = nil
+	}
 	s, err := w.loadSpec(job.Spec)
 	if err != nil {
 		return nil, &workspace{}, nil, errPermanent{err}
@@ -386,7 +396,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 		runtime.WithWorkspace(ws.dir),
 		runtime.WithInput(job.Input),
 		runtime.WithVars(job.Vars),
-		runtime.WithListener(w.eventListener(job.ID)),
+		runtime.WithListener(events),
 		runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
 			if cw, ok := ev.(runtime.CacheWarning); ok {
 				mu.Lock()
@@ -410,16 +420,6 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int) (*runtime.Result
 	return res, ws, warnings, err
 }
 
-// eventListener publishes the run's events on the job's subject.
-func (w *Worker) eventListener(job string) capabilities.Listener {
-	if w.opts.NoEvents {
-		return nil
-	}
-	// Each event goes out as run --events writes it: its kind first, then
-	// its fields, the time and the run's id.
-	return runtime.JSONLines(eventWriter{w: w, subject: EventsSubject(job)})
-}
-
 type eventWriter struct {
 	w       *Worker
 	subject string
@@ -432,14 +432,27 @@ func (e eventWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *Worker) publishEvent(job string, ev map[string]any) {
-	if w.opts.NoEvents {
-		return
-	}
-	if data, err := json.Marshal(ev); err == nil {
-		_ = w.q.nc.Publish(EventsSubject(job), data)
-	}
+// JobStart is published as a worker starts a delivery of a job, before the
+// run's first event.
+type JobStart struct {
+	Job       string `json:"job"`
+	Worker    string `json:"worker"`
+	Attempt   int    `json:"attempt"`
+	Workspace string `json:"workspace"` // the job's label: its workspace as the submitter named it
 }
+
+// JobRetry is published when a delivery failed in a way that may pass and
+// the job goes back to the queue, to be delivered again after DelayMS.
+type JobRetry struct {
+	Job     string `json:"job"`
+	Worker  string `json:"worker"`
+	Attempt int    `json:"attempt"`
+	DelayMS int64  `json:"delay_ms"`
+	Error   string `json:"error"`
+}
+
+func (JobStart) Kind() string { return "job.start" }
+func (JobRetry) Kind() string { return "job.retry" }
 
 // permanent reports whether running the job again cannot help: the spec or
 // the job is wrong, the model failed every attempt or its script ran out, or

@@ -319,6 +319,7 @@ type batchProgress struct {
 
 	total, done, failed, cached int
 	running                     map[int]bool // the jobs started and not finished, by index
+	ended                       map[int]bool // the jobs finished, by index, when started may come late
 
 	shown    bool      // the live line is on screen
 	lastDraw time.Time // when the live line was last drawn
@@ -375,7 +376,20 @@ func (p *batchProgress) started(job runtime.Job) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.running[job.Index] = true
+	if !p.ended[job.Index] { // a queue job's start may come after its result
+		p.running[job.Index] = true
+	}
+}
+
+// requeued counts a job as no longer running: a queue worker handed it back
+// for another attempt.
+func (p *batchProgress) requeued(index int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, index)
 }
 
 // record counts a finished job and reports it if it failed.
@@ -386,6 +400,10 @@ func (p *batchProgress) record(r runtime.JobResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.running, r.Index)
+	if p.ended == nil {
+		p.ended = map[int]bool{}
+	}
+	p.ended[r.Index] = true
 	switch {
 	case errors.Is(r.Err, runtime.ErrNotRun):
 		return // counted in the final line; one line each would bury the rest

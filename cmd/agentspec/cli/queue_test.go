@@ -108,10 +108,9 @@ func TestBatchOverNATS(t *testing.T) {
 		kinds = append(kinds, ev.Kind)
 		if ev.Kind == "job.start" {
 			assert.Equal(t, "w1", ev.Worker)
-			continue
 		}
-		// The run's events carry their time and run id, as run --events
-		// writes them.
+		// Every event, the worker's job.start too, carries its time and
+		// the run's id, as run --events writes them.
 		assert.NotEmpty(t, ev.Time, sc.Text())
 		assert.NotEmpty(t, ev.RunID, sc.Text())
 		runIDs[ev.RunID] = true

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,13 +84,34 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	var progress *batchProgress
+	if r.wait && !r.quiet {
+		progress = newBatchProgress(stderr, len(b.Jobs))
+		defer progress.stop()
+	}
+	var files *eventFiles
 	if f.events != "" {
-		ev, err := newEventFiles(f.events, b)
-		if err != nil {
+		if files, err = newEventFiles(f.events, b); err != nil {
 			return exitWith(exitFailure, err)
 		}
-		defer ev.close()
-		if err := b.Events(ev.write); err != nil {
+		defer files.close()
+	}
+	if files != nil || progress != nil {
+		// One subscription: the events files take every event, the
+		// progress counts the jobs the workers start (job.start) and hand
+		// back to the queue (job.retry).
+		err := b.Events(func(i int, ev []byte) {
+			if files != nil {
+				files.write(i, ev)
+			}
+			switch {
+			case bytes.HasPrefix(ev, []byte(`{"kind":"job.start"`)):
+				progress.started(runtime.Job{Index: i})
+			case bytes.HasPrefix(ev, []byte(`{"kind":"job.retry"`)):
+				progress.requeued(i)
+			}
+		})
+		if err != nil {
 			return exitWith(exitFailure, err)
 		}
 		defer b.Close()
@@ -109,11 +131,6 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 		return nil
 	}
 
-	var progress *batchProgress
-	if !r.quiet {
-		progress = newBatchProgress(stderr, len(b.Jobs))
-		defer progress.stop()
-	}
 	var writeErr error
 	sum, err := b.Wait(ctx, func(o queue.JobOutcome) {
 		if writeErr == nil {

@@ -96,3 +96,22 @@ func TestProgressOnATerminalAndOff(t *testing.T) {
 		}
 	}
 }
+
+// batch --nats counts the jobs the workers are running, as a local batch
+// counts its own: the live line shows them while they run.
+func TestBatchOverNATSShowsRunningJobs(t *testing.T) {
+	t.Parallel()
+	url := startNATS(t)
+	f := newBatchFixture(t, 2, "")
+	// Each job's first answer takes two seconds: the line is redrawn every
+	// half second meanwhile.
+	writeFile(t, filepath.Join(f.dir, "turns.yaml"), strings.Replace(copyScript,
+		"  - tool_calls: [{name: read_file", "  - delay: 2s\n    tool_calls: [{name: read_file", 1))
+	startWorkerCmd(t, "--nats", url, "--workspace-root", f.dir, "-j", "2", "--no-events", "-q")
+	code, stdout, stderr := stderrOnTerminal(t, []string{"TERM=xterm"},
+		"batch", "--nats", url, "--workspace-root", f.dir, f.spec, filepath.Join(f.dir, "jobs", "job-*"))
+	require.Equal(t, 0, code, stderr)
+	assert.Len(t, jobLines(t, stdout), 2)
+	assert.Regexp(t, `\] 0/2  [12] running `, stderr, "the jobs the worker took are counted running (its --no-events keeps job.start)")
+	assert.Contains(t, stderr, "2/2  0 running")
+}

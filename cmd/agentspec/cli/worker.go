@@ -27,7 +27,7 @@ func newWorkerCmd() *cobra.Command {
 time, and runs each as "agentspec run" would: the job's spec (it travels with the job, with its
 script file), input and variables, its workspace's checks and the cache, which the workers share
 through a JetStream key-value bucket (--cache-bucket). Each run's events are published on
-agentspec.events.<job> (--no-events turns them off).
+agentspec.events.<job>, after the worker's job.start (--no-events turns the run's off).
 
 A job names its workspace relative to --workspace-root (default: the current directory), on
 storage the workers share; a job that names anything outside the root (an absolute path, "..",
@@ -103,7 +103,7 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 	fl.StringVar(&opts.CacheBucket, "cache-bucket", queue.DefaultCacheBucket, "the shared result cache's key-value bucket")
 	fl.Int64Var(&ship, "ship-max", queue.DefaultShipMax>>20, "the cap, in MiB, on a shipped workspace's archive this worker takes and on the archive of its run's changes")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every job uncached")
-	fl.BoolVar(&opts.NoEvents, "no-events", false, "publish no events, which saves encoding them where nobody watches")
+	fl.BoolVar(&opts.NoEvents, "no-events", false, "publish none of the runs' events, which saves encoding them where nobody watches (job.start and job.retry still go out: submitters count running jobs by them)")
 	fl.StringVar(&opts.Name, "name", "", "the worker's name in results and events (default: host-pid)")
 	fl.BoolVarP(&q, "quiet", "q", false, "print nothing on stderr")
 	fl.BoolVar(&opts.Allow.Exec, "allow-exec", false, "run jobs whose spec starts programs (an MCP server's command, a Shell)")
