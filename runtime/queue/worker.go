@@ -176,10 +176,14 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // pullWait is how long one pull waits for a job before it asks again. A
 // pull that ends with none is the idle worker's normal state, not an error
-// to log.
-var pullWait = 5 * time.Second
+// to log. While a pull is open its slot counts as idle in queue stats; the
+// slot drops out of the count for the round trip between one pull's end and
+// the next's start, so a long pull keeps the count steady. The server's
+// heartbeats (every 5 s on a pull this long) tell a worker within 10 s that
+// its connection is gone.
+var pullWait = 30 * time.Second
 
-// next waits a few seconds (pullWait) for a job.
+// next waits for a job, up to pullWait.
 func (w *Worker) next(ctx context.Context, cons jetstream.Consumer) (jetstream.Msg, error) {
 	fctx, cancel := context.WithTimeout(ctx, pullWait)
 	defer cancel()
