@@ -366,9 +366,24 @@ func TestJobOutsideTheWorkspaceRoot(t *testing.T) {
 		assert.NotContains(t, got.list[0].Error, root, "the error does not show the worker's root")
 	}
 
-	// The submitter refuses the root itself too.
-	_, err = q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{root}, WorkspaceRoot: root})
-	assert.EqualError(t, err, "workspace "+root+" is the workspace root "+root+" itself; a job's workspace must be a directory below it")
+	// The submitter refuses, before anything is sent, what the workers would.
+	ship := filepath.Join(root, shipDir, "job")
+	require.NoError(t, os.MkdirAll(ship, 0o755))
+	for dir, want := range map[string]string{
+		root:                        "workspace " + root + " is the workspace root " + root + " itself; a job's workspace must be a directory below it",
+		outside:                     "workspace " + outside + " is not under the workspace root " + root + " (--workspace-root names the directory the workers share)",
+		filepath.Join(root, "link"): "workspace " + filepath.Join(root, "link") + " is not under the workspace root " + root + " (--workspace-root names the directory the workers share)",
+		ship:                        `workspace "` + shipDir + `/job": the worker's own directory of shipped workspaces`,
+		filepath.Join(root, "none"): "workspace " + filepath.Join(root, "none") + ": no such directory",
+	} {
+		_, err = q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{dirs[0], dir}, WorkspaceRoot: root})
+		assert.EqualError(t, err, want)
+		_, err = WorkspaceName(root, dir)
+		assert.EqualError(t, err, want)
+	}
+	name, err := WorkspaceName(root, dirs[0])
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Base(dirs[0]), name)
 
 	// A spec whose FileSystem root lies outside is refused the same way.
 	escaping, s2 := writeSpec(t, t.TempDir(), strings.Replace(agentYAML, "{root_dir: .}", "{root_dir: "+outside+"}", 1), copyTurns)

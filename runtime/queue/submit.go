@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -140,15 +141,8 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 				}
 			}
 			b.own = append(b.own, own)
-		} else {
-			rel, err := filepath.Rel(root, real)
-			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return nil, fmt.Errorf("workspace %s is not under the workspace root %s", dir, opts.WorkspaceRoot)
-			}
-			if rel == "." {
-				return nil, fmt.Errorf("workspace %s is the workspace root %s itself; a job's workspace must be a directory below it", dir, opts.WorkspaceRoot)
-			}
-			job.Workspace = filepath.ToSlash(rel)
+		} else if job.Workspace, err = nameUnder(root, opts.WorkspaceRoot, dir, real); err != nil {
+			return nil, err
 		}
 		b.Jobs = append(b.Jobs, job)
 		b.dirs = append(b.dirs, dir)
@@ -158,10 +152,47 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	return b, nil
 }
 
+// WorkspaceName is how a job names its workspace dir to the workers: its
+// path relative to root, the workspace root on the storage they share. It
+// fails, before anything is published, where a worker would refuse the job:
+// dir is not a directory below root (root itself included), or lies in the
+// workers' own directory of shipped workspaces.
+func WorkspaceName(root, dir string) (string, error) {
+	realRoot, err := realDir(root)
+	if err != nil {
+		return "", fmt.Errorf("workspace root: %w", err)
+	}
+	real, err := realDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	return nameUnder(realRoot, root, dir, real)
+}
+
+// nameUnder is WorkspaceName of the real paths realRoot and real, which the
+// caller named root and dir.
+func nameUnder(realRoot, root, dir, real string) (string, error) {
+	rel, err := filepath.Rel(realRoot, real)
+	switch {
+	case err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)):
+		return "", fmt.Errorf("workspace %s is not under the workspace root %s (--workspace-root names the directory the workers share)", dir, root)
+	case rel == ".":
+		return "", fmt.Errorf("workspace %s is the workspace root %s itself; a job's workspace must be a directory below it", dir, root)
+	}
+	// The worker's own check, on the same tree.
+	if _, err := ResolveWorkspace(realRoot, filepath.ToSlash(rel)); err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}
+
 func realDir(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err == nil {
 		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("no such directory")
 	}
 	if err != nil {
 		return "", err

@@ -77,6 +77,10 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		opts.Listeners = append(opts.Listeners, events)
 	}
 	if f.queue.url != "" {
+		if err := f.queue.checkWorkspaces(dir); err != nil {
+			_ = finishEvents()
+			return err
+		}
 		q, err := f.queue.open(ctx, "agentspec run", 0)
 		if err != nil {
 			_ = finishEvents()
@@ -154,6 +158,21 @@ func (f *runQueueFlags) check(cmd *cobra.Command) error {
 
 // batchOptions are what every job is published with: where its workspace
 // lies or whether it travels, --no-cache and --model.
+// checkWorkspaces fails, before any job is published, when the workers
+// could not find one of the workspaces under the workspace root they share
+// (with --ship they are sent instead, so there is nothing to check).
+func (f *runQueueFlags) checkWorkspaces(dirs ...string) error {
+	if f.ship {
+		return nil
+	}
+	for _, dir := range dirs {
+		if _, err := queue.WorkspaceName(f.workspaceRoot, dir); err != nil {
+			return exitWith(exitUsage, err)
+		}
+	}
+	return nil
+}
+
 func (f *runQueueFlags) batchOptions(noCache bool, model string) queue.BatchOptions {
 	return queue.BatchOptions{WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, NoCache: noCache, Model: model}
 }
@@ -467,6 +486,9 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 		eventFiles = eventFileNames(workspaces)
 	}
 	if f.queue.url != "" {
+		if err := f.queue.checkWorkspaces(workspaces...); err != nil {
+			return err
+		}
 		q, err := f.queue.open(ctx, "agentspec batch", 0)
 		if err != nil {
 			return err

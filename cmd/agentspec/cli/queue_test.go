@@ -241,3 +241,37 @@ func TestNATSURLFromTheEnvironment(t *testing.T) {
 	require.Equal(t, 0, out.code, out.stderr)
 	assert.Contains(t, out.stdout, "queue AGENTSPEC: 0 pending, 0 running (0 redelivered)")
 }
+
+// A workspace the workers could not find under the shared workspace root is
+// refused before any job is published: for batch, and for a pipeline's run
+// and batch.
+func TestQueueRefusesWorkspacesOutsideTheRootBeforeSubmitting(t *testing.T) {
+	t.Parallel()
+	url := startNATS(t)
+	f := newBatchFixture(t, 2, "")
+	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
+		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	jobs := filepath.Join(f.dir, "jobs", "job-*")
+	// Without --workspace-root the root is the current directory, which
+	// the temporary directories are not under.
+	for name, args := range map[string][]string{
+		"batch":          {"batch", "--nats", url, f.spec, jobs},
+		"batch (root)":   {"batch", "--nats", url, "--workspace-root", f.dir, f.spec, f.dir},
+		"pipeline run":   {"run", "--nats", url, "--workspace", f.job(0), pipelineFile},
+		"pipeline batch": {"batch", "--nats", url, pipelineFile, jobs},
+	} {
+		out := invoke(t, args...)
+		assert.Equal(t, exitUsage, out.code, "%s: %s", name, out.stderr)
+		if name == "batch (root)" {
+			assert.Contains(t, out.stderr, "is the workspace root "+f.dir+" itself", name)
+		} else {
+			assert.Contains(t, out.stderr, " is not under the workspace root . (--workspace-root names the directory the workers share)", name)
+		}
+		assert.Empty(t, out.stdout, name)
+	}
+	out := invoke(t, "queue", "stats", "--nats", url, "-o", "json")
+	require.Equal(t, 0, out.code, out.stderr)
+	var st struct{ Pending, Running, Succeeded, Failed int }
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &st), out.stdout)
+	assert.Zero(t, st, "nothing was published")
+}
