@@ -174,9 +174,14 @@ func TestSubmit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "copied\n", string(got), "the run's file came back")
 
-	// Without --wait: the job's id, at once.
-	out = invoke(t, "submit", "--nats", url, "--workspace-root", f.dir, f.spec, f.job(1))
+	// Without --wait: the job's id and workspace, at once, after the spec's
+	// warnings.
+	spec, err := os.ReadFile(f.spec)
+	require.NoError(t, err)
+	warned := writeFile(t, filepath.Join(f.dir, "warned.yaml"), string(spec)+"end_strategy: early\n")
+	out = invoke(t, "submit", "--nats", url, "--workspace-root", f.dir, warned, f.job(1))
 	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stderr, warned+":9:1: warning: end_strategy: has no effect in agentspec")
 	var line struct{ Job, Workspace string }
 	require.NoError(t, json.Unmarshal([]byte(out.stdout), &line))
 	assert.Regexp(t, `^[A-Za-z0-9]+\.0$`, line.Job)
@@ -188,8 +193,9 @@ func TestSubmit(t *testing.T) {
 
 	// --events waits for the job, since its events come only as it runs.
 	events := filepath.Join(t.TempDir(), "events")
-	out = invoke(t, "submit", "--nats", url, "--workspace-root", f.dir, "--events", events, "-q", f.spec, f.job(2))
+	out = invoke(t, "submit", "--nats", url, "--workspace-root", f.dir, "--events", events, "-q", warned, f.job(2))
 	require.Equal(t, 0, out.code, out.stderr)
+	assert.Empty(t, out.stderr, "-q silences the warnings too")
 	require.True(t, jobLines(t, out.stdout)[f.job(2)].OK, out.stdout)
 	data, err := os.ReadFile(filepath.Join(events, "job-2.events.jsonl"))
 	require.NoError(t, err)

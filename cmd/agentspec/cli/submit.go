@@ -299,7 +299,14 @@ errors.`,
 			if err != nil {
 				return specError(err)
 			}
+			warn := warningsTo(cmd.ErrOrStderr(), f.quiet)
+			for _, w := range s.Warnings {
+				fmt.Fprintln(warn, text.VisibleLines(w.Error()))
+			}
 			if err := checkVars(s, vars); err != nil {
+				return exitWith(exitUsage, err)
+			}
+			if err := (runFlags{noCache: f.noCache}).unused(s); err != nil {
 				return exitWith(exitUsage, err)
 			}
 			return runQueueBatch(cmd, &f.queueBatchFlags, queueRun{
