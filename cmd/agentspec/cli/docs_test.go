@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -228,16 +229,43 @@ func TestReadmeFlagsExist(t *testing.T) {
 // the old spellings stay out of --help.
 func TestOneSpellingForJSONOutput(t *testing.T) {
 	root := newRootCmd()
-	for _, path := range [][]string{{"run"}, {"validate"}, {"tools"}, {"tool"}, {"cache", "stats"}} {
-		cmd, _, err := root.Find(path)
-		require.NoError(t, err)
-		out := cmd.Flags().Lookup("output")
-		require.NotNil(t, out, "%v has --output", path)
-		assert.Equal(t, "o", out.Shorthand, "%v has -o", path)
-		for _, old := range []string{"format", "json"} {
-			f := cmd.Flags().Lookup(old)
-			require.NotNil(t, f, "%v keeps --%s as an alias", path, old)
-			assert.True(t, f.Hidden, "%v --%s is hidden", path, old)
+	var withOutput []string
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		name := cmd.CommandPath()
+		if out := cmd.Flags().Lookup("output"); out != nil {
+			withOutput = append(withOutput, name)
+			assert.Equal(t, "o", out.Shorthand, "%s has -o", name)
 		}
+		// The earlier spellings are kept, hidden, where -o has them.
+		for _, old := range []string{"format", "json"} {
+			if f := cmd.Flags().Lookup(old); f != nil {
+				assert.True(t, f.Hidden, "%s --%s is hidden", name, old)
+				assert.NotNil(t, cmd.Flags().Lookup("output"), "%s --%s stands for --output", name, old)
+			}
+		}
+		// No help text names them.
+		help := cmd.Long + cmd.Example
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				help += f.Usage
+			}
+		})
+		assert.NotRegexp(t, `--(json|format)\b`, help, name)
+		for _, c := range cmd.Commands() {
+			walk(c)
+		}
+	}
+	walk(root)
+	for _, want := range []string{"run", "validate", "tools", "tool", "cache stats", "queue stats", "graph"} {
+		assert.Contains(t, withOutput, "agentspec "+want)
+	}
+	// Nor do the README and docs/.
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	require.NoError(t, err)
+	for _, page := range append(pages, filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "CONTRIBUTING.md")) {
+		data, err := os.ReadFile(page)
+		require.NoError(t, err)
+		assert.NotRegexp(t, `--(json|format)\b`, string(data), page)
 	}
 }
