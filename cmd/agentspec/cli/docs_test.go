@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -268,4 +269,34 @@ func TestOneSpellingForJSONOutput(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotRegexp(t, `--(json|format)\b`, string(data), page)
 	}
+}
+
+// make demo's build says what it does before it starts, counts the packages
+// it compiles (here the main one, relinked with a new stamp), and shows the
+// go command's errors as errors, not as progress.
+func TestBuildDemoScript(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "agentspec")
+	build := func(goflags string) (string, error) {
+		cmd := exec.Command("bash", filepath.Join(repoRoot, "scripts", "build-demo.sh"))
+		cmd.Env = append(os.Environ(), "BIN="+bin, "GOFLAGS="+goflags)
+		out, err := cmd.CombinedOutput() // the script writes only to stderr
+		return string(out), err
+	}
+	out, err := build(fmt.Sprintf("-ldflags=-X=main.buildDemoTest=%d", time.Now().UnixNano()))
+	require.NoError(t, err, out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.True(t, strings.HasPrefix(lines[0], "building "+bin+" (the first build downloads and compiles the dependencies and takes a few minutes"), lines[0])
+	assert.Regexp(t, `(?m)^  compiled [0-9]+ of at most [0-9]+: github.com/agentspec/agentspec/cmd/agentspec$`, out)
+	assert.Equal(t, "built "+bin, lines[len(lines)-1])
+	version, err := exec.Command(bin, "version").Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(version), "agentspec")
+
+	out, err = build("-ldflags=-no-such-flag")
+	require.Error(t, err, "a failed build fails the script")
+	assert.Contains(t, out, "\nflag provided but not defined: -no-such-flag\n", "the linker's error as it printed it")
+	assert.Contains(t, out, "\n# github.com/agentspec/agentspec/cmd/agentspec\n", "the go command's heading as it printed it")
+	assert.NotRegexp(t, `compiled [0-9]+ of at most [0-9]+: .*( |#)`, out, "an error is not counted as a package")
+	assert.NotContains(t, out, "built ")
 }
