@@ -112,11 +112,8 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if err := f.queue.check(cmd, isPipelineFile(args[0])); err != nil {
 		return err
 	}
-	switch {
-	case f.jobs < 0:
+	if f.jobs < 0 {
 		return exitWith(exitUsage, fmt.Errorf("-j must be at least 1, not %d", f.jobs))
-	case f.input != "" && f.inputFile != "":
-		return exitWith(exitUsage, errors.New("give the input one way: --input or --input-file"))
 	}
 	vars, input, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.varsAndInput(cmd.InOrStdin(), nil)
 	if err != nil {
@@ -129,19 +126,10 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if isPipelineFile(args[0]) {
 		return batchPipeline(cmd, f, args[0], workspaces, vars, input)
 	}
-	s, err := loadSpec(nil, args[0], f.model)
-	if err != nil {
-		return specError(err)
-	}
 	warn := warningsTo(stderr, f.quiet)
-	for _, w := range s.Warnings {
-		fmt.Fprintln(warn, text.VisibleLines(w.Error()))
-	}
-	if err := checkVars(s, vars); err != nil {
-		return exitWith(exitUsage, err)
-	}
-	if err := (runFlags{noCache: f.noCache}).unused(s); err != nil {
-		return exitWith(exitUsage, err)
+	s, err := loadSpecToRun(nil, args[0], runFlags{model: f.model, noCache: f.noCache}, vars, warn)
+	if err != nil {
+		return err
 	}
 	if f.queue.url != "" {
 		return runQueueBatch(cmd, &f.queue, queueRun{

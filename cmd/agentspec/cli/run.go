@@ -157,19 +157,10 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := loadSpec(stdin, args[0], f.model)
-	if err != nil {
-		return specError(err)
-	}
 	warn := warningsTo(stderr, f.quiet)
-	for _, w := range s.Warnings {
-		fmt.Fprintln(warn, text.VisibleLines(w.Error()))
-	}
-	if err := checkVars(s, vars); err != nil {
-		return exitWith(exitUsage, err)
-	}
-	if err := f.unused(s); err != nil {
-		return exitWith(exitUsage, err)
+	s, err := loadSpecToRun(stdin, args[0], f, vars, warn)
+	if err != nil {
+		return err
 	}
 	dir, err := workspaceDir(f.workspace)
 	if err != nil {
@@ -295,6 +286,9 @@ func (f runFlags) unused(s *spec.Spec) error {
 // is wrong with either a usage error: what every command that starts jobs
 // does first.
 func (f runFlags) varsAndInput(stdin io.Reader, args []string) (map[string]string, string, error) {
+	if f.input != "" && f.inputFile != "" { // run says so before, naming stdin too
+		return nil, "", exitWith(exitUsage, errors.New("give the input one way: --input or --input-file"))
+	}
 	vars, err := parseVars(f.vars)
 	if err != nil {
 		return nil, "", exitWith(exitUsage, err)

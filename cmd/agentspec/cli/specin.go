@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/pipeline"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
@@ -32,6 +33,27 @@ func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 		return nil, fmt.Errorf("reading the spec from stdin: %w", err)
 	}
 	return l.Load(spec.Stdin, data)
+}
+
+// loadSpecToRun loads the spec a command is to run (loadSpec, f.model
+// replacing its model), prints its warnings on warn, and checks the vars and
+// the flags of f given for it (runFlags.unused), as run, batch and submit
+// all do before they start.
+func loadSpecToRun(stdin io.Reader, path string, f runFlags, vars map[string]string, warn io.Writer) (*spec.Spec, error) {
+	s, err := loadSpec(stdin, path, f.model)
+	if err != nil {
+		return nil, specError(err)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(warn, text.VisibleLines(w.Error()))
+	}
+	if err := checkVars(s, vars); err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	if err := f.unused(s); err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	return s, nil
 }
 
 // modelFlagUsage is --model's help, the same for every command.

@@ -281,9 +281,6 @@ errors.`,
 			if err := f.check(cmd, false); err != nil {
 				return err
 			}
-			if f.input != "" && f.inputFile != "" {
-				return exitWith(exitUsage, errors.New("give the input one way: --input or --input-file"))
-			}
 			vars, input, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.varsAndInput(cmd.InOrStdin(), nil)
 			if err != nil {
 				return err
@@ -295,19 +292,9 @@ errors.`,
 			if len(workspaces) != 1 {
 				return exitWith(exitUsage, fmt.Errorf("submit takes one workspace; %q names %d (use agentspec batch --nats)", args[1], len(workspaces)))
 			}
-			s, err := loadSpec(nil, args[0], model)
+			s, err := loadSpecToRun(nil, args[0], runFlags{model: model, noCache: f.noCache}, vars, warningsTo(cmd.ErrOrStderr(), f.quiet))
 			if err != nil {
-				return specError(err)
-			}
-			warn := warningsTo(cmd.ErrOrStderr(), f.quiet)
-			for _, w := range s.Warnings {
-				fmt.Fprintln(warn, text.VisibleLines(w.Error()))
-			}
-			if err := checkVars(s, vars); err != nil {
-				return exitWith(exitUsage, err)
-			}
-			if err := (runFlags{noCache: f.noCache}).unused(s); err != nil {
-				return exitWith(exitUsage, err)
+				return err
 			}
 			return runQueueBatch(cmd, &f.queueBatchFlags, queueRun{
 				specPath: args[0], spec: s, model: model, workspaces: workspaces, input: input, vars: vars,
