@@ -59,20 +59,8 @@ func bedrockThinking(model string, s spec.ModelSettings) bedrockPlan {
 func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 	var errs []error
 	add := func(key, reason string) { errs = append(errs, unsupported(p, key, reason)) }
-	for _, k := range []struct {
-		key string
-		set bool
-	}{
-		{"seed", s.Seed != nil},
-		{"presence_penalty", s.PresencePenalty != nil},
-		{"frequency_penalty", s.FrequencyPenalty != nil},
-		{"logit_bias", len(s.LogitBias) > 0},
-		{"parallel_tool_calls", s.ParallelToolCalls != nil},
-	} {
-		if k.set {
-			add(k.key, "the Converse API has no such field; a model that takes it can get it through bedrock_additional_model_requests_fields")
-		}
-	}
+	refuseFields(s, add, "the Converse API has no such field; a model that takes it can get it through bedrock_additional_model_requests_fields",
+		"seed", "presence_penalty", "frequency_penalty", "logit_bias", "parallel_tool_calls")
 	if len(s.ExtraBody) > 0 {
 		add("extra_body", "the Converse API has a fixed body; send model fields through bedrock_additional_model_requests_fields")
 	}

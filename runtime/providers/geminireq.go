@@ -360,12 +360,7 @@ var geminiKeys = []string{"google_thinking_config", "google_safety_settings", "g
 func checkGemini(p provider, model string, s spec.ModelSettings) []error {
 	var errs []error
 	add := func(key, reason string) { errs = append(errs, unsupported(p, key, reason)) }
-	if len(s.LogitBias) > 0 {
-		add("logit_bias", "generateContent has no such field")
-	}
-	if s.ParallelToolCalls != nil {
-		add("parallel_tool_calls", "generateContent has no such field")
-	}
+	refuseFields(s, add, "generateContent has no such field", "logit_bias", "parallel_tool_calls")
 	if s.ServiceTier == "flex" || s.ServiceTier == "priority" {
 		add("service_tier", "agentspec does not send Vertex AI's request-type headers yet")
 	}

@@ -51,6 +51,24 @@ var responsesOnly = []string{
 	"openai_background",
 }
 
+// refuseFields calls add(key, reason) for each of keys, in order, that s
+// sets: the sampling settings some APIs have no field for.
+func refuseFields(s spec.ModelSettings, add func(key, reason string), reason string, keys ...string) {
+	set := map[string]bool{
+		"seed":                s.Seed != nil,
+		"presence_penalty":    s.PresencePenalty != nil,
+		"frequency_penalty":   s.FrequencyPenalty != nil,
+		"logit_bias":          len(s.LogitBias) > 0,
+		"stop_sequences":      len(s.StopSequences) > 0,
+		"parallel_tool_calls": s.ParallelToolCalls != nil,
+	}
+	for _, k := range keys {
+		if set[k] {
+			add(k, reason)
+		}
+	}
+}
+
 // checkSettings returns an *UnsupportedSettingError for each setting p
 // cannot honour with model.
 func checkSettings(p provider, model string, s spec.ModelSettings) []error {
@@ -63,19 +81,7 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 	case p.api == apiGemini:
 		errs = append(errs, checkGemini(p, model, s)...)
 	case anthropic:
-		for _, k := range []struct {
-			key string
-			set bool
-		}{
-			{"seed", s.Seed != nil},
-			{"presence_penalty", s.PresencePenalty != nil},
-			{"frequency_penalty", s.FrequencyPenalty != nil},
-			{"logit_bias", len(s.LogitBias) > 0},
-		} {
-			if k.set {
-				add(k.key, "")
-			}
-		}
+		refuseFields(s, add, "", "seed", "presence_penalty", "frequency_penalty", "logit_bias")
 		if s.ToolChoice != nil && len(s.ToolChoice.Tools) > 1 {
 			add("tool_choice", "the Messages API can force one named tool, not a list of several")
 		}
@@ -91,20 +97,8 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 		}
 	}
 	if p.api == apiResponses {
-		for _, k := range []struct {
-			key string
-			set bool
-		}{
-			{"seed", s.Seed != nil},
-			{"presence_penalty", s.PresencePenalty != nil},
-			{"frequency_penalty", s.FrequencyPenalty != nil},
-			{"logit_bias", len(s.LogitBias) > 0},
-			{"stop_sequences", len(s.StopSequences) > 0},
-		} {
-			if k.set {
-				add(k.key, "the Responses API has no such field; use openai-chat:")
-			}
-		}
+		refuseFields(s, add, "the Responses API has no such field; use openai-chat:",
+			"seed", "presence_penalty", "frequency_penalty", "logit_bias", "stop_sequences")
 	}
 	if s.Thinking != nil && p.api != apiBedrock && p.api != apiGemini {
 		switch {
