@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	pathpkg "path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -299,4 +301,64 @@ func TestBuildDemoScript(t *testing.T) {
 	assert.Contains(t, out, "\n# github.com/agentspec/agentspec/cmd/agentspec\n", "the go command's heading as it printed it")
 	assert.NotRegexp(t, `compiled [0-9]+ of at most [0-9]+: .*( |#)`, out, "an error is not counted as a package")
 	assert.NotContains(t, out, "built ")
+}
+
+// CONTRIBUTING.md's diagram matches the folders: every folder of Go code is
+// in it (by its path, or by its name under a folder that is), and every
+// path it names exists.
+func TestContributingDiagramMatchesTheFolders(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "CONTRIBUTING.md"))
+	require.NoError(t, err)
+	doc := string(data)
+	start := strings.Index(doc, "```text\n")
+	require.NotEqual(t, -1, start, "CONTRIBUTING.md has its diagram in a text block")
+	diagram := doc[start+len("```text\n"):]
+	diagram = diagram[:strings.Index(diagram, "```")]
+	names := func(word string) bool {
+		return regexp.MustCompile(`(^|[\s(,])` + regexp.QuoteMeta(word) + `(/|\b)`).MatchString(diagram)
+	}
+
+	var folders []string
+	require.NoError(t, filepath.WalkDir(repoRoot, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			rel, err := filepath.Rel(repoRoot, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			if rel != "." && !slices.Contains(folders, filepath.ToSlash(rel)) {
+				folders = append(folders, filepath.ToSlash(rel))
+			}
+		}
+		return nil
+	}))
+	require.NotEmpty(t, folders)
+	var covered func(folder string) bool
+	covered = func(folder string) bool {
+		if names(folder) {
+			return true
+		}
+		parent, base := pathpkg.Split(folder)
+		parent = strings.TrimSuffix(parent, "/")
+		if parent == "internal" && folder != "internal" { // internal/x is named whole
+			return false
+		}
+		return parent != "" && names(base) && (covered(parent) || strings.HasSuffix(parent, "/internal") && covered(strings.TrimSuffix(parent, "/internal")))
+	}
+	for _, folder := range folders {
+		assert.True(t, covered(folder), "CONTRIBUTING.md's diagram does not name %s", folder)
+	}
+
+	// Every path it names is there.
+	for _, m := range regexp.MustCompile(`(?m)(?:^|[\s(,])((?:cmd|runtime|capabilities|internal|examples|spec|pipeline|schema|docs|scripts)(?:/[a-z0-9-]+)+)`).FindAllStringSubmatch(diagram, -1) {
+		st, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(m[1])))
+		if assert.NoError(t, err, "the diagram names %s", m[1]) {
+			assert.True(t, st.IsDir(), "%s is a folder", m[1])
+		}
+	}
 }
