@@ -2,16 +2,36 @@
 # Builds bin/agentspec (or $BIN) for the demos, saying first that the first
 # build compiles every dependency (a few minutes on 2 cores; seconds after
 # that) and listing each package as it compiles, so a cold build shows
-# progress. The go command's own lines (a module it downloads, a compile
-# error) pass through as they are.
+# progress; while one package takes long (the provider SDKs take a minute
+# or more each), a line every 20 seconds ($BUILD_TICK) says the build goes
+# on. The go
+# command's own lines (a module it downloads, a compile error) pass through
+# as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BIN:-bin/agentspec}
 echo "building $bin (the first build downloads and compiles the dependencies and takes a few minutes; later ones take seconds)" >&2
 total=$(go list -deps ./cmd/agentspec | wc -l)
-# go build -v names each package it compiles on a line of its own, an import
-# path; anything else it prints is a message to show unchanged.
-go build -v -o "$bin" ./cmd/agentspec 2>&1 | awk -v t="$total" '
-	/^[A-Za-z0-9._~\/+-]+$/ { n++; printf "  compiled %d of at most %d: %s\n", n, t, $0 > "/dev/stderr"; fflush("/dev/stderr"); next }
-	{ print > "/dev/stderr"; fflush("/dev/stderr") }'
+tick=${BUILD_TICK:-20}
+start=$SECONDS
+exec 3< <(go build -v -o "$bin" ./cmd/agentspec 2>&1)
+build=$!
+n=0
+while true; do
+	if IFS= read -r -t "$tick" -u 3 line; then
+		# go build -v names each package it compiles on a line of its own,
+		# an import path; anything else is a message to show unchanged.
+		if [[ $line =~ ^[A-Za-z0-9._~/+-]+$ ]]; then
+			n=$((n + 1))
+			printf '  compiled %d of at most %d: %s\n' "$n" "$total" "$line" >&2
+		else
+			printf '%s\n' "$line" >&2
+		fi
+	elif (($? > 128)); then
+		printf '  still compiling (%d of at most %d packages done, %ds so far)\n' "$n" "$total" $((SECONDS - start)) >&2
+	else
+		break # the build has ended
+	fi
+done
+wait "$build"
 echo "built $bin" >&2

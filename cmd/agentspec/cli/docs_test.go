@@ -274,14 +274,17 @@ func TestOneSpellingForJSONOutput(t *testing.T) {
 }
 
 // make demo's build says what it does before it starts, counts the packages
-// it compiles (here the main one, relinked with a new stamp), and shows the
-// go command's errors as errors, not as progress.
+// it compiles (here the main one, relinked with a new stamp), says it goes on
+// while one takes long, and shows the go command's errors as errors, not as
+// progress.
 func TestBuildDemoScript(t *testing.T) {
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "agentspec")
 	build := func(goflags string) (string, error) {
 		cmd := exec.Command("bash", filepath.Join(repoRoot, "scripts", "build-demo.sh"))
-		cmd.Env = append(os.Environ(), "BIN="+bin, "GOFLAGS="+goflags)
+		// A tick short enough that the link of the main package (seconds)
+		// outlasts it: the build says it goes on.
+		cmd.Env = append(os.Environ(), "BIN="+bin, "GOFLAGS="+goflags, "BUILD_TICK=0.2")
 		out, err := cmd.CombinedOutput() // the script writes only to stderr
 		return string(out), err
 	}
@@ -290,6 +293,7 @@ func TestBuildDemoScript(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	assert.True(t, strings.HasPrefix(lines[0], "building "+bin+" (the first build downloads and compiles the dependencies and takes a few minutes"), lines[0])
 	assert.Regexp(t, `(?m)^  compiled [0-9]+ of at most [0-9]+: github.com/agentspec/agentspec/cmd/agentspec$`, out)
+	assert.Regexp(t, `(?m)^  still compiling \([0-9]+ of at most [0-9]+ packages done, [0-9]+s so far\)$`, out)
 	assert.Equal(t, "built "+bin, lines[len(lines)-1])
 	version, err := exec.Command(bin, "version").Output()
 	require.NoError(t, err)
