@@ -24,6 +24,16 @@ type editArgs struct {
 }
 
 func newEditFile(fs *FS) capabilities.Tool {
+	return &tool[editArgs]{
+		name: ToolEditFile,
+		description: "Replace exact text in a text file: one old_text/new_text pair, or a replacements list. " +
+			"Each old_text must match exactly once; include surrounding lines to make it unique. Line endings are preserved.",
+		params: sharedSchema(schemaKey{tool: ToolEditFile, hashes: fs.hashes()}, editFileSchema),
+		call:   fs.editFile,
+	}
+}
+
+func editFileSchema(k schemaKey) map[string]any {
 	pair := map[string]any{
 		"old_text": param("string", "Exact text to replace; it must occur exactly once."),
 		"new_text": param("string", "Text to put in its place."),
@@ -39,17 +49,11 @@ func newEditFile(fs *FS) capabilities.Tool {
 			"items": object(pair, "old_text", "new_text"),
 		},
 	}
-	if fs.hashes() {
+	if k.hashes {
 		props["expected_hash"] = param("string",
 			"Hash the file must still have (from read_file or file_info); the edit is refused if it changed since.")
 	}
-	return &tool[editArgs]{
-		name: ToolEditFile,
-		description: "Replace exact text in a text file: one old_text/new_text pair, or a replacements list. " +
-			"Each old_text must match exactly once; include surrounding lines to make it unique. Line endings are preserved.",
-		params: object(props, "path"),
-		call:   fs.editFile,
-	}
+	return object(props, "path")
 }
 
 func (fs *FS) editFile(ctx context.Context, args editArgs) (string, error) {

@@ -15,14 +15,18 @@ func newFindFiles(fs *FS) capabilities.Tool {
 			"(top level of path only) or '**/*.json' (any depth). In this glob '*', '?' and [...] match within one " +
 			"path component (never across '/'); '**' matches any number of directories; a trailing '/' keeps only " +
 			"directories. Results are sorted by path; directories end with '/'. Hidden entries are skipped.",
-		params: object(map[string]any{
-			"pattern": param("string", "The path glob, relative to path: '*' stays within one directory, '**/' crosses any number, e.g. '**/*.go'."),
-			"path":    param("string", "The directory to search from, relative to the working directory. Default '.'."),
-		}, "pattern"),
+		params: sharedSchema(schemaKey{tool: ToolFindFiles}, findFilesSchema),
 		call: func(ctx context.Context, args findArgs) (string, error) {
 			return fs.findFiles(ctx, args.Pattern, deref(args.Path, "."))
 		},
 	}
+}
+
+func findFilesSchema(schemaKey) map[string]any {
+	return object(map[string]any{
+		"pattern": param("string", "The path glob, relative to path: '*' stays within one directory, '**/' crosses any number, e.g. '**/*.go'."),
+		"path":    param("string", "The directory to search from, relative to the working directory. Default '.'."),
+	}, "pattern")
 }
 
 type findArgs struct {

@@ -34,6 +34,8 @@ type FS struct {
 	opts       Options  // normalized
 	changes    *changeTracker
 
+	// The compiled patterns are shared with every FS built from the same
+	// lists (see patternSets): nothing may change them.
 	allowed, denied, protected []pattern
 	secret                     []pattern // the secret_patterns alone (denied holds them too)
 	// protectedFiles are the rels of Options.ProtectedFiles inside the root.
@@ -53,17 +55,16 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
 		}
 	}
-	secret := compileExcepting(opts.SecretPatterns)
+	ps := compiledPatternSet(opts)
 	fs := &FS{
 		rootDir:   real,
 		rootParts: splitAbs(real),
 		dir:       rd,
 		opts:      opts,
-		allowed:   compilePatterns(opts.AllowedPatterns),
-		// Secrets behave exactly like denied paths (decision D10).
-		denied:    append(compilePatterns(opts.DeniedPatterns), secret...),
-		secret:    secret,
-		protected: compilePatterns(opts.ProtectedPatterns),
+		allowed:   ps.allowed,
+		denied:    ps.denied,
+		secret:    ps.secret,
+		protected: ps.protected,
 	}
 	fs.root.dir = rd
 	fs.changes = newChangeTracker(fs)

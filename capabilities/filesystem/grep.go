@@ -27,15 +27,7 @@ func newGrep(fs *FS) capabilities.Tool {
 			"may be a file or a directory. Respects .gitignore inside git repositories and .ignore files; an " +
 			"explicit glob overrides them. Hidden files are not searched, nor binary ones (a NUL byte in the first " +
 			"8192 bytes), as in search_files.",
-		params: object(map[string]any{
-			"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
-			"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
-			"glob":        param("string", "Only search files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
-			"file_type":   param("string", "Only search files of this ripgrep type, e.g. 'py' or 'go'."),
-			"ignore_case": param("boolean", "Match case-insensitively. Default false."),
-			"literal":     param("boolean", "Treat pattern as literal text, not a regex. Default false."),
-			"context":     param("integer", "Lines of context around each match, 0 to 20. Default 0."),
-		}, "pattern"),
+		params: sharedSchema(schemaKey{tool: ToolGrep}, grepSchema),
 		call: func(ctx context.Context, args grepToolArgs) (string, error) {
 			return fs.grep(ctx, grepArgs{
 				pattern:    args.Pattern,
@@ -48,6 +40,18 @@ func newGrep(fs *FS) capabilities.Tool {
 			})
 		},
 	}
+}
+
+func grepSchema(schemaKey) map[string]any {
+	return object(map[string]any{
+		"pattern":     param("string", "The regular expression (or, with literal, the text) to search for."),
+		"path":        param("string", "The file or directory to search, relative to the working directory. Default '.'."),
+		"glob":        param("string", "Only search files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
+		"file_type":   param("string", "Only search files of this ripgrep type, e.g. 'py' or 'go'."),
+		"ignore_case": param("boolean", "Match case-insensitively. Default false."),
+		"literal":     param("boolean", "Treat pattern as literal text, not a regex. Default false."),
+		"context":     param("integer", "Lines of context around each match, 0 to 20. Default 0."),
+	}, "pattern")
 }
 
 type grepToolArgs struct {

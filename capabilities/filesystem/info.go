@@ -28,11 +28,15 @@ func newFileInfo(fs *FS) capabilities.Tool {
 		name: ToolFileInfo,
 		description: "Show metadata for a file or directory: type, size and, for text files, line count and content hash; " +
 			"for a symlink, its target.",
-		params: object(map[string]any{
-			"path": param("string", "Path of the file or directory, relative to the working directory."),
-		}, "path"),
-		call: fs.fileInfo,
+		params: sharedSchema(schemaKey{tool: ToolFileInfo}, fileInfoSchema),
+		call:   fs.fileInfo,
 	}
+}
+
+func fileInfoSchema(schemaKey) map[string]any {
+	return object(map[string]any{
+		"path": param("string", "Path of the file or directory, relative to the working directory."),
+	}, "path")
 }
 
 func (fs *FS) fileInfo(_ context.Context, args infoArgs) (string, error) {

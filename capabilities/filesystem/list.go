@@ -16,13 +16,17 @@ func newListDirectory(fs *FS) capabilities.Tool {
 		name: ToolListDirectory,
 		description: "List a directory's entries, sorted by name: directories end with '/', files show their size. " +
 			"Hidden (dot) entries are not shown. Paths are relative to the working directory.",
-		params: object(map[string]any{
-			"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
-		}),
+		params: sharedSchema(schemaKey{tool: ToolListDirectory}, listDirectorySchema),
 		call: func(ctx context.Context, args listArgs) (string, error) {
 			return fs.listDirectory(ctx, deref(args.Path, "."))
 		},
 	}
+}
+
+func listDirectorySchema(schemaKey) map[string]any {
+	return object(map[string]any{
+		"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
+	})
 }
 
 type listArgs struct {

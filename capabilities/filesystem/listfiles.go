@@ -18,14 +18,18 @@ func newListFiles(fs *FS) capabilities.Tool {
 			".gitignore inside git repositories and .ignore files; glob (a ripgrep glob, gitignore-style: without " +
 			"a '/' it matches file names at any depth, e.g. '*.py'; a leading '!' excludes, e.g. '!*.min.js') " +
 			"filters the files and overrides ignore files. Hidden files are not listed.",
-		params: object(map[string]any{
-			"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
-			"glob": param("string", "Only list files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
-		}),
+		params: sharedSchema(schemaKey{tool: ToolListFiles}, listFilesSchema),
 		call: func(ctx context.Context, args listFilesArgs) (string, error) {
 			return fs.listFiles(ctx, deref(args.Path, "."), deref(args.Glob, ""))
 		},
 	}
+}
+
+func listFilesSchema(schemaKey) map[string]any {
+	return object(map[string]any{
+		"path": param("string", "The directory to list, relative to the working directory. Default '.'."),
+		"glob": param("string", "Only list files matching this ripgrep glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only directly in src)."),
+	})
 }
 
 type listFilesArgs struct {

@@ -3,6 +3,7 @@ package filesystem
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -207,4 +208,186 @@ func TestCompiledPatternsKept(t *testing.T) {
 	fnmatches.RLock()
 	defer fnmatches.RUnlock()
 	assert.LessOrEqual(t, len(fnmatches.m), maxFnmatches)
+}
+
+// samePatterns reports whether x and y are one slice, not two equal ones.
+func samePatterns(x, y []pattern) bool {
+	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+}
+
+// uniquePatternOptions are options whose four pattern lists no other test
+// uses, each not empty, so that sharing shows in the slices' addresses.
+func uniquePatternOptions(tag string) Options {
+	return Options{
+		AllowedPatterns:   []string{"*.go", tag + "-allowed/*"},
+		DeniedPatterns:    []string{"vendor", tag + "-denied"},
+		ProtectedPatterns: []string{".git/*", tag + "-protected/*"},
+		SecretPatterns:    []string{"*.pem", tag + "-secret*", "!*.example"},
+	}
+}
+
+// FileSystems built from the same pattern lists share one compiled set;
+// other lists get their own. Not parallel: FileSystems built meanwhile with
+// other lists could push the set out of patternSets between the two News.
+func TestPatternSetsShared(t *testing.T) {
+	a, _ := newTestFS(t, uniquePatternOptions("shared"), nil)
+	b, _ := newTestFS(t, uniquePatternOptions("shared"), nil) // equal lists, other slices
+	for name, pair := range map[string][2][]pattern{
+		"allowed":   {a.fs.allowed, b.fs.allowed},
+		"denied":    {a.fs.denied, b.fs.denied},
+		"protected": {a.fs.protected, b.fs.protected},
+		"secret":    {a.fs.secret, b.fs.secret},
+	} {
+		assert.True(t, samePatterns(pair[0], pair[1]), "%s compiled twice for the same lists", name)
+	}
+
+	for name, opts := range map[string]Options{
+		"allowed":   {AllowedPatterns: []string{"*.go", "other-allowed/*"}},
+		"denied":    {DeniedPatterns: []string{"vendor", "other-denied"}},
+		"protected": {ProtectedPatterns: []string{".git/*", "other-protected/*"}},
+		"secret":    {SecretPatterns: []string{"*.pem", "other-secret*", "!*.example"}},
+	} {
+		o := uniquePatternOptions("shared")
+		switch name {
+		case "allowed":
+			o.AllowedPatterns = opts.AllowedPatterns
+		case "denied":
+			o.DeniedPatterns = opts.DeniedPatterns
+		case "protected":
+			o.ProtectedPatterns = opts.ProtectedPatterns
+		case "secret":
+			o.SecretPatterns = opts.SecretPatterns
+		}
+		c, _ := newTestFS(t, o, nil)
+		assert.False(t, samePatterns(a.fs.denied, c.fs.denied), "other %s patterns share a's set", name)
+		assert.False(t, samePatterns(a.fs.allowed, c.fs.allowed), "other %s patterns share a's set", name)
+	}
+
+	// The defaults are one set too.
+	d1, _ := newTestFS(t, Options{}, nil)
+	d2, _ := newTestFS(t, Options{}, nil)
+	assert.True(t, samePatterns(d1.fs.denied, d2.fs.denied))
+	assert.True(t, samePatterns(d1.fs.protected, d2.fs.protected))
+}
+
+// A shared set matches what each FileSystem compiled for itself before
+// sets were shared: the same pattern, or none, for every path.
+func TestPatternSetsMatchAsCompiled(t *testing.T) {
+	t.Parallel()
+	var paths []string
+	names := []string{"a", "x.go", ".env", ".env.example", "secrets.yaml", "id_rsa", "k.pem", ".git", "config", "vendor"}
+	for _, a := range names {
+		paths = append(paths, a)
+		for _, b := range names {
+			paths = append(paths, a+"/"+b, "deep/er/"+a+"/"+b)
+		}
+	}
+	for _, opts := range []Options{
+		{},
+		{SecretPatterns: []string{}, ProtectedPatterns: []string{}},
+		{DeniedPatterns: []string{"vendor", "config/*", "?"}, AllowedPatterns: []string{"*.go", "a/*"}},
+		{DeniedPatterns: []string{"*/x.go", "a", "**/config"}, SecretPatterns: []string{"*.pem", "!a/*"}},
+		{ReadOnlyPatterns: []string{"a/*", "**/.env"}},
+	} {
+		c, _ := newTestFS(t, opts, nil)
+		o := c.fs.opts
+		secret := compileExcepting(o.SecretPatterns)
+		want := map[string][]pattern{
+			"allowed":   compilePatterns(o.AllowedPatterns),
+			"denied":    append(compilePatterns(o.DeniedPatterns), secret...),
+			"protected": compilePatterns(o.ProtectedPatterns),
+			"secret":    secret,
+		}
+		got := map[string][]pattern{
+			"allowed": c.fs.allowed, "denied": c.fs.denied, "protected": c.fs.protected, "secret": c.fs.secret,
+		}
+		for name, ps := range want {
+			assert.Len(t, got[name], len(ps), "%s with %+v", name, opts)
+			for _, rel := range paths {
+				for _, ancestors := range []bool{false, true} {
+					wp, wok := matchAny(ps, rel, ancestors)
+					gp, gok := matchAny(got[name], rel, ancestors)
+					assert.Equal(t, [2]any{wp, wok}, [2]any{gp, gok}, "%s %s ancestors=%v with %+v", name, rel, ancestors, opts)
+				}
+			}
+		}
+	}
+}
+
+// A set is clipped, so an append to one of its slices cannot write into
+// the array another FileSystem reads.
+func TestPatternSetsClipped(t *testing.T) {
+	t.Parallel()
+	set := compilePatternSet(patternLists{
+		allowed:   []string{"*.go"},
+		denied:    []string{"vendor"},
+		protected: []string{".git/*"},
+		secret:    []string{"*.pem", "*.key", "!*.example"},
+	})
+	for name, ps := range map[string][]pattern{
+		"allowed": set.allowed, "denied": set.denied, "protected": set.protected, "secret": set.secret,
+	} {
+		assert.Equal(t, len(ps), cap(ps), name)
+	}
+	assert.Len(t, set.denied, 3)
+}
+
+// The cache keeps copies of the lists: a caller that changes its slice
+// after New gets the patterns it now holds at the next New.
+func TestPatternSetsKeyCopied(t *testing.T) {
+	t.Parallel()
+	denied := []string{"copied-before"}
+	a, _ := newTestFS(t, Options{DeniedPatterns: denied}, nil)
+	denied[0] = "copied-after"
+	b, _ := newTestFS(t, Options{DeniedPatterns: denied}, nil)
+	p, _ := matchAny(a.fs.denied, "copied-before", false)
+	assert.Equal(t, "copied-before", p)
+	p, _ = matchAny(b.fs.denied, "copied-after", false)
+	assert.Equal(t, "copied-after", p)
+	_, ok := matchAny(b.fs.denied, "copied-before", false)
+	assert.False(t, ok)
+}
+
+// patternSets keeps the sets of the last maxPatternSets distinct lists:
+// one used again stays, the least recently used goes. Not parallel, as it
+// counts what patternSets holds.
+func TestPatternSetsBounded(t *testing.T) {
+	lists := func(i int) patternLists {
+		return patternLists{denied: []string{fmt.Sprintf("bounded-%d", i)}}
+	}
+	first := compiledPatternSet(Options{DeniedPatterns: lists(0).denied})
+	for i := 1; i < 2*maxPatternSets; i++ {
+		compiledPatternSet(Options{DeniedPatterns: lists(i).denied})
+		// bounded-0 is used at every round, so it stays.
+		assert.Same(t, first, compiledPatternSet(Options{DeniedPatterns: lists(0).denied}), "round %d", i)
+	}
+	patternSets.Lock()
+	n := len(patternSets.entries)
+	patternSets.Unlock()
+	assert.Equal(t, maxPatternSets, n)
+	// bounded-1 was pushed out long ago: it is compiled again.
+	again := compiledPatternSet(Options{DeniedPatterns: lists(1).denied})
+	assert.Same(t, again, compiledPatternSet(Options{DeniedPatterns: lists(1).denied}))
+	p, ok := matchAny(again.denied, "bounded-1", false)
+	assert.True(t, ok)
+	assert.Equal(t, "bounded-1", p)
+}
+
+// FileSystems built at once from the same lists all get one set.
+func TestPatternSetsConcurrent(t *testing.T) {
+	t.Parallel()
+	opts := Options{DeniedPatterns: []string{"concurrent-denied"}, SecretPatterns: []string{"concurrent-*", "!*.x"}}
+	sets := make([]*patternSet, 16)
+	var wg sync.WaitGroup
+	for i := range sets {
+		wg.Go(func() { sets[i] = compiledPatternSet(opts) })
+	}
+	wg.Wait()
+	for _, s := range sets {
+		p, ok := matchAny(s.denied, "concurrent-y", false)
+		assert.True(t, ok)
+		assert.Equal(t, "concurrent-*", p)
+		_, ok = matchAny(s.denied, "concurrent-y.x", false)
+		assert.False(t, ok)
+	}
 }

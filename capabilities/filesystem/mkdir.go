@@ -18,11 +18,15 @@ func newCreateDirectory(fs *FS) capabilities.Tool {
 	return &tool[mkdirArgs]{
 		name:        ToolCreateDirectory,
 		description: "Create a directory, and any missing parent directories. Succeeds if it already exists.",
-		params: object(map[string]any{
-			"path": param("string", "Path of the directory, relative to the working directory."),
-		}, "path"),
-		call: fs.createDirectory,
+		params:      sharedSchema(schemaKey{tool: ToolCreateDirectory}, createDirectorySchema),
+		call:        fs.createDirectory,
 	}
+}
+
+func createDirectorySchema(schemaKey) map[string]any {
+	return object(map[string]any{
+		"path": param("string", "Path of the directory, relative to the working directory."),
+	}, "path")
 }
 
 func (fs *FS) createDirectory(ctx context.Context, args mkdirArgs) (string, error) {

@@ -33,13 +33,17 @@ func newReadFile(fs *FS) capabilities.Tool {
 			hashNote(fs, " and a content hash to pass as expected_hash when writing") +
 			". Use offset (zero-based first line) and limit to page through long files. Binary files are not shown." +
 			lineCapNote(fs),
-		params: object(map[string]any{
-			"path":   param("string", "Path of the file, relative to the working directory."),
-			"offset": param("integer", "Zero-based line to start from. Default 0."),
-			"limit":  param("integer", "Maximum number of lines to return. Default "+strconv.Itoa(fs.opts.MaxReadLines)+"."),
-		}, "path"),
-		call: fs.readFile,
+		params: sharedSchema(schemaKey{tool: ToolReadFile, maxReadLines: fs.opts.MaxReadLines}, readFileSchema),
+		call:   fs.readFile,
 	}
+}
+
+func readFileSchema(k schemaKey) map[string]any {
+	return object(map[string]any{
+		"path":   param("string", "Path of the file, relative to the working directory."),
+		"offset": param("integer", "Zero-based line to start from. Default 0."),
+		"limit":  param("integer", "Maximum number of lines to return. Default "+strconv.Itoa(k.maxReadLines)+"."),
+	}, "path")
 }
 
 // hashNote returns note when the capability reports content hashes.

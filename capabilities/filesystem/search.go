@@ -22,15 +22,19 @@ func newSearchFiles(fs *FS) capabilities.Tool {
 			"path relative to the root matches it (fnmatch: '*' also matches '/'). Hidden and binary files " +
 			"are skipped. A line longer than " + strconv.Itoa(MaxLineChars) + " characters is shown as the part " +
 			"around its first match.",
-		params: object(map[string]any{
-			"pattern":      param("string", "The regular expression to search for."),
-			"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
-			"include_glob": param("string", "Only search files whose root-relative path matches this fnmatch glob, where '*' also matches '/': '*.py' matches Python files at any depth."),
-		}, "pattern"),
+		params: sharedSchema(schemaKey{tool: ToolSearchFiles}, searchFilesSchema),
 		call: func(ctx context.Context, args searchArgs) (string, error) {
 			return fs.searchFiles(ctx, args.Pattern, deref(args.Path, "."), deref(args.IncludeGlob, ""))
 		},
 	}
+}
+
+func searchFilesSchema(schemaKey) map[string]any {
+	return object(map[string]any{
+		"pattern":      param("string", "The regular expression to search for."),
+		"path":         param("string", "The directory or file to search, relative to the working directory. Default '.'."),
+		"include_glob": param("string", "Only search files whose root-relative path matches this fnmatch glob, where '*' also matches '/': '*.py' matches Python files at any depth."),
+	}, "pattern")
 }
 
 type searchArgs struct {

@@ -469,3 +469,30 @@ func BenchmarkJobLifecycle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewClose is what a batch job pays for its FileSystem before and
+// after the calls: New with the default options, the tool list a run asks
+// for (names, descriptions, parameters), Close. The calls of
+// BenchmarkJobLifecycle write and sync a file, whose cost on a busy disk
+// hides this one.
+func BenchmarkNewClose(b *testing.B) {
+	root := b.TempDir()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := New(Options{}, root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tools, err := c.Tools(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range tools {
+			_, _, _ = t.Name(), t.Description(), t.Parameters()
+		}
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

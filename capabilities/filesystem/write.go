@@ -18,21 +18,25 @@ type writeArgs struct {
 }
 
 func newWriteFile(fs *FS) capabilities.Tool {
-	props := map[string]any{
-		"path":    param("string", "Path of the file, relative to the working directory. The parent directory must exist."),
-		"content": param("string", "The complete new content of the file."),
-	}
-	if fs.hashes() {
-		props["expected_hash"] = param("string",
-			"Hash the file must still have (from read_file or file_info); the write is refused if it changed since.")
-	}
 	return &tool[writeArgs]{
 		name: ToolWriteFile,
 		description: "Create a file or replace its whole content. Prefer edit_file to change part of an existing file." +
 			hashNote(fs, " Pass expected_hash to make sure you are not overwriting changes you have not seen."),
-		params: object(props, "path", "content"),
+		params: sharedSchema(schemaKey{tool: ToolWriteFile, hashes: fs.hashes()}, writeFileSchema),
 		call:   fs.writeFile,
 	}
+}
+
+func writeFileSchema(k schemaKey) map[string]any {
+	props := map[string]any{
+		"path":    param("string", "Path of the file, relative to the working directory. The parent directory must exist."),
+		"content": param("string", "The complete new content of the file."),
+	}
+	if k.hashes {
+		props["expected_hash"] = param("string",
+			"Hash the file must still have (from read_file or file_info); the write is refused if it changed since.")
+	}
+	return object(props, "path", "content")
 }
 
 func (fs *FS) writeFile(ctx context.Context, args writeArgs) (string, error) {
