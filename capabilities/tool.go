@@ -23,6 +23,8 @@ type Tool interface {
 	Description() string
 	// Parameters is the JSON Schema (an object schema) of the call's arguments.
 	// It must marshal to JSON; a map[string]any is what every provider accepts.
+	// The map may be shared with other tools (FileSystem's are, across the
+	// FileSystems of a batch): callers read it and must not change it.
 	Parameters() map[string]any
 	// Call runs the tool with the model's arguments (a JSON object). It returns
 	// the text the model sees. An error wrapping a *RetryError is a message the
