@@ -21,42 +21,7 @@ type pattern struct {
 }
 
 func compilePattern(text string) pattern {
-	return pattern{text: text, m: compiledFnmatch(text)}
-}
-
-// fnmatches are the patterns compiled so far, by text, up to maxFnmatches of
-// them. A batch builds a FileSystem per job, each with the same few dozen
-// default secret patterns and the spec's own; a compiled pattern never
-// changes, so one serves every FileSystem at once. Measured with
-// BenchmarkJobLifecycle/watch_changes=false (New, three calls, Close): 314
-// allocations and 40 KB a job with it, 1238 and 115 KB without; 4.4 against
-// 6.2 ms a job (medians of five interleaved runs on a loaded machine).
-var fnmatches struct {
-	sync.RWMutex
-	m map[string]glob.Fnmatch
-}
-
-// maxFnmatches bounds what fnmatches keeps in a process that meets ever new
-// patterns (one serving many specs): past it, a pattern is compiled anew.
-const maxFnmatches = 4096
-
-func compiledFnmatch(text string) glob.Fnmatch {
-	fnmatches.RLock()
-	m, ok := fnmatches.m[text]
-	fnmatches.RUnlock()
-	if ok {
-		return m
-	}
-	m = glob.NewFnmatch(text)
-	fnmatches.Lock()
-	if fnmatches.m == nil {
-		fnmatches.m = map[string]glob.Fnmatch{}
-	}
-	if len(fnmatches.m) < maxFnmatches {
-		fnmatches.m[text] = m
-	}
-	fnmatches.Unlock()
-	return m
+	return pattern{text: text, m: glob.NewFnmatch(text)}
 }
 
 func compilePatterns(texts []string) []pattern {
@@ -160,13 +125,13 @@ func compilePatternSet(l patternLists) *patternSet {
 // patternSets are the pattern sets compiled last, for the last
 // maxPatternSets distinct lists, most recently used first. A batch builds a
 // FileSystem per job, all from the spec's same lists (by default some sixty
-// patterns); the compiled patterns were shared already (fnmatches), but each
-// FileSystem looked every one up again and built its own slices of them.
-// Measured with BenchmarkNewClose (New with the default options, the tool
-// list, Close): 59 against 90 µs, 17.3 against 30.8 KB and 155 against 164
-// allocations a job with it and without (medians of eight interleaved runs
-// on a loaded two-CPU machine); BenchmarkJobLifecycle/watch_changes=false,
-// 25.0 against 38.6 KB a job.
+// patterns), so one compilation serves them all; a list seen after eight
+// others is compiled again. Measured with BenchmarkNewClose (New with the
+// default options, the tool list, Close): 21 against 141 µs, 4.7 against
+// 91 KB and 61 against 995 allocations a job with it and without; with
+// BenchmarkJobLifecycle/watch_changes=false (New, three calls, Close), 581
+// against 719 µs, 12 against 99 KB and 195 against 1129 allocations a job
+// (medians of seven interleaved runs on a two-CPU machine at load 1.5).
 var patternSets struct {
 	sync.Mutex
 	entries []patternSetEntry

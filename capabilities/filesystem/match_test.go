@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agentspec/agentspec/capabilities"
-	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/stretchr/testify/assert"
 )
@@ -186,28 +185,6 @@ func TestEntryReadableAsWalked(t *testing.T) {
 	}
 	assert.False(t, entered["src/testdata"])
 	assert.True(t, entered["a/c/bz"])
-}
-
-// Compiled patterns are kept for the FileSystems that follow, up to a bound,
-// and one taken from the store matches as a fresh one does.
-func TestCompiledPatternsKept(t *testing.T) {
-	t.Parallel()
-	for _, text := range []string{"*.pem", "**/secrets/*", "[!a]*.env"} {
-		fresh := glob.NewFnmatch(text)
-		for range 2 {
-			kept := compiledFnmatch(text)
-			for _, name := range []string{"a.pem", "x/secrets/k", "secrets/k", "b.env", "a.env", "c.txt"} {
-				assert.Equal(t, fresh.Match(name), kept.Match(name), "%s ~ %s", text, name)
-			}
-		}
-	}
-	for i := range maxFnmatches + 10 {
-		p := compiledFnmatch(fmt.Sprintf("kept-%d-*", i))
-		assert.True(t, p.Match(fmt.Sprintf("kept-%d-x", i)))
-	}
-	fnmatches.RLock()
-	defer fnmatches.RUnlock()
-	assert.LessOrEqual(t, len(fnmatches.m), maxFnmatches)
 }
 
 // samePatterns reports whether x and y are one slice, not two equal ones.
