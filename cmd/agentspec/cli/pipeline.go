@@ -156,8 +156,6 @@ func (f *runQueueFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
-// batchOptions are what every job is published with: where its workspace
-// lies or whether it travels, --no-cache and --model.
 // checkWorkspaces fails, before any job is published, when the workers
 // could not find one of the workspaces under the workspace root they share
 // (with --ship they are sent instead, so there is nothing to check).
@@ -173,6 +171,8 @@ func (f *runQueueFlags) checkWorkspaces(dirs ...string) error {
 	return nil
 }
 
+// batchOptions are what every job is published with: where its workspace
+// lies or whether it travels, --no-cache and --model.
 func (f *runQueueFlags) batchOptions(noCache bool, model string) queue.BatchOptions {
 	return queue.BatchOptions{WorkspaceRoot: f.workspaceRoot, Ship: f.ship, ShipMax: f.shipMaxMiB << 20, NoCache: noCache, Model: model}
 }
