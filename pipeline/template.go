@@ -189,12 +189,3 @@ func (r *rawRef) parse() {
 	}
 }
 
-// pathText writes a root and elements as a reference does.
-func pathText(root string, elems []Elem) string {
-	var b strings.Builder
-	b.WriteString(root)
-	for _, e := range elems {
-		b.WriteString(e.String())
-	}
-	return b.String()
-}
