@@ -46,12 +46,6 @@ func (f *File) Close() {
 	}
 }
 
-// ReadOpen reads a file the caller opened (for instance through an os.Root)
-// the way File.Read does, refusing anything but a regular file.
-func ReadOpen(f *os.File, buf []byte, skipBinary bool) ([]byte, error) {
-	return readOpen(f, buf, skipBinary)
-}
-
 // bigFile is the size above which a binary check precedes reading the rest,
 // so that skipping a large binary costs one small read.
 const bigFile = 256 << 10

@@ -66,10 +66,6 @@ func (d sysDir) readFile(name, path string, buf []byte, skipBinary bool) ([]byte
 	return readFD(fd, path, buf, skipBinary)
 }
 
-func readOpen(f *os.File, buf []byte, skipBinary bool) ([]byte, error) {
-	return readFD(int(f.Fd()), f.Name(), buf, skipBinary)
-}
-
 // readFD reads the regular file open as fd: one fstat, then readAll.
 func readFD(fd int, name string, buf []byte, skipBinary bool) ([]byte, error) {
 	var st unix.Stat_t

@@ -181,17 +181,6 @@ func TestFileRead(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrClosed)
 }
 
-func TestReadOpenRefusesNonRegular(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	root := mustOpenRoot(t, dir)
-	f, err := root.Open(".")
-	require.NoError(t, err)
-	defer f.Close()
-	_, err = ReadOpen(f, nil, true)
-	assert.True(t, errors.Is(err, ErrNotRegular))
-}
-
 func TestLargeDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -204,11 +193,10 @@ func TestLargeDirectory(t *testing.T) {
 	assert.Equal(t, want, all(t, mustOpenRoot(t, dir), ""))
 }
 
-func TestLstatAndStater(t *testing.T) {
+func TestLstat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "d/f.txt", "12345")
-	require.NoError(t, os.Symlink("d", filepath.Join(dir, "l")))
 	root := mustOpenRoot(t, dir)
 	w, err := New(root, "d", 0)
 	require.NoError(t, err)
@@ -218,17 +206,6 @@ func TestLstatAndStater(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Regular, typ)
 	assert.EqualValues(t, 5, size)
-
-	s, err := NewStater(root)
-	require.NoError(t, err)
-	defer s.Close()
-	for rel, want := range map[string]Type{"d": Dir, "d/f.txt": Regular, "l": Symlink} {
-		typ, err := s.Lstat(rel)
-		require.NoError(t, err, rel)
-		assert.Equal(t, want, typ, rel)
-	}
-	_, err = s.Lstat("missing")
-	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
 func BenchmarkWalkGOROOT(b *testing.B) {

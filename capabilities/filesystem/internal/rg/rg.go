@@ -73,8 +73,9 @@ type Proc struct {
 	unhook func() bool
 }
 
-// Start runs rg with args (after --no-config) in dir, a path or what DirOf
-// names; split cuts its output into records: SplitPaths for --files --null,
+// Start runs rg with args (after --no-config) in dir, a path or the
+// /proc/self/fd name of a directory the caller holds open
+// (sandbox.Cursor.WorkDir); split cuts its output into records: SplitPaths for --files --null,
 // SplitMatches for matches.
 func Start(ctx context.Context, dir string, split bufio.SplitFunc, args ...string) (*Proc, error) {
 	return start(ctx, dir, split, MaxOutput, args)
