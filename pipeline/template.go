@@ -188,4 +188,3 @@ func (r *rawRef) parse() {
 		r.elems = append(r.elems, Elem{Index: n})
 	}
 }
-
