@@ -2,11 +2,10 @@
 # Builds bin/agentspec (or $BIN) for the demos, saying first that the first
 # build compiles every dependency (a few minutes on 2 cores; seconds after
 # that) and listing each package as it compiles, so a cold build shows
-# progress; while one package takes long (the provider SDKs take a minute
-# or more each), a line every 20 seconds ($BUILD_TICK) says the build goes
-# on. The go
-# command's own lines (a module it downloads, a compile error) pass through
-# as they are.
+# progress; while one package takes long (the provider SDKs take a minute or
+# more each), a line every 20 seconds ($BUILD_TICK) says the build goes on.
+# The go command's own lines (a module it downloads, a compile error) pass
+# through as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BIN:-bin/agentspec}
