@@ -11,10 +11,10 @@ echo "== FileSystem walkers against ripgrep"
 scripts/bench-rg.sh
 echo
 
-echo "== read_file against os.ReadFile, a 100,000-file tree, the change watcher"
+echo "== read_file against os.ReadFile, a 100,000-file tree, the change watcher, list_directory"
 "$GO" test -run '^$' -bench 'ReadFileSmall' -benchtime "${BENCHTIME_SMALL:-5000x}" ./capabilities/filesystem/
 "$GO" test -run '^$' -bench 'ReadFileLarge' -benchtime "${BENCHTIME_LARGE:-20x}" ./capabilities/filesystem/
-"$GO" test -run '^$' -bench 'LargeTree|WatchOverhead|JobLifecycle' -benchmem ./capabilities/filesystem/
+"$GO" test -run '^$' -bench 'LargeTree|WatchOverhead|JobLifecycle|ListDirectory' -benchmem ./capabilities/filesystem/
 echo
 
 echo "== spec loading, the agent loop, cache keys"

@@ -33,6 +33,7 @@ type FS struct {
 	cwdParts   []string // cwd split into components (nil for ".")
 	opts       Options  // normalized
 	changes    *changeTracker
+	listings   listings // list_directory's last listings
 
 	// The compiled patterns are shared with every FS built from the same
 	// lists (see patternSets): nothing may change them.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -84,8 +85,12 @@ func runWalkerCases(t *testing.T, tool string, cases []walkerCase) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c, _ := newWalkerFS(t, tc.opts)
-			got := result(callTool(context.Background(), t, c, tool, tc.args))
-			assert.Equal(t, tc.want, got)
+			// Three times: list_directory tracks a directory from its
+			// second listing on and shows its third from what it kept.
+			for range 3 {
+				got := result(callTool(context.Background(), t, c, tool, tc.args))
+				assert.Equal(t, tc.want, got)
+			}
 		})
 	}
 }
@@ -180,4 +185,76 @@ func TestListDirectoryEvent(t *testing.T) {
 	_, err = callTool(rec.ctx(), t, c, ToolListDirectory, map[string]any{"path": "nope"})
 	require.Error(t, err)
 	assert.Empty(t, rec.events)
+}
+
+// TestListDirectorySeesChangesBetweenCalls lists a directory over and over
+// while it changes, through the tools and behind their back: each listing
+// shows the directory as it is, though list_directory keeps the last one
+// and shows it again while the directory is unchanged.
+func TestListDirectorySeesChangesBetweenCalls(t *testing.T) {
+	t.Parallel()
+	c, root := newTestFS(t, Options{Tools: []string{ToolListDirectory, ToolWriteFile}},
+		map[string]string{"a.txt": "aaa", "sub/x": "x", "target/t": "tt"})
+	mustSymlink(t, filepath.Join(root, "target", "t"), filepath.Join(root, "sub", "link"))
+	other := t.TempDir()
+	list := func(path string) string {
+		t.Helper()
+		return result(callTool(context.Background(), t, c, ToolListDirectory, map[string]any{"path": path}))
+	}
+	for range 3 {
+		require.Equal(t, lines("a.txt  (3 bytes)", "sub/", "target/"), list("."))
+	}
+	if st, _ := c.fs.listings.get("."); st.stamp == (walk.Stamp{}) {
+		t.Log("directories are not tracked on this file system: every listing reads the directory")
+	}
+	steps := []struct {
+		name   string
+		change func()
+		want   string
+	}{
+		{"nothing", func() {}, lines("a.txt  (3 bytes)", "sub/", "target/")},
+		{"append behind the tools' back", func() { appendFile(t, filepath.Join(root, "a.txt"), "aa") },
+			lines("a.txt  (5 bytes)", "sub/", "target/")},
+		{"write_file", func() {
+			_, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": "a.txt", "content": "1"})
+			require.NoError(t, err)
+		}, lines("a.txt  (1 bytes)", "sub/", "target/")},
+		{"a hard link outside the root written to", func() {
+			link := filepath.Join(other, "hard")
+			require.NoError(t, os.Link(filepath.Join(root, "a.txt"), link))
+			appendFile(t, link, "2345")
+		}, lines("a.txt  (5 bytes)", "sub/", "target/")},
+		{"a new file", func() { mustWrite(t, root, "b.txt", "") }, lines("a.txt  (5 bytes)", "b.txt  (0 bytes)", "sub/", "target/")},
+		{"a file gone", func() { require.NoError(t, os.Remove(filepath.Join(root, "b.txt"))) },
+			lines("a.txt  (5 bytes)", "sub/", "target/")},
+		{"a directory turned file", func() {
+			require.NoError(t, os.RemoveAll(filepath.Join(root, "sub")))
+			mustWrite(t, root, "sub", "file now")
+		}, lines("a.txt  (5 bytes)", "sub  (8 bytes)", "target/")},
+	}
+	for _, st := range steps {
+		st.change()
+		for i := range 2 {
+			assert.Equal(t, st.want, list("."), "%s, listing %d", st.name, i+1)
+		}
+	}
+
+	// A listing that shows a symlink is never kept: its target may
+	// change anywhere.
+	require.NoError(t, os.Mkdir(filepath.Join(root, "links"), 0o755))
+	mustSymlink(t, filepath.Join(root, "target", "t"), filepath.Join(root, "links", "t"))
+	for range 3 {
+		require.Equal(t, "links/t  (2 bytes)", list("links"))
+	}
+	appendFile(t, filepath.Join(root, "target", "t"), "ttt")
+	assert.Equal(t, "links/t  (5 bytes)", list("links"))
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(s)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 }

@@ -222,7 +222,47 @@ func BenchmarkReadFileLarge(b *testing.B) {
 // BenchmarkListDirectory times list_directory of a directory of 120 files
 // and 12 directories in-process, the listing scripts/bench-mcp.sh compares
 // against the official server over MCP.
+// BenchmarkListDirectory lists one directory of 120 files and 12
+// directories again and again; from the third listing on, list_directory
+// shows what it kept while the directory is unchanged (on Linux).
 func BenchmarkListDirectory(b *testing.B) {
+	list, _ := benchListing(b)
+	args := json.RawMessage(`{"path": "."}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := list(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListDirectoryChanging is BenchmarkListDirectory with one file
+// grown by a byte before each listing, so that every listing reads the
+// directory and describes each file again.
+func BenchmarkListDirectoryChanging(b *testing.B) {
+	list, dir := benchListing(b)
+	f, err := os.OpenFile(filepath.Join(dir, "file_007.go"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	args := json.RawMessage(`{"path": "."}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Write([]byte{'x'}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := list(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchListing makes the listed directory and returns list_directory's
+// call over it, and the directory.
+func benchListing(b *testing.B) (func(context.Context, json.RawMessage) (string, error), string) {
 	dir := b.TempDir()
 	for i := range 120 {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file_%03d.go", i)), bytes.Repeat([]byte("x"), i*37%4096), 0o644); err != nil {
@@ -239,13 +279,5 @@ func BenchmarkListDirectory(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	list := benchTool(b, c, ToolListDirectory)
-	args := json.RawMessage(`{"path": "."}`)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := list(ctx, args); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return benchTool(b, c, ToolListDirectory), dir
 }

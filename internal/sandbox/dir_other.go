@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 // Without openat, walks go through the os.Root: it never leaves the root,
@@ -237,3 +239,23 @@ func (c *Cursor) Regular(name string) bool {
 // OpenReal reports that the kernel does not name descriptors here: the
 // caller resolves the path itself.
 func OpenReal(string) (*Dir, string, bool) { return nil, "", false }
+
+// NewWalker starts a walk of the directory rel (package walk), whose
+// directories carry state.
+func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
+	r, err := d.lazy.get()
+	if err != nil {
+		return nil, err
+	}
+	return walk.New(r, rel, state)
+}
+
+// NewTrackedWalker starts a walk of the directory rel like NewWalker; no
+// directory is tracked here, so the stamp is zero (walk.NewTracked).
+func NewTrackedWalker[S any](d *Dir, rel string, state S, last walk.Stamp) (*walk.Walker[S], walk.Stamp, error) {
+	r, err := d.lazy.get()
+	if err != nil {
+		return nil, walk.Stamp{}, err
+	}
+	return walk.NewTracked(r, rel, state, last)
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 // Descriptor walks beneath the root. Every lookup here is relative to a
@@ -85,6 +87,19 @@ func (d *Dir) Close() {
 		return
 	}
 	unix.Close(d.fd)
+}
+
+// NewWalker starts a walk of the directory rel (package walk), whose
+// directories carry state.
+func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
+	return walk.NewAt(d.fd, rel, state)
+}
+
+// NewTrackedWalker starts a walk of the directory rel like NewWalker, and
+// returns its stamp; when that is last, the directory is unchanged and not
+// read, and the Walker is nil (walk.NewTracked).
+func NewTrackedWalker[S any](d *Dir, rel string, state S, last walk.Stamp) (*walk.Walker[S], walk.Stamp, error) {
+	return walk.NewTrackedAt(d.fd, rel, state, last)
 }
 
 // walkDirFlags opens a directory only to look up names below it.

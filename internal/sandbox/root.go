@@ -4,15 +4,13 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-
-	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 // A Dir also holds an os.Root on the same directory, opened when first asked
-// for: the walker reads through one (see package walk), and FS gives its
-// reads, which follow a symlink as long as it stays beneath the root. A job
-// that only reads and writes files it names never lists a directory, and
-// spares the open, stat and close.
+// for: FS gives its reads, which follow a symlink as long as it stays
+// beneath the root, and where there is no openat the walker reads through
+// it (see package walk; on Unix a walk starts from the Dir's descriptor). A
+// job that never asks for it spares the open, stat and close.
 type lazyRoot struct {
 	once sync.Once
 	open func() (*os.Root, error) // nil once given a root
@@ -64,16 +62,6 @@ func (d *Dir) FS() (fs.FS, error) {
 		return nil, err
 	}
 	return r.FS(), nil
-}
-
-// NewWalker starts a walk of the directory rel (package walk), whose
-// directories carry state.
-func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
-	r, err := d.lazy.get()
-	if err != nil {
-		return nil, err
-	}
-	return walk.New(r, rel, state)
 }
 
 // WriteFile writes data to the regular file rel, created with perm (less

@@ -27,6 +27,27 @@ func openRoot(root *os.Root, name string) (sysDir, error) {
 	return sysDir(fd), nil
 }
 
+// NewAt starts a walk like New from the directory open as dirfd, which
+// stays open and is not the caller's to close until NewAt returns.
+// Opening "." through dirfd is one system call, where an os.Root's Open
+// makes an os.File (four more).
+func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
+	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: ".", Err: err}
+	}
+	return newWalk(sysDir(top), dir, state)
+}
+
+// NewTrackedAt is NewTracked from the directory open as dirfd (see NewAt).
+func NewTrackedAt[S any](dirfd int, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, Stamp{}, &os.PathError{Op: "open", Path: ".", Err: err}
+	}
+	return newTracked(sysDir(top), dir, state, last)
+}
+
 // openDir opens the subdirectory name, failing if it is a symlink.
 func (d sysDir) openDir(name string) (sysDir, error) {
 	fd, err := openat(int(d), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)

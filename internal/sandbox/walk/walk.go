@@ -16,6 +16,10 @@
 // reports it (a symlink is a Symlink, not its target), filters it, and asks
 // for a directory to be entered with Descend; nothing else is entered, so a
 // walk that stops early has read no more of the tree than it needed.
+//
+// On Linux a walk may also be tracked (NewTracked): its stamp, read from
+// inotify, tells a later walk that the directory is unchanged, and spares it
+// reading the directory at all.
 package walk
 
 import (
@@ -84,6 +88,9 @@ type Walker[S any] struct {
 	left  int       // entries the walk may still read
 	// capped is set when a directory had more entries than left.
 	capped bool
+	// track is the walk root's tracker (NewTracked), until the walk shows
+	// something its stamp does not cover.
+	track *trackedDir
 }
 
 type frame[S any] struct {
@@ -131,13 +138,80 @@ func (d *dir) release() {
 // symlink fails the walk, whatever it points to. state is the directory's
 // state, returned by State for its entries.
 func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
-	if dir == "." {
-		dir = ""
-	}
-	sys, err := openRoot(root, ".")
+	top, err := openRoot(root, ".")
 	if err != nil {
 		return nil, err
 	}
+	return newWalk(top, dir, state)
+}
+
+func newWalk[S any](top sysDir, dir string, state S) (*Walker[S], error) {
+	if dir == "." {
+		dir = ""
+	}
+	sys, err := openPath(top, dir)
+	if err != nil {
+		return nil, err
+	}
+	return start(sys, dir, state)
+}
+
+// Stamp names a directory and a state of what a listing of it shows: the
+// names and types of its entries and the sizes of its regular files. A
+// directory that changes gets a new stamp; stamps are never reused. The zero
+// Stamp is that of a directory that cannot be tracked (not on Linux, not on
+// a local file system, or past the tracker's share of inotify watches).
+type Stamp struct {
+	d       *trackedDir
+	version uint64
+}
+
+// NewTracked starts a walk like New and returns the directory's stamp,
+// taken before the walk reads it. When that stamp is last, nothing has
+// changed since a walk returned last: the directory is not read, and the
+// Walker is nil.
+//
+// The stamp covers what the walk shows (see Tracked): a listing of the
+// directory may be kept under it and shown again for as long as NewTracked
+// returns the same stamp.
+func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	top, err := openRoot(root, ".")
+	if err != nil {
+		return nil, Stamp{}, err
+	}
+	return newTracked(top, dir, state, last)
+}
+
+func newTracked[S any](top sysDir, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	if dir == "." {
+		dir = ""
+	}
+	sys, err := openPath(top, dir)
+	if err != nil {
+		return nil, Stamp{}, err
+	}
+	d, version := sys.track()
+	stamp := Stamp{d, version}
+	if d != nil && stamp == last {
+		sys.close()
+		return nil, stamp, nil
+	}
+	w, err := start(sys, dir, state)
+	if err != nil {
+		return nil, Stamp{}, err
+	}
+	w.track = d
+	return w, stamp, nil
+}
+
+// Tracked reports whether the stamp NewTracked returned covers what the walk
+// has shown: it read every entry of the directory, entered none, met no
+// symlink or special file, and watched each regular file Lstat described.
+func (w *Walker[S]) Tracked() bool { return w.track != nil && !w.capped }
+
+// openPath opens the directory dir below the open directory sys one
+// component at a time, and closes sys: a component that is a symlink fails.
+func openPath(sys sysDir, dir string) (sysDir, error) {
 	for done := 0; done < len(dir); {
 		end := strings.IndexByte(dir[done:], '/')
 		if end < 0 {
@@ -148,10 +222,16 @@ func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
 		sub, err := sys.openDir(dir[done:end])
 		sys.close()
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: dir[:end], Err: err}
+			return sub, &os.PathError{Op: "open", Path: dir[:end], Err: err}
 		}
 		sys, done = sub, end+1
 	}
+	return sys, nil
+}
+
+// start begins a walk of the open directory sys, whose entries get paths
+// dir/name.
+func start[S any](sys sysDir, dir string, state S) (*Walker[S], error) {
 	w := &Walker[S]{left: MaxEntries}
 	fr := &frame[S]{d: newDir(sys), prefix: dir, state: state}
 	if err := w.read(fr); err != nil {
@@ -200,6 +280,9 @@ func (w *Walker[S]) Next() bool {
 			top.next++
 			w.dir = top
 			w.cur = Entry{Path: join(top.prefix, de.name), Type: de.typ, Depth: top.depth + 1}
+			if de.typ != Regular && de.typ != Dir {
+				w.track = nil
+			}
 			return true
 		}
 		w.stack = w.stack[:len(w.stack)-1]
@@ -252,12 +335,16 @@ func (w *Walker[S]) Descend(state S) {
 	if w.dir == nil || w.cur.Type != Dir {
 		return
 	}
+	w.track = nil
 	w.enter = &frame[S]{prefix: w.cur.Path, state: state, depth: w.cur.Depth, pending: w.cur.Name()}
 }
 
 // Lstat describes the current entry without following a symlink: its type
 // and size.
 func (w *Walker[S]) Lstat() (Type, int64, error) {
+	if w.track != nil && !w.dir.d.sys.watchFile(w.track, w.cur.Name()) {
+		w.track = nil
+	}
 	typ, size, err := w.dir.d.sys.lstat(w.cur.Name())
 	if err != nil {
 		return 0, 0, &os.PathError{Op: "lstat", Path: w.cur.Path, Err: err}
