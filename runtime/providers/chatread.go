@@ -19,7 +19,7 @@ type assembled struct {
 	text, refusal, reasoning strings.Builder
 	reasoningField           string
 	calls                    []*llms.ToolCall        // by index
-	args                     []*strings.Builder      // streamed arguments of the calls, by index, until flushArgs
+	args                     []*joiner               // streamed arguments of the calls, by index, until flushArgs
 	extras                   map[int]json.RawMessage // extra_content of the calls, by index
 	finish                   string
 	usage                    openai.CompletionUsage
@@ -60,7 +60,7 @@ func (a *assembled) appendArgs(index int, piece string) {
 		a.args = append(a.args, nil)
 	}
 	if a.args[index] == nil {
-		a.args[index] = &strings.Builder{}
+		a.args[index] = &joiner{}
 	}
 	a.args[index].WriteString(piece)
 }
