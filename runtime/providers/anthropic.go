@@ -297,84 +297,55 @@ func withCacheControl[T any](b T, field *anthropic.CacheControlEphemeralParam, c
 // per block, and sends one message per tool result); in a user turn, tool
 // results come first, as the API requires; empty text blocks are dropped.
 func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockParam, []anthropic.MessageParam, error) {
-	var (
-		system []anthropic.TextBlockParam
-		turns  []anthropic.MessageParam
-		role   string
-		blocks []anthropic.ContentBlockParamUnion
-		first  int // in a user turn, where the next tool result goes
-	)
-	flush := func() {
-		if len(blocks) == 0 {
-			return
-		}
-		if role == "assistant" {
+	var system []anthropic.TextBlockParam
+	var turns []anthropic.MessageParam
+	tb := &turnBuilder[anthropic.ContentBlockParamUnion]{emit: func(side turn, blocks []anthropic.ContentBlockParamUnion) {
+		if side == turnAssistant {
 			turns = append(turns, anthropic.NewAssistantMessage(blocks...))
 		} else {
 			turns = append(turns, anthropic.NewUserMessage(blocks...))
 		}
-		blocks, first = nil, 0
-	}
-	for i, msg := range messages {
-		var r string
-		switch msg.Role {
-		case llms.ChatMessageTypeSystem:
-			for _, part := range msg.Parts {
-				if t, ok := part.(llms.TextContent); ok && t.Text != "" {
-					system = append(system, anthropic.TextBlockParam{Text: t.Text})
-				}
+	}}
+	addSystem := func(t string) { system = append(system, anthropic.TextBlockParam{Text: t}) }
+	err := eachPart(messages, "Messages", addSystem, tb.start, func(i int, part llms.ContentPart, failed bool) error {
+		switch p := part.(type) {
+		case llms.TextContent:
+			if p.Text != "" {
+				tb.add(anthropic.NewTextBlock(p.Text))
 			}
-			continue
-		case llms.ChatMessageTypeAI:
-			r = "assistant"
-		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric, llms.ChatMessageTypeTool:
-			r = "user"
-		default:
-			return nil, nil, fmt.Errorf("message %d: role %q has no place in the Messages API", i, msg.Role)
-		}
-		if r != role {
-			flush()
-			role = r
-		}
-		failed := slices.ContainsFunc(msg.Parts, isToolError)
-		for _, part := range msg.Parts {
-			switch p := part.(type) {
-			case llms.TextContent:
-				if p.Text != "" {
-					blocks = append(blocks, anthropic.NewTextBlock(p.Text))
-				}
-			case llms.ToolCall:
-				if p.FunctionCall == nil {
-					continue
-				}
-				input := json.RawMessage(p.FunctionCall.Arguments)
-				var obj map[string]any
-				if json.Unmarshal(input, &obj) != nil || obj == nil {
-					input = json.RawMessage(`{}`) // the API takes an object only
-				}
-				blocks = append(blocks, anthropic.NewToolUseBlock(p.ID, input, p.FunctionCall.Name))
-			case llms.ToolCallResponse:
-				result := anthropic.NewToolResultBlock(p.ToolCallID, p.Content, failed)
-				blocks = append(blocks[:first], append([]anthropic.ContentBlockParamUnion{result}, blocks[first:]...)...)
-				first++
-			case llms.BinaryContent:
-				switch {
-				case isToolError(p):
-				case isBlock(p):
-					blocks = append(blocks, param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(p.Data)))
-				case strings.HasPrefix(p.MIMEType, "image/"):
-					blocks = append(blocks, anthropic.NewImageBlockBase64(p.MIMEType, base64Of(p.Data)))
-				default:
-					return nil, nil, fmt.Errorf("message %d: the Messages API takes no %s part", i, p.MIMEType)
-				}
-			case llms.ImageURLContent:
-				blocks = append(blocks, anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: p.URL}))
+		case llms.ToolCall:
+			if p.FunctionCall == nil {
+				return nil
+			}
+			input := json.RawMessage(p.FunctionCall.Arguments)
+			var obj map[string]any
+			if json.Unmarshal(input, &obj) != nil || obj == nil {
+				input = json.RawMessage(`{}`) // the API takes an object only
+			}
+			tb.add(anthropic.NewToolUseBlock(p.ID, input, p.FunctionCall.Name))
+		case llms.ToolCallResponse:
+			tb.addResult(anthropic.NewToolResultBlock(p.ToolCallID, p.Content, failed))
+		case llms.BinaryContent:
+			switch {
+			case isToolError(p):
+			case isBlock(p):
+				tb.add(param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(p.Data)))
+			case strings.HasPrefix(p.MIMEType, "image/"):
+				tb.add(anthropic.NewImageBlockBase64(p.MIMEType, base64Of(p.Data)))
 			default:
-				return nil, nil, fmt.Errorf("message %d: the Messages API takes no %T part", i, part)
+				return fmt.Errorf("message %d: the Messages API takes no %s part", i, p.MIMEType)
 			}
+		case llms.ImageURLContent:
+			tb.add(anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: p.URL}))
+		default:
+			return fmt.Errorf("message %d: the Messages API takes no %T part", i, part)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	flush()
+	tb.flush()
 	return system, turns, nil
 }
 

@@ -7,11 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -343,4 +346,45 @@ func TestBedrockMantleSigV4(t *testing.T) {
 	assert.Equal(t, "alpha", text(resp))
 	assert.Equal(t, 2, attempts)
 	assert.Empty(t, refusals)
+}
+
+// ConverseStream's request carries every field of Converse's, and the
+// guardrail in its streaming form.
+func TestConverseStreamCarriesConverseFields(t *testing.T) {
+	t.Parallel()
+	in := bedrockInput{
+		modelID:       "m",
+		system:        []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "s"}},
+		messages:      []types.Message{{Role: types.ConversationRoleUser}},
+		inference:     &types.InferenceConfiguration{MaxTokens: aws.Int32(5)},
+		tools:         &types.ToolConfiguration{},
+		additional:    map[string]any{"k": 1},
+		responsePaths: []string{"/p"},
+		guardrail:     map[string]any{"guardrailIdentifier": "g", "guardrailVersion": "1", "trace": "enabled", "streamProcessingMode": "async"},
+		performance:   &types.PerformanceConfiguration{Latency: types.PerformanceConfigLatencyOptimized},
+		metadata:      map[string]string{"a": "b"},
+		variables:     map[string]types.PromptVariableValues{"v": &types.PromptVariableValuesMemberText{Value: "x"}},
+		tier:          &types.ServiceTier{},
+		output:        &types.OutputConfig{},
+	}
+	plain, stream := reflect.ValueOf(in.converse()).Elem(), reflect.ValueOf(in.converseStream()).Elem()
+	for i := range plain.NumField() {
+		f := plain.Type().Field(i)
+		if !f.IsExported() || f.Name == "GuardrailConfig" {
+			continue
+		}
+		if plain.Field(i).IsZero() {
+			t.Errorf("the test leaves %s unset", f.Name)
+			continue
+		}
+		got := stream.FieldByName(f.Name)
+		if !got.IsValid() || !reflect.DeepEqual(got.Interface(), plain.Field(i).Interface()) {
+			t.Errorf("%s: ConverseStream has %v, Converse %v", f.Name, got, plain.Field(i))
+		}
+	}
+	g := in.converseStream().GuardrailConfig
+	if g == nil || aws.ToString(g.GuardrailIdentifier) != "g" || aws.ToString(g.GuardrailVersion) != "1" ||
+		g.Trace != types.GuardrailTraceEnabled || g.StreamProcessingMode != types.GuardrailStreamProcessingModeAsync {
+		t.Errorf("guardrail %+v", g)
+	}
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
+	"reflect"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,21 +55,22 @@ func (in bedrockInput) converse() *bedrockruntime.ConverseInput {
 	return out
 }
 
+// converseStream is converse's request for ConverseStream. The two SDK
+// types have the same fields but the guardrail's, so the fields are copied
+// by name: one list to keep, and a field added to both reaches both.
 func (in bedrockInput) converseStream() *bedrockruntime.ConverseStreamInput {
-	out := &bedrockruntime.ConverseStreamInput{
-		ModelId: aws.String(in.modelID), System: in.system, Messages: in.messages,
-		InferenceConfig: in.inference, ToolConfig: in.tools, AdditionalModelResponseFieldPaths: in.responsePaths,
-		PerformanceConfig: in.performance, RequestMetadata: in.metadata, PromptVariables: in.variables,
-		ServiceTier: in.tier, OutputConfig: in.output,
+	c := in.converse()
+	out := &bedrockruntime.ConverseStreamInput{}
+	src, dst := reflect.ValueOf(c).Elem(), reflect.ValueOf(out).Elem()
+	for i := range dst.NumField() {
+		f := dst.Type().Field(i)
+		if v := src.FieldByName(f.Name); f.IsExported() && v.IsValid() && v.Type() == f.Type {
+			dst.Field(i).Set(v)
+		}
 	}
-	if len(in.additional) > 0 {
-		out.AdditionalModelRequestFields = document.NewLazyDocument(in.additional)
-	}
-	if in.guardrail != nil {
+	if g := c.GuardrailConfig; g != nil {
 		out.GuardrailConfig = &types.GuardrailStreamConfiguration{
-			GuardrailIdentifier:  optString(in.guardrail["guardrailIdentifier"]),
-			GuardrailVersion:     optString(in.guardrail["guardrailVersion"]),
-			Trace:                types.GuardrailTrace(str(in.guardrail["trace"])),
+			GuardrailIdentifier: g.GuardrailIdentifier, GuardrailVersion: g.GuardrailVersion, Trace: g.Trace,
 			StreamProcessingMode: types.GuardrailStreamProcessingMode(str(in.guardrail["streamProcessingMode"])),
 		}
 	}
@@ -250,107 +251,84 @@ func bedrockTier(unified string, own any) string {
 // assistant turns alternating, so consecutive messages of one role are
 // merged; a turn's tool results come first in it.
 func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock, []types.Message, error) {
-	var (
-		system []types.SystemContentBlock
-		turns  []types.Message
-		role   types.ConversationRole
-		blocks []types.ContentBlock
-		first  int
-	)
-	flush := func() {
-		if len(blocks) > 0 {
-			turns = append(turns, types.Message{Role: role, Content: blocks})
+	var system []types.SystemContentBlock
+	var turns []types.Message
+	tb := &turnBuilder[types.ContentBlock]{emit: func(side turn, blocks []types.ContentBlock) {
+		role := types.ConversationRoleUser
+		if side == turnAssistant {
+			role = types.ConversationRoleAssistant
 		}
-		blocks, first = nil, 0
-	}
-	for i, msg := range messages {
-		var r types.ConversationRole
-		switch msg.Role {
-		case llms.ChatMessageTypeSystem:
-			for _, part := range msg.Parts {
-				if t, ok := part.(llms.TextContent); ok && t.Text != "" {
-					system = append(system, &types.SystemContentBlockMemberText{Value: t.Text})
-				}
+		turns = append(turns, types.Message{Role: role, Content: blocks})
+	}}
+	addSystem := func(t string) { system = append(system, &types.SystemContentBlockMemberText{Value: t}) }
+	err := eachPart(messages, "Converse", addSystem, tb.start, func(i int, part llms.ContentPart, failed bool) error {
+		switch p := part.(type) {
+		case llms.TextContent:
+			if strings.TrimSpace(p.Text) != "" { // Converse refuses blank text blocks
+				tb.add(&types.ContentBlockMemberText{Value: p.Text})
 			}
-			continue
-		case llms.ChatMessageTypeAI:
-			r = types.ConversationRoleAssistant
-		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric, llms.ChatMessageTypeTool:
-			r = types.ConversationRoleUser
-		default:
-			return nil, nil, fmt.Errorf("message %d: role %q has no place in the Converse API", i, msg.Role)
-		}
-		if r != role {
-			flush()
-			role = r
-		}
-		failed := slices.ContainsFunc(msg.Parts, isToolError)
-		for _, part := range msg.Parts {
-			switch p := part.(type) {
-			case llms.TextContent:
-				if strings.TrimSpace(p.Text) != "" { // Converse refuses blank text blocks
-					blocks = append(blocks, &types.ContentBlockMemberText{Value: p.Text})
+		case llms.ToolCall:
+			if p.FunctionCall == nil {
+				return nil
+			}
+			var input map[string]any
+			if json.Unmarshal([]byte(p.FunctionCall.Arguments), &input) != nil || input == nil {
+				input = map[string]any{} // the API takes an object only
+			}
+			tb.add(&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+				ToolUseId: aws.String(p.ID), Name: aws.String(p.FunctionCall.Name), Input: document.NewLazyDocument(input),
+			}})
+		case llms.ToolCallResponse:
+			status := types.ToolResultStatusSuccess
+			if failed {
+				status = types.ToolResultStatusError
+			}
+			content := p.Content
+			if strings.TrimSpace(content) == "" {
+				content = "(empty)" // Converse refuses a blank text block
+			}
+			result := &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+				ToolUseId: aws.String(p.ToolCallID), Status: status,
+				Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: content}},
+			}}
+			tb.addResult(result)
+		case llms.BinaryContent:
+			switch {
+			case isToolError(p):
+			case isBlock(p):
+				var b bedrockBlock
+				if !decodeBlock(p, &b) || b.Type != blockBedrockReasoning {
+					return nil // another provider's block
 				}
-			case llms.ToolCall:
-				if p.FunctionCall == nil {
-					continue
+				if len(b.Redacted) > 0 {
+					tb.add(&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: b.Redacted}})
+					return nil
 				}
-				var input map[string]any
-				if json.Unmarshal([]byte(p.FunctionCall.Arguments), &input) != nil || input == nil {
-					input = map[string]any{} // the API takes an object only
+				rt := types.ReasoningTextBlock{Text: aws.String(b.Text)}
+				if b.Signature != "" {
+					rt.Signature = aws.String(b.Signature)
 				}
-				blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-					ToolUseId: aws.String(p.ID), Name: aws.String(p.FunctionCall.Name), Input: document.NewLazyDocument(input),
+				tb.add(&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: rt}})
+			case strings.HasPrefix(p.MIMEType, "image/"):
+				format := strings.TrimPrefix(p.MIMEType, "image/")
+				if format == "jpg" {
+					format = "jpeg"
+				}
+				tb.add(&types.ContentBlockMemberImage{Value: types.ImageBlock{
+					Format: types.ImageFormat(format), Source: &types.ImageSourceMemberBytes{Value: p.Data},
 				}})
-			case llms.ToolCallResponse:
-				status := types.ToolResultStatusSuccess
-				if failed {
-					status = types.ToolResultStatusError
-				}
-				content := p.Content
-				if strings.TrimSpace(content) == "" {
-					content = "(empty)" // Converse refuses a blank text block
-				}
-				result := &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
-					ToolUseId: aws.String(p.ToolCallID), Status: status,
-					Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: content}},
-				}}
-				blocks = append(blocks[:first], append([]types.ContentBlock{result}, blocks[first:]...)...)
-				first++
-			case llms.BinaryContent:
-				switch {
-				case isToolError(p):
-				case isBlock(p):
-					var b bedrockBlock
-					if !decodeBlock(p, &b) || b.Type != blockBedrockReasoning {
-						continue // another provider's block
-					}
-					if len(b.Redacted) > 0 {
-						blocks = append(blocks, &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: b.Redacted}})
-						continue
-					}
-					rt := types.ReasoningTextBlock{Text: aws.String(b.Text)}
-					if b.Signature != "" {
-						rt.Signature = aws.String(b.Signature)
-					}
-					blocks = append(blocks, &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{Value: rt}})
-				case strings.HasPrefix(p.MIMEType, "image/"):
-					format := strings.TrimPrefix(p.MIMEType, "image/")
-					if format == "jpg" {
-						format = "jpeg"
-					}
-					blocks = append(blocks, &types.ContentBlockMemberImage{Value: types.ImageBlock{
-						Format: types.ImageFormat(format), Source: &types.ImageSourceMemberBytes{Value: p.Data},
-					}})
-				default:
-					return nil, nil, fmt.Errorf("message %d: the Converse API takes no %s part", i, p.MIMEType)
-				}
 			default:
-				return nil, nil, fmt.Errorf("message %d: the Converse API takes no %T part", i, part)
+				return fmt.Errorf("message %d: the Converse API takes no %s part", i, p.MIMEType)
 			}
+		default:
+			return fmt.Errorf("message %d: the Converse API takes no %T part", i, part)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	flush()
+	tb.flush()
 	return system, turns, nil
 }
 

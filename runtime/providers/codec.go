@@ -2,6 +2,8 @@ package providers
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -231,4 +233,101 @@ type bedrockBlock struct {
 	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	Redacted  []byte `json:"redacted,omitempty"`
+}
+
+// A turn is the side of the conversation a message belongs to, for the APIs
+// (Messages, Converse) that take system text apart and want user and
+// assistant turns alternating.
+type turn int
+
+const (
+	turnSystem turn = iota
+	turnUser
+	turnAssistant
+)
+
+// sideOf sorts message i, of the given role, for api: tool results and
+// generic messages are the user's.
+func sideOf(i int, role llms.ChatMessageType, api string) (turn, error) {
+	switch role {
+	case llms.ChatMessageTypeSystem:
+		return turnSystem, nil
+	case llms.ChatMessageTypeAI:
+		return turnAssistant, nil
+	case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric, llms.ChatMessageTypeTool:
+		return turnUser, nil
+	}
+	return 0, fmt.Errorf("message %d: role %q has no place in the %s API", i, role, api)
+}
+
+// systemTexts returns the text parts of a system message that are not
+// empty.
+func systemTexts(msg llms.MessageContent) []string {
+	var out []string
+	for _, part := range msg.Parts {
+		if t, ok := part.(llms.TextContent); ok && t.Text != "" {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// turnBuilder gathers blocks into turns: a turn ends where the side
+// changes, and in a turn the tool results come first, in their order.
+type turnBuilder[B any] struct {
+	side   turn
+	blocks []B
+	first  int // where the next tool result goes
+	emit   func(turn, []B)
+}
+
+// start begins a turn of side, unless the current turn is of that side.
+func (t *turnBuilder[B]) start(side turn) {
+	if side != t.side {
+		t.flush()
+		t.side = side
+	}
+}
+
+func (t *turnBuilder[B]) add(b B) { t.blocks = append(t.blocks, b) }
+
+// addResult adds a tool result after the turn's earlier results.
+func (t *turnBuilder[B]) addResult(b B) {
+	t.blocks = slices.Insert(t.blocks, t.first, b)
+	t.first++
+}
+
+// flush emits the current turn, if it holds a block.
+func (t *turnBuilder[B]) flush() {
+	if len(t.blocks) > 0 {
+		t.emit(t.side, t.blocks)
+	}
+	t.blocks, t.first = nil, 0
+}
+
+// eachPart walks the conversation for api: system text goes to sys; each
+// other message starts its side's turn and gives part its parts, with
+// failed set when the message is a failed tool result.
+func eachPart(messages []llms.MessageContent, api string, sys func(string), start func(turn),
+	part func(i int, p llms.ContentPart, failed bool) error) error {
+	for i, msg := range messages {
+		side, err := sideOf(i, msg.Role, api)
+		if err != nil {
+			return err
+		}
+		if side == turnSystem {
+			for _, t := range systemTexts(msg) {
+				sys(t)
+			}
+			continue
+		}
+		start(side)
+		failed := slices.ContainsFunc(msg.Parts, isToolError)
+		for _, p := range msg.Parts {
+			if err := part(i, p, failed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -115,13 +115,9 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	if f.jobs < 0 {
 		return exitWith(exitUsage, fmt.Errorf("-j must be at least 1, not %d", f.jobs))
 	}
-	vars, input, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.varsAndInput(cmd.InOrStdin(), nil)
+	vars, input, workspaces, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.jobsInput(cmd.InOrStdin(), args[1:])
 	if err != nil {
 		return err
-	}
-	workspaces, err := expandWorkspaces(args[1:])
-	if err != nil {
-		return exitWith(exitUsage, err)
 	}
 	if isPipelineFile(args[0]) {
 		return batchPipeline(cmd, f, args[0], workspaces, vars, input)

@@ -282,6 +282,21 @@ func (f runFlags) unused(s *spec.Spec) error {
 	return nil
 }
 
+// jobsInput is what batch and submit read before they start jobs: the --var
+// flags, the input and the workspaces their arguments name
+// (expandWorkspaces), each wrong one a usage error.
+func (f runFlags) jobsInput(stdin io.Reader, dirs []string) (map[string]string, string, []string, error) {
+	vars, input, err := f.varsAndInput(stdin, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	workspaces, err := expandWorkspaces(dirs)
+	if err != nil {
+		return nil, "", nil, exitWith(exitUsage, err)
+	}
+	return vars, input, workspaces, nil
+}
+
 // varsAndInput parses the --var flags and reads the input (readInput), what
 // is wrong with either a usage error: what every command that starts jobs
 // does first.

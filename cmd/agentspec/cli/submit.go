@@ -281,13 +281,9 @@ errors.`,
 			if err := f.check(cmd, false); err != nil {
 				return err
 			}
-			vars, input, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.varsAndInput(cmd.InOrStdin(), nil)
+			vars, input, workspaces, err := runFlags{vars: f.vars, input: f.input, inputFile: f.inputFile}.jobsInput(cmd.InOrStdin(), args[1:])
 			if err != nil {
 				return err
-			}
-			workspaces, err := expandWorkspaces(args[1:])
-			if err != nil {
-				return exitWith(exitUsage, err)
 			}
 			if len(workspaces) != 1 {
 				return exitWith(exitUsage, fmt.Errorf("submit takes one workspace; %q names %d (use agentspec batch --nats)", args[1], len(workspaces)))
