@@ -74,8 +74,8 @@ func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
 }
 
 // listWalk renders the directory w walks, and reports whether the result is
-// the whole directory: the walk was not cut short by the call's deadline,
-// the listing cap or the walk's entry limit.
+// what the directory shows: the walk was not cut short by the call's
+// deadline or the walk's entry limit.
 func (fs *FS) listWalk(ctx context.Context, w *walk.Walker[struct{}]) (out string, count int, complete bool, err error) {
 	defer w.Close()
 	found := listing{limit: fs.opts.MaxListResults}
@@ -89,7 +89,8 @@ func (fs *FS) listWalk(ctx context.Context, w *walk.Walker[struct{}]) (out strin
 			break
 		}
 		if line, ok := fs.listEntry(w); ok && !found.add(line) {
-			complete = false
+			// Past the cap: what is shown is whole, the entries after
+			// the first one not shown being neither read nor shown.
 			break
 		}
 	}

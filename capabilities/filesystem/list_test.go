@@ -258,3 +258,26 @@ func appendFile(t *testing.T, path, s string) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
+
+// A listing cut at the cap is kept too, and follows the directory: the
+// marker goes when the entries past the cap do.
+func TestListDirectoryCapFollowsChanges(t *testing.T) {
+	t.Parallel()
+	c, root := newTestFS(t, Options{Tools: []string{ToolListDirectory}, MaxListResults: 2},
+		map[string]string{"a": "1", "b": "22", "c": "333"})
+	list := func() string {
+		t.Helper()
+		return result(callTool(context.Background(), t, c, ToolListDirectory, map[string]any{"path": "."}))
+	}
+	for range 3 {
+		require.Equal(t, lines("a  (1 bytes)", "b  (2 bytes)", "[... truncated at 2 entries]"), list())
+	}
+	appendFile(t, filepath.Join(root, "b"), "2")
+	assert.Equal(t, lines("a  (1 bytes)", "b  (3 bytes)", "[... truncated at 2 entries]"), list())
+	require.NoError(t, os.Remove(filepath.Join(root, "c")))
+	for range 2 {
+		assert.Equal(t, lines("a  (1 bytes)", "b  (3 bytes)"), list())
+	}
+	mustWrite(t, root, "0", "")
+	assert.Equal(t, lines("0  (0 bytes)", "a  (1 bytes)", "[... truncated at 2 entries]"), list())
+}

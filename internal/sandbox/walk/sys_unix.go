@@ -28,9 +28,8 @@ func openRoot(root *os.Root, name string) (sysDir, error) {
 }
 
 // NewAt starts a walk like New from the directory open as dirfd, which
-// stays open and is not the caller's to close until NewAt returns.
-// Opening "." through dirfd is one system call, where an os.Root's Open
-// makes an os.File (four more).
+// stays the caller's: the walk opens a descriptor of its own on it, one
+// system call where an os.Root's Open makes an os.File (four more).
 func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
 	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
