@@ -143,6 +143,10 @@ func NewWorker(ctx context.Context, q *Queue, opts WorkerOptions) (*Worker, erro
 // Name is the worker's name.
 func (w *Worker) Name() string { return w.opts.Name }
 
+// scratchPrefix names the scratch directories workers make in the
+// temporary directory, for the jobs' specs and shipped workspaces.
+const scratchPrefix = "agentspec-worker-"
+
 // Run pulls and runs jobs until ctx ends. Then it stops pulling; the runs in
 // progress stop between tool calls and their jobs are handed back to the
 // queue at once, for another worker to run from the start. Run returns once
@@ -153,10 +157,16 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.beat = heartbeat(w.q.ackWait, cons.CachedInfo())
-	if w.dir, err = os.MkdirTemp("", "agentspec-worker-"); err != nil {
+	if w.dir, err = os.MkdirTemp("", scratchPrefix); err != nil {
 		return err
 	}
 	defer os.RemoveAll(w.dir)
+	release, err := holdScratch(w.dir)
+	if err != nil {
+		return fmt.Errorf("scratch directory: %w", err)
+	}
+	defer release()
+	sweepScratch(w.dir)
 	var wg sync.WaitGroup
 	for range w.opts.Concurrency {
 		wg.Go(func() {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/agentspec/agentspec/internal/confine"
@@ -16,5 +17,9 @@ func TestMain(m *testing.M) {
 	if err := registerBuiltins(); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binaryPath != "" {
+		os.RemoveAll(filepath.Dir(binaryPath)) // the binary agentspecBinary built
+	}
+	os.Exit(code)
 }
