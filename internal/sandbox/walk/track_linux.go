@@ -61,7 +61,7 @@ const (
 // localFS lists the file systems whose every change passes through this
 // kernel, which is what makes inotify complete: on a network or FUSE file
 // system another machine or process may change a file without an event.
-var localFS = map[int64]bool{
+var localFS = map[uint32]bool{
 	0xEF53:     true, // ext2, ext3, ext4
 	0x58465342: true, // xfs
 	0x9123683E: true, // btrfs
@@ -98,7 +98,7 @@ func trackOpen(fd int) (*trackedDir, uint64) {
 		return d, d.version
 	}
 	var sf unix.Statfs_t
-	if unix.Fstatfs(fd, &sf) != nil || !localFS[int64(sf.Type)] {
+	if unix.Fstatfs(fd, &sf) != nil || !localFS[uint32(sf.Type)] {
 		return nil, 0
 	}
 	if len(t.watches) >= t.limit*3/4 {
@@ -128,7 +128,10 @@ func (d *trackedDir) watchFile(fd int, name string) bool {
 		return true
 	}
 	if len(t.watches) >= t.limit {
-		return false
+		t.evictLocked() // d, asked about last, goes last
+		if t.dirs[d.id] != d {
+			return false
+		}
 	}
 	wd, err := unix.InotifyAddWatch(t.fd, fdPath(fd, name), fileEvents)
 	if err != nil {
@@ -205,7 +208,8 @@ func (t *trackerState) disown(wd int32, d *trackedDir) {
 	unix.InotifyRmWatch(t.fd, uint32(wd))
 }
 
-// drop stops tracking d; its own watch is gone already (IN_IGNORED).
+// drop stops tracking d and its files; its own watch the caller removes
+// (disown), unless the kernel has (IN_IGNORED).
 func (t *trackerState) drop(d *trackedDir) {
 	for _, wd := range d.files {
 		t.disown(wd, d)
@@ -268,8 +272,11 @@ func indexNUL(b []byte) int {
 
 func (t *trackerState) event(wd int32, mask uint32, name string) {
 	if mask&unix.IN_Q_OVERFLOW != 0 {
+		// Events were lost, those that said which watches still stand
+		// for which names among them: start again from nothing.
 		for _, d := range t.dirs {
-			d.version = t.next()
+			t.drop(d)
+			t.disown(d.wd, d)
 		}
 		return
 	}

@@ -260,7 +260,8 @@ func TestTrackerEvictsTheLeastRecentlyAsked(t *testing.T) {
 }
 
 // TestTrackerSurvivesAnOverflow: when the kernel's event queue overflows,
-// every tracked directory counts as changed.
+// every tracked directory counts as changed, and its files are watched
+// anew (the lost events may have been a file's replacement).
 func TestTrackerSurvivesAnOverflow(t *testing.T) {
 	// Not parallel: the overflow moves on every tracked directory's stamp,
 	// those of other tests too.
@@ -270,7 +271,13 @@ func TestTrackerSurvivesAnOverflow(t *testing.T) {
 	stamp := settled(t, root, "d")
 	tracker.mu.Lock()
 	tracker.event(-1, unix.IN_Q_OVERFLOW, "")
+	assert.Empty(t, tracker.dirs, "the overflow dropped every directory")
+	assert.Empty(t, tracker.watches)
 	tracker.mu.Unlock()
 	out, _, _ := listTracked(t, root, "d", stamp)
 	assert.NotNil(t, out)
+	stamp = settled(t, root, "d")
+	appendTo(t, filepath.Join(dir, "d", "f"), "yz")
+	out, _, _ = listTracked(t, root, "d", stamp)
+	assert.Contains(t, out, "d/f file 3")
 }
