@@ -1,6 +1,9 @@
 package providers
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // joiner joins streamed pieces, such as a tool call's arguments in pieces
 // of a few bytes, in time linear in their total size at any size: the
@@ -9,41 +12,52 @@ import "strings"
 // once. A strings.Builder alone does as well up to the cache's size; past
 // it, each growth copies everything so far through memory, and a 1 MiB
 // argument cost 1.75 times as much a byte as a 64 KiB one
-// (BenchmarkStreamedArguments). Up to joinChunk a joiner is one
-// strings.Builder.
+// (BenchmarkStreamedArguments). Up to joinChunk a joiner is one growing
+// slice, as a strings.Builder is.
 type joiner struct {
-	full []string        // chunks filled
-	cur  strings.Builder // the chunk being filled
-	n    int             // bytes in full
+	full [][]byte // chunks filled
+	cur  []byte   // the chunk being filled
+	n    int      // bytes in full
 }
 
 // joinChunk is the size of a full chunk: well within a core's L2 cache
 // on any current server processor.
 const joinChunk = 64 << 10
 
+// WriteString adds s. It is small enough to be inlined, so that a piece of
+// a few bytes costs what it costs a strings.Builder.
 func (j *joiner) WriteString(s string) {
-	for j.cur.Len()+len(s) > joinChunk {
-		k := joinChunk - j.cur.Len()
-		j.cur.WriteString(s[:k])
-		s = s[k:]
-		j.full = append(j.full, j.cur.String())
-		j.n += joinChunk
-		j.cur = strings.Builder{}
-		j.cur.Grow(joinChunk)
+	if len(j.cur)+len(s) > joinChunk {
+		j.spill(s)
+		return
 	}
-	j.cur.WriteString(s)
+	j.cur = append(j.cur, s...)
 }
 
-// String returns everything written so far.
+// spill adds s, which does not fit the current chunk, filling chunks.
+func (j *joiner) spill(s string) {
+	for len(j.cur)+len(s) > joinChunk {
+		k := joinChunk - len(j.cur)
+		j.full = append(j.full, append(j.cur, s[:k]...))
+		j.n += joinChunk
+		s = s[k:]
+		j.cur = make([]byte, 0, joinChunk)
+	}
+	j.cur = append(j.cur, s...)
+}
+
+// String returns everything written so far. Like a strings.Builder's, it
+// shares its bytes with the joiner, which never changes a byte once
+// written.
 func (j *joiner) String() string {
 	if len(j.full) == 0 {
-		return j.cur.String()
+		return unsafe.String(unsafe.SliceData(j.cur), len(j.cur))
 	}
 	var b strings.Builder
-	b.Grow(j.n + j.cur.Len())
+	b.Grow(j.n + len(j.cur))
 	for _, c := range j.full {
-		b.WriteString(c)
+		b.Write(c)
 	}
-	b.WriteString(j.cur.String())
+	b.Write(j.cur)
 	return b.String()
 }

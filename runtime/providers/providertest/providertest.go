@@ -102,9 +102,7 @@ type Server struct {
 	t     testing.TB
 	proto protocol
 
-	mu       sync.Mutex
-	replies  []Reply
-	requests []Request
+	script[Reply]
 }
 
 // protocol is what differs between the two wire formats.
@@ -150,7 +148,7 @@ func newServer(t testing.TB, p protocol, replies []Reply) *Server {
 // newServerWith is newServer with more handlers, by path (a token endpoint).
 func newServerWith(t testing.TB, p protocol, replies []Reply, extra map[string]http.HandlerFunc) *Server {
 	t.Helper()
-	s := &Server{t: t, proto: p, replies: replies}
+	s := &Server{t: t, proto: p, script: script[Reply]{answers: replies}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", s.serve)
 	for path, h := range extra {
@@ -169,21 +167,29 @@ func (s *Server) BaseURL() string { return s.URL + "/v1" }
 func (s *Server) Push(replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replies = append(s.replies, replies...)
+	s.answers = append(s.answers, replies...)
+}
+
+// script is what a server answers with, in order, and the requests it
+// received.
+type script[T any] struct {
+	mu       sync.Mutex
+	answers  []T
+	requests []Request
 }
 
 // Requests returns the requests received so far, in order.
-func (s *Server) Requests() []Request {
+func (s *script[T]) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
 }
 
-// Remaining is the number of scripted replies not yet sent.
-func (s *Server) Remaining() int {
+// Remaining is the number of answers not yet sent.
+func (s *script[T]) Remaining() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.replies)
+	return len(s.answers)
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -225,14 +231,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	if len(s.replies) == 0 {
+	if len(s.answers) == 0 {
 		s.mu.Unlock()
 		s.t.Errorf("providertest: request %d has no scripted reply left", seq)
 		s.fail(w, http.StatusInternalServerError, "providertest: no scripted reply left")
 		return
 	}
-	reply := s.replies[0]
-	s.replies = s.replies[1:]
+	reply := s.answers[0]
+	s.answers = s.answers[1:]
 	s.mu.Unlock()
 
 	for k, vs := range reply.Header {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -30,16 +29,14 @@ func SSE(events ...string) string {
 type RecordedServer struct {
 	URL string
 
-	t        testing.TB
-	mu       sync.Mutex
-	bodies   []Recorded
-	requests []Request
+	t testing.TB
+	script[Recorded]
 }
 
 // NewRecordedServer starts a server answering with bodies in order. The test
 // fails if a request comes when none is left. It is closed when the test ends.
 func NewRecordedServer(t testing.TB, bodies ...Recorded) *RecordedServer {
-	s := &RecordedServer{t: t, bodies: bodies}
+	s := &RecordedServer{t: t, script: script[Recorded]{answers: bodies}}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
@@ -50,14 +47,14 @@ func (s *RecordedServer) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body})
-	if len(s.bodies) == 0 {
+	if len(s.answers) == 0 {
 		s.mu.Unlock()
 		s.t.Errorf("providertest: request %d to %s has no recorded body left", len(s.requests), r.URL.Path)
 		http.Error(w, `{"error":{"message":"no recorded body left"}}`, http.StatusInternalServerError)
 		return
 	}
-	next := s.bodies[0]
-	s.bodies = s.bodies[1:]
+	next := s.answers[0]
+	s.answers = s.answers[1:]
 	s.mu.Unlock()
 
 	status := next.Status
@@ -71,18 +68,4 @@ func (s *RecordedServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, next.Body)
-}
-
-// Requests returns the requests received so far.
-func (s *RecordedServer) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// Remaining is how many recorded bodies were not asked for.
-func (s *RecordedServer) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.bodies)
 }
