@@ -55,6 +55,10 @@ func (a *assembled) call(index int) *llms.ToolCall {
 // time, a 1 MB argument in 4-byte pieces would be copied a quarter of a
 // million times (BenchmarkStreamedArguments).
 func (a *assembled) appendArgs(index int, piece string) {
+	if index >= 0 && index < len(a.args) && a.args[index] != nil {
+		a.args[index].WriteString(piece) // the call exists: it came with its joiner
+		return
+	}
 	a.call(index)
 	for len(a.args) <= index {
 		a.args = append(a.args, nil)
