@@ -61,10 +61,11 @@ func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
 		if out, count, complete, err = fs.listWalk(ctx, w); err != nil {
 			return "", err
 		}
-		if !complete || !w.Tracked() {
-			stamp = walk.Stamp{}
+		kept := listed{} // listed once: it is tracked from the next listing on
+		if again && complete && w.Tracked() {
+			kept = listed{stamp: stamp, out: out, count: count}
 		}
-		fs.listings.put(rel, listed{stamp: stamp, out: out, count: count})
+		fs.listings.put(rel, kept)
 	}
 	fs.watchDir(rel)
 	if err := fs.emit(ctx, &DirectoryListedEvent{EventBase: fs.base(ctx, rel), EntryCount: count}); err != nil {
@@ -116,7 +117,7 @@ type listings struct {
 }
 
 type listed struct {
-	stamp walk.Stamp // zero: listed once, or not trackable
+	stamp walk.Stamp // zero: listed once, or not kept (nothing else is set)
 	out   string
 	count int
 }
