@@ -217,6 +217,22 @@ func (t *trackerState) drop(d *trackedDir) {
 	delete(t.dirs, d.id)
 }
 
+// forget stops watching the file d's name stood for, unless another of
+// d's names is a hard link to it.
+func (t *trackerState) forget(d *trackedDir, name string) {
+	wd, ok := d.files[name]
+	if !ok {
+		return
+	}
+	delete(d.files, name)
+	for _, other := range d.files {
+		if other == wd {
+			return
+		}
+	}
+	t.disown(wd, d)
+}
+
 // evictLocked stops tracking the directories asked about longest ago, until
 // at most half the watches are in use.
 func (t *trackerState) evictLocked() {
@@ -286,11 +302,8 @@ func (t *trackerState) event(wd int32, mask uint32, name string) {
 		switch {
 		case d.wd == wd && gone:
 			t.drop(d)
-		case d.wd == wd:
-			if fwd, ok := d.files[name]; ok && name != "" {
-				delete(d.files, name)
-				t.disown(fwd, d)
-			}
+		case d.wd == wd && name != "":
+			t.forget(d, name)
 		case gone:
 			for n, fwd := range d.files {
 				if fwd == wd {

@@ -116,6 +116,24 @@ func TestTrackedStampMovesOnEveryChange(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// Two names of one file in a tracked directory share a watch: removing one
+// name keeps the other's.
+func TestTrackedHardLinksInOneDirectory(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	dir := filepath.Join(top, "d")
+	write(t, dir, "a", "123")
+	require.NoError(t, os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b")))
+	root := mustOpenRoot(t, top)
+	settled(t, root, "d")
+	require.NoError(t, os.Remove(filepath.Join(dir, "b")))
+	stamp := settled(t, root, "d")
+	appendTo(t, filepath.Join(dir, "a"), "4")
+	out, _, _ := listTracked(t, root, "d", stamp)
+	require.NotNil(t, out, "a write to the remaining name went unseen")
+	assert.Equal(t, []string{"d/a file 4"}, out)
+}
+
 func appendTo(t *testing.T, path, s string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
