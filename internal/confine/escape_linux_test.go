@@ -124,7 +124,10 @@ func TestSharedTempDirsAreReadOnly(t *testing.T) {
 					t.Skip(dir, " does not exist here")
 				}
 				a := newArena(t)
-				target := filepath.Join(dir, "agentspec-confine-"+filepath.Base(filepath.Dir(a.root)))
+				// Named after the whole temporary path, which is the
+				// subtest's own: its last element alone ("001") is the same
+				// in the confined and unconfined runs, which run at once.
+				target := filepath.Join(dir, "agentspec-confine-"+strings.ReplaceAll(strings.Trim(filepath.Dir(a.root), "/"), "/", "-"))
 				t.Cleanup(func() { os.Remove(target) })
 				r := run(t, t.Context(), a.command(t, m.sandbox, "echo pwned > "+target+"; echo ok > $TMPDIR/mine && cat $TMPDIR/mine"))
 				_, err := os.Stat(target)
