@@ -30,6 +30,12 @@ type Dir struct {
 	idErr  error
 
 	lazy lazyRoot // see root.go
+
+	// walks guards fd for the walks that start from it (NewWalker), which
+	// Close waits for: a walk started as the Dir closes must not open a
+	// descriptor number the process has since given to another file.
+	walks  sync.RWMutex
+	closed bool
 }
 
 // dirIdentity is a directory's device and inode number.
@@ -81,6 +87,12 @@ func OpenDir(path string) (*Dir, error) {
 
 // Close releases the root's descriptor and its os.Root.
 func (d *Dir) Close() {
+	d.walks.Lock()
+	defer d.walks.Unlock()
+	if d.closed {
+		return // the descriptor's number may be another file's by now
+	}
+	d.closed = true
 	d.lazy.close()
 	if d.f != nil {
 		d.f.Close()
@@ -92,6 +104,11 @@ func (d *Dir) Close() {
 // NewWalker starts a walk of the directory rel (package walk), whose
 // directories carry state.
 func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
+	d.walks.RLock()
+	defer d.walks.RUnlock()
+	if d.closed {
+		return nil, os.ErrClosed
+	}
 	return walk.NewAt(d.fd, rel, state)
 }
 
@@ -99,6 +116,11 @@ func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
 // returns its stamp; when that is last, the directory is unchanged and not
 // read, and the Walker is nil (walk.NewTracked).
 func NewTrackedWalker[S any](d *Dir, rel string, state S, last walk.Stamp) (*walk.Walker[S], walk.Stamp, error) {
+	d.walks.RLock()
+	defer d.walks.RUnlock()
+	if d.closed {
+		return nil, walk.Stamp{}, os.ErrClosed
+	}
 	return walk.NewTrackedAt(d.fd, rel, state, last)
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 func TestListRegular(t *testing.T) {
@@ -37,4 +40,30 @@ func TestListRegular(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	assert.Nil(t, listRegular(int(f.Fd()), &buf), "not a directory")
+}
+
+// A walk asked for once the Dir is closed fails, and a closed Dir closes
+// nothing more: its descriptor's number may belong to another file by then.
+func TestWalkAfterCloseFails(t *testing.T) {
+	t.Parallel()
+	d, err := OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	other, err := os.Open(t.TempDir()) // may take the number the Dir had
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := NewWalker(d, ".", struct{}{}); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("NewWalker after Close: %v", err)
+	}
+	if _, _, err := NewTrackedWalker(d, ".", struct{}{}, walk.Stamp{}); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("NewTrackedWalker after Close: %v", err)
+	}
+	d.Close()
+	if _, err := other.Stat(); err != nil {
+		t.Fatalf("a second Close closed another file: %v", err)
+	}
 }
