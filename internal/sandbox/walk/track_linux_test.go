@@ -96,7 +96,7 @@ func TestTrackedStampMovesOnEveryChange(t *testing.T) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "sub")))
 			write(t, dir, "sub", "now a file")
 		}, "d/sub file 10"},
-		{"write through a renamed-away name", func() {
+		{"renamed away and back, then written", func() {
 			require.NoError(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(elsewhere, "sub")))
 			require.NoError(t, os.Rename(filepath.Join(elsewhere, "sub"), filepath.Join(dir, "sub")))
 			appendTo(t, filepath.Join(dir, "sub"), "!")
@@ -114,6 +114,36 @@ func TestTrackedStampMovesOnEveryChange(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(dir, "a.txt"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// A name that comes to stand for another file, or for the same file again,
+// is watched for that file once listed: a write after the listing is seen.
+func TestTrackedNameGivenToAnotherFile(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	dir := filepath.Join(top, "d")
+	other := filepath.Join(top, "elsewhere")
+	write(t, dir, "a", "123")
+	write(t, other, "b", "12")
+	root := mustOpenRoot(t, top)
+	settled(t, root, "d")
+	// The file a named lives on elsewhere, so its watch is not ended by the
+	// kernel (IN_IGNORED) when a stops naming it.
+	require.NoError(t, os.Link(filepath.Join(dir, "a"), filepath.Join(other, "old-a")))
+	require.NoError(t, os.Rename(filepath.Join(other, "b"), filepath.Join(dir, "a"))) // a new inode
+	stamp := settled(t, root, "d")
+	appendTo(t, filepath.Join(dir, "a"), "3")
+	out, _, _ := listTracked(t, root, "d", stamp)
+	require.NotNil(t, out, "a write to the file now named a went unseen")
+	assert.Equal(t, []string{"d/a file 3"}, out)
+
+	require.NoError(t, os.Rename(filepath.Join(dir, "a"), filepath.Join(other, "a")))
+	require.NoError(t, os.Rename(filepath.Join(other, "a"), filepath.Join(dir, "a"))) // the same inode
+	stamp = settled(t, root, "d")
+	appendTo(t, filepath.Join(dir, "a"), "4")
+	out, _, _ = listTracked(t, root, "d", stamp)
+	require.NotNil(t, out, "a write after the file came back went unseen")
+	assert.Equal(t, []string{"d/a file 4"}, out)
 }
 
 // Two names of one file in a tracked directory share a watch: removing one
