@@ -156,10 +156,17 @@ func walkLimit() int {
 // newWalk starts a walk of rel, bounded by walkLimit.
 func newWalk[S any](fs *FS, rel string, state S) (*walk.Walker[S], error) {
 	w, err := sandbox.NewWalker(fs.dir, rel, state)
-	if err == nil && walkLimitOverride.Load() > 0 {
-		w.Limit(walkLimit())
+	if err == nil {
+		bound(w)
 	}
 	return w, err
+}
+
+// bound lowers a walk's entry limit to walkLimit, when a test has.
+func bound[S any](w *walk.Walker[S]) {
+	if walkLimitOverride.Load() > 0 {
+		w.Limit(walkLimit())
+	}
 }
 
 // walkInterrupted checks the call's context between entries of a walk: at a

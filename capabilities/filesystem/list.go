@@ -45,18 +45,17 @@ func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
 	var w *walk.Walker[struct{}]
 	var stamp walk.Stamp
 	if again {
-		w, stamp, err = sandbox.NewTrackedWalker(fs.dir, rel, struct{}{}, last.stamp)
+		if w, stamp, err = sandbox.NewTrackedWalker(fs.dir, rel, struct{}{}, last.stamp); w != nil {
+			bound(w)
+		}
 	} else {
-		w, err = sandbox.NewWalker(fs.dir, rel, struct{}{})
+		w, err = newWalk(fs, rel, struct{}{})
 	}
 	if err != nil {
 		return "", walkError(path, err)
 	}
 	out, count := last.out, last.count
 	if w != nil {
-		if walkLimitOverride.Load() > 0 {
-			w.Limit(walkLimit())
-		}
 		var complete bool
 		if out, count, complete, err = fs.listWalk(ctx, w); err != nil {
 			return "", err
