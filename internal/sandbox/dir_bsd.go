@@ -12,10 +12,6 @@ const oPath = 0
 // openDirBeneath reports that there is no one-call walk here.
 func openDirBeneath(int, string) (int, bool, error) { return -1, false, nil }
 
-// OpenReal reports that the kernel does not name descriptors here: the
-// caller resolves the path itself.
-func OpenReal(string) (*Dir, string, bool) { return nil, "", false }
-
 // osRoot opens an os.Root on the directory the Dir holds, by its path:
 // there is no name for its descriptor here.
 func (d *Dir) osRoot(path string) (*os.Root, error) { return os.OpenRoot(path) }

@@ -11,10 +11,6 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
-// Without openat, walks go through the os.Root: it never leaves the root,
-// though it follows in-root symlinks that appear after a check, and it cannot
-// open a FIFO without blocking or check a file's type before opening it.
-
 // Dir is the root directory, reached through its os.Root.
 type Dir struct {
 	root *os.Root
@@ -235,10 +231,6 @@ func (c *Cursor) Regular(name string) bool {
 	st, err := c.root.Lstat(c.path(name))
 	return err == nil && st.Mode().IsRegular()
 }
-
-// OpenReal reports that the kernel does not name descriptors here: the
-// caller resolves the path itself.
-func OpenReal(string) (*Dir, string, bool) { return nil, "", false }
 
 // NewWalker starts a walk of the directory rel (package walk), whose
 // directories carry state.

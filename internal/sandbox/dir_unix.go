@@ -15,10 +15,6 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
-// Descriptor walks beneath the root. Every lookup here is relative to a
-// descriptor of a directory reached from the root without following a symlink;
-// see doc.go for why.
-
 // Dir is the root directory, held open: every walk starts from its
 // descriptor.
 type Dir struct {
@@ -72,11 +68,7 @@ func OpenDir(path string) (*Dir, error) {
 	// A bare descriptor, not an os.File: the Dir only ever passes it to *at
 	// calls, and os.OpenFile would first try (five system calls) to put it
 	// in the runtime's poller, which refuses directories.
-	var fd int
-	err := RetryEINTR(func() (err error) {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		return err
-	})
+	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -157,17 +149,10 @@ func (c *Cursor) at() int {
 	return c.fds[len(c.fds)-1]
 }
 
-// stat describes name, below the cursor, without following a symlink.
-func (c *Cursor) stat(name string) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	err := RetryEINTR(func() error { return unix.Fstatat(c.at(), name, &st, unix.AT_SYMLINK_NOFOLLOW) })
-	return st, err
-}
-
 // Lstat tells the kind of name, below the cursor, without following a
 // symlink.
 func (c *Cursor) Lstat(name string) (Kind, error) {
-	st, err := c.stat(name)
+	st, err := lstatAt(c.at(), name)
 	if err != nil {
 		return KindOther, err
 	}
@@ -190,11 +175,7 @@ func (c *Cursor) Readlink(name string) (string, error) {
 // Down enters the directory name. A symlink in its place fails with ELOOP,
 // anything else that is not a directory with ENOTDIR.
 func (c *Cursor) Down(name string) error {
-	var fd int
-	err := RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.at(), name, walkDirFlags, 0)
-		return err
-	})
+	fd, err := openat(c.at(), name, walkDirFlags, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
 			if k, lerr := c.Lstat(name); lerr == nil && k == KindSymlink {
@@ -208,17 +189,6 @@ func (c *Cursor) Down(name string) error {
 	}
 	c.fds = append(c.fds, fd)
 	return nil
-}
-
-// openListing opens the directory the cursor is at for reading its entries:
-// the cursor's own descriptor may be one (O_PATH) that cannot list.
-func (c *Cursor) openListing() (int, error) {
-	var fd int
-	err := RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.at(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		return err
-	})
-	return fd, err
 }
 
 // Up leaves the directory the cursor is at for its parent; at the root it
@@ -282,7 +252,7 @@ func (d *Dir) Lstat(rel string) (os.FileInfo, error) {
 		return nil, err
 	}
 	defer c.Close()
-	st, err := c.stat(name)
+	st, err := lstatAt(c.at(), name)
 	if err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: rel, Err: err}
 	}
@@ -311,7 +281,12 @@ func (d *Dir) Readlink(rel string) (string, error) {
 // place of a component, EISDIR for a directory, ErrNotRegular for any other
 // file that is not regular.
 func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error) {
-	fd, _, err := d.openRegular(rel, flag, perm)
+	c, name, err := d.walkParent("open", rel)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	fd, _, err := c.openRegular(name, rel, flag, perm, false)
 	if err != nil {
 		return nil, err
 	}
@@ -324,90 +299,66 @@ func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 
 // OpenReader opens the regular file rel for reading, as OpenFile does, but
 // keeps the bare descriptor: see FileReader.
-func (d *Dir) OpenReader(rel string) (*FileReader, error) {
-	fd, size, err := d.openRegular(rel, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &FileReader{fd: fd, size: size, name: rel}, nil
-}
+func (d *Dir) OpenReader(rel string) (*FileReader, error) { return d.openReader(rel, false) }
 
 // OpenFoundReader is OpenReader for a rel that Resolve has just found to be
 // a regular file (FoundFile): that lstat stands for the one OpenReader makes
 // before opening, and the type is still checked on the descriptor before
 // anything is read.
-func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) {
+func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) { return d.openReader(rel, true) }
+
+func (d *Dir) openReader(rel string, found bool) (*FileReader, error) {
 	c, name, err := d.walkParent("open", rel)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	fd, size, err := c.openChecked(name, rel, os.O_RDONLY, 0)
+	return c.openReader(name, rel, found)
+}
+
+// OpenReader opens the regular file name, in the directory the cursor is
+// at, as Dir.OpenReader opens a rel: a caller reading many files of one
+// directory walks to it once.
+func (c *Cursor) OpenReader(name string) (*FileReader, error) { return c.openReader(name, name, false) }
+
+// OpenFoundReader is OpenReader for a name just found to be a regular file,
+// by an lstat or by the directory's listing, as Dir.OpenFoundReader is for a
+// rel.
+func (c *Cursor) OpenFoundReader(name string) (*FileReader, error) {
+	return c.openReader(name, name, true)
+}
+
+func (c *Cursor) openReader(name, rel string, found bool) (*FileReader, error) {
+	fd, size, err := c.openRegular(name, rel, os.O_RDONLY, 0, found)
 	if err != nil {
 		return nil, err
 	}
 	return &FileReader{fd: fd, size: size, name: rel}, nil
 }
 
-// openRegular is OpenFile's descriptor, still O_NONBLOCK, and the file's
-// size.
-func (d *Dir) openRegular(rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
-	c, name, err := d.walkParent("open", rel)
-	if err != nil {
-		return -1, 0, err
-	}
-	defer c.Close()
-	return c.openRegular(name, rel, flag, perm)
-}
-
-// OpenReader opens the regular file name, in the directory the cursor is
-// at, as Dir.OpenReader opens a rel: a caller reading many files of one
-// directory walks to it once.
-func (c *Cursor) OpenReader(name string) (*FileReader, error) {
-	fd, size, err := c.openRegular(name, name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &FileReader{fd: fd, size: size, name: name}, nil
-}
-
-// OpenFoundReader is OpenReader for a name just found to be a regular file,
-// by an lstat or by the directory's listing, as Dir.OpenFoundReader is for a
-// rel.
-func (c *Cursor) OpenFoundReader(name string) (*FileReader, error) {
-	fd, size, err := c.openChecked(name, name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &FileReader{fd: fd, size: size, name: name}, nil
-}
-
-// openRegular is Dir.openRegular for name below the cursor; rel names it in
-// errors.
-func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
+// openRegular opens the regular file name below the cursor as OpenFile
+// describes, and returns its descriptor, still O_NONBLOCK, and its size; rel
+// names it in errors. found says the caller has just seen a regular file
+// there, which spares the lstat before the open.
+func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode, found bool) (fd int, size int64, err error) {
 	// Opening a device can have side effects, so anything that is not a
 	// regular file or directory is refused from its metadata; the type is
 	// checked again on the descriptor.
-	if st, err := c.stat(name); err == nil {
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG, unix.S_IFDIR:
-		case unix.S_IFLNK:
-			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: unix.ELOOP}
-		default:
-			return -1, 0, &os.PathError{Op: "open", Path: rel, Err: ErrNotRegular}
+	if !found {
+		if st, err := lstatAt(c.at(), name); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if err := notRegular(&st); err != nil {
+				return -1, 0, &os.PathError{Op: "open", Path: rel, Err: err}
+			}
 		}
 	}
-	return c.openChecked(name, rel, flag, perm)
+	return openChecked(c.at(), name, rel, flag, perm)
 }
 
-// openChecked opens name as openRegular does once the kind of name is known
-// not to be a device: O_NOFOLLOW|O_NONBLOCK, and the type checked on the
-// descriptor.
-func (c *Cursor) openChecked(name, rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
-	err = RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(c.at(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
-		return err
-	})
+// openChecked opens name in the directory dirfd once the kind of name is
+// known not to be a device: O_NOFOLLOW|O_NONBLOCK, and the type checked on
+// the descriptor.
+func openChecked(dirfd int, name, rel string, flag int, perm os.FileMode) (fd int, size int64, err error) {
+	fd, err = openat(dirfd, name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		switch {
 		case errors.Is(err, unix.EMLINK):
@@ -422,16 +373,26 @@ func (c *Cursor) openChecked(name, rel string, flag int, perm os.FileMode) (fd i
 		unix.Close(fd)
 		return -1, 0, &os.PathError{Op: "fstat", Path: rel, Err: err}
 	}
+	if err := notRegular(&st); err != nil {
+		unix.Close(fd)
+		return -1, 0, &os.PathError{Op: "open", Path: rel, Err: err}
+	}
+	return fd, st.Size, nil
+}
+
+// notRegular is nil for the stat of a regular file, and otherwise what an
+// open that wants one reports: ELOOP for a symlink, EISDIR for a directory,
+// ErrNotRegular for a FIFO, socket or device.
+func notRegular(st *unix.Stat_t) error {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		return fd, st.Size, nil
+		return nil
+	case unix.S_IFLNK:
+		return unix.ELOOP
 	case unix.S_IFDIR:
-		err = unix.EISDIR
-	default:
-		err = ErrNotRegular
+		return unix.EISDIR
 	}
-	unix.Close(fd)
-	return -1, 0, &os.PathError{Op: "open", Path: rel, Err: err}
+	return ErrNotRegular
 }
 
 // FileReader reads a regular file through the bare descriptor OpenReader
@@ -574,6 +535,27 @@ func readlinkat(dirfd int, name string) (string, error) {
 	}
 }
 
+// openat opens name in the directory dirfd (unix.AT_FDCWD: a path).
+func openat(dirfd int, name string, flags int, perm uint32) (fd int, err error) {
+	err = RetryEINTR(func() (err error) {
+		fd, err = unix.Openat(dirfd, name, flags, perm)
+		return err
+	})
+	return fd, err
+}
+
+// openListing opens the directory dirfd again for reading its entries: dirfd
+// may be one (O_PATH) that cannot list.
+func openListing(dirfd int) (int, error) {
+	return openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// lstatAt describes name in the directory dirfd without following a symlink.
+func lstatAt(dirfd int, name string) (st unix.Stat_t, err error) {
+	err = RetryEINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	return st, err
+}
+
 // RetryEINTR calls f again for as long as it fails with EINTR.
 func RetryEINTR(f func() error) error {
 	for {
@@ -632,6 +614,6 @@ func (s *fileStat) Sys() any           { return &s.sys }
 // Regular reports whether name, below the cursor, is a regular file (not a
 // symlink to one).
 func (c *Cursor) Regular(name string) bool {
-	st, err := c.stat(name)
+	st, err := lstatAt(c.at(), name)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }

@@ -16,11 +16,7 @@ func (c *Cursor) ListRegular(buf *[]byte) map[string]bool { return listRegular(c
 // listRegular lists the regular files (and those of unknown type) in the
 // directory dirfd, which may be an O_PATH descriptor, or returns nil.
 func listRegular(dirfd int, buf *[]byte) map[string]bool {
-	var fd int
-	err := RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		return err
-	})
+	fd, err := openListing(dirfd)
 	if err != nil {
 		return nil
 	}

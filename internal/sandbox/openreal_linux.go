@@ -17,11 +17,7 @@ import (
 // the process's root, any error): the caller then resolves p itself, which
 // also words what is wrong.
 func OpenReal(p string) (d *Dir, real string, ok bool) {
-	var fd int
-	err := RetryEINTR(func() (err error) {
-		fd, err = unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		return err
-	})
+	fd, err := openat(unix.AT_FDCWD, p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, "", false
 	}

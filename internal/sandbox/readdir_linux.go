@@ -12,7 +12,7 @@ import (
 // system keeps it, without "." and "..". The error is the errno of the open
 // or of the listing.
 func (c *Cursor) ReadDir() ([]DirEntry, error) {
-	fd, err := c.openListing()
+	fd, err := openListing(c.at())
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +60,7 @@ func direntMode(fd int, name string, t uint8) fs.FileMode {
 	case unix.DT_LNK:
 		return fs.ModeSymlink
 	case unix.DT_UNKNOWN:
-		var st unix.Stat_t
-		if err := RetryEINTR(func() error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err == nil {
+		if st, err := lstatAt(fd, name); err == nil {
 			return statInfo(name, &st).Mode().Type()
 		}
 	}

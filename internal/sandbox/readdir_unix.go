@@ -5,15 +5,13 @@ package sandbox
 import (
 	"errors"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // ReadDir lists the directory the cursor is at, in the order the file
 // system keeps it, without "." and "..". The error is the errno of the open
 // or of the listing.
 func (c *Cursor) ReadDir() ([]DirEntry, error) {
-	fd, err := c.openListing()
+	fd, err := openListing(c.at())
 	if err != nil {
 		return nil, err
 	}
@@ -23,25 +21,21 @@ func (c *Cursor) ReadDir() ([]DirEntry, error) {
 	// a path, so each type comes from fstatat on the listed directory.
 	names, err := f.Readdirnames(-1)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		// Drop the *os.PathError an os.File adds, whose path would be the
+		// listing's "." rather than anything the caller knows.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, err
 	}
 	out := make([]DirEntry, 0, len(names))
 	for _, name := range names {
-		var st unix.Stat_t
-		if err := RetryEINTR(func() error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		st, err := lstatAt(fd, name)
+		if err != nil {
 			continue // gone since the listing
 		}
 		out = append(out, DirEntry{Name: name, Type: statInfo(name, &st).Mode().Type()})
 	}
 	return out, nil
-}
-
-// unwrapPathError drops the *os.PathError an os.File adds, whose path would
-// be the listing's "." rather than anything the caller knows.
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

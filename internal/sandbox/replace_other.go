@@ -23,10 +23,10 @@ func (d *Dir) Replace(rel string, data []byte, x Expect) error {
 	defer lk.Unlock()
 	dir, _ := Split(rel)
 	if sweptDirs.first(root.Name() + "\x00" + dir) {
-		if names, err := readDirNames(root, dir); err == nil {
-			for _, n := range names {
-				if IsTempName(n) {
-					root.Remove(path.Join(dir, n))
+		if entries, err := fs.ReadDir(root.FS(), dir); err == nil {
+			for _, e := range entries {
+				if IsTempName(e.Name()) {
+					root.Remove(path.Join(dir, e.Name()))
 				}
 			}
 		}
@@ -99,13 +99,4 @@ func (x *Expect) check(d *Dir, rel string) error {
 	}
 	defer r.Close()
 	return x.Check(r, false)
-}
-
-func readDirNames(root *os.Root, dir string) ([]string, error) {
-	d, err := root.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.Readdirnames(-1)
 }

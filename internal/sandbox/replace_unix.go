@@ -55,7 +55,7 @@ func (d *Dir) Replace(rel string, data []byte, x Expect) error {
 		return &os.PathError{Op: "open", Path: rel, Err: unix.ENOENT}
 	}
 
-	tmp, fd, err := createTemp(dirfd, cur.keep())
+	tmp, fd, err := createTemp(dirfd, cur)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: rel, Err: err}
 	}
@@ -85,19 +85,13 @@ func (d *Dir) Replace(rel string, data []byte, x Expect) error {
 	return WriteError{&os.PathError{Op: "write", Path: rel, Err: err}}
 }
 
-// current is what Replace found at the target, under the lock.
+// current is what Replace found at the target, under the lock, and what the
+// replacement keeps of it: the permission bits (never setuid, setgid or
+// sticky) and the owner.
 type current struct {
 	exists   bool
-	mode     uint32 // permission bits to keep
+	mode     uint32
 	uid, gid int
-}
-
-// keep is what the replacement keeps of the file, nil when there is none.
-func (c current) keep() *owner {
-	if !c.exists {
-		return nil
-	}
-	return &owner{mode: c.mode, uid: c.uid, gid: c.gid}
 }
 
 // look looks at the target under the lock: its type, whether the process
@@ -139,56 +133,33 @@ func (x *Expect) appeared(dirfd int, name, rel string, lookFirst bool) error {
 // may write, and, with read, opens it for reading unless it is gone (soft: or
 // unreadable).
 func lookAt(dirfd int, name, rel string, read, soft bool) (current, *FileReader, error) {
-	var st unix.Stat_t
-	err := RetryEINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	st, err := lstatAt(dirfd, name)
+	if err == nil {
+		err = notRegular(&st)
+	}
+	if err == nil {
+		err = mayWrite(dirfd, name, &st)
+	}
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return current{}, nil, nil
 	case err != nil:
 		return current{}, nil, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-	case unix.S_IFLNK:
-		return current{}, nil, &os.PathError{Op: "open", Path: rel, Err: unix.ELOOP}
-	case unix.S_IFDIR:
-		return current{}, nil, &os.PathError{Op: "open", Path: rel, Err: unix.EISDIR}
-	default:
-		return current{}, nil, &os.PathError{Op: "open", Path: rel, Err: ErrNotRegular}
-	}
-	if err := mayWrite(dirfd, name, &st); err != nil {
-		return current{}, nil, &os.PathError{Op: "open", Path: rel, Err: err}
-	}
 	cur := current{exists: true, mode: uint32(st.Mode) & 0o777, uid: int(st.Uid), gid: int(st.Gid)}
 	if !read {
 		return cur, nil, nil
 	}
-	var fd int
-	err = RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		return err
-	})
+	fd, size, err := openChecked(dirfd, name, rel, os.O_RDONLY, 0)
 	switch {
 	case err == nil:
+		return cur, &FileReader{fd: fd, size: size, name: rel}, nil
 	case soft && errors.Is(err, unix.EACCES):
 		return cur, nil, nil // unreadable: the agent never read it either
 	case errors.Is(err, unix.ENOENT):
 		return current{}, nil, nil // gone since the stat
-	default:
-		if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV) {
-			err = ErrNotRegular
-		}
-		return current{}, nil, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return current{}, nil, &os.PathError{Op: "fstat", Path: rel, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return current{}, nil, &os.PathError{Op: "open", Path: rel, Err: ErrNotRegular}
-	}
-	return cur, &FileReader{fd: fd, name: rel}, nil
+	return current{}, nil, err
 }
 
 // mayWrite refuses, with the error a plain open for writing would give, a
@@ -226,15 +197,9 @@ func lockFile(c *Cursor, name string) (*fileLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	dirfd := c.at()
 	id := strconv.FormatUint(dirID.Dev, 16) + ":" + strconv.FormatUint(dirID.Ino, 16)
 	lk := &fileLock{mu: fileLocks.lock(id + "/" + name), dirfd: -1, dirID: id}
-	var fd int
-	err = RetryEINTR(func() (err error) {
-		fd, err = unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		return err
-	})
-	if err == nil {
+	if fd, err := openListing(c.at()); err == nil {
 		if RetryEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX) }) == nil {
 			lk.dirfd = fd
 		} else {
@@ -284,36 +249,25 @@ func (lk *fileLock) sweepTemps() {
 	}
 }
 
-// owner is what a replacement keeps of the file it replaces: the permission
-// bits (never setuid, setgid or sticky) and the owner.
-type owner struct {
-	mode     uint32
-	uid, gid int
-}
-
 // createTemp makes an empty temporary file (tempName) in the directory dirfd
-// with O_EXCL, and returns its name and descriptor. keep is the target's
-// owner when it exists: the file gets its permission bits and, where the
-// process may set it, its owner. A new file gets mode 0666 less the umask.
-func createTemp(dirfd int, keep *owner) (string, int, error) {
+// with O_EXCL, and returns its name and descriptor. When the target exists
+// (keep), the file gets its permission bits and, where the process may set
+// it, its owner. A new file gets mode 0666 less the umask.
+func createTemp(dirfd int, keep current) (string, int, error) {
 	perm := uint32(0o666)
-	if keep != nil {
+	if keep.exists {
 		perm = 0o600 // widened to the old bits below, whatever the umask
 	}
 	for range 10 {
 		name := tempName()
-		var fd int
-		err := RetryEINTR(func() (err error) {
-			fd, err = unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
-			return err
-		})
+		fd, err := openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
 		if err != nil {
 			return "", -1, err
 		}
-		if keep != nil {
+		if keep.exists {
 			if keep.uid != os.Geteuid() || keep.gid != os.Getegid() {
 				unix.Fchown(fd, keep.uid, keep.gid) // best effort: only root may give a file away
 			}
@@ -358,8 +312,7 @@ func linkNoReplace(dirfd int, from, to string) error {
 	case nil:
 		return RetryEINTR(func() error { return unix.Unlinkat(dirfd, from, 0) })
 	case unix.EPERM, unix.ENOTSUP, unix.EMLINK:
-		var st unix.Stat_t
-		switch err := RetryEINTR(func() error { return unix.Fstatat(dirfd, to, &st, unix.AT_SYMLINK_NOFOLLOW) }); {
+		switch _, err := lstatAt(dirfd, to); {
 		case err == nil:
 			return unix.EEXIST
 		case err != unix.ENOENT:

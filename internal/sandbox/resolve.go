@@ -131,7 +131,9 @@ func (rv *Resolver) ResolveFound(base []string, p string) (string, Found, error)
 	if strings.HasPrefix(p, "/") {
 		r.restart()
 	} else {
-		r.pushParts(base) // walked first
+		for _, name := range slices.Backward(base) { // walked first
+			r.pending = append(r.pending, name)
+		}
 	}
 	if err := r.run(); err != nil {
 		return "", FoundUnsure, err
@@ -180,12 +182,6 @@ func (r *resolution) push(p string) {
 			break
 		}
 		p = p[:i]
-	}
-}
-
-func (r *resolution) pushParts(parts []string) {
-	for i := len(parts) - 1; i >= 0; i-- {
-		r.pending = append(r.pending, parts[i])
 	}
 }
 

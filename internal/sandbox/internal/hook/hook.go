@@ -15,18 +15,12 @@ const (
 var fault atomic.Pointer[func(point string) error]
 
 // SetFault makes h run at each fault-injection point (nil removes it).
-func SetFault(h func(point string) error) {
-	if h == nil {
-		fault.Store(nil)
-		return
-	}
-	fault.Store(&h)
-}
+func SetFault(h func(point string) error) { fault.Store(&h) }
 
 // Fault runs the fault hook at point; an error it returns fails the
 // replacement there as the OS would.
 func Fault(point string) error {
-	if h := fault.Load(); h != nil {
+	if h := fault.Load(); h != nil && *h != nil {
 		return (*h)(point)
 	}
 	return nil
