@@ -16,21 +16,25 @@ import (
 // it after it was listed.
 type sysDir struct{ r *os.Root }
 
-func openRoot(root *os.Root, name string) (sysDir, error) {
-	st, err := root.Stat(name)
+// New starts a walk of the directory dir below root (see NewAt, its Unix
+// counterpart).
+func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
+	top, err := root.OpenRoot(".")
 	if err != nil {
-		return sysDir{}, err
+		return nil, err
 	}
-	if !st.IsDir() {
-		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: errNotDir}
-	}
-	r, err := root.OpenRoot(name)
-	return sysDir{r}, err
+	return newWalk(sysDir{top}, dir, state)
 }
 
-// errNotDir is what Unix reports for the same failure, so callers need test
-// for one error only.
-var errNotDir = syscall.ENOTDIR
+// NewTracked starts a walk like New and returns the directory's stamp (see
+// NewTrackedAt, its Unix counterpart), which is always zero here.
+func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	top, err := root.OpenRoot(".")
+	if err != nil {
+		return nil, Stamp{}, err
+	}
+	return newTracked(sysDir{top}, dir, state, last)
+}
 
 func (d sysDir) openDir(name string) (sysDir, error) {
 	st, err := d.r.Lstat(name)
@@ -38,7 +42,8 @@ func (d sysDir) openDir(name string) (sysDir, error) {
 		return sysDir{}, err
 	}
 	if !st.IsDir() {
-		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: errNotDir}
+		// ENOTDIR as on Unix, so that callers test for one error only.
+		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: syscall.ENOTDIR}
 	}
 	r, err := d.r.OpenRoot(name)
 	return sysDir{r}, err

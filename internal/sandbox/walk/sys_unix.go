@@ -11,24 +11,14 @@ import (
 // sysDir is a directory descriptor.
 type sysDir int
 
-// openRoot opens the directory name through root and keeps a descriptor of
-// its own on it.
-func openRoot(root *os.Root, name string) (sysDir, error) {
-	// O_DIRECTORY: a FIFO at name must fail, not block the open.
-	f, err := root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer f.Close()
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return -1, &os.PathError{Op: "dup", Path: name, Err: err}
-	}
-	return sysDir(fd), nil
-}
-
-// NewAt starts a walk like New from the directory open as dirfd, which
-// stays the caller's: the walk opens a descriptor of its own on it, one
+// NewAt starts a walk of the directory dir (slash-separated, relative to
+// the directory open as dirfd, without "." or ".." components; "" or "." for
+// that directory itself), whose entries get paths dir/name. The directory is
+// reached one component at a time, as the walk goes on from it: a component
+// that is a symlink fails the walk, whatever it points to. state is the
+// directory's state, returned by State for its entries.
+//
+// dirfd stays the caller's: the walk opens a descriptor of its own on it, one
 // system call where an os.Root's Open makes an os.File (four more).
 func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
 	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
@@ -38,7 +28,14 @@ func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
 	return newWalk(sysDir(top), dir, state)
 }
 
-// NewTrackedAt is NewTracked from the directory open as dirfd (see NewAt).
+// NewTrackedAt starts a walk like NewAt and returns the directory's stamp,
+// taken before the walk reads it. When that stamp is last, nothing has
+// changed since a walk returned last: the directory is not read, and the
+// Walker is nil.
+//
+// The stamp covers what the walk shows (see Tracked): a listing of the
+// directory may be kept under it and shown again for as long as NewTrackedAt
+// returns the same stamp.
 func NewTrackedAt[S any](dirfd int, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
 	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {

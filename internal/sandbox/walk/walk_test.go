@@ -33,6 +33,26 @@ func mustOpenRoot(t *testing.T, dir string) *os.Root {
 	return root
 }
 
+// New and NewTracked start walks below root the way the sandbox does on
+// Unix, from its directory's descriptor (NewAt, NewTrackedAt).
+func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return NewAt(int(f.Fd()), dir, state)
+}
+
+func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, Stamp{}, err
+	}
+	defer f.Close()
+	return NewTrackedAt(int(f.Fd()), dir, state, last)
+}
+
 // all walks dir entering every directory, and returns "path type" lines.
 func all(t *testing.T, root *os.Root, dir string) []string {
 	t.Helper()
