@@ -10,11 +10,12 @@ import (
 // are listed in one getdents64 call plus the empty one that ends it.
 const direntBuf = 32 << 10
 
-// readDir lists the directory open as fd with getdents64, appending to out,
-// and stops once out holds more than max entries. Types the file system does
-// not report (DT_UNKNOWN) are looked up with fstatat, without following
-// symlinks.
-func readDir(fd int, buf *[]byte, out []dirent, max int) ([]dirent, error) {
+// list returns the directory's entries, unsorted, read with getdents64 into
+// buf, and stops once it has more than max. Types the file system does not
+// report (DT_UNKNOWN) are looked up with fstatat, without following symlinks.
+func (d sysDir) list(buf *[]byte, max int) ([]dirent, error) {
+	fd := int(d)
+	var out []dirent
 	if len(*buf) < direntBuf {
 		*buf = make([]byte, direntBuf)
 	}

@@ -5,7 +5,6 @@ package walk
 import (
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -49,22 +48,8 @@ func (d sysDir) openDir(name string) (sysDir, error) {
 	return sysDir{r}, err
 }
 
-func (d sysDir) list(_ *[]byte, max int) ([]dirent, error) {
-	f, err := d.r.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	des, err := f.ReadDir(max + 1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	out := make([]dirent, 0, len(des))
-	for _, de := range des {
-		out = append(out, dirent{name: de.Name(), typ: typeOf(de.Type())})
-	}
-	return out, nil
-}
+// dirFile opens the directory for listing.
+func (d sysDir) dirFile() (*os.File, error) { return d.r.Open(".") }
 
 func (d sysDir) lstat(name string) (Type, int64, error) {
 	st, err := d.r.Lstat(filepath.FromSlash(name))
@@ -110,16 +95,4 @@ func (r fileReader) read(p []byte) (int, error) {
 		return n, nil
 	}
 	return n, err
-}
-
-func typeOf(m fs.FileMode) Type {
-	switch {
-	case m.IsRegular():
-		return Regular
-	case m&fs.ModeDir != 0:
-		return Dir
-	case m&fs.ModeSymlink != 0:
-		return Symlink
-	}
-	return Other
 }

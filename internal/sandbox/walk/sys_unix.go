@@ -50,11 +50,6 @@ func (d sysDir) openDir(name string) (sysDir, error) {
 	return sysDir(fd), err
 }
 
-// list returns the directory's entries, unsorted, stopping once it has more
-// than max. Listing advances the descriptor's directory offset, which openat
-// does not depend on.
-func (d sysDir) list(buf *[]byte, max int) ([]dirent, error) { return readDir(int(d), buf, nil, max) }
-
 // lstat describes the entry at name (a path relative to d) without
 // following a final symlink.
 func (d sysDir) lstat(name string) (Type, int64, error) {
