@@ -3,8 +3,6 @@
 package walk
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -60,39 +58,3 @@ func (d sysDir) lstat(name string) (Type, int64, error) {
 }
 
 func (d sysDir) close() { d.r.Close() }
-
-func (d sysDir) readFile(name, path string, buf []byte, skipBinary bool) ([]byte, error) {
-	if typ, _, err := d.lstat(name); err != nil || typ != Regular {
-		if err == nil {
-			err = ErrNotRegular
-		}
-		return nil, err
-	}
-	f, err := d.r.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readOpen(f, buf, skipBinary)
-}
-
-func readOpen(f *os.File, buf []byte, skipBinary bool) ([]byte, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, ErrNotRegular
-	}
-	return readAll(fileReader{f}, f.Name(), int(st.Size()), buf, skipBinary)
-}
-
-type fileReader struct{ f *os.File }
-
-func (r fileReader) read(p []byte) (int, error) {
-	n, err := r.f.Read(p)
-	if errors.Is(err, io.EOF) {
-		return n, nil
-	}
-	return n, err
-}

@@ -67,46 +67,6 @@ func (d sysDir) lstat(name string) (Type, int64, error) {
 
 func (d sysDir) close() { unix.Close(int(d)) }
 
-// readFile reads the regular file name in d without following a symlink or
-// blocking on a FIFO.
-func (d sysDir) readFile(name, path string, buf []byte, skipBinary bool) ([]byte, error) {
-	fd, err := openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	return readFD(fd, path, buf, skipBinary)
-}
-
-// readFD reads the regular file open as fd: one fstat, then readAll.
-func readFD(fd int, name string, buf []byte, skipBinary bool) ([]byte, error) {
-	var st unix.Stat_t
-	for {
-		err := unix.Fstat(fd, &st)
-		if err == nil {
-			break
-		}
-		if err != unix.EINTR {
-			return nil, &os.PathError{Op: "fstat", Path: name, Err: err}
-		}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, ErrNotRegular
-	}
-	return readAll(fdReader(fd), name, int(st.Size), buf, skipBinary)
-}
-
-type fdReader int
-
-func (r fdReader) read(p []byte) (int, error) {
-	for {
-		n, err := unix.Read(int(r), p)
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
-}
-
 func openat(dirfd int, name string, flags int) (int, error) {
 	for {
 		fd, err := unix.Openat(dirfd, name, flags, 0)
