@@ -17,9 +17,6 @@ type File struct {
 	path string
 }
 
-// Path returns the file's path in the walk.
-func (f *File) Path() string { return f.path }
-
 // Open opens the file for reading in sequence or at offsets, without
 // following a symlink or blocking: it must be a regular file, else the error
 // is ErrNotRegular. The Stream must be closed; the File may be closed before
