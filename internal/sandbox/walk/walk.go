@@ -134,10 +134,7 @@ func (d *dir) release() {
 // newWalk starts the walk NewAt describes, from the open directory top, which
 // it closes.
 func newWalk[S any](top sysDir, dir string, state S) (*Walker[S], error) {
-	if dir == "." {
-		dir = ""
-	}
-	sys, err := openPath(top, dir)
+	sys, dir, err := openPath(top, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -157,10 +154,7 @@ type Stamp struct {
 // newTracked starts the walk NewTrackedAt describes, from the open directory
 // top, which it closes.
 func newTracked[S any](top sysDir, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
-	if dir == "." {
-		dir = ""
-	}
-	sys, err := openPath(top, dir)
+	sys, dir, err := openPath(top, dir)
 	if err != nil {
 		return nil, Stamp{}, err
 	}
@@ -185,7 +179,11 @@ func (w *Walker[S]) Tracked() bool { return w.track != nil && !w.capped }
 
 // openPath opens the directory dir below the open directory sys one
 // component at a time, and closes sys: a component that is a symlink fails.
-func openPath(sys sysDir, dir string) (sysDir, error) {
+// It returns dir as the prefix of the directory's entries: "" for ".".
+func openPath(sys sysDir, dir string) (sysDir, string, error) {
+	if dir == "." {
+		return sys, "", nil
+	}
 	for done := 0; done < len(dir); {
 		end := strings.IndexByte(dir[done:], '/')
 		if end < 0 {
@@ -196,11 +194,11 @@ func openPath(sys sysDir, dir string) (sysDir, error) {
 		sub, err := sys.openDir(dir[done:end])
 		sys.close()
 		if err != nil {
-			return sub, &os.PathError{Op: "open", Path: dir[:end], Err: err}
+			return sub, "", &os.PathError{Op: "open", Path: dir[:end], Err: err}
 		}
 		sys, done = sub, end+1
 	}
-	return sys, nil
+	return sys, dir, nil
 }
 
 // start begins a walk of the open directory sys, whose entries get paths
