@@ -10,17 +10,17 @@ import (
 // are listed in one getdents64 call plus the empty one that ends it.
 const direntBuf = 32 << 10
 
-// readDir lists the directory open as fd with getdents64, appending to out,
-// and stops once out holds more than max entries. Types the file system does
-// not report (DT_UNKNOWN) are looked up with fstatat, without following
-// symlinks.
-func readDir(fd int, buf *[]byte, out []dirent, max int) ([]dirent, error) {
+// list returns the directory's entries, unsorted, read with getdents64 into
+// buf, and stops once it has more than max. Types the file system does not
+// report (DT_UNKNOWN) are looked up with fstatat, without following symlinks.
+func (d sysDir) list(buf *[]byte, max int) ([]dirent, error) {
+	var out []dirent
 	if len(*buf) < direntBuf {
 		*buf = make([]byte, direntBuf)
 	}
 	b := *buf
 	for {
-		n, err := unix.Getdents(fd, b)
+		n, err := unix.Getdents(int(d), b)
 		if err == unix.EINTR {
 			continue
 		}
@@ -30,26 +30,26 @@ func readDir(fd int, buf *[]byte, out []dirent, max int) ([]dirent, error) {
 		if n <= 0 {
 			return out, nil
 		}
-		out = parseDirents(fd, b[:n], out)
+		out = d.parseDirents(b[:n], out)
 		if len(out) > max {
 			return out[:max+1], nil
 		}
 	}
 }
 
-func parseDirents(fd int, b []byte, out []dirent) []dirent {
+func (d sysDir) parseDirents(b []byte, out []dirent) []dirent {
 	getdents.Each(b, func(start, end int, typ uint8) {
 		name := b[start:end]
 		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.')) {
 			return
 		}
 		s := string(name)
-		out = append(out, dirent{name: s, typ: direntType(fd, s, typ)})
+		out = append(out, dirent{name: s, typ: d.direntType(s, typ)})
 	})
 	return out
 }
 
-func direntType(fd int, name string, t uint8) Type {
+func (d sysDir) direntType(name string, t uint8) Type {
 	switch t {
 	case unix.DT_REG:
 		return Regular
@@ -58,11 +58,9 @@ func direntType(fd int, name string, t uint8) Type {
 	case unix.DT_LNK:
 		return Symlink
 	case unix.DT_UNKNOWN:
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return Other
+		if typ, _, err := d.lstat(name); err == nil {
+			return typ
 		}
-		return modeType(uint32(st.Mode))
 	}
 	return Other
 }

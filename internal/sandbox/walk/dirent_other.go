@@ -3,41 +3,17 @@
 package walk
 
 import (
-	"errors"
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// readDir lists the directory open as fd through a duplicate descriptor, so
-// that the os.File doing the listing can own and close it. It stops once out
-// holds more than max entries.
-func readDir(fd int, _ *[]byte, out []dirent, max int) ([]dirent, error) {
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+// dirFile opens the directory for listing: a duplicate descriptor, which the
+// os.File can own and close.
+func (d sysDir) dirFile() (*os.File, error) {
+	dup, err := unix.FcntlInt(uintptr(d), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	f := os.NewFile(uintptr(dup), "")
-	defer f.Close()
-	des, err := f.ReadDir(max + 1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return out, err
-	}
-	for _, de := range des {
-		out = append(out, dirent{name: de.Name(), typ: typeOf(de.Type())})
-	}
-	return out, nil
-}
-
-func typeOf(m os.FileMode) Type {
-	switch {
-	case m.IsRegular():
-		return Regular
-	case m&os.ModeDir != 0:
-		return Dir
-	case m&os.ModeSymlink != 0:
-		return Symlink
-	}
-	return Other
+	return os.NewFile(uintptr(dup), ""), nil
 }

@@ -3,9 +3,6 @@
 package walk
 
 import (
-	"errors"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -16,21 +13,25 @@ import (
 // it after it was listed.
 type sysDir struct{ r *os.Root }
 
-func openRoot(root *os.Root, name string) (sysDir, error) {
-	st, err := root.Stat(name)
+// New starts a walk of the directory dir below root (see NewAt, its Unix
+// counterpart).
+func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
+	top, err := root.OpenRoot(".")
 	if err != nil {
-		return sysDir{}, err
+		return nil, err
 	}
-	if !st.IsDir() {
-		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: errNotDir}
-	}
-	r, err := root.OpenRoot(name)
-	return sysDir{r}, err
+	return newWalk(sysDir{top}, dir, state)
 }
 
-// errNotDir is what Unix reports for the same failure, so callers need test
-// for one error only.
-var errNotDir = syscall.ENOTDIR
+// NewTracked starts a walk like New and returns the directory's stamp (see
+// NewTrackedAt, its Unix counterpart), which is always zero here.
+func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	top, err := root.OpenRoot(".")
+	if err != nil {
+		return nil, Stamp{}, err
+	}
+	return newTracked(sysDir{top}, dir, state, last)
+}
 
 func (d sysDir) openDir(name string) (sysDir, error) {
 	st, err := d.r.Lstat(name)
@@ -38,28 +39,15 @@ func (d sysDir) openDir(name string) (sysDir, error) {
 		return sysDir{}, err
 	}
 	if !st.IsDir() {
-		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: errNotDir}
+		// ENOTDIR as on Unix, so that callers test for one error only.
+		return sysDir{}, &os.PathError{Op: "open", Path: name, Err: syscall.ENOTDIR}
 	}
 	r, err := d.r.OpenRoot(name)
 	return sysDir{r}, err
 }
 
-func (d sysDir) list(_ *[]byte, max int) ([]dirent, error) {
-	f, err := d.r.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	des, err := f.ReadDir(max + 1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	out := make([]dirent, 0, len(des))
-	for _, de := range des {
-		out = append(out, dirent{name: de.Name(), typ: typeOf(de.Type())})
-	}
-	return out, nil
-}
+// dirFile opens the directory for listing.
+func (d sysDir) dirFile() (*os.File, error) { return d.r.Open(".") }
 
 func (d sysDir) lstat(name string) (Type, int64, error) {
 	st, err := d.r.Lstat(filepath.FromSlash(name))
@@ -70,51 +58,3 @@ func (d sysDir) lstat(name string) (Type, int64, error) {
 }
 
 func (d sysDir) close() { d.r.Close() }
-
-func (d sysDir) readFile(name, path string, buf []byte, skipBinary bool) ([]byte, error) {
-	if typ, _, err := d.lstat(name); err != nil || typ != Regular {
-		if err == nil {
-			err = ErrNotRegular
-		}
-		return nil, err
-	}
-	f, err := d.r.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readOpen(f, buf, skipBinary)
-}
-
-func readOpen(f *os.File, buf []byte, skipBinary bool) ([]byte, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, ErrNotRegular
-	}
-	return readAll(fileReader{f}, f.Name(), int(st.Size()), buf, skipBinary)
-}
-
-type fileReader struct{ f *os.File }
-
-func (r fileReader) read(p []byte) (int, error) {
-	n, err := r.f.Read(p)
-	if errors.Is(err, io.EOF) {
-		return n, nil
-	}
-	return n, err
-}
-
-func typeOf(m fs.FileMode) Type {
-	switch {
-	case m.IsRegular():
-		return Regular
-	case m&fs.ModeDir != 0:
-		return Dir
-	case m&fs.ModeSymlink != 0:
-		return Symlink
-	}
-	return Other
-}

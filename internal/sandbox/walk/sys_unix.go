@@ -11,24 +11,14 @@ import (
 // sysDir is a directory descriptor.
 type sysDir int
 
-// openRoot opens the directory name through root and keeps a descriptor of
-// its own on it.
-func openRoot(root *os.Root, name string) (sysDir, error) {
-	// O_DIRECTORY: a FIFO at name must fail, not block the open.
-	f, err := root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer f.Close()
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return -1, &os.PathError{Op: "dup", Path: name, Err: err}
-	}
-	return sysDir(fd), nil
-}
-
-// NewAt starts a walk like New from the directory open as dirfd, which
-// stays the caller's: the walk opens a descriptor of its own on it, one
+// NewAt starts a walk of the directory dir (slash-separated, relative to
+// the directory open as dirfd, without "." or ".." components; "" or "." for
+// that directory itself), whose entries get paths dir/name. The directory is
+// reached one component at a time, as the walk goes on from it: a component
+// that is a symlink fails the walk, whatever it points to. state is the
+// directory's state, returned by State for its entries.
+//
+// dirfd stays the caller's: the walk opens a descriptor of its own on it, one
 // system call where an os.Root's Open makes an os.File (four more).
 func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
 	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
@@ -38,7 +28,14 @@ func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
 	return newWalk(sysDir(top), dir, state)
 }
 
-// NewTrackedAt is NewTracked from the directory open as dirfd (see NewAt).
+// NewTrackedAt starts a walk like NewAt and returns the directory's stamp,
+// taken before the walk reads it. When that stamp is last, nothing has
+// changed since a walk returned last: the directory is not read, and the
+// Walker is nil.
+//
+// The stamp covers what the walk shows (see Tracked): a listing of the
+// directory may be kept under it and shown again for as long as NewTrackedAt
+// returns the same stamp.
 func NewTrackedAt[S any](dirfd int, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
 	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
@@ -52,11 +49,6 @@ func (d sysDir) openDir(name string) (sysDir, error) {
 	fd, err := openat(int(d), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	return sysDir(fd), err
 }
-
-// list returns the directory's entries, unsorted, stopping once it has more
-// than max. Listing advances the descriptor's directory offset, which openat
-// does not depend on.
-func (d sysDir) list(buf *[]byte, max int) ([]dirent, error) { return readDir(int(d), buf, nil, max) }
 
 // lstat describes the entry at name (a path relative to d) without
 // following a final symlink.
@@ -74,46 +66,6 @@ func (d sysDir) lstat(name string) (Type, int64, error) {
 }
 
 func (d sysDir) close() { unix.Close(int(d)) }
-
-// readFile reads the regular file name in d without following a symlink or
-// blocking on a FIFO.
-func (d sysDir) readFile(name, path string, buf []byte, skipBinary bool) ([]byte, error) {
-	fd, err := openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	return readFD(fd, path, buf, skipBinary)
-}
-
-// readFD reads the regular file open as fd: one fstat, then readAll.
-func readFD(fd int, name string, buf []byte, skipBinary bool) ([]byte, error) {
-	var st unix.Stat_t
-	for {
-		err := unix.Fstat(fd, &st)
-		if err == nil {
-			break
-		}
-		if err != unix.EINTR {
-			return nil, &os.PathError{Op: "fstat", Path: name, Err: err}
-		}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, ErrNotRegular
-	}
-	return readAll(fdReader(fd), name, int(st.Size), buf, skipBinary)
-}
-
-type fdReader int
-
-func (r fdReader) read(p []byte) (int, error) {
-	for {
-		n, err := unix.Read(int(r), p)
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
-}
 
 func openat(dirfd int, name string, flags int) (int, error) {
 	for {

@@ -1,7 +1,9 @@
 package walk
 
 import (
+	"bytes"
 	"cmp"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -72,15 +74,10 @@ var localFS = map[uint32]bool{
 	0x794C7630: true, // overlayfs
 }
 
-// track starts tracking the directory d, or returns nil when it cannot be.
-func (d sysDir) track() (*trackedDir, uint64) { return trackOpen(int(d)) }
-
-// watchFile watches the regular file name in d for td.
-func (d sysDir) watchFile(td *trackedDir, name string) bool { return td.watchFile(int(d), name) }
-
-// trackOpen starts tracking the directory open as fd and returns it with
-// its current version, or nil when it cannot be tracked.
-func trackOpen(fd int) (*trackedDir, uint64) {
+// track starts tracking the directory sys and returns it with its current
+// version, or nil when it cannot be tracked.
+func (sys sysDir) track() (*trackedDir, uint64) {
+	fd := int(sys)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
 		return nil, 0
@@ -115,30 +112,30 @@ func trackOpen(fd int) (*trackedDir, uint64) {
 	return d, d.version
 }
 
-// watchFile watches the regular file name in d, open as fd, unless it is
-// watched already. false means it cannot be.
-func (d *trackedDir) watchFile(fd int, name string) bool {
+// watchFile watches the regular file name in d for td, unless it is watched
+// already. false means it cannot be.
+func (d sysDir) watchFile(td *trackedDir, name string) bool {
 	t := &tracker
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.dirs[d.id] != d {
+	if t.dirs[td.id] != td {
 		return false // dropped since the walk began
 	}
-	if _, ok := d.files[name]; ok {
+	if _, ok := td.files[name]; ok {
 		return true
 	}
 	if len(t.watches) >= t.limit {
-		t.evictLocked() // d, asked about last, goes last
-		if t.dirs[d.id] != d {
+		t.evictLocked() // td, asked about last, goes last
+		if t.dirs[td.id] != td {
 			return false
 		}
 	}
-	wd, err := unix.InotifyAddWatch(t.fd, fdPath(fd, name), fileEvents)
+	wd, err := unix.InotifyAddWatch(t.fd, fdPath(int(d), name), fileEvents)
 	if err != nil {
 		return false
 	}
-	d.files[name] = int32(wd)
-	t.own(int32(wd), d)
+	td.files[name] = int32(wd)
+	t.own(int32(wd), td)
 	return true
 }
 
@@ -182,23 +179,17 @@ func watchLimit() int {
 func (t *trackerState) next() uint64 { t.version++; return t.version }
 
 func (t *trackerState) own(wd int32, d *trackedDir) {
-	for _, o := range t.watches[wd] {
-		if o == d {
-			return
-		}
+	if !slices.Contains(t.watches[wd], d) {
+		t.watches[wd] = append(t.watches[wd], d)
 	}
-	t.watches[wd] = append(t.watches[wd], d)
 }
 
 // disown stops wd informing d, and removes the watch when it informs no
 // directory any more.
 func (t *trackerState) disown(wd int32, d *trackedDir) {
 	owners := t.watches[wd]
-	for i, o := range owners {
-		if o == d {
-			owners = append(owners[:i:i], owners[i+1:]...)
-			break
-		}
+	if i := slices.Index(owners, d); i >= 0 {
+		owners = append(owners[:i:i], owners[i+1:]...)
 	}
 	if len(owners) > 0 {
 		t.watches[wd] = owners
@@ -236,11 +227,7 @@ func (t *trackerState) forget(d *trackedDir, name string) {
 // evictLocked stops tracking the directories asked about longest ago, until
 // at most half the watches are in use.
 func (t *trackerState) evictLocked() {
-	dirs := make([]*trackedDir, 0, len(t.dirs))
-	for _, d := range t.dirs {
-		dirs = append(dirs, d)
-	}
-	slices.SortFunc(dirs, func(a, b *trackedDir) int { return cmp.Compare(a.used, b.used) })
+	dirs := slices.SortedFunc(maps.Values(t.dirs), func(a, b *trackedDir) int { return cmp.Compare(a.used, b.used) })
 	for _, d := range dirs {
 		if len(t.watches) <= t.limit/2 {
 			return
@@ -263,27 +250,12 @@ func (t *trackerState) drainLocked() {
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&t.buf[off]))
-			name := ""
-			if ev.Len > 0 {
-				raw := t.buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-				if i := indexNUL(raw); i >= 0 {
-					raw = raw[:i]
-				}
-				name = string(raw)
-			}
+			// The name, if any, is padded with NULs.
+			name := t.buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
 			off += unix.SizeofInotifyEvent + int(ev.Len)
-			t.event(ev.Wd, ev.Mask, name)
+			t.event(ev.Wd, ev.Mask, string(bytes.TrimRight(name, "\x00")))
 		}
 	}
-}
-
-func indexNUL(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 func (t *trackerState) event(wd int32, mask uint32, name string) {

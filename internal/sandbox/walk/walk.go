@@ -17,7 +17,7 @@
 // for a directory to be entered with Descend; nothing else is entered, so a
 // walk that stops early has read no more of the tree than it needed.
 //
-// On Linux a walk may also be tracked (NewTracked): its stamp, read from
+// On Linux a walk may also be tracked (NewTrackedAt): its stamp, read from
 // inotify, tells a later walk that the directory is unchanged, and spares it
 // reading the directory at all.
 package walk
@@ -88,7 +88,7 @@ type Walker[S any] struct {
 	left  int       // entries the walk may still read
 	// capped is set when a directory had more entries than left.
 	capped bool
-	// track is the walk root's tracker (NewTracked), until the walk shows
+	// track is the walk root's tracker (NewTrackedAt), until the walk shows
 	// something its stamp does not cover.
 	track *trackedDir
 }
@@ -131,25 +131,10 @@ func (d *dir) release() {
 	}
 }
 
-// New starts a walk of the directory dir (slash-separated, relative to
-// root, without "." or ".." components; "" or "." for root itself), whose
-// entries get paths dir/name. The directory is reached from root one
-// component at a time, as the walk goes on from it: a component that is a
-// symlink fails the walk, whatever it points to. state is the directory's
-// state, returned by State for its entries.
-func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
-	top, err := openRoot(root, ".")
-	if err != nil {
-		return nil, err
-	}
-	return newWalk(top, dir, state)
-}
-
+// newWalk starts the walk NewAt describes, from the open directory top, which
+// it closes.
 func newWalk[S any](top sysDir, dir string, state S) (*Walker[S], error) {
-	if dir == "." {
-		dir = ""
-	}
-	sys, err := openPath(top, dir)
+	sys, dir, err := openPath(top, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -166,27 +151,10 @@ type Stamp struct {
 	version uint64
 }
 
-// NewTracked starts a walk like New and returns the directory's stamp,
-// taken before the walk reads it. When that stamp is last, nothing has
-// changed since a walk returned last: the directory is not read, and the
-// Walker is nil.
-//
-// The stamp covers what the walk shows (see Tracked): a listing of the
-// directory may be kept under it and shown again for as long as NewTracked
-// returns the same stamp.
-func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
-	top, err := openRoot(root, ".")
-	if err != nil {
-		return nil, Stamp{}, err
-	}
-	return newTracked(top, dir, state, last)
-}
-
+// newTracked starts the walk NewTrackedAt describes, from the open directory
+// top, which it closes.
 func newTracked[S any](top sysDir, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
-	if dir == "." {
-		dir = ""
-	}
-	sys, err := openPath(top, dir)
+	sys, dir, err := openPath(top, dir)
 	if err != nil {
 		return nil, Stamp{}, err
 	}
@@ -204,14 +172,18 @@ func newTracked[S any](top sysDir, dir string, state S, last Stamp) (*Walker[S],
 	return w, stamp, nil
 }
 
-// Tracked reports whether the stamp NewTracked returned covers what the walk
+// Tracked reports whether the stamp NewTrackedAt returned covers what the walk
 // has shown: it read every entry of the directory, entered none, met no
 // symlink or special file, and watched each regular file Lstat described.
 func (w *Walker[S]) Tracked() bool { return w.track != nil && !w.capped }
 
 // openPath opens the directory dir below the open directory sys one
 // component at a time, and closes sys: a component that is a symlink fails.
-func openPath(sys sysDir, dir string) (sysDir, error) {
+// It returns dir as the prefix of the directory's entries: "" for ".".
+func openPath(sys sysDir, dir string) (sysDir, string, error) {
+	if dir == "." {
+		return sys, "", nil
+	}
 	for done := 0; done < len(dir); {
 		end := strings.IndexByte(dir[done:], '/')
 		if end < 0 {
@@ -222,11 +194,11 @@ func openPath(sys sysDir, dir string) (sysDir, error) {
 		sub, err := sys.openDir(dir[done:end])
 		sys.close()
 		if err != nil {
-			return sub, &os.PathError{Op: "open", Path: dir[:end], Err: err}
+			return sub, "", &os.PathError{Op: "open", Path: dir[:end], Err: err}
 		}
 		sys, done = sub, end+1
 	}
-	return sys, nil
+	return sys, dir, nil
 }
 
 // start begins a walk of the open directory sys, whose entries get paths
@@ -306,7 +278,7 @@ func (w *Walker[S]) open(fr *frame[S]) error {
 }
 
 // Limit lowers how many entries the walk may still read to n, if that is
-// fewer than it may now. It is meant to be called right after New, whose own
+// fewer than it may now. It is meant to be called right after NewAt, whose own
 // listing of the walk root already counts.
 func (w *Walker[S]) Limit(n int) {
 	used := MaxEntries - w.left

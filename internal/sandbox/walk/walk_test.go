@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentspec/agentspec/internal/text"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,6 +31,26 @@ func mustOpenRoot(t *testing.T, dir string) *os.Root {
 	require.NoError(t, err)
 	t.Cleanup(func() { root.Close() })
 	return root
+}
+
+// New and NewTracked start walks below root the way the sandbox does on
+// Unix, from its directory's descriptor (NewAt, NewTrackedAt).
+func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return NewAt(int(f.Fd()), dir, state)
+}
+
+func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, Stamp{}, err
+	}
+	defer f.Close()
+	return NewTrackedAt(int(f.Fd()), dir, state, last)
 }
 
 // all walks dir entering every directory, and returns "path type" lines.
@@ -124,15 +144,14 @@ func TestWalkDoesNotFollowSwappedDirectory(t *testing.T) {
 	assert.False(t, w.Next(), "walked into %s", w.Entry().Path)
 }
 
-func TestFileRead(t *testing.T) {
+// A File is read through Open, the way search_files reads it.
+func TestFileOpen(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	big := bytes.Repeat([]byte("text line\n"), 40_000) // above bigFile
+	big := bytes.Repeat([]byte("text line\n"), 40_000)
 	write(t, dir, "small.txt", "hello\n")
 	write(t, dir, "empty", "")
 	write(t, dir, "big.txt", string(big))
-	write(t, dir, "nul-last-probed", strings.Repeat("x", text.BinaryProbe-1)+"\x00")
-	write(t, dir, "nul-after-probe", strings.Repeat("x", text.BinaryProbe)+"\x00")
 	write(t, dir, "big.bin", "\x00"+string(big))
 	require.NoError(t, os.Symlink("small.txt", filepath.Join(dir, "swapped")))
 	root := mustOpenRoot(t, dir)
@@ -145,39 +164,34 @@ func TestFileRead(t *testing.T) {
 	}
 	w.Close() // the files stay readable after the walk is closed
 
-	for name, want := range map[string]struct {
-		data   string
-		binary bool
-	}{
-		"small.txt":       {data: "hello\n"},
-		"empty":           {data: ""},
-		"big.txt":         {data: string(big)},
-		"nul-last-probed": {binary: true},
-		"nul-after-probe": {data: strings.Repeat("x", text.BinaryProbe) + "\x00"},
-		"big.bin":         {binary: true},
+	for name, want := range map[string]string{
+		"small.txt": "hello\n",
+		"empty":     "",
+		"big.txt":   string(big),
+		"big.bin":   "\x00" + string(big),
 	} {
-		f := files[name]
-		data, err := f.Read(make([]byte, 0, 3), true)
-		if want.binary {
-			assert.ErrorIs(t, err, ErrBinary, name)
-			assert.LessOrEqual(t, len(data), text.BinaryProbe, "%s: a binary file is not read whole", name)
-		} else {
+		s, err := files[name].Open()
+		require.NoError(t, err, name)
+		assert.EqualValues(t, len(want), s.Size(), name)
+		data, err := io.ReadAll(s)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, string(data), name)
+		if len(want) > 1 {
+			at := make([]byte, len(want)-1)
+			n, err := s.ReadAt(at, 1)
 			require.NoError(t, err, name)
-			assert.Equal(t, want.data, string(data), name)
+			assert.Equal(t, want[1:], string(at[:n]), name)
 		}
+		require.NoError(t, s.Close())
 	}
-	// Without skipBinary a binary file is read whole.
-	data, err := files["big.bin"].Read(nil, false)
-	require.NoError(t, err)
-	assert.Len(t, data, len(big)+1)
 
-	// The symlink is not followed when read.
-	_, err = files["swapped"].Read(nil, true)
+	// The symlink is not followed when opened.
+	_, err = files["swapped"].Open()
 	assert.ErrorIs(t, err, syscall.ELOOP)
 	for _, f := range files {
 		f.Close()
 	}
-	_, err = files["small.txt"].Read(nil, true)
+	_, err = files["small.txt"].Open()
 	assert.ErrorIs(t, err, os.ErrClosed)
 }
 
