@@ -119,16 +119,15 @@ func (fs *FS) saw(rel, hash string, known bool) {
 		return
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if !t.closed {
 		t.rememberLocked(rel, hash, known)
+		dir, _ := sandbox.Split(rel)
+		t.watchLocked(dir, false)
 	}
-	t.mu.Unlock()
-	dir, _ := sandbox.Split(rel)
-	fs.watchDir(dir)
 }
 
-// watchDir watches the directory rel, which the agent read a file in or
-// listed, if it is not watched yet and the budget allows.
+// watchDir watches the directory rel, which the agent listed.
 func (fs *FS) watchDir(rel string) {
 	t := fs.changes
 	if !t.protect {
@@ -136,10 +135,9 @@ func (fs *FS) watchDir(rel string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed || !t.startLocked() {
-		return
+	if !t.closed {
+		t.watchLocked(rel, false)
 	}
-	t.watchLocked(rel, false)
 }
 
 // lastSeen returns the hash of the content the agent last saw in rel, and
@@ -197,18 +195,16 @@ func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) 
 	err := fs.writeThrough(path, rel, data, g, create)
 
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	e.writing--
 	switch {
 	case t.closed:
 	case err == nil:
 		t.rememberLocked(rel, hash, true)
+		dir, _ := sandbox.Split(rel)
+		t.watchLocked(dir, false)
 	case e.hash == "" && e.writing == 0 && t.seen[rel] == e:
 		delete(t.seen, rel) // a new file that was not written after all
-	}
-	t.mu.Unlock()
-	if err == nil {
-		dir, _ := sandbox.Split(rel)
-		fs.watchDir(dir)
 	}
 	return hash, err
 }

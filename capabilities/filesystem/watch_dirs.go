@@ -71,10 +71,11 @@ const (
 // The tracker's watches.
 
 // startLocked gets the FileSystem's share of the process's watcher on first
-// use and reports whether there is one. When none can be made (the user's
-// inotify instances are used up, say) the write-time check alone protects.
+// use, with WatchChanges on, and reports whether there is one. When none can
+// be made (the user's inotify instances are used up, say) the write-time
+// check alone protects.
 func (t *changeTracker) startLocked() bool {
-	if !t.tried {
+	if !t.tried && t.protect {
 		t.tried = true
 		w, err := newWatcher(&t.queue)
 		if err != nil {
@@ -92,7 +93,7 @@ func (t *changeTracker) startLocked() bool {
 // budget. A directory the agent asked for that cannot be watched is
 // remembered as such, so that it is not retried on every read.
 func (t *changeTracker) watchLocked(rel string, auto bool) {
-	if _, ok := t.dirs[rel]; ok || len(t.dirs) >= t.limit {
+	if _, ok := t.dirs[rel]; ok || len(t.dirs) >= t.limit || !t.startLocked() {
 		return
 	}
 	if auto {
@@ -133,20 +134,22 @@ func (t *changeTracker) unwatchLocked(rel string) {
 	}
 }
 
-// handle applies the queued events until the queue is closed.
+// handle applies the queued events until the tracker is closed.
 func (t *changeTracker) handle() {
 	for range t.queue.kick {
 		events, lost := t.queue.take()
 		t.mu.Lock()
-		if !t.closed {
-			if lost {
-				for rel := range t.seen {
-					t.dirty[rel] = struct{}{}
-				}
+		if t.closed {
+			t.mu.Unlock()
+			return
+		}
+		if lost {
+			for rel := range t.seen {
+				t.dirty[rel] = struct{}{}
 			}
-			for _, ev := range events {
-				t.applyLocked(ev)
-			}
+		}
+		for _, ev := range events {
+			t.applyLocked(ev)
 		}
 		t.mu.Unlock()
 	}
@@ -160,7 +163,6 @@ func (t *changeTracker) applyLocked(ev dirEvent) {
 	if d := t.dirs[dir]; d == nil || d.sub != ev.dir {
 		return
 	}
-	gone := ev.op&opGone != 0
 	if ev.name == "" { // the directory itself, gone
 		t.unwatchLocked(dir)
 		return
@@ -170,7 +172,7 @@ func (t *changeTracker) applyLocked(ev dirEvent) {
 		t.dirty[rel] = struct{}{}
 	}
 	switch {
-	case gone:
+	case ev.op&opGone != 0:
 		t.unwatchLocked(rel)
 	case ev.op&opCreate != 0:
 		// Whatever was watched under this name is not what is there now.
@@ -197,7 +199,7 @@ func (t *changeTracker) close() {
 	clear(t.dirty)
 	t.auto = 0
 	t.mu.Unlock()
-	t.queue.close()
+	t.queue.signal() // wakes handle to see closed; nothing is pushed any more
 	t.wg.Wait()
 }
 
@@ -236,10 +238,7 @@ func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	if !st.IsDir() {
 		return watchTarget{}, syscall.ENOTDIR
 	}
-	path := fs.rootDir
-	if rel != "." {
-		path = filepath.Join(fs.rootDir, filepath.FromSlash(rel))
-	}
+	path := filepath.Join(fs.rootDir, filepath.FromSlash(rel))
 	verify := func() bool {
 		in, err := fs.root.Lstat(rel)
 		if err != nil || !in.IsDir() {
@@ -251,41 +250,34 @@ func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	return watchTarget{path: path, id: pathID(path, st), verify: verify, release: func() {}}, nil
 }
 
-// eventQueue hands events from the watcher to the tracker's goroutine.
+// eventQueue hands events from the hub's goroutine to the tracker's.
 type eventQueue struct {
 	mu     sync.Mutex
 	events []dirEvent
 	lost   bool
-	closed bool
-	kick   chan struct{} // capacity 1: something is queued; closed with the queue
+	kick   chan struct{} // capacity 1: something is queued
 }
 
 func (q *eventQueue) push(ev dirEvent) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case q.closed:
-		return
-	case len(q.events) < maxQueuedEvents:
+	if len(q.events) < maxQueuedEvents {
 		q.events = append(q.events, ev)
-	default:
+	} else {
 		q.lost = true
 	}
-	q.signalLocked()
+	q.mu.Unlock()
+	q.signal()
 }
 
 // lose records that events were lost.
 func (q *eventQueue) lose() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.lost = true
-	q.signalLocked()
+	q.mu.Unlock()
+	q.signal()
 }
 
-func (q *eventQueue) signalLocked() {
-	if q.closed {
-		return
-	}
+func (q *eventQueue) signal() {
 	select {
 	case q.kick <- struct{}{}:
 	default:
@@ -298,14 +290,4 @@ func (q *eventQueue) take() ([]dirEvent, bool) {
 	events, lost := q.events, q.lost
 	q.events, q.lost = nil, false
 	return events, lost
-}
-
-// close ends the handling goroutine's loop.
-func (q *eventQueue) close() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.closed {
-		q.closed = true
-		close(q.kick)
-	}
 }
