@@ -54,8 +54,8 @@ import (
 )
 
 const (
-	// maxSeenFiles bounds the remembered hashes; past it the least recently
-	// seen quarter is forgotten, and those files are written as if unseen.
+	// maxSeenFiles bounds the remembered hashes (evictLocked); a file
+	// forgotten is written as if unseen.
 	maxSeenFiles = 1 << 16
 	// deletedState is what a reported deletion is remembered as.
 	deletedState = "<deleted>"
@@ -108,8 +108,6 @@ func newChangeTracker(fs *FS) *changeTracker {
 		queue:     eventQueue{kick: make(chan struct{}, 1)},
 	}
 }
-
-// What the tools call.
 
 // saw records that the agent was shown the hash (and, when known, the
 // content) of the file rel, and watches its directory.
@@ -172,10 +170,9 @@ func (fs *FS) requireKnown(path, rel string, expectedHash *string) error {
 	return capabilities.Retry("Refusing to change %s: read it with read_file first, so you know what it holds.", pyRepr(path))
 }
 
-// writeTracked is writeThrough for write_file and edit_file. While it runs
-// the file is marked as being written by the agent, so the watcher's view of
-// the half-written file is never taken for someone else's change; once the
-// bytes landed, they are what the agent last saw. It returns their hash.
+// writeTracked is writeThrough with the file marked in flight while it runs
+// (see the top), and what it wrote remembered once landed. It returns the
+// hash of what it wrote.
 func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) (string, error) {
 	hash := contentHash(data)
 	t := fs.changes
@@ -340,8 +337,6 @@ func (e *seenFile) report(now string, deleted bool) *ExternalChangeEvent {
 	e.reported = state
 	return &ExternalChangeEvent{PreviousHash: e.hash, CurrentHash: now, Deleted: deleted}
 }
-
-// The remembered hashes.
 
 func (t *changeTracker) rememberLocked(rel, hash string, known bool) {
 	e := t.seen[rel]

@@ -2,32 +2,29 @@ package filesystem
 
 // The directories one FileSystem watches
 //
-// A watcher notices changes as they happen, so that a listener learns of them
-// (file_system.external_change) before the model trips over them; the
-// write-time check of watch.go protects with or without it. It watches,
+// The watcher only makes a change known early (see watch.go). It watches,
 // non-recursively, the directory of every file whose hash is remembered and
 // every directory listed, plus the subdirectories that appear in a watched
-// directory, at most maxWatchedDirs at once; past that the write-time check
-// alone protects. Subdirectories that appear may take only half of that
-// budget, and hidden or denied ones none, so that a tool unpacking a large
-// tree cannot crowd out the directories the agent works in.
+// directory, at most maxWatchedDirs at once. Subdirectories that appear may
+// take only half of that budget, and hidden or denied ones none, so that a
+// tool unpacking a large tree cannot crowd out the directories the agent
+// works in.
 //
-// On Linux a watch never lands outside the root: fsnotify is given the
-// /proc/self/fd name of a descriptor that the no-follow walk reached
-// (sandbox.Dir.NameDir), and inotify follows that name to exactly the
-// directory that was checked, whatever happens to the path meanwhile; the
-// descriptor is held while the watch lives, which keeps that name unique.
-// Elsewhere the watch is set on the real path and dropped unless, once set,
-// the path still names the directory the walk reaches; a symlink swapped in
-// and back out between the two could still slip one watch outside, whose
-// events then only mark in-root paths dirty, since every hash is taken
-// through the walk.
+// A watch never lands outside the root. On Linux fsnotify is given the
+// /proc/self/fd name of a descriptor the no-follow walk reached
+// (sandbox.Dir.NameDir): inotify follows it to exactly that directory,
+// whatever the path leads to by then, and the descriptor, held while the
+// watch lives, keeps the name unique and the inode number from being reused.
+// Elsewhere, or without procfs, the watch is set on the real path and
+// dropped unless, once set, the path still names the directory the walk
+// reaches; a symlink swapped in and back out between the two could still
+// slip one watch outside, whose events then only mark in-root paths dirty,
+// since every hash is taken through the walk.
 //
 // Tool calls add watches while holding the tracker's lock, and fsnotify's
 // reading goroutine hands over some errors while holding its own, so the
-// hub's goroutine routing events takes neither, nor any lock held across a
-// call into fsnotify: it queues them (eventQueue) for each tracker's own
-// goroutine, which applies them.
+// hub's goroutine takes neither: it queues events (eventQueue) for the
+// tracker's own goroutine, which applies them.
 
 import (
 	"os"
@@ -67,8 +64,6 @@ const (
 	opGone                     // removed, or moved away
 	opWrite                    // written
 )
-
-// The tracker's watches.
 
 // startLocked gets the FileSystem's share of the process's watcher on first
 // use, with WatchChanges on, and reports whether there is one. When none can
@@ -221,15 +216,13 @@ type watchTarget struct {
 	release func()      // releases what path names, once the watch is removed
 }
 
-// dirID identifies a directory: by device and inode on Linux, by path
-// elsewhere (see watch_hub.go).
+// dirID identifies a directory (see watch_hub.go).
 type dirID struct {
 	dev, ino uint64
 	path     string
 }
 
-// pathTarget watches the directory rel under its real path, where no
-// descriptor can be named instead (see the top of this file).
+// pathTarget watches the directory rel under its real path.
 func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	st, err := fs.root.Lstat(rel)
 	if err != nil {
