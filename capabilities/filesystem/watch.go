@@ -54,8 +54,8 @@ import (
 )
 
 const (
-	// maxSeenFiles bounds the remembered hashes; past it the least recently
-	// seen quarter is forgotten, and those files are written as if unseen.
+	// maxSeenFiles bounds the remembered hashes (evictLocked); a file
+	// forgotten is written as if unseen.
 	maxSeenFiles = 1 << 16
 	// deletedState is what a reported deletion is remembered as.
 	deletedState = "<deleted>"
@@ -109,8 +109,6 @@ func newChangeTracker(fs *FS) *changeTracker {
 	}
 }
 
-// What the tools call.
-
 // saw records that the agent was shown the hash (and, when known, the
 // content) of the file rel, and watches its directory.
 func (fs *FS) saw(rel, hash string, known bool) {
@@ -119,16 +117,15 @@ func (fs *FS) saw(rel, hash string, known bool) {
 		return
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if !t.closed {
 		t.rememberLocked(rel, hash, known)
+		dir, _ := sandbox.Split(rel)
+		t.watchLocked(dir, false)
 	}
-	t.mu.Unlock()
-	dir, _ := sandbox.Split(rel)
-	fs.watchDir(dir)
 }
 
-// watchDir watches the directory rel, which the agent read a file in or
-// listed, if it is not watched yet and the budget allows.
+// watchDir watches the directory rel, which the agent listed.
 func (fs *FS) watchDir(rel string) {
 	t := fs.changes
 	if !t.protect {
@@ -136,10 +133,9 @@ func (fs *FS) watchDir(rel string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed || !t.startLocked() {
-		return
+	if !t.closed {
+		t.watchLocked(rel, false)
 	}
-	t.watchLocked(rel, false)
 }
 
 // lastSeen returns the hash of the content the agent last saw in rel, and
@@ -174,10 +170,9 @@ func (fs *FS) requireKnown(path, rel string, expectedHash *string) error {
 	return capabilities.Retry("Refusing to change %s: read it with read_file first, so you know what it holds.", pyRepr(path))
 }
 
-// writeTracked is writeThrough for write_file and edit_file. While it runs
-// the file is marked as being written by the agent, so the watcher's view of
-// the half-written file is never taken for someone else's change; once the
-// bytes landed, they are what the agent last saw. It returns their hash.
+// writeTracked is writeThrough with the file marked in flight while it runs
+// (see the top), and what it wrote remembered once landed. It returns the
+// hash of what it wrote.
 func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) (string, error) {
 	hash := contentHash(data)
 	t := fs.changes
@@ -197,18 +192,16 @@ func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) 
 	err := fs.writeThrough(path, rel, data, g, create)
 
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	e.writing--
 	switch {
 	case t.closed:
 	case err == nil:
 		t.rememberLocked(rel, hash, true)
+		dir, _ := sandbox.Split(rel)
+		t.watchLocked(dir, false)
 	case e.hash == "" && e.writing == 0 && t.seen[rel] == e:
 		delete(t.seen, rel) // a new file that was not written after all
-	}
-	t.mu.Unlock()
-	if err == nil {
-		dir, _ := sandbox.Split(rel)
-		fs.watchDir(dir)
 	}
 	return hash, err
 }
@@ -344,8 +337,6 @@ func (e *seenFile) report(now string, deleted bool) *ExternalChangeEvent {
 	e.reported = state
 	return &ExternalChangeEvent{PreviousHash: e.hash, CurrentHash: now, Deleted: deleted}
 }
-
-// The remembered hashes.
 
 func (t *changeTracker) rememberLocked(rel, hash string, known bool) {
 	e := t.seen[rel]

@@ -2,32 +2,29 @@ package filesystem
 
 // The directories one FileSystem watches
 //
-// A watcher notices changes as they happen, so that a listener learns of them
-// (file_system.external_change) before the model trips over them; the
-// write-time check of watch.go protects with or without it. It watches,
+// The watcher only makes a change known early (see watch.go). It watches,
 // non-recursively, the directory of every file whose hash is remembered and
 // every directory listed, plus the subdirectories that appear in a watched
-// directory, at most maxWatchedDirs at once; past that the write-time check
-// alone protects. Subdirectories that appear may take only half of that
-// budget, and hidden or denied ones none, so that a tool unpacking a large
-// tree cannot crowd out the directories the agent works in.
+// directory, at most maxWatchedDirs at once. Subdirectories that appear may
+// take only half of that budget, and hidden or denied ones none, so that a
+// tool unpacking a large tree cannot crowd out the directories the agent
+// works in.
 //
-// On Linux a watch never lands outside the root: fsnotify is given the
-// /proc/self/fd name of a descriptor that the no-follow walk reached
-// (sandbox.Dir.NameDir), and inotify follows that name to exactly the
-// directory that was checked, whatever happens to the path meanwhile; the
-// descriptor is held while the watch lives, which keeps that name unique.
-// Elsewhere the watch is set on the real path and dropped unless, once set,
-// the path still names the directory the walk reaches; a symlink swapped in
-// and back out between the two could still slip one watch outside, whose
-// events then only mark in-root paths dirty, since every hash is taken
-// through the walk.
+// A watch never lands outside the root. On Linux fsnotify is given the
+// /proc/self/fd name of a descriptor the no-follow walk reached
+// (sandbox.Dir.NameDir): inotify follows it to exactly that directory,
+// whatever the path leads to by then, and the descriptor, held while the
+// watch lives, keeps the name unique and the inode number from being reused.
+// Elsewhere, or without procfs, the watch is set on the real path and
+// dropped unless, once set, the path still names the directory the walk
+// reaches; a symlink swapped in and back out between the two could still
+// slip one watch outside, whose events then only mark in-root paths dirty,
+// since every hash is taken through the walk.
 //
 // Tool calls add watches while holding the tracker's lock, and fsnotify's
 // reading goroutine hands over some errors while holding its own, so the
-// hub's goroutine routing events takes neither, nor any lock held across a
-// call into fsnotify: it queues them (eventQueue) for each tracker's own
-// goroutine, which applies them.
+// hub's goroutine takes neither: it queues events (eventQueue) for the
+// tracker's own goroutine, which applies them.
 
 import (
 	"os"
@@ -68,13 +65,12 @@ const (
 	opWrite                    // written
 )
 
-// The tracker's watches.
-
 // startLocked gets the FileSystem's share of the process's watcher on first
-// use and reports whether there is one. When none can be made (the user's
-// inotify instances are used up, say) the write-time check alone protects.
+// use, with WatchChanges on, and reports whether there is one. When none can
+// be made (the user's inotify instances are used up, say) the write-time
+// check alone protects.
 func (t *changeTracker) startLocked() bool {
-	if !t.tried {
+	if !t.tried && t.protect {
 		t.tried = true
 		w, err := newWatcher(&t.queue)
 		if err != nil {
@@ -92,7 +88,7 @@ func (t *changeTracker) startLocked() bool {
 // budget. A directory the agent asked for that cannot be watched is
 // remembered as such, so that it is not retried on every read.
 func (t *changeTracker) watchLocked(rel string, auto bool) {
-	if _, ok := t.dirs[rel]; ok || len(t.dirs) >= t.limit {
+	if _, ok := t.dirs[rel]; ok || len(t.dirs) >= t.limit || !t.startLocked() {
 		return
 	}
 	if auto {
@@ -133,20 +129,22 @@ func (t *changeTracker) unwatchLocked(rel string) {
 	}
 }
 
-// handle applies the queued events until the queue is closed.
+// handle applies the queued events until the tracker is closed.
 func (t *changeTracker) handle() {
 	for range t.queue.kick {
 		events, lost := t.queue.take()
 		t.mu.Lock()
-		if !t.closed {
-			if lost {
-				for rel := range t.seen {
-					t.dirty[rel] = struct{}{}
-				}
+		if t.closed {
+			t.mu.Unlock()
+			return
+		}
+		if lost {
+			for rel := range t.seen {
+				t.dirty[rel] = struct{}{}
 			}
-			for _, ev := range events {
-				t.applyLocked(ev)
-			}
+		}
+		for _, ev := range events {
+			t.applyLocked(ev)
 		}
 		t.mu.Unlock()
 	}
@@ -160,7 +158,6 @@ func (t *changeTracker) applyLocked(ev dirEvent) {
 	if d := t.dirs[dir]; d == nil || d.sub != ev.dir {
 		return
 	}
-	gone := ev.op&opGone != 0
 	if ev.name == "" { // the directory itself, gone
 		t.unwatchLocked(dir)
 		return
@@ -170,7 +167,7 @@ func (t *changeTracker) applyLocked(ev dirEvent) {
 		t.dirty[rel] = struct{}{}
 	}
 	switch {
-	case gone:
+	case ev.op&opGone != 0:
 		t.unwatchLocked(rel)
 	case ev.op&opCreate != 0:
 		// Whatever was watched under this name is not what is there now.
@@ -197,7 +194,7 @@ func (t *changeTracker) close() {
 	clear(t.dirty)
 	t.auto = 0
 	t.mu.Unlock()
-	t.queue.close()
+	t.queue.signal() // wakes handle to see closed; nothing is pushed any more
 	t.wg.Wait()
 }
 
@@ -219,15 +216,13 @@ type watchTarget struct {
 	release func()      // releases what path names, once the watch is removed
 }
 
-// dirID identifies a directory: by device and inode on Linux, by path
-// elsewhere (see watch_hub.go).
+// dirID identifies a directory (see watch_hub.go).
 type dirID struct {
 	dev, ino uint64
 	path     string
 }
 
-// pathTarget watches the directory rel under its real path, where no
-// descriptor can be named instead (see the top of this file).
+// pathTarget watches the directory rel under its real path.
 func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	st, err := fs.root.Lstat(rel)
 	if err != nil {
@@ -236,10 +231,7 @@ func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	if !st.IsDir() {
 		return watchTarget{}, syscall.ENOTDIR
 	}
-	path := fs.rootDir
-	if rel != "." {
-		path = filepath.Join(fs.rootDir, filepath.FromSlash(rel))
-	}
+	path := filepath.Join(fs.rootDir, filepath.FromSlash(rel))
 	verify := func() bool {
 		in, err := fs.root.Lstat(rel)
 		if err != nil || !in.IsDir() {
@@ -251,41 +243,34 @@ func (fs *FS) pathTarget(rel string) (watchTarget, error) {
 	return watchTarget{path: path, id: pathID(path, st), verify: verify, release: func() {}}, nil
 }
 
-// eventQueue hands events from the watcher to the tracker's goroutine.
+// eventQueue hands events from the hub's goroutine to the tracker's.
 type eventQueue struct {
 	mu     sync.Mutex
 	events []dirEvent
 	lost   bool
-	closed bool
-	kick   chan struct{} // capacity 1: something is queued; closed with the queue
+	kick   chan struct{} // capacity 1: something is queued
 }
 
 func (q *eventQueue) push(ev dirEvent) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case q.closed:
-		return
-	case len(q.events) < maxQueuedEvents:
+	if len(q.events) < maxQueuedEvents {
 		q.events = append(q.events, ev)
-	default:
+	} else {
 		q.lost = true
 	}
-	q.signalLocked()
+	q.mu.Unlock()
+	q.signal()
 }
 
 // lose records that events were lost.
 func (q *eventQueue) lose() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.lost = true
-	q.signalLocked()
+	q.mu.Unlock()
+	q.signal()
 }
 
-func (q *eventQueue) signalLocked() {
-	if q.closed {
-		return
-	}
+func (q *eventQueue) signal() {
 	select {
 	case q.kick <- struct{}{}:
 	default:
@@ -298,14 +283,4 @@ func (q *eventQueue) take() ([]dirEvent, bool) {
 	events, lost := q.events, q.lost
 	q.events, q.lost = nil, false
 	return events, lost
-}
-
-// close ends the handling goroutine's loop.
-func (q *eventQueue) close() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.closed {
-		q.closed = true
-		close(q.kick)
-	}
 }

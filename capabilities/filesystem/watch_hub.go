@@ -266,10 +266,9 @@ func (s *sharedWatch) push(name string, op dirOp) {
 	}
 }
 
-// failed takes an error of fsnotify's into account: when the kernel's queue
-// overflowed, every subscriber is told events were lost and re-checks what
-// its FileSystem remembers. Anything else loses nothing the write-time check
-// would miss.
+// failed tells every subscriber that events were lost when the kernel's
+// queue overflowed. Any other error loses nothing the write-time check would
+// miss.
 func (h *watchHub) failed(err error) {
 	if !errors.Is(err, fsnotify.ErrEventOverflow) {
 		return
