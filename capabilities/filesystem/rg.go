@@ -158,9 +158,9 @@ type rgPaths struct {
 	dirDenied, seenDir bool
 
 	// The last path checked and the verdict: grep prints a file's lines
-	// one after another.
+	// one after another. The zero values are the verdict on "".
 	last, lastFull string
-	lastOK, seen   bool
+	lastOK         bool
 }
 
 // openRGPaths holds base, reached from the root without following a
@@ -178,9 +178,9 @@ func (p *rgPaths) close() { p.trail.Close() }
 // check returns the canonical rel of the file rg printed as rel (relative to
 // base), or false when it must not be shown.
 func (p *rgPaths) check(rel string) (string, bool) {
-	if !p.seen || rel != p.last {
+	if rel != p.last {
 		p.lastFull, p.lastOK = p.verify(rel)
-		p.last, p.seen = rel, true
+		p.last = rel
 	}
 	return p.lastFull, p.lastOK
 }
