@@ -164,23 +164,22 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 // file's lines in order and files one after another, so each file is read
 // once, up to its last line shown.
 type rgSource struct {
-	fs      *FS
-	started bool
-	rel     string              // the file being read
-	f       *sandbox.FileReader // rel, or nil when it could not be opened or is binary
-	lines   *bufio.Reader       // reads f; kept from file to file
-	n       int                 // lines of rel read so far
-	buf     []byte              // the start of the line compared
+	fs    *FS
+	rel   string              // the file being read, "" before the first
+	f     *sandbox.FileReader // rel, or nil when it could not be opened or is binary
+	lines *bufio.Reader       // reads f; kept from file to file
+	n     int                 // lines of rel read so far
+	buf   []byte              // the start of the line compared
 }
 
 // has reports whether rg's text (rg.Line.Text) is what rg prints for line
 // number (decimal digits) of rel.
 func (s *rgSource) has(rel string, number, text []byte) bool {
-	if !s.started || rel != s.rel {
+	if rel != s.rel {
 		s.open(rel)
 	}
-	n, ok := lineNumber(number)
-	if s.f == nil || !ok || n <= s.n {
+	n, err := strconv.Atoi(string(number))
+	if s.f == nil || err != nil || n <= s.n {
 		return false
 	}
 	for s.n < n-1 {
@@ -193,7 +192,7 @@ func (s *rgSource) has(rel string, number, text []byte) bool {
 
 func (s *rgSource) open(rel string) {
 	s.close()
-	s.started, s.rel, s.n = true, rel, 0
+	s.rel, s.n = rel, 0
 	f, err := s.fs.dir.OpenReader(rel)
 	if err != nil {
 		return
@@ -272,19 +271,4 @@ func printedAs(line []byte, whole bool, text []byte) bool {
 	}
 	preview, ok := bytes.CutSuffix(text, []byte(rg.Previewed))
 	return ok && bytes.HasPrefix(line, preview)
-}
-
-// lineNumber parses rg's decimal line number.
-func lineNumber(digits []byte) (int, bool) {
-	if len(digits) == 0 || len(digits) > 18 {
-		return 0, false
-	}
-	n := 0
-	for _, d := range digits {
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-		n = n*10 + int(d-'0')
-	}
-	return n, true
 }

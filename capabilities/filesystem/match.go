@@ -147,7 +147,8 @@ type patternSetEntry struct {
 const maxPatternSets = 8
 
 // compiledPatternSet is the patternSet of the normalized opts, compiled
-// once for the same lists in patternSets.
+// once for the same lists in patternSets. It compiles under the lock, so that
+// FileSystems built at once from the same lists share one compilation.
 func compiledPatternSet(opts Options) *patternSet {
 	l := patternLists{
 		allowed:   opts.AllowedPatterns,
@@ -156,37 +157,21 @@ func compiledPatternSet(opts Options) *patternSet {
 		secret:    opts.SecretPatterns,
 	}
 	patternSets.Lock()
-	set, ok := cachedPatternSet(l)
-	patternSets.Unlock()
-	if ok {
-		return set
-	}
-	set = compilePatternSet(l)
-	patternSets.Lock()
 	defer patternSets.Unlock()
-	if cached, ok := cachedPatternSet(l); ok {
-		return cached // compiled meanwhile by another New: share that one
-	}
 	es := patternSets.entries
-	if len(es) < maxPatternSets {
-		es = append(es, patternSetEntry{})
-	}
-	copy(es[1:], es[:len(es)-1])
-	es[0] = patternSetEntry{lists: l.clone(), set: set}
-	patternSets.entries = es
-	return set
-}
-
-// cachedPatternSet finds the set of l in patternSets, and moves it to the
-// front. patternSets must be locked.
-func cachedPatternSet(l patternLists) (*patternSet, bool) {
-	es := patternSets.entries
-	for i, e := range es {
-		if e.lists.equal(l) {
-			copy(es[1:i+1], es[:i])
-			es[0] = e
-			return e.set, true
+	i := slices.IndexFunc(es, func(e patternSetEntry) bool { return e.lists.equal(l) })
+	var e patternSetEntry
+	if i >= 0 {
+		e = es[i]
+	} else {
+		e = patternSetEntry{lists: l.clone(), set: compilePatternSet(l)}
+		if len(es) < maxPatternSets {
+			es = append(es, patternSetEntry{})
 		}
+		i = len(es) - 1 // the least recently used goes
 	}
-	return nil, false
+	copy(es[1:i+1], es[:i])
+	es[0] = e
+	patternSets.entries = es
+	return e.set
 }

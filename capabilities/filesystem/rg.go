@@ -7,6 +7,7 @@ import (
 	iofs "io/fs"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -14,11 +15,10 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
-// The ripgrep tools run the rg executable: never through a shell, always
-// with --no-config (so no RIPGREP_CONFIG_PATH adds arguments), the pattern
-// always through --regexp (so it is never read as a flag). rg applies its own
-// ignore rules (.gitignore inside a git repository, .ignore anywhere; an
-// explicit glob overrides them).
+// The ripgrep tools run rg through package rg (never a shell, always
+// --no-config), the pattern always through --regexp (so it is never read as
+// a flag). rg applies its own ignore rules (.gitignore inside a git
+// repository, .ignore anywhere; an explicit glob overrides them).
 //
 // rg works by path, so the tools never take its word for what a path holds.
 // It starts in the directory that passed the walk-root checks, held by a
@@ -108,6 +108,22 @@ func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, spli
 	return run, nil
 }
 
+// rgWorkDir names the directory c is at, the canonical rel dir, as rg's
+// working directory: through c's descriptor where the system can name one
+// (Linux), by its host path otherwise, where the checks of what rg prints
+// are all that stand between rg and a swapped path.
+func (fs *FS) rgWorkDir(c *sandbox.Cursor, dir string) string {
+	if p, ok := c.WorkDir(); ok && !rgByPath.Load() {
+		return p
+	}
+	return filepath.Join(fs.rootDir, filepath.FromSlash(dir))
+}
+
+// rgByPath starts rg by host path even where a descriptor can name its
+// directory: tests set it to show that the checks of what rg prints hold on
+// their own, as they must on systems without such names.
+var rgByPath atomic.Bool
+
 // scrubHostPaths rewrites the root's absolute path in rg's messages (about
 // an ignore file, say) as root-relative text, so that no host path reaches the
 // model.
@@ -142,9 +158,9 @@ type rgPaths struct {
 	dirDenied, seenDir bool
 
 	// The last path checked and the verdict: grep prints a file's lines
-	// one after another.
+	// one after another. The zero values are the verdict on "".
 	last, lastFull string
-	lastOK, seen   bool
+	lastOK         bool
 }
 
 // openRGPaths holds base, reached from the root without following a
@@ -162,9 +178,9 @@ func (p *rgPaths) close() { p.trail.Close() }
 // check returns the canonical rel of the file rg printed as rel (relative to
 // base), or false when it must not be shown.
 func (p *rgPaths) check(rel string) (string, bool) {
-	if !p.seen || rel != p.last {
+	if rel != p.last {
 		p.lastFull, p.lastOK = p.verify(rel)
-		p.last, p.seen = rel, true
+		p.last = rel
 	}
 	return p.lastFull, p.lastOK
 }

@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"context"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -188,26 +189,24 @@ func (s *fileSearch) included(rel string) bool {
 // one more than the cap. A file that cannot be read as a regular text file
 // to its end has none.
 func (s *fileSearch) search(job searchJob, sc *search.Scanner) []string {
-	var src search.Source
-	if job.file != nil {
-		f, err := job.file.Open()
-		job.file.Close()
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		src = f
-	} else {
-		f, err := s.fs.dir.OpenFile(job.target, os.O_RDONLY, 0)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		src = f
+	var src interface {
+		search.Source
+		io.Closer
 	}
+	var err error
+	if job.file != nil {
+		src, err = job.file.Open()
+		job.file.Close()
+	} else {
+		src, err = s.fs.dir.OpenFile(job.target, os.O_RDONLY, 0)
+	}
+	if err != nil {
+		return nil
+	}
+	defer src.Close()
 	var out []string
 	var name string
-	err := sc.Scan(s.ctx, s.m, src, MaxLineChars, true, func(l search.Line) bool {
+	err = sc.Scan(s.ctx, s.m, src, MaxLineChars, true, func(l search.Line) bool {
 		if out == nil {
 			name = s.fs.relToCwd(job.path)
 		}

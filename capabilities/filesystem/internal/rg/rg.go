@@ -306,19 +306,11 @@ func (b *limitedBuffer) endLine() {
 // osErrorLine reports whether the end of a line is rg's " (os error N)".
 func osErrorLine(line []byte) bool {
 	i := bytes.LastIndex(line, []byte(" (os error "))
-	if i < 0 || !bytes.HasSuffix(line, []byte(")")) {
+	if i < 0 {
 		return false
 	}
-	digits := line[i+len(" (os error ") : len(line)-1]
-	if len(digits) == 0 {
-		return false
-	}
-	for _, d := range digits {
-		if d < '0' || d > '9' {
-			return false
-		}
-	}
-	return true
+	digits, ok := bytes.CutSuffix(line[i+len(" (os error "):], []byte(")"))
+	return ok && len(digits) > 0 && len(bytes.TrimLeft(digits, "0123456789")) == 0
 }
 
 // osErrors returns how many complete lines were OS errors about a path.

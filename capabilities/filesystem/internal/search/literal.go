@@ -3,9 +3,6 @@ package search
 import (
 	"bytes"
 	"regexp/syntax"
-	"unicode/utf8"
-
-	"github.com/agentspec/agentspec/internal/text"
 )
 
 // finder looks for a literal by its rarest byte: bytes.IndexByte runs at
@@ -71,26 +68,4 @@ func requiredLiteral(re *syntax.Regexp) string {
 		return best
 	}
 	return ""
-}
-
-// hasBreak reports whether s holds a line terminator.
-func hasBreak(s string) bool {
-	for _, r := range s {
-		if text.IsBreak(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasReplacement reports whether s holds U+FFFD, which decoding produces
-// from bytes that are not in the file, so that a literal holding it cannot be
-// looked for in the raw bytes.
-func hasReplacement(s string) bool {
-	for _, r := range s {
-		if r == utf8.RuneError {
-			return true
-		}
-	}
-	return false
 }

@@ -53,8 +53,10 @@ func Compile(pattern string) (*Matcher, error) {
 	}
 	parsed = parsed.Simplify()
 	m := &Matcher{re: re}
-	if lit := requiredLiteral(parsed); lit != "" && !hasReplacement(lit) {
-		if hasBreak(lit) {
+	// A literal holding U+FFFD cannot be looked for in the raw bytes:
+	// decoding produces it from bytes that are not in the file.
+	if lit := requiredLiteral(parsed); lit != "" && !strings.ContainsRune(lit, utf8.RuneError) {
+		if strings.ContainsFunc(lit, text.IsBreak) {
 			m.never = true
 			return m, nil
 		}
@@ -67,9 +69,6 @@ func Compile(pattern string) (*Matcher, error) {
 	}
 	return m, nil
 }
-
-// String returns the pattern the Matcher was compiled from.
-func (m *Matcher) String() string { return m.re.String() }
 
 // Match calls fn with the number (from 1) and text of each line of data the
 // expression matches, in order, until fn returns false. A line's text has no

@@ -256,7 +256,7 @@ func (s *Scanner) longLine(m *Matcher, maxChars, n int) (Line, bool, error) {
 	}
 	at := litAt
 	if !m.litOnly {
-		r := runeSource{r: io.NewSectionReader(s.src, lineOff, length), buf: s.scratch(), ctx: s.ctx}
+		r := s.runesAt(lineOff, length)
 		loc := m.re.FindReaderIndex(&r)
 		if r.err != nil {
 			return Line{}, false, r.err
@@ -378,13 +378,13 @@ func completeCut(b []byte) int {
 	return len(b)
 }
 
-// scratch returns the Scanner's small second buffer, for reading a line
-// again.
-func (s *Scanner) scratch() []byte {
+// runesAt returns the code points of the length bytes of the source at
+// offset off, read through the Scanner's small second buffer.
+func (s *Scanner) runesAt(off, length int64) runeSource {
 	if s.aside == nil {
 		s.aside = make([]byte, max(min(asideSize, len(s.buf)), 2*utf8.UTFMax))
 	}
-	return s.aside
+	return runeSource{r: io.NewSectionReader(s.src, off, length), buf: s.aside, ctx: s.ctx}
 }
 
 // skipBreak consumes the line terminator at the start of the unread bytes,
@@ -404,10 +404,10 @@ func (s *Scanner) skipBreak() {
 // characters precede them. It reads the line from its start, through a
 // small buffer of its own, to count those characters.
 func (s *Scanner) reread(lineOff, at int64, total, maxChars int) ([]byte, int, error) {
-	r := runeSource{r: io.NewSectionReader(s.src, lineOff, 1<<62), buf: s.scratch(), ctx: s.ctx}
+	r := s.runesAt(lineOff, 1<<62)
 	chars := 0
 	for pos := int64(0); pos < at; chars++ {
-		_, size, err := r.next()
+		_, size, err := r.ReadRune()
 		if err != nil {
 			return nil, 0, err
 		}
@@ -415,15 +415,15 @@ func (s *Scanner) reread(lineOff, at int64, total, maxChars int) ([]byte, int, e
 	}
 	// Start over at the window's first character.
 	first := windowStart(chars, total, maxChars)
-	r = runeSource{r: io.NewSectionReader(s.src, lineOff, 1<<62), buf: s.scratch(), ctx: s.ctx}
+	r = s.runesAt(lineOff, 1<<62)
 	for range first {
-		if _, _, err := r.next(); err != nil {
+		if _, _, err := r.ReadRune(); err != nil {
 			return nil, 0, err
 		}
 	}
 	out := make([]byte, 0, min(maxChars, total-first))
 	for range min(maxChars, total-first) {
-		c, _, err := r.next()
+		c, _, err := r.ReadRune()
 		if err != nil || text.IsBreak(c) {
 			break // the file changed since: show what there is
 		}
@@ -434,7 +434,8 @@ func (s *Scanner) reread(lineOff, at int64, total, maxChars int) ([]byte, int, e
 
 // runeSource decodes the code points of a reader through buf, as Python
 // decodes them (a maximal invalid subpart is one U+FFFD), each with its size
-// in the reader. It stops when ctx is done.
+// in the reader. It stops when ctx is done. It is the io.RuneReader an
+// expression runs over.
 type runeSource struct {
 	r          io.Reader
 	buf        []byte
@@ -444,7 +445,7 @@ type runeSource struct {
 	err        error // why it stopped before the reader's end
 }
 
-func (r *runeSource) next() (rune, int, error) {
+func (r *runeSource) ReadRune() (rune, int, error) {
 	if r.end-r.start < utf8.UTFMax && !r.eof {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
@@ -474,6 +475,3 @@ func (r *runeSource) next() (rune, int, error) {
 	r.start += size
 	return c, size, nil
 }
-
-// ReadRune makes a runeSource the io.RuneReader an expression runs over.
-func (r *runeSource) ReadRune() (rune, int, error) { return r.next() }
