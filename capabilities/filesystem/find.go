@@ -59,10 +59,7 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 		}
 	}
 	in.visited = w.Capped()
-	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchFind, &found, in); err != nil {
-		return "", err
-	}
-	return withNotes(found.render("No matches found.", "matches"), in), nil
+	return fs.searched(ctx, rel, pattern, SearchFind, &found, in, "No matches found.", "matches")
 }
 
 // findEntry matches the walker's current entry against g, entering it when

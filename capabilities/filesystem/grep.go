@@ -148,10 +148,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 		return "", err
 	}
 	found.truncated = run.truncated
-	if err := fs.searchedIncomplete(ctx, rel, a.pattern, SearchGrep, &found, run.incomplete); err != nil {
-		return "", err
-	}
-	return withNotes(found.render("No matches found.", "lines"), run.incomplete), nil
+	return fs.searched(ctx, rel, a.pattern, SearchGrep, &found, run.incomplete, "No matches found.", "lines")
 }
 
 // rgSource confirms the lines grep shows: each must be the line of its

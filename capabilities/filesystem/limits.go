@@ -134,14 +134,6 @@ func withNotes(out string, in incomplete) string {
 	return out + "\n" + strings.Join(in.notes(), "\n")
 }
 
-// searchedIncomplete reports a finished search as searched does, counting a
-// search the bounds cut short as truncated.
-func (fs *FS) searchedIncomplete(ctx context.Context, rel, pattern, kind string, found *listing, in incomplete) error {
-	ev := *found
-	ev.truncated = ev.truncated || in.any()
-	return fs.searched(ctx, rel, pattern, kind, &ev)
-}
-
 // walkLimitOverride lowers walk.MaxEntries in tests; 0 keeps it.
 var walkLimitOverride atomic.Int64
 

@@ -64,8 +64,5 @@ func (fs *FS) listFiles(ctx context.Context, path, pattern string) (string, erro
 		return "", err
 	}
 	found.truncated = run.truncated
-	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchFind, &found, run.incomplete); err != nil {
-		return "", err
-	}
-	return withNotes(found.render("No files found.", "files"), run.incomplete), nil
+	return fs.searched(ctx, rel, pattern, SearchFind, &found, run.incomplete, "No files found.", "files")
 }

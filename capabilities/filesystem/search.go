@@ -87,10 +87,7 @@ func (fs *FS) searchFiles(ctx context.Context, pattern, path, include string) (s
 	if err := s.run(ctx, rel); err != nil {
 		return "", err
 	}
-	if err := fs.searchedIncomplete(ctx, rel, pattern, SearchGrep, &s.listing, s.in); err != nil {
-		return "", err
-	}
-	return withNotes(s.render("No matches found.", "matches"), s.in), nil
+	return fs.searched(ctx, rel, pattern, SearchGrep, &s.listing, s.in, "No matches found.", "matches")
 }
 
 // fileSearch is one search_files call.
@@ -263,13 +260,19 @@ func (l *listing) render(empty, unit string) string {
 }
 
 // searched reports to the listener a finished search of rel for pattern, by
-// find_files, search_files, list_files or grep (kind), and what it found.
-func (fs *FS) searched(ctx context.Context, rel, pattern, kind string, found *listing) error {
-	return fs.emit(ctx, &FilesSearchedEvent{
+// find_files, search_files, list_files or grep (kind), and what it found (a
+// search the bounds cut short, in, counts as truncated), then renders found
+// with in's notes: empty when it is empty, unit naming what it counts.
+func (fs *FS) searched(ctx context.Context, rel, pattern, kind string, found *listing, in incomplete, empty, unit string) (string, error) {
+	err := fs.emit(ctx, &FilesSearchedEvent{
 		EventBase:  fs.base(ctx, rel),
 		Pattern:    pattern,
 		Search:     kind,
 		MatchCount: len(found.lines),
-		Truncated:  found.truncated,
+		Truncated:  found.truncated || in.any(),
 	})
+	if err != nil {
+		return "", err
+	}
+	return withNotes(found.render(empty, unit), in), nil
 }
