@@ -63,6 +63,11 @@ type lineReader struct {
 	sum        [sha256.Size]byte
 }
 
+// lineReaders keeps line readers (a 64 KiB buffer and a hash) between calls.
+// Measured with BenchmarkReadFileSmall, 10 interleaved runs against a build
+// without the pool: without it a read took 1.43x as long against its
+// os.ReadFile anchor (x-readfile 1.64 against 1.14) and allocated 10.5x the
+// bytes.
 var lineReaders = sync.Pool{New: func() any {
 	return &lineReader{h: sha256.New(), buf: make([]byte, 64<<10)}
 }}
