@@ -75,10 +75,10 @@ func BenchmarkReadFileSmall(b *testing.B) {
 }
 
 // BenchmarkSearchFilesSmall is a search_files call of the size an agent
-// makes most: a directory of 20 files of 2 KB, one line matching in each.
-// The whole call is a few tens of microseconds, so what a call allocates
-// before it reads a byte (its scan buffers) shows here, as it cannot in the
-// searches over GOROOT.
+// makes most: a directory of 20 files of about 1.6 KB, one line matching in
+// each. The whole call takes a few hundred microseconds, so what a call
+// allocates before it reads a byte (its scan buffers) shows here, as it
+// cannot in the searches over GOROOT.
 func BenchmarkSearchFilesSmall(b *testing.B) {
 	dir := b.TempDir()
 	for i := range 20 {
