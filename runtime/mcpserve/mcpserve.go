@@ -160,6 +160,8 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 			go s.join(waitCtx, ls)
 		}
 	}
+	// Added last, so outermost: see preencode.
+	s.srv.AddReceivingMiddleware(preencode)
 	return s, nil
 }
 
@@ -436,13 +438,15 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 		default:
 			status, msg = runtime.ToolFatal, err.Error()
 		}
-		text, truncated := runtime.EventText(out)
-		if lerr := s.emit(ctx, runtime.ToolResult{
-			ID: id, Name: name, Status: status, Duration: time.Since(start),
-			Chars: utf8.RuneCountInString(out), Message: msg, Refusal: capabilities.RefusalOf(err),
-			Text: text, Truncated: truncated,
-		}); lerr != nil && err == nil {
-			return nil, fatal(lerr)
+		if s.listener != nil {
+			text, truncated := runtime.EventText(out)
+			if lerr := s.emit(ctx, runtime.ToolResult{
+				ID: id, Name: name, Status: status, Duration: time.Since(start),
+				Chars: utf8.RuneCountInString(out), Message: msg, Refusal: capabilities.RefusalOf(err),
+				Text: text, Truncated: truncated,
+			}); lerr != nil && err == nil {
+				return nil, fatal(lerr)
+			}
 		}
 		if status == runtime.ToolFatal {
 			return nil, fatal(err)
