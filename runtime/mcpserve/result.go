@@ -42,7 +42,7 @@ const contentPrefix = `{"content":[]`
 func preencode(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
-		if r, ok := res.(*sdk.CallToolResult); ok && err == nil && method == "tools/call" {
+		if r, ok := res.(*sdk.CallToolResult); ok && r != nil && err == nil && method == "tools/call" {
 			if wire, ok := encodeText(r); ok {
 				return &encodedResult{CallToolResult: r, wire: wire}, nil
 			}
