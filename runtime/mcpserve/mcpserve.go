@@ -383,7 +383,10 @@ func (s *Server) Withheld() []string {
 }
 
 // MCP returns the SDK server, to connect it to a transport of one's own
-// (sdk.NewInMemoryTransports in tests, for instance).
+// (sdk.NewInMemoryTransports in tests, for instance). A receiving
+// middleware added to it sees a tools/call result wrapped, so that its
+// text is encoded once: an sdk.Result, but not a *sdk.CallToolResult.
+// What the middleware changes through sdk.Result's methods is sent.
 func (s *Server) MCP() *sdk.Server { return s.srv }
 
 // Close closes the capabilities. The server must not be serving any more.

@@ -8,7 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// encodedResult is a tool's result in its wire form, encoded once. The SDK
+// encodedResult is a tool's result whose text is encoded once. The SDK
 // encodes a *sdk.CallToolResult through two nested MarshalJSON methods,
 // and encoding/json scans what each returns again to compact it: three
 // passes over a result's text, which for a listing or a file is nearly all
@@ -17,41 +17,44 @@ import (
 // BenchmarkEncodeResult (a 7 KB listing): 84-101 us and 16.8 KB allocated
 // a result through the SDK, 51-57 us and 8.8 KB through encodedResult.
 // scripts/bench-mcp.sh, list_directory with 8 calls in flight, binaries
-// with and without it alternating, three runs each on a 2-core VM: 1.34-1.40
-// times the official server's calls/s without, 1.85-1.91 times with (this
-// and not computing events nobody listens to).
+// with and without it alternating, eight runs each on a 2-core VM:
+// 1.31-1.50 times the official server's calls/s without, 1.74-2.02 times
+// with (this and not computing events nobody listens to).
 //
-// The embedded result keeps the SDK's view of it (its middleware looks at
-// results through unexported methods); only the encoding changes, and it
-// gives the bytes the SDK would (TestEncodedResultIsTheSDKs).
-type encodedResult struct {
-	*sdk.CallToolResult
-	wire []byte
-}
+// The result is encoded when the JSON-RPC layer marshals it, so whatever a
+// middleware added later did to it (through sdk.Result's SetMeta, say) is
+// in what is sent. It gives the bytes the SDK would
+// (TestEncodedResultIsTheSDKs); a result that is not plain text is encoded
+// by the SDK. The embedded result makes it an sdk.Result, whose methods
+// include unexported ones.
+type encodedResult struct{ *sdk.CallToolResult }
 
-func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.wire, nil }
+func (r *encodedResult) MarshalJSON() ([]byte, error) {
+	if wire, ok := encodeText(r.CallToolResult); ok {
+		return wire, nil
+	}
+	return r.CallToolResult.MarshalJSON()
+}
 
 // contentPrefix is how the SDK's encoding of a result without _meta begins
 // when its content is empty.
 const contentPrefix = `{"content":[]`
 
-// preencode encodes the result of every tools/call whose content is text
-// alone, without _meta or annotations, as every agentspec tool's is; any
-// other result is left to the SDK. It is the outermost middleware, so
-// that nothing after it looks at the result but the JSON-RPC layer.
+// preencode wraps the result of every tools/call in an encodedResult. It
+// is added last in New, so that of the middleware New adds it is the
+// outermost.
 func preencode(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
 		if r, ok := res.(*sdk.CallToolResult); ok && r != nil && err == nil && method == "tools/call" {
-			if wire, ok := encodeText(r); ok {
-				return &encodedResult{CallToolResult: r, wire: wire}, nil
-			}
+			return &encodedResult{r}, nil
 		}
 		return res, err
 	}
 }
 
-// encodeText gives r's wire form when its content is plain text. The
+// encodeText gives r's wire form when its content is plain text, without
+// _meta or annotations, as every agentspec tool's is. The
 // other fields (isError, structuredContent, resultType, whichever the
 // result and the SDK version carry) are the SDK's own encoding of r with
 // its content emptied, into which the text items are put.

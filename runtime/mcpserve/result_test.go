@@ -72,13 +72,18 @@ func listing(n int) string {
 
 // serveRaw serves the tool "pick", which answers resultCases[args.i], over
 // newline-delimited JSON-RPC, with preencode or without, and returns a
-// function that sends a line and reads the answer.
+// function that sends a line and reads the answer. Outside preencode, a
+// middleware as an embedder might add gives the result of a call with
+// "late": true a _meta of its own.
 func serveRaw(t *testing.T, withPreencode bool, protocol string) func(string) string {
 	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "raw", Version: "1"}, nil)
 	srv.AddTool(&sdk.Tool{Name: "pick", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			var args struct{ I int }
+			var args struct {
+				I    int
+				Late bool
+			}
 			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
 				return nil, err
 			}
@@ -87,6 +92,15 @@ func serveRaw(t *testing.T, withPreencode bool, protocol string) func(string) st
 	if withPreencode {
 		srv.AddReceivingMiddleware(preencode)
 	}
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && res != nil && strings.Contains(string(p.Arguments), `"late"`) {
+				res.SetMeta(map[string]any{"added": "later"})
+			}
+			return res, err
+		}
+	})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -120,7 +134,8 @@ func serveRaw(t *testing.T, withPreencode bool, protocol string) func(string) st
 
 // TestEncodedResultIsTheSDKs: every result reaches the client as the very
 // bytes the SDK alone would send, under the protocol versions that do and
-// do not carry a resultType, and the plain text ones take preencode's way.
+// do not carry a resultType, also when a middleware added after preencode
+// changes the result, and the plain text ones take preencode's way.
 func TestEncodedResultIsTheSDKs(t *testing.T) {
 	t.Parallel()
 	for _, protocol := range []string{"2025-06-18", "2026-07-28"} {
@@ -131,11 +146,17 @@ func TestEncodedResultIsTheSDKs(t *testing.T) {
 				call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pick","arguments":{"i":%d}}}`, i+1, i)
 				want, got := sdkOnly(call), ours(call)
 				assert.Equal(t, want, got, c.name)
-				if r := c.res(); r != nil {
-					assert.Contains(t, got, `"result":{`, c.name)
-					_, ok := encodeText(r)
-					assert.Equal(t, c.encoded, ok, "%s: encoded by preencode", c.name)
+				r := c.res()
+				if r == nil {
+					continue
 				}
+				assert.Contains(t, got, `"result":{`, c.name)
+				_, ok := encodeText(r)
+				assert.Equal(t, c.encoded, ok, "%s: encoded by preencode", c.name)
+				late := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pick","arguments":{"i":%d,"late":true}}}`, 100+i, i)
+				want, got = sdkOnly(late), ours(late)
+				assert.Equal(t, want, got, "%s, changed later", c.name)
+				assert.Contains(t, got, `"_meta":{"added":"later"}`, c.name)
 			}
 		})
 	}
@@ -151,12 +172,7 @@ func BenchmarkEncodeResult(b *testing.B) {
 	})
 	b.Run("preencode", func(b *testing.B) {
 		benchEncode(b, text, func() any {
-			r := textResult(text, false)
-			wire, ok := encodeText(r)
-			if !ok {
-				b.Fatal("not encoded")
-			}
-			return &encodedResult{CallToolResult: r, wire: wire}
+			return &encodedResult{textResult(text, false)}
 		})
 	})
 }
