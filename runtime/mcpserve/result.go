@@ -17,9 +17,9 @@ import (
 // BenchmarkEncodeResult (a 7 KB listing): 84-101 us and 16.8 KB allocated
 // a result through the SDK, 51-57 us and 8.8 KB through encodedResult.
 // scripts/bench-mcp.sh, list_directory with 8 calls in flight, binaries
-// with and without it alternating, eight runs each on a 2-core VM:
-// 1.31-1.50 times the official server's calls/s without, 1.74-2.02 times
-// with (this and not computing events nobody listens to).
+// with and without it alternating, 11 runs each on a 2-core VM: 1.28-1.50
+// times the official server's calls/s without, 1.65-2.02 times with (this
+// and not computing events nobody listens to).
 //
 // The result is encoded when the JSON-RPC layer marshals it, so whatever a
 // middleware added later did to it (through sdk.Result's SetMeta, say) is
