@@ -54,10 +54,10 @@ func preencode(next sdk.MethodHandler) sdk.MethodHandler {
 }
 
 // encodeText gives r's wire form when its content is plain text, without
-// _meta or annotations, as every agentspec tool's is. The
-// other fields (isError, structuredContent, resultType, whichever the
-// result and the SDK version carry) are the SDK's own encoding of r with
-// its content emptied, into which the text items are put.
+// _meta or annotations, as every agentspec tool's is. The other fields
+// (isError, structuredContent, resultType, whichever the result and the
+// SDK version carry) are the SDK's own encoding of r with its content
+// emptied, into which the text items are put.
 func encodeText(r *sdk.CallToolResult) ([]byte, bool) {
 	if r.Meta != nil {
 		return nil, false
@@ -65,7 +65,7 @@ func encodeText(r *sdk.CallToolResult) ([]byte, bool) {
 	size := len(contentPrefix)
 	for _, c := range r.Content {
 		t, ok := c.(*sdk.TextContent)
-		if !ok || t.Meta != nil || t.Annotations != nil {
+		if !ok || t == nil || t.Meta != nil || t.Annotations != nil {
 			return nil, false
 		}
 		size += len(t.Text) + len(t.Text)/8 + 32 // room for escapes: \n is two bytes
