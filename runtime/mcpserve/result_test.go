@@ -61,7 +61,7 @@ func textResult(text string, isError bool) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
 }
 
-// listing is a list_directory result of n entries.
+// listing is a text of n lines, each like an entry of a directory listing.
 func listing(n int) string {
 	var b strings.Builder
 	for i := range n {
@@ -80,10 +80,7 @@ func serveRaw(t *testing.T, withPreencode bool, protocol string) func(string) st
 	srv := sdk.NewServer(&sdk.Implementation{Name: "raw", Version: "1"}, nil)
 	srv.AddTool(&sdk.Tool{Name: "pick", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			var args struct {
-				I    int
-				Late bool
-			}
+			var args struct{ I int }
 			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
 				return nil, err
 			}
