@@ -197,12 +197,14 @@ func TestSecretPatterns(t *testing.T) {
 		"home/.config/gcloud/legacy_credentials/me/adc.json",
 		".pgpass", "home/.pgpass", ".vault-token", "home/.vault-token",
 		"secrets.yaml", "config/secrets.json", "deploy/k8s/secrets.enc.yaml", "secrets/db.txt",
+		// Only dotenv files have visible templates (D10).
+		".ssh/id_ed25519.sample", "home/.ssh/config.example", "secrets.example",
 	}
 	visible := []string{
 		".env.example", "apps/.env.sample", ".env.template", ".env.dist",
 		"id_rsa.pub", "keys/id_ed25519.pub", "keyboard.txt", "env.txt", ".aws/config", "notes.md",
 		"terraform.tfvars.example", "infra/main.tf", "package.json", "docker/config.json", "kube/config.yaml",
-		".config/other/settings.json", "accounts.json", "secrets.example",
+		".config/other/settings.json", "accounts.json", "apps/.env.local.example", ".env.production.dist",
 	}
 	files := map[string]string{}
 	for _, p := range append(append([]string(nil), secrets...), visible...) {
@@ -401,4 +403,31 @@ func TestFileInfoEscapesLinkText(t *testing.T) {
 	res := result(out, err)
 	assert.Contains(t, res, `symlink_target: a.txt\x0ahash: 000000000000`)
 	assert.NotContains(t, res, "\nhash: 000000000000")
+}
+
+// A name the listings show escaped (here for its \x01) addresses the file of
+// the raw name; a slash spelled out in it (\x2f) is not a way out of the
+// root: no tool reads, writes, edits or describes the file outside.
+func TestEscapedNamesStayInside(t *testing.T) {
+	t.Parallel()
+	c, root := newTestFS(t, Options{Tools: allTools}, nil)
+	require.NoError(t, os.Mkdir(filepath.Join(root, "bad\x01"), 0o755))
+	victim := filepath.Join(t.TempDir(), "victim.txt")
+	require.NoError(t, os.WriteFile(victim, []byte("outside\n"), 0o644))
+	escaped := `bad\x01` + strings.Repeat(`\x2f..`, 30) + strings.ReplaceAll(victim, "/", `\x2f`)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolReadFile, map[string]any{"path": escaped}},
+		{ToolFileInfo, map[string]any{"path": escaped}},
+		{ToolEditFile, map[string]any{"path": escaped, "old_string": "outside", "new_string": "changed"}},
+		{ToolWriteFile, map[string]any{"path": escaped, "content": "changed\n"}},
+	} {
+		out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+		assert.NotContains(t, result(out, err), "outside", tc.tool)
+	}
+	data, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "outside\n", string(data))
 }

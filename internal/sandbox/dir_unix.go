@@ -152,6 +152,9 @@ func (c *Cursor) at() int {
 // Lstat tells the kind of name, below the cursor, without following a
 // symlink.
 func (c *Cursor) Lstat(name string) (Kind, error) {
+	if leavesDir(name) {
+		return KindOther, unix.EXDEV
+	}
 	st, err := lstatAt(c.at(), name)
 	if err != nil {
 		return KindOther, err
@@ -169,12 +172,18 @@ func (c *Cursor) Lstat(name string) (Kind, error) {
 
 // Readlink returns the text of the symlink name below the cursor.
 func (c *Cursor) Readlink(name string) (string, error) {
+	if leavesDir(name) {
+		return "", unix.EXDEV
+	}
 	return readlinkat(c.at(), name)
 }
 
 // Down enters the directory name. A symlink in its place fails with ELOOP,
 // anything else that is not a directory with ENOTDIR.
 func (c *Cursor) Down(name string) error {
+	if leavesDir(name) {
+		return unix.EXDEV
+	}
 	fd, err := openat(c.at(), name, walkDirFlags, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
@@ -238,6 +247,9 @@ func (d *Dir) Walk(rel string) (Cursor, error) {
 // A failure is an *os.PathError for op whose error is a ParentError.
 func (d *Dir) walkParent(op, rel string) (Cursor, string, error) {
 	dir, name := Split(rel)
+	if leavesDir(name) {
+		return Cursor{}, "", &os.PathError{Op: op, Path: rel, Err: unix.EXDEV}
+	}
 	c, err := d.Walk(dir)
 	if err != nil {
 		return Cursor{}, "", &os.PathError{Op: op, Path: rel, Err: ParentError{Err: err}}
@@ -341,6 +353,9 @@ func (c *Cursor) openReader(name, rel string, found bool) (*FileReader, error) {
 // names it in errors. found says the caller has just seen a regular file
 // there, which spares the lstat before the open.
 func (c *Cursor) openRegular(name, rel string, flag int, perm os.FileMode, found bool) (fd int, size int64, err error) {
+	if leavesDir(name) {
+		return -1, 0, &os.PathError{Op: "open", Path: rel, Err: unix.EXDEV}
+	}
 	// Opening a device can have side effects, so anything that is not a
 	// regular file or directory is refused from its metadata; the type is
 	// checked again on the descriptor.
@@ -614,6 +629,9 @@ func (s *fileStat) Sys() any           { return &s.sys }
 // Regular reports whether name, below the cursor, is a regular file (not a
 // symlink to one).
 func (c *Cursor) Regular(name string) bool {
+	if leavesDir(name) {
+		return false
+	}
 	st, err := lstatAt(c.at(), name)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }

@@ -136,8 +136,20 @@ func UnescapeName(name string) (string, bool) {
 		}
 	}
 	raw := b.String()
+	// One component unescapes to one component: a slash (\x2f) or NUL in
+	// it would address another file than the name shown, outside the root
+	// with "..".
+	if strings.ContainsAny(raw, "/\x00") {
+		return "", false
+	}
 	return raw, NeedsEscape(raw)
 }
+
+// leavesDir reports whether name, given to a Cursor as one component of the
+// directory it is at, would address something outside that directory: ".."
+// or a name with a slash in it. Each Cursor call refuses such a name with
+// EXDEV, the kernel's answer to a walk that would leave where it must stay.
+func leavesDir(name string) bool { return name == ".." || strings.IndexByte(name, '/') >= 0 }
 
 // Names a file system may take for .git
 //

@@ -34,6 +34,13 @@ func TestNameEscaping(t *testing.T) {
 		_, ok := UnescapeName(s)
 		assert.False(t, ok, "%s is not an escaped form", s)
 	}
+	// One component never unescapes to a path: a name shown escaped (here
+	// for its \x01) with a slash or NUL spelled out in it is not an escaped
+	// form, or "bad\x01\x2f.." would name the root's parent.
+	for _, s := range []string{`bad\x01\x2f..`, `\x2f`, `bad\u0001\u002fetc`, `bad\x01\x00`} {
+		_, ok := UnescapeName(s)
+		assert.False(t, ok, "%s", s)
+	}
 }
 
 // The names NTFS or HFS+ may take for ".git", as git's core.protectNTFS and

@@ -112,6 +112,43 @@ func TestCursorOpenReader(t *testing.T) {
 	}
 }
 
+// A name given to a Cursor is one component of the directory it is at, and
+// a rel given to a Dir stays below it: ".." and slashes in a name never lead
+// out, even where openat2 would refuse the path and the walk goes on by
+// component.
+func TestNamesStayBelow(t *testing.T) {
+	t.Parallel()
+	top := tree(t, map[string]string{"top.txt": "outside", "in/d/x": "x"}, nil)
+	d := openDir(t, filepath.Join(top, "in"))
+	c, err := d.Walk("d")
+	require.NoError(t, err)
+	defer c.Close()
+	for _, name := range []string{"..", "../..", "../../top.txt", "x/../../../top.txt"} {
+		_, err := c.Lstat(name)
+		assert.Error(t, err, "Lstat %s", name)
+		_, err = c.OpenReader(name)
+		assert.Error(t, err, "OpenReader %s", name)
+		_, err = c.Readlink(name)
+		assert.Error(t, err, "Readlink %s", name)
+		assert.False(t, c.Regular(name), "Regular %s", name)
+		assert.Error(t, c.Down(name), "Down %s", name)
+	}
+	for _, rel := range []string{"..", "d/../..", "d/../../top.txt"} {
+		_, err := d.Lstat(rel)
+		assert.Error(t, err, "Dir.Lstat %s", rel)
+		_, err = d.OpenReader(rel)
+		assert.Error(t, err, "Dir.OpenReader %s", rel)
+		w, err := d.Walk(rel)
+		if assert.Error(t, err, "Dir.Walk %s", rel) {
+			continue
+		}
+		w.Close()
+	}
+	data, err := os.ReadFile(filepath.Join(top, "top.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "outside", string(data))
+}
+
 // A strict resolution follows symlinks as the kernel would, never beyond
 // the root and never through a name that is not there.
 func TestStrictResolver(t *testing.T) {
