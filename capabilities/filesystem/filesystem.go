@@ -102,7 +102,7 @@ var (
 		"**/credentials.json", "**/service-account*.json", "*service_account*.json",
 		"**/application_default_credentials.json", "**/.config/gcloud/*",
 		"**/.pgpass", "**/.vault-token", "**/secrets*",
-		"!*.example", "!*.sample", "!*.template", "!*.dist",
+		"!**/.env*.example", "!**/.env*.sample", "!**/.env*.template", "!**/.env*.dist",
 	}
 )
 
