@@ -18,7 +18,8 @@ import (
 // workspace check, capabilities that cannot be built in the workspace
 // (WithWorkspace), and two capabilities offering tools of the same name.
 // With WithVars, the instructions' placeholders must all have values, and
-// every value a placeholder (CheckVars).
+// every value a placeholder (CheckVars); without it, a capability whose
+// options use a placeholder is not built (spec.WithoutTemplatedCapabilities).
 // Problems in a spec loaded from a file are spec.Errors, at their positions.
 //
 // The capabilities are built (Setup.CheckOnly: no server is
@@ -40,6 +41,10 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 			return err
 		}
 		s = filled
+	} else {
+		// A capability whose options use a placeholder is built when its
+		// values are known (run --var, a pipeline's job), not here.
+		s = s.WithoutTemplatedCapabilities()
 	}
 	if _, err := compileOutputSchema(s.OutputSchema); err != nil {
 		return err

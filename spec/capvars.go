@@ -52,15 +52,63 @@ func (s *Spec) VarNames() []string {
 func (s *Spec) CapabilityPlaceholders() []string {
 	var texts []string
 	for _, c := range s.Capabilities {
-		if !bytes.Contains(c.Options, []byte("{{")) {
-			continue
-		}
-		var v any
-		if json.Unmarshal(c.Options, &v) == nil {
-			texts = appendStrings(texts, v)
-		}
+		texts = c.appendTexts(texts)
 	}
 	return Placeholders(texts...)
+}
+
+// Placeholders returns the names of the placeholders the string values of
+// the capability's options use, each once, in order of first use.
+func (c Capability) Placeholders() []string { return Placeholders(c.appendTexts(nil)...) }
+
+// appendTexts appends the string values of the options that may hold a
+// placeholder.
+func (c Capability) appendTexts(texts []string) []string {
+	if !bytes.Contains(c.Options, []byte("{{")) {
+		return texts
+	}
+	var v any
+	if json.Unmarshal(c.Options, &v) == nil {
+		texts = appendStrings(texts, v)
+	}
+	return texts
+}
+
+// TemplatedCapabilityNotes returns a note, at each capability whose options
+// use a placeholder, that a check made without values leaves it unbuilt
+// (WithoutTemplatedCapabilities).
+func (s *Spec) TemplatedCapabilityNotes() []*Error {
+	var notes []*Error
+	for _, c := range s.Capabilities {
+		names := c.Placeholders()
+		if len(names) == 0 {
+			continue
+		}
+		for i, n := range names {
+			names[i] = "{{" + n + "}}"
+		}
+		notes = append(notes, &Error{Pos: c.Pos, Msg: prefixed(c.Pointer, fmt.Sprintf(
+			"not built here: its options use %s, which --var NAME=VALUE fills", strings.Join(names, ", ")))})
+	}
+	return notes
+}
+
+// WithoutTemplatedCapabilities returns s without the capabilities whose
+// options use a placeholder: a copy when it has any, s itself otherwise.
+// Such a capability can only be built once its values are known (run's
+// --var, a pipeline's job), so a check made without them passes it over.
+func (s *Spec) WithoutTemplatedCapabilities() *Spec {
+	kept := slices.DeleteFunc(slices.Clone(s.Capabilities), func(c Capability) bool {
+		return len(c.Placeholders()) > 0
+	})
+	if len(kept) == len(s.Capabilities) {
+		return s
+	}
+	absFileMu.Lock() // Instantiate writes the fields this copies
+	out := *s
+	absFileMu.Unlock()
+	out.Capabilities = kept
+	return &out
 }
 
 // appendStrings appends the strings of a decoded JSON value, in document

@@ -44,6 +44,24 @@ func TestExampleSpecsValidate(t *testing.T) {
 	}
 }
 
+// Every example pipeline validates as shipped, over its own workspace: a
+// capability whose options use a step's vars is built per job, not here.
+func TestExamplePipelinesValidate(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "pipelines", "*", "pipeline.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
+			ws := filepath.Join(filepath.Dir(f), "workspace")
+			if _, err := os.Stat(ws); err != nil {
+				ws = filepath.Dir(f)
+			}
+			code, _, stderr := runCLI(t, "", "validate", f, "--workspace", ws)
+			assert.Equal(t, 0, code, stderr)
+		})
+	}
+}
+
 var (
 	yamlBlock  = regexp.MustCompile("(?s)```yaml\n(.*?)```")
 	scriptFile = regexp.MustCompile(`(?m)^turns:`)

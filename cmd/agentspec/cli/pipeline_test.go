@@ -333,6 +333,35 @@ func TestValidatePipelineChecksSteps(t *testing.T) {
 	assert.Contains(t, stderr, file+":5:19: cannot read the script file ")
 }
 
+// A capability whose options use a placeholder is built once it has a
+// value: validate without --var leaves it unbuilt and says so; with --var it
+// is built as run builds it, and fails as run would.
+func TestValidateTemplatedCapability(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"fix.yaml": `model: test
+instructions: Fix {{file}}.
+capabilities:
+  - FileSystem:
+      root_dir: "{{package}}"
+      allowed_patterns: ["{{file}}"]
+`,
+		"grades/stats.py": "x = 1\n",
+	})
+	file := filepath.Join(dir, "fix.yaml")
+	code, _, stderr := runCLI(t, "", "validate", file, "--workspace", dir)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, file+":4:5: capabilities[0].FileSystem: not built here: its options use {{file}}, {{package}}, which --var NAME=VALUE fills")
+
+	code, _, stderr = runCLI(t, "", "validate", file, "--workspace", dir, "--var", "package=grades", "--var", "file=stats.py")
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+
+	code, _, stderr = runCLI(t, "", "validate", file, "--workspace", dir, "--var", "package=missing", "--var", "file=stats.py")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "root_dir 'missing' does not exist")
+}
+
 func TestBatchPipeline(t *testing.T) {
 	t.Parallel()
 	dir := pipelineDir(t, map[string]string{

@@ -34,7 +34,8 @@ its first model request, without making one: a missing model, a script model's f
 missing or invalid, settings the provider cannot take, capabilities that cannot be built in
 the workspace (--workspace, default the current directory), and two capabilities offering
 tools of the same name. With --var, the instructions' {{name}} placeholders must match the
-variables given, as for run. Every problem is reported as FILE:LINE:COL: message on stderr;
+variables given, as for run; without it, a capability whose options use a placeholder is not
+built, and a warning says so. Every problem is reported as FILE:LINE:COL: message on stderr;
 keys accepted without effect (instrument, end_strategy, defer_loading) are reported as
 warnings, which do not make a spec invalid. Exit status: 0 when all files are valid, 1 when
 any is not, 2 on usage errors and when a file cannot be read (missing, a directory, no
@@ -46,7 +47,8 @@ current directory. -v ends with a one-line summary: "2 of 3 files valid: 4 probl
 A pipeline file (steps: at its top level) is checked as a pipeline: its keys, every
 {{reference}} against the step it names and that step's output_schema, each step's vars
 against its spec's placeholders, for_each, when and the graph; then each step's spec as a
-spec is checked (--var does not apply: a pipeline's vars fill them).
+spec is checked (--var does not apply: a pipeline's vars fill them, and a capability whose
+options use a placeholder is built per job, when they have values).
 
 With --output json (-o json), a JSON document describing every file is written to stdout instead.`,
 		Args: cobra.MinimumNArgs(1),
@@ -142,6 +144,10 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 		}
 		if vars != nil {
 			err = checkVars(s, vars)
+		} else {
+			for _, n := range s.TemplatedCapabilityNotes() {
+				r.Warnings = append(r.Warnings, problemOf(n))
+			}
 		}
 	}
 	if err == nil {
