@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -151,7 +152,11 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	var h hidden
 	if c.cfg.sandbox { // unconfined, nothing is masked: no walk to find what
 		home, _ := os.UserHomeDir()
-		h = findHidden(c.root, home, c.guard, c.fallback(), c.cfg.allowGitWrites)
+		if h, err = findHidden(c.root, home, c.access, c.cfg.allowGitWrites); err != nil {
+			c.running.Done()
+			return nil, capabilities.Retry("The command was not run: the workspace directory cannot be read (%s), "+
+				"so the secrets in it cannot be found and hidden from commands. Ask the user to make it readable again.", why(err))
+		}
 	}
 	cmd := confine.Command{
 		Script: script, Dir: l.dir,
@@ -167,9 +172,25 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	p, err := confine.Start(ctx, cmd)
 	if err != nil {
 		c.running.Done()
+		if me, ok := errors.AsType[*confine.MaskError](err); ok {
+			return nil, c.notCovered(me, slices.Contains(h.readOnly, me.Path))
+		}
 		return nil, startError(err, l.dir)
 	}
 	return p, nil
+}
+
+// notCovered is the retry of a command that did not run because a secret
+// (or, readOnly, a .git) that the walk found could not be covered, most
+// likely for a directory on its path that the command's init may not
+// enter: the model is told what and why, and that the user must fix it.
+func (c *Capability) notCovered(me *confine.MaskError, readOnly bool) error {
+	if readOnly {
+		return capabilities.Retry("The command was not run: %s cannot be made read-only for commands (%s), "+
+			"and commands must not change a .git. Ask the user to make it readable again.", c.relDir(me.Path), why(me.Err))
+	}
+	return capabilities.Retry("The command was not run: %s cannot be hidden from commands (%s), and it may hold secrets. "+
+		"Ask the user to make it readable again or move it out of the workspace.", c.relDir(me.Path), why(me.Err))
 }
 
 // startError maps a failure to start as the reference's recoverable
@@ -186,6 +207,15 @@ func startError(err error, dir string) error {
 		return capabilities.Retry("The working directory is no longer a directory.")
 	}
 	return fmt.Errorf("shell: starting the command: %w", err)
+}
+
+// why is the reason of a failed system call, "permission denied", without
+// the path and operation around it; the whole text when there is no errno.
+func why(err error) string {
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		return errno.Error()
+	}
+	return err.Error()
 }
 
 // shQuote quotes s for sh as one word.

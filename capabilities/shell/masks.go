@@ -23,30 +23,25 @@ type hidden struct {
 }
 
 // findHidden walks root (absolute, real) and collects every file or
-// directory that guard says is secret or denied, and, unless gitWrites,
+// directory that access says is secret or denied, and, unless gitWrites,
 // every .git directory or file, at any depth; then the credentials in
 // home. A directory masked or made read-only is not entered: the mount
-// covers what is below it. Entries the walk cannot read are passed over.
-// fallback answers for the paths guard does not cover.
-func findHidden(root, home string, guard, fallback capabilities.PathGuard, gitWrites bool) hidden {
+// covers what is below it.
+//
+// The walk fails closed: a directory below root that it cannot read (its
+// permissions, or a path longer than PATH_MAX, where a command may have
+// moved it) may hold secrets or a .git, so it is masked whole. A root it
+// cannot read is an error: nothing could be hidden.
+func findHidden(root, home string, access func(path string) capabilities.PathAccess, gitWrites bool) (hidden, error) {
 	var h hidden
-	access := func(path string) capabilities.PathAccess {
-		if guard != nil {
-			if a := guard.GuardPath(path); a.Covered {
-				return a
-			}
-		}
-		if fallback != nil {
-			return fallback.GuardPath(path)
-		}
-		return capabilities.PathAccess{}
-	}
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if d != nil && d.IsDir() && path != root {
-				return fs.SkipDir
+			if path == root {
+				return err
 			}
-			return nil
+			// Only a directory that cannot be read gets here (d is it).
+			h.masks = append(h.masks, path)
+			return fs.SkipDir
 		}
 		if path == root {
 			return nil
@@ -70,6 +65,9 @@ func findHidden(root, home string, guard, fallback capabilities.PathGuard, gitWr
 		h.masks = append(h.masks, path)
 		return skip(d)
 	})
+	if err != nil {
+		return hidden{}, err
+	}
 	if home != "" {
 		for _, rel := range HomeCredentials {
 			p := filepath.Join(home, rel)
@@ -81,7 +79,7 @@ func findHidden(root, home string, guard, fallback capabilities.PathGuard, gitWr
 			}
 		}
 	}
-	return h
+	return h, nil
 }
 
 func skip(d fs.DirEntry) error {

@@ -1,11 +1,15 @@
 package shell
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -185,4 +189,129 @@ func TestProcessesAreInvisible(t *testing.T) {
 	_, err := fmt.Sscanf(out, "[stdout]\n%d\n", &n)
 	require.NoError(t, err, out)
 	assert.Less(t, n, 8, "the processes of the command alone")
+}
+
+// chain sets $c to a path of 15 directories of 200 characters (3015
+// bytes): a directory moved below a second one is past PATH_MAX.
+const chain = `d=$(printf 'a%.0s' $(seq 1 200)); c=$d; for i in $(seq 2 15); do c=$c/$d; done; `
+
+// A command may move the directory holding a secret so deep that its path
+// is longer than PATH_MAX, where the walk of the workspace cannot read: the
+// next command still finds it empty, and, moved back up, the secret is
+// found and masked again.
+func TestSecretMovedPastPathMax(t *testing.T) {
+	t.Parallel()
+	s, w := confinedShell(t, `{}`)
+	write(t, filepath.Join(w, "cfg", ".env"), "API_KEY=hunter2\n")
+	assert.Equal(t, "[stdout]\nmoved\n", run(t, s, chain+`mkdir -p A/$c B/$c && mv cfg B/$c/ && mv B A/$c/ && echo moved`))
+	assert.NotContains(t, run(t, s, chain+`cd A/$c && cat B/$c/cfg/.env`), "hunter2")
+	assert.Equal(t, "[stdout]\nback\n", run(t, s, chain+`W=$PWD; cd A/$c && mv B "$W/" && echo back`))
+	assert.Equal(t, "[stdout]\n.env\n", run(t, s, chain+`ls -A B/$c/cfg; cat B/$c/cfg/.env`))
+}
+
+// The same for a .git: moved past PATH_MAX, written there and moved back,
+// it would carry what was planted in it back to the user.
+func TestGitMovedPastPathMax(t *testing.T) {
+	t.Parallel()
+	s, w := confinedShell(t, `{}`)
+	write(t, filepath.Join(w, "sub", ".git", "config"), "[core]\n")
+	assert.Equal(t, "[stdout]\nmoved\n", run(t, s, chain+`mkdir -p A/$c B/$c && mv sub B/$c/ && mv B A/$c/ && echo moved`))
+	run(t, s, chain+`W=$PWD; cd A/$c && echo '#!/bin/sh' > B/$c/sub/.git/planted; mv B/$c/sub "$W/sub"`)
+	_, err := os.Stat(filepath.Join(w, "sub", ".git", "planted"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "a command wrote into sub/.git of the workspace")
+}
+
+// A directory the walk may not read (a command took its permissions away)
+// is masked whole: the next command can neither give them back nor read
+// the secret in it. A workspace the walk may not read at all runs no
+// command. Root reads any directory, so this runs as nobody.
+func TestUnreadableDirectoryIsMasked(t *testing.T) {
+	if os.Geteuid() == 0 {
+		asNobody(t)
+		return
+	}
+	s, w := confinedShell(t, `{}`)
+	write(t, filepath.Join(w, "cfg", ".env"), "API_KEY=hunter2\n")
+	// Before the workspace's own cleanup: a locked directory could not go.
+	t.Cleanup(func() {
+		os.Chmod(w, 0o755)
+		os.Chmod(filepath.Join(w, "cfg"), 0o755)
+	})
+	assert.Equal(t, "(no output)", run(t, s, "chmod 000 cfg"))
+	assert.NotContains(t, run(t, s, "chmod 755 cfg; cat cfg/.env"), "hunter2")
+
+	assert.Equal(t, "(no output)", run(t, s, "chmod 100 ."))
+	_, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "chmod 755 cfg; cat cfg/.env"}`)
+	assert.Equal(t, "The command was not run: the workspace directory cannot be read (permission denied), "+
+		"so the secrets in it cannot be found and hidden from commands. Ask the user to make it readable again.", retryOf(t, err))
+}
+
+// A secret the walk found but the command's init cannot cover (it may not
+// enter another user's private directory, which root's walk reads) stops
+// the command, with the reason; it never runs with the secret uncovered.
+func TestSecretThatCannotBeCoveredStopsTheCommand(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("notice: needs root, to give a directory of the workspace to another user")
+	}
+	s, w := confinedShell(t, `{}`)
+	private := filepath.Join(w, "private")
+	write(t, filepath.Join(private, ".env"), "API_KEY=hunter2\n")
+	require.NoError(t, os.Chmod(private, 0o700))
+	require.NoError(t, os.Chown(private, nobody, nobody))
+	_, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "echo ran > ran"}`)
+	assert.Equal(t, "The command was not run: private/.env cannot be hidden from commands (permission denied), "+
+		"and it may hold secrets. Ask the user to make it readable again or move it out of the workspace.", retryOf(t, err))
+	assert.NoFileExists(t, filepath.Join(w, "ran"))
+}
+
+// The spec's FileSystem lists apply to every file of the workspace, not
+// only below its root_dir (D13.2): outside it, matched from the workspace.
+func TestPeerPatternsApplyOutsideItsRoot(t *testing.T) {
+	t.Parallel()
+	s, w := confinedShell(t, `{}`)
+	write(t, filepath.Join(w, "top.secret"), "hunter2\n")
+	write(t, filepath.Join(w, "src", "in.secret"), "hunter3\n")
+	fs, err := filesystem.New(filesystem.Options{RootDir: "src", SecretPatterns: []string{"*.secret"}}, w)
+	require.NoError(t, err)
+	defer fs.Close()
+	require.NoError(t, s.Peers([]capabilities.Capability{fs, s}))
+	out := run(t, s, "cat src/in.secret top.secret")
+	assert.NotContains(t, out, "hunter2")
+	assert.NotContains(t, out, "hunter3")
+}
+
+// nobody is the uid and gid asNobody runs a test as.
+const nobody = 65534
+
+// asNobody runs the calling test again, in a child process whose user and
+// group are nobody, for a test about what permission bits refuse, which
+// they do not refuse root (as filesystem's tests do). The child runs a
+// copy of the test binary from a directory it owns, which is also its
+// temporary directory and home. The test is skipped when the child cannot
+// be started as nobody here; a failure in the child fails it.
+func asNobody(t *testing.T) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	dir, err := os.MkdirTemp("", "nobody-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "test.bin")
+	src, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, src, 0o755))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, os.Chown(dir, nobody, nobody))
+
+	cmd := exec.Command(bin, "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if _, exited := errors.AsType[*exec.ExitError](err); err != nil && !exited {
+		t.Skipf("notice: cannot run the test as uid %d here (%v), and root reads what it tests", nobody, err)
+	}
+	require.NoError(t, err, "as uid %d:\n%s", nobody, out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name()+" ", "the test ran as uid %d:\n%s", nobody, out)
 }

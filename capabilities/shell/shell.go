@@ -73,8 +73,9 @@ type Capability struct {
 	root  string // W: the workspace, absolute and real
 	tools []capabilities.Tool
 
-	guard    capabilities.PathGuard // the first peer PathGuard; nil when none
-	fallback func() capabilities.PathGuard
+	guard     capabilities.PathGuard // the first peer PathGuard; nil when none
+	guardRoot string                 // the directory it guards, when it says; "" else
+	fallback  func() capabilities.PathGuard
 
 	mu       sync.Mutex
 	temp     string // T, created at the first command; "" before
@@ -171,10 +172,39 @@ func (c *Capability) Peers(all []capabilities.Capability) error {
 		}
 		if g, ok := capabilities.As[capabilities.PathGuard](p); ok {
 			c.guard = g
+			if r, ok := capabilities.As[rooted](p); ok {
+				c.guardRoot = r.RootDir()
+			}
 			return nil
 		}
 	}
 	return nil
+}
+
+// rooted is a capability that says which directory it works in, as a
+// FileSystem says its root_dir (absolute and real).
+type rooted interface{ RootDir() string }
+
+// access says what the spec keeps from the model at path, a path below
+// the workspace: the first FileSystem's lists apply to every file of the
+// workspace (D13.2). Where its root_dir reaches, it answers as its tools
+// do; elsewhere its patterns are matched against the path from the
+// workspace, as if its root were the workspace. Without a FileSystem (or
+// with one that does not say its root), D10's defaults answer, matched the
+// same way.
+func (c *Capability) access(path string) capabilities.PathAccess {
+	if c.guard != nil {
+		if a := c.guard.GuardPath(path); a.Covered {
+			return a
+		}
+		if rel, err := filepath.Rel(c.root, path); err == nil && c.guardRoot != "" {
+			return c.guard.GuardPath(filepath.Join(c.guardRoot, rel))
+		}
+	}
+	if fb := c.fallback(); fb != nil {
+		return fb.GuardPath(path)
+	}
+	return capabilities.PathAccess{}
 }
 
 // Reach: the programs the model chooses; the workspace, written; the

@@ -21,10 +21,12 @@ type Policy struct {
 	Temp string
 	// Masks are absolute paths the command reads as empty: a regular file
 	// becomes a read-only bind of /dev/null, a directory an empty read-only
-	// tmpfs. Paths that no longer exist, and symlinks, are skipped.
+	// tmpfs. Paths that no longer exist, and symlinks, are skipped; one that
+	// exists but cannot be covered fails Start with a *MaskError. A path
+	// below Root may be longer than PATH_MAX.
 	Masks []string
 	// ReadOnly are absolute paths below Root bound read-only (a workspace's
-	// .git directories and files).
+	// .git directories and files), skipped and failing as Masks are.
 	ReadOnly []string
 	// Network lets the command use the network. Without it the command gets
 	// a network namespace of its own (no interfaces up), Landlock denies TCP
@@ -75,6 +77,21 @@ func (e Exit) String() string {
 	}
 	return fmt.Sprintf("exit code %d", e.Code)
 }
+
+// MaskError is Start's error when a path of Policy.Masks or
+// Policy.ReadOnly exists but could not be covered. The command did not run:
+// no command runs with a mask missing.
+type MaskError struct {
+	// Path is the path of the Policy, as the kernel names it (W's and T's
+	// symlinks resolved).
+	Path string
+	// Err says why; errors.Is finds the errno behind it.
+	Err error
+}
+
+func (e *MaskError) Error() string { return e.Err.Error() }
+
+func (e *MaskError) Unwrap() error { return e.Err }
 
 // signalled is the Exit of a death by signal sig.
 func signalled(sig syscall.Signal) Exit { return Exit{Code: 128 + int(sig), Signal: sig} }

@@ -13,7 +13,10 @@
 // it builds the command's view: mounts made private; a fresh /proc; W
 // (Policy.Root) and T (Policy.Temp) bound onto themselves; each mask a
 // read-only /dev/null (file) or empty read-only tmpfs (directory); each
-// ReadOnly path bound read-only; /dev replaced by a read-only tmpfs with
+// ReadOnly path bound read-only (both opened below W without following a
+// symlink, a piece at a time, so a path longer than PATH_MAX is covered
+// too; one that cannot be covered fails Start with a *MaskError, and
+// nothing of the command runs); /dev replaced by a read-only tmpfs with
 // only null, zero, full, random, urandom and tty bound from the host's (a
 // command of root could otherwise read a disk raw, past every mask);
 // /proc/sys read-only; then every other mount, /sys included, made

@@ -1,16 +1,20 @@
 package confine_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/confine"
 )
 
 // Every escape below runs twice: confined, where the kernel must stop it,
@@ -279,4 +283,87 @@ func TestRootThroughASymlink(t *testing.T) {
 	r := run(t, t.Context(), c)
 	assert.Equal(t, "ok\n", r.stdout, "%+v", r)
 	assert.NoFileExists(t, filepath.Join(a.root, ".git", "config"))
+}
+
+// deepTree makes, below root, a chain of directories whose path is longer
+// than PATH_MAX (a command may move a directory that deep), through an
+// os.Root, which opens one component at a time. It returns the chain's
+// path from root and the chain cut into pieces a shell can cd through.
+func deepTree(t *testing.T, root string) (rel string, pieces []string) {
+	t.Helper()
+	name := strings.Repeat("d", 250)
+	var piece []string
+	for i := range 24 {
+		piece = append(piece, fmt.Sprintf("%s%02d", name[:248], i))
+		if len(piece) == 8 {
+			pieces = append(pieces, filepath.Join(piece...))
+			piece = nil
+		}
+	}
+	rel = filepath.Join(pieces...)
+	r, err := os.OpenRoot(root)
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.MkdirAll(rel, 0o755))
+	require.Greater(t, len(filepath.Join(root, rel)), unix.PathMax)
+	return rel, pieces
+}
+
+// TestMasksBeyondPathMax: a secret and a .git whose paths are longer than
+// PATH_MAX are still covered: the init opens them a piece at a time.
+func TestMasksBeyondPathMax(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			rel, pieces := deepTree(t, a.root)
+			r, err := os.OpenRoot(a.root)
+			require.NoError(t, err)
+			defer r.Close()
+			require.NoError(t, r.WriteFile(filepath.Join(rel, ".env"), []byte("hunter2\n"), 0o600))
+			require.NoError(t, r.Mkdir(filepath.Join(rel, ".git"), 0o755))
+			script := ""
+			for _, p := range pieces {
+				script += "cd -P '" + p + "' && "
+			}
+			c := a.command(t, m.sandbox, script+"{ cat .env; echo planted > .git/hook; }")
+			c.Policy.Masks = []string{filepath.Join(a.root, rel, ".env")}
+			c.Policy.ReadOnly = []string{filepath.Join(a.root, rel, ".git")}
+			res := run(t, t.Context(), c)
+			_, err = r.Stat(filepath.Join(rel, ".git", "hook"))
+			assert.Equal(t, !m.sandbox, strings.Contains(res.stdout, "hunter2"), "%+v", res)
+			assert.Equal(t, !m.sandbox, err == nil, "a file planted in .git: %+v", res)
+		})
+	}
+}
+
+// TestMaskThatCannotBeMadeStopsTheCommand: a path of the Policy that the
+// init cannot cover (here a name longer than any file system takes) fails
+// Start with a *MaskError naming it, and nothing of the command runs.
+func TestMaskThatCannotBeMadeStopsTheCommand(t *testing.T) {
+	t.Parallel()
+	needSandbox(t, true)
+	for _, field := range []string{"Masks", "ReadOnly"} {
+		t.Run(field, func(t *testing.T) {
+			t.Parallel()
+			a := newArena(t)
+			root, err := filepath.EvalSymlinks(a.root)
+			require.NoError(t, err)
+			bad := filepath.Join(root, strings.Repeat("x", 300))
+			c := a.command(t, true, "echo ran > ran")
+			if field == "Masks" {
+				c.Policy.Masks = []string{bad}
+			} else {
+				c.Policy.ReadOnly = []string{bad}
+			}
+			_, err = confine.Start(t.Context(), c)
+			me, ok := errors.AsType[*confine.MaskError](err)
+			require.True(t, ok, "a *MaskError, got %v", err)
+			assert.Equal(t, bad, me.Path)
+			assert.ErrorIs(t, err, syscall.ENAMETOOLONG)
+			assert.NoFileExists(t, filepath.Join(a.root, "ran"))
+		})
+	}
 }

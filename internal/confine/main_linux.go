@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -63,6 +64,11 @@ func helper() int {
 func reportFailure(report *os.File, err error) int {
 	var errno syscall.Errno
 	errors.As(err, &errno)
+	if me, ok := errors.AsType[*MaskError](err); ok {
+		// The path too, quoted, so that the parent can name it.
+		fmt.Fprintf(report, "%s%d %s %s\n", reportMaskError, int(errno), strconv.Quote(me.Path), oneLine(err.Error()))
+		return 126
+	}
 	fmt.Fprintf(report, "%s%d %s\n", reportError, int(errno), oneLine(err.Error()))
 	return 126
 }

@@ -29,3 +29,23 @@ func TestBelowAny(t *testing.T) {
 	assert.True(t, belowAny(dirs, "/proc/sys"))
 	assert.False(t, belowAny(dirs, "/"))
 }
+
+func TestSplitPath(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rel         string
+		limit       int
+		piece, rest string
+	}{
+		{"a/b/c", 5, "a/b/c", ""},
+		{"a/b/c", 4, "a/b", "c"},
+		{"a/b/c", 3, "a/b", "c"},
+		{"a/b/c", 2, "a", "b/c"},
+		{"aaaa/b", 3, "aaaa/b", ""}, // no slash in reach: the kernel refuses it
+		{"/abc", 2, "/abc", ""},
+	} {
+		piece, rest := splitPath(tc.rel, tc.limit)
+		assert.Equal(t, tc.piece, piece, "%q %d", tc.rel, tc.limit)
+		assert.Equal(t, tc.rest, rest, "%q %d", tc.rel, tc.limit)
+	}
+}

@@ -53,14 +53,16 @@ func setupMounts(p Policy) error {
 			return fmt.Errorf("binding %s onto itself: %w", dir, err)
 		}
 	}
+	// A path that cannot be covered fails the command: it never runs with
+	// a secret readable or a .git writable.
 	for _, path := range p.Masks {
 		if err := mask(p.Root, path, devs["null"]); err != nil {
-			return err
+			return &MaskError{Path: path, Err: err}
 		}
 	}
 	for _, path := range p.ReadOnly {
 		if err := bindReadOnly(p.Root, path); err != nil {
-			return err
+			return &MaskError{Path: path, Err: err}
 		}
 	}
 	if err := newDev(devs); err != nil {
@@ -75,9 +77,10 @@ func setupMounts(p Policy) error {
 }
 
 // openBelow opens path without following a symlink: below root, no
-// component may be one (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS from root);
-// elsewhere, the last component may not. A path that does not exist (or
-// ends in a symlink) gives ok false.
+// component may be one (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS from root),
+// and the path may be longer than PATH_MAX; elsewhere, the last component
+// may not. A path that does not exist (or ends in a symlink) gives ok
+// false.
 func openBelow(root, path string) (fd int, ok bool, err error) {
 	if rel, relErr := filepath.Rel(root, path); relErr == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 		rfd, rootErr := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -85,10 +88,7 @@ func openBelow(root, path string) (fd int, ok bool, err error) {
 			return -1, false, fmt.Errorf("opening %s: %w", root, rootErr)
 		}
 		defer unix.Close(rfd)
-		fd, err = unix.Openat2(rfd, rel, &unix.OpenHow{
-			Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-		})
+		fd, err = openBeneath(rfd, rel)
 	} else {
 		fd, err = unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	}
@@ -108,6 +108,49 @@ func openBelow(root, path string) (fd int, ok bool, err error) {
 		return -1, false, nil
 	}
 	return -1, false, fmt.Errorf("opening %s: %w", path, err)
+}
+
+// openBeneath opens rel below the directory dirfd, no component a symlink,
+// a piece of at most maxPiece bytes at a time, each from the directory the
+// one before reached: a command may move a directory so deep that its path
+// is longer than the kernel takes in one call, and its masks must still
+// be made (or a command could read what they cover).
+func openBeneath(dirfd int, rel string) (int, error) {
+	how := &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	at := dirfd
+	for {
+		piece, rest := splitPath(rel, maxPiece)
+		fd, err := unix.Openat2(at, piece, how)
+		if at != dirfd {
+			unix.Close(at)
+		}
+		if err != nil || rest == "" {
+			return fd, err
+		}
+		// A piece that ends in a symlink gives the link itself: the next
+		// piece then fails with ENOTDIR, as a path through a link should.
+		at, rel = fd, rest
+	}
+}
+
+// maxPiece is the longest path one openat2 takes: PATH_MAX less the NUL.
+const maxPiece = unix.PathMax - 1
+
+// splitPath cuts rel at the last slash that leaves a first piece of at
+// most limit bytes; rest is "" when rel fits whole, or has no such slash
+// (the kernel then refuses it, ENAMETOOLONG).
+func splitPath(rel string, limit int) (piece, rest string) {
+	if len(rel) <= limit {
+		return rel, ""
+	}
+	i := strings.LastIndexByte(rel[:limit+1], '/')
+	if i <= 0 {
+		return rel, ""
+	}
+	return rel[:i], rel[i+1:]
 }
 
 // mask makes path read as empty: /dev/null bound read-only over a file, an

@@ -84,9 +84,10 @@ func readRequest(rd io.Reader) (request, error) {
 
 // Report lines from the helper.
 const (
-	reportStarted = "started" // confined: the shell runs
-	reportError   = "error "  // setup failed: then the errno (0 if none) and why
-	reportStatus  = "status " // confined: the shell's wait status, decimal
+	reportStarted   = "started"     // confined: the shell runs
+	reportError     = "error "      // setup failed: then the errno (0 if none) and why
+	reportMaskError = "mask-error " // a Policy path could not be covered: the errno, the path (Go-quoted), why
+	reportStatus    = "status "     // confined: the shell's wait status, decimal
 )
 
 // helperError is a failure the helper reported: its text, and the errno
@@ -113,4 +114,16 @@ func parseFailure(line string) error {
 		return &helperError{msg: strings.TrimSpace(line)}
 	}
 	return &helperError{msg: msg, errno: syscall.Errno(n)}
+}
+
+// parseMaskFailure reads the rest of a reportMaskError line.
+func parseMaskFailure(line string) error {
+	num, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	quoted, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return parseFailure(line)
+	}
+	path, _ := strconv.Unquote(quoted)
+	cause := parseFailure(num + " " + strings.TrimPrefix(rest[len(quoted):], " "))
+	return &MaskError{Path: path, Err: cause}
 }
