@@ -3,11 +3,15 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -293,4 +297,135 @@ func TestMaxBackgroundUnderConcurrentStarts(t *testing.T) {
 	}
 	assert.Equal(t, 2, started)
 	assert.Equal(t, 4, refused)
+}
+
+// runBounded is run, failing the test rather than hanging the package when
+// the call does not return within a minute (far past any command here).
+func runBounded(t *testing.T, s *Capability, command string) string {
+	t.Helper()
+	tools, err := s.Tools(context.Background())
+	require.NoError(t, err)
+	i := slices.IndexFunc(tools, func(tl capabilities.Tool) bool { return tl.Name() == ToolRunCommand })
+	require.GreaterOrEqual(t, i, 0)
+	args, _ := json.Marshal(map[string]string{"command": command})
+	result := make(chan string, 1)
+	go func() {
+		out, err := tools[i].Call(context.Background(), args)
+		if err != nil {
+			out = "error: " + err.Error()
+		}
+		result <- out
+	}()
+	select {
+	case out := <-result:
+		return out
+	case <-time.After(time.Minute):
+		t.Fatalf("run_command %q did not return", command)
+		return ""
+	}
+}
+
+// persist_cwd's capture file is in T, which the command may write: one it
+// replaced with a FIFO, a symlink, something larger than any path or a
+// directory neither hangs the call nor moves the next command; the
+// directory stays where it was, as the reference keeps it when the capture
+// is unusable.
+func TestPersistCwdForgedCapture(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{"persist_cwd": true}`)
+	require.NoError(t, os.Mkdir(filepath.Join(w, "d"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w, "slash"), []byte("/\n"), 0o644))
+	run(t, s, "true") // T, where the captures go, is made at the first command
+	for _, forge := range []string{
+		`mkfifo "$CAPTURE"`,
+		`ln -s "$W/slash" "$CAPTURE"`,
+		`{ printf /; head -c 5000 /dev/zero | tr '\0' /; } > "$CAPTURE"`,
+		`mkdir "$CAPTURE"`,
+	} {
+		s.mu.Lock()
+		capture := filepath.Join(s.temp, fmt.Sprintf("cwd-%d", s.captures+1)) // the next command's
+		s.mu.Unlock()
+		script := "W=$PWD; CAPTURE=" + shQuote(capture) + "; cd d && " + forge + " && exit 0"
+		assert.Equal(t, "(no output)", runBounded(t, s, script), forge)
+		assert.Equal(t, "[stdout]\n"+w+"\n", run(t, s, "pwd"), forge)
+	}
+}
+
+// The spec's tool_timeout, the context's deadline, ends a command as its
+// own timeout does: the output so far and the reference's trailer naming
+// the call's limit, not an error; and the command's event.
+func TestDeadlineIsATimeout(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{}`)
+	var r recorder
+	ctx := newDeadline(r.ctx(), time.Now().Add(time.Second))
+	go func() {
+		waitForFile(filepath.Join(w, "started"))
+		ctx.expire()
+	}()
+	out, err := call(t, ctx, s, ToolRunCommand, `{"command": "echo before; touch started; sleep 30"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\nbefore\n\n[Command timed out after 1.0s]", out)
+	require.Len(t, r.events, 2)
+	ev := r.events[1].(*CommandEvent)
+	assert.True(t, ev.TimedOut)
+	assert.Nil(t, ev.ExitCode)
+	assert.EqualValues(t, 7, ev.StdoutBytes)
+	assert.Equal(t, "timed out after 1.0s", ev.Outcome())
+}
+
+// A call cancelled (not timed out) kills its command and returns the
+// context's error; the command's end is still reported, with no exit code.
+func TestCancelledCallReportsTheCommand(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{}`)
+	var r recorder
+	ctx, cancel := context.WithCancel(r.ctx())
+	defer cancel()
+	go func() {
+		waitForFile(filepath.Join(w, "started"))
+		cancel()
+	}()
+	_, err := call(t, ctx, s, ToolRunCommand, `{"command": "touch started; sleep 30"}`)
+	assert.ErrorIs(t, err, context.Canceled)
+	require.Len(t, r.events, 2)
+	ev := r.events[1].(*CommandEvent)
+	assert.False(t, ev.TimedOut)
+	assert.Nil(t, ev.ExitCode)
+	assert.Equal(t, "killed", ev.Outcome())
+}
+
+// deadline is a context whose deadline the test reaches when it chooses:
+// Deadline says when, Done closes at expire.
+type deadline struct {
+	context.Context
+	at   time.Time
+	done chan struct{}
+	once sync.Once
+}
+
+func newDeadline(parent context.Context, at time.Time) *deadline {
+	return &deadline{Context: parent, at: at, done: make(chan struct{})}
+}
+
+func (d *deadline) Deadline() (time.Time, bool) { return d.at, true }
+func (d *deadline) Done() <-chan struct{}       { return d.done }
+func (d *deadline) expire()                     { d.once.Do(func() { close(d.done) }) }
+
+func (d *deadline) Err() error {
+	select {
+	case <-d.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// waitForFile polls until path exists, for at most a minute.
+func waitForFile(path string) {
+	for until := time.Now().Add(time.Minute); time.Now().Before(until); time.Sleep(pollEvery) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
 }

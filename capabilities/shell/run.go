@@ -3,7 +3,10 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,9 +27,20 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 	if a.TimeoutSeconds != nil {
 		timeout = *a.TimeoutSeconds
 	}
+	// The spec's tool_timeout (the context's deadline) bounds the command
+	// too, and a command it ends is reported as timed out after it:
+	// measured here, at the call's start, it reads as the limit the call
+	// had.
+	var callLimit float64
+	if dl, ok := ctx.Deadline(); ok {
+		callLimit = tenthsUp(time.Until(dl))
+	}
 	l, result, err := c.prepare(ctx, a, false, &timeout)
 	if l == nil {
 		return result, err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err // its time went on the listeners: nothing ran
 	}
 	size := 4 * c.cfg.maxOutputChars
 	stdout, stderr := newRing(size), newRing(size)
@@ -50,8 +64,8 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 	timer := time.NewTimer(time.Duration(timeout * float64(time.Second)))
 	defer timer.Stop()
 	var (
-		w        waited
-		timedOut bool
+		w                   waited
+		timedOut, cancelled bool
 	)
 	select {
 	case w = <-done:
@@ -60,16 +74,31 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 		w, timedOut = <-done, true
 	case <-ctx.Done():
 		p.Kill()
-		<-done
-		return "", ctx.Err()
+		w = <-done
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			timedOut, timeout = true, callLimit
+		} else {
+			cancelled = true
+		}
 	}
-	if w.err != nil && !timedOut {
+	if w.err != nil && !timedOut && !cancelled {
 		return "", fmt.Errorf("shell: waiting for the command: %w", w.err)
 	}
 	ev := &CommandEvent{
 		Command: l.command, Cwd: c.relDir(l.dir), RootDir: c.root,
 		DurationMS: time.Since(began).Milliseconds(), TimedOut: timedOut, Timeout: timeout,
 		StdoutBytes: stdout.Total(), StderrBytes: stderr.Total(), Sandboxed: c.cfg.sandbox,
+	}
+	if l.capture != "" {
+		defer os.Remove(l.capture)
+	}
+	if cancelled {
+		// Killed: no exit code, and no result for a call that was called
+		// off; the listeners still hear that the command ended.
+		if err := capabilities.Emit(context.WithoutCancel(ctx), ev); err != nil {
+			return "", err
+		}
+		return "", ctx.Err()
 	}
 	var out string
 	if timedOut {
@@ -89,25 +118,28 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 			c.keepCwd(l.capture)
 		}
 	}
-	if l.capture != "" {
-		os.Remove(l.capture)
-	}
 	ev.Truncated = utf8.RuneCountInString(out) > c.cfg.maxOutputChars
-	if err := capabilities.Emit(ctx, ev); err != nil {
+	// A command that hit the context's deadline still reports: the
+	// listeners, and the model, get what a timeout gives.
+	if err := capabilities.Emit(context.WithoutCancel(ctx), ev); err != nil {
 		return "", err
 	}
 	return out, nil
 }
 
+// tenthsUp is d in seconds, rounded up to a tenth: the time left of a
+// tool_timeout of 1s, read a moment after it started, is 1.0.
+func tenthsUp(d time.Duration) float64 {
+	return math.Ceil(max(d.Seconds(), 0)*10) / 10
+}
+
 // keepCwd makes the directory a command ended in, as written to capture,
 // where the next one starts, when it is an existing absolute directory.
+// Anything else leaves the directory as it was, silently, as the reference
+// drops a capture it cannot use.
 func (c *Capability) keepCwd(capture string) {
-	b, err := os.ReadFile(capture)
-	if err != nil {
-		return
-	}
-	dir := strings.TrimSuffix(string(b), "\n")
-	if !filepath.IsAbs(dir) {
+	dir, ok := readCapture(capture)
+	if !ok || !filepath.IsAbs(dir) {
 		return
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -122,4 +154,28 @@ func (c *Capability) keepCwd(capture string) {
 	if dir == c.root {
 		c.cwd = ""
 	}
+}
+
+// maxCapture is the most a capture holds: a path of PATH_MAX bytes (its
+// NUL counted) with pwd's newline instead.
+const maxCapture = 4096
+
+// readCapture reads the directory pwd wrote to path. The file is in T,
+// where the command could have put anything in its place: only a regular
+// file is read, never through a symlink, never waiting on a FIFO, and no
+// more than maxCapture bytes of it; anything else is no capture.
+func readCapture(path string) (string, bool) {
+	f, err := os.OpenFile(path, os.O_RDONLY|captureFlags, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "", false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxCapture+1))
+	if err != nil || len(b) > maxCapture {
+		return "", false
+	}
+	return strings.TrimSuffix(string(b), "\n"), true
 }
