@@ -292,6 +292,36 @@ func TestToolRefusesFlagsThatWouldBeIgnored(t *testing.T) {
 	assert.Contains(t, stderr, "--workspace only applies with --spec")
 }
 
+// tools, tool and mcp build a spec's capabilities as a run does: their
+// {{placeholders}} filled from --var, and refused without a value, never
+// built with the placeholder's text (a denied pattern that denies nothing).
+func TestCapabilityPlaceholdersNeedVars(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "private.txt"), "topsecret\n")
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "capabilities:\n  - FileSystem:\n      denied_patterns: [\"{{hide}}\"]\n")
+	missing := file + ":2:5: capabilities[0]: the options use {{hide}}, but no value was given for it"
+	for _, args := range [][]string{
+		{"tools", "--workspace", dir, file},
+		{"tool", "--workspace", dir, "--spec", file, "read_file", `{"path": "private.txt"}`},
+		{"mcp", "--workspace", dir, file},
+	} {
+		code, stdout, stderr := runCLI(t, "", args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.NotContains(t, stdout, "topsecret", "%v", args)
+		assert.Contains(t, stderr, missing, "%v", args)
+	}
+	code, _, stderr := runCLI(t, "", "tool", "--workspace", dir, "--spec", file, "--var", "hide=private.txt", "read_file", `{"path": "private.txt"}`)
+	assert.Equal(t, 3, code)
+	assert.Equal(t, "Path 'private.txt' is denied by pattern 'private.txt'.\n", stderr)
+	code, stdout, stderr := runCLI(t, "", "tools", "--workspace", dir, "--var", "hide=private.txt", file)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "read_file")
+
+	code, _, stderr = runCLI(t, "", "tool", "--var", "hide=x", "read_file")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--var fills the placeholders of --spec's capabilities")
+}
+
 func TestToolsRefusesTwoToolsOfOneName(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))

@@ -22,6 +22,7 @@ import (
 const tokenEnv = "AGENTSPEC_MCP_TOKEN"
 
 type mcpFlags struct {
+	vars      []string
 	root      string
 	workspace string
 	readOnly  bool
@@ -34,13 +35,13 @@ type mcpFlags struct {
 func newMCPCmd() *cobra.Command {
 	var f mcpFlags
 	cmd := &cobra.Command{
-		Use:         "mcp [SPEC | --root DIR] [--workspace DIR] [--read-only] [--events FILE] [--http ADDR [--token-file FILE | --no-auth]]",
+		Use:         "mcp [SPEC [--var k=v]... | --root DIR] [--workspace DIR] [--read-only] [--events FILE] [--http ADDR [--token-file FILE | --no-auth]]",
 		Short:       "Serve a spec's tools to MCP clients, over stdio or HTTP",
 		Annotations: map[string]string{signalEndsCleanly: "yes"}, // SIGTERM is how a server is stopped
 		Long: `Mcp serves tools over the Model Context Protocol, so that MCP clients (editors, desktop
 assistants, other agent runtimes) can call them. With SPEC it serves the tools of the spec's
 capabilities, built as a run builds them (relative paths resolve against --workspace, default
-the current directory). The spec's own MCP servers start in the background: the other tools
+the current directory; {{name}} placeholders in their options are filled from --var). The spec's own MCP servers start in the background: the other tools
 are served at once, and a server's tools join when it is up (clients hear of it through
 notifications/tools/list_changed; a call made earlier waits for it). Without
 SPEC it serves one FileSystem at --root (default ".") with all ten tools, like "agentspec tool".
@@ -71,6 +72,7 @@ cleanly. Exit status: 0 after a clean end, 1 when serving failed, 2 a usage or s
 	fl := cmd.Flags()
 	fl.StringVar(&f.root, "root", ".", "without SPEC: root_dir of the FileSystem served")
 	fl.StringVar(&f.workspace, "workspace", "", "with SPEC: directory relative capability paths resolve against")
+	addCapabilityVarFlag(cmd, &f.vars)
 	fl.BoolVar(&f.readOnly, "read-only", false, "offer only the tools that change nothing")
 	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address instead of stdio (loopback unless a host is given)")
@@ -84,6 +86,9 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	stderr := cmd.ErrOrStderr()
 	if len(args) == 1 && cmd.Flags().Changed("root") {
 		return exitWith(exitUsage, errors.New("--root and SPEC cannot be used together: the spec says where its roots are"))
+	}
+	if len(args) == 0 && cmd.Flags().Changed("var") {
+		return exitWith(exitUsage, errors.New("--var fills the placeholders of SPEC's capabilities; without SPEC there is none"))
 	}
 	if len(args) == 0 && cmd.Flags().Changed("workspace") {
 		return exitWith(exitUsage, errors.New("--workspace only applies with SPEC; without one, --root is the FileSystem's root"))
@@ -136,6 +141,9 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		s, err := specLoader("").LoadFile(args[0])
 		if err != nil {
 			return specError(err)
+		}
+		if s, err = withCapabilityVars(s, f.vars); err != nil {
+			return err
 		}
 		dir, err := workspaceDir(f.workspace)
 		if err != nil {

@@ -24,18 +24,20 @@ type toolFlags struct {
 	workspace     string
 	cancelChanges string
 	output        string
+	vars          []string
 }
 
 func newToolCmd() *cobra.Command {
 	var f toolFlags
 	cmd := &cobra.Command{
-		Use:   "tool [--spec FILE | --root DIR] [--cancel-changes REASON] [-o json] TOOL [ARGS_JSON | -]",
+		Use:   "tool [--spec FILE [--var k=v]... | --root DIR] [--cancel-changes REASON] [-o json] TOOL [ARGS_JSON | -]",
 		Short: "Call one tool by hand, as a run would",
 		Long: `Tool calls one tool the way a run calls it, events included, and prints what the model would see.
 
 Without --spec it offers one FileSystem capability at --root (default ".") with all ten tools.
 With --spec it offers the tools of that spec's capabilities (no model needed); relative paths
-in their options resolve against --workspace (default: the current directory).
+in their options resolve against --workspace (default: the current directory), and their
+{{name}} placeholders are filled from --var, as a run fills them.
 
 ARGS_JSON is one JSON object of arguments; "-" reads it from stdin; absent means {}.
 --cancel-changes REASON cancels every file change request with REASON, so a write shows what
@@ -74,6 +76,7 @@ Exit status: 0 success (a cancelled change is a success), 3 an error the model c
 	fl.StringVar(&f.spec, "spec", "", "offer the tools of this spec's capabilities")
 	fl.StringVar(&f.root, "root", ".", "root_dir of the FileSystem offered when there is no --spec")
 	fl.StringVar(&f.workspace, "workspace", "", "with --spec: directory relative capability paths resolve against")
+	addCapabilityVarFlag(cmd, &f.vars)
 	fl.StringVar(&f.cancelChanges, "cancel-changes", "", "cancel every file change request with this reason (empty: the default reason)")
 	addOutputFlag(fl, &f.output, formatText, "text: the tool's output; json: one object describing the call")
 	return cmd
@@ -92,6 +95,9 @@ type toolReport struct {
 func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	if f.spec != "" && cmd.Flags().Changed("root") {
 		return exitWith(exitUsage, errors.New("--root and --spec cannot be used together: the spec says where its roots are"))
+	}
+	if f.spec == "" && cmd.Flags().Changed("var") {
+		return exitWith(exitUsage, errors.New("--var fills the placeholders of --spec's capabilities; without --spec there is none"))
 	}
 	if f.spec == "" && cmd.Flags().Changed("workspace") {
 		return exitWith(exitUsage, errors.New("--workspace only applies with --spec; without one, --root is the FileSystem's root"))
@@ -187,7 +193,7 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 // --root with every tool, and a function that closes their capabilities.
 func toolsFor(cmd *cobra.Command, f toolFlags) ([]capabilities.Tool, func(), error) {
 	if f.spec != "" {
-		return specTools(cmd, f.spec, f.workspace)
+		return specTools(cmd, f.spec, f.workspace, f.vars)
 	}
 	wd, err := os.Getwd()
 	if err != nil {

@@ -18,19 +18,22 @@ func newToolsCmd() *cobra.Command {
 	var (
 		format    string
 		workspace string
+		vars      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "tools SPEC",
 		Short: "List the tools a spec gives the model",
 		Long: `Tools loads SPEC, builds its capabilities as a run would (relative paths in their options
 resolve against --workspace, default the current directory) and lists every tool the model
-is offered, with its description and the JSON Schema of its parameters.`,
+is offered, with its description and the JSON Schema of its parameters. A capability whose
+options use {{name}} placeholders is built with them filled from --var, as run fills them;
+without a value for each, the spec is refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(format); err != nil {
 				return exitWith(exitUsage, err)
 			}
-			tools, closeTools, err := specTools(cmd, args[0], workspace)
+			tools, closeTools, err := specTools(cmd, args[0], workspace, vars)
 			if err != nil {
 				return err
 			}
@@ -55,7 +58,30 @@ is offered, with its description and the JSON Schema of its parameters.`,
 	}
 	addOutputFlag(cmd.Flags(), &format, formatText, "output format: text or json")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
+	addCapabilityVarFlag(cmd, &vars)
 	return cmd
+}
+
+// addCapabilityVarFlag adds --var to a command that builds a spec's
+// capabilities without running it.
+func addCapabilityVarFlag(cmd *cobra.Command, vars *[]string) {
+	cmd.Flags().StringArrayVar(vars, "var", nil, "fill a {{name}} placeholder of the capabilities' options: --var name=value (repeatable)")
+}
+
+// withCapabilityVars returns s with its capabilities' placeholders filled
+// from --var flags, as a run fills them: a placeholder without a value is a
+// spec error, since the capability would be built with the placeholder's
+// text as its value (a denied pattern "{{hide}}" that hides nothing).
+func withCapabilityVars(s *spec.Spec, flags []string) (*spec.Spec, error) {
+	vars, err := parseVars(flags)
+	if err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	filled, err := s.WithCapabilityVars(vars)
+	if err != nil {
+		return nil, specError(err)
+	}
+	return filled, nil
 }
 
 // printTools lists tools for a person. Their names, descriptions and
@@ -80,10 +106,13 @@ func printTools(out io.Writer, tools []capabilities.Tool) error {
 // specTools loads a spec, builds its capabilities and returns their tools in
 // spec order, with a function that closes the capabilities. Errors are
 // exitErrors: spec problems exit 2 with FILE:LINE:COL lines.
-func specTools(cmd *cobra.Command, file, workspace string) ([]capabilities.Tool, func(), error) {
+func specTools(cmd *cobra.Command, file, workspace string, vars []string) ([]capabilities.Tool, func(), error) {
 	s, err := specLoader("").LoadFile(file)
 	if err != nil {
 		return nil, nil, specError(err)
+	}
+	if s, err = withCapabilityVars(s, vars); err != nil {
+		return nil, nil, err
 	}
 	dir, err := workspaceDir(workspace)
 	if err != nil {
