@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,5 +48,38 @@ func TestEventFilesAreTheOwnersAlone(t *testing.T) {
 		st, err := os.Stat(f)
 		require.NoError(t, err)
 		assert.Equal(t, fs.FileMode(0o600), st.Mode().Perm(), f)
+	}
+}
+
+// A spec can come through a FIFO, which is read once: the check for a
+// pipeline leaves it to the loader rather than take its one read.
+func TestSpecFromFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "agent.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	write := func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.WriteString("model: test\ninstructions: Say hi.\n")
+	}
+	go write()
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, stderr := runCLI(t, "", "validate", fifo)
+		done <- result{code, stderr}
+	}()
+	select {
+	case r := <-done:
+		assert.Equal(t, 0, r.code, r.stderr)
+	case <-time.After(30 * time.Second):
+		go write() // lets the waiting open return, so the test can end
+		<-done
+		t.Fatal("validate waited for a second writer of the FIFO")
 	}
 }

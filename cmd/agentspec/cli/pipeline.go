@@ -26,9 +26,13 @@ import (
 
 // isPipelineFile tells whether path names a pipeline file (steps: at its
 // top level). A file that cannot be read is not one: loading it as a spec
-// reports why.
+// reports why. Only a regular file is looked into: a FIFO or a process
+// substitution (<(...)) can be read once, and that read is the loader's.
 func isPipelineFile(path string) bool {
 	if path == stdinArg {
+		return false
+	}
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return false
 	}
 	data, err := os.ReadFile(path)
