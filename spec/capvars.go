@@ -74,10 +74,11 @@ func (c Capability) appendTexts(texts []string) []string {
 	return texts
 }
 
-// TemplatedCapabilityNotes returns a note, at each capability whose options
-// use a placeholder, that a check made without values leaves it unbuilt
-// (WithoutTemplatedCapabilities).
-func (s *Spec) TemplatedCapabilityNotes() []*Error {
+// TemplatedCapabilityNotes returns a warning, at each capability whose
+// options use a placeholder, that a check made without values leaves it
+// unbuilt (WithoutTemplatedCapabilities); how says where its values come
+// from ("--var NAME=VALUE gives them").
+func (s *Spec) TemplatedCapabilityNotes(how string) []*Error {
 	var notes []*Error
 	for _, c := range s.Capabilities {
 		names := c.Placeholders()
@@ -87,8 +88,8 @@ func (s *Spec) TemplatedCapabilityNotes() []*Error {
 		for i, n := range names {
 			names[i] = "{{" + n + "}}"
 		}
-		notes = append(notes, &Error{Pos: c.Pos, Msg: prefixed(c.Pointer, fmt.Sprintf(
-			"not built here: its options use %s, which --var NAME=VALUE fills", strings.Join(names, ", ")))})
+		notes = append(notes, &Error{Pos: c.Pos, Msg: "warning: " + prefixed(c.Pointer, fmt.Sprintf(
+			"not built here: its options use %s (%s)", strings.Join(names, ", "), how))})
 	}
 	return notes
 }

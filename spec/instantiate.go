@@ -135,7 +135,8 @@ func closeAll(cs []capabilities.Capability) {
 
 // CapabilityWarnings are the warnings of the capabilities Instantiate
 // built for s (capabilities.Warner, through any wrapper), each at its
-// entry's position, in order.
+// entry's position, in order, worded as the loader's warnings are
+// ("warning: capabilities[0]: ...").
 func CapabilityWarnings(s *Spec, caps []capabilities.Capability) Errors {
 	var out Errors
 	for i, c := range caps {
@@ -148,7 +149,7 @@ func CapabilityWarnings(s *Spec, caps []capabilities.Capability) Errors {
 		}
 		entry := s.Capabilities[i]
 		for _, msg := range w.Warnings() {
-			out = append(out, &Error{Pos: entry.Pos, Msg: prefixed(entryPointer(entry), msg)})
+			out = append(out, &Error{Pos: entry.Pos, Msg: "warning: " + prefixed(entryPointer(entry), msg)})
 		}
 	}
 	return out

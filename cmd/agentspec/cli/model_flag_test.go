@@ -61,7 +61,7 @@ func TestModelFlagPipeline(t *testing.T) {
 
 	code, stdout, stderr := runCLI(t, "", "run", file, "--model", "test", "-q")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "\"success (no tool calls)\"\n", stdout)
+	assert.Equal(t, "success (no tool calls)\n", stdout)
 
 	url := startNATS(t)
 	root := t.TempDir()
@@ -70,5 +70,5 @@ func TestModelFlagPipeline(t *testing.T) {
 	writeFile(t, filepath.Join(ws, "README"), "x")
 	out := invoke(t, "run", file, "--model", "test", "--nats", url, "--workspace-root", root, "--workspace", ws, "-q")
 	require.Equal(t, 0, out.code, out.stderr)
-	assert.Equal(t, "\"success (no tool calls)\"\n", out.stdout, "the workers run the steps with --model")
+	assert.Equal(t, "success (no tool calls)\n", out.stdout, "the workers run the steps with --model")
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,6 +68,14 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		return exitWith(exitUsage, err)
 	}
 
+	if f.queue.url == "" {
+		// What run refuses of a spec before its first request, it refuses
+		// of every step before the first step's: not halfway through.
+		if problems := checkSteps(ctx, p, dir, nil); len(problems) > 0 {
+			printProblems(stderr, []fileResult{{Problems: problems}})
+			return exitWith(exitUsage, nil)
+		}
+	}
 	opts := pipelineOptions(ctx, warningsTo(stderr, f.quiet), inputs, f.jobs, f.noCache)
 	opts.Workspace = dir
 	if !f.quiet {
@@ -105,7 +114,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		pipelineSummary(stderr, p, res)
 	}
 	if res != nil && (f.output == formatJSON || err == nil && res.OK()) {
-		if perr := printPipelineResult(stdout, f.output, res); perr != nil {
+		if perr := printPipelineResult(stdout, f.output, p, res); perr != nil {
 			return exitWith(exitFailure, perr)
 		}
 	}
@@ -358,25 +367,40 @@ func failedSteps(p *pipeline.Pipeline, res *pipeline.Result) string {
 }
 
 // printPipelineResult writes the outputs as one JSON value, or with -o json
-// the envelope {"outputs", "steps", "usage"}. As for run, what a terminal
+// the envelope {"outputs", "steps", "usage"}. Without outputs:, the last
+// step's answer is printed as run prints it: the text of a step without
+// output_schema as it is, not as a JSON string. As for run, what a terminal
 // would act on is shown escaped there; a pipe or a file gets it as it is.
-func printPipelineResult(w io.Writer, format string, res *pipeline.Result) error {
-	var out []byte
-	if format == formatJSON {
+func printPipelineResult(w io.Writer, format string, p *pipeline.Pipeline, res *pipeline.Result) error {
+	var s string
+	switch {
+	case format == formatJSON:
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
 			return err
 		}
-		out = b
-	} else {
-		out = res.Outputs
+		s = string(b)
+	case lastAnswersText(p) && bytes.HasPrefix(res.Outputs, []byte(`"`)) && json.Unmarshal(res.Outputs, &s) == nil:
+		s = strings.TrimSuffix(s, "\n")
+	default:
+		s = string(res.Outputs)
 	}
-	s := string(out)
 	if isTerminal(w) {
 		s = text.VisibleLines(s)
 	}
 	_, err := io.WriteString(w, s+"\n")
 	return err
+}
+
+// lastAnswersText tells whether a pipeline prints its last step's answer
+// (it has no outputs:) and that answer is text: one job of a spec without
+// output_schema.
+func lastAnswersText(p *pipeline.Pipeline) bool {
+	if len(p.Outputs) > 0 || len(p.Order) == 0 {
+		return false
+	}
+	last := p.Order[len(p.Order)-1]
+	return !last.FanOut() && last.Spec.OutputSchema == nil
 }
 
 // validatePipeline loads a pipeline file and reports its problems as a
@@ -402,44 +426,63 @@ func validatePipeline(ctx context.Context, file, workspace, model string) fileRe
 			r.Warnings = append(r.Warnings, w)
 		}
 	}
-	checked := map[*spec.Spec]bool{}
 	for _, s := range p.Steps {
 		for _, w := range s.Spec.Warnings {
 			warn(problemOf(w))
 		}
+	}
+	r.Problems = append(r.Problems, checkSteps(ctx, p, workspace, warn)...)
+	r.Valid = len(r.Problems) == 0
+	return r
+}
+
+// checkSteps checks each step's spec as validate checks a spec
+// (runtime.Check: its model, its script file, its capabilities built in the
+// workspace, tool names) and returns the problems, at their positions or
+// the step's. With warn (validate), a step without a model is noted there
+// and checked offline; without it (run), it is a problem, as running it
+// would be.
+func checkSteps(ctx context.Context, p *pipeline.Pipeline, workspace string, warn func(problem)) []problem {
+	var problems []problem
+	checked := map[*spec.Spec]bool{}
+	for _, s := range p.Steps {
 		if checked[s.Spec] {
 			continue
 		}
 		checked[s.Spec] = true
 		sp := s.Spec
-		if strings.TrimSpace(sp.Model) == "" {
-			warn(problem{File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col, Message: "step " + s.Name + ": " + noModelNote})
-			offline := *sp
-			offline.Model = "test"
-			sp = &offline
-		}
-		err := runtime.Check(ctx, sp, runtime.WithWorkspace(workspace), runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
-			if w, ok := ev.(runtime.CapabilityWarning); ok {
-				warn(problem{File: w.File, Line: w.Line, Column: w.Column, Message: w.Message})
+		opts := []runtime.Option{runtime.WithWorkspace(workspace)}
+		if warn != nil {
+			if strings.TrimSpace(sp.Model) == "" {
+				warn(problem{File: s.Pos.File, Line: s.Pos.Line, Column: s.Pos.Col, Message: "step " + s.Name + ": " + noModelNote})
+				offline := *sp
+				offline.Model = "test"
+				sp = &offline
 			}
-			return nil
-		}))
-		if err != nil {
-			r.Valid = false
-			for _, pr := range problemsOf(s.Spec.File, err) {
-				if pr.Line == 0 {
-					pr.File, pr.Line, pr.Column = s.Pos.File, s.Pos.Line, s.Pos.Col
-					pr.Message = "step " + s.Name + ": " + pr.Message
+			opts = append(opts, runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+				if w, ok := ev.(runtime.CapabilityWarning); ok {
+					warn(problem{File: w.File, Line: w.Line, Column: w.Column, Message: w.Message})
 				}
-				r.Problems = append(r.Problems, pr)
+				return nil
+			}))
+		}
+		for _, pr := range problemsOf(s.Spec.File, runtime.Check(ctx, sp, opts...)) {
+			if pr.Line == 0 {
+				pr.File, pr.Line, pr.Column = s.Pos.File, s.Pos.Line, s.Pos.Col
+				pr.Message = "step " + s.Name + ": " + pr.Message
 			}
+			problems = append(problems, pr)
 		}
 	}
-	return r
+	return problems
 }
 
-// problemsOf is err as problems: one per spec.Error, or one for file.
+// problemsOf is err as problems: one per spec.Error, or one for file; none
+// for nil.
 func problemsOf(file string, err error) []problem {
+	if err == nil {
+		return nil
+	}
 	var list spec.Errors
 	if errors.As(err, &list) {
 		out := make([]problem, len(list))

@@ -204,7 +204,7 @@ steps:
 	file := filepath.Join(dir, "pipeline.yaml")
 	code, stdout, stderr := runCLI(t, "", "run", file, "--workspace", t.TempDir(), "--var", "n=7", "--var", "loud=true", "-q")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "\"fine\"\n", stdout)
+	assert.Equal(t, "fine\n", stdout, "a text answer, as run prints it")
 
 	for _, tc := range []struct {
 		args []string
@@ -351,7 +351,7 @@ capabilities:
 	file := filepath.Join(dir, "fix.yaml")
 	code, _, stderr := runCLI(t, "", "validate", file, "--workspace", dir)
 	assert.Equal(t, 0, code, stderr)
-	assert.Contains(t, stderr, file+":4:5: capabilities[0].FileSystem: not built here: its options use {{file}}, {{package}}, which --var NAME=VALUE fills")
+	assert.Contains(t, stderr, file+":4:5: warning: capabilities[0].FileSystem: not built here: its options use {{file}}, {{package}} (--var NAME=VALUE gives their values)")
 
 	code, _, stderr = runCLI(t, "", "validate", file, "--workspace", dir, "--var", "package=grades", "--var", "file=stats.py")
 	assert.Equal(t, 0, code, stderr)
@@ -360,6 +360,96 @@ capabilities:
 	code, _, stderr = runCLI(t, "", "validate", file, "--workspace", dir, "--var", "package=missing", "--var", "file=stats.py")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "root_dir 'missing' does not exist")
+}
+
+// run refuses what a step's spec cannot run with before any step starts,
+// as run refuses a spec before its first request: exit 2, no step run.
+func TestRunPipelineChecksStepsFirst(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `version: 1
+steps:
+  a:
+    spec: {model: test, instructions: hi}
+  b:
+    needs: [a]
+    spec:
+      model: test
+      instructions: hi
+      capabilities:
+        - FileSystem: a
+        - FileSystem: b
+`,
+		"a/x": "x", "b/x": "x",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, stdout, stderr := runCLI(t, "", "run", file, "--workspace", dir)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, file+":12:11: capabilities[1]: FileSystem offers tools named")
+	assert.NotContains(t, stderr, "a started")
+}
+
+// Without outputs:, a pipeline prints its last step's answer as run prints
+// it: text as it is, a schema's value as JSON.
+func TestRunPipelinePrintsTheLastAnswerAsRun(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"text.yaml": "version: 1\nsteps:\n  a:\n    spec: {model: test, instructions: hi}\n",
+		"json.yaml": "version: 1\nsteps:\n  a:\n    spec:\n      model: test\n      instructions: hi\n" +
+			"      output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}\n",
+	})
+	code, stdout, stderr := runCLI(t, "", "run", "-q", filepath.Join(dir, "text.yaml"), "--workspace", dir)
+	require.Equal(t, 0, code, stderr)
+	specOut := writeFile(t, filepath.Join(dir, "a.yaml"), "model: test\ninstructions: hi\n")
+	_, want, _ := runCLI(t, "", "run", "-q", specOut, "--workspace", dir)
+	assert.Equal(t, want, stdout)
+	assert.NotContains(t, stdout, `"`)
+
+	code, stdout, stderr = runCLI(t, "", "run", "-q", filepath.Join(dir, "json.yaml"), "--workspace", dir)
+	require.Equal(t, 0, code, stderr)
+	var v map[string]any
+	assert.NoError(t, json.Unmarshal([]byte(stdout), &v), stdout)
+}
+
+// tools lists a pipeline's tools step by step; a capability built per job
+// from the step's vars is left out, with a warning at its position.
+func TestToolsOfAPipeline(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `version: 1
+steps:
+  a:
+    spec:
+      model: test
+      instructions: hi
+      capabilities: [{FileSystem: {tools: [read_file]}}]
+  b:
+    spec: fix.yaml
+    vars: {path: x}
+    needs: [a]
+`,
+		"fix.yaml": "model: test\ninstructions: Fix {{path}}.\ncapabilities:\n  - FileSystem: {allowed_patterns: [\"{{path}}\"]}\n",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, stdout, stderr := runCLI(t, "", "tools", file, "--workspace", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "step a:\nread_file\n"), stdout)
+	assert.Contains(t, stdout, "\n\nstep b:\n    (no tools)\n")
+	assert.Contains(t, stderr, filepath.Join(dir, "fix.yaml")+":4:5: warning: capabilities[0].FileSystem: not built here: its options use {{path}} (built per job, with the step's vars)")
+
+	code, stdout, stderr = runCLI(t, "", "tools", "-o", "json", file, "--workspace", dir)
+	require.Equal(t, 0, code, stderr)
+	var steps []struct {
+		Step  string
+		Tools []struct{ Name string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &steps))
+	require.Len(t, steps, 2)
+	assert.Equal(t, "a", steps[0].Step)
+	assert.Equal(t, "read_file", steps[0].Tools[0].Name)
+	assert.Equal(t, "b", steps[1].Step)
+	assert.Empty(t, steps[1].Tools)
 }
 
 func TestBatchPipeline(t *testing.T) {

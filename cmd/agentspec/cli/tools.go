@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,17 +22,25 @@ func newToolsCmd() *cobra.Command {
 		vars      []string
 	)
 	cmd := &cobra.Command{
-		Use:   "tools SPEC",
+		Use:   "tools SPEC|PIPELINE",
 		Short: "List the tools a spec gives the model",
 		Long: `Tools loads SPEC, builds its capabilities as a run would (relative paths in their options
 resolve against --workspace, default the current directory) and lists every tool the model
-is offered, with its description and the JSON Schema of its parameters. A capability whose
+is offered, with its description and the JSON Schema of its parameters; for a pipeline file,
+the tools of each step, in the order the steps run (a capability whose options use the
+step's vars is built per job, and left out with a warning). A capability whose
 options use {{name}} placeholders is built with them filled from --var, as run fills them;
 without a value for each, the spec is refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(format); err != nil {
 				return exitWith(exitUsage, err)
+			}
+			if isPipelineFile(args[0]) {
+				if len(vars) > 0 {
+					return exitWith(exitUsage, errors.New("--var does not apply to a pipeline: its steps' vars fill their specs"))
+				}
+				return pipelineTools(cmd, args[0], workspace, format)
 			}
 			tools, closeTools, err := specTools(cmd, args[0], workspace, vars)
 			if err != nil {
@@ -40,18 +49,9 @@ without a value for each, the spec is refused.`,
 			defer closeTools()
 			out := cmd.OutOrStdout()
 			if format == "json" {
-				type toolDoc struct {
-					Name        string         `json:"name"`
-					Description string         `json:"description"`
-					Parameters  map[string]any `json:"parameters"`
-				}
-				docs := make([]toolDoc, 0, len(tools))
-				for _, t := range tools {
-					docs = append(docs, toolDoc{t.Name(), t.Description(), t.Parameters()})
-				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(docs)
+				return enc.Encode(toolDocs(tools))
 			}
 			return printTools(out, tools)
 		},
@@ -82,6 +82,73 @@ func withCapabilityVars(s *spec.Spec, flags []string) (*spec.Spec, error) {
 		return nil, specError(err)
 	}
 	return filled, nil
+}
+
+// toolDoc is a tool as tools -o json lists it.
+type toolDoc struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+func toolDocs(tools []capabilities.Tool) []toolDoc {
+	docs := make([]toolDoc, 0, len(tools))
+	for _, t := range tools {
+		docs = append(docs, toolDoc{t.Name(), t.Description(), t.Parameters()})
+	}
+	return docs
+}
+
+// pipelineTools is `agentspec tools PIPELINE`: the tools of each step, in
+// the order the steps run. A capability whose options use a step's vars is
+// built per job, with their values: it is left out here, and a warning at
+// its position says so.
+func pipelineTools(cmd *cobra.Command, file, workspace, format string) error {
+	p, err := loadPipeline(file, "")
+	if err != nil {
+		return specError(err)
+	}
+	dir, err := workspaceDir(workspace)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	type stepDoc struct {
+		Step  string    `json:"step"`
+		Tools []toolDoc `json:"tools"`
+	}
+	var docs []stepDoc
+	out := cmd.OutOrStdout()
+	for i, st := range p.Order {
+		for _, n := range st.Spec.TemplatedCapabilityNotes("built per job, with the step's vars") {
+			fmt.Fprintln(cmd.ErrOrStderr(), text.Visible(n.Error()))
+		}
+		tools, closeTools, err := builtTools(cmd, st.Spec.WithoutTemplatedCapabilities(), dir)
+		if err != nil {
+			return err
+		}
+		if format == "json" {
+			docs = append(docs, stepDoc{st.Name, toolDocs(tools)})
+		} else {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "step %s:\n", text.Visible(st.Name))
+			if len(tools) == 0 {
+				fmt.Fprintln(out, "    (no tools)")
+			}
+			err = printTools(out, tools)
+		}
+		closeTools()
+		if err != nil {
+			return err
+		}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(docs)
+	}
+	return nil
 }
 
 // printTools lists tools for a person. Their names, descriptions and
@@ -118,6 +185,12 @@ func specTools(cmd *cobra.Command, file, workspace string, vars []string) ([]cap
 	if err != nil {
 		return nil, nil, exitWith(exitUsage, err)
 	}
+	return builtTools(cmd, s, dir)
+}
+
+// builtTools builds the capabilities of s in dir and returns their tools in
+// spec order, with a function that closes the capabilities.
+func builtTools(cmd *cobra.Command, s *spec.Spec, dir string) ([]capabilities.Tool, func(), error) {
 	caps, err := spec.Instantiate(cmd.Context(), s, capabilities.Default(),
 		capabilities.Setup{Dir: dir, Transport: capabilityTransport(cmd.Context())})
 	if err != nil {

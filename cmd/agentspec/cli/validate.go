@@ -145,7 +145,7 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 		if vars != nil {
 			err = checkVars(s, vars)
 		} else {
-			for _, n := range s.TemplatedCapabilityNotes() {
+			for _, n := range s.TemplatedCapabilityNotes("--var NAME=VALUE gives their values") {
 				r.Warnings = append(r.Warnings, problemOf(n))
 			}
 		}

@@ -21,18 +21,18 @@ func TestCapabilityWarnings(t *testing.T) {
 
 	code, out, errOut := runCLI(t, "", "validate", file)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out+errOut, file+":4:5: capabilities[0]: root_dir '/' is the root of the file system")
+	assert.Contains(t, out+errOut, file+":4:5: warning: capabilities[0]: root_dir '/' is the root of the file system")
 
 	code, out, errOut = runCLI(t, "", "validate", "--format", "json", file)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, `"line": 4,`)
-	assert.Contains(t, out, `"message": "capabilities[0]: root_dir '/' is the root of the file system`)
+	assert.Contains(t, out, `"message": "warning: capabilities[0]: root_dir '/' is the root of the file system`)
 
 	code, _, errOut = runCLI(t, "", "run", file)
 	require.Equal(t, 0, code, errOut)
 	warnings := 0
 	for _, line := range strings.Split(errOut, "\n") {
-		if strings.HasPrefix(line, file+":4:5: capabilities[0]: root_dir '/'") {
+		if strings.HasPrefix(line, file+":4:5: warning: capabilities[0]: root_dir '/'") {
 			warnings++
 		}
 	}
