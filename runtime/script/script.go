@@ -228,7 +228,7 @@ func Parse(name string, data []byte) (*Model, error) {
 	for i, t := range f.Turns {
 		at := resolve(turns.Content[i])
 		if t.Text == "" && len(t.ToolCalls) == 0 && t.Error == "" && t.StopReason == "" {
-			c.add(at, "turn %d has no text, tool_calls or error", i+1)
+			c.add(at, "turn %d has no text, tool_calls, error or stop_reason", i+1)
 		}
 		for j, call := range t.ToolCalls {
 			if call.Name == "" {

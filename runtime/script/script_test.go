@@ -207,7 +207,7 @@ func TestParseErrors(t *testing.T) {
 		"turns not a list": {"turns: hello\n", "s.yaml:1:8: turns must be a list of turns, not a string"},
 		"no turns":         {"dialect: openai\n", "s.yaml:1:1: the script has no turns"},
 		"empty turns":      {"turns: []\n", "s.yaml:1:8: the script has no turns"},
-		"empty turn":       {"turns:\n  - usage: {input_tokens: 1}\n", "s.yaml:2:5: turn 1 has no text, tool_calls or error"},
+		"empty turn":       {"turns:\n  - usage: {input_tokens: 1}\n", "s.yaml:2:5: turn 1 has no text, tool_calls, error or stop_reason"},
 		"nameless call": {"turns:\n  - text: x\n  - tool_calls: [{arguments: {}}]\n",
 			"s.yaml:3:18: tool call 1 of turn 2 has no name"},
 		"bad dialect": {"dialect: gemini\nturns: [{text: x}]\n",

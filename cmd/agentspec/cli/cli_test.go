@@ -392,3 +392,11 @@ func TestCompletionOffersVars(t *testing.T) {
 	assert.Equal(t, []string{"loud=", "n="}, complete("run", pipe, "--var", ""))
 	assert.Empty(t, complete("run", filepath.Join(dir, "missing.yaml"), "--var", ""))
 }
+
+// A spec without tools says so, rather than list none as available.
+func TestToolOfASpecWithoutTools(t *testing.T) {
+	file := writeFile(t, filepath.Join(t.TempDir(), "agent.yaml"), "model: test\ninstructions: hi\n")
+	code, _, stderr := runCLI(t, "", "tool", "--spec", file, "read_file")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unknown tool "read_file": the spec's capabilities offer no tools`)
+}

@@ -29,7 +29,7 @@ flows, is dashed.
   dot      Graphviz: agentspec graph -o dot pipeline.yaml | dot -Tsvg > pipeline.svg
   json     {"name", "steps": [{"name", "spec", "deps", "needs", "for_each", "when"}], "order"}:
            spec is null for an inline spec, for_each and when null for a step without them,
-           and order runs every step after its deps.
+           needs left out when empty, and order runs every step after its deps.
 
 Exit status: 0 when the graph is printed, 2 when the pipeline does not load (each problem is
 reported as FILE:LINE:COL: message on stderr, as validate reports it) and on usage errors.`,

@@ -119,6 +119,9 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 		for _, t := range tools {
 			names = append(names, t.Name())
 		}
+		if len(names) == 0 {
+			return exitWith(exitUsage, fmt.Errorf("unknown tool %q: the spec's capabilities offer no tools", name))
+		}
 		sort.Strings(names)
 		return exitWith(exitUsage, fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", ")))
 	}
