@@ -30,7 +30,9 @@ type Loader struct {
 	// Model, when set, is the model of every spec loaded, in place of the
 	// one it names or the one it leaves out, as pydantic-ai takes a model
 	// at run time (agentspec run --model). It is checked as a spec's own
-	// model is, and is part of what the spec means (its cache key).
+	// model is, and is part of what the spec means (its cache key); its
+	// problems are reported at the position "--model", and a script: path
+	// in it resolves from the spec's directory, as the spec's own would.
 	Model string
 	// ModelCheck, when set, checks every spec loaded once the schema and
 	// the providers' names have passed: runtime.CheckModel refuses what a
@@ -110,7 +112,11 @@ func (l *Loader) check(d *document) (*Spec, error) {
 	}
 	d.parsed = len(d.errs)
 	if l.Model != "" {
+		// The model is the caller's, not the file's: what is wrong with it
+		// is said of --model, not at the line the file wrote its own.
 		root["model"] = l.Model
+		d.values["/model"] = Position{File: "--model"}
+		d.keys["/model"] = Position{File: "--model"}
 	}
 	checkNotPipeline(d, root)
 	reg := l.registry()

@@ -36,6 +36,15 @@ func TestModelFlag(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, `unknown model provider "nosuch"`, "--model is checked as the spec's own model is")
 
+	// What is wrong with --model is said of --model, not at the model line
+	// of a spec whose own model is fine.
+	code, _, stderr = runCLI(t, "", "run", scripted, "--model", "nope", "-q")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "--model: model: expected \"provider:name\" (e.g. \"anthropic:claude-sonnet-4-6\") or test, found \"nope\"\n", stderr)
+	code, _, stderr = runCLI(t, "", "validate", bare, "--model", "script:missing.yaml")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "--model: cannot read the script file "+filepath.Join(dir, "missing.yaml"), "from the spec's directory")
+
 	code, _, stderr = runCLI(t, "", "validate", bare, "--model", "deepseek:deepseek-chat")
 	require.Equal(t, 0, code, stderr)
 	assert.NotContains(t, stderr, "note:")

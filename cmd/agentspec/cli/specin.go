@@ -57,7 +57,7 @@ func loadSpecToRun(stdin io.Reader, path string, f runFlags, vars map[string]str
 }
 
 // modelFlagUsage is --model's help, the same for every command.
-const modelFlagUsage = "the model, as provider:name (or test), in place of the spec's: pydantic-ai specs may leave it for run time"
+const modelFlagUsage = "the model, as provider:name (or test, or script:FILE, FILE from the spec's directory), in place of the spec's: pydantic-ai specs may leave it for run time"
 
 // loadPipeline loads the pipeline at path, model (--model), when set,
 // replacing every step's.
