@@ -20,6 +20,9 @@ import (
 // With WithVars, the instructions' placeholders must all have values, and
 // every value a placeholder (CheckVars); without it, a capability whose
 // options use a placeholder is not built (spec.WithoutTemplatedCapabilities).
+// When an entry sets the workspace to a directory that does not exist yet,
+// which a check allows, no other capability is built, and a
+// CapabilityWarning at the entry says so (spec.WorkspaceToCome).
 // Problems in a spec loaded from a file are spec.Errors, at their positions.
 //
 // The capabilities are built (Setup.CheckOnly: no server is
@@ -59,8 +62,14 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	owned, err := spec.Instantiate(ctx, s, cfg.registry,
-		capabilities.Setup{Dir: workspace, CheckOnly: true, Transport: cfg.transport})
+	setup := capabilities.Setup{Dir: workspace, CheckOnly: true, Transport: cfg.transport}
+	if w, err := spec.WorkspaceToCome(ctx, s, cfg.registry, setup); err != nil || w != nil {
+		if w != nil {
+			err = emitTo(ctx, cfg.listeners, CapabilityWarning{File: w.Pos.File, Line: w.Pos.Line, Column: w.Pos.Col, Message: w.Msg})
+		}
+		return err
+	}
+	owned, err := spec.Instantiate(ctx, s, cfg.registry, setup)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,10 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -13,6 +16,30 @@ import (
 // and env. Instantiate builds the other capabilities there; a runtime asks
 // first, for the directory its cache and checks look at.
 func RunWorkspace(ctx context.Context, s *Spec, reg *capabilities.Registry, setup capabilities.Setup) (capabilities.Workspace, error) {
+	ws, _, err := runWorkspace(ctx, s, reg, setup)
+	return ws, err
+}
+
+// WorkspaceToCome is, for a check (setup.CheckOnly, which lets the
+// directory an entry names come later), a warning at that entry when its
+// directory does not exist yet: the capabilities that work in it can only
+// be built once it does. It is nil when no entry sets the workspace or its
+// directory is there.
+func WorkspaceToCome(ctx context.Context, s *Spec, reg *capabilities.Registry, setup capabilities.Setup) (*Error, error) {
+	ws, entry, err := runWorkspace(ctx, s, reg, setup)
+	if err != nil || entry == nil {
+		return nil, err
+	}
+	if _, err := os.Stat(ws.Dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return &Error{Pos: entry.Pos, Msg: "warning: " + prefixed(entry.Pointer, fmt.Sprintf(
+		"%s does not exist yet: the other capabilities work in it, and are built and checked only once it does", ws.Dir))}, nil
+}
+
+// runWorkspace is RunWorkspace, and the entry that set the workspace (nil
+// for setup's).
+func runWorkspace(ctx context.Context, s *Spec, reg *capabilities.Registry, setup capabilities.Setup) (capabilities.Workspace, *Capability, error) {
 	ws := capabilities.Workspace{Dir: setup.Dir, ReadOnly: setup.ReadOnly, Env: setup.Env}
 	if reg == nil {
 		reg = capabilities.Default()
@@ -24,14 +51,14 @@ func RunWorkspace(ctx context.Context, s *Spec, reg *capabilities.Registry, setu
 		}
 		built, err := reg.New(ctx, c.Name, capabilities.Args{Options: c.Options, Setup: setup})
 		if err != nil {
-			return ws, factoryError(s, c, err)
+			return ws, nil, factoryError(s, c, err)
 		}
 		setter, ok := capabilities.As[capabilities.WorkspaceSetter](built)
 		closeAll([]capabilities.Capability{built})
 		if !ok {
-			return ws, Errors{{Pos: c.Pos, Msg: fmt.Sprintf("%s sets the run's workspace but does not say which (capabilities.WorkspaceSetter)", c.Name)}}
+			return ws, nil, Errors{{Pos: c.Pos, Msg: fmt.Sprintf("%s sets the run's workspace but does not say which (capabilities.WorkspaceSetter)", c.Name)}}
 		}
-		return setter.Workspace(), nil
+		return setter.Workspace(), &c, nil
 	}
-	return ws, nil
+	return ws, nil, nil
 }

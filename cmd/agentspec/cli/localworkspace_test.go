@@ -115,3 +115,19 @@ capabilities:
 	assert.Contains(t, stdout, "read_file")
 	assert.NotContains(t, stdout, "run_command", "a read-only workspace runs no commands")
 }
+
+// A LocalWorkspace directory may come later than the check: validate says
+// the capabilities that work in it wait for it, rather than blame their
+// own paths; run, which must start in it, fails at the entry.
+func TestLocalWorkspaceToCome(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\ninstructions: hi\ncapabilities:\n  - LocalWorkspace: ./repo\n  - FileSystem: {root_dir: .}\n")
+	code, _, stderr := runCLI(t, "", "validate", file, "--workspace", dir)
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, file+":4:5: warning: capabilities[0].LocalWorkspace: "+filepath.Join(dir, "repo")+
+		" does not exist yet: the other capabilities work in it, and are built and checked only once it does\n", stderr)
+
+	code, _, stderr = runCLI(t, "", "run", file, "--workspace", dir, "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, file+":4:21: capabilities[0].LocalWorkspace.working_dir: local workspace directory "+filepath.Join(dir, "repo")+" does not exist")
+}
