@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/internal/nobodytest"
 )
 
 // readOnlyTree is a root holding ro.txt, made read-only (0444) in a
@@ -30,7 +32,7 @@ func readOnlyTree(t *testing.T) (*Capability, string) {
 func TestReadOnlyFileIsNotReplaced(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() == 0 {
-		asNobody(t)
+		nobodytest.Rerun(t)
 		return
 	}
 	c, root := readOnlyTree(t)

@@ -2,14 +2,11 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,6 +15,7 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/internal/confine"
+	"github.com/agentspec/agentspec/internal/nobodytest"
 )
 
 // confinedShell is a Shell with the sandbox on, over a fresh workspace;
@@ -227,7 +225,7 @@ func TestGitMovedPastPathMax(t *testing.T) {
 // command. Root reads any directory, so this runs as nobody.
 func TestUnreadableDirectoryIsMasked(t *testing.T) {
 	if os.Geteuid() == 0 {
-		asNobody(t)
+		nobodytest.Rerun(t)
 		return
 	}
 	s, w := confinedShell(t, `{}`)
@@ -258,7 +256,7 @@ func TestSecretThatCannotBeCoveredStopsTheCommand(t *testing.T) {
 	private := filepath.Join(w, "private")
 	write(t, filepath.Join(private, ".env"), "API_KEY=hunter2\n")
 	require.NoError(t, os.Chmod(private, 0o700))
-	require.NoError(t, os.Chown(private, nobody, nobody))
+	require.NoError(t, os.Chown(private, nobodytest.UID, nobodytest.UID))
 	_, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "echo ran > ran"}`)
 	assert.Equal(t, "The command was not run: private/.env cannot be hidden from commands (permission denied), "+
 		"and it may hold secrets. Ask the user to make it readable again or move it out of the workspace.", retryOf(t, err))
@@ -279,39 +277,4 @@ func TestPeerPatternsApplyOutsideItsRoot(t *testing.T) {
 	out := run(t, s, "cat src/in.secret top.secret")
 	assert.NotContains(t, out, "hunter2")
 	assert.NotContains(t, out, "hunter3")
-}
-
-// nobody is the uid and gid asNobody runs a test as.
-const nobody = 65534
-
-// asNobody runs the calling test again, in a child process whose user and
-// group are nobody, for a test about what permission bits refuse, which
-// they do not refuse root (as filesystem's tests do). The child runs a
-// copy of the test binary from a directory it owns, which is also its
-// temporary directory and home. The test is skipped when the child cannot
-// be started as nobody here; a failure in the child fails it.
-func asNobody(t *testing.T) {
-	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	dir, err := os.MkdirTemp("", "nobody-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "test.bin")
-	src, err := os.ReadFile(exe)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(bin, src, 0o755))
-	require.NoError(t, os.Chmod(dir, 0o755))
-	require.NoError(t, os.Chown(dir, nobody, nobody))
-
-	cmd := exec.Command(bin, "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
-	out, err := cmd.CombinedOutput()
-	if _, exited := errors.AsType[*exec.ExitError](err); err != nil && !exited {
-		t.Skipf("notice: cannot run the test as uid %d here (%v), and root reads what it tests", nobody, err)
-	}
-	require.NoError(t, err, "as uid %d:\n%s", nobody, out)
-	require.Contains(t, string(out), "--- PASS: "+t.Name()+" ", "the test ran as uid %d:\n%s", nobody, out)
 }
