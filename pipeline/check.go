@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -351,9 +352,12 @@ func (c *checker) checkStep(st *Step) {
 		errs := len(c.errs)
 		st.When = c.template(ptr+"/when", s, st, false)
 		if len(c.errs) == errs { // its references are sound: the expression's turn
-			cond, msg := compileCondition(st.When)
-			if msg != "" {
-				c.add(ptr+"/when", msg)
+			cond, e := compileCondition(st.When)
+			switch {
+			case e != nil && e.at != nil:
+				c.addAt(e.at.Pos, label(ptr+"/when"), e.msg)
+			case e != nil:
+				c.add(ptr+"/when", e.msg)
 			}
 			st.Condition = cond
 		}
@@ -644,7 +648,10 @@ func (c *checker) resolve(ref *Ref, r *rawRef, st *Step, item bool) {
 		}
 		name := elems[0].Key
 		base := "inputs." + name
-		var t Type
+		var (
+			t        Type
+			optional string
+		)
 		if c.p.Inputs != nil {
 			var names []string
 			var ok bool
@@ -652,11 +659,15 @@ func (c *checker) resolve(ref *Ref, r *rawRef, st *Step, item bool) {
 				fail(base, fmt.Sprintf("the pipeline's inputs schema has no property '%s'%s", name, propHint(name, names)))
 				return
 			}
+			if _, given := t.Default(); !given && !c.p.Inputs.Type.Requires(name) {
+				optional = fmt.Sprintf("the pipeline's inputs schema does not require '%s', nor give it a default", name)
+			}
 		} else {
 			t = stringType("the pipeline has no inputs schema, so " + base)
 		}
 		ref.Kind, ref.Name, ref.Path = RefInput, name, elems[1:]
-		ref.Type, _ = c.walk(t, base, elems[1:], ref.Pos)
+		ref.Type, ref.Optional = c.walk(t, base, elems[1:], ref.Pos)
+		ref.Optional = cmp.Or(optional, ref.Optional)
 	case r.root == "steps":
 		if len(elems) == 0 || elems[0].Key == "" {
 			fail(r.text, "name a step: {{steps.STEP.output}}")
@@ -695,10 +706,10 @@ func (c *checker) resolve(ref *Ref, r *rawRef, st *Step, item bool) {
 				t.desc = "steps." + name + ".outputs (" + name + " has no output_schema)"
 			}
 		}
-		ref.Type, _ = c.walk(t, base, elems[2:], ref.Pos)
+		ref.Type, ref.Optional = c.walk(t, base, elems[2:], ref.Pos)
 	case st != nil && st.FanOut() && r.root == st.As && item:
 		ref.Kind, ref.Name, ref.Path = RefItem, r.root, elems
-		ref.Type, _ = c.walk(st.ForEach.Item, r.root, elems, ref.Pos)
+		ref.Type, ref.Optional = c.walk(st.ForEach.Item, r.root, elems, ref.Pos)
 	case st != nil && st.FanOut() && r.root == st.As:
 		fail(r.root, fmt.Sprintf("the item %s is defined in the step's input and vars, one job per item; for_each and when are the step's own", r.root))
 	case st != nil && r.root == st.As:
@@ -735,8 +746,11 @@ func propHint(name string, names []string) string {
 }
 
 // walk follows elems into a value of type t, the value base names, and
-// returns the type at the end; a step the type does not allow is reported.
-func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (Type, bool) {
+// returns the type at the end, and why the value there may be absent (""
+// when it is always there: every member on the way is required by its
+// schema, or the schema says nothing of it); a step the type does not allow
+// is reported.
+func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (_ Type, optional string) {
 	here := base
 	for _, e := range elems {
 		next := here + e.String()
@@ -744,7 +758,7 @@ func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (Typ
 			items, ok := t.Items()
 			if !ok {
 				c.addAt(at, next, fmt.Sprintf("%s is %s, not an array", t.what(here), typeOf(t)))
-				return Type{}, false
+				return Type{}, ""
 			}
 			t, here = items, next
 			continue
@@ -756,11 +770,14 @@ func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (Typ
 			} else {
 				c.addAt(at, next, fmt.Sprintf("%s has no property '%s'%s", t.origin, e.Key, propHint(e.Key, names)))
 			}
-			return Type{}, false
+			return Type{}, ""
+		}
+		if optional == "" && t.Known() && !t.Requires(e.Key) {
+			optional = fmt.Sprintf("%s does not require '%s'", t.origin, e.Key)
 		}
 		t, here = prop, next
 	}
-	return t, true
+	return t, optional
 }
 
 // refine narrows at, where a string value starts, to the column of text,

@@ -37,7 +37,12 @@
 // JSON Schema the value conforms to, walked with Property and Items), for the
 // layers above: a Template that is one whole reference (Template.Whole) keeps
 // its JSON type when filled, and a when expression can be type-checked
-// against the types of its references.
+// against the types of its references. A Ref says too whether its value may
+// be absent (Ref.Optional): a property on its path that its schema does not
+// require, or an input the inputs schema neither requires nor gives a
+// default. An input not given takes its schema's default. An absent value is
+// null, in text as in a whole reference, and a for_each over an array left
+// out has no items.
 //
 // A for_each is one whole reference whose type is an array (its items type
 // the step's item), or {glob: PATTERN}: a doublestar pattern (the dialect of
@@ -72,8 +77,13 @@
 // they name: each becomes a typed CEL variable (a list for an array, an int
 // for an integer, dyn where the schema says nothing), and the expression is
 // type-checked when the pipeline loads; one that is not boolean, or applies
-// an operator to the wrong types, is an error at the when. Step.Condition
-// evaluates it over the references' values.
+// an operator to the wrong types, is an error at the when. A value that may
+// be absent or null is nullable (int or null): it may be compared and asked
+// has() of, and any other use must be where the expression has tested it
+// ({{steps.a.output.count}} != null && {{steps.a.output.count}} > 0), or
+// the when is an error at that reference. So is a reference written inside
+// a string literal ('{{steps.a.output.name}}' is that text, never filled).
+// Step.Condition evaluates it over the references' values.
 //
 // # Running
 //
@@ -87,13 +97,16 @@
 // RunOptions.Concurrency jobs in the whole run. Each job is exactly
 // runtime.Run of the step's spec with runtime.WithWorkspace,
 // runtime.WithInput and runtime.WithVars filled from the templates (strings
-// as they are, other values as compact JSON), the pipeline's cache for a
+// as they are, other values as compact JSON with <, > and & as they are),
+// the pipeline's cache for a
 // spec without a cache: key of its own (the key is the one run computes, so
 // a job whose spec, input, vars and input files are unchanged replays), then
 // RunOptions.Options. A job's answer is its output_schema's JSON value, or
 // its text; a fan-out step's outputs are its items' answers in item order.
 // on_item_error: skip leaves a failed item out; fail (the default) fails the
-// step once the items already running have finished, and starts no more.
+// step once the items already running have finished, and starts no more:
+// the items take their job slots in item order, and an item waiting for one
+// when another fails does not start (StepResult.NotRunItems lists them).
 //
 // The Result says how every step ended (StepResult) and marshals as the
 // -o json envelope {"outputs", "steps", "usage"}. RunOptions.Listeners get

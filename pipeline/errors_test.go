@@ -332,7 +332,48 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "a when that compares a count with a string",
 			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.count}} > 'three'\"\n",
-			want: []string{`p.yaml:5:11: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int, string)'`},
+			want: []string{`p.yaml:5:11: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int or null, string)'`},
+		},
+		{
+			// '{{...}}' is the text {{...}}, never the value: refused, with the
+			// expression as it should read.
+			name: "a reference inside a string literal of a when",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"'{{steps.t.output.files}}' == 'x'\"\n",
+			want: []string{`p.yaml:5:13: steps.a.when: {{steps.t.output.files}} is inside a string literal, where it is that text and is never filled; ` +
+				`a reference is a value of its own: write it outside the quotes: {{steps.t.output.files}} == 'x'`},
+		},
+		{
+			name: "a reference inside a longer string literal of a when",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"size({{steps.t.output.files}}) > 0 && 'n={{steps.t.output.files}}' != ''\"\n",
+			want: []string{`p.yaml:5:53: steps.a.when: {{steps.t.output.files}} is inside a string literal, where it is that text and is never filled; ` +
+				`a reference is a value of its own: write it outside the quotes, and join text to it with + ('prefix-' + {{steps.t.output.files}})`},
+		},
+		{
+			name: "a reference inside a comment of a when",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: |-\n      true // {{steps.t.output.files}}\n",
+			want: []string{`p.yaml:5:11: steps.a.when: {{steps.t.output.files}} is inside a comment, so the expression does not use it`},
+		},
+		{
+			// count is not required: absent, it is null, and null > 0 fails.
+			name: "a when that uses an optional property without testing it",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.count}} > 0\"\n",
+			want: []string{`p.yaml:5:12: steps.a.when: {{steps.t.output.count}} may be absent (t's output_schema does not require 'count'), ` +
+				`and then this when fails: test it first, as {{steps.t.output.count}} != null && ...`},
+		},
+		{
+			name: "a when that uses a nullable value without testing it",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+				"      output_schema: {type: object, properties: {n: {type: [integer, 'null']}}, required: [n]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.n}} + 1 > 2\"\n",
+			want: []string{`p.yaml:9:12: steps.a.when: {{steps.t.output.n}} may be null (t's output_schema allows null), ` +
+				`and then this when fails: test it first, as {{steps.t.output.n}} != null && ...`},
+		},
+		{
+			name: "an optional input in a when, untested",
+			src: "inputs:\n  type: object\n  properties: {level: {type: integer}, depth: {type: integer, default: 2}}\n" +
+				"steps:\n  a:\n    spec: agents/plain.yaml\n    when: \"{{inputs.depth}} > 1 && {{inputs.level}} > 1\"\n",
+			want: []string{`p.yaml:7:36: steps.a.when: {{inputs.level}} may be absent (the pipeline's inputs schema does not require 'level', nor give it a default), ` +
+				`and then this when fails: test it first, as {{inputs.level}} != null && ...`},
 		},
 		{
 			name: "a when that does not parse",

@@ -131,8 +131,12 @@ type StepResult struct {
 	// failed.
 	Items  int
 	Failed []ItemError
-	Usage  runtime.Usage
-	Error  string // why the step failed, or why it did not run; "" when OK
+	// NotRunItems lists, in order, the items of a fan-out step that never
+	// started: after an item failed (on_item_error: fail), or once the run
+	// was interrupted.
+	NotRunItems []int
+	Usage       runtime.Usage
+	Error       string // why the step failed, or why it did not run; "" when OK
 
 	fanOut bool
 }
@@ -147,17 +151,18 @@ type ItemError struct {
 // fan-out step, each only when the step ran.
 func (s *StepResult) MarshalJSON() ([]byte, error) {
 	m := struct {
-		OK      bool          `json:"ok"`
-		Cached  bool          `json:"cached"`
-		Skipped bool          `json:"skipped"`
-		NotRun  bool          `json:"not_run,omitempty"`
-		Output  *any          `json:"output,omitempty"`
-		Outputs *[]any        `json:"outputs,omitempty"`
-		Items   *int          `json:"items,omitempty"`
-		Failed  []ItemError   `json:"failed_items,omitempty"`
-		Usage   runtime.Usage `json:"usage"`
-		Error   *string       `json:"error"`
-	}{OK: s.OK, Cached: s.Cached, Skipped: s.Skipped, NotRun: s.NotRun, Failed: s.Failed, Usage: s.Usage}
+		OK          bool          `json:"ok"`
+		Cached      bool          `json:"cached"`
+		Skipped     bool          `json:"skipped"`
+		NotRun      bool          `json:"not_run,omitempty"`
+		Output      *any          `json:"output,omitempty"`
+		Outputs     *[]any        `json:"outputs,omitempty"`
+		Items       *int          `json:"items,omitempty"`
+		Failed      []ItemError   `json:"failed_items,omitempty"`
+		NotRunItems []int         `json:"not_run_items,omitempty"`
+		Usage       runtime.Usage `json:"usage"`
+		Error       *string       `json:"error"`
+	}{OK: s.OK, Cached: s.Cached, Skipped: s.Skipped, NotRun: s.NotRun, Failed: s.Failed, NotRunItems: s.NotRunItems, Usage: s.Usage}
 	ran := !s.Skipped && !s.NotRun
 	switch {
 	case ran && s.fanOut:
@@ -172,7 +177,7 @@ func (s *StepResult) MarshalJSON() ([]byte, error) {
 	if s.Error != "" {
 		m.Error = &s.Error
 	}
-	return json.Marshal(m)
+	return marshal(m)
 }
 
 // ErrInputs is returned (wrapped) when the run's inputs do not match the
@@ -276,6 +281,20 @@ func checkInputs(p *Pipeline, in map[string]any) (map[string]any, error) {
 		for _, name := range inputNames(p) {
 			if _, ok := values[name]; !ok {
 				return nil, fmt.Errorf("%w: %s is not given", ErrInputs, name)
+			}
+		}
+	}
+	if p.Inputs != nil {
+		// An input not given takes its schema's default, as --var would give it.
+		props, _ := p.Inputs.Type.Schema()["properties"].(map[string]any)
+		for name := range props {
+			if _, given := values[name]; given {
+				continue
+			}
+			if t, _, ok := p.Inputs.Type.Property(name); ok {
+				if d, ok := t.Default(); ok {
+					values[name] = d
+				}
 			}
 		}
 	}
@@ -385,7 +404,16 @@ func (r *runner) step(ctx context.Context, s *Step) {
 	}
 	start := time.Now()
 	if !s.FanOut() {
-		out, usage, cached, err := r.job(ctx, s, -1, nil)
+		var (
+			out    any
+			usage  runtime.Usage
+			cached bool
+		)
+		err := errNotStarted
+		if r.acquire(ctx) {
+			out, usage, cached, err = r.job(ctx, s, -1, nil)
+			r.release()
+		}
 		r.finish(ctx, s, res, func() {
 			res.Usage, res.Cached = usage, cached
 			if err != nil {
@@ -428,12 +456,23 @@ func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start tim
 		stopMu  sync.Mutex
 		stopped bool
 	)
+	isStopped := func() bool {
+		stopMu.Lock()
+		defer stopMu.Unlock()
+		return stopped
+	}
+	// The items take their job slots in item order, here, and look whether
+	// an item failed (on_item_error: fail) once they hold one: the failed
+	// item says so before it gives its slots back, so no item that was
+	// waiting for one starts after it.
 	for i, item := range items {
 		sem <- struct{}{}
-		stopMu.Lock()
-		stop := stopped
-		stopMu.Unlock()
-		if stop || ctx.Err() != nil {
+		if !r.acquire(ctx) {
+			<-sem
+			break
+		}
+		if isStopped() {
+			r.release()
 			<-sem
 			break
 		}
@@ -441,9 +480,10 @@ func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start tim
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer r.release()
 			o := &outs[i]
 			o.out, o.usage, o.cached, o.err = r.job(ctx, s, i, item)
-			o.ran = !errors.Is(o.err, errNotStarted)
+			o.ran = true
 			if o.err != nil && s.OnItemError != "skip" {
 				stopMu.Lock()
 				stopped = true
@@ -462,6 +502,7 @@ func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start tim
 			switch {
 			case !o.ran:
 				res.OK = false
+				res.NotRunItems = append(res.NotRunItems, i)
 				if first == nil {
 					first = errNotStarted
 				}
@@ -498,6 +539,9 @@ func (r *runner) items(s *Step) ([]any, error) {
 		return nil, err
 	}
 	list, ok := v.([]any)
+	if v == nil && s.ForEach.Template.Whole().Optional != "" {
+		return nil, nil // an array the answer left out: no items
+	}
 	if !ok {
 		return nil, fmt.Errorf("for_each: %s is %s, not an array", s.ForEach.Template.Text, valueWhat(v))
 	}
@@ -544,17 +588,27 @@ func globItems(ws, pattern string) ([]any, error) {
 	return items, nil
 }
 
-// job runs one job of s (item index i, or -1) and returns its answer.
-func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, usage runtime.Usage, cached bool, err error) {
+// acquire takes one of the run's job slots, waiting for one; false when ctx
+// ended first (no slot is then taken).
+func (r *runner) acquire(ctx context.Context) bool {
 	select {
 	case r.jobs <- struct{}{}:
 	case <-ctx.Done():
-		return nil, usage, false, errNotStarted
+		return false
 	}
-	defer func() { <-r.jobs }()
 	if ctx.Err() != nil {
-		return nil, usage, false, errNotStarted
+		r.release()
+		return false
 	}
+	return true
+}
+
+// release gives back a slot acquire took.
+func (r *runner) release() { <-r.jobs }
+
+// job runs one job of s (item index i, or -1) in a slot the caller has
+// acquired, and returns its answer.
+func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, usage runtime.Usage, cached bool, err error) {
 	input, vars, err := r.fill(s, item)
 	if err != nil {
 		return nil, usage, false, err
@@ -736,7 +790,7 @@ func (r *runner) templateValue(t *Template, item any) (any, error) {
 }
 
 // templateString fills t as text: strings inserted as they are, any other
-// value as compact JSON.
+// value as compact JSON (an absent one as null).
 func (r *runner) templateString(t *Template, item any) (string, error) {
 	var b strings.Builder
 	for _, p := range t.Parts {
@@ -752,7 +806,7 @@ func (r *runner) templateString(t *Template, item any) (string, error) {
 			b.WriteString(s)
 			continue
 		}
-		j, err := json.Marshal(v)
+		j, err := marshal(v)
 		if err != nil {
 			return "", fmt.Errorf("{{%s}}: %w", p.Ref.Text, err)
 		}
@@ -817,6 +871,19 @@ func (r *runner) value(ref *Ref, item any) (any, error) {
 	return v, nil
 }
 
+// marshal is v as compact JSON with <, > and & as they are, not escaped
+// for HTML: the text goes to a model, a script or a terminal, and a model
+// reading "a \u003c b" is reading something the answer did not say.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // valueWhat names a JSON value's type, for messages.
 func valueWhat(v any) string {
 	switch v.(type) {
@@ -848,9 +915,9 @@ func (r *runner) outputs() (json.RawMessage, error) {
 		case last.Skipped:
 			return json.RawMessage("null"), nil
 		case last.fanOut:
-			return json.Marshal(last.Outputs)
+			return marshal(last.Outputs)
 		}
-		return json.Marshal(last.Output)
+		return marshal(last.Output)
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -859,8 +926,8 @@ func (r *runner) outputs() (json.RawMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("outputs.%s: %w", o.Name, err)
 		}
-		k, _ := json.Marshal(o.Name)
-		val, err := json.Marshal(v)
+		k, _ := marshal(o.Name)
+		val, err := marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("outputs.%s: %w", o.Name, err)
 		}

@@ -722,3 +722,175 @@ func TestRunInterruptedLeavesNothingHalfWritten(t *testing.T) {
 		assert.True(t, string(data) == big, "%s is whole (%d of %d bytes)", e.Name(), len(data), len(big))
 	}
 }
+
+// on_item_error: fail starts no item once one has failed, even when every
+// item waits at once for the run's one job slot (no max_parallel): the
+// items not started are reported as not run.
+func TestRunFailStartsNoQueuedItem(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+  required: [items]
+steps:
+  each:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: {model: "script:good.yaml"}
+  after:
+    input: "{{steps.each.outputs}}"
+    spec: {model: "script:good.yaml"}
+`,
+		// A job whose input is not good diverges from the script: it fails.
+		"good.yaml": "turns:\n  - expect: {message_contains: good}\n    text: done\n",
+	})
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{
+		Workspace: t.TempDir(), Concurrency: 1,
+		Inputs: map[string]any{"items": []any{"bad", "good", "good", "good", "good", "good"}},
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"each[0]"}, log.started, "no item starts after one failed")
+	each := res.Steps["each"]
+	assert.False(t, each.OK)
+	require.Len(t, each.Failed, 1)
+	assert.Equal(t, 0, each.Failed[0].Item)
+	assert.Contains(t, each.Error, "item 0")
+	assert.Equal(t, []int{1, 2, 3, 4, 5}, each.NotRunItems)
+	assert.True(t, res.Steps["after"].NotRun)
+
+	env, err := json.Marshal(res)
+	require.NoError(t, err)
+	var decoded struct {
+		Steps map[string]map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(env, &decoded))
+	assert.Equal(t, []any{1.0, 2.0, 3.0, 4.0, 5.0}, decoded.Steps["each"]["not_run_items"])
+}
+
+// Values other than strings go into templates, vars and outputs as compact
+// JSON as the answer wrote them: <, > and & are not escaped for HTML.
+func TestRunJSONIsNotEscapedForHTML(t *testing.T) {
+	t.Parallel()
+	const code = `{"code":"if a < b && c > d"}`
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema: {type: object, properties: {code: {type: string}}, required: [code]}
+  b:
+    input: "Review: {{steps.a.output}}"
+    vars: {code: "{{steps.a.output}}"}
+    spec: {model: "script:b.yaml", instructions: "Code: {{code}}"}
+outputs:
+  code: "{{steps.a.output.code}}"
+  all: "{{steps.a.output}}"
+  text: "got {{steps.a.output}}"
+`,
+		"a.yaml": "turns:\n  - text: '{\"code\": \"if a < b && c > d\"}'\n",
+		"b.yaml": "turns:\n  - expect: {message_contains: 'Review: " + code + "', system_contains: 'Code: " + code + "'}\n    text: ok\n",
+	})
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps["b"])
+	want := `{"code":"if a < b && c > d","all":` + code + `,"text":"got {\"code\":\"if a < b && c > d\"}"}`
+	assert.Equal(t, want, string(res.Outputs))
+	step, err := res.Steps["a"].MarshalJSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(step), `"output":`+code)
+
+	// Without outputs:, the last step's answer.
+	p = loadPipeline(t, map[string]string{
+		"pipeline.yaml": "steps:\n  a:\n    spec:\n      model: \"script:a.yaml\"\n" +
+			"      output_schema: {type: object, properties: {code: {type: string}}, required: [code]}\n",
+		"a.yaml": "turns:\n  - text: '{\"code\": \"if a < b && c > d\"}'\n",
+	})
+	res, err = Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+	require.NoError(t, err)
+	assert.Equal(t, code, string(res.Outputs))
+}
+
+// An input not given takes its schema's default; an optional value that is
+// absent (an input without default, a property the answer left out) is
+// nothing in text, null as a whole output, and no items for a for_each.
+func TestRunAbsentValues(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties:
+    style: {type: string, default: brief}
+    note: {type: string}
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema:
+        type: object
+        properties: {name: {type: string}, count: {type: integer}, files: {type: array, items: {type: string}}}
+        required: [name]
+  b:
+    input: "[{{steps.a.output.count}}] [{{inputs.note}}]"
+    vars: {style: "{{inputs.style}}"}
+    spec: {model: "script:b.yaml", instructions: "Style: {{style}}."}
+  each:
+    for_each: "{{steps.a.output.files}}"
+    input: "{{item}}"
+    spec: {model: "script:b.yaml"}
+  big:
+    when: "{{steps.a.output.count}} != null && {{steps.a.output.count}} > 2"
+    spec: {model: "script:b.yaml"}
+outputs:
+  count: "{{steps.a.output.count}}"
+  files: "{{steps.each.outputs}}"
+`,
+		"a.yaml": "turns:\n  - text: '{\"name\": \"x\"}'\n",
+		"b.yaml": "turns:\n  - expect: {message_contains: '[null] [null]', system_contains: 'Style: brief.'}\n    text: ok\n",
+	})
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir()}))
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v %+v", res.Steps["b"], res.Steps["each"])
+	assert.ElementsMatch(t, []string{"a", "b"}, log.started)
+	assert.True(t, res.Steps["big"].Skipped, "count is absent: not > 2")
+	assert.Equal(t, []any{}, res.Steps["each"].Outputs)
+	assert.JSONEq(t, `{"count": null, "files": []}`, string(res.Outputs))
+
+	// A default is only for an input not given.
+	res, err = Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"style": "long"}})
+	require.NoError(t, err)
+	assert.False(t, res.OK())
+	assert.Contains(t, res.Steps["b"].Error, "Style: brief.")
+}
+
+// A when that a load accepts with an absent value in it, because another
+// value decides whether it is needed, says which value was absent when it
+// was needed after all.
+func TestRunWhenNeedsAnAbsentValue(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema:
+        type: object
+        properties: {go: {type: boolean}, count: {type: integer}, list: {type: array, items: {type: integer}}}
+        required: [go]
+  b:
+    when: "{{steps.a.output.go}} && [{{steps.a.output.count}}][0] > 2"
+    spec: {model: test}
+`,
+		"a.yaml": "turns:\n  - text: '{\"go\": true}'\n",
+	})
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+	require.NoError(t, err)
+	assert.False(t, res.OK())
+	assert.Contains(t, res.Steps["b"].Error, "when: {{steps.a.output.count}} is absent (a's output_schema does not require 'count'), and the expression needs its value")
+}

@@ -87,6 +87,13 @@ type Ref struct {
 	Path []Elem
 	// Type is the value's static type, from the schema that describes it.
 	Type Type
+	// Optional says why the value may be absent: a property on its path
+	// that its schema does not require, or an input that the inputs schema
+	// does not require and gives no default ("a's output_schema does not
+	// require 'count'"); "" when it is always there. An absent value is
+	// null: nothing when inserted in text, null where a whole reference
+	// keeps its JSON type, no items for a for_each.
+	Optional string
 }
 
 // Elem is one step of a reference's path: a member (Key) or an array element

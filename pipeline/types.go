@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -294,6 +295,72 @@ func (t Type) Property(name string) (prop Type, names []string, ok bool) {
 	}
 	sort.Strings(names)
 	return Type{}, names, false
+}
+
+// Requires tells whether every object of this type has the member name:
+// the schema's required lists it (or an allOf branch's does, or every anyOf
+// or oneOf branch's does).
+func (t Type) Requires(name string) bool { return t.requires(name, 0) }
+
+func (t Type) requires(name string, depth int) bool {
+	if t.schema == nil || depth > maxRefs {
+		return false
+	}
+	if req, ok := t.schema["required"].([]any); ok && slices.Contains(req, any(name)) {
+		return true
+	}
+	if list, ok := t.schema["allOf"].([]any); ok {
+		for _, b := range list {
+			if t.at(b, 0).requires(name, depth+1) {
+				return true
+			}
+		}
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		if list, ok := t.schema[key].([]any); ok && len(list) > 0 &&
+			!slices.ContainsFunc(list, func(b any) bool { return !t.at(b, 0).requires(name, depth+1) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// Default is the schema's default value, when it gives one.
+func (t Type) Default() (any, bool) {
+	v, ok := t.schema["default"]
+	return v, ok
+}
+
+// nonNull is the type of the values of t that are not null: t itself when
+// it does not allow null; unknown when that cannot be told.
+func (t Type) nonNull() Type {
+	if !slices.Contains(t.JSON(), "null") {
+		return t
+	}
+	if list, ok := t.schema["type"].([]any); ok {
+		rest := slices.DeleteFunc(slices.Clone(list), func(e any) bool { return e == "null" })
+		m := maps.Clone(t.schema)
+		m["type"] = rest
+		if len(rest) == 1 {
+			m["type"] = rest[0]
+		}
+		u := t
+		u.schema = m
+		return u
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		list, _ := t.schema[key].([]any)
+		var keep []Type
+		for _, b := range list {
+			if bt := t.at(b, 0); !bt.Is("null") {
+				keep = append(keep, bt)
+			}
+		}
+		if len(keep) == 1 && len(list) > 1 {
+			return keep[0]
+		}
+	}
+	return Type{origin: t.origin}
 }
 
 // Items returns the type of the elements of an array of this type; ok is

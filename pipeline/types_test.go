@@ -86,3 +86,38 @@ func TestTypeItems(t *testing.T) {
 	assert.True(t, ok)
 	assert.False(t, items.Known(), "an array of anything")
 }
+
+func TestTypeRequires(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		schema string
+		want   bool
+	}{
+		{`{"type":"object","properties":{"a":{}},"required":["a"]}`, true},
+		{`{"type":"object","properties":{"a":{},"b":{}},"required":["b"]}`, false},
+		{`{"type":"object","additionalProperties":{"type":"string"}}`, false},
+		{`{"$ref":"#/$defs/o","$defs":{"o":{"type":"object","required":["a"]}}}`, true},
+		{`{"allOf":[{"type":"object"},{"required":["a"]}]}`, true},
+		{`{"anyOf":[{"required":["a"]},{"required":["a","b"]}]}`, true},
+		{`{"oneOf":[{"required":["a"]},{"type":"null"}]}`, false},
+		{`{}`, false},
+	} {
+		assert.Equal(t, tc.want, schema(t, tc.schema).Requires("a"), tc.schema)
+	}
+}
+
+func TestTypeNonNull(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		schema string
+		want   []string
+	}{
+		{`{"type":["integer","null"]}`, []string{"integer"}},
+		{`{"type":["integer","string","null"]}`, []string{"integer", "string"}},
+		{`{"anyOf":[{"type":"array"},{"type":"null"}]}`, []string{"array"}},
+		{`{"type":"string"}`, []string{"string"}},
+		{`{"enum":["a",null]}`, nil},
+	} {
+		assert.Equal(t, tc.want, schema(t, tc.schema).nonNull().JSON(), tc.schema)
+	}
+}

@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/types"
 )
 
 // Condition is a step's when: a CEL expression (cel.dev/cel-go) whose
@@ -16,61 +20,414 @@ import (
 // CEL list, to an integer a CEL int, and an expression that is not a
 // boolean, or applies an operator to the wrong types, is an error at the
 // when's position. A reference whose schema says nothing is dyn.
+//
+// A value that may be absent (a property its schema does not require, an
+// input that is not required and has no default) or null (its schema allows
+// null) is of a nullable type, null when absent. It may be compared (==,
+// != and in, with null or anything) and asked has() of anywhere; any other
+// use must be where the expression has tested it, or the when is an error
+// when the pipeline loads: "{{steps.a.output.count}} > 0" is refused,
+// "{{steps.a.output.count}} != null && {{steps.a.output.count}} > 0" is
+// not. A reference written inside a string literal ('{{...}}', which is
+// that text, never the value) is an error too.
 type Condition struct {
-	refs []*Ref // the when's references, in order; the i-th is the CEL variable _ri
+	refs []*Ref // the when's references, each text once, in order: Eval takes their values
+	vars []int  // for each occurrence of a reference, its CEL variable _ri: the index in refs
 	prg  cel.Program
 }
 
-// compileCondition compiles and type-checks t; msg says what is wrong.
-func compileCondition(t *Template) (_ *Condition, msg string) {
+// condError is what is wrong with a when; at is the reference it is about,
+// nil for the whole expression.
+type condError struct {
+	msg string
+	at  *Ref
+}
+
+// compileCondition compiles and type-checks t.
+func compileCondition(t *Template) (*Condition, *condError) {
 	var (
 		expr  strings.Builder
 		decls []cel.EnvOption
 		cond  = &Condition{}
+		occur []*Ref // each occurrence, by variable
+		at    []int  // and where it is in t.Parts
+		index = map[string]int{}
 	)
-	for _, p := range t.Parts {
+	for k, p := range t.Parts {
 		if p.Ref == nil {
 			expr.WriteString(p.Literal)
 			continue
 		}
-		name := "_r" + strconv.Itoa(len(cond.refs))
-		cond.refs = append(cond.refs, p.Ref)
-		decls = append(decls, cel.Variable(name, celType(p.Ref.Type, 0)))
+		i, seen := index[p.Ref.Text]
+		if !seen {
+			i = len(cond.refs)
+			index[p.Ref.Text] = i
+			cond.refs = append(cond.refs, p.Ref)
+		}
+		name := varName(len(cond.vars))
+		cond.vars = append(cond.vars, i)
+		occur, at = append(occur, p.Ref), append(at, k)
+		decls = append(decls, cel.Variable(name, refCELType(p.Ref)))
 		fmt.Fprintf(&expr, "(%s)", name)
 	}
 	env, err := cel.NewEnv(decls...)
 	if err != nil {
-		return nil, "when: " + err.Error()
+		return nil, &condError{msg: "when: " + err.Error()}
 	}
 	ast, iss := env.Compile(expr.String())
 	if iss.Err() != nil {
-		return nil, "when is not a valid expression: " + celMessage(iss.Err())
+		return nil, &condError{msg: "when is not a valid expression: " + celMessage(iss.Err())}
+	}
+	if e := unused(ast, t, occur, at); e != nil {
+		return nil, e
 	}
 	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
-		return nil, fmt.Sprintf("when must be true or false, and this expression is of type %s", out)
+		return nil, &condError{msg: fmt.Sprintf("when must be true or false, and this expression is of type %s", celTypeName(out.String()))}
+	}
+	if e := cond.guards(ast, occur); e != nil {
+		return nil, e
 	}
 	if cond.prg, err = env.Program(ast); err != nil {
-		return nil, "when: " + err.Error()
+		return nil, &condError{msg: "when: " + err.Error()}
 	}
-	return cond, ""
+	return cond, nil
 }
 
-// Refs returns the condition's references, in order: Eval takes their
-// values in this order.
+func varName(i int) string { return "_r" + strconv.Itoa(i) }
+
+// refCELType is the CEL type of ref's value: nullable when it may be absent
+// or null.
+func refCELType(r *Ref) *cel.Type {
+	if !nullable(r) {
+		return celType(r.Type, 0)
+	}
+	if t := celType(r.Type.nonNull(), 0); !t.IsExactType(cel.DynType) {
+		return cel.NullableType(t)
+	}
+	return cel.DynType // takes null as it is
+}
+
+// nullable tells whether ref's value may be null: absent, or null by its
+// schema.
+func nullable(r *Ref) bool {
+	return r.Optional != "" || r.Type.Known() && !r.Type.Is("null") && slices.Contains(r.Type.JSON(), "null")
+}
+
+// unused reports a reference the expression does not use: one written
+// inside a string literal ('{{steps.a.output.name}}' is that text, never
+// the value) or a comment, which would otherwise never be filled. occur are
+// the references' occurrences, by variable; at, the index of each in t.Parts.
+func unused(ast *cel.Ast, t *Template, occur []*Ref, at []int) *condError {
+	used := map[string]bool{}
+	for _, r := range ast.NativeRep().ReferenceMap() {
+		used[r.Name] = true
+	}
+	var literals []string
+	celast.PreOrderVisit(celast.NavigateAST(ast.NativeRep()), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() == celast.LiteralKind {
+			switch v := e.AsLiteral().Value().(type) {
+			case string:
+				literals = append(literals, v)
+			case []byte:
+				literals = append(literals, string(v))
+			}
+		}
+	}))
+	for i, r := range occur {
+		name := varName(i)
+		if used[name] {
+			continue
+		}
+		written := "{{" + r.Text + "}}"
+		if !slices.ContainsFunc(literals, func(lit string) bool { return strings.Contains(lit, "("+name+")") }) {
+			return &condError{at: r, msg: written + " is inside a comment, so the expression does not use it"}
+		}
+		msg := written + " is inside a string literal, where it is that text and is never filled; " +
+			"a reference is a value of its own: write it outside the quotes"
+		if fixed, ok := unquote(t, at[i]); ok {
+			msg += ": " + fixed
+		} else {
+			msg += ", and join text to it with + ('prefix-' + " + written + ")"
+		}
+		return &condError{at: r, msg: msg}
+	}
+	return nil
+}
+
+// unquote is t's text with the quotes around the reference t.Parts[part]
+// taken away, when they enclose it alone ('{{steps.a.output.name}}').
+func unquote(t *Template, part int) (string, bool) {
+	if part == 0 || part+1 >= len(t.Parts) || t.Parts[part-1].Ref != nil || t.Parts[part+1].Ref != nil {
+		return "", false
+	}
+	before, after := t.Parts[part-1].Literal, t.Parts[part+1].Literal
+	if before == "" || after == "" {
+		return "", false
+	}
+	q := before[len(before)-1]
+	if q != '\'' && q != '"' || after[0] != q {
+		return "", false
+	}
+	if rest := before[:len(before)-1]; rest != "" {
+		// Not the end of a triple quote, nor a raw or bytes literal's r'.
+		if c := rest[len(rest)-1]; c == q || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			return "", false
+		}
+	}
+	var b strings.Builder
+	for i, p := range t.Parts {
+		switch {
+		case i == part-1:
+			b.WriteString(before[:len(before)-1])
+		case i == part+1:
+			b.WriteString(after[1:])
+		case p.Ref != nil:
+			b.WriteString("{{" + p.Ref.Text + "}}")
+		default:
+			b.WriteString(p.Literal)
+		}
+	}
+	return b.String(), true
+}
+
+// guards refuses a use of a value that may be null where a null would make
+// the expression fail: any use but comparing it (==, !=, in), asking has()
+// of it, or putting it in a list or map, unless the expression has tested
+// it there, as CEL's && and || and ?: let it: x != null && x > 0,
+// x == null || x > 0, x != null ? x > 0 : false, has(o.f) && o.f > 0 (o.f
+// being a reference of its own, {{steps.a.output.f}}). The test may come on
+// either side of && and ||, which ignore an error on one side when the
+// other decides. A test names the very reference: {{o}} != null says
+// nothing of {{o.f}}. occur are the references' occurrences, by variable.
+func (c *Condition) guards(ast *cel.Ast, occur []*Ref) *condError {
+	g := guard{c: c, bad: -1}
+	g.visit(ast.NativeRep().Expr(), nil, false) // the when's own value must be true or false
+	if g.bad < 0 {
+		return nil
+	}
+	r := c.refs[c.vars[g.bad]]
+	written := "{{" + r.Text + "}}"
+	return &condError{at: occur[g.bad], msg: fmt.Sprintf(
+		"%s %s, and then this when fails: test it first, as %s != null && ...",
+		written, whyNull(r), written)}
+}
+
+// guard walks a when's expression for guards.
+type guard struct {
+	c   *Condition
+	bad int // the first variable used where null fails, or -1
+}
+
+// ref is the index in c.refs of the reference the variable e is, when e is
+// one that may be null.
+func (g *guard) ref(e celast.Expr) (int, bool) {
+	v, ok := g.variable(e)
+	if !ok {
+		return 0, false
+	}
+	i := g.c.vars[v]
+	return i, nullable(g.c.refs[i])
+}
+
+// variable is the variable e is, when it is one of the references'.
+func (g *guard) variable(e celast.Expr) (int, bool) {
+	if e.Kind() != celast.IdentKind {
+		return 0, false
+	}
+	name, ok := strings.CutPrefix(e.AsIdent(), "_r")
+	v, err := strconv.Atoi(name)
+	if !ok || err != nil || v < 0 || v >= len(g.c.vars) {
+		return 0, false
+	}
+	return v, true
+}
+
+// text is the written text of the reference the variable e is.
+func (g *guard) text(e celast.Expr) (string, bool) {
+	v, ok := g.variable(e)
+	if !ok {
+		return "", false
+	}
+	return g.c.refs[g.c.vars[v]].Text, true
+}
+
+// visit checks e, where the references in tested are known not to be null;
+// free tells whether e may be null there.
+func (g *guard) visit(e celast.Expr, tested map[int]bool, free bool) {
+	if g.bad >= 0 {
+		return
+	}
+	switch e.Kind() {
+	case celast.IdentKind:
+		if i, ok := g.ref(e); ok && !free && !tested[i] {
+			g.bad, _ = g.variable(e)
+		}
+	case celast.SelectKind:
+		sel := e.AsSelect()
+		g.visit(sel.Operand(), tested, sel.IsTestOnly()) // has(null.f) is false
+	case celast.CallKind:
+		call := e.AsCall()
+		args := call.Args()
+		switch fn := call.FunctionName(); {
+		case fn == operators.LogicalAnd && len(args) == 2:
+			g.visit(args[0], with(tested, g.facts(args[1], true)), false)
+			g.visit(args[1], with(tested, g.facts(args[0], true)), false)
+		case fn == operators.LogicalOr && len(args) == 2:
+			g.visit(args[0], with(tested, g.facts(args[1], false)), false)
+			g.visit(args[1], with(tested, g.facts(args[0], false)), false)
+		case fn == operators.Conditional && len(args) == 3:
+			g.visit(args[0], tested, false)
+			g.visit(args[1], with(tested, g.facts(args[0], true)), free)
+			g.visit(args[2], with(tested, g.facts(args[0], false)), free)
+		case fn == operators.Equals || fn == operators.NotEquals:
+			for _, a := range args {
+				g.visit(a, tested, true)
+			}
+		case fn == operators.In && len(args) == 2:
+			g.visit(args[0], tested, true)
+			g.visit(args[1], tested, false)
+		default:
+			if call.IsMemberFunction() {
+				g.visit(call.Target(), tested, false)
+			}
+			for _, a := range args {
+				g.visit(a, tested, false)
+			}
+		}
+	case celast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			g.visit(el, tested, true)
+		}
+	case celast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			g.visit(en.AsMapEntry().Key(), tested, false)
+			g.visit(en.AsMapEntry().Value(), tested, true)
+		}
+	case celast.StructKind:
+		for _, f := range e.AsStruct().Fields() {
+			g.visit(f.AsStructField().Value(), tested, true)
+		}
+	case celast.ComprehensionKind:
+		comp := e.AsComprehension()
+		g.visit(comp.IterRange(), tested, false)
+		for _, part := range []celast.Expr{comp.AccuInit(), comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
+			g.visit(part, tested, true) // the accumulator's own null is CEL's business
+		}
+	}
+}
+
+// facts are the references known not to be null where e is truth.
+func (g *guard) facts(e celast.Expr, truth bool) map[int]bool {
+	switch e.Kind() {
+	case celast.SelectKind:
+		// has(x.f) is true only of an x that is there, whose f is there:
+		// {{x}} and {{x.f}} are not null.
+		sel := e.AsSelect()
+		if !sel.IsTestOnly() || !truth {
+			break
+		}
+		base, ok := g.text(sel.Operand())
+		if !ok {
+			break
+		}
+		out := map[int]bool{}
+		for i, r := range g.c.refs {
+			if r.Text == base || r.Text == base+"."+sel.FieldName() {
+				out[i] = true
+			}
+		}
+		return out
+	case celast.CallKind:
+		call := e.AsCall()
+		args := call.Args()
+		switch fn := call.FunctionName(); {
+		case fn == operators.LogicalNot && len(args) == 1:
+			return g.facts(args[0], !truth)
+		case fn == operators.LogicalAnd && len(args) == 2 && truth,
+			fn == operators.LogicalOr && len(args) == 2 && !truth:
+			return with(g.facts(args[0], truth), g.facts(args[1], truth))
+		case fn == operators.LogicalAnd && len(args) == 2,
+			fn == operators.LogicalOr && len(args) == 2:
+			return both(g.facts(args[0], truth), g.facts(args[1], truth))
+		case (fn == operators.Equals || fn == operators.NotEquals) && len(args) == 2:
+			// x != null true, x == null false; x == 'a' true, x != 'a' false.
+			for k, a := range args {
+				i, ok := g.ref(a)
+				other := args[1-k]
+				if !ok || other.Kind() != celast.LiteralKind {
+					continue
+				}
+				isNull := other.AsLiteral().Type() == types.NullType
+				if isNull == (truth == (fn == operators.NotEquals)) {
+					return map[int]bool{i: true}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// with is a and b together, in a new set.
+func with(a, b map[int]bool) map[int]bool {
+	out := make(map[int]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// both is what a and b have in common.
+func both(a, b map[int]bool) map[int]bool {
+	out := map[int]bool{}
+	for k := range a {
+		if b[k] {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// whyNull says why ref's value may be null: "may be absent (a's
+// output_schema does not require 'count')".
+func whyNull(r *Ref) string {
+	if r.Optional != "" {
+		return "may be absent (" + r.Optional + ")"
+	}
+	return "may be null (" + r.Type.origin + " allows null)"
+}
+
+func absentOrNull(r *Ref) string {
+	if r.Optional != "" {
+		return "absent (" + r.Optional + ")"
+	}
+	return "null"
+}
+
+// Refs returns the condition's references, each written text once, in
+// order: Eval takes their values in this order.
 func (c *Condition) Refs() []*Ref { return c.refs }
 
 // Eval evaluates the condition with the values of its references (JSON
-// values as encoding/json decodes them, numbers as float64 or json.Number).
+// values as encoding/json decodes them, numbers as float64 or json.Number;
+// nil for an absent value).
 func (c *Condition) Eval(values []any) (bool, error) {
 	if len(values) != len(c.refs) {
 		return false, fmt.Errorf("when: %d values for %d references", len(values), len(c.refs))
 	}
-	vars := make(map[string]any, len(values))
-	for i, v := range values {
-		vars["_r"+strconv.Itoa(i)] = celValue(v, c.refs[i].Type, 0)
+	vars := make(map[string]any, len(c.vars))
+	for v, i := range c.vars {
+		vars[varName(v)] = celValue(values[i], c.refs[i].Type, 0)
 	}
 	out, _, err := c.prg.Eval(vars)
 	if err != nil {
+		for i, r := range c.refs {
+			if values[i] == nil && nullable(r) {
+				return false, fmt.Errorf("when: {{%s}} is %s, and the expression needs its value: %w", r.Text, absentOrNull(r), err)
+			}
+		}
 		return false, fmt.Errorf("when: %w", err)
 	}
 	b, ok := out.Value().(bool)
@@ -161,5 +518,31 @@ func celMessage(err error) string {
 			msg = rest[i+2:]
 		}
 	}
-	return strings.ReplaceAll(msg, "(_r", "(")
+	return celTypeName(strings.ReplaceAll(msg, "(_r", "("))
+}
+
+// celTypeName writes CEL's nullable types, wrapper(int), as this package
+// names them: int or null.
+func celTypeName(s string) string {
+	for {
+		i := strings.Index(s, "wrapper(")
+		if i < 0 {
+			return s
+		}
+		depth, j := 0, i+len("wrapper(")
+		for ; j < len(s); j++ {
+			if s[j] == '(' {
+				depth++
+			} else if s[j] == ')' {
+				if depth == 0 {
+					break
+				}
+				depth--
+			}
+		}
+		if j >= len(s) {
+			return s
+		}
+		s = s[:i] + s[i+len("wrapper("):j] + " or null" + s[j+1:]
+	}
 }

@@ -34,14 +34,15 @@ func TestConditionEval(t *testing.T) {
 }
 
 // Numbers reach CEL as the schema types them: an integer property compares
-// with integer literals, whether it arrives as 3 or 3.0.
+// with integer literals, whether it arrives as 3 or 3.0. count is optional:
+// it is tested first, and absent it is null.
 func TestConditionNumbers(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		value any
 		want  bool
-	}{{float64(3), true}, {json.Number("3"), true}, {float64(1), false}} {
-		ok, err := compileAndEval(t, "{{steps.t.output.count}} >= 2", tc.value)
+	}{{float64(3), true}, {json.Number("3"), true}, {float64(1), false}, {nil, false}} {
+		ok, err := compileAndEval(t, "{{steps.t.output.count}} != null && {{steps.t.output.count}} >= 2", tc.value)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, ok, "%v", tc.value)
 	}
@@ -53,6 +54,70 @@ func compileAndEval(t *testing.T, when string, value any) (bool, error) {
 	writeAgents(t, dir)
 	src := "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"" + when + "\"\n"
 	p, err := Load(filepath.Join(dir, "p.yaml"), []byte(src))
-	require.NoError(t, err)
-	return p.Step("a").Condition.Eval([]any{value})
+	if err != nil {
+		return false, err
+	}
+	c := p.Step("a").Condition
+	values := make([]any, len(c.Refs()))
+	for i := range values {
+		values[i] = value
+	}
+	return c.Eval(values)
+}
+
+// A value that may be absent is null then: a when may compare it and ask
+// has() of it anywhere, and use it otherwise only where it has tested it.
+// count is optional in triage's output_schema, files too.
+func TestConditionOptionalValues(t *testing.T) {
+	t.Parallel()
+	const (
+		count = "{{steps.t.output.count}}"
+		files = "{{steps.t.output.files}}"
+	)
+	for _, tc := range []struct {
+		when string
+		ok   bool
+	}{
+		{count + " > 2", false},
+		{count + " + 1 == 3", false},
+		{"size(" + files + ") > 0", false},
+		{count + " > 2 || " + count + " != null", false},
+		{count + " != null || " + count + " > 2", false},
+		{"true && " + count + " > 2", false},
+		{files + " != null && size({{steps.t.output.files[0].path}}) > 0", false}, // a test names the very reference
+
+		{count + " != null && " + count + " > 2", true},
+		{count + " > 2 && " + count + " != null", true}, // && ignores the error when the other side is false
+		{"null != " + count + " && " + count + " > 2", true},
+		{count + " == null || " + count + " > 2", true},
+		{"!(" + count + " == null) && " + count + " > 2", true},
+		{count + " != null ? " + count + " > 2 : false", true},
+		{count + " == 3 && " + count + " > 2", true},
+		{"has({{steps.t.output}}.count) && " + count + " > 2", true},
+		{count + " == 3", true},
+		{count + " in [1, 2]", true},
+		{files + " != []", true},
+		{files + " != null && size(" + files + ") > 0", true},
+		{files + " != null && " + files + ".exists(f, f.path == 'a.go')", true},
+	} {
+		_, err := compileAndEval(t, tc.when, nil)
+		if tc.ok {
+			assert.NoError(t, err, tc.when)
+			continue
+		}
+		assert.ErrorContains(t, err, "may be absent (t's output_schema does not require", tc.when)
+	}
+}
+
+// One reference written twice in a when is one value.
+func TestConditionRepeatedReference(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value any
+		want  bool
+	}{{nil, true}, {float64(1), false}, {float64(3), true}} {
+		ok, err := compileAndEval(t, "{{steps.t.output.count}} == null || {{steps.t.output.count}} > 2 && {{steps.t.output.count}} < 5", tc.value)
+		require.NoError(t, err, "%v", tc.value)
+		assert.Equal(t, tc.want, ok, "%v", tc.value)
+	}
 }

@@ -375,11 +375,15 @@ func printPipelineResult(w io.Writer, format string, p *pipeline.Pipeline, res *
 	var s string
 	switch {
 	case format == formatJSON:
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
+		// As the answers went to the next steps: <, > and & as they are.
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
 			return err
 		}
-		s = string(b)
+		s = strings.TrimSuffix(b.String(), "\n")
 	case lastAnswersText(p) && bytes.HasPrefix(res.Outputs, []byte(`"`)) && json.Unmarshal(res.Outputs, &s) == nil:
 		s = strings.TrimSuffix(s, "\n")
 	default:

@@ -226,6 +226,7 @@ func TestRunPipelineWhenSkips(t *testing.T) {
 		"pipeline.yaml": `inputs:
   type: object
   properties: {go: {type: boolean}}
+  required: [go]
 steps:
   gate:
     when: "{{inputs.go}}"
