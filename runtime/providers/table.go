@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -135,6 +136,41 @@ var (
 	gatewayKeys  = []string{"PYDANTIC_AI_GATEWAY_API_KEY", "PAIG_API_KEY"}
 	gatewayBases = []string{"PYDANTIC_AI_GATEWAY_BASE_URL", "PAIG_BASE_URL"}
 )
+
+// LocalDefault is, for a model whose provider is served on this machine by
+// default (ollama, litellm), that default endpoint, when none of the
+// provider's base-URL variables is set in getenv: the model's requests then
+// go to a local port nobody chose for them. ok is false for any other
+// model, and when the environment names the endpoint.
+func LocalDefault(model string, getenv func(string) string) (endpoint string, vars []string, ok bool) {
+	name, _, found := strings.Cut(strings.TrimSpace(model), ":")
+	if !found {
+		return "", nil, false
+	}
+	p, known := lookup(name)
+	if !known || !isLocal(p.baseURL) {
+		return "", nil, false
+	}
+	for _, v := range p.baseEnvs {
+		if getenv(v) != "" {
+			return "", nil, false
+		}
+	}
+	return p.baseURL, p.baseEnvs, true
+}
+
+// isLocal tells whether a URL's host is this machine.
+func isLocal(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	switch h := u.Hostname(); h {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
 
 func lookup(name string) (provider, bool) {
 	i := slices.IndexFunc(table, func(p provider) bool { return p.name == name })

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -21,8 +22,9 @@ type Allow struct {
 	Exec bool
 	// Network lets capabilities connect where the spec or the model says
 	// (an MCP server's url, WebFetch's local tool), and the spec send the
-	// model's requests to an endpoint of its own (model_settings base_url)
-	// with headers of its own (extra_headers).
+	// model's requests to an endpoint of its own (model_settings base_url),
+	// or to a local provider's default port the worker's environment does
+	// not name (ollama:, litellm:), with headers of its own (extra_headers).
 	Network bool
 	// Env lets the spec read the worker's environment through ${VAR}
 	// references.
@@ -56,6 +58,13 @@ func (w *Worker) confine(ctx context.Context, s *spec.Spec, workspace string) er
 		}
 		if len(s.ModelSettings.ExtraHeaders) > 0 {
 			return fmt.Errorf("the spec adds extra_headers to its model requests; this worker was not started with %s", flagNetwork)
+		}
+		// A provider served locally by default (ollama, litellm) would send
+		// the job's requests to a port of this machine the worker's
+		// environment never named: one its operator did not choose.
+		if at, vars, ok := providers.LocalDefault(s.Model, os.Getenv); ok {
+			return fmt.Errorf("the spec's model %s is served at %s by default, which this worker's environment does not name (%s); "+
+				"this worker was not started with %s", s.Model, at, strings.Join(vars, ", "), flagNetwork)
 		}
 	}
 	caps, err := spec.Instantiate(ctx, s, w.opts.Registry, capabilities.Setup{Dir: workspace, CheckOnly: true})
