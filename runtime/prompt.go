@@ -109,11 +109,15 @@ func CheckVars(s *spec.Spec, vars map[string]string) error {
 func RenderInstructions(instructions []string, vars map[string]string) (string, error) {
 	text := strings.Join(instructions, "\n\n")
 	var missing []string
-	out := spec.FillPlaceholders(text, vars, func(name string) {
+	budget := spec.MaxFilled
+	out, err := spec.FillPlaceholders(text, vars, func(name string) {
 		if !slices.Contains(missing, name) {
 			missing = append(missing, name)
 		}
-	})
+	}, &budget)
+	if err != nil {
+		return "", fmt.Errorf("instructions: %w", err)
+	}
 	if len(missing) > 0 {
 		return "", &MissingVarError{Names: missing}
 	}

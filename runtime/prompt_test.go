@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,4 +119,16 @@ func TestCapabilityArgumentsAreTemplates(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Run(context.Background(), plain, WithWorkspace(dir))
 	assert.EqualError(t, err, filepath.Join(dir, "agent.yaml")+":3:5: capabilities[0]: the options use {{path}}, but no value was given for it")
+}
+
+// A placeholder written many times with a large value cannot make the
+// instructions grow past spec.MaxFilled.
+func TestRenderInstructionsIsBounded(t *testing.T) {
+	t.Parallel()
+	instructions := []string{strings.Repeat("{{x}} ", 20_000)}
+	_, err := RenderInstructions(instructions, map[string]string{"x": strings.Repeat("a", 1_000)})
+	assert.EqualError(t, err, "instructions: filling the placeholders with their values makes more than 16 MB of text, the most a spec may hold filled")
+	out, err := RenderInstructions(instructions, map[string]string{"x": "ab"})
+	require.NoError(t, err)
+	assert.Len(t, out, 20_000*len("ab "))
 }

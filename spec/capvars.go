@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentspec/agentspec/internal/expansion"
 )
 
 // Capability arguments are templates too, as in pydantic-ai: a {{name}}
@@ -14,23 +16,48 @@ import (
 // capability is built, so that one spec can narrow its FileSystem to the
 // file a job is about (allowed_patterns: ['{{path}}']).
 
+// MaxFilled is the most text filling placeholders may make, in bytes: for
+// a spec's instructions, and for all its capabilities' options together. A
+// job's vars are chosen by whoever submits it, as its spec is, and a few
+// bytes of {{x}} written many times, with a large x, would otherwise build
+// gigabytes before anything looked at them.
+const MaxFilled = expansion.Max
+
 // FillPlaceholders returns text with each {{name}} placeholder that vars
 // has a value for replaced by the value; missing is called with the name of
-// each placeholder it has none for, which is left as written.
-func FillPlaceholders(text string, vars map[string]string, missing func(name string)) string {
+// each placeholder it has none for, which is left as written. budget is
+// what the filled text may add to text, in bytes, and is spent by what it
+// adds; past it, the error says so and nothing is built.
+func FillPlaceholders(text string, vars map[string]string, missing func(name string), budget *int) (string, error) {
 	if !strings.Contains(text, "{{") {
-		return text
+		return text, nil
 	}
-	return placeholderRE().ReplaceAllStringFunc(text, func(m string) string {
-		name := placeholderRE().FindStringSubmatch(m)[1]
+	matches := placeholderRE().FindAllStringSubmatchIndex(text, -1)
+	for _, m := range matches {
+		if v, ok := vars[text[m[2]:m[3]]]; ok {
+			if *budget -= len(v) - (m[1] - m[0]); *budget < 0 {
+				return "", fmt.Errorf("filling the placeholders with their values makes more than %s of text, the most a spec may hold filled",
+					expansion.ByteSize(MaxFilled))
+			}
+		}
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range matches {
+		b.WriteString(text[last:m[0]])
+		name := text[m[2]:m[3]]
 		if v, ok := vars[name]; ok {
-			return v
+			b.WriteString(v)
+		} else {
+			if missing != nil {
+				missing(name)
+			}
+			b.WriteString(text[m[0]:m[1]])
 		}
-		if missing != nil {
-			missing(name)
-		}
-		return m
-	})
+		last = m[1]
+	}
+	b.WriteString(text[last:])
+	return b.String(), nil
 }
 
 // VarNames returns the names of every placeholder a variable can fill: in
@@ -142,8 +169,9 @@ func appendStrings(texts []string, v any) []string {
 // the placeholder's text as its value.
 func (s *Spec) WithCapabilityVars(vars map[string]string) (*Spec, error) {
 	var (
-		caps []Capability
-		errs Errors
+		caps   []Capability
+		errs   Errors
+		budget = MaxFilled // for all the options together
 	)
 	for i, c := range s.Capabilities {
 		if !bytes.Contains(c.Options, []byte("{{")) {
@@ -156,11 +184,14 @@ func (s *Spec) WithCapabilityVars(vars map[string]string) (*Spec, error) {
 			return nil, fmt.Errorf("capability %s: %w", c.Name, err)
 		}
 		var missing []string
-		filled := fillStrings(v, vars, func(name string) {
+		filled, err := fillStrings(v, vars, func(name string) {
 			if !slices.Contains(missing, name) {
 				missing = append(missing, name)
 			}
-		})
+		}, &budget)
+		if err != nil {
+			return nil, Errors{{Pos: c.Pos, Msg: prefixed(entryPointer(c), err.Error())}}
+		}
 		for _, name := range missing {
 			errs = append(errs, &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c),
 				fmt.Sprintf("the options use {{%s}}, but no value was given for it", name))})
@@ -188,16 +219,19 @@ func (s *Spec) WithCapabilityVars(vars map[string]string) (*Spec, error) {
 }
 
 // fillStrings returns v with FillPlaceholders applied to every string in it.
-func fillStrings(v any, vars map[string]string, missing func(string)) any {
+func fillStrings(v any, vars map[string]string, missing func(string), budget *int) (any, error) {
 	switch v := v.(type) {
 	case string:
-		return FillPlaceholders(v, vars, missing)
+		return FillPlaceholders(v, vars, missing, budget)
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = fillStrings(e, vars, missing)
+			var err error
+			if out[i], err = fillStrings(e, vars, missing, budget); err != nil {
+				return nil, err
+			}
 		}
-		return out
+		return out, nil
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		keys := make([]string, 0, len(v))
@@ -206,9 +240,12 @@ func fillStrings(v any, vars map[string]string, missing func(string)) any {
 		}
 		slices.Sort(keys) // missing names come in a fixed order
 		for _, k := range keys {
-			out[k] = fillStrings(v[k], vars, missing)
+			var err error
+			if out[k], err = fillStrings(v[k], vars, missing, budget); err != nil {
+				return nil, err
+			}
 		}
-		return out
+		return out, nil
 	}
-	return v
+	return v, nil
 }

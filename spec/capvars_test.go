@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +52,26 @@ capabilities:
 	same, err := plain.WithCapabilityVars(nil)
 	require.NoError(t, err)
 	assert.Same(t, plain, same, "nothing to fill, no copy")
+}
+
+// A value given for a placeholder written many times cannot make the
+// filled options grow past MaxFilled: the fill is refused before it is
+// built, at the capability, however the growth is spread over its strings.
+func TestCapabilityVarsAreBounded(t *testing.T) {
+	t.Parallel()
+	reg := capabilities.NewRegistry()
+	noop := func(context.Context, capabilities.Args) (capabilities.Capability, error) { return nil, nil }
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Leaf", New: noop,
+		Schema: json.RawMessage(`{"type": "object", "properties": {"texts": {"type": "array", "items": {"type": "string"}}}}`)}))
+	many := strings.Repeat("{{x}}", 2_000)
+	list := strings.TrimSuffix(strings.Repeat(`"`+many+`", `, 10), ", ")
+	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("model: test\ncapabilities:\n  - Leaf: {texts: ["+list+"]}\n"))
+	require.NoError(t, err)
+	x := strings.Repeat("a", 1_000) // 20,000 times: 20 MB, past MaxFilled
+	_, err = s.WithCapabilityVars(map[string]string{"x": x})
+	assert.EqualError(t, err, "agent.yaml:3:5: capabilities[0]: filling the placeholders with their values makes more than 16 MB of text, the most a spec may hold filled")
+
+	filled, err := s.WithCapabilityVars(map[string]string{"x": "ab"})
+	require.NoError(t, err, "80 KB is well within it")
+	assert.Contains(t, string(filled.Capabilities[0].Options), strings.Repeat("ab", 2_000))
 }
