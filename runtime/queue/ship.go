@@ -143,7 +143,13 @@ func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
 		if hdr.Typeflag != tar.TypeReg {
 			return nil, fmt.Errorf("archive: %s is not a regular file", name)
 		}
-		if total += hdr.Size; total > max {
+		if len(name) > maxEntryName || strings.Count(name, "/") >= maxEntryDepth {
+			return nil, fmt.Errorf("archive: entry %.80q... is deeper or longer than a workspace's files may be (%d levels, %d bytes)",
+				name, maxEntryDepth, maxEntryName)
+		}
+		// An entry costs what its header and name cost too, so that empty
+		// files with long names cannot make directories without bound.
+		if total += hdr.Size + entryCost + int64(len(name)); total > max {
 			return nil, fmt.Errorf("archive: more than %s of files", sizeString(max))
 		}
 		if d := path.Dir(name); d != "." {
@@ -166,6 +172,14 @@ func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
 		m[name] = hex.EncodeToString(h.Sum(nil))
 	}
 }
+
+// What one archive entry may be, and what each costs against the limit
+// besides its content: a tar header's size.
+const (
+	maxEntryName  = 4096 // PATH_MAX: no longer path can be opened in one call
+	maxEntryDepth = 128
+	entryCost     = 512
+)
 
 // archivePath checks an entry's name: relative, clean, without "..".
 func archivePath(name string) (string, error) {

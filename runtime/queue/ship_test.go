@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -265,4 +266,38 @@ func TestCappedReader(t *testing.T) {
 		assert.Equal(t, tc.data, string(b))
 		assert.False(t, r.over)
 	}
+}
+
+// An archive cannot make directories without bound from entries that hold
+// nothing: each entry costs its header and name against the limit, and
+// one deeper or longer than a workspace's files is refused.
+func TestUnpackCountsEntries(t *testing.T) {
+	t.Parallel()
+	archive := func(names ...string) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		for _, n := range names {
+			require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Mode: 0o644}))
+		}
+		require.NoError(t, tw.Close())
+		require.NoError(t, zw.Close())
+		return buf.Bytes()
+	}
+	var names []string
+	for i := range 100 {
+		names = append(names, fmt.Sprintf("d%d/e/f/empty", i))
+	}
+	dir := t.TempDir()
+	_, err := unpackInto(dir, bytes.NewReader(archive(names...)), 10_000)
+	assert.ErrorContains(t, err, "archive: more than")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Less(t, len(entries), 20, "stopped once the entries' cost passed the limit")
+
+	_, err = unpackInto(t.TempDir(), bytes.NewReader(archive(strings.Repeat("d/", 200)+"f")), DefaultShipMax)
+	assert.ErrorContains(t, err, "deeper or longer than a workspace's files may be")
+	got, err := unpackInto(t.TempDir(), bytes.NewReader(archive("a/b/empty")), DefaultShipMax)
+	require.NoError(t, err)
+	assert.Contains(t, got, "a/b/empty")
 }
