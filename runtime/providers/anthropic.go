@@ -112,7 +112,7 @@ func (m *anthropicModel) request(messages []llms.MessageContent, opts llms.CallO
 	if opts.Temperature != 0 {
 		temperature = opts.Temperature // the caller's wins
 	}
-	if m.thinking.raw == nil || m.thinking.raw["type"] == "disabled" {
+	if (m.thinking.raw == nil || m.thinking.raw["type"] == "disabled") && !defaultBesideTopP(s, opts) {
 		// With thinking on, the API takes no temperature but 1, its default.
 		extra["temperature"] = temperature
 	}
@@ -324,7 +324,11 @@ func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockPar
 			}
 			tb.add(anthropic.NewToolUseBlock(p.ID, input, p.FunctionCall.Name))
 		case llms.ToolCallResponse:
-			tb.addResult(anthropic.NewToolResultBlock(p.ToolCallID, p.Content, failed))
+			content := p.Content
+			if strings.TrimSpace(content) == "" {
+				content = "(empty)" // the API refuses an empty text block, as Converse does
+			}
+			tb.addResult(anthropic.NewToolResultBlock(p.ToolCallID, content, failed))
 		case llms.BinaryContent:
 			switch {
 			case isToolError(p):

@@ -96,7 +96,7 @@ func (m *bedrockModel) input(messages []llms.MessageContent, opts llms.CallOptio
 		MaxTokens:     aws.Int32(int32(callMaxTokens(s, opts, plan.budget))),
 		StopSequences: s.StopSequences,
 	}
-	if plan.raw == nil {
+	if plan.raw == nil && !defaultBesideTopP(s, opts) {
 		// With Claude's thinking on, the API takes no temperature but 1.
 		in.inference.Temperature = aws.Float32(float32(temperature))
 	}

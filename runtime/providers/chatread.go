@@ -21,6 +21,7 @@ type assembled struct {
 	calls                    []*llms.ToolCall        // by index
 	args                     []*joiner               // streamed arguments of the calls, by index, until flushArgs
 	extras                   map[int]json.RawMessage // extra_content of the calls, by index
+	slots                    map[int]int             // the index of calls each streamed index fills now (slotOf)
 	finish                   string
 	usage                    openai.CompletionUsage
 	usageExtra               map[string]int
@@ -38,6 +39,29 @@ func (a *assembled) extra(index int, raw string) {
 		a.extras = map[int]json.RawMessage{}
 	}
 	a.extras[index] = v.Extra
+}
+
+// slotOf is the index in calls of the call a streamed delta at index with
+// id belongs to: index itself, unless the delta names another call than
+// the one there, which then gets a slot of its own at the end. Gemini's
+// OpenAI-compatible endpoint streams parallel calls whole, each with its
+// own id, all at index 0.
+func (a *assembled) slotOf(index int, id string) int {
+	if a.slots == nil {
+		a.slots = map[int]int{}
+	}
+	s, seen := a.slots[index]
+	switch {
+	case !seen:
+		s = index
+		if s < len(a.calls) && a.calls[s] != nil {
+			s = len(a.calls) // taken by a call that was given a slot of its own
+		}
+	case id != "" && s < len(a.calls) && a.calls[s] != nil && a.calls[s].ID != "" && a.calls[s].ID != id:
+		s = len(a.calls)
+	}
+	a.slots[index] = s
+	return s
 }
 
 func (a *assembled) call(index int) *llms.ToolCall {
@@ -186,15 +210,16 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 			a.refusal.WriteString(d.Refusal)
 			a.reasoningFrom(rawExtras(d.JSON.ExtraFields))
 			for _, tc := range d.ToolCalls {
-				call := a.call(int(tc.Index))
+				slot := a.slotOf(int(tc.Index), tc.ID)
+				call := a.call(slot)
 				if tc.ID != "" && call.ID == "" {
 					call.ID = tc.ID
 				}
 				if tc.Function.Name != "" && call.FunctionCall.Name == "" {
 					call.FunctionCall.Name = tc.Function.Name
 				}
-				a.appendArgs(int(tc.Index), tc.Function.Arguments)
-				a.extra(int(tc.Index), tc.RawJSON())
+				a.appendArgs(slot, tc.Function.Arguments)
+				a.extra(slot, tc.RawJSON())
 			}
 			if ch.FinishReason != "" {
 				a.finish = ch.FinishReason

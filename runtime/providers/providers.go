@@ -99,7 +99,8 @@ const (
 	// included, when the spec sets no model_settings.timeout.
 	DefaultTimeout = 10 * time.Minute
 	// DefaultTemperature is sent when the spec sets none: some clients would
-	// send 0 otherwise, and one value everywhere keeps runs comparable.
+	// send 0 otherwise, and one value everywhere keeps runs comparable. It is
+	// not sent to Claude beside a top_p the spec sets (defaultBesideTopP).
 	DefaultTemperature = 1.0
 	// DefaultMaxTokens bounds a response when the spec sets no max_tokens
 	// (the Anthropic API requires a bound). With thinking on, the thinking
@@ -297,4 +298,12 @@ func readOptions(options []llms.CallOption) llms.CallOptions {
 		opt(&o)
 	}
 	return o
+}
+
+// defaultBesideTopP tells whether the temperature a Claude request would
+// carry is only DefaultTemperature, beside a top_p the spec sets: the newer
+// Claude models refuse the two together ("temperature and top_p cannot both
+// be specified"), so the default is left out and the spec's choice kept.
+func defaultBesideTopP(s spec.ModelSettings, opts llms.CallOptions) bool {
+	return s.TopP != nil && s.Temperature == nil && opts.Temperature == 0
 }

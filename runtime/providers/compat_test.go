@@ -1,0 +1,143 @@
+package providers
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/spec"
+)
+
+// Requests the providers' APIs refuse, and streams read wrong, found against
+// their documented behaviour; each test shows the request or the result.
+
+// capture records the request bodies a fake server gets.
+type capture struct {
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func (c *capture) last() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bodies[len(c.bodies)-1]
+}
+
+func newCapture(t *testing.T, ct, body string) (*capture, *httptest.Server) {
+	c := &capture{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		c.mu.Lock()
+		c.bodies = append(c.bodies, m)
+		c.mu.Unlock()
+		w.Header().Set("Content-Type", ct)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return c, srv
+}
+
+const anthropicOK = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+ "content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,
+ "usage":{"input_tokens":3,"output_tokens":1}}`
+
+func toolRound(id, name, content string) []llms.MessageContent {
+	return []llms.MessageContent{
+		human("list the files"),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.ToolCall{ID: id, Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: name, Arguments: `{}`}}}},
+		result(id, name, content),
+	}
+}
+
+// A tool that returns "" (e.g. an MCP tool whose result has no content)
+// becomes {"type":"tool_result","content":[{"type":"text","text":""}]}; the
+// Messages API refuses empty text blocks ("text content blocks must be non-empty").
+func TestAnthropicEmptyToolResultIsNotAnEmptyBlock(t *testing.T) {
+	c, srv := newCapture(t, "application/json", anthropicOK)
+	m := newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
+	_, err := m.GenerateContent(t.Context(), toolRound("toolu_1", "list_files", ""), llms.WithTools([]llms.Tool{listTool}))
+	require.NoError(t, err)
+	msgs := c.last()["messages"].([]any)
+	res := msgs[2].(map[string]any)["content"].([]any)[0].(map[string]any)
+	raw, _ := json.Marshal(res)
+	assert.Contains(t, string(raw), `"(empty)"`)
+	for _, b := range res["content"].([]any) {
+		blk := b.(map[string]any)
+		if blk["type"] == "text" {
+			assert.NotEmpty(t, blk["text"], "empty text block inside tool_result: the API answers 400 'text content blocks must be non-empty'")
+		}
+	}
+}
+
+// Only top_p is set; agentspec adds temperature (DefaultTemperature 1).
+// Claude Opus 4.1+, Sonnet 4.5+ and Haiku 4.5 answer 400 "`temperature` and
+// `top_p` cannot both be specified for this model. Please use only one.":
+// the default is left out, and a temperature the spec sets is kept.
+func TestAnthropicTopPAloneSendsNoDefaultTemperature(t *testing.T) {
+	c, srv := newCapture(t, "application/json", anthropicOK)
+	m := newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, TopP: ptr(0.9)}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	body := c.last()
+	t.Logf("temperature=%v top_p=%v", body["temperature"], body["top_p"])
+	_, hasT := body["temperature"]
+	_, hasP := body["top_p"]
+	assert.False(t, hasT && hasP, "both temperature and top_p sent although the spec set only top_p")
+
+	m = newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, TopP: ptr(0.9), Temperature: ptr(0.2)}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, 0.2, c.last()["temperature"], "the spec's own temperature is sent as given")
+}
+
+func TestBedrockTopPAloneSendsNoDefaultTemperature(t *testing.T) {
+	c, srv := newCapture(t, "application/json", `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},
+		"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2},"metrics":{"latencyMs":1}}`)
+	m := newModel(t, "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{TopP: ptr(0.9)},
+		env("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-xyz", "AWS_REGION", "us-east-1", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", srv.URL))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	inf := c.last()["inferenceConfig"].(map[string]any)
+	t.Logf("inferenceConfig sent: %v", inf)
+	_, hasT := inf["temperature"]
+	_, hasP := inf["topP"]
+	assert.False(t, hasT && hasP, "both temperature and topP sent to Claude although the spec set only top_p")
+}
+
+// Gemini's OpenAI-compatible endpoint streams parallel calls each whole,
+// each with index 0 (and its own id). They are merged into one call with
+// arguments `{"city":"Paris"}{"city":"Rome"}` and the second call is lost.
+func TestStreamedParallelCallsAtOneIndex(t *testing.T) {
+	sse := strings.Join([]string{
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gemini-2.5-flash","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gemini-2.5-flash","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"CET\"}"}}]}}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gemini-2.5-flash","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`data: [DONE]`, ``, ``}, "\n\n")
+	_, srv := newCapture(t, "text/event-stream", sse)
+	m := newModel(t, "google:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test-key"))
+	var out streamed
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("weather in Paris and time in CET")}, out.option(),
+		llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	calls := resp.Choices[0].ToolCalls
+	for _, c := range calls {
+		t.Logf("call id=%s name=%s args=%s", c.ID, c.FunctionCall.Name, c.FunctionCall.Arguments)
+	}
+	require.Len(t, calls, 2, "two calls were streamed")
+	assert.Equal(t, "call_a", calls[0].ID)
+	assert.Equal(t, `{"city":"Paris"}`, calls[0].FunctionCall.Arguments)
+	assert.Equal(t, "call_b", calls[1].ID)
+	assert.Equal(t, "get_time", calls[1].FunctionCall.Name)
+	assert.Equal(t, `{"tz":"CET"}`, calls[1].FunctionCall.Arguments)
+}
