@@ -141,3 +141,28 @@ func TestStreamedParallelCallsAtOneIndex(t *testing.T) {
 	assert.Equal(t, "get_time", calls[1].FunctionCall.Name)
 	assert.Equal(t, `{"tz":"CET"}`, calls[1].FunctionCall.Arguments)
 }
+
+// Azure's reasoning deployments (o1, o3-mini, o4-mini) refuse max_tokens
+// ("Use 'max_completion_tokens' instead"): from the api-version that takes
+// max_completion_tokens on, and on the /v1 endpoint, that is what is sent;
+// an older version gets max_tokens, which it knows.
+func TestAzureMaxCompletionTokens(t *testing.T) {
+	c, srv := newCapture(t, "application/json", `{"id":"x","object":"chat.completion","created":1,"model":"o3-mini",
+		"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	policy, _ := instant()
+	for _, tc := range []struct{ endpoint, version, field string }{
+		{"https://acme.openai.azure.com", "2024-12-01-preview", "max_completion_tokens"},
+		{"https://acme.openai.azure.com/openai/v1", "", "max_completion_tokens"},
+		{"https://acme.openai.azure.com", "2024-06-01", "max_tokens"},
+	} {
+		m, err := New("azure:o3-mini", spec.ModelSettings{MaxTokens: 2000}, Options{retry: policy, Transport: redirect{srv.URL},
+			Getenv: env("AZURE_OPENAI_API_KEY", "azkey-123456", "AZURE_OPENAI_ENDPOINT", tc.endpoint, "OPENAI_API_VERSION", tc.version)})
+		require.NoError(t, err)
+		_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		body := c.last()
+		assert.EqualValues(t, 2000, body[tc.field], "%+v", tc)
+		other := map[string]string{"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}[tc.field]
+		assert.Nil(t, body[other], "%+v", tc)
+	}
+}

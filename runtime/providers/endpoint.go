@@ -20,7 +20,7 @@ type endpoint struct {
 	// keyEnv names the variable the key comes from, for error hints.
 	keyEnv string
 	// legacyMaxTokens sends max_tokens instead of max_completion_tokens,
-	// which only OpenAI's own API knows.
+	// which only OpenAI's own API and Azure's newer versions know.
 	legacyMaxTokens bool
 	// apiVersion is Azure's api-version query parameter, when it has one.
 	apiVersion string
@@ -186,7 +186,10 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 	} else if official := isOpenAIHost(u); official {
 		ep.legacyMaxTokens = false
 	}
-	if name == "azure-responses" {
+	if name == "azure-responses" || name == "azure" && (ep.apiVersion == "" || ep.apiVersion >= azureCompletionTokens) {
+		// Azure's reasoning deployments refuse max_tokens; every deployment
+		// takes max_completion_tokens from that api-version on, and its /v1
+		// endpoint (no version) always.
 		ep.legacyMaxTokens = false
 	}
 	if p.api == apiAnthropic {
@@ -244,6 +247,10 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// azureCompletionTokens is the first Azure OpenAI api-version that takes
+// max_completion_tokens (versions are dates, so they compare as text).
+const azureCompletionTokens = "2024-09-01"
 
 // isOpenAIHost reports whether u is OpenAI's own API, which needs a key
 // and knows max_completion_tokens.
