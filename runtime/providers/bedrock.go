@@ -52,6 +52,13 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 			return nil, err
 		}
 	}
+	if region == "" && c.ep.token != "" && c.ep.baseURL == "" {
+		// A bearer token signs nothing, but the region still picks the
+		// endpoint: the profile's, as when SigV4 signs.
+		if cfg, err := config.LoadDefaultConfig(context.Background(), config.WithLogger(logging.Nop{})); err == nil {
+			region = cfg.Region
+		}
+	}
 	if region == "" && c.ep.token != "" && c.ep.baseURL != "" {
 		// A bearer token signs nothing and the endpoint is given: the
 		// region is only the SDK's required field (a replay, a proxy).

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -252,6 +254,29 @@ func TestBedrockMissingCredentials(t *testing.T) {
 	require.ErrorIs(t, err, ErrMissingKey)
 	assert.Contains(t, err.Error(), "bedrock: no AWS credentials found: set the AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY")
 	assert.Contains(t, err.Error(), "AWS_BEARER_TOKEN_BEDROCK")
+}
+
+// With a Bedrock API key the region still comes from the AWS profile when
+// the environment names none, as when SigV4 signs, and picks the endpoint.
+// (Not parallel: the profile is read from the process's environment.)
+func TestBedrockBearerTokenTakesTheProfileRegion(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config"), []byte("[default]\nregion = eu-west-1\n"), 0o600))
+	for _, k := range []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	var host string
+	stop := errors.New("stop here")
+	seen := roundTripFunc(func(r *http.Request) (*http.Response, error) { host = r.URL.Host; return nil, stop })
+	policy, _ := instant()
+	m, err := New(claudeOnBedrock, spec.ModelSettings{}, Options{retry: policy, Transport: seen,
+		Getenv: env("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-xyz")})
+	require.NoError(t, err, "the profile's region is used")
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.Error(t, err)
+	assert.Equal(t, "bedrock-runtime.eu-west-1.amazonaws.com", host)
 }
 
 // The bedrock_ settings reach Converse's fields of the same name: cache
