@@ -42,6 +42,10 @@ var specialKeys = []string{
 	"google_thinking_config", "google_cached_content",
 }
 
+// chatOnly are openai_ keys of Chat Completions that the Responses API has
+// no parameter for: sent there, they would be refused or ignored.
+var chatOnly = []string{"openai_logprobs", "openai_prediction", "openai_continuous_usage_stats"}
+
 // responsesOnly are openai_ keys of the Responses API.
 var responsesOnly = []string{
 	"openai_native_tools", "openai_reasoning_mode", "openai_reasoning_context", "openai_reasoning_summary",
@@ -131,6 +135,8 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 			add(k, fmt.Sprintf("it is read by %s models only", strings.TrimSuffix(prefix, "_")))
 		case slices.Contains(responsesOnly, k) && p.api != apiResponses:
 			add(k, "it belongs to the Responses API; use openai-responses:")
+		case slices.Contains(chatOnly, k) && p.api == apiResponses:
+			add(k, "the Responses API has no such parameter; it belongs to Chat Completions (openai-chat:)")
 		case slices.Contains(bodyKeys[prefix], strings.TrimPrefix(k, prefix)), slices.Contains(specialKeys, k),
 			p.api == apiBedrock && slices.Contains(bedrockKeys, k), p.api == apiGemini && slices.Contains(geminiKeys, k):
 		case p.api == apiResponses && slices.Contains(responsesOnly, k):
