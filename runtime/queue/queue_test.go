@@ -683,3 +683,29 @@ func TestRewrittenCacheEntryIsNotReplayed(t *testing.T) {
 	assert.Regexp(t, `^cache entry [0-9a-f]{12}: refused, its answer does not pass the output_schema: the response does not match the schema: .*; running again$`,
 		got[0].Warnings[0])
 }
+
+// A job that runs past the worker's JobTimeout fails for good, at its first
+// attempt, rather than hold the worker for as long as its heartbeat lasts.
+func TestJobTimeout(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	long := strings.Replace(slowTurns, "delay: 1500ms", "delay: 1h", 1)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, long)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, 0)
+	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: root, JobTimeout: 300 * time.Millisecond})
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	b.Close()
+	require.Len(t, got.list, 1)
+	require.Error(t, got.list[0].Err)
+	assert.Contains(t, got.list[0].Err.Error(), "the job ran past the worker's job timeout of 300ms")
+	assert.Equal(t, 1, got.list[0].Attempt, "not retried")
+}

@@ -63,6 +63,10 @@ type WorkerOptions struct {
 	// back; DefaultShipMax when zero or less. The archive may unpack to 16
 	// times as much.
 	ShipMax int64
+	// JobTimeout bounds one delivery of a job, its run included; a job past
+	// it fails for good, since the heartbeat would otherwise keep it this
+	// worker's for as long as it runs. Zero sets no bound.
+	JobTimeout time.Duration
 	// NoEvents publishes none of the runs' events, which saves their
 	// encoding where nobody watches them. job.start and job.retry, one of
 	// each per delivery at most, still go out: a submitter counts its
@@ -276,7 +280,15 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 	}()
 
-	res, ws, warnings, err := w.run(ctx, job, attempt, events)
+	runCtx, endRun := ctx, context.CancelFunc(func() {})
+	if w.opts.JobTimeout > 0 {
+		runCtx, endRun = context.WithTimeoutCause(ctx, w.opts.JobTimeout, errJobTimeout)
+	}
+	res, ws, warnings, err := w.run(runCtx, job, attempt, events)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(runCtx), errJobTimeout) {
+		err = errPermanent{fmt.Errorf("the job ran past the worker's job timeout of %s", w.opts.JobTimeout)}
+	}
+	endRun()
 	defer ws.cleanup()
 	stopBeat()
 	if ctx.Err() != nil && errors.Is(err, runtime.ErrInterrupted) {
@@ -373,6 +385,9 @@ func (ws *workspace) cleanup() {
 }
 
 // errPermanent marks an error that running again cannot cure.
+// errJobTimeout is the cause of a run ended by WorkerOptions.JobTimeout.
+var errJobTimeout = errors.New("job timeout")
+
 type errPermanent struct{ error }
 
 func (e errPermanent) Unwrap() error { return e.error }

@@ -47,7 +47,8 @@ A job is acknowledged once its result is published. One that fails in a way that
 provider outage, a network error) is retried after a delay, up to --max-attempts deliveries in
 all; one that cannot pass (a spec error, failed checks, the model's every attempt rejected) fails
 at once. While a job runs the worker reports progress, so the server hands it to another worker
-only when this one stops answering for --ack-wait.
+only when this one stops answering for --ack-wait; --job-timeout bounds how long that may last
+(a job past it fails for good).
 
 Ctrl-C or SIGTERM stops the worker: it pulls no more jobs, stops its runs between tool calls
 and hands their jobs back to the queue at once, for another worker to run from the start.
@@ -61,6 +62,9 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 			}
 			if opts.MaxAttempts < 1 {
 				return exitWith(exitUsage, fmt.Errorf("--max-attempts must be at least 1, not %d", opts.MaxAttempts))
+			}
+			if opts.JobTimeout < 0 {
+				return exitWith(exitUsage, fmt.Errorf("--job-timeout must not be negative, not %s", opts.JobTimeout))
 			}
 			if ship < 1 || ship > 1<<20 {
 				return exitWith(exitUsage, fmt.Errorf("--ship-max must be from 1 to 1048576 (MiB), not %d", ship))
@@ -99,6 +103,7 @@ the server cannot be reached or the queue opened, 2 on usage errors.`,
 	fl.IntVarP(&opts.Concurrency, "jobs", "j", 1, "how many jobs run at a time")
 	fl.StringVar(&opts.WorkspaceRoot, "workspace-root", ".", "the directory every job's workspace must lie in")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", queue.DefaultMaxAttempts, "deliveries of a job before it fails for good")
+	fl.DurationVar(&opts.JobTimeout, "job-timeout", 0, "how long one delivery of a job may run before it fails for good (0: no bound)")
 	fl.DurationVar(&ack, "ack-wait", queue.DefaultAckWait, "how long a job may go without a sign of life before another worker gets it (when this worker creates the queue's consumer)")
 	fl.StringVar(&opts.CacheBucket, "cache-bucket", queue.DefaultCacheBucket, "the shared result cache's key-value bucket")
 	fl.Int64Var(&ship, "ship-max", queue.DefaultShipMax>>20, "the cap, in MiB, on a shipped workspace's archive this worker takes and on the archive of its run's changes")
