@@ -90,7 +90,6 @@ func TestAnthropicTopPAloneSendsNoDefaultTemperature(t *testing.T) {
 	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
 	require.NoError(t, err)
 	body := c.last()
-	t.Logf("temperature=%v top_p=%v", body["temperature"], body["top_p"])
 	_, hasT := body["temperature"]
 	_, hasP := body["top_p"]
 	assert.False(t, hasT && hasP, "both temperature and top_p sent although the spec set only top_p")
@@ -109,7 +108,6 @@ func TestBedrockTopPAloneSendsNoDefaultTemperature(t *testing.T) {
 	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
 	require.NoError(t, err)
 	inf := c.last()["inferenceConfig"].(map[string]any)
-	t.Logf("inferenceConfig sent: %v", inf)
 	_, hasT := inf["temperature"]
 	_, hasP := inf["topP"]
 	assert.False(t, hasT && hasP, "both temperature and topP sent to Claude although the spec set only top_p")
@@ -131,9 +129,6 @@ func TestStreamedParallelCallsAtOneIndex(t *testing.T) {
 		llms.WithTools([]llms.Tool{readFileTool}))
 	require.NoError(t, err)
 	calls := resp.Choices[0].ToolCalls
-	for _, c := range calls {
-		t.Logf("call id=%s name=%s args=%s", c.ID, c.FunctionCall.Name, c.FunctionCall.Arguments)
-	}
 	require.Len(t, calls, 2, "two calls were streamed")
 	assert.Equal(t, "call_a", calls[0].ID)
 	assert.Equal(t, `{"city":"Paris"}`, calls[0].FunctionCall.Arguments)
