@@ -2,49 +2,24 @@ package providers
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
 	"github.com/agentspec/agentspec/spec"
 )
 
 // Requests the providers' APIs refuse, and streams read wrong, found against
 // their documented behaviour; each test shows the request or the result.
 
-// capture records the request bodies a fake server gets.
-type capture struct {
-	mu     sync.Mutex
-	bodies []map[string]any
-}
-
-func (c *capture) last() map[string]any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bodies[len(c.bodies)-1]
-}
-
-func newCapture(t *testing.T, ct, body string) (*capture, *httptest.Server) {
-	c := &capture{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		c.mu.Lock()
-		c.bodies = append(c.bodies, m)
-		c.mu.Unlock()
-		w.Header().Set("Content-Type", ct)
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return c, srv
+// lastSent is the JSON body of the last request srv got.
+func lastSent(srv *providertest.RecordedServer) map[string]any {
+	reqs := srv.Requests()
+	return reqs[len(reqs)-1].JSON()
 }
 
 const anthropicOK = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",
@@ -64,11 +39,11 @@ func toolRound(id, name, content string) []llms.MessageContent {
 // becomes {"type":"tool_result","content":[{"type":"text","text":""}]}; the
 // Messages API refuses empty text blocks ("text content blocks must be non-empty").
 func TestAnthropicEmptyToolResultIsNotAnEmptyBlock(t *testing.T) {
-	c, srv := newCapture(t, "application/json", anthropicOK)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: anthropicOK})
 	m := newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
 	_, err := m.GenerateContent(t.Context(), toolRound("toolu_1", "list_files", ""), llms.WithTools([]llms.Tool{listTool}))
 	require.NoError(t, err)
-	msgs := c.last()["messages"].([]any)
+	msgs := lastSent(srv)["messages"].([]any)
 	res := msgs[2].(map[string]any)["content"].([]any)[0].(map[string]any)
 	raw, _ := json.Marshal(res)
 	assert.Contains(t, string(raw), `"(empty)"`)
@@ -85,11 +60,11 @@ func TestAnthropicEmptyToolResultIsNotAnEmptyBlock(t *testing.T) {
 // `top_p` cannot both be specified for this model. Please use only one.":
 // the default is left out, and a temperature the spec sets is kept.
 func TestAnthropicTopPAloneSendsNoDefaultTemperature(t *testing.T) {
-	c, srv := newCapture(t, "application/json", anthropicOK)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: anthropicOK}, providertest.Recorded{Body: anthropicOK})
 	m := newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, TopP: ptr(0.9)}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
 	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
 	require.NoError(t, err)
-	body := c.last()
+	body := lastSent(srv)
 	_, hasT := body["temperature"]
 	_, hasP := body["top_p"]
 	assert.False(t, hasT && hasP, "both temperature and top_p sent although the spec set only top_p")
@@ -97,17 +72,17 @@ func TestAnthropicTopPAloneSendsNoDefaultTemperature(t *testing.T) {
 	m = newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, TopP: ptr(0.9), Temperature: ptr(0.2)}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
 	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
 	require.NoError(t, err)
-	assert.Equal(t, 0.2, c.last()["temperature"], "the spec's own temperature is sent as given")
+	assert.Equal(t, 0.2, lastSent(srv)["temperature"], "the spec's own temperature is sent as given")
 }
 
 func TestBedrockTopPAloneSendsNoDefaultTemperature(t *testing.T) {
-	c, srv := newCapture(t, "application/json", `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},
-		"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2},"metrics":{"latencyMs":1}}`)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},
+		"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2},"metrics":{"latencyMs":1}}`})
 	m := newModel(t, "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{TopP: ptr(0.9)},
 		env("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-xyz", "AWS_REGION", "us-east-1", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", srv.URL))
 	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
 	require.NoError(t, err)
-	inf := c.last()["inferenceConfig"].(map[string]any)
+	inf := lastSent(srv)["inferenceConfig"].(map[string]any)
 	_, hasT := inf["temperature"]
 	_, hasP := inf["topP"]
 	assert.False(t, hasT && hasP, "both temperature and topP sent to Claude although the spec set only top_p")
@@ -122,7 +97,7 @@ func TestStreamedParallelCallsAtOneIndex(t *testing.T) {
 		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gemini-2.5-flash","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"CET\"}"}}]}}]}`,
 		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gemini-2.5-flash","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 		`data: [DONE]`, ``, ``}, "\n\n")
-	_, srv := newCapture(t, "text/event-stream", sse)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: sse})
 	m := newModel(t, "google:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test-key"))
 	var out streamed
 	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("weather in Paris and time in CET")}, out.option(),
@@ -142,8 +117,9 @@ func TestStreamedParallelCallsAtOneIndex(t *testing.T) {
 // max_completion_tokens on, and on the /v1 endpoint, that is what is sent;
 // an older version gets max_tokens, which it knows.
 func TestAzureMaxCompletionTokens(t *testing.T) {
-	c, srv := newCapture(t, "application/json", `{"id":"x","object":"chat.completion","created":1,"model":"o3-mini",
-		"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	ok := providertest.Recorded{Body: `{"id":"x","object":"chat.completion","created":1,"model":"o3-mini",
+		"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`}
+	srv := providertest.NewRecordedServer(t, ok, ok, ok)
 	policy, _ := instant()
 	for _, tc := range []struct{ endpoint, version, field string }{
 		{"https://acme.openai.azure.com", "2024-12-01-preview", "max_completion_tokens"},
@@ -155,7 +131,7 @@ func TestAzureMaxCompletionTokens(t *testing.T) {
 		require.NoError(t, err)
 		_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
 		require.NoError(t, err)
-		body := c.last()
+		body := lastSent(srv)
 		assert.EqualValues(t, 2000, body[tc.field], "%+v", tc)
 		other := map[string]string{"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}[tc.field]
 		assert.Nil(t, body[other], "%+v", tc)
