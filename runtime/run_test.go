@@ -264,12 +264,12 @@ func TestRunToolTimeoutIsCorrectable(t *testing.T) {
 
 	res, err := runScript(t, s, script.New(grep, script.Say("too slow")), []capabilities.Tool{slow})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"Error: grep timed out after 5ms"}, toolResults(res.Transcript))
+	assert.Equal(t, []string{"Error: Timed out after 0.005 seconds."}, toolResults(res.Transcript))
 
 	_, err = runScript(t, s, script.New(grep, grep, script.Say("never")), []capabilities.Tool{slow})
 	var re *RetriesExceededError
 	require.ErrorAs(t, err, &re, "timeouts count against the retries")
-	assert.Equal(t, "grep timed out after 5ms", re.Last)
+	assert.Equal(t, "Timed out after 0.005 seconds.", re.Last)
 }
 
 func TestRunRoundLimit(t *testing.T) {

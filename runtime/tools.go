@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -130,7 +131,9 @@ func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
 	case ctx.Err() != nil:
 		return outcome{status: ToolFatal, message: "interrupted", fatal: interrupted(ctx)}
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
-		return retry(fmt.Sprintf("%s timed out after %s", name, r.toolTimeout))
+		// The reference's words: pydantic-ai's retry prompt for a tool past
+		// tool_timeout, in the spec's seconds.
+		return retry("Timed out after " + strconv.FormatFloat(r.toolTimeout.Seconds(), 'f', -1, 64) + " seconds.")
 	}
 	if msg, ok := capabilities.AsRetry(err); ok {
 		o := retry(msg)

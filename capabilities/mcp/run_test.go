@@ -75,7 +75,7 @@ func TestRunWithAStdioServer(t *testing.T) {
 	assert.Equal(t, []string{
 		"from the server",
 		"Error: the widget is jammed; pass force: true",
-		"Error: sleep timed out after 500ms",
+		"Error: Timed out after 0.5 seconds.",
 	}, toolResults(model))
 	assert.Equal(t, []string{
 		"run.model_request", "run.model_response",
