@@ -358,3 +358,23 @@ func TestEarlyCallWaitsOnlyUntilItsToolJoins(t *testing.T) {
 	require.NotNil(t, res)
 	assert.Equal(t, "through", res.Content[0].(*sdk.TextContent).Text)
 }
+
+// A call to a tool --read-only withheld does not wait for the servers still
+// starting: none of them can offer a name already taken. It is unknown, as
+// it is when nothing is starting.
+func TestCallToAWithheldToolDoesNotWaitForLateServers(t *testing.T) {
+	t.Parallel()
+	stuck := &gate{open: make(chan struct{}), tool: "stuck_tool"}
+	late, err := stuck.registry(t).New(context.Background(), "Gate", capabilities.Args{})
+	require.NoError(t, err)
+	fs, _ := newFS(t, nil)
+	_, lc := serveLate(t, Options{ReadOnly: true}, fs, late)
+	t.Cleanup(func() { close(stuck.open) })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = lc.cs.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "a"}})
+	require.Error(t, err)
+	assert.NoError(t, ctx.Err(), "the call waited for a server still starting")
+	assert.Contains(t, err.Error(), `unknown tool "write_file"`)
+}

@@ -283,7 +283,9 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 		told := false
 		for {
 			s.mu.Lock()
-			offered, settled := s.offered[p.Name], s.settled
+			// A name seen but not offered was withheld: no capability
+			// starting can offer it, since two cannot share a name.
+			known, settled := s.seen[p.Name], s.settled
 			var waiting []*lateStart
 			var failed []string
 			for _, ls := range s.late {
@@ -298,7 +300,7 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 			s.mu.Unlock()
 			switch {
-			case offered:
+			case known:
 				return next(ctx, method, req)
 			case len(waiting) == 0 && len(failed) > 0:
 				msg := fmt.Sprintf("tool %s is not offered: %s", p.Name, strings.Join(failed, "; "))
