@@ -21,7 +21,11 @@ import (
 //
 // Every response body is bounded by guard (see MaxMessageBytes).
 func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string, base http.RoundTripper, guard *bodyGuard) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
-	hc := &http.Client{Transport: &boundTransport{guard: guard, base: &headerTransport{headers: headers, base: base}}}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	hc := &http.Client{Transport: &boundTransport{guard: guard, base: &headerTransport{headers: headers, host: u.Hostname(), base: base}}}
 	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies
@@ -71,14 +75,16 @@ func isSSEPath(endpoint string) bool {
 }
 
 // headerTransport adds the spec's headers (authorization_token among them)
-// to every request.
+// to every request to the host of url: not to another host a redirect, or
+// an SSE server's endpoint event, sends a request to.
 type headerTransport struct {
 	headers map[string]string
+	host    string // url's
 	base    http.RoundTripper
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) == 0 {
+	if len(t.headers) == 0 || !strings.EqualFold(req.URL.Hostname(), t.host) {
 		return t.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())

@@ -237,3 +237,53 @@ func TestRedactURL(t *testing.T) {
 		assert.Equal(t, want, redactURL(raw), raw)
 	}
 }
+
+// The spec's headers and token go to the host of url only: a redirect to
+// another host, or an SSE server that names an endpoint elsewhere, does not
+// take them along (Go's client drops Authorization on such a redirect
+// itself).
+func TestHeadersStayWithTheURLsHost(t *testing.T) {
+	t.Parallel()
+	srv := testServer()
+	var elsewhere atomic.Pointer[string] // what the other host was sent
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("Authorization") + r.Header.Get("X-Api-Key"); got != "" {
+			elsewhere.Store(&got)
+		}
+		sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true}).ServeHTTP(w, r)
+	}))
+	t.Cleanup(other.Close)
+	// The same server by another name: localhost, where url says 127.0.0.1.
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, otherURL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirect.Close)
+
+	c, err := New(context.Background(), Options{URL: redirect.URL + "/mcp", AuthorizationToken: "Bearer s3cret-token",
+		Headers: map[string]string{"X-Api-Key": "k3y-value"}}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = call(t, c, "echo", `{"text": "hi"}`, nil)
+	require.NoError(t, err)
+	if got := elsewhere.Load(); got != nil {
+		t.Errorf("redirected: the token or a header went to another host: %q", *got)
+	}
+
+	// An SSE server whose endpoint event names the other host.
+	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/mcp\n\n", otherURL)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(sse.Close)
+	c, err = New(context.Background(), Options{URL: sse.URL + "/sse", AuthorizationToken: "Bearer s3cret-token",
+		Headers: map[string]string{"X-Api-Key": "k3y-value"}, Timeout: 2}, capabilities.Setup{})
+	if err == nil {
+		c.Close()
+	}
+	if got := elsewhere.Load(); got != nil {
+		t.Errorf("over SSE: the token or a header went to another host: %q", *got)
+	}
+}
