@@ -140,6 +140,19 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	if opts.ReadTimeout > 0 {
 		c.readTimeout = time.Duration(opts.ReadTimeout * float64(time.Second))
 	}
+	// The id is known before the server is started: a capability built to
+	// be checked is named as the started one will be.
+	if len(opts.Command) > 0 {
+		c.where, c.local = commandWhere(opts.Command), true
+		if c.id == "" {
+			c.id = commandID(opts.Command)
+		}
+	} else {
+		c.where = redactURL(opts.endpoint())
+		if c.id == "" {
+			c.id = defaultID(opts.endpoint())
+		}
+	}
 	if setup.CheckOnly {
 		return c, nil // built to be checked: the options were all there is to check
 	}
@@ -148,18 +161,10 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		Capabilities: &sdk.ClientCapabilities{},
 	})
 	var err error
-	if len(opts.Command) > 0 {
-		c.where, c.local = commandWhere(opts.Command), true
-		if c.id == "" {
-			c.id = commandID(opts.Command)
-		}
+	if c.local {
 		c.session, c.proc, err = connectStdio(startCtx, client, opts, setup.Dir)
 	} else {
 		u := opts.endpoint()
-		c.where = redactURL(u)
-		if c.id == "" {
-			c.id = defaultID(u)
-		}
 		c.guard = &bodyGuard{limit: MaxMessageBytes}
 		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders(), setup.HTTPTransport(), c.guard)
 	}

@@ -378,3 +378,18 @@ func TestCallToAWithheldToolDoesNotWaitForLateServers(t *testing.T) {
 	assert.NoError(t, ctx.Err(), "the call waited for a server still starting")
 	assert.Contains(t, err.Error(), `unknown tool "write_file"`)
 }
+
+// A server started in the background without an id is named by its
+// default id (the program, or the package a runner runs), as in a run, so
+// that two of them can be told apart.
+func TestLateServerWithoutIDIsNamedByItsDefaultID(t *testing.T) {
+	t.Parallel()
+	opts, err := json.Marshal(map[string]any{"command": []string{os.Args[0]},
+		"env": map[string]string{slowServerEnv: "1", slowDelayEnv: "300"}})
+	require.NoError(t, err)
+	slow, err := mcpRegistry(t).New(context.Background(), mcp.TypeName, capabilities.Args{Options: opts})
+	require.NoError(t, err)
+	srv, lc := serveLate(t, Options{}, slow)
+	assert.Equal(t, []string{"MCP mcpserve.test"}, srv.Starting())
+	assert.Equal(t, "MCP mcpserve.test is up: 1 tools join (slow_echo)", receive(t, lc.notices, "notice"))
+}
