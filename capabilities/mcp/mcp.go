@@ -123,7 +123,7 @@ var (
 // New starts or reaches the server, initializes a session and lists its
 // tools. setup.Dir is the directory a relative cwd resolves against (empty:
 // the process's working directory); with setup.CheckOnly, only the options
-// are checked. Errors about one option are
+// are checked, cwd's directory among them. Errors about one option are
 // *capabilities.ArgError. On error nothing is left running.
 func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capability, error) {
 	if err := opts.check(); err != nil {
@@ -154,6 +154,11 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		}
 	}
 	if setup.CheckOnly {
+		if c.local {
+			if _, err := serverDir(opts.Cwd, setup.Dir); err != nil {
+				return nil, err
+			}
+		}
 		return c, nil // built to be checked: the options were all there is to check
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentspec", Version: "1"}, &sdk.ClientOptions{

@@ -406,6 +406,23 @@ func TestOptionsChecks(t *testing.T) {
 	assert.NoError(t, (&Options{URL: "https://x/mcp", Native: &no, Local: true}).check())
 }
 
+// A cwd that is not there is an error of the options, found by a check
+// too (validate, agentspec mcp before it serves), as FileSystem's root_dir
+// is: nothing is started.
+func TestCheckFindsAMissingCwd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := New(context.Background(), Options{Command: []string{"no-such-program"}, Cwd: "nope"}, capabilities.Setup{Dir: dir, CheckOnly: true})
+	var argErr *capabilities.ArgError
+	require.ErrorAs(t, err, &argErr)
+	assert.Equal(t, "cwd", argErr.Option)
+	assert.Contains(t, err.Error(), "nope: no such file or directory")
+
+	c, err := New(context.Background(), Options{Command: []string{"no-such-program"}, Cwd: "."}, capabilities.Setup{Dir: dir, CheckOnly: true})
+	require.NoError(t, err)
+	assert.Equal(t, "no-such-program", c.ID())
+}
+
 func TestIDs(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "mcp.example.com-sse", defaultID("https://mcp.example.com/sse"))
