@@ -17,7 +17,15 @@ func pollable(f *os.File) (io.Reader, func() error) {
 	if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return f, nil
 	}
+	// Close-on-exec, set under ForkLock as package os does, so that no
+	// process started meanwhile (a late MCP server, a Shell command)
+	// inherits a descriptor it could read the client's messages from.
+	syscall.ForkLock.RLock()
 	fd, err := syscall.Dup(int(f.Fd()))
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return f, nil
 	}
