@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -83,6 +84,13 @@ type Cache struct {
 	warn    func(error)
 	now     func() time.Time
 	shards  *shardSet
+	real    *resolvedDir // the real path of dir, shared by the views With makes
+}
+
+// resolvedDir is a cache directory's real path, resolved once.
+type resolvedDir struct {
+	once sync.Once
+	path string
 }
 
 // Option configures a Cache.
@@ -125,7 +133,7 @@ func New(dir string, opts ...Option) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	c := &Cache{dir: abs, warn: func(error) {}, now: timeNow, shards: &shardSet{}}
+	c := &Cache{dir: abs, warn: func(error) {}, now: timeNow, shards: &shardSet{}, real: &resolvedDir{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -150,6 +158,20 @@ func DefaultDir() (string, error) {
 // (WithBackend).
 func (c *Cache) Dir() string { return c.dir }
 
+// realDir is the real path of the cache's directory (see realPath), "" for
+// a cache kept elsewhere or one whose path cannot be resolved.
+func (c *Cache) realDir() string {
+	if c.dir == "" || c.real == nil {
+		return ""
+	}
+	c.real.once.Do(func() {
+		if p, err := realPath(c.dir); err == nil {
+			c.real.path = p
+		}
+	})
+	return c.real.path
+}
+
 // With returns a copy of c with opts applied on top of its own, for instance
 // a view that reports its warnings to one caller: c.With(WithWarn(f)).
 func (c *Cache) With(opts ...Option) *Cache {
@@ -167,7 +189,7 @@ func (c *Cache) With(opts ...Option) *Cache {
 // WithWarn. key is returned in every case but an error, for the caller to log
 // or salt with; it is not necessarily the key Store will use.
 func (c *Cache) Lookup(ctx context.Context, k KeyInput) (entry *Entry, key string, ok bool, err error) {
-	key, ing, err := Key(ctx, k)
+	key, ing, err := keyIn(ctx, k, c.realDir())
 	if err != nil {
 		return nil, "", false, err
 	}
@@ -198,7 +220,7 @@ func (c *Cache) Store(ctx context.Context, k KeyInput, e Entry) (key string, err
 	case e.JSON != nil && !json.Valid(e.JSON):
 		return "", fmt.Errorf("%w: the run's JSON output is not valid JSON", ErrNotCacheable)
 	}
-	key, ing, err := Key(ctx, k)
+	key, ing, err := keyIn(ctx, k, c.realDir())
 	if err != nil {
 		return "", err
 	}

@@ -132,6 +132,37 @@ func TestSameKeyForReformattedSpec(t *testing.T) {
 	assert.True(t, ok)
 }
 
+// A cache kept inside the workspace, under input globs that match its
+// files, is not an input of the runs it serves: the entry a run stores
+// must not change the key of the next run over the same files.
+func TestCacheInsideTheWorkspace(t *testing.T) {
+	t.Parallel()
+	for _, dir := range []string{".cache", "."} {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			ws := newWorkspace(t, map[string]string{"notes/a.md": "alpha"})
+			c, err := New(filepath.Join(ws, dir))
+			require.NoError(t, err)
+			k := keyInput(ws)
+			k.InputGlobs = []string{"**"}
+			k.ExpectedOutputFiles = nil
+
+			_, _, ok := lookup(t, c, k)
+			require.False(t, ok)
+			key := store(t, c, k, "first")
+			e, hitKey, ok := lookup(t, c, k)
+			require.True(t, ok, "the entry just stored is found")
+			assert.Equal(t, key, hitKey)
+			assert.Equal(t, "first", e.Output)
+			assert.Equal(t, 1, e.Ingredients.Files, "notes/a.md alone")
+
+			writeFiles(t, ws, map[string]string{"notes/a.md": "changed"})
+			_, _, ok = lookup(t, c, k)
+			assert.False(t, ok, "the workspace's own files still count")
+		})
+	}
+}
+
 func TestWorkspacesNeverShare(t *testing.T) {
 	t.Parallel()
 	c, _ := newCache(t)

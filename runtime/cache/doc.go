@@ -13,6 +13,9 @@
 //   - the workspace's real path (symlinks resolved), so two workspaces never
 //     share an entry;
 //   - through workspace.input_globs, the files the agent reads: see HashFiles.
+//     A cache directory inside the workspace is not among them: its marker
+//     and entries are left out of the key of that cache's lookups and
+//     stores, or each entry stored would change the next run's key.
 //
 // # The flow
 //

@@ -139,6 +139,34 @@ func cleanGlobs(globs []string) ([]string, error) {
 type tree struct {
 	dir *sandbox.Dir
 	rv  *sandbox.Resolver
+	// own is the canonical path of the directory of the cache the key is
+	// for, when the workspace holds it; "" when it does not.
+	own string
+}
+
+// ownedWithin is the canonical path of the cache directory own (a real
+// path, "" for none) within the workspace whose real path is root, "." for
+// root itself, or "" when the workspace does not hold it.
+func ownedWithin(root, own string) string {
+	if own == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(root, own)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// isOwn reports whether the canonical path rel is the cache's own: its
+// marker, its entries directory or anything in it. Nothing else of the
+// cache's directory is.
+func (t *tree) isOwn(rel string) bool {
+	if t.own == "" {
+		return false
+	}
+	entries := sandbox.Join(t.own, entriesDir)
+	return rel == sandbox.Join(t.own, markerName) || rel == entries || strings.HasPrefix(rel, entries+"/")
 }
 
 func openTree(root string) (*tree, error) {
@@ -200,7 +228,7 @@ func (t *tree) match(ctx context.Context, patterns []string) (map[string]string,
 	for _, p := range patterns {
 		if isLiteral(p) {
 			// No need to walk for a plain path.
-			if target, ok := t.regular(p); ok {
+			if target, ok := t.regular(p); ok && !t.isOwn(target) {
 				found[p] = target
 			}
 			continue
@@ -227,6 +255,9 @@ func (t *tree) walkBase(ctx context.Context, base string, patterns []string, fou
 			return nil // nothing under a base that is not there
 		}
 		return &fs.PathError{Op: "open", Path: base, Err: err}
+	}
+	if t.isOwn(canon) {
+		return nil
 	}
 	info, err := t.dir.Lstat(canon)
 	switch {
@@ -264,6 +295,7 @@ func (t *tree) walk(ctx context.Context, c *sandbox.Cursor, rel, canon string, p
 	for _, e := range entries {
 		p, target := sandbox.Join(rel, e.Name), sandbox.Join(canon, e.Name)
 		switch {
+		case t.isOwn(target):
 		case e.Type.IsDir():
 			if err := c.Down(e.Name); err != nil {
 				return &fs.PathError{Op: "open", Path: p, Err: err}
@@ -277,7 +309,7 @@ func (t *tree) walk(ctx context.Context, c *sandbox.Cursor, rel, canon string, p
 		case e.Type.IsRegular():
 			found[p] = target
 		case e.Type&fs.ModeSymlink != 0:
-			if target, ok := t.regular(target); ok {
+			if target, ok := t.regular(target); ok && !t.isOwn(target) {
 				found[p] = target
 			}
 		}

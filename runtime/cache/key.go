@@ -43,7 +43,8 @@ type KeyInput struct {
 	// unpacks at a path of its own. Its files are still those of Workspace.
 	WorkspaceName string
 	// InputGlobs (workspace.input_globs) select the files whose content the
-	// key covers; see HashFiles.
+	// key covers; see HashFiles. Lookup and Store leave out the files of
+	// their own cache when the workspace holds its directory.
 	InputGlobs []string
 	// ExpectedOutputFiles (workspace.expected_output_files) are the
 	// workspace-relative paths a run must leave behind; a stored entry is
@@ -72,6 +73,14 @@ type Ingredients struct {
 // Key computes the key of k over the workspace's files as they are now, and
 // summarises what went into it.
 func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
+	return keyIn(ctx, k, "")
+}
+
+// keyIn is Key for a cache in the directory own (a real path; "" for none):
+// when the workspace holds it, its marker and entries are not among the
+// files the globs match. They are the cache's, not the run's inputs, and
+// each entry stored would otherwise change the key of the next run.
+func keyIn(ctx context.Context, k KeyInput, own string) (string, Ingredients, error) {
 	if len(k.Spec) == 0 {
 		return "", Ingredients{}, errors.New("cache key: no spec")
 	}
@@ -90,6 +99,9 @@ func Key(ctx context.Context, k KeyInput) (string, Ingredients, error) {
 		var t *tree
 		if workspace, t, err = openWorkspace(k.Workspace); err != nil {
 			return "", Ingredients{}, fmt.Errorf("cache key: workspace: %w", err)
+		}
+		if t != nil {
+			t.own = ownedWithin(workspace, own)
 		}
 		digest, files, err = hashFiles(ctx, t, globs)
 		t.close()
