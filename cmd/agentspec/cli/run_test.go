@@ -412,6 +412,27 @@ func TestRunRecordReplay(t *testing.T) {
 	assert.Contains(t, out.stderr, "OPENAI_API_KEY")
 }
 
+// --record asks for the provider's conversation: a result the cache holds
+// does not stand in for it, nor leave an empty recording behind.
+func TestRunRecordWithACache(t *testing.T) {
+	srv := providertest.NewOpenAIServer(t, providertest.Text("Hello."), providertest.Text("Hello again."))
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", srv.BaseURL())
+	f := newRunFixture(t)
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: openai:gpt-test\ninstructions: Say hello.\ncache: {dir: cache}\n")
+
+	out := invokeRun(t, "", specPath, "--workspace", f.workspace, "-q")
+	require.Equal(t, 0, out.code, out.stderr)
+	recording := filepath.Join(t.TempDir(), "cassette.json")
+	out = invokeRun(t, "", specPath, "--workspace", f.workspace, "--record", recording, "-o", "json", "-q")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stdout, `"cached": false`)
+	assert.Len(t, srv.Requests(), 2, "the recorded run reached the model")
+	data, err := os.ReadFile(recording)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "Hello again.")
+}
+
 // The event log says how a failed run ended: the rejection that ended it,
 // then run.end.
 func TestRunEventsOnFailure(t *testing.T) {
