@@ -300,6 +300,22 @@ func TestBatchUsageErrors(t *testing.T) {
 	}
 }
 
+// Every job of a batch gets an events file of its own, even when one
+// workspace's base name is another's path made a name.
+func TestEventFileNamesAreDistinct(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, []string{"alpha.events.jsonl", "jobs_beta.events.jsonl", "more_beta.events.jsonl"},
+		eventFileNames([]string{"jobs/alpha", "jobs/beta", "more/beta"}))
+	for _, workspaces := range [][]string{
+		{"a/b", "x/a_b", "y/b"},
+		{"a/b_c", "a_b/c", "a_b_c-1", "x/b_c", "y/c"},
+	} {
+		names := eventFileNames(workspaces)
+		assert.Len(t, names, len(workspaces))
+		assert.Len(t, slices.Compact(slices.Sorted(slices.Values(names))), len(workspaces), "%v: %v", workspaces, names)
+	}
+}
+
 func TestExpandWorkspaces(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

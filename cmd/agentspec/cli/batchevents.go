@@ -74,7 +74,25 @@ func eventFileNames(workspaces []string) []string {
 			names[i] = path(w) + "-" + strconv.Itoa(i+1) + ext
 		}
 	}
-	return names
+	// One workspace's base name may be another's path made a name (x/a_b
+	// and a/b), or its path with a number: those that still share a name
+	// get their job's number too, until none does.
+	for {
+		shared := map[string]int{}
+		for _, n := range names {
+			shared[n]++
+		}
+		changed := false
+		for i, n := range names {
+			if shared[n] > 1 {
+				names[i] = strings.TrimSuffix(n, ext) + "-" + strconv.Itoa(i+1) + ext
+				changed = true
+			}
+		}
+		if !changed {
+			return names
+		}
+	}
 }
 
 // start opens the job's file.
