@@ -78,7 +78,7 @@ without the change. --events writes every event as a JSON line as it happens, ea
 characters ("text_truncated": true), and provider retries are "model.retry" events.
 --record and --replay save a provider conversation to a file and play it back offline; the
 recording keeps the provider's endpoint (never its key), so a replay needs neither the API key
-nor the base URL; a run with --record neither uses nor fills the result cache. The --events log ends with a run.end event: {"ok", "error", "usage", "cached"}.
+nor the base URL; a run with either neither uses nor fills the result cache. The --events log ends with a run.end event: {"ok", "error", "usage", "cached"}.
 
 To run one spec over many workspaces, see "agentspec batch".
 
@@ -169,9 +169,10 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 
 	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithWorkspace(dir),
 		runtime.WithListener(capabilityWarnings(warn))}
-	if f.noCache || f.record != "" {
+	if f.noCache || f.record != "" || f.replay != "" {
 		// A recording is of the provider's conversation: a cached result
-		// would leave it empty.
+		// would leave it empty, or answer a replay without checking the
+		// requests against it.
 		opts = append(opts, runtime.WithoutCache())
 	}
 	var progress *progress

@@ -433,6 +433,29 @@ func TestRunRecordWithACache(t *testing.T) {
 	assert.Contains(t, string(data), "Hello again.")
 }
 
+// --replay plays the recording back: a result the cache holds does not
+// stand in for it, so requests that no longer match still fail.
+func TestRunReplayWithACache(t *testing.T) {
+	srv := providertest.NewOpenAIServer(t, providertest.Text("Recorded."), providertest.Text("Live."))
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", srv.BaseURL())
+	f := newRunFixture(t)
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: openai:gpt-test\ninstructions: Say hello.\ncache: {dir: cache}\n")
+	recording := filepath.Join(t.TempDir(), "cassette.json")
+	out := invokeRun(t, "", specPath, "--workspace", f.workspace, "--input", "first", "--record", recording, "-q")
+	require.Equal(t, 0, out.code, out.stderr)
+	out = invokeRun(t, "", specPath, "--workspace", f.workspace, "--input", "second", "-q")
+	require.Equal(t, 0, out.code, out.stderr)
+	require.Equal(t, "Live.\n", out.stdout)
+
+	out = invokeRun(t, "", specPath, "--workspace", f.workspace, "--input", "second", "--replay", recording, "-q")
+	assert.Equal(t, exitFailure, out.code, "the recording is of another conversation: %s", out.stdout)
+	assert.Contains(t, out.stderr, "differs from the recording")
+	out = invokeRun(t, "", specPath, "--workspace", f.workspace, "--input", "first", "--replay", recording, "-q")
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Equal(t, "Recorded.\n", out.stdout)
+}
+
 // The event log says how a failed run ended: the rejection that ended it,
 // then run.end.
 func TestRunEventsOnFailure(t *testing.T) {
