@@ -34,6 +34,7 @@ type entry struct {
 	value   any    // the positional value, when options is nil
 	valPtr  string // of the positional value
 	optsPtr string // pointer the options object is reported under
+	null    bool   // written `- Name:`, with nothing after it
 }
 
 // readCapabilities checks the capabilities list of a spec and returns its
@@ -70,8 +71,8 @@ func parseEntry(d *document, ptr string, item any, reg *capabilities.Registry) (
 			e.name, e.namePtr, e.atKey = name, child(ptr, name), true
 			e.optsPtr = e.namePtr
 			switch val := val.(type) {
-			case nil: // `- Name:` with nothing after it
-				e.options = map[string]any{}
+			case nil: // `- Name:` with nothing after it; see checkEntry
+				e.options, e.null = map[string]any{}, true
 			case map[string]any:
 				e.options = val
 			default:
@@ -179,6 +180,14 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		}
 		d.add(e.namePtr, namePos, prefixed(e.ptr, msg))
 		return Capability{}, false
+	}
+	if e.null && t.Positional != "" {
+		// pydantic-ai passes `- Name:` on as one positional null: for
+		// Thinking, that leaves thinking unset. A type whose positional
+		// option takes no null reads it as no options.
+		if opts := map[string]any{t.Positional: nil}; reg.ValidateOptions(e.name, opts) == nil {
+			e.options = opts
+		}
 	}
 	if e.options == nil {
 		if t.Positional == "" {

@@ -80,6 +80,10 @@ func TestThinking(t *testing.T) {
 		"capabilities:\n  - Thinking: false\n":          {false, "", true},
 		"capabilities:\n  - Thinking: {effort: low}\n":  {true, "low", true},
 		"capabilities:\n  - Thinking: {effort: null}\n": {true, "", false},
+		// pydantic-ai passes `- Thinking:` on as one positional null, which
+		// leaves thinking unset and hides model_settings.thinking.
+		"capabilities:\n  - Thinking:\n":                           {true, "", false},
+		"capabilities:\n  - name: Thinking\n    arguments: null\n": {true, "", true},
 	} {
 		caps, err := build(t, yaml)
 		require.NoError(t, err, yaml)
