@@ -118,7 +118,15 @@ func CheckModel(s *spec.Spec) error {
 			continue
 		}
 		for _, t := range nt.NativeTools() {
-			if t.LocalFallback || ref == testModel || providers.HasNative(ref, t.Kind) {
+			if ref != testModel && providers.HasNative(ref, t.Kind) {
+				// Sent to the provider: its options are checked as the
+				// model's construction checks them.
+				for _, err := range joined(providers.CheckNative(ref, []providers.NativeTool{t})) {
+					native = append(native, &spec.Error{Pos: c.Pos, Msg: c.Name + ": " + err.Error()})
+				}
+				continue
+			}
+			if t.LocalFallback || ref == testModel {
 				continue
 			}
 			provider, _, _ := strings.Cut(ref, ":")
@@ -157,6 +165,18 @@ func CheckModel(s *spec.Spec) error {
 		}
 	}
 	return append(out, native...)
+}
+
+// joined returns the errors errors.Join made err of, err alone otherwise,
+// and none for nil.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
 }
 
 // maxScriptSize bounds a script file: a script of a thousand long turns

@@ -111,3 +111,24 @@ func TestNativeToolsAskedOfTheCapability(t *testing.T) {
 	_, err = (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml", []byte("model: openai:gpt-4o\ncapabilities: [{WebFetch: {local: true}}]\n"))
 	assert.NoError(t, err, "the local tool stands in")
 }
+
+// The options of a native tool the provider runs are checked when the spec
+// loads, as the run checks them before its first request: validate does
+// not pass a spec the run refuses.
+func TestNativeToolOptionsCheckedOnLoad(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]string{
+		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - WebSearch: {search_context_size: high}\n": "agent.yaml:3:5: WebSearch: anthropic: the native tool web_search takes no search_context_size (OpenAI's)",
+		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - NativeTool: {kind: web_fetch, foo: 1}\n":  `agent.yaml:3:5: NativeTool: anthropic: the native tool web_fetch takes no option "foo"`,
+		"model: openai-responses:gpt-5\ncapabilities:\n  - NativeTool: {kind: web_search, max_uses: 3}\n": "agent.yaml:3:5: NativeTool: openai-responses: the Responses API's web_search takes no max_uses",
+	} {
+		_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml", []byte(src))
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), want)
+		var errs spec.Errors
+		assert.ErrorAs(t, err, &errs, "reported at a position")
+	}
+	_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml",
+		[]byte("model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - WebSearch: {max_uses: 3, allowed_domains: [example.com]}\n"))
+	assert.NoError(t, err)
+}

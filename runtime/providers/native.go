@@ -50,6 +50,21 @@ func NativeProviders(kind string) []string {
 	return names
 }
 
+// CheckNative refuses what the provider of ref would refuse of tools when
+// the model is built: a kind it does not run, an option the kind does not
+// take there.
+func CheckNative(ref string, tools []NativeTool) error {
+	name, _, err := parseRef(ref)
+	if err != nil {
+		return err
+	}
+	p, ok := lookup(name)
+	if !ok {
+		return unknownProvider(name)
+	}
+	return checkNative(p, tools)
+}
+
 // NativeUnsupportedError is a native tool the provider does not run.
 type NativeUnsupportedError struct {
 	Provider string
