@@ -102,7 +102,7 @@ func CheckModel(s *spec.Spec) error {
 	var native spec.Errors
 	var thinking *spec.Capability // the Thinking entry that set thinking
 	for i, c := range s.Capabilities {
-		built := describeCapability(c)
+		name, built := describeCapability(c.Name, c.Options)
 		if built == nil {
 			continue
 		}
@@ -122,7 +122,7 @@ func CheckModel(s *spec.Spec) error {
 				// Sent to the provider: its options are checked as the
 				// model's construction checks them.
 				for _, err := range joined(providers.CheckNative(ref, []providers.NativeTool{t})) {
-					native = append(native, &spec.Error{Pos: c.Pos, Msg: c.Name + ": " + err.Error()})
+					native = append(native, &spec.Error{Pos: c.Pos, Msg: name + ": " + err.Error()})
 				}
 				continue
 			}
@@ -130,7 +130,7 @@ func CheckModel(s *spec.Spec) error {
 				continue
 			}
 			provider, _, _ := strings.Cut(ref, ":")
-			msg := fmt.Sprintf("%s: %s does not run the native tool %s", c.Name, provider, t.Kind)
+			msg := fmt.Sprintf("%s: %s does not run the native tool %s", name, provider, t.Kind)
 			if t.Fallback != "" {
 				msg += fmt.Sprintf(", and agentspec does not run the local fallback the spec names (%s)", t.Fallback)
 			}
@@ -389,24 +389,48 @@ type nativeOnly struct{}
 
 func (nativeOnly) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
 
-// describeCapability builds the capability of entry c to ask it what it
-// asks of the model (native tools, the thinking setting), when its type
-// says it may be built from its options alone (capabilities.Type.Pure):
-// nothing is opened, started or reached. It is nil for other types, and
-// for options the factory refuses, which building the run's capabilities
-// reports.
-func describeCapability(c spec.Capability) capabilities.Capability {
-	reg := capabilities.Default()
-	typ, ok := reg.Lookup(c.Name)
-	if !ok || !typ.Pure {
-		return nil
-	}
-	built, err := reg.New(context.Background(), c.Name, capabilities.Args{Options: c.Options, Setup: capabilities.Setup{CheckOnly: true}})
-	if err != nil {
-		return nil
-	}
-	return built
+// describeCapability builds the capability of an entry (its type's name
+// and options) to ask it what it asks of the model (native tools, the
+// thinking setting), when its type says it may be built from its options
+// alone (capabilities.Type.Pure): nothing is opened, started or reached. A
+// wrapper (PrefixTools) is described by the capability it holds, which the
+// run finds through capabilities.As; name is the type described. It is
+// nil for other types, and for options the factory refuses, which building
+// the run's capabilities reports.
+func describeCapability(name string, options json.RawMessage) (string, capabilities.Capability) {
+	return describeNested(name, options, 0)
 }
+
+func describeNested(name string, options json.RawMessage, depth int) (string, capabilities.Capability) {
+	reg := capabilities.Default()
+	typ, ok := reg.Lookup(name)
+	if !ok || depth > maxNesting {
+		return name, nil
+	}
+	if !typ.Pure {
+		var opts map[string]json.RawMessage
+		if len(typ.Nested) == 0 || json.Unmarshal(options, &opts) != nil {
+			return name, nil
+		}
+		for _, opt := range typ.Nested {
+			var n capabilities.Nested
+			if raw, ok := opts[opt]; ok && json.Unmarshal(raw, &n) == nil {
+				if inner, built := describeNested(n.Name, n.Options, depth+1); built != nil {
+					return inner, built
+				}
+			}
+		}
+		return name, nil
+	}
+	built, err := reg.New(context.Background(), name, capabilities.Args{Options: options, Setup: capabilities.Setup{CheckOnly: true}})
+	if err != nil {
+		return name, nil
+	}
+	return name, built
+}
+
+// maxNesting bounds how deep describeCapability follows wrappers.
+const maxNesting = 64
 
 // thinkingSetter is a capability that sets the unified thinking setting
 // (native.Thinking): it wins over model_settings.thinking, and provider keys

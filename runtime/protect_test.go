@@ -132,3 +132,21 @@ func TestNativeToolOptionsCheckedOnLoad(t *testing.T) {
 		[]byte("model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - WebSearch: {max_uses: 3, allowed_domains: [example.com]}\n"))
 	assert.NoError(t, err)
 }
+
+// A capability nested in PrefixTools asks the model for what it would ask
+// unwrapped (the run finds it through capabilities.As): its native tools
+// and its thinking setting are checked when the spec loads too.
+func TestNestedCapabilityCheckedOnLoad(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]string{
+		"model: openai:gpt-4o\ncapabilities:\n  - PrefixTools: {prefix: p, capability: WebSearch}\n":                                        "agent.yaml:3:5: WebSearch: openai does not run the native tool web_search",
+		"model: openai:gpt-4o\ncapabilities:\n  - PrefixTools: {prefix: p, capability: {PrefixTools: {prefix: q, capability: WebFetch}}}\n": "agent.yaml:3:5: WebFetch: openai does not run the native tool web_fetch",
+	} {
+		_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml", []byte(src))
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), want)
+	}
+	_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml",
+		[]byte("model: openai:gpt-4o\ncapabilities:\n  - PrefixTools: {prefix: p, capability: {WebFetch: {local: true}}}\n"))
+	assert.NoError(t, err, "the local tool stands in")
+}
