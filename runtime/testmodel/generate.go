@@ -24,8 +24,8 @@ import (
 //     maximum, else exclusiveMaximum - 1, else 0
 //   - boolean: false; null: null
 //   - array: each prefixItems entry, then items up to minItems; when
-//     minItems is met, one more item if items is a non-empty schema and
-//     maxItems allows it
+//     the prefixItems meet minItems already, one more item if items is a
+//     non-empty schema and maxItems allows it
 //   - a list of types: the first that is not "null"; no type: the string "a"
 //
 // An error names a schema it cannot satisfy (an unknown type, a $ref it
@@ -169,14 +169,15 @@ func (g generator) array(m map[string]any, depth int) (any, error) {
 	minItems, _ := intOf(m["minItems"])
 	maxItems, hasMax := intOf(m["maxItems"])
 	items, _ := m["items"].(map[string]any)
-	for len(out) < minItems {
-		v, err := g.value(m["items"], depth+1)
-		if err != nil {
-			return nil, err
+	if len(out) < minItems {
+		for len(out) < minItems {
+			v, err := g.value(m["items"], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
 		}
-		out = append(out, v)
-	}
-	if len(out) >= minItems && len(items) > 0 && (!hasMax || len(out) < maxItems) {
+	} else if len(items) > 0 && (!hasMax || len(out) < maxItems) {
 		v, err := g.value(items, depth+1)
 		if err != nil {
 			return nil, err

@@ -50,6 +50,10 @@ func TestGenerate(t *testing.T) {
 		{"additionalProperties", `{"type": "object", "required": ["additionalProperty"], "properties": {"additionalProperty": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}}`, `{"additionalProperty":0,"additionalProperty_":false}`},
 		{"array", `{"type": "array", "items": {"type": "string"}}`, `["a"]`},
 		{"array minItems", `{"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}`, `[0,0]`},
+		// Padding to minItems adds no further item, as in pydantic-ai's
+		// TestModel; the extra one comes only when minItems is met already.
+		{"array minItems padded", `{"type": "array", "items": {"type": "integer"}, "minItems": 2}`, `[0,0]`},
+		{"prefixItems then one", `{"type": "array", "prefixItems": [{"type": "boolean"}], "items": {"type": "string"}, "minItems": 1}`, `[false,"a"]`},
 		{"array any items", `{"type": "array", "items": {}}`, `[]`},
 		{"prefixItems", `{"type": "array", "prefixItems": [{"type": "boolean"}, {"type": "string"}], "items": false}`, `[false,"a"]`},
 		{"ref", `{"type": "object", "required": ["p"], "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {"type": "object", "required": ["x"], "properties": {"x": {"type": "number"}}}}}`, `{"p":{"x":0}}`},
