@@ -50,6 +50,7 @@ func compose(reg *capabilities.Registry) ([]byte, error) {
 	if err := decodeJSON(schema.Agent(), &doc); err != nil {
 		return nil, fmt.Errorf("agent schema: %w", err)
 	}
+	allowNulls(doc)
 	defs := doc["$defs"].(map[string]any)
 	names := reg.Names()
 	if len(names) == 0 {
@@ -126,6 +127,29 @@ func compose(reg *capabilities.Registry) ([]byte, error) {
 		"anyOf":       forms,
 	}
 	return marshalSchema(allowEnvStrings(bothKinds(doc)).(map[string]any))
+}
+
+// allowNulls widens the top-level keys pydantic-ai reads null for to take
+// null, as the loader does (dropNulls), so that editors do not flag
+// `name:` with nothing after it.
+func allowNulls(doc map[string]any) {
+	props, _ := doc["properties"].(map[string]any)
+	for _, k := range nullableKeys {
+		p, ok := props[k].(map[string]any)
+		if !ok {
+			continue
+		}
+		p = maps.Clone(p)
+		switch t := p["type"].(type) {
+		case string:
+			p["type"] = []any{t, "null"}
+		case nil:
+			if alts, ok := p["anyOf"].([]any); ok {
+				p["anyOf"] = append(slices.Clone(alts), map[string]any{"type": "null"})
+			}
+		}
+		props[k] = p
+	}
 }
 
 // bothKinds makes the composed agent schema cover pipeline files too, so

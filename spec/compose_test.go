@@ -256,3 +256,26 @@ func TestComposedSchemaCoversPipelines(t *testing.T) {
 		}
 	}
 }
+
+// An empty value of a top-level key pydantic-ai reads null for loads as the
+// key's absence; the schema editors use does not flag it either.
+func TestComposedSchemaTakesNullForNullableKeys(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	sch := compileComposed(t, l)
+	for _, key := range nullableKeys {
+		src := "model: test\n" + key + ":\n"
+		if key == "model" {
+			src = "model:\n"
+		}
+		_, err := l.Load("agent.yaml", []byte(src))
+		require.NoError(t, err, src)
+		d := parseYAML("agent.yaml", []byte(src), testEnv)
+		assert.NoError(t, sch.Validate(d.root), src)
+	}
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(`{"end_strategy": null}`), &v))
+	assert.Error(t, sch.Validate(v), "end_strategy takes no null, in pydantic-ai either")
+	require.NoError(t, json.Unmarshal([]byte(`{"name": 5}`), &v))
+	assert.Error(t, sch.Validate(v), "the key's own schema still applies")
+}
