@@ -257,10 +257,16 @@ func decodeValue(value any, v any) error {
 	return dec.Decode(v)
 }
 
-// seconds converts a number of seconds, saturating rather than overflowing.
+// seconds converts a number of seconds, saturating rather than overflowing,
+// and keeping a positive number below a nanosecond a bound: the zero
+// Duration means no bound.
 func seconds(s float64) time.Duration {
 	if s >= float64(math.MaxInt64)/float64(time.Second) {
 		return math.MaxInt64
 	}
-	return time.Duration(s * float64(time.Second))
+	d := time.Duration(s * float64(time.Second))
+	if d == 0 && s > 0 {
+		return time.Nanosecond
+	}
+	return d
 }

@@ -714,3 +714,13 @@ func TestDocumentIsTheMeaningNotTheText(t *testing.T) {
 	assert.Equal(t, a.Document, b.Document)
 	assert.Equal(t, "openai:gpt-4.1", a.Document["model"])
 }
+
+// A positive number of seconds too small for a Duration's nanosecond is
+// still a bound, not the zero that means none.
+func TestTinyTimeoutsStayBounds(t *testing.T) {
+	t.Parallel()
+	s, err := testLoader(t).Load("agent.yaml", []byte("model: test\ntool_timeout: 1e-10\nmodel_settings: {timeout: 0.0000000001}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, time.Nanosecond, s.ToolTimeout)
+	assert.Equal(t, time.Nanosecond, s.ModelSettings.Timeout)
+}
