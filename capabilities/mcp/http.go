@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,7 +26,7 @@ func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, heade
 	if err != nil {
 		return nil, nil, err
 	}
-	hc := &http.Client{Transport: &boundTransport{guard: guard, base: &headerTransport{headers: headers, host: u.Hostname(), base: base}}}
+	hc := &http.Client{Transport: &boundTransport{guard: guard, base: &headerTransport{headers: headers, origin: origin(u), base: base}}}
 	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies
@@ -75,16 +76,26 @@ func isSSEPath(endpoint string) bool {
 }
 
 // headerTransport adds the spec's headers (authorization_token among them)
-// to every request to the host of url: not to another host a redirect, or
-// an SSE server's endpoint event, sends a request to.
+// to every request to url's origin (scheme, host and port): not to another
+// a redirect, or an SSE server's endpoint event, sends a request to, nor
+// over plain http when url says https.
 type headerTransport struct {
 	headers map[string]string
-	host    string // url's
+	origin  string // url's
 	base    http.RoundTripper
 }
 
+// origin is u's scheme, host and port, the port filled in for the scheme.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) == 0 || !strings.EqualFold(req.URL.Hostname(), t.host) {
+	if len(t.headers) == 0 || origin(req.URL) != t.origin {
 		return t.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())

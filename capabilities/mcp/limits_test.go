@@ -270,6 +270,20 @@ func TestHeadersStayWithTheURLsHost(t *testing.T) {
 		t.Errorf("redirected: the token or a header went to another host: %q", *got)
 	}
 
+	// The same host name on another port is another server.
+	portRedirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(portRedirect.Close)
+	c, err = New(context.Background(), Options{URL: portRedirect.URL + "/mcp", AuthorizationToken: "Bearer s3cret-token"}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = call(t, c, "echo", `{"text": "hi"}`, nil)
+	require.NoError(t, err)
+	if got := elsewhere.Load(); got != nil {
+		t.Errorf("redirected to another port: the token went to another server: %q", *got)
+	}
+
 	// An SSE server whose endpoint event names the other host.
 	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
