@@ -141,6 +141,11 @@ func TestCacheInsideTheWorkspace(t *testing.T) {
 		t.Run(dir, func(t *testing.T) {
 			t.Parallel()
 			ws := newWorkspace(t, map[string]string{"notes/a.md": "alpha"})
+			if dir == "." {
+				// The workspace was made a cache while it was empty: its
+				// marker is there already.
+				require.NoError(t, os.WriteFile(filepath.Join(ws, markerName), []byte(marker), 0o600))
+			}
 			c, err := New(filepath.Join(ws, dir))
 			require.NoError(t, err)
 			k := keyInput(ws)
@@ -160,6 +165,28 @@ func TestCacheInsideTheWorkspace(t *testing.T) {
 			_, _, ok = lookup(t, c, k)
 			assert.False(t, ok, "the workspace's own files still count")
 		})
+	}
+}
+
+func TestStoreMarksOnlyANewOrEmptyDirectory(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"notes/a.md": "alpha"})
+	// A project directory given as the cache's: marking it would make
+	// backup tools skip the project.
+	c, err := New(ws)
+	require.NoError(t, err)
+	_, err = c.Store(context.Background(), keyInput(ws), Entry{Output: "done"})
+	require.ErrorIs(t, err, ErrNotCache)
+	assert.Contains(t, err.Error(), "new or empty directory")
+	assert.NoFileExists(t, filepath.Join(ws, markerName))
+	assert.NoDirExists(t, filepath.Join(ws, entriesDir))
+
+	// An empty directory, or one not made yet, becomes a cache.
+	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "new", "cache")} {
+		c, err := New(dir)
+		require.NoError(t, err)
+		store(t, c, keyInput(ws), "done")
+		assert.FileExists(t, filepath.Join(dir, markerName))
 	}
 }
 

@@ -117,16 +117,45 @@ func (s *shardSet) forget(shard string) {
 	}
 }
 
-// ensureMarker creates the directory and its marker if need be.
+// ensureMarker creates the directory and its marker if need be. It marks
+// only a directory that is new, empty or holds nothing but the cache's own
+// files (another writer's, marking it at the same time): the marker tells
+// backup tools (tar --exclude-caches, borg, restic) to skip the whole
+// directory, so in a directory of other files it would hide them from every
+// backup. A directory that holds other files but no marker is ErrNotCache,
+// as for Stats and Clear.
 func (c *Cache) ensureMarker() error {
-	p := filepath.Join(c.dir, markerName)
-	if _, err := os.Stat(p); err == nil {
-		return nil
+	ok, err := c.owned()
+	if ok || err != nil && !errors.Is(err, ErrNotCache) {
+		return err
+	}
+	if err != nil && !c.onlyOwnFiles() {
+		if ok, _ := c.owned(); ok {
+			return nil // marked meanwhile
+		}
+		return fmt.Errorf("%w: a cache is kept only in a new or empty directory, "+
+			"since its marker tells backup tools to skip everything in it", err)
 	}
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return err
 	}
-	return writeAtomic(p, []byte(marker), true)
+	return writeAtomic(filepath.Join(c.dir, markerName), []byte(marker), true)
+}
+
+// onlyOwnFiles reports whether the cache's directory holds nothing but
+// files a cache writes before its marker is in place: the entries
+// directory and temporary files.
+func (c *Cache) onlyOwnFiles() bool {
+	names, err := os.ReadDir(c.dir)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if n.Name() != entriesDir && !strings.HasPrefix(n.Name(), tempPrefix) {
+			return false
+		}
+	}
+	return true
 }
 
 // writeAtomic replaces path with data through a temporary file renamed over
