@@ -43,7 +43,8 @@ of CPUs). Each run is confined to its own workspace, as "agentspec run --workspa
 be: its capabilities are built with that directory, its checks and cache key cover that
 directory's files. A DIR holding *, ? or [ is a pattern, expanded by agentspec itself (so it
 works without a shell, and quoted): the directories it matches, files left out. The workspaces
-are sorted and run once each, however many arguments name them.
+are sorted and run once each, however many arguments name them; a workspace inside another is
+refused (exit 2), since the outer job could change the inner one's files while it runs.
 
 Every run gets the same input (--input, --input-file) and variables (--var: one per {{name}}
 placeholder of the instructions, no more, no fewer). The spec's cache
@@ -247,7 +248,8 @@ func jobError(err error) string {
 // keeps the directories it matches; it must match at least one. A plain
 // argument must be a directory. The result is sorted, and a directory named
 // twice, however spelled (symlinks included), is run once: two jobs in one
-// workspace would overwrite each other's files.
+// workspace would overwrite each other's files. For the same reason, one
+// workspace inside another is refused (refuseNested).
 func expandWorkspaces(args []string) ([]string, error) {
 	var out []string
 	seen := map[any]bool{}
@@ -288,7 +290,31 @@ func expandWorkspaces(args []string) ([]string, error) {
 		}
 	}
 	slices.Sort(out)
+	if err := refuseNested(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// refuseNested refuses workspaces one of which lies inside another (their
+// real paths compared): the outer job's agent could read and change the
+// inner job's files while that job works on them.
+func refuseNested(dirs []string) error {
+	reals := make([]string, len(dirs))
+	byReal := make(map[string]string, len(dirs))
+	for i, d := range dirs {
+		reals[i] = realPath(d)
+		byReal[reals[i]] = d
+	}
+	for i, d := range dirs {
+		for p := reals[i]; p != filepath.Dir(p); {
+			p = filepath.Dir(p)
+			if outer, ok := byReal[p]; ok {
+				return fmt.Errorf("workspace %s lies inside workspace %s: their jobs would work on the same files at once", d, outer)
+			}
+		}
+	}
+	return nil
 }
 
 // batchProgress reports a batch on stderr: a status line redrawn in place on

@@ -347,6 +347,27 @@ func TestExpandWorkspaces(t *testing.T) {
 	}
 }
 
+func TestExpandWorkspacesRefusesNested(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "nest", "a", "sub"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "nest", "a-b"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "nest", "a", "sub"), filepath.Join(dir, "elsewhere")))
+	p := func(name string) string { return filepath.Join(dir, name) }
+
+	_, err := expandWorkspaces([]string{p("nest/a"), p("nest/a/sub")})
+	require.Error(t, err)
+	assert.Equal(t, "workspace "+p("nest/a/sub")+" lies inside workspace "+p("nest/a")+
+		": their jobs would work on the same files at once", err.Error())
+
+	_, err = expandWorkspaces([]string{p("elsewhere"), p("nest/*")})
+	require.ErrorContains(t, err, "workspace "+p("elsewhere")+" lies inside workspace "+p("nest/a"), "a link is where it leads")
+
+	got, err := expandWorkspaces([]string{p("nest/a-b"), p("nest/a/sub")})
+	require.NoError(t, err, "siblings whose names share a beginning do not nest")
+	assert.Equal(t, []string{p("nest/a-b"), p("nest/a/sub")}, got)
+}
+
 func TestBatchProgress(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
