@@ -46,6 +46,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -167,7 +168,14 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	})
 	var err error
 	if c.local {
-		c.session, c.proc, err = connectStdio(startCtx, client, opts, setup.Dir)
+		// The workspace's env reaches every command started in it (a
+		// LocalWorkspace's); the entry's own env wins over it.
+		withEnv := opts
+		if len(setup.Env) > 0 {
+			withEnv.Env = maps.Clone(setup.Env)
+			maps.Copy(withEnv.Env, opts.Env)
+		}
+		c.session, c.proc, err = connectStdio(startCtx, client, withEnv, setup.Dir)
 	} else {
 		u := opts.endpoint()
 		c.guard = &bodyGuard{limit: MaxMessageBytes}
@@ -176,7 +184,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
 	}
-	if err := c.listTools(startCtx, opts.AllowedTools); err != nil {
+	if err := c.listTools(startCtx, opts.AllowedTools, setup.ReadOnly); err != nil {
 		err = c.startError(ctx, startCtx, timeout, err) // before Close, which ends the process
 		c.Close()
 		return nil, err
@@ -244,7 +252,10 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-func (c *Capability) listTools(ctx context.Context, allowed []string) error {
+// listTools lists the server's tools, filtered by allowed and, in a
+// read-only workspace, to those the server marks readOnlyHint, as
+// `agentspec mcp --read-only` offers them.
+func (c *Capability) listTools(ctx context.Context, allowed []string, readOnly bool) error {
 	var all []*sdk.Tool
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
@@ -270,7 +281,8 @@ func (c *Capability) listTools(ctx context.Context, allowed []string) error {
 		}
 	}
 	for _, t := range all {
-		if allowed != nil && !slices.Contains(allowed, t.Name) {
+		if allowed != nil && !slices.Contains(allowed, t.Name) ||
+			readOnly && (t.Annotations == nil || !t.Annotations.ReadOnlyHint) {
 			continue
 		}
 		c.tools = append(c.tools, newTool(c, t))

@@ -76,6 +76,23 @@ func TestToolsAreOfferedUnchanged(t *testing.T) {
 	assert.Equal(t, "mcp.test", c.ID(), "the default id of a command is its program name")
 }
 
+func TestReadOnlyWorkspace(t *testing.T) {
+	t.Parallel()
+	// A LocalWorkspace's env reaches the server: here it is what makes the
+	// test binary serve.
+	c, err := New(context.Background(), Options{Command: serverCommand()},
+		capabilities.Setup{Dir: t.TempDir(), ReadOnly: true, Env: serverEnvMap()})
+	require.NoError(t, err)
+	defer c.Close()
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name())
+	}
+	assert.Equal(t, []string{"count"}, names, "only the tools the server marks readOnlyHint")
+}
+
 func TestAllowedTools(t *testing.T) {
 	t.Parallel()
 	c := startStdio(t, Options{AllowedTools: []string{"count", "echo"}})
@@ -376,7 +393,7 @@ func TestInMemoryServer(t *testing.T) {
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, nil).Connect(context.Background(), ct, nil)
 	require.NoError(t, err)
 	c := &Capability{id: "mem", where: "in memory", session: cs}
-	require.NoError(t, c.listTools(context.Background(), []string{"echo"}))
+	require.NoError(t, c.listTools(context.Background(), []string{"echo"}, false))
 	defer c.Close()
 	out, err := call(t, c, "echo", `{"text": "in memory"}`, nil)
 	require.NoError(t, err)
