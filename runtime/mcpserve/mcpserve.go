@@ -482,27 +482,31 @@ func fatal(err error) error {
 }
 
 // ServeStdio serves one client over r and w (newline-delimited JSON-RPC)
-// until r ends or ctx is done, which both count as a clean end. When r is a
-// pipe or socket (*os.File), as stdin is under an MCP client, messages are
-// read without the SDK's hand-off goroutine (see lineTransport); any other
-// reader goes through the SDK's IOTransport.
+// until r ends or ctx is done, which both count as a clean end; the calls
+// read before r ended are answered first. When r is a pipe or socket
+// (*os.File), as stdin is under an MCP client, messages are read by the
+// goroutine that asks for them (see lineTransport); any other reader (a
+// regular file, a terminal, an io.Reader) is copied through a pipe by a
+// goroutine of its own, so that ctx can end a read that would block.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	var t sdk.Transport = &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
+	in, closeIn := r, (func() error)(nil)
 	if f, ok := r.(*os.File); ok {
-		if in, closeIn := pollable(f); closeIn != nil {
-			t = &lineTransport{in: in, out: w, closeIn: closeIn}
-		}
+		in, closeIn = pollable(f)
 	}
-	err := s.srv.Run(ctx, t)
+	if closeIn == nil {
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := io.Copy(pw, r)
+			pw.CloseWithError(err)
+		}()
+		in, closeIn = pr, pr.Close
+	}
+	err := s.srv.Run(ctx, &lineTransport{in: in, out: w, closeIn: closeIn})
 	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
 		return nil
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // Handler serves streamable HTTP (every path). A request with an Origin
 // header that is not the server's own (see sameOrigin) is refused with 403

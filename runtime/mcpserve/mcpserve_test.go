@@ -403,6 +403,83 @@ func TestStdioPipesEndWithTheContext(t *testing.T) {
 	}
 }
 
+// scriptedRequests is what `printf ... | agentspec mcp` sends: a whole
+// session written at once, then the end of the input.
+const scriptedRequests = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}
+`
+
+// checkScriptedAnswers reads the two answers to scriptedRequests.
+func checkScriptedAnswers(t *testing.T, out *bufio.Reader) {
+	t.Helper()
+	byID := map[int]string{}
+	for range 2 {
+		line, err := out.ReadString('\n')
+		if !assert.NoError(t, err) {
+			break
+		}
+		var m struct {
+			ID int `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		byID[m.ID] = line
+	}
+	assert.Contains(t, byID[1], `"serverInfo"`)
+	assert.Contains(t, byID[2], "alpha", "the call read before the input ended is answered")
+}
+
+func TestStdioAnswersCallsReadBeforeTheInputEnds(t *testing.T) {
+	t.Parallel()
+	t.Run("pipe", func(t *testing.T) {
+		t.Parallel()
+		in, out, done := serveOverPipes(t, context.Background())
+		_, err := in.WriteString(scriptedRequests)
+		require.NoError(t, err)
+		require.NoError(t, in.Close())
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("ServeStdio did not end at EOF")
+		}
+		checkScriptedAnswers(t, out)
+	})
+	t.Run("reader", func(t *testing.T) {
+		t.Parallel()
+		fs, _ := newFS(t, map[string]string{"a.txt": "alpha\n"})
+		srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+		require.NoError(t, err)
+		defer srv.Close()
+		var out strings.Builder
+		require.NoError(t, srv.ServeStdio(context.Background(), strings.NewReader(scriptedRequests), &out))
+		checkScriptedAnswers(t, bufio.NewReader(strings.NewReader(out.String())))
+	})
+}
+
+// A reader that is not a pipe, such as a terminal, is still left when the
+// context ends, though its Read never returns.
+func TestStdioReaderEndsWithTheContext(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	block, unblock := io.Pipe()
+	defer unblock.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, struct{ io.Reader }{block}, io.Discard) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not end with its context")
+	}
+}
+
 func TestHTTPRefusesAForeignHostOnLoopback(t *testing.T) {
 	t.Parallel()
 	fs, _ := newFS(t, nil)

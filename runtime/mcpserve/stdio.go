@@ -22,7 +22,9 @@ import (
 // its own and hands every message over through a channel; under a loaded
 // machine that extra wake-up per message was a good part of a call's
 // latency. JSON-RPC batches (protocol 2025-03-26) are answered with one
-// array once every call in them is answered, as the SDK does.
+// array once every call in them is answered, as the SDK does. When the
+// input ends, the calls read before its end are answered first (see
+// drain): a client may write its requests and close its end.
 type lineTransport struct {
 	in  io.Reader
 	out io.Writer
@@ -35,7 +37,11 @@ type lineTransport struct {
 const maxLine = sdk.DefaultMaxLineLength
 
 func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
-	return &lineConn{in: bufio.NewReaderSize(t.in, 64<<10), out: t.out, closeIn: t.closeIn, closed: make(chan struct{})}, nil
+	return &lineConn{
+		in: bufio.NewReaderSize(t.in, 64<<10), out: t.out, closeIn: t.closeIn,
+		closed: make(chan struct{}), answered: make(chan struct{}, 1),
+		pending: map[jsonrpc.ID]bool{},
+	}, nil
 }
 
 type lineConn struct {
@@ -51,6 +57,12 @@ type lineConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// pending holds the calls read and not yet answered; answered is
+	// signalled whenever one is, for drain.
+	pmu      sync.Mutex
+	pending  map[jsonrpc.ID]bool
+	answered chan struct{}
 }
 
 type batch struct {
@@ -78,7 +90,10 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		line, err := c.readLine()
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
-				return nil, c.readErr(err)
+				if err = c.readErr(err); err == io.EOF {
+					c.drain(ctx)
+				}
+				return nil, err
 			}
 			continue
 		}
@@ -86,6 +101,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.track(msgs)
 		c.queue = msgs[1:]
 		return msgs[0], nil
 	}
@@ -112,10 +128,71 @@ func (c *lineConn) readErr(err error) error {
 		return io.EOF
 	default:
 	}
-	if errors.Is(err, os.ErrClosed) {
+	if errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
 		return io.EOF
 	}
 	return err
+}
+
+// track records the calls among msgs as pending; a cancelled call is no
+// longer waited for, since a client that cancels it expects no answer.
+func (c *lineConn) track(msgs []jsonrpc.Message) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	for _, msg := range msgs {
+		req, ok := msg.(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case req.IsCall():
+			c.pending[req.ID] = true
+		case req.Method == "notifications/cancelled":
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					delete(c.pending, id)
+				}
+			}
+		}
+	}
+}
+
+// answer marks the call id answered.
+func (c *lineConn) answer(id jsonrpc.ID) {
+	c.pmu.Lock()
+	_, ok := c.pending[id]
+	delete(c.pending, id)
+	c.pmu.Unlock()
+	if ok {
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// drain waits, once the input has ended, until every call read before its
+// end is answered, the connection is closed or ctx is done. The SDK cancels
+// the calls in flight as soon as Read reports the end, so without it a
+// client that writes its requests and closes its end (`printf ... |
+// agentspec mcp`) would get no answers.
+func (c *lineConn) drain(ctx context.Context) {
+	for {
+		c.pmu.Lock()
+		n := len(c.pending)
+		c.pmu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-c.closed:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (c *lineConn) decode(data []byte) ([]jsonrpc.Message, error) {
@@ -207,6 +284,9 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		defer c.answer(resp.ID)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

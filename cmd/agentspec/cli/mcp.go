@@ -55,7 +55,8 @@ marked readOnlyHint, custom tools whose Hints() say so, behind any wrapper); oth
 a run. --events FILE writes every event (tool calls and results, FileSystem and MCP events)
 as JSON lines.
 
-By default the server speaks over stdin and stdout and ends when stdin ends. --http ADDR
+By default the server speaks over stdin and stdout and ends when stdin ends, once it has
+answered the calls it read before the end. --http ADDR
 serves streamable HTTP instead (every path; e.g. http://127.0.0.1:8080/mcp). An ADDR without
 a host (":8080") listens on loopback only. --http needs a bearer token, from $` + tokenEnv + `
 or the first line of --token-file, which clients present as "Authorization: Bearer TOKEN";
