@@ -1,6 +1,7 @@
 package webfetch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,11 +176,12 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL) (*result, error) {
 			return nil, fmt.Errorf("the body is binary (no content type), which this tool cannot show")
 		}
 		res.Title, res.Content = htmlText(body)
-	case mediaType == "application/json":
-		var v any
-		if json.Unmarshal(body, &v) == nil {
-			pretty, _ := json.MarshalIndent(v, "", "  ")
-			res.Content = "```json\n" + string(pretty) + "\n```"
+	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+		// Indented as it came: decoding and encoding again would sort the
+		// keys, round large numbers to float64 and escape <, > and &.
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, bytes.TrimSpace(body), "", "  ") == nil {
+			res.Content = "```json\n" + pretty.String() + "\n```"
 		} else {
 			res.Content = string(body)
 		}

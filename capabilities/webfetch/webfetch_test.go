@@ -87,6 +87,9 @@ func TestFetchOtherBodies(t *testing.T) {
 		case "/json":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"a":[1,2]}`)
+		case "/ld+json":
+			w.Header().Set("Content-Type", "application/ld+json; charset=utf-8")
+			fmt.Fprint(w, `{"z":12345678901234567890,"a":"<b>&"}`+"\n")
 		case "/text":
 			w.Header().Set("Content-Type", "text/plain")
 			fmt.Fprint(w, "plain\n\n\n\n\ntext  ")
@@ -114,6 +117,12 @@ func TestFetchOtherBodies(t *testing.T) {
 	r, err := fetch(t, f, srv.URL+"/json")
 	require.NoError(t, err)
 	assert.Equal(t, "```json\n{\n  \"a\": [\n    1,\n    2\n  ]\n}\n```", r.Content)
+
+	// A +json type is JSON too; keys keep their order, numbers their digits
+	// and strings their characters.
+	r, err = fetch(t, f, srv.URL+"/ld+json")
+	require.NoError(t, err)
+	assert.Equal(t, "```json\n{\n  \"z\": 12345678901234567890,\n  \"a\": \"<b>&\"\n}\n```", r.Content)
 
 	r, err = fetch(t, f, srv.URL+"/text")
 	require.NoError(t, err)
