@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -153,6 +154,9 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 		}
 		return filepath.Join(cwd, ws)
 	}
+	if err := p.refuseSharedWorkspaces(ctx, workspaces, absolute); err != nil {
+		return sum, err
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -188,4 +192,46 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, cause
+}
+
+// refuseSharedWorkspaces refuses a batch in which a spec entry that sets the
+// run's workspace (LocalWorkspace) gives two jobs one directory, as an
+// absolute working_dir gives every job: the jobs would work on the same
+// files at once. A job whose workspace cannot be resolved is left to fail on
+// its own.
+func (p *plan) refuseSharedWorkspaces(ctx context.Context, workspaces []string, absolute func(string) string) error {
+	if len(workspaces) < 2 || !p.setsWorkspace() {
+		return nil
+	}
+	seen := make(map[string]string, len(workspaces))
+	for _, given := range workspaces {
+		ws, err := spec.RunWorkspace(ctx, p.spec, p.cfg.registry, p.setup(absolute(given)))
+		if err != nil {
+			continue
+		}
+		dir := filepath.Clean(ws.Dir)
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+		if first, ok := seen[dir]; ok && first != given {
+			return fmt.Errorf("the spec's workspace entry gives the jobs of %s and %s the same directory, %s: they would work on the same files at once", first, given, ws.Dir)
+		}
+		seen[dir] = given
+	}
+	return nil
+}
+
+// setsWorkspace reports whether an entry of the spec sets the run's
+// workspace.
+func (p *plan) setsWorkspace() bool {
+	reg := p.cfg.registry
+	if reg == nil {
+		reg = capabilities.Default()
+	}
+	for _, c := range p.spec.Capabilities {
+		if t, ok := reg.Lookup(c.Name); ok && t.SetsWorkspace {
+			return true
+		}
+	}
+	return false
 }

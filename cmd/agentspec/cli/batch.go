@@ -44,7 +44,9 @@ be: its capabilities are built with that directory, its checks and cache key cov
 directory's files. A DIR holding *, ? or [ is a pattern, expanded by agentspec itself (so it
 works without a shell, and quoted): the directories it matches, files left out. The workspaces
 are sorted and run once each, however many arguments name them; a workspace inside another is
-refused (exit 2), since the outer job could change the inner one's files while it runs.
+refused (exit 2), since the outer job could change the inner one's files while it runs, and
+so (exit 1, before any job starts) is a spec whose LocalWorkspace gives two jobs one directory,
+as an absolute working_dir does.
 
 Every run gets the same input (--input, --input-file) and variables (--var: one per {{name}}
 placeholder of the instructions, no more, no fewer). The spec's cache
