@@ -77,11 +77,12 @@ With --nats URL the jobs go to a NATS JetStream work queue instead, for "agentsp
 processes on any number of machines to run (-j is then each worker's own): the same JSON lines
 come back as the jobs end, with the same progress display across the fleet. The spec travels
 with each job. The workspaces are on storage the workers share, named relative to
---workspace-root; or --ship sends each one with its job (every regular file under it, hidden ones
-included, but those the spec's secret patterns hide; symbolic links stay behind; up to --ship-max
-MiB) and applies the files its run changed here when it ends, none if any of them changed here
-meanwhile (the changes are then saved beside the workspace) or if any is one no run may change
-(under .git, secret or protected by the spec, the spec itself, reached through a symbolic link). --events DIR writes each job's events to a file of its own.
+--workspace-root; or --ship sends each one with its job (every regular file under it, hidden
+ones included, but those the spec's secret patterns hide; symbolic links stay behind; up to
+--ship-max MiB) and applies the files its run changed here when it ends, none if any of them
+changed here meanwhile (the changes are then saved beside the workspace) or if any is one no
+run may change (under .git, secret or protected by the spec, the spec itself, reached through a
+symbolic link). --events DIR writes each job's events to a file of its own.
 Ctrl-C withdraws the jobs no worker has taken yet.
 
 A pipeline file (steps: at its top level) runs whole once per workspace, one workspace after

@@ -41,29 +41,30 @@ func newMCPCmd() *cobra.Command {
 		Long: `Mcp serves tools over the Model Context Protocol, so that MCP clients (editors, desktop
 assistants, other agent runtimes) can call them. With SPEC it serves the tools of the spec's
 capabilities, built as a run builds them (relative paths resolve against --workspace, default
-the current directory; {{name}} placeholders in their options are filled from --var). The spec's own MCP servers start in the background: the other tools
-are served at once, and a server's tools join when it is up (clients hear of it through
-notifications/tools/list_changed; a call made earlier waits for it). Without
-SPEC it serves one FileSystem at --root (default ".") with all ten tools, like "agentspec tool".
+the current directory; {{name}} placeholders in their options are filled from --var). The
+spec's own MCP servers start in the background: the other tools are served at once, and a
+server's tools join when it is up (clients hear of it through notifications/tools/list_changed;
+a call made earlier waits for it). Without SPEC it serves one FileSystem at --root (default
+".") with all ten tools, like "agentspec tool".
 
 Names, descriptions and input schemas are exactly what "agentspec run" offers a model, and
 results are the same text. An error the model could correct is a result with isError set
 (its text without run's "Error: " prefix); a fatal error is a JSON-RPC error.
 
 --read-only offers only the tools that change nothing (FileSystem's read tools, MCP tools
-marked readOnlyHint, custom tools whose Hints() say so, behind any wrapper); otherwise changes land as in
-a run. --events FILE writes every event (tool calls and results, FileSystem and MCP events)
-as JSON lines.
+marked readOnlyHint, custom tools whose Hints() say so, behind any wrapper); otherwise changes
+land as in a run. --events FILE writes every event (tool calls and results, FileSystem and MCP
+events) as JSON lines.
 
 By default the server speaks over stdin and stdout and ends when stdin ends, once it has
-answered the calls it read before the end. --http ADDR
-serves streamable HTTP instead (every path; e.g. http://127.0.0.1:8080/mcp). An ADDR without
-a host (":8080") listens on loopback only. --http needs a bearer token, from $` + tokenEnv + `
-or the first line of --token-file, which clients present as "Authorization: Bearer TOKEN";
---no-auth serves without one, on a loopback ADDR only. A request whose Origin header is not
-the server's own (http://ADDR, or localhost, 127.0.0.1 or [::1] with its port) is refused
-with 403, whatever its token: it comes from a web page. SIGTERM or Ctrl-C shuts down
-cleanly. Exit status: 0 after a clean end, 1 when serving failed, 2 a usage or spec error.`,
+answered the calls it read before the end. --http ADDR serves streamable HTTP instead (every
+path; e.g. http://127.0.0.1:8080/mcp). An ADDR without a host (":8080") listens on loopback
+only. --http needs a bearer token, from $` + tokenEnv + ` or the first line of --token-file,
+which clients present as "Authorization: Bearer TOKEN"; --no-auth serves without one, on a
+loopback ADDR only. A request whose Origin header is not the server's own (http://ADDR, or
+localhost, 127.0.0.1 or [::1] with its port) is refused with 403, whatever its token: it comes
+from a web page. SIGTERM or Ctrl-C shuts down cleanly. Exit status: 0 after a clean end, 1
+when serving failed, 2 a usage or spec error.`,
 		Args:                  cobra.MaximumNArgs(1),
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -43,9 +43,9 @@ func newRunCmd() *cobra.Command {
 		Long: `Run loads SPEC, builds its capabilities and runs the agent until the model gives its final
 answer, which is printed on stdout. SPEC - reads the spec from stdin (its relative paths then
 resolve from the current directory). The input (the user message) comes from --input, from
---input-file, or from stdin when a second argument - follows SPEC; without one, the run's
-user message is "Begin." and the instructions drive it. --var fills the instructions' {{name}} placeholders: each placeholder needs a
-value, and each --var a placeholder.
+--input-file, or from stdin when a second argument - follows SPEC; without one, the run's user
+message is "Begin." and the instructions drive it. --var fills the instructions' {{name}}
+placeholders: each placeholder needs a value, and each --var a placeholder.
 
 --workspace is the job's directory (default: the current directory): a relative FileSystem
 root_dir resolves against it, and the spec's workspace settings apply to it. After the final
@@ -71,14 +71,15 @@ Stdout gets the answer alone: its text, or with an output_schema its JSON value,
 {"output": ..., "usage": ..., "cached": ...} instead, the output being the answer's JSON value
 when the spec has a schema and its text otherwise.
 
---approve asks on the terminal before each file change, showing its diff; answering no
-cancels the change and tells the model so, and Ctrl-C while it asks stops the run at once
-without the change. --events writes every event as a JSON line as it happens, each with "kind",
-"time" (RFC 3339, nanoseconds) and "run_id"; tool results carry their text, cut at 4096
-characters ("text_truncated": true), and provider retries are "model.retry" events.
---record and --replay save a provider conversation to a file and play it back offline; the
-recording keeps the provider's endpoint (never its key), so a replay needs neither the API key
-nor the base URL; a run with either neither uses nor fills the result cache. The --events log ends with a run.end event: {"ok", "error", "usage", "cached"}.
+--approve asks on the terminal before each file change, showing its diff; answering no cancels
+the change and tells the model so, and Ctrl-C while it asks stops the run at once without the
+change. --events writes every event as a JSON line as it happens, each with "kind", "time"
+(RFC 3339, nanoseconds) and "run_id"; tool results carry their text, cut at 4096 characters
+("text_truncated": true), provider retries are "model.retry" events, and the log ends with a
+run.end event: {"ok", "error", "usage", "cached"}. --record and --replay save a provider
+conversation to a file and play it back offline; the recording keeps the provider's endpoint
+(never its key), so a replay needs neither the API key nor the base URL; a run with either of
+them neither uses nor fills the result cache.
 
 To run one spec over many workspaces, see "agentspec batch".
 

@@ -266,10 +266,10 @@ but those the spec's secret patterns hide; symbolic links stay behind; up to --s
 the files the run changed come back, none if any is one no run may change (under .git, secret or
 protected by the spec, the spec itself, reached through a symbolic link).
 
---wait (implied by --ship and --events, whose file fills as the job runs) waits for the result and prints the line "agentspec batch" prints for
-a job: {"workspace", "ok", "cached", "output", "error", "usage"}. Exit status: 0 when the job was
-published (or, waiting, succeeded), 1 when it failed or the server cannot be reached, 2 on usage
-errors.`,
+--wait (implied by --ship and --events, whose file fills as the job runs) waits for the result
+and prints the line "agentspec batch" prints for a job: {"workspace", "ok", "cached", "output",
+"error", "usage"}. Exit status: 0 when the job was published (or, waiting, succeeded), 1 when
+it failed or the server cannot be reached, 2 on usage errors.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.url == "" && os.Getenv(envNATS) != "" {
