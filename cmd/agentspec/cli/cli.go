@@ -143,7 +143,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agentspec",
 		Short:         "Validate and run declarative agent specs",
-		Long:          "agentspec runs agents described in agent.yaml: a model, instructions, capabilities such as FileSystem,\nan output schema and workspace settings.",
+		Long:          "agentspec runs agents described in agent.yaml: a model, instructions, capabilities such as\nFileSystem, an output schema and workspace settings.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

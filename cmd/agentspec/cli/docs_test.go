@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -387,4 +388,23 @@ func TestContributingDiagramMatchesTheFolders(t *testing.T) {
 			assert.True(t, st.IsDir(), "%s is a folder", m[1])
 		}
 	}
+}
+
+// Every command's long help reads in a terminal 100 columns wide: its prose
+// is wrapped by hand, and an edit that leaves a long line shows here.
+func TestLongHelpFitsATerminal(t *testing.T) {
+	var walk func(*cobra.Command)
+	checked := 0
+	walk = func(cmd *cobra.Command) {
+		for i, line := range strings.Split(cmd.Long, "\n") {
+			checked++
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), 100,
+				"%s --help, line %d of its description: %q", cmd.CommandPath(), i+1, line)
+		}
+		for _, c := range cmd.Commands() {
+			walk(c)
+		}
+	}
+	walk(newRootCmd())
+	assert.Greater(t, checked, 100, "the commands' descriptions were read")
 }
