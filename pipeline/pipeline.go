@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -59,6 +62,88 @@ type Inputs struct {
 	Compiled *jsonschema.Schema // for validating the inputs of a run
 	Type     Type
 	Pos      spec.Position
+}
+
+// InputType is the type the checks give {{inputs.NAME}}: the inputs
+// schema's property name, through $ref, anyOf, oneOf, allOf and
+// additionalProperties, or a string when the pipeline has no inputs schema.
+// ok is false when the schema has no such input.
+func (p *Pipeline) InputType(name string) (t Type, ok bool) {
+	if p.Inputs == nil {
+		return stringType("the pipeline has no inputs schema, so inputs." + name), true
+	}
+	t, _, ok = p.Inputs.Type.Property(name)
+	return t, ok
+}
+
+// InputValue is text, given for the input name (--var NAME=TEXT), as the
+// value its type (InputType) says it is: the text itself when the input may
+// be a string, or its type is not known; otherwise the JSON value text
+// spells, which must be of a type the input allows (a boolean may be
+// spelled as strconv.ParseBool reads it too: 1, t, True...). An input the
+// schema does not have keeps the text, for the schema's check to refuse.
+func (p *Pipeline) InputValue(name, text string) (any, error) {
+	t, ok := p.InputType(name)
+	kinds := t.JSON()
+	if !ok || kinds == nil || slices.Contains(kinds, "string") {
+		return text, nil
+	}
+	if v, ok := jsonOf(text, kinds); ok {
+		return v, nil
+	}
+	if slices.Contains(kinds, "boolean") {
+		if b, err := strconv.ParseBool(strings.TrimSpace(text)); err == nil {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("input %s is %s, and %q is not one", name, article(t.String()), text)
+}
+
+// jsonOf is the one JSON value text holds, when it is of one of kinds.
+func jsonOf(text string, kinds []string) (any, bool) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false // more after the value
+	}
+	kind := jsonKind(v)
+	if n, isNum := v.(json.Number); isNum {
+		kind = "number"
+		if integral(n.String()) {
+			kind = "integer"
+		}
+	}
+	return v, slices.Contains(kinds, kind) || kind == "integer" && slices.Contains(kinds, "number")
+}
+
+// integral tells whether the JSON number n is an integer (3, 3.0, 1e3 and
+// 1500e-2 are; 3.5 is not), as JSON Schema counts integers.
+func integral(n string) bool {
+	mant, exp, _ := strings.Cut(strings.ToLower(strings.TrimPrefix(n, "-")), "e")
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	point := len(digits) - len(frac) // where the point is, counted in digits
+	digits = strings.TrimRight(digits, "0")
+	if digits == "" {
+		return true // zero
+	}
+	if exp != "" {
+		e, err := strconv.Atoi(exp)
+		switch {
+		case err != nil: // an exponent too large for an int: integral unless negative
+			return !strings.HasPrefix(exp, "-")
+		case e >= len(digits):
+			return true
+		case e < -len(n):
+			return false
+		}
+		point += e
+	}
+	return len(digits) <= point
 }
 
 // Cache is a pipeline's cache: setting: true, false, or {dir: DIR} (on).

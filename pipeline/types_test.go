@@ -121,3 +121,70 @@ func TestTypeNonNull(t *testing.T) {
 		assert.Equal(t, tc.want, schema(t, tc.schema).nonNull().JSON(), tc.schema)
 	}
 }
+
+// InputValue types a --var as the checks type {{inputs.NAME}}.
+func TestInputValue(t *testing.T) {
+	t.Parallel()
+	p, err := Load("p.yaml", []byte(`inputs:
+  type: object
+  $defs: {n: {type: integer}}
+  properties:
+    n: {$ref: "#/$defs/n"}
+    num: {type: number}
+    opt: {type: [boolean, "null"]}
+    s: {type: string}
+    either: {type: [string, integer]}
+    any: {description: anything}
+  additionalProperties: false
+steps:
+  a: {spec: {model: test, instructions: hi}}
+`))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, text string
+		want       any
+		err        string
+	}{
+		{"n", "3", json.Number("3"), ""},
+		{"n", " 3.0 ", json.Number("3.0"), ""},
+		{"n", "15e-1", nil, `input n is an integer, and "15e-1" is not one`},
+		{"n", "150e-1", json.Number("150e-1"), ""},
+		{"n", "12345678901234567890123", json.Number("12345678901234567890123"), ""},
+		{"n", "3 4", nil, `input n is an integer, and "3 4" is not one`},
+		{"n", `"3"`, nil, `input n is an integer, and "\"3\"" is not one`},
+		{"num", "2.5", json.Number("2.5"), ""},
+		{"num", "NaN", nil, `input num is a number, and "NaN" is not one`},
+		{"opt", "null", nil, ""},
+		{"opt", "True", true, ""},
+		{"opt", "no", nil, `input opt is a boolean or null, and "no" is not one`},
+		{"s", "007", "007", ""},
+		{"either", "42", "42", ""},
+		{"any", "[1]", "[1]", ""},
+		{"other", "1", "1", ""},
+	} {
+		v, err := p.InputValue(tc.name, tc.text)
+		if tc.err != "" {
+			assert.EqualError(t, err, tc.err, tc.name+"="+tc.text)
+			continue
+		}
+		require.NoError(t, err, tc.name+"="+tc.text)
+		assert.Equal(t, tc.want, v, tc.name+"="+tc.text)
+	}
+
+	p, err = Load("p.yaml", []byte("steps:\n  a: {spec: {model: test, instructions: hi}}\n"))
+	require.NoError(t, err)
+	v, err := p.InputValue("n", "3")
+	require.NoError(t, err)
+	assert.Equal(t, "3", v, "without an inputs schema every input is a string")
+}
+
+func TestIntegral(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[string]bool{
+		"0": true, "-0.0": true, "3": true, "3.0": true, "-3.50": false, "1e3": true, "1E+3": true, "1.5e1": true,
+		"1.25e1": false, "0.5": false, "0.05e2": true, "5e-1": false, "0e-99999999999999999999": true,
+		"1e99999999999999999999": true, "1e-99999999999999999999": false, "100e-2": true, "100e-3": false,
+	} {
+		assert.Equal(t, want, integral(n), n)
+	}
+}

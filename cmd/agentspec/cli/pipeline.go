@@ -223,38 +223,15 @@ func (f runFlags) checkPipeline(args []string) error {
 	return nil
 }
 
-// pipelineInputs makes the run's inputs from --var and --input: strings,
-// except where the inputs schema says a property is an integer, a number, a
-// boolean, an array or an object, whose value is parsed as one.
+// pipelineInputs makes the run's inputs from --var and --input, each typed
+// as the pipeline's checks type {{inputs.NAME}} (pipeline.InputValue): the
+// text given where the input may be a string, else the JSON value it spells.
 func pipelineInputs(p *pipeline.Pipeline, vars map[string]string, input string, hasInput bool) (map[string]any, error) {
 	out := make(map[string]any, len(vars)+1)
-	var props map[string]any
-	if p.Inputs != nil {
-		props, _ = p.Inputs.Schema["properties"].(map[string]any)
-	}
 	set := func(name, value, flag string) error {
-		prop, _ := props[name].(map[string]any)
-		typ, _ := prop["type"].(string)
-		var (
-			v   any = value
-			err error
-		)
-		switch typ {
-		case "integer":
-			v, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-		case "number":
-			v, err = strconv.ParseFloat(strings.TrimSpace(value), 64)
-		case "boolean":
-			v, err = strconv.ParseBool(strings.TrimSpace(value))
-		case "array", "object":
-			err = json.Unmarshal([]byte(value), &v)
-		}
+		v, err := p.InputValue(name, value)
 		if err != nil {
-			article := "a"
-			if typ == "integer" || typ == "array" || typ == "object" {
-				article = "an"
-			}
-			return fmt.Errorf("%s: input %s is %s %s, and %q is not one", flag, name, article, typ, value)
+			return fmt.Errorf("%s: %w", flag, err)
 		}
 		out[name] = v
 		return nil

@@ -220,6 +220,54 @@ steps:
 	}
 }
 
+// --var gives each input the type the static checks read from the inputs
+// schema: through $ref, a list of types, anyOf, enum and
+// additionalProperties, not only a property's own type: string; a string
+// input keeps what was given, digits or not.
+func TestRunPipelineInputsTypedAsChecked(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `inputs:
+  type: object
+  $defs: {count: {type: integer}}
+  properties:
+    n: {$ref: "#/$defs/count"}
+    m: {type: [integer, "null"]}
+    k: {anyOf: [{type: number}, {type: boolean}]}
+    e: {enum: [1, 2, 3]}
+    code: {type: string}
+  additionalProperties: {type: array}
+  required: [n, m, k, e, code, list]
+steps:
+  only:
+    input: "n={{inputs.n}} m={{inputs.m}} k={{inputs.k}} e={{inputs.e}} code={{inputs.code}} list={{inputs.list}}"
+    when: "{{inputs.n}} + {{inputs.e}} == 5 && {{inputs.m}} == null && {{inputs.code}} == '007'"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - expect: {message_contains: 'n=3 m=null k=true e=2 code=007 list=[1,\"a\"]'}\n    text: fine\n",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, stdout, stderr := runCLI(t, "", "run", file, "--workspace", t.TempDir(), "-q", "-o", "json",
+		"--var", "n=3", "--var", "m=null", "--var", "k=true", "--var", "e=2", "--var", "code=007", "--var", `list=[1,"a"]`)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"output": "fine"`, "the step ran, its when true")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--var", "n=three"}, `--var n: input n is an integer, and "three" is not one`},
+		{[]string{"--var", "n=3.5"}, `--var n: input n is an integer, and "3.5" is not one`},
+		{[]string{"--var", "m=x"}, `--var m: input m is an integer or null, and "x" is not one`},
+		{[]string{"--var", "k=[]"}, `--var k: input k is a boolean or number, and "[]" is not one`},
+		{[]string{"--var", "list={}"}, `--var list: input list is an array, and "{}" is not one`},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"run", file, "--workspace", t.TempDir()}, tc.args...)...)
+		assert.Equal(t, 2, code, tc.args)
+		assert.Contains(t, stderr, tc.want)
+	}
+}
+
 func TestRunPipelineWhenSkips(t *testing.T) {
 	t.Parallel()
 	dir := pipelineDir(t, map[string]string{
