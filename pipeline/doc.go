@@ -107,6 +107,8 @@
 // step once the items already running have finished, and starts no more:
 // the items take their job slots in item order, and an item waiting for one
 // when another fails does not start (StepResult.NotRunItems lists them).
+// The items that finished keep their answers all the same: they are the
+// failed step's Outputs, and in the cache when it is on.
 //
 // The Result says how every step ended (StepResult) and marshals as the
 // -o json envelope {"outputs", "steps", "usage"}. RunOptions.Listeners get

@@ -125,7 +125,9 @@ type StepResult struct {
 	// of its output_schema, or its text.
 	Output any
 	// Outputs are a fan-out step's answers in item order, failed items
-	// (on_item_error: skip) left out.
+	// (on_item_error: skip) left out. When the step failed, they are the
+	// answers of the items that finished: the items in Failed and
+	// NotRunItems are left out.
 	Outputs []any
 	// Items is how many items a fan-out step had; Failed lists those that
 	// failed.
@@ -519,7 +521,8 @@ func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start tim
 			}
 		}
 		if !res.OK {
-			res.Outputs = nil
+			// The items that finished keep their answers, reported as
+			// outputs: a sibling that failed does not make them wrong.
 			res.Cached = false
 			if first != nil {
 				res.Error = first.Error()

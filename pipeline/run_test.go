@@ -770,6 +770,68 @@ steps:
 	assert.Equal(t, []any{1.0, 2.0, 3.0, 4.0, 5.0}, decoded.Steps["each"]["not_run_items"])
 }
 
+// A fan-out item that fails does not throw away its siblings' answers: the
+// items that finished are reported with their answers, in item order (the
+// failed and the not-run items left out, as failed_items and not_run_items
+// name them), and are in the cache, so a run again replays them.
+func TestRunFailedItemKeepsFinishedAnswers(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+cache: {dir: cache}
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+  required: [items]
+steps:
+  each:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: {model: "script:good.yaml"}
+`,
+		// A job whose input is not good diverges from the script: it fails.
+		"good.yaml": "turns:\n  - expect: {message_contains: good}\n    text: done\n",
+	})
+	ws := t.TempDir()
+	inputs := map[string]any{"items": []any{"good 1", "good 2", "bad", "good 3"}}
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: ws, Concurrency: 1, Inputs: inputs}))
+	require.NoError(t, err)
+	each := res.Steps["each"]
+	assert.False(t, each.OK)
+	require.Len(t, each.Failed, 1)
+	assert.Equal(t, 2, each.Failed[0].Item)
+	assert.Equal(t, []int{3}, each.NotRunItems)
+	assert.Equal(t, []any{"done", "done"}, each.Outputs, "items 0 and 1 finished: their answers stay")
+	env, err := json.Marshal(res)
+	require.NoError(t, err)
+	var decoded struct {
+		Steps map[string]map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(env, &decoded))
+	assert.Equal(t, []any{"done", "done"}, decoded.Steps["each"]["outputs"], "the envelope reports them")
+
+	var again jobLog
+	_, err = Run(context.Background(), p, again.options(RunOptions{Workspace: ws, Concurrency: 1, Inputs: inputs}))
+	require.NoError(t, err)
+	require.Len(t, again.ended, 3)
+	for i, e := range again.ended {
+		assert.Equal(t, i, e.Item)
+		assert.Equal(t, i < 2, e.Cached, "item %d: the finished items replay from the cache", i)
+	}
+
+	// Their answers in item order, each its own.
+	exec := func(_ context.Context, job Job) (*runtime.Result, error) {
+		if job.Input == "bad" {
+			return nil, errors.New("no")
+		}
+		return &runtime.Result{Output: "answer to " + job.Input}, nil
+	}
+	res, err = Run(context.Background(), p, RunOptions{Workspace: ws, Concurrency: 1, Inputs: inputs, Exec: exec})
+	require.NoError(t, err)
+	assert.Equal(t, []any{"answer to good 1", "answer to good 2"}, res.Steps["each"].Outputs)
+}
+
 // Values other than strings go into templates, vars and outputs as compact
 // JSON as the answer wrote them: <, > and & are not escaped for HTML.
 func TestRunJSONIsNotEscapedForHTML(t *testing.T) {
