@@ -458,6 +458,36 @@ func checkSteps(ctx context.Context, p *pipeline.Pipeline, workspace string, war
 	return problems
 }
 
+// checkBatchSteps checks p's steps in each of the workspaces (checkSteps)
+// and returns the problems, each once: one found in some of the workspaces
+// only names them.
+func checkBatchSteps(ctx context.Context, p *pipeline.Pipeline, workspaces []string) []problem {
+	var (
+		order []problem
+		where = map[problem][]string{}
+	)
+	for _, ws := range workspaces {
+		for _, pr := range checkSteps(ctx, p, ws, nil) {
+			if _, seen := where[pr]; !seen {
+				order = append(order, pr)
+			}
+			if list := where[pr]; len(list) == 0 || list[len(list)-1] != ws {
+				where[pr] = append(list, ws)
+			}
+		}
+	}
+	for i, pr := range order {
+		if in := where[pr]; len(in) < len(workspaces) {
+			noun := "workspace"
+			if len(in) > 1 {
+				noun = "workspaces"
+			}
+			order[i].Message = fmt.Sprintf("%s %s: %s", noun, strings.Join(in, ", "), pr.Message)
+		}
+	}
+	return order
+}
+
 // problemsOf is err as problems: one per spec.Error, or one for file; none
 // for nil.
 func problemsOf(file string, err error) []problem {
@@ -501,6 +531,14 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 		return exitWith(exitUsage, err)
 	}
 	ctx := cmd.Context()
+	if f.queue.url == "" {
+		// What run refuses of a pipeline before its first step, batch
+		// refuses in every workspace before any step runs in any.
+		if problems := checkBatchSteps(ctx, p, workspaces); len(problems) > 0 {
+			printProblems(stderr, []fileResult{{Problems: problems}})
+			return exitWith(exitUsage, nil)
+		}
+	}
 	opts := pipelineOptions(ctx, warningsTo(stderr, f.quiet), inputs, f.jobs, f.noCache)
 	if !f.quiet {
 		pp := &pipelineProgress{w: stderr}

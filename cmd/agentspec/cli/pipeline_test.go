@@ -551,6 +551,63 @@ outputs:
 	}
 }
 
+// batch checks a pipeline's steps in every workspace, as run checks them in
+// its one, before any step runs in any: a pipeline that cannot run, in
+// every workspace or in one, is refused (exit 2) with nothing run.
+func TestBatchPipelineChecksStepsFirst(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"collide.yaml": `version: 1
+steps:
+  a:
+    spec: {model: test, instructions: hi}
+  b:
+    needs: [a]
+    spec:
+      model: test
+      instructions: hi
+      capabilities:
+        - FileSystem: a
+        - FileSystem: b
+`,
+		"rooted.yaml": `version: 1
+steps:
+  a:
+    spec: {model: test, instructions: hi}
+  b:
+    needs: [a]
+    spec:
+      model: test
+      instructions: hi
+      capabilities:
+        - FileSystem: {root_dir: sub}
+`,
+	})
+	one := pipelineDir(t, map[string]string{"sub/x": "x", "a/x": "x", "b/x": "x"})
+	two := pipelineDir(t, map[string]string{"a/x": "x", "b/x": "x"})
+
+	file := filepath.Join(dir, "collide.yaml")
+	code, stdout, stderr := runCLI(t, "", "batch", file, one, two)
+	assert.Equal(t, 2, code, stderr)
+	assert.Empty(t, stdout, "no workspace ran")
+	assert.Contains(t, stderr, file+":12:11: capabilities[1]: FileSystem offers tools named")
+	assert.Equal(t, 1, strings.Count(stderr, "FileSystem offers tools named"), "a problem of every workspace is told once: %s", stderr)
+	assert.NotContains(t, stderr, "started")
+
+	file = filepath.Join(dir, "rooted.yaml")
+	code, stdout, stderr = runCLI(t, "", "batch", file, one, two)
+	assert.Equal(t, 2, code, stderr)
+	assert.Empty(t, stdout, "no workspace ran, not even the one the pipeline can run in")
+	assert.Contains(t, stderr, "workspace "+two+": ")
+	assert.Contains(t, stderr, "root_dir 'sub' does not exist")
+	assert.NotContains(t, stderr, one+":")
+	assert.NotContains(t, stderr, "started")
+
+	code, stdout, stderr = runCLI(t, "", "batch", file, one, "-q")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"ok":true`)
+}
+
 // Ctrl-C stops a pipeline as it stops a run: exit 130, the running job
 // stopped, and the envelope says what did not run.
 func TestRunPipelineInterrupted(t *testing.T) {
