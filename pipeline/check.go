@@ -625,7 +625,7 @@ func (c *checker) template(ptr, s string, st *Step, item bool) *Template {
 		ref := refs[i]
 		ref.Pos = c.refine(at, s[:r.offset], r.raw)
 		if r.bad != "" {
-			c.addAt(ref.Pos, label(ptr), fmt.Sprintf("{{%s}} is %s", r.text, r.bad))
+			c.addAt(ref.Pos, label(ptr), r.bad)
 			continue
 		}
 		c.resolve(ref, r, st, item)

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -292,6 +294,11 @@ func TestLoadErrors(t *testing.T) {
 			name: "text between braces that is not a reference",
 			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"see {{ steps.a output }}\"\n",
 			want: []string{`p.yaml:4:17: steps.a.input: {{steps.a output}} is not a reference: expected {{inputs.NAME}}, {{steps.STEP.output}}, {{steps.STEP.outputs}} or the for_each item, with .member and [index] after it`},
+		},
+		{
+			name: "an index too large to be one",
+			src:  "steps:\n  triage: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.triage.output.files[99999999999999999999].path}}\"\n",
+			want: []string{`p.yaml:5:13: steps.a.input: {{steps.triage.output.files[99999999999999999999].path}}: index 99999999999999999999 is too large: an index is at most ` + strconv.Itoa(math.MaxInt)},
 		},
 		{
 			name: "fan-out keys without for_each",

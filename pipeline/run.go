@@ -850,7 +850,7 @@ func (r *runner) value(ref *Ref, item any) (any, error) {
 	default:
 		return nil, fmt.Errorf("{{%s}}: unknown reference", ref.Text)
 	}
-	for _, e := range ref.Path {
+	for k, e := range ref.Path {
 		switch c := v.(type) {
 		case map[string]any:
 			if e.Key == "" {
@@ -862,7 +862,7 @@ func (r *runner) value(ref *Ref, item any) (any, error) {
 				return nil, fmt.Errorf("{{%s}}: %s on an array", ref.Text, e)
 			}
 			if e.Index >= len(c) {
-				return nil, fmt.Errorf("{{%s}}: index %d is past the array's end (%d items)", ref.Text, e.Index, len(c))
+				return nil, fmt.Errorf("{{%s}}: index %d is past the end of %s, %s", ref.Text, e.Index, ref.prefix(k), arrayOfLen(len(c)))
 			}
 			v = c[e.Index]
 		case nil:
@@ -872,6 +872,18 @@ func (r *runner) value(ref *Ref, item any) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// arrayOfLen says what an array of n items is: "an empty array", "an array
+// of 1 item", "an array of 3 items".
+func arrayOfLen(n int) string {
+	switch n {
+	case 0:
+		return "an empty array"
+	case 1:
+		return "an array of 1 item"
+	}
+	return fmt.Sprintf("an array of %d items", n)
 }
 
 // marshal is v as compact JSON with <, > and & as they are, not escaped

@@ -930,6 +930,52 @@ outputs:
 	assert.Contains(t, res.Steps["b"].Error, "Style: brief.")
 }
 
+// An index past the end of an array fails the step that reads it, naming
+// the index and how many items the array it indexes has.
+func TestRunIndexPastTheEnd(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+  required: [items]
+steps:
+  each:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: {model: "script:answer.yaml"}
+  second:
+    input: "{{steps.each.outputs[1]}}"
+    spec: {model: "script:answer.yaml"}
+  far:
+    input: "{{inputs.items[5]}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	for _, tc := range []struct {
+		items       []any
+		second, far string
+	}{
+		{[]any{"a"},
+			"input: {{steps.each.outputs[1]}}: index 1 is past the end of steps.each.outputs, an array of 1 item",
+			"input: {{inputs.items[5]}}: index 5 is past the end of inputs.items, an array of 1 item"},
+		{[]any{},
+			"input: {{steps.each.outputs[1]}}: index 1 is past the end of steps.each.outputs, an empty array",
+			"input: {{inputs.items[5]}}: index 5 is past the end of inputs.items, an empty array"},
+		{[]any{"a", "b", "c"},
+			"",
+			"input: {{inputs.items[5]}}: index 5 is past the end of inputs.items, an array of 3 items"},
+	} {
+		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"items": tc.items}})
+		require.NoError(t, err)
+		assert.Equal(t, tc.second, res.Steps["second"].Error, tc.items)
+		assert.Equal(t, tc.second == "", res.Steps["second"].OK, tc.items)
+		assert.Equal(t, tc.far, res.Steps["far"].Error, tc.items)
+	}
+}
+
 // A when that a load accepts with an absent value in it, because another
 // value decides whether it is needed, says which value was absent when it
 // was needed after all.

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -96,6 +98,26 @@ type Ref struct {
 	Optional string
 }
 
+// prefix is ref's text up to its k-th path element: the value that element
+// is taken from.
+func (ref *Ref) prefix(k int) string {
+	var b strings.Builder
+	switch ref.Kind {
+	case RefInput:
+		b.WriteString("inputs." + ref.Name)
+	case RefOutput:
+		b.WriteString("steps." + ref.Name + ".output")
+	case RefOutputs:
+		b.WriteString("steps." + ref.Name + ".outputs")
+	default:
+		b.WriteString(ref.Name)
+	}
+	for _, e := range ref.Path[:k] {
+		b.WriteString(e.String())
+	}
+	return b.String()
+}
+
 // Elem is one step of a reference's path: a member (Key) or an array element
 // (Index, when Key is "").
 type Elem struct {
@@ -126,7 +148,7 @@ type rawRef struct {
 	raw    string // "{{ ... }}" as written
 	root   string
 	elems  []Elem
-	bad    string // why it is not a reference, when it is not
+	bad    string // why it is not a reference, when it is not: the whole message, "{{...}} is not ..."
 }
 
 // parseTemplate cuts s into literal text and references. Text between {{
@@ -172,8 +194,8 @@ func parseTemplate(s string) ([]Part, []*rawRef) {
 
 func (r *rawRef) parse() {
 	if !refSyntax().MatchString(r.text) {
-		r.bad = "not a reference: expected {{inputs.NAME}}, {{steps.STEP.output}}, {{steps.STEP.outputs}} or the for_each item, " +
-			"with .member and [index] after it"
+		r.bad = "{{" + r.text + "}} is not a reference: expected {{inputs.NAME}}, {{steps.STEP.output}}, {{steps.STEP.outputs}} " +
+			"or the for_each item, with .member and [index] after it"
 		return
 	}
 	end := strings.IndexAny(r.text, ".[")
@@ -189,7 +211,8 @@ func (r *rawRef) parse() {
 		}
 		n, err := strconv.Atoi(m[2])
 		if err != nil {
-			r.bad = "index " + m[2] + " is too large"
+			// The syntax allows digits only: the index is past what an int holds.
+			r.bad = fmt.Sprintf("{{%s}}: index %s is too large: an index is at most %d", r.text, m[2], math.MaxInt)
 			return
 		}
 		r.elems = append(r.elems, Elem{Index: n})
