@@ -296,7 +296,9 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 }
 
 // shipBack stores the files the run changed in its copy, for the submitter.
+// The run is over: a worker told to stop meanwhile still sends them.
 func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes, error) {
+	ctx = context.WithoutCancel(ctx)
 	changed, deleted, err := changesSince(ws.dir, ws.shipped)
 	if err != nil {
 		return nil, err
@@ -318,7 +320,7 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 		return nil, err
 	}
 	ch.Object = job.Ship.Object + ".changes"
-	if _, err := obs.PutBytes(context.WithoutCancel(ctx), ch.Object, archive); err != nil {
+	if _, err := obs.PutBytes(ctx, ch.Object, archive); err != nil {
 		return nil, err
 	}
 	return ch, nil
