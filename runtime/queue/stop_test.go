@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/spec"
 )
 
 // A worker told to stop just as a shipped job's run succeeds still sends the
@@ -52,4 +55,69 @@ func TestStoppedWorkerSendsBackAFinishedRun(t *testing.T) {
 	out, err := os.ReadFile(filepath.Join(dirs[0], "out.txt"))
 	require.NoError(t, err, "the run's file came back")
 	assert.Equal(t, "copied\n", string(out))
+}
+
+// stopper is a capability that says it reaches nothing.
+type stopper struct{}
+
+func (stopper) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+func (stopper) Reach() capabilities.Reach                          { return capabilities.Reach{} }
+
+// A worker told to stop before its job's run starts (while it checks the
+// spec, or fetches a shipped workspace) hands the job back, as it does a
+// run it stops: the job has not failed, and another worker runs it.
+func TestWorkerStoppedBeforeTheRunHandsTheJobBack(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	dirs := jobDirs(t, root, 1)
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var once sync.Once
+	reg := capabilities.NewRegistry()
+	for _, name := range capabilities.Default().Names() {
+		typ, _ := capabilities.Default().Lookup(name)
+		require.NoError(t, reg.Register(typ))
+	}
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Stopper",
+		New: func(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
+			stopped := false
+			once.Do(func() { stop(); stopped = true }) // SIGTERM, while the first worker checks the spec
+			if stopped {
+				return nil, ctx.Err()
+			}
+			return stopper{}, nil
+		}}))
+	specDir := t.TempDir()
+	writeFiles(t, specDir, map[string]string{"agent.yaml": strings.Replace(agentYAML, "  - FileSystem: {root_dir: .}\n", "  - FileSystem: {root_dir: .}\n  - Stopper\n", 1), "turns.yaml": copyTurns})
+	specPath := filepath.Join(specDir, "agent.yaml")
+	data, err := os.ReadFile(specPath)
+	require.NoError(t, err)
+	s, err := (&spec.Loader{Registry: reg}).Load(specPath, data)
+	require.NoError(t, err)
+
+	q := connect(t, url, 10*time.Minute)
+	opts := WorkerOptions{Name: "leaving", WorkspaceRoot: root, Registry: reg, Options: []runtime.Option{runtime.WithRegistry(reg)}}
+	w, err := NewWorker(ctx, q, opts)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, b.Publish(wctx))
+	<-done
+
+	opts.Name = "staying"
+	startWorkerOn(t, q, opts)
+	var got outcomes
+	_, err = b.Wait(wctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, "staying", got.list[0].Worker)
+	assert.Equal(t, 2, got.list[0].Attempt)
 }

@@ -291,8 +291,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	endRun()
 	defer ws.cleanup()
 	stopBeat()
-	if ctx.Err() != nil && errors.Is(err, runtime.ErrInterrupted) {
-		// Stopping: the job goes back, whole, to the next worker.
+	if ctx.Err() != nil && err != nil {
+		// Stopping: the job goes back, whole, to the next worker, whether
+		// its run was interrupted or the stop cut short what comes before
+		// it (checking the spec, fetching a shipped workspace), which
+		// would otherwise fail the job as if it could never run.
 		w.opts.Logf("job %s handed back", job.ID)
 		_ = msg.Nak()
 		return
