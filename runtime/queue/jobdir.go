@@ -53,27 +53,10 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	case err != nil:
 		return nil, err
 	}
-	root, err := sandbox.OpenDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	for name, data := range b.Files {
-		rel, err := bundlePath(name)
-		if err != nil {
-			return nil, fmt.Errorf("the job's file %s: %w", name, err)
-		}
-		rel = filepath.ToSlash(rel)
-		if d := path.Dir(rel); d != "." {
-			if _, err := root.MkdirAll(d, 0o700); err != nil {
-				return nil, err
-			}
-		}
-		if err := root.WriteFile(rel, data, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	if err := root.WriteFile(b.Name, b.Data, 0o600); err != nil {
+	if err := writeBundle(dir, b); err != nil {
+		// Only a bundle written whole may be found here by the next job
+		// that brings it: half of one would be loaded as its spec.
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer, b.Model)
@@ -82,6 +65,31 @@ func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
 	}
 	w.specs[key] = s
 	return s, nil
+}
+
+// writeBundle writes the bundle's files and its spec into dir.
+func writeBundle(dir string, b Bundle) error {
+	root, err := sandbox.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for name, data := range b.Files {
+		rel, err := bundlePath(name)
+		if err != nil {
+			return fmt.Errorf("the job's file %s: %w", name, err)
+		}
+		rel = filepath.ToSlash(rel)
+		if d := path.Dir(rel); d != "." {
+			if _, err := root.MkdirAll(d, 0o700); err != nil {
+				return err
+			}
+		}
+		if err := root.WriteFile(rel, data, 0o600); err != nil {
+			return err
+		}
+	}
+	return root.WriteFile(b.Name, b.Data, 0o600)
 }
 
 // parseSpec loads a job's spec: the file at path, or the spec written inline
