@@ -69,8 +69,15 @@ func (p policy) check(command string, badEncoding bool) error {
 			return refuse("Shell operator " + pyRepr(op) + " is not allowed.")
 		}
 	}
-	exe, empty, ok := firstToken(command)
-	if !ok || empty {
+	exe, empty, err := firstToken(command)
+	switch {
+	case err != nil && (len(p.denied) > 0 || len(p.allowed) > 0):
+		// The reference runs a line shlex cannot split, unchecked; but
+		// sh may run part of it, so a line whose program is unknown does
+		// not pass the lists.
+		return refuse("The command cannot be parsed as a shell command line, so the program it starts " +
+			"cannot be checked against the allowed and denied commands (" + err.Error() + ").")
+	case err != nil || empty:
 		return nil
 	}
 	if slices.Contains(p.denied, exe) {

@@ -36,12 +36,16 @@ func TestFirstToken(t *testing.T) {
 		{"", "", true, true},
 		{`echo "unbalanced`, "", false, false},
 		{`rm 'unbalanced`, "", false, false},
+		{"rm x\necho 'unbalanced", "rm", false, true}, // sh runs the first line before it fails on the second
+		{"rm x; echo 'unbalanced", "rm", false, true},
+		{"FOO=1\necho 'unbalanced", "", true, true},
+		{"echo a &&\nrm 'unbalanced", "", false, false},
 		{`echo x\`, "echo", false, true}, // shlex: an error
 		{"\trm\nx", "rm", false, true},
 	} {
-		token, empty, ok := firstToken(tc.command)
-		assert.Equal(t, tc.ok, ok, "%q ok", tc.command)
-		if ok {
+		token, empty, err := firstToken(tc.command)
+		assert.Equal(t, tc.ok, err == nil, "%q ok: %v", tc.command, err)
+		if err == nil {
 			assert.Equal(t, tc.token, token, "%q", tc.command)
 			assert.Equal(t, tc.empty, empty, "%q empty", tc.command)
 		}
@@ -50,6 +54,7 @@ func TestFirstToken(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
+	const unparsed = "The command cannot be parsed as a shell command line, so the program it starts cannot be checked against the allowed and denied commands ("
 	defaults := policy{denied: DefaultDeniedCommands}
 	allow := policy{allowed: []string{"echo", "ls"}}
 	ops := policy{denied: DefaultDeniedCommands, operators: []string{">", ">>", "|"}}
@@ -84,7 +89,14 @@ func TestCheck(t *testing.T) {
 		{"assignment first", defaults, "FOO=1 rm", false, "Command 'rm' is denied."}, // the reference compares 'FOO=1'
 		{"no space before ;", defaults, "rm;echo", false, "Command 'rm' is denied."}, // the reference compares 'rm;echo'
 		{"subshell not allowed", allow, "(ls)", false, "Command '(ls)' is not in the allowed list."},
-		{"unbalanced quote skips the lists", defaults, "rm 'x", false, ""},
+		{"unbalanced quote", defaults, "rm 'x", false, unparsed + "1:4: reached EOF without closing quote `'`)."},
+		{"unbalanced quote on a later line", defaults, "rm -rf x\necho 'oops", false, "Command 'rm' is denied."},
+		{"unbalanced quote later on the line", defaults, "rm -rf x; echo 'oops", false, "Command 'rm' is denied."},
+		{"bash-only syntax later", defaults, "rm -rf x; echo ${x/a/b}", false, "Command 'rm' is denied."},
+		{"unbalanced quote later, not allowed", allow, "cat x\necho 'oops", false, "Command 'cat' is not in the allowed list."},
+		{"unbalanced quote later, allowed", allow, "echo x\necho 'oops", false, ""},
+		{"unbalanced quote without lists", policy{}, "rm 'x", false, ""},
+		{"unbalanced quote, allowed list", allow, "echo 'x", false, unparsed + "1:6: reached EOF without closing quote `'`)."},
 		{"no tokens", defaults, "   ", false, ""},
 		{"allowed", allow, "echo a | tr a b", false, ""},
 		{"not allowed", allow, "cat x", false, "Command 'cat' is not in the allowed list."},

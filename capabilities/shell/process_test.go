@@ -123,6 +123,14 @@ func TestRunCommandRefusals(t *testing.T) {
 	assert.Equal(t, "Missing required argument 'command'.", retryOf(t, err))
 	_, err = os.Stat(filepath.Join(w, "f"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// sh runs a line before it reads the next: a quote left open on a
+	// later line does not stop the first from running, so it is checked.
+	require.NoError(t, os.WriteFile(filepath.Join(w, "victim"), []byte("x"), 0o644))
+	args, _ := json.Marshal(map[string]string{"command": "rm victim\necho 'oops"})
+	_, err = call(t, context.Background(), s, ToolRunCommand, string(args))
+	assert.Equal(t, "Command 'rm' is denied.", retryOf(t, err))
+	assert.FileExists(t, filepath.Join(w, "victim"))
 }
 
 func TestOutputIsCapped(t *testing.T) {

@@ -12,23 +12,33 @@ import (
 // ("r"m is rm). Assignments before it are skipped (FOO=1 rm runs rm), and
 // a command line that starts with something other than a simple command
 // (a subshell, a group, a compound command) answers with its first word as
-// written, so that an allowed list refuses it. ok is false when the line
-// does not parse (an unclosed quote, a trailing backslash): the reference
-// then skips the list checks, and the shell itself fails on the line.
-// empty is true when there is no command at all.
+// written, so that an allowed list refuses it. empty is true when there is
+// no command at all.
+//
+// sh runs a command line one complete command at a time, so what comes
+// after the first command does not have to parse for it to run: the first
+// command of "rm x\necho 'a" runs before sh finds the open quote. The first
+// command is therefore read on its own, and the rest may fail to parse. ok
+// is false only when the first command itself does not parse (an unclosed
+// quote, syntax sh would read otherwise): then which program it starts is
+// not known.
 //
 // Only the first program is compared with the command lists, as the
 // reference compares its first word: the lists are a guardrail, and the
 // kernel's confinement is the boundary.
-func firstToken(command string) (token string, empty, ok bool) {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(command), "")
-	if err != nil {
-		return "", false, false
+func firstToken(command string) (token string, empty bool, err error) {
+	var first *syntax.Stmt
+	err = syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Stmts(strings.NewReader(command), func(s *syntax.Stmt) bool {
+		first = s
+		return false
+	})
+	switch {
+	case first == nil && err != nil:
+		return "", false, err
+	case first == nil:
+		return "", true, nil
 	}
-	if len(file.Stmts) == 0 {
-		return "", true, true
-	}
-	call, isCall := file.Stmts[0].Cmd.(*syntax.CallExpr)
+	call, isCall := first.Cmd.(*syntax.CallExpr)
 	switch {
 	case isCall && len(call.Args) > 0:
 		word := call.Args[0]
@@ -36,14 +46,14 @@ func firstToken(command string) (token string, empty, ok bool) {
 		// given (nil would be its shared default), and commands are checked
 		// from many goroutines.
 		if fields, err := expand.Fields(&expand.Config{}, word); err == nil && len(fields) == 1 {
-			return fields[0], false, true
+			return fields[0], false, nil
 		}
 		var b strings.Builder
 		_ = syntax.NewPrinter().Print(&b, word) // a word with a substitution: as written
-		return b.String(), false, true
+		return b.String(), false, nil
 	case isCall:
-		return "", true, true // assignments alone run no program
+		return "", true, nil // assignments alone run no program
 	}
-	fields := strings.Fields(command)
-	return fields[0], false, true
+	fields := strings.Fields(command[first.Pos().Offset():])
+	return fields[0], false, nil
 }
