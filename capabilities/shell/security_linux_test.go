@@ -74,6 +74,18 @@ func TestSecretsReadAsEmpty(t *testing.T) {
 	assert.Equal(t, "API_KEY=hunter2\n", string(b), "the mask hides the file from commands, it does not change it")
 }
 
+// A secret whose name is not UTF-8 reads as empty too: its path reaches
+// the command's init byte for byte.
+func TestSecretsNamedNotUTF8ReadAsEmpty(t *testing.T) {
+	t.Parallel()
+	s, w := confinedShell(t, `{}`)
+	write(t, filepath.Join(w, "d\xfe", "k\xff.pem"), "PRIVATE hunter2\n")
+	write(t, filepath.Join(w, "d\xfe", "plain.txt"), "visible\n")
+	out := run(t, s, "cat */*")
+	assert.NotContains(t, out, "hunter2")
+	assert.Contains(t, out, "visible")
+}
+
 // The spec's FileSystem decides what is secret or denied: its denied
 // directory is empty for commands too.
 func TestPeerFileSystemDeniesForCommands(t *testing.T) {

@@ -367,3 +367,37 @@ func TestMaskThatCannotBeMadeStopsTheCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestMasksOnNamesNotUTF8: a secret, a .git and a working directory whose
+// names are not UTF-8 are covered and entered as named, byte for byte.
+func TestMasksOnNamesNotUTF8(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			dir := filepath.Join(a.root, "d\xfe")
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "s\xffcret"), []byte("hunter2\n"), 0o600))
+			require.NoError(t, os.Mkdir(filepath.Join(dir, ".git\x80"), 0o755))
+			// The script names them with printf: only the Policy and Dir
+			// hold the bytes.
+			c := a.command(t, m.sandbox, `cd "$(printf 'd\376')" && cat "$(printf 's\377cret')"; echo planted > "$(printf '.git\200')/hook"`)
+			c.Policy.Masks = []string{filepath.Join(dir, "s\xffcret")}
+			c.Policy.ReadOnly = []string{filepath.Join(dir, ".git\x80")}
+			res := run(t, t.Context(), c)
+			assert.Equal(t, !m.sandbox, strings.Contains(res.stdout, "hunter2"), "%+v", res)
+			assert.Equal(t, !m.sandbox, fileExists(filepath.Join(dir, ".git\x80", "hook")), "a file planted in .git: %+v", res)
+
+			c = a.command(t, m.sandbox, "pwd")
+			c.Dir = dir
+			assert.Equal(t, dir+"\n", run(t, t.Context(), c).stdout, "started in its directory")
+		})
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -50,9 +50,6 @@ func Start(ctx context.Context, c Command) (*Process, error) {
 		return nil, fmt.Errorf("starting the command: %w", context.Cause(ctx))
 	}
 	req := request{Script: c.Script, Dir: c.Dir, Env: c.Env, Sandbox: c.Sandbox, Policy: c.Policy}
-	if req.Env == nil {
-		req.Env = []string{}
-	}
 	var cg *cgroup
 	if os.Geteuid() == 0 {
 		if cg, err = newCgroup(c.Policy.maxProcs()); err != nil && c.Sandbox {

@@ -2,6 +2,7 @@ package confine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,22 +49,24 @@ func TestRun(t *testing.T) {
 func TestEnvironmentIsExactlyTheCommands(t *testing.T) {
 	t.Setenv("AGENTSPEC_CONFINE_TEST_SECRET", "leaked") // not passed on
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			needSandbox(t, m.sandbox)
-			b := newBox(t)
-			c := b.command(t, m.sandbox, "env | sort")
-			c.Env = []string{"A=1", "PATH=" + os.Getenv("PATH")}
-			r := run(t, t.Context(), c)
-			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-			// sh adds PWD (and dash nothing else) to what it was given.
-			var got []string
-			for _, l := range lines {
-				if !strings.HasPrefix(l, "PWD=") && !strings.HasPrefix(l, "OLDPWD=") && !strings.HasPrefix(l, "SHLVL=") && !strings.HasPrefix(l, "_=") {
-					got = append(got, l)
+		// An empty environment too: it stays empty, never the helper's.
+		for _, env := range [][]string{{"A=1", "PATH=" + os.Getenv("PATH")}, {}} {
+			t.Run(fmt.Sprintf("%s/%d", m.name, len(env)), func(t *testing.T) {
+				needSandbox(t, m.sandbox)
+				b := newBox(t)
+				c := b.command(t, m.sandbox, "/usr/bin/env | /usr/bin/sort")
+				c.Env = env
+				r := run(t, t.Context(), c)
+				// sh adds PWD (and dash nothing else) to what it was given.
+				var got []string
+				for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+					if l != "" && !strings.HasPrefix(l, "PWD=") && !strings.HasPrefix(l, "OLDPWD=") && !strings.HasPrefix(l, "SHLVL=") && !strings.HasPrefix(l, "_=") {
+						got = append(got, l)
+					}
 				}
-			}
-			assert.Equal(t, []string{"A=1", "PATH=" + os.Getenv("PATH")}, got)
-		})
+				assert.Equal(t, env, append([]string{}, got...), "%+v", r)
+			})
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"syscall"
@@ -34,4 +35,28 @@ func TestParseMaskFailure(t *testing.T) {
 	assert.ErrorIs(t, err, syscall.EACCES)
 
 	assert.EqualError(t, parseMaskFailure("0 unquoted"), "unquoted", "a garbled line is still a failure")
+}
+
+// The request reaches the helper byte for byte: a path is any bytes but
+// NUL and need not be UTF-8, and a mask on a path the wire changed would
+// cover nothing. An empty environment stays empty, not nil, which
+// os.StartProcess would read as "inherit the init's".
+func TestRequestRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, env := range [][]string{{"A=\xff", "B=2"}, {}} {
+		want := request{
+			Script: "cat '\xff\xfe'", Dir: "/w/d\xfe", Env: env, Sandbox: true,
+			Policy: Policy{
+				Root: "/w\x80", Temp: "/t", Masks: []string{"/w\x80/.env\xff", "/w\x80/keys"},
+				ReadOnly: []string{"/w\x80/\xc3.git"}, MaxProcs: 7, MaxFileBytes: 9,
+			},
+			SetNproc: true, Cgroup: true, MapIDs: &idMap{UID: 1000, GID: 1001},
+		}
+		var b bytes.Buffer
+		require.NoError(t, writeRequest(&b, want))
+		got, err := readRequest(&b)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+		assert.NotNil(t, got.Env, "an empty environment arrives empty, not nil")
+	}
 }

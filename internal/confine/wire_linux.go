@@ -1,8 +1,9 @@
 package confine
 
 import (
+	"bytes"
 	"encoding/binary"
-	"encoding/json"
+	"encoding/gob"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,8 +14,10 @@ import (
 // The parent and the re-executed helper talk through two pipes the helper
 // gets as fds 3 and 4, never through argv or the environment, which the
 // command could read: the parent writes one request on fd 3 (a 4-byte
-// length, then JSON) and, in confined mode, keeps its end open as a
-// lifeline; the helper writes reports on fd 4, one line each.
+// length, then the request in encoding/gob, which keeps a path's bytes
+// where JSON would replace those that are not UTF-8) and, in confined mode,
+// keeps its end open as a lifeline; the helper writes reports on fd 4, one
+// line each.
 const (
 	requestFD = 3
 	reportFD  = 4
@@ -50,10 +53,11 @@ type request struct {
 }
 
 func writeRequest(w io.Writer, r request) error {
-	body, err := json.Marshal(r)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(r); err != nil {
 		return fmt.Errorf("encoding the command for the confinement helper: %w", err)
 	}
+	body := buf.Bytes()
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(body)))
 	if _, err := w.Write(append(n[:], body...)); err != nil {
@@ -76,8 +80,13 @@ func readRequest(rd io.Reader) (request, error) {
 		return request{}, fmt.Errorf("reading the command: %w", err)
 	}
 	var r request
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&r); err != nil {
 		return request{}, fmt.Errorf("decoding the command: %w", err)
+	}
+	if r.Env == nil {
+		// gob sends an empty slice as nothing; nil would have the shell
+		// inherit the helper's environment.
+		r.Env = []string{}
 	}
 	return r, nil
 }
