@@ -95,12 +95,12 @@ func (c *Capability) startDir() (string, error) {
 	switch {
 	case err == nil && st.IsDir():
 		return dir, nil
-	case c.cwd != "" && errors.Is(err, os.ErrNotExist):
-		c.cwd = ""
-		return "", capabilities.Retry("The previous directory was removed; now in %s.", c.root)
+	case c.cwd != "" && err == nil:
+		err = syscall.ENOTDIR
+		fallthrough
 	case c.cwd != "":
 		c.cwd = ""
-		return "", capabilities.Retry("The saved working directory was lost; now in the workspace working directory.")
+		return "", c.cwdRetry(err)
 	case err == nil:
 		return "", capabilities.Retry("The working directory is no longer a directory.")
 	case errors.Is(err, os.ErrNotExist):
@@ -111,6 +111,29 @@ func (c *Capability) startDir() (string, error) {
 		return "", capabilities.Retry("%v", err)
 	}
 	return "", fmt.Errorf("shell: the working directory: %w", err)
+}
+
+// forgetCwd forgets the directory persist_cwd kept when it is dir, which
+// the command could not enter (err), and returns the reference's retry;
+// nil when dir was not the kept one.
+func (c *Capability) forgetCwd(dir string, err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cwd == "" || c.cwd != dir {
+		return nil
+	}
+	c.cwd = ""
+	return c.cwdRetry(err)
+}
+
+// cwdRetry is the reference's retry for a kept directory that cannot be
+// entered for err: removed when it is gone or no longer a directory, as
+// the reference says of both; lost for anything else (its permissions).
+func (c *Capability) cwdRetry(err error) error {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return capabilities.Retry("The previous directory was removed; now in %s.", c.root)
+	}
+	return capabilities.Retry("The saved working directory was lost; now in the workspace working directory.")
 }
 
 // relDir is dir as events show it: relative to the workspace, "." for it,
@@ -174,6 +197,11 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 		c.running.Done()
 		if me, ok := errors.AsType[*confine.MaskError](err); ok {
 			return nil, c.notCovered(me, slices.Contains(h.readOnly, me.Path))
+		}
+		if _, ok := errors.AsType[*confine.DirError](err); ok {
+			if retry := c.forgetCwd(l.dir, err); retry != nil {
+				return nil, retry
+			}
 		}
 		return nil, startError(err, l.dir)
 	}

@@ -194,6 +194,15 @@ func TestPersistCwd(t *testing.T) {
 	assert.Equal(t, "The previous directory was removed; now in "+w+".", retryOf(t, err))
 	assert.Equal(t, "[stdout]\n"+w+"\n", run(t, s, "pwd"))
 
+	// A file in its place: the directory was removed too.
+	require.NoError(t, os.Mkdir(filepath.Join(w, "c"), 0o755))
+	assert.Equal(t, "(no output)", run(t, s, "cd c"))
+	require.NoError(t, os.Remove(filepath.Join(w, "c")))
+	require.NoError(t, os.WriteFile(filepath.Join(w, "c"), nil, 0o644))
+	_, err = call(t, context.Background(), s, ToolRunCommand, `{"command": "pwd"}`)
+	assert.Equal(t, "The previous directory was removed; now in "+w+".", retryOf(t, err))
+	assert.Equal(t, "[stdout]\n"+w+"\n", run(t, s, "pwd"))
+
 	plain, w2 := newShell(t, `{}`)
 	require.NoError(t, os.Mkdir(filepath.Join(w2, "d"), 0o755))
 	run(t, plain, "cd d")

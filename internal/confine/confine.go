@@ -93,6 +93,18 @@ func (e *MaskError) Error() string { return e.Err.Error() }
 
 func (e *MaskError) Unwrap() error { return e.Err }
 
+// DirError is Start's error when the command's directory (Command.Dir)
+// cannot be entered: it is gone, no longer a directory, or the command may
+// not search it. The command did not run.
+type DirError struct {
+	// Err says why; errors.Is finds the errno behind it.
+	Err error
+}
+
+func (e *DirError) Error() string { return e.Err.Error() }
+
+func (e *DirError) Unwrap() error { return e.Err }
+
 // signalled is the Exit of a death by signal sig.
 func signalled(sig syscall.Signal) Exit { return Exit{Code: 128 + int(sig), Signal: sig} }
 

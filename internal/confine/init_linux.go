@@ -50,8 +50,13 @@ func runInit(req request, lifeline, report *os.File) int {
 			return fail(fmt.Errorf("entering the command's pids cgroup: %w", err))
 		}
 	}
+	// The directory is entered here, with the shell's credentials and
+	// Landlock domain, so that a directory the shell could not enter is
+	// told apart from any other failure to start it.
+	if err := enterDir(req.Dir); err != nil {
+		return fail(err)
+	}
 	proc, err := os.StartProcess(shell, []string{"sh", "-c", req.Script}, &os.ProcAttr{
-		Dir:   req.Dir,
 		Env:   req.Env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   &syscall.SysProcAttr{},

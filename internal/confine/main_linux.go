@@ -48,8 +48,8 @@ func helper() int {
 	if err := setRlimits(req); err != nil {
 		return fail(err)
 	}
-	if err := os.Chdir(req.Dir); err != nil {
-		return fail(fmt.Errorf("entering the command's directory: %w", err))
+	if err := enterDir(req.Dir); err != nil {
+		return fail(err)
 	}
 	// On success the report pipe closes at exec (close-on-exec), which the
 	// parent reads as "started".
@@ -69,8 +69,21 @@ func reportFailure(report *os.File, err error) int {
 		fmt.Fprintf(report, "%s%d %s %s\n", reportMaskError, int(errno), strconv.Quote(me.Path), oneLine(err.Error()))
 		return 126
 	}
+	if _, ok := errors.AsType[*DirError](err); ok {
+		fmt.Fprintf(report, "%s%d %s\n", reportDirError, int(errno), oneLine(err.Error()))
+		return 126
+	}
 	fmt.Fprintf(report, "%s%d %s\n", reportError, int(errno), oneLine(err.Error()))
 	return 126
+}
+
+// enterDir makes dir this process's working directory, which the shell
+// inherits; its failure is a *DirError.
+func enterDir(dir string) error {
+	if err := os.Chdir(dir); err != nil {
+		return &DirError{Err: fmt.Errorf("entering the command's directory: %w", err)}
+	}
+	return nil
 }
 
 // shell runs every command.

@@ -17,11 +17,11 @@ func (c Command) resolved() (Command, error) {
 		return c, fmt.Errorf("the command's directory %q is not an absolute path", c.Dir)
 	}
 	// Checked here too, so the caller gets the *fs.PathError (ENOENT,
-	// ENOTDIR) without a helper started.
+	// ENOTDIR), in a *DirError, without a helper started.
 	if fi, err := os.Stat(c.Dir); err != nil {
-		return c, fmt.Errorf("the command's directory: %w", err)
+		return c, &DirError{Err: fmt.Errorf("the command's directory: %w", err)}
 	} else if !fi.IsDir() {
-		return c, fmt.Errorf("the command's directory: %w", &os.PathError{Op: "chdir", Path: c.Dir, Err: syscall.ENOTDIR})
+		return c, &DirError{Err: fmt.Errorf("the command's directory: %w", &os.PathError{Op: "chdir", Path: c.Dir, Err: syscall.ENOTDIR})}
 	}
 	if !c.Sandbox {
 		return c, nil

@@ -158,6 +158,9 @@ func start(ctx context.Context, c Command, req request, cg *cgroup) (*Process, e
 	case strings.HasPrefix(line, reportMaskError):
 		p.abort()
 		return nil, parseMaskFailure(strings.TrimPrefix(line, reportMaskError))
+	case strings.HasPrefix(line, reportDirError):
+		p.abort()
+		return nil, &DirError{Err: parseFailure(strings.TrimPrefix(line, reportDirError))}
 	case c.Sandbox && line == reportStarted+"\n":
 		return p, nil
 	case !c.Sandbox && err == io.EOF && line == "":

@@ -2,6 +2,7 @@ package confine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -199,11 +200,29 @@ func TestStartErrors(t *testing.T) {
 			c.Dir = filepath.Join(b.root, "missing")
 			_, err := confine.Start(t.Context(), c)
 			assert.ErrorIs(t, err, syscall.ENOENT, "a missing directory is the caller's to report")
+			assertDirError(t, err)
 
 			require.NoError(t, os.WriteFile(filepath.Join(b.root, "file"), nil, 0o644))
 			c.Dir = filepath.Join(b.root, "file")
 			_, err = confine.Start(t.Context(), c)
 			assert.ErrorIs(t, err, syscall.ENOTDIR)
+			assertDirError(t, err)
+
+			// A directory the command may not search: another user's
+			// private one, which root enters only outside the user
+			// namespace.
+			if os.Geteuid() != 0 || m.sandbox {
+				c.Dir = filepath.Join(b.root, "private")
+				require.NoError(t, os.Mkdir(c.Dir, 0o700))
+				if os.Geteuid() == 0 {
+					require.NoError(t, os.Chown(c.Dir, 65534, 65534))
+				} else {
+					require.NoError(t, os.Chmod(c.Dir, 0o600))
+				}
+				_, err = confine.Start(t.Context(), c)
+				assert.ErrorIs(t, err, syscall.EACCES)
+				assertDirError(t, err)
+			}
 
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
@@ -211,4 +230,11 @@ func TestStartErrors(t *testing.T) {
 			assert.ErrorIs(t, err, context.Canceled)
 		})
 	}
+}
+
+// assertDirError checks that err is a *confine.DirError.
+func assertDirError(t *testing.T, err error) {
+	t.Helper()
+	_, ok := errors.AsType[*confine.DirError](err)
+	assert.True(t, ok, "a *DirError, got %v", err)
 }

@@ -96,6 +96,7 @@ const (
 	reportStarted   = "started"     // confined: the shell runs
 	reportError     = "error "      // setup failed: then the errno (0 if none) and why
 	reportMaskError = "mask-error " // a Policy path could not be covered: the errno, the path (Go-quoted), why
+	reportDirError  = "dir-error "  // the command's directory could not be entered: the errno, why
 	reportStatus    = "status "     // confined: the shell's wait status, decimal
 )
 

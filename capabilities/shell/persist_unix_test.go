@@ -1,0 +1,45 @@
+//go:build unix
+
+package shell
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/internal/nobodytest"
+)
+
+// A kept directory the command may no longer enter (here its search
+// permission is gone, which root is not refused, so this runs as nobody)
+// is forgotten with the reference's retry: the next command starts in the
+// workspace, confined or not, and a background command is no different.
+func TestPersistCwdThatCannotBeEntered(t *testing.T) {
+	if os.Geteuid() == 0 {
+		nobodytest.Rerun(t)
+		return
+	}
+	modes := []string{"off"}
+	if sandboxMode(t) == "on" {
+		modes = append(modes, "on")
+	}
+	for _, mode := range modes {
+		for _, tool := range []string{ToolRunCommand, ToolStartCommand} {
+			t.Run(mode+"/"+tool, func(t *testing.T) {
+				s, w := newShell(t, `{"persist_cwd": true, "sandbox": "`+mode+`"}`)
+				sub := filepath.Join(w, "sub")
+				require.NoError(t, os.Mkdir(sub, 0o755))
+				t.Cleanup(func() { os.Chmod(sub, 0o755) })
+				assert.Equal(t, "(no output)", run(t, s, "cd sub"))
+				require.NoError(t, os.Chmod(sub, 0o600)) // listable, not enterable
+				_, err := call(t, context.Background(), s, tool, `{"command": "pwd"}`)
+				assert.Equal(t, "The saved working directory was lost; now in the workspace working directory.", retryOf(t, err))
+				assert.Equal(t, "[stdout]\n"+w+"\n", run(t, s, "pwd"), "the next command starts in the workspace")
+			})
+		}
+	}
+}
