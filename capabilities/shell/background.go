@@ -153,7 +153,8 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 	if j == nil {
 		return result, err
 	}
-	if !j.finished() {
+	stopped := !j.finished()
+	if stopped {
 		j.proc.Terminate(stopGrace)
 		<-j.done
 	}
@@ -165,7 +166,11 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 	c.mu.Unlock()
 	out := labelled(j.stdout.String(), j.stderr.String(), "(no output)", "") + "\n[stopped]"
 	ev := c.endEvent(j)
-	if j.err == nil && j.exit.Signal != syscall.SIGKILL {
+	// A command the stop had to kill (SIGKILL after the grace) has no
+	// exit status, as in the reference, whose wrapper dies with it; one
+	// that had ended before keeps the status check_command showed, even
+	// a death by SIGKILL.
+	if j.err == nil && (!stopped || j.exit.Signal != syscall.SIGKILL) {
 		code := exitCode(j.exit)
 		out += "\n" + exitLine(code)
 		ev.ExitCode = &code

@@ -269,6 +269,50 @@ func TestStopWithoutOutput(t *testing.T) {
 	assert.Equal(t, "(no output)\n[stopped]\n[exit code: 143]", out)
 }
 
+// A background command that died of SIGKILL before stop_command keeps its
+// exit line, as check_command showed it: only a command the stop itself had
+// to kill has none, as in the reference.
+func TestStopAfterSIGKILL(t *testing.T) {
+	t.Parallel()
+	modes := []string{"off"}
+	if sandboxMode(t) == "on" {
+		modes = append(modes, "on")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testStopAfterSIGKILL(t, mode)
+		})
+	}
+}
+
+func testStopAfterSIGKILL(t *testing.T, mode string) {
+	s, _ := newShell(t, `{"sandbox": "`+mode+`"}`)
+	ctx := context.Background()
+	out, err := call(t, ctx, s, ToolStartCommand, `{"command": "echo before; kill -9 $$"}`)
+	require.NoError(t, err)
+	id := out[len(out)-32:]
+	require.Eventually(t, func() bool {
+		out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+		return out == "[stdout]\nbefore\n\n[status: finished]\n[exit code: 137]"
+	}, timeoutForEventually, pollEvery)
+	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\nbefore\n\n[stopped]\n[exit code: 137]", out)
+
+	// SIGTERM ignored, by the shell and by sleep: the stop escalates.
+	out, err = call(t, ctx, s, ToolStartCommand, `{"command": "trap '' TERM; echo ready; sleep 30"}`)
+	require.NoError(t, err)
+	id = out[len(out)-32:]
+	require.Eventually(t, func() bool {
+		out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+		return out == "[stdout]\nready\n\n[status: running]"
+	}, timeoutForEventually, pollEvery)
+	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\nready\n\n[stopped]", out)
+}
+
 // Close kills every background command and removes the private temporary
 // directory once they are dead; tools then fail.
 func TestCloseEndsEverything(t *testing.T) {
