@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +122,65 @@ func TestWorkerStoppedBeforeTheRunHandsTheJobBack(t *testing.T) {
 	require.NoError(t, got.list[0].Err)
 	assert.Equal(t, "staying", got.list[0].Worker)
 	assert.Equal(t, 2, got.list[0].Attempt)
+}
+
+// A shipped job whose changes take longer to send back than the
+// acknowledgement wait stays its worker's: the progress reports go on until
+// its result is stored, so the server does not hand it to another worker,
+// whose run would start again and overwrite the changes being stored.
+func TestSlowShipBackKeepsTheJob(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	q := connect(t, url, 2*time.Second)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, t.TempDir(), 1)
+
+	// Two workers, so that a job whose reports lapse goes to the other;
+	// each takes 3 s, past the 2 s wait, to start sending changes back.
+	for _, name := range []string{"a", "b"} {
+		ctx, stop := context.WithCancel(context.Background())
+		w, err := NewWorker(ctx, q, WorkerOptions{Name: name, WorkspaceRoot: t.TempDir(),
+			Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
+		require.NoError(t, err)
+		w.beforeShipBack = func() { time.Sleep(3 * time.Second) }
+		done := make(chan struct{})
+		go func() { defer close(done); _ = w.Run(ctx) }()
+		t.Cleanup(func() { stop(); <-done })
+	}
+
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var starts []string
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		var e struct {
+			Kind, Worker string
+			Attempt      int
+		}
+		require.NoError(t, json.Unmarshal(ev, &e))
+		if e.Kind == "job.start" {
+			mu.Lock()
+			starts = append(starts, fmt.Sprintf("%s#%d", e.Worker, e.Attempt))
+			mu.Unlock()
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	b.Close()
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, 1, got.list[0].Attempt)
+	out, err := os.ReadFile(filepath.Join(dirs[0], "out.txt"))
+	require.NoError(t, err, "the run's file came back")
+	assert.Equal(t, "copied\n", string(out))
+	// A second delivery, had there been one, starts while the first sends
+	// its changes back; give its job.start time to arrive.
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, starts, 1, "run once, by one worker: %v", starts)
 }

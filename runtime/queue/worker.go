@@ -97,6 +97,10 @@ type Worker struct {
 	specs map[string]*spec.Spec // by bundle digest
 	dir   string                // where bundles are written; removed by Run
 	beat  time.Duration         // how often a running job is reported in progress; set by Run
+
+	// beforeShipBack, when set (by tests), runs as a shipped job's changes
+	// start back: what a large workspace's packing and upload would take.
+	beforeShipBack func()
 }
 
 // NewWorker returns a worker of q.
@@ -264,8 +268,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// its fields, the time and the run's id.
 	events := runtime.JSONLines(eventWriter{w: w, subject: EventsSubject(job.ID)})
 
-	// Progress reports keep the job ours while it runs.
-	beat, stopBeat := context.WithCancel(ctx)
+	// Progress reports keep the job ours while it runs and until its
+	// result is stored, sending back a shipped run's changes included
+	// (packing and uploading up to --ship-max MiB can outlast the
+	// acknowledgement wait), even when the worker is told to stop then:
+	// the job is not handed back after its run.
+	beat, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeat()
 	go func() {
 		t := time.NewTicker(w.beat)
@@ -290,13 +298,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	endRun()
 	defer ws.cleanup()
-	stopBeat()
 	if ctx.Err() != nil && err != nil {
 		// Stopping: the job goes back, whole, to the next worker, whether
 		// its run was interrupted or the stop cut short what comes before
 		// it (checking the spec, fetching a shipped workspace), which
 		// would otherwise fail the job as if it could never run.
 		w.opts.Logf("job %s handed back", job.ID)
+		stopBeat()
 		_ = msg.Nak()
 		return
 	}
@@ -306,6 +314,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		w.opts.Logf("job %s failed, retrying in %s: %v", job.ID, delay, err)
 		_ = events(ctx, JobRetry{Job: job.ID, Worker: w.opts.Name, Attempt: attempt,
 			DelayMS: delay.Milliseconds(), Error: describe(err)})
+		stopBeat()
 		_ = msg.NakWithDelay(delay)
 		return
 	}
@@ -323,6 +332,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 	}
 	if ws.shipped != nil {
+		if w.beforeShipBack != nil {
+			w.beforeShipBack()
+		}
 		ch, cerr := w.shipBack(ctx, job, ws)
 		if cerr != nil && r.OK {
 			r.OK, r.Cached, r.Output = false, false, nil
@@ -330,6 +342,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		r.Changes = ch
 	}
+	// The result goes out now: no progress report may follow its
+	// acknowledgement.
+	stopBeat()
 	w.settle(ctx, msg, r, job, attempt, !r.OK)
 }
 
