@@ -61,8 +61,13 @@ func (m *anthropicModel) extra() []option.RequestOption {
 	return extraBody(m.settings.ExtraBody, option.WithJSONSet)
 }
 
+// send sends the request whole. The SDK bounds a non-streamed request that
+// names no timeout by 10 minutes, whatever the spec's timeout, and refuses
+// one whose max_tokens it guesses would take longer; the doer bounds each
+// attempt by the spec's timeout, so the SDK is given the doer's bound over
+// every attempt and wait, which never cuts an attempt short.
 func (m *anthropicModel) send(ctx context.Context, req anthropic.MessageNewParams) (*llms.ContentResponse, error) {
-	v, err := m.client.Messages.New(ctx, req, m.extra()...)
+	v, err := m.client.Messages.New(ctx, req, append(m.extra(), option.WithRequestTimeout(m.doer.bound()))...)
 	return read(v, err, func(msg *anthropic.Message) (*llms.ContentResponse, error) { return anthropicResponse(msg), nil })
 }
 

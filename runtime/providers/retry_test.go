@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -335,4 +336,72 @@ func TestTransient(t *testing.T) {
 			assert.Equal(t, tt.want, transient(tt.err))
 		})
 	}
+}
+
+// deadlines is a transport that keeps the deadline each request's context
+// carries, then sends it.
+type deadlines struct {
+	mu  sync.Mutex
+	got []time.Duration // the time left at the request's start
+}
+
+func (d *deadlines) RoundTrip(r *http.Request) (*http.Response, error) {
+	deadline, ok := r.Context().Deadline()
+	d.mu.Lock()
+	if ok {
+		d.got = append(d.got, time.Until(deadline))
+	} else {
+		d.got = append(d.got, 0)
+	}
+	d.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (d *deadlines) left() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Duration(nil), d.got...)
+}
+
+// A non-streamed Messages request is bounded by model_settings.timeout, not
+// by the 10 minutes anthropic-sdk-go gives a request that sets none; and
+// the SDK's refusal of a non-streamed max_tokens it guesses would take
+// longer than its default does not apply once a timeout is set.
+func TestAnthropicNonStreamedTimeout(t *testing.T) {
+	t.Parallel()
+	t.Run("a timeout above ten minutes bounds the attempt", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewAnthropicServer(t, providertest.Text("ok"))
+		tr := &deadlines{}
+		m := newRetrying(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, Timeout: 30 * time.Minute},
+			env("ANTHROPIC_API_KEY", "sk-ant-test"), tr).model
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		assert.Equal(t, "ok", text(resp))
+		left := tr.left()
+		require.Len(t, left, 1)
+		assert.Greater(t, left[0], 29*time.Minute, "the attempt has the spec's 30 minutes")
+		assert.LessOrEqual(t, left[0], 30*time.Minute)
+	})
+	t.Run("the longest timeout", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewAnthropicServer(t, providertest.Text("ok"))
+		m := newRetrying(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL, Timeout: math.MaxInt64},
+			env("ANTHROPIC_API_KEY", "sk-ant-test"), nil).model
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		assert.Equal(t, "ok", text(resp))
+	})
+	t.Run("a large max_tokens is sent", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewAnthropicServer(t, providertest.Text("ok"))
+		m := newRetrying(t, "anthropic:claude-opus-4-0", spec.ModelSettings{BaseURL: srv.URL, MaxTokens: 32000},
+			env("ANTHROPIC_API_KEY", "sk-ant-test"), nil).model
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		assert.Equal(t, "ok", text(resp))
+		reqs := srv.Requests()
+		require.Len(t, reqs, 1)
+		assert.EqualValues(t, 32000, reqs[0].JSON()["max_tokens"])
+	})
 }

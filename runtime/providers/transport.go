@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -211,6 +212,25 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// bound is the longest Do can take: every attempt's timeout, the longest
+// wait before each retry, and a minute to spare, saturated at the longest
+// duration.
+func (d *doer) bound() time.Duration {
+	total := time.Minute
+	add := func(x time.Duration, n int) {
+		for range n {
+			if total > math.MaxInt64-x {
+				total = math.MaxInt64
+				return
+			}
+			total += x
+		}
+	}
+	add(d.timeout, d.retry.max+1)
+	add(max(d.retry.ceiling, d.retry.maxRetryAfter), d.retry.max)
+	return total
 }
 
 // attempt sends one copy of req with body, under its own timeout that lasts
