@@ -574,3 +574,25 @@ func testDeepSeekReasoningRounds(t *testing.T, reasonings []string) {
 		})
 	}
 }
+
+// OpenRouter answers 200 and puts the error in the body, with no choices,
+// when the upstream model fails after the request was accepted: that is a
+// failed request naming the provider's message, not an empty answer.
+func TestChatErrorBodyWithSuccessStatus(t *testing.T) {
+	t.Parallel()
+	body := `{"error":{"message":"Provider returned error","code":502,"metadata":{"raw":"upstream connect error or disconnect/reset before headers","provider_name":"Chutes"}},"user_id":"user_2yZ4kQ"}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+	m := chatModelAt(t, srv, "openrouter:deepseek/deepseek-chat-v3.1", spec.ModelSettings{})
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.Error(t, err, "an empty answer came instead: %+v", resp)
+	var perr *Error
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, "openrouter", perr.Provider)
+	assert.Equal(t, "Provider returned error", perr.Message)
+	assert.Equal(t, "502", perr.Type)
+	assert.Equal(t, "openrouter: HTTP 200: Provider returned error", err.Error())
+	assert.Equal(t, "openrouter: request failed (200): Provider returned error", Describe(err))
+	_, correctable := perr.ToolUseFailed()
+	assert.False(t, correctable)
+	assert.Len(t, srv.Requests(), 1)
+}

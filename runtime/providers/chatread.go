@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -169,6 +170,11 @@ func (a *assembled) readUsage(u openai.CompletionUsage, extra map[string]string)
 }
 
 func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, error) {
+	if e := c.JSON.ExtraFields["error"].Raw(); len(c.Choices) == 0 && e != "" && e != "null" {
+		// OpenRouter answers 200 with {"error": {...}} and no choices when
+		// the upstream model fails after the request was accepted.
+		return nil, statusError(m.ep, http.StatusOK, []byte(c.RawJSON()), 0)
+	}
 	var a assembled
 	if len(c.Choices) > 0 {
 		ch := c.Choices[0]

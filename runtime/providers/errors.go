@@ -13,10 +13,11 @@ import (
 )
 
 // Error is a request that failed for good: the provider answered with an
-// error status, or no answer came, even after the retries the failure allowed.
+// error status, or with an error in the body of a 200, or no answer came,
+// even after the retries the failure allowed.
 type Error struct {
 	Provider   string
-	StatusCode int    // 0 when no response arrived
+	StatusCode int    // 0 when no response arrived; 200 for an error in a successful answer
 	Type       string // the provider's error type or code, e.g. "authentication_error"
 	Message    string // the provider's message, or the transport failure; never holds the key
 	Retries    int    // retries made before giving up
