@@ -197,3 +197,37 @@ func TestVertexErrorStatus(t *testing.T) {
 	assert.Equal(t, "google-cloud: authentication failed (401): Request had invalid authentication credentials. Expected OAuth 2 access token. — "+
 		"check the Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's)", Describe(err))
 }
+
+// A call Gemini wrote but could not parse ends the answer with
+// MALFORMED_FUNCTION_CALL and no parts: the same correctable mistake as
+// another provider's tool_use_failed, whole and streamed, not an empty
+// final answer.
+func TestVertexMalformedFunctionCall(t *testing.T) {
+	t.Parallel()
+	const wrote = `call:default_api:read_file{path: a.txt}`
+	malformed := `{"candidates":[{"content":{},"finishReason":"MALFORMED_FUNCTION_CALL","index":0,` +
+		`"finishMessage":"Malformed function call: ` + wrote + `"}],` +
+		`"usageMetadata":{"promptTokenCount":1426,"totalTokenCount":1426},"modelVersion":"gemini-2.5-flash","responseId":"m-1"}`
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generateContent", true: "streamGenerateContent"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			body := malformed
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if streaming {
+				body = providertest.SSE(`data: ` + malformed)
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+			m := newModel(t, "google-vertex:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, opts...)
+			require.Error(t, err, "an answer came instead: %+v", resp)
+			var perr *Error
+			require.ErrorAs(t, err, &perr)
+			got, ok := perr.ToolUseFailed()
+			assert.True(t, ok, "%v", err)
+			assert.Equal(t, wrote, got)
+			assert.Equal(t, "Malformed function call", perr.Message)
+			assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
+		})
+	}
+}

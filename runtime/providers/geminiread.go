@@ -131,6 +131,22 @@ func (a *geminiTurn) response() *llms.ContentResponse {
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }
 
+// malformedCall is the Error of an answer Gemini ended with
+// MALFORMED_FUNCTION_CALL, a call it wrote but could not parse (the
+// finishMessage quotes it): a mistake the model can correct, as
+// ToolUseFailed tells. It is nil for any other answer.
+func (a *geminiTurn) malformedCall(ep endpoint) *Error {
+	if a.finish != "MALFORMED_FUNCTION_CALL" {
+		return nil
+	}
+	const what = "Malformed function call"
+	msg, wrote := strings.TrimSpace(a.finishMessage), ""
+	if rest, ok := strings.CutPrefix(msg, what+":"); ok {
+		msg, wrote = what, strings.TrimSpace(rest)
+	}
+	return &Error{Provider: ep.provider, Type: a.finish, Message: oneLine(firstNonEmpty(msg, what)), FailedGeneration: wrote}
+}
+
 // stream posts to streamGenerateContent (SSE), passes text to fn and reads
 // the chunks into one answer. An error chunk fails it with a Stream *Error.
 func (m *geminiModel) stream(ctx context.Context, body []byte, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
@@ -171,6 +187,10 @@ func (m *geminiModel) stream(ctx context.Context, body []byte, fn func(context.C
 	}
 	if a.finish == "" && a.blocked == "" {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before a finish reason"}}`), retries)
+	}
+	if e := a.malformedCall(m.ep); e != nil {
+		e.Stream, e.Retries = true, retries
+		return nil, e
 	}
 	return a.response(), nil
 }
