@@ -413,3 +413,68 @@ func TestConverseStreamCarriesConverseFields(t *testing.T) {
 		t.Errorf("guardrail %+v", g)
 	}
 }
+
+// A tool call's integer arguments beyond float64's precision are kept
+// digit for digit, whole and streamed, in the arguments and in the call
+// sent back.
+func TestBedrockToolArgumentsKeepLargeIntegers(t *testing.T) {
+	t.Parallel()
+	const args = `{"id":12345678901234567890,"ratio":0.1,"tags":[9007199254740993]}`
+	whole := `{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"get_order","input":` + args + `}}]}},` +
+		`"stopReason":"tool_use","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12},"metrics":{"latencyMs":310}}`
+	var streamed strings.Builder
+	for _, ev := range [][2]string{
+		{"messageStart", `{"role":"assistant"}`},
+		{"contentBlockStart", `{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_1","name":"get_order"}}}`},
+		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"id\": 12345678901"}}}`},
+		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"toolUse":{"input":"234567890, \"ratio\": 0.1, \"tags\": [9007199254740993]}"}}}`},
+		{"contentBlockStop", `{"contentBlockIndex":0}`},
+		{"messageStop", `{"stopReason":"tool_use"}`},
+		{"metadata", `{"usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12},"metrics":{"latencyMs":310}}`},
+	} {
+		streamed.WriteString(frames(t, eventstream.Headers{
+			{Name: ":message-type", Value: eventstream.StringValue("event")},
+			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
+			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+		}, ev[1]))
+	}
+	done := `{"output":{"message":{"role":"assistant","content":[{"text":"done"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
+	for name, body := range map[string]string{"converse": whole, "converse-stream": streamed.String()} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body}, providertest.Recorded{Body: done})
+			m := newModel(t, "bedrock:amazon.nova-pro-v1:0", spec.ModelSettings{BaseURL: srv.URL},
+				env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{orderTool})}
+			if name == "converse-stream" {
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("order 12345678901234567890")}, opts...)
+			require.NoError(t, err)
+			calls := toolCalls(resp)
+			require.Len(t, calls, 1)
+			assert.Equal(t, args, calls[0].FunctionCall.Arguments)
+
+			history := []llms.MessageContent{human("order 12345678901234567890"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)},
+				result(calls[0].ID, "get_order", "shipped")}
+			_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{orderTool}))
+			require.NoError(t, err)
+			sent := srv.Requests()[1].Body
+			assert.Contains(t, string(sent), `"input":`+args, "the call goes back with its numbers as written")
+		})
+	}
+}
+
+// orderTool takes an integer id.
+var orderTool = llms.Tool{
+	Type: "function",
+	Function: &llms.FunctionDefinition{
+		Name:        "get_order",
+		Description: "Look an order up.",
+		Parameters: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"id": map[string]any{"type": "integer"}},
+			"required":   []string{"id"},
+		},
+	},
+}

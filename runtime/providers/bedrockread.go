@@ -89,13 +89,7 @@ func (a *bedrockTurn) response() *llms.ContentResponse {
 			text.WriteString(p.text.String())
 			turn = append(turn, llms.TextContent{Text: p.text.String()})
 		case "tool":
-			args := strings.TrimSpace(p.text.String())
-			var obj map[string]any
-			if json.Unmarshal([]byte(args), &obj) != nil || obj == nil {
-				args = "{}"
-			} else if b, err := json.Marshal(obj); err == nil {
-				args = string(b)
-			}
+			args := objectArguments([]byte(p.text.String()))
 			call := llms.ToolCall{ID: p.id, Type: "function", FunctionCall: &llms.FunctionCall{Name: p.name, Arguments: args}}
 			choice.ToolCalls = append(choice.ToolCalls, call)
 			turn = append(turn, call)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithydocument "github.com/aws/smithy-go/document"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -271,8 +272,8 @@ func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock
 			if p.FunctionCall == nil {
 				return nil
 			}
-			var input map[string]any
-			if json.Unmarshal([]byte(p.FunctionCall.Arguments), &input) != nil || input == nil {
+			input, ok := documentObject(p.FunctionCall.Arguments)
+			if !ok {
 				input = map[string]any{} // the API takes an object only
 			}
 			tb.add(&types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
@@ -342,4 +343,39 @@ func optString(v any) *string {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// documentObject decodes a call's JSON arguments into a document's value,
+// its numbers as smithy's document.Number, which the document encoder
+// writes as given: decoded into float64, an integer past 2^53 would go
+// back to the model rounded. It is false when args is not one JSON object.
+func documentObject(args string) (map[string]any, bool) {
+	if !json.Valid([]byte(args)) {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	var obj map[string]any
+	if dec.Decode(&obj) != nil || obj == nil {
+		return nil, false
+	}
+	return documentNumbers(obj).(map[string]any), true
+}
+
+// documentNumbers turns the json.Numbers of a decoded value into
+// document.Numbers, in place.
+func documentNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		return smithydocument.Number(v)
+	case map[string]any:
+		for k, x := range v {
+			v[k] = documentNumbers(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = documentNumbers(x)
+		}
+	}
+	return v
 }

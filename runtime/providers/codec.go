@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -189,6 +190,19 @@ func decodeBlock(p llms.ContentPart, into any) bool {
 func isToolError(p llms.ContentPart) bool {
 	b, ok := p.(llms.BinaryContent)
 	return ok && b.MIMEType == toolErrorMIME
+}
+
+// objectArguments is raw, a call's input as a provider sent it, as the
+// call's JSON arguments: the object compacted with its numbers as written
+// (decoded into float64, an integer past 2^53 would be rounded), or "{}"
+// when raw is not one JSON object.
+func objectArguments(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	var compact bytes.Buffer
+	if len(raw) == 0 || raw[0] != '{' || json.Compact(&compact, raw) != nil {
+		return "{}"
+	}
+	return compact.String()
 }
 
 // The blocks this package writes for the wire families whose own blocks

@@ -231,3 +231,37 @@ func TestVertexMalformedFunctionCall(t *testing.T) {
 		})
 	}
 }
+
+// A call's integer arguments beyond float64's precision are kept digit for
+// digit, whole and streamed, in the arguments and in the call sent back.
+func TestVertexToolArgumentsKeepLargeIntegers(t *testing.T) {
+	t.Parallel()
+	const args = `{"id":12345678901234567890,"ratio":0.1,"tags":[9007199254740993]}`
+	call := `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"get_order","args":` + args + `}}]},"finishReason":"STOP","index":0}],` +
+		`"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":9,"totalTokenCount":29},"modelVersion":"gemini-2.5-flash"}`
+	done := `{"candidates":[{"content":{"role":"model","parts":[{"text":"shipped"}]},"finishReason":"STOP"}]}`
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generateContent", true: "streamGenerateContent"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			body := call
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{orderTool})}
+			if streaming {
+				body = providertest.SSE(`data: ` + call)
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body}, providertest.Recorded{Body: done})
+			m := newModel(t, "google-vertex:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("order 12345678901234567890")}, opts...)
+			require.NoError(t, err)
+			calls := toolCalls(resp)
+			require.Len(t, calls, 1)
+			assert.Equal(t, args, calls[0].FunctionCall.Arguments)
+
+			history := []llms.MessageContent{human("order 12345678901234567890"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)},
+				result(calls[0].ID, "get_order", "shipped")}
+			_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{orderTool}))
+			require.NoError(t, err)
+			assert.Contains(t, string(srv.Requests()[1].Body), `"args":`+args, "the call goes back with its numbers as written")
+		})
+	}
+}

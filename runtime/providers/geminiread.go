@@ -90,12 +90,7 @@ func (a *geminiTurn) response() *llms.ContentResponse {
 			raw, _ := json.Marshal(p)
 			turn = append(turn, encodeBlock(geminiBlock{Type: blockGeminiPart, Part: raw}))
 		case p.FunctionCall != nil:
-			args := "{}"
-			var obj map[string]any
-			if json.Unmarshal(p.FunctionCall.Args, &obj) == nil && obj != nil {
-				b, _ := json.Marshal(obj)
-				args = string(b)
-			}
+			args := objectArguments(p.FunctionCall.Args)
 			id := p.FunctionCall.ID
 			if id == "" {
 				id = fmt.Sprintf("call_%d_%s", i, p.FunctionCall.Name)
