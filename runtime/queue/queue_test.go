@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -565,6 +566,24 @@ func assertRunOnce(t *testing.T, q *Queue, root string) {
 	dirs := jobDirs(t, root, 1)
 	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	b.Close()
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, 1, got.list[0].Attempt)
+	assert.Len(t, starts(), 1, "run once, by one worker: %v", starts())
+}
+
+// watchStarts follows b's events and returns what gives the job.start
+// events seen so far, each as worker#attempt.
+func watchStarts(t *testing.T, b *Batch) func() []string {
+	t.Helper()
 	var mu sync.Mutex
 	var starts []string
 	require.NoError(t, b.Events(func(_ int, ev []byte) {
@@ -579,19 +598,11 @@ func assertRunOnce(t *testing.T, q *Queue, root string) {
 			mu.Unlock()
 		}
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	_, err = b.Wait(ctx, got.add)
-	require.NoError(t, err)
-	b.Close()
-	require.Len(t, got.list, 1)
-	require.NoError(t, got.list[0].Err)
-	assert.Equal(t, 1, got.list[0].Attempt)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Len(t, starts, 1, "run once, by one worker: %v", starts)
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(starts)
+	}
 }
 
 // runEditedSpec runs one job whose spec is agentYAML with its instructions

@@ -2,8 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,20 +148,7 @@ func TestSlowShipBackKeepsTheJob(t *testing.T) {
 
 	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
 	require.NoError(t, err)
-	var mu sync.Mutex
-	var starts []string
-	require.NoError(t, b.Events(func(_ int, ev []byte) {
-		var e struct {
-			Kind, Worker string
-			Attempt      int
-		}
-		require.NoError(t, json.Unmarshal(ev, &e))
-		if e.Kind == "job.start" {
-			mu.Lock()
-			starts = append(starts, fmt.Sprintf("%s#%d", e.Worker, e.Attempt))
-			mu.Unlock()
-		}
-	}))
+	starts := watchStarts(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, b.Publish(ctx))
@@ -180,7 +165,5 @@ func TestSlowShipBackKeepsTheJob(t *testing.T) {
 	// A second delivery, had there been one, starts while the first sends
 	// its changes back; give its job.start time to arrive.
 	time.Sleep(500 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Len(t, starts, 1, "run once, by one worker: %v", starts)
+	assert.Len(t, starts(), 1, "run once, by one worker: %v", starts())
 }
