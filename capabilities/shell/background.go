@@ -141,7 +141,7 @@ func (c *Capability) checkCommand(_ context.Context, raw json.RawMessage) (strin
 	}
 	out += "\n[status: finished]"
 	if j.err == nil {
-		out += "\n" + exitLine(exitCode(j.exit))
+		out += "\n" + exitLines(exitCode(j.exit), c.cfg.maxFileBytes)
 	}
 	return out, nil
 }
@@ -172,7 +172,7 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 	// a death by SIGKILL.
 	if j.err == nil && (!stopped || j.exit.Signal != syscall.SIGKILL) {
 		code := exitCode(j.exit)
-		out += "\n" + exitLine(code)
+		out += "\n" + exitLines(code, c.cfg.maxFileBytes)
 		ev.ExitCode = &code
 	}
 	ev.Truncated = utf8.RuneCountInString(out) > c.cfg.maxOutputChars

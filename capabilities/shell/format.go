@@ -32,6 +32,16 @@ func labelled(stdout, stderr, empty, trailer string) string {
 // exitLine is "[exit code: N]".
 func exitLine(code int) string { return "[exit code: " + strconv.Itoa(code) + "]" }
 
+// exitLines is the exit line and, after a failure under a max_file_bytes
+// (0: none), the note about the limit: run_command, check_command and
+// stop_command all end an exit so, as the reference does.
+func exitLines(code int, maxFileBytes int64) string {
+	if code == 0 || maxFileBytes <= 0 {
+		return exitLine(code)
+	}
+	return exitLine(code) + "\n" + fileLimitNote(code, maxFileBytes)
+}
+
 // timeoutTrailer is the reference's line for a command killed at its
 // deadline: "[Command timed out after 1.0s]".
 func timeoutTrailer(seconds float64) string {

@@ -154,6 +154,46 @@ func TestMaxFileBytes(t *testing.T) {
 	assert.Equal(t, "(no output)\n[exit code: 2]\n[Command failed with max_file_bytes=1024; file writes may have reached the per-file limit.]", run(t, s, "exit 2"))
 }
 
+// A background command's exit carries the max_file_bytes note too, in
+// check_command and in stop_command, as the reference adds it to every exit
+// line it shows; an exit 0 has no note.
+func TestMaxFileBytesBackground(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"max_file_bytes": 1024}`)
+	ctx := context.Background()
+	const (
+		exceeded = "\n[File-size limit exceeded: max_file_bytes=1024. Reduce file output before retrying.]"
+		failed   = "\n[Command failed with max_file_bytes=1024; file writes may have reached the per-file limit.]"
+	)
+	for command, exit := range map[string]string{
+		"head -c 4096 /dev/zero > big 2>/dev/null; exit $?": "[exit code: 153]" + exceeded,
+		"exit 2": "[exit code: 2]" + failed,
+		"true":   "[exit code: 0]",
+	} {
+		out, err := call(t, ctx, s, ToolStartCommand, `{"command": "`+command+`"}`)
+		require.NoError(t, err)
+		id := out[len(out)-32:]
+		require.Eventually(t, func() bool {
+			out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+			return strings.Contains(out, "[status: finished]")
+		}, timeoutForEventually, pollEvery)
+		out, err = call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+		require.NoError(t, err)
+		assert.Equal(t, "(no output yet)\n[status: finished]\n"+exit, out, command)
+		out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+		require.NoError(t, err)
+		assert.Equal(t, "(no output)\n[stopped]\n"+exit, out, command)
+	}
+
+	// Stopped by its SIGTERM: 143, a failure under the limit as the
+	// reference words it.
+	out, err := call(t, ctx, s, ToolStartCommand, `{"command": "sleep 30"}`)
+	require.NoError(t, err)
+	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+out[len(out)-32:]+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "(no output)\n[stopped]\n[exit code: 143]"+failed, out)
+}
+
 func TestEnvironmentOfACommand(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-should-not-leak")
 	t.Setenv("AGENTSPEC_SECRET", "nope")

@@ -108,10 +108,7 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 		ev.ExitCode = &code
 		trailer := ""
 		if code != 0 {
-			trailer = exitLine(code)
-			if c.cfg.maxFileBytes > 0 {
-				trailer += "\n" + fileLimitNote(code, c.cfg.maxFileBytes)
-			}
+			trailer = exitLines(code, c.cfg.maxFileBytes)
 		}
 		out = labelled(stdout.String(), stderr.String(), "(no output)", trailer)
 		if code == 0 && l.capture != "" {
