@@ -134,6 +134,42 @@ func TestCloseReportsBackgroundCommands(t *testing.T) {
 	assert.Equal(t, "killed", ev.Outcome())
 }
 
+// A background command that had ended before the run's end is reported
+// with the exit code check_command showed, 128+N after a death by signal N
+// as well; only the one the end kills has none.
+func TestCloseReportsEndedBackgroundCommands(t *testing.T) {
+	t.Parallel()
+	s, err := New(Options{Sandbox: sandboxMode(t)}, realTemp(t))
+	require.NoError(t, err)
+	var r recorder
+	for command, want := range map[string]string{
+		"exit 3":        "[exit code: 3]",
+		"kill -TERM $$": "[exit code: 143]",
+		"kill -KILL $$": "[exit code: 137]",
+		"sleep 300":     "",
+	} {
+		out, err := call(t, r.ctx(), s, ToolStartCommand, `{"command": "`+command+`"}`)
+		require.NoError(t, err)
+		id := out[len(out)-32:]
+		if want != "" {
+			require.Eventually(t, func() bool {
+				out, _ := call(t, context.Background(), s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+				return out == "(no output yet)\n[status: finished]\n"+want
+			}, timeoutForEventually, pollEvery, command)
+		}
+	}
+	require.NoError(t, s.Close())
+	outcomes := map[string]string{}
+	for _, ev := range r.events {
+		if e, ok := ev.(*CommandEvent); ok && !e.started {
+			outcomes[e.Command] = e.Outcome()
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"exit 3": "exit 3", "kill -TERM $$": "exit 143", "kill -KILL $$": "exit 137", "sleep 300": "killed",
+	}, outcomes)
+}
+
 // A background command's end is reported once, whoever ends it: two
 // stop_commands of the same ID and Close, all at once.
 func TestBackgroundEndReportedOnce(t *testing.T) {

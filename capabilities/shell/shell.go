@@ -245,15 +245,19 @@ func (c *Capability) Close() error {
 	}
 	c.jobs = map[string]*job{}
 	c.mu.Unlock()
-	for _, j := range jobs {
+	ended := make([]bool, len(jobs))
+	for i, j := range jobs {
+		ended[i] = j.finished()
 		j.proc.Kill()
 	}
 	c.running.Wait()
-	for _, j := range jobs {
+	for i, j := range jobs {
 		// The run is ending: a listener's error has nothing left to stop.
 		ev := c.endEvent(j)
-		if j.err == nil && j.exit.Signal == 0 {
-			code := j.exit.Code // it had ended before
+		// One that had ended before keeps the code check_command showed,
+		// 128+N after a death by signal N; the one killed here has none.
+		if j.err == nil && (ended[i] || j.exit.Signal == 0) {
+			code := exitCode(j.exit)
 			ev.ExitCode = &code
 		}
 		_ = capabilities.Emit(j.events, ev)
