@@ -39,6 +39,13 @@ func TestConstructionErrors(t *testing.T) {
 		{`{"max_file_bytes": 1024, "persist_cwd": true}`, "max_file_bytes", "max_file_bytes is not supported with persist_cwd; cwd capture writes a file in the child."},
 		{`{"default_timeout": 700}`, "default_timeout", "default_timeout (700.0 seconds) must be at most max_timeout (600.0 seconds)."},
 		{`{"sandbox": "maybe"}`, "sandbox", "sandbox must be on or off, got maybe"},
+		// A name exec cannot pass: "A=B" would reach the command as A with
+		// the value "B=x", "" as a nameless entry, a NUL not at all.
+		{`{"env": {"A=B": "x"}}`, "env", `"A=B" is not a variable a command can be given`},
+		{`{"env": {"": "x"}}`, "env", `"" is not a variable a command can be given`},
+		{`{"env": {"A\u0000B": "x"}}`, "env", `"A\x00B" is not a variable a command can be given`},
+		{`{"env": {"OK": "1", "A=B": "x"}, "denied_env_patterns": ["A*"]}`, "env", `"A=B" is not a variable a command can be given`},
+		{`{"env": {"A": "x\u0000y"}}`, "env", `the value of env "A" contains a NUL byte, which cannot be passed to a process`},
 	} {
 		_, err := configure(options(t, tc.opts))
 		var argErr *capabilities.ArgError
