@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -153,8 +152,7 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 	if j == nil {
 		return result, err
 	}
-	stopped := !j.finished()
-	if stopped {
+	if !j.finished() {
 		j.proc.Terminate(stopGrace)
 		<-j.done
 	}
@@ -167,10 +165,10 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 	out := labelled(j.stdout.String(), j.stderr.String(), "(no output)", "") + "\n[stopped]"
 	ev := c.endEvent(j)
 	// A command the stop had to kill (SIGKILL after the grace) has no
-	// exit status, as in the reference, whose wrapper dies with it; one
-	// that had ended before keeps the status check_command showed, even
-	// a death by SIGKILL.
-	if j.err == nil && (!stopped || j.exit.Signal != syscall.SIGKILL) {
+	// exit status, as in the reference, whose wrapper dies with it; any
+	// other keeps its own, even a death by a SIGKILL sent from elsewhere,
+	// before the stop or during its grace.
+	if j.err == nil && !j.exit.Killed {
 		code := exitCode(j.exit)
 		out += "\n" + exitLines(code, c.cfg.maxFileBytes)
 		ev.ExitCode = &code

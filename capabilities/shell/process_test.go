@@ -351,6 +351,20 @@ func testStopAfterSIGKILL(t *testing.T, mode string) {
 	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
 	require.NoError(t, err)
 	assert.Equal(t, "[stdout]\nready\n\n[stopped]", out)
+
+	// Running when stopped, then dead of a SIGKILL that is not the stop's
+	// (its own, here, on the SIGTERM) within the grace: it has an exit
+	// status, and the stop shows it.
+	out, err = call(t, ctx, s, ToolStartCommand, `{"command": "trap 'kill -KILL $$' TERM; echo ready; sleep 30 & wait"}`)
+	require.NoError(t, err)
+	id = out[len(out)-32:]
+	require.Eventually(t, func() bool {
+		out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+		return out == "[stdout]\nready\n\n[status: running]"
+	}, timeoutForEventually, pollEvery)
+	out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\nready\n\n[stopped]\n[exit code: 137]", out)
 }
 
 // Close kills every background command and removes the private temporary

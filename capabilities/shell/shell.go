@@ -245,18 +245,16 @@ func (c *Capability) Close() error {
 	}
 	c.jobs = map[string]*job{}
 	c.mu.Unlock()
-	ended := make([]bool, len(jobs))
-	for i, j := range jobs {
-		ended[i] = j.finished()
+	for _, j := range jobs {
 		j.proc.Kill()
 	}
 	c.running.Wait()
-	for i, j := range jobs {
+	for _, j := range jobs {
 		// The run is ending: a listener's error has nothing left to stop.
 		ev := c.endEvent(j)
 		// One that had ended before keeps the code check_command showed,
 		// 128+N after a death by signal N; the one killed here has none.
-		if j.err == nil && (ended[i] || j.exit.Signal == 0) {
+		if j.err == nil && !j.exit.Killed {
 			code := exitCode(j.exit)
 			ev.ExitCode = &code
 		}

@@ -68,6 +68,11 @@ type Exit struct {
 	Code int
 	// Signal is the signal that killed the shell, 0 when it exited.
 	Signal syscall.Signal
+	// Killed says the Process's own SIGKILL (Kill, a cancelled context,
+	// Terminate's escalation) ended the command before it ended on its
+	// own: Code and Signal then say that SIGKILL, not a status of the
+	// shell's. A SIGKILL from anywhere else is the shell's status.
+	Killed bool
 }
 
 // String renders the exit as a shell would describe it.

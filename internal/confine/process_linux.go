@@ -31,6 +31,7 @@ type Process struct {
 
 	mu     sync.Mutex
 	reaped bool // unconfined: the shell is reaped, its pid may be reused
+	killed bool // Kill sent SIGKILL before the shell (unconfined) had ended
 	timer  *time.Timer
 
 	stopCtx  func() bool

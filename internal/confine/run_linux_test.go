@@ -126,6 +126,30 @@ func TestTerminateEscalates(t *testing.T) {
 			p.Terminate(100 * time.Millisecond)
 			exit, err := p.Wait()
 			require.NoError(t, err)
+			assert.Equal(t, confine.Exit{Code: 137, Signal: syscall.SIGKILL, Killed: true}, exit)
+		})
+	}
+}
+
+// A command that dies of a SIGKILL not sent by the Process (its own, here,
+// on the SIGTERM) during Terminate's grace ended with a status of its own:
+// Killed says the escalation did not end it.
+func TestTerminateWithoutEscalation(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			var out syncBuffer
+			c := b.command(t, m.sandbox, "trap 'kill -KILL $$' TERM; echo ready; sleep 30 & wait")
+			c.Stdout = &out
+			p, err := confine.Start(t.Context(), c)
+			require.NoError(t, err)
+			awaitReady(t, p, &out)
+			p.Terminate(time.Minute)
+			exit, err := p.Wait()
+			require.NoError(t, err)
 			assert.Equal(t, confine.Exit{Code: 137, Signal: syscall.SIGKILL}, exit)
 		})
 	}
@@ -148,7 +172,7 @@ func TestContextCancelKills(t *testing.T) {
 			cancel()
 			exit, err := p.Wait()
 			require.NoError(t, err)
-			assert.Equal(t, confine.Exit{Code: 137, Signal: syscall.SIGKILL}, exit)
+			assert.Equal(t, confine.Exit{Code: 137, Signal: syscall.SIGKILL, Killed: true}, exit)
 		})
 	}
 }

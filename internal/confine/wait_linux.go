@@ -62,19 +62,26 @@ func (p *Process) wait() (Exit, error) {
 		return Exit{}, fmt.Errorf("waiting for the command: %w", err)
 	}
 	st, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	p.mu.Lock()
+	killed := p.killed && st.Signaled() && st.Signal() == syscall.SIGKILL
+	p.mu.Unlock()
 	if p.sandbox {
 		// The init reports the shell's status; without a report the init
-		// itself was killed (Kill, or the escalation after Terminate).
+		// itself was killed (Kill, the escalation after Terminate, or a
+		// SIGKILL from outside).
 		rest, _ := io.ReadAll(p.report)
 		for _, line := range strings.Split(string(rest), "\n") {
 			if s, ok := strings.CutPrefix(line, reportStatus); ok {
 				if n, err := strconv.Atoi(s); err == nil {
 					st = syscall.WaitStatus(n)
+					killed = false // the shell had ended: the status is its own
 				}
 			}
 		}
 	}
-	return exitOf(st), nil
+	e := exitOf(st)
+	e.Killed = killed
+	return e, nil
 }
 
 // exitOf renders a wait status as a shell reports it.
@@ -102,15 +109,27 @@ func (p *Process) Terminate(grace time.Duration) {
 func (p *Process) Kill() { p.signal(unix.SIGKILL) }
 
 func (p *Process) signal(sig unix.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.sandbox {
 		// The init passes SIGTERM on to every process of its namespace;
-		// SIGKILL ends it, and the kernel then kills the rest.
+		// SIGKILL ends it, and the kernel then kills the rest. Whether the
+		// shell had ended first, the init's report says (wait).
+		p.killed = p.killed || sig == unix.SIGKILL
 		_ = p.cmd.Process.Signal(sig)
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.reaped {
-		_ = unix.Kill(-p.cmd.Process.Pid, sig)
+	if p.reaped {
+		return
 	}
+	if sig == unix.SIGKILL && !p.killed {
+		// A shell that has already ended, not yet reaped, keeps its
+		// status: this SIGKILL only clears its process group.
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		// (Linux leaves infop zeroed when WNOHANG finds nothing; an ended
+		// child's has si_signo SIGCHLD.)
+		p.killed = err == nil && info.Signo == 0
+	}
+	_ = unix.Kill(-p.cmd.Process.Pid, sig)
 }
