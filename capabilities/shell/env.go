@@ -78,15 +78,19 @@ func envWarnings(env map[string]string) []string {
 // environ is a command's whole environment (D14): PATH and LANG as this
 // process has them (LANG C.UTF-8 when unset), LC_ALL and LC_CTYPE when
 // set, HOME in the private temp directory, TMPDIR the private temp
-// directory, TERM=dumb; then the Shell's env. Nothing else of this
-// process's environment reaches a command.
-func environ(temp string, env map[string]string, names []string) []string {
+// directory, TERM=dumb, PWD the directory it starts in (dir); then the
+// Shell's env. Nothing else of this process's environment reaches a
+// command. sh sets PWD in any case; given, it keeps a path through a
+// symlink, which persist_cwd keeps as pwd reported it, where it would
+// otherwise report the directory the link leads to.
+func environ(temp, dir string, env map[string]string, names []string) []string {
 	vars := map[string]string{
 		"PATH":   os.Getenv("PATH"),
 		"HOME":   filepath.Join(temp, "home"),
 		"TMPDIR": temp,
 		"LANG":   "C.UTF-8",
 		"TERM":   "dumb",
+		"PWD":    dir,
 	}
 	order := []string{"PATH", "HOME", "TMPDIR", "LANG"}
 	if v, ok := os.LookupEnv("LANG"); ok && v != "" {
@@ -98,7 +102,7 @@ func environ(temp string, env map[string]string, names []string) []string {
 			order = append(order, k)
 		}
 	}
-	order = append(order, "TERM")
+	order = append(order, "TERM", "PWD")
 	for _, k := range names {
 		if _, seen := vars[k]; !seen {
 			order = append(order, k)

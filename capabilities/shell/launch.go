@@ -183,7 +183,7 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	}
 	cmd := confine.Command{
 		Script: script, Dir: l.dir,
-		Env:    environ(temp, c.cfg.env, c.cfg.envNames),
+		Env:    environ(temp, l.dir, c.cfg.env, c.cfg.envNames),
 		Stdout: stdout, Stderr: stderr,
 		Sandbox: c.cfg.sandbox,
 		Policy: confine.Policy{

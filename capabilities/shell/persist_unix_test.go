@@ -43,3 +43,33 @@ func TestPersistCwdThatCannotBeEntered(t *testing.T) {
 		}
 	}
 }
+
+// A cd through a symlink is kept as the shell's pwd reported it, as the
+// reference keeps it and cds there again: the next command's pwd is the
+// link's path, cd .. leaves the link, and a link pointed elsewhere since
+// leads where it now points.
+func TestPersistCwdThroughASymlink(t *testing.T) {
+	t.Parallel()
+	modes := []string{"off"}
+	if sandboxMode(t) == "on" {
+		modes = append(modes, "on")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s, w := newShell(t, `{"persist_cwd": true, "sandbox": "`+mode+`"}`)
+			require.NoError(t, os.MkdirAll(filepath.Join(w, "a", "b"), 0o755))
+			require.NoError(t, os.Mkdir(filepath.Join(w, "c"), 0o755))
+			link := filepath.Join(w, "link")
+			require.NoError(t, os.Symlink("a/b", link))
+			assert.Equal(t, "[stdout]\n"+link+"\n", run(t, s, "cd link && pwd"))
+			assert.Equal(t, "[stdout]\n"+link+"\n"+link+"\n", run(t, s, `pwd; echo "$PWD"`))
+			assert.Equal(t, "[stdout]\n"+w+"\n", run(t, s, "cd .. && pwd"))
+
+			assert.Equal(t, "(no output)", run(t, s, "cd link"))
+			require.NoError(t, os.Remove(link))
+			require.NoError(t, os.Symlink("c", link))
+			assert.Equal(t, "[stdout]\n"+link+"\n"+filepath.Join(w, "c")+"\n", run(t, s, "pwd; pwd -P"))
+		})
+	}
+}

@@ -133,7 +133,9 @@ func tenthsUp(d time.Duration) float64 {
 // keepCwd makes the directory a command ended in, as written to capture,
 // where the next one starts, when it is an existing absolute directory.
 // Anything else leaves the directory as it was, silently, as the reference
-// drops a capture it cannot use.
+// drops a capture it cannot use. The path is kept as pwd wrote it, a
+// symlink on it unresolved, as the reference keeps it: the next command's
+// pwd says it again, and the link leads where it points then.
 func (c *Capability) keepCwd(capture string) {
 	dir, ok := readCapture(capture)
 	if !ok || !filepath.IsAbs(dir) {
@@ -144,9 +146,7 @@ func (c *Capability) keepCwd(capture string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
+	dir = filepath.Clean(dir)
 	c.cwd = dir
 	if dir == c.root {
 		c.cwd = ""
