@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,9 +332,10 @@ func (b *Batch) publish(ctx context.Context) error {
 
 // Wait collects the results as they come, calling fn with each (one at a
 // time, each job once), until every job has one; a shipped job's changes
-// are applied to its directory first. When ctx ends first, the jobs not yet
-// handed to a worker are withdrawn from the queue, and every job without a
-// result is reported NotRun; Wait then returns an error wrapping
+// are applied to its directory first. When ctx ends first, the results
+// stored by then are reported all the same (those jobs ran), the jobs not
+// yet handed to a worker are withdrawn from the queue, and every other job
+// is reported NotRun; Wait then returns an error wrapping
 // runtime.ErrInterrupted.
 func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {
 	start := time.Now()
@@ -362,20 +364,10 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 		}
 	}()
 	seen := make([]bool, len(b.Jobs))
-	for done := 0; done < len(b.Jobs); {
-		msg, err := it.Next()
-		if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-			break
-		}
-		if err != nil {
-			continue // a reconnect, say: the ordered consumer resumes where it was
-		}
-		var r Result
-		if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Batch != b.ID || r.Index < 0 || r.Index >= len(b.Jobs) {
-			continue
-		}
+	done := 0
+	report := func(r Result) {
 		if seen[r.Index] {
-			continue // a job that ran twice: its first result stands
+			return // a job that ran twice: its first result stands
 		}
 		seen[r.Index] = true
 		done++
@@ -391,8 +383,30 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 		}
 		fn(out)
 	}
+	for done < len(b.Jobs) {
+		msg, err := it.Next()
+		if err != nil && (ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed)) {
+			break
+		}
+		if err != nil {
+			continue // a reconnect, say: the ordered consumer resumes where it was
+		}
+		// A result that came is reported, though ctx ended meanwhile.
+		if r, ok := b.result(msg.Data()); ok {
+			report(r)
+		}
+	}
 	sum.Elapsed = time.Since(start)
 	if sum.OK+sum.Failed == sum.Total {
+		return sum, nil
+	}
+	// Interrupted: the results stored by then, which the iterator had not
+	// handed out, are the jobs' that ran.
+	for _, r := range b.stored(ctx, seen) {
+		report(r)
+	}
+	if sum.OK+sum.Failed == sum.Total {
+		sum.Elapsed = time.Since(start)
 		return sum, nil
 	}
 	cause := context.Cause(ctx)
@@ -406,6 +420,47 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, fmt.Errorf("%w: %w", runtime.ErrInterrupted, cause)
+}
+
+// result reads a message of the results stream as a result of one of the
+// batch's jobs; false when it is not one.
+func (b *Batch) result(data []byte) (Result, bool) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil || r.Batch != b.ID || r.Index < 0 || r.Index >= len(b.Jobs) {
+		return Result{}, false
+	}
+	return r, true
+}
+
+// stored are the results the stream holds for the jobs of the batch not in
+// seen, each job's first, in the jobs' order; it asks for a few seconds at
+// most, whether ctx has ended or not.
+func (b *Batch) stored(ctx context.Context, seen []bool) []Result {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	info, err := b.q.results.Info(ctx, jetstream.WithSubjectFilter(b.q.resultSubject("*", b.ID, "*")))
+	if err != nil {
+		return nil
+	}
+	var indexes []int
+	for subject := range info.State.Subjects {
+		i, err := strconv.Atoi(subject[strings.LastIndexByte(subject, '.')+1:])
+		if err == nil && i >= 0 && i < len(seen) && !seen[i] {
+			indexes = append(indexes, i)
+		}
+	}
+	slices.Sort(indexes)
+	var out []Result
+	for _, i := range slices.Compact(indexes) { // a job may have an ok and a failed result
+		m, err := b.q.results.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(b.q.resultSubject("*", b.ID, strconv.Itoa(i))))
+		if err != nil {
+			continue
+		}
+		if r, ok := b.result(m.Data); ok && r.Index == i {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // outcome turns a result into what the submitter reports, applying a
