@@ -51,3 +51,36 @@ func TestInterruptedSubmitterReportsArrivedResults(t *testing.T) {
 		assert.NoError(t, o.Err, "job %d", o.Index)
 	}
 }
+
+// A shipped job whose run changed nothing needs nothing of the object store:
+// when the store cannot be opened (here, the submitter was interrupted as
+// the results came), the job is reported as it ended, not failed.
+func TestShippedJobWithoutChangesNeedsNoStore(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	specPath, s := writeSpec(t, t.TempDir(), "model: script:turns.yaml\ninstructions: Say done.\ncapabilities:\n  - FileSystem: {root_dir: .}\n",
+		"turns:\n  - text: done\n")
+	dirs := jobDirs(t, t.TempDir(), 2)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+	w := startWorker(t, url, WorkerOptions{})
+	storedResults(t, q, 2)
+	w.stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got outcomes
+	sum, err := b.Wait(ctx, func(o JobOutcome) {
+		got.add(o)
+		cancel()
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.OK)
+	require.Len(t, got.list, 2)
+	for _, o := range got.list {
+		assert.NoError(t, o.Err, "job %d", o.Index)
+		assert.JSONEq(t, `"done"`, string(o.Output))
+	}
+}

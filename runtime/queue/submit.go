@@ -483,14 +483,17 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	// The result says what changed and where the files are: it is checked
 	// as what anyone could have published.
 	changes := job.Ship.Object + ".changes"
-	obs, err := b.q.shipStore(ctx)
-	if err == nil && r.Changes != nil && (len(r.Changes.Files) > 0 || len(r.Changes.Deleted) > 0) {
+	var err error
+	if r.Changes != nil && (len(r.Changes.Files) > 0 || len(r.Changes.Deleted) > 0) {
 		var archive []byte
 		switch {
 		case len(r.Changes.Files) > 0 && r.Changes.Object != changes:
 			err = fmt.Errorf("the changes of job %s are not in %s but in %.80q", job.ID, changes, r.Changes.Object)
 		case len(r.Changes.Files) > 0:
-			archive, err = obs.GetBytes(ctx, changes)
+			var obs jetstream.ObjectStore
+			if obs, err = b.q.shipStore(ctx); err == nil {
+				archive, err = obs.GetBytes(ctx, changes)
+			}
 		}
 		var guards *pathGuards
 		if err == nil {
@@ -524,7 +527,9 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 		out.Error, out.Err = msg, errors.New(msg)
 		return out
 	}
-	if obs != nil {
+	// The shipped copy, and the changes once applied, are of no more use;
+	// whatever stays, the store expires after a day.
+	if obs, err := b.q.shipStore(ctx); err == nil {
 		_ = obs.Delete(ctx, job.Ship.Object)
 		if r.Changes != nil && len(r.Changes.Files) > 0 {
 			_ = obs.Delete(ctx, changes)
