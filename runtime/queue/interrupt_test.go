@@ -1,7 +1,10 @@
 package queue
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -83,4 +86,73 @@ func TestShippedJobWithoutChangesNeedsNoStore(t *testing.T) {
 		assert.NoError(t, o.Err, "job %d", o.Index)
 		assert.JSONEq(t, `"done"`, string(o.Output))
 	}
+}
+
+// A submitter interrupted before a shipped job's changes are fetched
+// reports the job with its changes not applied, and where they stay: in
+// the object store, which keeps them a day.
+func TestInterruptedBeforeTheChangesAreFetched(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, t.TempDir(), 2)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+	w := startWorker(t, url, WorkerOptions{})
+	storedResults(t, q, 2)
+	w.stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got outcomes
+	sum, err := b.Wait(ctx, func(o JobOutcome) {
+		got.add(o)
+		cancel() // Ctrl-C, before the second job's changes are fetched
+	})
+	require.NoError(t, err, "both jobs have their results")
+	assert.Equal(t, 1, sum.OK)
+	assert.Equal(t, 1, sum.Failed)
+	require.Len(t, got.list, 2)
+	late := got.list[1]
+	object := b.Jobs[late.Index].ID + ".changes"
+	assert.False(t, late.OK)
+	assert.EqualError(t, late.Err, "bringing back the run's changes: interrupted (context canceled) before they were fetched; "+
+		"none was applied, and they stay in the object store AGENTSPEC_SHIP as "+object+" for a day")
+	_, err = os.Stat(filepath.Join(dirs[late.Index], "out.txt"))
+	require.ErrorIs(t, err, os.ErrNotExist, "not applied")
+	obs, err := q.shipStore(context.Background())
+	require.NoError(t, err)
+	archive, err := obs.GetBytes(context.Background(), object)
+	require.NoError(t, err, "the changes are where the error says")
+	m, err := unpackInto(t.TempDir(), bytes.NewReader(archive), DefaultShipMax)
+	require.NoError(t, err)
+	assert.Contains(t, m, "out.txt")
+}
+
+// Changes fetched before the submitter is interrupted are applied: they
+// are here, and nothing more waits on the network.
+func TestInterruptedOnceTheChangesAreFetched(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, t.TempDir(), 1)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+	startWorker(t, url, WorkerOptions{})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.fetched = cancel // Ctrl-C, as the fetch of the changes ends
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	out, err := os.ReadFile(filepath.Join(dirs[0], "out.txt"))
+	require.NoError(t, err, "the run's file came back")
+	assert.Equal(t, "copied\n", string(out))
 }

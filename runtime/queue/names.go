@@ -176,9 +176,12 @@ func (q *Queue) CacheBucket(ctx context.Context, bucket string) (jetstream.KeyVa
 	return kv, nil
 }
 
+// shipBucket is the object store of shipped workspaces.
+func (q *Queue) shipBucket() string { return q.stream + "_SHIP" }
+
 // shipStore opens (or creates) the object store of shipped workspaces.
 func (q *Queue) shipStore(ctx context.Context) (jetstream.ObjectStore, error) {
-	bucket := q.stream + "_SHIP"
+	bucket := q.shipBucket()
 	obs, err := q.js.ObjectStore(ctx, bucket)
 	if err == nil {
 		return obs, nil

@@ -73,6 +73,10 @@ type Batch struct {
 	own       []map[string]bool // the spec's own files in each job's directory
 	subs      []*nats.Subscription
 	claim     func(file string) string // BatchOptions.Claim
+
+	// fetched, when set (by tests), runs as a shipped job's changes have
+	// been fetched.
+	fetched func()
 }
 
 // JobOutcome is a job's result as the submitter sees it.
@@ -490,14 +494,13 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 		case len(r.Changes.Files) > 0 && r.Changes.Object != changes:
 			err = fmt.Errorf("the changes of job %s are not in %s but in %.80q", job.ID, changes, r.Changes.Object)
 		case len(r.Changes.Files) > 0:
-			var obs jetstream.ObjectStore
-			if obs, err = b.q.shipStore(ctx); err == nil {
-				archive, err = obs.GetBytes(ctx, changes)
-			}
+			archive, err = b.fetchChanges(ctx, changes)
 		}
+		// Once the changes are here they are applied, though ctx ended
+		// meanwhile: nothing below waits on the network.
 		var guards *pathGuards
 		if err == nil {
-			guards, err = newPathGuards(ctx, b.spec, b.dirs[r.Index], b.specFiles)
+			guards, err = newPathGuards(context.WithoutCancel(ctx), b.spec, b.dirs[r.Index], b.specFiles)
 		}
 		if err == nil {
 			own := b.own[r.Index]
@@ -536,6 +539,32 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 		}
 	}
 	return out
+}
+
+// fetchChanges gets a shipped job's changes, the object named changes in
+// the ship store. Its error says where they are: none was applied.
+func (b *Batch) fetchChanges(ctx context.Context, changes string) ([]byte, error) {
+	var archive []byte
+	err := context.Cause(ctx)
+	if err == nil {
+		var obs jetstream.ObjectStore
+		if obs, err = b.q.shipStore(ctx); err == nil {
+			archive, err = obs.GetBytes(ctx, changes)
+		}
+	}
+	stay := fmt.Sprintf("none was applied, and they stay in the object store %s as %s for a day", b.q.shipBucket(), changes)
+	switch {
+	case errors.Is(err, jetstream.ErrObjectNotFound):
+		return nil, fmt.Errorf("%s is gone from the object store %s", changes, b.q.shipBucket())
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("interrupted (%w) before they were fetched; %s", context.Cause(ctx), stay)
+	case err != nil:
+		return nil, fmt.Errorf("%w; %s", err, stay)
+	}
+	if b.fetched != nil {
+		b.fetched()
+	}
+	return archive, nil
 }
 
 // printable is s with its control characters (but tabs)
