@@ -63,11 +63,21 @@ func (q *Queue) Stats(ctx context.Context, cacheBucket string) (Stats, error) {
 	kv, err := q.js.KeyValue(ctx, cacheBucket)
 	switch {
 	case err == nil:
-		s, err := kv.Status(ctx)
+		// Counted key by key (their headers only): the bucket's count of
+		// values holds the markers an entry's removal leaves, and an
+		// entry's earlier values where the bucket keeps them.
+		keys, err := kv.ListKeys(ctx)
 		if err != nil {
 			return st, err
 		}
-		st.CacheEntries = int64(s.Values())
+		n := int64(0)
+		for range keys.Keys() {
+			n++
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		st.CacheEntries = n
 	case !errors.Is(err, jetstream.ErrBucketNotFound):
 		return st, err
 	}
