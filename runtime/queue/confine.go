@@ -96,6 +96,19 @@ func allowed(name string, r capabilities.Reach, allow Allow, workspace string) e
 	if len(r.Env) > 0 && !allow.Env {
 		return fmt.Errorf("%s reads the worker's environment (%s); this worker was not started with %s", name, r.Env[0], flagEnv)
 	}
+	// A path is judged as it resolves now: its symbolic links followed, or,
+	// when it does not exist yet, as written, made absolute and clean, so
+	// that "link/../x" counts as x whatever link leads to. The built-in
+	// capabilities agree at run time: FileSystem and Shell say the real path
+	// of a directory they resolved (they are not built without one), and
+	// LocalWorkspace, whose directory alone may come later, joins working_dir
+	// to the workspace as written, cleaned the same way, both here and in
+	// the run, which needs the directory to exist. A capability of another
+	// type is judged by the path it says, however it reaches it later.
+	//
+	// The run builds its capabilities again and resolves their paths anew:
+	// a workspace that changes in between, a directory made a symbolic link
+	// that leads out by someone else who can write to it, is not seen here.
 	for _, p := range r.Paths {
 		real, err := filepath.EvalSymlinks(p.Path)
 		if errors.Is(err, os.ErrNotExist) {

@@ -60,6 +60,7 @@ func TestConfine(t *testing.T) {
 		"wrapped twice":             {"capabilities: [{PrefixTools: {prefix: a, capability: {PrefixTools: {prefix: b, capability: {FileSystem: ../other}}}}}]\n", all, "PrefixTools reaches " + filepath.Join(root, "other") + ", outside the job's workspace"},
 		"the workspace, set":        {"capabilities: [{LocalWorkspace: sub}, FileSystem]\n", none, ""},
 		"a workspace elsewhere":     {"capabilities: [{LocalWorkspace: /etc}]\n", all, "LocalWorkspace reaches /etc, outside the job's workspace"},
+		"a workspace to come":       {"capabilities: [{LocalWorkspace: out/../new}]\n", none, ""}, // new, as the run takes it
 		"a workspace up and out":    {"capabilities: [{LocalWorkspace: {working_dir: .., read_only: true}}]\n", all, "LocalWorkspace reaches " + root + ", outside the job's workspace"},
 		"a wrapped root inside":     {"capabilities: [{PrefixTools: {prefix: s, capability: {FileSystem: sub}}}]\n", none, ""},
 		"an MCP command":            {"capabilities: [{MCP: {command: [sh, -c, 'cat /proc/1/environ', --token, SECRET]}}]\n", none, "MCP starts sh; this worker was not started with --allow-exec"},
