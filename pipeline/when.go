@@ -467,10 +467,14 @@ func celType(t Type, depth int) *cel.Type {
 
 // celValue is v as CEL takes a value of type t: integers as int64 where t
 // says integer, other numbers as float64, or as int64 when whole where t
-// says nothing.
+// says nothing. An integer written as one is read as one, so its digits
+// beyond float64's 2^53 are kept.
 func celValue(v any, t Type, depth int) any {
 	switch v := v.(type) {
 	case json.Number:
+		if n, err := v.Int64(); err == nil && (t.Is("integer") || !t.Is("number")) {
+			return n
+		}
 		if f, err := v.Float64(); err == nil {
 			return celNumber(f, t)
 		}
@@ -495,7 +499,7 @@ func celValue(v any, t Type, depth int) any {
 }
 
 func celNumber(f float64, t Type) any {
-	whole := f == math.Trunc(f) && math.Abs(f) < 1<<53
+	whole := f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 // MaxInt64 rounds up to 2^63
 	switch {
 	case t.Is("integer") && whole:
 		return int64(f)

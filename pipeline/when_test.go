@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,5 +120,32 @@ func TestConditionRepeatedReference(t *testing.T) {
 		ok, err := compileAndEval(t, "{{steps.t.output.count}} == null || {{steps.t.output.count}} > 2 && {{steps.t.output.count}} < 5", tc.value)
 		require.NoError(t, err, "%v", tc.value)
 		assert.Equal(t, tc.want, ok, "%v", tc.value)
+	}
+}
+
+// An integer beyond float64's exact range (2^53) keeps its digits: it reaches
+// CEL as an int64 and compares as the integer it is.
+func TestConditionLargeIntegers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		when  string
+		value any
+		want  bool
+	}{
+		{"{{steps.t.output.count}} == 9007199254740993", json.Number("9007199254740993"), true},
+		{"{{steps.t.output.count}} == 9007199254740992", json.Number("9007199254740993"), false},
+		{"{{steps.t.output.count}} > 9007199254740992", json.Number("9007199254740993"), true},
+		{"{{steps.t.output.count}} == 9223372036854775807", json.Number("9223372036854775807"), true},
+		{"{{steps.t.output.count}} == -9223372036854775808", json.Number("-9223372036854775808"), true},
+		{"{{steps.t.output.count}} == 3", json.Number("3.0"), true},
+		{"{{steps.t.output}}.n == 9007199254740993", map[string]any{"n": json.Number("9007199254740993")}, true}, // dyn
+		{"{{steps.t.output}}.n == 9007199254740992", map[string]any{"n": json.Number("9007199254740993")}, false},
+	} {
+		ok, err := compileAndEval(t, "{{steps.t.output.count}} != null && "+tc.when, tc.value)
+		if !strings.Contains(tc.when, ".count}}") {
+			ok, err = compileAndEval(t, tc.when, tc.value)
+		}
+		require.NoError(t, err, tc.when)
+		assert.Equal(t, tc.want, ok, tc.when)
 	}
 }
