@@ -851,24 +851,22 @@ func (r *runner) value(ref *Ref, item any) (any, error) {
 		return nil, fmt.Errorf("{{%s}}: unknown reference", ref.Text)
 	}
 	for k, e := range ref.Path {
-		switch c := v.(type) {
-		case map[string]any:
-			if e.Key == "" {
-				return nil, fmt.Errorf("{{%s}}: %s is an object, not an array", ref.Text, e)
-			}
-			v = c[e.Key]
-		case []any:
-			if e.Key != "" {
-				return nil, fmt.Errorf("{{%s}}: %s on an array", ref.Text, e)
-			}
-			if e.Index >= len(c) {
-				return nil, fmt.Errorf("{{%s}}: index %d is past the end of %s, %s", ref.Text, e.Index, ref.prefix(k), arrayOfLen(len(c)))
-			}
-			v = c[e.Index]
-		case nil:
+		if v == nil {
 			return nil, nil
+		}
+		m, isObject := v.(map[string]any)
+		list, isArray := v.([]any)
+		switch {
+		case e.Key != "" && isObject:
+			v = m[e.Key]
+		case e.Key != "":
+			return nil, fmt.Errorf("{{%s}}: %s is %s, which has no property '%s'", ref.Text, ref.prefix(k), valueWhat(v), e.Key)
+		case !isArray:
+			return nil, fmt.Errorf("{{%s}}: %s is %s, not an array", ref.Text, ref.prefix(k), valueWhat(v))
+		case e.Index >= len(list):
+			return nil, fmt.Errorf("{{%s}}: index %d is past the end of %s, %s", ref.Text, e.Index, ref.prefix(k), arrayOfLen(len(list)))
 		default:
-			return nil, fmt.Errorf("{{%s}}: %s on %s", ref.Text, e, valueWhat(v))
+			v = list[e.Index]
 		}
 	}
 	return v, nil

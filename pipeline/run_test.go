@@ -976,6 +976,54 @@ steps:
 	}
 }
 
+// A value of a kind its schema left open fails the step whose reference
+// indexes or names a member of it, naming the value and what it is.
+func TestRunReferenceIntoTheWrongKind(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {x: {}}
+  required: [x]
+steps:
+  index:
+    input: "{{inputs.x[3]}}"
+    spec: {model: "script:answer.yaml"}
+  member:
+    input: "{{inputs.x.key}}"
+    spec: {model: "script:answer.yaml"}
+  deep:
+    input: "{{inputs.x.a[0].b}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	for _, tc := range []struct {
+		x                   any
+		index, member, deep string
+	}{
+		{map[string]any{"a": []any{"s"}},
+			"input: {{inputs.x[3]}}: inputs.x is an object, not an array",
+			"",
+			"input: {{inputs.x.a[0].b}}: inputs.x.a[0] is a string, which has no property 'b'"},
+		{[]any{1, 2, 3, 4},
+			"",
+			"input: {{inputs.x.key}}: inputs.x is an array, which has no property 'key'",
+			"input: {{inputs.x.a[0].b}}: inputs.x is an array, which has no property 'a'"},
+		{7,
+			"input: {{inputs.x[3]}}: inputs.x is a number, not an array",
+			"input: {{inputs.x.key}}: inputs.x is a number, which has no property 'key'",
+			"input: {{inputs.x.a[0].b}}: inputs.x is a number, which has no property 'a'"},
+	} {
+		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"x": tc.x}})
+		require.NoError(t, err)
+		assert.Equal(t, tc.index, res.Steps["index"].Error, tc.x)
+		assert.Equal(t, tc.member, res.Steps["member"].Error, tc.x)
+		assert.Equal(t, tc.deep, res.Steps["deep"].Error, tc.x)
+	}
+}
+
 // A when that a load accepts with an absent value in it, because another
 // value decides whether it is needed, says which value was absent when it
 // was needed after all.
