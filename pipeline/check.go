@@ -727,6 +727,18 @@ func (c *checker) resolve(ref *Ref, r *rawRef, st *Step, item bool) {
 	}
 }
 
+// atMost says how many items an array has at most: "no items", "at most 1
+// item", "at most 3 items".
+func atMost(n int) string {
+	switch n {
+	case 0:
+		return "no items"
+	case 1:
+		return "at most 1 item"
+	}
+	return fmt.Sprintf("at most %d items", n)
+}
+
 func quoteAll(s []string) []string {
 	out := make([]string, len(s))
 	for i, e := range s {
@@ -755,12 +767,16 @@ func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (_ T
 	for _, e := range elems {
 		next := here + e.String()
 		if e.Key == "" {
-			items, ok := t.Items()
+			item, most, ok := t.Item(e.Index)
 			if !ok {
 				c.addAt(at, next, fmt.Sprintf("%s is %s, not an array", t.what(here), typeOf(t)))
 				return Type{}, ""
 			}
-			t, here = items, next
+			if most >= 0 && e.Index >= most {
+				c.addAt(at, next, fmt.Sprintf("index %d is past the end of %s, which has %s by %s", e.Index, t.what(here), atMost(most), t.origin))
+				return Type{}, ""
+			}
+			t, here = item, next
 			continue
 		}
 		prop, names, ok := t.Property(e.Key)

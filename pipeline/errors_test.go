@@ -154,6 +154,37 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:13: steps.triage.output.count[0]: steps.triage.output.count is an integer by triage's output_schema, not an array`},
 		},
 		{
+			name: "an index past an array's maxItems",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+				"      output_schema: {type: object, properties: {pair: {type: array, maxItems: 2}}, required: [pair]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.t.output.pair[1]}} {{steps.t.output.pair[2]}}\"\n",
+			want: []string{`p.yaml:9:40: steps.t.output.pair[2]: index 2 is past the end of steps.t.output.pair, which has at most 2 items by t's output_schema`},
+		},
+		{
+			name: "an index past a tuple's prefixItems, with items: false",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+				"      output_schema: {type: object, properties: {p: {type: array, prefixItems: [{type: string}], items: false}}, required: [p]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.t.output.p[0]}} {{steps.t.output.p[1]}}\"\n",
+			want: []string{`p.yaml:9:37: steps.t.output.p[1]: index 1 is past the end of steps.t.output.p, which has at most 1 item by t's output_schema`},
+		},
+		{
+			name: "an index into an array that is always empty",
+			src: "inputs:\n  type: object\n  properties: {none: {type: array, maxItems: 0}, some: {anyOf: [{type: array, maxItems: 3}, {type: 'null'}]}}\n" +
+				"  required: [none, some]\n" +
+				"steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"{{inputs.none[0]}} {{inputs.some[2]}} {{inputs.some[3]}}\"\n",
+			want: []string{
+				`p.yaml:8:13: inputs.none[0]: index 0 is past the end of inputs.none, which has no items by the pipeline's inputs schema`,
+				`p.yaml:8:51: inputs.some[3]: index 3 is past the end of inputs.some, which has at most 3 items by the pipeline's inputs schema`,
+			},
+		},
+		{
+			name: "a tuple's item typed by its prefixItems",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+				"      output_schema: {type: object, properties: {p: {type: array, prefixItems: [{type: object, properties: {a: {}}}], items: {type: string}}}, required: [p]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.t.output.p[0].a}} {{steps.t.output.p[5]}} {{steps.t.output.p[1].a}}\"\n",
+			want: []string{`p.yaml:9:63: steps.t.output.p[1].a: steps.t.output.p[1] is a string by t's output_schema, which has no property 'a'`},
+		},
+		{
 			name: ".a on a step without output_schema",
 			src:  "steps:\n  plain: {spec: agents/plain.yaml}\n  a:\n    spec: agents/plain.yaml\n    input: \"{{steps.plain.output.a}}\"\n",
 			want: []string{`p.yaml:5:13: steps.plain.output.a: plain has no output_schema, so its output is a string, which has no property 'a'`},

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -364,8 +365,25 @@ func (t Type) nonNull() Type {
 }
 
 // Items returns the type of the elements of an array of this type; ok is
-// false when the type is not an array's. An unknown type's items are unknown.
-func (t Type) Items() (Type, bool) {
+// false when the type is not an array's. An unknown type's items are
+// unknown, and so are a tuple's (prefixItems), which differ by index.
+func (t Type) Items() (Type, bool) { return t.element(-1) }
+
+// Item returns the type of the element at index i of an array of this
+// type: its prefixItems schema, or its items schema past them. ok is false
+// when the type is not an array's; most is how many items such an array
+// has at most (maxItems, or prefixItems with items: false), -1 when the
+// schema does not bound them.
+func (t Type) Item(i int) (item Type, most int, ok bool) {
+	if item, ok = t.element(i); !ok {
+		return item, -1, false
+	}
+	return item, t.most(0), true
+}
+
+// element is the type of the element at index i, or of any element when i
+// is negative.
+func (t Type) element(i int) (Type, bool) {
 	if t.schema == nil {
 		return Type{origin: t.origin}, true
 	}
@@ -373,6 +391,15 @@ func (t Type) Items() (Type, bool) {
 		return Type{}, false
 	}
 	for _, b := range t.branches() {
+		prefix, _ := b.schema["prefixItems"].([]any)
+		switch {
+		case i < 0 && len(prefix) > 0:
+			return Type{origin: t.origin}, true
+		case i >= 0 && i < len(prefix):
+			it := t.at(prefix[i], 0)
+			it.desc = t.itemDesc
+			return it, true
+		}
 		if items, ok := b.schema["items"]; ok {
 			it := t.at(items, 0)
 			it.desc = t.itemDesc
@@ -380,6 +407,55 @@ func (t Type) Items() (Type, bool) {
 		}
 	}
 	return Type{origin: t.origin}, true // an array of anything
+}
+
+// most is how many items an array of this type has at most, -1 when
+// unbounded: every allOf branch bounds it, and an anyOf or oneOf bounds it
+// by its largest branch (one that is not an array's has none).
+func (t Type) most(depth int) int {
+	if t.schema == nil || depth > maxRefs {
+		return -1
+	}
+	n := -1
+	limit := func(m int) {
+		if m >= 0 && (n < 0 || m < n) {
+			n = m
+		}
+	}
+	if m, ok := t.schema["maxItems"].(json.Number); ok {
+		if f, err := m.Float64(); err == nil && f >= 0 && f == math.Trunc(f) && f < math.MaxInt32 {
+			limit(int(f))
+		}
+	}
+	if items, ok := t.schema["items"].(bool); ok && !items {
+		prefix, _ := t.schema["prefixItems"].([]any)
+		limit(len(prefix))
+	}
+	if list, ok := t.schema["allOf"].([]any); ok {
+		for _, b := range list {
+			limit(t.at(b, 0).most(depth + 1))
+		}
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		list, _ := t.schema[key].([]any)
+		largest := 0
+		for _, b := range list {
+			bt := t.at(b, 0)
+			if j := bt.JSON(); j != nil && !slices.Contains(j, "array") {
+				continue
+			}
+			m := bt.most(depth + 1)
+			if m < 0 {
+				largest = -1
+				break
+			}
+			largest = max(largest, m)
+		}
+		if len(list) > 0 {
+			limit(largest)
+		}
+	}
+	return n
 }
 
 // arrayOf is the type of an array whose items are of type item.

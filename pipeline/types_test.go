@@ -87,6 +87,37 @@ func TestTypeItems(t *testing.T) {
 	assert.False(t, items.Known(), "an array of anything")
 }
 
+// An index's element type and how many items the array may have at most:
+// maxItems, prefixItems with items: false, every allOf branch, the largest
+// anyOf branch.
+func TestTypeItem(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		schema string
+		index  int
+		want   []string // JSON types of the element
+		most   int
+	}{
+		{`{"type":"array","items":{"type":"string"}}`, 7, []string{"string"}, -1},
+		{`{"type":"array","maxItems":2}`, 1, nil, 2},
+		{`{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false}`, 1, []string{"integer"}, 2},
+		{`{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"boolean"}}`, 3, []string{"boolean"}, -1},
+		{`{"type":"array","items":false}`, 0, nil, 0},
+		{`{"allOf":[{"type":"array","maxItems":5},{"maxItems":3}]}`, 0, nil, 3},
+		{`{"anyOf":[{"type":"array","maxItems":2},{"type":"array","maxItems":4},{"type":"null"}]}`, 0, nil, 4},
+		{`{"anyOf":[{"type":"array","maxItems":2},{"type":"array"}]}`, 0, nil, -1},
+		{`{"$ref":"#/$defs/l","$defs":{"l":{"type":"array","maxItems":1}}}`, 0, nil, 1},
+	} {
+		item, most, ok := schema(t, tc.schema).Item(tc.index)
+		require.True(t, ok, tc.schema)
+		assert.Equal(t, tc.want, item.JSON(), tc.schema)
+		assert.Equal(t, tc.most, most, tc.schema)
+	}
+	items, ok := schema(t, `{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"boolean"}}`).Items()
+	require.True(t, ok)
+	assert.False(t, items.Known(), "a tuple's items differ by index")
+}
+
 func TestTypeRequires(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
