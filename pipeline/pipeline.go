@@ -76,6 +76,24 @@ func (p *Pipeline) InputType(name string) (t Type, ok bool) {
 	return t, ok
 }
 
+// InputNames are the names of the pipeline's inputs, sorted: those its
+// inputs schema lists (through $ref, anyOf, oneOf and allOf) and those its
+// templates reference, which additionalProperties types, or every input
+// when the pipeline has no inputs schema.
+func (p *Pipeline) InputNames() []string {
+	var names []string
+	if p.Inputs != nil {
+		names = p.Inputs.Type.Properties()
+	}
+	for _, name := range inputNames(p) {
+		if _, ok := p.InputType(name); ok && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 // InputValue is text, given for the input name (--var NAME=TEXT), as the
 // value its type (InputType) says it is: the text itself when the input may
 // be a string, or its type is not known; otherwise the JSON value text

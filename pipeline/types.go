@@ -298,6 +298,23 @@ func (t Type) Property(name string) (prop Type, names []string, ok bool) {
 	return Type{}, names, false
 }
 
+// Properties lists the members the schema names for an object of this
+// type: its properties, through $ref and its anyOf, oneOf and allOf
+// branches; sorted.
+func (t Type) Properties() []string {
+	var names []string
+	for _, b := range t.branches() {
+		props, _ := b.schema["properties"].(map[string]any)
+		for k := range props {
+			if !slices.Contains(names, k) {
+				names = append(names, k)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Requires tells whether every object of this type has the member name:
 // the schema's required lists it (or an allOf branch's does, or every anyOf
 // or oneOf branch's does).

@@ -391,6 +391,17 @@ func TestCompletionOffersVars(t *testing.T) {
 		"steps:\n  only:\n    input: \"n={{inputs.n}} loud={{inputs.loud}}\"\n    spec: {model: test}\n"), 0o644))
 	assert.Equal(t, []string{"loud=", "n="}, complete("run", pipe, "--var", ""))
 	assert.Empty(t, complete("run", filepath.Join(dir, "missing.yaml"), "--var", ""))
+
+	// The inputs are those the checks know: listed through $ref and allOf,
+	// named by a template where additionalProperties types them, or where
+	// the pipeline has no inputs schema.
+	require.NoError(t, os.WriteFile(pipe, []byte("inputs:\n  type: object\n  allOf:\n    - $ref: '#/$defs/base'\n"+
+		"    - {type: object, properties: {extra: {type: string}}, additionalProperties: {type: integer}}\n"+
+		"  $defs:\n    base: {type: object, properties: {n: {type: integer}}}\n"+
+		"steps:\n  only:\n    input: \"{{inputs.n}} {{inputs.free}}\"\n    spec: {model: test}\n"), 0o644))
+	assert.Equal(t, []string{"extra=", "free=", "n="}, complete("run", pipe, "--var", ""))
+	require.NoError(t, os.WriteFile(pipe, []byte("steps:\n  only:\n    input: \"{{inputs.topic}}\"\n    spec: {model: test}\n"), 0o644))
+	assert.Equal(t, []string{"topic="}, complete("run", pipe, "--var", ""))
 }
 
 // A spec without tools says so, rather than list none as available.

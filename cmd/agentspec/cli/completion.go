@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -40,16 +39,10 @@ func completeVars(root *cobra.Command) {
 func varNames(path string) []string {
 	if isPipelineFile(path) {
 		p, err := loadPipeline(path, "")
-		if err != nil || p.Inputs == nil {
+		if err != nil {
 			return nil
 		}
-		props, _ := p.Inputs.Schema["properties"].(map[string]any)
-		names := make([]string, 0, len(props))
-		for name := range props {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		return names
+		return p.InputNames()
 	}
 	s, err := specLoader("").LoadFile(path)
 	if err != nil {
