@@ -141,6 +141,7 @@ type StepResult struct {
 	Error       string // why the step failed, or why it did not run; "" when OK
 
 	fanOut bool
+	listed bool // a fan-out step got as far as knowing its items
 }
 
 // ItemError is a fan-out item that failed.
@@ -150,7 +151,8 @@ type ItemError struct {
 }
 
 // MarshalJSON writes "output" for a step that runs once and "outputs" for a
-// fan-out step, each only when the step ran.
+// fan-out step, each only when the step ran: a fan-out step that failed
+// before it knew its items has neither outputs nor items.
 func (s *StepResult) MarshalJSON() ([]byte, error) {
 	m := struct {
 		OK          bool          `json:"ok"`
@@ -167,7 +169,7 @@ func (s *StepResult) MarshalJSON() ([]byte, error) {
 	}{OK: s.OK, Cached: s.Cached, Skipped: s.Skipped, NotRun: s.NotRun, Failed: s.Failed, NotRunItems: s.NotRunItems, Usage: s.Usage}
 	ran := !s.Skipped && !s.NotRun
 	switch {
-	case ran && s.fanOut:
+	case ran && s.fanOut && s.listed:
 		outs := s.Outputs
 		if outs == nil {
 			outs = []any{}
@@ -495,7 +497,7 @@ func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start tim
 	}
 	wg.Wait()
 	r.finish(ctx, s, res, func() {
-		res.Items, res.Cached, res.OK = len(items), len(items) > 0, true
+		res.listed, res.Items, res.Cached, res.OK = true, len(items), len(items) > 0, true
 		res.Outputs = []any{}
 		var first error
 		for i, o := range outs {

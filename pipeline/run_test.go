@@ -1024,6 +1024,45 @@ steps:
 	}
 }
 
+// A fan-out step that fails before it knows its items (its for_each names
+// an index past the end, its when fails) reports no outputs and no item
+// count: it did not run with none.
+func TestRunFanOutFailingBeforeItsItems(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {lists: {type: array, items: {type: array}}, n: {type: integer}}
+  required: [lists]
+steps:
+  each:
+    for_each: "{{inputs.lists[1]}}"
+    input: "{{item}}"
+    spec: {model: "script:answer.yaml"}
+  guarded:
+    for_each: {glob: "*.md"}
+    when: "[{{inputs.n}}][0] > 1"
+    input: "{{item}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"lists": []any{[]any{"a"}}}})
+	require.NoError(t, err)
+	for _, name := range []string{"each", "guarded"} {
+		b, err := json.Marshal(res.Steps[name])
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m))
+		assert.Equal(t, false, m["ok"], name)
+		assert.NotContains(t, m, "outputs", name)
+		assert.NotContains(t, m, "items", name)
+		assert.NotEmpty(t, m["error"], name)
+	}
+	assert.Equal(t, "{{inputs.lists[1]}}: index 1 is past the end of inputs.lists, an array of 1 item", res.Steps["each"].Error)
+}
+
 // A when that a load accepts with an absent value in it, because another
 // value decides whether it is needed, says which value was absent when it
 // was needed after all.
