@@ -637,12 +637,14 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 			r.o.OnJobStart(s.Name, i)
 		}
 	})
-	if err := r.emit(ctx, StepStart{Step: s.Name, Item: i}); err != nil {
-		return nil, usage, false, err
-	}
+	// A start event a listener refuses fails the job, which ends as any
+	// other, so that every start has its end.
+	err = r.emit(ctx, StepStart{Step: s.Name, Item: i})
 	start := time.Now()
 	var res *runtime.Result
-	if r.o.Exec != nil {
+	switch {
+	case err != nil:
+	case r.o.Exec != nil:
 		res, err = r.o.Exec(ctx, Job{
 			Step: s, Item: i, Workspace: r.ws, Input: input, Vars: vars,
 			Cache: r.p.Cache != nil && r.p.Cache.Enabled && !ownCache(s),
@@ -654,7 +656,7 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 			},
 			Claim: func(file string) string { return r.take(s, i, file) },
 		})
-	} else {
+	default:
 		res, err = runtime.Run(ctx, s.Spec, opts...)
 	}
 	if res != nil {

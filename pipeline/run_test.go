@@ -1063,6 +1063,49 @@ steps:
 	assert.Equal(t, "{{inputs.lists[1]}}: index 1 is past the end of inputs.lists, an array of 1 item", res.Steps["each"].Error)
 }
 
+// A job whose start event a listener refuses ends all the same: every
+// OnJobStart has its OnJobEnd, and every item's step.start its step.end.
+func TestRunStartEventRefused(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  one:
+    spec: {model: "script:answer.yaml"}
+  each:
+    for_each: {glob: "*.md"}
+    input: "{{item}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	var (
+		log          jobLog
+		mu           sync.Mutex
+		starts, ends []string
+	)
+	refuse := func(_ context.Context, ev capabilities.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case StepStart:
+			starts = append(starts, jobName(ev.Step, ev.Item))
+			return errors.New("the events file is full")
+		case StepEnd:
+			ends = append(ends, jobName(ev.Step, ev.Item))
+		}
+		return nil
+	}
+	ws := writeFiles(t, t.TempDir(), map[string]string{"a.md": "a", "b.md": "b"})
+	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: ws, Listeners: []capabilities.Listener{refuse}}))
+	require.NoError(t, err)
+	assert.False(t, res.OK())
+	assert.Contains(t, res.Steps["one"].Error, "the events file is full")
+	assert.Len(t, log.ended, len(log.started), "every job that started ended: %v", log.started)
+	assert.Equal(t, 0, log.running)
+	assert.ElementsMatch(t, append(starts, "each"), ends, "every start has its end, and the fan-out step its own end")
+}
+
 // A when that a load accepts with an absent value in it, because another
 // value decides whether it is needed, says which value was absent when it
 // was needed after all.
