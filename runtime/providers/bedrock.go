@@ -67,6 +67,12 @@ func newBedrock(c common, getenv func(string) string, transport http.RoundTrippe
 	if region == "" {
 		return nil, fmt.Errorf("%s: no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, or region in the AWS profile", c.ep.provider)
 	}
+	if creds != nil {
+		// The SDK signs a request once, before the doer's first attempt;
+		// each attempt is signed again, so a retry carries neither a stale
+		// X-Amz-Date (refused five minutes on) nor expired credentials.
+		c.doer.sign = sigv4Signer(creds, region, "bedrock")
+	}
 	token := c.ep.token
 	client := bedrockruntime.New(bedrockruntime.Options{
 		Region:      region,

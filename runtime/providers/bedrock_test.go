@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -477,4 +478,32 @@ var orderTool = llms.Tool{
 			"required":   []string{"id"},
 		},
 	},
+}
+
+// A retried Converse request is signed again for its own attempt: the
+// signature of the first one carries its X-Amz-Date, which AWS refuses once
+// it is five minutes old ("Signature expired"), and the credentials it was
+// made with may have been refreshed since.
+func TestBedrockRetrySignsEachAttempt(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewBedrockSigV4Server(t, testAWS,
+		providertest.Fail(http.StatusServiceUnavailable, "Bedrock is unable to process your request."),
+		providertest.Text("signed again"))
+	policy, _ := instant()
+	// The wait lasts into the next second, the unit of X-Amz-Date, so a
+	// signature made for the retry differs from the first one's.
+	policy.sleep = func(ctx context.Context, _ time.Duration) error {
+		now := time.Now()
+		return sleep(ctx, now.Truncate(time.Second).Add(time.Second).Sub(now))
+	}
+	m, err := New(claudeOnBedrock, spec.ModelSettings{}, Options{Getenv: bedrockEnv(srv), retry: policy})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hello")})
+	require.NoError(t, err)
+	assert.Equal(t, "signed again", text(resp))
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	first, second := reqs[0].Header.Get("X-Amz-Date"), reqs[1].Header.Get("X-Amz-Date")
+	assert.Less(t, first, second, "the retry must carry a signature of its own time")
+	assert.NotEqual(t, reqs[0].Header.Get("Authorization"), reqs[1].Header.Get("Authorization"))
 }
