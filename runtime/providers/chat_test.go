@@ -577,22 +577,105 @@ func testDeepSeekReasoningRounds(t *testing.T, reasonings []string) {
 
 // OpenRouter answers 200 and puts the error in the body, with no choices,
 // when the upstream model fails after the request was accepted: that is a
-// failed request naming the provider's message, not an empty answer.
+// failed request naming the provider's message and the upstream reason it
+// relays in metadata.raw, not an empty answer; its code 502 is retried as
+// the status would be.
 func TestChatErrorBodyWithSuccessStatus(t *testing.T) {
 	t.Parallel()
 	body := `{"error":{"message":"Provider returned error","code":502,"metadata":{"raw":"upstream connect error or disconnect/reset before headers","provider_name":"Chutes"}},"user_id":"user_2yZ4kQ"}`
-	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+	bodies := make([]providertest.Recorded, 5)
+	for i := range bodies {
+		bodies[i] = providertest.Recorded{Body: body}
+	}
+	srv := providertest.NewRecordedServer(t, bodies...)
 	m := chatModelAt(t, srv, "openrouter:deepseek/deepseek-chat-v3.1", spec.ModelSettings{})
 	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, llms.WithTools([]llms.Tool{readFileTool}))
 	require.Error(t, err, "an empty answer came instead: %+v", resp)
 	var perr *Error
 	require.ErrorAs(t, err, &perr)
 	assert.Equal(t, "openrouter", perr.Provider)
-	assert.Equal(t, "Provider returned error", perr.Message)
+	assert.Equal(t, "Provider returned error (Chutes): upstream connect error or disconnect/reset before headers", perr.Message)
 	assert.Equal(t, "502", perr.Type)
-	assert.Equal(t, "openrouter: HTTP 200: Provider returned error", err.Error())
-	assert.Equal(t, "openrouter: request failed (200): Provider returned error", Describe(err))
+	assert.Equal(t, 4, perr.Retries)
+	assert.Equal(t, "openrouter: HTTP 200: Provider returned error (Chutes): upstream connect error or disconnect/reset before headers", err.Error())
+	assert.Equal(t, "openrouter: request failed (200) after 4 retries: Provider returned error (Chutes): upstream connect error or disconnect/reset before headers", Describe(err))
 	_, correctable := perr.ToolUseFailed()
 	assert.False(t, correctable)
-	assert.Len(t, srv.Requests(), 1)
+	assert.Len(t, srv.Requests(), 5)
+}
+
+// An error OpenRouter relays inside a successful answer (the body of a 200,
+// a chunk of the stream, the choice itself) is retried when its code is one
+// a status would be retried for, and fails at once otherwise, with the
+// upstream reason; an answer that ends with finish_reason "error" and says
+// no more is a failure, not an empty answer.
+func TestChatErrorInSuccessfulAnswer(t *testing.T) {
+	t.Parallel()
+	okWhole := `{"id":"gen-1","object":"chat.completion","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`
+	okStream := providertest.SSE(
+		`data: {"id":"gen-2","object":"chat.completion.chunk","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}`,
+		`data: {"id":"gen-2","object":"chat.completion.chunk","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		`data: [DONE]`)
+	overloaded := `{"message":"Provider returned error","code":502,"metadata":{"raw":"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}","provider_name":"Anthropic"}}`
+	rateLimited := `{"message":"Provider returned error","code":429,"metadata":{"raw":"anthropic/claude-sonnet-4.5 is temporarily rate-limited upstream. Please retry shortly.","provider_name":"Google"}}`
+	for _, tc := range []struct {
+		name      string
+		first     string
+		stream    bool
+		retried   bool
+		reason    string // what the retry or the failure names
+		then      string // the answer after a retry
+		wantError string
+	}{
+		{name: "body of a 200, code 502", first: `{"error":` + overloaded + `,"user_id":"user_1"}`,
+			retried: true, reason: "Provider returned error (Anthropic): overloaded_error: Overloaded", then: okWhole},
+		{name: "the choice, code 502", first: `{"id":"gen-1","object":"chat.completion","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"error","native_finish_reason":null,"error":` + overloaded + `}]}`,
+			retried: true, reason: "Provider returned error (Anthropic): overloaded_error: Overloaded", then: okWhole},
+		{name: "stream chunk, code 429", stream: true, first: providertest.SSE(
+			`data: {"id":"gen-2","object":"chat.completion.chunk","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+			`data: {"id":"gen-2","object":"chat.completion.chunk","created":1,"model":"anthropic/claude-sonnet-4.5","provider":"Google","error":`+rateLimited+`,"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`),
+			retried: true, reason: "Provider returned error (Google): anthropic/claude-sonnet-4.5 is temporarily rate-limited upstream. Please retry shortly.", then: okStream},
+		{name: "body of a 200, code 400", first: `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"message\":\"messages.1: tool_use ids must be unique\",\"type\":\"invalid_request_error\"}}","provider_name":"Anthropic"}}}`,
+			wantError: "openrouter: HTTP 200: Provider returned error (Anthropic): invalid_request_error: messages.1: tool_use ids must be unique"},
+		{name: "finish_reason error, whole", first: `{"id":"gen-3","object":"chat.completion","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"error"}]}`,
+			wantError: `openrouter: HTTP 200: the answer ended with finish_reason "error"`},
+		{name: "finish_reason error, streamed", stream: true, first: providertest.SSE(
+			`data: {"id":"gen-4","object":"chat.completion.chunk","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+			`data: {"id":"gen-4","object":"chat.completion.chunk","created":1,"model":"anthropic/claude-sonnet-4.5","choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`,
+			`data: [DONE]`),
+			wantError: `openrouter: error in the response stream: the answer ended with finish_reason "error"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bodies := []providertest.Recorded{{Body: tc.first}}
+			if tc.then != "" {
+				bodies = append(bodies, providertest.Recorded{Body: tc.then})
+			}
+			srv := providertest.NewRecordedServer(t, bodies...)
+			var told []RetryInfo
+			policy, _ := instant()
+			m, err := New("openrouter:anthropic/claude-sonnet-4.5", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, Options{
+				Getenv: env("OPENROUTER_API_KEY", "k"), retry: policy,
+				OnRetry: func(r RetryInfo) { told = append(told, r) },
+			})
+			require.NoError(t, err)
+			var opts []llms.CallOption
+			if tc.stream {
+				opts = append(opts, streamOn)
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+			if tc.wantError != "" {
+				require.Error(t, err, "an answer came instead: %+v", resp)
+				assert.Equal(t, tc.wantError, err.Error())
+				assert.Empty(t, told)
+				assert.Len(t, srv.Requests(), 1)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "Hello", text(resp))
+			require.Len(t, told, 1)
+			assert.Contains(t, told[0].Reason, tc.reason)
+			assert.Len(t, srv.Requests(), 2)
+		})
+	}
 }

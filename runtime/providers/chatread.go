@@ -169,8 +169,17 @@ func (a *assembled) readUsage(u openai.CompletionUsage, extra map[string]string)
 	}
 }
 
+// present tells whether a member's raw JSON holds a value, not null.
+func present(raw string) bool {
+	return raw != "" && raw != "null"
+}
+
+// finishedInError is the failure of an answer that ended with
+// finish_reason "error" and said nothing more.
+const finishedInError = `{"error":{"message":"the answer ended with finish_reason \"error\""}}`
+
 func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, error) {
-	if e := c.JSON.ExtraFields["error"].Raw(); len(c.Choices) == 0 && e != "" && e != "null" {
+	if e := c.JSON.ExtraFields["error"].Raw(); present(e) && (len(c.Choices) == 0 || c.Choices[0].FinishReason == "error") {
 		// OpenRouter answers 200 with {"error": {...}} and no choices when
 		// the upstream model fails after the request was accepted.
 		return nil, statusError(m.ep, http.StatusOK, []byte(c.RawJSON()), 0)
@@ -178,6 +187,13 @@ func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, e
 	var a assembled
 	if len(c.Choices) > 0 {
 		ch := c.Choices[0]
+		if e := ch.JSON.ExtraFields["error"].Raw(); present(e) {
+			// Or puts the error in the choice, which finishes with "error".
+			return nil, statusError(m.ep, http.StatusOK, []byte(`{"error":`+e+`}`), 0)
+		}
+		if ch.FinishReason == "error" {
+			return nil, statusError(m.ep, http.StatusOK, []byte(finishedInError), 0)
+		}
 		a.content(ch.Message.JSON.Content.Raw(), ch.Message.Content)
 		a.refusal.WriteString(ch.Message.Refusal)
 		a.reasoningFrom(rawExtras(ch.Message.JSON.ExtraFields))
@@ -204,6 +220,9 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 		for _, ch := range chunk.Choices {
 			if ch.Index != 0 {
 				continue
+			}
+			if e := ch.JSON.ExtraFields["error"].Raw(); present(e) {
+				return nil, streamError(m.ep, []byte(`{"error":`+e+`}`), retries)
 			}
 			d := ch.Delta
 			before := a.text.Len()
@@ -239,6 +258,9 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 		return nil, err
 	}
 	a.flushArgs()
+	if a.finish == "error" {
+		return nil, streamError(m.ep, []byte(finishedInError), retries)
+	}
 	if a.finish == "" && slices.Contains(endsWithoutFinish, m.provider.name) {
 		a.finish = a.cleanEnd()
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -84,8 +85,16 @@ func (e *Error) ToolUseFailed() (string, bool) {
 	return e.FailedGeneration, true
 }
 
-// retryableStream reports whether an error event in a stream means "try
-// again", as the status codes retryableStatus accepts do.
+// inBand reports whether the error came inside a successful answer: an
+// error event of a stream, or the error body of a 200.
+func (e *Error) inBand() bool {
+	return e.Stream || e.StatusCode == http.StatusOK
+}
+
+// retryableStream reports whether an error inside a successful answer means
+// "try again", as the status codes retryableStatus accepts do, whether it
+// names its kind by type or by a status as its code (OpenRouter's
+// {"code": 502}).
 func (e *Error) retryableStream() bool {
 	switch e.Type {
 	case "overloaded_error", "rate_limit_error", "api_error", "server_error", "internal_error", "service_unavailable",
@@ -93,7 +102,8 @@ func (e *Error) retryableStream() bool {
 		"ThrottlingException", "ServiceUnavailableException", "InternalServerException", "ModelStreamErrorException":
 		return true
 	}
-	return false
+	status, err := strconv.Atoi(e.Code)
+	return err == nil && retryableStatus(status)
 }
 
 func (e *Error) code() llms.ErrorCode {
@@ -188,6 +198,20 @@ func Describe(err error) string {
 // first part) is body.
 func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 	typ, msg := parseErrorBody(body)
+	var v struct {
+		Error struct {
+			Code             any    `json:"code"`
+			FailedGeneration string `json:"failed_generation"`
+			Metadata         struct {
+				Raw          json.RawMessage `json:"raw"`
+				ProviderName string          `json:"provider_name"`
+			} `json:"metadata"`
+		} `json:"error"`
+	}
+	decoded := json.Unmarshal(body, &v) == nil
+	if decoded {
+		msg = upstreamReason(msg, v.Error.Metadata.ProviderName, v.Error.Metadata.Raw)
+	}
 	e := &Error{
 		Provider:   ep.provider,
 		StatusCode: status,
@@ -196,19 +220,41 @@ func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 		Retries:    retries,
 		hint:       hint(ep),
 	}
-	var v struct {
-		Error struct {
-			Code             any    `json:"code"`
-			FailedGeneration string `json:"failed_generation"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &v) == nil {
+	if decoded {
 		if v.Error.Code != nil {
 			e.Code = fmt.Sprint(v.Error.Code)
 		}
 		e.FailedGeneration = v.Error.FailedGeneration
 	}
 	return e
+}
+
+// upstreamReason adds to msg what a router relays from the provider behind
+// it: OpenRouter's "Provider returned error" names that provider and keeps
+// its error in metadata.raw, the upstream body as a string (or an object),
+// whose message is the reason.
+func upstreamReason(msg, provider string, raw json.RawMessage) string {
+	var reason string
+	if json.Unmarshal(raw, &reason) != nil {
+		reason = string(raw)
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "null" {
+		reason = ""
+	}
+	if typ, m := parseErrorBody([]byte(reason)); m != reason {
+		reason = m
+		if _, numeric := strconv.Atoi(typ); typ != "" && numeric != nil {
+			reason = typ + ": " + m
+		}
+	}
+	if provider != "" {
+		msg += " (" + provider + ")"
+	}
+	if reason != "" && reason != msg {
+		msg += ": " + reason
+	}
+	return msg
 }
 
 // streamError builds the Error for an error event inside a stream, whose

@@ -309,14 +309,19 @@ func (c *cancelOnClose) Close() error {
 	return err
 }
 
-// withStreamRetries runs send, again while it fails with an error event of
-// a stream that means "try again", as far as the retry policy allows; a
-// failed status was already retried by Do.
+// withStreamRetries runs send, again while it fails with an error inside a
+// successful answer (an error event of a stream, the error body of a 200)
+// that means "try again", as far as the retry policy allows; a failed
+// status was already retried by Do.
 func (d *doer) withStreamRetries(ctx context.Context, send func(retries int) error) error {
 	for retries := 0; ; retries++ {
 		err := send(retries)
 		var e *Error
-		if err == nil || !errors.As(err, &e) || !e.Stream || !e.retryableStream() || retries >= d.retry.max || ctx.Err() != nil {
+		if err == nil || !errors.As(err, &e) || !e.inBand() {
+			return err
+		}
+		if !e.retryableStream() || retries >= d.retry.max || ctx.Err() != nil {
+			e.Retries = retries
 			return err
 		}
 		wait := d.retry.backoff(retries)
