@@ -679,3 +679,22 @@ func TestChatErrorInSuccessfulAnswer(t *testing.T) {
 		})
 	}
 }
+
+// Some OpenAI-compatible servers send "error": null on every chunk: the
+// stream is read, and an error that is there still fails it.
+func TestChatStreamNullErrorMember(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: providertest.SSE(
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","error":null,"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","error":null,"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null,"error":null}]}`,
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","error":null,"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		`data: [DONE]`)}, providertest.Recorded{Body: providertest.SSE(
+		`data: {"id":"c2","object":"chat.completion.chunk","created":1,"model":"m","error":null,"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}`,
+		`data: {"error":{"message":"Invalid schema for function 'read_file'","type":"invalid_request_error","code":"invalid_function_parameters"}}`)})
+	m := chatModelAt(t, srv, "openai:gpt-5", spec.ModelSettings{})
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+	require.NoError(t, err)
+	assert.Equal(t, "Hello", text(resp))
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+	assert.EqualError(t, err, "openai: error in the response stream: invalid_request_error: Invalid schema for function 'read_file'")
+}

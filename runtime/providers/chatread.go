@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -209,11 +208,17 @@ func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, e
 }
 
 func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
-	s := m.client.Chat.Completions.NewStreaming(ctx, req, m.openaiExtra()...)
+	// In events mode an error chunk is read here rather than by the SDK,
+	// which takes any "error" member for one, even the "error": null some
+	// compatible servers send on every chunk.
+	s := m.client.Chat.Completions.NewStreaming(ctx, req, m.openaiExtra()...).WithEventsMode()
 	defer s.Close()
 	var a assembled
 	for s.Next() {
 		chunk := s.Current()
+		if e := chunk.JSON.ExtraFields["error"].Raw(); present(e) {
+			return nil, streamError(m.ep, []byte(chunk.RawJSON()), retries)
+		}
 		if chunk.JSON.Usage.Valid() {
 			a.readUsage(chunk.Usage, rawExtras(chunk.Usage.JSON.ExtraFields))
 		}
@@ -252,9 +257,6 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 		}
 	}
 	if err := s.Err(); err != nil {
-		if se, ok := err.(*ssestream.StreamError); ok {
-			return nil, streamError(m.ep, se.Event.Data, retries)
-		}
 		return nil, err
 	}
 	a.flushArgs()
