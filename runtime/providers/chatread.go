@@ -193,6 +193,10 @@ func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, e
 		if ch.FinishReason == "error" {
 			return nil, statusError(m.ep, http.StatusOK, []byte(finishedInError), 0)
 		}
+		if e := failedCallFinish(m.ep, ch.FinishReason, ch.Message.Content); e != nil {
+			e.StatusCode = http.StatusOK
+			return nil, e
+		}
 		a.content(ch.Message.JSON.Content.Raw(), ch.Message.Content)
 		a.refusal.WriteString(ch.Message.Refusal)
 		a.reasoningFrom(rawExtras(ch.Message.JSON.ExtraFields))
@@ -263,6 +267,10 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 	if a.finish == "error" {
 		return nil, streamError(m.ep, []byte(finishedInError), retries)
 	}
+	if e := failedCallFinish(m.ep, a.finish, a.text.String()); e != nil {
+		e.Stream, e.Retries = true, retries
+		return nil, e
+	}
 	if a.finish == "" && slices.Contains(endsWithoutFinish, m.provider.name) {
 		a.finish = a.cleanEnd()
 	}
@@ -270,6 +278,19 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended without a finish_reason"}}`), retries)
 	}
 	return a.result(), nil
+}
+
+// failedCallFinish is the Error of an answer that Gemini's
+// OpenAI-compatible endpoint ended with one of Gemini's failedCallFinishes,
+// which it passes on as they are; wrote is the answer's text, if any. It is
+// nil for any other finish.
+func failedCallFinish(ep endpoint, finish, wrote string) *Error {
+	finish = strings.ToUpper(finish)
+	what, ok := failedCallFinishes[finish]
+	if !ok {
+		return nil
+	}
+	return &Error{Provider: ep.provider, Type: finish, Message: what, FailedGeneration: strings.TrimSpace(wrote)}
 }
 
 // endsWithoutFinish are the providers whose streams end with no

@@ -70,16 +70,17 @@ func (e *Error) streamMessage() string {
 // ToolUseFailed reports whether the provider refused a response because the
 // model wrote a tool call it could not parse (Groq's and other
 // OpenAI-compatible servers' "tool_use_failed", Gemini's
-// MALFORMED_FUNCTION_CALL): a mistake the model can correct, not a failure
-// of the request. It returns what the model wrote. The refusal comes as a
-// 400, or, once a stream has begun (Groq checks the call only after
-// generating it), as an error event inside the stream; Gemini's is the
-// finish reason of a 200 or of its stream.
+// MALFORMED_FUNCTION_CALL) or one to a function it was not offered
+// (Gemini's UNEXPECTED_TOOL_CALL): a mistake the model can correct, not a
+// failure of the request. It returns what the model wrote. The refusal
+// comes as a 400, or, once a stream has begun (Groq checks the call only
+// after generating it), as an error event inside the stream; Gemini's is
+// the finish reason of a 200 or of its stream.
 func (e *Error) ToolUseFailed() (string, bool) {
 	if e.StatusCode != http.StatusBadRequest && e.StatusCode != http.StatusOK && !e.Stream {
 		return "", false
 	}
-	if e.Code != "tool_use_failed" && e.Type != "tool_use_failed" && e.Type != "MALFORMED_FUNCTION_CALL" {
+	if _, gemini := failedCallFinishes[e.Type]; !gemini && e.Code != "tool_use_failed" && e.Type != "tool_use_failed" {
 		return "", false
 	}
 	return e.FailedGeneration, true

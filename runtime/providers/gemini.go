@@ -191,7 +191,7 @@ func (m *geminiModel) send(ctx context.Context, body []byte) (*llms.ContentRespo
 	}
 	var a geminiTurn
 	a.add(g)
-	if e := a.malformedCall(m.ep); e != nil {
+	if e := a.failedCall(m.ep); e != nil {
 		e.StatusCode = http.StatusOK
 		return nil, e
 	}

@@ -265,3 +265,68 @@ func TestVertexToolArgumentsKeepLargeIntegers(t *testing.T) {
 		})
 	}
 }
+
+// A call to a function the request did not declare (or any call where the
+// tool choice allowed none) ends the answer with UNEXPECTED_TOOL_CALL: a
+// correctable failed call naming what the model tried, as
+// MALFORMED_FUNCTION_CALL is, whole and streamed, not an empty final answer.
+func TestVertexUnexpectedToolCall(t *testing.T) {
+	t.Parallel()
+	unexpected := `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"delete_file","args":{"path":"a.txt"}}}]},` +
+		`"finishReason":"UNEXPECTED_TOOL_CALL","index":0,"finishMessage":"Unexpected tool call: Model tried to call an undeclared function: delete_file"}],` +
+		`"usageMetadata":{"promptTokenCount":1426,"totalTokenCount":1426},"modelVersion":"gemini-2.5-flash","responseId":"m-2"}`
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generateContent", true: "streamGenerateContent"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			body := unexpected
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if streaming {
+				body = providertest.SSE(`data: ` + unexpected)
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+			m := newModel(t, "google-vertex:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, opts...)
+			require.Error(t, err, "an answer came instead: %+v", resp)
+			var perr *Error
+			require.ErrorAs(t, err, &perr)
+			got, ok := perr.ToolUseFailed()
+			assert.True(t, ok, "%v", err)
+			assert.Equal(t, `delete_file {"path":"a.txt"}`, got)
+			assert.Equal(t, "Unexpected tool call: Model tried to call an undeclared function: delete_file", perr.Message)
+			assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
+		})
+	}
+}
+
+// Gemini's OpenAI-compatible endpoint passes its own finish reasons on: a
+// MALFORMED_FUNCTION_CALL or UNEXPECTED_TOOL_CALL finish is a correctable
+// failed call there too, whole and streamed.
+func TestGoogleChatFailedCallFinish(t *testing.T) {
+	t.Parallel()
+	for _, finish := range []string{"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"} {
+		for _, streaming := range []bool{false, true} {
+			t.Run(finish+map[bool]string{false: "", true: "/stream"}[streaming], func(t *testing.T) {
+				t.Parallel()
+				body := `{"choices":[{"finish_reason":"` + finish + `","index":0,"message":{"role":"assistant"}}],"created":1765000000,"id":"gen-1","model":"gemini-2.5-flash","object":"chat.completion","usage":{"completion_tokens":0,"prompt_tokens":1426,"total_tokens":1426}}`
+				var opts []llms.CallOption
+				if streaming {
+					body = providertest.SSE(
+						`data: {"choices":[{"delta":{"role":"assistant"},"finish_reason":"`+finish+`","index":0}],"created":1765000000,"id":"gen-1","model":"gemini-2.5-flash","object":"chat.completion.chunk","usage":{"completion_tokens":0,"prompt_tokens":1426,"total_tokens":1426}}`,
+						`data: [DONE]`)
+					opts = append(opts, streamOn)
+				}
+				srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+				m := chatModelAt(t, srv, "google:gemini-2.5-flash", spec.ModelSettings{})
+				resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, append(opts, llms.WithTools([]llms.Tool{readFileTool}))...)
+				require.Error(t, err, "an answer came instead: %+v", resp)
+				var perr *Error
+				require.ErrorAs(t, err, &perr)
+				_, ok := perr.ToolUseFailed()
+				assert.True(t, ok, "%v", err)
+				assert.Equal(t, finish, perr.Type)
+				assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
+			})
+		}
+	}
+}

@@ -126,18 +126,36 @@ func (a *geminiTurn) response() *llms.ContentResponse {
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }
 
-// malformedCall is the Error of an answer Gemini ended with
-// MALFORMED_FUNCTION_CALL, a call it wrote but could not parse (the
-// finishMessage quotes it): a mistake the model can correct, as
-// ToolUseFailed tells. It is nil for any other answer.
-func (a *geminiTurn) malformedCall(ep endpoint) *Error {
-	if a.finish != "MALFORMED_FUNCTION_CALL" {
+// failedCallFinishes are Gemini's finish reasons for a call the model wrote
+// and nothing ran, with what they mean: MALFORMED_FUNCTION_CALL, a call it
+// could not parse; UNEXPECTED_TOOL_CALL, a call to a function the request
+// did not declare, or while the tool choice allowed none.
+var failedCallFinishes = map[string]string{
+	"MALFORMED_FUNCTION_CALL": "Malformed function call",
+	"UNEXPECTED_TOOL_CALL":    "Unexpected tool call",
+}
+
+// failedCall is the Error of an answer Gemini ended with one of
+// failedCallFinishes: a mistake the model can correct, as ToolUseFailed
+// tells, carrying what the model wrote (the call the finishMessage quotes,
+// or the undeclared calls in the parts). It is nil for any other answer.
+func (a *geminiTurn) failedCall(ep endpoint) *Error {
+	what, ok := failedCallFinishes[a.finish]
+	if !ok {
 		return nil
 	}
-	const what = "Malformed function call"
 	msg, wrote := strings.TrimSpace(a.finishMessage), ""
-	if rest, ok := strings.CutPrefix(msg, what+":"); ok {
+	if rest, ok := strings.CutPrefix(msg, what+":"); ok && a.finish == "MALFORMED_FUNCTION_CALL" {
 		msg, wrote = what, strings.TrimSpace(rest)
+	}
+	if wrote == "" {
+		var calls []string
+		for _, p := range a.parts {
+			if p.FunctionCall != nil {
+				calls = append(calls, p.FunctionCall.Name+" "+objectArguments(p.FunctionCall.Args))
+			}
+		}
+		wrote = strings.Join(calls, "; ")
 	}
 	return &Error{Provider: ep.provider, Type: a.finish, Message: oneLine(firstNonEmpty(msg, what)), FailedGeneration: wrote}
 }
@@ -183,7 +201,7 @@ func (m *geminiModel) stream(ctx context.Context, body []byte, fn func(context.C
 	if a.finish == "" && a.blocked == "" {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before a finish reason"}}`), retries)
 	}
-	if e := a.malformedCall(m.ep); e != nil {
+	if e := a.failedCall(m.ep); e != nil {
 		e.Stream, e.Retries = true, retries
 		return nil, e
 	}
