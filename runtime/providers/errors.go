@@ -99,6 +99,7 @@ func (e *Error) inBand() bool {
 func (e *Error) retryableStream() bool {
 	switch e.Type {
 	case "overloaded_error", "rate_limit_error", "api_error", "server_error", "internal_error", "service_unavailable",
+		"rate_limit_exceeded", // the code of a failed Response's error
 		// Bedrock's exception events
 		"ThrottlingException", "ServiceUnavailableException", "InternalServerException", "ModelStreamErrorException":
 		return true

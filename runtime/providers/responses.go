@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -29,7 +30,35 @@ func newResponses(c common) *responsesModel {
 
 func (m *responsesModel) send(ctx context.Context, req responses.ResponseNewParams) (*llms.ContentResponse, error) {
 	v, err := m.client.Responses.New(ctx, req, m.openaiExtra()...)
-	return read(v, err, func(r *responses.Response) (*llms.ContentResponse, error) { return readResponse(r.RawJSON()) })
+	if err != nil {
+		return nil, err
+	}
+	if e := responseFailure(m.ep, v.RawJSON()); e != nil {
+		return nil, e
+	}
+	return readResponse(v.RawJSON())
+}
+
+// responseFailure is the Error of a 200 whose Response failed (status
+// "failed" with its error, or "cancelled"), or whose body is an error and
+// no Response; nil for any other.
+func responseFailure(ep endpoint, raw string) *Error {
+	var r struct {
+		Status string            `json:"status"`
+		Error  json.RawMessage   `json:"error"`
+		Output []json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal([]byte(raw), &r) != nil {
+		return nil
+	}
+	failed := r.Status == "failed" || r.Status == "cancelled"
+	switch {
+	case present(string(r.Error)) && (failed || r.Status == "" && len(r.Output) == 0):
+		return statusError(ep, http.StatusOK, []byte(`{"error":`+string(r.Error)+`}`), 0)
+	case failed:
+		return statusError(ep, http.StatusOK, []byte(`{"error":{"message":"the response ended with status `+r.Status+`"}}`), 0)
+	}
+	return nil
 }
 
 // readResponse reads a whole Response object.

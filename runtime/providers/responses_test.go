@@ -194,3 +194,50 @@ func TestAllowedToolsShapes(t *testing.T) {
 		})
 	}
 }
+
+// A Response that failed (status "failed" and its error), or a 200 whose
+// body is an error, is a failed request naming the provider's message, not
+// an empty answer; a failure that means "try again" is retried.
+func TestResponsesErrorInSuccessfulAnswer(t *testing.T) {
+	t.Parallel()
+	failed := `{"id":"resp_f","object":"response","created_at":1,"status":"failed","model":"gpt-5","output":[],` +
+		`"error":{"code":"server_error","message":"The model failed to generate a response."},"incomplete_details":null,"usage":null}`
+	rateLimited := `{"id":"resp_r","object":"response","created_at":1,"status":"failed","model":"gpt-5","output":[],` +
+		`"error":{"code":"rate_limit_exceeded","message":"Rate limit reached for gpt-5 on tokens per min (TPM)."},"usage":null}`
+	refused := `{"error":{"message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy.","type":"invalid_request_error","param":null,"code":"invalid_prompt"}}`
+	for _, tc := range []struct {
+		name      string
+		first     string
+		wantError string
+	}{
+		{name: "failed, server_error", first: failed},
+		{name: "failed, rate_limit_exceeded", first: rateLimited},
+		{name: "an error body", first: refused,
+			wantError: "openai-responses: HTTP 200: Invalid prompt: your prompt was flagged as potentially violating our usage policy."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bodies := []providertest.Recorded{{Body: tc.first}}
+			if tc.wantError == "" {
+				bodies = append(bodies, providertest.Recorded{Body: responsesDone})
+			}
+			srv := providertest.NewRecordedServer(t, bodies...)
+			var told []RetryInfo
+			policy, _ := instant()
+			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, Options{
+				Getenv: env("OPENAI_API_KEY", "k"), retry: policy, OnRetry: func(r RetryInfo) { told = append(told, r) }})
+			require.NoError(t, err)
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+			if tc.wantError != "" {
+				require.Error(t, err, "an answer came instead: %+v", resp)
+				assert.Equal(t, tc.wantError, err.Error())
+				assert.Len(t, srv.Requests(), 1)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", text(resp))
+			assert.Len(t, told, 1)
+			assert.Len(t, srv.Requests(), 2)
+		})
+	}
+}
