@@ -211,12 +211,21 @@ func objectArguments(raw []byte) string {
 
 // The types of the blocks below.
 const (
-	blockReasoning        = "reasoning"         // chatBlock
-	blockCallExtra        = "call_extra"        // chatBlock
-	blockGeminiPart       = "gemini_part"       // geminiBlock
-	blockGeminiSignature  = "gemini_signature"  // geminiBlock
-	blockBedrockReasoning = "bedrock_reasoning" // bedrockBlock
+	blockReasoning        = "reasoning"             // chatBlock
+	blockCallExtra        = "call_extra"            // chatBlock
+	blockGeminiPart       = "gemini_part"           // geminiBlock
+	blockGeminiSignature  = "gemini_signature"      // geminiBlock
+	blockBedrockReasoning = "bedrock_reasoning"     // bedrockBlock
+	blockResponseID       = "agentspec_response_id" // responseIDBlock
 )
+
+// responseIDBlock keeps the id of a Responses API response in its turn, for
+// openai_previous_response_id: auto to continue from; it is not sent back
+// as an input item.
+type responseIDBlock struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
 
 // chatBlock is how a turn keeps what Chat Completions has no llms part for:
 // reasoning ("reasoning": the text and the member it came in), and the

@@ -154,6 +154,15 @@ func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallO
 			extra[k] = plain(v)
 		}
 	}
+	if extra["previous_response_id"] == "auto" {
+		// The latest response of the conversation, and only what came
+		// after it; none before the first.
+		delete(extra, "previous_response_id")
+		if id, after := latestResponse(messages); id != "" {
+			extra["previous_response_id"] = id
+			messages = after
+		}
+	}
 	for _, k := range bodyKeys["openai_"] {
 		if v, ok := s.Provider["openai_"+k]; ok && k != "reasoning_effort" {
 			extra[k] = plain(v)
@@ -241,6 +250,30 @@ func responsesNative(t NativeTool) (map[string]any, error) {
 	return nil, fmt.Errorf("the native tool %s is not run by the Responses API", t.Kind)
 }
 
+// latestResponse is the id of the latest response a turn of messages kept,
+// and the messages after that turn, with the system messages before it
+// (the instructions are not carried over from a previous response).
+func latestResponse(messages []llms.MessageContent) (string, []llms.MessageContent) {
+	for i := len(messages) - 1; i >= 0; i-- {
+		if messages[i].Role != llms.ChatMessageTypeAI {
+			continue
+		}
+		for _, part := range messages[i].Parts {
+			var b responseIDBlock
+			if decodeBlock(part, &b) && b.Type == blockResponseID && b.ID != "" {
+				var after []llms.MessageContent
+				for _, msg := range messages[:i] {
+					if msg.Role == llms.ChatMessageTypeSystem {
+						after = append(after, msg)
+					}
+				}
+				return b.ID, append(after, messages[i+1:]...)
+			}
+		}
+	}
+	return "", messages
+}
+
 // responsesInput converts the conversation to input items.
 func responsesInput(messages []llms.MessageContent) (string, responses.ResponseInputParam, error) {
 	var system []string
@@ -282,6 +315,10 @@ func responsesInput(messages []llms.MessageContent) (string, responses.ResponseI
 				switch {
 				case isToolError(p):
 				case isBlock(p):
+					var id responseIDBlock
+					if decodeBlock(p, &id) && id.Type == blockResponseID {
+						continue
+					}
 					flushText(role)
 					items = append(items, param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(p.Data)))
 				default:
@@ -299,6 +336,7 @@ func responsesInput(messages []llms.MessageContent) (string, responses.ResponseI
 // responsesResult reads a Response object into one choice.
 func responsesResult(raw string) (*llms.ContentResponse, error) {
 	var r struct {
+		ID                string `json:"id"`
 		Status            string `json:"status"`
 		IncompleteDetails *struct {
 			Reason string `json:"reason"`
@@ -370,6 +408,9 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			}
 			turn = append(turn, blockPart(rawItem))
 		}
+	}
+	if r.ID != "" {
+		turn = append(turn, encodeBlock(responseIDBlock{Type: blockResponseID, ID: r.ID}))
 	}
 	choice.Content = text.String()
 	choice.ReasoningContent = reasoning.String()

@@ -241,3 +241,40 @@ func TestResponsesErrorInSuccessfulAnswer(t *testing.T) {
 		})
 	}
 }
+
+// openai_previous_response_id: auto continues from the latest response of
+// the conversation: the request names its id and sends only what came after
+// it (the instructions still go, as the API does not carry them over); with
+// no response yet, no id is sent. "auto" itself is never an id to send.
+func TestResponsesPreviousResponseIDAuto(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			first, second := responsesToolTurn, responsesDone
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if stream {
+				first, second = responsesSSE(t, first, "Reading the notes."), responsesSSE(t, second, "alpha")
+				opts = append(opts, streamOn)
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: second})
+			m := chatModelAt(t, srv, "openai-responses:gpt-5", spec.ModelSettings{Provider: map[string]any{"openai_previous_response_id": "auto"}})
+			history := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."), human("What is in a.txt?")}
+			resp, err := m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("call_1", "read_file", "alpha"))
+			_, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			body := reqs[0].JSON()
+			assert.NotContains(t, body, "previous_response_id")
+			assert.Len(t, body["input"], 1)
+			body = reqs[1].JSON()
+			assert.Equal(t, "resp_1", body["previous_response_id"])
+			assert.Equal(t, "Be brief.", body["instructions"])
+			assert.JSONEq(t, `[{"type":"function_call_output","call_id":"call_1","output":"alpha"}]`, jsonOf(t, body["input"]))
+		})
+	}
+}
