@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -33,11 +34,24 @@ func (m *responsesModel) send(ctx context.Context, req responses.ResponseNewPara
 	if err != nil {
 		return nil, err
 	}
+	// A background response (openai_background) is queued: it is fetched
+	// until it is done.
+	for v.Status == responses.ResponseStatusQueued || v.Status == responses.ResponseStatusInProgress {
+		if err := m.doer.retry.sleep(ctx, backgroundPoll); err != nil {
+			return nil, err
+		}
+		if v, err = m.client.Responses.Get(ctx, v.ID, responses.ResponseGetParams{}); err != nil {
+			return nil, err
+		}
+	}
 	if e := responseFailure(m.ep, v.RawJSON()); e != nil {
 		return nil, e
 	}
 	return readResponse(v.RawJSON())
 }
+
+// backgroundPoll is the wait before each fetch of a background response.
+const backgroundPoll = 2 * time.Second
 
 // responseFailure is the Error of a 200 whose Response failed (status
 // "failed" with its error, or "cancelled"), or whose body is an error and

@@ -278,3 +278,31 @@ func TestResponsesPreviousResponseIDAuto(t *testing.T) {
 		})
 	}
 }
+
+// With openai_background the API answers at once with a queued response:
+// it is fetched again until it is done, and its answer read, rather than
+// the queued one's empty output taken as the answer.
+func TestResponsesBackgroundPolled(t *testing.T) {
+	t.Parallel()
+	queued := `{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}`
+	inProgress := `{"id":"resp_bg","object":"response","created_at":1,"status":"in_progress","background":true,"model":"o3-pro","output":[],"usage":null}`
+	done := `{"id":"resp_bg","object":"response","created_at":1,"status":"completed","background":true,"model":"o3-pro","output":[
+ {"id":"msg_bg","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"a long story","annotations":[]}]}],
+"usage":{"input_tokens":5,"output_tokens":3,"total_tokens":8}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: queued}, providertest.Recorded{Body: inProgress}, providertest.Recorded{Body: done})
+	policy, waits := instant()
+	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
+		Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")})
+	require.NoError(t, err)
+	assert.Equal(t, "a long story", text(resp))
+	assert.Equal(t, 3, resp.Choices[0].GenerationInfo[InfoOutputTokens])
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, "POST /v1/responses", reqs[0].Method+" "+reqs[0].Path)
+	assert.Equal(t, true, reqs[0].JSON()["background"])
+	assert.Equal(t, "GET /v1/responses/resp_bg", reqs[1].Method+" "+reqs[1].Path)
+	assert.Equal(t, "GET /v1/responses/resp_bg", reqs[2].Method+" "+reqs[2].Path)
+	assert.Len(t, waits.recorded(), 2, "a wait before each fetch")
+}
