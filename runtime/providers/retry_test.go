@@ -405,3 +405,55 @@ func TestAnthropicNonStreamedTimeout(t *testing.T) {
 		assert.EqualValues(t, 32000, reqs[0].JSON()["max_tokens"])
 	})
 }
+
+// The retry decision follows the official SDKs': a server's x-should-retry
+// wins over the status, and 408 and 409 are retried; a 429 that says the
+// quota is spent fails at once, since no retry can succeed.
+func TestRetryDecision(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		first   providertest.Reply
+		retried bool
+	}{
+		{"408", providertest.Fail(http.StatusRequestTimeout, "Request timed out"), true},
+		{"409", providertest.Fail(http.StatusConflict, "Conflict"), true},
+		{"x-should-retry true on a 400", providertest.Fail(http.StatusBadRequest, "Please retry").WithHeader("X-Should-Retry", "true"), true},
+		{"x-should-retry false on a 500", providertest.Fail(http.StatusInternalServerError, "Internal server error").WithHeader("X-Should-Retry", "false"), false},
+		{"x-should-retry false on a 529", providertest.Fail(529, "Overloaded").WithHeader("x-should-retry", "false"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			replies := []providertest.Reply{tc.first}
+			if tc.retried {
+				replies = append(replies, providertest.Text("ok"))
+			}
+			srv := providertest.NewAnthropicServer(t, replies...)
+			r := newRetrying(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL}, env("ANTHROPIC_API_KEY", "sk-ant-test"), nil)
+			resp, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+			if tc.retried {
+				require.NoError(t, err)
+				assert.Equal(t, "ok", text(resp))
+				assert.Len(t, r.told(), 1)
+			} else {
+				require.Error(t, err)
+				assert.Empty(t, r.told())
+			}
+			assert.Len(t, srv.Requests(), len(replies))
+		})
+	}
+
+	t.Run("insufficient_quota", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Status: http.StatusTooManyRequests,
+			Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`})
+		r := newRetrying(t, "openai:gpt-4o", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, env("OPENAI_API_KEY", "sk-test"), nil)
+		_, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		var perr *Error
+		require.ErrorAs(t, err, &perr)
+		assert.Equal(t, "insufficient_quota", perr.Type)
+		assert.Equal(t, 0, perr.Retries)
+		assert.Empty(t, r.told())
+		assert.Len(t, srv.Requests(), 1)
+	})
+}

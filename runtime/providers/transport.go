@@ -95,15 +95,34 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// retryableStatus: rate limits and the server errors that mean "try again"
-// (529 is Anthropic's "overloaded").
+// retryableStatus: rate limits, a request timeout or conflict, and the
+// server errors that mean "try again" (529 is Anthropic's "overloaded"), as
+// the official SDKs retry them.
 func retryableStatus(status int) bool {
 	switch status {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests,
+		http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
 		return true
 	}
 	return false
+}
+
+// shouldRetry decides whether a failed status is worth another attempt:
+// the server's x-should-retry wins, as in the official SDKs; else a
+// retryable status, but for OpenAI's insufficient_quota 429, which no retry
+// ends.
+func shouldRetry(status int, h http.Header, failure *Error) bool {
+	switch strings.ToLower(strings.TrimSpace(h.Get("X-Should-Retry"))) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	if failure.Type == "insufficient_quota" || failure.Code == "insufficient_quota" {
+		return false
+	}
+	return retryableStatus(status)
 }
 
 // transient reports whether a transport error is worth another attempt: the
@@ -191,7 +210,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			failure = statusError(d.ep, resp.StatusCode, errBody, retries)
-			retryable = retryableStatus(resp.StatusCode)
+			retryable = shouldRetry(resp.StatusCode, resp.Header, failure)
 			wait, asked = retryAfter(resp.Header, time.Now())
 		}
 		if !retryable || retries >= d.retry.max {
