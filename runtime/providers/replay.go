@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,11 +66,23 @@ type recordedEndpoint struct {
 }
 
 func recordEndpoint(ep endpoint) recordedEndpoint {
-	out := recordedEndpoint{Provider: ep.provider, BaseURL: ep.baseURL, LegacyMaxTokens: ep.legacyMaxTokens}
+	out := recordedEndpoint{Provider: ep.provider, BaseURL: withoutUserinfo(ep.baseURL), LegacyMaxTokens: ep.legacyMaxTokens}
 	if p, _ := lookup(ep.provider); p.api == apiGemini {
 		out.Region, out.Project = ep.region, ep.project
 	}
 	return out
+}
+
+// withoutUserinfo is a base URL without the user and password it may
+// carry (a proxy's basic auth), which a replay does not need and a
+// recording must not keep.
+func withoutUserinfo(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 type exchange struct {

@@ -314,3 +314,31 @@ func TestPayloadRoundTrip(t *testing.T) {
 		assert.Equal(t, body, string(newPayload([]byte(body)).bytes()))
 	}
 }
+
+// A base URL that carries a user and password (a proxy's basic auth) is
+// recorded without them: a recording holds no credential, and replays
+// without one.
+func TestRecordingDropsBaseURLUserinfo(t *testing.T) {
+	t.Parallel()
+	s := scripts[0]
+	srv := s.server(t)
+	withUser := strings.Replace(s.base(srv), "http://", "http://proxyuser:proxy-pass-0123@", 1)
+	path := filepath.Join(t.TempDir(), "conversation.json")
+	rec, err := NewRecorder(path, nil)
+	require.NoError(t, err)
+	recorded := s.run(t, s.model(t, withUser, rec), []llms.Tool{readFileTool})
+	require.NoError(t, rec.Close())
+	file, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.NotContains(t, string(file), "proxy-pass-0123")
+	assert.NotContains(t, string(file), "proxyuser")
+	assert.Contains(t, string(file), `"base_url": "`+s.base(srv)+`"`)
+
+	rp, err := NewReplayer(path)
+	require.NoError(t, err)
+	policy, _ := instant()
+	m, err := New(s.ref, spec.ModelSettings{Temperature: ptr(0.0)}, Options{Getenv: env(), Transport: rp, retry: policy})
+	require.NoError(t, err)
+	assert.Equal(t, recorded, s.run(t, m, []llms.Tool{readFileTool}))
+	assert.NoError(t, rp.Close())
+}
