@@ -128,13 +128,16 @@ func (c *checker) walk(n *yaml.Node, name string, s *shape) {
 			c.add(n, "%s must be %s, not %s", name, s.what, found)
 		}
 	case s.dur && !isNull(n):
-		if d, err := time.ParseDuration(n.Value); err != nil || d < 0 {
+		// A number is refused even where Go reads it (0): the decoder
+		// takes a duration from text only.
+		number := n.ShortTag() == "!!int" || n.ShortTag() == "!!float"
+		if d, err := time.ParseDuration(n.Value); err != nil || d < 0 || number {
 			found := describe(n)
 			switch {
+			case number:
+				found = "a number: write its unit, as in 2s"
 			case err == nil:
 				found = "a negative one"
-			case n.ShortTag() == "!!int" || n.ShortTag() == "!!float":
-				found = "a number: write its unit, as in 2s"
 			case n.ShortTag() == "!!str":
 				found = "other text"
 			}

@@ -201,6 +201,8 @@ func TestParseErrors(t *testing.T) {
 			`s.yaml:3:12: delay must be a duration such as "250ms" or "2s", not other text`},
 		"a duration without a unit": {"turns:\n  - text: hi\n    delay: 2\n",
 			`s.yaml:3:12: delay must be a duration such as "250ms" or "2s", not a number: write its unit, as in 2s`},
+		"zero without a unit": {"turns:\n  - text: hi\n    delay: 0\n",
+			`s.yaml:3:12: delay must be a duration such as "250ms" or "2s", not a number: write its unit, as in 2s`},
 		"a negative duration": {"turns:\n  - text: hi\n    delay: -1s\n",
 			`s.yaml:3:12: delay must be a duration such as "250ms" or "2s", not a negative one`},
 		"a list for text":  {"turns:\n  - text: [a, b]\n", "s.yaml:2:11: text must be a string, not a list"},
