@@ -12,8 +12,6 @@ import (
 // parseJSON parses a JSON spec into a document, with the same positions,
 // duplicate-key checks and environment expansion as a YAML one.
 func parseJSON(file string, src []byte, lookup func(string) (string, bool)) *document {
-	// A byte order mark, which some editors write, is no column of the first line.
-	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	d := newDocument(file, src)
 	if len(bytes.TrimSpace(src)) == 0 {
 		d.add("", Position{File: file, Line: 1, Col: 1}, emptyFileMsg)

@@ -84,6 +84,9 @@ func (l *Loader) Load(file string, data []byte) (*Spec, error) {
 // parse reads data as YAML or JSON, by file's extension; for Stdin the
 // content tells. ${VAR} references are filled by lookup.
 func parse(file string, data []byte, lookup func(string) (string, bool)) (*document, error) {
+	// A byte order mark, which some editors write, is no column of the first
+	// line: YAML's positions leave it out, so those found in the source must too.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if err := checkUTF8(file, data); err != nil {
 		return nil, err
 	}
