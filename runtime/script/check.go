@@ -144,20 +144,55 @@ func (c *checker) walk(n *yaml.Node, name string, s *shape) {
 			c.add(n, "%s must be %s, not %s", name, s.what, found)
 		}
 	case s.fields != nil:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, value := n.Content[i], n.Content[i+1]
-			field, ok := s.fields[key.Value]
-			if !ok {
-				c.add(key, "%s", unknownKey(key.Value, name, s))
-				continue
-			}
-			c.walk(value, key.Value, field)
-		}
+		c.fields(n, name, s)
 	case s.elem != nil:
 		for i, el := range n.Content {
 			c.walk(el, fmt.Sprintf("%s %d", s.noun, i+1), s.elem)
 		}
 	}
+}
+
+// fields checks the keys of the mapping n, named name, against s; the
+// mappings a merge key (<<) brings in are checked as if written in n, as
+// the decoder takes them.
+func (c *checker) fields(n *yaml.Node, name string, s *shape) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		if isMerge(key) {
+			for _, m := range merged(value) {
+				if m.Kind != yaml.MappingNode {
+					c.add(m, "<< must be a mapping or a list of mappings to merge, not %s", describe(m))
+					continue
+				}
+				c.fields(m, name, s)
+			}
+			continue
+		}
+		field, ok := s.fields[key.Value]
+		if !ok {
+			c.add(key, "%s", unknownKey(key.Value, name, s))
+			continue
+		}
+		c.walk(value, key.Value, field)
+	}
+}
+
+func isMerge(key *yaml.Node) bool {
+	return key.Kind == yaml.ScalarNode && key.ShortTag() == "!!merge"
+}
+
+// merged returns what the value of a merge key merges: one mapping, or
+// each of a list's, in order; anything else is returned for a message.
+func merged(v *yaml.Node) []*yaml.Node {
+	v = resolve(v)
+	if v.Kind != yaml.SequenceNode {
+		return []*yaml.Node{v}
+	}
+	out := make([]*yaml.Node, len(v.Content))
+	for i, e := range v.Content {
+		out[i] = resolve(e)
+	}
+	return out
 }
 
 // unknownKey reports a key s does not have. The key is not quoted: the
@@ -213,12 +248,25 @@ func describe(n *yaml.Node) string {
 	return "an empty document"
 }
 
-// mapValue returns the value of key in mapping n, or nil.
+// mapValue returns the value of key in mapping n, or nil: a key written in
+// n wins over a merged one, and an earlier merged mapping over a later one.
 func mapValue(n *yaml.Node, key string) *yaml.Node {
 	n = resolve(n)
+	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
+		switch k := n.Content[i]; {
+		case isMerge(k):
+			merges = append(merges, merged(n.Content[i+1])...)
+		case k.Value == key:
 			return resolve(n.Content[i+1])
+		}
+	}
+	for _, m := range merges {
+		if m.Kind != yaml.MappingNode {
+			continue
+		}
+		if v := mapValue(m, key); v != nil {
+			return v
 		}
 	}
 	return nil

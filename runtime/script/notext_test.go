@@ -126,3 +126,27 @@ func TestManyShortValuesAreBounded(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "an alias expands to too much")
 }
+
+// A merge key (<<) takes the keys of an anchored turn, as YAML's decoder
+// does; what it brings is checked as if written in place.
+func TestMergeKeys(t *testing.T) {
+	t.Parallel()
+	src := "turns:\n  - &ask {tool_calls: [{name: read_file, arguments: {path: a.md}}], usage: {input_tokens: 3, output_tokens: 1}}\n" +
+		"  - <<: *ask\n    expect: {tool_result_contains: x}\n  - {<<: [{text: done}], stop_reason: end_turn}\n"
+	m, err := Parse("s.yaml", []byte(src))
+	require.NoError(t, err)
+	require.Equal(t, 3, m.Remaining())
+	assert.Equal(t, "read_file", m.turns[1].ToolCalls[0].Name)
+	assert.Equal(t, "x", m.turns[1].Expect.ToolResultContains)
+	assert.Equal(t, "done", m.turns[2].Text)
+
+	for src, want := range map[string]string{
+		"turns:\n  - &t {txt: hi}\n  - <<: *t\n":                 `s.yaml:2:9: unknown key in turn 1 (did you mean "text"?)`,
+		"turns:\n  - text: a\n  - <<: {tool_calls: [{id: x}]}\n": "s.yaml:3:23: tool call 1 of turn 2 has no name",
+		"turns:\n  - <<: hi\n    text: a\n":                      "s.yaml:2:9: << must be a mapping or a list of mappings to merge, not a string",
+	} {
+		_, err := Parse("s.yaml", []byte(src))
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), want, src)
+	}
+}
