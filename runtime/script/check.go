@@ -272,6 +272,53 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
+// asWritten converts n to a value that marshals to JSON as the file writes
+// it: a key is its text (JSON has no other keys, and the decoder's
+// map[interface{}]interface{} does not marshal), a date the date written
+// rather than a time at midnight UTC; merge keys are applied as mapValue
+// finds them.
+func asWritten(n *yaml.Node) any {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := map[string]any{}
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if isMerge(k) {
+				merges = append(merges, merged(n.Content[i+1])...)
+				continue
+			}
+			m[resolve(k).Value] = asWritten(n.Content[i+1])
+		}
+		for _, mm := range merges {
+			if mm.Kind != yaml.MappingNode {
+				continue
+			}
+			for k, v := range asWritten(mm).(map[string]any) {
+				if _, set := m[k]; !set {
+					m[k] = v
+				}
+			}
+		}
+		return m
+	case yaml.SequenceNode:
+		list := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			list[i] = asWritten(e)
+		}
+		return list
+	}
+	if n.ShortTag() == "!!timestamp" {
+		return n.Value
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return n.Value
+	}
+	return v
+}
+
 // yamlLine reads the line out of a yaml.v3 syntax error, "yaml: line 3: ...".
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 

@@ -231,8 +231,12 @@ func Parse(name string, data []byte) (*Model, error) {
 			c.add(at, "turn %d has no text, tool_calls, error or stop_reason", i+1)
 		}
 		for j, call := range t.ToolCalls {
+			callAt := resolve(mapValue(at, "tool_calls").Content[j])
 			if call.Name == "" {
-				c.add(resolve(mapValue(at, "tool_calls").Content[j]), "tool call %d of turn %d has no name", j+1, i+1)
+				c.add(callAt, "tool call %d of turn %d has no name", j+1, i+1)
+			}
+			if args := mapValue(callAt, "arguments"); args != nil {
+				f.Turns[i].ToolCalls[j].Arguments = asWritten(args)
 			}
 		}
 	}

@@ -304,3 +304,19 @@ func TestCall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "pong", out)
 }
+
+// Arguments are sent as JSON as YAML writes them: a key is its text, a date
+// stays the date written.
+func TestArgumentsAsWritten(t *testing.T) {
+	t.Parallel()
+	m, err := Parse("s.yaml", []byte("turns:\n  - tool_calls:\n      - {name: a, arguments: {1: x, on: [2024-01-01, {true: 1.5}]}}\n"+
+		"      - {name: b, arguments: {<<: {path: a.md}, n: 2}}\n      - {name: c, arguments: 2024-01-01}\n"))
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(context.Background(), nil)
+	require.NoError(t, err)
+	calls := resp.Choices[0].ToolCalls
+	require.Len(t, calls, 3)
+	assert.Equal(t, `{"1":"x","on":["2024-01-01",{"true":1.5}]}`, calls[0].FunctionCall.Arguments)
+	assert.Equal(t, `{"n":2,"path":"a.md"}`, calls[1].FunctionCall.Arguments)
+	assert.Equal(t, `2024-01-01`, calls[2].FunctionCall.Arguments)
+}
