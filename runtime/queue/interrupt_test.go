@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/runtime"
 )
 
 // storedResults waits until the queue's results stream holds n results.
@@ -155,4 +157,34 @@ func TestInterruptedOnceTheChangesAreFetched(t *testing.T) {
 	out, err := os.ReadFile(filepath.Join(dirs[0], "out.txt"))
 	require.NoError(t, err, "the run's file came back")
 	assert.Equal(t, "copied\n", string(out))
+}
+
+// A submitter interrupted between Publish and Wait (Ctrl-C as the jobs go
+// out) reports what an interruption during Wait reports: the jobs no worker
+// took are withdrawn and reported not run.
+func TestInterruptedBeforeWait(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 3)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var got outcomes
+	sum, err := b.Wait(ctx, got.add)
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	assert.Equal(t, 3, sum.NotRun)
+	require.Len(t, got.list, 3)
+	for _, r := range got.list {
+		assert.True(t, r.NotRun)
+		assert.ErrorIs(t, r.Err, runtime.ErrNotRun)
+	}
+	st, err := q.Stats(context.Background(), "")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0), st.Pending, "the jobs are withdrawn")
 }

@@ -347,26 +347,6 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	if err := checkBatchID(b.ID); err != nil {
 		return sum, err
 	}
-	cons, err := b.q.js.OrderedConsumer(ctx, b.q.results.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")},
-	})
-	if err != nil {
-		return sum, err
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return sum, err
-	}
-	defer it.Stop()
-	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() {
-		select {
-		case <-ctx.Done():
-			it.Stop()
-		case <-stopped:
-		}
-	}()
 	seen := make([]bool, len(b.Jobs))
 	done := 0
 	report := func(r Result) {
@@ -387,18 +367,10 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 		}
 		fn(out)
 	}
-	for done < len(b.Jobs) {
-		msg, err := it.Next()
-		if err != nil && (ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed)) {
-			break
-		}
-		if err != nil {
-			continue // a reconnect, say: the ordered consumer resumes where it was
-		}
-		// A result that came is reported, though ctx ended meanwhile.
-		if r, ok := b.result(msg.Data()); ok {
-			report(r)
-		}
+	// ctx may have ended before Wait began (Ctrl-C as the jobs went out):
+	// that is an interruption as any other.
+	if err := b.receive(ctx, func() bool { return done == len(b.Jobs) }, report); err != nil && ctx.Err() == nil {
+		return sum, err
 	}
 	sum.Elapsed = time.Since(start)
 	if sum.OK+sum.Failed == sum.Total {
@@ -424,6 +396,45 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, fmt.Errorf("%w: %w", runtime.ErrInterrupted, cause)
+}
+
+// receive hands report each result of the batch's jobs as it comes, until
+// all says every job has one, ctx ends or the results stop coming.
+func (b *Batch) receive(ctx context.Context, all func() bool, report func(Result)) error {
+	cons, err := b.q.js.OrderedConsumer(ctx, b.q.results.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")},
+	})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+			it.Stop()
+		case <-stopped:
+		}
+	}()
+	for !all() {
+		msg, err := it.Next()
+		if err != nil && (ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed)) {
+			break
+		}
+		if err != nil {
+			continue // a reconnect, say: the ordered consumer resumes where it was
+		}
+		// A result that came is reported, though ctx ended meanwhile.
+		if r, ok := b.result(msg.Data()); ok {
+			report(r)
+		}
+	}
+	return nil
 }
 
 // result reads a message of the results stream as a result of one of the
