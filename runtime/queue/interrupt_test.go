@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -187,4 +188,31 @@ func TestInterruptedBeforeWait(t *testing.T) {
 	st, err := q.Stats(context.Background(), "")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(0), st.Pending, "the jobs are withdrawn")
+}
+
+// A submitter whose connection closes as it waits says so: the results
+// stopped coming, nothing interrupted it, and the jobs, still in the queue,
+// are not reported not run.
+func TestConnectionClosedWhileWaiting(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 2)
+	nc, err := nats.Connect(url)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	q, err := Open(context.Background(), nc, Options{})
+	require.NoError(t, err)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+
+	time.AfterFunc(200*time.Millisecond, nc.Close)
+	var got outcomes
+	_, err = b.Wait(context.Background(), got.add)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, runtime.ErrInterrupted)
+	assert.NotContains(t, err.Error(), "%!")
+	assert.Empty(t, got.list, "the jobs are still in the queue")
 }

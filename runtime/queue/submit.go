@@ -340,7 +340,9 @@ func (b *Batch) publish(ctx context.Context) error {
 // stored by then are reported all the same (those jobs ran), the jobs not
 // yet handed to a worker are withdrawn from the queue, and every other job
 // is reported NotRun; Wait then returns an error wrapping
-// runtime.ErrInterrupted.
+// runtime.ErrInterrupted. When the results stop coming (the connection
+// closed), Wait returns an error saying so, and the jobs without a result,
+// which may yet run, are not reported.
 func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {
 	start := time.Now()
 	sum := runtime.BatchSummary{Total: len(b.Jobs)}
@@ -370,6 +372,7 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	// ctx may have ended before Wait began (Ctrl-C as the jobs went out):
 	// that is an interruption as any other.
 	if err := b.receive(ctx, func() bool { return done == len(b.Jobs) }, report); err != nil && ctx.Err() == nil {
+		sum.Elapsed = time.Since(start)
 		return sum, err
 	}
 	sum.Elapsed = time.Since(start)
@@ -423,8 +426,12 @@ func (b *Batch) receive(ctx context.Context, all func() bool, report func(Result
 	}()
 	for !all() {
 		msg, err := it.Next()
-		if err != nil && (ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed)) {
+		if err != nil && ctx.Err() != nil {
 			break
+		}
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			// The connection closed: the jobs without a result may yet run.
+			return fmt.Errorf("the results stopped coming: %w", err)
 		}
 		if err != nil {
 			continue // a reconnect, say: the ordered consumer resumes where it was
