@@ -548,12 +548,15 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 		out.Error, out.Err = msg, errors.New(msg)
 		return out
 	}
-	// The shipped copy, and the changes once applied, are of no more use;
-	// whatever stays, the store expires after a day.
-	if obs, err := b.q.shipStore(ctx); err == nil {
-		_ = obs.Delete(ctx, job.Ship.Object)
+	// The shipped copy, and the changes once applied, are of no more use,
+	// though ctx ended meanwhile; whatever stays, the store expires after a
+	// day.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if obs, err := b.q.shipStore(dctx); err == nil {
+		_ = obs.Delete(dctx, job.Ship.Object)
 		if r.Changes != nil && len(r.Changes.Files) > 0 {
-			_ = obs.Delete(ctx, changes)
+			_ = obs.Delete(dctx, changes)
 		}
 	}
 	return out
