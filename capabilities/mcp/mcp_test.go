@@ -278,6 +278,23 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
+// A server gets nothing of agentspec's environment but the inherited set
+// and its env, also where agentspec's environment holds none of that set
+// and the spec gives no env.
+func TestServerEnvWithNothingToInherit(t *testing.T) {
+	for _, k := range inheritedEnv {
+		t.Setenv(k, "") // restored at the end
+		require.NoError(t, os.Unsetenv(k))
+	}
+	t.Setenv("AGENTSPEC_TEST_PROVIDER_KEY", "sk-not-for-the-server")
+	c, err := New(context.Background(), Options{Command: []string{os.Args[0], serverArg}}, capabilities.Setup{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	out, err := call(t, c, "getenv", `{"name": "AGENTSPEC_TEST_PROVIDER_KEY"}`, nil)
+	require.NoError(t, err)
+	assert.Empty(t, out, "agentspec's environment reached the server")
+}
+
 func TestCloseReapsTheServerAndItsChildren(t *testing.T) {
 	t.Parallel()
 	c := startStdio(t, Options{})

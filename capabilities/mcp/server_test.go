@@ -29,6 +29,10 @@ import (
 // real process speaking the real protocol through the official SDK.
 const serverEnvVar = "AGENTSPEC_MCP_TEST_SERVER"
 
+// serverArg makes the test binary the server as serverEnvVar does, for a
+// server started without env.
+const serverArg = "-agentspec-mcp-test-server"
+
 // The parts the test binary plays in TestServerCannotReadAgentspecsEnvironment
 // (child_linux_test.go): a server that reads its parent's environment and
 // memory, and the process that starts it.
@@ -41,7 +45,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(readerParentEnvVar) != "" {
 		readerParent()
 	}
-	if os.Getenv(serverEnvVar) == "1" {
+	if os.Getenv(serverEnvVar) == "1" || slices.Contains(os.Args[1:], serverArg) {
 		if marker := os.Getenv(readerEnvVar); marker != "" {
 			childproctest.ReadParent(os.Stderr, marker)
 		}
@@ -122,6 +126,7 @@ var testTools = []*sdk.Tool{
 	{Name: "spawn", Description: "Starts a long-lived child process and returns its pid.", InputSchema: object(nil)},
 	{Name: "header", Description: "Returns an HTTP request header.", InputSchema: object(map[string]any{"name": str("header")}, "name")},
 	{Name: "freeze", Description: "Stops the server process (SIGSTOP): it neither answers nor reads.", InputSchema: object(nil)},
+	{Name: "getenv", Description: "Returns an environment variable of the server.", InputSchema: object(map[string]any{"name": str("variable")}, "name")},
 	{Name: "big", Description: "Returns bytes bytes of text.",
 		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
 }
@@ -191,6 +196,11 @@ func testServer() *sdk.Server {
 		"freeze": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 			return text("thawed"), nil
+		},
+		"getenv": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ Name string }
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			return text(os.Getenv(a.Name)), nil
 		},
 		"big": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Bytes int }

@@ -125,7 +125,7 @@ func serverDir(cwd, dir string) (string, error) {
 }
 
 func serverEnv(extra map[string]string) []string {
-	var env []string
+	env := []string{} // never nil, which exec.Cmd reads as all of agentspec's
 	for _, k := range inheritedEnv {
 		if _, override := extra[k]; override {
 			continue
