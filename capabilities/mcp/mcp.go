@@ -280,7 +280,15 @@ func (c *Capability) listTools(ctx context.Context, allowed []string, readOnly b
 				strings.Join(missing, ", "), c.id, strings.Join(names, ", "))
 		}
 	}
+	seen := map[string]bool{}
 	for _, t := range all {
+		// A name listed twice is one tool: a call names it, and the server
+		// answers with the one it has. The first listing stands, its hints
+		// with it.
+		if seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
 		if allowed != nil && !slices.Contains(allowed, t.Name) ||
 			readOnly && (t.Annotations == nil || !t.Annotations.ReadOnlyHint) {
 			continue

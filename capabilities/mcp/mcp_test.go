@@ -76,6 +76,27 @@ func TestToolsAreOfferedUnchanged(t *testing.T) {
 	assert.Equal(t, "mcp.test", c.ID(), "the default id of a command is its program name")
 }
 
+// A server that lists two tools of one name has one tool of that name, the
+// first listed: a call names the tool, and the server answers it with the
+// one it has. The other would read as a second capability's tool of the
+// same name, which PrefixTools cannot tell apart.
+func TestToolListedTwiceIsOfferedOnce(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{Env: serverEnvMap("MCP_TEST_LIST_ECHO_TWICE", "1")})
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	var echoes []string
+	for _, tl := range tools {
+		if tl.Name() == "echo" {
+			echoes = append(echoes, tl.Description())
+		}
+	}
+	assert.Equal(t, []string{"Echoes its text."}, echoes)
+	out, err := call(t, c, "echo", `{"text": "once"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "once", out)
+}
+
 func TestReadOnlyWorkspace(t *testing.T) {
 	t.Parallel()
 	// A LocalWorkspace's env reaches the server: here it is what makes the

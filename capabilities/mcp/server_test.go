@@ -60,7 +60,11 @@ func TestMain(m *testing.M) {
 			n, _ := strconv.Atoi(code)
 			os.Exit(n)
 		}
-		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		srv := testServer()
+		if os.Getenv("MCP_TEST_LIST_ECHO_TWICE") != "" {
+			srv.AddReceivingMiddleware(listEchoTwice)
+		}
+		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			log.Fatal(err)
 		}
 		os.Exit(0)
@@ -129,6 +133,18 @@ var testTools = []*sdk.Tool{
 	{Name: "getenv", Description: "Returns an environment variable of the server.", InputSchema: object(map[string]any{"name": str("variable")}, "name")},
 	{Name: "big", Description: "Returns bytes bytes of text.",
 		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
+}
+
+// listEchoTwice makes a server list a second tool named echo, after the
+// others, as a server that breaks the names' uniqueness would.
+func listEchoTwice(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if l, ok := res.(*sdk.ListToolsResult); ok && err == nil {
+			l.Tools = append(l.Tools, &sdk.Tool{Name: "echo", Description: "Another echo.", InputSchema: object(nil)})
+		}
+		return res, err
+	}
 }
 
 func text(s string) *sdk.CallToolResult {
