@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -459,6 +460,28 @@ func TestOptionsChecks(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.msg)
 	}
 	assert.NoError(t, (&Options{URL: "https://x/mcp", Native: &no, Local: true}).check())
+}
+
+// An env name exec cannot pass ("A=B" reached the server as A with the
+// value "B=x"), or a value holding NUL (which failed the start), is an
+// error of the options, as Shell and LocalWorkspace make it: nothing is
+// started.
+func TestEnvTheServerCannotBeGiven(t *testing.T) {
+	t.Parallel()
+	for _, env := range []map[string]string{{"MCP_TEST_PAIR=ONE": "two"}, {"": "x"}, {"MCP_TEST_PAIR": "a\x00b"}} {
+		opts := Options{Command: serverCommand(), Env: serverEnvMap()}
+		maps.Copy(opts.Env, env)
+		c, err := New(context.Background(), opts, capabilities.Setup{Dir: t.TempDir()})
+		if err == nil {
+			out, err := call(t, c, "getenv", `{"name": "MCP_TEST_PAIR"}`, nil)
+			c.Close()
+			t.Errorf("env %q was taken: the server has MCP_TEST_PAIR=%q (%v)", env, out, err)
+			continue
+		}
+		var argErr *capabilities.ArgError
+		require.ErrorAs(t, err, &argErr, "%q: %v", env, err)
+		assert.Equal(t, "env", argErr.Option)
+	}
 }
 
 // A cwd that is not there is an error of the options, found by a check
