@@ -352,6 +352,37 @@ func TestAbsolutePathThroughAlias(t *testing.T) {
 	assert.Equal(t, "n\n", readBack(t, real, "new.txt"))
 }
 
+// A relative path that follows a symlink out of the root is outside, even
+// when its names, read as an absolute path, spell the root: it is never
+// taken for the file of the root they would name from "/".
+func TestRelativePathOutThroughLinkIsOutside(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	mustWrite(t, root, "hello.txt", "in root\n")
+	first, rest, _ := strings.Cut(strings.TrimPrefix(filepath.ToSlash(root), "/"), "/")
+	mustWrite(t, base, "out/"+rest+"/hello.txt", "outside\n")
+	mustSymlink(t, filepath.Join(base, "out"), filepath.Join(root, first))
+	c, err := New(Options{Tools: allTools}, root)
+	require.NoError(t, err)
+	defer c.Close()
+	p := first + "/" + rest + "/hello.txt"
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolReadFile, map[string]any{"path": p}},
+		{ToolWriteFile, map[string]any{"path": p, "content": "clobbered\n"}},
+		{ToolEditFile, map[string]any{"path": p, "old_text": "in root", "new_text": "clobbered"}},
+	} {
+		out, err := callTool(context.Background(), t, c, call.tool, call.args)
+		assert.Equal(t, "RETRY: Path "+pyRepr(p)+" resolves outside the root directory.", result(out, err), call.tool)
+	}
+	assert.Equal(t, "in root\n", readBack(t, root, "hello.txt"))
+	assert.Equal(t, "outside\n", readBack(t, base, "out/"+rest+"/hello.txt"))
+}
+
 // Every listing and search shows an odd name escaped, in the form the other
 // tools take back.
 func TestListingsEscapeNames(t *testing.T) {

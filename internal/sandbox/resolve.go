@@ -139,7 +139,10 @@ func (rv *Resolver) ResolveFound(base []string, p string) (string, Found, error)
 		return "", FoundUnsure, err
 	}
 	if !r.inside {
-		if rv.strict {
+		// Only an absolute path names the host's directories it is
+		// spelled with: a relative one that left the root did so through
+		// a symlink, and its names say nothing from "/".
+		if rv.strict || !strings.HasPrefix(p, "/") {
 			return "", FoundUnsure, ErrOutside
 		}
 		if rel, ok := rv.viaAlias(p); ok {
