@@ -64,7 +64,7 @@ func (fs *FS) editFile(ctx context.Context, args editArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
+	rel, _, err := fs.resolveChange(args.Path)
 	if err != nil {
 		return "", err
 	}

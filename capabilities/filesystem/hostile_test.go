@@ -53,6 +53,53 @@ func TestGitEntriesAreProtected(t *testing.T) {
 	assert.Contains(t, out, "gitdir: x")
 }
 
+// A .git that is a symlink (git follows one, as repo checkouts use them)
+// protects what it leads to when a path goes through it: the file a
+// change would reach is inside the repository's git directory, whatever
+// that directory is called.
+func TestGitSymlinkProtectsItsTarget(t *testing.T) {
+	t.Parallel()
+	for _, opts := range []Options{{}, {ProtectedPatterns: []string{}}} {
+		c, root := newTestFS(t, opts, map[string]string{
+			"gitdirs/repo/config": "[core]\n", "gitdirs/deep/keep.txt": "", "gitfile": "gitdir: gitdirs/repo\n",
+		})
+		mustSymlink(t, "gitdirs/repo", filepath.Join(root, ".git"))
+		mustSymlink(t, ".git", filepath.Join(root, "viagit"))
+		mustSymlink(t, "../gitfile", filepath.Join(root, "gitdirs", ".git"))
+		mustSymlink(t, "missing", filepath.Join(root, "gitdirs", "deep", ".git"))
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+			rel  string
+		}{
+			{ToolWriteFile, map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nevil\n"}, "gitdirs/repo/hooks/pre-commit"},
+			{ToolWriteFile, map[string]any{"path": ".git/config", "content": "[core]\n\tfsmonitor = evil\n"}, "gitdirs/repo/config"},
+			{ToolWriteFile, map[string]any{"path": "viagit/config", "content": "evil\n"}, "gitdirs/repo/config"},
+			{ToolWriteFile, map[string]any{"path": "gitdirs/.git", "content": "gitdir: evil\n"}, "gitfile"},
+			{ToolEditFile, map[string]any{"path": ".git/config", "old_text": "core", "new_text": "evil"}, "gitdirs/repo/config"},
+			{ToolCreateDirectory, map[string]any{"path": ".git/hooks"}, "gitdirs/repo/hooks"},
+			{ToolCreateDirectory, map[string]any{"path": "gitdirs/deep/.git/hooks"}, "gitdirs/deep/missing/hooks"},
+		} {
+			out, err := callTool(context.Background(), t, c, tc.tool, tc.args)
+			assert.Equal(t, "RETRY: Path "+pyRepr(tc.rel)+" is protected (matches '.git').", result(out, err), "%s %v", tc.tool, tc.args)
+		}
+		assert.Equal(t, "[core]\n", readBack(t, root, "gitdirs/repo/config"))
+		assert.Equal(t, "gitdir: gitdirs/repo\n", readBack(t, root, "gitfile"))
+		assert.NoDirExists(t, filepath.Join(root, "gitdirs", "repo", "hooks"))
+		assert.NoDirExists(t, filepath.Join(root, "gitdirs", "deep", "missing"))
+		// A path that only passes through the link and leaves what it
+		// leads to is not in the git directory.
+		out, err := callTool(context.Background(), t, c, ToolWriteFile, map[string]any{"path": ".git/../../free.txt", "content": "ok\n"})
+		require.NoError(t, err)
+		assert.Contains(t, out, "Wrote")
+		assert.Equal(t, "ok\n", readBack(t, root, "free.txt"))
+		// The files stay readable.
+		out, err = callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": ".git/config"})
+		require.NoError(t, err)
+		assert.Contains(t, out, "[core]")
+	}
+}
+
 // Files that run code when a folder is opened, at the next git command, in
 // CI or on entering a directory are read-only by default; protected_patterns:
 // [] protects nothing by pattern, as in the reference.

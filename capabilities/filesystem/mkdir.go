@@ -30,7 +30,7 @@ func createDirectorySchema(schemaKey) map[string]any {
 }
 
 func (fs *FS) createDirectory(ctx context.Context, args mkdirArgs) (string, error) {
-	rel, err := fs.resolveGated(args.Path, fs.checkWrite)
+	rel, _, err := fs.resolveChange(args.Path)
 	if err != nil {
 		return "", err
 	}

@@ -40,7 +40,7 @@ func (fs *FS) resolveFound(p string) (string, sandbox.Found, error) {
 }
 
 // resolveGated resolves p as resolve does, then passes the result through
-// gate (checkRead, checkWrite or checkWalkRoot), the check of every tool
+// gate (checkRead or checkWalkRoot), the check of every tool
 // before it touches the path.
 func (fs *FS) resolveGated(p string, gate func(rel string) error) (string, error) {
 	rel, _, err := fs.resolveGatedFound(p, gate)
@@ -54,6 +54,27 @@ func (fs *FS) resolveGatedFound(p string, gate func(rel string) error) (string, 
 		return "", found, err
 	}
 	if err := gate(rel); err != nil {
+		return "", found, err
+	}
+	return rel, found, nil
+}
+
+// resolveChange resolves p as resolveGatedFound does with the gate of a
+// change (checkWrite), and also refuses a rel that a symlink named as .git
+// led to (decision D11): the git directory, or gitdir file, a repository
+// reaches through its .git, whatever its own name is.
+func (fs *FS) resolveChange(p string) (string, sandbox.Found, error) {
+	rel, found, viaGit, err := fs.resolver.ResolveGit(fs.cwdParts, p)
+	if err != nil {
+		return "", found, resolveError(p, err)
+	}
+	if viaGit {
+		if err := fs.checkProtected(rel); err != nil {
+			return "", found, err // a pattern is named first, as protectedBy does
+		}
+		return "", found, protectedError(rel, ".git")
+	}
+	if err := fs.checkWrite(rel); err != nil {
 		return "", found, err
 	}
 	return rel, found, nil

@@ -43,7 +43,7 @@ func (fs *FS) writeFile(ctx context.Context, args writeArgs) (string, error) {
 	if args.ExpectedHash != nil && !fs.hashes() {
 		return "", capabilities.Retry("Unknown argument 'expected_hash'. Expected: path, content.")
 	}
-	rel, found, err := fs.resolveGatedFound(args.Path, fs.checkWrite)
+	rel, found, err := fs.resolveChange(args.Path)
 	if err != nil {
 		return "", err
 	}

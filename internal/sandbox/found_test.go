@@ -55,3 +55,46 @@ func TestResolveFound(t *testing.T) {
 		assert.Equal(t, rel, plain, "Resolve agrees: %s", tc.path)
 	}
 }
+
+// ResolveGit tells a rel at or below what a symlink named as .git leads to,
+// however the path reached that link, from one that only passed through it.
+func TestResolveGit(t *testing.T) {
+	t.Parallel()
+	root := tree(t, map[string]string{"gd/config": "c", "gitfile": "gitdir: gd\n", "sub/f.txt": "f"}, map[string]string{
+		".git":        "gd",
+		"viagit":      ".git",
+		"sub/.git":    "../gitfile",
+		"sub/.GIT.":   "..",
+		"sub/d/.git":  "missing",
+		"plain":       "gd",
+		"sub/notagit": "../gd",
+	})
+	d := openDir(t, root)
+	rv := NewResolver(d, root, NewStrictResolver(d, root).rootParts, nil)
+	cases := []struct {
+		path string
+		rel  string
+		git  bool
+	}{
+		{".git", "gd", true},
+		{".git/config", "gd/config", true},
+		{".git/hooks/pre-commit", "gd/hooks/pre-commit", true},
+		{"viagit/config", "gd/config", true},
+		{"sub/.git", "gitfile", true},
+		{"sub/.GIT./f.txt", "f.txt", true}, // a .git leading to the root covers it all
+		{"sub/d/.git/hooks", "sub/d/missing/hooks", true},
+		{filepath.ToSlash(root) + "/.git/config", "gd/config", true},
+		{".git/..", ".", false},
+		{".git/../sub/f.txt", "sub/f.txt", false},
+		{"gd/config", "gd/config", false},
+		{"plain/config", "gd/config", false},
+		{"sub/notagit/config", "gd/config", false},
+		{"sub/f.txt", "sub/f.txt", false},
+	}
+	for _, tc := range cases {
+		rel, _, git, err := rv.ResolveGit(nil, tc.path)
+		require.NoError(t, err, tc.path)
+		assert.Equal(t, tc.rel, rel, tc.path)
+		assert.Equal(t, tc.git, git, tc.path)
+	}
+}

@@ -118,11 +118,35 @@ func (rv *Resolver) Resolve(base []string, p string) (string, error) {
 // found. That is only as fresh as the lstat: a caller acting on it must
 // still check what it opens, as OpenFoundReader does.
 func (rv *Resolver) ResolveFound(base []string, p string) (string, Found, error) {
+	rel, found, _, err := rv.resolve(base, p)
+	return rel, found, err
+}
+
+// ResolveGit is ResolveFound, and also says whether rel is, or lies below,
+// what a symlink named as .git (IsDotGit) that the resolution followed
+// leads to: a repository's git directory, or the file redirecting git to
+// one, under another name.
+func (rv *Resolver) ResolveGit(base []string, p string) (string, Found, bool, error) {
+	rel, found, gitLinks, err := rv.resolve(base, p)
+	if err != nil {
+		return "", found, false, err
+	}
+	for _, g := range gitLinks {
+		if g == "." || rel == g || strings.HasPrefix(rel, g+"/") {
+			return rel, found, true, nil
+		}
+	}
+	return rel, found, false, nil
+}
+
+// resolve is ResolveFound, and returns the rels the symlinks named as .git
+// it followed lead to.
+func (rv *Resolver) resolve(base []string, p string) (string, Found, []string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", FoundUnsure, ErrNUL
+		return "", FoundUnsure, nil, ErrNUL
 	}
 	if len(p) > 16*pathMax {
-		return "", FoundUnsure, ErrTooLong
+		return "", FoundUnsure, nil, ErrTooLong
 	}
 	r := resolution{rv: rv, cur: rv.dir.Cursor(), inside: true}
 	defer r.cur.Close()
@@ -136,29 +160,31 @@ func (rv *Resolver) ResolveFound(base []string, p string) (string, Found, error)
 		}
 	}
 	if err := r.run(); err != nil {
-		return "", FoundUnsure, err
+		return "", FoundUnsure, nil, err
 	}
 	if !r.inside {
 		// Only an absolute path names the host's directories it is
 		// spelled with: a relative one that left the root did so through
 		// a symlink, and its names say nothing from "/".
 		if rv.strict || !strings.HasPrefix(p, "/") {
-			return "", FoundUnsure, ErrOutside
+			return "", FoundUnsure, nil, ErrOutside
 		}
-		if rel, ok := rv.viaAlias(p); ok {
-			return rel, FoundUnsure, nil
+		if rel, gitLinks, ok := rv.viaAlias(p); ok {
+			return rel, FoundUnsure, gitLinks, nil
 		}
-		return "", FoundUnsure, ErrOutside
+		return "", FoundUnsure, nil, ErrOutside
 	}
-	rel := "."
-	if len(r.parts) > 0 {
-		rel = strings.Join(r.parts, "/")
-	}
+	rel := r.rel()
 	if len(rv.real)+1+len(rel) >= pathMax {
-		return "", FoundUnsure, ErrTooLong
+		return "", FoundUnsure, nil, ErrTooLong
 	}
-	return rel, r.found, nil
+	return rel, r.found, r.gitLinks, nil
 }
+
+// gitLinkEnd is queued after the target of a symlink named as .git, so
+// that the resolution notes where that target led once it is walked. No
+// name holds a NUL byte.
+const gitLinkEnd = "\x00.git"
 
 // resolution is the state of one resolve.
 type resolution struct {
@@ -174,6 +200,8 @@ type resolution struct {
 	links   int
 	pending []string // components still to walk, last one next
 	found   Found    // what step saw of the last of parts
+	// gitLinks are the rels that symlinks named as .git led to.
+	gitLinks []string
 }
 
 // push queues the components of p to be walked before those already queued.
@@ -204,6 +232,12 @@ func (r *resolution) run() error {
 		if name == "" || name == "." {
 			continue
 		}
+		if name == gitLinkEnd {
+			if r.inside {
+				r.gitLinks = append(r.gitLinks, r.rel())
+			}
+			continue
+		}
 		r.found = FoundUnsure
 		switch {
 		case name == "..":
@@ -225,6 +259,14 @@ func (r *resolution) run() error {
 		}
 	}
 	return nil
+}
+
+// rel is the rel of parts, which lie inside the root.
+func (r *resolution) rel() string {
+	if len(r.parts) == 0 {
+		return "."
+	}
+	return strings.Join(r.parts, "/")
 }
 
 func (r *resolution) up() {
@@ -316,6 +358,9 @@ func (r *resolution) step(name string) error {
 		if strings.HasPrefix(target, "/") {
 			r.restart()
 		}
+		if IsDotGit(name) {
+			r.pending = append(r.pending, gitLinkEnd) // walked after the target
+		}
 		r.push(target)
 	default:
 		if r.rv.strict && len(r.pending) > 0 {
@@ -351,12 +396,12 @@ func pathNameError(err error) error {
 // of p whose real path lies in the root is taken for that directory, and the
 // rest is resolved below it as any path is. Only here does a resolution look
 // at the filesystem outside the root, and only at the names p spells.
-func (rv *Resolver) viaAlias(p string) (string, bool) {
+func (rv *Resolver) viaAlias(p string) (string, []string, bool) {
 	comps := strings.Split(strings.Trim(p, "/"), "/")
 	prefix := ""
 	for i, c := range comps {
 		if c == ".." {
-			return "", false // a climb the OS would resolve differently: not guessed at
+			return "", nil, false // a climb the OS would resolve differently: not guessed at
 		}
 		if c == "" || c == "." {
 			continue
@@ -364,19 +409,19 @@ func (rv *Resolver) viaAlias(p string) (string, bool) {
 		prefix += "/" + c
 		real, err := filepath.EvalSymlinks(filepath.FromSlash(prefix))
 		if err != nil {
-			return "", false
+			return "", nil, false
 		}
 		if !Within(real, rv.real) {
 			continue
 		}
 		dir, err := filepath.Rel(rv.real, real)
 		if err != nil {
-			return "", false
+			return "", nil, false
 		}
-		rel, err := rv.Resolve(nil, filepath.ToSlash(dir)+"/"+strings.Join(comps[i+1:], "/"))
-		return rel, err == nil
+		rel, _, gitLinks, err := rv.resolve(nil, filepath.ToSlash(dir)+"/"+strings.Join(comps[i+1:], "/"))
+		return rel, gitLinks, err == nil
 	}
-	return "", false
+	return "", nil, false
 }
 
 // Within reports whether p is root or below it, component-wise.
