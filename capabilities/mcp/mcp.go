@@ -31,8 +31,9 @@
 //
 // A local server runs in its own process group. Close, which the run calls
 // however it ends (Ctrl-C included), closes its stdin, waits briefly, and
-// then kills the whole group, so no process the server started outlives the
-// run. It is started through internal/childproc, so it cannot read
+// then kills the whole group, so no process of the group outlives the run;
+// a descendant that leaves the group (setsid, setpgid) is not reached, as
+// only a cgroup would reach it. It is started through internal/childproc, so it cannot read
 // agentspec's environment (the provider keys) or memory through /proc; its
 // own environment is a small inherited set plus env.
 //
