@@ -59,12 +59,14 @@ func emitTo(ctx context.Context, listeners []capabilities.Listener, ev capabilit
 // loop drives the conversation to a valid final answer.
 func (r *runner) loop(ctx context.Context) error {
 	attempt, round := 1, 0
+	told := false // the model was told, in this attempt, that its rounds are used up
 	for {
 		final := round >= r.maxRounds
-		if final {
+		if final && !told {
 			if err := r.reachLimit(ctx); err != nil {
 				return err
 			}
+			told = true
 		}
 		t, err := r.request(ctx, attempt, round, final)
 		if err != nil {
@@ -99,7 +101,7 @@ func (r *runner) loop(ctx context.Context) error {
 			continue
 		}
 		if t.failedCall != "" {
-			if err := r.toolUseFailed(ctx, t.failedCall); err != nil {
+			if err := r.toolUseFailed(ctx, t.failedCall, final); err != nil {
 				return err
 			}
 			continue
@@ -154,7 +156,7 @@ func (r *runner) loop(ctx context.Context) error {
 		r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryAnswerPrefix+rej.feedback))
 		// Each attempt has its own tool rounds, as in the reference: the
 		// feedback may well ask for more tool work (a file still to write).
-		attempt, round = attempt+1, 0
+		attempt, round, told = attempt+1, 0, false
 	}
 }
 
@@ -241,8 +243,10 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 const toolUseFailedKey = "(unparsable tool call)"
 
 // toolUseFailed sends a provider's "tool_use_failed" back to the model as a
-// correctable error, counted against retries like a failed tool.
-func (r *runner) toolUseFailed(ctx context.Context, msg string) error {
+// correctable error, counted against retries like a failed tool. After the
+// round limit (final), the model is told to answer rather than to call the
+// tool again.
+func (r *runner) toolUseFailed(ctx context.Context, msg string, final bool) error {
 	failures := r.failures[toolUseFailedKey] + 1
 	if failures > r.retries {
 		if err := r.emit(ctx, Rejected{Type: RetryTool, Tool: toolUseFailedKey, Attempt: failures, Limit: r.retries, Message: msg}); err != nil {
@@ -254,8 +258,12 @@ func (r *runner) toolUseFailed(ctx context.Context, msg string) error {
 		return err
 	}
 	r.failures[toolUseFailedKey] = failures
+	next := "Call the tool again with arguments that are one JSON object."
+	if final {
+		next = fmt.Sprintf("You have used all %d tool rounds: do not call any more tools, give your final answer now.", r.maxRounds)
+	}
 	r.messages = append(r.messages, textMessage(llms.ChatMessageTypeHuman, retryPrefix+
-		"your last tool call could not be parsed ("+msg+"). Call the tool again with arguments that are one JSON object."))
+		"your last tool call could not be parsed ("+msg+"). "+next))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -242,6 +243,35 @@ func TestRunToolUseFailedIsCorrectable(t *testing.T) {
 		var exceeded *RetriesExceededError
 		require.ErrorAs(t, err, &exceeded)
 		assert.Equal(t, 1, exceeded.Retries)
+	})
+	t.Run("at the round limit", func(t *testing.T) {
+		t.Parallel()
+		// The model was told once that its rounds are used up: the call it
+		// could not write then is answered without telling it again, and
+		// without asking it to call the tool again.
+		srv := providertest.NewRecordedServer(t, call, failed, done)
+		var rec recorder
+		s := newSpec(func(s *spec.Spec) {
+			s.Model, s.ModelSettings.BaseURL, s.MaxToolRounds = "groq:llama-3.3-70b-versatile", srv.URL+"/openai/v1", 1
+		})
+		res, err := runRecorded(t, srv, s, "GROQ_API_KEY", WithCapabilities(toolCaps{&echoTool{name: "read_file"}}), WithListener(rec.listen))
+		require.NoError(t, err)
+		assert.Equal(t, "notes", res.Output)
+		assert.Equal(t, []LimitReached{{Limit: "max_tool_rounds", Value: 1}}, eventsOf[LimitReached](&rec))
+		var told []string
+		for _, m := range res.Transcript {
+			if m.Role != llms.ChatMessageTypeHuman {
+				continue
+			}
+			for _, p := range m.Parts {
+				if text, ok := p.(llms.TextContent); ok && strings.Contains(text.Text, "tool rounds") {
+					told = append(told, text.Text)
+				}
+			}
+		}
+		require.Len(t, told, 2, "the limit, then the failed call")
+		assert.Contains(t, told[1], "could not be parsed")
+		assert.NotContains(t, told[1], "Call the tool again")
 	})
 }
 
