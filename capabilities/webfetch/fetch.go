@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/net/html/charset"
+
 	"github.com/agentspec/agentspec/capabilities"
 )
 
@@ -168,25 +170,27 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL) (*result, error) {
 	if len(body) > MaxBodyBytes {
 		return nil, fmt.Errorf("the body is larger than %d MiB", MaxBodyBytes>>20)
 	}
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	contentType := resp.Header.Get("Content-Type")
+	mediaType, _, _ := mime.ParseMediaType(contentType)
 	res := &result{URL: u.String()}
 	switch {
 	case mediaType == "" || mediaType == "text/html" || mediaType == "application/xhtml+xml":
 		if mediaType == "" && !utf8.Valid(body) {
 			return nil, fmt.Errorf("the body is binary (no content type), which this tool cannot show")
 		}
-		res.Title, res.Content = htmlText(body)
+		res.Title, res.Content = htmlText(toUTF8(body, contentType))
 	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
 		// Indented as it came: decoding and encoding again would sort the
 		// keys, round large numbers to float64 and escape <, > and &.
 		var pretty bytes.Buffer
+		body = toUTF8(body, contentType)
 		if json.Indent(&pretty, bytes.TrimSpace(body), "", "  ") == nil {
 			res.Content = "```json\n" + pretty.String() + "\n```"
 		} else {
 			res.Content = string(body)
 		}
 	case textLike(mediaType):
-		res.Content = string(body)
+		res.Content = string(toUTF8(body, contentType))
 	default:
 		return nil, fmt.Errorf("the body is %s (%d bytes), which this tool cannot show as text", mediaType, len(body))
 	}
@@ -195,6 +199,24 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL) (*result, error) {
 		res.Content = string([]rune(res.Content)[:MaxContentChars]) + truncatedMark
 	}
 	return res, nil
+}
+
+// toUTF8 returns a text body as UTF-8: as it is when it is UTF-8 already
+// (whatever the header claims: servers that label UTF-8 as Latin-1 are
+// common), else decoded from the character set its byte order mark, its
+// Content-Type or, for HTML, its meta tag names, Windows-1252 when none
+// does, as browsers read it. Without it, each byte of a Latin-1 or
+// Shift_JIS page reached the model as U+FFFD.
+func toUTF8(body []byte, contentType string) []byte {
+	if utf8.Valid(body) {
+		return bytes.TrimPrefix(body, []byte("\ufeff"))
+	}
+	enc, _, _ := charset.DetermineEncoding(body, contentType)
+	decoded, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return body
+	}
+	return bytes.TrimPrefix(decoded, []byte("\ufeff"))
 }
 
 func textLike(mediaType string) bool {

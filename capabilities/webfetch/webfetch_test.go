@@ -309,3 +309,46 @@ func TestOptions(t *testing.T) {
 	require.True(t, errors.As(err, &argErr))
 	assert.Equal(t, "max_uses", argErr.Option)
 }
+
+// A body in another character set than UTF-8, declared by the header, a
+// byte order mark or the page's own meta tag, is read as text in that
+// set; a UTF-8 body stays as it is, whatever a header claims.
+func TestFetchDecodesCharsets(t *testing.T) {
+	t.Parallel()
+	latin1 := []byte("caf\xe9 cr\xe8me")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/header":
+			w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
+			w.Write(append(append([]byte("<html><body><p>"), latin1...), "</p></body></html>"...))
+		case "/meta":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write(append(append([]byte(`<html><head><meta charset="windows-1252"><title>Caf`+"\xe9"+`</title></head><body><p>`), latin1...), "</p></body></html>"...))
+		case "/text":
+			w.Header().Set("Content-Type", "text/plain; charset=ISO-8859-1")
+			w.Write(latin1)
+		case "/utf16":
+			w.Header().Set("Content-Type", "text/plain")
+			w.Write([]byte{0xff, 0xfe, 'h', 0, 0xe9, 0})
+		case "/utf8-mislabelled":
+			w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
+			fmt.Fprint(w, "café crème")
+		}
+	}))
+	defer srv.Close()
+	f := localTool(t, Options{})
+	for path, want := range map[string]string{
+		"/header":           "café crème",
+		"/meta":             "café crème",
+		"/text":             "café crème",
+		"/utf16":            "hé",
+		"/utf8-mislabelled": "café crème",
+	} {
+		r, err := fetch(t, f, srv.URL+path)
+		require.NoError(t, err, path)
+		assert.Equal(t, want, r.Content, path)
+		if path == "/meta" {
+			assert.Equal(t, "Café", r.Title)
+		}
+	}
+}
