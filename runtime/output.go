@@ -56,7 +56,7 @@ func (o *outputSchema) instructions() string {
 // parse finds the JSON in the model's answer and validates it. The error is
 // meant for the model: it says what to fix.
 func (o *outputSchema) parse(answer string) (json.RawMessage, error) {
-	raw, err := extractJSON(answer)
+	raw, err := extractJSON(answer, o.valid)
 	if err != nil {
 		return nil, err
 	}
@@ -74,12 +74,19 @@ func (o *outputSchema) parse(answer string) (json.RawMessage, error) {
 	return compact.Bytes(), nil
 }
 
+// valid reports whether raw is JSON the schema accepts.
+func (o *outputSchema) valid(raw []byte) bool {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	return err == nil && o.schema.Validate(v) == nil
+}
+
 var errNoJSON = errors.New("the response contains no JSON value; reply with JSON that conforms to the schema")
 
 // extractJSON returns the JSON value in an answer: the whole answer, else the
-// first ```json (or bare ```) fenced block, else the first {...} or [...] that
-// parses.
-func extractJSON(answer string) ([]byte, error) {
+// first ```json (or bare ```) fenced block, else the first {...} or [...] in
+// the prose that parses and that prefer accepts, else the first that parses.
+// prefer may be nil.
+func extractJSON(answer string, prefer func([]byte) bool) ([]byte, error) {
 	s := strings.TrimSpace(answer)
 	if s == "" {
 		return nil, errors.New("the response is empty; reply with JSON that conforms to the schema")
@@ -96,8 +103,10 @@ func extractJSON(answer string) ([]byte, error) {
 		return []byte(block), nil
 	}
 	// Try each opening bracket in turn: prose before the JSON may contain
-	// brackets of its own ("[see below]").
+	// brackets of its own ("[see below]"), some of which parse ("[1]"), so
+	// the first value the schema takes wins over the first that parses.
 	const maxTries = 32
+	var first json.RawMessage
 	for i, tries := 0, 0; i < len(s) && tries < maxTries; i++ {
 		if s[i] != '{' && s[i] != '[' {
 			continue
@@ -105,9 +114,18 @@ func extractJSON(answer string) ([]byte, error) {
 		tries++
 		dec := json.NewDecoder(strings.NewReader(s[i:]))
 		var v json.RawMessage
-		if err := dec.Decode(&v); err == nil {
+		if err := dec.Decode(&v); err != nil {
+			continue
+		}
+		if prefer == nil || prefer(v) {
 			return v, nil
 		}
+		if first == nil {
+			first = v
+		}
+	}
+	if first != nil {
+		return first, nil
 	}
 	return nil, errNoJSON
 }

@@ -28,7 +28,7 @@ func TestExtractJSON(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := extractJSON(tc.answer)
+			got, err := extractJSON(tc.answer, nil)
 			if tc.err != "" {
 				assert.EqualError(t, err, tc.err)
 				return

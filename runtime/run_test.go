@@ -379,6 +379,15 @@ func TestRunOutputSchema(t *testing.T) {
 		assert.Equal(t, 1, m.Remaining())
 		assert.Equal(t, "[1, 2]", res.Output, "the last answer is kept for reporting")
 	})
+	t.Run("JSON in prose after a bracketed number", func(t *testing.T) {
+		t.Parallel()
+		// [1] parses as JSON too, but the object after it is the answer.
+		m := script.New(script.Say(`From the notes [1], the person is {"name": "Ada", "age": 36}.`), script.Say("never"))
+		res, err := runScript(t, newSpec(withSchema), m, nil)
+		require.NoError(t, err)
+		assert.Equal(t, `{"name":"Ada","age":36}`, string(res.JSON))
+		assert.Equal(t, 1, m.Remaining())
+	})
 	t.Run("tool rounds are per attempt", func(t *testing.T) {
 		t.Parallel()
 		call := script.Calls(script.Call("read_file", map[string]any{"path": "a"}))
