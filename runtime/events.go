@@ -120,7 +120,7 @@ type RetryKind string
 
 const (
 	RetryTool       RetryKind = "tool"       // a tool call failed in a way the model can correct
-	RetryOutput     RetryKind = "output"     // the final answer did not match the output schema
+	RetryOutput     RetryKind = "output"     // the final answer did not match the output schema, or was empty
 	RetryValidation RetryKind = "validation" // a validator rejected the final answer
 	RetryCheck      RetryKind = "check"      // an expected output file is missing or a workspace check failed
 )

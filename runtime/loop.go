@@ -294,8 +294,17 @@ func pluralWord(n int, one, many string) string {
 	return many
 }
 
+// emptyAnswer is the feedback for an answer without text: no answer at
+// all, which a run without an output_schema would otherwise take. (The
+// output_schema says so in its own words.)
+const emptyAnswer = "the response is empty; reply with your final answer"
+
 // check judges a final answer (see judge).
 func (r *runner) check(ctx context.Context, answer string) (*rejection, error) {
+	if r.schema == nil && strings.TrimSpace(answer) == "" {
+		r.res.Output, r.res.JSON = answer, nil
+		return &rejection{kind: RetryOutput, feedback: emptyAnswer}, nil
+	}
 	j := judge{schema: r.schema, checks: r.checks, validators: r.validators, workspace: r.workspace}
 	return j.answer(ctx, r.res, answer, r.messages)
 }

@@ -26,6 +26,7 @@
 //     output file that is missing, a check of a file's length, content or
 //     JSON) or a validator rejects is sent back with the reason; the model
 //     has MaxAttempts answers in all, each attempt with its own tool rounds.
+//     An empty answer is rejected as one the output schema refuses.
 //   - A response that stopped for tool use but carries no readable call fails
 //     the run with ErrLostToolCalls rather than passing for a final answer.
 //   - A refusal ends the run with ErrRefused ("the model refused: ..."); a

@@ -408,6 +408,31 @@ func TestRunOutputSchema(t *testing.T) {
 	})
 }
 
+// An empty answer is no answer: the model is asked again, within its
+// answer attempts, as pydantic-ai asks again after an empty response.
+func TestRunEmptyAnswerIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	t.Run("then answered", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		m := script.New(script.Say(""), script.Say("done"))
+		res, err := runScript(t, newSpec(), m, nil, WithListener(rec.listen))
+		require.NoError(t, err)
+		assert.Equal(t, "done", res.Output)
+		retries := eventsOf[Retry](rec)
+		require.Len(t, retries, 1)
+		assert.Equal(t, RetryOutput, retries[0].Type)
+		assert.Contains(t, lastText(t, m.Requests()[1].Messages), "the response is empty")
+	})
+	t.Run("never answered", func(t *testing.T) {
+		t.Parallel()
+		m := script.New(script.Say(" "), script.Say(""), script.Say("\n"))
+		_, err := runScript(t, newSpec(), m, nil)
+		require.ErrorIs(t, err, ErrInvalidAnswer)
+		assert.ErrorContains(t, err, "the response is empty")
+	})
+}
+
 func TestRunValidators(t *testing.T) {
 	t.Parallel()
 	t.Run("feedback is retried", func(t *testing.T) {
