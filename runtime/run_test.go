@@ -272,6 +272,41 @@ func TestRunToolTimeoutIsCorrectable(t *testing.T) {
 	assert.Equal(t, "Timed out after 0.005 seconds.", re.Last)
 }
 
+// A listener hears a tool's events under the run's context, not under the
+// call's tool_timeout: a person asked to approve a change (--approve) is
+// not the tool running late, and a question given up at the deadline took
+// the answer meant for it as the next question's.
+type askEvent struct{}
+
+func (askEvent) Kind() string { return "test.ask" }
+
+func TestRunToolTimeoutSparesListeners(t *testing.T) {
+	t.Parallel()
+	asking := funcTool{name: "write", fn: func(ctx context.Context, _ json.RawMessage) (string, error) {
+		if err := capabilities.Emit(ctx, askEvent{}); err != nil {
+			return "", err
+		}
+		return "written", nil
+	}}
+	var heard []error
+	var ids []string
+	slowPerson := func(ctx context.Context, ev capabilities.Event) error {
+		if _, ok := ev.(askEvent); ok {
+			time.Sleep(30 * time.Millisecond)
+			heard = append(heard, ctx.Err())
+			call, _ := capabilities.CallFrom(ctx)
+			ids = append(ids, call.ID)
+		}
+		return nil
+	}
+	call := script.Calls(script.ToolCall{ID: "c1", Name: "write", Arguments: map[string]any{}})
+	s := newSpec(func(s *spec.Spec) { s.ToolTimeout = 5 * time.Millisecond })
+	_, err := runScript(t, s, script.New(call, script.Say("done")), []capabilities.Tool{asking}, WithListener(slowPerson))
+	require.NoError(t, err)
+	assert.Equal(t, []error{nil}, heard, "the listener's context did not end at the tool's deadline")
+	assert.Equal(t, []string{"c1"}, ids, "it still names the call")
+}
+
 func TestRunRoundLimit(t *testing.T) {
 	t.Parallel()
 	call := script.Calls(script.Call("read_file", map[string]any{"path": "a"}))

@@ -115,7 +115,23 @@ func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
 	}
 
 	callCtx := capabilities.WithCall(ctx, capabilities.CallInfo{ID: call.ID, Tool: name})
-	callCtx = capabilities.WithListener(callCtx, r.emitter)
+	listen := r.emitter
+	if r.toolTimeout > 0 {
+		// The listeners hear the call's events under the run's context, not
+		// under tool_timeout: a person asked to approve a change is not the
+		// tool running late, and a question given up at the deadline would
+		// leave the answer meant for it to the next one. An event the tool
+		// sends under a context that cannot end (context.WithoutCancel) is
+		// heard so too.
+		heard := callCtx
+		listen = func(evCtx context.Context, ev capabilities.Event) error {
+			if evCtx.Done() == nil {
+				return r.emit(context.WithoutCancel(heard), ev)
+			}
+			return r.emit(heard, ev)
+		}
+	}
+	callCtx = capabilities.WithListener(callCtx, listen)
 	if r.toolTimeout > 0 {
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeout(callCtx, r.toolTimeout)
