@@ -113,6 +113,9 @@ pattern that matches no directory, or a spec that cannot be loaded.`,
 
 func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := specFromFile("batch", args[0]); err != nil {
+		return err
+	}
 	if err := f.queue.check(cmd, isPipelineFile(args[0])); err != nil {
 		return err
 	}

@@ -425,3 +425,24 @@ func TestBatchProgress(t *testing.T) {
 		p.stop()
 	})
 }
+
+// SPEC - is for run and validate: batch and submit read the spec from its
+// file (a queued job carries the file and the script beside it), so they
+// refuse - as a usage error instead of reading stdin.
+func TestBatchAndSubmitRefuseASpecFromStdin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"batch", "-", dir},
+		{"batch", "-", dir, "--nats", "nats://127.0.0.1:1"},
+		{"submit", "-", dir, "--nats", "nats://127.0.0.1:1"},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Main(context.Background(), args, strings.NewReader("model: test\ninstructions: Hi.\n"), &stdout, &stderr)
+			assert.Equal(t, exitUsage, code, stderr.String())
+			assert.Empty(t, stdout.String())
+			assert.Contains(t, stderr.String(), "agentspec: "+args[0]+" reads SPEC from a file, not from stdin (-)")
+		})
+	}
+}

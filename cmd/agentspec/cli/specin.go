@@ -35,6 +35,16 @@ func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 	return l.Load(spec.Stdin, data)
 }
 
+// specFromFile refuses SPEC - for a command that reads its spec from the
+// file (batch and submit: a queued job carries the spec's file and the
+// script beside it).
+func specFromFile(command, path string) error {
+	if path == stdinArg {
+		return exitWith(exitUsage, fmt.Errorf("%s reads SPEC from a file, not from stdin (-): save the spec to a file, or run it once with agentspec run -", command))
+	}
+	return nil
+}
+
 // loadSpecToRun loads the spec a command is to run (loadSpec, f.model
 // replacing its model), prints its warnings on warn, and checks the vars and
 // the flags of f given for it (runFlags.unused), as run, batch and submit

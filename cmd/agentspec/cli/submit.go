@@ -272,6 +272,9 @@ and prints the line "agentspec batch" prints for a job: {"workspace", "ok", "cac
 it failed or the server cannot be reached, 2 on usage errors.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := specFromFile("submit", args[0]); err != nil {
+				return err
+			}
 			if f.url == "" && os.Getenv(envNATS) != "" {
 				f.url = os.Getenv(envNATS)
 			}
