@@ -281,3 +281,24 @@ func TestQueueRefusesWorkspacesOutsideTheRootBeforeSubmitting(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out.stdout), &st), out.stdout)
 	assert.Zero(t, st, "nothing was published")
 }
+
+// An events file batch --nats cannot write fails the batch (exit 1) naming
+// it, as a local batch's does, and the other jobs' files are still written.
+func TestBatchOverNATSReportsEventsItCannotWrite(t *testing.T) {
+	t.Parallel()
+	url := startNATS(t)
+	f := newBatchFixture(t, 2, "")
+	startWorkerCmd(t, "--nats", url, "--workspace-root", f.dir, "--name", "w1")
+	events := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(events, "job-0.events.jsonl"), 0o755)) // in the way of job-0's file
+
+	out := invoke(t, "batch", "--nats", url, "--workspace-root", f.dir, "--events", events, "-q", f.spec, filepath.Join(f.dir, "jobs", "job-*"))
+	assert.Equal(t, exitFailure, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "--events: open "+filepath.Join(events, "job-0.events.jsonl")+": is a directory")
+	for ws, l := range jobLines(t, out.stdout) {
+		assert.True(t, l.OK, ws)
+	}
+	data, err := os.ReadFile(filepath.Join(events, "job-1.events.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"kind":"run.end"`)
+}

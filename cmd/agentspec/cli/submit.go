@@ -94,7 +94,7 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 		if files, err = newEventFiles(f.events, b); err != nil {
 			return exitWith(exitFailure, err)
 		}
-		defer files.close()
+		defer func() { _ = files.close() }() // reported below once the jobs are done
 	}
 	if files != nil || progress != nil {
 		// One subscription: the events files take every event, the
@@ -148,6 +148,11 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 		progress.record(res)
 	})
 	progress.finish(sum)
+	var eventsErr error
+	if files != nil {
+		b.Close() // the events the server sent are written first
+		eventsErr = files.close()
+	}
 	switch {
 	case writeErr != nil:
 		return exitWith(exitFailure, fmt.Errorf("writing the results: %w", writeErr))
@@ -155,6 +160,8 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 		return exitWith(exitFailure, fmt.Errorf("interrupted: %d of %d jobs without a result (those not yet started were withdrawn from the queue)", sum.NotRun, sum.Total))
 	case err != nil:
 		return exitWith(exitFailure, err)
+	case eventsErr != nil:
+		return exitWith(exitFailure, eventsErr)
 	case sum.Failed > 0:
 		return exitWith(exitFailure, fmt.Errorf("%d of %d jobs failed", sum.Failed, sum.Total))
 	}
@@ -192,12 +199,15 @@ func writeQueueLine(w io.Writer, o queue.JobOutcome) error {
 	return err
 }
 
-// eventFiles writes each job's events to a file of its own.
+// eventFiles writes each job's events to a file of its own. A file that
+// cannot be written takes no more of its job's events; the others go on,
+// and close reports it, as a local batch does.
 type eventFiles struct {
-	dir   string
-	names []string
-	files map[int]*os.File
-	err   error
+	dir    string
+	names  []string
+	files  map[int]*os.File
+	failed map[int]bool
+	errs   []error
 }
 
 func newEventFiles(dir string, b *queue.Batch) (*eventFiles, error) {
@@ -209,32 +219,42 @@ func newEventFiles(dir string, b *queue.Batch) (*eventFiles, error) {
 		labels[i] = job.Label
 	}
 	// Named as a local batch names them, so a script finds them the same way.
-	return &eventFiles{dir: dir, files: map[int]*os.File{}, names: eventFileNames(labels)}, nil
+	return &eventFiles{dir: dir, files: map[int]*os.File{}, failed: map[int]bool{}, names: eventFileNames(labels)}, nil
 }
 
 // write is called one event at a time.
 func (e *eventFiles) write(i int, ev []byte) {
-	if i < 0 || i >= len(e.names) || e.err != nil {
+	if i < 0 || i >= len(e.names) || e.failed[i] {
 		return
 	}
 	f, ok := e.files[i]
 	if !ok {
 		var err error
 		if f, err = runtime.CreateEventsFile(filepath.Join(e.dir, e.names[i])); err != nil {
-			e.err = err
+			e.fail(i, err)
 			return
 		}
 		e.files[i] = f
 	}
 	if _, err := f.Write(append(ev, '\n')); err != nil {
-		e.err = err
+		e.fail(i, err)
 	}
 }
 
-func (e *eventFiles) close() {
-	for _, f := range e.files {
-		f.Close()
+func (e *eventFiles) fail(i int, err error) {
+	e.failed[i] = true
+	e.errs = append(e.errs, fmt.Errorf("--events: %w", err))
+}
+
+// close closes the files and returns what could not be written.
+func (e *eventFiles) close() error {
+	for i, f := range e.files {
+		if err := f.Close(); err != nil {
+			e.errs = append(e.errs, fmt.Errorf("--events: %w", err))
+		}
+		delete(e.files, i)
 	}
+	return errors.Join(e.errs...)
 }
 
 type submitFlags struct {
