@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -114,10 +115,24 @@ removed, 2 a usage error or a directory that is not an agentspec cache.`,
 	}
 }
 
+// openCache opens the cache at dir (--dir), or where the environment says
+// when dir is empty. A directory that is a file is a usage error, as one
+// that is not a cache is: the name given is wrong.
 func openCache(dir string) (*cache.Cache, error) {
 	c, err := cache.New(dir)
 	if err != nil {
 		return nil, exitWith(exitFailure, err)
+	}
+	if st, err := os.Stat(c.Dir()); err == nil && !st.IsDir() {
+		named := "--dir"
+		switch {
+		case dir != "":
+		case os.Getenv(cache.EnvDir) != "":
+			named = "$" + cache.EnvDir
+		default:
+			named = "the cache directory"
+		}
+		return nil, exitWith(exitUsage, fmt.Errorf("%s %s is not a directory", named, c.Dir()))
 	}
 	return c, nil
 }

@@ -173,3 +173,23 @@ func TestFormatBytes(t *testing.T) {
 		assert.Equal(t, want, formatBytes(n), "%d", n)
 	}
 }
+
+// A cache directory that is a file is a usage error, whether --dir or the
+// environment names it, and the file is left as it was.
+func TestCacheRefusesAFileAsItsDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(file, []byte("keep me"), 0o644))
+	for _, cmd := range []string{"stats", "clear"} {
+		out := invokeCache(t, cmd, "--dir", file)
+		assert.Equal(t, exitUsage, out.code, cmd)
+		assert.Equal(t, "agentspec: --dir "+file+" is not a directory\n", out.stderr, cmd)
+		assert.Empty(t, out.stdout, cmd)
+	}
+	t.Setenv(cache.EnvDir, file) // process-wide: no t.Parallel
+	out := invokeCache(t, "stats")
+	assert.Equal(t, exitUsage, out.code)
+	assert.Equal(t, "agentspec: $"+cache.EnvDir+" "+file+" is not a directory\n", out.stderr)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(data))
+}
