@@ -51,6 +51,9 @@ Exit status: 0 success, 1 the cache could not be read, 2 a usage error or a dire
 not an agentspec cache (no CACHEDIR.TAG written by agentspec).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(format); err != nil {
+				return exitWith(exitUsage, err)
+			}
 			c, err := openCache(*dir)
 			if err != nil {
 				return err
@@ -58,9 +61,6 @@ not an agentspec cache (no CACHEDIR.TAG written by agentspec).`,
 			st, err := c.Stats(cmd.Context())
 			if err != nil {
 				return cacheError(err)
-			}
-			if err := checkOutput(format); err != nil {
-				return exitWith(exitUsage, err)
 			}
 			if format == formatJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())

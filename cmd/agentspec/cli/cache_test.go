@@ -193,3 +193,17 @@ func TestCacheRefusesAFileAsItsDirectory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "keep me", string(data))
 }
+
+// -o with a format stats does not know is a usage error before the cache
+// is read, even a cache that cannot be read.
+func TestCacheStatsChecksTheFormatFirst(t *testing.T) {
+	t.Parallel()
+	dir := filledCache(t, "summariser")
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "entries")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "entries"), nil, 0o644)) // unreadable as a cache
+	require.Equal(t, exitFailure, invokeCache(t, "stats", "--dir", dir).code)
+
+	out := invokeCache(t, "stats", "--dir", dir, "-o", "yaml")
+	assert.Equal(t, exitUsage, out.code, out.stderr)
+	assert.Equal(t, "agentspec: --output must be text or json, not \"yaml\"\n", out.stderr)
+}

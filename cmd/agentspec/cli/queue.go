@@ -98,9 +98,13 @@ func newQueueStatsCmd() *cobra.Command {
 		Long: `Stats shows the queue as the NATS server sees it: jobs pending (waiting for a worker), running
 (held by a worker, those waiting out a retry delay included, and how many of them were handed out
 more than once), the idle worker slots (open pull requests), the results kept from the last 24
-hours (succeeded and failed), and the entries of the shared result cache.`,
+hours (succeeded and failed), and the entries of the shared result cache. Exit status: 0
+success, 1 when the server cannot be reached or the queue read, 2 on usage errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(format); err != nil {
+				return exitWith(exitUsage, err)
+			}
 			q, err := nf.open(cmd.Context(), "agentspec queue stats", 0)
 			if err != nil {
 				return err
@@ -111,9 +115,6 @@ hours (succeeded and failed), and the entries of the shared result cache.`,
 				return exitWith(exitFailure, err)
 			}
 			out := cmd.OutOrStdout()
-			if err := checkOutput(format); err != nil {
-				return exitWith(exitUsage, err)
-			}
 			if format == formatJSON {
 				b, _ := json.MarshalIndent(st, "", "  ")
 				_, err = fmt.Fprintf(out, "%s\n", b)

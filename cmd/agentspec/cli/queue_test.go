@@ -302,3 +302,12 @@ func TestBatchOverNATSReportsEventsItCannotWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `"kind":"run.end"`)
 }
+
+// queue stats refuses an -o it does not know before it connects, so that
+// a usage error is one (exit 2) whether or not the server is up.
+func TestQueueStatsChecksTheFormatFirst(t *testing.T) {
+	t.Parallel()
+	out := invoke(t, "queue", "stats", "--nats", "nats://127.0.0.1:1", "-o", "yaml")
+	assert.Equal(t, exitUsage, out.code, out.stderr)
+	assert.Equal(t, "agentspec: --output must be text or json, not \"yaml\"\n", out.stderr)
+}
