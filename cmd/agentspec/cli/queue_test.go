@@ -311,3 +311,16 @@ func TestQueueStatsChecksTheFormatFirst(t *testing.T) {
 	assert.Equal(t, exitUsage, out.code, out.stderr)
 	assert.Equal(t, "agentspec: --output must be text or json, not \"yaml\"\n", out.stderr)
 }
+
+// --ship-max caps what --ship sends: without --ship it would change
+// nothing, so batch and submit refuse it before they connect.
+func TestShipMaxNeedsShip(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	for _, cmd := range []string{"batch", "submit"} {
+		out := invoke(t, cmd, "--nats", "nats://127.0.0.1:1", "--ship-max", "5", f.spec, f.job(0))
+		assert.Equal(t, exitUsage, out.code, "%s: %s", cmd, out.stderr)
+		assert.Equal(t, "agentspec: --ship-max caps what --ship sends; without --ship nothing is sent\n", out.stderr, cmd)
+		assert.Empty(t, out.stdout, cmd)
+	}
+}

@@ -50,6 +50,8 @@ func (f *queueBatchFlags) check(cmd *cobra.Command, pipeline bool) error {
 		return exitWith(exitUsage, errors.New("-j sets how many jobs run here; with --nats each worker sets its own (agentspec worker -j)"))
 	case f.ship && cmd.Flags().Changed("workspace-root"):
 		return exitWith(exitUsage, errors.New("--workspace-root names shared storage; --ship sends the workspaces instead: give one of them"))
+	case !f.ship && cmd.Flags().Changed("ship-max"):
+		return exitWith(exitUsage, errors.New("--ship-max caps what --ship sends; without --ship nothing is sent"))
 	case f.shipMaxMiB < 1:
 		return exitWith(exitUsage, fmt.Errorf("--ship-max must be at least 1 (MiB), not %d", f.shipMaxMiB))
 	}
