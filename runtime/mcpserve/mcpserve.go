@@ -501,7 +501,8 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		}()
 		in, closeIn = pr, pr.Close
 	}
-	err := s.srv.Run(ctx, &lineTransport{in: in, out: w, closeIn: closeIn})
+	hand := &handOff{}
+	err := s.srv.Run(context.WithValue(ctx, handOffKey{}, hand), &lineTransport{in: in, out: w, closeIn: closeIn, hand: hand})
 	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
 		return nil
 	}

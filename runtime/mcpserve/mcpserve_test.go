@@ -29,7 +29,7 @@ import (
 	"github.com/agentspec/agentspec/runtime"
 )
 
-func newFS(t *testing.T, files map[string]string) (*filesystem.Capability, string) {
+func newFS(t testing.TB, files map[string]string) (*filesystem.Capability, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
 )
 
 // resultCases are tool results of every shape a server may give, the plain
@@ -77,6 +80,14 @@ func listing(n int) string {
 // "late": true a _meta of its own.
 func serveRaw(t *testing.T, withPreencode bool, protocol string) func(string) string {
 	t.Helper()
+	return serveRawOver(t, withPreencode, false, protocol)
+}
+
+// serveRawOver is serveRaw over the SDK's IOTransport, or with lines set
+// over ServeStdio's own transport, whose results pass MarshalJSON's bytes
+// by handOff.
+func serveRawOver(t *testing.T, withPreencode, lines bool, protocol string) func(string) string {
+	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "raw", Version: "1"}, nil)
 	srv.AddTool(&sdk.Tool{Name: "pick", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -104,6 +115,11 @@ func serveRaw(t *testing.T, withPreencode bool, protocol string) func(string) st
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		if lines {
+			hand := &handOff{}
+			srv.Run(context.WithValue(ctx, handOffKey{}, hand), &lineTransport{in: inR, out: outW, closeIn: inR.Close, hand: hand})
+			return
+		}
 		srv.Run(ctx, &sdk.IOTransport{Reader: inR, Writer: outW})
 	}()
 	t.Cleanup(func() {
@@ -139,10 +155,12 @@ func TestEncodedResultIsTheSDKs(t *testing.T) {
 		t.Run(protocol, func(t *testing.T) {
 			t.Parallel()
 			sdkOnly, ours := serveRaw(t, false, protocol), serveRaw(t, true, protocol)
+			overLines := serveRawOver(t, true, true, protocol)
 			for i, c := range resultCases {
 				call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pick","arguments":{"i":%d}}}`, i+1, i)
 				want, got := sdkOnly(call), ours(call)
 				assert.Equal(t, want, got, c.name)
+				assert.Equal(t, want, overLines(call), "%s, over ServeStdio's transport", c.name)
 				r := c.res()
 				if r == nil {
 					continue
@@ -153,6 +171,7 @@ func TestEncodedResultIsTheSDKs(t *testing.T) {
 				late := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pick","arguments":{"i":%d,"late":true}}}`, 100+i, i)
 				want, got = sdkOnly(late), ours(late)
 				assert.Equal(t, want, got, "%s, changed later", c.name)
+				assert.Equal(t, want, overLines(late), "%s, changed later, over ServeStdio's transport", c.name)
 				assert.Contains(t, got, `"_meta":{"added":"later"}`, c.name)
 			}
 		})
@@ -169,7 +188,13 @@ func BenchmarkEncodeResult(b *testing.B) {
 	})
 	b.Run("preencode", func(b *testing.B) {
 		benchEncode(b, text, func() any {
-			return &encodedResult{textResult(text, false)}
+			return &encodedResult{CallToolResult: textResult(text, false)}
+		})
+	})
+	b.Run("handoff", func(b *testing.B) {
+		hand := &handOff{}
+		benchEncode(b, text, func() any {
+			return &encodedResult{CallToolResult: textResult(text, false), hand: hand}
 		})
 	})
 }
@@ -184,6 +209,65 @@ func benchEncode(b *testing.B, text string, result func() any) {
 		buf.Reset()
 		if err := enc.Encode(result()); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStdioListDirectory: list_directory of 120 files and 12
+// directories through ServeStdio over pipes, 8 calls in flight, as
+// scripts/bench-mcp.sh asks the binary; one op is one call answered.
+func BenchmarkStdioListDirectory(b *testing.B) {
+	files := map[string]string{}
+	for i := range 120 {
+		files[fmt.Sprintf("listing/f%03d.txt", i)] = strings.Repeat("x", i*37)
+	}
+	for i := range 12 {
+		files[fmt.Sprintf("listing/d%02d/x", i)] = "x"
+	}
+	fs, _ := newFS(b, files)
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() { srv.Close() })
+	inR, inW, err := os.Pipe()
+	require.NoError(b, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(b, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
+	b.Cleanup(func() {
+		cancel()
+		inW.Close()
+		<-done
+		inR.Close()
+		outR.Close()
+		outW.Close()
+	})
+	out := bufio.NewReaderSize(outR, 1<<20)
+	write := func(s string) {
+		_, err := inW.WriteString(s + "\n")
+		require.NoError(b, err)
+	}
+	write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	_, err = out.ReadString('\n')
+	require.NoError(b, err)
+	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := func(id int) {
+		write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"listing"}}}`, id))
+	}
+	sent := 0
+	for ; sent < 8 && sent < b.N; sent++ {
+		call(sent + 1)
+	}
+	for got := 0; got < b.N; got++ {
+		line, err := out.ReadString('\n')
+		require.NoError(b, err)
+		if got == 0 {
+			require.Contains(b, line, `f119.txt`, "the listing came back")
+		}
+		if sent < b.N {
+			sent++
+			call(sent)
 		}
 	}
 }

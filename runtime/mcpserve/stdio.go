@@ -31,6 +31,9 @@ type lineTransport struct {
 	// closeIn unblocks a Read under way; nil when the input cannot be
 	// interrupted (then Read returns when the input ends).
 	closeIn func() error
+	// hand holds the encoded results the responses' placeholders stand
+	// for (see handOff); ServeStdio puts it in the calls' context too.
+	hand *handOff
 }
 
 // maxLine bounds one message, as the SDK's DefaultMaxLineLength does.
@@ -38,7 +41,7 @@ const maxLine = sdk.DefaultMaxLineLength
 
 func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 	return &lineConn{
-		in: bufio.NewReaderSize(t.in, 64<<10), out: t.out, closeIn: t.closeIn,
+		in: bufio.NewReaderSize(t.in, 64<<10), out: t.out, closeIn: t.closeIn, hand: t.hand,
 		closed: make(chan struct{}), answered: make(chan struct{}, 1),
 		pending: map[jsonrpc.ID]bool{},
 	}, nil
@@ -48,6 +51,7 @@ type lineConn struct {
 	in      *bufio.Reader
 	closeIn func() error
 	queue   []jsonrpc.Message // the rest of a batch; Read is not called concurrently
+	hand    *handOff
 
 	wmu sync.Mutex
 	out io.Writer
@@ -293,6 +297,9 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	var data []byte
 	var err error
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if resp, err = c.unhand(resp); err != nil {
+			return err
+		}
 		if all, inBatch := c.complete(resp); inBatch {
 			if all == nil {
 				return nil
@@ -317,6 +324,21 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	_, err = c.out.Write(data)
 	return err
+}
+
+// unhand returns resp with the encoded result its placeholder stands for,
+// if its result is one (see handOff).
+func (c *lineConn) unhand(resp *jsonrpc.Response) (*jsonrpc.Response, error) {
+	if c.hand == nil || resp.Error != nil {
+		return resp, nil
+	}
+	wire, ok, err := c.hand.take(resp.Result)
+	if !ok || err != nil {
+		return resp, err
+	}
+	r := *resp
+	r.Result = wire
+	return &r, nil
 }
 
 // complete records a response to a call of a batch. It reports whether resp
