@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/text"
@@ -24,23 +25,50 @@ type approver struct {
 	answers chan answer // lines read from in, by one goroutine
 }
 
-// answer is one line read from the answers' stream, or the error that ended it.
+// answer is one line read from the answers' stream, or the error that ended
+// it, and when it was read.
 type answer struct {
 	line string
 	err  error
+	at   time.Time
 }
 
-// next waits for the next answer. The read happens in a goroutine of its
-// own, so Ctrl-C ends the wait at once: a read from a terminal cannot be
-// interrupted, and would otherwise hold the run until a line or EOF came.
-func (a *approver) next(ctx context.Context) (answer, error) {
+// next waits for the answer to the question asked at asked. The read
+// happens in a goroutine of its own, so Ctrl-C ends the wait at once: a
+// read from a terminal cannot be interrupted, and would otherwise hold the
+// run until a line or EOF came. On a terminal, a line read before the
+// question was shown is not its answer and is dropped: typed ahead while
+// the model worked, it would approve a change nobody had seen. Answers
+// that do not come from a terminal (echo) are a script, read in order.
+func (a *approver) next(ctx context.Context, asked time.Time) (answer, error) {
+	a.start()
+	for {
+		select {
+		case <-ctx.Done():
+			return answer{}, ctx.Err()
+		case ans, ok := <-a.answers:
+			if !ok {
+				return answer{err: io.EOF}, nil
+			}
+			if !a.echo && ans.err == nil && ans.at.Before(asked) {
+				continue
+			}
+			return ans, nil
+		}
+	}
+}
+
+// start begins reading the answers, at once when the run starts, so that
+// a line typed before the first question is read (and dropped) before it
+// is asked.
+func (a *approver) start() {
 	a.once.Do(func() {
 		a.answers = make(chan answer)
 		go func() {
 			r := bufio.NewReader(a.in)
 			for {
 				line, err := r.ReadString('\n')
-				a.answers <- answer{line, err}
+				a.answers <- answer{line, err, time.Now()}
 				if err != nil {
 					close(a.answers)
 					return
@@ -48,15 +76,6 @@ func (a *approver) next(ctx context.Context) (answer, error) {
 			}
 		}()
 	})
-	select {
-	case <-ctx.Done():
-		return answer{}, ctx.Err()
-	case ans, ok := <-a.answers:
-		if !ok {
-			return answer{err: io.EOF}, nil
-		}
-		return ans, nil
-	}
 }
 
 func (a *approver) listen(ctx context.Context, ev capabilities.Event) error {
@@ -75,8 +94,9 @@ func (a *approver) listen(ctx context.Context, ev capabilities.Event) error {
 	if change.Truncated {
 		fmt.Fprintln(a.out, "  (diff truncated)")
 	}
+	asked := time.Now()
 	fmt.Fprint(a.out, "Apply this change? [y/N] ")
-	ans, err := a.next(ctx)
+	ans, err := a.next(ctx, asked)
 	if err != nil {
 		// Interrupted while asking: the change does not land, and the run
 		// stops before its next step.

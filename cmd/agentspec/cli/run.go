@@ -188,6 +188,7 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	if f.approve {
 		a := &approver{in: stdin, out: stderr, progress: progress, echo: !isTerminal(stdin)}
+		a.start()
 		opts = append(opts, runtime.WithListener(a.listen))
 	}
 	events, finishEvents, err := openEvents(f.events)
