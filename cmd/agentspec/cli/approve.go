@@ -25,6 +25,10 @@ type approver struct {
 	answers chan answer // lines read from in, by one goroutine
 }
 
+// typedAhead is how many lines may wait to be taken, each stamped as it
+// came; past it, a line is stamped when there is room for it.
+const typedAhead = 256
+
 // answer is one line read from the answers' stream, or the error that ended
 // it, and when it was read.
 type answer struct {
@@ -60,10 +64,12 @@ func (a *approver) next(ctx context.Context, asked time.Time) (answer, error) {
 
 // start begins reading the answers, at once when the run starts, so that
 // a line typed before the first question is read (and dropped) before it
-// is asked.
+// is asked. The lines wait in a buffer, so that each is stamped as it
+// comes, not when the one before it is taken: two lines typed ahead are
+// both dropped.
 func (a *approver) start() {
 	a.once.Do(func() {
-		a.answers = make(chan answer)
+		a.answers = make(chan answer, typedAhead)
 		go func() {
 			r := bufio.NewReader(a.in)
 			for {

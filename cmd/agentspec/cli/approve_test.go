@@ -44,20 +44,27 @@ func TestApproveDropsLinesTypedBeforeTheQuestion(t *testing.T) {
 	shown := make(prompts, 1)
 	a := &approver{in: in, out: shown}
 	a.start()
-	// Written whole only once the reader has read it: before the question.
-	_, err := io.WriteString(typed, "y\n")
-	require.NoError(t, err)
-	time.Sleep(100 * time.Millisecond) // the reader stamps the line as read
+	// Written whole only once the reader has read them: before the question.
+	ahead := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(typed, "y\n")
+		if err == nil {
+			_, err = io.WriteString(typed, "y\n")
+		}
+		ahead <- err
+	}()
+	require.NoError(t, within(t, ahead), "both lines typed ahead are read before any question")
+	time.Sleep(100 * time.Millisecond) // the reader stamps the lines as read
 
 	first := &change{path: "a.md"}
 	asked := make(chan error, 1)
 	go func() { asked <- a.listen(context.Background(), first) }()
 	<-shown
-	// The typed-ahead y is dropped: the question still waits, and the
+	// The typed-ahead y's are dropped: the question still waits, and the
 	// answer given now decides it.
-	_, err = io.WriteString(typed, "n\n")
+	_, err := io.WriteString(typed, "n\n")
 	require.NoError(t, err)
-	require.NoError(t, <-asked)
+	require.NoError(t, within(t, asked))
 	cancelled, _ := first.Cancelled()
 	assert.True(t, cancelled, "the n given after the question declined the change, not the y typed before it")
 
@@ -66,7 +73,7 @@ func TestApproveDropsLinesTypedBeforeTheQuestion(t *testing.T) {
 	<-shown
 	_, err = io.WriteString(typed, "y\n")
 	require.NoError(t, err)
-	require.NoError(t, <-asked)
+	require.NoError(t, within(t, asked))
 	cancelled, _ = second.Cancelled()
 	assert.False(t, cancelled, "a y given after the question approves it")
 }
@@ -86,4 +93,16 @@ func TestApproveScriptedAnswersAreKept(t *testing.T) {
 	require.NoError(t, a.listen(context.Background(), c))
 	cancelled, _ := c.Cancelled()
 	assert.False(t, cancelled)
+}
+
+// within waits for what done reports, failing the test if it never comes.
+func within(t *testing.T, done chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("it never ended")
+		return nil
+	}
 }
