@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -128,15 +129,6 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		debug.SetGCPercent(400)
 	}
 	opts := mcpserve.Options{Name: "agentspec", Version: version(), ReadOnly: f.readOnly}
-	if f.events != "" {
-		file, err := runtime.CreateEventsFile(f.events)
-		if err != nil {
-			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
-		}
-		defer file.Close()
-		// Unbuffered: a server runs for long, and its log is read while it does.
-		opts.Listener = runtime.JSONLines(file)
-	}
 
 	var caps []capabilities.Capability
 	if len(args) == 1 {
@@ -204,6 +196,23 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 			fmt.Fprint(stderr, line)
 		}
 		announced = true
+	}
+	// The events file is made once what is served is known, as run makes
+	// its own once the spec has loaded: a spec or option that is refused
+	// leaves an earlier log as it was.
+	if f.events != "" {
+		file, err := runtime.CreateEventsFile(f.events)
+		if err != nil {
+			for _, c := range caps {
+				if cl, ok := c.(io.Closer); ok {
+					cl.Close()
+				}
+			}
+			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
+		}
+		defer file.Close()
+		// Unbuffered: a server runs for long, and its log is read while it does.
+		opts.Listener = runtime.JSONLines(file)
 	}
 	srv, err := mcpserve.New(ctx, caps, opts)
 	if err != nil {

@@ -425,3 +425,26 @@ func TestMCPAnswersBeforeASlowServerIsUp(t *testing.T) {
 	assert.True(t, strings.HasPrefix(got[1], "agentspec mcp: MCP broken: MCP server broken (sh …) did not start") ||
 		strings.HasPrefix(got[2], "agentspec mcp: MCP broken: MCP server broken (sh …) did not start"), "%q", got)
 }
+
+// A spec agentspec mcp refuses leaves the --events file of an earlier
+// session as it was: the file is made only once what is served is known.
+func TestMCPRefusedSpecKeepsTheEventsLog(t *testing.T) {
+	t.Parallel()
+	bin := agentspecBinary(t)
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events.jsonl")
+	earlier := `{"kind":"run.tool_call","id":"mcp-1","name":"read_file"}` + "\n"
+	require.NoError(t, os.WriteFile(events, []byte(earlier), 0o644))
+	for name, body := range map[string]string{
+		"unknown.yaml": "model: test\ncapabilities:\n  - FileSystm: {}\n",
+		"options.yaml": "model: test\ncapabilities:\n  - FileSystem: {root_dir: missing}\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+		cmd := exec.Command(bin, "mcp", filepath.Join(dir, name), "--workspace", dir, "--events", events)
+		out, err := cmd.CombinedOutput()
+		assert.Equal(t, 2, exitCode(t, err), "%s: %s", name, out)
+		log, err := os.ReadFile(events)
+		require.NoError(t, err)
+		assert.Equal(t, earlier, string(log), "%s: the earlier log is kept", name)
+	}
+}
