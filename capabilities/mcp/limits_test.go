@@ -170,32 +170,6 @@ func TestReadTimeout(t *testing.T) {
 	assert.Equal(t, DefaultReadTimeout, (&Capability{}).callTimeout())
 }
 
-// A server that stops reading (here, stopped outright) leaves a request
-// larger than the pipe to its stdin unwritten: the call still ends at its
-// read timeout, as a call the server does not answer does.
-func TestFrozenServerCallEndsAtTheReadTimeout(t *testing.T) {
-	t.Parallel()
-	c := startStdio(t, Options{ReadTimeout: 0.5})
-	_, err := call(t, c, "freeze", `{}`, nil)
-	_, retry := capabilities.AsRetry(err)
-	require.True(t, retry, "%v", err)
-
-	echo := toolByName(t, c, "echo")
-	done := make(chan error, 1)
-	go func() {
-		_, err := echo.Call(context.Background(), json.RawMessage(`{"text": "`+strings.Repeat("x", 1<<20)+`"}`))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		msg, retry := capabilities.AsRetry(err)
-		require.True(t, retry, "%v", err)
-		assert.Equal(t, "Timed out after 0.5 seconds waiting for MCP server mcp.test to answer; the call was cancelled.", msg)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the call outlived its read timeout")
-	}
-}
-
 func TestSecretsStayOutOfMessagesAndEvents(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cr3t-t0ken-4242"

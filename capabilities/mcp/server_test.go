@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,7 +128,6 @@ var testTools = []*sdk.Tool{
 	{Name: "exit", Description: "Exits the server process mid-call.", InputSchema: object(nil)},
 	{Name: "spawn", Description: "Starts a long-lived child process and returns its pid.", InputSchema: object(nil)},
 	{Name: "header", Description: "Returns an HTTP request header.", InputSchema: object(map[string]any{"name": str("header")}, "name")},
-	{Name: "freeze", Description: "Stops the server process (SIGSTOP): it neither answers nor reads.", InputSchema: object(nil)},
 	{Name: "getenv", Description: "Returns an environment variable of the server.", InputSchema: object(map[string]any{"name": str("variable")}, "name")},
 	{Name: "big", Description: "Returns bytes bytes of text.",
 		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
@@ -208,10 +206,6 @@ func testServer() *sdk.Server {
 			}
 			go child.Wait()
 			return text(strconv.Itoa(child.Process.Pid)), nil
-		},
-		"freeze": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-			return text("thawed"), nil
 		},
 		"getenv": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Name string }

@@ -77,7 +77,7 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout())
 	defer cancel() // also ends what the SDK still reads of the answer
-	res, err := c.callTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	res, err := c.session.CallTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: args})
 	if err != nil {
 		return "", c.callError(ctx, callCtx, t.name, err)
 	}
@@ -96,34 +96,6 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 		return "", &capabilities.RetryError{Message: text}
 	}
 	return text, nil
-}
-
-// callTool is the session's CallTool, ended by ctx though the request is
-// still being written: the write to a local server's stdin, which the SDK
-// makes whatever the context, blocks once a server that stopped reading
-// has filled the pipe. That write goes on until the server reads again or
-// Close stops it.
-func (c *Capability) callTool(ctx context.Context, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
-	type answer struct {
-		res *sdk.CallToolResult
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := c.session.CallTool(ctx, params)
-		done <- answer{res, err}
-	}()
-	select {
-	case a := <-done:
-		return a.res, a.err
-	case <-ctx.Done():
-		select {
-		case a := <-done: // an answer that came as ctx ended stands
-			return a.res, a.err
-		default:
-			return nil, ctx.Err()
-		}
-	}
 }
 
 // callError classifies a failed call: the run's own deadline or
