@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -203,11 +202,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	if f.events != "" {
 		file, err := runtime.CreateEventsFile(f.events)
 		if err != nil {
-			for _, c := range caps {
-				if cl, ok := c.(io.Closer); ok {
-					cl.Close()
-				}
-			}
+			closeCapabilities(caps)
 			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
 		}
 		defer file.Close()

@@ -273,10 +273,16 @@ func completeSpecTools(cmd *cobra.Command, file, workspace string) []string {
 			}
 		}
 	}
+	closeCapabilities(caps)
+	return names
+}
+
+// closeCapabilities closes every capability of caps that can be closed,
+// behind any wrapper, as a run does when it ends.
+func closeCapabilities(caps []capabilities.Capability) {
 	for _, c := range caps {
 		if cl, ok := capabilities.As[io.Closer](c); ok {
 			cl.Close()
 		}
 	}
-	return names
 }

@@ -196,13 +196,7 @@ func builtTools(cmd *cobra.Command, s *spec.Spec, dir string) ([]capabilities.To
 	if err != nil {
 		return nil, nil, specError(err)
 	}
-	closeAll := func() {
-		for _, c := range caps {
-			if cl, ok := capabilities.As[io.Closer](c); ok {
-				cl.Close()
-			}
-		}
-	}
+	closeAll := func() { closeCapabilities(caps) }
 	// As a run and `agentspec mcp` do: a Shell with its sandbox off says
 	// so at every call.
 	for _, w := range spec.CapabilityWarnings(s, caps) {
