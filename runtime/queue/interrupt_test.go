@@ -136,7 +136,9 @@ func TestInterruptedBeforeTheChangesAreFetched(t *testing.T) {
 }
 
 // Changes fetched before the submitter is interrupted are applied: they
-// are here, and nothing more waits on the network.
+// are here, and nothing more waits on the network. Applied, they are of no
+// more use, nor is the shipped copy: both leave the object store, as they
+// do when nothing interrupts.
 func TestInterruptedOnceTheChangesAreFetched(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
@@ -159,6 +161,12 @@ func TestInterruptedOnceTheChangesAreFetched(t *testing.T) {
 	out, err := os.ReadFile(filepath.Join(dirs[0], "out.txt"))
 	require.NoError(t, err, "the run's file came back")
 	assert.Equal(t, "copied\n", string(out))
+	obs, err := q.shipStore(context.Background())
+	require.NoError(t, err)
+	for _, name := range []string{b.Jobs[0].Ship.Object, b.Jobs[0].Ship.Object + ".changes"} {
+		_, err := obs.GetInfo(context.Background(), name)
+		assert.ErrorIs(t, err, jetstream.ErrObjectNotFound, "%s is deleted", name)
+	}
 }
 
 // A submitter interrupted between Publish and Wait (Ctrl-C as the jobs go
@@ -216,34 +224,4 @@ func TestConnectionClosedWhileWaiting(t *testing.T) {
 	assert.NotErrorIs(t, err, runtime.ErrInterrupted)
 	assert.NotContains(t, err.Error(), "%!")
 	assert.Empty(t, got.list, "the jobs are still in the queue")
-}
-
-// Changes applied though the submitter was interrupted meanwhile are of no
-// more use, nor is the shipped copy: both leave the object store, as they
-// do when nothing interrupts.
-func TestInterruptedOnceTheChangesAreFetchedCleansUp(t *testing.T) {
-	t.Parallel()
-	url := startServer(t)
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, t.TempDir(), 1)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
-	require.NoError(t, err)
-	require.NoError(t, b.Publish(context.Background()))
-	startWorker(t, url, WorkerOptions{})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b.fetched = cancel // Ctrl-C, as the fetch of the changes ends
-	var got outcomes
-	_, err = b.Wait(ctx, got.add)
-	require.NoError(t, err)
-	require.Len(t, got.list, 1)
-	require.NoError(t, got.list[0].Err)
-	obs, err := q.shipStore(context.Background())
-	require.NoError(t, err)
-	for _, name := range []string{b.Jobs[0].Ship.Object, b.Jobs[0].Ship.Object + ".changes"} {
-		_, err := obs.GetInfo(context.Background(), name)
-		assert.ErrorIs(t, err, jetstream.ErrObjectNotFound, "%s is deleted", name)
-	}
 }
