@@ -31,6 +31,7 @@ type config struct {
 	noCache    bool
 	cacheName  string
 	transport  http.RoundTripper
+	capChecks  []func(context.Context, []capabilities.Capability) error
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -74,6 +75,20 @@ func WithValidator(v Validator) Option {
 	return func(c *config) {
 		if v != nil {
 			c.validators = append(c.validators, v)
+		}
+	}
+}
+
+// WithCapabilityCheck has check judge the capabilities the run built from
+// the spec (in the spec's order; not those of WithCapabilities) before any
+// of them is used. A host that confines runs, such as a queue worker, so
+// judges what the run will use, not a separate build of the same spec that
+// a workspace changed in between would make differently. An error ends the
+// run before its first model request, the capabilities closed.
+func WithCapabilityCheck(check func(ctx context.Context, caps []capabilities.Capability) error) Option {
+	return func(c *config) {
+		if check != nil {
+			c.capChecks = append(c.capChecks, check)
 		}
 	}
 }

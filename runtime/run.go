@@ -312,6 +312,12 @@ func (p *plan) execute(ctx context.Context, given, workspace string, start time.
 	if err != nil {
 		return nil, orInterrupted(ctx, err)
 	}
+	for _, check := range cfg.capChecks {
+		if err := check(ctx, owned); err != nil {
+			closeAll(owned)
+			return nil, err
+		}
+	}
 	if workspace == "" {
 		workspace = p.runWorkspace(given, owned)
 	}

@@ -762,6 +762,40 @@ func TestRunBuildsAndClosesSpecCapabilities(t *testing.T) {
 	assert.Contains(t, err.Error(), `"Nope"`)
 }
 
+// A capability check judges the capabilities the run built from the spec,
+// before the first model request: a refusal ends the run with its error,
+// the capabilities closed.
+func TestCapabilityCheck(t *testing.T) {
+	t.Parallel()
+	var closed atomic.Bool
+	reg := capabilities.NewRegistry()
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Closing",
+		New: func(context.Context, capabilities.Args) (capabilities.Capability, error) {
+			return closingCap{closed: &closed}, nil
+		}}))
+	s := newSpec(func(s *spec.Spec) {
+		s.Capabilities = []spec.Capability{{Name: "Closing", Options: json.RawMessage(`{}`)}}
+	})
+	var judged []capabilities.Capability
+	refuse := errors.New("reaches too far")
+	extra := &echoTool{name: "extra"}
+	res, err := Run(context.Background(), s, WithModel(script.New(script.Turn{Error: "boom"}), DialectOpenAI), WithRegistry(reg),
+		WithCapabilities(toolCaps{extra}),
+		WithCapabilityCheck(func(_ context.Context, caps []capabilities.Capability) error {
+			judged = caps
+			return refuse
+		}))
+	assert.ErrorIs(t, err, refuse)
+	assert.Nil(t, res)
+	require.Len(t, judged, 1, "the spec's capabilities, not the caller's")
+	assert.IsType(t, closingCap{}, judged[0])
+	assert.True(t, closed.Load())
+
+	_, err = Run(context.Background(), s, WithModel(script.New(script.Say("ok")), DialectOpenAI), WithRegistry(reg),
+		WithCapabilityCheck(func(context.Context, []capabilities.Capability) error { return nil }))
+	assert.NoError(t, err)
+}
+
 func TestRunScriptModelFromSpec(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -72,6 +72,17 @@ func (w *Worker) confine(ctx context.Context, s *spec.Spec, workspace string) er
 		return err
 	}
 	defer closeCaps(caps)
+	return w.confineCapabilities(s, caps, workspace)
+}
+
+// confineCapabilities checks what each of caps, built from s, reaches. The
+// run asks it again of the capabilities it built (runtime.WithCapabilityCheck)
+// before it uses them, since it resolves their paths anew: a workspace
+// directory replaced in between by a symbolic link that leads out, by
+// someone else who can write to the workspace, is judged as the run will
+// use it.
+func (w *Worker) confineCapabilities(s *spec.Spec, caps []capabilities.Capability, workspace string) error {
+	allow := w.opts.Allow
 	for i, c := range caps {
 		name := s.Capabilities[i].Name
 		reach, ok := capabilities.ReachOf(c)
@@ -105,10 +116,6 @@ func allowed(name string, r capabilities.Reach, allow Allow, workspace string) e
 	// to the workspace as written, cleaned the same way, both here and in
 	// the run, which needs the directory to exist. A capability of another
 	// type is judged by the path it says, however it reaches it later.
-	//
-	// The run builds its capabilities again and resolves their paths anew:
-	// a workspace that changes in between, a directory made a symbolic link
-	// that leads out by someone else who can write to it, is not seen here.
 	for _, p := range r.Paths {
 		real, err := filepath.EvalSymlinks(p.Path)
 		if errors.Is(err, os.ErrNotExist) {

@@ -453,6 +453,12 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 			return nil
 		}),
 		runtime.WithCacheWorkspaceName(ws.name),
+		runtime.WithCapabilityCheck(func(_ context.Context, caps []capabilities.Capability) error {
+			if err := w.confineCapabilities(filled, caps, ws.dir); err != nil {
+				return errPermanent{err}
+			}
+			return nil
+		}),
 	}
 	switch {
 	case job.NoCache || w.cache == nil:
