@@ -167,6 +167,21 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:3:3: invalid YAML: did not find expected ',' or ']' (is the [ opened here closed?)`},
 		},
 		{
+			name: "unclosed double quote",
+			src:  "model: openai:gpt-5\ninstructions: \"Say hi.\ncapabilities: [FileSystem]\n",
+			want: []string{`agent.yaml:2:15: invalid YAML: found unexpected end of stream (is the " opened here closed?)`},
+		},
+		{
+			name: "unclosed quote on the last line",
+			src:  "model: \"openai:gpt-5\n",
+			want: []string{`agent.yaml:1:8: invalid YAML: found unexpected end of stream (is the " opened here closed?)`},
+		},
+		{
+			name: "unclosed quote after escaped and closed ones",
+			src:  "model: openai:gpt-5 # \"a comment\nname: it's \"plain\ninstructions: [\"a \\\" b\", 'it''s\n",
+			want: []string{`agent.yaml:3:26: invalid YAML: found unexpected end of stream (is the ' opened here closed?)`},
+		},
+		{
 			name: "tab in a block scalar is reported on its line",
 			src:  "model: openai:gpt-5\ninstructions: |\n  one\n  two\n\tthree\n",
 			want: []string{`agent.yaml:5:1: invalid YAML: found a tab character where an indentation space is expected (indent with spaces: YAML does not allow tabs)`},

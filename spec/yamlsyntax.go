@@ -78,6 +78,13 @@ func (d *document) yamlSyntax(err error) {
 		hint = "check the indentation of this line and the one before"
 	case strings.Contains(msg, "unexpected end of stream"):
 		hint = "is a quote or a bracket left open?"
+		// A quoted scalar left open: yaml.v3 gives the line it starts on,
+		// or the one after when that is the last, so the quote is on the
+		// line given or above it.
+		if at, q, ok := d.findLine(pos.Line, -1, unclosedQuote); ok {
+			pos = at
+			hint = fmt.Sprintf("is the %c opened here closed?", q)
+		}
 	}
 	if pos.Col == 0 {
 		pos.Col = 1 + utf8.RuneCountInString(line) - utf8.RuneCountInString(strings.TrimLeftFunc(line, unicode.IsSpace))
@@ -132,6 +139,42 @@ func unclosed(opens string) func(string) int {
 		}
 		return -1
 	}
+}
+
+// unclosedQuote finds a quote that opens a quoted scalar on a line and is
+// not closed on it: one that starts a value (at the line's start, or after
+// a blank or a flow indicator), outside a comment. In double quotes a
+// backslash escapes the next character; in single quotes a doubled quote
+// stands for one.
+func unclosedQuote(line string) int {
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			return -1 // a comment to the end of the line
+		case c != '"' && c != '\'':
+			continue
+		case i > 0 && !strings.ContainsRune(" \t[{,", rune(line[i-1])):
+			continue // a quote inside a plain scalar: it's
+		}
+		j := i + 1
+		for ; j < len(line); j++ {
+			if c == '"' && line[j] == '\\' {
+				j++
+			} else if line[j] == c {
+				if c == '\'' && j+1 < len(line) && line[j+1] == '\'' {
+					j++
+					continue
+				}
+				break
+			}
+		}
+		if j >= len(line) {
+			return i
+		}
+		i = j
+	}
+	return -1
 }
 
 // indentTab finds a tab among the blanks that indent a line.
