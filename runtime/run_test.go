@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -305,6 +307,112 @@ func TestRunToolTimeoutSparesListeners(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []error{nil}, heard, "the listener's context did not end at the tool's deadline")
 	assert.Equal(t, []string{"c1"}, ids, "it still names the call")
+}
+
+// The time a listener takes, a person answering --approve, does not count
+// against tool_timeout: a change approved after the deadline is still made,
+// and a tool that is slow itself still ends at tool_timeout, its clock going
+// on after the answer with the time it had left.
+func TestRunToolTimeoutStopsWhileListenersRun(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	asked := make(chan context.Context, 2) // the tool's context, for the person
+	var moved [2]bool                      // the call's deadline moved by the time the person took
+	ask := func(i int, work func(context.Context) (string, error)) funcTool {
+		return funcTool{name: "write" + strconv.Itoa(i), fn: func(ctx context.Context, _ json.RawMessage) (string, error) {
+			before, _ := ctx.Deadline()
+			asked <- ctx
+			if err := capabilities.Emit(ctx, askEvent{}); err != nil {
+				return "", err
+			}
+			after, _ := ctx.Deadline()
+			moved[i] = after.After(before.Add(timeout / 2))
+			return work(ctx)
+		}}
+	}
+	writes := ask(0, func(ctx context.Context) (string, error) {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		return "written", nil
+	})
+	hangs := ask(1, func(ctx context.Context) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	slowPerson := func(_ context.Context, ev capabilities.Event) error {
+		if _, ok := ev.(askEvent); !ok {
+			return nil
+		}
+		// The answer comes after the call's deadline, had its clock gone on:
+		// when the tool's context ends, or well past tool_timeout.
+		select {
+		case <-(<-asked).Done():
+		case <-time.After(2 * timeout):
+		}
+		return nil
+	}
+	calls := script.Calls(script.Call("write0", map[string]any{}), script.Call("write1", map[string]any{}))
+	s := newSpec(func(s *spec.Spec) { s.ToolTimeout = timeout })
+	res, err := runScript(t, s, script.New(calls, script.Say("done")), []capabilities.Tool{writes, hangs}, WithListener(slowPerson))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"written", "Error: Timed out after 0.2 seconds."}, toolResults(res.Transcript))
+	assert.Equal(t, [2]bool{true, true}, moved, "the deadline the tool reads moves on by the listener's time")
+}
+
+// Listeners a tool keeps busy from several goroutines at once stop its
+// clock until the last of them returns.
+type holdEvent struct{ first bool }
+
+func (holdEvent) Kind() string { return "test.hold" }
+
+func TestRunToolTimeoutStopsUntilTheLastListenerReturns(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	var toolCtx context.Context
+	firstHeard, secondHeard, firstDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	both := funcTool{name: "write", fn: func(ctx context.Context, _ json.RawMessage) (string, error) {
+		toolCtx = ctx
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() {
+			errs[0] = capabilities.Emit(ctx, holdEvent{first: true})
+			close(firstDone)
+		})
+		wg.Go(func() {
+			<-firstHeard
+			errs[1] = capabilities.Emit(ctx, holdEvent{})
+		})
+		wg.Wait()
+		if err := errors.Join(append(errs, ctx.Err())...); err != nil {
+			return "", err
+		}
+		return "written", nil
+	}}
+	listener := func(_ context.Context, ev capabilities.Event) error {
+		h, ok := ev.(holdEvent)
+		switch {
+		case !ok:
+		case h.first:
+			close(firstHeard)
+			<-secondHeard
+		default:
+			close(secondHeard)
+			<-firstDone
+			// The first listener has returned; this one answers after the
+			// call's deadline, had its clock gone on then.
+			select {
+			case <-toolCtx.Done():
+			case <-time.After(2 * timeout):
+			}
+		}
+		return nil
+	}
+	call := script.Calls(script.Call("write", map[string]any{}))
+	s := newSpec(func(s *spec.Spec) { s.ToolTimeout = timeout })
+	res, err := runScript(t, s, script.New(call, script.Say("done")), []capabilities.Tool{both}, WithListener(listener))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"written"}, toolResults(res.Transcript))
 }
 
 func TestRunRoundLimit(t *testing.T) {
