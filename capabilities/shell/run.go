@@ -40,7 +40,7 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 		return result, err
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err // its time went on the listeners: nothing ran
+		return "", err // ended while the listeners heard of it: nothing ran
 	}
 	size := 4 * c.cfg.maxOutputChars
 	stdout, stderr := newRing(size), newRing(size)
