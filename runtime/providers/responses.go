@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
@@ -37,12 +38,17 @@ func (m *responsesModel) send(ctx context.Context, req responses.ResponseNewPara
 	// A background response (openai_background) is queued: it is fetched
 	// until it is done.
 	for v.Status == responses.ResponseStatusQueued || v.Status == responses.ResponseStatusInProgress {
-		if err := m.doer.retry.sleep(ctx, backgroundPoll); err != nil {
+		next, err := v, m.doer.retry.sleep(ctx, backgroundPoll)
+		if err == nil {
+			next, err = m.client.Responses.Get(ctx, v.ID, responses.ResponseGetParams{})
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				m.cancelBackground(ctx, v.ID)
+			}
 			return nil, err
 		}
-		if v, err = m.client.Responses.Get(ctx, v.ID, responses.ResponseGetParams{}); err != nil {
-			return nil, err
-		}
+		v = next
 	}
 	if e := responseFailure(m.ep, v.RawJSON()); e != nil {
 		return nil, e
@@ -52,6 +58,23 @@ func (m *responsesModel) send(ctx context.Context, req responses.ResponseNewPara
 
 // backgroundPoll is the wait before each fetch of a background response.
 const backgroundPoll = 2 * time.Second
+
+// backgroundCancelTimeout bounds the request that cancels a background
+// response once the run has ended.
+const backgroundCancelTimeout = 5 * time.Second
+
+// cancelBackground asks the API to cancel the background response id,
+// which runs on, and is billed, when the run that waits for it ends. ctx
+// has ended, so the request has a short context of its own, and one
+// attempt: no retry is announced after an interruption. Its failure
+// changes nothing the caller returns.
+func (m *responsesModel) cancelBackground(ctx context.Context, id string) {
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), backgroundCancelTimeout)
+	defer stop()
+	once := *m.doer
+	once.retry.max, once.onRetry = 0, nil
+	_, _ = m.client.Responses.Cancel(ctx, id, option.WithHTTPClient(&once))
+}
 
 // responseFailure is the Error of a 200 whose Response failed (status
 // "failed" with its error, or "cancelled"), or whose body is an error and

@@ -3,7 +3,12 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -305,4 +310,89 @@ func TestResponsesBackgroundPolled(t *testing.T) {
 	assert.Equal(t, "GET /v1/responses/resp_bg", reqs[1].Method+" "+reqs[1].Path)
 	assert.Equal(t, "GET /v1/responses/resp_bg", reqs[2].Method+" "+reqs[2].Path)
 	assert.Len(t, waits.recorded(), 2, "a wait before each fetch")
+}
+
+// A run that ends while its background response is queued or in progress
+// asks OpenAI to cancel the response, which would otherwise run on (and be
+// billed) with no one to read it, under a context of its own, and still
+// fails with the interruption, whatever the cancel's answer.
+func TestResponsesBackgroundCancelledWhenTheRunEnds(t *testing.T) {
+	t.Parallel()
+	const (
+		queued    = `{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}`
+		running   = `{"id":"resp_bg","object":"response","created_at":1,"status":"in_progress","background":true,"model":"o3-pro","output":[],"usage":null}`
+		cancelled = `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`
+		failed    = `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`
+	)
+	tests := []struct {
+		name string
+		// endWhile is where the run ends: "wait" before a fetch, or "fetch"
+		// while one is in flight.
+		endWhile     string
+		cancelStatus int
+		cancelBody   string
+		requests     []string
+	}{
+		{"waiting", "wait", http.StatusOK, cancelled,
+			[]string{"POST /v1/responses", "POST /v1/responses/resp_bg/cancel"}},
+		{"fetching", "fetch", http.StatusOK, cancelled,
+			[]string{"POST /v1/responses", "GET /v1/responses/resp_bg", "POST /v1/responses/resp_bg/cancel"}},
+		{"cancel fails", "wait", http.StatusInternalServerError, failed,
+			[]string{"POST /v1/responses", "POST /v1/responses/resp_bg/cancel"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, interrupt := context.WithCancel(t.Context())
+			defer interrupt()
+			var (
+				mu   sync.Mutex
+				seen []*http.Request
+			)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen = append(seen, r.Clone(context.Background()))
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				switch r.Method + " " + r.URL.Path {
+				case "POST /v1/responses":
+					_, _ = io.WriteString(w, queued)
+				case "GET /v1/responses/resp_bg":
+					if tt.endWhile == "fetch" {
+						interrupt()
+					}
+					_, _ = io.WriteString(w, running)
+				case "POST /v1/responses/resp_bg/cancel":
+					w.WriteHeader(tt.cancelStatus)
+					_, _ = io.WriteString(w, tt.cancelBody)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			policy, _ := instant()
+			policy.sleep = func(ctx context.Context, d time.Duration) error {
+				if d == backgroundPoll && tt.endWhile == "wait" {
+					interrupt()
+				}
+				return ctx.Err()
+			}
+			m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
+				Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
+			require.NoError(t, err)
+			_, err = m.GenerateContent(ctx, []llms.MessageContent{human("Write me a very long story")})
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, "openai-responses: context canceled", err.Error(), "the interruption, as before")
+
+			mu.Lock()
+			defer mu.Unlock()
+			var got []string
+			for _, r := range seen {
+				got = append(got, r.Method+" "+r.URL.Path)
+			}
+			assert.Equal(t, tt.requests, got, "one cancel, not retried")
+			last := seen[len(seen)-1]
+			assert.Equal(t, "Bearer sk-test-key", last.Header.Get("Authorization"))
+		})
+	}
 }
