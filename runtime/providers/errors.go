@@ -108,6 +108,12 @@ func (e *Error) retryableStream() bool {
 	return err == nil && retryableStatus(status)
 }
 
+// quotaSpent reports whether the error is OpenAI's insufficient_quota: the
+// account has no quota or credit left, which no wait restores.
+func (e *Error) quotaSpent() bool {
+	return e.Type == "insufficient_quota" || e.Code == "insufficient_quota"
+}
+
 func (e *Error) code() llms.ErrorCode {
 	if e.Stream {
 		switch e.Type {
@@ -170,6 +176,8 @@ func Describe(err error) string {
 		what, hint = "permission denied", e.hint
 	case s == http.StatusNotFound:
 		what, hint = "not found", "check the model name and the base URL"
+	case s == http.StatusTooManyRequests && e.quotaSpent():
+		what = "out of quota or credit"
 	case s == http.StatusTooManyRequests:
 		what = "rate limited"
 	case s >= 500:

@@ -453,6 +453,8 @@ func TestRetryDecision(t *testing.T) {
 		require.ErrorAs(t, err, &perr)
 		assert.Equal(t, "insufficient_quota", perr.Type)
 		assert.Equal(t, 0, perr.Retries)
+		assert.Equal(t, "openai: out of quota or credit (429): You exceeded your current quota, please check your plan and billing details. "+
+			"For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.", Describe(err))
 		assert.Empty(t, r.told())
 		assert.Len(t, srv.Requests(), 1)
 	})

@@ -119,7 +119,7 @@ func shouldRetry(status int, h http.Header, failure *Error) bool {
 	case "false":
 		return false
 	}
-	if failure.Type == "insufficient_quota" || failure.Code == "insufficient_quota" {
+	if failure.quotaSpent() {
 		return false
 	}
 	return retryableStatus(status)
