@@ -35,6 +35,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
 	"gopkg.in/yaml.v3"
@@ -496,7 +497,16 @@ func summarize(messages []llms.MessageContent) string {
 				continue
 			}
 			if len(s) > max {
-				s = s[:max] + "…"
+				// Cut before the character the limit falls in, not
+				// through it; text that is not UTF-8, at the limit.
+				cut := max
+				for i := max; i > max-utf8.UTFMax; i-- {
+					if utf8.RuneStart(s[i]) {
+						cut = i
+						break
+					}
+				}
+				s = s[:cut] + "…"
 			}
 			parts = append(parts, fmt.Sprintf("%s: %q", mc.Role, s))
 		}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,6 +137,29 @@ func TestExpectations(t *testing.T) {
 			}
 			require.ErrorIs(t, err, ErrDiverged)
 			assert.ErrorContains(t, err, "script: turn 1: the conversation diverged from the script: "+tc.want)
+		})
+	}
+}
+
+// A long message is cut in the divergence report at a character boundary:
+// a cut inside a multi-byte character left half of it, which %q showed as
+// escaped bytes.
+func TestDivergenceCutsLongMessagesWhole(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, text, shown string }{
+		{"straddling the cut", strings.Repeat("a", 199) + "€ and more", strings.Repeat("a", 199) + "…"},
+		{"ending at the cut", strings.Repeat("a", 197) + "€€", strings.Repeat("a", 197) + "€…"},
+		{"short", "déjà vu", "déjà vu"},
+		{"not UTF-8", strings.Repeat("\x80", 300), strings.Repeat("\x80", 200) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := New(Turn{Text: "ok", Expect: &Expect{ToolResultContains: "done"}})
+			result := llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "1", Content: tc.text}}}
+			_, err := m.GenerateContent(context.Background(), []llms.MessageContent{result})
+			require.ErrorIs(t, err, ErrDiverged)
+			assert.EqualError(t, err, `script: turn 1: the conversation diverged from the script: no new tool result contains "done" (new messages: tool: `+fmt.Sprintf("%q", tc.shown)+`)`)
+			assert.True(t, utf8.ValidString(err.Error()))
 		})
 	}
 }
