@@ -110,9 +110,21 @@ func readResponse(raw string) (*llms.ContentResponse, error) {
 func (m *responsesModel) stream(ctx context.Context, req responses.ResponseNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
 	s := m.client.Responses.NewStreaming(ctx, req, m.openaiExtra()...)
 	defer s.Close()
+	// A background response runs on when its stream is cut: a run that
+	// ends while it runs cancels it.
+	var running string
+	defer func() {
+		if running != "" && ctx.Err() != nil {
+			m.cancelBackground(ctx, running)
+		}
+	}()
 	for s.Next() {
 		ev := s.Current()
 		switch ev.Type {
+		case "response.created", "response.queued", "response.in_progress":
+			if ev.Response.Background {
+				running = ev.Response.ID
+			}
 		case "response.output_text.delta":
 			if ev.Delta != "" {
 				if err := fn(ctx, []byte(ev.Delta)); err != nil {
@@ -120,8 +132,10 @@ func (m *responsesModel) stream(ctx context.Context, req responses.ResponseNewPa
 				}
 			}
 		case "response.completed", "response.incomplete":
+			running = ""
 			return readResponse(ev.Response.RawJSON())
 		case "response.failed":
+			running = ""
 			body, _ := json.Marshal(map[string]any{"error": json.RawMessage(orNull(ev.Response.Error.RawJSON()))})
 			return nil, streamError(m.ep, body, retries)
 		case "error":

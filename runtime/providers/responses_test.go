@@ -396,3 +396,56 @@ func TestResponsesBackgroundCancelledWhenTheRunEnds(t *testing.T) {
 		})
 	}
 }
+
+// A streamed background response runs on at OpenAI when the stream is cut:
+// a run that ends while reading it asks OpenAI to cancel it too.
+func TestResponsesBackgroundStreamCancelledWhenTheRunEnds(t *testing.T) {
+	t.Parallel()
+	ctx, interrupt := context.WithCancel(t.Context())
+	defer interrupt()
+	var (
+		mu   sync.Mutex
+		seen []*http.Request
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+		switch r.Method + " " + r.URL.Path {
+		case "POST /v1/responses":
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, providertest.SSE(
+				`event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}}`,
+				`event: response.in_progress
+data: {"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_bg","object":"response","created_at":1,"status":"in_progress","background":true,"model":"o3-pro","output":[],"usage":null}}`,
+				`event: response.output_text.delta
+data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_bg","output_index":0,"content_index":0,"delta":"Once upon"}`))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // the rest of a long story
+		case "POST /v1/responses/resp_bg/cancel":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	policy, _ := instant()
+	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
+		Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(ctx, []llms.MessageContent{human("Write me a very long story")},
+		llms.WithStreamingFunc(func(context.Context, []byte) error { interrupt(); return nil }))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, "openai-responses: context canceled", err.Error())
+
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, r := range seen {
+		got = append(got, r.Method+" "+r.URL.Path)
+	}
+	assert.Equal(t, []string{"POST /v1/responses", "POST /v1/responses/resp_bg/cancel"}, got)
+	assert.Equal(t, "Bearer sk-test-key", seen[len(seen)-1].Header.Get("Authorization"))
+}
