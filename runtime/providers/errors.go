@@ -190,7 +190,10 @@ func Describe(err error) string {
 	if e.StatusCode != 0 {
 		fmt.Fprintf(&b, " (%d)", e.StatusCode)
 	}
-	if e.Retries > 0 {
+	switch {
+	case e.Retries == 1:
+		b.WriteString(" after 1 retry")
+	case e.Retries > 1:
 		fmt.Fprintf(&b, " after %d retries", e.Retries)
 	}
 	if e.Stream {

@@ -53,6 +53,8 @@ func TestDescribe(t *testing.T) {
 			"anthropic: request rejected (400): messages.1: bad", llms.ErrCodeInvalidRequest},
 		{"rate limited", &Error{Provider: "groq", StatusCode: 429, Message: "slow down", Retries: 4},
 			"groq: rate limited (429) after 4 retries: slow down", llms.ErrCodeRateLimit},
+		{"one retry", &Error{Provider: "openai", StatusCode: 400, Message: "Invalid 'input': empty", Retries: 1},
+			"openai: request rejected (400) after 1 retry: Invalid 'input': empty", llms.ErrCodeInvalidRequest},
 		{"quota", &Error{Provider: "openai", StatusCode: 429, Type: "insufficient_quota", Message: "You exceeded your current quota, please check your plan and billing details."},
 			"openai: out of quota or credit (429): You exceeded your current quota, please check your plan and billing details.", llms.ErrCodeQuotaExceeded},
 		{"no message", &Error{Provider: "deepseek", StatusCode: 502},
