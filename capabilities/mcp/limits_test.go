@@ -10,8 +10,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,6 +171,133 @@ func TestReadTimeout(t *testing.T) {
 	assert.Equal(t, "still here", out)
 
 	assert.Equal(t, DefaultReadTimeout, (&Capability{}).callTimeout())
+}
+
+// bigEcho is an echo whose request is larger than a pipe's buffer (64 KiB
+// on Linux): a server that stops reading leaves its write unfinished.
+var bigEcho = json.RawMessage(`{"text": "` + strings.Repeat("x", 1<<20) + `"}`)
+
+// A server that stops reading its stdin leaves a request larger than the
+// pipe unwritten: the call still ends at its read timeout, as a call the
+// server does not answer does, and Close still stops the server.
+func TestCallToAServerThatStoppedReadingEndsAtTheReadTimeout(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{ReadTimeout: 0.5})
+	out, err := call(t, c, "freeze", `{}`, nil)
+	require.NoError(t, err)
+	require.Equal(t, "frozen", out)
+
+	echo := toolByName(t, c, "echo")
+	done := make(chan error, 1)
+	go func() {
+		_, err := echo.Call(context.Background(), bigEcho)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		msg, retry := capabilities.AsRetry(err)
+		require.True(t, retry, "%v", err)
+		assert.Equal(t, "Timed out after 0.5 seconds waiting for MCP server mcp.test to answer; the call was cancelled.", msg)
+	case <-time.After(20 * time.Second): // only so that a failure ends
+		t.Fatal("the call outlived its read timeout")
+	}
+	closeAndReap(t, c)
+}
+
+// A call whose run is interrupted while its request is being written to a
+// server that stopped reading ends at once, as any interrupted call does.
+// Until the server reads that request, later calls are refused without
+// being sent; once it has, they go through, after it and whole.
+func TestInterruptedCallToAServerThatStoppedReading(t *testing.T) {
+	t.Parallel()
+	thaw := filepath.Join(t.TempDir(), "thaw")
+	require.NoError(t, syscall.Mkfifo(thaw, 0o600))
+	c := startStdio(t, Options{Env: serverEnvMap("MCP_TEST_THAW", thaw)})
+	out, err := call(t, c, "freeze", `{}`, nil)
+	require.NoError(t, err)
+	require.Equal(t, "frozen", out)
+
+	// The run is interrupted as the request's write begins.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdin := c.proc.stdin
+	stdin.mu.Lock()
+	stdin.w = cancelOnWrite{stdin.w, cancel}
+	stdin.mu.Unlock()
+	echo := toolByName(t, c, "echo")
+	done := make(chan error, 1)
+	go func() {
+		_, err := echo.Call(ctx, bigEcho)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+		_, retry := capabilities.AsRetry(err)
+		assert.False(t, retry, "an interrupted run is reported as such")
+	case <-time.After(20 * time.Second): // only so that a failure ends
+		t.Fatal("the call outlived its run's context")
+	}
+
+	stuck := stdin.stuck()
+	require.NotNil(t, stuck, "the request is still being written")
+	_, err = call(t, c, "echo", `{"text": "next"}`, nil)
+	msg, retry := capabilities.AsRetry(err)
+	require.True(t, retry, "%v", err)
+	assert.Equal(t, "echo was not called: MCP server mcp.test has stopped reading its requests, and one an earlier call gave up on "+
+		"is still waiting to be sent to it. Its tools can be called again once it reads that one.", msg)
+
+	// The server reads again: the rest of the request, then the next one.
+	thawed := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(thaw, os.O_WRONLY, 0) // returns once the server opens it to read
+		if err == nil {
+			_, err = f.Write([]byte{1})
+			f.Close()
+		}
+		thawed <- err
+	}()
+	select {
+	case err := <-thawed:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server never waited to be thawed")
+	}
+	select {
+	case <-stuck:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request was never written")
+	}
+	out, err = call(t, c, "echo", `{"text": "next"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "next", out)
+	closeAndReap(t, c)
+}
+
+// cancelOnWrite cancels a context as a write begins.
+type cancelOnWrite struct {
+	io.WriteCloser
+	cancel context.CancelFunc
+}
+
+func (w cancelOnWrite) Write(b []byte) (int, error) {
+	w.cancel()
+	return w.WriteCloser.Write(b)
+}
+
+// closeAndReap closes c, whose local server must then be gone.
+func closeAndReap(t *testing.T, c *Capability) {
+	t.Helper()
+	pid := c.PID()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second): // only so that a failure ends
+		t.Fatal("Close did not return")
+	}
+	waitGone(t, pid)
 }
 
 func TestSecretsStayOutOfMessagesAndEvents(t *testing.T) {

@@ -21,7 +21,9 @@
 // server by MaxMessageBytes, past which the call or the start fails with
 // ErrMessageTooLarge and the server is not spoken to again; the text of one
 // result by MaxResultBytes, past which the model gets a retry asking for
-// less. One call waits read_timeout (DefaultReadTimeout) for its answer.
+// less. One call waits read_timeout (DefaultReadTimeout) for its answer,
+// also when a local server that stopped reading has not taken its request;
+// until it does, later calls are refused as correctable errors (tool.go).
 //
 // Messages and events name a server by its id and by where it is, shown
 // without what may be secret: a URL without its query ("https://h/mcp?…")

@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,7 +65,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv("MCP_TEST_LIST_ECHO_TWICE") != "" {
 			srv.AddReceivingMiddleware(listEchoTwice)
 		}
-		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		// StdioTransport's connection over a stdin the freeze tool stops.
+		transport := &sdk.IOTransport{Reader: serverStdin, Writer: nopCloser{os.Stdout}}
+		if err := srv.Run(context.Background(), transport); err != nil {
 			log.Fatal(err)
 		}
 		os.Exit(0)
@@ -129,6 +133,8 @@ var testTools = []*sdk.Tool{
 	{Name: "spawn", Description: "Starts a long-lived child process and returns its pid.", InputSchema: object(nil)},
 	{Name: "header", Description: "Returns an HTTP request header.", InputSchema: object(map[string]any{"name": str("header")}, "name")},
 	{Name: "getenv", Description: "Returns an environment variable of the server.", InputSchema: object(map[string]any{"name": str("variable")}, "name")},
+	{Name: "freeze", Description: "Stops reading stdin after this call, until a byte comes through $MCP_TEST_THAW, or for good.",
+		InputSchema: object(nil)},
 	{Name: "big", Description: "Returns bytes bytes of text.",
 		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
 }
@@ -144,6 +150,54 @@ func listEchoTwice(next sdk.MethodHandler) sdk.MethodHandler {
 		return res, err
 	}
 }
+
+// serverStdin is the server's stdin as its session reads it.
+var serverStdin = &freezableStdin{}
+
+// freezableStdin is stdin, whose reading the freeze tool stops: the Read
+// after the call (or the one under way, once it has returned) waits, as a
+// server that no longer reads its requests does, until a test thaws it
+// through the FIFO $MCP_TEST_THAW names, or without one until the process
+// is killed. What the client writes meanwhile fills the pipe, and nothing
+// but the test can undo that, as a SIGCONT undid a stop by SIGSTOP.
+type freezableStdin struct {
+	frozen atomic.Bool
+}
+
+func (s *freezableStdin) Read(p []byte) (int, error) {
+	if s.frozen.Load() {
+		waitForThaw()
+		s.frozen.Store(false)
+	}
+	return os.Stdin.Read(p)
+}
+
+func (s *freezableStdin) Close() error { return os.Stdin.Close() }
+
+// waitForThaw returns once the FIFO $MCP_TEST_THAW names has been opened
+// to write and a byte written or the FIFO closed; without it, never.
+func waitForThaw() {
+	if path := os.Getenv("MCP_TEST_THAW"); path != "" {
+		if f, err := os.Open(path); err == nil { // returns once the test opens it to write
+			_, _ = f.Read(make([]byte, 1))
+			f.Close()
+			return
+		}
+	}
+	// A read from a pipe nothing writes to waits in the poller, so the
+	// runtime does not take the server, all of whose goroutines then wait,
+	// for deadlocked.
+	r, w, err := os.Pipe()
+	if err != nil {
+		select {}
+	}
+	_, _ = r.Read(make([]byte, 1))
+	runtime.KeepAlive(w)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
@@ -211,6 +265,10 @@ func testServer() *sdk.Server {
 			var a struct{ Name string }
 			_ = json.Unmarshal(req.Params.Arguments, &a)
 			return text(os.Getenv(a.Name)), nil
+		},
+		"freeze": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			serverStdin.frozen.Store(true)
+			return text("frozen"), nil
 		},
 		"big": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Bytes int }

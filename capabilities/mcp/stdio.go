@@ -49,7 +49,7 @@ var inheritedEnv = []string{
 // process is a local server's process.
 type process struct {
 	cmd     *exec.Cmd
-	stdin   io.Closer
+	stdin   *pipeWriter
 	stderr  *tail
 	exited  chan struct{} // closed when Wait returned
 	err     error         // Wait's error, valid once exited is closed
@@ -90,12 +90,12 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 		return nil, nil, err
 	}
 	// From here on the process exists and must be stopped on any failure.
-	p.stdin = stdin
+	p.stdin = &pipeWriter{w: stdin}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
-	session, err := client.Connect(ctx, &sdk.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	session, err := client.Connect(ctx, &sdk.IOTransport{Reader: stdout, Writer: p.stdin}, nil)
 	if err != nil {
 		p.stopWithin(0) // it never became a server: no need to wait for it
 		return nil, p, err
@@ -206,6 +206,64 @@ func (p *process) stopWithin(grace time.Duration) error {
 		signalGroup(p.cmd, true)
 	})
 	return p.stopErr
+}
+
+// pipeWriter is a local server's stdin as the session writes to it, which
+// knows the write under way. The SDK writes a request whatever the call's
+// context, so that to a server that stopped reading blocks once the pipe is
+// full, and outlasts the call that gave up on it; its connection writes one
+// message at a time, so every later write waits behind it, whole, not
+// interleaved with it.
+type pipeWriter struct {
+	mu        sync.Mutex
+	w         io.WriteCloser
+	current   chan struct{} // closed when the write under way ends; nil when none is
+	abandoned chan struct{} // current, when a call gave up while it was under way
+}
+
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.current = done
+	w := p.w
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if p.current == done {
+			p.current = nil
+		}
+		p.mu.Unlock()
+		close(done)
+	}()
+	return w.Write(b)
+}
+
+func (p *pipeWriter) Close() error {
+	p.mu.Lock()
+	w := p.w
+	p.mu.Unlock()
+	return w.Close()
+}
+
+// abandon notes that a call gave up while a write was under way.
+func (p *pipeWriter) abandon() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.current != nil {
+		p.abandoned = p.current
+	}
+}
+
+// stuck returns a channel closed when a write a call gave up on ends, or
+// nil when none is under way: it ends when the server reads it or when
+// Close closes the pipe.
+func (p *pipeWriter) stuck() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.abandoned != nil && p.abandoned != p.current {
+		p.abandoned = nil
+	}
+	return p.abandoned
 }
 
 // tail keeps the last n lines written to it.

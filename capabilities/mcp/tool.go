@@ -60,6 +60,10 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	if c.closed.Load() {
 		return "", fmt.Errorf("%s: %w", t.name, ErrClosed)
 	}
+	if c.proc != nil && c.proc.stdin.stuck() != nil {
+		return "", capabilities.Retry("%s was not called: MCP server %s has stopped reading its requests, and one an earlier call gave up on "+
+			"is still waiting to be sent to it. Its tools can be called again once it reads that one.", t.name, c.id)
+	}
 	info, _ := capabilities.CallFrom(ctx)
 	base := EventBase{Server: c.id, Tool: t.name, ToolCallID: info.ID, ToolName: info.Tool}
 	if base.ToolName == "" {
@@ -77,7 +81,7 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout())
 	defer cancel() // also ends what the SDK still reads of the answer
-	res, err := c.session.CallTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	res, err := c.callTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: args})
 	if err != nil {
 		return "", c.callError(ctx, callCtx, t.name, err)
 	}
@@ -96,6 +100,39 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 		return "", &capabilities.RetryError{Message: text}
 	}
 	return text, nil
+}
+
+// callTool is the session's CallTool, ended by ctx though the request is
+// still being written: the SDK writes it to a local server's stdin whatever
+// the context, and that write blocks once a server that stopped reading has
+// let the pipe fill. The write goes on until the server reads again or
+// Close closes the pipe; until then later calls are refused (see Call), as
+// they would wait behind it, and be sent, once it ended, after their
+// callers had been told they were cancelled.
+func (c *Capability) callTool(ctx context.Context, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
+	type answer struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := c.session.CallTool(ctx, params)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		select {
+		case a := <-done: // an answer that came as ctx ended stands
+			return a.res, a.err
+		default:
+		}
+		if c.proc != nil {
+			c.proc.stdin.abandon()
+		}
+		return nil, ctx.Err()
+	}
 }
 
 // callError classifies a failed call: the run's own deadline or
