@@ -345,14 +345,7 @@ func TestResponsesBackgroundCancelledWhenTheRunEnds(t *testing.T) {
 			t.Parallel()
 			ctx, interrupt := context.WithCancel(t.Context())
 			defer interrupt()
-			var (
-				mu   sync.Mutex
-				seen []*http.Request
-			)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				seen = append(seen, r.Clone(context.Background()))
-				mu.Unlock()
+			srv, requests := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				switch r.Method + " " + r.URL.Path {
 				case "POST /v1/responses":
@@ -368,8 +361,7 @@ func TestResponsesBackgroundCancelledWhenTheRunEnds(t *testing.T) {
 				default:
 					http.NotFound(w, r)
 				}
-			}))
-			defer srv.Close()
+			})
 			policy, _ := instant()
 			policy.sleep = func(ctx context.Context, d time.Duration) error {
 				if d == backgroundPoll && tt.endWhile == "wait" {
@@ -384,14 +376,8 @@ func TestResponsesBackgroundCancelledWhenTheRunEnds(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, "openai-responses: context canceled", err.Error(), "the interruption, as before")
 
-			mu.Lock()
-			defer mu.Unlock()
-			var got []string
-			for _, r := range seen {
-				got = append(got, r.Method+" "+r.URL.Path)
-			}
+			got, last := requests()
 			assert.Equal(t, tt.requests, got, "one cancel, not retried")
-			last := seen[len(seen)-1]
 			assert.Equal(t, "Bearer sk-test-key", last.Header.Get("Authorization"))
 		})
 	}
@@ -403,14 +389,7 @@ func TestResponsesBackgroundStreamCancelledWhenTheRunEnds(t *testing.T) {
 	t.Parallel()
 	ctx, interrupt := context.WithCancel(t.Context())
 	defer interrupt()
-	var (
-		mu   sync.Mutex
-		seen []*http.Request
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Clone(context.Background()))
-		mu.Unlock()
+	srv, requests := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method + " " + r.URL.Path {
 		case "POST /v1/responses":
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -429,8 +408,7 @@ data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_bg
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	defer srv.Close()
+	})
 	policy, _ := instant()
 	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
 		Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
@@ -440,12 +418,34 @@ data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_bg
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, "openai-responses: context canceled", err.Error())
 
-	mu.Lock()
-	defer mu.Unlock()
-	var got []string
-	for _, r := range seen {
-		got = append(got, r.Method+" "+r.URL.Path)
-	}
+	got, last := requests()
 	assert.Equal(t, []string{"POST /v1/responses", "POST /v1/responses/resp_bg/cancel"}, got)
-	assert.Equal(t, "Bearer sk-test-key", seen[len(seen)-1].Header.Get("Authorization"))
+	assert.Equal(t, "Bearer sk-test-key", last.Header.Get("Authorization"))
+}
+
+// recordingServer serves handle and notes each request: requests returns
+// their methods and paths, in order, and the last one.
+func recordingServer(t *testing.T, handle http.HandlerFunc) (*httptest.Server, func() ([]string, *http.Request)) {
+	t.Helper()
+	var (
+		mu   sync.Mutex
+		seen []*http.Request
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+		handle(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() ([]string, *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		var got []string
+		for _, r := range seen {
+			got = append(got, r.Method+" "+r.URL.Path)
+		}
+		require.NotEmpty(t, seen)
+		return got, seen[len(seen)-1]
+	}
 }

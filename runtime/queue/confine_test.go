@@ -36,13 +36,8 @@ func TestConfine(t *testing.T) {
 	require.NoError(t, os.Symlink("sub", filepath.Join(ws, "in")))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
 
-	reg := capabilities.NewRegistry()
-	for _, name := range capabilities.Default().Names() {
-		typ, _ := capabilities.Default().Lookup(name)
-		require.NoError(t, reg.Register(typ))
-	}
-	require.NoError(t, reg.Register(capabilities.Type{Name: "Opaque",
-		New: func(context.Context, capabilities.Args) (capabilities.Capability, error) { return opaque{}, nil }}))
+	reg := registryWith(t, capabilities.Type{Name: "Opaque",
+		New: func(context.Context, capabilities.Args) (capabilities.Capability, error) { return opaque{}, nil }})
 
 	none, all := Allow{}, Allow{Exec: true, Network: true, Env: true}
 	for name, tc := range map[string]struct {
@@ -143,19 +138,11 @@ func TestInlineSpecEnvironmentReferences(t *testing.T) {
 	assert.Equal(t, []string{"Say " + os.Getenv("HOME") + " and no."}, s.Instructions)
 }
 
-// swapper stands for someone else who can write to a job's workspace: built
-// for the run (not to be checked), it replaces the directory sub with a
-// symbolic link to elsewhere, between the worker's check and the
-// capabilities the run builds after it.
-type swapper struct{}
-
-func (swapper) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
-func (swapper) Reach() capabilities.Reach                          { return capabilities.Reach{} }
-
 // What the run's capabilities reach is judged as the run built them: a
 // workspace directory that became a link leading out after the worker
-// checked the spec fails the job before its first request, and nothing is
-// written where the link leads.
+// checked the spec (here the Swap capability, built for the run, stands for
+// someone else who can write to the workspace) fails the job before its
+// first request, and nothing is written where the link leads.
 func TestConfineJudgesTheRunsOwnCapabilities(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
@@ -164,12 +151,7 @@ func TestConfineJudgesTheRunsOwnCapabilities(t *testing.T) {
 	realOutside, err := filepath.EvalSymlinks(outside)
 	require.NoError(t, err)
 
-	reg := capabilities.NewRegistry()
-	for _, name := range capabilities.Default().Names() {
-		typ, _ := capabilities.Default().Lookup(name)
-		require.NoError(t, reg.Register(typ))
-	}
-	require.NoError(t, reg.Register(capabilities.Type{Name: "Swap",
+	reg := registryWith(t, capabilities.Type{Name: "Swap",
 		New: func(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
 			if !args.CheckOnly {
 				sub := filepath.Join(args.Dir, "sub")
@@ -180,8 +162,8 @@ func TestConfineJudgesTheRunsOwnCapabilities(t *testing.T) {
 					return nil, err
 				}
 			}
-			return swapper{}, nil
-		}}))
+			return stopper{}, nil // it reaches nothing itself
+		}})
 
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{

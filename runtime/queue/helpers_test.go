@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/capabilities"
 	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
 	"github.com/agentspec/agentspec/spec"
 )
@@ -151,3 +152,17 @@ const copyTurns = `turns:
       - {name: write_file, arguments: {path: out.txt, content: "copied\n"}}
   - text: done
 `
+
+// registryWith is a registry of the built-in capability types and extra.
+func registryWith(t *testing.T, extra ...capabilities.Type) *capabilities.Registry {
+	t.Helper()
+	reg := capabilities.NewRegistry()
+	for _, name := range capabilities.Default().Names() {
+		typ, _ := capabilities.Default().Lookup(name)
+		require.NoError(t, reg.Register(typ))
+	}
+	for _, typ := range extra {
+		require.NoError(t, reg.Register(typ))
+	}
+	return reg
+}

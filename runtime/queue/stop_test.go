@@ -75,12 +75,7 @@ func TestWorkerStoppedBeforeTheRunHandsTheJobBack(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var once sync.Once
-	reg := capabilities.NewRegistry()
-	for _, name := range capabilities.Default().Names() {
-		typ, _ := capabilities.Default().Lookup(name)
-		require.NoError(t, reg.Register(typ))
-	}
-	require.NoError(t, reg.Register(capabilities.Type{Name: "Stopper",
+	reg := registryWith(t, capabilities.Type{Name: "Stopper",
 		New: func(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
 			stopped := false
 			once.Do(func() { stop(); stopped = true }) // SIGTERM, while the first worker checks the spec
@@ -88,7 +83,7 @@ func TestWorkerStoppedBeforeTheRunHandsTheJobBack(t *testing.T) {
 				return nil, ctx.Err()
 			}
 			return stopper{}, nil
-		}}))
+		}})
 	specDir := t.TempDir()
 	writeFiles(t, specDir, map[string]string{"agent.yaml": strings.Replace(agentYAML, "  - FileSystem: {root_dir: .}\n", "  - FileSystem: {root_dir: .}\n  - Stopper\n", 1), "turns.yaml": copyTurns})
 	specPath := filepath.Join(specDir, "agent.yaml")
