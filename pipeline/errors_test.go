@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/agentspec/agentspec/capabilities/filesystem" // the FileSystem the step specs use
 	"github.com/agentspec/agentspec/spec"
 )
 

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
 )

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
-	_ "github.com/agentspec/agentspec/capabilities/filesystem"
 	"github.com/agentspec/agentspec/capabilities/prefixtools"
 	"github.com/agentspec/agentspec/spec"
 )

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
-	_ "github.com/agentspec/agentspec/capabilities/filesystem" // registers FileSystem
 	"github.com/agentspec/agentspec/spec"
 )
 
