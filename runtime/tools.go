@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -120,26 +119,23 @@ func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
 		callCtx = capabilities.WithListener(callCtx, r.emitter)
 	} else {
 		// The listeners hear the call's events under the run's context, not
-		// under tool_timeout, and the call's clock stops while they do: a
+		// under tool_timeout, and the call's clock stops while they do
+		// (capabilities.WithCallTimeout holds it around this listener): a
 		// person asked to approve a change is not the tool running late, a
 		// question given up at the deadline would leave the answer meant
 		// for it to the next one, and a change approved after the deadline
 		// would then fail. An event the tool sends under a context that
 		// cannot end (context.WithoutCancel) is heard so too.
 		heard := callCtx
-		var clock *callDeadline
 		listen := func(evCtx context.Context, ev capabilities.Event) error {
-			release := clock.hold()
-			defer release()
 			if evCtx.Done() == nil {
 				return r.emit(context.WithoutCancel(heard), ev)
 			}
 			return r.emit(heard, ev)
 		}
 		var stop context.CancelFunc
-		clock, stop = withCallDeadline(capabilities.WithListener(callCtx, listen), r.toolTimeout)
+		callCtx, stop = capabilities.WithCallTimeout(capabilities.WithListener(callCtx, listen), r.toolTimeout, nil)
 		defer stop()
-		callCtx = clock
 	}
 	// The call is awaited even past its deadline: a tool that is still
 	// writing must not be left running behind the model's back. Tools are
@@ -162,148 +158,6 @@ func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
 	}
 	return outcome{status: ToolFatal, message: err.Error(), fatal: fmt.Errorf("tool %s: %w", name, err)}
 }
-
-// callDeadline is the context of a tool call under tool_timeout. It ends
-// when the call's time runs out (Err is context.DeadlineExceeded), when its
-// parent ends (the parent's Err), or when its stop function is called
-// (context.Canceled), as context.WithTimeout's does, but its clock stops
-// while a listener hears one of the call's events: pydantic-ai asks for
-// approvals outside the tool call, so a person's time to answer never counts
-// against its tool_timeout either. Events a tool sends from several
-// goroutines at once stop the clock until the last listener returns.
-//
-// Deadline reports when the call ends if no listener holds it from then on,
-// and never later than the parent's deadline: while a listener runs, that is
-// now plus the time left; after one returns, it is later than it was before
-// the event by the time the listener took. A tool that turns it into a
-// deadline of its own (a socket's, a subprocess's) before emitting an event
-// keeps the earlier one.
-type callDeadline struct {
-	// inner is the parent with a cancellation of its own, ended with the
-	// same cause as this context: it carries the values, and the cause
-	// context.Cause finds through them.
-	inner       context.Context
-	cancelInner context.CancelCauseFunc
-	done        chan struct{}
-
-	mu    sync.Mutex
-	err   error
-	end   time.Time     // when the time runs out, while no listener holds the clock
-	left  time.Duration // the time left, while one does
-	holds int           // listeners running
-	timer *time.Timer
-	gen   int // the running timer's; a stopped timer that fires anyway has an older one
-}
-
-// withCallDeadline returns a context for one call that ends after d of the
-// call's own time, and a function to stop it that must be called.
-func withCallDeadline(parent context.Context, d time.Duration) (*callDeadline, context.CancelFunc) {
-	inner, cancelInner := context.WithCancelCause(parent)
-	c := &callDeadline{inner: inner, cancelInner: cancelInner, done: make(chan struct{}), left: d}
-	c.mu.Lock()
-	c.run()
-	c.mu.Unlock()
-	// Watched here rather than through inner: this context's Err must be
-	// set before its Done channel closes.
-	unwatch := context.AfterFunc(parent, func() { c.finish(parent.Err(), context.Cause(parent)) })
-	if err := parent.Err(); err != nil {
-		c.finish(err, context.Cause(parent))
-	}
-	return c, func() {
-		unwatch()
-		c.finish(context.Canceled, context.Canceled)
-	}
-}
-
-// run starts the clock with the time left. c.mu is held.
-func (c *callDeadline) run() {
-	c.end = time.Now().Add(c.left)
-	c.gen++
-	gen := c.gen
-	c.timer = time.AfterFunc(c.left, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if gen == c.gen && c.holds == 0 {
-			c.finishLocked(context.DeadlineExceeded, context.DeadlineExceeded)
-		}
-	})
-}
-
-// hold stops the clock until the function it returns is called; a clock
-// already stopped stays so until every hold is released. A call whose time
-// ran out before is left ended.
-func (c *callDeadline) hold() (release func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return func() {}
-	}
-	if c.holds == 0 {
-		c.gen++
-		c.timer.Stop()
-		c.left = time.Until(c.end)
-		if c.left <= 0 {
-			// The timer was due and had not yet said so.
-			c.finishLocked(context.DeadlineExceeded, context.DeadlineExceeded)
-			return func() {}
-		}
-	}
-	c.holds++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			c.holds--
-			if c.holds == 0 && c.err == nil {
-				c.run()
-			}
-		})
-	}
-}
-
-func (c *callDeadline) finish(err, cause error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.finishLocked(err, cause)
-}
-
-// finishLocked ends the context, unless it has ended. c.mu is held; inner
-// is ended before Done closes, so that whoever sees it closed finds the
-// cause too.
-func (c *callDeadline) finishLocked(err, cause error) {
-	if c.err != nil {
-		return
-	}
-	c.err = err
-	c.gen++
-	c.timer.Stop()
-	c.cancelInner(cause)
-	close(c.done)
-}
-
-func (c *callDeadline) Deadline() (time.Time, bool) {
-	c.mu.Lock()
-	dl := c.end
-	if c.holds > 0 {
-		dl = time.Now().Add(c.left)
-	}
-	c.mu.Unlock()
-	if p, ok := c.inner.Deadline(); ok && p.Before(dl) {
-		dl = p
-	}
-	return dl, true
-}
-
-func (c *callDeadline) Done() <-chan struct{} { return c.done }
-
-func (c *callDeadline) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-func (c *callDeadline) Value(key any) any { return c.inner.Value(key) }
 
 // capText cuts s after n code points.
 func capText(s string, n int) (string, bool) {

@@ -1,0 +1,190 @@
+package capabilities
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// WithCallTimeout returns a context for one tool call that ends after d of
+// the call's own time, with cause as its context.Cause (nil gives
+// context.DeadlineExceeded), and a function to stop it that must be called,
+// as context.WithTimeoutCause does. Its clock stops while the listener ctx
+// carries hears an event sent through the returned context: the time a
+// listener takes, a person asked to approve a change, is not the tool
+// running late, and pydantic-ai asks for approvals outside the tool call.
+// The runtime's tool_timeout and a capability's own limit on a call (the
+// FileSystem's DefaultToolTimeout) are both kept so.
+//
+// The returned context carries, in place of ctx's listener, one that holds
+// the clock while it calls ctx's. When ctx carries no listener, nothing can
+// stop the clock, and the context is context.WithTimeoutCause's.
+func WithCallTimeout(ctx context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
+	l, ok := ctx.Value(listenerKey{}).(Listener)
+	if !ok || l == nil {
+		return context.WithTimeoutCause(ctx, d, cause)
+	}
+	var c *callDeadline
+	held := func(evCtx context.Context, ev Event) error {
+		release := c.hold()
+		defer release()
+		return l(evCtx, ev)
+	}
+	var stop context.CancelFunc
+	c, stop = withCallDeadline(WithListener(ctx, held), d, cause)
+	return c, stop
+}
+
+// callDeadline is the context WithCallTimeout gives a call. It ends when the
+// call's time runs out (Err is context.DeadlineExceeded), when its parent
+// ends (the parent's Err), or when its stop function is called
+// (context.Canceled), as context.WithTimeout's does, but its clock stops
+// while a listener hears one of the call's events: pydantic-ai asks for
+// approvals outside the tool call, so a person's time to answer never counts
+// against the call's time limit either. Events a tool sends from several
+// goroutines at once stop the clock until the last listener returns.
+//
+// Deadline reports when the call ends if no listener holds it from then on,
+// and never later than the parent's deadline: while a listener runs, that is
+// now plus the time left; after one returns, it is later than it was before
+// the event by the time the listener took. A tool that turns it into a
+// deadline of its own (a socket's, a subprocess's) before emitting an event
+// keeps the earlier one.
+type callDeadline struct {
+	// inner is the parent with a cancellation of its own, ended with the
+	// same cause as this context: it carries the values, and the cause
+	// context.Cause finds through them.
+	inner       context.Context
+	cancelInner context.CancelCauseFunc
+	done        chan struct{}
+	cause       error // the cause when the time runs out
+
+	mu    sync.Mutex
+	err   error
+	end   time.Time     // when the time runs out, while no listener holds the clock
+	left  time.Duration // the time left, while one does
+	holds int           // listeners running
+	timer *time.Timer   // nil until the clock first runs
+	gen   int           // the running timer's; a stopped timer that fires anyway has an older one
+}
+
+// withCallDeadline returns a context for one call that ends after d of the
+// call's own time, with cause (context.DeadlineExceeded when nil) as its
+// context.Cause, and a function to stop it that must be called.
+func withCallDeadline(parent context.Context, d time.Duration, cause error) (*callDeadline, context.CancelFunc) {
+	if cause == nil {
+		cause = context.DeadlineExceeded
+	}
+	inner, cancelInner := context.WithCancelCause(parent)
+	c := &callDeadline{inner: inner, cancelInner: cancelInner, done: make(chan struct{}), cause: cause, left: d}
+	c.mu.Lock()
+	if d <= 0 {
+		c.end = time.Now().Add(d)
+		c.finishLocked(context.DeadlineExceeded, cause)
+	} else {
+		c.run()
+	}
+	c.mu.Unlock()
+	// Watched here rather than through inner: this context's Err must be
+	// set before its Done channel closes.
+	unwatch := context.AfterFunc(parent, func() { c.finish(parent.Err(), context.Cause(parent)) })
+	if err := parent.Err(); err != nil {
+		c.finish(err, context.Cause(parent))
+	}
+	return c, func() {
+		unwatch()
+		c.finish(context.Canceled, context.Canceled)
+	}
+}
+
+// run starts the clock with the time left. c.mu is held.
+func (c *callDeadline) run() {
+	c.end = time.Now().Add(c.left)
+	c.gen++
+	gen := c.gen
+	c.timer = time.AfterFunc(c.left, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if gen == c.gen && c.holds == 0 {
+			c.finishLocked(context.DeadlineExceeded, c.cause)
+		}
+	})
+}
+
+// hold stops the clock until the function it returns is called; a clock
+// already stopped stays so until every hold is released. A call whose time
+// ran out before is left ended.
+func (c *callDeadline) hold() (release func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return func() {}
+	}
+	if c.holds == 0 {
+		c.gen++
+		c.timer.Stop()
+		c.left = time.Until(c.end)
+		if c.left <= 0 {
+			// The timer was due and had not yet said so.
+			c.finishLocked(context.DeadlineExceeded, c.cause)
+			return func() {}
+		}
+	}
+	c.holds++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.holds--
+			if c.holds == 0 && c.err == nil {
+				c.run()
+			}
+		})
+	}
+}
+
+func (c *callDeadline) finish(err, cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finishLocked(err, cause)
+}
+
+// finishLocked ends the context, unless it has ended. c.mu is held; inner
+// is ended before Done closes, so that whoever sees it closed finds the
+// cause too.
+func (c *callDeadline) finishLocked(err, cause error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	c.gen++
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.cancelInner(cause)
+	close(c.done)
+}
+
+func (c *callDeadline) Deadline() (time.Time, bool) {
+	c.mu.Lock()
+	dl := c.end
+	if c.holds > 0 {
+		dl = time.Now().Add(c.left)
+	}
+	c.mu.Unlock()
+	if p, ok := c.inner.Deadline(); ok && p.Before(dl) {
+		dl = p
+	}
+	return dl, true
+}
+
+func (c *callDeadline) Done() <-chan struct{} { return c.done }
+
+func (c *callDeadline) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *callDeadline) Value(key any) any { return c.inner.Value(key) }
