@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
 )
 
 // Arguments rg cannot take, or that are too long, are retries that name the
@@ -206,4 +209,37 @@ func TestDefaultDeadline(t *testing.T) {
 	cancel()
 	_, err := callTool(ctx, t, c, ToolFindFiles, map[string]any{"pattern": "**/*"})
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// The time the listeners take, a person answering --approve, does not
+// count against the default deadline: a write approved after it is made.
+// Before, the question was given up at the deadline and the write failed
+// as "stopped at its time limit". Not parallel: it shortens the default
+// deadline for every call.
+func TestDefaultDeadlineSparesListeners(t *testing.T) {
+	c, root := newTestFS(t, Options{}, map[string]string{"a.txt": "old\n"})
+	const limit = 200 * time.Millisecond
+	toolTimeoutOverride.Store(int64(limit))
+	t.Cleanup(func() { toolTimeoutOverride.Store(0) })
+	answered := false
+	ctx := capabilities.WithListener(context.Background(), func(ctx context.Context, ev capabilities.Event) error {
+		if _, ok := ev.(*FileChangeRequestEvent); !ok {
+			return nil
+		}
+		// The person answers after the call's deadline, had its clock gone
+		// on; a listener asking gives up when the call's context ends.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * limit):
+			answered = true
+			return nil
+		}
+	})
+	got := result(callTool(ctx, t, c, ToolWriteFile, map[string]any{"path": "a.txt", "content": "new\n"}))
+	assert.Equal(t, "Wrote 4 chars (1 lines) to a.txt. [hash:7aa7a5359173]", got)
+	assert.True(t, answered, "the listener's context did not end while it waited")
+	data, err := os.ReadFile(filepath.Join(root, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(data))
 }

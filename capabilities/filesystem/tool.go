@@ -55,13 +55,15 @@ func toolHints(name string) capabilities.Hints {
 
 // Call runs the tool under a deadline: the caller's (the runtime's
 // tool_timeout puts one on the context), or DefaultToolTimeout when the
-// context has none, so that no call runs unbounded.
+// context has none, so that no call runs unbounded. As tool_timeout's, that
+// limit's clock stops while the listeners hear the call's events: a person
+// answering --approve after it would otherwise see the approved change fail.
 func (t *tool[A]) Call(ctx context.Context, raw json.RawMessage) (string, error) {
 	if _, ok := ctx.Deadline(); ok {
 		return t.run(ctx, raw)
 	}
 	limit := defaultToolTimeout()
-	ctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
+	ctx, cancel := capabilities.WithCallTimeout(ctx, limit, errTimeLimit)
 	defer cancel()
 	out, err := t.run(ctx, raw)
 	if err != nil && errors.Is(context.Cause(ctx), errTimeLimit) && errors.Is(err, context.DeadlineExceeded) {
@@ -74,7 +76,8 @@ func (t *tool[A]) Call(ctx context.Context, raw json.RawMessage) (string, error)
 }
 
 // DefaultToolTimeout is the deadline of a FileSystem tool call whose
-// context has none. Walkers and searches that reach it return what they
+// context has none, in the call's own time: the time its listeners take
+// does not count. Walkers and searches that reach it return what they
 // found with a note saying they stopped; other tools return a retry.
 const DefaultToolTimeout = 2 * time.Minute
 
