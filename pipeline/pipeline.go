@@ -207,6 +207,10 @@ type Step struct {
 	// Output is the type of the step's answer: its spec's output_schema, or
 	// a string. For a fan-out step it is one item's answer.
 	Output Type
+
+	// itemBase is what the item specs of a glob fan-out are copied from
+	// (see keyItemFiles); nil for any other step.
+	itemBase *spec.Spec
 }
 
 // FanOut tells whether the step runs once per item.
@@ -305,6 +309,7 @@ func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
 		})
 		return nil, append(c.errs, c.specErrs...)
 	}
+	keyItemFiles(c.p)
 	return c.p, nil
 }
 

@@ -656,6 +656,8 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 			},
 			Claim: func(file string) string { return r.take(s, i, file) },
 		})
+	case s.FanOut() && s.ForEach.Glob != "":
+		res, err = runtime.Run(ctx, s.itemSpec(item.(string)), opts...)
 	default:
 		res, err = runtime.Run(ctx, s.Spec, opts...)
 	}

@@ -414,6 +414,23 @@ steps:
 	fresh, cached = run()
 	assert.ElementsMatch(t, []string{"extract[2]", "merge"}, fresh, "the new document's job and its consumer")
 	assert.ElementsMatch(t, []string{"extract[0]", "extract[1]"}, cached)
+
+	// The document an item names is its job's input, though the spec's
+	// input_globs do not list it: an edited one is extracted again, and
+	// only it. Its consumer replays, since the answer is the same.
+	writeFiles(t, ws, map[string]string{"inbox/b.md": "# B, edited"})
+	fresh, cached = run()
+	assert.ElementsMatch(t, []string{"extract[1]"}, fresh, "the edited document's job")
+	assert.ElementsMatch(t, []string{"extract[0]", "extract[2]", "merge"}, cached)
+
+	// A name that a pattern would read otherwise is its file's name.
+	writeFiles(t, ws, map[string]string{"inbox/[a-z]*.md": "# D"})
+	fresh, _ = run()
+	assert.ElementsMatch(t, []string{"extract[0]", "merge"}, fresh)
+	writeFiles(t, ws, map[string]string{"inbox/[a-z]*.md": "# D, edited"})
+	fresh, cached = run()
+	assert.ElementsMatch(t, []string{"extract[0]"}, fresh)
+	assert.ElementsMatch(t, []string{"extract[1]", "extract[2]", "extract[3]", "merge"}, cached)
 }
 
 func TestRunInterrupted(t *testing.T) {
