@@ -78,26 +78,39 @@ func newResultCache(s *spec.Spec, cfg config, model string, schema *outputSchema
 	}, nil
 }
 
-// specDocument is what the spec means, as JSON: the loaded document, or for
-// a spec built in Go, its typed fields without the file positions (which
-// move with every comment and say nothing about meaning).
+// specDocument is what the spec means, as JSON: its typed fields, which are
+// what a run reads, without the file positions and the warnings that carry
+// them (they move with every comment and say nothing about meaning). A
+// loaded spec is keyed so too, not on its Document: a program that changes
+// a field of a loaded spec before it runs it changes the run, and a key
+// over the document as loaded replayed the answer of the spec as it was.
+//
+// The spec is encoded as it is, not copied: other runs of it may be
+// writing its unexported fields meanwhile, which encoding/json never reads.
+// Every exported field is thus in the key, one added later included.
 func specDocument(s *spec.Spec) ([]byte, error) {
-	if s.Document != nil {
-		return json.Marshal(s.Document)
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
 	}
-	c := *s
-	c.File, c.Document = "", nil
-	c.Capabilities = make([]spec.Capability, len(s.Capabilities))
-	for i, cp := range s.Capabilities {
-		cp.Pos = spec.Position{}
-		c.Capabilities[i] = cp
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
 	}
-	c.Workspace.Checks = make([]spec.Check, len(s.Workspace.Checks))
-	for i, ch := range s.Workspace.Checks {
-		ch.Pos = spec.Position{}
-		c.Workspace.Checks[i] = ch
+	delete(doc, "File")
+	delete(doc, "Document")
+	delete(doc, "Warnings")
+	caps, _ := doc["Capabilities"].([]any)
+	ws, _ := doc["Workspace"].(map[string]any)
+	checks, _ := ws["Checks"].([]any)
+	for _, e := range append(caps, checks...) {
+		if m, ok := e.(map[string]any); ok {
+			delete(m, "Pos")
+		}
 	}
-	return json.Marshal(c)
+	return json.Marshal(doc)
 }
 
 // cacheLookup is the outcome of a lookup, kept for the store that follows a

@@ -300,6 +300,47 @@ func TestRunCacheFromSpecFile(t *testing.T) {
 	assert.True(t, res.Cached)
 }
 
+// A program may change a loaded spec before it runs it: the key follows the
+// spec as it is run, not the file as it was loaded, and still not the
+// file's comments, which move the positions its warnings carry.
+func TestRunCacheKeysTheSpecAsRun(t *testing.T) {
+	t.Parallel()
+	specDir, workspace := t.TempDir(), t.TempDir()
+	const agent = "version: 1\nmodel: script:turns.yaml\ninstructions: Say hello.\ninstrument: true\ncache: {dir: .cache}\n"
+	writeFiles(t, specDir, map[string]string{"agent.yaml": agent, "turns.yaml": "turns:\n  - text: hello\n"})
+	load := func() *spec.Spec {
+		t.Helper()
+		s, err := spec.LoadFile(filepath.Join(specDir, "agent.yaml"))
+		require.NoError(t, err)
+		require.NotEmpty(t, s.Warnings, "instrument is accepted and not acted on")
+		return s
+	}
+	run := func(s *spec.Spec) bool {
+		t.Helper()
+		res, err := Run(context.Background(), s, WithWorkspace(workspace))
+		require.NoError(t, err)
+		return res.Cached
+	}
+	s := load()
+	require.False(t, run(s))
+	require.True(t, run(s))
+
+	edits := map[string]func(*spec.Spec){
+		"instructions":    func(s *spec.Spec) { s.Instructions = []string{"Say goodbye."} },
+		"model_settings":  func(s *spec.Spec) { s.ModelSettings.MaxTokens = 5 },
+		"retries":         func(s *spec.Spec) { s.Retries = 1 },
+		"max_tool_rounds": func(s *spec.Spec) { s.MaxToolRounds = 3 },
+	}
+	for name, edit := range edits {
+		s := load()
+		edit(s)
+		assert.False(t, run(s), "%s changed after the spec was loaded: the stored answer is not this spec's", name)
+	}
+
+	writeFiles(t, specDir, map[string]string{"agent.yaml": "# a comment\n\n" + agent})
+	assert.True(t, run(load()), "comments are not meaning, nor the positions of warnings they move")
+}
+
 // cache: true is the default directory, which the environment can move. The
 // test sets an environment variable, so it does not run in parallel.
 func TestRunCacheTrueUsesTheDefaultDirectory(t *testing.T) {

@@ -23,7 +23,7 @@
 //
 //	c, err := cache.New(s.Cache.Dir, cache.WithWarn(warn)) // "" is DefaultDir
 //	k := cache.KeyInput{
-//		Spec:  doc, // CanonicalJSON of the decoded YAML document
+//		Spec:  doc, // the spec as JSON, without its file positions
 //		Model: model, Input: input, Vars: vars, Workspace: dir,
 //		InputGlobs:          s.Workspace.InputGlobs,
 //		ExpectedOutputFiles: s.Workspace.ExpectedOutputFiles,
@@ -38,8 +38,10 @@
 //			Usage: cache.Usage(res.Usage), SpecName: s.Name})
 //	}
 //
-// The spec goes into the key as its decoded document, never as the typed
-// spec.Spec: that one carries file positions, which move with every comment.
+// The spec goes into the key as what the run reads, never with the file
+// positions spec.Spec carries, which move with every comment: runtime keys
+// the typed spec's fields without them, so that a spec a program changes
+// after loading it is keyed as it runs, not as it was loaded.
 //
 // Store hashes the input files again, as they are after the run, and files
 // the entry under that key. A run that edits its own inputs is therefore
