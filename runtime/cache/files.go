@@ -26,8 +26,11 @@ import (
 // The matched set is the union over globs of the regular files under root,
 // named by their slash-separated path relative to root and de-duplicated on
 // it. The digest is the SHA-256 over, for each path in sorted order, the path,
-// a NUL byte, the file's bytes and a NUL byte. No glob, or no match, gives ""
-// and no error, and so does a root that does not exist yet.
+// a NUL byte, the SHA-256 of the file's bytes and a NUL byte. A digest of
+// fixed length stands for the bytes, not the bytes themselves, since these
+// may hold NUL bytes too: a file whose content ended in NUL, another path,
+// NUL and other bytes was hashed as that file and one more. No glob, or no
+// match, gives "" and no error, and so does a root that does not exist yet.
 //
 // Globs have doublestar semantics (internal/glob's doublestar dialect,
 // github.com/bmatcuk/doublestar/v4): "*"
@@ -78,7 +81,8 @@ func hashFiles(ctx context.Context, t *tree, patterns []string) (digest string, 
 	}
 	slices.Sort(files)
 
-	h := sha256.New()
+	h, content := sha256.New(), sha256.New()
+	var sum [sha256.Size]byte
 	buf := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(buf)
 	r := &fileReader{tree: t, buf: *buf}
@@ -89,9 +93,11 @@ func hashFiles(ctx context.Context, t *tree, patterns []string) (digest string, 
 		}
 		io.WriteString(h, p)
 		h.Write([]byte{0})
-		if err := r.copy(h, found[p]); err != nil {
+		content.Reset()
+		if err := r.copy(content, found[p]); err != nil {
 			return "", nil, fmt.Errorf("hash input files: %s: %w", p, err)
 		}
+		h.Write(content.Sum(sum[:0]))
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)), files, nil

@@ -19,7 +19,22 @@ func hashOf(t *testing.T, root string, globs ...string) (string, []string) {
 	return digest, files
 }
 
-// The digest is defined byte for byte: path NUL content NUL, in sorted order.
+// digestOf is the digest HashFiles gives the files, path and content in
+// turn, in sorted order: the SHA-256 of each path, NUL, the SHA-256 of its
+// content and NUL.
+func digestOf(pathsAndContents ...string) string {
+	h := sha256.New()
+	for i := 0; i+1 < len(pathsAndContents); i += 2 {
+		sum := sha256.Sum256([]byte(pathsAndContents[i+1]))
+		h.Write([]byte(pathsAndContents[i] + "\x00"))
+		h.Write(sum[:])
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// The digest is defined byte for byte: path NUL SHA-256(content) NUL, in
+// sorted order.
 func TestHashFilesFormat(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{
@@ -27,10 +42,17 @@ func TestHashFilesFormat(t *testing.T) {
 		"notes/a.md": "ay\x00\xff", // bytes, not text
 		"other.txt":  "not matched",
 	})
-	want := sha256.Sum256([]byte("notes/a.md\x00ay\x00\xff\x00notes/b.md\x00bee\x00"))
+	h := sha256.New()
+	ay, bee := sha256.Sum256([]byte("ay\x00\xff")), sha256.Sum256([]byte("bee"))
+	h.Write([]byte("notes/a.md\x00"))
+	h.Write(ay[:])
+	h.Write([]byte("\x00notes/b.md\x00"))
+	h.Write(bee[:])
+	h.Write([]byte{0})
 
 	digest, files := hashOf(t, ws, "notes/*.md")
-	assert.Equal(t, hex.EncodeToString(want[:]), digest)
+	assert.Equal(t, hex.EncodeToString(h.Sum(nil)), digest)
+	assert.Equal(t, digestOf("notes/a.md", "ay\x00\xff", "notes/b.md", "bee"), digest)
 	assert.Equal(t, []string{"notes/a.md", "notes/b.md"}, files)
 }
 
@@ -97,6 +119,10 @@ func TestHashFilesChanges(t *testing.T) {
 		{"content moved across the boundary of two files", func(t *testing.T, ws string) {
 			writeFiles(t, ws, map[string]string{"notes/a.md": "alphab", "notes/b.md": "eta"})
 		}, false},
+		{"one file holding what two hashed as", func(t *testing.T, ws string) {
+			require.NoError(t, os.Remove(filepath.Join(ws, "notes/b.md")))
+			writeFiles(t, ws, map[string]string{"notes/a.md": "alpha\x00notes/b.md\x00beta"})
+		}, false},
 		{"a file the globs do not match", func(t *testing.T, ws string) {
 			writeFiles(t, ws, map[string]string{"out.txt": "y", "notes/c.txt": "z"})
 		}, true},
@@ -144,8 +170,7 @@ func TestHashFilesSymlinks(t *testing.T) {
 	symlink(t, "real", filepath.Join(ws, "linkdir"))
 	digest, files := hashOf(t, ws, "**/*.md")
 	assert.Equal(t, []string{"notes/a.md", "notes/abs-in.md", "notes/rel-in.md", "real/t.md"}, files)
-	want := sha256.Sum256([]byte("notes/a.md\x00alpha\x00notes/abs-in.md\x00target\x00notes/rel-in.md\x00target\x00real/t.md\x00target\x00"))
-	assert.Equal(t, hex.EncodeToString(want[:]), digest)
+	assert.Equal(t, digestOf("notes/a.md", "alpha", "notes/abs-in.md", "target", "notes/rel-in.md", "target", "real/t.md", "target"), digest)
 }
 
 // A workspace reached through a symlink hashes like its target. An absolute
