@@ -20,8 +20,8 @@ func hashOf(t *testing.T, root string, globs ...string) (string, []string) {
 }
 
 // digestOf is the digest HashFiles gives the files, path and content in
-// turn, in sorted order: the SHA-256 of each path, NUL, the SHA-256 of its
-// content and NUL.
+// turn, in sorted order: the SHA-256 over each path, NUL, the SHA-256 of
+// its content and NUL.
 func digestOf(pathsAndContents ...string) string {
 	h := sha256.New()
 	for i := 0; i+1 < len(pathsAndContents); i += 2 {
