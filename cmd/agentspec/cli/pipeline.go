@@ -163,6 +163,8 @@ func (f *runQueueFlags) check(cmd *cobra.Command) error {
 		return fmt.Errorf("--%s needs --nats", name)
 	case f.ship && cmd.Flags().Changed("workspace-root"):
 		return errors.New("--workspace-root names shared storage; --ship sends the workspace instead: give one of them")
+	case !f.ship && cmd.Flags().Changed("ship-max"):
+		return errors.New("--ship-max caps what --ship sends; without --ship nothing is sent")
 	case f.shipMaxMiB < 1:
 		return fmt.Errorf("--ship-max must be at least 1 (MiB), not %d", f.shipMaxMiB)
 	}

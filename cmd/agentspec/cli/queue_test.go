@@ -313,14 +313,23 @@ func TestQueueStatsChecksTheFormatFirst(t *testing.T) {
 }
 
 // --ship-max caps what --ship sends: without --ship it would change
-// nothing, so batch and submit refuse it before they connect.
+// nothing, so batch, submit and a pipeline's run and batch refuse it
+// before they connect.
 func TestShipMaxNeedsShip(t *testing.T) {
 	t.Parallel()
 	f := newBatchFixture(t, 1, "")
-	for _, cmd := range []string{"batch", "submit"} {
-		out := invoke(t, cmd, "--nats", "nats://127.0.0.1:1", "--ship-max", "5", f.spec, f.job(0))
-		assert.Equal(t, exitUsage, out.code, "%s: %s", cmd, out.stderr)
-		assert.Equal(t, "agentspec: --ship-max caps what --ship sends; without --ship nothing is sent\n", out.stderr, cmd)
-		assert.Empty(t, out.stdout, cmd)
+	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
+		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	nats := []string{"--nats", "nats://127.0.0.1:1", "--workspace-root", f.dir, "--ship-max", "5"}
+	for name, args := range map[string][]string{
+		"batch":          append([]string{"batch", f.spec, f.job(0)}, nats...),
+		"submit":         append([]string{"submit", f.spec, f.job(0)}, nats...),
+		"pipeline run":   append([]string{"run", pipelineFile, "--workspace", f.job(0)}, nats...),
+		"pipeline batch": append([]string{"batch", pipelineFile, f.job(0)}, nats...),
+	} {
+		out := invoke(t, args...)
+		assert.Equal(t, exitUsage, out.code, "%s: %s", name, out.stderr)
+		assert.Equal(t, "agentspec: --ship-max caps what --ship sends; without --ship nothing is sent\n", out.stderr, name)
+		assert.Empty(t, out.stdout, name)
 	}
 }
