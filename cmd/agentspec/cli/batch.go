@@ -157,7 +157,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 	var events *jobEvents
 	if f.queue.events != "" {
 		if events, err = newJobEvents(f.queue.events, workspaces); err != nil {
-			return exitWith(exitUsage, err)
+			return err
 		}
 		opts = append(opts, runtime.WithListener(events.listen))
 	}

@@ -28,15 +28,26 @@ type jobEvents struct {
 	errs  []error
 }
 
-// newJobEvents makes dir if needed and names each workspace's file.
-func newJobEvents(dir string, workspaces []string) (*jobEvents, error) {
+// makeEventsDir makes the --events directory of batch and submit if
+// needed. What stops it is a usage error (exit 2), found before any job
+// starts or the queue is reached, whether the jobs run here or on it.
+func makeEventsDir(dir string) error {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("--events %s is not a directory: a batch writes one events file per job into it", dir)
+		return exitWith(exitUsage, fmt.Errorf("--events %s is not a directory: each job's events go to a file of their own in it", dir))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("--events: %w", err)
+		return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--events: %w", err)
+		return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
+	}
+	return nil
+}
+
+// newJobEvents makes dir if needed (makeEventsDir) and names each
+// workspace's file.
+func newJobEvents(dir string, workspaces []string) (*jobEvents, error) {
+	if err := makeEventsDir(dir); err != nil {
+		return nil, err
 	}
 	return &jobEvents{dir: dir, names: eventFileNames(workspaces), open: map[int]*os.File{}, lines: map[int]capabilities.Listener{}}, nil
 }

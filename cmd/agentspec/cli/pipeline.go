@@ -548,8 +548,8 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 	}
 	var eventFiles []string
 	if f.queue.events != "" {
-		if err := os.MkdirAll(f.queue.events, 0o755); err != nil {
-			return exitWith(exitUsage, fmt.Errorf("--events: %w", err))
+		if err := makeEventsDir(f.queue.events); err != nil {
+			return err
 		}
 		eventFiles = eventFileNames(workspaces)
 	}

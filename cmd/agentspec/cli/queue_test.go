@@ -333,3 +333,30 @@ func TestShipMaxNeedsShip(t *testing.T) {
 		assert.Empty(t, out.stdout, name)
 	}
 }
+
+// --events DIR that names a file is a usage error (exit 2) said the same
+// way by every batch, here or over NATS (before connecting), spec or
+// pipeline, and by submit; the file is left as it was.
+func TestEventsDirThatIsAFile(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
+		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	file := writeFile(t, filepath.Join(t.TempDir(), "events"), "keep me")
+	nats := []string{"--nats", "nats://127.0.0.1:1", "--workspace-root", f.dir}
+	for name, args := range map[string][]string{
+		"batch":               {"batch", "--events", file, f.spec, f.job(0)},
+		"pipeline batch":      {"batch", "--events", file, pipelineFile, f.job(0)},
+		"batch --nats":        append([]string{"batch", "--events", file, f.spec, f.job(0)}, nats...),
+		"pipeline batch NATS": append([]string{"batch", "--events", file, pipelineFile, f.job(0)}, nats...),
+		"submit":              append([]string{"submit", "--events", file, f.spec, f.job(0)}, nats...),
+	} {
+		out := invoke(t, args...)
+		assert.Equal(t, exitUsage, out.code, "%s: %s", name, out.stderr)
+		assert.Equal(t, "agentspec: --events "+file+" is not a directory: each job's events go to a file of their own in it\n", out.stderr, name)
+		assert.Empty(t, out.stdout, name)
+	}
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(data))
+}

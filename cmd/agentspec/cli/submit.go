@@ -75,6 +75,11 @@ type queueRun struct {
 // local batch does.
 func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.events != "" {
+		if err := makeEventsDir(f.events); err != nil { // a usage error, before connecting
+			return err
+		}
+	}
 	q, err := f.open(cmd.Context(), "agentspec "+cmd.Name(), 0)
 	if err != nil {
 		return err
@@ -93,9 +98,7 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 	}
 	var files *eventFiles
 	if f.events != "" {
-		if files, err = newEventFiles(f.events, b); err != nil {
-			return exitWith(exitFailure, err)
-		}
+		files = newEventFiles(f.events, b)
 		defer func() { _ = files.close() }() // reported below once the jobs are done
 	}
 	if files != nil || progress != nil {
@@ -212,16 +215,14 @@ type eventFiles struct {
 	errs   []error
 }
 
-func newEventFiles(dir string, b *queue.Batch) (*eventFiles, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--events: %w", err)
-	}
+// newEventFiles names the files in dir, which makeEventsDir made.
+func newEventFiles(dir string, b *queue.Batch) *eventFiles {
 	labels := make([]string, len(b.Jobs))
 	for i, job := range b.Jobs {
 		labels[i] = job.Label
 	}
 	// Named as a local batch names them, so a script finds them the same way.
-	return &eventFiles{dir: dir, files: map[int]*os.File{}, failed: map[int]bool{}, names: eventFileNames(labels)}, nil
+	return &eventFiles{dir: dir, files: map[int]*os.File{}, failed: map[int]bool{}, names: eventFileNames(labels)}
 }
 
 // write is called one event at a time.
