@@ -127,6 +127,33 @@ func TestValidateJSON(t *testing.T) {
 	assert.Contains(t, stderr, "--output must be text or json")
 }
 
+// -v ends validate's output with a summary: in text a line on stderr,
+// with -o json an object in the report, stdout staying one JSON document
+// and stderr empty.
+func TestValidateVerboseJSONHasTheSummary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\n")
+	bad := writeFile(t, filepath.Join(dir, "bad.json"), "{\"model\": 3}")
+
+	code, _, stderr := runCLI(t, "", "validate", "-v", good, bad)
+	assert.Equal(t, exitFailure, code)
+	assert.True(t, strings.HasSuffix(stderr, "\n1 of 2 files valid: 1 problem, 0 warnings\n"), stderr)
+
+	code, stdout, stderr := runCLI(t, "", "validate", "-v", "-o", "json", good, bad)
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stderr)
+	var report map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	assert.JSONEq(t, `{"files": 2, "valid": 1, "problems": 1, "warnings": 0}`, string(report["summary"]), stdout)
+
+	code, stdout, _ = runCLI(t, "", "validate", "-o", "json", good, bad)
+	assert.Equal(t, exitFailure, code)
+	report = nil
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	assert.NotContains(t, report, "summary", "without -v")
+}
+
 func TestSchemaPrintsEveryRegisteredType(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "", "schema")
 	require.Equal(t, 0, code, stderr)

@@ -50,7 +50,9 @@ against its spec's placeholders, for_each, when and the graph; then each step's 
 spec is checked (--var does not apply: a pipeline's vars fill them, and a capability whose
 options use a placeholder is built per job, when they have values).
 
-With --output json (-o json), a JSON document describing every file is written to stdout instead.`,
+With --output json (-o json), a JSON document describing every file is written to stdout instead:
+{"valid", "files": [{"file", "valid", "problems", "warnings"}]}, and with -v, after them, the
+summary as "summary": {"files", "valid", "problems", "warnings"}, each a count.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(format); err != nil {
@@ -81,16 +83,22 @@ With --output json (-o json), a JSON document describing every file is written t
 			if format == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(struct {
-					Valid bool         `json:"valid"`
-					Files []fileResult `json:"files"`
-				}{!invalid, results}); err != nil {
+				report := struct {
+					Valid   bool         `json:"valid"`
+					Files   []fileResult `json:"files"`
+					Summary *summary     `json:"summary,omitempty"`
+				}{Valid: !invalid, Files: results}
+				if verbose {
+					sum := summarize(results)
+					report.Summary = &sum
+				}
+				if err := enc.Encode(report); err != nil {
 					return exitWith(exitFailure, err)
 				}
 			} else {
 				printProblems(cmd.ErrOrStderr(), results)
 				if verbose {
-					fmt.Fprintln(cmd.ErrOrStderr(), summarize(results))
+					fmt.Fprintln(cmd.ErrOrStderr(), summarize(results).String())
 				}
 			}
 			switch {
@@ -103,7 +111,7 @@ With --output json (-o json), a JSON document describing every file is written t
 		},
 	}
 	addOutputFlag(cmd.Flags(), &format, formatText, "text (problems on stderr) or json (a report on stdout)")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "end with a one-line summary on stderr: files valid, problems, warnings")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "end with a summary: files valid, problems, warnings (on stderr; with -o json, in the report)")
 	cmd.Flags().StringArrayVar(&vars, "var", nil, "check the instructions' placeholders against this variable: --var name=value (repeatable)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	cmd.Flags().StringVar(&model, "model", "", modelFlagUsage+"; checked as the spec's own would be")
@@ -211,19 +219,32 @@ func countOf(list []string, s string) int {
 	return n
 }
 
-// summarize is -v's line: "2 of 3 files valid: 4 problems, 1 warning".
-func summarize(results []fileResult) string {
-	valid, problems, warnings := 0, 0, 0
+// summary is -v's summary: how many files, how many of them valid, and
+// their problems and warnings in all.
+type summary struct {
+	Files    int `json:"files"`
+	Valid    int `json:"valid"`
+	Problems int `json:"problems"`
+	Warnings int `json:"warnings"`
+}
+
+func summarize(results []fileResult) summary {
+	sum := summary{Files: len(results)}
 	for _, r := range results {
 		if r.Valid {
-			valid++
+			sum.Valid++
 		}
-		problems += len(r.Problems)
-		warnings += len(r.Warnings)
+		sum.Problems += len(r.Problems)
+		sum.Warnings += len(r.Warnings)
 	}
-	files := plural(len(results), "file")
-	if len(results) == 1 {
+	return sum
+}
+
+// String is -v's line: "2 of 3 files valid: 4 problems, 1 warning".
+func (s summary) String() string {
+	files := plural(s.Files, "file")
+	if s.Files == 1 {
 		files = "1 file"
 	}
-	return fmt.Sprintf("%d of %s valid: %s, %s", valid, files, plural(problems, "problem"), plural(warnings, "warning"))
+	return fmt.Sprintf("%d of %s valid: %s, %s", s.Valid, files, plural(s.Problems, "problem"), plural(s.Warnings, "warning"))
 }
