@@ -38,6 +38,9 @@ func newBatchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "batch SPEC DIR... [--nats URL]",
 		Short: "Run an agent spec once per workspace",
+		Annotations: map[string]string{secondSignalLeaves: "the running jobs are not waited for and the jobs " +
+			"not run get no line; jobs sent to the queue are not withdrawn, and programs the jobs started " +
+			"(MCP servers, Shell commands) are not stopped"},
 		Long: `Batch loads SPEC once and runs it once per workspace DIR, -j at a time (default: the number
 of CPUs). Each run is confined to its own workspace, as "agentspec run --workspace DIR" would
 be: its capabilities are built with that directory, its checks and cache key cover that
@@ -71,7 +74,8 @@ are gone), and a summary at the end. -q silences it all.
 
 Ctrl-C stops the batch cleanly: running jobs stop between tool calls (a file being written is
 written whole), no job starts any more, and each job that never started gets a line with
-"ok": false and an "error" that starts with "not run".
+"ok": false and an "error" that starts with "not run". A second Ctrl-C during that stop ends the
+batch at once (130): the running jobs and those not run then get no line.
 
 With --nats URL the jobs go to a NATS JetStream work queue instead, for "agentspec worker"
 processes on any number of machines to run (-j is then each worker's own): the same JSON lines
@@ -83,7 +87,7 @@ ones included, but those the spec's secret patterns hide; symbolic links stay be
 changed here meanwhile (the changes are then saved beside the workspace) or if any is one no
 run may change (under .git, secret or protected by the spec, the spec itself, reached through a
 symbolic link). --events DIR writes each job's events to a file of its own.
-Ctrl-C withdraws the jobs no worker has taken yet.
+Ctrl-C withdraws the jobs no worker has taken yet; a second Ctrl-C ends it before it has.
 
 A pipeline file (steps: at its top level) runs whole once per workspace, one workspace after
 the other, each with -j jobs at a time; --var and --input fill its inputs as for run. Stdout

@@ -29,7 +29,10 @@ import (
 // tool calls); the exit code is then 128 plus the signal's number, 130 or
 // 143, as shells report a process the signal ended, except for the
 // long-running servers (`agentspec mcp`, `agentspec worker`), for which a
-// signal is the ordinary end.
+// signal is the ordinary end. A second signal while that clean stop goes on
+// makes Main return at once, 128 plus its number whatever the command,
+// having said on stderr what is left undone; the command's goroutine is not
+// waited for, so the caller is expected to exit.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := registerBuiltins(); err != nil {
 		printError(stderr, err)
@@ -40,13 +43,22 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
-	var got atomic.Value // the first signal received
+	var got atomic.Value             // the first signal received
+	again := make(chan os.Signal, 1) // a second one, during the clean stop
+	returned := make(chan struct{})
+	defer close(returned)
 	go func() {
 		select {
 		case sig := <-signals:
 			got.Store(sig)
 			cancel()
 		case <-ctx.Done():
+			return
+		}
+		select {
+		case sig := <-signals:
+			again <- sig
+		case <-returned:
 		}
 	}()
 
@@ -55,7 +67,28 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	cmd, err := root.ExecuteContextC(ctx)
+	target, _, _ := root.Find(args) // what a second signal leaves undone is said in its terms
+	type outcome struct {
+		cmd *cobra.Command
+		err error
+	}
+	ran := make(chan outcome, 1)
+	go func() {
+		cmd, err := root.ExecuteContextC(ctx)
+		ran <- outcome{cmd, err}
+	}()
+	var out outcome
+	select {
+	case out = <-ran:
+	case sig := <-again:
+		select {
+		case out = <-ran: // it ended all the same
+		default:
+			fmt.Fprintf(stderr, "agentspec: %s again: stopped at once, without the clean stop; %s\n", signalWord(sig), leftUndone(target))
+			return 128 + signalNumber(sig)
+		}
+	}
+	cmd, err := out.cmd, out.err
 	if sig, ok := got.Load().(os.Signal); ok && (cmd == nil || cmd.Annotations[signalEndsCleanly] == "") {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			var ee *exitError
@@ -172,6 +205,28 @@ func newRootCmd() *cobra.Command {
 // signal is the ordinary way to stop (a server): it then exits as it would
 // at the end of its input, not with 128 plus the signal.
 const signalEndsCleanly = "agentspec/signal-ends-cleanly"
+
+// secondSignalLeaves, as a command's annotation, says what a second signal,
+// which ends the command during the clean stop the first began, leaves
+// undone.
+const secondSignalLeaves = "agentspec/second-signal-leaves"
+
+// leftUndone is what a second signal leaves undone of cmd's clean stop.
+func leftUndone(cmd *cobra.Command) string {
+	if cmd != nil && cmd.Annotations[secondSignalLeaves] != "" {
+		return cmd.Annotations[secondSignalLeaves]
+	}
+	return "what the command was doing is not waited for"
+}
+
+// signalWord names what sig did to the command: "interrupted" for SIGINT
+// (Ctrl-C), "terminated" for SIGTERM.
+func signalWord(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		return "terminated"
+	}
+	return "interrupted"
+}
 
 // signalNumber is sig's number: 2 for SIGINT, 15 for SIGTERM.
 func signalNumber(sig os.Signal) int {

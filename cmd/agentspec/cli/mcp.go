@@ -35,9 +35,13 @@ type mcpFlags struct {
 func newMCPCmd() *cobra.Command {
 	var f mcpFlags
 	cmd := &cobra.Command{
-		Use:         "mcp [SPEC [--var k=v]... | --root DIR] [--workspace DIR] [--read-only] [--events FILE] [--http ADDR [--token-file FILE | --no-auth]]",
-		Short:       "Serve a spec's tools to MCP clients, over stdio or HTTP",
-		Annotations: map[string]string{signalEndsCleanly: "yes"}, // SIGTERM is how a server is stopped
+		Use:   "mcp [SPEC [--var k=v]... | --root DIR] [--workspace DIR] [--read-only] [--events FILE] [--http ADDR [--token-file FILE | --no-auth]]",
+		Short: "Serve a spec's tools to MCP clients, over stdio or HTTP",
+		Annotations: map[string]string{
+			signalEndsCleanly: "yes", // SIGTERM is how a server is stopped
+			secondSignalLeaves: "the calls under way are not waited for, " +
+				"and programs the tools started (MCP servers, Shell commands) are not stopped",
+		},
 		Long: `Mcp serves tools over the Model Context Protocol, so that MCP clients (editors, desktop
 assistants, other agent runtimes) can call them. With SPEC it serves the tools of the spec's
 capabilities, built as a run builds them (relative paths resolve against --workspace, default
@@ -63,8 +67,9 @@ only. --http needs a bearer token, from $` + tokenEnv + ` or the first line of -
 which clients present as "Authorization: Bearer TOKEN"; --no-auth serves without one, on a
 loopback ADDR only. A request whose Origin header is not the server's own (http://ADDR, or
 localhost, 127.0.0.1 or [::1] with its port) is refused with 403, whatever its token: it comes
-from a web page. SIGTERM or Ctrl-C shuts down cleanly. Exit status: 0 after a clean end, 1
-when serving failed, 2 a usage or spec error.`,
+from a web page. SIGTERM or Ctrl-C shuts down cleanly; a second one during that shutdown ends
+it at once (130 or 143). Exit status: 0 after a clean end, 1 when serving failed, 2 a usage or
+spec error.`,
 		Args:                  cobra.MaximumNArgs(1),
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -40,6 +40,9 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SPEC|- [-]",
 		Short: "Run an agent spec",
+		Annotations: map[string]string{secondSignalLeaves: "the tool calls under way are not waited for, " +
+			"no result is printed, the --events and --record files may lack their end, jobs sent to the " +
+			"queue are not withdrawn, and programs the run started (MCP servers, Shell commands) are not stopped"},
 		Long: `Run loads SPEC, builds its capabilities and runs the agent until the model gives its final
 answer, which is printed on stdout. SPEC - reads the spec from stdin (its relative paths then
 resolve from the current directory). The input (the user message) comes from --input, from
@@ -106,6 +109,10 @@ own events from the workers, tagged with their step and item, beside the pipelin
 
 A flag the spec would ignore is a usage error saying why: --replay or --record with a script
 or test model, --no-cache without a cache, --approve without capabilities.
+
+Ctrl-C stops the run cleanly, between tool calls, with exit status 130 (143 after SIGTERM); a
+second one during that stop ends it at once, not waiting for the tool call under way or for the
+programs the run started to stop, and says so.
 
 Exit status: 0 on success (changes that were cancelled or refused do not fail a run the model
 finished), 1 when the run fails, 2 on usage errors (a --var without a placeholder, a

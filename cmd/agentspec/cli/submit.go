@@ -276,8 +276,9 @@ func newSubmitCmd() *cobra.Command {
 		model string
 	)
 	cmd := &cobra.Command{
-		Use:   "submit SPEC DIR --nats URL [--wait]",
-		Short: "Publish one workspace job to a NATS JetStream work queue",
+		Use:         "submit SPEC DIR --nats URL [--wait]",
+		Short:       "Publish one workspace job to a NATS JetStream work queue",
+		Annotations: map[string]string{secondSignalLeaves: "the job, if no worker has taken it, is not withdrawn from the queue"},
 		Long: `Submit publishes one job, SPEC over the workspace DIR, to the queue that "agentspec worker"
 processes serve, and prints {"job": ID, "workspace": DIR}: the job runs whenever a worker takes
 it, and its events are published on agentspec.events.<ID>. The spec travels with the job (its

@@ -20,9 +20,14 @@ func newWorkerCmd() *cobra.Command {
 		ship int64
 	)
 	cmd := &cobra.Command{
-		Use:         "worker --nats URL [--workspace-root DIR] [-j N]",
-		Short:       "Run jobs from a NATS JetStream work queue",
-		Annotations: map[string]string{signalEndsCleanly: "yes"}, // SIGTERM is how a worker is stopped
+		Use:   "worker --nats URL [--workspace-root DIR] [-j N]",
+		Short: "Run jobs from a NATS JetStream work queue",
+		Annotations: map[string]string{
+			signalEndsCleanly: "yes", // SIGTERM is how a worker is stopped
+			secondSignalLeaves: "its running jobs are not handed back (another worker gets them after --ack-wait), " +
+				"programs they started (MCP servers, Shell commands) are not stopped, and its scratch directory " +
+				"is left behind",
+		},
 		Long: `Worker pulls the jobs that "agentspec batch --nats" and "agentspec submit" publish, -j at a
 time, and runs each as "agentspec run" would: the job's spec (it travels with the job, with its
 script file), input and variables, its workspace's checks and the cache, which the workers share
@@ -51,10 +56,12 @@ only when this one stops answering for --ack-wait; --job-timeout bounds how long
 (a job past it fails for good).
 
 Ctrl-C or SIGTERM stops the worker: it pulls no more jobs, stops its runs between tool calls
-and hands their jobs back to the queue at once, for another worker to run from the start.
+and hands their jobs back to the queue at once, for another worker to run from the start. A
+second signal during that stop ends it at once (130 or 143), its jobs handed back only by the
+server, after --ack-wait.
 
-Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after a stop, 1 when
-the server cannot be reached or the queue opened, 2 on usage errors.`,
+Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after a clean stop,
+1 when the server cannot be reached or the queue opened, 2 on usage errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Concurrency < 1 {
