@@ -165,8 +165,19 @@ func (f *runQueueFlags) check(cmd *cobra.Command) error {
 		return errors.New("--workspace-root names shared storage; --ship sends the workspace instead: give one of them")
 	case !f.ship && cmd.Flags().Changed("ship-max"):
 		return errors.New("--ship-max caps what --ship sends; without --ship nothing is sent")
-	case f.shipMaxMiB < 1:
-		return fmt.Errorf("--ship-max must be at least 1 (MiB), not %d", f.shipMaxMiB)
+	}
+	return checkShipMax(f.shipMaxMiB)
+}
+
+// maxShipMiB bounds --ship-max, in MiB: 1 TiB, which a worker's cap does not
+// pass either. Made bytes, and 16 times that for what an archive may
+// unpack to, a larger one would overflow and stand for another.
+const maxShipMiB = 1 << 20
+
+// checkShipMax refuses a --ship-max out of 1 to maxShipMiB.
+func checkShipMax(mib int64) error {
+	if mib < 1 || mib > maxShipMiB {
+		return fmt.Errorf("--ship-max must be from 1 to %d (MiB), not %d", maxShipMiB, mib)
 	}
 	return nil
 }

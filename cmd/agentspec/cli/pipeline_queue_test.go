@@ -107,7 +107,7 @@ func TestRunPipelineOverNATSUsage(t *testing.T) {
 		{[]string{"run", pipe, "--nats", "nats://127.0.0.1:1", "--ship", "--workspace-root", dir},
 			"agentspec: --workspace-root names shared storage; --ship sends the workspace instead: give one of them\n"},
 		{[]string{"run", pipe, "--nats", "nats://127.0.0.1:1", "--ship", "--ship-max", "0"},
-			"agentspec: --ship-max must be at least 1 (MiB), not 0\n"},
+			"agentspec: --ship-max must be from 1 to 1048576 (MiB), not 0\n"},
 		{[]string{"run", pipe, "--ship"}, "agentspec: --ship needs --nats\n"},
 		{[]string{"run", spec, "--nats", "nats://127.0.0.1:1"},
 			"agentspec: --nats is for pipelines; to run one spec on the queue, use agentspec submit SPEC DIR --nats URL --wait\n"},

@@ -360,3 +360,28 @@ func TestEventsDirThatIsAFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "keep me", string(data))
 }
+
+// --ship-max is bounded as the worker bounds its own, 1 to 1048576 MiB
+// (1 TiB), by every command that takes it: a larger cap would overflow
+// once made bytes and stand for another, as 2^43 MiB did for the default.
+func TestShipMaxIsBoundedEverywhere(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
+		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	for _, n := range []string{"0", "1048577", "8796093022208"} {
+		nats := []string{"--nats", "nats://127.0.0.1:1", "--ship", "--ship-max", n}
+		for name, args := range map[string][]string{
+			"batch":          append([]string{"batch", f.spec, f.job(0)}, nats...),
+			"submit":         append([]string{"submit", f.spec, f.job(0)}, nats...),
+			"pipeline run":   append([]string{"run", pipelineFile, "--workspace", f.job(0)}, nats...),
+			"pipeline batch": append([]string{"batch", pipelineFile, f.job(0)}, nats...),
+			"worker":         {"worker", "--nats", "nats://127.0.0.1:1", "--ship-max", n},
+		} {
+			out := invoke(t, args...)
+			assert.Equal(t, exitUsage, out.code, "%s %s: %s", name, n, out.stderr)
+			assert.Equal(t, "agentspec: --ship-max must be from 1 to 1048576 (MiB), not "+n+"\n", out.stderr, name)
+			assert.Empty(t, out.stdout, name)
+		}
+	}
+}

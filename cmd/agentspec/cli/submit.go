@@ -52,8 +52,8 @@ func (f *queueBatchFlags) check(cmd *cobra.Command, pipeline bool) error {
 		return exitWith(exitUsage, errors.New("--workspace-root names shared storage; --ship sends the workspaces instead: give one of them"))
 	case !f.ship && cmd.Flags().Changed("ship-max"):
 		return exitWith(exitUsage, errors.New("--ship-max caps what --ship sends; without --ship nothing is sent"))
-	case f.shipMaxMiB < 1:
-		return exitWith(exitUsage, fmt.Errorf("--ship-max must be at least 1 (MiB), not %d", f.shipMaxMiB))
+	case checkShipMax(f.shipMaxMiB) != nil:
+		return exitWith(exitUsage, checkShipMax(f.shipMaxMiB))
 	}
 	return nil
 }

@@ -73,8 +73,8 @@ Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after 
 			if opts.JobTimeout < 0 {
 				return exitWith(exitUsage, fmt.Errorf("--job-timeout must not be negative, not %s", opts.JobTimeout))
 			}
-			if ship < 1 || ship > 1<<20 {
-				return exitWith(exitUsage, fmt.Errorf("--ship-max must be from 1 to 1048576 (MiB), not %d", ship))
+			if err := checkShipMax(ship); err != nil {
+				return exitWith(exitUsage, err)
 			}
 			opts.ShipMax = ship << 20
 			qu, err := nf.open(cmd.Context(), "agentspec worker", ack)
