@@ -53,6 +53,9 @@ func (f *natsFlags) open(ctx context.Context, name string, ackWait time.Duration
 	if url == "" {
 		return nil, exitWith(exitUsage, fmt.Errorf("no NATS server: give --nats URL or set %s", envNATS))
 	}
+	if (f.conn.TLSCert == "") != (f.conn.TLSKey == "") { // a usage error, not a failure to connect
+		return nil, exitWith(exitUsage, errors.New("a TLS client certificate needs its key, and a key its certificate (--tls-cert and --tls-key)"))
+	}
 	f.conn.Name = name
 	nc, err := queue.Connect(url, f.conn)
 	if err != nil {

@@ -385,3 +385,27 @@ func TestShipMaxIsBoundedEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// --tls-cert without --tls-key, or the key without the certificate, is a
+// usage error (exit 2) for every command that reaches the queue, said
+// before it connects.
+func TestTLSCertNeedsItsKey(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
+		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	for _, half := range [][]string{{"--tls-cert", "cert.pem"}, {"--tls-key", "key.pem"}} {
+		nats := append([]string{"--nats", "nats://127.0.0.1:1"}, half...)
+		for name, args := range map[string][]string{
+			"batch":        append([]string{"batch", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+			"submit":       append([]string{"submit", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+			"worker":       append([]string{"worker"}, nats...),
+			"pipeline run": append([]string{"run", pipelineFile, "--workspace-root", f.dir, "--workspace", f.job(0)}, nats...),
+			"queue stats":  append([]string{"queue", "stats"}, nats...),
+		} {
+			out := invoke(t, args...)
+			assert.Equal(t, exitUsage, out.code, "%s %s: %s", name, half[0], out.stderr)
+			assert.Equal(t, "agentspec: a TLS client certificate needs its key, and a key its certificate (--tls-cert and --tls-key)\n", out.stderr, name)
+		}
+	}
+}
