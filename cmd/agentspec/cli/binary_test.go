@@ -97,26 +97,14 @@ func TestSignalsEndRunsWith128PlusTheSignal(t *testing.T) {
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
 			t.Parallel()
-			requested := make(chan struct{}, 1)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				io.Copy(io.Discard, r.Body) // so the server notices the client go
-				select {
-				case requested <- struct{}{}:
-				default:
-				}
-				<-r.Context().Done() // a model that never answers
-			}))
-			defer srv.Close()
-			dir := t.TempDir()
-			spec := filepath.Join(dir, "agent.yaml")
-			require.NoError(t, os.WriteFile(spec, []byte("model: openai:gpt-test\ninstructions: Wait.\n"), 0o644))
-			cmd := exec.Command(bin, "run", "-q", spec)
-			cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL+"/v1")
+			m := newSilentModel(t)
+			cmd := exec.Command(bin, "run", "-q", m.spec)
+			cmd.Env = m.env
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
 			select {
-			case <-requested:
+			case <-m.requested:
 			case <-time.After(30 * time.Second):
 				cmd.Process.Kill()
 				t.Fatalf("the run never reached the model; stderr: %s", stderr.String())
@@ -128,6 +116,39 @@ func TestSignalsEndRunsWith128PlusTheSignal(t *testing.T) {
 			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
 		})
 	}
+}
+
+// silentModel is an OpenAI model server that never answers, and a spec
+// that runs on it: spec's runs wait in their first request, env is the
+// environment that sends them there.
+type silentModel struct {
+	spec string
+	env  []string
+	// requested gets a value as a request arrives, gone as its client
+	// goes; each holds one, the others are dropped.
+	requested, gone chan struct{}
+}
+
+func newSilentModel(t *testing.T) *silentModel {
+	t.Helper()
+	m := &silentModel{requested: make(chan struct{}, 1), gone: make(chan struct{}, 1)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so the server notices the client go
+		select {
+		case m.requested <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+		select {
+		case m.gone <- struct{}{}:
+		default:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	m.spec = filepath.Join(t.TempDir(), "agent.yaml")
+	require.NoError(t, os.WriteFile(m.spec, []byte("model: openai:gpt-test\ninstructions: Wait.\n"), 0o644))
+	m.env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL+"/v1")
+	return m
 }
 
 // The conventions a new user tries first: --version, completion scripts,

@@ -255,8 +255,7 @@ func TestQueueRefusesWorkspacesOutsideTheRootBeforeSubmitting(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
 	f := newBatchFixture(t, 2, "")
-	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
-		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	pipelineFile := f.onePipeline(t)
 	jobs := filepath.Join(f.dir, "jobs", "job-*")
 	// Without --workspace-root the root is the current directory, which
 	// the temporary directories are not under.
@@ -318,20 +317,14 @@ func TestQueueStatsChecksTheFormatFirst(t *testing.T) {
 func TestShipMaxNeedsShip(t *testing.T) {
 	t.Parallel()
 	f := newBatchFixture(t, 1, "")
-	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
-		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	pipelineFile := f.onePipeline(t)
 	nats := []string{"--nats", "nats://127.0.0.1:1", "--workspace-root", f.dir, "--ship-max", "5"}
-	for name, args := range map[string][]string{
+	usageErrors(t, "agentspec: --ship-max caps what --ship sends; without --ship nothing is sent\n", map[string][]string{
 		"batch":          append([]string{"batch", f.spec, f.job(0)}, nats...),
 		"submit":         append([]string{"submit", f.spec, f.job(0)}, nats...),
 		"pipeline run":   append([]string{"run", pipelineFile, "--workspace", f.job(0)}, nats...),
 		"pipeline batch": append([]string{"batch", pipelineFile, f.job(0)}, nats...),
-	} {
-		out := invoke(t, args...)
-		assert.Equal(t, exitUsage, out.code, "%s: %s", name, out.stderr)
-		assert.Equal(t, "agentspec: --ship-max caps what --ship sends; without --ship nothing is sent\n", out.stderr, name)
-		assert.Empty(t, out.stdout, name)
-	}
+	})
 }
 
 // --events DIR that names a file is a usage error (exit 2) said the same
@@ -340,22 +333,16 @@ func TestShipMaxNeedsShip(t *testing.T) {
 func TestEventsDirThatIsAFile(t *testing.T) {
 	t.Parallel()
 	f := newBatchFixture(t, 1, "")
-	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
-		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	pipelineFile := f.onePipeline(t)
 	file := writeFile(t, filepath.Join(t.TempDir(), "events"), "keep me")
 	nats := []string{"--nats", "nats://127.0.0.1:1", "--workspace-root", f.dir}
-	for name, args := range map[string][]string{
+	usageErrors(t, "agentspec: --events "+file+" is not a directory: each job's events go to a file of their own in it\n", map[string][]string{
 		"batch":               {"batch", "--events", file, f.spec, f.job(0)},
 		"pipeline batch":      {"batch", "--events", file, pipelineFile, f.job(0)},
 		"batch --nats":        append([]string{"batch", "--events", file, f.spec, f.job(0)}, nats...),
 		"pipeline batch NATS": append([]string{"batch", "--events", file, pipelineFile, f.job(0)}, nats...),
 		"submit":              append([]string{"submit", "--events", file, f.spec, f.job(0)}, nats...),
-	} {
-		out := invoke(t, args...)
-		assert.Equal(t, exitUsage, out.code, "%s: %s", name, out.stderr)
-		assert.Equal(t, "agentspec: --events "+file+" is not a directory: each job's events go to a file of their own in it\n", out.stderr, name)
-		assert.Empty(t, out.stdout, name)
-	}
+	})
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "keep me", string(data))
@@ -367,22 +354,16 @@ func TestEventsDirThatIsAFile(t *testing.T) {
 func TestShipMaxIsBoundedEverywhere(t *testing.T) {
 	t.Parallel()
 	f := newBatchFixture(t, 1, "")
-	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
-		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	pipelineFile := f.onePipeline(t)
 	for _, n := range []string{"0", "1048577", "8796093022208"} {
 		nats := []string{"--nats", "nats://127.0.0.1:1", "--ship", "--ship-max", n}
-		for name, args := range map[string][]string{
+		usageErrors(t, "agentspec: --ship-max must be from 1 to 1048576 (MiB), not "+n+"\n", map[string][]string{
 			"batch":          append([]string{"batch", f.spec, f.job(0)}, nats...),
 			"submit":         append([]string{"submit", f.spec, f.job(0)}, nats...),
 			"pipeline run":   append([]string{"run", pipelineFile, "--workspace", f.job(0)}, nats...),
 			"pipeline batch": append([]string{"batch", pipelineFile, f.job(0)}, nats...),
 			"worker":         {"worker", "--nats", "nats://127.0.0.1:1", "--ship-max", n},
-		} {
-			out := invoke(t, args...)
-			assert.Equal(t, exitUsage, out.code, "%s %s: %s", name, n, out.stderr)
-			assert.Equal(t, "agentspec: --ship-max must be from 1 to 1048576 (MiB), not "+n+"\n", out.stderr, name)
-			assert.Empty(t, out.stdout, name)
-		}
+		})
 	}
 }
 
@@ -392,20 +373,34 @@ func TestShipMaxIsBoundedEverywhere(t *testing.T) {
 func TestTLSCertNeedsItsKey(t *testing.T) {
 	t.Parallel()
 	f := newBatchFixture(t, 1, "")
-	pipelineFile := writeFile(t, filepath.Join(f.dir, "pipeline.yaml"),
-		"steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+	pipelineFile := f.onePipeline(t)
 	for _, half := range [][]string{{"--tls-cert", "cert.pem"}, {"--tls-key", "key.pem"}} {
 		nats := append([]string{"--nats", "nats://127.0.0.1:1"}, half...)
-		for name, args := range map[string][]string{
+		usageErrors(t, "agentspec: a TLS client certificate needs its key, and a key its certificate (--tls-cert and --tls-key)\n", map[string][]string{
 			"batch":        append([]string{"batch", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
 			"submit":       append([]string{"submit", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
 			"worker":       append([]string{"worker"}, nats...),
 			"pipeline run": append([]string{"run", pipelineFile, "--workspace-root", f.dir, "--workspace", f.job(0)}, nats...),
 			"queue stats":  append([]string{"queue", "stats"}, nats...),
-		} {
-			out := invoke(t, args...)
-			assert.Equal(t, exitUsage, out.code, "%s %s: %s", name, half[0], out.stderr)
-			assert.Equal(t, "agentspec: a TLS client certificate needs its key, and a key its certificate (--tls-cert and --tls-key)\n", out.stderr, name)
-		}
+		})
+	}
+}
+
+// onePipeline writes a pipeline file of one offline step beside the
+// fixture's spec.
+func (f *batchFixture) onePipeline(t *testing.T) string {
+	t.Helper()
+	return writeFile(t, filepath.Join(f.dir, "pipeline.yaml"), "steps:\n  only: {spec: {model: test, instructions: Answer.}}\n")
+}
+
+// usageErrors runs each named command line and wants it refused as a usage
+// error (exit 2) with stderr want and nothing on stdout.
+func usageErrors(t *testing.T, want string, lines map[string][]string) {
+	t.Helper()
+	for name, args := range lines {
+		out := invoke(t, args...)
+		assert.Equal(t, exitUsage, out.code, "%s: %s", name, out.stderr)
+		assert.Equal(t, want, out.stderr, name)
+		assert.Empty(t, out.stdout, name)
 	}
 }

@@ -4,9 +4,6 @@ package cli
 
 import (
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,23 +46,8 @@ func fillPipe(t *testing.T, f *os.File) {
 func TestSecondCtrlCStopsAtOnce(t *testing.T) {
 	t.Parallel()
 	bin := agentspecBinary(t)
-	requested, gone := make(chan struct{}, 1), make(chan struct{}, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body) // so the server notices the client go
-		select {
-		case requested <- struct{}{}:
-		default:
-		}
-		<-r.Context().Done() // a model that never answers
-		select {
-		case gone <- struct{}{}:
-		default:
-		}
-	}))
-	defer srv.Close()
+	m := newSilentModel(t)
 	dir := t.TempDir()
-	spec := filepath.Join(dir, "agent.yaml")
-	require.NoError(t, os.WriteFile(spec, []byte("model: openai:gpt-test\ninstructions: Wait.\n"), 0o644))
 	events := filepath.Join(dir, "events")
 	require.NoError(t, syscall.Mkfifo(events, 0o600))
 	// Read and write: the run's open does not wait for a reader, and the
@@ -74,8 +56,8 @@ func TestSecondCtrlCStopsAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	defer pipe.Close()
 
-	cmd := exec.Command(bin, "run", "-q", "--events", events, spec)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+srv.URL+"/v1")
+	cmd := exec.Command(bin, "run", "-q", "--events", events, m.spec)
+	cmd.Env = m.env
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
@@ -92,10 +74,10 @@ func TestSecondCtrlCStopsAtOnce(t *testing.T) {
 			t.Fatalf("timed out waiting for %s; stderr: %s", what, stderr.String())
 		}
 	}
-	wait(requested, "the model request")
+	wait(m.requested, "the model request")
 	fillPipe(t, pipe) // the events written from now on wait for a reader
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	wait(gone, "the first Ctrl-C to cancel the request")
+	wait(m.gone, "the first Ctrl-C to cancel the request")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	select {
 	case err = <-done:
