@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agentspec/agentspec/spec"
@@ -28,17 +29,27 @@ func keyItemFiles(p *Pipeline) {
 	}
 }
 
-// itemSpec is the spec the job of the glob fan-out s runs for the file item
-// (a workspace-relative path): s's spec with the file among its
-// input_globs, spelled as a pattern that matches it alone.
-func (s *Step) itemSpec(file string) *spec.Spec {
+// itemGlobs is what the job of s for item adds to its spec's input_globs:
+// for a glob fan-out, the file item names (a workspace-relative path),
+// spelled as a pattern that matches it alone; nil for any other step.
+func (s *Step) itemGlobs(item any) []string {
+	file, ok := item.(string)
+	if !ok || s.ForEach == nil || s.ForEach.Glob == "" {
+		return nil
+	}
+	return []string{literalGlob(file)}
+}
+
+// itemSpec is the spec the job of the glob fan-out s runs here for the file
+// item: s's spec with itemGlobs among its input_globs. (A job run by
+// RunOptions.Exec gets them in Job.InputGlobs.)
+func (s *Step) itemSpec(item any) *spec.Spec {
 	base := s.itemBase
 	if base == nil {
 		base = s.Spec // a Step made in Go, not loaded
 	}
 	c := *base
-	globs := make([]string, 0, len(base.Workspace.InputGlobs)+1)
-	c.Workspace.InputGlobs = append(append(globs, base.Workspace.InputGlobs...), literalGlob(file))
+	c.Workspace.InputGlobs = slices.Concat(base.Workspace.InputGlobs, s.itemGlobs(item))
 	return &c
 }
 

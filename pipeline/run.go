@@ -66,6 +66,10 @@ type Job struct {
 	Workspace string
 	Input     string
 	Vars      map[string]string
+	// InputGlobs are patterns the job's cache key covers the files of,
+	// besides its spec's input_globs: for a {glob: ...} fan-out, one that
+	// matches the file its item names, and only it.
+	InputGlobs []string
 	// Cache says that the pipeline's cache: is on and applies to this job,
 	// whose spec says nothing of its own.
 	Cache bool
@@ -646,7 +650,7 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	case err != nil:
 	case r.o.Exec != nil:
 		res, err = r.o.Exec(ctx, Job{
-			Step: s, Item: i, Workspace: r.ws, Input: input, Vars: vars,
+			Step: s, Item: i, Workspace: r.ws, Input: input, Vars: vars, InputGlobs: s.itemGlobs(item),
 			Cache: r.p.Cache != nil && r.p.Cache.Enabled && !ownCache(s),
 			Emit: func(ctx context.Context, ev capabilities.Event) error {
 				if len(r.o.Listeners) == 0 {
@@ -657,7 +661,7 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 			Claim: func(file string) string { return r.take(s, i, file) },
 		})
 	case s.FanOut() && s.ForEach.Glob != "":
-		res, err = runtime.Run(ctx, s.itemSpec(item.(string)), opts...)
+		res, err = runtime.Run(ctx, s.itemSpec(item), opts...)
 	default:
 		res, err = runtime.Run(ctx, s.Spec, opts...)
 	}

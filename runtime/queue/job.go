@@ -32,6 +32,8 @@ type Job struct {
 	// a pipeline's cache: asks for the steps that say nothing.
 	NoCache bool `json:"no_cache,omitempty"`
 	Cache   bool `json:"cache,omitempty"`
+	// InputGlobs are added to the spec's input_globs for this job.
+	InputGlobs []string `json:"input_globs,omitempty"`
 	// Workspace is the job's directory relative to the worker's workspace
 	// root, on storage the workers share; "" with Ship.
 	Workspace string `json:"workspace,omitempty"`

@@ -24,7 +24,7 @@ func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, job pipeli
 		s := job.Step.Spec
 		opts.SpecPath, opts.SpecPointer, opts.Spec = s.File, job.Step.SpecPointer, s
 		opts.Input, opts.Vars, opts.Workspaces = job.Input, job.Vars, []string{job.Workspace}
-		opts.Cache, opts.Claim = job.Cache, job.Claim
+		opts.Cache, opts.Claim, opts.InputGlobs = job.Cache, job.Claim, job.InputGlobs
 		return q.run(ctx, opts, func(id string, event []byte) {
 			if ev, ok := eventOf(event, id); ok {
 				_ = job.Emit(context.WithoutCancel(ctx), ev)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -273,4 +274,54 @@ func TestEventOf(t *testing.T) {
 		_, ok := eventOf([]byte(bad), "B.0")
 		assert.False(t, ok, bad)
 	}
+}
+
+// TestPipelineOnWorkersKeysGlobItems: over the queue too, a job of a
+// {glob: ...} fan-out is keyed on the bytes of the file its item names: an
+// edited document is extracted again on the workers, and only it.
+func TestPipelineOnWorkersKeysGlobItems(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"pipeline.yaml": `
+cache: {}
+steps:
+  extract:
+    for_each: {glob: "inbox/*.md"}
+    as: doc
+    input: "{{doc}}"
+    spec: {model: "script:extract.yaml"}
+`,
+		"extract.yaml": "turns:\n  - text: facts\n",
+	})
+	p, err := pipeline.LoadFile(filepath.Join(dir, "pipeline.yaml"))
+	require.NoError(t, err)
+	url := startServer(t)
+	root := t.TempDir()
+	startWorker(t, url, WorkerOptions{Name: "w1", WorkspaceRoot: root})
+	ws := filepath.Join(root, "ws")
+	writeFiles(t, ws, map[string]string{"inbox/a.md": "# A", "inbox/b.md": "# B"})
+	q := connect(t, url, 0)
+
+	// run returns whether each item's job was replayed.
+	run := func() []bool {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var mu sync.Mutex
+		cached := make([]bool, 2)
+		res, err := pipeline.Run(ctx, p, pipeline.RunOptions{Workspace: ws, Exec: q.Executor(BatchOptions{WorkspaceRoot: root}),
+			OnJobEnd: func(e pipeline.JobEnd) {
+				mu.Lock()
+				defer mu.Unlock()
+				cached[e.Item] = e.Cached
+			}})
+		require.NoError(t, err)
+		require.True(t, res.OK())
+		return cached
+	}
+	assert.Equal(t, []bool{false, false}, run())
+	assert.Equal(t, []bool{true, true}, run(), "nothing changed")
+	writeFiles(t, ws, map[string]string{"inbox/b.md": "# B, edited"})
+	assert.Equal(t, []bool{true, false}, run(), "the edited document's job runs again")
 }

@@ -41,6 +41,10 @@ type BatchOptions struct {
 	Vars    map[string]string
 	NoCache bool
 	Cache   bool
+	// InputGlobs are added to the spec's input_globs on the workers, for
+	// every job: patterns whose files its cache key covers too (a pipeline's
+	// glob fan-out item's file).
+	InputGlobs []string
 	// Workspaces are the job directories, one job each, as the submitter
 	// names them.
 	Workspaces []string
@@ -136,6 +140,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 		job := Job{
 			ID: jobID(b.ID, i), Batch: b.ID, Index: i, Label: dir,
 			Spec: bundle, Input: opts.Input, Vars: opts.Vars, NoCache: opts.NoCache, Cache: opts.Cache,
+			InputGlobs: opts.InputGlobs,
 		}
 		if opts.Ship {
 			job.Ship = &Shipped{Object: job.ID, Origin: host + ":" + filepath.ToSlash(real)}

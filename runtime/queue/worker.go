@@ -427,6 +427,12 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 	if err != nil {
 		return nil, ws, nil, err
 	}
+	if len(job.InputGlobs) > 0 {
+		// A copy: the loaded spec serves every job that brings it.
+		c := *s
+		c.Workspace.InputGlobs = slices.Concat(s.Workspace.InputGlobs, job.InputGlobs)
+		s = &c
+	}
 	// What the capabilities reach is judged as they will be built: with the
 	// job's vars in their options. The run fills them itself, from the spec
 	// as written (its cache key).
