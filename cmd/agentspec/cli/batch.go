@@ -39,8 +39,8 @@ func newBatchCmd() *cobra.Command {
 		Use:   "batch SPEC DIR... [--nats URL]",
 		Short: "Run an agent spec once per workspace",
 		Annotations: map[string]string{secondSignalLeaves: "the running jobs are not waited for and the jobs " +
-			"not run get no line; jobs sent to the queue are not withdrawn, and programs the jobs started " +
-			"(MCP servers, Shell commands) are not stopped"},
+			"not run get no line, jobs sent to the queue are not withdrawn, MCP servers the jobs started are " +
+			"left to exit as their input closes, and Shell commands run with sandbox: off go on"},
 		Long: `Batch loads SPEC once and runs it once per workspace DIR, -j at a time (default: the number
 of CPUs). Each run is confined to its own workspace, as "agentspec run --workspace DIR" would
 be: its capabilities are built with that directory, its checks and cache key cover that

@@ -39,8 +39,8 @@ func newMCPCmd() *cobra.Command {
 		Short: "Serve a spec's tools to MCP clients, over stdio or HTTP",
 		Annotations: map[string]string{
 			signalEndsCleanly: "yes", // SIGTERM is how a server is stopped
-			secondSignalLeaves: "the calls under way are not waited for, " +
-				"and programs the tools started (MCP servers, Shell commands) are not stopped",
+			secondSignalLeaves: "the calls under way are not waited for, MCP servers the tools started are " +
+				"left to exit as their input closes, and Shell commands run with sandbox: off go on",
 		},
 		Long: `Mcp serves tools over the Model Context Protocol, so that MCP clients (editors, desktop
 assistants, other agent runtimes) can call them. With SPEC it serves the tools of the spec's

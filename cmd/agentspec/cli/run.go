@@ -42,7 +42,8 @@ func newRunCmd() *cobra.Command {
 		Short: "Run an agent spec",
 		Annotations: map[string]string{secondSignalLeaves: "the tool calls under way are not waited for, " +
 			"no result is printed, the --events and --record files may lack their end, jobs sent to the " +
-			"queue are not withdrawn, and programs the run started (MCP servers, Shell commands) are not stopped"},
+			"queue are not withdrawn, MCP servers the run started are left to exit as their input closes, and " +
+			"Shell commands run with sandbox: off go on"},
 		Long: `Run loads SPEC, builds its capabilities and runs the agent until the model gives its final
 answer, which is printed on stdout. SPEC - reads the spec from stdin (its relative paths then
 resolve from the current directory). The input (the user message) comes from --input, from

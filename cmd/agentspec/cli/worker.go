@@ -25,8 +25,8 @@ func newWorkerCmd() *cobra.Command {
 		Annotations: map[string]string{
 			signalEndsCleanly: "yes", // SIGTERM is how a worker is stopped
 			secondSignalLeaves: "its running jobs are not handed back (another worker gets them after --ack-wait), " +
-				"programs they started (MCP servers, Shell commands) are not stopped, and its scratch directory " +
-				"is left behind",
+				"MCP servers they started are left to exit as their input closes, Shell commands run with " +
+				"sandbox: off go on, and its scratch directory is left behind",
 		},
 		Long: `Worker pulls the jobs that "agentspec batch --nats" and "agentspec submit" publish, -j at a
 time, and runs each as "agentspec run" would: the job's spec (it travels with the job, with its
