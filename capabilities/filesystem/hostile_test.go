@@ -244,8 +244,10 @@ func TestSecretPatterns(t *testing.T) {
 		"home/.config/gcloud/legacy_credentials/me/adc.json",
 		".pgpass", "home/.pgpass", ".vault-token", "home/.vault-token",
 		"secrets.yaml", "config/secrets.json", "deploy/k8s/secrets.enc.yaml", "secrets/db.txt",
-		// Only dotenv files have visible templates (D10).
+		// Only dotenv files have visible templates (D10), and not below a
+		// directory a pattern hides.
 		".ssh/id_ed25519.sample", "home/.ssh/config.example", "secrets.example",
+		"secrets/.env.example", "config/secrets/.env.sample",
 	}
 	visible := []string{
 		".env.example", "apps/.env.sample", ".env.template", ".env.dist",
