@@ -23,6 +23,7 @@ type resultCache struct {
 	vars      map[string]string
 	globs     []string
 	expected  []string
+	own       []string // WithOwnFiles: left out of the input files
 	specName  string
 	wsName    string
 	listeners []capabilities.Listener
@@ -72,6 +73,7 @@ func newResultCache(s *spec.Spec, cfg config, model string, schema *outputSchema
 		vars:      cfg.vars,
 		globs:     s.Workspace.InputGlobs,
 		expected:  s.Workspace.ExpectedOutputFiles,
+		own:       cfg.own,
 		specName:  s.Name,
 		wsName:    cfg.cacheName,
 		listeners: cfg.listeners,
@@ -134,6 +136,7 @@ func (rc *resultCache) lookup(ctx context.Context, workspace string) (cacheLooku
 		WorkspaceName:       rc.wsName,
 		InputGlobs:          rc.globs,
 		ExpectedOutputFiles: rc.expected,
+		Exclude:             rc.own,
 	}}
 	// A view of the same directory whose warnings this run collects: the
 	// cache calls its warn function, which has no way to reach the run's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"path/filepath"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -32,6 +33,7 @@ type config struct {
 	cacheName  string
 	transport  http.RoundTripper
 	capChecks  []func(context.Context, []capabilities.Capability) error
+	own        []string // WithOwnFiles, absolute
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -89,6 +91,25 @@ func WithCapabilityCheck(check func(ctx context.Context, caps []capabilities.Cap
 	return func(c *config) {
 		if check != nil {
 			c.capChecks = append(c.capChecks, check)
+		}
+	}
+}
+
+// WithOwnFiles names files the caller writes for the run as it goes, such
+// as its events log or a recording, or directories of them: no capability
+// of the run may change them, as none may change the spec's own files, and
+// the cache key leaves them out of the workspace's input files, which they
+// would otherwise change with every run. Relative paths are made absolute
+// against the process's working directory.
+func WithOwnFiles(paths ...string) Option {
+	return func(c *config) {
+		for _, p := range paths {
+			if p == "" {
+				continue
+			}
+			if abs, err := filepath.Abs(p); err == nil {
+				c.own = append(c.own, abs)
+			}
 		}
 	}
 }

@@ -210,15 +210,16 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 		return nil, err
 	}
 	return &plan{spec: s, cfg: cfg, model: model, instructions: instructions, schema: schema, checks: checks, cache: rc,
-		protected: protectedFiles(s, model, rc)}, nil
+		protected: protectedFiles(s, model, rc, cfg.own)}, nil
 }
 
 // protectedFiles are what no run of the plan may change: the spec itself,
-// its script, and the result cache's directory, whose entries a run would
-// otherwise rewrite into answers it is later replayed. They are resolved
-// once per plan, so a batch's jobs share the answer.
-func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache) *capabilities.Protected {
-	var files []string
+// its script, the result cache's directory, whose entries a run would
+// otherwise rewrite into answers it is later replayed, and the caller's own
+// files (WithOwnFiles), such as the events log that records what the run
+// did. They are resolved once per plan, so a batch's jobs share the answer.
+func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache, own []string) *capabilities.Protected {
+	files := slices.Clone(own)
 	if s.File != "" {
 		if abs, err := filepath.Abs(s.File); err == nil {
 			files = append(files, abs)

@@ -190,6 +190,35 @@ func TestStoreMarksOnlyANewOrEmptyDirectory(t *testing.T) {
 	}
 }
 
+// The files a host writes for the run as it goes (an events log, a
+// directory of them) are not its inputs: a key leaves out the paths
+// Exclude names and what lies below them, but never the workspace itself.
+func TestKeyLeavesOutExcludedPaths(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"notes/a.md": "alpha", "events.jsonl": "{}\n", "logs/job-1.jsonl": "{}\n"})
+	k := keyInput(ws)
+	k.InputGlobs = []string{"**"}
+	k.Exclude = []string{filepath.Join(ws, "events.jsonl"), filepath.Join(ws, "logs"), t.TempDir()}
+	key, ing, err := Key(context.Background(), k)
+	require.NoError(t, err)
+	assert.Equal(t, 1, ing.Files, "notes/a.md alone")
+
+	writeFiles(t, ws, map[string]string{"events.jsonl": "{}\n{}\n", "logs/job-2.jsonl": "{}\n"})
+	again, _, err := Key(context.Background(), k)
+	require.NoError(t, err)
+	assert.Equal(t, key, again, "the host's own files changed, not the inputs")
+
+	writeFiles(t, ws, map[string]string{"notes/a.md": "changed"})
+	changed, _, err := Key(context.Background(), k)
+	require.NoError(t, err)
+	assert.NotEqual(t, key, changed)
+
+	k.Exclude = []string{ws}
+	_, ing, err = Key(context.Background(), k)
+	require.NoError(t, err)
+	assert.Equal(t, 4, ing.Files, "the workspace itself is never left out")
+}
+
 func TestWorkspacesNeverShare(t *testing.T) {
 	t.Parallel()
 	c, _ := newCache(t)

@@ -148,6 +148,9 @@ type tree struct {
 	// own is the canonical path of the directory of the cache the key is
 	// for, when the workspace holds it; "" when it does not.
 	own string
+	// excluded are the canonical paths of KeyInput.Exclude the workspace
+	// holds: neither they nor anything below them is matched.
+	excluded []string
 }
 
 // ownedWithin is the canonical path of the cache directory own (a real
@@ -164,10 +167,15 @@ func ownedWithin(root, own string) string {
 	return filepath.ToSlash(rel)
 }
 
-// isOwn reports whether the canonical path rel is the cache's own: its
-// marker, its entries directory or anything in it. Nothing else of the
-// cache's directory is.
+// isOwn reports whether the canonical path rel is the cache's own (its
+// marker, its entries directory or anything in it; nothing else of the
+// cache's directory is) or excluded.
 func (t *tree) isOwn(rel string) bool {
+	for _, x := range t.excluded {
+		if rel == x || strings.HasPrefix(rel, x+"/") {
+			return true
+		}
+	}
 	if t.own == "" {
 		return false
 	}

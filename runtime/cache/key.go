@@ -46,6 +46,10 @@ type KeyInput struct {
 	// key covers; see HashFiles. Lookup and Store leave out the files of
 	// their own cache when the workspace holds its directory.
 	InputGlobs []string
+	// Exclude are paths the InputGlobs never match, nor anything below
+	// them: the files a host writes for the run as it goes, such as its
+	// events log, which would otherwise make every later run a miss.
+	Exclude []string
 	// ExpectedOutputFiles (workspace.expected_output_files) are the
 	// workspace-relative paths a run must leave behind; a stored entry is
 	// replayed only while they all exist. They are not part of the key.
@@ -102,6 +106,15 @@ func keyIn(ctx context.Context, k KeyInput, own string) (string, Ingredients, er
 		}
 		if t != nil {
 			t.own = ownedWithin(workspace, own)
+			for _, x := range k.Exclude {
+				if real, err := realPath(x); err == nil {
+					// The workspace itself is never left out: its files
+					// are the run's inputs.
+					if rel := ownedWithin(workspace, real); rel != "" && rel != "." {
+						t.excluded = append(t.excluded, rel)
+					}
+				}
+			}
 		}
 		digest, files, err = hashFiles(ctx, t, globs)
 		t.close()

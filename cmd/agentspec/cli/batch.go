@@ -163,7 +163,7 @@ func runBatch(cmd *cobra.Command, f batchFlags, args []string) error {
 		if events, err = newJobEvents(f.queue.events, workspaces); err != nil {
 			return err
 		}
-		opts = append(opts, runtime.WithListener(events.listen))
+		opts = append(opts, runtime.WithListener(events.listen), runtime.WithOwnFiles(f.queue.events))
 	}
 	var writeErr error
 	onResult := func(r runtime.JobResult) {

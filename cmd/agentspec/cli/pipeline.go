@@ -88,6 +88,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	if events != nil {
 		opts.Listeners = append(opts.Listeners, events)
+		opts.Options = append(opts.Options, runtime.WithOwnFiles(f.events))
 	}
 	if f.queue.url != "" {
 		if err := f.queue.checkWorkspaces(dir); err != nil {
@@ -563,6 +564,7 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 			return err
 		}
 		eventFiles = eventFileNames(workspaces)
+		opts.Options = append(opts.Options, runtime.WithOwnFiles(f.queue.events))
 	}
 	if f.queue.url != "" {
 		if err := f.queue.checkWorkspaces(workspaces...); err != nil {

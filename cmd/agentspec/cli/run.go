@@ -176,8 +176,10 @@ func runSpec(cmd *cobra.Command, f runFlags, args []string) error {
 		return exitWith(exitUsage, err)
 	}
 
+	// The event log and the recording are agentspec's, not the run's: the
+	// run may not rewrite them, nor are they its inputs.
 	opts := []runtime.Option{runtime.WithInput(input), runtime.WithVars(vars), runtime.WithWorkspace(dir),
-		runtime.WithListener(capabilityWarnings(warn))}
+		runtime.WithListener(capabilityWarnings(warn)), runtime.WithOwnFiles(f.events, f.record)}
 	if f.noCache || f.record != "" || f.replay != "" {
 		// A recording is of the provider's conversation: a cached result
 		// would leave it empty, or answer a replay without checking the

@@ -613,6 +613,41 @@ func TestRunCache(t *testing.T) {
 	assert.Contains(t, out.stderr, "3 model requests")
 }
 
+// An --events file inside the workspace is agentspec's, not the run's: the
+// cache key leaves it out, so the run it logged replays though every run
+// adds to it, and the model may not rewrite it.
+func TestRunEventsFileInTheWorkspace(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	f.write(t, "script.yaml", summarizeScript)
+	specPath := f.write(t, "agent.yaml", summarizeSpec+"cache: {dir: cache}\nworkspace:\n  input_globs: ['**']\n  expected_output_files: [summary.md]\n")
+	events := filepath.Join(f.workspace, "events.jsonl")
+	args := []string{specPath, "--workspace", f.workspace, "--var", "audience=the team", "--events", events, "-o", "json", "-q"}
+	var env struct {
+		Cached bool `json:"cached"`
+	}
+	out := invokeRun(t, "", args...)
+	require.Equal(t, 0, out.code, out.stderr)
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &env))
+	assert.False(t, env.Cached)
+	out = invokeRun(t, "", args...)
+	require.Equal(t, 0, out.code, out.stderr)
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &env))
+	assert.True(t, env.Cached, "the events of the first run are not an input of the second")
+
+	f.write(t, "tamper.yaml", "turns:\n  - tool_calls: [{name: write_file, arguments: {path: events.jsonl, content: \"nothing happened\\n\"}}]\n  - text: done\n")
+	tamper := f.write(t, "tamper-agent.yaml", "model: script:tamper.yaml\ninstructions: Tidy up.\ncapabilities: [FileSystem]\n")
+	out = invokeRun(t, "", tamper, "--workspace", f.workspace, "--events", events, "-q")
+	require.Equal(t, 0, out.code, out.stderr)
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
+		assert.True(t, json.Valid([]byte(line)), "the log is the run's events, whole: %q", line)
+	}
+	assert.Contains(t, string(data), `"refusal":"protected"`, "the write was refused as protected")
+	assert.Contains(t, string(data), `"run.end"`)
+}
+
 func TestRunCheckFailure(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
