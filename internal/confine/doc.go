@@ -17,8 +17,9 @@
 // symlink, a piece at a time, so a path longer than PATH_MAX is covered
 // too; one that cannot be covered fails Start with a *MaskError, and
 // nothing of the command runs); /dev replaced by a read-only tmpfs with
-// only null, zero, full, random, urandom and tty bound from the host's (a
-// command of root could otherwise read a disk raw, past every mask);
+// only null, zero, full, random, urandom and tty bound read-only from the
+// host's (a command of root could otherwise read a disk raw, past every
+// mask, or chmod the host's /dev/null);
 // /proc/sys read-only; then every other mount, /sys included, made
 // read-only, which keeps the flags the host locked. It then confines the
 // one thread it forks the shell from: no_new_privs; Landlock, best effort

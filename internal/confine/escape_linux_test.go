@@ -401,3 +401,33 @@ func fileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// TestDevicesKeepTheirAttributes: the device nodes a command's /dev binds
+// from the host's are the host's own inodes, and a command of the user who
+// owns them (root) could chmod, chown or touch them there (`chmod 000
+// /dev/null` breaks every program of the host). The times, owner and mode
+// are set to what they are, so that nothing changes either way.
+func TestDevicesKeepTheirAttributes(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("notice: needs root, who owns the device nodes")
+	}
+	for _, m := range modes {
+		for _, dev := range []string{"/dev/null", "/dev/full", "/dev/urandom"} {
+			t.Run(m.name+dev, func(t *testing.T) {
+				t.Parallel()
+				needSandbox(t, m.sandbox)
+				a := newArena(t)
+				script := fmt.Sprintf(`touch -c -r %[1]s %[1]s && echo touched; chown "$(stat -c %%u:%%g %[1]s)" %[1]s && echo chowned; `+
+					`chmod "$(stat -c %%a %[1]s)" %[1]s && echo chmodded`, dev)
+				r := run(t, t.Context(), a.command(t, m.sandbox, script))
+				if m.sandbox {
+					assert.Empty(t, r.stdout, "%+v", r)
+					assert.Contains(t, r.stderr, "Read-only file system")
+				} else {
+					assert.Equal(t, "touched\nchowned\nchmodded\n", r.stdout, "%+v", r)
+				}
+			})
+		}
+	}
+}

@@ -243,8 +243,8 @@ func bindReadOnly(root, path string) error {
 }
 
 // newDev covers /dev with a read-only tmpfs holding only the devNodes (the
-// host's nodes, bound), /dev/fd and the std links, and empty pts and shm
-// directories. The host's /dev holds disks a command of root could read
+// host's nodes, bound read-only), /dev/fd and the std links, and empty pts
+// and shm directories. The host's /dev holds disks a command of root could read
 // raw, past every mask.
 func newDev(devs map[string]int) error {
 	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
@@ -259,7 +259,10 @@ func newDev(devs map[string]int) error {
 		if err := os.WriteFile(target, nil, 0o666); err != nil {
 			return fmt.Errorf("creating %s: %w", target, err)
 		}
-		tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		// Read-only, as a device is still read and written through it:
+		// the node is the host's own inode, and a command of its owner
+		// (root) could otherwise chmod, chown or touch the host's device.
+		tree, err := cloneReadOnly(fd, false)
 		if err != nil {
 			return fmt.Errorf("copying the host's %s: %w", target, err)
 		}
