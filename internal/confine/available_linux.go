@@ -35,7 +35,7 @@ func missing() []string {
 	if landlockABI() < 1 {
 		out = append(out, "Landlock is not enabled in this kernel")
 	}
-	if _, ok := seccompFilter(); !ok {
+	if _, ok := seccompFilter(false); !ok {
 		out = append(out, "no seccomp filter is built for this architecture")
 	} else if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
 		out = append(out, "seccomp is not enabled in this kernel")

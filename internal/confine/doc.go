@@ -26,9 +26,10 @@
 // up to the kernel's ABI (read and execute everywhere, write with REFER
 // below W and T, write to /dev/null, /dev/zero, /dev/full; without network
 // TCP bind and connect denied, and from ABI 9 and 10 pathname Unix sockets
-// and UDP; abstract Unix sockets and signals scoped from ABI 6); without
-// network a seccomp filter that fails socket(AF_UNIX, ...) with EACCES;
-// the rlimits; no capabilities at all. It forks /bin/sh -c, reaps
+// and UDP; abstract Unix sockets and signals scoped from ABI 6); a
+// seccomp filter that refuses the kernel's keyrings (add_key, request_key
+// and keyctl fail with ENOSYS; /proc/keys reads as empty) and, without
+// network, fails socket(AF_UNIX, ...) with EACCES; the rlimits; no capabilities at all. It forks /bin/sh -c, reaps
 // everything, and reports the shell's status; when it exits, the kernel
 // kills every process left in the namespace, so nothing of a command
 // outlives Wait, setsid and double forks included. Terminate has it pass
@@ -41,7 +42,8 @@
 // any route (cat, symlink, copy, tar, grep -r, unmounting it, even from a
 // nested user namespace); changes to .git; TCP, UDP and Unix sockets to
 // the host, loopback included; seeing, signalling or reading the process
-// that started it; the host's System V IPC; more than Policy.MaxProcs
+// that started it; the host's System V IPC; the keys of the user's
+// keyrings, which no namespace separates; more than Policy.MaxProcs
 // processes (a pids cgroup when this process is root, which the kernel
 // otherwise exempts; RLIMIT_NPROC in the user namespace else).
 //

@@ -106,8 +106,7 @@ func runInit(req request, lifeline, report *os.File) int {
 }
 
 // confineThread confines the calling thread, from which the shell is
-// forked: no_new_privs, Landlock, seccomp (without network), then no
-// capabilities.
+// forked: no_new_privs, Landlock, seccomp, then no capabilities.
 func confineThread(p Policy) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
@@ -115,10 +114,8 @@ func confineThread(p Policy) error {
 	if err := restrictLandlock(p); err != nil {
 		return err
 	}
-	if !p.Network {
-		if err := installSeccomp(); err != nil {
-			return err
-		}
+	if err := installSeccomp(p.Network); err != nil {
+		return err
 	}
 	return dropCapabilities()
 }

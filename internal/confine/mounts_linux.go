@@ -73,6 +73,13 @@ func setupMounts(p Policy) error {
 			return err
 		}
 	}
+	// The keys of every uid the namespace maps (the caller's), whose
+	// system calls the seccomp filter refuses, are listed here too.
+	for _, path := range []string{"/proc/keys", "/proc/key-users"} {
+		if err := mask("/proc", path, devs["null"]); err != nil {
+			return err
+		}
+	}
 	return remountReadOnly(p)
 }
 

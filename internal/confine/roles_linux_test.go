@@ -31,6 +31,9 @@ func role() (int, bool) {
 	if spec := os.Getenv(parentVar); spec != "" {
 		return parent(spec), true
 	}
+	if spec := os.Getenv(keyVar); spec != "" {
+		return keyClient(spec), true
+	}
 	return 0, false
 }
 

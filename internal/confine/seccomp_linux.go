@@ -7,15 +7,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The seccomp filter of a command without network: socket(AF_UNIX, ...)
-// fails with EACCES, so no pathname Unix socket (docker.sock, D-Bus, X11)
-// can be connected to, which Landlock cannot stop below ABI 9 and the
-// read-only mounts never do. socketpair(2) stays allowed. io_uring fails
-// with ENOSYS (programs then fall back to plain system calls): its
-// IORING_OP_SOCKET and IORING_OP_CONNECT never pass through this filter.
-// A system call of another ABI than this binary's (x86's i386 and x32
-// entry points, say), whose numbers the filter does not know, fails with
-// ENOSYS.
+// The seccomp filter of every confined command: the kernel's keyrings,
+// which no namespace separates (a key or keyring of the caller's uid that
+// the uid may read or write, the user's own keyrings among them, would be
+// the command's to read, fill or clear), are not there: add_key,
+// request_key and keyctl fail with ENOSYS, as where keys are not built in.
+// Without network, also: socket(AF_UNIX, ...) fails with EACCES, so no
+// pathname Unix socket (docker.sock, D-Bus, X11) can be connected to,
+// which Landlock cannot stop below ABI 9 and the read-only mounts never
+// do. socketpair(2) stays allowed. io_uring fails with ENOSYS (programs
+// then fall back to plain system calls): its IORING_OP_SOCKET and
+// IORING_OP_CONNECT never pass through this filter. A system call of
+// another ABI than this binary's (x86's i386 and x32 entry points, say),
+// whose numbers the filter does not know, fails with ENOSYS.
 
 // seccompData offsets (struct seccomp_data).
 const (
@@ -30,9 +34,9 @@ func jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
 	return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
 }
 
-// seccompFilter builds the program for this architecture; ok is false
-// where there is none.
-func seccompFilter() (prog []unix.SockFilter, ok bool) {
+// seccompFilter builds the program for this architecture, for a command
+// with or without network; ok is false where there is none.
+func seccompFilter(network bool) (prog []unix.SockFilter, ok bool) {
 	if nativeArch == 0 {
 		return nil, false
 	}
@@ -45,29 +49,43 @@ func seccompFilter() (prog []unix.SockFilter, ok bool) {
 		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 		eacces = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
 	)
-	return []unix.SockFilter{
-		/* 0 */ stmt(ld, offArch),
-		/* 1 */ jump(jeq, nativeArch, 1, 0),
-		/* 2 */ stmt(ret, enosys),
-		/* 3 */ stmt(ld, offNr),
-		/* 4 */ jump(jge, foreignNrBase, 0, 1), // x32 numbers on x86-64
-		/* 5 */ stmt(ret, enosys),
-		/* 6 */ jump(jeq, unix.SYS_IO_URING_SETUP, 2, 0),
-		/* 7 */ jump(jeq, unix.SYS_IO_URING_ENTER, 1, 0),
-		/* 8 */ jump(jeq, unix.SYS_IO_URING_REGISTER, 0, 1),
-		/* 9 */ stmt(ret, enosys),
-		/* 10 */ jump(jeq, unix.SYS_SOCKET, 0, 3),
-		/* 11 */ stmt(ld, offArg0),
-		/* 12 */ jump(jeq, unix.AF_UNIX, 0, 1),
-		/* 13 */ stmt(ret, eacces),
-		/* 14 */ stmt(ret, allow),
-	}, true
+	prog = []unix.SockFilter{
+		stmt(ld, offArch),
+		jump(jeq, nativeArch, 1, 0),
+		stmt(ret, enosys),
+		stmt(ld, offNr),
+		jump(jge, foreignNrBase, 0, 1), // x32 numbers on x86-64
+		stmt(ret, enosys),
+	}
+	absent := []uint32{unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEYCTL}
+	if !network {
+		absent = append(absent, unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER)
+	}
+	// Each matching number jumps to the ENOSYS after the last test; the
+	// last one's miss jumps over it.
+	for i, nr := range absent {
+		var miss uint8
+		if i == len(absent)-1 {
+			miss = 1
+		}
+		prog = append(prog, jump(jeq, nr, uint8(len(absent)-1-i), miss))
+	}
+	prog = append(prog, stmt(ret, enosys))
+	if !network {
+		prog = append(prog,
+			jump(jeq, unix.SYS_SOCKET, 0, 3),
+			stmt(ld, offArg0),
+			jump(jeq, unix.AF_UNIX, 0, 1),
+			stmt(ret, eacces),
+		)
+	}
+	return append(prog, stmt(ret, allow)), true
 }
 
 // installSeccomp filters the calling thread's system calls (only its: no
 // TSYNC), and what it forks after. The thread must have no_new_privs set.
-func installSeccomp() error {
-	prog, ok := seccompFilter()
+func installSeccomp(network bool) error {
+	prog, ok := seccompFilter(network)
 	if !ok {
 		return fmt.Errorf("no seccomp filter for this architecture")
 	}
