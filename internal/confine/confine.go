@@ -30,7 +30,8 @@ type Policy struct {
 	ReadOnly []string
 	// Network lets the command use the network. Without it the command gets
 	// a network namespace of its own (no interfaces up), Landlock denies TCP
-	// bind and connect, and socket(AF_UNIX, ...) fails with EACCES.
+	// bind and connect, and socket(2) of any family but IP and netlink
+	// (AF_UNIX, AF_VSOCK) fails with EACCES.
 	Network bool
 	// MaxProcs bounds the command's processes (threads included); 0 means
 	// DefaultMaxProcs.

@@ -7,45 +7,46 @@
 //
 // # Confined (Command.Sandbox)
 //
-// The helper is the command's init: PID 1 of new user (the caller's uid
-// and gid mapped to themselves), mount, PID, IPC and, without
-// Policy.Network, network namespaces. Before anything of the command runs
-// it builds the command's view: mounts made private; a fresh /proc; W
-// (Policy.Root) and T (Policy.Temp) bound onto themselves; each mask a
-// read-only /dev/null (file) or empty read-only tmpfs (directory); each
-// ReadOnly path bound read-only (both opened below W without following a
-// symlink, a piece at a time, so a path longer than PATH_MAX is covered
-// too; one that cannot be covered fails Start with a *MaskError, and
-// nothing of the command runs); /dev replaced by a read-only tmpfs with
-// only null, zero, full, random, urandom and tty bound read-only from the
-// host's (a command of root could otherwise read a disk raw, past every
-// mask, or chmod the host's /dev/null);
-// /proc/sys read-only; then every other mount, /sys included, made
-// read-only, which keeps the flags the host locked. It then confines the
-// one thread it forks the shell from: no_new_privs; Landlock, best effort
-// up to the kernel's ABI (read and execute everywhere, write with REFER
-// below W and T, write to /dev/null, /dev/zero, /dev/full; without network
-// TCP bind and connect denied, and from ABI 9 and 10 pathname Unix sockets
-// and UDP; abstract Unix sockets and signals scoped from ABI 6); a
+// The helper is the command's init: PID 1 of new user (the caller's uid and
+// gid mapped to themselves), mount, PID, IPC and, without Policy.Network,
+// network namespaces. Before anything of the command runs it builds the
+// command's view: mounts made private; a fresh /proc; W (Policy.Root) and T
+// (Policy.Temp) bound onto themselves; each mask a read-only /dev/null
+// (file) or empty read-only tmpfs (directory); each ReadOnly path bound
+// read-only (both opened below W without following a symlink, a piece at a
+// time, so a path longer than PATH_MAX is covered too; one that cannot be
+// covered fails Start with a *MaskError, and nothing of the command runs);
+// /dev replaced by a read-only tmpfs with only null, zero, full, random,
+// urandom and tty bound read-only from the host's (a command of root could
+// otherwise read a disk raw, past every mask, or chmod the host's
+// /dev/null); /proc/sys read-only; then every other mount, /sys included,
+// made read-only, which keeps the flags the host locked. It then confines
+// the one thread it forks the shell from: no_new_privs; Landlock, best
+// effort up to the kernel's ABI (read and execute everywhere, write with
+// REFER below W and T, write to /dev/null, /dev/zero, /dev/full; without
+// network TCP bind and connect denied, and from ABI 9 and 10 pathname Unix
+// sockets and UDP; abstract Unix sockets and signals scoped from ABI 6); a
 // seccomp filter that refuses the kernel's keyrings (add_key, request_key
 // and keyctl fail with ENOSYS; /proc/keys reads as empty) and, without
-// network, fails socket(AF_UNIX, ...) with EACCES; the rlimits; no capabilities at all. It forks /bin/sh -c, reaps
-// everything, and reports the shell's status; when it exits, the kernel
-// kills every process left in the namespace, so nothing of a command
-// outlives Wait, setsid and double forks included. Terminate has it pass
-// SIGTERM to every process of the namespace; Kill kills it.
+// network, fails with EACCES socket(2) of any family but IP and netlink
+// (AF_UNIX, AF_VSOCK); the rlimits; no capabilities at all. It forks
+// /bin/sh -c, reaps everything, and reports the shell's status; when it
+// exits, the kernel kills every process left in the namespace, so nothing
+// of a command outlives Wait, setsid and double forks included. Terminate
+// has it pass SIGTERM to every process of the namespace; Kill kills it.
 //
 // What it stops, as the tests show (escape_linux_test.go, network_ and
 // procs_): writes, renames, links, deletes, chmod and utime outside W and
 // T, whatever the path (.., absolute, symlink, hard link, /proc/self/root,
 // $HOME, /tmp, /var/tmp, /dev/shm); reading a masked file or directory by
 // any route (cat, symlink, copy, tar, grep -r, unmounting it, even from a
-// nested user namespace); changes to .git; TCP, UDP and Unix sockets to
-// the host, loopback included; seeing, signalling or reading the process
-// that started it; the host's System V IPC; the keys of the user's
-// keyrings, which no namespace separates; more than Policy.MaxProcs
-// processes (a pids cgroup when this process is root, which the kernel
-// otherwise exempts; RLIMIT_NPROC in the user namespace else).
+// nested user namespace); changes to .git; TCP, UDP and Unix sockets to the
+// host, loopback included, and vsock to a virtual machine's host; seeing,
+// signalling or reading the process that started it; the host's System V
+// IPC; the keys of the user's keyrings, which no namespace separates; more
+// than Policy.MaxProcs processes (a pids cgroup when this process is root,
+// which the kernel otherwise exempts; RLIMIT_NPROC in the user namespace
+// else).
 //
 // What it does not stop: reading any file not masked (the command sees the
 // system as this user does, which is how it runs compilers and tools);

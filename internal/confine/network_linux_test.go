@@ -1,6 +1,7 @@
 package confine_test
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // listener is a loopback service of the host the command tries to reach;
@@ -115,5 +117,52 @@ func TestNetworkIsRefused(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// vsock makes a vsock socket and says how it went.
+func vsock() int {
+	fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0)
+	if err != nil {
+		fmt.Println("vsock:", err)
+		return 1
+	}
+	unix.Close(fd)
+	fmt.Println("vsock socket")
+	return 0
+}
+
+// TestVsockIsRefused: vsock belongs to no network namespace, and its
+// peer is the host of the virtual machine the command runs in, past the
+// machine's network. No test can stand for that host, so it is the socket
+// that must not be made.
+func TestVsockIsRefused(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	if fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0); err != nil {
+		t.Skipf("no vsock here: %v", err)
+	} else {
+		unix.Close(fd)
+	}
+	type mode struct {
+		name             string
+		sandbox, network bool
+	}
+	for _, m := range []mode{{"unconfined", false, false}, {"confined", true, false}, {"confined with network", true, true}} {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			a := newArena(t)
+			c := a.command(t, m.sandbox, "exec '"+exe+"'")
+			c.Env = append(c.Env, dialVar+"=vsock")
+			c.Policy.Network = m.network
+			r := run(t, t.Context(), c)
+			if m.sandbox && !m.network {
+				assert.Equal(t, "vsock: permission denied\n", r.stdout)
+			} else {
+				assert.Equal(t, "vsock socket\n", r.stdout)
+			}
+		})
 	}
 }

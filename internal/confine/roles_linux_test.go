@@ -41,6 +41,9 @@ func dial(spec string) int {
 	if spec == "io_uring" {
 		return ioURing()
 	}
+	if spec == "vsock" {
+		return vsock()
+	}
 	var network, address, token string
 	if _, err := fmt.Sscan(spec, &network, &address, &token); err != nil {
 		fmt.Println("bad", dialVar, err)

@@ -12,14 +12,18 @@ import (
 // the uid may read or write, the user's own keyrings among them, would be
 // the command's to read, fill or clear), are not there: add_key,
 // request_key and keyctl fail with ENOSYS, as where keys are not built in.
-// Without network, also: socket(AF_UNIX, ...) fails with EACCES, so no
-// pathname Unix socket (docker.sock, D-Bus, X11) can be connected to,
-// which Landlock cannot stop below ABI 9 and the read-only mounts never
-// do. socketpair(2) stays allowed. io_uring fails with ENOSYS (programs
-// then fall back to plain system calls): its IORING_OP_SOCKET and
-// IORING_OP_CONNECT never pass through this filter. A system call of
-// another ABI than this binary's (x86's i386 and x32 entry points, say),
-// whose numbers the filter does not know, fails with ENOSYS.
+// Without network, also: socket(2) makes only IP and netlink sockets,
+// which the command's network namespace holds, and fails with EACCES for
+// every other family: AF_UNIX, so that no pathname Unix socket
+// (docker.sock, D-Bus, X11) can be connected to, which Landlock cannot
+// stop below ABI 9 and the read-only mounts never do; AF_VSOCK, which no
+// network namespace holds and which reaches the host of a virtual
+// machine; and any family that may be the same. socketpair(2) stays
+// allowed. io_uring fails with ENOSYS (programs then fall back to plain
+// system calls): its IORING_OP_SOCKET and IORING_OP_CONNECT never pass
+// through this filter. A system call of another ABI than this binary's
+// (x86's i386 and x32 entry points, say), whose numbers the filter does
+// not know, fails with ENOSYS.
 
 // seccompData offsets (struct seccomp_data).
 const (
@@ -73,9 +77,11 @@ func seccompFilter(network bool) (prog []unix.SockFilter, ok bool) {
 	prog = append(prog, stmt(ret, enosys))
 	if !network {
 		prog = append(prog,
-			jump(jeq, unix.SYS_SOCKET, 0, 3),
+			jump(jeq, unix.SYS_SOCKET, 0, 5),
 			stmt(ld, offArg0),
-			jump(jeq, unix.AF_UNIX, 0, 1),
+			jump(jeq, unix.AF_INET, 3, 0),
+			jump(jeq, unix.AF_INET6, 2, 0),
+			jump(jeq, unix.AF_NETLINK, 1, 0),
 			stmt(ret, eacces),
 		)
 	}
