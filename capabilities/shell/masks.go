@@ -1,9 +1,11 @@
 package shell
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -48,6 +50,7 @@ func findHidden(root, home string, access func(path string) capabilities.PathAcc
 		}
 		if d.Name() == ".git" && !gitWrites {
 			h.readOnly = append(h.readOnly, path)
+			h.readOnly = append(h.readOnly, reposNamedBy(root, path, d)...)
 			return skip(d)
 		}
 		a := access(path)
@@ -80,6 +83,73 @@ func findHidden(root, home string, access func(path string) capabilities.PathAcc
 		}
 	}
 	return h, nil
+}
+
+// reposNamedBy returns the repositories below root that git uses for the
+// .git at path when it is not one itself: the directory a symlink leads
+// to, or the one a file names (`gitdir: DIR`, as git init
+// --separate-git-dir, submodules and worktrees write), and the common
+// directory a worktree's names in its commondir file, which holds its hooks
+// and config. Only a directory that holds a HEAD is a repository to git;
+// root itself is never one, which would leave commands nothing to write.
+func reposNamedBy(root, path string, d fs.DirEntry) []string {
+	var dir string
+	switch {
+	case d.Type()&fs.ModeSymlink != 0:
+		dir = path
+	case d.Type().IsRegular():
+		dir = gitdirIn(filepath.Dir(path), path, "gitdir: ")
+	}
+	if dir = repoBelow(root, dir); dir == "" {
+		return nil
+	}
+	repos := []string{dir}
+	if common := repoBelow(root, gitdirIn(dir, filepath.Join(dir, "commondir"), "")); common != "" {
+		repos = append(repos, common)
+	}
+	return repos
+}
+
+// gitdirIn reads the directory the first line of file names after prefix,
+// relative to base; "" when it names none.
+func gitdirIn(base, file, prefix string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), prefix)
+	if !ok || strings.TrimSpace(rest) == "" {
+		return ""
+	}
+	rest = strings.TrimSpace(rest)
+	if !filepath.IsAbs(rest) {
+		rest = filepath.Join(base, rest)
+	}
+	return rest
+}
+
+// repoBelow returns dir with its symlinks resolved when that is a
+// directory strictly below root holding a HEAD, else "".
+func repoBelow(root, dir string) string {
+	if dir == "" {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	if fi, err := os.Stat(filepath.Join(real, "HEAD")); err != nil || fi.IsDir() {
+		return ""
+	}
+	return real
 }
 
 func skip(d fs.DirEntry) error {

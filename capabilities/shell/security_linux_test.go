@@ -290,3 +290,28 @@ func TestPeerPatternsApplyOutsideItsRoot(t *testing.T) {
 	assert.NotContains(t, out, "hunter2")
 	assert.NotContains(t, out, "hunter3")
 }
+
+// A .git may be a symlink to the repository, or a file naming it
+// (`gitdir: DIR`, as git init --separate-git-dir and worktrees write):
+// git uses that repository, so it is read-only as a .git directory is,
+// and so is the common one a worktree's names.
+func TestGitDirNamedByDotGitIsReadOnly(t *testing.T) {
+	t.Parallel()
+	s, w := confinedShell(t, `{}`)
+	for _, repo := range []string{"linked", "separate", "main.repo"} {
+		write(t, filepath.Join(w, repo, "HEAD"), "ref: refs/heads/main\n")
+		require.NoError(t, os.MkdirAll(filepath.Join(w, repo, "hooks"), 0o755))
+	}
+	write(t, filepath.Join(w, "main.repo", "worktrees", "wt", "HEAD"), "ref: refs/heads/wt\n")
+	write(t, filepath.Join(w, "main.repo", "worktrees", "wt", "commondir"), "../..\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(w, "a"), 0o755))
+	require.NoError(t, os.Symlink("../linked", filepath.Join(w, "a", ".git")))
+	write(t, filepath.Join(w, "b", ".git"), "gitdir: ../separate\n")
+	write(t, filepath.Join(w, "c", ".git"), "gitdir: "+filepath.Join(w, "main.repo", "worktrees", "wt")+"\n")
+	run(t, s, "echo evil > a/.git/hooks/pre-commit; echo evil > separate/hooks/pre-commit; "+
+		"echo evil > main.repo/worktrees/wt/hooks-planted; echo evil > main.repo/hooks/pre-commit; echo ok > b/other")
+	for _, planted := range []string{"linked/hooks/pre-commit", "separate/hooks/pre-commit", "main.repo/worktrees/wt/hooks-planted", "main.repo/hooks/pre-commit"} {
+		assert.NoFileExists(t, filepath.Join(w, planted))
+	}
+	assert.FileExists(t, filepath.Join(w, "b", "other"), "the work tree stays writable")
+}
