@@ -11,10 +11,16 @@ import (
 )
 
 // HomeCredentials are the paths below the user's home directory that a
-// command reads as empty (D13.2), whatever the workspace is.
+// command reads as empty (D13.2), whatever the workspace is: D13.2's, the
+// ones FileSystem's defaults keep secret anywhere (.pgpass, .vault-token),
+// and the other stores of the same tools' kind (git's XDG one, Azure's,
+// Cargo's, RubyGems', Terraform's, Podman's).
 var HomeCredentials = []string{
 	".ssh", ".aws", ".gnupg", ".docker", ".kube", ".config/gh", ".config/gcloud",
 	".netrc", ".pypirc", ".npmrc", ".git-credentials",
+	".pgpass", ".vault-token", ".config/git/credentials", ".azure",
+	".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+	".terraform.d/credentials.tfrc.json", ".config/containers/auth.json",
 }
 
 // hidden is what the walk of the workspace found: the paths a command

@@ -152,9 +152,13 @@ func TestHomeCredentialsReadAsEmpty(t *testing.T) {
 	t.Setenv("HOME", home)
 	write(t, filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE hunter2\n")
 	write(t, filepath.Join(home, ".netrc"), "machine x password hunter2\n")
+	// As FileSystem's defaults keep them secret; git's other store.
+	write(t, filepath.Join(home, ".pgpass"), "db:5432:*:me:hunter2\n")
+	write(t, filepath.Join(home, ".vault-token"), "hvs.hunter2\n")
+	write(t, filepath.Join(home, ".config", "git", "credentials"), "https://me:hunter2@example.com\n")
 	write(t, filepath.Join(home, "notes.txt"), "visible\n")
 	s, _ := confinedShell(t, `{}`)
-	out := run(t, s, fmt.Sprintf("cat %[1]s/.ssh/id_ed25519 %[1]s/.netrc %[1]s/notes.txt", home))
+	out := run(t, s, fmt.Sprintf("cat %[1]s/.ssh/id_ed25519 %[1]s/.netrc %[1]s/.pgpass %[1]s/.vault-token %[1]s/.config/git/credentials %[1]s/notes.txt", home))
 	assert.NotContains(t, out, "hunter2")
 	assert.Contains(t, out, "visible")
 }
