@@ -26,6 +26,36 @@ import (
 // those of reg's types, since each type a registry is given compiles its
 // schema; without, it holds them all.
 func StartingLater(reg *capabilities.Registry, names ...string) (*capabilities.Registry, error) {
+	return remoteApart(reg, names, func(ctx context.Context, name string, probe capabilities.Capability,
+		build func(context.Context) (capabilities.Capability, error)) capabilities.Capability {
+		return startLater(ctx, name, probe, build)
+	})
+}
+
+// ForSessions returns a registry with reg's types (only those named, when
+// names are given) that builds a spec's capabilities for one client session
+// (Options.Session): as reg builds them, except that one whose tools live
+// behind the network (capabilities.Remote) offers no tools, since the
+// capabilities shared by all sessions serve them, and starts nothing. Its
+// options are checked as StartingLater checks them.
+func ForSessions(reg *capabilities.Registry, names ...string) (*capabilities.Registry, error) {
+	return remoteApart(reg, names, func(_ context.Context, _ string, probe capabilities.Capability,
+		_ func(context.Context) (capabilities.Capability, error)) capabilities.Capability {
+		closeCapability(probe)
+		return noTools{}
+	})
+}
+
+// noTools is a capability without tools.
+type noTools struct{}
+
+func (noTools) Tools(context.Context) ([]capabilities.Tool, error) { return nil, nil }
+
+// remoteApart returns a registry with reg's types (those named, or all) in
+// which a remote capability, told by a build with Setup.CheckOnly, is what
+// remote makes of that checked build and of how to build it in full.
+func remoteApart(reg *capabilities.Registry, names []string, remote func(ctx context.Context, name string,
+	probe capabilities.Capability, build func(context.Context) (capabilities.Capability, error)) capabilities.Capability) (*capabilities.Registry, error) {
 	if reg == nil {
 		reg = capabilities.Default()
 	}
@@ -57,7 +87,7 @@ func StartingLater(reg *capabilities.Registry, names ...string) (*capabilities.R
 				closeCapability(probe)
 				return build(ctx, args)
 			}
-			return startLater(ctx, name, probe, func(ctx context.Context) (capabilities.Capability, error) { return build(ctx, args) }), nil
+			return remote(ctx, name, probe, func(ctx context.Context) (capabilities.Capability, error) { return build(ctx, args) }), nil
 		}
 		if err := out.Register(t); err != nil {
 			return nil, err

@@ -71,6 +71,15 @@ type Options struct {
 	// background (see StartingLater) once it is settled: its tools joined,
 	// or why it did not start. Nil drops them.
 	Notice func(string)
+	// Session, when set, builds capabilities of a client session's own
+	// (an HTTP client's: stdio has one), at its first call: its calls go
+	// to the tool of the same name among them, so that what one client's
+	// FileSystem was shown (the hashes its writes are checked against,
+	// what RequireReadBeforeWrite asks for) is not taken for another's. A
+	// tool they do not offer (an MCP server's that joined late) is served
+	// by the capabilities given to New. They are closed when the session
+	// ends, or with the server.
+	Session func(context.Context) ([]capabilities.Capability, error)
 }
 
 // Server serves a set of tools. It is safe for concurrent use.
@@ -80,6 +89,7 @@ type Server struct {
 	listener capabilities.Listener
 	readOnly bool
 	notice   func(string)
+	session  func(context.Context) ([]capabilities.Capability, error)
 	calls    atomic.Int64
 
 	mu       sync.Mutex
@@ -89,6 +99,8 @@ type Server struct {
 	offered  map[string]bool
 	late     []*lateStart
 	settled  chan struct{} // closed, and replaced, when one of late settles
+	sessions map[*sdk.ServerSession]*sessionCaps
+	closed   bool
 
 	stop context.CancelFunc // ends the waits for late starts
 	wg   sync.WaitGroup
@@ -116,6 +128,7 @@ var emptyParameters = map[string]any{"type": "object", "properties": map[string]
 // server failed to start, the call's result is an error naming it.
 func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *Server, err error) {
 	s := &Server{caps: caps, listener: opts.Listener, readOnly: opts.ReadOnly, notice: opts.Notice,
+		session: opts.Session, sessions: map[*sdk.ServerSession]*sessionCaps{},
 		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -405,7 +418,101 @@ func (s *Server) Close() error {
 		}
 	}
 	s.caps = nil
+	s.mu.Lock()
+	s.closed = true
+	sessions := s.sessions
+	s.sessions = nil
+	s.mu.Unlock()
+	for _, sc := range sessions {
+		<-sc.ready
+		errs = append(errs, closeAll(sc.caps))
+	}
 	s.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// sessionCaps are the capabilities of one client session (Options.Session).
+type sessionCaps struct {
+	ready chan struct{} // closed once built
+	caps  []capabilities.Capability
+	tools map[string]capabilities.Tool
+	err   error
+}
+
+// sessionTool returns the tool named name among the capabilities of the
+// call's session, building them at its first call; ok is false when they
+// offer none by that name.
+func (s *Server) sessionTool(ctx context.Context, ss *sdk.ServerSession, name string) (_ capabilities.Tool, ok bool, _ error) {
+	if ss == nil {
+		return nil, false, errors.New("a call without a session")
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, false, errors.New("the server is closing")
+	}
+	sc := s.sessions[ss]
+	if sc == nil {
+		sc = &sessionCaps{ready: make(chan struct{})}
+		s.sessions[ss] = sc
+		s.mu.Unlock()
+		sc.build(context.WithoutCancel(ctx), s.session)
+		go func() {
+			ss.Wait()
+			s.mu.Lock()
+			own := s.sessions[ss] == sc
+			if own {
+				delete(s.sessions, ss)
+			}
+			s.mu.Unlock()
+			if own {
+				closeAll(sc.caps)
+			}
+		}()
+	} else {
+		s.mu.Unlock()
+		select {
+		case <-sc.ready:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+	if sc.err != nil {
+		return nil, false, sc.err
+	}
+	t, ok := sc.tools[name]
+	return t, ok, nil
+}
+
+func (sc *sessionCaps) build(ctx context.Context, newCaps func(context.Context) ([]capabilities.Capability, error)) {
+	defer close(sc.ready)
+	caps, err := newCaps(ctx)
+	if err != nil {
+		sc.err = fmt.Errorf("building the session's capabilities: %w", err)
+		return
+	}
+	sc.caps, sc.tools = caps, map[string]capabilities.Tool{}
+	for _, c := range caps {
+		tools, err := c.Tools(ctx)
+		if err != nil {
+			sc.err = fmt.Errorf("listing the session's tools: %w", err)
+			return
+		}
+		for _, t := range tools {
+			sc.tools[t.Name()] = t
+		}
+	}
+}
+
+func closeAll(caps []capabilities.Capability) error {
+	var errs []error
+	for _, c := range caps {
+		if cl, ok := capabilities.As[io.Closer](c); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -429,11 +536,21 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 			out    string
 			err    error
 			status = runtime.ToolOK
+			tool   = t
 		)
-		if !isObject(args) {
+		if s.session != nil {
+			if own, ok, serr := s.sessionTool(ctx, req.Session, name); serr != nil {
+				err = serr
+			} else if ok {
+				tool = own
+			}
+		}
+		switch {
+		case err != nil:
+		case !isObject(args):
 			err = capabilities.Retry("the arguments of %s are not a JSON object", name)
-		} else {
-			out, err = t.Call(ctx, args)
+		default:
+			out, err = tool.Call(ctx, args)
 		}
 		msg, retry := capabilities.AsRetry(err)
 		switch {

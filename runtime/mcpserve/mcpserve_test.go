@@ -589,3 +589,83 @@ func mustAtoi(t *testing.T, s string) int {
 	require.NoError(t, err)
 	return n
 }
+
+// Two clients of one server over HTTP each see their own FileSystem: a
+// file one changed since the other read it is a Conflict for the other's
+// write, as a change by any other process is, rather than taken for what
+// the other was shown; and a session's capabilities are closed when it
+// ends.
+func TestHTTPSessionsHaveTheirOwnCapabilities(t *testing.T) {
+	t.Parallel()
+	fs, dir := newFS(t, map[string]string{"a.txt": "one\n"})
+	var (
+		mu    sync.Mutex
+		built []*closeSpy
+	)
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{
+		Session: func(context.Context) ([]capabilities.Capability, error) {
+			c, err := filesystem.New(filesystem.Options{RootDir: dir, Tools: filesystem.AllToolNames}, "")
+			if err != nil {
+				return nil, err
+			}
+			spy := &closeSpy{Capability: c, closed: make(chan struct{})}
+			mu.Lock()
+			built = append(built, spy)
+			mu.Unlock()
+			return []capabilities.Capability{spy}, nil
+		},
+	})
+	require.NoError(t, err)
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler("s3cret"))
+	defer ts.Close()
+	dial := func() *sdk.ClientSession {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+		require.NoError(t, err)
+		return cs
+	}
+	call := func(cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+		require.NoError(t, err)
+		return res
+	}
+	a, b := dial(), dial()
+	defer a.Close()
+	assert.Contains(t, textOf(t, call(a, "read_file", map[string]any{"path": "a.txt"})), "one")
+	assert.Contains(t, textOf(t, call(b, "read_file", map[string]any{"path": "a.txt"})), "one")
+	assert.False(t, call(b, "write_file", map[string]any{"path": "a.txt", "content": "B's\n"}).IsError)
+
+	res := call(a, "write_file", map[string]any{"path": "a.txt", "content": "A's\n"})
+	assert.True(t, res.IsError, "A never saw B's change")
+	assert.Contains(t, textOf(t, res), "Conflict: file 'a.txt' was changed on disk since you last read it")
+	data, err := os.ReadFile(filepath.Join(dir, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "B's\n", string(data), "B's change is not overwritten unseen")
+
+	mu.Lock()
+	require.Len(t, built, 2, "one FileSystem per session")
+	bs := built[1]
+	mu.Unlock()
+	require.NoError(t, b.Close())
+	select {
+	case <-bs.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the ended session's FileSystem was not closed")
+	}
+}
+
+// closeSpy tells when its capability is closed.
+type closeSpy struct {
+	capabilities.Capability
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (c *closeSpy) Unwrap() capabilities.Capability { return c.Capability }
+
+func (c *closeSpy) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Capability.(io.Closer).Close()
+}

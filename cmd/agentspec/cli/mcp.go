@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -157,9 +158,21 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		if err != nil {
 			return exitWith(exitFailure, err)
 		}
-		if caps, err = spec.Instantiate(ctx, s, reg,
-			capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx)}); err != nil {
+		setup := capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx)}
+		if caps, err = spec.Instantiate(ctx, s, reg, setup); err != nil {
 			return specError(err)
+		}
+		if f.http != "" {
+			// Each HTTP client builds the spec's capabilities of its own,
+			// the MCP servers aside, which all share.
+			sessReg, err := mcpserve.ForSessions(capabilities.Default(), types...)
+			if err != nil {
+				closeCapabilities(caps)
+				return exitWith(exitFailure, err)
+			}
+			opts.Session = func(ctx context.Context) ([]capabilities.Capability, error) {
+				return spec.Instantiate(ctx, s, sessReg, setup)
+			}
 		}
 		for _, w := range spec.CapabilityWarnings(s, caps) {
 			fmt.Fprintln(cmd.ErrOrStderr(), text.Visible(w.Error()))
@@ -169,11 +182,21 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		if err != nil {
 			return exitWith(exitFailure, err)
 		}
-		c, err := filesystem.New(filesystem.Options{RootDir: f.root, Tools: filesystem.AllToolNames}, wd)
+		fsOpts := filesystem.Options{RootDir: f.root, Tools: filesystem.AllToolNames}
+		c, err := filesystem.New(fsOpts, wd)
 		if err != nil {
 			return exitWith(exitUsage, fmt.Errorf("--root: %w", err))
 		}
 		caps = []capabilities.Capability{c}
+		if f.http != "" {
+			opts.Session = func(context.Context) ([]capabilities.Capability, error) {
+				c, err := filesystem.New(fsOpts, wd)
+				if err != nil {
+					return nil, err
+				}
+				return []capabilities.Capability{c}, nil
+			}
+		}
 	}
 	// Notices come from the start-ups of the spec's servers, and follow
 	// the line that says what is served.

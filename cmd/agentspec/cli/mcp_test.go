@@ -448,3 +448,61 @@ func TestMCPRefusedSpecKeepsTheEventsLog(t *testing.T) {
 		assert.Equal(t, earlier, string(log), "%s: the earlier log is kept", name)
 	}
 }
+
+// Two clients of one server over HTTP, with --root or a spec, each have a
+// FileSystem of their own: a change one made to a file the other read is
+// a Conflict for the other's write, as a change by any other process is,
+// and is not overwritten unseen.
+func TestMCPOverHTTPSessionsDoNotShareWhatTheySaw(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"root", "spec"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			dir := mcpWorkspace(t)
+			args := []string{"mcp", "--root", dir}
+			if mode == "spec" {
+				specFile := filepath.Join(t.TempDir(), "agent.yaml")
+				require.NoError(t, os.WriteFile(specFile, []byte("capabilities:\n  - FileSystem: {root_dir: .}\n"), 0o644))
+				args = []string{"mcp", specFile, "--workspace", dir}
+			}
+			cmd := exec.Command(agentspecBinary(t), append(args, "--http", "127.0.0.1:0", "--no-auth")...)
+			stderr, err := cmd.StderrPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			defer func() {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				_ = cmd.Wait()
+			}()
+			line, err := bufio.NewReader(stderr).ReadString('\n')
+			require.NoError(t, err)
+			m := listening.FindStringSubmatch(line)
+			require.NotNil(t, m, line)
+
+			dial := func() *sdk.ClientSession {
+				cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+					&sdk.StreamableClientTransport{Endpoint: m[1]}, nil)
+				require.NoError(t, err)
+				return cs
+			}
+			call := func(cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+				t.Helper()
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+				require.NoError(t, err)
+				require.Len(t, res.Content, 1)
+				return res
+			}
+			a, b := dial(), dial()
+			defer a.Close()
+			defer b.Close()
+			call(a, "read_file", map[string]any{"path": "notes.md"})
+			call(b, "read_file", map[string]any{"path": "notes.md"})
+			require.False(t, call(b, "write_file", map[string]any{"path": "notes.md", "content": "B's\n"}).IsError)
+			res := call(a, "write_file", map[string]any{"path": "notes.md", "content": "A's\n"})
+			assert.True(t, res.IsError, "A never saw B's change")
+			assert.Contains(t, res.Content[0].(*sdk.TextContent).Text, "Conflict: file 'notes.md' was changed on disk since you last read it")
+			data, err := os.ReadFile(filepath.Join(dir, "notes.md"))
+			require.NoError(t, err)
+			assert.Equal(t, "B's\n", string(data))
+		})
+	}
+}
