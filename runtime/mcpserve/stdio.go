@@ -103,12 +103,40 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msgs, err := c.decode(bytes.TrimSpace(line))
 		if err != nil {
-			return nil, err
+			// JSON-RPC 2.0 answers a message it cannot read with an
+			// error whose id is null; the client's other calls go on.
+			if err := c.refuse(bytes.TrimSpace(line), err); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		c.track(msgs)
 		c.queue = msgs[1:]
 		return msgs[0], nil
 	}
+}
+
+// refuse answers data, a line that is not a message decode accepts: a
+// parse error when it is not JSON, else an invalid request.
+func (c *lineConn) refuse(data []byte, why error) error {
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if !json.Valid(data) {
+		code = jsonrpc.CodeParseError
+	}
+	msg, err := json.Marshal(why.Error())
+	if err != nil {
+		return err
+	}
+	out := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%s}}`+"\n", code, msg)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	select {
+	case <-c.closed:
+		return errClosed
+	default:
+	}
+	_, err = c.out.Write(out)
+	return err
 }
 
 // readLine reads one line, refusing one longer than maxLine.

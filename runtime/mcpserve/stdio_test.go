@@ -1,10 +1,15 @@
 package mcpserve
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
 )
 
 // decodeMessage must read every message as the SDK's own decoder does.
@@ -42,6 +47,41 @@ func TestDecodeMessageAgreesWithTheSDK(t *testing.T) {
 		}
 		if assert.NoError(t, gotErr, in) {
 			assert.Equal(t, want, got, in)
+		}
+	}
+}
+
+// A line that is not a JSON-RPC message is answered with a JSON-RPC error
+// whose id is null, as JSON-RPC 2.0 asks, and the session goes on: one bad
+// line from a client does not end the server.
+func TestStdioAnswersAMalformedLineAndGoesOn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ line, code string }{
+		{`{not json`, `-32700`},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, `-32600`},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `-32600`},
+		{`{"jsonrpc":"1.0","id":7,"method":"ping"}`, `-32600`},
+		{`[]`, `-32600`},
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`, `-32600`},
+		{`"a string"`, `-32600`},
+	} {
+		fs, _ := newFS(t, map[string]string{"a.txt": "alpha\n"})
+		srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+		require.NoError(t, err)
+		in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+` + tc.line + `
+{"jsonrpc":"2.0","id":2,"method":"ping"}
+`
+		var out strings.Builder
+		assert.NoError(t, srv.ServeStdio(context.Background(), strings.NewReader(in), &out), tc.line)
+		srv.Close()
+		// Each line is answered as it is read, in any order.
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if assert.Len(t, lines, 3, "%s: %s", tc.line, out.String()) {
+			assert.Contains(t, lines, `{"jsonrpc":"2.0","id":2,"result":{}}`, tc.line)
+			assert.Contains(t, out.String(), `{"jsonrpc":"2.0","id":null,"error":{"code":`+tc.code, tc.line)
+			assert.Contains(t, out.String(), `{"jsonrpc":"2.0","id":1,"result":{`, tc.line)
 		}
 	}
 }
