@@ -1,5 +1,10 @@
 package capabilities
 
+import (
+	"errors"
+	"io"
+)
+
 // Wrapper is implemented by a capability that wraps another (PrefixTools,
 // or any a Go user writes): Unwrap returns the wrapped one. As walks it, so
 // the optional interfaces of the wrapped capability survive wrapping.
@@ -46,3 +51,18 @@ func As[T any](v any) (T, bool) {
 
 // maxUnwrap bounds the walk, so that a wrapper that wraps itself ends it.
 const maxUnwrap = 64
+
+// CloseAll closes each of caps that is an io.Closer (As: through any
+// wrapper), in order, and returns their errors joined; nil when none
+// failed. A host that built capabilities closes them so when it is done.
+func CloseAll(caps []Capability) error {
+	var errs []error
+	for _, c := range caps {
+		if cl, ok := As[io.Closer](c); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

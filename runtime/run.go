@@ -48,7 +48,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -503,16 +502,8 @@ func isToolDelta(chunk []byte) bool {
 }
 
 func closeAll(caps []capabilities.Capability) error {
-	var errs []error
-	for _, c := range caps {
-		if cl, ok := capabilities.As[io.Closer](c); ok {
-			if err := cl.Close(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("closing capabilities: %w", errors.Join(errs...))
+	if err := capabilities.CloseAll(caps); err != nil {
+		return fmt.Errorf("closing capabilities: %w", err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,7 +43,7 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup
 	)
 	for _, c := range s.Capabilities {
 		if err := ctx.Err(); err != nil {
-			closeAll(built)
+			_ = capabilities.CloseAll(built) // the run is over before it began; nothing to report to
 			return nil, err
 		}
 		at := setup
@@ -54,7 +53,7 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup
 		capability, err := reg.New(ctx, c.Name, capabilities.Args{Options: c.Options, Setup: at})
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-				closeAll(built)
+				_ = capabilities.CloseAll(built) // the run is over before it began; nothing to report to
 				return nil, err
 			}
 			errs = append(errs, factoryError(s, c, err))
@@ -72,7 +71,7 @@ func Instantiate(ctx context.Context, s *Spec, reg *capabilities.Registry, setup
 		}
 	}
 	if len(errs) > 0 {
-		closeAll(built)
+		_ = capabilities.CloseAll(built) // the run is over before it began; nothing to report to
 		return nil, sortErrors(errs)
 	}
 	return built, nil
@@ -123,14 +122,6 @@ func entryPointer(c Capability) string {
 		return c.Pointer
 	}
 	return "/" + strings.Join(toks[:2], "/")
-}
-
-func closeAll(cs []capabilities.Capability) {
-	for _, c := range cs {
-		if closer, ok := capabilities.As[io.Closer](c); ok {
-			_ = closer.Close() // the run is over before it began; nothing to report to
-		}
-	}
 }
 
 // CapabilityWarnings are the warnings of the capabilities Instantiate

@@ -54,7 +54,7 @@ func runWorkspace(ctx context.Context, s *Spec, reg *capabilities.Registry, setu
 			return ws, nil, factoryError(s, c, err)
 		}
 		setter, ok := capabilities.As[capabilities.WorkspaceSetter](built)
-		closeAll([]capabilities.Capability{built})
+		_ = capabilities.CloseAll([]capabilities.Capability{built}) // asked for its workspace only
 		if !ok {
 			return ws, nil, Errors{{Pos: c.Pos, Msg: fmt.Sprintf("%s sets the run's workspace but does not say which (capabilities.WorkspaceSetter)", c.Name)}}
 		}

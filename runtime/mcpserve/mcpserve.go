@@ -425,7 +425,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	for _, sc := range sessions {
 		<-sc.ready
-		errs = append(errs, closeAll(sc.caps))
+		errs = append(errs, capabilities.CloseAll(sc.caps))
 	}
 	s.wg.Wait()
 	return errors.Join(errs...)
@@ -466,7 +466,7 @@ func (s *Server) sessionTool(ctx context.Context, ss *sdk.ServerSession, name st
 			}
 			s.mu.Unlock()
 			if own {
-				closeAll(sc.caps)
+				capabilities.CloseAll(sc.caps)
 			}
 		}()
 	} else {
@@ -502,18 +502,6 @@ func (sc *sessionCaps) build(ctx context.Context, newCaps func(context.Context) 
 			sc.tools[t.Name()] = t
 		}
 	}
-}
-
-func closeAll(caps []capabilities.Capability) error {
-	var errs []error
-	for _, c := range caps {
-		if cl, ok := capabilities.As[io.Closer](c); ok {
-			if err := cl.Close(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {

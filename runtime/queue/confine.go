@@ -71,7 +71,7 @@ func (w *Worker) confine(ctx context.Context, s *spec.Spec, workspace string) er
 	if err != nil {
 		return err
 	}
-	defer closeCaps(caps)
+	defer capabilities.CloseAll(caps) // built to be asked; nothing to report
 	return w.confineCapabilities(s, caps, workspace)
 }
 

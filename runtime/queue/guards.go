@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -41,7 +40,7 @@ func newPathGuards(ctx context.Context, s *spec.Spec, dir string, protected []st
 	}
 	fallback, err := filesystem.New(filesystem.Options{RootDir: real, Tools: []string{filesystem.ToolReadFile}}, "")
 	if err != nil {
-		closeCaps(caps)
+		_ = capabilities.CloseAll(caps)
 		return nil, err
 	}
 	g := &pathGuards{dir: real, caps: append(caps, fallback), fallback: fallback}
@@ -54,15 +53,7 @@ func newPathGuards(ctx context.Context, s *spec.Spec, dir string, protected []st
 }
 
 // Close closes the capabilities built to be asked.
-func (g *pathGuards) Close() { closeCaps(g.caps) }
-
-func closeCaps(caps []capabilities.Capability) {
-	for _, c := range caps {
-		if cl, ok := capabilities.As[io.Closer](c); ok {
-			_ = cl.Close()
-		}
-	}
-}
+func (g *pathGuards) Close() { _ = capabilities.CloseAll(g.caps) }
 
 // access is what the capabilities say of rel, a clean slash-separated path
 // in the workspace: secret or protected when any capability covering it

@@ -280,9 +280,5 @@ func completeSpecTools(cmd *cobra.Command, file, workspace string) []string {
 // closeCapabilities closes every capability of caps that can be closed,
 // behind any wrapper, as a run does when it ends.
 func closeCapabilities(caps []capabilities.Capability) {
-	for _, c := range caps {
-		if cl, ok := capabilities.As[io.Closer](c); ok {
-			cl.Close()
-		}
-	}
+	_ = capabilities.CloseAll(caps) // done with them: nothing to report to
 }
