@@ -127,7 +127,11 @@ func (c *lineConn) refuse(data []byte, why error) error {
 	if err != nil {
 		return err
 	}
-	out := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%s}}`+"\n", code, msg)
+	return c.writeLine(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%s}}`+"\n", code, msg))
+}
+
+// writeLine writes one whole line, unless the connection is closed.
+func (c *lineConn) writeLine(line []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	select {
@@ -135,7 +139,7 @@ func (c *lineConn) refuse(data []byte, why error) error {
 		return errClosed
 	default:
 	}
-	_, err = c.out.Write(out)
+	_, err := c.out.Write(line)
 	return err
 }
 
@@ -342,16 +346,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
-	data = append(data, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	select {
-	case <-c.closed:
-		return errClosed
-	default:
-	}
-	_, err = c.out.Write(data)
-	return err
+	return c.writeLine(append(data, '\n'))
 }
 
 // unhand returns resp with the encoded result its placeholder stands for,

@@ -78,6 +78,26 @@ func TestMCPOverStdioSubprocess(t *testing.T) {
 
 var listening = regexp.MustCompile(`on (http://\S+/mcp)`)
 
+// startHTTPMCP starts agentspec with args, an "mcp --http" command line, and
+// returns the endpoint it says it listens on and that first line of its
+// stderr; the server gets SIGTERM when the test ends.
+func startHTTPMCP(t *testing.T, args ...string) (endpoint, line string) {
+	t.Helper()
+	cmd := exec.Command(agentspecBinary(t), args...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	line, err = bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err)
+	m := listening.FindStringSubmatch(line)
+	require.NotNil(t, m, line)
+	return m[1], line
+}
+
 func TestMCPOverHTTPAndSIGTERM(t *testing.T) {
 	t.Parallel()
 	bin := agentspecBinary(t)
@@ -120,28 +140,17 @@ func TestMCPOverHTTPAndSIGTERM(t *testing.T) {
 // (another Origin) is refused all the same.
 func TestMCPOverHTTPWithoutAuth(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(agentspecBinary(t), "mcp", "--root", mcpWorkspace(t), "--http", "127.0.0.1:0", "--no-auth")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	require.NoError(t, err)
-	m := listening.FindStringSubmatch(line)
-	require.NotNil(t, m, line)
+	endpoint, line := startHTTPMCP(t, "mcp", "--root", mcpWorkspace(t), "--http", "127.0.0.1:0", "--no-auth")
 	assert.Contains(t, line, ", without a bearer token (--no-auth)")
 
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: m[1]}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: endpoint}, nil)
 	require.NoError(t, err)
 	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Len(t, res.Tools, 10)
 	cs.Close()
 
-	req, err := http.NewRequest(http.MethodPost, m[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	require.NoError(t, err)
 	req.Header.Set("Origin", "http://attacker.example")
 	resp, err := http.DefaultClient.Do(req)
@@ -465,22 +474,11 @@ func TestMCPOverHTTPSessionsDoNotShareWhatTheySaw(t *testing.T) {
 				require.NoError(t, os.WriteFile(specFile, []byte("capabilities:\n  - FileSystem: {root_dir: .}\n"), 0o644))
 				args = []string{"mcp", specFile, "--workspace", dir}
 			}
-			cmd := exec.Command(agentspecBinary(t), append(args, "--http", "127.0.0.1:0", "--no-auth")...)
-			stderr, err := cmd.StderrPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			defer func() {
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-				_ = cmd.Wait()
-			}()
-			line, err := bufio.NewReader(stderr).ReadString('\n')
-			require.NoError(t, err)
-			m := listening.FindStringSubmatch(line)
-			require.NotNil(t, m, line)
+			endpoint, _ := startHTTPMCP(t, append(args, "--http", "127.0.0.1:0", "--no-auth")...)
 
 			dial := func() *sdk.ClientSession {
 				cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
-					&sdk.StreamableClientTransport{Endpoint: m[1]}, nil)
+					&sdk.StreamableClientTransport{Endpoint: endpoint}, nil)
 				require.NoError(t, err)
 				return cs
 			}
