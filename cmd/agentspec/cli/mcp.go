@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -134,6 +135,14 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		debug.SetGCPercent(400)
 	}
 	opts := mcpserve.Options{Name: "agentspec", Version: version(), ReadOnly: f.readOnly}
+	// The events log and the spec are agentspec's: the tools served may not
+	// rewrite them, as a run's tools may not rewrite its own.
+	var own []string
+	if f.events != "" {
+		if abs, err := filepath.Abs(f.events); err == nil {
+			own = append(own, abs)
+		}
+	}
 
 	var caps []capabilities.Capability
 	if len(args) == 1 {
@@ -158,7 +167,10 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		if err != nil {
 			return exitWith(exitFailure, err)
 		}
-		setup := capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx)}
+		if abs, err := filepath.Abs(s.File); err == nil && s.File != "" {
+			own = append(own, abs)
+		}
+		setup := capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx), Protected: capabilities.NewProtected(own...)}
 		if caps, err = spec.Instantiate(ctx, s, reg, setup); err != nil {
 			return specError(err)
 		}
@@ -182,7 +194,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		if err != nil {
 			return exitWith(exitFailure, err)
 		}
-		fsOpts := filesystem.Options{RootDir: f.root, Tools: filesystem.AllToolNames}
+		fsOpts := filesystem.Options{RootDir: f.root, Tools: filesystem.AllToolNames, ProtectedFiles: own}
 		c, err := filesystem.New(fsOpts, wd)
 		if err != nil {
 			return exitWith(exitUsage, fmt.Errorf("--root: %w", err))

@@ -76,6 +76,48 @@ func TestMCPOverStdioSubprocess(t *testing.T) {
 	assert.Contains(t, string(log), `"kind":"file_system.file_written"`)
 }
 
+// The --events log and the spec served are agentspec's: a client's tools
+// may not rewrite them, as a run's tools may not, with SPEC or --root.
+func TestMCPProtectsItsOwnFiles(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"root", "spec"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			dir := mcpWorkspace(t)
+			events := filepath.Join(dir, "events.jsonl")
+			specFile := filepath.Join(dir, "agent.yaml")
+			require.NoError(t, os.WriteFile(specFile, []byte("capabilities:\n  - FileSystem: {root_dir: .}\n"), 0o644))
+			args := []string{"mcp", "--root", dir, "--events", events}
+			if mode == "spec" {
+				args = []string{"mcp", specFile, "--workspace", dir, "--events", events}
+			}
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+				&sdk.CommandTransport{Command: exec.Command(agentspecBinary(t), args...)}, nil)
+			require.NoError(t, err)
+			defer cs.Close()
+			files := []string{"events.jsonl"}
+			if mode == "spec" {
+				files = append(files, "agent.yaml")
+			}
+			for _, name := range files {
+				before, err := os.ReadFile(filepath.Join(dir, name))
+				require.NoError(t, err)
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "write_file",
+					Arguments: map[string]any{"path": name, "content": "rewritten\n"}})
+				require.NoError(t, err)
+				require.True(t, res.IsError, name)
+				assert.Contains(t, res.Content[0].(*sdk.TextContent).Text, "is protected", name)
+				after, err := os.ReadFile(filepath.Join(dir, name))
+				require.NoError(t, err)
+				if name != "events.jsonl" { // the log grows with the calls
+					assert.Equal(t, string(before), string(after), name)
+				}
+				assert.NotContains(t, string(after), "rewritten\n", name)
+			}
+		})
+	}
+}
+
 var listening = regexp.MustCompile(`on (http://\S+/mcp)`)
 
 // startHTTPMCP starts agentspec with args, an "mcp --http" command line, and
