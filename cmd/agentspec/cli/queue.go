@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -55,6 +56,25 @@ func (f *natsFlags) open(ctx context.Context, name string, ackWait time.Duration
 	}
 	if (f.conn.TLSCert == "") != (f.conn.TLSKey == "") { // a usage error, not a failure to connect
 		return nil, exitWith(exitUsage, errors.New("a TLS client certificate needs its key, and a key its certificate (--tls-cert and --tls-key)"))
+	}
+	// A file named that cannot be read is the user's mistake, said before
+	// connecting, not a server that could not be reached.
+	for _, file := range []struct{ flag, path string }{
+		{"creds", f.conn.Creds}, {"nkey", f.conn.NKey},
+		{"tls-cert", f.conn.TLSCert}, {"tls-key", f.conn.TLSKey}, {"tls-ca", f.conn.TLSCA},
+	} {
+		if file.path == "" {
+			continue
+		}
+		fh, err := os.Open(file.path)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, exitWith(exitUsage, fmt.Errorf("--%s %s: %w", file.flag, file.path, err))
+		}
+		fh.Close()
 	}
 	f.conn.Name = name
 	nc, err := queue.Connect(url, f.conn)

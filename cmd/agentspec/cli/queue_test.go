@@ -404,3 +404,21 @@ func usageErrors(t *testing.T, want string, lines map[string][]string) {
 		assert.Empty(t, out.stdout, name)
 	}
 }
+
+// A NATS credentials, NKey or TLS file that cannot be read is a usage error
+// (exit 2) for every command that reaches the queue, said before it
+// connects, as a missing --input-file is.
+func TestQueueFilesMustBeReadable(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	missing := filepath.Join(t.TempDir(), "none")
+	for _, flag := range []string{"--creds", "--nkey", "--tls-ca"} {
+		nats := []string{"--nats", "nats://127.0.0.1:1", flag, missing}
+		usageErrors(t, "agentspec: "+flag+" "+missing+": no such file or directory\n", map[string][]string{
+			"batch":       append([]string{"batch", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+			"submit":      append([]string{"submit", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+			"worker":      append([]string{"worker"}, nats...),
+			"queue stats": append([]string{"queue", "stats"}, nats...),
+		})
+	}
+}
