@@ -640,11 +640,14 @@ func (s *Server) Handler(token string) http.Handler {
 	})
 }
 
-// requireToken refuses, with 401, a request without the bearer token.
+// requireToken refuses, with 401, a request without the bearer token. The
+// scheme's name is matched without regard to case, as HTTP's
+// authentication schemes are (RFC 9110, 11.1): "bearer TOKEN" is the token.
 func requireToken(h http.Handler, token string) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentspec"`)
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return

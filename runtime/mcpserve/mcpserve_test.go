@@ -311,6 +311,25 @@ func TestHTTPWithToken(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	// The scheme's name is matched without regard to case, as HTTP's are;
+	// the token is matched exactly, and nothing else stands for it.
+	ping := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for auth, want := range map[string]int{
+		"bearer s3cret": http.StatusOK, "BEARER s3cret": http.StatusOK, "Bearer s3cret": http.StatusOK,
+		"Bearer S3CRET": http.StatusUnauthorized, "Bearer  s3cret": http.StatusUnauthorized, "Bearers3cret": http.StatusUnauthorized,
+		"Basic s3cret": http.StatusUnauthorized, "s3cret": http.StatusUnauthorized, "Bearer s3cret x": http.StatusUnauthorized,
+	} {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(ping))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode, auth)
+	}
 }
 
 func TestListen(t *testing.T) {
