@@ -43,9 +43,9 @@ func (m *responsesModel) send(ctx context.Context, req responses.ResponseNewPara
 			next, err = m.client.Responses.Get(ctx, v.ID, responses.ResponseGetParams{})
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				m.cancelBackground(ctx, v.ID)
-			}
+			// Whether the run ended or the fetch failed for good, no one
+			// will read the response: it is cancelled, not left to run on.
+			m.cancelBackground(ctx, v.ID)
 			return nil, err
 		}
 		v = next
@@ -64,7 +64,8 @@ const backgroundPoll = 2 * time.Second
 const backgroundCancelTimeout = 5 * time.Second
 
 // cancelBackground asks the API to cancel the background response id,
-// which runs on, and is billed, when the run that waits for it ends. ctx
+// which runs on, and is billed, when the run that waits for it ends or
+// gives up on it. ctx
 // has ended, so the request has a short context of its own, and one
 // attempt: no retry is announced after an interruption. Its failure
 // changes nothing the caller returns.
@@ -110,11 +111,12 @@ func readResponse(raw string) (*llms.ContentResponse, error) {
 func (m *responsesModel) stream(ctx context.Context, req responses.ResponseNewParams, fn func(context.Context, []byte) error, retries int) (*llms.ContentResponse, error) {
 	s := m.client.Responses.NewStreaming(ctx, req, m.openaiExtra()...)
 	defer s.Close()
-	// A background response runs on when its stream is cut: a run that
-	// ends while it runs cancels it.
+	// A background response runs on when its stream is cut: one left
+	// before it ended (the run ended, the stream broke, the caller gave up
+	// on it) is cancelled, since no one will read it.
 	var running string
 	defer func() {
-		if running != "" && ctx.Err() != nil {
+		if running != "" {
 			m.cancelBackground(ctx, running)
 		}
 	}()

@@ -383,6 +383,62 @@ func TestResponsesBackgroundCancelledWhenTheRunEnds(t *testing.T) {
 	}
 }
 
+// A background response whose fetch fails for good is given up on: it is
+// cancelled at OpenAI too, and the fetch's error is the request's.
+func TestResponsesBackgroundCancelledWhenItsFetchFails(t *testing.T) {
+	t.Parallel()
+	srv, requests := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.Method + " " + r.URL.Path {
+		case "POST /v1/responses":
+			_, _ = io.WriteString(w, `{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}`)
+		case "GET /v1/responses/resp_bg":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":{"message":"Invalid response id.","type":"invalid_request_error","param":null,"code":null}}`)
+		default:
+			_, _ = io.WriteString(w, `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`)
+		}
+	})
+	policy, _ := instant()
+	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
+		Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Invalid response id.")
+	got, _ := requests()
+	assert.Equal(t, []string{"POST /v1/responses", "GET /v1/responses/resp_bg", "POST /v1/responses/resp_bg/cancel"}, got)
+}
+
+// A streamed background response whose stream breaks before it ends is
+// given up on: it is cancelled, and the break is the request's error.
+func TestResponsesBackgroundStreamCancelledWhenItBreaks(t *testing.T) {
+	t.Parallel()
+	srv, requests := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method + " " + r.URL.Path {
+		case "POST /v1/responses":
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, providertest.SSE(
+				`event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}}`))
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`)
+		}
+	})
+	policy, _ := instant()
+	policy.max = 0
+	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
+		Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
+	require.NoError(t, err)
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")},
+		llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the stream ended before response.completed")
+	got, _ := requests()
+	assert.Equal(t, []string{"POST /v1/responses", "POST /v1/responses/resp_bg/cancel"}, got)
+}
+
 // A streamed background response runs on at OpenAI when the stream is cut:
 // a run that ends while reading it asks OpenAI to cancel it too.
 func TestResponsesBackgroundStreamCancelledWhenTheRunEnds(t *testing.T) {
