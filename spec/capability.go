@@ -2,10 +2,13 @@ package spec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentspec/agentspec/capabilities"
 
@@ -217,6 +220,7 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		}
 		optsMap[opt] = nested
 	}
+	e.options = dropRefusedNulls(reg, e.name, e.options)
 	if err := reg.ValidateOptions(e.name, e.options); err != nil {
 		if len(t.Schema) == 0 {
 			d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, fmt.Sprintf("%s takes no options, found %s", e.name, describeValue(e.options, false))))
@@ -238,6 +242,48 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		return Capability{}, false
 	}
 	return Capability{Name: e.name, Options: opts, Pos: d.pos(e.ptr), Pointer: e.optsPtr}, true
+}
+
+// dropRefusedNulls returns options without the options written null that
+// the type's schema refuses null for: pydantic-ai's capabilities default
+// their options to None, so `max_uses: null` or `id: ~` means the option
+// left out there. A null the schema takes (Thinking's effort, MCP's local)
+// is kept, as is the null of a required option, which has no default, and
+// the options are returned as they are when none is refused; a clone is
+// returned otherwise, as the document keeps what the file says.
+func dropRefusedNulls(reg *capabilities.Registry, name string, options any) any {
+	opts, _ := options.(map[string]any)
+	var refused []string
+	var ve *jsonschema.ValidationError
+	if err := reg.ValidateOptions(name, opts); opts == nil || !errors.As(err, &ve) {
+		return options
+	}
+	var walk func(*jsonschema.ValidationError)
+	walk = func(ve *jsonschema.ValidationError) {
+		if len(ve.InstanceLocation) == 1 {
+			k := ve.InstanceLocation[0]
+			if v, ok := opts[k]; ok && v == nil && !slices.Contains(refused, k) {
+				refused = append(refused, k)
+			}
+		}
+		for _, c := range ve.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	// A required option has no default: its null is reported as it is.
+	doc, _ := reg.SchemaDoc(name)
+	sch, _ := doc.(map[string]any)
+	required, _ := sch["required"].([]any)
+	refused = slices.DeleteFunc(refused, func(k string) bool { return slices.Contains(required, any(k)) })
+	if len(refused) == 0 {
+		return options
+	}
+	opts = maps.Clone(opts)
+	for _, k := range refused {
+		delete(opts, k)
+	}
+	return opts
 }
 
 // checkNested checks a capability entry held in an option (ptr) of another

@@ -122,3 +122,27 @@ func TestYAML11Booleans(t *testing.T) {
 	assert.False(t, *s.ModelSettings.ParallelToolCalls)
 	assert.Equal(t, map[string]any{"flag": true, "word": "yes"}, s.Metadata)
 }
+
+// pydantic-ai's capabilities default most options to None, so an option
+// written null is the option left out, where the type takes no null there.
+func TestNullCapabilityOptionsAreLeftOut(t *testing.T) {
+	t.Parallel()
+	s, err := testLoader(t).Load("agent.yaml", []byte(`capabilities:
+  - FileSystem: {root_dir: ., cwd: null, id: null, description: null}
+  - WebSearch: {engine: ddg, max_results: ~}
+  - name: Thinking
+    arguments: {effort: null, budget: null}
+`))
+	require.NoError(t, err)
+	require.Len(t, s.Capabilities, 3)
+	assert.JSONEq(t, `{"root_dir": ".", "cwd": null}`, string(s.Capabilities[0].Options), "a null the schema takes is kept")
+	assert.JSONEq(t, `{"engine": "ddg"}`, string(s.Capabilities[1].Options))
+	assert.JSONEq(t, `{}`, string(s.Capabilities[2].Options))
+	assert.Equal(t, map[string]any{"root_dir": ".", "cwd": nil, "id": nil, "description": nil},
+		s.Document["capabilities"].([]any)[0].(map[string]any)["FileSystem"], "the document keeps what the file says")
+
+	_, err = testLoader(t).Load("agent.yaml", []byte("capabilities:\n  - WebSearch: {engine: null}\n  - FileSystem: {nope: null}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `agent.yaml:2:25: capabilities[0].WebSearch.engine: expected a non-empty string, found an empty value`)
+	assert.Contains(t, err.Error(), `agent.yaml:3:18: capabilities[1].FileSystem: unknown option "nope"`)
+}
