@@ -17,7 +17,7 @@ import (
 //   - object: each required property (others are left out); when
 //     additionalProperties is true or a non-empty schema, one extra key
 //     "additionalProperty" (underscores appended while taken)
-//   - string: "a", repeated to minLength, "" for maxLength 0; format date
+//   - string: "a", repeated to minLength (so "" for 0), "" for maxLength 0; format date
 //     gives "2024-01-01", date-time "2024-01-01T00:00:00Z", uri and url
 //     "https://example.com", email "a@example.com"
 //   - integer and number: the minimum, else exclusiveMinimum + 1, else the
@@ -201,7 +201,7 @@ func stringValue(m map[string]any) string {
 	if n, ok := intOf(m["maxLength"]); ok && n == 0 {
 		return ""
 	}
-	if n, ok := intOf(m["minLength"]); ok && n > 1 {
+	if n, ok := intOf(m["minLength"]); ok && n >= 0 {
 		return strings.Repeat("a", n)
 	}
 	return "a"

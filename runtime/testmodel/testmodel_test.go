@@ -30,6 +30,7 @@ func TestGenerate(t *testing.T) {
 		{"no type", `{}`, `"a"`},
 		{"string", `{"type": "string"}`, `"a"`},
 		{"minLength", `{"type": "string", "minLength": 3}`, `"aaa"`},
+		{"minLength 0", `{"type": "string", "minLength": 0}`, `""`},
 		{"maxLength 0", `{"type": "string", "maxLength": 0}`, `""`},
 		{"date", `{"type": "string", "format": "date"}`, `"2024-01-01"`},
 		{"uri", `{"type": "string", "format": "uri"}`, `"https://example.com"`},
