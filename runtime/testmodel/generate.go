@@ -26,7 +26,8 @@ import (
 //   - array: each prefixItems entry, then items up to minItems; when
 //     the prefixItems meet minItems already, one more item if items is a
 //     non-empty schema and maxItems allows it
-//   - a list of types: the first that is not "null"; no type: the string "a"
+//   - a list of types: the first that is not "null"; no type: the string
+//     "a", even beside properties
 //
 // An error names a schema it cannot satisfy (an unknown type, a $ref it
 // cannot resolve).
@@ -88,12 +89,8 @@ func (g generator) value(sch any, depth int) (any, error) {
 		if typ == "" && len(t) > 0 {
 			typ = "null"
 		}
-	case nil:
-		if _, hasProps := m["properties"]; hasProps {
-			typ = "object"
-		} else {
-			return "a", nil
-		}
+	case nil: // properties or not, as pydantic-ai
+		return "a", nil
 	}
 	switch typ {
 	case "object":

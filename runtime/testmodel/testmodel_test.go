@@ -28,6 +28,8 @@ func TestGenerate(t *testing.T) {
 		{"enum", `{"type": "string", "enum": ["b", "c"]}`, `"b"`},
 		{"examples", `{"type": "string", "examples": ["x.go"]}`, `"x.go"`},
 		{"no type", `{}`, `"a"`},
+		// As pydantic-ai: properties without a type are no object.
+		{"properties without type", `{"properties": {"x": {"type": "integer"}}, "required": ["x"]}`, `"a"`},
 		{"string", `{"type": "string"}`, `"a"`},
 		{"minLength", `{"type": "string", "minLength": 3}`, `"aaa"`},
 		{"minLength 0", `{"type": "string", "minLength": 0}`, `""`},
