@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -145,4 +147,18 @@ func TestNullCapabilityOptionsAreLeftOut(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `agent.yaml:2:25: capabilities[0].WebSearch.engine: expected a non-empty string, found an empty value`)
 	assert.Contains(t, err.Error(), `agent.yaml:3:18: capabilities[1].FileSystem: unknown option "nope"`)
+}
+
+// PyYAML reads an unquoted 1:30 as the base-60 integer 90 (YAML 1.1).
+func TestYAML11Sexagesimals(t *testing.T) {
+	t.Parallel()
+	var l Loader
+	s, err := l.Load("agent.yaml", []byte("tool_timeout: 1:30\nmetadata: {at: 1:02:03, neg: -1:00, text: '1:30', model: ollama:qwen3:8b, port: 8080:80}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 90*time.Second, s.ToolTimeout)
+	assert.Equal(t, map[string]any{"at": json.Number("3723"), "neg": json.Number("-60"), "text": "1:30",
+		"model": "ollama:qwen3:8b", "port": "8080:80"}, s.Metadata)
+
+	_, err = l.Load("agent.yaml", []byte("name: 10:30\n"))
+	assert.ErrorContains(t, err, `agent.yaml:1:7: name: expected a string, found 630 (a number); unquoted, 10:30 takes the type of its value: write "10:30" to keep it a string`)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -287,6 +288,14 @@ func (c *yamlConverter) scalar(n *yaml.Node, ptr string) any {
 			c.d.retyped[ptr] = n.Value
 			return b
 		}
+		if num, ok := sexagesimal(n.Value); ok && n.Style == 0 && tag == strTag {
+			// As for the booleans: YAML 1.1 reads 1:30 as 1*60 + 30.
+			if c.d.retyped == nil {
+				c.d.retyped = map[string]string{}
+			}
+			c.d.retyped[ptr] = n.Value
+			return num
+		}
 		return c.str(n, ptr)
 	case nullTag:
 		return nil
@@ -317,6 +326,30 @@ func (c *yamlConverter) scalar(n *yaml.Node, ptr string) any {
 var yaml11Bools = map[string]bool{
 	"yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
 	"no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// sexagesimalRE is YAML 1.1's base-60 integer (PyYAML's int resolver):
+// 1:30 is 90, 1:02:03 is 3723.
+var sexagesimalRE = regexp.MustCompile(`^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+$`)
+
+// sexagesimal reads s as a YAML 1.1 base-60 integer.
+func sexagesimal(s string) (json.Number, bool) {
+	if !sexagesimalRE.MatchString(s) {
+		return "", false
+	}
+	digits := strings.ReplaceAll(strings.TrimLeft(s, "+-"), "_", "")
+	var n int64
+	for _, part := range strings.Split(digits, ":") {
+		d, err := strconv.ParseInt(part, 10, 64)
+		if err != nil || n > (math.MaxInt64-d)/60 {
+			return "", false
+		}
+		n = n*60 + d
+	}
+	if s[0] == '-' {
+		n = -n
+	}
+	return json.Number(strconv.FormatInt(n, 10)), true
 }
 
 // str expands environment references in a string scalar. An unquoted
