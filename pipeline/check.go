@@ -760,12 +760,17 @@ func propHint(name string, names []string) string {
 // walk follows elems into a value of type t, the value base names, and
 // returns the type at the end, and why the value there may be absent (""
 // when it is always there: every member on the way is required by its
-// schema, or the schema says nothing of it); a step the type does not allow
-// is reported.
+// schema, or the schema says nothing of it, and no value on the way may be
+// null); a step the type does not allow is reported.
 func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (_ Type, optional string) {
 	here := base
 	for _, e := range elems {
 		next := here + e.String()
+		if j := t.JSON(); optional == "" && slices.Contains(j, "null") && len(j) > 1 {
+			// A member or item of a null is null: what the path leads to
+			// may be absent, however required it is of the object.
+			optional = fmt.Sprintf("%s allows %s to be null", t.origin, here)
+		}
 		if e.Key == "" {
 			item, most, ok := t.Item(e.Index)
 			if !ok {

@@ -406,6 +406,15 @@ func TestLoadErrors(t *testing.T) {
 				`and then this when fails: test it first, as {{steps.t.output.n}} != null && ...`},
 		},
 		{
+			// k is required of m, but m may be null: then k is null too.
+			name: "a when that uses a member of a nullable object without testing it",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+				"      output_schema: {type: object, properties: {m: {type: [object, 'null'], properties: {k: {type: string}}, required: [k]}}, required: [m]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.m.k}}.startsWith('x')\"\n",
+			want: []string{`p.yaml:9:12: steps.a.when: {{steps.t.output.m.k}} may be absent (t's output_schema allows steps.t.output.m to be null), ` +
+				`and then this when fails: test it first, as {{steps.t.output.m.k}} != null && ...`},
+		},
+		{
 			name: "an optional input in a when, untested",
 			src: "inputs:\n  type: object\n  properties: {level: {type: integer}, depth: {type: integer, default: 2}}\n" +
 				"steps:\n  a:\n    spec: agents/plain.yaml\n    when: \"{{inputs.depth}} > 1 && {{inputs.level}} > 1\"\n",
