@@ -391,16 +391,14 @@ func (r *runner) step(ctx context.Context, s *Step) {
 	}
 	if s.Condition != nil {
 		values := make([]any, len(s.Condition.Refs()))
-		var err error
 		for i, ref := range s.Condition.Refs() {
-			if values[i], err = r.value(ref, nil); err != nil {
-				break
+			v, err := r.value(ref, nil)
+			if err != nil {
+				v = err // the when fails with it only if it needs the value
 			}
+			values[i] = v
 		}
-		ok := false
-		if err == nil {
-			ok, err = s.Condition.Eval(values)
-		}
+		ok, err := s.Condition.Eval(values)
 		if err != nil {
 			r.finish(ctx, s, res, func() { res.Error = err.Error() }, 0)
 			return

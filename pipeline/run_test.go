@@ -1149,3 +1149,50 @@ steps:
 	assert.False(t, res.OK())
 	assert.Contains(t, res.Steps["b"].Error, "when: {{steps.a.output.count}} is absent (a's output_schema does not require 'count'), and the expression needs its value")
 }
+
+// A reference a when cannot take (an index past the end of the list the
+// answer gave) fails the when only where the expression needs its value:
+// a size() test before it decides, as CEL's && and || decide.
+func TestRunWhenGuardsAnIndex(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		answer string
+		ran    bool
+	}{{`[]`, false}, {`["x"]`, true}, {`["y"]`, false}} {
+		p := loadPipeline(t, map[string]string{
+			"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema:
+        type: object
+        properties: {files: {type: array, items: {type: string}}}
+        required: [files]
+  guarded:
+    when: "size({{steps.a.output.files}}) > 0 && {{steps.a.output.files[0]}} == 'x'"
+    spec: {model: test}
+  either:
+    when: "{{steps.a.output.files[0]}} == 'x' || size({{steps.a.output.files}}) == 0"
+    spec: {model: test}
+  bare:
+    when: "{{steps.a.output.files[0]}} == 'x'"
+    spec: {model: test}
+`,
+			"a.yaml": "turns:\n  - text: '{\"files\": " + tc.answer + "}'\n",
+		})
+		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+		require.NoError(t, err)
+		guarded := res.Steps["guarded"]
+		assert.Empty(t, guarded.Error, tc.answer)
+		assert.Equal(t, tc.ran, guarded.OK, tc.answer)
+		assert.Equal(t, !tc.ran, guarded.Skipped, tc.answer)
+		either := res.Steps["either"]
+		assert.Empty(t, either.Error, tc.answer)
+		assert.Equal(t, tc.answer != `["y"]`, either.OK, tc.answer)
+		if tc.answer == `[]` {
+			assert.False(t, res.Steps["bare"].OK)
+			assert.Equal(t, "when: {{steps.a.output.files[0]}}: index 0 is past the end of steps.a.output.files, an empty array", res.Steps["bare"].Error)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -412,17 +413,30 @@ func (c *Condition) Refs() []*Ref { return c.refs }
 
 // Eval evaluates the condition with the values of its references (JSON
 // values as encoding/json decodes them, numbers as float64 or json.Number;
-// nil for an absent value).
+// nil for an absent value). A value that could not be taken (an index past
+// the end of the list an answer gave) is given as the error that says why:
+// the when fails with it only where the expression needs that value, so
+// "size(L) > 0 && L[0] == 'x'" is false of an empty L, as CEL's && and ||
+// decide with an error on the side they do not need.
 func (c *Condition) Eval(values []any) (bool, error) {
 	if len(values) != len(c.refs) {
 		return false, fmt.Errorf("when: %d values for %d references", len(values), len(c.refs))
 	}
 	vars := make(map[string]any, len(c.vars))
 	for v, i := range c.vars {
+		if err, ok := values[i].(error); ok {
+			vars[varName(v)] = types.WrapErr(err)
+			continue
+		}
 		vars[varName(v)] = celValue(values[i], c.refs[i].Type, 0)
 	}
 	out, _, err := c.prg.Eval(vars)
 	if err != nil {
+		for _, v := range values {
+			if e, ok := v.(error); ok && errors.Is(err, e) {
+				return false, fmt.Errorf("when: %w", e)
+			}
+		}
 		for i, r := range c.refs {
 			if values[i] == nil && nullable(r) {
 				return false, fmt.Errorf("when: {{%s}} is %s, and the expression needs its value: %w", r.Text, absentOrNull(r), err)
