@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -241,13 +242,23 @@ func (t Type) String() string {
 
 // branches are the schemas a value of t matches one or all of: t itself,
 // and its anyOf, oneOf and allOf alternatives.
-func (t Type) branches() []Type {
+// A schema that is a branch of itself, through $ref, is listed once.
+func (t Type) branches() []Type { return t.branchesOf(map[uintptr]bool{}) }
+
+func (t Type) branchesOf(seen map[uintptr]bool) []Type {
 	out := []Type{t}
+	if t.schema != nil {
+		p := reflect.ValueOf(t.schema).Pointer()
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
+	}
 	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
 		if list, ok := t.schema[key].([]any); ok {
 			for _, b := range list {
 				if bt := t.at(b, 0); bt.schema != nil {
-					out = append(out, bt.branches()...)
+					out = append(out, bt.branchesOf(seen)...)
 				} else {
 					out = append(out, bt)
 				}

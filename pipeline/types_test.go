@@ -34,6 +34,8 @@ func TestTypeProperty(t *testing.T) {
 		{"an object that lists nothing", `{"type":"object"}`, "a", true, nil, nil},
 		{"a string", `{"type":"string"}`, "a", false, nil, nil},
 		{"anyOf branches", `{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"null"}]}`, "a", true, []string{"string"}, nil},
+		{"an anyOf that is its own branch", `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, "y", true, []string{"string"}, nil},
+		{"an anyOf that is its own branch twice", `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, "z", false, nil, []string{"y"}},
 		{"a $ref loop", `{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`, "x", true, nil, nil},
 	}
 	for _, tt := range tests {
