@@ -48,6 +48,11 @@ func (t Type) at(v any, refs int) Type {
 		return Type{origin: t.origin} // true, or no schema: anything
 	}
 	if ref, ok := m["$ref"].(string); ok {
+		if besides := constraints(m); len(besides) > 0 {
+			// In draft 2020-12 the keywords beside a $ref apply as well as
+			// its target: a value matches both, as of an allOf.
+			return Type{schema: map[string]any{"allOf": []any{map[string]any{"$ref": ref}, besides}}, root: t.root, origin: t.origin}
+		}
 		target, found := t.resolve(ref)
 		if !found || refs >= maxRefs {
 			return Type{origin: t.origin}
@@ -58,6 +63,25 @@ func (t Type) at(v any, refs int) Type {
 		return Type{origin: t.origin}
 	}
 	return Type{schema: m, root: t.root, origin: t.origin}
+}
+
+// annotations are the keywords of a schema that do not constrain its value.
+var annotations = []string{"$ref", "$defs", "definitions", "$schema", "$id", "$anchor", "$comment", "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly"}
+
+// constraints is m without its $ref and its annotations: the keywords beside
+// a $ref that constrain the value; nil when there are none.
+func constraints(m map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range m {
+		if slices.Contains(annotations, k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // resolve finds a local $ref ("#/$defs/file") in the schema document.

@@ -34,6 +34,9 @@ func TestTypeProperty(t *testing.T) {
 		{"an object that lists nothing", `{"type":"object"}`, "a", true, nil, nil},
 		{"a string", `{"type":"string"}`, "a", false, nil, nil},
 		{"anyOf branches", `{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"null"}]}`, "a", true, []string{"string"}, nil},
+		// In draft 2020-12 the keywords beside a $ref apply too.
+		{"beside a $ref", `{"$ref":"#/$defs/b","$defs":{"b":{"type":"object","properties":{"id":{"type":"integer"}}}},"properties":{"extra":{"type":"string"}}}`, "extra", true, []string{"string"}, nil},
+		{"through a $ref with keywords beside it", `{"$ref":"#/$defs/b","$defs":{"b":{"type":"object","properties":{"id":{"type":"integer"}}}},"properties":{"extra":{"type":"string"}}}`, "id", true, []string{"integer"}, nil},
 		{"an anyOf that is its own branch", `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, "y", true, []string{"string"}, nil},
 		{"an anyOf that is its own branch twice", `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, "z", false, nil, []string{"y"}},
 		{"a $ref loop", `{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`, "x", true, nil, nil},
@@ -220,4 +223,14 @@ func TestIntegral(t *testing.T) {
 	} {
 		assert.Equal(t, want, integral(n), n)
 	}
+}
+
+// What the keywords beside a $ref require is required, as what its target
+// requires is.
+func TestTypeRequiresBesideARef(t *testing.T) {
+	t.Parallel()
+	s := schema(t, `{"$ref":"#/$defs/b","$defs":{"b":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},"properties":{"extra":{"type":"string"}},"required":["extra"]}`)
+	assert.True(t, s.Requires("extra"))
+	assert.True(t, s.Requires("id"))
+	assert.Equal(t, []string{"object"}, s.JSON())
 }
