@@ -297,8 +297,17 @@ func (t Type) branchesOf(seen map[uintptr]bool) []Type {
 // properties it has, for a suggestion. An unknown type has every property,
 // of unknown type.
 func (t Type) Property(name string) (prop Type, names []string, ok bool) {
+	return t.property(name, map[uintptr]bool{})
+}
+
+// property is Property, where seen are the schemas whose alternatives are
+// being looked through already.
+func (t Type) property(name string, seen map[uintptr]bool) (prop Type, names []string, ok bool) {
 	if t.schema == nil {
 		return Type{origin: t.origin}, nil, true
+	}
+	if u, ok := t.alternatives(name, seen); ok {
+		return u, nil, true
 	}
 	open := true // nothing in the schema lists the members
 	for _, b := range t.branches() {
@@ -331,6 +340,46 @@ func (t Type) Property(name string) (prop Type, names []string, ok bool) {
 	}
 	sort.Strings(names)
 	return Type{}, names, false
+}
+
+// alternatives is the type of the member name when the schema's own
+// properties do not list it and its anyOf or oneOf alternatives do, in more
+// than one: a value of any one of their types. ok is false otherwise, for
+// Property to look further.
+func (t Type) alternatives(name string, seen map[uintptr]bool) (Type, bool) {
+	self := reflect.ValueOf(t.schema).Pointer()
+	if seen[self] {
+		return Type{}, false // an alternative that is its own, through $ref
+	}
+	seen[self] = true
+	defer delete(seen, self)
+	if props, ok := t.schema["properties"].(map[string]any); ok && props[name] != nil {
+		return Type{}, false
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		list, _ := t.schema[key].([]any)
+		var found []any
+		for _, b := range list {
+			bt := t.at(b, 0)
+			if bt.schema == nil {
+				return Type{origin: t.origin}, true // an alternative that is anything
+			}
+			p, _, ok := bt.property(name, seen)
+			switch {
+			case !ok:
+				continue
+			case p.schema == nil:
+				return Type{origin: t.origin}, true
+			}
+			if !slices.ContainsFunc(found, func(f any) bool { return reflect.DeepEqual(f, any(p.schema)) }) {
+				found = append(found, p.schema)
+			}
+		}
+		if len(found) > 1 {
+			return Type{schema: map[string]any{"anyOf": found}, root: t.root, origin: t.origin}, true
+		}
+	}
+	return Type{}, false
 }
 
 // Properties lists the members the schema names for an object of this

@@ -37,6 +37,8 @@ func TestTypeProperty(t *testing.T) {
 		// In draft 2020-12 the keywords beside a $ref apply too.
 		{"beside a $ref", `{"$ref":"#/$defs/b","$defs":{"b":{"type":"object","properties":{"id":{"type":"integer"}}}},"properties":{"extra":{"type":"string"}}}`, "extra", true, []string{"string"}, nil},
 		{"through a $ref with keywords beside it", `{"$ref":"#/$defs/b","$defs":{"b":{"type":"object","properties":{"id":{"type":"integer"}}}},"properties":{"extra":{"type":"string"}}}`, "id", true, []string{"integer"}, nil},
+		{"anyOf branches that type it apart", `{"anyOf":[{"type":"object","properties":{"v":{"type":"string"}}},{"type":"object","properties":{"v":{"type":"integer"}}},{"type":"null"}]}`, "v", true, []string{"integer", "string"}, nil},
+		{"oneOf branches, one open", `{"oneOf":[{"type":"object","properties":{"v":{"type":"string"}}},{"type":"object"}]}`, "v", true, nil, nil},
 		{"an anyOf that is its own branch", `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, "y", true, []string{"string"}, nil},
 		{"an anyOf that is its own branch twice", `{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"},{"type":"object","properties":{"y":{"type":"string"}}}]}}}`, "z", false, nil, []string{"y"}},
 		{"a $ref loop", `{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`, "x", true, nil, nil},
