@@ -71,7 +71,9 @@ func compileCondition(t *Template) (*Condition, *condError) {
 		decls = append(decls, cel.Variable(name, refCELType(p.Ref)))
 		fmt.Fprintf(&expr, "(%s)", name)
 	}
-	env, err := cel.NewEnv(decls...)
+	// JSON Schema's numbers include its integers: a number orders against
+	// an integer literal as CEL's cross-type comparisons let it.
+	env, err := cel.NewEnv(append(decls, cel.CrossTypeNumericComparisons(true))...)
 	if err != nil {
 		return nil, &condError{msg: "when: " + err.Error()}
 	}

@@ -149,3 +149,23 @@ func TestConditionLargeIntegers(t *testing.T) {
 		assert.Equal(t, tc.want, ok, tc.when)
 	}
 }
+
+// A number (a double to CEL) orders against an integer and the other way
+// round, as CEL's cross-type numeric comparisons allow: a score of type
+// number is compared with 7, not only with 7.0.
+func TestConditionMixedNumbers(t *testing.T) {
+	t.Parallel()
+	src := "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema: {type: object, properties: {score: {type: number}, n: {type: integer}}, required: [score, n]}\n" +
+		"  a:\n    spec: {model: test}\n    when: \"{{steps.t.output.score}} >= 7 && {{steps.t.output.n}} < {{steps.t.output.score}}\"\n"
+	p, err := Load("p.yaml", []byte(src))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		score any
+		want  bool
+	}{{json.Number("7.5"), true}, {json.Number("7"), true}, {json.Number("6.9"), false}} {
+		ok, err := p.Step("a").Condition.Eval([]any{tc.score, json.Number("2")})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, ok, tc.score)
+	}
+}
