@@ -895,7 +895,7 @@ outputs:
 
 // An input not given takes its schema's default; an optional value that is
 // absent (an input without default, a property the answer left out) is
-// nothing in text, null as a whole output, and no items for a for_each.
+// written null in text, null as a whole output, and no items for a for_each.
 func TestRunAbsentValues(t *testing.T) {
 	t.Parallel()
 	p := loadPipeline(t, map[string]string{

@@ -93,8 +93,9 @@ type Ref struct {
 	// that its schema does not require, or an input that the inputs schema
 	// does not require and gives no default ("a's output_schema does not
 	// require 'count'"); "" when it is always there. An absent value is
-	// null: nothing when inserted in text, null where a whole reference
-	// keeps its JSON type, no items for a for_each.
+	// null: "null" when inserted in text, as any value is written there in
+	// JSON, null where a whole reference keeps its JSON type, no items for a
+	// for_each.
 	Optional string
 }
 
