@@ -1148,6 +1148,28 @@ steps:
 	require.NoError(t, err)
 	assert.False(t, res.OK())
 	assert.Contains(t, res.Steps["b"].Error, "when: {{steps.a.output.count}} is absent (a's output_schema does not require 'count'), and the expression needs its value")
+
+	// An error a null does not make is not blamed on the absent value.
+	p = loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema:
+        type: object
+        properties: {count: {type: integer}, d: {type: integer}}
+        required: [d]
+  b:
+    when: "{{steps.a.output.count}} != null && {{steps.a.output.count}} > 0 || 10 / {{steps.a.output.d}} > 1"
+    spec: {model: test}
+`,
+		"a.yaml": "turns:\n  - text: '{\"d\": 0}'\n",
+	})
+	res, err = Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+	require.NoError(t, err)
+	assert.False(t, res.OK())
+	assert.Equal(t, "when: division by zero", res.Steps["b"].Error)
 }
 
 // A reference a when cannot take (an index past the end of the list the

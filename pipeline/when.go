@@ -439,8 +439,13 @@ func (c *Condition) Eval(values []any) (bool, error) {
 				return false, fmt.Errorf("when: %w", e)
 			}
 		}
+		// A null value is blamed only for the errors a null operand makes
+		// (no operator or function takes it, it has no field or index),
+		// not for one of another cause, a division by zero say.
+		msg := err.Error()
+		byNull := strings.HasPrefix(msg, "no such overload") || strings.HasPrefix(msg, "no such key")
 		for i, r := range c.refs {
-			if values[i] == nil && nullable(r) {
+			if byNull && values[i] == nil && nullable(r) {
 				return false, fmt.Errorf("when: {{%s}} is %s, and the expression needs its value: %w", r.Text, absentOrNull(r), err)
 			}
 		}
