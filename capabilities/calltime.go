@@ -26,8 +26,9 @@ func WithCallTimeout(ctx context.Context, d time.Duration, cause error) (context
 	}
 	var c *callDeadline
 	held := func(evCtx context.Context, ev Event) error {
-		release := c.hold()
-		defer release()
+		if c.hold() {
+			defer c.release()
+		}
 		return l(evCtx, ev)
 	}
 	var stop context.CancelFunc
@@ -64,8 +65,7 @@ type callDeadline struct {
 	end   time.Time     // when the time runs out, while no listener holds the clock
 	left  time.Duration // the time left, while one does
 	holds int           // listeners running
-	timer *time.Timer   // nil until the clock first runs
-	gen   int           // the running timer's; a stopped timer that fires anyway has an older one
+	timer *time.Timer   // nil until the clock first runs; then reset, not made again
 }
 
 // withCallDeadline returns a context for one call that ends after d of the
@@ -97,50 +97,60 @@ func withCallDeadline(parent context.Context, d time.Duration, cause error) (*ca
 	}
 }
 
-// run starts the clock with the time left. c.mu is held.
+// run starts the clock with the time left. c.mu is held. The one timer is
+// reset each time: a batch's jobs make several calls each, and each event
+// stops the clock and starts it again.
 func (c *callDeadline) run() {
 	c.end = time.Now().Add(c.left)
-	c.gen++
-	gen := c.gen
-	c.timer = time.AfterFunc(c.left, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if gen == c.gen && c.holds == 0 {
-			c.finishLocked(context.DeadlineExceeded, c.cause)
-		}
-	})
+	if c.timer == nil {
+		c.timer = time.AfterFunc(c.left, c.fire)
+		return
+	}
+	c.timer.Reset(c.left)
 }
 
-// hold stops the clock until the function it returns is called; a clock
-// already stopped stays so until every hold is released. A call whose time
-// ran out before is left ended.
-func (c *callDeadline) hold() (release func()) {
+// fire ends the call when its time has run out. A firing meant for an
+// earlier end, which a hold stopped too late to prevent, finds the clock
+// held or its end moved, and does nothing.
+func (c *callDeadline) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.holds == 0 && !time.Now().Before(c.end) {
+		c.finishLocked(context.DeadlineExceeded, c.cause)
+	}
+}
+
+// hold stops the clock until release is called, and reports whether it
+// did: a clock already stopped stays so until every hold is released; a
+// call that has ended, or whose time ran out before, is left ended, and is
+// not to be released.
+func (c *callDeadline) hold() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		return func() {}
+		return false
 	}
 	if c.holds == 0 {
-		c.gen++
 		c.timer.Stop()
 		c.left = time.Until(c.end)
 		if c.left <= 0 {
 			// The timer was due and had not yet said so.
 			c.finishLocked(context.DeadlineExceeded, c.cause)
-			return func() {}
+			return false
 		}
 	}
 	c.holds++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			c.holds--
-			if c.holds == 0 && c.err == nil {
-				c.run()
-			}
-		})
+	return true
+}
+
+// release ends a hold that hold reported; the last one starts the clock
+// again with the time that was left.
+func (c *callDeadline) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holds--
+	if c.holds == 0 && c.err == nil {
+		c.run()
 	}
 }
 
@@ -158,7 +168,6 @@ func (c *callDeadline) finishLocked(err, cause error) {
 		return
 	}
 	c.err = err
-	c.gen++
 	if c.timer != nil {
 		c.timer.Stop()
 	}
