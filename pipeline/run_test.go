@@ -1128,48 +1128,43 @@ steps:
 // was needed after all.
 func TestRunWhenNeedsAnAbsentValue(t *testing.T) {
 	t.Parallel()
-	p := loadPipeline(t, map[string]string{
-		"pipeline.yaml": `
+	for _, tc := range []struct {
+		properties, required, when, answer, err string
+	}{{
+		properties: "{go: {type: boolean}, count: {type: integer}, list: {type: array, items: {type: integer}}}",
+		required:   "[go]",
+		when:       "{{steps.a.output.go}} && [{{steps.a.output.count}}][0] > 2",
+		answer:     `{"go": true}`,
+		err:        "when: {{steps.a.output.count}} is absent (a's output_schema does not require 'count'), and the expression needs its value",
+	}, {
+		// An error a null does not make is not blamed on the absent value.
+		properties: "{count: {type: integer}, d: {type: integer}}",
+		required:   "[d]",
+		when:       "{{steps.a.output.count}} != null && {{steps.a.output.count}} > 0 || 10 / {{steps.a.output.d}} > 1",
+		answer:     `{"d": 0}`,
+		err:        "when: division by zero",
+	}} {
+		p := loadPipeline(t, map[string]string{
+			"pipeline.yaml": `
 steps:
   a:
     spec:
       model: "script:a.yaml"
       output_schema:
         type: object
-        properties: {go: {type: boolean}, count: {type: integer}, list: {type: array, items: {type: integer}}}
-        required: [go]
+        properties: ` + tc.properties + `
+        required: ` + tc.required + `
   b:
-    when: "{{steps.a.output.go}} && [{{steps.a.output.count}}][0] > 2"
+    when: "` + tc.when + `"
     spec: {model: test}
 `,
-		"a.yaml": "turns:\n  - text: '{\"go\": true}'\n",
-	})
-	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
-	require.NoError(t, err)
-	assert.False(t, res.OK())
-	assert.Contains(t, res.Steps["b"].Error, "when: {{steps.a.output.count}} is absent (a's output_schema does not require 'count'), and the expression needs its value")
-
-	// An error a null does not make is not blamed on the absent value.
-	p = loadPipeline(t, map[string]string{
-		"pipeline.yaml": `
-steps:
-  a:
-    spec:
-      model: "script:a.yaml"
-      output_schema:
-        type: object
-        properties: {count: {type: integer}, d: {type: integer}}
-        required: [d]
-  b:
-    when: "{{steps.a.output.count}} != null && {{steps.a.output.count}} > 0 || 10 / {{steps.a.output.d}} > 1"
-    spec: {model: test}
-`,
-		"a.yaml": "turns:\n  - text: '{\"d\": 0}'\n",
-	})
-	res, err = Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
-	require.NoError(t, err)
-	assert.False(t, res.OK())
-	assert.Equal(t, "when: division by zero", res.Steps["b"].Error)
+			"a.yaml": "turns:\n  - text: '" + tc.answer + "'\n",
+		})
+		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+		require.NoError(t, err)
+		assert.False(t, res.OK())
+		assert.True(t, strings.HasPrefix(res.Steps["b"].Error, tc.err), "%s: %s", tc.when, res.Steps["b"].Error)
+	}
 }
 
 // A reference a when cannot take (an index past the end of the list the

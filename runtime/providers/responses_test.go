@@ -296,9 +296,7 @@ func TestResponsesBackgroundPolled(t *testing.T) {
 "usage":{"input_tokens":5,"output_tokens":3,"total_tokens":8}}`
 	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: queued}, providertest.Recorded{Body: inProgress}, providertest.Recorded{Body: done})
 	policy, waits := instant()
-	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
-		Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
-	require.NoError(t, err)
+	m := backgroundModel(t, srv.URL, "k", policy)
 	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")})
 	require.NoError(t, err)
 	assert.Equal(t, "a long story", text(resp))
@@ -369,10 +367,8 @@ func TestResponsesBackgroundCancelledWhenTheRunEnds(t *testing.T) {
 				}
 				return ctx.Err()
 			}
-			m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
-				Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
-			require.NoError(t, err)
-			_, err = m.GenerateContent(ctx, []llms.MessageContent{human("Write me a very long story")})
+			m := backgroundModel(t, srv.URL, "sk-test-key", policy)
+			_, err := m.GenerateContent(ctx, []llms.MessageContent{human("Write me a very long story")})
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, "openai-responses: context canceled", err.Error(), "the interruption, as before")
 
@@ -396,14 +392,12 @@ func TestResponsesBackgroundCancelledWhenItsFetchFails(t *testing.T) {
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = io.WriteString(w, `{"error":{"message":"Invalid response id.","type":"invalid_request_error","param":null,"code":null}}`)
 		default:
-			_, _ = io.WriteString(w, `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`)
+			_, _ = io.WriteString(w, bgCancelled)
 		}
 	})
 	policy, _ := instant()
-	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
-		Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
-	require.NoError(t, err)
-	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")})
+	m := backgroundModel(t, srv.URL, "sk-test-key", policy)
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Invalid response id.")
 	got, _ := requests()
@@ -419,19 +413,16 @@ func TestResponsesBackgroundStreamCancelledWhenItBreaks(t *testing.T) {
 		case "POST /v1/responses":
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, providertest.SSE(
-				`event: response.created
-data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}}`))
+				bgCreatedEvent))
 		default:
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`)
+			_, _ = io.WriteString(w, bgCancelled)
 		}
 	})
 	policy, _ := instant()
 	policy.max = 0
-	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
-		Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
-	require.NoError(t, err)
-	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")},
+	m := backgroundModel(t, srv.URL, "sk-test-key", policy)
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("Write me a very long story")},
 		llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the stream ended before response.completed")
@@ -450,8 +441,7 @@ func TestResponsesBackgroundStreamCancelledWhenTheRunEnds(t *testing.T) {
 		case "POST /v1/responses":
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, providertest.SSE(
-				`event: response.created
-data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}}`,
+				bgCreatedEvent,
 				`event: response.in_progress
 data: {"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_bg","object":"response","created_at":1,"status":"in_progress","background":true,"model":"o3-pro","output":[],"usage":null}}`,
 				`event: response.output_text.delta
@@ -460,16 +450,14 @@ data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_bg
 			<-r.Context().Done() // the rest of a long story
 		case "POST /v1/responses/resp_bg/cancel":
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`)
+			_, _ = io.WriteString(w, bgCancelled)
 		default:
 			http.NotFound(w, r)
 		}
 	})
 	policy, _ := instant()
-	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: srv.URL + "/v1", Provider: map[string]any{"openai_background": true}},
-		Options{Getenv: env("OPENAI_API_KEY", "sk-test-key"), retry: policy})
-	require.NoError(t, err)
-	_, err = m.GenerateContent(ctx, []llms.MessageContent{human("Write me a very long story")},
+	m := backgroundModel(t, srv.URL, "sk-test-key", policy)
+	_, err := m.GenerateContent(ctx, []llms.MessageContent{human("Write me a very long story")},
 		llms.WithStreamingFunc(func(context.Context, []byte) error { interrupt(); return nil }))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, "openai-responses: context canceled", err.Error())
@@ -505,3 +493,21 @@ func recordingServer(t *testing.T, handle http.HandlerFunc) (*httptest.Server, f
 		return got, seen[len(seen)-1]
 	}
 }
+
+// backgroundModel is an openai-responses model with openai_background on,
+// served at url, with the API key key and the retry policy policy.
+func backgroundModel(t *testing.T, url, key string, policy *retryPolicy) *Model {
+	t.Helper()
+	m, err := New("openai-responses:o3-pro", spec.ModelSettings{BaseURL: url + "/v1", Provider: map[string]any{"openai_background": true}},
+		Options{Getenv: env("OPENAI_API_KEY", key), retry: policy})
+	require.NoError(t, err)
+	return m
+}
+
+// bgCreatedEvent opens the stream of a background response; bgCancelled is
+// the response a cancel returns.
+const (
+	bgCreatedEvent = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_bg","object":"response","created_at":1,"status":"queued","background":true,"model":"o3-pro","output":[],"usage":null}}`
+	bgCancelled = `{"id":"resp_bg","object":"response","created_at":1,"status":"cancelled","background":true,"model":"o3-pro","output":[],"usage":null}`
+)
