@@ -51,6 +51,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -218,12 +219,7 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 // files (WithOwnFiles), such as the events log that records what the run
 // did. They are resolved once per plan, so a batch's jobs share the answer.
 func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache, own []string) *capabilities.Protected {
-	files := slices.Clone(own)
-	if s.File != "" {
-		if abs, err := filepath.Abs(s.File); err == nil {
-			files = append(files, abs)
-		}
-	}
+	files := append(slices.Clone(own), SpecFiles(s)...)
 	if f := model.script; f != nil {
 		files = append(files, f.path)
 	}
@@ -235,6 +231,29 @@ func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache, own []str
 		}
 	}
 	return capabilities.NewProtected(files...)
+}
+
+// SpecFiles are the files that make up s, absolute: its own file and, for
+// a script model, the script's. No run of s may change them, and a host
+// that builds s's capabilities itself (agentspec tool) protects them the
+// same way, with capabilities.NewProtected in their Setup.
+func SpecFiles(s *spec.Spec) []string {
+	if s.File == "" {
+		return nil
+	}
+	var files []string
+	if abs, err := filepath.Abs(s.File); err == nil {
+		files = append(files, abs)
+	}
+	if name, ok := strings.CutPrefix(strings.TrimSpace(s.Model), scriptPrefix); ok {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(filepath.Dir(s.File), name)
+		}
+		if abs, err := filepath.Abs(name); err == nil {
+			files = append(files, abs)
+		}
+	}
+	return files
 }
 
 // setup is how the plan's capabilities are built in workspace, the one the

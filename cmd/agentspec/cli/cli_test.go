@@ -264,6 +264,22 @@ func TestToolJSONWithEventsAndCancel(t *testing.T) {
 	assert.Empty(t, r.Events, "a refused operation emits nothing")
 }
 
+// agentspec tool calls a tool as a run would: the spec's own files, and
+// its script's, are not the tools' to change.
+func TestToolProtectsTheSpecsFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	specFile := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: script:turns.yaml\ncapabilities:\n  - FileSystem: {root_dir: .}\n")
+	writeFile(t, filepath.Join(dir, "turns.yaml"), "turns:\n  - text: done\n")
+	for _, name := range []string{"agent.yaml", "turns.yaml"} {
+		code, _, stderr := runCLI(t, "", "tool", "--spec", specFile, "--workspace", dir, "write_file", `{"path": "`+name+`", "content": "x"}`)
+		assert.Equal(t, 3, code, name)
+		assert.Equal(t, "Path '"+name+"' is protected (matches '"+name+"').\n", stderr)
+	}
+	code, _, stderr := runCLI(t, "", "tool", "--spec", specFile, "--workspace", dir, "write_file", `{"path": "notes.md", "content": "x"}`)
+	assert.Equal(t, 0, code, stderr)
+}
+
 func TestToolExitCodes(t *testing.T) {
 	root := t.TempDir()
 	dir := t.TempDir()

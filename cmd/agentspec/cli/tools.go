@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/text"
+	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -191,8 +192,9 @@ func specTools(cmd *cobra.Command, file, workspace string, vars []string) ([]cap
 // builtTools builds the capabilities of s in dir and returns their tools in
 // spec order, with a function that closes the capabilities.
 func builtTools(cmd *cobra.Command, s *spec.Spec, dir string) ([]capabilities.Tool, func(), error) {
+	// As in a run, the spec's own files are not the tools' to change.
 	caps, err := spec.Instantiate(cmd.Context(), s, capabilities.Default(),
-		capabilities.Setup{Dir: dir, Transport: capabilityTransport(cmd.Context())})
+		capabilities.Setup{Dir: dir, Transport: capabilityTransport(cmd.Context()), Protected: capabilities.NewProtected(runtime.SpecFiles(s)...)})
 	if err != nil {
 		return nil, nil, specError(err)
 	}
