@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -329,12 +330,17 @@ var yaml11Bools = map[string]bool{
 }
 
 // sexagesimalRE is YAML 1.1's base-60 integer (PyYAML's int resolver):
-// 1:30 is 90, 1:02:03 is 3723.
-var sexagesimalRE = regexp.MustCompile(`^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+$`)
+// 1:30 is 90, 1:02:03 is 3723. It is compiled on first use, not when the
+// package is initialised.
+var sexagesimalRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+$`)
+})
 
 // sexagesimal reads s as a YAML 1.1 base-60 integer.
 func sexagesimal(s string) (json.Number, bool) {
-	if !sexagesimalRE.MatchString(s) {
+	// Most scalars are words: only one with a colon and a digit or sign
+	// first is matched against the pattern.
+	if s == "" || !strings.Contains(s, ":") || !strings.ContainsRune("+-0123456789", rune(s[0])) || !sexagesimalRE().MatchString(s) {
 		return "", false
 	}
 	digits := strings.ReplaceAll(strings.TrimLeft(s, "+-"), "_", "")
