@@ -25,21 +25,17 @@ func storedResults(t *testing.T, q *Queue, n uint64) {
 	}, 30*time.Second, 20*time.Millisecond, "the results were not stored")
 }
 
-// A submitter interrupted (Ctrl-C) as the results arrive still reports
-// every job whose result had arrived: those jobs ran, and reporting one not
-// run would have it run again for nothing.
-func TestInterruptedSubmitterReportsArrivedResults(t *testing.T) {
-	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 3)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+// interruptedAtFirstResult publishes opts' batch, has a worker run every
+// job and store its result, then stops the worker and waits for the
+// results with a Wait interrupted (Ctrl-C) as the first one shows. It
+// returns the batch and what Wait reported.
+func interruptedAtFirstResult(t *testing.T, url string, q *Queue, opts BatchOptions) (*Batch, runtime.BatchSummary, []JobOutcome) {
+	t.Helper()
+	b, err := q.NewBatch(opts)
 	require.NoError(t, err)
 	require.NoError(t, b.Publish(context.Background()))
-	w := startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
-	storedResults(t, q, 3)
+	w := startWorker(t, url, WorkerOptions{WorkspaceRoot: opts.WorkspaceRoot})
+	storedResults(t, q, uint64(len(opts.Workspaces)))
 	w.stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -50,10 +46,23 @@ func TestInterruptedSubmitterReportsArrivedResults(t *testing.T) {
 		cancel() // Ctrl-C, as the first result shows
 	})
 	require.NoError(t, err, "every job had its result")
+	return b, sum, got.list
+}
+
+// A submitter interrupted (Ctrl-C) as the results arrive still reports
+// every job whose result had arrived: those jobs ran, and reporting one not
+// run would have it run again for nothing.
+func TestInterruptedSubmitterReportsArrivedResults(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 3)
+	_, sum, got := interruptedAtFirstResult(t, url, connect(t, url, 0), BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 	assert.Equal(t, 3, sum.OK)
 	assert.Zero(t, sum.NotRun)
-	require.Len(t, got.list, 3)
-	for _, o := range got.list {
+	require.Len(t, got, 3)
+	for _, o := range got {
 		assert.False(t, o.NotRun, "job %d ran", o.Index)
 		assert.NoError(t, o.Err, "job %d", o.Index)
 	}
@@ -68,25 +77,10 @@ func TestShippedJobWithoutChangesNeedsNoStore(t *testing.T) {
 	specPath, s := writeSpec(t, t.TempDir(), "model: script:turns.yaml\ninstructions: Say done.\ncapabilities:\n  - FileSystem: {root_dir: .}\n",
 		"turns:\n  - text: done\n")
 	dirs := jobDirs(t, t.TempDir(), 2)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
-	require.NoError(t, err)
-	require.NoError(t, b.Publish(context.Background()))
-	w := startWorker(t, url, WorkerOptions{})
-	storedResults(t, q, 2)
-	w.stop()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var got outcomes
-	sum, err := b.Wait(ctx, func(o JobOutcome) {
-		got.add(o)
-		cancel()
-	})
-	require.NoError(t, err)
+	_, sum, got := interruptedAtFirstResult(t, url, connect(t, url, 0), BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
 	assert.Equal(t, 2, sum.OK)
-	require.Len(t, got.list, 2)
-	for _, o := range got.list {
+	require.Len(t, got, 2)
+	for _, o := range got {
 		assert.NoError(t, o.Err, "job %d", o.Index)
 		assert.JSONEq(t, `"done"`, string(o.Output))
 	}
@@ -101,30 +95,17 @@ func TestInterruptedBeforeTheChangesAreFetched(t *testing.T) {
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
 	dirs := jobDirs(t, t.TempDir(), 2)
 	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
-	require.NoError(t, err)
-	require.NoError(t, b.Publish(context.Background()))
-	w := startWorker(t, url, WorkerOptions{})
-	storedResults(t, q, 2)
-	w.stop()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var got outcomes
-	sum, err := b.Wait(ctx, func(o JobOutcome) {
-		got.add(o)
-		cancel() // Ctrl-C, before the second job's changes are fetched
-	})
-	require.NoError(t, err, "both jobs have their results")
+	// Ctrl-C comes before the second job's changes are fetched.
+	b, sum, got := interruptedAtFirstResult(t, url, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
 	assert.Equal(t, 1, sum.OK)
 	assert.Equal(t, 1, sum.Failed)
-	require.Len(t, got.list, 2)
-	late := got.list[1]
+	require.Len(t, got, 2)
+	late := got[1]
 	object := b.Jobs[late.Index].ID + ".changes"
 	assert.False(t, late.OK)
 	assert.EqualError(t, late.Err, "bringing back the run's changes: interrupted (context canceled) before they were fetched; "+
 		"none was applied, and they stay in the object store AGENTSPEC_SHIP as "+object+" for a day")
-	_, err = os.Stat(filepath.Join(dirs[late.Index], "out.txt"))
+	_, err := os.Stat(filepath.Join(dirs[late.Index], "out.txt"))
 	require.ErrorIs(t, err, os.ErrNotExist, "not applied")
 	obs, err := q.shipStore(context.Background())
 	require.NoError(t, err)
