@@ -210,7 +210,7 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 		return nil, err
 	}
 	return &plan{spec: s, cfg: cfg, model: model, instructions: instructions, schema: schema, checks: checks, cache: rc,
-		protected: protectedFiles(s, model, rc, cfg.own)}, nil
+		protected: protectedFiles(s, rc, cfg.own)}, nil
 }
 
 // protectedFiles are what no run of the plan may change: the spec itself,
@@ -218,11 +218,8 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 // otherwise rewrite into answers it is later replayed, and the caller's own
 // files (WithOwnFiles), such as the events log that records what the run
 // did. They are resolved once per plan, so a batch's jobs share the answer.
-func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache, own []string) *capabilities.Protected {
+func protectedFiles(s *spec.Spec, rc *resultCache, own []string) *capabilities.Protected {
 	files := append(slices.Clone(own), SpecFiles(s)...)
-	if f := model.script; f != nil {
-		files = append(files, f.path)
-	}
 	if rc != nil {
 		if dir := rc.cache.Dir(); dir != "" {
 			if abs, err := filepath.Abs(dir); err == nil {
@@ -238,16 +235,15 @@ func protectedFiles(s *spec.Spec, model *modelSource, rc *resultCache, own []str
 // that builds s's capabilities itself (agentspec tool) protects them the
 // same way, with capabilities.NewProtected in their Setup.
 func SpecFiles(s *spec.Spec) []string {
-	if s.File == "" {
-		return nil
-	}
 	var files []string
-	if abs, err := filepath.Abs(s.File); err == nil {
-		files = append(files, abs)
+	if s.File != "" {
+		if abs, err := filepath.Abs(s.File); err == nil {
+			files = append(files, abs)
+		}
 	}
 	if name, ok := strings.CutPrefix(strings.TrimSpace(s.Model), scriptPrefix); ok {
-		if !filepath.IsAbs(name) {
-			name = filepath.Join(filepath.Dir(s.File), name)
+		if !filepath.IsAbs(name) && s.File != "" {
+			name = filepath.Join(filepath.Dir(s.File), name) // as readScript finds it
 		}
 		if abs, err := filepath.Abs(name); err == nil {
 			files = append(files, abs)
