@@ -167,9 +167,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		if err != nil {
 			return exitWith(exitFailure, err)
 		}
-		if abs, err := filepath.Abs(s.File); err == nil && s.File != "" {
-			own = append(own, abs)
-		}
+		own = append(own, runtime.SpecFiles(s)...)
 		setup := capabilities.Setup{Dir: dir, Transport: capabilityTransport(ctx), Protected: capabilities.NewProtected(own...)}
 		if caps, err = spec.Instantiate(ctx, s, reg, setup); err != nil {
 			return specError(err)
