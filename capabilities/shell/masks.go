@@ -1,11 +1,16 @@
 package shell
 
 import (
+	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -32,8 +37,9 @@ type hidden struct {
 
 // findHidden walks root (absolute, real) and collects every file or
 // directory that access says is secret or denied, and, unless gitWrites,
-// every .git directory or file, at any depth; then the credentials in
-// home. A directory masked or made read-only is not entered: the mount
+// every .git directory or file, at any depth, and the hooks directory of
+// each repository there when core.hooksPath puts it in the workspace (see
+// hooksDirs); then the credentials in home. A directory masked or made read-only is not entered: the mount
 // covers what is below it.
 //
 // The walk fails closed: a directory below root that it cannot read (its
@@ -42,6 +48,7 @@ type hidden struct {
 // cannot read is an error: nothing could be hidden.
 func findHidden(root, home string, access func(path string) capabilities.PathAccess, gitWrites bool) (hidden, error) {
 	var h hidden
+	var worktrees []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
@@ -57,6 +64,7 @@ func findHidden(root, home string, access func(path string) capabilities.PathAcc
 		if d.Name() == ".git" && !gitWrites {
 			h.readOnly = append(h.readOnly, path)
 			h.readOnly = append(h.readOnly, reposNamedBy(root, path, d)...)
+			worktrees = append(worktrees, filepath.Dir(path))
 			return skip(d)
 		}
 		a := access(path)
@@ -76,6 +84,9 @@ func findHidden(root, home string, access func(path string) capabilities.PathAcc
 	})
 	if err != nil {
 		return hidden{}, err
+	}
+	if !gitWrites {
+		h.readOnly = append(h.readOnly, hooksDirs(root, worktrees, h.readOnly)...)
 	}
 	if home != "" {
 		for _, rel := range HomeCredentials {
@@ -148,8 +159,7 @@ func repoBelow(root, dir string) string {
 	if err != nil {
 		return ""
 	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+	if !strictlyBelow(root, real) {
 		return ""
 	}
 	if fi, err := os.Stat(filepath.Join(real, "HEAD")); err != nil || fi.IsDir() {
@@ -163,4 +173,104 @@ func skip(d fs.DirEntry) error {
 		return fs.SkipDir
 	}
 	return nil
+}
+
+// hooksDirs returns the hooks directories strictly below root that git
+// runs hooks from for the repositories whose work trees are worktrees, and
+// for the one root itself lies in, when core.hooksPath (in any of git's
+// configuration files, includes followed) names one there: husky's
+// .husky/_, a .githooks. Those lie outside any .git, so without this a
+// command could plant a hook that the user's next commit runs unconfined.
+// git itself answers (rev-parse --git-path hooks), as the user's git will
+// read the configuration; without git there is nothing to ask, and nothing
+// that would run a hook. A hooks directory that does not exist is made,
+// empty, so that it can be made read-only: git runs no hooks from an empty
+// one, as from none. A directory within one of readOnly (a .git's own
+// hooks) is covered already.
+func hooksDirs(root string, worktrees, readOnly []string) []string {
+	if !slices.Contains(worktrees, root) && inRepository(root) {
+		worktrees = append(worktrees, root)
+	}
+	if len(worktrees) == 0 {
+		return nil
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, wt := range worktrees {
+		dir := gitHooksPath(git, wt)
+		if dir == "" {
+			continue
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(wt, dir)
+		}
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && madeBelow(root, dir) {
+			os.MkdirAll(dir, 0o755)
+		}
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil || !strictlyBelow(root, real) || slices.Contains(dirs, real) ||
+			slices.ContainsFunc(readOnly, func(ro string) bool { return real == ro || strictlyBelow(ro, real) }) {
+			continue
+		}
+		dirs = append(dirs, real)
+	}
+	return dirs
+}
+
+// gitHooksPath asks git, in dir, where it runs hooks from; "" when git
+// cannot say (no repository there, or one git refuses). safe.directory is
+// lifted for the question alone, which only reads configuration: a
+// repository of another owner still runs its hooks for that owner.
+func gitHooksPath(git, dir string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, git, "-c", "safe.directory=*", "-C", dir, "rev-parse", "--git-path", "hooks")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		// These would make git answer for another repository than dir's.
+		return slices.Contains([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES"}, name)
+	})
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(string(out), "\r\n")
+}
+
+// inRepository reports whether dir or a directory above it holds a .git,
+// so that git may find a repository whose configuration applies there.
+func inRepository(dir string) bool {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}
+
+// madeBelow reports whether making the directory path would make it
+// below root: the nearest of its parents that exists is root or below it,
+// its symlinks followed.
+func madeBelow(root, path string) bool {
+	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		real, err := filepath.EvalSymlinks(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		return err == nil && (real == root || strictlyBelow(root, real))
+	}
+	return false
+}
+
+// strictlyBelow reports whether path lies below root, not root itself.
+func strictlyBelow(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
 }

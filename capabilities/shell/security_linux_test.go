@@ -319,3 +319,54 @@ func TestGitDirNamedByDotGitIsReadOnly(t *testing.T) {
 	}
 	assert.FileExists(t, filepath.Join(w, "b", "other"), "the work tree stays writable")
 }
+
+// core.hooksPath may put a repository's hooks in its work tree (husky's
+// .husky/_, a .githooks), where the user's next commit runs them: that
+// directory is read-only as a .git is, made empty when it is missing, and
+// also when the repository lies above the workspace; allow_git_writes
+// lifts it.
+func TestHooksPathIsReadOnly(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	gitIn := func(dir string, args ...string) {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	s, w := confinedShell(t, `{}`)
+	gitIn(w, "init", "-q")
+	gitIn(w, "config", "core.hooksPath", ".husky/_")
+	require.NoError(t, os.MkdirAll(filepath.Join(w, ".husky", "_"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(w, "sub"), 0o755))
+	gitIn(filepath.Join(w, "sub"), "init", "-q")
+	gitIn(filepath.Join(w, "sub"), "config", "core.hooksPath", "githooks") // missing
+	out := run(t, s, "echo evil > .husky/_/pre-commit; echo evil > sub/githooks/pre-commit; echo ok > .husky/pre-commit; echo done")
+	assert.Contains(t, out, "done")
+	assert.NoFileExists(t, filepath.Join(w, ".husky", "_", "pre-commit"))
+	assert.NoFileExists(t, filepath.Join(w, "sub", "githooks", "pre-commit"))
+	assert.DirExists(t, filepath.Join(w, "sub", "githooks"), "made so that it could be read-only")
+	assert.FileExists(t, filepath.Join(w, ".husky", "pre-commit"), "the rest of the work tree stays writable")
+
+	// The workspace is a directory of a repository whose hooks lie in it.
+	outer := realTemp(t)
+	gitIn(outer, "init", "-q")
+	gitIn(outer, "config", "core.hooksPath", "pkg/hooks")
+	inner := filepath.Join(outer, "pkg")
+	require.NoError(t, os.MkdirAll(filepath.Join(inner, "hooks"), 0o755))
+	o := options(t, `{}`)
+	o.Sandbox = escapeSandbox
+	sub, err := New(o, inner)
+	require.NoError(t, err)
+	t.Cleanup(func() { sub.Close() })
+	run(t, sub, "echo evil > hooks/pre-commit")
+	assert.NoFileExists(t, filepath.Join(inner, "hooks", "pre-commit"))
+
+	writable, w2 := confinedShell(t, `{"allow_git_writes": true}`)
+	gitIn(w2, "init", "-q")
+	gitIn(w2, "config", "core.hooksPath", ".githooks")
+	require.NoError(t, os.MkdirAll(filepath.Join(w2, ".githooks"), 0o755))
+	run(t, writable, "echo '#!/bin/sh' > .githooks/pre-commit")
+	assert.FileExists(t, filepath.Join(w2, ".githooks", "pre-commit"))
+}
