@@ -145,6 +145,19 @@ func configure(opts Options) (*config, error) {
 		maxOutputChars: DefaultMaxOutputChars, maxBackground: DefaultMaxBackground,
 		persistCwd: opts.PersistCwd, network: opts.Network, allowGitWrites: opts.AllowGitWrites,
 	}
+	// The reference's order, for a spec wrong in several ways: the file
+	// limit and its conflict with persist_cwd, then the lists, the output
+	// cap and the tools.
+	if opts.MaxFileBytes != nil {
+		n, err := fileBytes(*opts.MaxFileBytes)
+		if err != nil {
+			return nil, err
+		}
+		if opts.PersistCwd {
+			return nil, capabilities.ArgErrorf("max_file_bytes", "max_file_bytes is not supported with persist_cwd; cwd capture writes a file in the child.")
+		}
+		c.maxFileBytes = n
+	}
 	c.allowed = slices.Clone(opts.AllowedCommands)
 	c.operators = slices.Clone(opts.DeniedOperators)
 	c.allowInteractive = opts.AllowInteractive
@@ -169,16 +182,6 @@ func configure(opts Options) (*config, error) {
 		return nil, err
 	}
 	c.tools = tools
-	if opts.MaxFileBytes != nil {
-		n, err := fileBytes(*opts.MaxFileBytes)
-		if err != nil {
-			return nil, err
-		}
-		if opts.PersistCwd {
-			return nil, capabilities.ArgErrorf("max_file_bytes", "max_file_bytes is not supported with persist_cwd; cwd capture writes a file in the child.")
-		}
-		c.maxFileBytes = n
-	}
 	if opts.MaxTimeout != nil {
 		c.maxTimeout = *opts.MaxTimeout
 	}

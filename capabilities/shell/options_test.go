@@ -46,6 +46,14 @@ func TestConstructionErrors(t *testing.T) {
 		{`{"env": {"A\u0000B": "x"}}`, "env", `"A\x00B" is not a variable a command can be given`},
 		{`{"env": {"OK": "1", "A=B": "x"}, "denied_env_patterns": ["A*"]}`, "env", `"A=B" is not a variable a command can be given`},
 		{`{"env": {"A": "x\u0000y"}}`, "env", `the value of env "A" contains a NUL byte, which cannot be passed to a process`},
+		// Several wrong at once: the reference's order, max_file_bytes
+		// and its conflict with persist_cwd before the lists, the output
+		// cap and the tools.
+		{`{"max_file_bytes": 0, "allowed_commands": ["ls"], "denied_commands": ["rm"]}`, "max_file_bytes", "max_file_bytes must be a positive integer."},
+		{`{"max_file_bytes": 1024, "persist_cwd": true, "max_output_chars": 0}`, "max_file_bytes", "max_file_bytes is not supported with persist_cwd; cwd capture writes a file in the child."},
+		{`{"max_file_bytes": 1e30, "tools": ["zap"]}`, "max_file_bytes", "max_file_bytes must not exceed sys.maxsize."},
+		{`{"allowed_commands": ["ls"], "denied_commands": ["rm"], "max_output_chars": 0, "tools": ["zap"]}`, "denied_commands", "Specify allowed_commands or denied_commands, not both."},
+		{`{"max_output_chars": 0, "tools": ["zap"]}`, "max_output_chars", "max_output_chars must be a positive integer."},
 	} {
 		_, err := configure(options(t, tc.opts))
 		var argErr *capabilities.ArgError
