@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -94,14 +96,27 @@ func newCapability(_ context.Context, args capabilities.Args) (capabilities.Capa
 	if err != nil {
 		return nil, capabilities.ArgErrorf("working_dir", "%v", err)
 	}
-	env := make(map[string]string, len(o.Env))
-	for k, v := range o.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return nil, capabilities.ArgErrorf("env", "%q is not a variable a command can be given", k)
-		}
-		env[k] = v
+	if err := checkEnv(o.Env); err != nil {
+		return nil, err
 	}
+	env := make(map[string]string, len(o.Env))
+	maps.Copy(env, o.Env)
 	return &Capability{ws: capabilities.Workspace{Dir: dir, ReadOnly: o.ReadOnly, Env: env}}, nil
+}
+
+// checkEnv refuses, in the order of the names, what exec cannot pass as a
+// variable, as Shell refuses it in its own env: a name that is empty or
+// holds "=" or NUL, a value holding NUL.
+func checkEnv(env map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return capabilities.ArgErrorf("env", "%q is not a variable a command can be given", k)
+		}
+		if strings.ContainsRune(env[k], 0) {
+			return capabilities.ArgErrorf("env", "the value of env %q contains a NUL byte, which cannot be passed to a process", k)
+		}
+	}
+	return nil
 }
 
 // Resolve is the directory working_dir names: ~ expanded, a relative path

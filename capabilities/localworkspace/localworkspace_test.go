@@ -53,6 +53,10 @@ func TestWorkspace(t *testing.T) {
 		`{"working_dir": "file"}`:                     "local workspace directory " + filepath.Join(base, "file") + " is not a directory",
 		`{"working_dir": ".", "defer_loading": true}`: "LocalWorkspace cannot be loaded later: the workspace is the run's from its start",
 		`{"working_dir": ".", "env": {"A=B": "x"}}`:   `"A=B" is not a variable a command can be given`,
+		// The name is fine, its value is what exec cannot pass; and of
+		// several wrong, the first by name, whatever the map's order.
+		`{"working_dir": ".", "env": {"A": "x\u0000y"}}`:                     `the value of env "A" contains a NUL byte, which cannot be passed to a process`,
+		`{"working_dir": ".", "env": {"B=": "x", "A=": "x", "C": "\u0000"}}`: `"A=" is not a variable a command can be given`,
 	} {
 		_, err := build(t, options, capabilities.Setup{Dir: base})
 		require.Error(t, err, options)
