@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,18 +120,32 @@ func checkEnv(env map[string]string) error {
 	return nil
 }
 
-// Resolve is the directory working_dir names: ~ expanded, a relative path
-// joined to base (the workspace the run was given), made absolute and
-// clean. With exist, the directory must exist: a run starts in it, while a
-// spec checked before its run names a directory that may come later.
+// Resolve is the directory working_dir names: ~ and ~NAME expanded, a
+// relative path joined to base (the workspace the run was given), made
+// absolute and clean. With exist, the directory must exist: a run starts
+// in it, while a spec checked before its run names a directory that may
+// come later.
 func Resolve(workingDir, base string, exist bool) (string, error) {
 	dir := workingDir
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("working_dir %s: no home directory to expand ~ to: %v", workingDir, err)
+	if rest, ok := strings.CutPrefix(dir, "~"); ok {
+		// ~ is this user's home, ~NAME/ NAME's, as Python's expanduser
+		// reads them.
+		name, below, _ := strings.Cut(rest, "/")
+		var home string
+		if name == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("working_dir %s: no home directory to expand ~ to: %v", workingDir, err)
+			}
+			home = h
+		} else {
+			u, err := user.Lookup(name)
+			if err != nil || u.HomeDir == "" {
+				return "", fmt.Errorf("working_dir %s: no home directory for the user %s", workingDir, name)
+			}
+			home = u.HomeDir
 		}
-		dir = filepath.Join(home, dir[1:])
+		dir = filepath.Join(home, below)
 	}
 	if !filepath.IsAbs(dir) {
 		if base == "" {

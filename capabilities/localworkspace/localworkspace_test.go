@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/user"
 	"path/filepath"
 	"testing"
 
@@ -47,6 +48,16 @@ func TestWorkspace(t *testing.T) {
 	ws, err = build(t, `{"working_dir": "~"}`, capabilities.Setup{Dir: base, CheckOnly: true})
 	require.NoError(t, err)
 	assert.Equal(t, home, ws.Dir, "~ is the home directory")
+
+	// ~NAME is NAME's home, as Python's expanduser reads it.
+	me, err := user.Current()
+	require.NoError(t, err)
+	ws, err = build(t, `{"working_dir": "~`+me.Username+`/project"}`, capabilities.Setup{Dir: base, CheckOnly: true})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(me.HomeDir, "project"), ws.Dir, "~NAME/project is below NAME's home")
+	_, err = build(t, `{"working_dir": "~no-such-user-here/project"}`, capabilities.Setup{Dir: base, CheckOnly: true})
+	require.Error(t, err)
+	assert.Equal(t, "working_dir ~no-such-user-here/project: no home directory for the user no-such-user-here", err.Error())
 
 	for options, want := range map[string]string{
 		`{"working_dir": "missing"}`:                  "local workspace directory " + filepath.Join(base, "missing") + " does not exist",
