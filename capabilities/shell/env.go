@@ -60,6 +60,27 @@ func layerEnv(workspace, own map[string]string) (map[string]string, []string) {
 
 // envWarnings warn of each name in env that holds a model provider's key.
 func envWarnings(env map[string]string) []string {
+	return keyWarnings(env, "env names ", "add it to denied_env_patterns or leave it out.")
+}
+
+// workspaceEnvWarnings warn of each name in the workspace's env (a
+// LocalWorkspace's) that holds a model provider's key and reaches commands
+// from there: own, the Shell's env less denied_env_patterns, does not name
+// it (its value would be the one given, and warned of). denied_env_patterns
+// filters the Shell's env only, so leaving it out is the remedy.
+func workspaceEnvWarnings(workspace, own map[string]string) []string {
+	reach := map[string]string{}
+	for k, v := range workspace {
+		if _, ok := own[k]; !ok {
+			reach[k] = v
+		}
+	}
+	return keyWarnings(reach, "LocalWorkspace's env names ", "leave it out.")
+}
+
+// keyWarnings are the warnings, prefix NAME then advice, of the names in
+// env that hold a model provider's key, in the order of the names.
+func keyWarnings(env map[string]string, prefix, advice string) []string {
 	names := make([]string, 0, len(env))
 	for k := range env {
 		names = append(names, k)
@@ -69,7 +90,7 @@ func envWarnings(env map[string]string) []string {
 	for _, k := range names {
 		if slices.Contains(ProviderKeyEnvs, k) ||
 			slices.ContainsFunc(LLMAPIKeyEnvPatterns, func(p string) bool { return glob.MatchFnmatch(k, p) }) {
-			out = append(out, "env names "+k+", a model provider's credential: every command, and whatever it runs, can read it; add it to denied_env_patterns or leave it out.")
+			out = append(out, prefix+k+", a model provider's credential: every command, and whatever it runs, can read it; "+advice)
 		}
 	}
 	return out

@@ -146,3 +146,33 @@ func TestSchema(t *testing.T) {
 	_, err := reg.New(context.Background(), TypeName, capabilities.Args{Options: json.RawMessage(`{"tools": ["shell"]}`), Setup: capabilities.Setup{Dir: t.TempDir()}})
 	assert.EqualError(t, err, "`shell` (the persistent tool) is not offered by agentspec: its commands outlive the run")
 }
+
+// A LocalWorkspace's env reaches every command too, below the Shell's own
+// and whatever its denied_env_patterns say: a provider's key there is
+// warned of as well, once, where the Shell's env does not name it already.
+func TestWarningsOfTheWorkspaceEnv(t *testing.T) {
+	t.Parallel()
+	c, err := newFromArgs(context.Background(), capabilities.Args{
+		Options: json.RawMessage(`{"sandbox": "off", "env": {"OPENAI_API_KEY": "x", "ANTHROPIC_API_KEY": "y"}, "denied_env_patterns": ["ANTHROPIC_*"]}`),
+		Setup:   capabilities.Setup{Dir: t.TempDir(), Env: map[string]string{"OPENAI_API_KEY": "w", "ANTHROPIC_API_KEY": "w", "HF_TOKEN": "t", "CI": "1"}},
+	})
+	require.NoError(t, err)
+	defer c.(*Capability).Close()
+	assert.Equal(t, []string{
+		"env names OPENAI_API_KEY, a model provider's credential: every command, and whatever it runs, can read it; add it to denied_env_patterns or leave it out.",
+		"LocalWorkspace's env names ANTHROPIC_API_KEY, a model provider's credential: every command, and whatever it runs, can read it; leave it out.",
+		"LocalWorkspace's env names HF_TOKEN, a model provider's credential: every command, and whatever it runs, can read it; leave it out.",
+		SandboxOffWarning,
+	}, c.(*Capability).Warnings())
+
+	// Read-only, the workspace runs no commands: nothing reaches one.
+	c, err = newFromArgs(context.Background(), capabilities.Args{
+		Options: json.RawMessage(`{}`),
+		Setup:   capabilities.Setup{Dir: t.TempDir(), ReadOnly: true, Env: map[string]string{"HF_TOKEN": "t"}},
+	})
+	if err != nil { // the sandbox's refusal where commands cannot be confined
+		return
+	}
+	defer c.(*Capability).Close()
+	assert.Empty(t, c.(*Capability).Warnings())
+}

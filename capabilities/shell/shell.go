@@ -59,6 +59,14 @@ func newFromArgs(_ context.Context, args capabilities.Args) (capabilities.Capabi
 	}
 	// The workspace's env (LocalWorkspace's) comes first, the Shell's own
 	// on top of it (D14); a read-only workspace runs no commands.
+	if ws := workspaceEnvWarnings(args.Env, c.cfg.env); len(ws) > 0 && !args.ReadOnly {
+		// After the Shell's own env's warnings, before the sandbox's.
+		at := len(c.cfg.warnings)
+		if !c.cfg.sandbox {
+			at--
+		}
+		c.cfg.warnings = slices.Insert(c.cfg.warnings, at, ws...)
+	}
 	c.cfg.env, c.cfg.envNames = layerEnv(args.Env, c.cfg.env)
 	if args.ReadOnly {
 		c.tools = nil
