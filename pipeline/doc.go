@@ -94,7 +94,12 @@
 // skips it. A step runs one job, or one per for_each item (the array its
 // template yields, or the sorted workspace files its glob matches, as slash
 // paths), at most MaxParallel at once, and never more than
-// RunOptions.Concurrency jobs in the whole run. Each job is exactly
+// RunOptions.Concurrency jobs in the whole run. When more jobs are ready
+// than there are slots, the step written first in the file gets one first,
+// and a step's items go in item order; a job that ends makes what it lets
+// go ready (its dependents, its step's next item) before its slot is given
+// again, so with Concurrency 1 the jobs run in the same order on every
+// run. Each job is exactly
 // runtime.Run of the step's spec with runtime.WithWorkspace,
 // runtime.WithInput and runtime.WithVars filled from the templates (strings
 // as they are, other values as compact JSON with <, > and & as they are),

@@ -211,14 +211,15 @@ func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{p: p, o: o, inputs: inputs, done: map[string]chan struct{}{}, results: map[string]*StepResult{}}
+	r := &runner{p: p, o: o, inputs: inputs, done: map[string]chan struct{}{}, results: map[string]*StepResult{},
+		pos: map[string]int{}, left: map[string]int{}, dependents: map[string][]*Step{}}
 	if r.o.Concurrency <= 0 {
 		r.o.Concurrency = goruntime.NumCPU()
 	}
 	if r.ws = o.Workspace; r.ws == "" {
 		r.ws = "."
 	}
-	r.jobs = make(chan struct{}, r.o.Concurrency)
+	r.slots = newSlots(r.o.Concurrency, len(p.Steps))
 	if p.Cache != nil && p.Cache.Enabled && o.Exec == nil {
 		if r.cache = o.Cache; r.cache == nil {
 			dir := p.Cache.Dir
@@ -230,9 +231,16 @@ func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 			}
 		}
 	}
-	for _, s := range p.Steps {
+	for i, s := range p.Steps {
 		r.done[s.Name] = make(chan struct{})
 		r.results[s.Name] = &StepResult{fanOut: s.FanOut()}
+		r.pos[s.Name], r.left[s.Name] = i, len(s.Deps)
+		for _, d := range s.Deps {
+			r.dependents[d] = append(r.dependents[d], s)
+		}
+		if len(s.Deps) == 0 {
+			r.slots.hold() // let go once the step waits for its slot, or has ended
+		}
 	}
 	if err := r.emit(ctx, PipelineStart{Name: p.Name, Steps: len(p.Steps)}); err != nil {
 		return nil, err
@@ -349,21 +357,30 @@ type runner struct {
 	ws     string
 	inputs map[string]any
 	cache  *cache.Cache
-	jobs   chan struct{} // one token per running job, Concurrency in all
+	slots  *slots
 
-	done    map[string]chan struct{} // closed when the step has ended
-	mu      sync.Mutex               // guards results' contents, and serializes the callbacks
-	results map[string]*StepResult
+	pos        map[string]int           // each step's position in the file
+	dependents map[string][]*Step       // the steps that depend on each
+	done       map[string]chan struct{} // closed when the step has ended
+	mu         sync.Mutex               // guards results' contents and left, and serializes the callbacks
+	results    map[string]*StepResult
+	left       map[string]int // how many of each step's dependencies have not ended
 
 	claimMu sync.Mutex
 	claims  map[*Step]map[string]int // per fan-out step, the item that changed each file first
 }
 
 // step runs s once its dependencies are done, and records how it ended.
+// From then on, s holds the run's slots (see slots) until it waits for
+// them or has ended.
 func (r *runner) step(ctx context.Context, s *Step) {
 	res := r.results[s.Name]
 	for _, d := range s.Deps {
 		<-r.done[d]
+	}
+	ended := func(set func()) {
+		r.finish(ctx, s, res, set, 0)
+		r.slots.unhold()
 	}
 	r.mu.Lock()
 	var failed, skipped []string
@@ -378,15 +395,15 @@ func (r *runner) step(ctx context.Context, s *Step) {
 	r.mu.Unlock()
 	switch {
 	case len(failed) > 0:
-		r.finish(ctx, s, res, func() {
+		ended(func() {
 			res.NotRun, res.Error = true, "not run: "+strings.Join(failed, ", ")+" did not succeed"
-		}, 0)
+		})
 		return
 	case len(skipped) > 0:
-		r.finish(ctx, s, res, func() { res.Skipped = true }, 0)
+		ended(func() { res.Skipped = true })
 		return
 	case ctx.Err() != nil:
-		r.finish(ctx, s, res, func() { res.NotRun, res.Error = true, "not run: interrupted" }, 0)
+		ended(func() { res.NotRun, res.Error = true, "not run: interrupted" })
 		return
 	}
 	if s.Condition != nil {
@@ -400,11 +417,11 @@ func (r *runner) step(ctx context.Context, s *Step) {
 		}
 		ok, err := s.Condition.Eval(values)
 		if err != nil {
-			r.finish(ctx, s, res, func() { res.Error = err.Error() }, 0)
+			ended(func() { res.Error = err.Error() })
 			return
 		}
 		if !ok {
-			r.finish(ctx, s, res, func() { res.Skipped = true }, 0)
+			ended(func() { res.Skipped = true })
 			return
 		}
 	}
@@ -416,10 +433,19 @@ func (r *runner) step(ctx context.Context, s *Step) {
 			cached bool
 		)
 		err := errNotStarted
-		if r.acquire(ctx) {
+		t := r.slots.request(r.pos[s.Name], 1, 0)[0]
+		r.slots.unhold()
+		granted := r.slots.wait(ctx, t)
+		if granted {
 			out, usage, cached, err = r.job(ctx, s, -1, nil)
-			r.release()
 		}
+		// What the job's end makes ready waits for a slot before its slot
+		// is given again.
+		r.slots.hold()
+		if granted {
+			r.slots.release(t)
+		}
+		defer r.slots.unhold()
 		r.finish(ctx, s, res, func() {
 			res.Usage, res.Cached = usage, cached
 			if err != nil {
@@ -437,69 +463,80 @@ func (r *runner) step(ctx context.Context, s *Step) {
 // errNotStarted is a job the run stopped before it started.
 var errNotStarted = errors.New("not run: interrupted")
 
-// fanOut runs one job per item of s.
+// fanOut runs one job per item of s, and lets go of the slots s holds.
 func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start time.Time) {
 	items, err := r.items(s)
 	if err != nil {
 		r.finish(ctx, s, res, func() { res.Error = err.Error() }, time.Since(start))
+		r.slots.unhold()
 		return
 	}
-	limit := len(items)
-	if s.MaxParallel > 0 && s.MaxParallel < limit {
-		limit = s.MaxParallel
-	}
-	type outcome struct {
-		out    any
-		usage  runtime.Usage
-		cached bool
-		err    error
-		ran    bool
-	}
 	outs := make([]outcome, len(items))
-	sem := make(chan struct{}, max(limit, 1))
 	var (
 		wg      sync.WaitGroup
-		stopMu  sync.Mutex
+		mu      sync.Mutex
 		stopped bool
+		left    = len(items)
 	)
-	isStopped := func() bool {
-		stopMu.Lock()
-		defer stopMu.Unlock()
-		return stopped
-	}
-	// The items take their job slots in item order, here, and look whether
-	// an item failed (on_item_error: fail) once they hold one: the failed
-	// item says so before it gives its slots back, so no item that was
-	// waiting for one starts after it.
+	// The items wait for their slots in item order, and look whether an
+	// item failed (on_item_error: fail) once they hold one: the failed item
+	// takes the others out of line before it gives its slot back, so no
+	// item that was waiting for one starts after it. The item that ends
+	// last ends the step, before its slot is given again.
+	pos := r.pos[s.Name]
+	tickets := r.slots.request(pos, len(items), s.MaxParallel)
 	for i, item := range items {
-		sem <- struct{}{}
-		if !r.acquire(ctx) {
-			<-sem
-			break
-		}
-		if isStopped() {
-			r.release()
-			<-sem
-			break
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			defer r.release()
 			o := &outs[i]
-			o.out, o.usage, o.cached, o.err = r.job(ctx, s, i, item)
-			o.ran = true
-			if o.err != nil && s.OnItemError != "skip" {
-				stopMu.Lock()
+			granted := r.slots.wait(ctx, tickets[i])
+			mu.Lock()
+			run := granted && !stopped
+			mu.Unlock()
+			if run {
+				o.out, o.usage, o.cached, o.err = r.job(ctx, s, i, item)
+				o.ran = true
+			}
+			r.slots.hold()
+			defer r.slots.unhold()
+			if granted {
+				r.slots.release(tickets[i])
+			}
+			mu.Lock()
+			if o.err != nil && s.OnItemError != "skip" && !stopped {
 				stopped = true
-				stopMu.Unlock()
+				r.slots.drop(pos)
+			}
+			left--
+			last := left == 0
+			mu.Unlock()
+			if last {
+				r.fanOutEnded(ctx, s, res, outs, start)
 			}
 		}()
 	}
+	if len(items) == 0 {
+		r.fanOutEnded(ctx, s, res, outs, start)
+	}
+	r.slots.unhold()
 	wg.Wait()
+}
+
+// outcome is how one item of a fan-out step ended.
+type outcome struct {
+	out    any
+	usage  runtime.Usage
+	cached bool
+	err    error
+	ran    bool
+}
+
+// fanOutEnded records how the fan-out step s ended, from its items'
+// outcomes.
+func (r *runner) fanOutEnded(ctx context.Context, s *Step, res *StepResult, outs []outcome, start time.Time) {
 	r.finish(ctx, s, res, func() {
-		res.listed, res.Items, res.Cached, res.OK = true, len(items), len(items) > 0, true
+		res.listed, res.Items, res.Cached, res.OK = true, len(outs), len(outs) > 0, true
 		res.Outputs = []any{}
 		var first error
 		for i, o := range outs {
@@ -594,24 +631,6 @@ func globItems(ws, pattern string) ([]any, error) {
 	}
 	return items, nil
 }
-
-// acquire takes one of the run's job slots, waiting for one; false when ctx
-// ended first (no slot is then taken).
-func (r *runner) acquire(ctx context.Context) bool {
-	select {
-	case r.jobs <- struct{}{}:
-	case <-ctx.Done():
-		return false
-	}
-	if ctx.Err() != nil {
-		r.release()
-		return false
-	}
-	return true
-}
-
-// release gives back a slot acquire took.
-func (r *runner) release() { <-r.jobs }
 
 // job runs one job of s (item index i, or -1) in a slot the caller has
 // acquired, and returns its answer.
@@ -963,11 +982,17 @@ func (r *runner) outputs() (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-// finish records how s ended and emits its end event.
+// finish records how s ended and emits its end event. A step it leaves with
+// no dependency left to end holds the slots from here (see slots).
 func (r *runner) finish(ctx context.Context, s *Step, res *StepResult, set func(), d time.Duration) {
 	r.mu.Lock()
 	set()
 	ev := StepEnd{Step: s.Name, Item: -1, OK: res.OK, Cached: res.Cached, Skipped: res.Skipped, NotRun: res.NotRun, Duration: d, Error: res.Error}
+	for _, next := range r.dependents[s.Name] {
+		if r.left[next.Name]--; r.left[next.Name] == 0 {
+			r.slots.hold()
+		}
+	}
 	r.mu.Unlock()
 	_ = r.emit(context.WithoutCancel(ctx), ev)
 }

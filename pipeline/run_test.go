@@ -1213,3 +1213,123 @@ steps:
 		}
 	}
 }
+
+// When more jobs are ready than there are slots, the earlier step in the
+// file gets a slot first, and a step's items in item order: a job that ends
+// makes its dependents and its step's next item ready before its slot is
+// given again, so with -j 1 the order is the same on every run.
+func TestRunSlotsGoInFileOrder(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+steps:
+  a:
+    spec: {model: test}
+  b:
+    needs: [a]
+    spec: {model: test}
+  c:
+    spec: {model: test}
+  d:
+    spec: {model: test}
+  each:
+    for_each: '{{inputs.items}}'
+    input: '{{item}}'
+    max_parallel: 1
+    spec: {model: test}
+  e:
+    spec: {model: test}
+`,
+	})
+	for _, tc := range []struct {
+		concurrency int
+		first       []string // the jobs that start at once
+		then        [][2]string
+	}{{
+		concurrency: 1,
+		first:       []string{"a"},
+		then:        [][2]string{{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "each[0]"}, {"each[0]", "each[1]"}, {"each[1]", "e"}, {"e", ""}},
+	}, {
+		concurrency: 2,
+		first:       []string{"a", "c"},
+		then:        [][2]string{{"a", "b"}, {"c", "d"}, {"b", "each[0]"}, {"d", "e"}, {"each[0]", "each[1]"}, {"e", ""}, {"each[1]", ""}},
+	}, {
+		concurrency: 3,
+		first:       []string{"a", "c", "d"},
+		then:        [][2]string{{"d", "each[0]"}, {"a", "b"}, {"each[0]", "each[1]"}, {"c", "e"}, {"b", ""}, {"e", ""}, {"each[1]", ""}},
+	}} {
+		t.Run(fmt.Sprint("j", tc.concurrency), func(t *testing.T) {
+			t.Parallel()
+			var (
+				mu      sync.Mutex
+				release = map[string]chan struct{}{}
+			)
+			gate := func(name string) chan struct{} {
+				mu.Lock()
+				defer mu.Unlock()
+				if release[name] == nil {
+					release[name] = make(chan struct{})
+				}
+				return release[name]
+			}
+			started := make(chan string, 16)
+			exec := func(ctx context.Context, job Job) (*runtime.Result, error) {
+				name := jobName(job.Step.Name, job.Item)
+				started <- name
+				select {
+				case <-gate(name):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return &runtime.Result{Output: "done"}, nil
+			}
+			next := func() string {
+				t.Helper()
+				select {
+				case name := <-started:
+					return name
+				case <-time.After(10 * time.Second):
+					t.Fatal("no job started")
+					return ""
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			type ended struct {
+				res *Result
+				err error
+			}
+			done := make(chan ended, 1)
+			ws := t.TempDir()
+			go func() {
+				res, err := Run(ctx, p, RunOptions{
+					Workspace: ws, Exec: exec, Concurrency: tc.concurrency,
+					Inputs: map[string]any{"items": []any{"x", "y"}},
+				})
+				done <- ended{res, err}
+			}()
+			defer func() {
+				cancel()
+				<-done
+			}()
+			var first []string
+			for range tc.first {
+				first = append(first, next())
+			}
+			require.ElementsMatch(t, tc.first, first, "the first %d ready jobs in the file take the slots", tc.concurrency)
+			for _, step := range tc.then {
+				close(gate(step[0]))
+				if step[1] != "" {
+					require.Equal(t, step[1], next(), "the slot %s gave back", step[0])
+				}
+			}
+			end := <-done
+			done <- end
+			require.NoError(t, end.err)
+			assert.True(t, end.res.OK())
+			assert.Empty(t, started, "no job started beyond those expected")
+		})
+	}
+}
