@@ -117,8 +117,10 @@
 //
 // The Result says how every step ended (StepResult) and marshals as the
 // -o json envelope {"outputs", "steps", "usage"}. RunOptions.Listeners get
-// PipelineStart, a StepStart and StepEnd per job (and a StepEnd per step
-// that fans out, is skipped or does not run), every job's own events as a
+// PipelineStart, a StepStart and StepEnd per job, a fan-out step's own
+// StepStart (Item -1) before its items' and StepEnd after them, a StepEnd
+// alone for a step that never starts (skipped, not run, its when failed),
+// every job's own events as a
 // JobEvent naming the step and item, and PipelineEnd; runtime.JSONLines
 // writes them all with one run_id, the run's (runtime.WithOuterRunID), and
 // a job's events with the job's own id as job_id.

@@ -23,8 +23,9 @@ type PipelineStart struct {
 	Steps int    `json:"steps"`
 }
 
-// StepStart is emitted as a job of a step starts: Item is the fan-out
-// item's index, -1 for a step that does not fan out.
+// StepStart is emitted as a job of a step starts (Item the fan-out item's
+// index, -1 for a step that does not fan out), and as a fan-out step starts,
+// before its items (Item -1).
 type StepStart struct {
 	Step string
 	Item int

@@ -457,6 +457,13 @@ func (r *runner) step(ctx context.Context, s *Step) {
 		}, time.Since(start))
 		return
 	}
+	// A fan-out step starts before its items, as a step that runs one job
+	// starts with it; a start a listener refuses fails the step.
+	if err := r.emit(ctx, StepStart{Step: s.Name, Item: -1}); err != nil {
+		r.finish(ctx, s, res, func() { res.Error = err.Error() }, time.Since(start))
+		r.slots.unhold()
+		return
+	}
 	r.fanOut(ctx, s, res, start)
 }
 

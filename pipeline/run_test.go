@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -1081,7 +1082,8 @@ steps:
 }
 
 // A job whose start event a listener refuses ends all the same: every
-// OnJobStart has its OnJobEnd, and every item's step.start its step.end.
+// OnJobStart has its OnJobEnd, and every step.start its step.end, a fan-out
+// step's own too, whose refusal fails the step before its items start.
 func TestRunStartEventRefused(t *testing.T) {
 	t.Parallel()
 	p := loadPipeline(t, map[string]string{
@@ -1096,31 +1098,45 @@ steps:
 `,
 		"answer.yaml": "turns:\n  - text: fine\n",
 	})
-	var (
-		log          jobLog
-		mu           sync.Mutex
-		starts, ends []string
-	)
-	refuse := func(_ context.Context, ev capabilities.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case StepStart:
-			starts = append(starts, jobName(ev.Step, ev.Item))
-			return errors.New("the events file is full")
-		case StepEnd:
-			ends = append(ends, jobName(ev.Step, ev.Item))
-		}
-		return nil
-	}
 	ws := writeFiles(t, t.TempDir(), map[string]string{"a.md": "a", "b.md": "b"})
-	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: ws, Listeners: []capabilities.Listener{refuse}}))
-	require.NoError(t, err)
-	assert.False(t, res.OK())
-	assert.Contains(t, res.Steps["one"].Error, "the events file is full")
-	assert.Len(t, log.ended, len(log.started), "every job that started ended: %v", log.started)
-	assert.Equal(t, 0, log.running)
-	assert.ElementsMatch(t, append(starts, "each"), ends, "every start has its end, and the fan-out step its own end")
+	// The jobs' starts are refused; the fan-out step's own is refused too,
+	// or let through for its items' to be.
+	for _, refuseFanOut := range []bool{false, true} {
+		var (
+			log          jobLog
+			mu           sync.Mutex
+			starts, ends []string
+		)
+		refuse := func(_ context.Context, ev capabilities.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			switch ev := ev.(type) {
+			case StepStart:
+				starts = append(starts, jobName(ev.Step, ev.Item))
+				if ev.Step == "each" && ev.Item < 0 && !refuseFanOut {
+					return nil
+				}
+				return errors.New("the events file is full")
+			case StepEnd:
+				ends = append(ends, jobName(ev.Step, ev.Item))
+			}
+			return nil
+		}
+		res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: ws, Listeners: []capabilities.Listener{refuse}}))
+		require.NoError(t, err)
+		assert.False(t, res.OK())
+		assert.Contains(t, res.Steps["one"].Error, "the events file is full")
+		assert.Contains(t, res.Steps["each"].Error, "the events file is full")
+		assert.Len(t, log.ended, len(log.started), "every job that started ended: %v", log.started)
+		assert.Equal(t, 0, log.running)
+		assert.ElementsMatch(t, starts, ends, "every start has its end, the fan-out step's own included")
+		if refuseFanOut {
+			assert.Equal(t, []string{"one"}, log.started, "a fan-out step whose start is refused starts no item")
+		} else {
+			assert.Contains(t, log.started, "one")
+			assert.Greater(t, len(log.started), 1, "an item started: %v", log.started)
+		}
+	}
 }
 
 // A when that a load accepts with an absent value in it, because another
@@ -1332,4 +1348,71 @@ steps:
 			assert.Empty(t, started, "no job started beyond those expected")
 		})
 	}
+}
+
+// Every step that starts says so with a pipeline.step.start without item,
+// a fan-out step before its items' own, and ends with a pipeline.step.end
+// without item after them; a step that never starts (skipped, not run)
+// has only its end.
+func TestRunStepEventsPair(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  one:
+    spec: {model: test}
+  each:
+    needs: [one]
+    for_each: {glob: "*.md"}
+    input: "{{item}}"
+    spec: {model: test}
+  none:
+    for_each: {glob: "*.txt"}
+    input: "{{item}}"
+    spec: {model: test}
+  never:
+    when: "size({{steps.each.outputs}}) > 5"
+    spec: {model: test}
+`,
+	})
+	var events bytes.Buffer
+	ws := writeFiles(t, t.TempDir(), map[string]string{"a.md": "a", "b.md": "b"})
+	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Listeners: []capabilities.Listener{runtime.JSONLines(&events)}})
+	require.NoError(t, err)
+	require.True(t, res.OK())
+	var seen []string // "start each", "end each[1]"...
+	for line := range strings.SplitSeq(strings.TrimSpace(events.String()), "\n") {
+		var ev struct {
+			Kind string
+			Step string
+			Item *int
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &ev))
+		name := ev.Step
+		if ev.Item != nil {
+			name = jobName(ev.Step, *ev.Item)
+		}
+		switch ev.Kind {
+		case KindStepStart:
+			seen = append(seen, "start "+name)
+		case KindStepEnd:
+			seen = append(seen, "end "+name)
+		}
+	}
+	at := func(event string) int {
+		i := slices.Index(seen, event)
+		assert.GreaterOrEqual(t, i, 0, "%s in %v", event, seen)
+		return i
+	}
+	for _, step := range []string{"one", "each", "none"} {
+		assert.Less(t, at("start "+step), at("end "+step), step)
+	}
+	for _, item := range []string{"each[0]", "each[1]"} {
+		assert.Less(t, at("start each"), at("start "+item), item)
+		assert.Less(t, at("start "+item), at("end "+item), item)
+		assert.Less(t, at("end "+item), at("end each"), item)
+	}
+	assert.NotContains(t, seen, "start never", "a skipped step did not start")
+	at("end never")
+	assert.Len(t, seen, 11, "%v", seen)
 }
