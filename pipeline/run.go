@@ -130,8 +130,8 @@ type StepResult struct {
 	Output any
 	// Outputs are a fan-out step's answers in item order, failed items
 	// (on_item_error: skip) left out. When the step failed, they are the
-	// answers of the items that finished: the items in Failed and
-	// NotRunItems are left out.
+	// answers of the items that finished, as when the run was stopped
+	// between its items: the items in Failed and NotRunItems are left out.
 	Outputs []any
 	// Items is how many items a fan-out step had; Failed lists those that
 	// failed.
@@ -156,7 +156,8 @@ type ItemError struct {
 
 // MarshalJSON writes "output" for a step that runs once and "outputs" for a
 // fan-out step, each only when the step ran: a fan-out step that failed
-// before it knew its items has neither outputs nor items.
+// before it knew its items has neither outputs nor items, while one stopped
+// between its items (Ctrl-C) has the answers of those that finished.
 func (s *StepResult) MarshalJSON() ([]byte, error) {
 	m := struct {
 		OK          bool          `json:"ok"`
@@ -171,15 +172,14 @@ func (s *StepResult) MarshalJSON() ([]byte, error) {
 		Usage       runtime.Usage `json:"usage"`
 		Error       *string       `json:"error"`
 	}{OK: s.OK, Cached: s.Cached, Skipped: s.Skipped, NotRun: s.NotRun, Failed: s.Failed, NotRunItems: s.NotRunItems, Usage: s.Usage}
-	ran := !s.Skipped && !s.NotRun
 	switch {
-	case ran && s.fanOut && s.listed:
+	case s.fanOut && s.listed:
 		outs := s.Outputs
 		if outs == nil {
 			outs = []any{}
 		}
 		m.Outputs, m.Items = &outs, &s.Items
-	case ran && s.OK:
+	case s.OK:
 		m.Output = &s.Output
 	}
 	if s.Error != "" {

@@ -1416,3 +1416,47 @@ steps:
 	at("end never")
 	assert.Len(t, seen, 11, "%v", seen)
 }
+
+// A run stopped between a fan-out step's items (Ctrl-C) keeps the answers
+// of the items that finished: the step did not run them all, and says
+// which it did not, but the envelope reports the answers it has.
+func TestRunInterruptedFanOutKeepsFinishedAnswers(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+  required: [items]
+steps:
+  each:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: {model: test}
+`,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exec := func(_ context.Context, job Job) (*runtime.Result, error) {
+		return &runtime.Result{Output: "answer to " + job.Input}, nil
+	}
+	res, err := Run(ctx, p, RunOptions{
+		Workspace: t.TempDir(), Concurrency: 1, Exec: exec, Inputs: map[string]any{"items": []any{"a", "b", "c"}},
+		OnJobEnd: func(JobEnd) { cancel() }, // as Ctrl-C does, once the first item has answered
+	})
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	each := res.Steps["each"]
+	assert.False(t, each.OK)
+	assert.Equal(t, []int{1, 2}, each.NotRunItems)
+	assert.Equal(t, []any{"answer to a"}, each.Outputs)
+
+	env, err := json.Marshal(res)
+	require.NoError(t, err)
+	var decoded struct {
+		Steps map[string]map[string]any `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal(env, &decoded))
+	assert.Equal(t, []any{"answer to a"}, decoded.Steps["each"]["outputs"], "the envelope keeps the finished item's answer")
+	assert.EqualValues(t, 3, decoded.Steps["each"]["items"])
+	assert.Equal(t, []any{1.0, 2.0}, decoded.Steps["each"]["not_run_items"])
+}
