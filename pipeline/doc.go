@@ -99,8 +99,8 @@
 // and a step's items go in item order; a job that ends makes what it lets
 // go ready (its dependents, its step's next item) before its slot is given
 // again, so with Concurrency 1 the jobs run in the same order on every
-// run. Each job is exactly
-// runtime.Run of the step's spec with runtime.WithWorkspace,
+// run. Each job is exactly runtime.Run of the step's spec with
+// runtime.WithWorkspace,
 // runtime.WithInput and runtime.WithVars filled from the templates (strings
 // as they are, other values as compact JSON with <, > and & as they are),
 // the pipeline's cache for a
@@ -108,7 +108,8 @@
 // a job whose spec, input, vars and input files are unchanged replays), then
 // RunOptions.Options. A job's answer is its output_schema's JSON value, or
 // its text; a fan-out step's outputs are its items' answers in item order.
-// on_item_error: skip leaves a failed item out; fail (the default) fails the
+// on_item_error: skip leaves a failed item out (not one stopped by the
+// run's interruption, which fails the step); fail (the default) fails the
 // step once the items already running have finished, and starts no more:
 // the items take their job slots in item order, and an item waiting for one
 // when another fails does not start (StepResult.NotRunItems lists them).

@@ -504,6 +504,7 @@ func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start tim
 			if run {
 				o.out, o.usage, o.cached, o.err = r.job(ctx, s, i, item)
 				o.ran = true
+				o.interrupted = o.err != nil && ctx.Err() != nil
 			}
 			r.slots.hold()
 			defer r.slots.unhold()
@@ -537,6 +538,9 @@ type outcome struct {
 	cached bool
 	err    error
 	ran    bool
+	// interrupted is an item the run stopped (ctx ended) as it ran: it did
+	// not fail on its own, so on_item_error: skip does not drop it.
+	interrupted bool
 }
 
 // fanOutEnded records how the fan-out step s ended, from its items'
@@ -558,7 +562,7 @@ func (r *runner) fanOutEnded(ctx context.Context, s *Step, res *StepResult, outs
 				}
 			case o.err != nil:
 				res.Failed = append(res.Failed, ItemError{Item: i, Error: o.err.Error()})
-				if s.OnItemError != "skip" {
+				if s.OnItemError != "skip" || o.interrupted {
 					res.OK = false
 					if first == nil || errors.Is(first, errNotStarted) {
 						first = fmt.Errorf("item %d: %w", i, o.err)

@@ -1460,3 +1460,47 @@ steps:
 	assert.EqualValues(t, 3, decoded.Steps["each"]["items"])
 	assert.Equal(t, []any{1.0, 2.0}, decoded.Steps["each"]["not_run_items"])
 }
+
+// An item a Ctrl-C stops did not fail on its own: on_item_error: skip does
+// not drop it as it drops a failed item, and its step is not reported as
+// having done its work.
+func TestRunInterruptedItemIsNotSkipped(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+  required: [items]
+steps:
+  each:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    on_item_error: skip
+    spec: {model: test}
+`,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exec := func(ctx context.Context, job Job) (*runtime.Result, error) {
+		if job.Input == "slow" {
+			<-ctx.Done()
+			return nil, runtime.ErrInterrupted
+		}
+		return &runtime.Result{Output: "answer to " + job.Input}, nil
+	}
+	res, err := Run(ctx, p, RunOptions{
+		Workspace: t.TempDir(), Concurrency: 2, Exec: exec, Inputs: map[string]any{"items": []any{"slow", "fast"}},
+		OnJobEnd: func(e JobEnd) {
+			if e.Item == 1 {
+				cancel() // as Ctrl-C does, while the slow item runs
+			}
+		},
+	})
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	each := res.Steps["each"]
+	assert.False(t, each.OK, "an interrupted item is not skipped as a failed one")
+	assert.NotEmpty(t, each.Error)
+	assert.Equal(t, []any{"answer to fast"}, each.Outputs, "the finished item keeps its answer")
+	assert.False(t, res.OK())
+}
