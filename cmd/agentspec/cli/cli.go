@@ -196,9 +196,24 @@ func newRootCmd() *cobra.Command {
 		root.AddCommand(f())
 	}
 	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
+	refuseUnknownShells(root)
 	completeOutputs(root)
 	completeVars(root)
 	return root
+}
+
+// refuseUnknownShells makes `agentspec completion SHELL` for a shell it has
+// no script for a usage error, as an unknown subcommand of queue or cache
+// is: cobra's completion command has no Run of its own, so cobra printed
+// its help on stdout with status 0 before looking at the argument, and
+// `source <(agentspec completion tcsh)` read that help as a script.
+func refuseUnknownShells(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" && c.RunE == nil && c.Run == nil {
+			c.Args = cobra.NoArgs
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
 }
 
 // signalEndsCleanly, as a command's annotation, marks a command for which a

@@ -454,3 +454,18 @@ func TestToolOfASpecWithoutTools(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `unknown tool "read_file": the spec's capabilities offer no tools`)
 }
+
+// A shell completion has no script for is a usage error, as an unknown
+// subcommand of queue or cache is, so `source <(agentspec completion tcsh)`
+// does not read the help text as a script.
+func TestCompletionOfAnUnknownShell(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runCLI(t, "", "completion", "tcsh")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "agentspec: unknown command \"tcsh\" for \"agentspec completion\"\n", stderr)
+
+	code, stdout, _ = runCLI(t, "", "completion")
+	assert.Equal(t, 0, code, "without a shell it prints its help")
+	assert.Contains(t, stdout, "Available Commands:")
+}
