@@ -308,6 +308,8 @@ func TestIgnoredFlagsAreErrors(t *testing.T) {
 		"agent.yaml":  "model: script:script.yaml\ninstructions: Answer.\n",
 		"test.yaml":   "model: test\ninstructions: Answer.\n",
 		"rec.json":    "{}",
+		// A pipeline whose steps have no cache, nor the pipeline one.
+		"pipeline.yaml": "steps:\n  a:\n    spec: agent.yaml\n  b:\n    spec: {model: test}\n    needs: [a]\n",
 	})
 	for _, tc := range []struct {
 		args []string
@@ -318,6 +320,8 @@ func TestIgnoredFlagsAreErrors(t *testing.T) {
 		{[]string{"--no-cache", "agent.yaml"}, "--no-cache turns off the spec's result cache, but the spec has none"},
 		{[]string{"--approve", "--input", "x", "agent.yaml"}, "--approve asks before each file change, but the spec has no capabilities"},
 		{[]string{"batch", "--no-cache", "agent.yaml", "."}, "--no-cache turns off the spec's result cache, but the spec has none"},
+		{[]string{"--no-cache", "pipeline.yaml"}, "--no-cache turns off the result cache, but neither the pipeline nor the spec of any of its steps has one"},
+		{[]string{"batch", "--no-cache", "pipeline.yaml", "."}, "--no-cache turns off the result cache, but neither the pipeline nor the spec of any of its steps has one"},
 	} {
 		args := append([]string{"run"}, tc.args...)
 		if tc.args[0] == "batch" {
@@ -327,6 +331,18 @@ func TestIgnoredFlagsAreErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, tc.want, tc.args)
+	}
+
+	// A pipeline whose cache: is on, or with a step whose spec has a cache,
+	// takes --no-cache.
+	writeFiles(t, dir, map[string]string{
+		"cached.yaml":              "model: test\ncache: {dir: cache}\n",
+		"pipeline-cache.yaml":      "cache: {dir: cache}\nsteps:\n  a:\n    spec: test.yaml\n",
+		"pipeline-step-cache.yaml": "steps:\n  a:\n    spec: test.yaml\n  b:\n    spec: cached.yaml\n    needs: [a]\n",
+	})
+	for _, file := range []string{"pipeline-cache.yaml", "pipeline-step-cache.yaml"} {
+		code, _, stderr := runBinary(t, dir, "", "run", "-q", "--no-cache", file)
+		assert.Equal(t, 0, code, "%s: %s", file, stderr)
 	}
 }
 

@@ -58,6 +58,9 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return specError(err)
 	}
+	if err := pipelineFlagsUnused(p, f.noCache); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	printStepWarnings(warningsTo(stderr, f.quiet), p)
 	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "" || len(args) == 2)
 	if err != nil {
@@ -235,6 +238,22 @@ func (f runFlags) checkPipeline(args []string) error {
 		return errors.New("-j wants a number of jobs, 1 or more")
 	}
 	return nil
+}
+
+// pipelineFlagsUnused refuses --no-cache for a pipeline that caches no job,
+// as runFlags.unused refuses it for a spec without a cache: neither the
+// pipeline's cache: nor any step's spec turns a cache on, so the flag would
+// change nothing.
+func pipelineFlagsUnused(p *pipeline.Pipeline, noCache bool) error {
+	if !noCache || p.Cache != nil && p.Cache.Enabled {
+		return nil
+	}
+	for _, s := range p.Steps {
+		if s.Spec != nil && s.Spec.Cache != nil {
+			return nil
+		}
+	}
+	return errors.New("--no-cache turns off the result cache, but neither the pipeline nor the spec of any of its steps has one")
 }
 
 // pipelineInputs makes the run's inputs from --var and --input, each typed
@@ -538,6 +557,9 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 	p, err := loadPipeline(file, f.model)
 	if err != nil {
 		return specError(err)
+	}
+	if err := pipelineFlagsUnused(p, f.noCache); err != nil {
+		return exitWith(exitUsage, err)
 	}
 	printStepWarnings(warningsTo(stderr, f.quiet), p)
 	inputs, err := pipelineInputs(p, vars, input, f.input != "" || f.inputFile != "")
