@@ -469,3 +469,24 @@ func TestCompletionOfAnUnknownShell(t *testing.T) {
 	assert.Equal(t, 0, code, "without a shell it prints its help")
 	assert.Contains(t, stdout, "Available Commands:")
 }
+
+// A command that reads its spec or pipeline from a file says so when given
+// - (stdin), rather than look for a file named "-".
+func TestStdinWhereAFileIsRead(t *testing.T) {
+	t.Parallel()
+	spec := "model: test\ncapabilities: [FileSystem]\n"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tools", "-"}, "agentspec: tools reads SPEC from a file, not from stdin (-): save the spec to a file\n"},
+		{[]string{"graph", "-"}, "agentspec: graph reads PIPELINE from a file, not from stdin (-): save the pipeline to a file\n"},
+		{[]string{"tool", "--spec", "-", "list_directory"}, "agentspec: tool reads --spec from a file, not from stdin (-): save the spec to a file\n"},
+		{[]string{"mcp", "-"}, "agentspec: mcp reads SPEC from a file, not from stdin (-): save the spec to a file\n"},
+	} {
+		code, stdout, stderr := runCLI(t, spec, tc.args...)
+		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Empty(t, stdout, tc.args)
+		assert.Equal(t, tc.want, stderr, tc.args)
+	}
+}

@@ -39,6 +39,9 @@ reported as FILE:LINE:COL: message on stderr, as validate reports it) and on usa
 				return exitWith(exitUsage, fmt.Errorf("--output must be one of %s, not %q",
 					strings.Join(pipeline.GraphFormats, ", "), format))
 			}
+			if err := notStdin("graph", "PIPELINE", args[0], "save the pipeline to a file"); err != nil {
+				return err
+			}
 			p, err := (&pipeline.Loader{}).LoadFile(args[0])
 			if err != nil {
 				return specError(err)

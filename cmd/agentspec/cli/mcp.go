@@ -96,6 +96,11 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	if len(args) == 1 && cmd.Flags().Changed("root") {
 		return exitWith(exitUsage, errors.New("--root and SPEC cannot be used together: the spec says where its roots are"))
 	}
+	if len(args) == 1 {
+		if err := notStdin("mcp", "SPEC", args[0], "save the spec to a file"); err != nil {
+			return err
+		}
+	}
 	if len(args) == 0 && cmd.Flags().Changed("var") {
 		return exitWith(exitUsage, errors.New("--var fills the placeholders of SPEC's capabilities; without SPEC there is none"))
 	}

@@ -39,8 +39,16 @@ func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 // file (batch and submit: a queued job carries the spec's file and the
 // script beside it).
 func specFromFile(command, path string) error {
+	return notStdin(command, "SPEC", path, "save the spec to a file, or run it once with agentspec run -")
+}
+
+// notStdin refuses - as the file arg names for command, which reads it from
+// a file only, saying so rather than looking for a file named "-": tools,
+// tool --spec and mcp load the spec as a file, graph a pipeline, whose step
+// specs lie beside it. hint says what to do instead.
+func notStdin(command, arg, path, hint string) error {
 	if path == stdinArg {
-		return exitWith(exitUsage, fmt.Errorf("%s reads SPEC from a file, not from stdin (-): save the spec to a file, or run it once with agentspec run -", command))
+		return exitWith(exitUsage, fmt.Errorf("%s reads %s from a file, not from stdin (-): %s", command, arg, hint))
 	}
 	return nil
 }

@@ -105,6 +105,9 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	if err := checkOutput(f.output); err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if err := notStdin("tool", "--spec", f.spec, "save the spec to a file"); err != nil {
+		return err
+	}
 	cancel := cmd.Flags().Changed("cancel-changes")
 	ctx := cmd.Context()
 	tools, closeTools, err := toolsFor(cmd, f)

@@ -37,6 +37,9 @@ without a value for each, the spec is refused.`,
 			if err := checkOutput(format); err != nil {
 				return exitWith(exitUsage, err)
 			}
+			if err := notStdin("tools", "SPEC", args[0], "save the spec to a file"); err != nil {
+				return err
+			}
 			if isPipelineFile(args[0]) {
 				if len(vars) > 0 {
 					return exitWith(exitUsage, errors.New("--var does not apply to a pipeline: its steps' vars fill their specs"))
