@@ -490,3 +490,21 @@ func TestStdinWhereAFileIsRead(t *testing.T) {
 		assert.Equal(t, tc.want, stderr, tc.args)
 	}
 }
+
+// A pipeline given on stdin (- as the spec) is said to be one, which run and
+// validate read from a file only, rather than checked as a spec and told
+// that steps: is a pipeline's key.
+func TestPipelineOnStdin(t *testing.T) {
+	t.Parallel()
+	pipe := "steps:\n  a:\n    spec: {model: test}\noutputs:\n  a: \"{{steps.a.output}}\"\n"
+	const want = "stdin holds a pipeline (steps: at its top level), which is read from a file, not from stdin (-): save the pipeline to a file\n"
+	code, stdout, stderr := runCLI(t, pipe, "run", "-q", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "agentspec: "+want, stderr)
+
+	code, stdout, stderr = runCLI(t, pipe, "validate", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "<stdin>: "+want, stderr)
+}

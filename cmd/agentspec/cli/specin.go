@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -23,6 +24,9 @@ func specLoader(model string) *spec.Loader {
 // loadSpec loads the spec at path, or from stdin when path is "-": it is
 // then named <stdin> in messages and its relative paths resolve from the
 // current directory. model, when set (--model), replaces the spec's.
+// A pipeline on stdin is refused as one: a pipeline is read from its file,
+// beside which its steps' spec files lie, and loaded as a spec it was told
+// that steps: is a pipeline's key.
 func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 	l := specLoader(model)
 	if path != stdinArg {
@@ -31,6 +35,9 @@ func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 	data, err := io.ReadAll(stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the spec from stdin: %w", err)
+	}
+	if pipeline.IsPipeline(data) {
+		return nil, errors.New("stdin holds a pipeline (steps: at its top level), which is read from a file, not from stdin (-): save the pipeline to a file")
 	}
 	return l.Load(spec.Stdin, data)
 }
