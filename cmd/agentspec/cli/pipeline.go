@@ -259,9 +259,34 @@ func pipelineFlagsUnused(p *pipeline.Pipeline, noCache bool) error {
 // pipelineInputs makes the run's inputs from --var and --input, each typed
 // as the pipeline's checks type {{inputs.NAME}} (pipeline.InputValue): the
 // text given where the input may be a string, else the JSON value it spells.
+//
+// An input the pipeline neither lists in its inputs schema (nor requires)
+// nor references is refused, as a --var without a placeholder is refused of
+// a spec: it would change nothing, and a misspelt optional input would run
+// with its default unnoticed.
 func pipelineInputs(p *pipeline.Pipeline, vars map[string]string, input string, hasInput bool) (map[string]any, error) {
 	out := make(map[string]any, len(vars)+1)
+	known := p.InputNames()
+	if p.Inputs != nil {
+		required, _ := p.Inputs.Schema["required"].([]any)
+		for _, r := range required {
+			if name, ok := r.(string); ok && !slices.Contains(known, name) {
+				known = append(known, name)
+			}
+		}
+		slices.Sort(known)
+	}
 	set := func(name, value, flag string) error {
+		if !slices.Contains(known, name) {
+			has := "it has none"
+			if len(known) > 0 {
+				has = "its inputs: " + strings.Join(known, ", ")
+			}
+			if flag == "--input" {
+				return fmt.Errorf("--input fills inputs.input, but the pipeline has no input input (%s)", has)
+			}
+			return fmt.Errorf("%s: the pipeline has no input %s (%s)", flag, name, has)
+		}
 		v, err := p.InputValue(name, value)
 		if err != nil {
 			return fmt.Errorf("%s: %w", flag, err)

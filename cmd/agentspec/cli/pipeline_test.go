@@ -213,6 +213,10 @@ steps:
 		{[]string{"--var", "n=seven"}, `--var n: input n is an integer, and "seven" is not one`},
 		{[]string{"--var", "loud=true"}, "missing property 'n'"},
 		{[]string{"--var", "n=1", "--record", "x.json"}, "not for pipelines"},
+		// An input the pipeline neither lists nor references would change
+		// nothing: a misspelt one is refused, not run with its default.
+		{[]string{"--var", "n=1", "--var", "lowd=true"}, "--var lowd: the pipeline has no input lowd (its inputs: loud, n)"},
+		{[]string{"--var", "n=1", "--input", "hi"}, "--input fills inputs.input, but the pipeline has no input input (its inputs: loud, n)"},
 	} {
 		code, _, stderr := runCLI(t, "", append([]string{"run", file, "--workspace", t.TempDir()}, tc.args...)...)
 		assert.Equal(t, 2, code, tc.args)

@@ -91,12 +91,13 @@ A pipeline file (steps: at its top level) runs as a graph of specs over one work
 each step once its dependencies succeeded, independent steps and for_each items at once, up
 to -j jobs (default: the number of CPUs). --var k=v fills the pipeline's inputs (an integer,
 number, boolean, array or object input of the inputs schema takes its value parsed), --input
-fills inputs.input. Stdout gets the outputs mapping as one JSON object (without outputs:, the
-last step's output); -o json the envelope {"outputs", "steps", "usage"}, printed on failure
-too. Stderr gets a line per job start and end and a summary. A step whose when is false is
-skipped with the steps that need it; a step that fails stops the steps that need it, which
-are reported as not run, and the exit status is 1. --record, --replay and --approve are not
-for pipelines.
+fills inputs.input; an input the inputs schema does not list and no {{inputs.NAME}}
+references is a usage error. Stdout gets the outputs mapping as one JSON object (without
+outputs:, the last step's output); -o json the envelope {"outputs", "steps", "usage"},
+printed on failure too. Stderr gets a line per job start and end and a summary. A step whose
+when is false is skipped with the steps that need it; a step that fails stops the steps that
+need it, which are reported as not run, and the exit status is 1. --record, --replay and
+--approve are not for pipelines.
 
 With --nats URL a pipeline's jobs run on the NATS JetStream work queue that "agentspec
 worker" processes serve: this process walks the graph and submits each job (its spec, from its
