@@ -197,6 +197,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
 	refuseUnknownShells(root)
+	refuseUnknownHelpTopics(root)
 	completeOutputs(root)
 	completeVars(root)
 	return root
@@ -212,6 +213,32 @@ func refuseUnknownShells(root *cobra.Command) {
 		if c.Name() == "completion" && c.RunE == nil && c.Run == nil {
 			c.Args = cobra.NoArgs
 			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+}
+
+// refuseUnknownHelpTopics makes `agentspec help COMMAND` for a command
+// agentspec does not have a usage error, said as the command itself would
+// be (unknown command "bogus" for "agentspec"): cobra's help command
+// printed "Unknown help topic" and the root's usage, with status 0.
+func refuseUnknownHelpTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" || c.Run == nil {
+			continue
+		}
+		help := c.Run
+		c.Run = nil
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			target, rest, err := cmd.Root().Find(args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 && target.HasSubCommands() { // help cache stat
+				return fmt.Errorf("unknown command %q for %q", rest[0], target.CommandPath())
+			}
+			help(cmd, args)
+			return nil
 		}
 	}
 }

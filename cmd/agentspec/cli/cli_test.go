@@ -508,3 +508,22 @@ func TestPipelineOnStdin(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Equal(t, "<stdin>: "+want, stderr)
 }
+
+// help for a command agentspec does not have is a usage error, as the
+// command itself would be, not the root's usage on stdout with status 0.
+func TestHelpOfAnUnknownCommand(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runCLI(t, "", "help", "bogus")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "agentspec: unknown command \"bogus\" for \"agentspec\"\n", stderr)
+
+	code, stdout, stderr = runCLI(t, "", "help", "cache", "stat")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "agentspec: unknown command \"stat\" for \"agentspec cache\"\n", stderr)
+
+	code, stdout, _ = runCLI(t, "", "help", "cache", "stats")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "agentspec cache stats [--dir DIR] [-o json]")
+}
