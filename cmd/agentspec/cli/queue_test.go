@@ -217,6 +217,12 @@ func TestQueueUsageErrors(t *testing.T) {
 			"agentspec: --workspace-root names shared storage; --ship sends the workspaces instead: give one of them\n"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "-j", "0"}, "agentspec: -j must be at least 1, not 0\n"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--ship-max", "0"}, "agentspec: --ship-max must be from 1 to 1048576 (MiB), not 0\n"},
+		// A root that is not a directory is said before connecting, not
+		// after, as a failure (exit 1).
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--workspace-root", filepath.Join(f.dir, "missing")},
+			"agentspec: --workspace-root " + filepath.Join(f.dir, "missing") + " is not a directory\n"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--workspace-root", f.spec},
+			"agentspec: --workspace-root " + f.spec + " is not a directory\n"},
 		{[]string{"submit", f.spec, f.job(0)}, "agentspec: no NATS server: give --nats URL or set AGENTSPEC_NATS_URL\n"},
 	} {
 		out := invoke(t, tc.args...)

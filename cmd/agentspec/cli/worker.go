@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -75,6 +76,11 @@ Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after 
 			}
 			if err := checkShipMax(ship); err != nil {
 				return exitWith(exitUsage, err)
+			}
+			// Said before connecting, as a usage error: NewWorker would
+			// refuse it only once the queue is open, as a failure.
+			if st, err := os.Stat(opts.WorkspaceRoot); err != nil || !st.IsDir() {
+				return exitWith(exitUsage, fmt.Errorf("--workspace-root %s is not a directory", opts.WorkspaceRoot))
 			}
 			opts.ShipMax = ship << 20
 			qu, err := nf.open(cmd.Context(), "agentspec worker", ack)
