@@ -217,6 +217,9 @@ func TestQueueUsageErrors(t *testing.T) {
 			"agentspec: --workspace-root names shared storage; --ship sends the workspaces instead: give one of them\n"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "-j", "0"}, "agentspec: -j must be at least 1, not 0\n"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--ship-max", "0"}, "agentspec: --ship-max must be from 1 to 1048576 (MiB), not 0\n"},
+		// An acknowledgement wait of none is refused, not taken as 30s.
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "0s"}, "agentspec: --ack-wait must be more than 0, not 0s\n"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--ack-wait", "-5s"}, "agentspec: --ack-wait must be more than 0, not -5s\n"},
 		// A root that is not a directory is said before connecting, not
 		// after, as a failure (exit 1).
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--workspace-root", filepath.Join(f.dir, "missing")},

@@ -74,6 +74,9 @@ Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after 
 			if opts.JobTimeout < 0 {
 				return exitWith(exitUsage, fmt.Errorf("--job-timeout must not be negative, not %s", opts.JobTimeout))
 			}
+			if ack <= 0 { // queue.Open would take it as the default, 30s
+				return exitWith(exitUsage, fmt.Errorf("--ack-wait must be more than 0, not %s", ack))
+			}
 			if err := checkShipMax(ship); err != nil {
 				return exitWith(exitUsage, err)
 			}
