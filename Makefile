@@ -6,7 +6,7 @@ PKGS    ?= ./...
 .PHONY: help build test lint bench schema demo demo-pipeline tools clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build bin/agentspec, stripped of its symbol table and debug information (the release build)
 	$(GO) build -ldflags="-s -w" -o $(BIN) ./cmd/agentspec
