@@ -189,6 +189,19 @@ func TestToolsListsTheSpecsTools(t *testing.T) {
 	assert.Contains(t, stdout, "parameters: {")
 }
 
+// A spec whose capabilities offer no tools says so, as a pipeline's step
+// does, rather than printing nothing; as JSON it is an empty list.
+func TestToolsOfASpecWithoutTools(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\n")
+	code, stdout, stderr := runCLI(t, "", "tools", "--workspace", dir, file)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "(no tools)\n", stdout)
+	code, stdout, stderr = runCLI(t, "", "tools", "--workspace", dir, "-o", "json", file)
+	require.Equal(t, 0, code, stderr)
+	assert.JSONEq(t, "[]", stdout)
+}
+
 func TestToolsReportsFactoryErrorsAtTheirPosition(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "capabilities:\n  - FileSystem:\n      root_dir: does-not-exist\n")

@@ -57,7 +57,7 @@ without a value for each, the spec is refused.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(toolDocs(tools))
 			}
-			return printTools(out, tools)
+			return printTools(out, tools, "")
 		},
 	}
 	addOutputFlag(cmd.Flags(), &format, formatText, "output format: text or json")
@@ -137,10 +137,7 @@ func pipelineTools(cmd *cobra.Command, file, workspace, format string) error {
 				fmt.Fprintln(out)
 			}
 			fmt.Fprintf(out, "step %s:\n", text.Visible(st.Name))
-			if len(tools) == 0 {
-				fmt.Fprintln(out, "    (no tools)")
-			}
-			err = printTools(out, tools)
+			err = printTools(out, tools, "    ")
 		}
 		closeTools()
 		if err != nil {
@@ -155,10 +152,14 @@ func pipelineTools(cmd *cobra.Command, file, workspace, format string) error {
 	return nil
 }
 
-// printTools lists tools for a person. Their names, descriptions and
-// schemas are whatever their capability (an MCP server among them) says, so
-// anything in them a terminal would act on is shown escaped.
-func printTools(out io.Writer, tools []capabilities.Tool) error {
+// printTools lists tools for a person, or says "(no tools)", after pad.
+// Their names, descriptions and schemas are whatever their capability (an
+// MCP server among them) says, so anything in them a terminal would act on
+// is shown escaped.
+func printTools(out io.Writer, tools []capabilities.Tool, pad string) error {
+	if len(tools) == 0 {
+		fmt.Fprintln(out, pad+"(no tools)")
+	}
 	for i, t := range tools {
 		if i > 0 {
 			fmt.Fprintln(out)
