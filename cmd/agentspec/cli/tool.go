@@ -30,7 +30,7 @@ type toolFlags struct {
 func newToolCmd() *cobra.Command {
 	var f toolFlags
 	cmd := &cobra.Command{
-		Use:   "tool [--spec FILE [--var k=v]... | --root DIR] [--cancel-changes REASON] [-o json] TOOL [ARGS_JSON | -]",
+		Use:   "tool [--spec FILE [--var k=v]... [--workspace DIR] | --root DIR] [--cancel-changes REASON] [-o json] TOOL [ARGS_JSON | -]",
 		Short: "Call one tool by hand, as a run would",
 		Long: `Tool calls one tool the way a run calls it, events included, and prints what the model would see.
 
