@@ -283,9 +283,9 @@ func pipelineInputs(p *pipeline.Pipeline, vars map[string]string, input string, 
 				has = "its inputs: " + strings.Join(known, ", ")
 			}
 			if flag == "--input" {
-				return fmt.Errorf("--input fills inputs.input, but the pipeline has no input input (%s)", has)
+				return fmt.Errorf("--input fills inputs.input, which the pipeline's inputs schema does not list and no step uses (%s)", has)
 			}
-			return fmt.Errorf("%s: the pipeline has no input %s (%s)", flag, name, has)
+			return fmt.Errorf("%s: the pipeline's inputs schema does not list %s and no step uses inputs.%s (%s)", flag, name, name, has)
 		}
 		v, err := p.InputValue(name, value)
 		if err != nil {

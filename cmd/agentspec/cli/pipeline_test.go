@@ -215,8 +215,8 @@ steps:
 		{[]string{"--var", "n=1", "--record", "x.json"}, "not for pipelines"},
 		// An input the pipeline neither lists nor references would change
 		// nothing: a misspelt one is refused, not run with its default.
-		{[]string{"--var", "n=1", "--var", "lowd=true"}, "--var lowd: the pipeline has no input lowd (its inputs: loud, n)"},
-		{[]string{"--var", "n=1", "--input", "hi"}, "--input fills inputs.input, but the pipeline has no input input (its inputs: loud, n)"},
+		{[]string{"--var", "n=1", "--var", "lowd=true"}, "--var lowd: the pipeline's inputs schema does not list lowd and no step uses inputs.lowd (its inputs: loud, n)"},
+		{[]string{"--var", "n=1", "--input", "hi"}, "--input fills inputs.input, which the pipeline's inputs schema does not list and no step uses (its inputs: loud, n)"},
 	} {
 		code, _, stderr := runCLI(t, "", append([]string{"run", file, "--workspace", t.TempDir()}, tc.args...)...)
 		assert.Equal(t, 2, code, tc.args)
