@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -97,27 +96,12 @@ func newCapability(_ context.Context, args capabilities.Args) (capabilities.Capa
 	if err != nil {
 		return nil, capabilities.ArgErrorf("working_dir", "%v", err)
 	}
-	if err := checkEnv(o.Env); err != nil {
+	if err := capabilities.CheckEnv(o.Env); err != nil {
 		return nil, err
 	}
 	env := make(map[string]string, len(o.Env))
 	maps.Copy(env, o.Env)
 	return &Capability{ws: capabilities.Workspace{Dir: dir, ReadOnly: o.ReadOnly, Env: env}}, nil
-}
-
-// checkEnv refuses, in the order of the names, what exec cannot pass as a
-// variable, as Shell refuses it in its own env: a name that is empty or
-// holds "=" or NUL, a value holding NUL.
-func checkEnv(env map[string]string) error {
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return capabilities.ArgErrorf("env", "%q is not a variable a command can be given", k)
-		}
-		if strings.ContainsRune(env[k], 0) {
-			return capabilities.ArgErrorf("env", "the value of env %q contains a NUL byte, which cannot be passed to a process", k)
-		}
-	}
-	return nil
 }
 
 // Resolve is the directory working_dir names: ~ and ~NAME expanded, a

@@ -390,23 +390,7 @@ func (o *Options) check() error {
 	case o.URL != "" && !isHTTPURL(o.URL):
 		return capabilities.ArgErrorf("url", "url must be an http:// or https:// URL, got %q", o.URL)
 	}
-	return checkEnv(o.Env)
-}
-
-// checkEnv refuses what exec cannot pass as a variable, as Shell and
-// LocalWorkspace refuse it: a name that is empty or holds "=" or NUL (the
-// server would get another variable, a nameless entry or none), a value
-// holding NUL.
-func checkEnv(env map[string]string) error {
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return capabilities.ArgErrorf("env", "%q is not a variable a command can be given", k)
-		}
-		if strings.ContainsRune(env[k], 0) {
-			return capabilities.ArgErrorf("env", "the value of env %q contains a NUL byte, which cannot be passed to a process", k)
-		}
-	}
-	return nil
+	return capabilities.CheckEnv(o.Env)
 }
 
 func (o *Options) httpHeaders() map[string]string {

@@ -204,7 +204,9 @@ func configure(opts Options) (*config, error) {
 	if c.sandbox, err = sandboxOption(opts.Sandbox); err != nil {
 		return nil, err
 	}
-	if err := checkEnv(opts.Env); err != nil {
+	// Every name is checked, those denied_env_patterns drop too: the spec
+	// is wrong either way.
+	if err := capabilities.CheckEnv(opts.Env); err != nil {
 		return nil, err
 	}
 	c.env, c.envNames = filterEnv(opts.Env, opts.DeniedEnvPatterns)
@@ -230,28 +232,6 @@ func sandboxOption(v any) (bool, error) {
 		return false, nil
 	}
 	return false, capabilities.ArgErrorf("sandbox", "sandbox must be on or off, got %v", v)
-}
-
-// checkEnv refuses what exec cannot pass as a variable, as LocalWorkspace
-// refuses it: a name that is empty or holds "=" or NUL (the command would
-// get another variable, a nameless entry or none), a value holding NUL.
-// Every name is checked, those denied_env_patterns drop too: the spec is
-// wrong either way.
-func checkEnv(env map[string]string) error {
-	names := make([]string, 0, len(env))
-	for k := range env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return capabilities.ArgErrorf("env", "%q is not a variable a command can be given", k)
-		}
-		if strings.ContainsRune(env[k], 0) {
-			return capabilities.ArgErrorf("env", "the value of env %q contains a NUL byte, which cannot be passed to a process", k)
-		}
-	}
-	return nil
 }
 
 // errPersistentTool refuses the reference's persistent tool.
