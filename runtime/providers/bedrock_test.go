@@ -101,6 +101,55 @@ func TestBedrockConverseSigV4(t *testing.T) {
 	}
 }
 
+// A toolResult's status is a field Converse takes from Claude and Nova
+// models only: another model (Llama, Mistral, ...) refuses a request that
+// carries one, so its tool results, failed or not, go without, while Nova
+// keeps status error on a failed one as Claude does.
+func TestBedrockToolResultStatusOnlyWhereTaken(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		model, status string
+	}{
+		{"meta.llama3-1-70b-instruct-v1:0", ""},
+		{"mistral.mistral-large-2407-v1:0", ""},
+		{"us.amazon.nova-pro-v1:0", "error"},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewBedrockSigV4Server(t, testAWS,
+				providertest.Calls(providertest.ToolCall{Name: "read_file", Arguments: `{"path":"a.txt"}`}, providertest.ToolCall{Name: "read_file", Arguments: `{"path":"b.txt"}`}),
+				providertest.Text("alpha"))
+			m := newModel(t, "bedrock:"+tc.model, spec.ModelSettings{}, bedrockEnv(srv))
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt and b.txt")}, opts...)
+			require.NoError(t, err)
+			calls := toolCalls(resp)
+			require.Len(t, calls, 2)
+			failed := result(calls[0].ID, "read_file", "no such file")
+			failed.Parts = append(failed.Parts, ToolError)
+			history := []llms.MessageContent{human("read a.txt and b.txt"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)},
+				failed, result(calls[1].ID, "read_file", "beta")}
+			resp, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			assert.Equal(t, "alpha", text(resp))
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			content := reqs[1].JSON()["messages"].([]any)[2].(map[string]any)["content"].([]any)
+			require.Len(t, content, 2)
+			res := content[0].(map[string]any)["toolResult"].(map[string]any)
+			assert.Equal(t, calls[0].ID, res["toolUseId"])
+			assert.JSONEq(t, `[{"text":"no such file"}]`, jsonOf(t, res["content"]))
+			if tc.status == "" {
+				assert.NotContains(t, res, "status")
+				assert.NotContains(t, content[1].(map[string]any)["toolResult"], "status")
+			} else {
+				assert.Equal(t, tc.status, res["status"])
+			}
+		})
+	}
+}
+
 // A Bedrock API key is sent as a bearer token, and no SigV4 signature.
 func TestBedrockBearerToken(t *testing.T) {
 	t.Parallel()

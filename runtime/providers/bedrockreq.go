@@ -152,7 +152,7 @@ func (m *bedrockModel) input(messages []llms.MessageContent, opts llms.CallOptio
 		in.tier = &types.ServiceTier{Type: types.ServiceTierType(tier)}
 	}
 
-	system, turns, err := bedrockMessages(messages)
+	system, turns, err := bedrockMessages(messages, bedrockResultStatus(m.model))
 	if err != nil {
 		return in, err
 	}
@@ -250,8 +250,9 @@ func bedrockTier(unified string, own any) string {
 
 // bedrockMessages converts the conversation. Converse wants user and
 // assistant turns alternating, so consecutive messages of one role are
-// merged; a turn's tool results come first in it.
-func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock, []types.Message, error) {
+// merged; a turn's tool results come first in it, with their status when
+// withStatus (bedrockResultStatus).
+func bedrockMessages(messages []llms.MessageContent, withStatus bool) ([]types.SystemContentBlock, []types.Message, error) {
 	var system []types.SystemContentBlock
 	var turns []types.Message
 	tb := &turnBuilder[types.ContentBlock]{emit: func(side turn, blocks []types.ContentBlock) {
@@ -280,9 +281,13 @@ func bedrockMessages(messages []llms.MessageContent) ([]types.SystemContentBlock
 				ToolUseId: aws.String(p.ID), Name: aws.String(p.FunctionCall.Name), Input: document.NewLazyDocument(input),
 			}})
 		case llms.ToolCallResponse:
-			status := types.ToolResultStatusSuccess
-			if failed {
+			var status types.ToolResultStatus
+			switch {
+			case !withStatus:
+			case failed:
 				status = types.ToolResultStatusError
+			default:
+				status = types.ToolResultStatusSuccess
 			}
 			content := p.Content
 			if strings.TrimSpace(content) == "" {

@@ -24,6 +24,12 @@ func bedrockClaude(model string) bool { return strings.Contains(model, "anthropi
 // bedrockNova reports whether a Bedrock model id names an Amazon Nova model.
 func bedrockNova(model string) bool { return strings.Contains(model, "amazon.nova") }
 
+// bedrockResultStatus reports whether a Bedrock model takes a toolResult's
+// status: Claude and Nova models do, and any other refuses the request
+// ("This model doesn't support the toolResult.status field"), so its
+// failed results say so by their text alone.
+func bedrockResultStatus(model string) bool { return bedrockClaude(model) || bedrockNova(model) }
+
 // bedrockOpenAI reports whether a Bedrock model id names an OpenAI model.
 func bedrockOpenAI(model string) bool { return strings.Contains(model, "openai.") }
 

@@ -142,6 +142,26 @@ func (bedrock) validate(req map[string]any) string {
 	return ""
 }
 
+// validateModel applies the rules of Converse that depend on the model:
+// a toolResult's status is taken by Claude and Nova models only, and
+// another model refuses the request that carries one.
+func (bedrock) validateModel(r *http.Request, req map[string]any) string {
+	model, _, _ := bedrockPath(r)
+	if strings.Contains(model, "anthropic.claude") || strings.Contains(model, "amazon.nova") {
+		return ""
+	}
+	for _, m := range list(req["messages"]) {
+		for _, c := range list(object(m)["content"]) {
+			if res := object(object(c)["toolResult"]); res != nil {
+				if _, ok := res["status"]; ok {
+					return "This model doesn't support the toolResult.status field. Remove toolResult.status and try again."
+				}
+			}
+		}
+	}
+	return ""
+}
+
 func (bedrock) writeTurn(w http.ResponseWriter, req map[string]any, r Reply, seq int) {
 	stop := r.StopReason
 	if stop == "" {

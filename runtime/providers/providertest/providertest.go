@@ -141,6 +141,12 @@ type requestProtocol interface {
 	streams(r *http.Request) bool
 }
 
+// modelValidator is a protocol whose rules depend on the model the
+// request names in its path (Converse's fields only some models take).
+type modelValidator interface {
+	validateModel(r *http.Request, req map[string]any) string
+}
+
 func newServer(t testing.TB, p protocol, replies []Reply) *Server {
 	return newServerWith(t, p, replies, nil)
 }
@@ -228,6 +234,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if msg := s.proto.validate(req); msg != "" {
 		s.fail(w, http.StatusBadRequest, msg)
 		return
+	}
+	if mv, ok := s.proto.(modelValidator); ok {
+		if msg := mv.validateModel(r, req); msg != "" {
+			s.fail(w, http.StatusBadRequest, msg)
+			return
+		}
 	}
 
 	s.mu.Lock()
