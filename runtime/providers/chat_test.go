@@ -174,6 +174,35 @@ func TestChatRefusalAndLength(t *testing.T) {
 	assert.Equal(t, StopLength, resp.Choices[0].StopReason)
 }
 
+// An answer Azure's or OpenAI's content filter stopped (finish_reason
+// content_filter, the text cut or left out) is a blocked response, as
+// Bedrock's content_filtered and Gemini's SAFETY are, whole and streamed:
+// never a finished answer.
+func TestChatContentFilterIsBlocked(t *testing.T) {
+	t.Parallel()
+	whole := `{"id":"c","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Here is how to"},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}}`
+	streamed := providertest.SSE(
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":"Here is how to"},"finish_reason":null}]}`,
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}`,
+		`data: [DONE]`)
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			body, opts := whole, []llms.CallOption(nil)
+			if stream {
+				body, opts = streamed, append(opts, streamOn)
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+			m := chatModelAt(t, srv, "openai:gpt-4o", spec.ModelSettings{})
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+			require.NoError(t, err)
+			info, _, _ := ReadInfo(resp.Choices[0])
+			assert.True(t, info.Refused, "a filtered answer is not a finished one")
+			assert.Equal(t, "the response was blocked (content_filter)", info.Refusal)
+		})
+	}
+}
+
 func TestChatReasoningSettings(t *testing.T) {
 	t.Parallel()
 	done := `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`

@@ -351,9 +351,13 @@ func (a *assembled) result() *llms.ContentResponse {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
 	u := a.usage
+	refused, refusal := a.refusal.Len() > 0, a.refusal.String()
+	if a.finish == StopContentFilter && !refused {
+		refused, refusal = true, contentFiltered
+	}
 	SetInfo(choice, Info{
 		Turn:    turn,
-		Refused: a.refusal.Len() > 0, Refusal: a.refusal.String(),
+		Refused: refused, Refusal: refusal,
 		Usage: Usage{
 			Input:      int(u.PromptTokens),
 			Output:     int(u.CompletionTokens),

@@ -64,10 +64,17 @@ const (
 	StopRefusal   = "refusal"    // the model refused
 	StopMaxTokens = "max_tokens" // Anthropic: cut at max_tokens
 	StopLength    = "length"     // OpenAI-compatible: cut at max_tokens
+	// StopContentFilter is OpenAI's and Azure's stop by their content
+	// filter (a finish_reason, or a Response's incomplete reason): the
+	// answer was cut or left out, so the response is taken as blocked.
+	StopContentFilter = "content_filter"
 	// StopPauseTurn is Anthropic's pause of a long server tool turn: the turn
 	// is sent back as it is for the model to continue.
 	StopPauseTurn = "pause_turn"
 )
+
+// contentFiltered is the refusal of a response a content filter stopped.
+const contentFiltered = "the response was blocked (" + StopContentFilter + ")"
 
 // Truncated reports whether a stop reason says the response was cut at
 // max_tokens.

@@ -480,9 +480,14 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
+	refused := refusal.Len() > 0
+	if choice.StopReason == StopContentFilter && !refused {
+		refused = true
+		refusal.WriteString(contentFiltered)
+	}
 	SetInfo(choice, Info{
 		Turn:    turn,
-		Refused: refusal.Len() > 0, Refusal: refusal.String(),
+		Refused: refused, Refusal: refusal.String(),
 		Usage: Usage{Input: r.Usage.InputTokens, Output: r.Usage.OutputTokens,
 			CacheRead: r.Usage.InputTokensDetails.CachedTokens, Reasoning: r.Usage.OutputTokensDetails.ReasoningTokens},
 	})

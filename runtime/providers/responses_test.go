@@ -136,6 +136,24 @@ data: {"type":"error","sequence_number":1,"code":"server_error","message":"The s
 	assert.EqualError(t, err, "openai-responses: the Responses API's web_search takes no max_uses")
 }
 
+// A response the content filter stopped (status incomplete, reason
+// content_filter) is a blocked response, not a finished answer.
+func TestResponsesContentFilterIsBlocked(t *testing.T) {
+	t.Parallel()
+	filtered := `{"id":"resp_4","object":"response","created_at":1,"status":"incomplete","incomplete_details":{"reason":"content_filter"},"model":"gpt-5","output":[` +
+		`{"id":"msg_4","type":"message","role":"assistant","status":"incomplete","content":[{"type":"output_text","text":"Here is how to","annotations":[]}]}],` +
+		`"usage":{"input_tokens":1,"output_tokens":4,"total_tokens":5}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: filtered})
+	policy, _ := instant()
+	m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+	require.NoError(t, err)
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	info, _, _ := ReadInfo(resp.Choices[0])
+	assert.True(t, info.Refused, "a filtered answer is not a finished one")
+	assert.Equal(t, "the response was blocked (content_filter)", info.Refusal)
+}
+
 // Every provider served through the Responses API does one tool round at its
 // documented base URL with its own key.
 func TestEveryResponsesProviderToolRound(t *testing.T) {
