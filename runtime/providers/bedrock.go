@@ -182,11 +182,16 @@ func (m *bedrockModel) send(ctx context.Context, in bedrockInput) (*llms.Content
 	if err != nil {
 		return nil, err
 	}
-	return bedrockResponse(out), nil
+	a := bedrockRead(out)
+	if e := a.failedCall(m.ep); e != nil {
+		e.StatusCode = http.StatusOK
+		return nil, e
+	}
+	return a.response(), nil
 }
 
-// bedrockResponse reads a Converse answer.
-func bedrockResponse(out *bedrockruntime.ConverseOutput) *llms.ContentResponse {
+// bedrockRead reads a Converse answer.
+func bedrockRead(out *bedrockruntime.ConverseOutput) *bedrockTurn {
 	var a bedrockTurn
 	if msg, ok := out.Output.(*bedrockMessageOutput); ok {
 		for _, b := range msg.Value.Content {
@@ -195,5 +200,5 @@ func bedrockResponse(out *bedrockruntime.ConverseOutput) *llms.ContentResponse {
 	}
 	a.stop = string(out.StopReason)
 	a.usage(out.Usage)
-	return a.response()
+	return &a
 }

@@ -280,6 +280,52 @@ func TestBedrockStreamExceptionRetried(t *testing.T) {
 	assert.Contains(t, retries[0].Reason, "ThrottlingException: Too many tokens")
 }
 
+// A tool use the model wrote and Converse could not read ends the answer
+// with stopReason malformed_tool_use: the same correctable mistake as
+// another provider's tool_use_failed, whole and streamed, not a final
+// answer of whatever text came before it.
+func TestBedrockMalformedToolUse(t *testing.T) {
+	t.Parallel()
+	whole := `{"output":{"message":{"role":"assistant","content":[{"text":"Reading it."}]}},"stopReason":"malformed_tool_use",` +
+		`"usage":{"inputTokens":12,"outputTokens":9,"totalTokens":21},"metrics":{"latencyMs":1}}`
+	var streamed strings.Builder
+	for _, ev := range [][2]string{
+		{"messageStart", `{"role":"assistant"}`},
+		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Reading it."}}`},
+		{"contentBlockStop", `{"contentBlockIndex":0}`},
+		{"messageStop", `{"stopReason":"malformed_tool_use"}`},
+		{"metadata", `{"usage":{"inputTokens":12,"outputTokens":9,"totalTokens":21},"metrics":{"latencyMs":1}}`},
+	} {
+		streamed.WriteString(frames(t, eventstream.Headers{
+			{Name: ":message-type", Value: eventstream.StringValue("event")},
+			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
+			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+		}, ev[1]))
+	}
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "converse", true: "converse-stream"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			body := whole
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if streaming {
+				body = streamed.String()
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+			m := newModel(t, "bedrock:us.amazon.nova-pro-v1:0", spec.ModelSettings{BaseURL: srv.URL},
+				env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, opts...)
+			require.Error(t, err, "an answer came instead: %+v", resp)
+			var perr *Error
+			require.ErrorAs(t, err, &perr)
+			got, ok := perr.ToolUseFailed()
+			assert.True(t, ok, "%v", err)
+			assert.Equal(t, "Reading it.", got)
+			assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
+		})
+	}
+}
+
 // frames encodes one event-stream message.
 func frames(t *testing.T, headers eventstream.Headers, payload string) string {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -116,6 +117,28 @@ func (a *bedrockTurn) response() *llms.ContentResponse {
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
 }
 
+// failedCall is the Error of an answer Converse ended with
+// malformed_tool_use (the model wrote a tool use it could not read): a
+// mistake the model can correct, as ToolUseFailed tells, carrying what the
+// model wrote. It is nil for any other answer.
+func (a *bedrockTurn) failedCall(ep endpoint) *Error {
+	if a.stop != string(types.StopReasonMalformedToolUse) {
+		return nil
+	}
+	var wrote []string
+	for _, p := range a.blocks {
+		switch {
+		case p == nil:
+		case p.kind == "text":
+			wrote = append(wrote, strings.TrimSpace(p.text.String()))
+		case p.kind == "tool":
+			wrote = append(wrote, strings.TrimSpace(p.name+" "+p.text.String()))
+		}
+	}
+	return &Error{Provider: ep.provider, Type: a.stop, Code: "tool_use_failed",
+		Message: "The model generated an invalid tool use", FailedGeneration: strings.Join(slices.DeleteFunc(wrote, func(s string) bool { return s == "" }), "; ")}
+}
+
 // stream sends a ConverseStream request, passes text deltas to fn and reads
 // the events into one answer. An exception event fails it with a Stream
 // *Error, retried when it means "try again".
@@ -175,6 +198,10 @@ func (m *bedrockModel) stream(ctx context.Context, in bedrockInput, fn func(cont
 	}
 	if !stopped {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before messageStop"}}`), retries)
+	}
+	if e := a.failedCall(m.ep); e != nil {
+		e.Stream, e.Retries = true, retries
+		return nil, e
 	}
 	return a.response(), nil
 }

@@ -70,12 +70,13 @@ func (e *Error) streamMessage() string {
 // ToolUseFailed reports whether the provider refused a response because the
 // model wrote a tool call it could not parse (Groq's and other
 // OpenAI-compatible servers' "tool_use_failed", Gemini's
-// MALFORMED_FUNCTION_CALL) or one to a function it was not offered
-// (Gemini's UNEXPECTED_TOOL_CALL): a mistake the model can correct, not a
-// failure of the request. It returns what the model wrote. The refusal
-// comes as a 400, or, once a stream has begun (Groq checks the call only
-// after generating it), as an error event inside the stream; Gemini's is
-// the finish reason of a 200 or of its stream.
+// MALFORMED_FUNCTION_CALL, Bedrock's malformed_tool_use) or one to a
+// function it was not offered (Gemini's UNEXPECTED_TOOL_CALL): a mistake
+// the model can correct, not a failure of the request. It returns what the
+// model wrote. The refusal comes as a 400, or, once a stream has begun
+// (Groq checks the call only after generating it), as an error event
+// inside the stream; Gemini's and Bedrock's are the finish or stop reason
+// of a 200 or of its stream.
 func (e *Error) ToolUseFailed() (string, bool) {
 	if e.StatusCode != http.StatusBadRequest && e.StatusCode != http.StatusOK && !e.Stream {
 		return "", false
