@@ -79,11 +79,14 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 			return fmt.Errorf("%w: %s", ErrRefused, reason)
 		}
+		what := "an answer"
+		if len(t.calls) > 0 {
+			what = "a tool call"
+		}
+		if t.stopReason == providers.StopContextWindow {
+			return fmt.Errorf("%w, in the middle of %s; fewer or smaller tool results, or a model with a larger window, would leave it room", ErrContextFull, what)
+		}
 		if t.truncated() {
-			what := "an answer"
-			if len(t.calls) > 0 {
-				what = "a tool call"
-			}
 			limit := "its default"
 			if r.maxTokens > 0 {
 				limit = fmt.Sprintf("%d tokens", r.maxTokens)

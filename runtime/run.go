@@ -94,6 +94,11 @@ var (
 	// ErrTruncated is returned when a response was cut at max_tokens: a
 	// partial answer or tool call is never taken as a finished one.
 	ErrTruncated = errors.New("the response was cut at model_settings.max_tokens")
+	// ErrContextFull is returned when a response was cut because the
+	// conversation filled the model's context window (Anthropic's and
+	// Bedrock's model_context_window_exceeded): as with ErrTruncated, the
+	// partial answer or tool call is not taken.
+	ErrContextFull = errors.New("the response was cut: the conversation filled the model's context window")
 )
 
 // Result is what a run produced.

@@ -27,6 +27,9 @@ func TestScriptStopReasons(t *testing.T) {
 			want: ErrTruncated},
 		"length": {script: "turns:\n  - {text: The answer is, stop_reason: length}\n",
 			want: ErrTruncated},
+		"model_context_window_exceeded": {script: "turns:\n  - {text: The answer is, stop_reason: model_context_window_exceeded}\n",
+			want: ErrContextFull, msg: "the response was cut: the conversation filled the model's context window, in the middle of an answer; " +
+				"fewer or smaller tool results, or a model with a larger window, would leave it room"},
 		"pause_turn": {script: "turns:\n  - {text: Searching., stop_reason: pause_turn}\n  - {text: done}\n",
 			output: "done"},
 		"tool stop without calls": {script: "turns:\n  - {stop_reason: tool_calls}\n", want: ErrLostToolCalls},

@@ -174,6 +174,10 @@ func TestRunRefusalAndTruncation(t *testing.T) {
 		{name: "anthropic max_tokens", model: "anthropic:claude-sonnet-4-5", key: "ANTHROPIC_API_KEY", settings: spec.ModelSettings{MaxTokens: 50},
 			body: `{"id":"m","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":"The answer is"}],"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":50}}`,
 			want: ErrTruncated, msg: "the response was cut at model_settings.max_tokens (50 tokens) in the middle of an answer; raise model_settings.max_tokens"},
+		{name: "anthropic context window", model: "anthropic:claude-sonnet-4-5", key: "ANTHROPIC_API_KEY",
+			body: `{"id":"m","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":"The answer is"}],"stop_reason":"model_context_window_exceeded","stop_sequence":null,"usage":{"input_tokens":199990,"output_tokens":10}}`,
+			want: ErrContextFull, msg: "the response was cut: the conversation filled the model's context window, in the middle of an answer; " +
+				"fewer or smaller tool results, or a model with a larger window, would leave it room"},
 		{name: "openai length in a tool call", model: "openai:gpt-5", key: "OPENAI_API_KEY",
 			body: `{"id":"c","object":"chat.completion","created":1,"model":"gpt-5","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"pa"}}]},"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":5,"total_tokens":10}}`,
 			want: ErrTruncated, msg: "the response was cut at model_settings.max_tokens (its default) in the middle of a tool call; raise model_settings.max_tokens"},

@@ -68,6 +68,9 @@ const (
 	// filter (a finish_reason, or a Response's incomplete reason): the
 	// answer was cut or left out, so the response is taken as blocked.
 	StopContentFilter = "content_filter"
+	// StopContextWindow is Anthropic's and Bedrock's stop when the
+	// conversation filled the model's context window: the answer was cut.
+	StopContextWindow = "model_context_window_exceeded"
 	// StopPauseTurn is Anthropic's pause of a long server tool turn: the turn
 	// is sent back as it is for the model to continue.
 	StopPauseTurn = "pause_turn"
