@@ -432,7 +432,9 @@ func rootPaths(opts Options, dir string) (root, alias, cwd string, d *sandbox.Di
 		return fail(capabilities.ArgErrorf("cwd", "cwd %s %s.", pyRepr(opts.Cwd), err))
 	}
 	if !within(cwd, root) {
-		return fail(capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(opts.Cwd), pyRepr(opts.RootDir)))
+		// Worded as the reference words it: the cwd resolved, the root as
+		// given. The message is the user's, never the model's.
+		return fail(capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(cwd), pyRepr(opts.RootDir)))
 	}
 	return root, alias, cwd, d, nil
 }

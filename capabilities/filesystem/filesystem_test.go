@@ -101,6 +101,8 @@ func TestRootAndCwd(t *testing.T) {
 	mustWrite(t, ws, "file.txt", "x")
 	mustSymlink(t, "proj", filepath.Join(ws, "projlink"))
 	other := t.TempDir()
+	realWS, err := filepath.EvalSymlinks(ws)
+	require.NoError(t, err)
 
 	tests := []struct {
 		name     string
@@ -120,8 +122,12 @@ func TestRootAndCwd(t *testing.T) {
 		{name: "root is a file", opts: Options{RootDir: "file.txt"}, option: "root_dir", msg: "root_dir 'file.txt' is not a directory."},
 		{name: "cwd outside", opts: Options{RootDir: "proj", Cwd: other}, option: "cwd",
 			msg: "cwd '" + other + "' is outside root_dir 'proj'."},
+		// As the reference words it: the cwd resolved (absolute, symlinks
+		// followed), the root as given.
 		{name: "cwd sibling", opts: Options{RootDir: "proj/src", Cwd: "proj"}, option: "cwd",
-			msg: "cwd 'proj' is outside root_dir 'proj/src'."},
+			msg: "cwd '" + filepath.Join(realWS, "proj") + "' is outside root_dir 'proj/src'."},
+		{name: "cwd outside through a symlink", opts: Options{RootDir: "proj/src", Cwd: "projlink"}, option: "cwd",
+			msg: "cwd '" + filepath.Join(realWS, "proj") + "' is outside root_dir 'proj/src'."},
 		{name: "negative limit", opts: Options{MaxReadLines: -1}, option: "max_read_lines",
 			msg: "max_read_lines must be a positive integer, got -1"},
 	}
