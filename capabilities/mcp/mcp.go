@@ -6,7 +6,8 @@
 // local one with command (stdio). When the capability is built, at the start
 // of a run or of `agentspec tools`, the server is started or reached and its
 // tools are listed; their names, descriptions and input schemas go to the
-// model unchanged, filtered by allowed_tools. Nothing is started when a spec
+// model unchanged (but for the schema forms providers refuse, see
+// providerSchema), filtered by allowed_tools. Nothing is started when a spec
 // is only validated.
 //
 // A result the server flags isError is a *capabilities.RetryError: the model

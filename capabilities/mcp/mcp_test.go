@@ -77,6 +77,26 @@ func TestToolsAreOfferedUnchanged(t *testing.T) {
 	assert.Equal(t, "mcp.test", c.ID(), "the default id of a command is its program name")
 }
 
+// A schema that JSON Schema allows but providers refuse as a function's
+// parameters ("object schema missing properties", "input_schema.type:
+// Field required") is given what they ask for, so that one tool of a server
+// does not make every request of the run fail.
+func TestLooseSchemasAreMadeWhatProvidersTake(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{Env: serverEnvMap("MCP_TEST_LOOSE_SCHEMAS", "1")})
+	query := map[string]any{"type": "string", "description": "query"}
+	assert.Equal(t, map[string]any{"type": "object", "properties": map[string]any{}},
+		toolByName(t, c, "bare").Parameters())
+	assert.Equal(t, map[string]any{"type": "object", "properties": map[string]any{"q": query}},
+		toolByName(t, c, "untyped").Parameters())
+	assert.Equal(t, map[string]any{"type": "object", "properties": map[string]any{"q": query}, "required": []any{"q"},
+		"$defs": map[string]any{"Args": map[string]any{"type": "object", "properties": map[string]any{"q": query}, "required": []any{"q"}}}},
+		toolByName(t, c, "ref").Parameters(), "the root $ref is the definition it names")
+	assert.Nil(t, toolByName(t, c, "none").Parameters(), "no schema: the runtime gives the empty one")
+	// The server's own definitions are left as they were.
+	assert.Equal(t, schemaOf(t, testTools[0]), toolByName(t, c, "echo").Parameters())
+}
+
 // A server that lists two tools of one name has one tool of that name, the
 // first listed: a call names the tool, and the server answers it with the
 // one it has. The other would read as a second capability's tool of the

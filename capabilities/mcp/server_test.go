@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
@@ -65,6 +66,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv("MCP_TEST_LIST_ECHO_TWICE") != "" {
 			srv.AddReceivingMiddleware(listEchoTwice)
 		}
+		if os.Getenv("MCP_TEST_LOOSE_SCHEMAS") != "" {
+			srv.AddReceivingMiddleware(listLooseSchemas)
+		}
 		// StdioTransport's connection over a stdin the freeze tool stops.
 		transport := &sdk.IOTransport{Reader: serverStdin, Writer: nopCloser{os.Stdout}}
 		if err := srv.Run(context.Background(), transport); err != nil {
@@ -112,6 +116,9 @@ func object(props map[string]any, required ...string) map[string]any {
 	if required == nil {
 		required = []string{}
 	}
+	if props == nil {
+		props = map[string]any{}
+	}
 	return map[string]any{"type": "object", "properties": props, "required": required}
 }
 
@@ -146,6 +153,33 @@ func listEchoTwice(next sdk.MethodHandler) sdk.MethodHandler {
 		res, err := next(ctx, method, req)
 		if l, ok := res.(*sdk.ListToolsResult); ok && err == nil {
 			l.Tools = append(l.Tools, &sdk.Tool{Name: "echo", Description: "Another echo.", InputSchema: object(nil)})
+		}
+		return res, err
+	}
+}
+
+// looseSchemas are input schemas servers send that JSON Schema allows but
+// providers refuse as a function's parameters, by the tool name that lists
+// each: no properties (what the Go SDK tells a tool without input to give),
+// no type, a $ref at the root (a pydantic model's), none at all.
+var looseSchemas = map[string]any{
+	"bare":    map[string]any{"type": "object"},
+	"untyped": map[string]any{"properties": map[string]any{"q": str("query")}},
+	"ref": map[string]any{"$ref": "#/$defs/Args", "$defs": map[string]any{
+		"Args": object(map[string]any{"q": str("query")}, "q"),
+	}},
+	"none": nil,
+}
+
+// listLooseSchemas makes a server list a tool of each of looseSchemas,
+// after the others.
+func listLooseSchemas(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if l, ok := res.(*sdk.ListToolsResult); ok && err == nil {
+			for _, name := range slices.Sorted(maps.Keys(looseSchemas)) {
+				l.Tools = append(l.Tools, &sdk.Tool{Name: name, InputSchema: looseSchemas[name]})
+			}
 		}
 		return res, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,55 @@ type tool struct {
 
 func newTool(c *Capability, t *sdk.Tool) *tool {
 	params, _ := t.InputSchema.(map[string]any)
-	return &tool{c: c, name: t.Name, description: t.Description, params: params, hints: serverHints(t.Annotations)}
+	return &tool{c: c, name: t.Name, description: t.Description, params: providerSchema(params), hints: serverHints(t.Annotations)}
+}
+
+// providerSchema is a tool's input schema as providers take a function's
+// parameters. JSON Schema, and so MCP's servers, allow forms they refuse,
+// each failing every request of the run: an object without properties
+// (OpenAI's "object schema missing properties"; the Go SDK tells a tool
+// without input to list {"type": "object"}), a schema without a type
+// (Anthropic's "input_schema.type: Field required"), a $ref at the root
+// (a pydantic model's). Those get an empty properties, type object, and
+// the definition the $ref names in its place, its $defs kept for the
+// references inside; any other schema is left as the server gave it.
+func providerSchema(s map[string]any) map[string]any {
+	if s == nil {
+		return nil
+	}
+	out := maps.Clone(s) // the server's own map is left as it came
+	if ref, ok := out["$ref"].(string); ok && out["type"] == nil {
+		if def := localDef(out, ref); def != nil {
+			delete(out, "$ref")
+			for k, v := range def {
+				if _, set := out[k]; !set {
+					out[k] = v
+				}
+			}
+		}
+	}
+	if _, typed := out["type"]; !typed {
+		out["type"] = "object"
+	}
+	if out["type"] == "object" && out["properties"] == nil {
+		out["properties"] = map[string]any{}
+	}
+	return out
+}
+
+// localDef is the definition a root $ref names in the schema's own $defs
+// (or definitions, draft 7's), or nil for any other reference.
+func localDef(s map[string]any, ref string) map[string]any {
+	for _, key := range []string{"$defs", "definitions"} {
+		name, ok := strings.CutPrefix(ref, "#/"+key+"/")
+		if !ok || strings.Contains(name, "/") {
+			continue
+		}
+		defs, _ := s[key].(map[string]any)
+		def, _ := defs[name].(map[string]any)
+		return def
+	}
+	return nil
 }
 
 func (t *tool) Name() string               { return t.name }
