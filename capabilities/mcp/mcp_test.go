@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -335,6 +336,29 @@ func TestServerEnvWithNothingToInherit(t *testing.T) {
 	out, err := call(t, c, "getenv", `{"name": "AGENTSPEC_TEST_PROVIDER_KEY"}`, nil)
 	require.NoError(t, err)
 	assert.Empty(t, out, "agentspec's environment reached the server")
+}
+
+// A command without a directory is looked up in the PATH the server is
+// given (the entry's env, or the workspace's), as a shell or Python's
+// subprocess looks it up, not only in agentspec's.
+func TestCommandIsFoundInTheServersPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(os.Args[0], filepath.Join(dir, "my-mcp-server")))
+	path := dir + string(filepath.ListSeparator) + os.Getenv("PATH")
+	c := startStdio(t, Options{Command: []string{"my-mcp-server"}, Env: serverEnvMap("PATH", path)})
+	out, err := call(t, c, "echo", `{"text": "found"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "found", out)
+
+	env := serverEnvMap("PATH", path)
+	c, err = New(context.Background(), Options{Command: []string{"my-mcp-server"}}, capabilities.Setup{Dir: t.TempDir(), Env: env})
+	require.NoError(t, err, "the workspace's PATH")
+	c.Close()
+
+	_, err = New(context.Background(), Options{Command: []string{"my-mcp-server"}, Env: serverEnvMap("PATH", t.TempDir())}, capabilities.Setup{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `MCP server my-mcp-server (my-mcp-server) did not start: exec: "my-mcp-server": executable file not found in $PATH`)
 }
 
 func TestCloseReapsTheServerAndItsChildren(t *testing.T) {

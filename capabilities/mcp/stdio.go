@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,10 +67,24 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 		return nil, nil, err
 	}
 	prog := opts.Command[0]
-	if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {
-		prog = filepath.Join(cwd, prog)
+	switch {
+	case strings.ContainsRune(prog, filepath.Separator):
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(cwd, prog)
+		}
+	case runtime.GOOS != "windows":
+		// The server's PATH, which env may set, is where its program is
+		// looked for, as a shell and Python's subprocess (pydantic-ai's
+		// MCPServerStdio) look for it; exec.Command would look in
+		// agentspec's.
+		if path, ok := opts.Env["PATH"]; ok {
+			if prog, err = lookPath(prog, path); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	cmd := exec.Command(prog, opts.Command[1:]...)
+	cmd.Args[0] = opts.Command[0] // the name as the spec gives it, as a shell passes it
 	cmd.Dir = cwd
 	cmd.Env = serverEnv(opts.Env)
 	cmd.WaitDelay = ioWait
@@ -101,6 +116,21 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 		return nil, p, err
 	}
 	return session, p, nil
+}
+
+// lookPath finds prog in the directories of path as exec.LookPath finds it
+// in $PATH, relative directories skipped as exec refuses what they find.
+func lookPath(prog, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, prog)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: prog, Err: exec.ErrNotFound}
 }
 
 func serverDir(cwd, dir string) (string, error) {
