@@ -12,9 +12,10 @@ import (
 
 // Bounds on what one server may cost a run.
 const (
-	// MaxMessageBytes bounds one message read from a remote server: one
-	// SSE event (the bytes up to the blank line that ends it), or the whole
-	// body of any other response. It is WebFetch's MaxBodyBytes, and below
+	// MaxMessageBytes bounds one message read from a server: a line of a
+	// local server's stdout; from a remote one an SSE event (the bytes up
+	// to the blank line that ends it), or the whole body of any other
+	// response. It is WebFetch's MaxBodyBytes, and below
 	// the SDK's own 16 MiB event bound, which does not stop a server that
 	// goes on sending after it (the SDK reads such a body to its end). A
 	// stream of many events of any total length is not bounded by it; the
@@ -140,3 +141,33 @@ func (b *boundedBody) fail(what string) (int, error) {
 }
 
 func (b *boundedBody) Close() error { return b.rc.Close() }
+
+// boundedLines is a local server's stdout, each line of which (one
+// message) the guard bounds. Past the limit every Read fails, as the bytes
+// before the line that broke it are read.
+type boundedLines struct {
+	rc    io.ReadCloser
+	guard *bodyGuard
+	n     int64 // bytes of the current line
+	err   error
+}
+
+func (b *boundedLines) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.rc.Read(p)
+	for i, c := range p[:n] {
+		if c == '\n' {
+			b.n = 0
+			continue
+		}
+		if b.n++; b.n > b.guard.limit {
+			b.err = b.guard.trip("a line")
+			return i, nil
+		}
+	}
+	return n, err
+}
+
+func (b *boundedLines) Close() error { return b.rc.Close() }

@@ -135,6 +135,22 @@ func TestLargeJSONResponse(t *testing.T) {
 	assert.Contains(t, err.Error(), "a response body over 10 MiB")
 }
 
+// A local server's message over the bound ends the run as a remote one's
+// does, saying so: the server is not said to have exited, as it was of the
+// SIGPIPE the SDK's own bound (16 MiB) brought it.
+func TestLargeLineFromALocalServer(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	_, err := call(t, c, "big", fmt.Sprintf(`{"bytes": %d}`, MaxMessageBytes), nil)
+	require.ErrorIs(t, err, ErrMessageTooLarge)
+	_, retry := capabilities.AsRetry(err)
+	assert.False(t, retry)
+	assert.Contains(t, err.Error(), "MCP server mcp.test ("+os.Args[0]+"): calling big: the MCP server sent a message larger than the limit: a line over 10 MiB")
+	assert.NotContains(t, err.Error(), "exited")
+	_, err = call(t, c, "echo", `{"text": "x"}`, nil)
+	assert.ErrorIs(t, err, ErrMessageTooLarge, "the server is not spoken to again")
+}
+
 func TestResultOverTheBoundIsARetry(t *testing.T) {
 	t.Parallel()
 	c := startStdio(t, Options{})

@@ -18,8 +18,8 @@
 // protocol error, or a server that exits or cannot be reached during a call,
 // is fatal and ends the run; a server is not restarted.
 //
-// What a server sends is bounded (limits.go): one message from a remote
-// server by MaxMessageBytes, past which the call or the start fails with
+// What a server sends is bounded (limits.go): one message from a server
+// by MaxMessageBytes, past which the call or the start fails with
 // ErrMessageTooLarge and the server is not spoken to again; the text of one
 // result by MaxResultBytes, past which the model gets a retry asking for
 // less. One call waits read_timeout (DefaultReadTimeout) for its answer,
@@ -100,7 +100,7 @@ type Capability struct {
 	id          string
 	where       string            // the program or the URL, without arguments or query, for messages
 	redact      *strings.Replacer // hides the spec's secrets in text from elsewhere
-	guard       *bodyGuard        // a remote server's bound on messages
+	guard       *bodyGuard        // the server's bound on messages
 	readTimeout time.Duration
 	session     *sdk.ClientSession
 	proc        *process // nil for a remote server, or a local one that did not start
@@ -171,6 +171,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		Capabilities: &sdk.ClientCapabilities{},
 	})
 	var err error
+	c.guard = &bodyGuard{limit: MaxMessageBytes}
 	if c.local {
 		// The workspace's env reaches every command started in it (a
 		// LocalWorkspace's); the entry's own env wins over it.
@@ -179,10 +180,9 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 			withEnv.Env = maps.Clone(setup.Env)
 			maps.Copy(withEnv.Env, opts.Env)
 		}
-		c.session, c.proc, err = connectStdio(startCtx, client, withEnv, setup.Dir)
+		c.session, c.proc, err = connectStdio(startCtx, client, withEnv, setup.Dir, c.guard)
 	} else {
 		u := opts.endpoint()
-		c.guard = &bodyGuard{limit: MaxMessageBytes}
 		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders(), setup.HTTPTransport(), c.guard)
 	}
 	if err != nil {

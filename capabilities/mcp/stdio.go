@@ -61,7 +61,9 @@ type process struct {
 	signalled atomic.Bool
 }
 
-func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir string) (*sdk.ClientSession, *process, error) {
+// connectStdio starts a local server and initializes a session over its
+// stdin and stdout, whose every line (a message) guard bounds.
+func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir string, guard *bodyGuard) (*sdk.ClientSession, *process, error) {
 	cwd, err := serverDir(opts.Cwd, dir)
 	if err != nil {
 		return nil, nil, err
@@ -110,7 +112,11 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
-	session, err := client.Connect(ctx, &sdk.IOTransport{Reader: stdout, Writer: p.stdin}, nil)
+	// The bound is agentspec's, as for a remote server, not the SDK's
+	// larger one, which the server took for an exit: it stopped reading,
+	// and the server died of the SIGPIPE that brought.
+	transport := &sdk.IOTransport{Reader: &boundedLines{rc: stdout, guard: guard}, Writer: p.stdin, MaxLineLength: -1}
+	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		p.stopWithin(0) // it never became a server: no need to wait for it
 		return nil, p, err
