@@ -16,7 +16,9 @@
 // with their URI, and a bracketed note for what cannot be passed on (images,
 // audio, binary resources), which the CallResultEvent lists as dropped. A
 // protocol error, or a server that exits or cannot be reached during a call,
-// is fatal and ends the run; a server is not restarted.
+// is fatal and ends the run; a server is not restarted. A remote server
+// that no longer knows the session (it restarted: streamable HTTP's 404) is
+// given a new one, and the call is made again in it, once.
 //
 // What a server sends is bounded (limits.go): one message from a server
 // by MaxMessageBytes, past which the call or the start fails with
@@ -102,12 +104,18 @@ type Capability struct {
 	redact      *strings.Replacer // hides the spec's secrets in text from elsewhere
 	guard       *bodyGuard        // the server's bound on messages
 	readTimeout time.Duration
-	session     *sdk.ClientSession
 	proc        *process // nil for a remote server, or a local one that did not start
 	local       bool
-	cancel      context.CancelFunc // ends a remote connection's background work
-	tools       []capabilities.Tool
-	reach       capabilities.Reach
+
+	mu      sync.Mutex
+	session *sdk.ClientSession
+	cancel  context.CancelFunc // ends a remote connection's background work
+	// reconnect starts a new session with a remote server, for one whose
+	// session the server no longer knows (it restarted); nil for a local
+	// server.
+	reconnect func(context.Context) (*sdk.ClientSession, context.CancelFunc, error)
+	tools     []capabilities.Tool
+	reach     capabilities.Reach
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -182,8 +190,13 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		}
 		c.session, c.proc, err = connectStdio(startCtx, client, withEnv, setup.Dir, c.guard)
 	} else {
-		u := opts.endpoint()
-		c.session, c.cancel, err = connectHTTP(startCtx, client, u, opts.httpHeaders(), setup.HTTPTransport(), c.guard)
+		u, headers, base := opts.endpoint(), opts.httpHeaders(), setup.HTTPTransport()
+		c.reconnect = func(ctx context.Context) (*sdk.ClientSession, context.CancelFunc, error) {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return connectHTTP(ctx, client, u, headers, base, c.guard)
+		}
+		c.session, c.cancel, err = connectHTTP(startCtx, client, u, headers, base, c.guard)
 	}
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
@@ -337,20 +350,57 @@ func (c *Capability) Close() error {
 				errs = append(errs, err)
 			}
 		}
-		if c.session != nil {
-			if err := closeWithin(c.session, closeWait); err != nil && c.proc == nil {
+		c.mu.Lock()
+		session, cancel := c.session, c.cancel
+		c.mu.Unlock()
+		if session != nil {
+			if err := closeWithin(session, closeWait); err != nil && c.proc == nil {
 				// A local server's session error is its exit.
 				errs = append(errs, err)
 			}
 		}
-		if c.cancel != nil {
-			c.cancel()
+		if cancel != nil {
+			cancel()
 		}
 		if len(errs) > 0 {
 			c.closeErr = fmt.Errorf("MCP server %s: %w", c.id, errors.Join(errs...))
 		}
 	})
 	return c.closeErr
+}
+
+// currentSession is the session calls are made in.
+func (c *Capability) currentSession() *sdk.ClientSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// renew starts a new session with a remote server that no longer knows
+// old, unless another call has done so already, and returns it. The
+// streamable HTTP transport says a client must start one when a request
+// in its session is answered 404: the server restarted, or ended the
+// session.
+func (c *Capability) renew(ctx context.Context, old *sdk.ClientSession) (*sdk.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session != old {
+		return c.session, nil
+	}
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	session, cancel, err := c.reconnect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The old session is gone on the server; ending it here sends nothing.
+	go old.Close()
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.session, c.cancel = session, cancel
+	return session, nil
 }
 
 // closeWait bounds how long Close waits for a remote session to end.

@@ -3,9 +3,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -463,6 +466,60 @@ func TestHTTPStreamableAndSSE(t *testing.T) {
 	assert.Contains(t, err.Error(), "MCP server 127.0.0.1-nothing-here ("+ts.URL+"/nothing-here) could not be reached")
 	assert.Contains(t, err.Error(), "over streamable HTTP")
 	assert.Contains(t, err.Error(), "over SSE")
+}
+
+// A streamable HTTP server that restarted answers the old session's
+// requests with 404, upon which a client must start a new session (the
+// transport's "session management"): the call is made again in it, as the
+// server never saw it, with the spec's headers.
+func TestNewSessionAfterTheHTTPServerRestarts(t *testing.T) {
+	t.Parallel()
+	var handler atomic.Pointer[http.Handler]
+	restart := func() {
+		srv := testServer()
+		var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+		handler.Store(&h)
+	}
+	restart()
+	var initializes atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"method":"initialize"`) {
+			initializes.Add(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		(*handler.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	c, err := New(context.Background(), Options{URL: ts.URL + "/mcp", AuthorizationToken: "Bearer s3cret"}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer c.Close()
+	out, err := call(t, c, "count", `{}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "1", out)
+
+	restart() // its sessions are gone, and its count starts again
+	out, err = call(t, c, "count", `{}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "1", out, "the call was made once, in the new session")
+	out, err = call(t, c, "header", `{"name": "Authorization"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "Bearer s3cret", out)
+
+	// Concurrent calls that all find the session gone share one new one.
+	restart()
+	initializes.Store(0)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := call(t, c, "echo", `{"text": "x"}`, nil)
+			errs <- err
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
+	assert.Equal(t, int64(1), initializes.Load())
 }
 
 func TestInMemoryServer(t *testing.T) {

@@ -130,7 +130,18 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout())
 	defer cancel() // also ends what the SDK still reads of the answer
-	res, err := c.callTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
+	session := c.currentSession()
+	res, err := c.callTool(callCtx, session, params)
+	if err != nil && errors.Is(err, sdk.ErrSessionMissing) && c.reconnect != nil && callCtx.Err() == nil {
+		// The server never saw the call, so it is made again, once, in a
+		// new session.
+		if session, err = c.renew(callCtx, session); err == nil {
+			res, err = c.callTool(callCtx, session, params)
+		} else if !errors.Is(err, ErrClosed) {
+			err = fmt.Errorf("the server no longer knows the session and a new one could not be started: %w", err)
+		}
+	}
 	if err != nil {
 		return "", c.callError(ctx, callCtx, t.name, err)
 	}
@@ -158,14 +169,14 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 // Close closes the pipe; until then later calls are refused (see Call), as
 // they would wait behind it, and be sent, once it ended, after their
 // callers had been told they were cancelled.
-func (c *Capability) callTool(ctx context.Context, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
+func (c *Capability) callTool(ctx context.Context, session *sdk.ClientSession, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
 	type answer struct {
 		res *sdk.CallToolResult
 		err error
 	}
 	done := make(chan answer, 1)
 	go func() {
-		res, err := c.session.CallTool(ctx, params)
+		res, err := session.CallTool(ctx, params)
 		done <- answer{res, err}
 	}()
 	select {
