@@ -250,21 +250,14 @@ func TestBedrockStreamExceptionRetried(t *testing.T) {
 		{Name: ":exception-type", Value: eventstream.StringValue("throttlingException")},
 		{Name: ":content-type", Value: eventstream.StringValue("application/json")},
 	}, `{"message":"Too many tokens, please wait before trying again."}`)
-	var ok strings.Builder
-	for _, ev := range [][2]string{
+	ok := eventFrames(t, [][2]string{
 		{"messageStart", `{"role":"assistant"}`},
 		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"after the retry"}}`},
 		{"contentBlockStop", `{"contentBlockIndex":0}`},
 		{"messageStop", `{"stopReason":"end_turn"}`},
 		{"metadata", `{"usage":{"inputTokens":1,"outputTokens":2,"totalTokens":3},"metrics":{"latencyMs":1}}`},
-	} {
-		ok.WriteString(frames(t, eventstream.Headers{
-			{Name: ":message-type", Value: eventstream.StringValue("event")},
-			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
-			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
-		}, ev[1]))
-	}
-	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: throttled}, providertest.Recorded{Body: ok.String()})
+	})
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: throttled}, providertest.Recorded{Body: ok})
 	var retries []RetryInfo
 	policy, _ := instant()
 	m, err := New("bedrock:amazon.nova-lite-v1:0", spec.ModelSettings{}, Options{
@@ -288,27 +281,20 @@ func TestBedrockMalformedToolUse(t *testing.T) {
 	t.Parallel()
 	whole := `{"output":{"message":{"role":"assistant","content":[{"text":"Reading it."}]}},"stopReason":"malformed_tool_use",` +
 		`"usage":{"inputTokens":12,"outputTokens":9,"totalTokens":21},"metrics":{"latencyMs":1}}`
-	var streamed strings.Builder
-	for _, ev := range [][2]string{
+	streamed := eventFrames(t, [][2]string{
 		{"messageStart", `{"role":"assistant"}`},
 		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Reading it."}}`},
 		{"contentBlockStop", `{"contentBlockIndex":0}`},
 		{"messageStop", `{"stopReason":"malformed_tool_use"}`},
 		{"metadata", `{"usage":{"inputTokens":12,"outputTokens":9,"totalTokens":21},"metrics":{"latencyMs":1}}`},
-	} {
-		streamed.WriteString(frames(t, eventstream.Headers{
-			{Name: ":message-type", Value: eventstream.StringValue("event")},
-			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
-			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
-		}, ev[1]))
-	}
+	})
 	for _, streaming := range []bool{false, true} {
 		t.Run(map[bool]string{false: "converse", true: "converse-stream"}[streaming], func(t *testing.T) {
 			t.Parallel()
 			body := whole
 			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
 			if streaming {
-				body = streamed.String()
+				body = streamed
 				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
 			}
 			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
@@ -327,6 +313,21 @@ func TestBedrockMalformedToolUse(t *testing.T) {
 }
 
 // frames encodes one event-stream message.
+// eventFrames encodes Converse stream events, each a type and its JSON
+// payload, as the event-stream frames Bedrock sends.
+func eventFrames(t *testing.T, events [][2]string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ev := range events {
+		b.WriteString(frames(t, eventstream.Headers{
+			{Name: ":message-type", Value: eventstream.StringValue("event")},
+			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
+			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+		}, ev[1]))
+	}
+	return b.String()
+}
+
 func frames(t *testing.T, headers eventstream.Headers, payload string) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -518,8 +519,7 @@ func TestBedrockToolArgumentsKeepLargeIntegers(t *testing.T) {
 	const args = `{"id":12345678901234567890,"ratio":0.1,"tags":[9007199254740993]}`
 	whole := `{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"get_order","input":` + args + `}}]}},` +
 		`"stopReason":"tool_use","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12},"metrics":{"latencyMs":310}}`
-	var streamed strings.Builder
-	for _, ev := range [][2]string{
+	streamed := eventFrames(t, [][2]string{
 		{"messageStart", `{"role":"assistant"}`},
 		{"contentBlockStart", `{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_1","name":"get_order"}}}`},
 		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"id\": 12345678901"}}}`},
@@ -527,15 +527,9 @@ func TestBedrockToolArgumentsKeepLargeIntegers(t *testing.T) {
 		{"contentBlockStop", `{"contentBlockIndex":0}`},
 		{"messageStop", `{"stopReason":"tool_use"}`},
 		{"metadata", `{"usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12},"metrics":{"latencyMs":310}}`},
-	} {
-		streamed.WriteString(frames(t, eventstream.Headers{
-			{Name: ":message-type", Value: eventstream.StringValue("event")},
-			{Name: ":event-type", Value: eventstream.StringValue(ev[0])},
-			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
-		}, ev[1]))
-	}
+	})
 	done := `{"output":{"message":{"role":"assistant","content":[{"text":"done"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
-	for name, body := range map[string]string{"converse": whole, "converse-stream": streamed.String()} {
+	for name, body := range map[string]string{"converse": whole, "converse-stream": streamed} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body}, providertest.Recorded{Body: done})
