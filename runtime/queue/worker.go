@@ -364,16 +364,34 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 		w.opts.Logf("job %s: %v", job.ID, err)
 		return
 	}
-	outcome := "ok"
-	if failed {
-		outcome = "failed"
-	}
 	pctx := context.WithoutCancel(ctx)
-	if _, err := w.q.js.Publish(pctx, w.q.resultSubject(outcome, job.Batch, strconv.Itoa(job.Index)), data,
-		jetstream.WithMsgID(job.ID)); err != nil {
+	publish := func(failed bool, data []byte) error {
+		outcome := "ok"
+		if failed {
+			outcome = "failed"
+		}
+		_, err := w.q.js.Publish(pctx, w.q.resultSubject(outcome, job.Batch, strconv.Itoa(job.Index)), data,
+			jetstream.WithMsgID(job.ID))
+		return err
+	}
+	err = publish(failed, data)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// Another delivery would make the same result: the job fails for
+		// good, with a result that says why and fits.
+		r = tooBig(r, len(data), w.q.nc.MaxPayload())
+		failed = true
+		if data, err = json.Marshal(r); err == nil {
+			err = publish(failed, data)
+		}
+	}
+	if err != nil {
 		// Unsettled, the job comes back after the acknowledgement wait.
 		w.opts.Logf("job %s: publishing its result: %v", job.ID, err)
 		return
+	}
+	outcome := "ok"
+	if failed {
+		outcome = "failed"
 	}
 	// The result is stored; a lost acknowledgement only means the job
 	// runs again, and its second result is dropped.
@@ -386,6 +404,28 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 		w.opts.Logf("job %s: settling: %v", job.ID, err)
 	}
 	w.opts.Logf("job %s %s", job.ID, outcome)
+}
+
+// tooBig is the failed result that stands for r, whose encoding of size
+// bytes is more than the server takes in a message: its answer, warnings and
+// changes left out, its usage kept.
+func tooBig(r *Result, size int, maxPayload int64) *Result {
+	msg := fmt.Sprintf("the job's result is %s, more than the NATS server takes in a message (max_payload %s)",
+		sizeString(int64(size)), sizeString(maxPayload))
+	if r.Changes != nil && (len(r.Changes.Files) > 0 || len(r.Changes.Deleted) > 0) {
+		msg += "; the run's changes were not brought back"
+	}
+	if !r.OK && r.Error != "" {
+		cause := r.Error
+		if len(cause) > 1024 { // it may be what made the result too big
+			cause = strings.ToValidUTF8(cause[:1024], "") + "..."
+		}
+		msg = cause + "; " + msg
+	}
+	return &Result{
+		Job: r.Job, Batch: r.Batch, Index: r.Index, Label: r.Label, Worker: r.Worker, Attempt: r.Attempt,
+		Error: msg, Output: json.RawMessage("null"), Usage: r.Usage,
+	}
 }
 
 // workspace is where one delivery of a job runs.
