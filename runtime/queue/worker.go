@@ -164,6 +164,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := w.checkConsumer(cons.CachedInfo()); err != nil {
+		return err
+	}
 	w.beat = heartbeat(w.q.ackWait, cons.CachedInfo())
 	if w.dir, err = os.MkdirTemp("", scratchPrefix); err != nil {
 		return err
@@ -189,6 +192,30 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	w.opts.Logf("stopped: no job is running")
+	return nil
+}
+
+// checkConsumer refuses a workers' consumer made by someone else (for a
+// cluster's replicas, or by hand) that would leave jobs without an end: one
+// that stops delivering a job before the worker's last attempt, or its
+// giving up after it, leaves the job in the queue and its submitter waiting
+// for ever; one that filters the jobs never hands out the others.
+func (w *Worker) checkConsumer(info *jetstream.ConsumerInfo) error {
+	if info == nil {
+		return nil
+	}
+	c := info.Config
+	name := fmt.Sprintf("the consumer %s of stream %s", consumerName, w.q.stream)
+	if c.MaxDeliver > 0 && c.MaxDeliver <= w.opts.MaxAttempts {
+		return fmt.Errorf("%s delivers a job at most %d times, so a job it stops delivering would never end: "+
+			"its max_deliver must be -1 (unbounded) or more than the workers' attempts (%d)", name, c.MaxDeliver, w.opts.MaxAttempts)
+	}
+	all := w.q.jobSubject("*", "*")
+	for _, f := range append([]string{c.FilterSubject}, c.FilterSubjects...) {
+		if f != "" && f != all && f != "agentspec.jobs."+w.q.stream+".>" && f != ">" {
+			return fmt.Errorf("%s hands out only %s; the workers need every job of the stream", name, f)
+		}
+	}
 	return nil
 }
 
