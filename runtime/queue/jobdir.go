@@ -243,8 +243,8 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return &workspace{}, err
 	}
-	dir, err := os.MkdirTemp(base, strings.ReplaceAll(job.ID, ".", "-")+"-")
-	ws := &workspace{dir: dir, name: "ship:" + job.Ship.Origin, remove: dir}
+	dir, release, err := newCopyDir(base, strings.ReplaceAll(job.ID, ".", "-")+"-")
+	ws := &workspace{dir: dir, name: "ship:" + job.Ship.Origin, release: release}
 	if err != nil {
 		return ws, err
 	}

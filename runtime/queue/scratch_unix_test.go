@@ -52,3 +52,42 @@ func TestWorkerSweepsScratchOfKilledWorkers(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{live, unlocked}, left, "a worker removes its own scratch directory when it stops")
 }
+
+// Of the shipped workspaces' copies below a root, a sweep removes those a
+// killed worker of this host left, with their locks, and leaves a live
+// worker's, another host's (whose lock need not be seen here) and a copy
+// without a lock alone.
+func TestSweepCopies(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	copyOf := func(name, owner string) string {
+		dir := filepath.Join(base, name)
+		writeFiles(t, dir, map[string]string{"input.txt": "shipped\n"})
+		if owner != "" {
+			require.NoError(t, os.WriteFile(dir+copyLock, []byte(owner), 0o600))
+		}
+		return dir
+	}
+	dead := copyOf("job-0-1", host)
+	elsewhere := copyOf("job-0-2", host+".elsewhere")
+	unlocked := copyOf("job-0-3", "")
+	live, release, err := newCopyDir(base, "job-0-")
+	require.NoError(t, err)
+	defer release()
+
+	sweepCopies(base)
+	for _, p := range []string{dead, dead + copyLock} {
+		_, err := os.Stat(p)
+		assert.True(t, os.IsNotExist(err), "%s stays", p)
+	}
+	for _, p := range []string{elsewhere, elsewhere + copyLock, unlocked, live, live + copyLock} {
+		_, err := os.Stat(p)
+		assert.NoError(t, err, "%s was removed", p)
+	}
+	release()
+	entries, err := os.ReadDir(base)
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "a live copy goes with its lock: %v", entries)
+}

@@ -178,6 +178,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer release()
 	sweepScratch(w.dir)
+	sweepCopies(filepath.Join(w.root, shipDir))
 	var wg sync.WaitGroup
 	for range w.opts.Concurrency {
 		wg.Go(func() {
@@ -460,12 +461,12 @@ type workspace struct {
 	dir     string
 	name    string   // for the cache key
 	shipped manifest // nil unless shipped
-	remove  string   // a directory to remove afterwards
+	release func()   // removes a shipped copy; nil otherwise
 }
 
 func (ws *workspace) cleanup() {
-	if ws != nil && ws.remove != "" {
-		os.RemoveAll(ws.remove)
+	if ws != nil && ws.release != nil {
+		ws.release()
 	}
 }
 
