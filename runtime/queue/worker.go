@@ -97,6 +97,8 @@ type Worker struct {
 	specs map[string]*spec.Spec // by bundle digest
 	dir   string                // where bundles are written; removed by Run
 	beat  time.Duration         // how often a running job is reported in progress; set by Run
+	// ackWait is the consumer's acknowledgement wait; set by Run.
+	ackWait time.Duration
 
 	// beforeShipBack, when set (by tests), runs as a shipped job's changes
 	// start back: what a large workspace's packing and upload would take.
@@ -168,6 +170,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.beat = heartbeat(w.q.ackWait, cons.CachedInfo())
+	w.ackWait = w.q.ackWait
+	if info := cons.CachedInfo(); info != nil && info.Config.AckWait > 0 {
+		w.ackWait = info.Config.AckWait
+	}
 	if w.dir, err = os.MkdirTemp("", scratchPrefix); err != nil {
 		return err
 	}
@@ -301,20 +307,40 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// (packing and uploading up to --ship-max MiB can outlast the
 	// acknowledgement wait), even when the worker is told to stop then:
 	// the job is not handed back after its run.
+	//
+	// A worker cut off from the server for the acknowledgement wait has
+	// lost the job: the server hands it to another worker, whose run would
+	// work in the same workspace as this one's, and this one's result, if
+	// it came first, would be the one kept. The run stops, and nothing of
+	// it is settled.
 	beat, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeat()
+	jobCtx, drop := context.WithCancelCause(ctx)
+	defer drop(nil)
 	go func() {
 		t := time.NewTicker(w.beat)
 		defer t.Stop()
+		var down time.Time // since when the connection is down
 		for {
 			select {
 			case <-beat.Done():
 				return
-			case <-t.C:
-				_ = msg.InProgress()
+			case now := <-t.C:
+				if w.q.nc.IsConnected() {
+					down = time.Time{}
+					_ = msg.InProgress()
+					continue
+				}
+				// The last report may be a beat older than the outage.
+				if down.IsZero() {
+					down = now
+				} else if now.Sub(down) >= w.ackWait-w.beat {
+					drop(errCutOff)
+				}
 			}
 		}
 	}()
+	ctx = jobCtx
 
 	runCtx, endRun := ctx, context.CancelFunc(func() {})
 	if w.opts.JobTimeout > 0 {
@@ -326,6 +352,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	endRun()
 	defer ws.cleanup()
+	if errors.Is(context.Cause(ctx), errCutOff) {
+		w.opts.Logf("job %s dropped: cut off from the server for its acknowledgement wait (%s), so another worker has it", job.ID, w.ackWait)
+		return
+	}
 	if ctx.Err() != nil && err != nil {
 		// Stopping: the job goes back, whole, to the next worker, whether
 		// its run was interrupted or the stop cut short what comes before
@@ -473,6 +503,10 @@ func (ws *workspace) cleanup() {
 // errPermanent marks an error that running again cannot cure.
 // errJobTimeout is the cause of a run ended by WorkerOptions.JobTimeout.
 var errJobTimeout = errors.New("job timeout")
+
+// errCutOff is the cause of a run stopped because its worker was cut off
+// from the server for the acknowledgement wait.
+var errCutOff = errors.New("cut off from the server")
 
 type errPermanent struct{ error }
 

@@ -1,0 +1,133 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// proxy relays TCP connections to a server, and can cut them off: a
+// network between a worker and the server that fails for a while.
+type proxy struct {
+	l      net.Listener
+	to     string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+	closed bool
+}
+
+func startProxy(t *testing.T, to string) *proxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{l: l, to: to}
+	go p.serve()
+	t.Cleanup(func() { l.Close(); p.cut() })
+	return p
+}
+
+func (p *proxy) url() string { return "nats://" + p.l.Addr().String() }
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			c.Close()
+			continue
+		}
+		s, err := net.Dial("tcp", p.to)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(s, c); s.Close() }()
+		go func() { _, _ = io.Copy(c, s); c.Close() }()
+	}
+}
+
+// cut closes every relayed connection and refuses new ones until heal.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+// A worker cut off from the server for longer than the acknowledgement
+// wait stops its run, since the server hands the job to another worker:
+// two runs of one job would work in one workspace at once, and the stale
+// one's result could be the one kept. The job's result is the second
+// delivery's.
+func TestWorkerCutOffLongerThanTheAckWaitStopsItsRun(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	net := startProxy(t, strings.TrimPrefix(url, "nats://"))
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 3s", 1))
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, time.Second)
+	_, err := q.consumer(context.Background())
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var logs []string
+	nc, err := nats.Connect(net.url(), nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	wq, err := Open(context.Background(), nc, Options{})
+	require.NoError(t, err)
+	startWorkerOn(t, wq, WorkerOptions{Name: "w", WorkspaceRoot: root, Logf: func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logs = append(logs, fmt.Sprintf(format, args...))
+	}})
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	require.Eventually(t, func() bool { return len(starts()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	net.cut()
+	startWorker(t, url, WorkerOptions{Name: "other", WorkspaceRoot: root})
+	time.Sleep(2 * time.Second) // twice the acknowledgement wait
+	net.heal()
+
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, "other#2", fmt.Sprintf("%s#%d", got.list[0].Worker, got.list[0].Attempt), "the stale run's result is not the one kept")
+	assert.Equal(t, []string{"w#1", "other#2"}, starts())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, logs, "job "+b.Jobs[0].ID+" dropped: cut off from the server for its acknowledgement wait (1s), so another worker has it")
+}
