@@ -77,25 +77,37 @@ func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifes
 		if d.IsDir() || keep != nil && !keep(rel) {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
 		f, err := os.Open(p)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		// The file is read whole before its header is written, so that
+		// one that grows or shrinks meanwhile (a build writing it) travels
+		// as it was read, not as a size its content no longer has, which
+		// the archive refuses ("write too long", "missed writing"). What
+		// is read counts against the cap as the archive does.
+		data, err := io.ReadAll(io.LimitReader(f, buf.max+1))
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) > buf.max {
+			return errTooBig
+		}
 		if err := tw.WriteHeader(&tar.Header{
-			Typeflag: tar.TypeReg, Name: rel, Size: info.Size(), Mode: int64(info.Mode().Perm()), ModTime: info.ModTime(),
+			Typeflag: tar.TypeReg, Name: rel, Size: int64(len(data)), Mode: int64(info.Mode().Perm()), ModTime: info.ModTime(),
 		}); err != nil {
 			return err
 		}
-		h := sha256.New()
-		if _, err := io.Copy(io.MultiWriter(tw, h), f); err != nil {
+		if _, err := tw.Write(data); err != nil {
 			return err
 		}
-		m[rel] = hex.EncodeToString(h.Sum(nil))
+		sum := sha256.Sum256(data)
+		m[rel] = hex.EncodeToString(sum[:])
 		return nil
 	})
 	if err == nil {

@@ -45,6 +45,46 @@ func TestPackAndUnpack(t *testing.T) {
 	assert.ErrorContains(t, err, "the archive would be more than 64 bytes")
 }
 
+// A file that grows or shrinks while it is packed (a build writing it, an
+// editor saving it) travels as it was read, its manifest hash that of what
+// travelled, rather than failing the job with the archive's "write too
+// long" or "missed writing".
+func TestPackFileChangingAsItIsRead(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	name := filepath.Join(src, "log.txt")
+	require.NoError(t, os.WriteFile(name, bytes.Repeat([]byte("x"), 1<<20), 0o644))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		line := bytes.Repeat([]byte("y"), 4096)
+		for size := 1 << 20; ; size = (size + 4096) % (2 << 20) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f, err := os.OpenFile(name, os.O_WRONLY, 0)
+			if err != nil {
+				continue
+			}
+			f.Truncate(int64(size)) // shrinks it now and then
+			f.WriteAt(line, int64(size))
+			f.Close()
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for range 30 {
+		archive, m, err := packDir(src, DefaultShipMax, nil)
+		require.NoError(t, err)
+		dst := t.TempDir()
+		got, err := unpackInto(dst, bytes.NewReader(archive), DefaultShipMax)
+		require.NoError(t, err)
+		assert.Equal(t, m, got, "the manifest is of what travelled")
+	}
+}
+
 // An archive cannot place a file outside the directory it is unpacked in.
 func TestUnpackRefusesEscapes(t *testing.T) {
 	t.Parallel()
