@@ -400,6 +400,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		r.Changes = ch
 	}
+	// A shipped copy has served its run: it goes before the result, so
+	// that a submitter that has its result finds no copy of its workspace
+	// left on the worker.
+	ws.cleanup()
 	// The result goes out now: no progress report may follow its
 	// acknowledgement.
 	stopBeat()
@@ -494,9 +498,11 @@ type workspace struct {
 	release func()   // removes a shipped copy; nil otherwise
 }
 
+// cleanup removes a shipped copy, once however often it is called.
 func (ws *workspace) cleanup() {
 	if ws != nil && ws.release != nil {
 		ws.release()
+		ws.release = nil
 	}
 }
 
