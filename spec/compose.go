@@ -122,11 +122,15 @@ func compose(reg *capabilities.Registry) ([]byte, error) {
 		"additionalProperties": false,
 		"allOf":                longIfs,
 	})
-	defs["capability"] = map[string]any{
+	// The entry forms are added once the rest is widened: a type's name is
+	// a key or the long form's name, which the long form's ifs compare with
+	// each type's, so no reference stands for it.
+	root := allowEnvStrings(bothKinds(doc)).(map[string]any)
+	root["$defs"].(map[string]any)["capability"] = map[string]any{
 		"description": "A capability: `- Name`, `- Name: {options}`, `- Name: value` or `{name: Name, arguments: ...}`.",
 		"anyOf":       forms,
 	}
-	return marshalSchema(allowEnvStrings(bothKinds(doc)).(map[string]any))
+	return marshalSchema(root)
 }
 
 // allowNulls widens the top-level keys pydantic-ai reads null for to take

@@ -226,6 +226,49 @@ func TestComposedSchemaTakesEnvReferencesForScalars(t *testing.T) {
 	assert.Equal(t, 7, s.MaxToolRounds)
 }
 
+// A string the schema constrains (a pattern, an enum, a const) may be an
+// environment reference too: the loader checks the value it is filled with,
+// so the editor does not flag docs/specs.md's own
+// "base_url: ${LLM_BASE_URL:-https://api.openai.com/v1}", and still flags a
+// value that is not a reference.
+func TestComposedSchemaTakesEnvReferencesForConstrainedStrings(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	sch := compileComposed(t, l)
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"model_settings": {"base_url": "${LLM_BASE_URL:-https://api.openai.com/v1}"}}`, true},
+		{`{"model_settings": {"base_url": "${LLM_BASE_URL}"}}`, true},
+		{`{"model_settings": {"base_url": "ftp://example.com"}}`, false},
+		{`{"model": "${MODEL}"}`, true},
+		{`{"model": "${MODEL:-test}"}`, true},
+		{`{"model": "gpt-5"}`, false},
+		{`{"end_strategy": "${END:-early}"}`, true},
+		{`{"end_strategy": "eventually"}`, false},
+		{`{"version": "${VERSION:-1}"}`, true},
+		{`{"version": 2}`, false},
+		{`{"capabilities": [{"Thinking": {"effort": "${EFFORT:-high}"}}]}`, true},
+		{`{"capabilities": [{"Thinking": {"effort": "extreme"}}]}`, false},
+		{`{"capabilities": [{"name": "Thinking", "arguments": {"effort": "${EFFORT}"}}]}`, true},
+		{`{"capabilities": [{"name": "Thinking", "arguments": {"effort": "extreme"}}]}`, false},
+		{`{"steps": {"${STEP}": {"spec": "a.yaml"}}}`, false}, // a key is not filled
+	} {
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(tc.doc), &v))
+		err := sch.Validate(v)
+		assert.Equal(t, tc.ok, err == nil, "%s: %v", tc.doc, err)
+	}
+	// What the editor accepts, the loader does once the variables are filled.
+	s, err := (&Loader{Registry: l.Registry, LookupEnv: func(string) (string, bool) { return "", false }}).Load("agent.yaml", []byte(
+		"model: ${MODEL:-test}\nversion: ${VERSION:-1}\nend_strategy: ${END:-early}\n"+
+			"model_settings:\n  base_url: ${LLM_BASE_URL:-https://api.openai.com/v1}\n"+
+			"capabilities:\n  - Thinking: {effort: \"${EFFORT:-high}\"}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "test", s.Model)
+}
+
 // The composed schema covers pipeline files too, so editors complete them:
 // a file with steps: is checked as a pipeline, its inline specs as specs.
 func TestComposedSchemaCoversPipelines(t *testing.T) {
