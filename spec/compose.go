@@ -216,12 +216,45 @@ func embedType(reg *capabilities.Registry, t capabilities.Type) (string, map[str
 		}
 		def["properties"] = props
 	}
+	allowOptionNulls(def)
 	id, ok := def["$id"].(string)
 	if !ok {
 		id = "capabilities/" + t.Name + ".json" // relative to the agent schema's $id
 		def["$id"] = id
 	}
 	return id, def
+}
+
+// allowOptionNulls widens the options of def, a type's options schema, that
+// are not required to take null too, as the loader leaves such an option
+// out (dropRefusedNulls), so that editors do not flag `max_uses: null` or
+// `id: ~`. A required option's null stays refused: it has no default.
+func allowOptionNulls(def map[string]any) {
+	props, ok := def["properties"].(map[string]any)
+	if !ok {
+		return
+	}
+	required, _ := def["required"].([]any)
+	props = maps.Clone(props) // the registry's copy is shared
+	for k, p := range props {
+		if slices.Contains(required, any(k)) {
+			continue
+		}
+		outer := map[string]any{}
+		if m, ok := p.(map[string]any); ok {
+			inner := maps.Clone(m)
+			for _, a := range annotations {
+				if v, ok := inner[a]; ok {
+					outer[a] = v
+					delete(inner, a)
+				}
+			}
+			p = inner
+		}
+		outer["anyOf"] = []any{p, map[string]any{"type": "null"}}
+		props[k] = outer
+	}
+	def["properties"] = props
 }
 
 // positionalRef returns the reference to the schema of t's positional option,

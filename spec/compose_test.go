@@ -269,6 +269,36 @@ func TestComposedSchemaTakesEnvReferencesForConstrainedStrings(t *testing.T) {
 	assert.Equal(t, "test", s.Model)
 }
 
+// A capability option written null is the option left out, where the type
+// takes no null of its own and the option is not required; the schema
+// editors use does not flag it either, and still flags a required one's.
+func TestComposedSchemaTakesNullForOptionalOptions(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	sch := compileComposed(t, l)
+	for _, tc := range []struct {
+		entry string
+		ok    bool
+	}{
+		{"FileSystem: {root_dir: ., cwd: null, id: null, description: null, max_read_lines: null}", true},
+		{"FileSystem: {read_only: ~, tools: ~}", true},
+		{"WebSearch: {engine: ddg, max_results: ~}", true},
+		{"{name: Thinking, arguments: {effort: null, budget: null}}", true},
+		{"{name: WebSearch, arguments: {engine: ddg, max_results: null}}", true},
+		{"WebSearch: {engine: null}", false},
+		{"FileSystem: {nope: null}", false},
+		{"FileSystem: {max_read_lines: 0}", false},
+	} {
+		src := "capabilities:\n  - " + tc.entry + "\n"
+		_, loadErr := l.Load("agent.yaml", []byte(src))
+		d := parseYAML("agent.yaml", []byte(src), testEnv)
+		require.Empty(t, d.errs)
+		schemaErr := sch.Validate(d.root)
+		assert.Equal(t, tc.ok, loadErr == nil, "loader: %s: %v", tc.entry, loadErr)
+		assert.Equal(t, tc.ok, schemaErr == nil, "schema: %s: %v", tc.entry, schemaErr)
+	}
+}
+
 // The composed schema covers pipeline files too, so editors complete them:
 // a file with steps: is checked as a pipeline, its inline specs as specs.
 func TestComposedSchemaCoversPipelines(t *testing.T) {
