@@ -215,6 +215,53 @@ func (d *document) refine(at Position, quoted bool, prefix, text string) Positio
 	return at
 }
 
+// refineBlock narrows the position of a block scalar (| or >), at its
+// indicator, to the (skip+1)th text in its content, which starts on the
+// next line; the content's lines are the source's, less their indentation,
+// and end at the first line indented less than its first. Where the text is
+// not found there, the indicator's position is kept.
+func (d *document) refineBlock(at Position, text string, skip int) Position {
+	rest := string(d.src)
+	for n := at.Line; n > 0; n-- { // to the line after the indicator's
+		i := strings.IndexByte(rest, '\n')
+		if i < 0 {
+			return at
+		}
+		rest = rest[i+1:]
+	}
+	indent := -1
+	for n := at.Line + 1; rest != ""; n++ {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		line = strings.TrimSuffix(line, "\r")
+		body := strings.TrimLeft(line, " ")
+		if body == "" {
+			continue
+		}
+		if lead := len(line) - len(body); indent < 0 {
+			indent = lead
+		} else if lead < indent {
+			break
+		}
+		for i := 0; ; {
+			j := strings.Index(line[i:], text)
+			if j < 0 {
+				break
+			}
+			if skip == 0 {
+				return Position{File: at.File, Line: n, Col: utf8.RuneCountInString(line[:i+j]) + 1}
+			}
+			skip--
+			i += j + len(text)
+		}
+	}
+	return at
+}
+
 // line returns the text of the 1-based line n, without its newline.
 func (d *document) line(n int) string {
 	s := string(d.src)

@@ -102,7 +102,15 @@ func TestEnvInSpecs(t *testing.T) {
 			{"a.yaml", "instructions: 'a ''quoted'' ${OUT}'\n",
 				"a.yaml:1:15: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
 			{"a.yaml", "instructions: |\n  Write to ${OUT}\n",
-				"a.yaml:1:15: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+				"a.yaml:2:12: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+			{"a.yaml", "instructions: |\n  First line.\n\n    Write to ${OUT}\n  and then $${OUT} ${OUT}\nname: ${OUT}\n",
+				"a.yaml:4:14: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})\n" +
+					"a.yaml:5:20: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})\n" +
+					"a.yaml:6:7: name: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+			{"a.yaml", "instructions: >-\r\n  Be brief,\r\n  é ${OUT}\r\n",
+				"a.yaml:3:5: instructions: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
+			{"a.yaml", "capabilities:\n  - FileSystem:\n      root_dir: |-\n        ${ROOT}\n",
+				"a.yaml:4:9: capabilities[0].FileSystem.root_dir: environment variable ROOT is not set (set it, or give a default: ${ROOT:-value})"},
 			{"a.json", `{"description": "é ${OUT}"}`,
 				"a.json:1:20: description: environment variable OUT is not set (set it, or give a default: ${OUT:-value})"},
 			{"a.yaml", "capabilities:\n  - FileSystem:\n      root_dir: $${x} ${ROOT}\n",

@@ -368,8 +368,14 @@ func (c *yamlConverter) str(n *yaml.Node, ptr string) any {
 	}
 	if len(problems) > 0 {
 		quoted := n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0
+		block := n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
 		for _, p := range problems {
-			at := c.d.refine(c.pos(n), quoted, n.Value[:p.offset], p.ref)
+			var at Position
+			if block {
+				at = c.d.refineBlock(c.pos(n), p.ref, strings.Count(n.Value[:p.offset], p.ref))
+			} else {
+				at = c.d.refine(c.pos(n), quoted, n.Value[:p.offset], p.ref)
+			}
 			c.d.add(ptr, at, prefixed(ptr, p.msg))
 		}
 		return s
