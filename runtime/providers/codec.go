@@ -227,6 +227,7 @@ const (
 	blockGeminiSignature  = "gemini_signature"      // geminiBlock
 	blockBedrockReasoning = "bedrock_reasoning"     // bedrockBlock
 	blockResponseID       = "agentspec_response_id" // responseIDBlock
+	blockItemID           = "agentspec_item_id"     // itemIDBlock
 )
 
 // responseIDBlock keeps the id of a Responses API response in its turn, for
@@ -235,6 +236,18 @@ const (
 type responseIDBlock struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
+}
+
+// itemIDBlock keeps, in a Responses API turn, the id of the output item
+// (a message or a function_call, the one with CallID) whose llms part comes
+// right after it. The API pairs a reasoning item with the items after it by
+// these ids, so they go back with the item when its reasoning item does;
+// the block itself is not sent.
+type itemIDBlock struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Item   string `json:"item"` // "message" or "function_call"
+	CallID string `json:"call_id,omitempty"`
 }
 
 // chatBlock is how a turn keeps what Chat Completions has no llms part for:

@@ -328,6 +328,16 @@ func latestResponse(messages []llms.MessageContent) (string, []llms.MessageConte
 }
 
 // responsesInput converts the conversation to input items.
+//
+// The message and function_call items of an assistant turn go back with
+// their ids when, and only when, the reasoning item they followed goes
+// back too: the API pairs a reasoning item with the item after it by id,
+// and refuses either one sent without the other ("Item 'rs_...' of type
+// 'reasoning' was provided without its required following item", "Item
+// 'fc_...' of type 'function_call' was provided without its required
+// 'reasoning' item"). A reasoning item whose following item is not in the
+// turn any more (a call the loop left out) is not sent. call_id alone
+// pairs a function_call_output with its call.
 func responsesInput(messages []llms.MessageContent) (string, responses.ResponseInputParam, error) {
 	var system []string
 	var items responses.ResponseInputParam
@@ -346,18 +356,35 @@ func responsesInput(messages []llms.MessageContent) (string, responses.ResponseI
 		if msg.Role == llms.ChatMessageTypeAI {
 			role = "assistant"
 		}
-		for _, part := range msg.Parts {
+		// paired: the latest reasoning item of the turn went back, so the
+		// items after it go with their ids; id is the id of the next part.
+		var paired bool
+		var id itemIDBlock
+		for j, part := range msg.Parts {
+			next := id
+			id = itemIDBlock{}
 			switch p := part.(type) {
 			case llms.TextContent:
-				if msg.Role == llms.ChatMessageTypeSystem {
+				switch {
+				case msg.Role == llms.ChatMessageTypeSystem:
 					system = append(system, p.Text)
-				} else {
+				case paired && next.Item == "message":
+					flushText(role)
+					items = append(items, param.Override[responses.ResponseInputItemUnionParam](map[string]any{
+						"type": "message", "role": "assistant", "id": next.ID, "status": "completed",
+						"content": []any{map[string]any{"type": "output_text", "text": p.Text, "annotations": []any{}}},
+					}))
+				default:
 					text = append(text, p.Text)
 				}
 			case llms.ToolCall:
 				flushText(role)
 				if p.FunctionCall != nil {
-					items = append(items, responses.ResponseInputItemParamOfFunctionCall(p.FunctionCall.Arguments, p.ID, p.FunctionCall.Name))
+					call := responses.ResponseFunctionToolCallParam{Arguments: p.FunctionCall.Arguments, CallID: p.ID, Name: p.FunctionCall.Name}
+					if paired && next.Item == "function_call" && next.CallID == p.ID {
+						call.ID = param.NewOpt(next.ID)
+					}
+					items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &call})
 				}
 			case llms.ToolCallResponse:
 				items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
@@ -368,9 +395,18 @@ func responsesInput(messages []llms.MessageContent) (string, responses.ResponseI
 				switch {
 				case isToolError(p):
 				case isBlock(p):
-					var id responseIDBlock
-					if decodeBlock(p, &id) && id.Type == blockResponseID {
+					var b responseIDBlock
+					if decodeBlock(p, &b) && b.Type == blockResponseID {
 						continue
+					}
+					if decodeBlock(p, &id) && id.Type == blockItemID {
+						continue
+					}
+					id = itemIDBlock{}
+					if reasoningItem(p) {
+						if paired = followed(msg.Parts[j+1:]); !paired {
+							continue
+						}
 					}
 					flushText(role)
 					items = append(items, param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(p.Data)))
@@ -384,6 +420,39 @@ func responsesInput(messages []llms.MessageContent) (string, responses.ResponseI
 		flushText(role)
 	}
 	return strings.Join(system, "\n\n"), items, nil
+}
+
+// reasoningItem reports whether a block part is a reasoning output item.
+func reasoningItem(p llms.BinaryContent) bool {
+	var item struct {
+		Type string `json:"type"`
+	}
+	return decodeBlock(p, &item) && item.Type == "reasoning"
+}
+
+// followed reports whether the item that followed a reasoning item in its
+// response is still in the turn, first of the parts after it: an output
+// item kept as it came, or the part an item id names.
+func followed(after []llms.ContentPart) bool {
+	if len(after) == 0 {
+		return false
+	}
+	var id itemIDBlock
+	if !decodeBlock(after[0], &id) || id.Type != blockItemID {
+		var b responseIDBlock
+		_, block := IsBlock(after[0])
+		return block && !(decodeBlock(after[0], &b) && b.Type == blockResponseID)
+	}
+	if len(after) < 2 {
+		return false
+	}
+	switch p := after[1].(type) {
+	case llms.TextContent:
+		return id.Item == "message"
+	case llms.ToolCall:
+		return id.Item == "function_call" && id.CallID == p.ID
+	}
+	return false
 }
 
 // responsesResult reads a Response object into one choice.
@@ -415,6 +484,7 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 	for _, rawItem := range r.Output {
 		var item struct {
 			Type      string `json:"type"`
+			ID        string `json:"id"`
 			CallID    string `json:"call_id"`
 			Name      string `json:"name"`
 			Arguments string `json:"arguments"`
@@ -443,6 +513,9 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			}
 			if t.Len() > 0 {
 				text.WriteString(t.String())
+				if item.ID != "" {
+					turn = append(turn, encodeBlock(itemIDBlock{Type: blockItemID, ID: item.ID, Item: "message"}))
+				}
 				turn = append(turn, llms.TextContent{Text: t.String()})
 			}
 		case "function_call":
@@ -452,6 +525,9 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			}
 			call := llms.ToolCall{ID: item.CallID, Type: "function", FunctionCall: &llms.FunctionCall{Name: item.Name, Arguments: args}}
 			choice.ToolCalls = append(choice.ToolCalls, call)
+			if item.ID != "" {
+				turn = append(turn, encodeBlock(itemIDBlock{Type: blockItemID, ID: item.ID, Item: "function_call", CallID: item.CallID}))
+			}
 			turn = append(turn, call)
 		default:
 			if item.Type == "reasoning" {

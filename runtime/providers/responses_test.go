@@ -95,8 +95,11 @@ func TestResponsesToolRound(t *testing.T) {
 			assert.Equal(t, "reasoning", input[1]["type"])
 			assert.Equal(t, "gAAAAB", input[1]["encrypted_content"], "the reasoning item goes back unchanged")
 			assert.Equal(t, "web_search_call", input[2]["type"])
-			assert.Equal(t, map[string]any{"role": "assistant", "content": "Reading the notes."}, input[3])
-			assert.Equal(t, "function_call", input[4]["type"])
+			// The message and the call went out after the reasoning item, so
+			// they go back with their ids, which pair them with it.
+			assert.JSONEq(t, `{"type":"message","role":"assistant","id":"msg_1","status":"completed",
+				"content":[{"type":"output_text","text":"Reading the notes.","annotations":[]}]}`, jsonOf(t, input[3]))
+			assert.JSONEq(t, `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}"}`, jsonOf(t, input[4]))
 			assert.Equal(t, map[string]any{"type": "function_call_output", "call_id": "call_1", "output": "alpha"}, input[5])
 		})
 	}

@@ -1,7 +1,7 @@
 // Package providertest runs fake model servers that speak the OpenAI chat
-// completions, Anthropic Messages, Bedrock Converse (SigV4 or a bearer
-// token; ConverseStream in AWS's event-stream framing) and Vertex AI
-// generateContent (with a service account's OAuth token endpoint) wire
+// completions and Responses, Anthropic Messages, Bedrock Converse (SigV4 or
+// a bearer token; ConverseStream in AWS's event-stream framing) and Vertex
+// AI generateContent (with a service account's OAuth token endpoint) wire
 // protocols, so tests can drive the real provider clients offline, and a
 // RecordedServer that answers with bodies in the exact shapes a provider
 // sent them.
@@ -31,6 +31,9 @@ import (
 type Reply struct {
 	Text      string
 	ToolCalls []ToolCall
+	// Reasoning, when set, is the summary of a reasoning item the turn
+	// opens with (the Responses API only).
+	Reasoning string
 	// StopReason overrides the stop reason derived from the turn (tool calls
 	// give "tool_calls" / "tool_use", text gives "stop" / "end_turn").
 	StopReason   string

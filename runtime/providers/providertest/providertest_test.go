@@ -176,3 +176,48 @@ func TestRunningOutOfRepliesFailsTheTest(t *testing.T) {
 	status, _ = post(t, s, `{"messages":[{"role":"user","content":"hi"}]}`)
 	assert.Equal(t, http.StatusOK, status)
 }
+
+// The Responses server holds a replayed conversation to the items it
+// returned, as the API does: a reasoning item and the item after it go
+// back together, by id, or neither does; a reasoning item of a response
+// not stored comes back only with its encrypted_content.
+func TestResponsesValidation(t *testing.T) {
+	t.Parallel()
+	const (
+		rs      = `{"id":"rs_1","type":"reasoning","summary":[]}`
+		fc      = `{"id":"fc_1","type":"function_call","call_id":"call_1","name":"f","arguments":"{}"}`
+		bareFC  = `{"type":"function_call","call_id":"call_1","name":"f","arguments":"{}"}`
+		output  = `{"type":"function_call_output","call_id":"call_1","output":"x"}`
+		user    = `{"role":"user","content":"hi"}`
+		rsSent  = `{"id":"rs_2","type":"reasoning","summary":[],"encrypted_content":"gAAAA-2"}`
+		rsBare  = `{"id":"rs_2","type":"reasoning","summary":[]}`
+		msgSent = `{"id":"msg_2","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}`
+	)
+	api := &responsesAPI{items: map[string]outputItem{
+		"rs_1":  {typ: "reasoning", stored: true, following: "fc_1"},
+		"fc_1":  {typ: "function_call", stored: true, reasoning: "rs_1"},
+		"rs_2":  {typ: "reasoning", following: "msg_2"},
+		"msg_2": {typ: "message", reasoning: "rs_2"},
+	}}
+	tests := []struct {
+		name, input, want string
+	}{
+		{"paired", user + "," + rs + "," + fc + "," + output, ""},
+		{"neither", user + "," + bareFC + "," + output, ""},
+		{"reasoning without its following item", user + "," + rs + "," + bareFC + "," + output,
+			"Item 'rs_1' of type 'reasoning' was provided without its required following item."},
+		{"call without its reasoning item", user + "," + fc + "," + output,
+			"Item 'fc_1' of type 'function_call' was provided without its required 'reasoning' item: 'rs_1'."},
+		{"output without its call", user + "," + output, "No tool call found for function call output with call_id call_1."},
+		{"not stored, encrypted", user + "," + rsSent + "," + msgSent, ""},
+		{"not stored, by id", user + "," + rsBare + "," + msgSent,
+			"Item with id 'rs_2' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var req map[string]any
+			require.NoError(t, json.Unmarshal([]byte(`{"model":"m","input":[`+tt.input+`]}`), &req))
+			assert.Equal(t, tt.want, api.validate(req))
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package providers
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// A reasoning model's turns go back to the Responses API as it pairs them:
+// the message and function_call that followed a reasoning item keep their
+// ids (msg_..., fc_...) beside it, through a tool round and a second user
+// turn; the fake server refuses, as the API does, a reasoning item sent
+// without its following item and an item sent without its reasoning item.
+func TestResponsesReasoningToolRoundKeepsItemIDs(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewResponsesServer(t,
+				providertest.Reply{Reasoning: "Read the file first.", ToolCalls: []providertest.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.txt"}`}}},
+				providertest.Reply{Reasoning: "It says alpha.", Text: "alpha"},
+				providertest.Reply{Reasoning: "Count the letters.", Text: "5"})
+			policy, _ := instant()
+			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.BaseURL(), Thinking: &spec.Thinking{Enabled: true, Effort: "high"}},
+				Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+			require.NoError(t, err)
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if stream {
+				opts = append(opts, streamOn)
+			}
+			history := []llms.MessageContent{human("What is in a.txt?")}
+			resp, err := m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			require.Len(t, resp.Choices[0].ToolCalls, 1)
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("call_1", "read_file", "alpha"))
+			resp, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err, "the tool round")
+			assert.Equal(t, "alpha", resp.Choices[0].Content)
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, human("How long is it?"))
+			resp, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err, "the next user turn")
+			assert.Equal(t, "5", resp.Choices[0].Content)
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 3)
+			assert.JSONEq(t, `[
+ {"role":"user","content":"What is in a.txt?"},
+ {"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Read the file first."}]},
+ {"id":"fc_1_0","type":"function_call","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}"},
+ {"type":"function_call_output","call_id":"call_1","output":"alpha"},
+ {"id":"rs_2","type":"reasoning","summary":[{"type":"summary_text","text":"It says alpha."}]},
+ {"id":"msg_2","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"alpha","annotations":[]}]},
+ {"role":"user","content":"How long is it?"}]`, jsonOf(t, reqs[2].JSON()["input"]))
+		})
+	}
+}
+
+// An item's id goes back only beside the reasoning item it followed: a
+// turn without reasoning goes back without ids, and a reasoning item whose
+// following call the loop left out of the turn is not sent, nor the ids of
+// the items after it, which the API would refuse either way.
+func TestResponsesItemIDsOnlyWithTheirReasoning(t *testing.T) {
+	t.Parallel()
+	const (
+		plain = `{"id":"resp_1","status":"completed","output":[
+ {"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Reading.","annotations":[]}]},
+ {"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"read_file","arguments":"{}"}]}`
+		callFirst = `{"id":"resp_2","status":"completed","output":[
+ {"id":"rs_2","type":"reasoning","summary":[]},
+ {"id":"fc_2","type":"function_call","status":"completed","call_id":"call_2","name":"read_file","arguments":"{}"},
+ {"id":"msg_2","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Done.","annotations":[]}]}]}`
+	)
+	turn := func(raw string) []llms.ContentPart {
+		resp, err := responsesResult(raw)
+		require.NoError(t, err)
+		return turnOf(t, resp)
+	}
+	input := func(parts []llms.ContentPart) string {
+		_, items, err := responsesInput([]llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: parts}})
+		require.NoError(t, err)
+		return jsonOf(t, items)
+	}
+	assert.JSONEq(t, `[{"role":"assistant","content":"Reading."},
+ {"type":"function_call","call_id":"call_1","name":"read_file","arguments":"{}"}]`, input(turn(plain)))
+
+	withoutCall := slices.DeleteFunc(turn(callFirst), func(p llms.ContentPart) bool {
+		_, call := p.(llms.ToolCall)
+		return call
+	})
+	assert.JSONEq(t, `[{"role":"assistant","content":"Done."}]`, input(withoutCall))
+}
