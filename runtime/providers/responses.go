@@ -225,7 +225,7 @@ func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallO
 		extra["service_tier"] = s.ServiceTier
 	}
 
-	instructions, input, err := responsesInput(messages)
+	instructions, input, err := responsesInput(messages, stored(extra, m.settings.ExtraBody))
 	if err != nil {
 		return p, err
 	}
@@ -338,7 +338,12 @@ func latestResponse(messages []llms.MessageContent) (string, []llms.MessageConte
 // 'reasoning' item"). A reasoning item whose following item is not in the
 // turn any more (a call the loop left out) is not sent. call_id alone
 // pairs a function_call_output with its call.
-func responsesInput(messages []llms.MessageContent) (string, responses.ResponseInputParam, error) {
+//
+// When the requests are not stored (store: false) the API kept no item to
+// find by id: a reasoning item goes back only with its encrypted_content
+// (include: ["reasoning.encrypted_content"]), else it is not sent, nor the
+// ids of the items after it.
+func responsesInput(messages []llms.MessageContent, stored bool) (string, responses.ResponseInputParam, error) {
 	var system []string
 	var items responses.ResponseInputParam
 	for i, msg := range messages {
@@ -403,8 +408,8 @@ func responsesInput(messages []llms.MessageContent) (string, responses.ResponseI
 						continue
 					}
 					id = itemIDBlock{}
-					if reasoningItem(p) {
-						if paired = followed(msg.Parts[j+1:]); !paired {
+					if reasoning, encrypted := reasoningItem(p); reasoning {
+						if paired = (stored || encrypted) && followed(msg.Parts[j+1:]); !paired {
 							continue
 						}
 					}
@@ -422,12 +427,27 @@ func responsesInput(messages []llms.MessageContent) (string, responses.ResponseI
 	return strings.Join(system, "\n\n"), items, nil
 }
 
-// reasoningItem reports whether a block part is a reasoning output item.
-func reasoningItem(p llms.BinaryContent) bool {
+// reasoningItem reports whether a block part is a reasoning output item,
+// and whether it carries its encrypted_content.
+func reasoningItem(p llms.BinaryContent) (reasoning, encrypted bool) {
 	var item struct {
-		Type string `json:"type"`
+		Type             string `json:"type"`
+		EncryptedContent string `json:"encrypted_content"`
 	}
-	return decodeBlock(p, &item) && item.Type == "reasoning"
+	if !decodeBlock(p, &item) || item.Type != "reasoning" {
+		return false, false
+	}
+	return true, item.EncryptedContent != ""
+}
+
+// stored reports whether the request is stored: unless openai_store, or
+// extra_body's store, which is sent over it, is false.
+func stored(extra, extraBody map[string]any) bool {
+	store, ok := extraBody["store"]
+	if !ok {
+		store = extra["store"]
+	}
+	return store != false
 }
 
 // followed reports whether the item that followed a reasoning item in its

@@ -82,7 +82,7 @@ func TestResponsesItemIDsOnlyWithTheirReasoning(t *testing.T) {
 		return turnOf(t, resp)
 	}
 	input := func(parts []llms.ContentPart) string {
-		_, items, err := responsesInput([]llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: parts}})
+		_, items, err := responsesInput([]llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: parts}}, true)
 		require.NoError(t, err)
 		return jsonOf(t, items)
 	}
@@ -94,4 +94,58 @@ func TestResponsesItemIDsOnlyWithTheirReasoning(t *testing.T) {
 		return call
 	})
 	assert.JSONEq(t, `[{"role":"assistant","content":"Done."}]`, input(withoutCall))
+}
+
+// With store: false the API keeps no item: a reasoning item goes back by
+// its encrypted_content (asked for through include), with the ids of the
+// items after it, as a stored one does; one without encrypted_content
+// cannot be found by its id, so it is not sent, nor the ids after it.
+func TestResponsesNotStoredReasoning(t *testing.T) {
+	t.Parallel()
+	call := []providertest.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.txt"}`}}
+	tests := []struct {
+		name      string
+		settings  spec.ModelSettings
+		wantInput string
+	}{
+		{"encrypted", spec.ModelSettings{Provider: map[string]any{"openai_store": false},
+			ExtraBody: map[string]any{"include": []any{"reasoning.encrypted_content"}}}, `[
+ {"role":"user","content":"What is in a.txt?"},
+ {"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Read the file first."}],"encrypted_content":"gAAAA-1"},
+ {"id":"fc_1_0","type":"function_call","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}"},
+ {"type":"function_call_output","call_id":"call_1","output":"alpha"}]`},
+		{"not encrypted", spec.ModelSettings{Provider: map[string]any{"openai_store": false}}, `[
+ {"role":"user","content":"What is in a.txt?"},
+ {"type":"function_call","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}"},
+ {"type":"function_call_output","call_id":"call_1","output":"alpha"}]`},
+		{"store false in extra_body", spec.ModelSettings{ExtraBody: map[string]any{"store": false}}, `[
+ {"role":"user","content":"What is in a.txt?"},
+ {"type":"function_call","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}"},
+ {"type":"function_call_output","call_id":"call_1","output":"alpha"}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewResponsesServer(t,
+				providertest.Reply{Reasoning: "Read the file first.", ToolCalls: call},
+				providertest.Reply{Reasoning: "It says alpha.", Text: "alpha"})
+			policy, _ := instant()
+			settings := tt.settings
+			settings.BaseURL = srv.BaseURL()
+			m, err := New("openai-responses:gpt-5", settings, Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+			require.NoError(t, err)
+			opts := llms.WithTools([]llms.Tool{readFileTool})
+			history := []llms.MessageContent{human("What is in a.txt?")}
+			resp, err := m.GenerateContent(t.Context(), history, opts)
+			require.NoError(t, err)
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("call_1", "read_file", "alpha"))
+			resp, err = m.GenerateContent(t.Context(), history, opts)
+			require.NoError(t, err, "the tool round")
+			assert.Equal(t, "alpha", resp.Choices[0].Content)
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			assert.Equal(t, false, reqs[1].JSON()["store"])
+			assert.JSONEq(t, tt.wantInput, jsonOf(t, reqs[1].JSON()["input"]))
+		})
+	}
 }
