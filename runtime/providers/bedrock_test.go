@@ -596,3 +596,21 @@ func TestBedrockRetrySignsEachAttempt(t *testing.T) {
 	assert.Less(t, first, second, "the retry must carry a signature of its own time")
 	assert.NotEqual(t, reqs[0].Header.Get("Authorization"), reqs[1].Header.Get("Authorization"))
 }
+
+// A named tool in toolChoice is taken by Claude and Nova models only (the
+// SDK's ToolChoiceMemberTool): tool_choice naming a tool is refused for
+// another model (Llama, Mistral, ...), which would refuse the request, and
+// still sent to Nova.
+func TestBedrockNamedToolChoiceOnlyWhereTaken(t *testing.T) {
+	t.Parallel()
+	named := spec.ModelSettings{ToolChoice: &spec.ToolChoice{Tools: []string{"read_file"}}}
+	for _, model := range []string{"meta.llama3-1-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"} {
+		assert.EqualError(t, Validate("bedrock:"+model, named),
+			"bedrock does not support model_settings.tool_choice: the Converse API forces a named tool on Claude and Nova models only")
+	}
+	srv := providertest.NewBedrockSigV4Server(t, testAWS, providertest.Calls(providertest.ToolCall{Name: "read_file", Arguments: `{"path":"a.txt"}`}))
+	m := newModel(t, "bedrock:us.amazon.nova-pro-v1:0", named, bedrockEnv(srv))
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, llms.WithTools([]llms.Tool{readFileTool}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"tool":{"name":"read_file"}}`, jsonOf(t, srv.Requests()[0].JSON()["toolConfig"].(map[string]any)["toolChoice"]))
+}

@@ -79,6 +79,10 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 			add("tool_choice", "the Converse API can force one named tool, not a list of several")
 		case tc.Mode == "none":
 			add("tool_choice", "the Converse API has no tool choice none; leave the tools out instead")
+		case len(tc.Tools) == 1 && !bedrockClaude(model) && !bedrockNova(model):
+			// toolChoice.tool is taken by these models only; another
+			// refuses the request.
+			add("tool_choice", "the Converse API forces a named tool on Claude and Nova models only")
 		}
 	}
 	if s.ServiceTier != "" && s.ServiceTier != "auto" && s.ServiceTier != "default" && s.ServiceTier != "flex" && s.ServiceTier != "priority" {
