@@ -375,10 +375,12 @@ func responsesInput(messages []llms.MessageContent, stored bool) (string, respon
 					system = append(system, p.Text)
 				case paired && next.Item == "message":
 					flushText(role)
-					items = append(items, param.Override[responses.ResponseInputItemUnionParam](map[string]any{
-						"type": "message", "role": "assistant", "id": next.ID, "status": "completed",
-						"content": []any{map[string]any{"type": "output_text", "text": p.Text, "annotations": []any{}}},
-					}))
+					items = append(items, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
+						ID: next.ID, Status: responses.ResponseOutputMessageStatusCompleted,
+						Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
+							Text: p.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{},
+						}}},
+					}})
 				default:
 					text = append(text, p.Text)
 				}
