@@ -350,6 +350,11 @@ func (j judge) answer(ctx context.Context, res *Result, answer string, transcrip
 			if msg, ok := asFeedback(err); ok {
 				return &rejection{kind: RetryValidation, feedback: msg}, nil
 			}
+			if ctx.Err() != nil {
+				// The run was stopped under the validator (Ctrl-C): its
+				// error, whatever it wraps, is that interruption.
+				return nil, interrupted(ctx)
+			}
 			return nil, fmt.Errorf("validating the answer: %w", err)
 		}
 	}

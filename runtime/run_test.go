@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -636,6 +637,25 @@ func TestRunValidators(t *testing.T) {
 		_, err := runScript(t, newSpec(), m, nil, WithValidator(func(context.Context, *Result) error { return boom }))
 		require.ErrorIs(t, err, boom)
 		assert.Equal(t, 1, m.Remaining())
+	})
+	t.Run("a validator stopped by Ctrl-C interrupts the run", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// A validator that asks a service (a judge model) fails with the
+		// context's error when the run is stopped under it.
+		v := func(ctx context.Context, _ *Result) error {
+			cancel()
+			return fmt.Errorf("asking the judge: %w", ctx.Err())
+		}
+		rec := &recorder{}
+		m := script.New(script.Say("a"), script.Say("never"))
+		_, err := Run(ctx, newSpec(), WithModel(m, DialectOpenAI), WithValidator(v), WithListener(rec.listen))
+		require.ErrorIs(t, err, ErrInterrupted)
+		assert.EqualError(t, err, "interrupted: context canceled")
+		ends := eventsOf[RunEnd](rec)
+		require.Len(t, ends, 1)
+		assert.Equal(t, "interrupted: context canceled", ends[0].Error)
 	})
 }
 
