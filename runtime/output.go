@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -107,6 +108,7 @@ func extractJSON(answer string, prefer func([]byte) bool) ([]byte, error) {
 	// the first value the schema takes wins over the first that parses.
 	const maxTries = 32
 	var first json.RawMessage
+	var broken error // why the first value begun as JSON does not parse
 	for i, tries := 0, 0; i < len(s) && tries < maxTries; i++ {
 		if s[i] != '{' && s[i] != '[' {
 			continue
@@ -115,6 +117,12 @@ func extractJSON(answer string, prefer func([]byte) bool) ([]byte, error) {
 		dec := json.NewDecoder(strings.NewReader(s[i:]))
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
+			if broken == nil && begunObject(s[i:]) {
+				if errors.Is(err, io.ErrUnexpectedEOF) {
+					err = errors.New("unexpected end of JSON input") // json.Unmarshal's words, as for a fenced block
+				}
+				broken = err
+			}
 			continue
 		}
 		if prefer == nil || prefer(v) {
@@ -127,7 +135,19 @@ func extractJSON(answer string, prefer func([]byte) bool) ([]byte, error) {
 	if first != nil {
 		return first, nil
 	}
+	if broken != nil {
+		// JSON cut short or mistyped: saying there is none would send
+		// the model looking for the wrong mistake.
+		return nil, fmt.Errorf("the response is not valid JSON: %v", broken)
+	}
 	return nil, errNoJSON
+}
+
+// begunObject reports whether s starts as a JSON object does, with a key
+// or its end, not as braces in prose ("{do}").
+func begunObject(s string) bool {
+	rest := strings.TrimLeft(s[1:], " \t\r\n")
+	return s[0] == '{' && (strings.HasPrefix(rest, `"`) || strings.HasPrefix(rest, "}"))
 }
 
 // fencedBlock returns the content of the first ```json block, or of the first

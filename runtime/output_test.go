@@ -23,6 +23,13 @@ func TestExtractJSON(t *testing.T) {
 		{name: "embedded object", answer: `The answer is {"a": [1, {"b": 2}]} as requested.`, want: `{"a": [1, {"b": 2}]}`},
 		{name: "brackets in prose first", answer: `See [the notes] and {oops. Result: {"ok": true}`, want: `{"ok": true}`},
 		{name: "no json", answer: "I could not do it.", err: errNoJSON.Error()},
+		// JSON begun but broken is not "no JSON": the model is told what
+		// is wrong with it, as it is of a broken fenced block.
+		{name: "object cut short", answer: `{"name": "Ada", "age": 36`, err: "the response is not valid JSON: unexpected end of JSON input"},
+		{name: "trailing comma", answer: "{\"name\": \"Ada\",\n \"age\": 36,\n}", err: "the response is not valid JSON: invalid character '}' looking for beginning of object key string"},
+		{name: "broken object after prose", answer: `Here it is: {"name": "Ada" "age": 36}`, err: "the response is not valid JSON: invalid character '\"' after object key:value pair"},
+		{name: "prose braces are not broken JSON", answer: `I could not {do} it.`, err: errNoJSON.Error()},
+		{name: "a bracketed note is not broken JSON", answer: `[Note] I could not do it.`, err: errNoJSON.Error()},
 		{name: "empty", answer: "  \n", err: "the response is empty; reply with JSON that conforms to the schema"},
 	}
 	for _, tc := range cases {

@@ -523,6 +523,15 @@ func TestRunOutputSchema(t *testing.T) {
 		assert.Equal(t, 1, m.Remaining())
 		assert.Equal(t, "[1, 2]", res.Output, "the last answer is kept for reporting")
 	})
+	t.Run("JSON cut short is named as such", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		m := script.New(script.Say(`{"name": "Ada", "age": 36`), script.Say(`{"name": "Ada", "age": 36}`))
+		_, err := runScript(t, newSpec(withSchema), m, nil, WithListener(rec.listen))
+		require.NoError(t, err)
+		assert.Equal(t, retryAnswerPrefix+"the response is not valid JSON: unexpected end of JSON input", lastText(t, m.Requests()[1].Messages))
+		assert.Equal(t, []Retry{{Type: RetryOutput, Attempt: 1, Limit: MaxAttempts, Message: "the response is not valid JSON: unexpected end of JSON input"}}, eventsOf[Retry](rec))
+	})
 	t.Run("JSON in prose after a bracketed number", func(t *testing.T) {
 		t.Parallel()
 		// [1] parses as JSON too, but the object after it is the answer.
