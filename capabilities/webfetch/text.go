@@ -156,14 +156,17 @@ func (w *textWriter) inline(s string) {
 	w.b.WriteString(s)
 }
 
+// atLineStart says whether nothing but a list item's "- " is on the line
+// being written. It looks at the last bytes alone: it runs for every text of
+// a page, and a scan back to the line's start made a page of many inline
+// elements on one line take quadratic time.
 func (w *textWriter) atLineStart() bool {
 	s := w.b.String()
-	return s == "" || strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "- ") && lastLineIs(s, "- ")
-}
-
-func lastLineIs(s, line string) bool {
-	i := strings.LastIndexByte(s, '\n')
-	return s[i+1:] == line
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return true
+	}
+	rest, ok := strings.CutSuffix(s, "- ")
+	return ok && (rest == "" || strings.HasSuffix(rest, "\n"))
 }
 
 func (w *textWriter) newline() {

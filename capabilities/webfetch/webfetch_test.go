@@ -352,3 +352,23 @@ func TestFetchDecodesCharsets(t *testing.T) {
 		}
 	}
 }
+
+// A page of the most a fetch reads, in many small inline elements, is
+// reduced in one pass over it: each text written once, not the whole text
+// so far scanned again for every element.
+func TestFetchReducesAFullSizePage(t *testing.T) {
+	t.Parallel()
+	size := MaxBodyBytes
+	if raceEnabled {
+		size = 1 << 20
+	}
+	body := "<p>" + strings.Repeat("<b>a- </b>", (size-3)/10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	r, err := fetch(t, localTool(t, Options{}), srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("a- ", MaxContentChars/3+1)[:MaxContentChars]+truncatedMark, r.Content)
+}
