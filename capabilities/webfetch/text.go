@@ -14,12 +14,15 @@ import (
 // elements on lines of their own, and nothing of scripts, styles, forms,
 // images or the head.
 func htmlText(page []byte) (title, text string) {
-	doc, err := html.Parse(bytes.NewReader(page))
-	if err != nil { // html.Parse accepts any input; this is a safety net
-		return "", string(page)
-	}
 	w := &textWriter{}
-	w.walk(doc)
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		// html.Parse refuses a page nested deeper than 512 elements; its
+		// tags, read in order, still say where each text goes.
+		w.tokens(page)
+	} else {
+		w.walk(doc)
+	}
 	return strings.TrimSpace(collapseSpaces(w.title.String())), w.b.String()
 }
 
@@ -27,7 +30,14 @@ type textWriter struct {
 	b       strings.Builder
 	title   strings.Builder
 	inTitle bool
-	pre     int // depth inside <pre>
+	pre     int    // depth inside <pre>
+	links   []link // the <a> elements open
+}
+
+// link is an open <a>: where its text starts, and its href.
+type link struct {
+	start int
+	href  string
 }
 
 // skipped are elements whose content is not text for a reader.
@@ -54,25 +64,9 @@ var headings = map[atom.Atom]string{
 func (w *textWriter) walk(n *html.Node) {
 	switch n.Type {
 	case html.TextNode:
-		if w.inTitle {
-			w.title.WriteString(n.Data)
-			return
-		}
-		if w.pre > 0 {
-			w.b.WriteString(n.Data)
-			return
-		}
-		w.inline(collapseSpaces(n.Data))
+		w.text(n.Data)
 		return
 	case html.ElementNode:
-		if n.DataAtom == atom.Title {
-			w.inTitle = true
-			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				w.walk(c)
-			}
-			w.inTitle = false
-			return
-		}
 		if n.DataAtom == atom.Head {
 			// The title is the only text of the head worth keeping.
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -85,7 +79,11 @@ func (w *textWriter) walk(n *html.Node) {
 		if skipped[n.DataAtom] {
 			return
 		}
-		w.element(n)
+		w.open(n.DataAtom, attr(n.Attr, "href"))
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			w.walk(c)
+		}
+		w.close(n.DataAtom)
 		return
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -93,51 +91,123 @@ func (w *textWriter) walk(n *html.Node) {
 	}
 }
 
-func (w *textWriter) element(n *html.Node) {
-	children := func() {
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			w.walk(c)
+// tokens reduces a page read as a stream of tags and texts, as walk reduces
+// its tree: for a page html.Parse refuses.
+func (w *textWriter) tokens(page []byte) {
+	z := html.NewTokenizer(bytes.NewReader(page))
+	skip := 0       // depth inside skipped elements
+	inHead := false // text of the head, but its title, is not kept
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return
+		}
+		tok := z.Token()
+		a := tok.DataAtom
+		switch tt {
+		case html.TextToken:
+			if skip == 0 && (!inHead || w.inTitle) {
+				w.text(tok.Data)
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			switch {
+			case a == atom.Head:
+				inHead = true
+			case a == atom.Body:
+				inHead = false
+			case skipped[a]:
+				if tt == html.StartTagToken && a != atom.Img {
+					skip++
+				}
+			case skip > 0 || inHead && a != atom.Title:
+			default:
+				w.open(a, attr(tok.Attr, "href"))
+				if tt == html.SelfClosingTagToken || a == atom.Br || a == atom.Hr {
+					w.close(a)
+				}
+			}
+		case html.EndTagToken:
+			switch {
+			case a == atom.Head:
+				inHead = false
+			case skipped[a]:
+				if skip > 0 && a != atom.Img {
+					skip--
+				}
+			case skip > 0 || inHead && a != atom.Title:
+			default:
+				w.close(a)
+			}
 		}
 	}
-	switch a := n.DataAtom; {
+}
+
+// text writes the text of a text node.
+func (w *textWriter) text(s string) {
+	switch {
+	case w.inTitle:
+		w.title.WriteString(s)
+	case w.pre > 0:
+		w.b.WriteString(s)
+	default:
+		w.inline(collapseSpaces(s))
+	}
+}
+
+// open writes what starts element a; close what ends it. href is an
+// <a>'s link.
+func (w *textWriter) open(a atom.Atom, href string) {
+	switch {
+	case a == atom.Title:
+		w.inTitle = true
 	case headings[a] != "":
 		w.paragraph()
 		w.b.WriteString(headings[a])
-		children()
-		w.paragraph()
 	case a == atom.Li:
 		w.newline()
 		w.b.WriteString("- ")
-		children()
-		w.newline()
 	case a == atom.Br:
 		w.b.WriteString("\n")
-	case a == atom.Td || a == atom.Th:
-		children()
-		w.b.WriteString(" | ")
 	case a == atom.A:
-		start := w.b.Len()
-		children()
-		href := attr(n, "href")
-		linkText := strings.TrimSpace(w.b.String()[start:])
-		if href != "" && !strings.HasPrefix(href, "#") && !strings.HasPrefix(href, "javascript:") && href != linkText {
-			w.b.WriteString(" (" + href + ")")
-		}
+		w.links = append(w.links, link{start: w.b.Len(), href: href})
 	case a == atom.Pre:
 		w.paragraph()
 		w.b.WriteString("```\n")
 		w.pre++
-		children()
-		w.pre--
+	case blocks[a]:
+		w.paragraph()
+	}
+}
+
+func (w *textWriter) close(a atom.Atom) {
+	switch {
+	case a == atom.Title:
+		w.inTitle = false
+	case headings[a] != "":
+		w.paragraph()
+	case a == atom.Li:
+		w.newline()
+	case a == atom.Td || a == atom.Th:
+		w.b.WriteString(" | ")
+	case a == atom.A:
+		if len(w.links) == 0 {
+			return
+		}
+		l := w.links[len(w.links)-1]
+		w.links = w.links[:len(w.links)-1]
+		linkText := strings.TrimSpace(w.b.String()[min(l.start, w.b.Len()):])
+		if l.href != "" && !strings.HasPrefix(l.href, "#") && !strings.HasPrefix(l.href, "javascript:") && l.href != linkText {
+			w.b.WriteString(" (" + l.href + ")")
+		}
+	case a == atom.Pre:
+		if w.pre > 0 {
+			w.pre--
+		}
 		w.newline()
 		w.b.WriteString("```")
 		w.paragraph()
 	case blocks[a]:
 		w.paragraph()
-		children()
-		w.paragraph()
-	default:
-		children()
 	}
 }
 
@@ -182,8 +252,8 @@ func (w *textWriter) paragraph() {
 	}
 }
 
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
+func attr(attrs []html.Attribute, key string) string {
+	for _, a := range attrs {
 		if a.Key == key {
 			return a.Val
 		}

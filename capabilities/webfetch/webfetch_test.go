@@ -372,3 +372,20 @@ func TestFetchReducesAFullSizePage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat("a- ", MaxContentChars/3+1)[:MaxContentChars]+truncatedMark, r.Content)
 }
+
+// A page nested deeper than the HTML parser takes (512 open elements) is
+// still reduced to its text: no markup, scripts or styles reach the model.
+func TestFetchReducesADeeplyNestedPage(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<html><head><title>Deep</title><style>p{color:red}</style></head><body><h1>Top</h1>`+
+			strings.Repeat("<div>", 600)+`<p>Inside <a href="https://example.com/x">a link</a>.</p><script>steal()</script>`+
+			`<ul><li>one</li></ul>`+strings.Repeat("</div>", 600)+`</body></html>`)
+	}))
+	defer srv.Close()
+	r, err := fetch(t, localTool(t, Options{}), srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, "Deep", r.Title)
+	assert.Equal(t, "# Top\n\nInside a link (https://example.com/x).\n\n- one", r.Content)
+}
