@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -92,10 +93,20 @@ func (p *Capability) Tools(ctx context.Context) ([]capabilities.Tool, error) {
 	}
 	out := make([]capabilities.Tool, len(tools))
 	for i, t := range tools {
-		out[i] = renamed{Tool: t, name: p.prefix + "_" + t.Name()}
+		name := p.prefix + "_" + t.Name()
+		if n := utf8.RuneCountInString(name); n > MaxToolName {
+			return nil, fmt.Errorf("prefix %s makes the tool %s %s, %d characters long; providers take tool names of at most %d",
+				p.prefix, t.Name(), name, n, MaxToolName)
+		}
+		out[i] = renamed{Tool: t, name: name}
 	}
 	return out, nil
 }
+
+// MaxToolName is the longest tool name the providers take (OpenAI,
+// Anthropic, Gemini and Bedrock alike): a longer one has every request of
+// the run refused.
+const MaxToolName = 64
 
 // Unwrap returns the wrapped capability: whatever else it gives
 // (instructions, native tools, its retry budget, what it reaches, closing)

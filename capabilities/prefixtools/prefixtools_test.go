@@ -2,11 +2,13 @@ package prefixtools_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -128,4 +130,39 @@ func TestOptionalInterfacesPassThrough(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = capabilities.As[io.Closer](c)
 	assert.False(t, ok, "nothing to close")
+}
+
+type namedTool struct{ name string }
+
+func (n namedTool) Name() string                                        { return n.name }
+func (namedTool) Description() string                                   { return "" }
+func (namedTool) Parameters() map[string]any                            { return nil }
+func (namedTool) Call(context.Context, json.RawMessage) (string, error) { return "", nil }
+
+type toolsOf []string
+
+func (t toolsOf) Tools(context.Context) ([]capabilities.Tool, error) {
+	var out []capabilities.Tool
+	for _, n := range t {
+		out = append(out, namedTool{n})
+	}
+	return out, nil
+}
+
+// A prefix that makes a tool's name longer than the 64 characters OpenAI,
+// Anthropic, Gemini and Bedrock take is refused when the tools are listed
+// (agentspec validate too), naming the tool, not by the provider at the
+// first request.
+func TestPrefixKeepsNamesWithinProviderLimits(t *testing.T) {
+	t.Parallel()
+	prefix := strings.Repeat("p", 50)
+	tools, err := prefixtools.New(prefix, toolsOf{"read_file", "a_tool_named_thirteen"}).Tools(context.Background())
+	require.Error(t, err)
+	assert.Nil(t, tools)
+	assert.Equal(t, `prefix `+prefix+` makes the tool a_tool_named_thirteen `+prefix+`_a_tool_named_thirteen, `+
+		`72 characters long; providers take tool names of at most 64`, err.Error())
+
+	tools, err = prefixtools.New(strings.Repeat("p", 54), toolsOf{"read_file"}).Tools(context.Background())
+	require.NoError(t, err, "64 characters are taken")
+	assert.Len(t, tools[0].Name(), 64)
 }
