@@ -133,7 +133,7 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
 	session := c.currentSession()
 	res, err := c.callTool(callCtx, session, params)
-	if err != nil && errors.Is(err, sdk.ErrSessionMissing) && c.reconnect != nil && callCtx.Err() == nil {
+	if err != nil && c.reconnect != nil && callCtx.Err() == nil && c.sessionGone(err, session) {
 		// The server never saw the call, so it is made again, once, in a
 		// new session.
 		if session, err = c.renew(callCtx, session); err == nil {
@@ -287,4 +287,20 @@ func orUnknown(s string) string {
 		return "unknown type"
 	}
 	return s
+}
+
+// sessionGone reports whether a call in session failed because the server
+// no longer knows the session (streamable HTTP's 404): its own request was
+// answered so; or, made as another call's was, it found the connection
+// closed for that reason, which the SDK gives only in the error's text (it
+// wraps ErrConnectionClosed, the cause formatted with %v); or another call
+// has already replaced the session, closing it under this one. The
+// restarted server never saw such a call; one the old server was running
+// as it went away may be made again.
+func (c *Capability) sessionGone(err error, session *sdk.ClientSession) bool {
+	if errors.Is(err, sdk.ErrSessionMissing) {
+		return true
+	}
+	return errors.Is(err, sdk.ErrConnectionClosed) &&
+		(strings.Contains(err.Error(), sdk.ErrSessionMissing.Error()) || c.currentSession() != session)
 }
