@@ -57,7 +57,8 @@ type ModelResponse struct {
 	Duration     time.Duration
 	InputTokens  int
 	OutputTokens int
-	// Cache and reasoning tokens, where the provider reports them.
+	// Cache and reasoning tokens, where the provider reports them: parts
+	// of InputTokens and OutputTokens, as in providers.Usage.
 	CacheWriteTokens int
 	CacheReadTokens  int
 	ReasoningTokens  int

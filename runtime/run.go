@@ -127,9 +127,11 @@ type Usage struct {
 	Requests     int `json:"requests"`
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
-	// Cache and reasoning tokens, where the provider reports them: input
-	// tokens written to and read from its prompt cache, and the output
-	// tokens spent on reasoning.
+	// Cache and reasoning tokens, where the provider reports them: the
+	// input tokens written to and read from its prompt cache, and the
+	// output tokens spent on reasoning. They are parts of InputTokens and
+	// OutputTokens, which count every input and output token whatever the
+	// provider (providers.Usage).
 	CacheWriteTokens int           `json:"cache_write_tokens,omitempty"`
 	CacheReadTokens  int           `json:"cache_read_tokens,omitempty"`
 	ReasoningTokens  int           `json:"reasoning_tokens,omitempty"`

@@ -125,7 +125,7 @@ func TestRunAnthropicThinkingThroughToolRounds(t *testing.T) {
 		assert.Equal(t, "a.md holds notes.", res.Output)
 		assert.Equal(t, 500, res.Usage.CacheWriteTokens)
 		assert.Equal(t, 700+1200, res.Usage.CacheReadTokens)
-		assert.Equal(t, 250, res.Usage.InputTokens)
+		assert.Equal(t, 250+500+700+1200, res.Usage.InputTokens, "the cache's tokens are input tokens")
 		if streaming {
 			assert.Equal(t, []string{"Reading.", "a.md holds notes."}, streamed, "text only, never thinking")
 		}

@@ -408,9 +408,17 @@ func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
+	// input_tokens are only those after the last cache breakpoint: the
+	// cache's tokens are counted beside them. The stream's counts are
+	// totals, message_delta's replacing message_start's (Accumulate), so
+	// nothing is counted twice.
 	u := msg.Usage
-	info := Info{Turn: turn, Usage: Usage{Input: int(u.InputTokens), Output: int(u.OutputTokens),
-		CacheWrite: int(u.CacheCreationInputTokens), CacheRead: int(u.CacheReadInputTokens)}}
+	info := Info{Turn: turn, Usage: Usage{
+		Input:      int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+		Output:     int(u.OutputTokens),
+		CacheWrite: int(u.CacheCreationInputTokens), CacheRead: int(u.CacheReadInputTokens),
+		Reasoning: int(u.OutputTokensDetails.ThinkingTokens),
+	}}
 	if msg.StopReason == anthropic.StopReasonRefusal {
 		info.Refused = true
 		info.Refusal = strings.TrimSpace(choice.Content)

@@ -153,7 +153,7 @@ func TestAnthropicThinkingIsKeptAndSentBack(t *testing.T) {
 			assert.Equal(t, `{"path":"a.txt"}`, c.ToolCalls[0].FunctionCall.Arguments)
 			assert.Equal(t, 1000, c.GenerationInfo[InfoCacheWriteTokens])
 			assert.Equal(t, 2000, c.GenerationInfo[InfoCacheReadTokens])
-			assert.Equal(t, 120, c.GenerationInfo[InfoInputTokens])
+			assert.Equal(t, 120+1000+2000, c.GenerationInfo[InfoInputTokens], "the cache's tokens are input tokens")
 			turn := turnOf(t, resp)
 			require.Len(t, turn, 4)
 

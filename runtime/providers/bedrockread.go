@@ -72,8 +72,10 @@ func (a *bedrockTurn) usage(u *types.TokenUsage) {
 	if u == nil {
 		return
 	}
-	a.input, a.output = int(deref(u.InputTokens)), int(deref(u.OutputTokens))
+	// inputTokens leaves out the cache's tokens, counted beside it (as
+	// totalTokens shows); Input counts them in.
 	a.cacheRead, a.cacheWrite = int(deref(u.CacheReadInputTokens)), int(deref(u.CacheWriteInputTokens))
+	a.input, a.output = int(deref(u.InputTokens))+a.cacheRead+a.cacheWrite, int(deref(u.OutputTokens))
 }
 
 // response normalises the turn into one choice, as the other models do.

@@ -93,7 +93,12 @@ func ToolStop(reason string) bool {
 	return false
 }
 
-// Usage is the token counts of one response.
+// Usage is the token counts of one response, with one meaning whatever the
+// provider, pydantic-ai's: Input is every input token, those read from and
+// written to the prompt cache included (CacheRead and CacheWrite are parts
+// of it), and Output every output token, reasoning included (Reasoning is
+// a part of it). Where an API counts a part beside its total (Anthropic's
+// and Converse's cache tokens, Gemini's thoughts), its reader adds it in.
 type Usage struct {
 	Input, Output, CacheWrite, CacheRead, Reasoning int
 }

@@ -1,0 +1,219 @@
+package providers
+
+// Usage has one meaning whatever the provider, pydantic-ai's: Input is every
+// input token, the cache's included (CacheRead and CacheWrite are parts of
+// it), and Output every output token, reasoning included. Each wire family
+// is read whole and streamed, from the usage shapes its API sends.
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// usageOf is the usage a response carries.
+func usageOf(t *testing.T, resp *llms.ContentResponse) Usage {
+	t.Helper()
+	require.Len(t, resp.Choices, 1)
+	info, ok, _ := ReadInfo(resp.Choices[0])
+	require.True(t, ok, "the response carries no usage")
+	return info.Usage
+}
+
+// usageCase is one usage shape of a wire family, whole and streamed.
+type usageCase struct {
+	name            string
+	whole, streamed string
+	want            Usage
+}
+
+func runUsageCases(t *testing.T, cases []usageCase, model func(t *testing.T, srv *providertest.RecordedServer) *Model) {
+	t.Helper()
+	for _, tc := range cases {
+		for _, stream := range []bool{false, true} {
+			t.Run(tc.name+map[bool]string{false: "/whole", true: "/streamed"}[stream], func(t *testing.T) {
+				t.Parallel()
+				body := tc.whole
+				var opts []llms.CallOption
+				if stream {
+					body = tc.streamed
+					opts = append(opts, streamOn)
+				}
+				srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: body})
+				resp, err := model(t, srv).GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+				require.NoError(t, err)
+				got := usageOf(t, resp)
+				assert.Equal(t, tc.want, got)
+				assert.LessOrEqual(t, got.CacheRead+got.CacheWrite, got.Input, "the cache's tokens are part of the input")
+				assert.LessOrEqual(t, got.Reasoning, got.Output, "the reasoning is part of the output")
+			})
+		}
+	}
+}
+
+// Anthropic's input_tokens leave out the tokens read from and written to
+// the cache; a stream gives its totals in message_start and again, grown,
+// in message_delta, which may or may not repeat the input counts.
+func TestAnthropicUsage(t *testing.T) {
+	t.Parallel()
+	whole := func(usage string) string {
+		return `{"id":"msg_u","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"ok"}],` +
+			`"stop_reason":"end_turn","stop_sequence":null,"usage":` + usage + `}`
+	}
+	streamed := func(start, delta string) string {
+		return providertest.SSE(
+			`event: message_start
+data: {"type":"message_start","message":{"id":"msg_u","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":`+start+`}}`,
+			`event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			`event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}`,
+			`event: content_block_stop
+data: {"type":"content_block_stop","index":0}`,
+			`event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":`+delta+`}`,
+			`event: message_stop
+data: {"type":"message_stop"}`)
+	}
+	cached := `{"input_tokens":120,"cache_creation_input_tokens":1000,"cache_read_input_tokens":2000,"output_tokens":80,` +
+		`"output_tokens_details":{"thinking_tokens":50},"service_tier":"standard"}`
+	runUsageCases(t, []usageCase{
+		{name: "no cache", whole: whole(`{"input_tokens":10,"output_tokens":5}`),
+			streamed: streamed(`{"input_tokens":10,"output_tokens":1}`, `{"output_tokens":5}`),
+			want:     Usage{Input: 10, Output: 5}},
+		{name: "cache read and written, thinking", whole: whole(cached),
+			streamed: streamed(`{"input_tokens":120,"cache_creation_input_tokens":1000,"cache_read_input_tokens":2000,"output_tokens":1,"service_tier":"standard"}`,
+				`{"input_tokens":120,"cache_creation_input_tokens":1000,"cache_read_input_tokens":2000,"output_tokens":80,"output_tokens_details":{"thinking_tokens":50}}`),
+			want: Usage{Input: 3120, Output: 80, CacheWrite: 1000, CacheRead: 2000, Reasoning: 50}},
+		{name: "cache read, delta with the output alone",
+			whole:    whole(`{"input_tokens":4,"cache_creation_input_tokens":0,"cache_read_input_tokens":2048,"output_tokens":30}`),
+			streamed: streamed(`{"input_tokens":4,"cache_creation_input_tokens":0,"cache_read_input_tokens":2048,"output_tokens":1}`, `{"output_tokens":30}`),
+			want:     Usage{Input: 2052, Output: 30, CacheRead: 2048}},
+	}, func(t *testing.T, srv *providertest.RecordedServer) *Model {
+		return anthropicModelAt(t, srv, "anthropic:claude-sonnet-4-5", spec.ModelSettings{})
+	})
+}
+
+// Converse's inputTokens leave out cacheReadInputTokens and
+// cacheWriteInputTokens, as its totalTokens shows; a stream gives the usage
+// once, in its metadata event.
+func TestBedrockUsage(t *testing.T) {
+	t.Parallel()
+	whole := func(usage string) string {
+		return `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":` + usage + `,"metrics":{"latencyMs":420}}`
+	}
+	streamed := func(usage string) string {
+		return eventFrames(t, [][2]string{
+			{"messageStart", `{"role":"assistant"}`},
+			{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"ok"}}`},
+			{"contentBlockStop", `{"contentBlockIndex":0}`},
+			{"messageStop", `{"stopReason":"end_turn"}`},
+			{"metadata", `{"usage":` + usage + `,"metrics":{"latencyMs":420}}`},
+		})
+	}
+	usageCases := []struct {
+		name, usage string
+		want        Usage
+	}{
+		{"no cache", `{"inputTokens":12,"outputTokens":9,"totalTokens":21}`, Usage{Input: 12, Output: 9}},
+		{"cache read", `{"inputTokens":12,"outputTokens":85,"totalTokens":3197,"cacheReadInputTokens":3100,"cacheWriteInputTokens":0}`,
+			Usage{Input: 3112, Output: 85, CacheRead: 3100}},
+		{"cache written", `{"inputTokens":12,"outputTokens":85,"totalTokens":3197,"cacheReadInputTokens":0,"cacheWriteInputTokens":3100,` +
+			`"cacheDetails":[{"ttl":"5m","inputTokens":3100}]}`,
+			Usage{Input: 3112, Output: 85, CacheWrite: 3100}},
+	}
+	var cases []usageCase
+	for _, c := range usageCases {
+		cases = append(cases, usageCase{name: c.name, whole: whole(c.usage), streamed: streamed(c.usage), want: c.want})
+	}
+	runUsageCases(t, cases, func(t *testing.T, srv *providertest.RecordedServer) *Model {
+		return newModel(t, claudeOnBedrock, spec.ModelSettings{BaseURL: srv.URL}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+	})
+}
+
+// Chat Completions' prompt_tokens hold the cached_tokens and its
+// completion_tokens the reasoning_tokens. A stream gives the usage in its
+// last chunk.
+func TestChatUsage(t *testing.T) {
+	t.Parallel()
+	whole := func(model, usage string) string {
+		return `{"id":"c","object":"chat.completion","created":1,"model":"` + model + `","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":` + usage + `}`
+	}
+	streamed := func(model, usage string) string {
+		return providertest.SSE(
+			`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"`+model+`","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]}`,
+			`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"`+model+`","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"`+model+`","choices":[],"usage":`+usage+`}`,
+			`data: [DONE]`)
+	}
+	usageCases := []struct {
+		name, ref, usage string
+		want             Usage
+	}{
+		{"openai cached and reasoning", "openai:gpt-5",
+			`{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},` +
+				`"completion_tokens_details":{"reasoning_tokens":192,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}`,
+			Usage{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 192}},
+		{"deepseek cache hit", "deepseek:deepseek-reasoner",
+			`{"prompt_tokens":40,"completion_tokens":20,"total_tokens":60,"prompt_cache_hit_tokens":32,"prompt_cache_miss_tokens":8,"completion_tokens_details":{"reasoning_tokens":15}}`,
+			Usage{Input: 40, Output: 20, CacheRead: 32, Reasoning: 15}},
+	}
+	for _, c := range usageCases {
+		model := c.ref[strings.Index(c.ref, ":")+1:]
+		runUsageCases(t, []usageCase{{name: c.name, whole: whole(model, c.usage), streamed: streamed(model, c.usage), want: c.want}},
+			func(t *testing.T, srv *providertest.RecordedServer) *Model {
+				return chatModelAt(t, srv, c.ref, spec.ModelSettings{})
+			})
+	}
+}
+
+// The Responses API's input_tokens hold the cached_tokens and its
+// output_tokens the reasoning_tokens; a stream gives them in
+// response.completed.
+func TestResponsesUsage(t *testing.T) {
+	t.Parallel()
+	whole := `{"id":"resp_u","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[
+ {"id":"msg_u","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}],
+"usage":{"input_tokens":5200,"input_tokens_details":{"cached_tokens":4864},"output_tokens":640,"output_tokens_details":{"reasoning_tokens":512},"total_tokens":5840}}`
+	runUsageCases(t, []usageCase{{name: "cached and reasoning", whole: whole, streamed: responsesSSE(t, whole, "ok"),
+		want: Usage{Input: 5200, Output: 640, CacheRead: 4864, Reasoning: 512}}},
+		func(t *testing.T, srv *providertest.RecordedServer) *Model {
+			return chatModelAt(t, srv, "openai-responses:gpt-5", spec.ModelSettings{})
+		})
+}
+
+// generateContent's promptTokenCount holds the cachedContentTokenCount; the
+// thoughtsTokenCount is beside candidatesTokenCount (its totalTokenCount
+// adds them). A stream gives totals so far in its chunks, the last one
+// whole.
+func TestGeminiUsage(t *testing.T) {
+	t.Parallel()
+	chunk := func(text, finish, usage string) string {
+		c := `{"candidates":[{"content":{"role":"model","parts":[{"text":` + string(jsonValue(text)) + `}]}`
+		if finish != "" {
+			c += `,"finishReason":"` + finish + `"`
+		}
+		return c + `}],"usageMetadata":` + usage + `,"modelVersion":"gemini-2.5-pro"}`
+	}
+	plain := `{"promptTokenCount":7,"candidatesTokenCount":3,"totalTokenCount":30,"thoughtsTokenCount":20}`
+	cached := `{"promptTokenCount":1200,"candidatesTokenCount":50,"totalTokenCount":1550,"cachedContentTokenCount":1024,` +
+		`"thoughtsTokenCount":300,"promptTokensDetails":[{"modality":"TEXT","tokenCount":1200}],"cacheTokensDetails":[{"modality":"TEXT","tokenCount":1024}]}`
+	runUsageCases(t, []usageCase{
+		{name: "thoughts", whole: chunk("ok", "STOP", plain),
+			streamed: providertest.SSE("data: "+chunk("o", "", `{"promptTokenCount":7,"totalTokenCount":27,"thoughtsTokenCount":20}`),
+				"data: "+chunk("k", "STOP", plain)),
+			want: Usage{Input: 7, Output: 23, Reasoning: 20}},
+		{name: "cached and thoughts", whole: chunk("ok", "STOP", cached),
+			streamed: providertest.SSE("data: "+chunk("o", "", `{"promptTokenCount":1200,"candidatesTokenCount":1,"totalTokenCount":1501,"cachedContentTokenCount":1024,"thoughtsTokenCount":300}`),
+				"data: "+chunk("k", "STOP", cached)),
+			want: Usage{Input: 1200, Output: 350, CacheRead: 1024, Reasoning: 300}},
+	}, func(t *testing.T, srv *providertest.RecordedServer) *Model {
+		return newModel(t, "google-vertex:gemini-2.5-pro", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
+	})
+}
