@@ -360,13 +360,25 @@ func (a *assembled) result() *llms.ContentResponse {
 		Refused: refused, Refusal: refusal,
 		Usage: Usage{
 			Input:      int(u.PromptTokens),
-			Output:     int(u.CompletionTokens),
+			Output:     chatOutput(u),
 			CacheRead:  int(max(u.PromptTokensDetails.CachedTokens, int64(a.usageExtra["prompt_cache_hit_tokens"]))),
 			CacheWrite: int(u.PromptTokensDetails.CacheWriteTokens),
 			Reasoning:  int(u.CompletionTokensDetails.ReasoningTokens),
 		},
 	})
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}
+}
+
+// chatOutput is every output token of a Chat Completions answer.
+// completion_tokens holds the reasoning_tokens on OpenAI, but some servers
+// count them beside it (xAI, whose total_tokens adds them, and any whose
+// reasoning outnumbers its completion): those are added in.
+func chatOutput(u openai.CompletionUsage) int {
+	out, reasoning := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
+	if reasoning > 0 && (reasoning > out || u.TotalTokens == u.PromptTokens+out+reasoning) {
+		out += reasoning
+	}
+	return int(out)
 }
 
 // rawExtras are the raw JSON of a response object's members the SDK has

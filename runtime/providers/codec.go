@@ -98,7 +98,8 @@ func ToolStop(reason string) bool {
 // written to the prompt cache included (CacheRead and CacheWrite are parts
 // of it), and Output every output token, reasoning included (Reasoning is
 // a part of it). Where an API counts a part beside its total (Anthropic's
-// and Converse's cache tokens, Gemini's thoughts), its reader adds it in.
+// and Converse's cache tokens, Gemini's thoughts, xAI's reasoning), its
+// reader adds it in.
 type Usage struct {
 	Input, Output, CacheWrite, CacheRead, Reasoning int
 }

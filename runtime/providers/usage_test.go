@@ -138,8 +138,10 @@ func TestBedrockUsage(t *testing.T) {
 }
 
 // Chat Completions' prompt_tokens hold the cached_tokens and its
-// completion_tokens the reasoning_tokens. A stream gives the usage in its
-// last chunk.
+// completion_tokens the reasoning_tokens, on OpenAI; xAI counts the
+// reasoning beside completion_tokens (its total_tokens adds all three), and
+// no count can hold a part larger than itself. A stream gives the usage in
+// its last chunk.
 func TestChatUsage(t *testing.T) {
 	t.Parallel()
 	whole := func(model, usage string) string {
@@ -163,6 +165,17 @@ func TestChatUsage(t *testing.T) {
 		{"deepseek cache hit", "deepseek:deepseek-reasoner",
 			`{"prompt_tokens":40,"completion_tokens":20,"total_tokens":60,"prompt_cache_hit_tokens":32,"prompt_cache_miss_tokens":8,"completion_tokens_details":{"reasoning_tokens":15}}`,
 			Usage{Input: 40, Output: 20, CacheRead: 32, Reasoning: 15}},
+		{"xai reasoning beside the completion", "xai:grok-3-mini",
+			`{"prompt_tokens":32,"completion_tokens":9,"total_tokens":135,"prompt_tokens_details":{"text_tokens":32,"audio_tokens":0,"image_tokens":0,"cached_tokens":6},` +
+				`"completion_tokens_details":{"reasoning_tokens":94,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}`,
+			Usage{Input: 32, Output: 103, CacheRead: 6, Reasoning: 94}},
+		{"xai reasoning model", "xai:grok-4-fast-reasoning",
+			`{"prompt_tokens":279,"completion_tokens":6,"total_tokens":374,"prompt_tokens_details":{"text_tokens":279,"audio_tokens":0,"image_tokens":0,"cached_tokens":150},` +
+				`"completion_tokens_details":{"reasoning_tokens":89,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0},"num_sources_used":0}`,
+			Usage{Input: 279, Output: 95, CacheRead: 150, Reasoning: 89}},
+		{"reasoning outnumbering the completion", "google:gemini-3-pro-preview",
+			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"completion_tokens_details":{"reasoning_tokens":40}}`,
+			Usage{Input: 10, Output: 45, Reasoning: 40}},
 	}
 	for _, c := range usageCases {
 		model := c.ref[strings.Index(c.ref, ":")+1:]
