@@ -28,6 +28,7 @@ type geminiResponse struct {
 		PromptTokenCount        int `json:"promptTokenCount"`
 		CandidatesTokenCount    int `json:"candidatesTokenCount"`
 		ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
+		ToolUsePromptTokenCount int `json:"toolUsePromptTokenCount"`
 		CachedContentTokenCount int `json:"cachedContentTokenCount"`
 	} `json:"usageMetadata"`
 	Error json.RawMessage `json:"error"`
@@ -65,8 +66,12 @@ func (a *geminiTurn) add(r geminiResponse) {
 	if f := r.PromptFeedback; f != nil && f.BlockReason != "" {
 		a.blocked = firstNonEmpty(f.BlockReasonMessage, "the prompt was blocked ("+f.BlockReason+")")
 	}
+	// promptTokenCount holds the cached content's tokens; the prompts of
+	// server tool use (search, code execution) and the thoughts are counted
+	// beside the prompt and the candidates. A chunk's counts are totals so
+	// far: the last replaces the ones before.
 	if u := r.UsageMetadata; u != nil {
-		a.input, a.cached = u.PromptTokenCount, u.CachedContentTokenCount
+		a.input, a.cached = u.PromptTokenCount+u.ToolUsePromptTokenCount, u.CachedContentTokenCount
 		a.output, a.reasoning = u.CandidatesTokenCount+u.ThoughtsTokenCount, u.ThoughtsTokenCount
 	}
 }

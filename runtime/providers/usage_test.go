@@ -202,9 +202,10 @@ func TestResponsesUsage(t *testing.T) {
 }
 
 // generateContent's promptTokenCount holds the cachedContentTokenCount; the
-// thoughtsTokenCount is beside candidatesTokenCount (its totalTokenCount
-// adds them). A stream gives totals so far in its chunks, the last one
-// whole.
+// thoughtsTokenCount is beside candidatesTokenCount, and the
+// toolUsePromptTokenCount of server tools beside promptTokenCount (its
+// totalTokenCount adds all four). A stream gives totals so far in its
+// chunks, the last one whole.
 func TestGeminiUsage(t *testing.T) {
 	t.Parallel()
 	chunk := func(text, finish, usage string) string {
@@ -214,6 +215,9 @@ func TestGeminiUsage(t *testing.T) {
 		}
 		return c + `}],"usageMetadata":` + usage + `,"modelVersion":"gemini-2.5-pro"}`
 	}
+	toolUse := `{"promptTokenCount":1200,"candidatesTokenCount":50,"totalTokenCount":1630,"cachedContentTokenCount":1024,` +
+		`"thoughtsTokenCount":300,"toolUsePromptTokenCount":80,"promptTokensDetails":[{"modality":"TEXT","tokenCount":1200}],` +
+		`"toolUsePromptTokensDetails":[{"modality":"TEXT","tokenCount":80}]}`
 	plain := `{"promptTokenCount":7,"candidatesTokenCount":3,"totalTokenCount":30,"thoughtsTokenCount":20}`
 	cached := `{"promptTokenCount":1200,"candidatesTokenCount":50,"totalTokenCount":1550,"cachedContentTokenCount":1024,` +
 		`"thoughtsTokenCount":300,"promptTokensDetails":[{"modality":"TEXT","tokenCount":1200}],"cacheTokensDetails":[{"modality":"TEXT","tokenCount":1024}]}`
@@ -226,6 +230,10 @@ func TestGeminiUsage(t *testing.T) {
 			streamed: providertest.SSE("data: "+chunk("o", "", `{"promptTokenCount":1200,"candidatesTokenCount":1,"totalTokenCount":1501,"cachedContentTokenCount":1024,"thoughtsTokenCount":300}`),
 				"data: "+chunk("k", "STOP", cached)),
 			want: Usage{Input: 1200, Output: 350, CacheRead: 1024, Reasoning: 300}},
+		{name: "server tool use", whole: chunk("ok", "STOP", toolUse),
+			streamed: providertest.SSE("data: "+chunk("o", "", `{"promptTokenCount":1200,"candidatesTokenCount":1,"totalTokenCount":1581,"cachedContentTokenCount":1024,"thoughtsTokenCount":300,"toolUsePromptTokenCount":80}`),
+				"data: "+chunk("k", "STOP", toolUse)),
+			want: Usage{Input: 1280, Output: 350, CacheRead: 1024, Reasoning: 300}},
 	}, func(t *testing.T, srv *providertest.RecordedServer) *Model {
 		return newModel(t, "google-vertex:gemini-2.5-pro", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
 	})
