@@ -120,13 +120,28 @@ func anthropicNative(t NativeTool, s spec.ModelSettings) (map[string]any, error)
 		return nil, fmt.Errorf("the native tool %s is not run by the Messages API", t.Kind)
 	}
 	for k, v := range t.Options {
-		if k == "enable_citations" {
+		switch k {
+		case "enable_citations":
 			def["citations"] = map[string]any{"enabled": plain(v)}
-			continue
+		case "user_location":
+			def[k] = approximate(v)
+		default:
+			def[k] = plain(v)
 		}
-		def[k] = plain(v)
 	}
 	return def, nil
+}
+
+// approximate is a web search's user_location (the place the spec gives)
+// with the type both APIs take for it, "approximate": Anthropic refuses one
+// without it.
+func approximate(v any) any {
+	loc, ok := plain(v).(map[string]any)
+	if !ok {
+		return plain(v)
+	}
+	loc["type"] = "approximate"
+	return loc
 }
 
 func asAPIError[T error](err error, target *T) bool { return errors.As(err, target) }

@@ -290,7 +290,9 @@ func responsesNative(t NativeTool) (map[string]any, error) {
 			switch k {
 			case "allowed_domains":
 				def["filters"] = map[string]any{"allowed_domains": plain(v)}
-			case "search_context_size", "user_location", "external_web_access":
+			case "user_location":
+				def[k] = approximate(v)
+			case "search_context_size", "external_web_access":
 				def[k] = plain(v)
 			default:
 				return nil, fmt.Errorf("the Responses API's web_search takes no %s", k)
