@@ -131,13 +131,16 @@ type Retry struct {
 	Type    RetryKind `json:"type"`
 	Tool    string    `json:"tool,omitempty"` // for RetryTool
 	Attempt int       `json:"attempt"`        // failures so far: of this tool in a row, or of the answer
-	Limit   int       `json:"limit"`          // failures allowed before the run ends
-	Message string    `json:"message"`
+	// Limit is, for an answer, how many answers the run takes in all (its
+	// output retries and one); for a tool, how many of its failures in a
+	// row the run allows (its retries).
+	Limit   int    `json:"limit"`
+	Message string `json:"message"`
 }
 
 // Rejected is emitted when a rejection ends the run, where a Retry would
-// otherwise follow: the last answer attempt was rejected (Limit is
-// MaxAttempts), or a tool failed in more rounds in a row than the spec's
+// otherwise follow: the last answer attempt was rejected (Attempt is
+// Limit), or a tool failed in more rounds in a row than the spec's
 // retries allow (Type RetryTool; Attempt is Limit+1).
 type Rejected struct {
 	Type    RetryKind `json:"type"`
