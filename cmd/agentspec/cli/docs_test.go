@@ -408,3 +408,36 @@ func TestLongHelpFitsATerminal(t *testing.T) {
 	walk(newRootCmd())
 	assert.Greater(t, checked, 100, "the commands' descriptions were read")
 }
+
+// docs/dependencies.md names every module go.mod requires directly, with
+// why: a module the code starts importing is named there in the same
+// change. A submodule counts as named when its module's row names the rest
+// of its path (aws-sdk-go-v2's `config`, `service/bedrockruntime`).
+func TestDependenciesAreNamed(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	require.NoError(t, err)
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "dependencies.md"))
+	require.NoError(t, err)
+	var direct []string
+	for _, line := range strings.Split(string(mod), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 2 && strings.Contains(fields[0], ".") && !strings.Contains(line, "// indirect") {
+			direct = append(direct, fields[0])
+		}
+	}
+	require.NotEmpty(t, direct)
+	named := func(m string) bool {
+		if strings.Contains(string(doc), "`"+m+"`") {
+			return true
+		}
+		for p := pathpkg.Dir(m); p != "." && strings.Contains(p, "/"); p = pathpkg.Dir(p) {
+			if strings.Contains(string(doc), "`"+p+"`") && strings.Contains(string(doc), strings.TrimPrefix(m, p+"/")) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range direct {
+		assert.True(t, named(m), "docs/dependencies.md does not name %s", m)
+	}
+}
