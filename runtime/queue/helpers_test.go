@@ -133,6 +133,23 @@ func submit(t *testing.T, q *Queue, opts BatchOptions) ([]JobOutcome, *Batch) {
 	return got.list, b
 }
 
+// submitWatched is submit with the batch's job starts watched (see
+// watchStarts); the batch is closed once its results are in.
+func submitWatched(t *testing.T, q *Queue, opts BatchOptions) ([]JobOutcome, func() []string) {
+	t.Helper()
+	b, err := q.NewBatch(opts)
+	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	b.Close()
+	return got.list, starts
+}
+
 const agentYAML = `model: script:turns.yaml
 instructions: Copy the input.
 capabilities:

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -24,18 +23,9 @@ func TestResultOverTheServersMaxPayload(t *testing.T) {
 	dirs := jobDirs(t, root, 1)
 	q := connect(t, url, time.Second)
 	startWorkerOn(t, q, WorkerOptions{Name: "w", WorkspaceRoot: root})
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
-	starts := watchStarts(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	_, err = b.Wait(ctx, got.add)
-	require.NoError(t, err)
-	b.Close()
-	require.Len(t, got.list, 1)
-	r := got.list[0]
+	list, starts := submitWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.Len(t, list, 1)
+	r := list[0]
 	assert.False(t, r.OK)
 	assert.Equal(t, 1, r.Attempt, "not run again")
 	assert.Equal(t, []string{"w#1"}, starts())

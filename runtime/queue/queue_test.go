@@ -564,19 +564,10 @@ func assertRunOnce(t *testing.T, q *Queue, root string) {
 	long := strings.Replace(slowTurns, "delay: 1500ms", "delay: 3s", 1)
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, long)
 	dirs := jobDirs(t, root, 1)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
-	starts := watchStarts(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	_, err = b.Wait(ctx, got.add)
-	require.NoError(t, err)
-	b.Close()
-	require.Len(t, got.list, 1)
-	require.NoError(t, got.list[0].Err)
-	assert.Equal(t, 1, got.list[0].Attempt)
+	list, starts := submitWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.Len(t, list, 1)
+	require.NoError(t, list[0].Err)
+	assert.Equal(t, 1, list[0].Attempt)
 	assert.Len(t, starts(), 1, "run once, by one worker: %v", starts())
 }
 

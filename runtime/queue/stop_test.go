@@ -141,19 +141,10 @@ func TestSlowShipBackKeepsTheJob(t *testing.T) {
 		t.Cleanup(func() { stop(); <-done })
 	}
 
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
-	require.NoError(t, err)
-	starts := watchStarts(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	_, err = b.Wait(ctx, got.add)
-	require.NoError(t, err)
-	b.Close()
-	require.Len(t, got.list, 1)
-	require.NoError(t, got.list[0].Err)
-	assert.Equal(t, 1, got.list[0].Attempt)
+	list, starts := submitWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.Len(t, list, 1)
+	require.NoError(t, list[0].Err)
+	assert.Equal(t, 1, list[0].Attempt)
 	out, err := os.ReadFile(filepath.Join(dirs[0], "out.txt"))
 	require.NoError(t, err, "the run's file came back")
 	assert.Equal(t, "copied\n", string(out))
