@@ -84,15 +84,75 @@ const webSearchSchema = `{
   }
 }`
 
-const nativeToolSchema = `{
-  "type": "object",
-  "properties": {
-    "kind": {"enum": ["web_search", "web_fetch", "code_execution"], "x-expected": "web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet)", "description": "The native tool's kind."},
-    "optional": {"type": "boolean", "description": "Drop the tool silently on a provider without it, instead of refusing the spec."},
-    "tool": {"type": "object", "description": "The tool, when written as {tool: {kind: ..., ...}}."}
-  },
-  "x-expected": "a native tool: {kind: web_search, ...}"
-}`
+// kindOptions are the options each kind takes, typed as pydantic-ai's
+// tool dataclasses type them (WebSearchTool, WebFetchTool) and as the
+// providers' APIs take them, so that a mistyped value is refused when the
+// spec loads, at the value, rather than by the provider at the first
+// request. Values are not coerced: pydantic-ai's lax max_uses: '3' is
+// refused, as WebSearch's is. null is an option left out. An option a kind
+// does not take is not declared here: the provider check refuses it, naming
+// the provider (runtime/providers.CheckNative).
+var kindOptions = map[string]string{
+	"web_search": `{
+    "search_context_size": {"enum": ["low", "medium", "high", null], "x-expected": "one of \"low\", \"medium\", \"high\"", "description": "How much context the search gathers (OpenAI Responses)."},
+    "user_location": {"type": ["object", "null"], "additionalProperties": false, "properties": {"city": {"type": "string"}, "country": {"type": "string"}, "region": {"type": "string"}, "timezone": {"type": "string"}}, "x-expected": "a mapping", "description": "Where results should be local to: city, country, region, timezone."},
+    "blocked_domains": {"type": ["array", "null"], "items": {"type": "string"}, "x-expected": "a list of strings", "description": "Domains never searched (Anthropic)."},
+    "allowed_domains": {"type": ["array", "null"], "items": {"type": "string"}, "x-expected": "a list of strings", "description": "The only domains searched."},
+    "max_uses": {"type": ["integer", "null"], "minimum": 1, "x-expected": "a positive integer", "description": "Most searches per request (Anthropic)."},
+    "external_web_access": {"type": ["boolean", "null"], "x-expected": "true or false", "description": "Whether the search may reach the live web (OpenAI Responses)."}
+  }`,
+	"web_fetch": `{
+    "allowed_domains": {"type": ["array", "null"], "items": {"type": "string"}, "x-expected": "a list of strings", "description": "The only domains fetched from."},
+    "blocked_domains": {"type": ["array", "null"], "items": {"type": "string"}, "x-expected": "a list of strings", "description": "Domains never fetched from."},
+    "max_uses": {"type": ["integer", "null"], "minimum": 1, "x-expected": "a positive integer", "description": "Most fetches per request."},
+    "enable_citations": {"type": ["boolean", "null"], "x-expected": "true or false", "description": "Cite the fetched content."},
+    "max_content_tokens": {"type": ["integer", "null"], "minimum": 1, "x-expected": "a positive integer", "description": "Most tokens of fetched content."}
+  }`,
+	"code_execution": `{}`,
+}
+
+// nativeToolSchema is NativeTool's options schema: the kind, optional, and
+// the kind's options, written beside the kind or under tool.
+func nativeToolSchema() json.RawMessage {
+	kinds := make([]any, len(Kinds))
+	for i, k := range Kinds {
+		kinds[i] = k
+	}
+	common := func() map[string]any {
+		return map[string]any{
+			"kind":     map[string]any{"enum": kinds, "x-expected": "web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet)", "description": "The native tool's kind."},
+			"optional": map[string]any{"type": "boolean", "description": "Drop the tool silently on a provider without it, instead of refusing the spec."},
+		}
+	}
+	// Each kind's options apply when kind names it; an if/then per kind
+	// reports a mistyped option as that option's mistake.
+	var byKind []any
+	for _, k := range Kinds {
+		var props map[string]any
+		if err := json.Unmarshal([]byte(kindOptions[k]), &props); err != nil {
+			panic(fmt.Sprintf("native: the options schema of %s is not JSON: %v", k, err)) // a build that ships it broken
+		}
+		byKind = append(byKind, map[string]any{
+			"if":   map[string]any{"required": []any{"kind"}, "properties": map[string]any{"kind": map[string]any{"const": k}}},
+			"then": map[string]any{"properties": props},
+		})
+	}
+	options := map[string]any{"$ref": "#/$defs/options"}
+	tool := map[string]any{"type": "object", "properties": common(), "allOf": []any{options}, "description": "The tool, when written as {tool: {kind: ..., ...}}."}
+	top := common()
+	top["tool"] = tool
+	b, err := json.Marshal(map[string]any{
+		"type":       "object",
+		"properties": top,
+		"allOf":      []any{options},
+		"x-expected": "a native tool: {kind: web_search, ...}",
+		"$defs":      map[string]any{"options": map[string]any{"allOf": byKind}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
 
 const thinkingSchema = `{
   "type": "object",
@@ -119,7 +179,7 @@ func Types() []capabilities.Type {
 			Name:        NativeToolType,
 			Pure:        true,
 			Description: "One provider-native tool by kind (web_search, web_fetch, code_execution).",
-			Schema:      json.RawMessage(nativeToolSchema),
+			Schema:      nativeToolSchema(),
 			New:         newNativeTool,
 		},
 		{

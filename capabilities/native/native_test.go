@@ -104,12 +104,74 @@ func TestRefusals(t *testing.T) {
 		"capabilities:\n  - WebSearch: {native: false}\n":                    "agent.yaml:2:25: capabilities[0].WebSearch.native: false leaves WebSearch nothing to do: agentspec runs no local search",
 		"capabilities:\n  - WebSearch: {native: false, local: duckduckgo}\n": "agent.yaml:2:25: capabilities[0].WebSearch.native: false asks for the local duckduckgo search alone, which agentspec does not run; remove native: false to use the provider's search",
 		"capabilities:\n  - NativeTool: {kind: x_search}\n":                  `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
+		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n":          `agent.yaml:2:31: capabilities[0].NativeTool.tool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
 		// The factory refuses what the schema cannot see.
-		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n": "agent.yaml:2:17: capabilities[0].NativeTool.kind: agentspec sends no native x_search tool to any provider yet; it sends web_search, web_fetch, code_execution",
-		"capabilities:\n  - NativeTool: {}\n":                       "agent.yaml:2:17: capabilities[0].NativeTool.kind: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
+		"capabilities:\n  - NativeTool: {}\n": "agent.yaml:2:17: capabilities[0].NativeTool.kind: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
 	} {
 		_, err := build(t, yaml)
 		require.Error(t, err, yaml)
 		assert.Equal(t, want, err.Error(), yaml)
+	}
+}
+
+// TestNativeToolOptionTypes: a NativeTool option of the wrong type is
+// refused when the spec loads, at the value, in either form, as WebSearch's
+// are, since agentspec validate is what a CI runs and the provider would
+// refuse the value (or be sent it as the wrong type) only at the first
+// request. Values are not coerced: max_uses: '3' is refused as
+// retries: '3' is.
+func TestNativeToolOptionTypes(t *testing.T) {
+	t.Parallel()
+	for yaml, want := range map[string]string{
+		"capabilities:\n  - NativeTool: {kind: web_search, search_context_size: huge}\n":           `agent.yaml:2:57: capabilities[0].NativeTool.search_context_size: expected one of "low", "medium", "high", found "huge"`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '3'}\n":                       `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found "3" (a string)`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: 0}\n":                         `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found 0`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: 2.5}\n":                       `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found 2.5`,
+		"capabilities:\n  - NativeTool: {kind: web_search, allowed_domains: example.com}\n":        `agent.yaml:2:53: capabilities[0].NativeTool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
+		"capabilities:\n  - NativeTool: {kind: web_search, blocked_domains: [example.com, 3]}\n":   `agent.yaml:2:67: capabilities[0].NativeTool.blocked_domains[1]: expected a string, found 3 (a number)`,
+		"capabilities:\n  - NativeTool: {kind: web_search, user_location: DE}\n":                   `agent.yaml:2:51: capabilities[0].NativeTool.user_location: expected a mapping, found "DE" (a string)`,
+		"capabilities:\n  - NativeTool: {kind: web_search, user_location: {country: 49}}\n":        `agent.yaml:2:61: capabilities[0].NativeTool.user_location.country: expected a string, found 49 (a number)`,
+		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: 'no'}\n":           `agent.yaml:2:57: capabilities[0].NativeTool.external_web_access: expected true or false, found "no" (a string); quoted, no is a string: write true or false, or leave it unquoted`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, max_content_tokens: many}\n":             `agent.yaml:2:55: capabilities[0].NativeTool.max_content_tokens: expected a positive integer, found "many" (a string)`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 1}\n":                  `agent.yaml:2:53: capabilities[0].NativeTool.enable_citations: expected true or false, found 1 (a number)`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, allowed_domains: example.com}\n":         `agent.yaml:2:52: capabilities[0].NativeTool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
+		"capabilities:\n  - NativeTool: {tool: {kind: web_search, max_uses: '3'}}\n":               `agent.yaml:2:53: capabilities[0].NativeTool.tool.max_uses: expected a positive integer, found "3" (a string)`,
+		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, allowed_domains: example.com}}\n": `agent.yaml:2:59: capabilities[0].NativeTool.tool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
+		"capabilities:\n  - NativeTool: {tool: {kind: web_search, optional: 'yes'}}\n":             `agent.yaml:2:53: capabilities[0].NativeTool.tool.optional: expected true or false, found "yes" (a string); quoted, yes is a string: write true or false, or leave it unquoted`,
+		// WebSearch's options, the same tool's, are checked the same way.
+		"capabilities:\n  - WebSearch: {search_context_size: huge}\n":                                                     `agent.yaml:2:38: capabilities[0].WebSearch.search_context_size: expected one of "low", "medium", "high", found "huge"`,
+		"capabilities:\n  - WebSearch: {allowed_domains: example.com}\n":                                                  `agent.yaml:2:34: capabilities[0].WebSearch.allowed_domains: expected a list of strings, found "example.com" (a string)`,
+		"capabilities:\n  - name: NativeTool\n    arguments:\n      kind: web_search\n      search_context_size: [low]\n": `agent.yaml:5:28: capabilities[0].arguments.search_context_size: expected one of "low", "medium", "high", found a list`,
+	} {
+		_, err := build(t, yaml)
+		if assert.Error(t, err, "loaded: %s", yaml) {
+			assert.Equal(t, want, err.Error(), yaml)
+		}
+	}
+}
+
+// TestNativeToolOptionsLoad: the values each kind's options take load as
+// they are written, null being an option left out, and an option a kind
+// does not take is left for the provider to refuse, as before.
+func TestNativeToolOptionsLoad(t *testing.T) {
+	t.Parallel()
+	for yaml, want := range map[string]map[string]any{
+		"capabilities:\n  - NativeTool: {kind: web_search, search_context_size: low, max_uses: 3, allowed_domains: [example.com], blocked_domains: [], user_location: {city: Berlin, country: DE, region: BE, timezone: Europe/Berlin}, external_web_access: false}\n": {
+			"search_context_size": "low", "max_uses": json.Number("3"), "allowed_domains": []any{"example.com"}, "blocked_domains": []any{},
+			"user_location": map[string]any{"city": "Berlin", "country": "DE", "region": "BE", "timezone": "Europe/Berlin"}, "external_web_access": false,
+		},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, max_uses: 1, allowed_domains: [example.com], enable_citations: yes, max_content_tokens: 1000}\n": {
+			"max_uses": json.Number("1"), "allowed_domains": []any{"example.com"}, "enable_citations": true, "max_content_tokens": json.Number("1000"),
+		},
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: null, search_context_size: ~}\n":     {},
+		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, max_uses: null, enable_citations: ~}}\n": {},
+		"capabilities:\n  - NativeTool: {kind: code_execution, files: [a.csv]}\n":                         {"files": []any{"a.csv"}},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, search_context_size: huge}\n":                   {"search_context_size": "huge"},
+	} {
+		caps, err := build(t, yaml)
+		require.NoError(t, err, yaml)
+		tools := caps[0].(capabilities.NativeTooler).NativeTools()
+		require.Len(t, tools, 1)
+		assert.Equal(t, want, tools[0].Options, yaml)
 	}
 }
