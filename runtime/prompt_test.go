@@ -132,3 +132,43 @@ func TestRenderInstructionsIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, out, 20_000*len("ab "))
 }
+
+// A backslash escapes a placeholder, as in Handlebars: the instructions can
+// show the model a template. \{{name}} is sent as {{name}} and needs no
+// value (one given for it is unknown); \\{{name}} is a backslash and the
+// value.
+func TestEscapedPlaceholdersAreText(t *testing.T) {
+	t.Parallel()
+	got, err := RenderInstructions([]string{`Reply with \{{name}} replaced, for {{who}}.`, `Path: C:\\{{who}}`}, map[string]string{"who": "me"})
+	require.NoError(t, err)
+	assert.Equal(t, "Reply with {{name}} replaced, for me.\n\nPath: C:\\me", got)
+
+	s := &spec.Spec{Instructions: []string{`Reply with \{{name}} replaced, for {{who}}.`}}
+	assert.Equal(t, []string{"who"}, Placeholders(s.Instructions))
+	require.NoError(t, CheckVars(s, map[string]string{"who": "me"}))
+	var unknown *UnknownVarError
+	require.ErrorAs(t, CheckVars(s, map[string]string{"who": "me", "name": "x"}), &unknown)
+	assert.Equal(t, []string{"name"}, unknown.Names)
+
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"agent.yaml": "model: script:turns.yaml\ninstructions: 'Reply with \\{{name}} replaced, for {{who}}.'\n" +
+			"capabilities:\n  - FileSystem: {allowed_patterns: ['\\{{x}}.txt', '{{who}}.txt']}\n",
+		"turns.yaml": `turns:
+  - expect: {system_contains: "Reply with {{name}} replaced, for me."}
+    tool_calls:
+      - {name: read_file, arguments: {path: "{{x}}.txt"}}
+      - {name: read_file, arguments: {path: me.txt}}
+  - text: done
+`,
+		"{{x}}.txt": "braces\n", "me.txt": "mine\n",
+	})
+	loaded, err := spec.LoadFile(filepath.Join(dir, "agent.yaml"))
+	require.NoError(t, err)
+	res, err := Run(context.Background(), loaded, WithWorkspace(dir), WithVars(map[string]string{"who": "me"}))
+	require.NoError(t, err)
+	results := toolResults(res.Transcript)
+	require.Len(t, results, 2)
+	assert.Contains(t, results[0], "braces", "the pattern is the text {{x}}.txt")
+	assert.Contains(t, results[1], "mine")
+}

@@ -25,15 +25,20 @@ const MaxFilled = expansion.Max
 
 // FillPlaceholders returns text with each {{name}} placeholder that vars
 // has a value for replaced by the value; missing is called with the name of
-// each placeholder it has none for, which is left as written. budget is
-// what the filled text may add to text, in bytes, and is spent by what it
-// adds; past it, the error says so and nothing is built.
+// each placeholder it has none for, which is left as written. An escaped
+// placeholder is text, as in Handlebars (EscapedAt): \{{name}} is written
+// {{name}}, and \\{{name}} a backslash and the value. budget is what the
+// filled text may add to text, in bytes, and is spent by what it adds; past
+// it, the error says so and nothing is built.
 func FillPlaceholders(text string, vars map[string]string, missing func(name string), budget *int) (string, error) {
 	if !strings.Contains(text, "{{") {
 		return text, nil
 	}
 	matches := placeholderRE().FindAllStringSubmatchIndex(text, -1)
 	for _, m := range matches {
+		if literal, _ := EscapedAt(text, m[0]); literal {
+			continue
+		}
 		if v, ok := vars[text[m[2]:m[3]]]; ok {
 			if *budget -= len(v) - (m[1] - m[0]); *budget < 0 {
 				return "", fmt.Errorf("filling the placeholders with their values makes more than %s of text, the most a spec may hold filled",
@@ -44,15 +49,25 @@ func FillPlaceholders(text string, vars map[string]string, missing func(name str
 	var b strings.Builder
 	last := 0
 	for _, m := range matches {
-		b.WriteString(text[last:m[0]])
+		literal, drop := EscapedAt(text, m[0])
+		start := m[0]
+		if drop {
+			start--
+		}
 		name := text[m[2]:m[3]]
-		if v, ok := vars[name]; ok {
+		v, ok := vars[name]
+		switch {
+		case literal:
+			b.WriteString(text[last:start])
+			b.WriteString(text[m[0]:m[1]])
+		case ok:
+			b.WriteString(text[last:start])
 			b.WriteString(v)
-		} else {
+		default:
 			if missing != nil {
 				missing(name)
 			}
-			b.WriteString(text[m[0]:m[1]])
+			b.WriteString(text[last:m[1]])
 		}
 		last = m[1]
 	}
@@ -122,21 +137,44 @@ func (s *Spec) TemplatedCapabilityNotes(how string) []*Error {
 }
 
 // WithoutTemplatedCapabilities returns s without the capabilities whose
-// options use a placeholder: a copy when it has any, s itself otherwise.
-// Such a capability can only be built once its values are known (run's
-// --var, a pipeline's job), so a check made without them passes it over.
+// options use a placeholder, and with the escaped placeholders (\{{name}})
+// of the others made the text they stand for: a copy when it has any of
+// either, s itself otherwise. A capability with a placeholder can only be
+// built once its values are known (run's --var, a pipeline's job), so a
+// check made without them passes it over.
 func (s *Spec) WithoutTemplatedCapabilities() *Spec {
 	kept := slices.DeleteFunc(slices.Clone(s.Capabilities), func(c Capability) bool {
 		return len(c.Placeholders()) > 0
 	})
-	if len(kept) == len(s.Capabilities) {
-		return s
+	out := s
+	if len(kept) < len(s.Capabilities) {
+		absFileMu.Lock() // Instantiate writes the fields this copies
+		c := *s
+		absFileMu.Unlock()
+		c.Capabilities = kept
+		out = &c
 	}
-	absFileMu.Lock() // Instantiate writes the fields this copies
-	out := *s
-	absFileMu.Unlock()
-	out.Capabilities = kept
-	return &out
+	// No placeholder is left to need a value: this only drops the escapes'
+	// backslashes, as a run does.
+	if slices.ContainsFunc(kept, Capability.escapes) {
+		if filled, err := out.WithCapabilityVars(nil); err == nil {
+			out = filled
+		}
+	}
+	return out
+}
+
+// escapes tells whether a string value of the capability's options holds
+// an escaped placeholder (\{{name}}).
+func (c Capability) escapes() bool {
+	for _, text := range c.appendTexts(nil) {
+		for _, m := range placeholderRE().FindAllStringIndex(text, -1) {
+			if literal, _ := EscapedAt(text, m[0]); literal {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // appendStrings appends the strings of a decoded JSON value, in document

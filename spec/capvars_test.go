@@ -75,3 +75,71 @@ func TestCapabilityVarsAreBounded(t *testing.T) {
 	require.NoError(t, err, "80 KB is well within it")
 	assert.Contains(t, string(filled.Capabilities[0].Options), strings.Repeat("ab", 2_000))
 }
+
+// A backslash escapes a placeholder, as in Handlebars, which pydantic-ai
+// renders its templates with: \{{name}} is the text {{name}}, needs no value
+// and loses its backslash; \\{{name}} is a backslash and the placeholder.
+// Only the two characters before the braces count: \\\{{name}} is two
+// backslashes and the placeholder.
+func TestEscapedPlaceholders(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, []string{"b", "c", "d"}, Placeholders(`\{{a}} \\{{b}}`, `\\\{{c}} {{d}} \{{ a }}`))
+	assert.Nil(t, Placeholders(`\{{a}}`))
+
+	vars := map[string]string{"a": "A", "b": "B"}
+	for in, want := range map[string]string{
+		`\{{a}}`:                  `{{a}}`,
+		`\{{ a }} and {{a}}`:      `{{ a }} and A`,
+		`\\{{a}}`:                 `\A`,
+		`\\\{{a}}`:                `\\A`,
+		`x\{{nope}}y`:             `x{{nope}}y`,
+		`\{{a}}{{b}}`:             `{{a}}B`,
+		`a\b \{ \{{ two words }}`: `a\b \{ \{{ two words }}`, // not a placeholder: a backslash before it is text
+		`{{a}}\`:                  `A\`,
+	} {
+		budget := MaxFilled
+		var missing []string
+		got, err := FillPlaceholders(in, vars, func(n string) { missing = append(missing, n) }, &budget)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+		assert.Empty(t, missing, in)
+	}
+	budget := MaxFilled
+	var missing []string
+	got, err := FillPlaceholders(`\\{{nope}} \{{other}}`, vars, func(n string) { missing = append(missing, n) }, &budget)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"nope"}, missing, "an escaped placeholder needs no value")
+	assert.Equal(t, `\\{{nope}} {{other}}`, got, "a placeholder without a value is left as written")
+
+	reg := capabilities.NewRegistry()
+	noop := func(context.Context, capabilities.Args) (capabilities.Capability, error) { return nil, nil }
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Leaf", New: noop}))
+	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte(`model: test
+deps_schema: {type: object, properties: {who: {type: string}}}
+description: Shows \{{team}}.
+instructions: 'Reply with \{{name}} replaced, for {{who}}.'
+capabilities:
+  - Leaf: {id: '\{{path}}'}
+  - Leaf: {id: '\\{{who}}'}
+`))
+	require.NoError(t, err)
+	assert.Empty(t, s.Warnings, "an escaped placeholder is no placeholder deps_schema should list")
+	assert.Equal(t, []string{"who"}, s.VarNames())
+	assert.Equal(t, []string{"who"}, s.CapabilityPlaceholders())
+	assert.Empty(t, s.Capabilities[0].Placeholders())
+	assert.Len(t, s.TemplatedCapabilityNotes("x"), 1, "only the capability with a placeholder")
+
+	filled, err := s.WithCapabilityVars(map[string]string{"who": "me"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id": "{{path}}"}`, string(filled.Capabilities[0].Options))
+	assert.JSONEq(t, `{"id": "\\me"}`, string(filled.Capabilities[1].Options))
+	_, err = s.WithCapabilityVars(nil)
+	assert.EqualError(t, err, "agent.yaml:7:5: capabilities[1]: the options use {{who}}, but no value was given for it")
+
+	// A check without values builds the capability whose options only hold
+	// escaped placeholders, as a run would: with their text.
+	checked := s.WithoutTemplatedCapabilities()
+	require.Len(t, checked.Capabilities, 1)
+	assert.JSONEq(t, `{"id": "{{path}}"}`, string(checked.Capabilities[0].Options))
+	assert.Contains(t, string(s.Capabilities[0].Options), `\\{{path}}`, "the spec itself is left as written")
+}

@@ -63,10 +63,26 @@ func compatWarnings(d *document, root map[string]any) []*Error {
 	return ws
 }
 
-// placeholderRE matches the {{name}} placeholders the runtime fills.
+// placeholderRE matches the {{name}} placeholders the runtime fills, and
+// the escaped ones (EscapedAt) it leaves as text.
 var placeholderRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
 })
+
+// EscapedAt tells how the {{ at text[open:] is escaped, as Handlebars
+// (pydantic-ai's templates) escapes a mustache with backslashes. After one
+// backslash (\{{name}}), literal is true: the braces are text, {{name}}.
+// After two (\\{{name}}), literal is false: one backslash is text and the
+// braces open the placeholder. Either way, drop is true: the backslash just
+// before the braces, text[open-1], is not part of the text. Only the two
+// characters before the braces count, as in Handlebars: \\\{{name}} is two
+// backslashes and the placeholder.
+func EscapedAt(text string, open int) (literal, drop bool) {
+	if open < 1 || text[open-1] != '\\' {
+		return false, false
+	}
+	return open < 2 || text[open-2] != '\\', true
+}
 
 // placeholders returns the names used in a string or a list of strings, each
 // once.

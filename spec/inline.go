@@ -134,12 +134,17 @@ func checkNotPipeline(d *document, root map[string]any) {
 }
 
 // Placeholders returns the names of the {{name}} placeholders the texts use,
-// each once, in order of first use.
+// each once, in order of first use. An escaped one (\{{name}}, EscapedAt)
+// is text, not a placeholder.
 func Placeholders(texts ...string) []string {
 	var names []string
-	for _, m := range placeholderRE().FindAllStringSubmatch(strings.Join(texts, "\n"), -1) {
-		if !slices.Contains(names, m[1]) {
-			names = append(names, m[1])
+	text := strings.Join(texts, "\n")
+	for _, m := range placeholderRE().FindAllStringSubmatchIndex(text, -1) {
+		if literal, _ := EscapedAt(text, m[0]); literal {
+			continue
+		}
+		if name := text[m[2]:m[3]]; !slices.Contains(names, name) {
+			names = append(names, name)
 		}
 	}
 	return names

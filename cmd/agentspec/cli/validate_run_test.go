@@ -71,6 +71,25 @@ func TestValidateVars(t *testing.T) {
 	assert.Contains(t, stderr, `instructions use variable "b", but no value was given (set it with --var b=VALUE)`)
 }
 
+// A backslash escapes a placeholder, as in Handlebars: instructions can
+// show the model a template, \{{name}}, which run sends as {{name}} and
+// which needs no --var (one given for it is refused as unknown).
+func TestEscapedPlaceholderNeedsNoVar(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "turns.yaml"), "turns:\n  - expect: {system_contains: 'Reply with {{name}} replaced, for me.'}\n    text: done\n")
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: script:turns.yaml\ninstructions: Reply with \\{{name}} replaced, for {{who}}.\n")
+
+	code, _, stderr := runCLI(t, "", "validate", "--var", "who=me", file)
+	assert.Equal(t, 0, code, stderr)
+	code, stdout, stderr := runCLI(t, "", "run", "--workspace", dir, "--var", "who=me", file)
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, "done\n", stdout)
+
+	code, _, stderr = runCLI(t, "", "run", "--workspace", dir, "--var", "who=me", "--var", "name=x", file)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--var name: the instructions have no {{name}} placeholder; they have {{who}}")
+}
+
 func TestWarningsForKeysWithoutEffect(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\ninstrument: true\nend_strategy: early\n"+
