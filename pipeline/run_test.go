@@ -1504,3 +1504,38 @@ steps:
 	assert.Equal(t, []any{"answer to fast"}, each.Outputs, "the finished item keeps its answer")
 	assert.False(t, res.OK())
 }
+
+// A backslash escapes a reference, as in Handlebars: \{{steps.a.output}}
+// is that text, neither checked nor filled, and makes no step depend on
+// another; \\{{...}} is a backslash and the value. A step's spec escapes
+// its own placeholders the same way, so vars need not fill them.
+func TestRunEscapedReferences(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs: {type: object, properties: {topic: {type: string}}, required: [topic]}
+steps:
+  a:
+    input: 'Fill \{{inputs.topic}} with {{inputs.topic}}; \{{ not a reference }}, \{{steps.nope.output}}'
+    vars: {who: '\{{steps.b.output}}'}
+    spec:
+      model: "script:a.yaml"
+      instructions: 'For {{who}}: reply with \{{name}} replaced.'
+  b:
+    input: '\{{steps.a.output}}'
+    spec: {model: "script:b.yaml"}
+outputs:
+  text: '\{{steps.a.output}} is \\{{steps.a.output}}'
+  whole: '\{{steps.a.output}}'
+`,
+		"a.yaml": "turns:\n  - expect: {message_contains: 'Fill {{inputs.topic}} with cats; {{ not a reference }}, {{steps.nope.output}}', " +
+			"system_contains: 'For {{steps.b.output}}: reply with {{name}} replaced.'}\n    text: fine\n",
+		"b.yaml": "turns:\n  - expect: {message_contains: '{{steps.a.output}}'}\n    text: other\n",
+	})
+	assert.Empty(t, p.Steps[1].Deps, "an escaped reference is no dependency")
+	assert.Empty(t, p.Steps[0].Deps)
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"topic": "cats"}})
+	require.NoError(t, err)
+	assert.True(t, res.OK(), "%+v", res.Steps)
+	assert.JSONEq(t, `{"text": "{{steps.a.output}} is \\fine", "whole": "{{steps.a.output}}"}`, string(res.Outputs))
+}

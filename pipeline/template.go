@@ -154,7 +154,9 @@ type rawRef struct {
 
 // parseTemplate cuts s into literal text and references. Text between {{
 // and }} that holds no brace is a reference, and must read as one; anything
-// else is literal text.
+// else is literal text. A backslash escapes a reference, as in Handlebars
+// and as in a spec's placeholders (spec.EscapedAt): \{{...}} is the literal
+// text {{...}}, never checked, and \\{{...}} a backslash and the reference.
 func parseTemplate(s string) ([]Part, []*rawRef) {
 	var parts []Part
 	var refs []*rawRef
@@ -176,16 +178,28 @@ func parseTemplate(s string) ([]Part, []*rawRef) {
 			i = open + 2
 			continue
 		}
-		lit.WriteString(s[i:open])
+		closing := open + 2 + end + 2
+		// s[i-1] is a brace, so a backslash before open is in s[i:open].
+		literal, drop := spec.EscapedAt(s, open)
+		if drop {
+			lit.WriteString(s[i : open-1])
+		} else {
+			lit.WriteString(s[i:open])
+		}
+		if literal {
+			lit.WriteString(s[open:closing])
+			i = closing
+			continue
+		}
 		if lit.Len() > 0 {
 			parts = append(parts, Part{Literal: lit.String()})
 			lit.Reset()
 		}
-		r := &rawRef{text: strings.TrimSpace(inner), offset: open, raw: s[open : open+2+end+2]}
+		r := &rawRef{text: strings.TrimSpace(inner), offset: open, raw: s[open:closing]}
 		r.parse()
 		refs = append(refs, r)
 		parts = append(parts, Part{Ref: &Ref{Text: r.text}})
-		i = open + 2 + end + 2
+		i = closing
 	}
 	if lit.Len() > 0 {
 		parts = append(parts, Part{Literal: lit.String()})

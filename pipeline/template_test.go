@@ -23,6 +23,16 @@ func TestParseTemplate(t *testing.T) {
 		{in: "{{a b}}", parts: []string{"{{a b}}"}, bad: []bool{true}, elems: [][]Elem{nil}},
 		{in: "{{}}", parts: []string{"{{}}"}, bad: []bool{true}, elems: [][]Elem{nil}},
 		{in: "{{a[99999999999999999999]}}", parts: []string{"{{a[99999999999999999999]}}"}, bad: []bool{true}, elems: [][]Elem{nil}},
+		// A backslash escapes a reference, as in Handlebars: \{{x}} is the
+		// text {{x}}, and \\{{x}} a backslash and the reference; only the
+		// two characters before the braces count.
+		{in: `\{{x}}`, parts: []string{"{{x}}"}},
+		{in: `a \{{ not a ref }} b`, parts: []string{"a {{ not a ref }} b"}},
+		{in: `\\{{x}}`, parts: []string{`\`, "{{x}}"}, bad: []bool{false}, elems: [][]Elem{nil}},
+		{in: `\\\{{x}}`, parts: []string{`\\`, "{{x}}"}, bad: []bool{false}, elems: [][]Elem{nil}},
+		{in: `\{{x}}{{y}}`, parts: []string{"{{x}}", "{{y}}"}, bad: []bool{false}, elems: [][]Elem{nil}},
+		{in: `a\b \{ {{x}}\`, parts: []string{`a\b \{ `, "{{x}}", `\`}, bad: []bool{false}, elems: [][]Elem{nil}},
+		{in: `\{{ {a} }}`, parts: []string{`\{{ {a} }}`}},
 	}
 	for _, tt := range tests {
 		parts, raws := parseTemplate(tt.in)
@@ -56,4 +66,6 @@ func TestTemplateWhole(t *testing.T) {
 	assert.NotNil(t, (&Template{Parts: parts}).Whole())
 	parts, _ = parseTemplate(" {{steps.a.output}}")
 	assert.Nil(t, (&Template{Parts: parts}).Whole())
+	parts, _ = parseTemplate(`\\{{steps.a.output}}`)
+	assert.Nil(t, (&Template{Parts: parts}).Whole(), "a backslash before it is text")
 }
