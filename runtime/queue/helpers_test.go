@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -124,13 +125,8 @@ func submit(t *testing.T, q *Queue, opts BatchOptions) ([]JobOutcome, *Batch) {
 	t.Helper()
 	b, err := q.NewBatch(opts)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	_, err = b.Wait(ctx, got.add)
-	require.NoError(t, err)
-	return got.list, b
+	got, _ := publishAndWait(t, b)
+	return got, b
 }
 
 // submitWatched is submit with the batch's job starts watched (see
@@ -140,14 +136,22 @@ func submitWatched(t *testing.T, q *Queue, opts BatchOptions) ([]JobOutcome, fun
 	b, err := q.NewBatch(opts)
 	require.NoError(t, err)
 	starts := watchStarts(t, b)
+	got, _ := publishAndWait(t, b)
+	b.Close()
+	return got, starts
+}
+
+// publishAndWait publishes b and waits for its results, for at most a
+// minute.
+func publishAndWait(t *testing.T, b *Batch) ([]JobOutcome, runtime.BatchSummary) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, b.Publish(ctx))
 	var got outcomes
-	_, err = b.Wait(ctx, got.add)
+	sum, err := b.Wait(ctx, got.add)
 	require.NoError(t, err)
-	b.Close()
-	return got.list, starts
+	return got.list, sum
 }
 
 const agentYAML = `model: script:turns.yaml

@@ -59,19 +59,14 @@ func TestBatchOverThreeWorkers(t *testing.T) {
 			mu.Unlock()
 		}
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	sum, err := b.Wait(ctx, got.add)
-	require.NoError(t, err)
+	list, sum := publishAndWait(t, b)
 	b.Close()
 
 	assert.Equal(t, 200, sum.Total)
 	assert.Equal(t, 200, sum.OK)
 	seen := map[int]bool{}
 	byWorker := map[string]int{}
-	for _, r := range got.list {
+	for _, r := range list {
 		require.NoError(t, r.Err, "job %d", r.Index)
 		assert.False(t, seen[r.Index], "job %d reported twice", r.Index)
 		seen[r.Index] = true
@@ -197,14 +192,8 @@ func TestPoisonJob(t *testing.T) {
 			retries = append(retries, fmt.Sprintf("%d: %s", e.Attempt, e.Error))
 		}
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var poisoned outcomes
-	_, err = b.Wait(ctx, poisoned.add)
-	require.NoError(t, err)
+	got, _ := publishAndWait(t, b)
 	b.Close()
-	got := poisoned.list
 	require.Len(t, got, 1)
 	assert.False(t, got[0].OK)
 	assert.Equal(t, 3, got[0].Attempt, "tried MaxAttempts times")
