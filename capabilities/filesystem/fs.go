@@ -41,6 +41,7 @@ type FS struct {
 	secret                     []pattern // the secret_patterns alone (denied holds them too)
 	// protectedFiles are the rels of Options.ProtectedFiles inside the root.
 	protectedFiles map[string]bool
+	hooks          hookDirs // the hooks directories core.hooksPath puts in the root
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -174,10 +175,14 @@ func (fs *FS) checkWrite(rel string) error {
 	return fs.checkRead(rel)
 }
 
-// checkProtected refuses a change to a protected rel (see protectedBy).
+// checkProtected refuses a change to a protected rel (see protectedBy), or
+// to one in a hooks directory of a repository (see hookDirs).
 func (fs *FS) checkProtected(rel string) error {
 	if what, ok := fs.protectedBy(rel); ok {
 		return protectedError(rel, what)
+	}
+	if h := fs.hooksProtect(rel); h != "" {
+		return protectedError(rel, h)
 	}
 	return nil
 }

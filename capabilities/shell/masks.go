@@ -1,18 +1,16 @@
 package shell
 
 import (
-	"context"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/githooks"
 )
 
 // HomeCredentials are the paths below the user's home directory that a
@@ -188,24 +186,17 @@ func skip(d fs.DirEntry) error {
 // one, as from none. A directory within one of readOnly (a .git's own
 // hooks) is covered already.
 func hooksDirs(root string, worktrees, readOnly []string) []string {
-	if !slices.Contains(worktrees, root) && inRepository(root) {
+	if !slices.Contains(worktrees, root) && githooks.InRepository(root) {
 		worktrees = append(worktrees, root)
 	}
 	if len(worktrees) == 0 {
 		return nil
 	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		return nil
-	}
 	var dirs []string
 	for _, wt := range worktrees {
-		dir := gitHooksPath(git, wt)
+		dir := githooks.Dir(wt)
 		if dir == "" {
 			continue
-		}
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(wt, dir)
 		}
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && madeBelow(root, dir) {
 			os.MkdirAll(dir, 0o755)
@@ -218,41 +209,6 @@ func hooksDirs(root string, worktrees, readOnly []string) []string {
 		dirs = append(dirs, real)
 	}
 	return dirs
-}
-
-// gitHooksPath asks git, in dir, where it runs hooks from; "" when git
-// cannot say (no repository there, or one git refuses). safe.directory is
-// lifted for the question alone, which only reads configuration: a
-// repository of another owner still runs its hooks for that owner.
-func gitHooksPath(git, dir string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, git, "-c", "safe.directory=*", "-C", dir, "rev-parse", "--git-path", "hooks")
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		// These would make git answer for another repository than dir's.
-		return slices.Contains([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES"}, name)
-	})
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimRight(string(out), "\r\n")
-}
-
-// inRepository reports whether dir or a directory above it holds a .git,
-// so that git may find a repository whose configuration applies there.
-func inRepository(dir string) bool {
-	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return false
-		}
-		dir = parent
-	}
 }
 
 // madeBelow reports whether making the directory path would make it
