@@ -16,8 +16,11 @@ start=$SECONDS
 exec 3< <(go build -v -o "$bin" ./cmd/agentspec 2>&1)
 build=$!
 n=0
+partial="" # what a read cut short by the tick had of a line
 while true; do
 	if IFS= read -r -t "$tick" -u 3 line; then
+		line=$partial$line
+		partial=""
 		# go build -v names each package it compiles on a line of its own,
 		# an import path; anything else is a message to show unchanged.
 		if [[ $line =~ ^[A-Za-z0-9._~/+-]+$ ]]; then
@@ -27,9 +30,16 @@ while true; do
 			printf '%s\n' "$line" >&2
 		fi
 	elif (($? > 128)); then
+		# The tick came in the middle of a line: read keeps what it had.
+		partial+=$line
 		printf '  still compiling (%d of at most %d packages done, %ds so far)\n' "$n" "$total" $((SECONDS - start)) >&2
 	else
-		break # the build has ended
+		# The build has ended; its last line may lack a newline.
+		line=$partial$line
+		if [[ -n $line ]]; then
+			printf '%s\n' "$line" >&2
+		fi
+		break
 	fi
 done
 wait "$build"

@@ -330,6 +330,27 @@ func TestBuildDemoScript(t *testing.T) {
 	assert.NotContains(t, out, "built ")
 }
 
+// A line the go command writes in two parts, with a tick between them, is
+// shown whole, and so is a last line without a newline: the build-demo
+// script's read, cut short by the tick, keeps what it had read.
+func TestBuildDemoScriptKeepsALineTheTickCut(t *testing.T) {
+	t.Parallel()
+	fake := t.TempDir()
+	goScript := "#!/bin/sh\n" +
+		"if [ \"$1\" = list ]; then echo a; echo b; exit 0; fi\n" +
+		"printf 'example.com/pkg\\n# exam'; sleep 1; printf 'ple.com/pkg\\nlast words'; exit 1\n"
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "go"), []byte(goScript), 0o755))
+	cmd := exec.Command("bash", filepath.Join(repoRoot, "scripts", "build-demo.sh"))
+	cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"BIN="+filepath.Join(t.TempDir(), "agentspec"), "BUILD_TICK=0.3")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "a failed build fails the script")
+	assert.Contains(t, string(out), "\n  compiled 1 of at most 2: example.com/pkg\n")
+	assert.Contains(t, string(out), "\n# example.com/pkg\n", "the heading, whole")
+	assert.Regexp(t, `(?m)^  still compiling \(1 of at most 2 packages done, [0-9]+s so far\)$`, string(out))
+	assert.True(t, strings.HasSuffix(string(out), "\nlast words\n"), "%q", out)
+}
+
 // CONTRIBUTING.md's diagram matches the folders: every folder of Go code is
 // in it (by its path, or by its name under a folder that is), and every
 // path it names exists.
