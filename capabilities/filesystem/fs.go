@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/githooks"
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
@@ -41,7 +42,10 @@ type FS struct {
 	secret                     []pattern // the secret_patterns alone (denied holds them too)
 	// protectedFiles are the rels of Options.ProtectedFiles inside the root.
 	protectedFiles map[string]bool
-	hooks          hookDirs // the hooks directories core.hooksPath puts in the root
+	// hooks are the hooks directories core.hooksPath puts in the root,
+	// outside any .git: read-only to the tools, as .git is (D11), or a
+	// model could write a hook that the user's next commit runs.
+	hooks *githooks.Dirs
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -69,6 +73,10 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 		protected: ps.protected,
 	}
 	fs.root.dir = rd
+	fs.hooks = githooks.NewDirs(real, func(rel string) bool {
+		_, err := rd.Lstat(rel)
+		return err == nil
+	})
 	fs.changes = newChangeTracker(fs)
 	if alias != real {
 		fs.aliasParts = splitAbs(alias)
@@ -176,12 +184,12 @@ func (fs *FS) checkWrite(rel string) error {
 }
 
 // checkProtected refuses a change to a protected rel (see protectedBy), or
-// to one in a hooks directory of a repository (see hookDirs).
+// to one in a hooks directory of a repository (see FS.hooks).
 func (fs *FS) checkProtected(rel string) error {
 	if what, ok := fs.protectedBy(rel); ok {
 		return protectedError(rel, what)
 	}
-	if h := fs.hooksProtect(rel); h != "" {
+	if h := fs.hooks.Holding(rel); h != "" {
 		return protectedError(rel, h)
 	}
 	return nil

@@ -8,11 +8,15 @@ package githooks
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,5 +67,128 @@ func InRepository(dir string) bool {
 			return false
 		}
 		dir = parent
+	}
+}
+
+// Dirs answers, for the paths in one directory tree, whether a path lies
+// in a hooks directory git runs hooks from: that of the repository whose
+// work tree holds the path, when core.hooksPath puts it inside the tree
+// and outside any .git (which the tools guard as .git). git is asked once
+// per repository, and the answer kept: a repository's configuration lies
+// in its .git, which the tools never change. Which repository holds a path
+// is looked at anew each time, since a repository may be made meanwhile.
+// It is safe for concurrent use.
+type Dirs struct {
+	root   string                // the tree, an absolute real path
+	exists func(rel string) bool // whether rel, slash-separated, exists in the tree
+	mu     sync.Mutex
+	// byRepo maps a work tree's rel ("" for a repository above the root)
+	// to its hooks directory's rel, or "" for none to guard.
+	byRepo    map[string]string
+	aboveOnce sync.Once
+	above     bool // a directory above the root holds a .git
+}
+
+// NewDirs returns the Dirs of the tree at root, an absolute path with its
+// symlinks resolved. exists says whether a slash-separated path relative
+// to root exists, without following a final symlink; nil looks with
+// os.Lstat.
+func NewDirs(root string, exists func(rel string) bool) *Dirs {
+	if exists == nil {
+		exists = func(rel string) bool {
+			_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+			return err == nil
+		}
+	}
+	return &Dirs{root: root, exists: exists}
+}
+
+// Holding returns the rel of the hooks directory that holds rel, a clean
+// slash-separated path relative to the root with its symlinks resolved, or
+// is rel itself; "" when there is none. Directories are matched without
+// regard to case, as a file system that ignores it would match them.
+func (d *Dirs) Holding(rel string) string {
+	wt, ok := d.workTreeOf(rel)
+	if !ok {
+		return ""
+	}
+	d.mu.Lock()
+	h, known := d.byRepo[wt]
+	if !known {
+		h = d.hooksRel(wt)
+		if d.byRepo == nil {
+			d.byRepo = map[string]string{}
+		}
+		d.byRepo[wt] = h
+	}
+	d.mu.Unlock()
+	if h == "" || !strings.EqualFold(rel, h) && !(len(rel) > len(h) && rel[len(h)] == '/' && strings.EqualFold(rel[:len(h)], h)) {
+		return ""
+	}
+	return h
+}
+
+// workTreeOf returns the nearest directory at or above rel's directory,
+// within the root, that holds a .git; "" when none does but the root lies
+// in a repository; false when rel lies in no repository.
+func (d *Dirs) workTreeOf(rel string) (string, bool) {
+	for dir := path.Dir(rel); ; dir = path.Dir(dir) {
+		if d.exists(path.Join(dir, ".git")) {
+			return dir, true
+		}
+		if dir == "." || dir == "/" {
+			break
+		}
+	}
+	d.aboveOnce.Do(func() { d.above = InRepository(filepath.Dir(d.root)) })
+	return "", d.above
+}
+
+// hooksRel asks git where the repository whose work tree is wt runs hooks
+// from, and returns that directory's rel when it lies strictly inside the
+// root and outside any .git; "" otherwise.
+func (d *Dirs) hooksRel(wt string) string {
+	dir := d.root
+	if wt != "" {
+		dir = filepath.Join(d.root, filepath.FromSlash(wt))
+	}
+	hooks := Dir(dir)
+	if hooks == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(d.root, realAsFarAsItExists(hooks))
+	if err != nil {
+		return ""
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || inGitDir(rel) {
+		return ""
+	}
+	return rel
+}
+
+// inGitDir reports whether a component of rel is .git, in any case.
+func inGitDir(rel string) bool {
+	for c := range strings.SplitSeq(rel, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+// realAsFarAsItExists resolves the symlinks of the longest part of p that
+// exists and joins the rest to it: the real path p would have once made.
+func realAsFarAsItExists(p string) string {
+	rest := ""
+	for q := p; ; q = filepath.Dir(q) {
+		real, err := filepath.EvalSymlinks(q)
+		if err == nil {
+			return filepath.Join(real, rest)
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(q) == q {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
 	}
 }

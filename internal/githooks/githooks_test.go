@@ -1,0 +1,57 @@
+package githooks
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// Holding names the hooks directory core.hooksPath puts in the tree, for
+// the repository at its top and a nested one, and nothing for a path
+// elsewhere, for hooks in .git, or for a hooks directory outside the tree.
+func TestHolding(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "config", "core.hooksPath", ".githooks")
+	for _, d := range []string{"nested", "plain", "away"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		gitIn(t, filepath.Join(root, d), "init", "-q")
+	}
+	gitIn(t, filepath.Join(root, "nested"), "config", "core.hooksPath", "tools/hooks")
+	gitIn(t, filepath.Join(root, "away"), "config", "core.hooksPath", t.TempDir())
+
+	d := NewDirs(root, nil)
+	for rel, want := range map[string]string{
+		".githooks/pre-commit":        ".githooks",
+		".githooks":                   ".githooks",
+		".GITHOOKS/pre-commit":        ".githooks",
+		".githooks2/pre-commit":       "",
+		"src/main.go":                 "",
+		"nested/tools/hooks/pre-push": "nested/tools/hooks",
+		"nested/.githooks/pre-commit": "", // nested's own hooks are elsewhere
+		"plain/.git/hooks/pre-commit": "", // in .git: guarded as .git
+		"plain/.githooks/pre-commit":  "",
+		"away/pre-commit":             "",
+	} {
+		assert.Equal(t, want, d.Holding(rel), rel)
+	}
+
+	// Outside any repository, nothing is asked and nothing is held.
+	bare, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, "", NewDirs(bare, nil).Holding(".githooks/pre-commit"))
+}
