@@ -87,7 +87,9 @@
 //
 // # Running
 //
-// Run runs a loaded pipeline over one workspace. Each step starts when every
+// Run runs a loaded pipeline over one workspace. A step whose provider has
+// no key fails only when its turn comes; CheckCredentials finds every such
+// step before the first runs. Each step starts when every
 // step in its Deps has ended: when one failed (or did not run), the step is
 // not run; when one was skipped, the step is skipped too. Otherwise its
 // Condition, if any, is evaluated over its references' values, and false

@@ -73,8 +73,11 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 
 	if f.queue.url == "" {
 		// What run refuses of a spec before its first request, it refuses
-		// of every step before the first step's: not halfway through.
-		if problems := checkSteps(ctx, p, dir, nil); len(problems) > 0 {
+		// of every step before the first step's: not halfway through. So
+		// with a provider's missing key: the workers of --nats have their
+		// own environment.
+		problems := append(checkSteps(ctx, p, dir, nil), problemsOf(p.File, p.CheckCredentials())...)
+		if len(problems) > 0 {
 			printProblems(stderr, []fileResult{{Problems: problems}})
 			return exitWith(exitUsage, nil)
 		}
@@ -594,8 +597,10 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 	ctx := cmd.Context()
 	if f.queue.url == "" {
 		// What run refuses of a pipeline before its first step, batch
-		// refuses in every workspace before any step runs in any.
-		if problems := checkBatchSteps(ctx, p, workspaces); len(problems) > 0 {
+		// refuses in every workspace before any step runs in any; a missing
+		// key is missing in all of them, and told once.
+		problems := append(checkBatchSteps(ctx, p, workspaces), problemsOf(p.File, p.CheckCredentials())...)
+		if len(problems) > 0 {
 			printProblems(stderr, []fileResult{{Problems: problems}})
 			return exitWith(exitUsage, nil)
 		}

@@ -443,6 +443,46 @@ steps:
 	assert.NotContains(t, stderr, "a started")
 }
 
+// A step whose provider has no key is found before the first step runs,
+// not when its turn comes after the others have run (and been paid for):
+// every such step is told at once, by name, for run and batch alike. Not
+// parallel: it sets the environment.
+func TestRunPipelineChecksCredentialsFirst(t *testing.T) {
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"} {
+		t.Setenv(v, "")
+	}
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `steps:
+  first:
+    spec: {model: "script:answer.yaml"}
+  draft:
+    input: "{{steps.first.output}}"
+    spec: {model: "openai:gpt-4o-mini"}
+  review:
+    input: "{{steps.draft.output}}"
+    spec: {model: "anthropic:claude-sonnet-4-5"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, stdout, stderr := runCLI(t, "", "run", file, "--workspace", t.TempDir())
+	assert.Equal(t, 2, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, file+":4:3: steps.draft: openai: API key not set: set the OPENAI_API_KEY environment variable")
+	assert.Contains(t, stderr, file+":7:3: steps.review: anthropic: API key not set: set the ANTHROPIC_API_KEY environment variable")
+	assert.NotContains(t, stderr, "first started", "no step runs")
+
+	code, stdout, stderr = runCLI(t, "", "batch", file, t.TempDir(), t.TempDir())
+	assert.Equal(t, 2, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Equal(t, 1, strings.Count(stderr, "OPENAI_API_KEY"), "told once, whatever the workspaces: %s", stderr)
+	assert.NotContains(t, stderr, "started")
+
+	// validate checks a pipeline without the keys its runs will have.
+	code, _, stderr = runCLI(t, "", "validate", file)
+	assert.Equal(t, 0, code, stderr)
+}
+
 // Without outputs:, a pipeline prints its last step's answer as run prints
 // it: text as it is, a schema's value as JSON.
 func TestRunPipelinePrintsTheLastAnswerAsRun(t *testing.T) {
