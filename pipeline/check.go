@@ -356,6 +356,8 @@ func (c *checker) checkStep(st *Step) {
 			switch {
 			case e != nil && e.at != nil:
 				c.addAt(e.at.Pos, label(ptr+"/when"), e.msg)
+			case e != nil && e.offset >= 0:
+				c.addAt(c.textPos(st.When, e.offset), label(ptr+"/when"), e.msg)
 			case e != nil:
 				c.add(ptr+"/when", e.msg)
 			}

@@ -76,8 +76,11 @@
 // language with static types) whose {{references}} stand for the values
 // they name: each becomes a typed CEL variable (a list for an array, an int
 // for an integer, dyn where the schema says nothing), and the expression is
-// type-checked when the pipeline loads; one that is not boolean, or applies
-// an operator to the wrong types, is an error at the when. A value that may
+// type-checked when the pipeline loads; one that is not boolean is an error
+// at the when, and one that does not parse, or applies an operator to the
+// wrong types, where CEL finds it in the file (through YAML's quotes,
+// escapes and blocks; at the when when the file does not read back as its
+// text, a ${VAR} filled in it). A value that may
 // be absent or null is nullable (int or null): it may be compared and asked
 // has() of, and any other use must be where the expression has tested it
 // ({{steps.a.output.count}} != null && {{steps.a.output.count}} > 0), or

@@ -369,7 +369,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "a when that compares a count with a string",
 			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.count}} > 'three'\"\n",
-			want: []string{`p.yaml:5:11: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int or null, string)'`},
+			want: []string{`p.yaml:5:37: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int or null, string)'`},
 		},
 		{
 			// '{{...}}' is the text {{...}}, never the value: refused, with the
@@ -424,7 +424,41 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "a when that does not parse",
 			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.files}} !=\"\n",
-			want: []string{`p.yaml:5:11: steps.a.when: when is not a valid expression: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}`},
+			want: []string{`p.yaml:5:39: steps.a.when: when is not a valid expression: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}`},
+		},
+		{
+			// CEL's errors are told where they are in the file, through
+			// YAML's quoting, escapes and blocks.
+			name: "a when's error in single quotes, after an escaped quote",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: '{{steps.t.output.count}} != null && ''a'' > 3'\n",
+			want: []string{`p.yaml:5:54: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(string, int)'`},
+		},
+		{
+			name: "a when's error in double quotes, after an escape",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.count}} != null && \\\"a\\\" > 3\"\n",
+			want: []string{`p.yaml:5:54: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(string, int)'`},
+		},
+		{
+			name: "a when's error after an escaped reference",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    when: \"'\\\\{{x}}' > 1\"\n",
+			want: []string{`p.yaml:4:22: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(string, int)'`},
+		},
+		{
+			name: "a when's error in a plain scalar",
+			src:  "steps:\n  a:\n    spec: agents/plain.yaml\n    when: true && 1 > 'x'\n",
+			want: []string{`p.yaml:4:21: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int, string)'`},
+		},
+		{
+			name: "a when's error on the second line of a literal block",
+			src: "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: |\n" +
+				"      {{steps.t.output.count}} != null &&\n        {{steps.t.output.count}} > 'x'\n",
+			want: []string{`p.yaml:7:34: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int or null, string)'`},
+		},
+		{
+			name: "a when's error on the second line of a folded block",
+			src: "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: >-\n" +
+				"      {{steps.t.output.count}} != null\n      && 1 > 'x'\n",
+			want: []string{`p.yaml:7:12: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int, string)'`},
 		},
 		{
 			name: "top-level values of the wrong kind",

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
@@ -19,8 +20,9 @@ import (
 // {{references}} stand for the values they name, type-checked against their
 // schemas when the pipeline loads: a reference to an array of files is a
 // CEL list, to an integer a CEL int, and an expression that is not a
-// boolean, or applies an operator to the wrong types, is an error at the
-// when's position. A reference whose schema says nothing is dyn.
+// boolean is an error at the when's position, one that applies an operator
+// to the wrong types at the operator's. A reference whose schema says
+// nothing is dyn.
 //
 // A value that may be absent (a property its schema does not require, an
 // input that is not required and has no default) or null (its schema allows
@@ -38,10 +40,13 @@ type Condition struct {
 }
 
 // condError is what is wrong with a when; at is the reference it is about,
-// nil for the whole expression.
+// nil for the whole expression; offset, when at is nil, is where in the
+// when's text the expression goes wrong (CEL's location), -1 when nowhere
+// in particular.
 type condError struct {
-	msg string
-	at  *Ref
+	msg    string
+	at     *Ref
+	offset int
 }
 
 // compileCondition compiles and type-checks t.
@@ -53,12 +58,29 @@ func compileCondition(t *Template) (*Condition, *condError) {
 		occur []*Ref // each occurrence, by variable
 		at    []int  // and where it is in t.Parts
 		index = map[string]int{}
+		// toText maps each byte of expr to its offset in t.Text: a
+		// reference's variable to its {{, literal text past the
+		// backslashes an escape dropped from it.
+		toText   []int
+		_, raws  = parseTemplate(t.Text)
+		textAt   = 0
+		refCount = 0
 	)
 	for k, p := range t.Parts {
 		if p.Ref == nil {
 			expr.WriteString(p.Literal)
+			for i := 0; i < len(p.Literal); i++ {
+				for textAt < len(t.Text) && t.Text[textAt] != p.Literal[i] {
+					textAt++
+				}
+				toText = append(toText, textAt)
+				textAt++
+			}
 			continue
 		}
+		raw := raws[refCount]
+		refCount++
+		textAt = raw.offset + len(raw.raw)
 		i, seen := index[p.Ref.Text]
 		if !seen {
 			i = len(cond.refs)
@@ -69,34 +91,67 @@ func compileCondition(t *Template) (*Condition, *condError) {
 		cond.vars = append(cond.vars, i)
 		occur, at = append(occur, p.Ref), append(at, k)
 		decls = append(decls, cel.Variable(name, refCELType(p.Ref)))
-		fmt.Fprintf(&expr, "(%s)", name)
+		v := "(" + name + ")"
+		expr.WriteString(v)
+		for range len(v) {
+			toText = append(toText, raw.offset)
+		}
 	}
+	toText = append(toText, min(textAt, len(t.Text))) // the end
 	// JSON Schema's numbers include its integers: a number orders against
 	// an integer literal as CEL's cross-type comparisons let it.
 	env, err := cel.NewEnv(append(decls, cel.CrossTypeNumericComparisons(true))...)
 	if err != nil {
-		return nil, &condError{msg: "when: " + err.Error()}
+		return nil, &condError{msg: "when: " + err.Error(), offset: -1}
 	}
 	ast, iss := env.Compile(expr.String())
 	if iss.Err() != nil {
-		return nil, &condError{msg: "when is not a valid expression: " + celMessage(iss.Err())}
+		e := &condError{msg: "when is not a valid expression: " + celMessage(iss.Err()), offset: -1}
+		// Err sorted the errors by location: the first is the one told.
+		if errs := iss.Errors(); len(errs) > 0 {
+			if off, ok := exprOffset(expr.String(), errs[0].Location.Line(), errs[0].Location.Column()); ok {
+				e.offset = toText[off]
+			}
+		}
+		return nil, e
 	}
 	if e := unused(ast, t, occur, at); e != nil {
 		return nil, e
 	}
 	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
-		return nil, &condError{msg: fmt.Sprintf("when must be true or false, and this expression is of type %s", celTypeName(out.String()))}
+		return nil, &condError{msg: fmt.Sprintf("when must be true or false, and this expression is of type %s", celTypeName(out.String())), offset: -1}
 	}
 	if e := cond.guards(ast, occur); e != nil {
 		return nil, e
 	}
 	if cond.prg, err = env.Program(ast); err != nil {
-		return nil, &condError{msg: "when: " + err.Error()}
+		return nil, &condError{msg: "when: " + err.Error(), offset: -1}
 	}
 	return cond, nil
 }
 
 func varName(i int) string { return "_r" + strconv.Itoa(i) }
+
+// exprOffset is the byte offset in expr of a CEL location: its 1-based
+// line and its 0-based column, counted in characters.
+func exprOffset(expr string, line, col int) (int, bool) {
+	if line < 1 || col < 0 {
+		return 0, false
+	}
+	off := 0
+	for ; line > 1; line-- {
+		i := strings.IndexByte(expr[off:], '\n')
+		if i < 0 {
+			return 0, false
+		}
+		off += i + 1
+	}
+	for ; col > 0 && off < len(expr); col-- {
+		_, size := utf8.DecodeRuneInString(expr[off:])
+		off += size
+	}
+	return off, col == 0
+}
 
 // refCELType is the CEL type of ref's value: nullable when it may be absent
 // or null.
