@@ -380,6 +380,15 @@ func TestLoadErrors(t *testing.T) {
 				`a reference is a value of its own: write it outside the quotes: {{steps.t.output.files}} == 'x'`},
 		},
 		{
+			// The expression as it should read keeps every escape as written.
+			name: "a reference inside a string literal of a when, beside escapes",
+			src: "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: |-\n" +
+				"      '{{steps.t.output.files}}' == '\\{{x}}' || 'a\\\\\\{{steps.t.output.count}}' == ''\n",
+			want: []string{`p.yaml:5:11: steps.a.when: {{steps.t.output.files}} is inside a string literal, where it is that text and is never filled; ` +
+				`a reference is a value of its own: write it outside the quotes: ` +
+				`{{steps.t.output.files}} == '\{{x}}' || 'a\\\{{steps.t.output.count}}' == ''`},
+		},
+		{
 			name: "a reference inside a longer string literal of a when",
 			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"size({{steps.t.output.files}}) > 0 && 'n={{steps.t.output.files}}' != ''\"\n",
 			want: []string{`p.yaml:5:53: steps.a.when: {{steps.t.output.files}} is inside a string literal, where it is that text and is never filled; ` +

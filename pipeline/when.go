@@ -213,39 +213,34 @@ func unused(ast *cel.Ast, t *Template, occur []*Ref, at []int) *condError {
 }
 
 // unquote is t's text with the quotes around the reference t.Parts[part]
-// taken away, when they enclose it alone ('{{steps.a.output.name}}').
+// taken away, when they enclose it alone ('{{steps.a.output.name}}'). The
+// rest is the text as written, its escapes (\{{...}}) kept.
 func unquote(t *Template, part int) (string, bool) {
-	if part == 0 || part+1 >= len(t.Parts) || t.Parts[part-1].Ref != nil || t.Parts[part+1].Ref != nil {
+	k := 0 // the reference's index among t's
+	for _, p := range t.Parts[:part] {
+		if p.Ref != nil {
+			k++
+		}
+	}
+	_, raws := parseTemplate(t.Text)
+	if k >= len(raws) {
 		return "", false
 	}
-	before, after := t.Parts[part-1].Literal, t.Parts[part+1].Literal
-	if before == "" || after == "" {
+	open, end := raws[k].offset, raws[k].offset+len(raws[k].raw)
+	if open == 0 || end >= len(t.Text) {
 		return "", false
 	}
-	q := before[len(before)-1]
-	if q != '\'' && q != '"' || after[0] != q {
+	q := t.Text[open-1]
+	if q != '\'' && q != '"' || t.Text[end] != q {
 		return "", false
 	}
-	if rest := before[:len(before)-1]; rest != "" {
+	if open >= 2 {
 		// Not the end of a triple quote, nor a raw or bytes literal's r'.
-		if c := rest[len(rest)-1]; c == q || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+		if c := t.Text[open-2]; c == q || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
 			return "", false
 		}
 	}
-	var b strings.Builder
-	for i, p := range t.Parts {
-		switch {
-		case i == part-1:
-			b.WriteString(before[:len(before)-1])
-		case i == part+1:
-			b.WriteString(after[1:])
-		case p.Ref != nil:
-			b.WriteString("{{" + p.Ref.Text + "}}")
-		default:
-			b.WriteString(p.Literal)
-		}
-	}
-	return b.String(), true
+	return t.Text[:open-1] + t.Text[open:end] + t.Text[end+1:], true
 }
 
 // guards refuses a use of a value that may be null where a null would make
