@@ -668,7 +668,7 @@ func (c *checker) resolve(ref *Ref, r *rawRef, st *Step, item bool) {
 			t = stringType("the pipeline has no inputs schema, so " + base)
 		}
 		ref.Kind, ref.Name, ref.Path = RefInput, name, elems[1:]
-		ref.Type, ref.Optional = c.walk(t, base, elems[1:], ref.Pos)
+		ref.Type, ref.Optional = c.walk(t, base, elems[1:], ref.Pos, true)
 		ref.Optional = cmp.Or(optional, ref.Optional)
 	case r.root == "steps":
 		if len(elems) == 0 || elems[0].Key == "" {
@@ -708,10 +708,13 @@ func (c *checker) resolve(ref *Ref, r *rawRef, st *Step, item bool) {
 				t.desc = "steps." + name + ".outputs (" + name + " has no output_schema)"
 			}
 		}
-		ref.Type, ref.Optional = c.walk(t, base, elems[2:], ref.Pos)
+		ref.Type, ref.Optional = c.walk(t, base, elems[2:], ref.Pos, false)
 	case st != nil && st.FanOut() && r.root == st.As && item:
 		ref.Kind, ref.Name, ref.Path = RefItem, r.root, elems
-		ref.Type, ref.Optional = c.walk(st.ForEach.Item, r.root, elems, ref.Pos)
+		// The items of an input's array have their defaults, as the input.
+		over := st.ForEach.Template
+		fromInput := over != nil && over.Whole() != nil && over.Whole().Kind == RefInput
+		ref.Type, ref.Optional = c.walk(st.ForEach.Item, r.root, elems, ref.Pos, fromInput)
 	case st != nil && st.FanOut() && r.root == st.As:
 		fail(r.root, fmt.Sprintf("the item %s is defined in the step's input and vars, one job per item; for_each and when are the step's own", r.root))
 	case st != nil && r.root == st.As:
@@ -764,7 +767,10 @@ func propHint(name string, names []string) string {
 // when it is always there: every member on the way is required by its
 // schema, or the schema says nothing of it, and no value on the way may be
 // null); a step the type does not allow is reported.
-func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (_ Type, optional string) {
+//
+// defaults says that the value's members not given take their schema's
+// default (an input's, as Run fills them): a member with one is there.
+func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position, defaults bool) (_ Type, optional string) {
 	here := base
 	for _, e := range elems {
 		next := here + e.String()
@@ -795,7 +801,7 @@ func (c *checker) walk(t Type, base string, elems []Elem, at spec.Position) (_ T
 			}
 			return Type{}, ""
 		}
-		if optional == "" && t.Known() && !t.Requires(e.Key) {
+		if _, given := prop.Default(); optional == "" && t.Known() && !t.Requires(e.Key) && !(defaults && given) {
 			optional = fmt.Sprintf("%s does not require '%s'", t.origin, e.Key)
 		}
 		t, here = prop, next

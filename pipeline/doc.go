@@ -39,8 +39,10 @@
 // its JSON type when filled, and a when expression can be type-checked
 // against the types of its references. A Ref says too whether its value may
 // be absent (Ref.Optional): a property on its path that its schema does not
-// require, or an input the inputs schema neither requires nor gives a
-// default. An input not given takes its schema's default. An absent value is
+// require (nor, on an input's path, give a default), or an input the inputs
+// schema neither requires nor gives a default. An input not given takes its
+// schema's default, and so does a member of an input, at any depth (of an
+// object input, of the objects in an array input). An absent value is
 // null, in text as in a whole reference, and a for_each over an array left
 // out has no items.
 //

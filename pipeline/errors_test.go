@@ -424,6 +424,16 @@ func TestLoadErrors(t *testing.T) {
 				`and then this when fails: test it first, as {{steps.t.output.m.k}} != null && ...`},
 		},
 		{
+			// An answer's missing member is not filled from its schema's
+			// default, as an input's is: it is absent all the same.
+			name: "a when that uses an optional output property with a default",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+				"      output_schema: {type: object, properties: {n: {type: integer, default: 1}}}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.n}} > 2\"\n",
+			want: []string{`p.yaml:9:12: steps.a.when: {{steps.t.output.n}} may be absent (t's output_schema does not require 'n'), ` +
+				`and then this when fails: test it first, as {{steps.t.output.n}} != null && ...`},
+		},
+		{
 			name: "an optional input in a when, untested",
 			src: "inputs:\n  type: object\n  properties: {level: {type: integer}, depth: {type: integer, default: 2}}\n" +
 				"steps:\n  a:\n    spec: agents/plain.yaml\n    when: \"{{inputs.depth}} > 1 && {{inputs.level}} > 1\"\n",

@@ -301,18 +301,9 @@ func checkInputs(p *Pipeline, in map[string]any) (map[string]any, error) {
 		}
 	}
 	if p.Inputs != nil {
-		// An input not given takes its schema's default, as --var would give it.
-		props, _ := p.Inputs.Type.Schema()["properties"].(map[string]any)
-		for name := range props {
-			if _, given := values[name]; given {
-				continue
-			}
-			if t, _, ok := p.Inputs.Type.Property(name); ok {
-				if d, ok := t.Default(); ok {
-					values[name] = d
-				}
-			}
-		}
+		// An input not given takes its schema's default, as --var would
+		// give it, and so does a member of one, at every depth.
+		fillDefaults(values, p.Inputs.Type, 0)
 	}
 	if p.Inputs != nil && p.Inputs.Compiled != nil {
 		if err := p.Inputs.Compiled.Validate(values); err != nil {
@@ -320,6 +311,58 @@ func checkInputs(p *Pipeline, in map[string]any) (map[string]any, error) {
 		}
 	}
 	return values, nil
+}
+
+// fillDefaults gives v, a value of type t, the default of each property its
+// schema lists and v does not have, and so on into its members and items,
+// a default given included: an input's members take their defaults as the
+// inputs themselves do.
+func fillDefaults(v any, t Type, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for _, name := range t.Properties() {
+			prop, _, ok := t.Property(name)
+			if !ok {
+				continue
+			}
+			if _, given := v[name]; !given {
+				d, ok := prop.Default()
+				if !ok {
+					continue
+				}
+				v[name] = copyValue(d) // the schema's own is shared
+			}
+			fillDefaults(v[name], prop, depth+1)
+		}
+	case []any:
+		for i, e := range v {
+			if item, _, ok := t.Item(i); ok {
+				fillDefaults(e, item, depth+1)
+			}
+		}
+	}
+}
+
+// copyValue is a copy of the JSON value v that shares no map or slice with it.
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = copyValue(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = copyValue(e)
+		}
+		return l
+	}
+	return v
 }
 
 // inputNames are the inputs p's templates name, in the order first named.

@@ -948,6 +948,57 @@ outputs:
 	assert.Contains(t, res.Steps["b"].Error, "Style: brief.")
 }
 
+// An input's default is its at every depth: a member of an object input
+// (or of an object in an array input) not given takes its schema's
+// default, as a top-level input does, the object's own default included,
+// so a when may use it untested.
+func TestRunNestedInputDefaults(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties:
+    opts:
+      type: object
+      properties:
+        depth: {type: integer, default: 2}
+        mode: {type: string, default: fast}
+        deep: {type: object, properties: {on: {type: boolean, default: true}}, default: {}}
+      default: {}
+    files:
+      type: array
+      items: {type: object, properties: {path: {type: string}, mode: {type: string, default: edit}}, required: [path]}
+  required: [files]
+steps:
+  a:
+    when: "{{inputs.opts.depth}} > 1 && {{inputs.opts.deep.on}}"
+    input: "{{inputs.opts}} {{inputs.files}}"
+    spec: {model: "script:a.yaml"}
+`,
+	})
+	var got string
+	input := func(res *Result) string {
+		t.Helper()
+		require.True(t, res.OK(), "%+v", res.Steps["a"])
+		return got
+	}
+	opts := RunOptions{Workspace: t.TempDir(), Exec: func(_ context.Context, job Job) (*runtime.Result, error) {
+		got = job.Input
+		return &runtime.Result{Output: "ok"}, nil
+	}}
+
+	opts.Inputs = map[string]any{"files": []any{map[string]any{"path": "a.go"}, map[string]any{"path": "b.go", "mode": "read"}}}
+	res, err := Run(context.Background(), p, opts)
+	require.NoError(t, err)
+	assert.Equal(t, `{"deep":{"on":true},"depth":2,"mode":"fast"} [{"mode":"edit","path":"a.go"},{"mode":"read","path":"b.go"}]`, input(res))
+
+	opts.Inputs = map[string]any{"opts": map[string]any{"mode": "slow", "deep": map[string]any{}}, "files": []any{}}
+	res, err = Run(context.Background(), p, opts)
+	require.NoError(t, err)
+	assert.Equal(t, `{"deep":{"on":true},"depth":2,"mode":"slow"} []`, input(res))
+}
+
 // An index past the end of an array fails the step that reads it, naming
 // the index and how many items the array it indexes has.
 func TestRunIndexPastTheEnd(t *testing.T) {

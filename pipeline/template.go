@@ -90,8 +90,9 @@ type Ref struct {
 	// Type is the value's static type, from the schema that describes it.
 	Type Type
 	// Optional says why the value may be absent: a property on its path
-	// that its schema does not require, or an input that the inputs schema
-	// does not require and gives no default ("a's output_schema does not
+	// that its schema does not require (nor, on an input's path, give a
+	// default), or an input that the inputs schema does not require and
+	// gives no default ("a's output_schema does not
 	// require 'count'"); "" when it is always there. An absent value is
 	// null: "null" when inserted in text, as any value is written there in
 	// JSON, null where a whole reference keeps its JSON type, no items for a
