@@ -1132,6 +1132,56 @@ steps:
 	assert.Equal(t, "{{inputs.lists[1]}}: index 1 is past the end of inputs.lists, an array of 1 item", res.Steps["each"].Error)
 }
 
+// What stderr shows (OnJobStart and OnJobEnd, one call at a time) reads in
+// an order that matches what happened, however many jobs run at once: a
+// job's start before its end, and a step's start after the end of every job
+// of the steps it depends on. Jobs that start together are told in either
+// order, as the events are.
+func TestRunJobCallbacksInOrder(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  a:
+    spec: {model: "script:answer.yaml"}
+  b:
+    spec: {model: "script:answer.yaml"}
+  each:
+    for_each: {glob: "*.md"}
+    input: "{{item}} {{steps.a.output}}"
+    spec: {model: "script:answer.yaml"}
+  last:
+    input: "{{steps.each.outputs}} {{steps.b.output}}"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	ws := writeFiles(t, t.TempDir(), map[string]string{"1.md": "1", "2.md": "2", "3.md": "3", "4.md": "4"})
+	var lines []string // called one at a time
+	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Concurrency: 4,
+		OnJobStart: func(step string, item int) { lines = append(lines, "start "+jobName(step, item)) },
+		OnJobEnd:   func(e JobEnd) { lines = append(lines, "end "+jobName(e.Step, e.Item)) },
+	})
+	require.NoError(t, err)
+	require.True(t, res.OK())
+	at := map[string]int{}
+	for i, l := range lines {
+		at[l] = i
+	}
+	require.Len(t, at, 2*7, "%v", lines)
+	for l, i := range at {
+		if job, ok := strings.CutPrefix(l, "start "); ok {
+			assert.Less(t, i, at["end "+job], "%s starts before it ends: %v", job, lines)
+		}
+	}
+	for i := range 4 {
+		item := jobName("each", i)
+		assert.Less(t, at["end a"], at["start "+item], "%v", lines)
+		assert.Less(t, at["end "+item], at["start last"], "%v", lines)
+	}
+	assert.Less(t, at["end b"], at["start last"], "%v", lines)
+}
+
 // A job whose start event a listener refuses ends all the same: every
 // OnJobStart has its OnJobEnd, and every step.start its step.end, a fan-out
 // step's own too, whose refusal fails the step before its items start.
