@@ -623,9 +623,17 @@ func (c *checker) template(ptr, s string, st *Step, item bool) *Template {
 	parts, raws := parseTemplate(s)
 	t := &Template{Text: s, Pos: at, Parts: parts}
 	refs := t.Refs()
+	var written []spec.Position // where each byte of s is, when the file reads back as s
+	if len(raws) > 0 && at.Line > 0 {
+		written = scalarPositions(c.doc.Line, at, s)
+	}
 	for i, r := range raws {
 		ref := refs[i]
-		ref.Pos = c.refine(at, s[:r.offset], r.raw)
+		if written != nil {
+			ref.Pos = written[r.offset]
+		} else {
+			ref.Pos = c.refine(at, s[:r.offset], r.raw)
+		}
 		if r.bad != "" {
 			c.addAt(ref.Pos, label(ptr), r.bad)
 			continue

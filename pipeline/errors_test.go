@@ -384,7 +384,7 @@ func TestLoadErrors(t *testing.T) {
 			name: "a reference inside a string literal of a when, beside escapes",
 			src: "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: |-\n" +
 				"      '{{steps.t.output.files}}' == '\\{{x}}' || 'a\\\\\\{{steps.t.output.count}}' == ''\n",
-			want: []string{`p.yaml:5:11: steps.a.when: {{steps.t.output.files}} is inside a string literal, where it is that text and is never filled; ` +
+			want: []string{`p.yaml:6:8: steps.a.when: {{steps.t.output.files}} is inside a string literal, where it is that text and is never filled; ` +
 				`a reference is a value of its own: write it outside the quotes: ` +
 				`{{steps.t.output.files}} == '\{{x}}' || 'a\\\{{steps.t.output.count}}' == ''`},
 		},
@@ -397,7 +397,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "a reference inside a comment of a when",
 			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: |-\n      true // {{steps.t.output.files}}\n",
-			want: []string{`p.yaml:5:11: steps.a.when: {{steps.t.output.files}} is inside a comment, so the expression does not use it`},
+			want: []string{`p.yaml:6:15: steps.a.when: {{steps.t.output.files}} is inside a comment, so the expression does not use it`},
 		},
 		{
 			// count is not required: absent, it is null, and null > 0 fails.
@@ -444,6 +444,17 @@ func TestLoadErrors(t *testing.T) {
 			name: "a when that does not parse",
 			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.files}} !=\"\n",
 			want: []string{`p.yaml:5:39: steps.a.when: when is not a valid expression: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}`},
+		},
+		{
+			// A reference is told where it is written, after an escape or
+			// on a block's later line as on a plain line.
+			name: "references after an escape and in a block",
+			src: "steps:\n  a:\n    spec: agents/plain.yaml\n    input: \"say \\\"hi\\\" {{steps.zz.output}}\"\n" +
+				"  b:\n    spec: agents/plain.yaml\n    input: |\n      first line\n      then {{steps.yy.output}}\n",
+			want: []string{
+				`p.yaml:4:24: steps.zz: no step named 'zz'; the steps are a, b`,
+				`p.yaml:9:12: steps.yy: no step named 'yy'; the steps are a, b`,
+			},
 		},
 		{
 			// CEL's errors are told where they are in the file, through
