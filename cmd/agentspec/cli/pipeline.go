@@ -76,10 +76,8 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 		// of every step before the first step's: not halfway through. So
 		// with a provider's missing key: the workers of --nats have their
 		// own environment.
-		problems := append(checkSteps(ctx, p, dir, nil), problemsOf(p.File, p.CheckCredentials())...)
-		if len(problems) > 0 {
-			printProblems(stderr, []fileResult{{Problems: problems}})
-			return exitWith(exitUsage, nil)
+		if code := refuseBeforeTheFirstStep(stderr, checkSteps(ctx, p, dir, nil), p); code != 0 {
+			return exitWith(code, nil)
 		}
 	}
 	opts := pipelineOptions(ctx, warningsTo(stderr, f.quiet), inputs, f.jobs, f.noCache)
@@ -599,10 +597,8 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 		// What run refuses of a pipeline before its first step, batch
 		// refuses in every workspace before any step runs in any; a missing
 		// key is missing in all of them, and told once.
-		problems := append(checkBatchSteps(ctx, p, workspaces), problemsOf(p.File, p.CheckCredentials())...)
-		if len(problems) > 0 {
-			printProblems(stderr, []fileResult{{Problems: problems}})
-			return exitWith(exitUsage, nil)
+		if code := refuseBeforeTheFirstStep(stderr, checkBatchSteps(ctx, p, workspaces), p); code != 0 {
+			return exitWith(code, nil)
 		}
 	}
 	opts := pipelineOptions(ctx, warningsTo(stderr, f.quiet), inputs, f.jobs, f.noCache)
@@ -688,4 +684,22 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 		return exitWith(exitFailure, fmt.Errorf("%d of %d workspaces failed", failed, len(workspaces)))
 	}
 	return nil
+}
+
+// refuseBeforeTheFirstStep prints what the steps' checks found and the
+// steps whose providers lack a key or credentials, and returns the exit
+// status: as for run, exitUsage for a step that cannot run as written,
+// exitFailure when only the environment lacks something; 0 when nothing
+// is refused.
+func refuseBeforeTheFirstStep(stderr io.Writer, problems []problem, p *pipeline.Pipeline) int {
+	code := exitUsage
+	if len(problems) == 0 {
+		code = exitFailure
+	}
+	problems = append(problems, problemsOf(p.File, p.CheckCredentials())...)
+	if len(problems) == 0 {
+		return 0
+	}
+	printProblems(stderr, []fileResult{{Problems: problems}})
+	return code
 }

@@ -466,14 +466,14 @@ func TestRunPipelineChecksCredentialsFirst(t *testing.T) {
 	})
 	file := filepath.Join(dir, "pipeline.yaml")
 	code, stdout, stderr := runCLI(t, "", "run", file, "--workspace", t.TempDir())
-	assert.Equal(t, 2, code, stderr)
+	assert.Equal(t, 1, code, "as run's for a missing key: %s", stderr)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, file+":4:3: steps.draft: openai: API key not set: set the OPENAI_API_KEY environment variable")
 	assert.Contains(t, stderr, file+":7:3: steps.review: anthropic: API key not set: set the ANTHROPIC_API_KEY environment variable")
 	assert.NotContains(t, stderr, "first started", "no step runs")
 
 	code, stdout, stderr = runCLI(t, "", "batch", file, t.TempDir(), t.TempDir())
-	assert.Equal(t, 2, code, stderr)
+	assert.Equal(t, 1, code, stderr)
 	assert.Empty(t, stdout)
 	assert.Equal(t, 1, strings.Count(stderr, "OPENAI_API_KEY"), "told once, whatever the workspaces: %s", stderr)
 	assert.NotContains(t, stderr, "started")
@@ -481,6 +481,14 @@ func TestRunPipelineChecksCredentialsFirst(t *testing.T) {
 	// validate checks a pipeline without the keys its runs will have.
 	code, _, stderr = runCLI(t, "", "validate", file)
 	assert.Equal(t, 0, code, stderr)
+
+	// A step that cannot run as written makes it a usage error, told with
+	// the missing key.
+	require.NoError(t, os.Remove(filepath.Join(dir, "answer.yaml")))
+	code, _, stderr = runCLI(t, "", "run", file, "--workspace", t.TempDir())
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "answer.yaml")
+	assert.Contains(t, stderr, "steps.draft: openai: API key not set")
 }
 
 // Without outputs:, a pipeline prints its last step's answer as run prints
