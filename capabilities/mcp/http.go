@@ -20,13 +20,14 @@ import (
 // The SSE transport ties its event stream to the context it connects with,
 // so it is given one that outlives start-up; cancel ends it.
 //
-// Every response body is bounded by guard (see MaxMessageBytes).
+// Every response body is bounded by guard (see MaxMessageBytes), and a
+// call's request is noted for its cancellation (see cancelTransport).
 func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, headers map[string]string, base http.RoundTripper, guard *bodyGuard) (_ *sdk.ClientSession, cancel context.CancelFunc, _ error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, nil, err
 	}
-	hc := &http.Client{Transport: &boundTransport{guard: guard, base: &headerTransport{headers: headers, origin: origin(u), base: base}}}
+	hc := &http.Client{Transport: &cancelTransport{base: &boundTransport{guard: guard, base: &headerTransport{headers: headers, origin: origin(u), base: base}}}}
 	sse := &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel) // start-up's deadline still applies

@@ -27,6 +27,8 @@
 // less. One call waits read_timeout (DefaultReadTimeout) for its answer,
 // also when a local server that stopped reading has not taken its request;
 // until it does, later calls are refused as correctable errors (tool.go).
+// A call given up on (the read timeout, an interrupted run) is cancelled on
+// the server with notifications/cancelled (cancel.go).
 //
 // Messages and events name a server by its id and by where it is, shown
 // without what may be secret: a URL without its query ("https://h/mcp?…")

@@ -414,6 +414,12 @@ func TestTimeoutCancelsTheCall(t *testing.T) {
 	out, err := call(t, c, "echo", `{"text": "still here"}`, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "still here", out)
+	// The SDK told the local server, over the session still open, to
+	// cancel the call.
+	assert.Eventually(t, func() bool {
+		out, err := call(t, c, "heard", `{}`, nil)
+		return err == nil && out == "1"
+	}, 10*time.Second, 20*time.Millisecond)
 }
 
 func TestHTTPStreamableAndSSE(t *testing.T) {

@@ -144,6 +144,7 @@ var testTools = []*sdk.Tool{
 		InputSchema: object(nil)},
 	{Name: "big", Description: "Returns bytes bytes of text.",
 		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
+	{Name: "heard", Description: "Returns how many notifications/cancelled the server has read.", InputSchema: object(nil)},
 }
 
 // listEchoTwice makes a server list a second tool named echo, after the
@@ -239,7 +240,15 @@ func text(s string) *sdk.CallToolResult {
 
 func testServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "agentspec-test", Version: "1"}, nil)
-	var calls atomic.Int64
+	var calls, cancellations atomic.Int64
+	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "notifications/cancelled" {
+				cancellations.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	handlers := map[string]sdk.ToolHandler{
 		"echo": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Text string }
@@ -308,6 +317,9 @@ func testServer() *sdk.Server {
 			var a struct{ Bytes int }
 			_ = json.Unmarshal(req.Params.Arguments, &a)
 			return text(strings.Repeat("x", a.Bytes)), nil
+		},
+		"heard": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text(strconv.FormatInt(cancellations.Load(), 10)), nil
 		},
 		"header": func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Name string }

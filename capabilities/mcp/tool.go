@@ -169,30 +169,42 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 // Close closes the pipe; until then later calls are refused (see Call), as
 // they would wait behind it, and be sent, once it ended, after their
 // callers had been told they were cancelled.
+//
+// A call to a remote server that ctx ends is cancelled on the server
+// before callTool returns (see remoteCall).
 func (c *Capability) callTool(ctx context.Context, session *sdk.ClientSession, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
 	type answer struct {
 		res *sdk.CallToolResult
 		err error
+	}
+	var rc *remoteCall
+	if c.proc == nil {
+		ctx, rc = withRemoteCall(ctx)
 	}
 	done := make(chan answer, 1)
 	go func() {
 		res, err := session.CallTool(ctx, params)
 		done <- answer{res, err}
 	}()
+	var a answer
 	select {
-	case a := <-done:
-		return a.res, a.err
+	case a = <-done:
 	case <-ctx.Done():
 		select {
-		case a := <-done: // an answer that came as ctx ended stands
-			return a.res, a.err
+		case a = <-done: // an answer that came as ctx ended stands
 		default:
+			if c.proc != nil {
+				c.proc.stdin.abandon()
+			}
+			a.err = ctx.Err()
 		}
-		if c.proc != nil {
-			c.proc.stdin.abandon()
-		}
-		return nil, ctx.Err()
 	}
+	if a.err != nil && ctx.Err() != nil && rc != nil {
+		// Best effort: the call is over for the run whether or not the
+		// server takes it.
+		_ = rc.cancelled(ctx, context.Cause(ctx).Error())
+	}
+	return a.res, a.err
 }
 
 // callError classifies a failed call: the run's own deadline or

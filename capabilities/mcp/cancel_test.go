@@ -1,0 +1,161 @@
+//go:build unix
+
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/script"
+	"github.com/agentspec/agentspec/spec"
+)
+
+// heardServer is a remote test server that notes the calls it starts,
+// those that end cancelled, and the cancellations it is sent, as they come
+// over HTTP: its session may close before it reads the last of them.
+type heardServer struct {
+	srv     *sdk.Server
+	started chan struct{} // gets a value as a tools/call starts
+	mu      sync.Mutex
+	heard   []string // the requestId of each notifications/cancelled
+	cut     int      // calls that ended cancelled
+}
+
+func newHeardServer() *heardServer {
+	h := &heardServer{srv: testServer(), started: make(chan struct{}, 16)}
+	h.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			h.started <- struct{}{}
+			res, err := next(ctx, method, req)
+			if errors.Is(err, context.Canceled) {
+				h.mu.Lock()
+				h.cut++
+				h.mu.Unlock()
+			}
+			return res, err
+		}
+	})
+	return h
+}
+
+// wrap notes the notifications/cancelled next is sent.
+func (h *heardServer) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" {
+				var p sdk.CancelledParams
+				_ = json.Unmarshal(req.Params, &p)
+				id, _ := json.Marshal(p.RequestID)
+				h.mu.Lock()
+				h.heard = append(h.heard, string(id))
+				h.mu.Unlock()
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// counts are the cancellations heard and the calls cut short so far.
+func (h *heardServer) counts() (heard, cut int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.heard), h.cut
+}
+
+// A call the run gives up on (Ctrl-C, the run's deadline) is cancelled on a
+// remote server too: it is sent notifications/cancelled before the call
+// returns, so that the Close the run makes next does not cut it off and
+// leave the server working on.
+func TestInterruptedCallIsCancelledOnTheRemoteServer(t *testing.T) {
+	t.Parallel()
+	h := newHeardServer()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.srv }, nil)))
+	mux.Handle("/sse", h.wrap(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return h.srv }, nil)))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+
+	for _, path := range []string{"/mcp", "/sse"} {
+		t.Run(path, func(t *testing.T) {
+			c, err := New(context.Background(), Options{URL: ts.URL + path}, capabilities.Setup{})
+			require.NoError(t, err)
+			heardBefore, cutBefore := h.counts()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := toolByName(t, c, "sleep").Call(ctx, json.RawMessage(`{"ms": 60000}`))
+				done <- err
+			}()
+			select {
+			case <-h.started:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the call never reached the server")
+			}
+			cancel()
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, context.Canceled)
+			case <-time.After(20 * time.Second):
+				t.Fatal("the call outlived its context")
+			}
+			require.NoError(t, c.Close()) // at once, as the run closes its capabilities
+			heard, _ := h.counts()
+			assert.Equal(t, heardBefore+1, heard, "the server was not told the call was cancelled")
+			assert.Eventually(t, func() bool { _, cut := h.counts(); return cut > cutBefore }, 10*time.Second, 10*time.Millisecond,
+				"the server worked on")
+			heard, _ = h.counts()
+			assert.Equal(t, heardBefore+1, heard, "the server was told twice")
+		})
+	}
+}
+
+// Ctrl-C during a run's call to a remote server: the run ends interrupted,
+// and the server, told to cancel the call, stops working on it.
+func TestInterruptedRunCancelsTheRemoteCall(t *testing.T) {
+	t.Parallel()
+	h := newHeardServer()
+	ts := httptest.NewServer(h.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.srv }, nil)))
+	t.Cleanup(ts.Close)
+	doc := fmt.Sprintf("model: openai:gpt-4.1\ncapabilities:\n  - MCP: {url: %q}\n", ts.URL+"/mcp")
+	s, err := (&spec.Loader{}).Load("agent.yaml", []byte(doc))
+	require.NoError(t, err)
+	model := script.New(script.Calls(script.Call("sleep", map[string]any{"ms": 60000})), script.Say("never"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.started:
+			cancel() // Ctrl-C while the server works
+		case <-ctx.Done():
+		}
+	}()
+	_, err = runtime.Run(ctx, s, runtime.WithModel(model, runtime.DialectOpenAI), runtime.WithWorkspace(t.TempDir()))
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	heard, _ := h.counts()
+	assert.Equal(t, 1, heard, "the server was not told the call was cancelled")
+	assert.Eventually(t, func() bool { _, cut := h.counts(); return cut == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the server worked on")
+	heard, _ = h.counts()
+	assert.Equal(t, 1, heard, "the server was told twice")
+}
