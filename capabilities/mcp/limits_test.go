@@ -322,6 +322,7 @@ func TestSecretsStayOutOfMessagesAndEvents(t *testing.T) {
 	srv := testServer()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	mux.Handle("/mcp/"+secret+"/tools", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 
@@ -339,16 +340,31 @@ func TestSecretsStayOutOfMessagesAndEvents(t *testing.T) {
 	_, err = call(t, c, "echo", `{"text": "x"}`, listen)
 	require.NoError(t, err)
 	require.Len(t, events, 2)
+	// A token in the path, as some services give a server's URL.
+	inPath, err := New(context.Background(), Options{URL: ts.URL + "/mcp/" + secret + "/tools"}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer inPath.Close()
+	assert.Equal(t, "127.0.0.1-tools", inPath.ID())
+	assert.Equal(t, []string{ts.URL + "/mcp/…/tools"}, inPath.Reach().Network)
+	_, err = call(t, inPath, "echo", `{"text": "x"}`, listen)
+	require.NoError(t, err)
+	require.Len(t, events, 4)
 	ts.Close() // the server goes away: the next call fails, naming it
 	_, err = call(t, c, "echo", `{"text": "x"}`, listen)
 	require.Error(t, err)
 	errs := []string{err.Error()}
 	assert.Contains(t, err.Error(), "("+ts.URL+"/mcp?…)")
+	_, err = call(t, inPath, "echo", `{"text": "x"}`, listen)
+	require.Error(t, err)
+	errs = append(errs, err.Error())
+	assert.Contains(t, err.Error(), "("+ts.URL+"/mcp/…/tools)")
 
 	cases := []Options{
 		{URL: "http://127.0.0.1:1/mcp?token=" + secret},
 		{URL: "http://user:" + secret + "@127.0.0.1:1/mcp"},
 		{URL: "http://127.0.0.1:1/mcp", Local: "http://127.0.0.1:1/mcp?key=" + secret},
+		{URL: "http://127.0.0.1:1/mcp/" + secret},
+		{URL: "http://127.0.0.1:1/mcp", Local: "http://127.0.0.1:1/" + secret + "/mcp"},
 		{Command: []string{"no-such-mcp-server-xyz", "--api-key", secret}},
 		{Command: []string{"no-such-mcp-server-xyz", "--api-key=" + secret}},
 		{Command: append(serverCommand(), "--api-key", secret),
@@ -364,8 +380,9 @@ func TestSecretsStayOutOfMessagesAndEvents(t *testing.T) {
 	for _, e := range append(errs, events...) {
 		assert.NotContains(t, e, secret)
 	}
-	assert.Contains(t, errs[4], "(no-such-mcp-server-xyz …) did not start")
-	assert.Contains(t, errs[6], "the last lines of its stderr:\n  refused: …")
+	assert.Contains(t, errs[5], "MCP server 127.0.0.1-mcp (http://127.0.0.1:1/mcp/…) could not be reached")
+	assert.Contains(t, errs[7], "(no-such-mcp-server-xyz …) did not start")
+	assert.Contains(t, errs[9], "the last lines of its stderr:\n  refused: …")
 	assert.Equal(t, "mcp-server-git", commandID([]string{"uvx", "--from", "git+https://example.com/mcp-server-git?token=" + secret, "mcp-server-git"}))
 }
 
@@ -379,6 +396,15 @@ func TestRedactURL(t *testing.T) {
 		"https://u:pw@h/p":             "https://u:xxxxx@h/p",
 		"https://u:pw@h/p?a=1&b=2#top": "https://u:xxxxx@h/p?…",
 		"http://h:8080/sse?key=" + strings.Repeat("k", 40): "http://h:8080/sse?…",
+		// A path segment that is not a word or a version may be a token.
+		"https://h/mcp/sk-live-4f9a2b7c/sse":                    "https://h/mcp/…/sse",
+		"https://h/api/mcp/s/NjI1ZjdlYzQtMmU0Zi00/mcp":          "https://h/api/mcp/s/…/mcp",
+		"https://h/6f1c9b52-0d2e-4c4e-9b1a-3f2d8e7a6b5c/github": "https://h/…/github",
+		"https://h/mcp/QkXwTrPzLmNvBcHdYeUa":                    "https://h/mcp/…",
+		"https://h/mcp/" + strings.Repeat("k", 40):              "https://h/mcp/…",
+		"https://h/mcp/tok%2Fen?x=1":                            "https://h/mcp/…?…",
+		"https://h/v1/@acme/server-everything/mcp/":             "https://h/v1/@acme/server-everything/mcp/",
+		"https://u:pw@h/mcp/abc123def456":                       "https://u:xxxxx@h/mcp/…",
 	} {
 		assert.Equal(t, want, redactURL(raw), raw)
 	}

@@ -31,8 +31,9 @@
 // the server with notifications/cancelled (cancel.go).
 //
 // Messages and events name a server by its id and by where it is, shown
-// without what may be secret: a URL without its query ("https://h/mcp?…")
-// or password, a command as its program ("npx …"). Text from elsewhere in
+// without what may be secret: a URL without its query ("https://h/mcp?…"),
+// password or path segments that may be tokens ("https://h/mcp/…", see
+// wordSegment), a command as its program ("npx …"). Text from elsewhere in
 // an error (the SDK's, a local server's stderr) has the spec's secret
 // values (see Options.redactor) replaced by "…".
 //
@@ -56,8 +57,8 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -462,15 +463,20 @@ func isHTTPURL(s string) bool {
 	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != ""
 }
 
-// defaultID is pydantic-ai's: the host and the last path segment.
+// defaultID is pydantic-ai's: the host and the last path segment, but for
+// a segment messages do not show (see wordSegment): the id is in every
+// message and event, so it is the host and the last segment shown.
 func defaultID(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
 	}
 	id := u.Hostname()
-	if seg := path.Base(strings.TrimRight(u.Path, "/")); seg != "." && seg != "/" && seg != "" {
-		id += "-" + seg
+	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i] != "" && wordSegment(segs[i]) {
+			return id + "-" + segs[i]
+		}
 	}
 	return id
 }
@@ -485,19 +491,71 @@ func (o Options) endpoint() string {
 }
 
 // redactURL is a URL as messages show it: without its password, query or
-// fragment, where tokens are put ("https://h/mcp?…").
+// fragment, where tokens are put ("https://h/mcp?…"), and with "…" for a
+// path segment that may be one ("https://h/mcp/…/sse", see wordSegment).
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "an unparsable URL"
 	}
 	q := u.RawQuery != "" || u.ForceQuery
-	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	p, _ := shownPath(u)
+	u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", "", "", false, "", ""
 	if q {
-		return u.Redacted() + "?…"
+		return u.Redacted() + p + "?…"
 	}
-	return u.Redacted()
+	return u.Redacted() + p
 }
+
+// shownPath is u's path as messages show it: "…" in place of each segment
+// that is not a word (see wordSegment). hidden are those segments, as they
+// are written in the URL and unescaped.
+func shownPath(u *url.URL) (shown string, hidden []string) {
+	segs := strings.Split(u.EscapedPath(), "/")
+	for i, seg := range segs {
+		plain, err := url.PathUnescape(seg)
+		if err != nil || !wordSegment(plain) {
+			hidden = append(hidden, seg, plain)
+			segs[i] = "…"
+		}
+	}
+	return strings.Join(segs, "/"), hidden
+}
+
+// maxWord is the longest path segment shown as a word.
+const maxWord = 32
+
+// wordSegment reports whether a URL path segment (unescaped) reads as a
+// name, which messages show: letters, with - _ . @ ~ among them, no digit,
+// at most maxWord long, and not a mix of upper and lower case 16 or more
+// long (mcp, sse, api, server-everything, @acme); or a version (v1, v2.1);
+// or empty. Any other segment may be a token a service put in its URL
+// (.../mcp/sk-4f9a..., a UUID, base64), and is shown as "…". A token of
+// lowercase letters alone of at most maxWord, which a word cannot be told
+// from, is shown.
+func wordSegment(s string) bool {
+	if version.MatchString(s) {
+		return true
+	}
+	if len(s) > maxWord {
+		return false
+	}
+	upper, lower := false, false
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case !strings.ContainsRune("-_.@~", r):
+			return false
+		}
+	}
+	return !(upper && lower && len(s) >= 16)
+}
+
+// version is a path segment that names an API's version.
+var version = regexp.MustCompile(`^v[0-9]{1,3}(\.[0-9]{1,3}){0,2}$`)
 
 // commandWhere is a command as messages show it: the program, its
 // arguments elided ("npx …"), since one may be a key.
@@ -515,7 +573,8 @@ const minSecret = 6
 // redactor hides, in text agentspec did not write (an error of the SDK or
 // of Go's HTTP client, which names the URL with its query; a server's
 // stderr, which may echo its arguments), what of the spec may be secret:
-// the URL's query and password, the command's arguments, the values of env
+// the URL's query, password and path segments that may be tokens, the
+// command's arguments, the values of env
 // variables named like secrets, the headers and the authorization token.
 func (o *Options) redactor() *strings.Replacer {
 	var secrets []string
@@ -530,6 +589,10 @@ func (o *Options) redactor() *strings.Replacer {
 			continue
 		}
 		add(u.RawQuery)
+		_, hidden := shownPath(u)
+		for _, seg := range hidden {
+			add(seg)
+		}
 		for _, vs := range u.Query() {
 			for _, v := range vs {
 				add(v)

@@ -612,6 +612,8 @@ func TestIDs(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "mcp.example.com-sse", defaultID("https://mcp.example.com/sse"))
 	assert.Equal(t, "mcp.example.com", defaultID("https://mcp.example.com/"))
+	assert.Equal(t, "mcp.example.com-mcp", defaultID("https://mcp.example.com/mcp/sk-4f9a2b7c1d"), "a token is not the id")
+	assert.Equal(t, "mcp.example.com", defaultID("https://mcp.example.com/4f9a2b7c1d"))
 	assert.Equal(t, "server-everything", commandID([]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31"}))
 	assert.Equal(t, "mcp-server-git", commandID([]string{"uvx", "mcp-server-git"}))
 	assert.Equal(t, "server-everything", commandID([]string{"node", "/x/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}))

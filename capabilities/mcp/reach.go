@@ -23,13 +23,15 @@ func reachOf(opts Options, endpoint string) capabilities.Reach {
 	return capabilities.Reach{Network: []string{endpointOf(endpoint)}}
 }
 
-// endpointOf is a URL without its credentials, query and fragment: where
+// endpointOf is a URL without its credentials, query and fragment, and
+// with "…" for a path segment that may be a token (see wordSegment): where
 // it leads, and nothing secret a spec may have put in it.
 func endpointOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparsable URL)"
 	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
+	p, _ := shownPath(u)
+	u.User, u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", "", "", false, "", ""
+	return u.String() + p
 }
