@@ -248,12 +248,15 @@ type responseIDBlock struct {
 // (a message or a function_call, the one with CallID) whose llms part comes
 // right after it. The API pairs a reasoning item with the items after it by
 // these ids, so they go back with the item when its reasoning item does;
-// the block itself is not sent.
+// the block itself is not sent. A message's Phase (commentary,
+// final_answer), which newer models ask to be sent back, goes back with
+// it, whether or not its id does.
 type itemIDBlock struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
 	Item   string `json:"item"` // "message" or "function_call"
 	CallID string `json:"call_id,omitempty"`
+	Phase  string `json:"phase,omitempty"`
 }
 
 // chatBlock is how a turn keeps what Chat Completions has no llms part for:

@@ -350,11 +350,13 @@ func responsesInput(messages []llms.MessageContent, stored bool) (string, respon
 	var items responses.ResponseInputParam
 	for i, msg := range messages {
 		var text []string
+		var textPhase string // the phase of the messages text holds
 		flushText := func(role string) {
 			if len(text) > 0 {
 				items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
 					Role:    responses.EasyInputMessageRole(role),
 					Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(strings.Join(text, ""))},
+					Phase:   responses.EasyInputMessagePhase(textPhase),
 				}})
 				text = nil
 			}
@@ -382,8 +384,19 @@ func responsesInput(messages []llms.MessageContent, stored bool) (string, respon
 						Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
 							Text: p.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{},
 						}}},
+						Phase: responses.ResponseOutputMessagePhase(next.Phase),
 					}})
 				default:
+					// Messages of one phase are joined; commentary and a
+					// final answer stay apart, each labelled.
+					phase := ""
+					if next.Item == "message" {
+						phase = next.Phase
+					}
+					if phase != textPhase {
+						flushText(role)
+						textPhase = phase
+					}
 					text = append(text, p.Text)
 				}
 			case llms.ToolCall:
@@ -512,6 +525,7 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			CallID    string `json:"call_id"`
 			Name      string `json:"name"`
 			Arguments string `json:"arguments"`
+			Phase     string `json:"phase"` // a message's: commentary, final_answer
 			Content   []struct {
 				Type    string `json:"type"`
 				Text    string `json:"text"`
@@ -538,7 +552,7 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			if t.Len() > 0 {
 				text.WriteString(t.String())
 				if item.ID != "" {
-					turn = append(turn, encodeBlock(itemIDBlock{Type: blockItemID, ID: item.ID, Item: "message"}))
+					turn = append(turn, encodeBlock(itemIDBlock{Type: blockItemID, ID: item.ID, Item: "message", Phase: item.Phase}))
 				}
 				turn = append(turn, llms.TextContent{Text: t.String()})
 			}

@@ -149,3 +149,67 @@ func TestResponsesNotStoredReasoning(t *testing.T) {
 		})
 	}
 }
+
+// A message's phase (newer models label an assistant message commentary or
+// final_answer, and ask that it be sent back) goes back with the message:
+// on the output message that goes back with its id beside its reasoning
+// item, and on the assistant message that goes back as text; a message
+// without one goes back without one.
+func TestResponsesMessagePhaseGoesBack(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewResponsesServer(t,
+				providertest.Reply{Reasoning: "Read the file first.", Text: "Reading a.txt.", Phase: "commentary",
+					ToolCalls: []providertest.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{}`}}},
+				providertest.Reply{Text: "alpha", Phase: "final_answer"},
+				providertest.Reply{Text: "5"},
+				providertest.Text("ok"))
+			policy, _ := instant()
+			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.BaseURL()},
+				Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+			require.NoError(t, err)
+			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+			if stream {
+				opts = append(opts, streamOn)
+			}
+			history := []llms.MessageContent{human("What is in a.txt?")}
+			for _, next := range []llms.MessageContent{result("call_1", "read_file", "alpha"), human("How long is it?"), human("Thanks.")} {
+				resp, err := m.GenerateContent(t.Context(), history, opts...)
+				require.NoError(t, err)
+				history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, next)
+			}
+			_, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+
+			reqs := srv.Requests()
+			require.Len(t, reqs, 4)
+			assert.JSONEq(t, `[
+ {"role":"user","content":"What is in a.txt?"},
+ {"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Read the file first."}]},
+ {"id":"msg_1","type":"message","role":"assistant","status":"completed","phase":"commentary","content":[{"type":"output_text","text":"Reading a.txt.","annotations":[]}]},
+ {"id":"fc_1_0","type":"function_call","call_id":"call_1","name":"read_file","arguments":"{}"},
+ {"type":"function_call_output","call_id":"call_1","output":"alpha"},
+ {"role":"assistant","content":"alpha","phase":"final_answer"},
+ {"role":"user","content":"How long is it?"},
+ {"role":"assistant","content":"5"},
+ {"role":"user","content":"Thanks."}]`, jsonOf(t, reqs[3].JSON()["input"]))
+		})
+	}
+}
+
+// Texts of one turn go back as one assistant message only when they share
+// a phase: commentary and the final answer stay two messages.
+func TestResponsesPhasesStayApart(t *testing.T) {
+	t.Parallel()
+	resp, err := responsesResult(`{"id":"resp_1","status":"completed","output":[
+ {"id":"msg_1","type":"message","role":"assistant","status":"completed","phase":"commentary","content":[{"type":"output_text","text":"Checking. ","annotations":[]}]},
+ {"id":"msg_2","type":"message","role":"assistant","status":"completed","phase":"commentary","content":[{"type":"output_text","text":"Still checking. ","annotations":[]}]},
+ {"id":"msg_3","type":"message","role":"assistant","status":"completed","phase":"final_answer","content":[{"type":"output_text","text":"Done.","annotations":[]}]}]}`)
+	require.NoError(t, err)
+	_, items, err := responsesInput([]llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}}, true)
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"role":"assistant","content":"Checking. Still checking. ","phase":"commentary"},
+ {"role":"assistant","content":"Done.","phase":"final_answer"}]`, jsonOf(t, items))
+}

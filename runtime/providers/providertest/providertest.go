@@ -34,6 +34,9 @@ type Reply struct {
 	// Reasoning, when set, is the summary of a reasoning item the turn
 	// opens with (the Responses API only).
 	Reasoning string
+	// Phase, when set, labels the turn's message item as newer models do
+	// ("commentary" or "final_answer"; the Responses API only).
+	Phase string
 	// StopReason overrides the stop reason derived from the turn (tool calls
 	// give "tool_calls" / "tool_use", text gives "stop" / "end_turn").
 	StopReason   string

@@ -118,8 +118,12 @@ func (p *responsesAPI) writeTurn(w http.ResponseWriter, req map[string]any, r Re
 		output = append(output, item)
 	}
 	if r.Text != "" {
-		output = append(output, map[string]any{"id": fmt.Sprintf("msg_%d", seq), "type": "message", "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}})
+		msg := map[string]any{"id": fmt.Sprintf("msg_%d", seq), "type": "message", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}}
+		if r.Phase != "" {
+			msg["phase"] = r.Phase
+		}
+		output = append(output, msg)
 	}
 	for i, c := range r.ToolCalls {
 		output = append(output, map[string]any{"id": fmt.Sprintf("fc_%d_%d", seq, i), "type": "function_call", "status": "completed",
