@@ -614,3 +614,24 @@ func TestBedrockNamedToolChoiceOnlyWhereTaken(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"tool":{"name":"read_file"}}`, jsonOf(t, srv.Requests()[0].JSON()["toolConfig"].(map[string]any)["toolChoice"]))
 }
+
+// toolChoice any, which tool_choice: required sends, is taken by Claude,
+// Nova and Mistral Large models only: it is refused for another model
+// (Llama, a smaller Mistral, DeepSeek, OpenAI's, ...), which would refuse
+// the request, and still sent to the others.
+func TestBedrockRequiredToolChoiceOnlyWhereTaken(t *testing.T) {
+	t.Parallel()
+	required := spec.ModelSettings{ToolChoice: &spec.ToolChoice{Mode: "required"}}
+	for _, model := range []string{"meta.llama3-1-70b-instruct-v1:0", "mistral.mistral-small-2402-v1:0", "us.deepseek.r1-v1:0",
+		"openai.gpt-oss-120b-1:0", "cohere.command-r-plus-v1:0"} {
+		assert.EqualError(t, Validate("bedrock:"+model, required),
+			"bedrock does not support model_settings.tool_choice: the Converse API forces a tool call (required) on Claude, Nova and Mistral Large models only", model)
+	}
+	for _, model := range []string{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.amazon.nova-pro-v1:0", "mistral.mistral-large-2407-v1:0"} {
+		srv := providertest.NewBedrockSigV4Server(t, testAWS, providertest.Calls(providertest.ToolCall{Name: "read_file", Arguments: `{"path":"a.txt"}`}))
+		m := newModel(t, "bedrock:"+model, required, bedrockEnv(srv))
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, llms.WithTools([]llms.Tool{readFileTool}))
+		require.NoError(t, err, model)
+		assert.JSONEq(t, `{"any":{}}`, jsonOf(t, srv.Requests()[0].JSON()["toolConfig"].(map[string]any)["toolChoice"]), model)
+	}
+}

@@ -24,6 +24,15 @@ func bedrockClaude(model string) bool { return strings.Contains(model, "anthropi
 // bedrockNova reports whether a Bedrock model id names an Amazon Nova model.
 func bedrockNova(model string) bool { return strings.Contains(model, "amazon.nova") }
 
+// bedrockAnyTool reports whether a Bedrock model takes toolChoice any (a
+// tool call forced, the model choosing which): Claude, Nova and Mistral
+// Large models do, as the Converse API's ToolChoice documents, and any
+// other refuses the request ("This model doesn't support the
+// toolConfig.toolChoice.any field").
+func bedrockAnyTool(model string) bool {
+	return bedrockClaude(model) || bedrockNova(model) || strings.Contains(model, "mistral.mistral-large")
+}
+
 // bedrockResultStatus reports whether a Bedrock model takes a toolResult's
 // status: Claude and Nova models do, and any other refuses the request
 // ("This model doesn't support the toolResult.status field"), so its
@@ -83,6 +92,9 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 			// toolChoice.tool is taken by these models only; another
 			// refuses the request.
 			add("tool_choice", "the Converse API forces a named tool on Claude and Nova models only")
+		case tc.Mode == "required" && len(tc.Tools) == 0 && !bedrockAnyTool(model):
+			// Sent as toolChoice any, which these models only take.
+			add("tool_choice", "the Converse API forces a tool call (required) on Claude, Nova and Mistral Large models only")
 		}
 	}
 	if s.ServiceTier != "" && s.ServiceTier != "auto" && s.ServiceTier != "default" && s.ServiceTier != "flex" && s.ServiceTier != "priority" {

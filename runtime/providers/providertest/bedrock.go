@@ -144,12 +144,15 @@ func (bedrock) validate(req map[string]any) string {
 
 // validateModel applies the rules of Converse that depend on the model:
 // a toolResult's status and a named tool in toolChoice are taken by
-// Claude and Nova models only, and another model refuses the request that
-// carries one.
+// Claude and Nova models only, toolChoice any by those and Mistral Large,
+// and another model refuses the request that carries one.
 func (bedrock) validateModel(r *http.Request, req map[string]any) string {
 	model, _, _ := bedrockPath(r)
 	if strings.Contains(model, "anthropic.claude") || strings.Contains(model, "amazon.nova") {
 		return ""
+	}
+	if _, ok := object(object(req["toolConfig"])["toolChoice"])["any"]; ok && !strings.Contains(model, "mistral.mistral-large") {
+		return "This model doesn't support the toolConfig.toolChoice.any field. Remove toolConfig.toolChoice.any and try again."
 	}
 	if _, ok := object(object(req["toolConfig"])["toolChoice"])["tool"]; ok {
 		return "This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again."
