@@ -66,7 +66,7 @@ const optionsSchema = `{
     },
     "id": {
       "type": "string",
-      "description": "Name of the server in events and errors. Default: <host>-<last path segment> of url, or the program name of command."
+      "description": "Name of the server in events and errors. Default: <host>-<last path segment> of url (the last one messages show, when a later one may be a token), or the program name of command."
     },
     "description": {
       "type": "string",
