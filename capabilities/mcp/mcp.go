@@ -429,7 +429,7 @@ func (o *Options) check() error {
 		}
 	case string:
 		if !isHTTPURL(l) {
-			return capabilities.ArgErrorf("local", "local must be true or an http:// or https:// URL, got %q", l)
+			return capabilities.ArgErrorf("local", "local must be true or an http:// or https:// URL, got %q", redactURL(l))
 		}
 	default:
 		return capabilities.ArgErrorf("local", "local must be true or a URL")
@@ -442,7 +442,7 @@ func (o *Options) check() error {
 	case len(o.Command) > 0 && o.Command[0] == "":
 		return capabilities.ArgErrorf("command", "command: the program name is empty")
 	case o.URL != "" && !isHTTPURL(o.URL):
-		return capabilities.ArgErrorf("url", "url must be an http:// or https:// URL, got %q", o.URL)
+		return capabilities.ArgErrorf("url", "url must be an http:// or https:// URL, got %q", redactURL(o.URL))
 	}
 	return capabilities.CheckEnv(o.Env)
 }

@@ -557,6 +557,9 @@ func TestOptionsChecks(t *testing.T) {
 		{Options{URL: "http://x", Local: false}, "local", "local: false leaves only a provider-native server"},
 		{Options{URL: "http://x", Local: "ftp://y"}, "local", `local must be true or an http:// or https:// URL, got "ftp://y"`},
 		{Options{URL: "x"}, "url", `url must be an http:// or https:// URL, got "x"`},
+		// A URL refused is shown as every message shows one: not its token.
+		{Options{URL: "ws://h/mcp?token=s3cret"}, "url", `url must be an http:// or https:// URL, got "ws://h/mcp?…"`},
+		{Options{URL: "http://x", Local: "ftp://u:s3cret@y/mcp/sk-4f9a0c7d2b"}, "local", `local must be true or an http:// or https:// URL, got "ftp://u:xxxxx@y/mcp/…"`},
 		{Options{Command: []string{""}}, "command", "the program name is empty"},
 	}
 	for _, tc := range cases {
