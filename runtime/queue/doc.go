@@ -15,6 +15,9 @@
 //     message id so a second copy is dropped;
 //   - object store S_SHIP: the workspaces sent with --ship and the files
 //     their runs changed;
+//   - key-value bucket S_HANDBACKS: how often each job was handed back by
+//     a worker told to stop, by job id, so that those deliveries count no
+//     attempt; kept a day after the last;
 //   - key-value bucket AGENTSPEC_CACHE (WorkerOptions.CacheBucket): the result
 //     cache, shared by every worker (cache.NewKV);
 //   - subject agentspec.events.<batch>.<index>: each job's events, one
@@ -41,6 +44,9 @@
 // the results stream and the submitter both keep only the first result of a
 // job. Every job ends exactly once in a batch's results: ok, failed for good
 // (a spec error, failed checks, an error the model made every attempt), or
-// failed after MaxAttempts deliveries (an error that might have passed, such
-// as a provider outage, or a job whose worker died each time).
+// failed after MaxAttempts attempts (an error that might have passed, such
+// as a provider outage, or a job whose worker died each time). A job handed
+// back by a worker told to stop stays one message, released after its
+// hand-back is recorded: it is never lost nor held by two workers at once,
+// and the hand-back is no attempt, even when the worker dies in between.
 package queue

@@ -140,7 +140,9 @@ type Result struct {
 	// Usage is the run's runtime.Usage as JSON; null when the job failed
 	// before a run started.
 	Usage json.RawMessage `json:"usage"`
-	// Worker is the name of the worker that ran it, Attempt its delivery.
+	// Worker is the name of the worker that ran it, Attempt which of its
+	// attempts that was: its deliveries, but those handed back by workers
+	// told to stop.
 	Worker  string `json:"worker"`
 	Attempt int    `json:"attempt"`
 	// Changes are the files a shipped job's run changed.

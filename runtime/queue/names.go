@@ -176,6 +176,33 @@ func (q *Queue) CacheBucket(ctx context.Context, bucket string) (jetstream.KeyVa
 	return kv, nil
 }
 
+// handBacksBucket is the key-value bucket of the jobs' hand-backs.
+func (q *Queue) handBacksBucket() string { return q.stream + "_HANDBACKS" }
+
+// handBacks opens (or creates) the key-value bucket that counts, by job id,
+// the deliveries of a job its workers handed back as they stopped (see
+// Worker.handBack). An entry is kept a day after its last hand-back.
+func (q *Queue) handBacks(ctx context.Context) (jetstream.KeyValue, error) {
+	bucket := q.handBacksBucket()
+	kv, err := q.js.KeyValue(ctx, bucket)
+	if err == nil {
+		return kv, nil
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("hand-back bucket %s: %w", bucket, err)
+	}
+	kv, err = q.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: bucket, Description: "agentspec jobs handed back by stopping workers", Storage: jetstream.FileStorage, TTL: resultsAge,
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = q.js.KeyValue(ctx, bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating hand-back bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
 // shipBucket is the object store of shipped workspaces.
 func (q *Queue) shipBucket() string { return q.stream + "_SHIP" }
 

@@ -429,7 +429,7 @@ func TestStoppedWorkerHandsItsJobBack(t *testing.T) {
 	require.Len(t, got.list, 1)
 	require.NoError(t, got.list[0].Err)
 	assert.Equal(t, "staying", got.list[0].Worker)
-	assert.Equal(t, 2, got.list[0].Attempt)
+	assert.Equal(t, 1, got.list[0].Attempt, "a hand-back is no attempt")
 }
 
 // A job delivered more often than MaxAttempts (its workers died running it)

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,7 +115,7 @@ func TestWorkerStoppedBeforeTheRunHandsTheJobBack(t *testing.T) {
 	require.Len(t, got.list, 1)
 	require.NoError(t, got.list[0].Err)
 	assert.Equal(t, "staying", got.list[0].Worker)
-	assert.Equal(t, 2, got.list[0].Attempt)
+	assert.Equal(t, 1, got.list[0].Attempt, "a hand-back is no attempt")
 }
 
 // A shipped job whose changes take longer to send back than the
@@ -152,4 +153,93 @@ func TestSlowShipBackKeepsTheJob(t *testing.T) {
 	// its changes back; give its job.start time to arrive.
 	time.Sleep(500 * time.Millisecond)
 	assert.Len(t, starts(), 1, "run once, by one worker: %v", starts())
+}
+
+// leaveAt runs a worker of q that is told to stop (SIGTERM, a rolling
+// restart) as its run sends the event kind, or after 20 s, and waits for it
+// to stop; setup, when given, is called with the worker before it runs.
+func leaveAt(t *testing.T, q *Queue, opts WorkerOptions, kind string, setup ...func(*Worker)) {
+	t.Helper()
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	opts.Options = append(opts.Options, runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+		if ev.Kind() == kind {
+			stop()
+		}
+		return nil
+	}))
+	w, err := NewWorker(ctx, q, opts)
+	require.NoError(t, err)
+	for _, f := range setup {
+		f(w)
+	}
+	require.NoError(t, w.Run(ctx))
+}
+
+// A job handed back by a worker told to stop has not used up an attempt:
+// with one attempt allowed, it is handed back twice and still runs, as its
+// first attempt, on the next worker, since nothing it did failed.
+func TestHandBackUsesNoAttempt(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+
+	for _, name := range []string{"leaving-1", "leaving-2"} {
+		leaveAt(t, q, WorkerOptions{Name: name, WorkspaceRoot: root, MaxAttempts: 1}, runtime.KindToolCall)
+	}
+	startWorkerOn(t, q, WorkerOptions{Name: "staying", WorkspaceRoot: root, MaxAttempts: 1})
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, "staying", got.list[0].Worker)
+	assert.Equal(t, 1, got.list[0].Attempt)
+	b.Close()
+	assert.Equal(t, []string{"leaving-1#1", "leaving-2#1", "staying#1"}, starts())
+}
+
+// A worker that dies as it hands a job back, its hand-back recorded and the
+// job not yet released, leaves the job to come back after the
+// acknowledgement wait: not lost, run once more, and that delivery still
+// counts no attempt.
+func TestHandBackCutShort(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, time.Second)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+
+	leaveAt(t, q, WorkerOptions{Name: "dying", WorkspaceRoot: root, MaxAttempts: 1}, runtime.KindToolCall,
+		func(w *Worker) { w.beforeRelease = func() bool { return true } })
+	startWorkerOn(t, q, WorkerOptions{Name: "staying", WorkspaceRoot: root, MaxAttempts: 1})
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	assert.Equal(t, "staying#1", fmt.Sprintf("%s#%d", got.list[0].Worker, got.list[0].Attempt))
+	b.Close()
+	assert.Equal(t, []string{"dying#1", "staying#1"}, starts())
+	// Its result is out; its acknowledgement follows.
+	assert.Eventually(t, func() bool {
+		st, err := q.Stats(ctx, "")
+		return err == nil && st.Pending == 0 && st.Running == 0
+	}, 10*time.Second, 20*time.Millisecond, "the job is settled")
 }

@@ -45,10 +45,11 @@ type WorkerOptions struct {
 	// it (by "..", an absolute path or a symbolic link) fails. Shipped
 	// workspaces are unpacked below it. Required.
 	WorkspaceRoot string
-	// MaxAttempts bounds the deliveries of a job (DefaultMaxAttempts when
-	// zero): a job that failed in a way that might pass is retried until
-	// then, and one delivered more often (its workers died running it) is
-	// failed without running.
+	// MaxAttempts bounds the attempts of a job (DefaultMaxAttempts when
+	// zero): its deliveries, but those a worker handed back as it stopped.
+	// A job that failed in a way that might pass is retried until then,
+	// and one delivered more often (its workers died running it) is failed
+	// without running.
 	MaxAttempts int
 	// Backoff is the delay before a failed attempt is retried; the default
 	// doubles from one second, up to a minute.
@@ -92,6 +93,8 @@ type Worker struct {
 	opts  WorkerOptions
 	root  string // real path
 	cache *cache.Cache
+	// handBacks counts the hand-backs of each job (see handBack).
+	handBacks jetstream.KeyValue
 
 	mu    sync.Mutex
 	specs map[string]*spec.Spec // by bundle digest
@@ -103,6 +106,10 @@ type Worker struct {
 	// beforeShipBack, when set (by tests), runs as a shipped job's changes
 	// start back: what a large workspace's packing and upload would take.
 	beforeShipBack func()
+	// beforeRelease, when set (by tests), runs as a hand-back is recorded
+	// and before the job is released; true leaves it unreleased, as a
+	// worker dying there would.
+	beforeRelease func() (die bool)
 }
 
 // NewWorker returns a worker of q.
@@ -140,6 +147,9 @@ func NewWorker(ctx context.Context, q *Queue, opts WorkerOptions) (*Worker, erro
 		opts.Logf = func(string, ...any) {}
 	}
 	w := &Worker{q: q, opts: opts, root: root, specs: map[string]*spec.Spec{}}
+	if w.handBacks, err = q.handBacks(ctx); err != nil {
+		return nil, err
+	}
 	if !opts.NoCache {
 		kv, err := q.CacheBucket(ctx, opts.CacheBucket)
 		if err != nil {
@@ -159,8 +169,8 @@ const scratchPrefix = "agentspec-worker-"
 
 // Run pulls and runs jobs until ctx ends. Then it stops pulling; the runs in
 // progress stop between tool calls and their jobs are handed back to the
-// queue at once, for another worker to run from the start. Run returns once
-// they are.
+// queue at once, for another worker to run from the start, without using
+// up one of their attempts (see handBack). Run returns once they are.
 func (w *Worker) Run(ctx context.Context) error {
 	cons, err := w.q.consumer(ctx)
 	if err != nil {
@@ -282,16 +292,15 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.TermWithReason("invalid job: " + err.Error())
 		return
 	}
-	attempt := 1
-	if meta, err := msg.Metadata(); err == nil {
-		attempt = int(meta.NumDelivered)
-	}
+	attempt, handedBack := w.attempt(ctx, msg, job)
 	if attempt > w.opts.MaxAttempts {
 		n := fmt.Sprintf("%d deliveries", attempt-1)
 		if attempt == 2 {
 			n = "1 delivery"
 		}
-		w.settle(ctx, msg, &Result{Job: job.ID, Error: "gave up after " + n + ": no worker finished it"}, job, attempt, true)
+		if w.settle(ctx, msg, &Result{Job: job.ID, Error: "gave up after " + n + ": no worker finished it"}, job, attempt, true) {
+			w.forgetHandBacks(job, handedBack)
+		}
 		return
 	}
 	w.opts.Logf("job %s (%s), attempt %d", job.ID, printable(job.Label), attempt)
@@ -361,9 +370,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// its run was interrupted or the stop cut short what comes before
 		// it (checking the spec, fetching a shipped workspace), which
 		// would otherwise fail the job as if it could never run.
-		w.opts.Logf("job %s handed back", job.ID)
 		stopBeat()
-		_ = msg.Nak()
+		w.handBack(msg, job, handedBack)
 		return
 	}
 	final := err == nil || permanent(err) || attempt >= w.opts.MaxAttempts
@@ -407,13 +415,86 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// The result goes out now: no progress report may follow its
 	// acknowledgement.
 	stopBeat()
-	w.settle(ctx, msg, r, job, attempt, !r.OK)
+	if w.settle(ctx, msg, r, job, attempt, !r.OK) {
+		w.forgetHandBacks(job, handedBack)
+	}
+}
+
+// attempt is the attempt a delivery of job makes: its deliveries so far,
+// less the hand-backs recorded for it, which it returns too. A hand-back
+// that cannot be read counts as an attempt.
+func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, job Job) (attempt, handedBack int) {
+	delivered := 1
+	if meta, err := msg.Metadata(); err == nil {
+		delivered = int(meta.NumDelivered)
+	}
+	if delivered <= 1 {
+		return 1, 0 // handed back never
+	}
+	// Read though the worker is told to stop meanwhile: its hand-back of
+	// this delivery is recorded on top of this count.
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	e, err := w.handBacks.Get(gctx, job.ID)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return delivered, 0
+	case err == nil:
+		handedBack, err = strconv.Atoi(string(e.Value()))
+		if err == nil && handedBack < 0 {
+			err = fmt.Errorf("%d hand-backs", handedBack)
+		}
+	}
+	if err != nil {
+		w.opts.Logf("job %s: reading its hand-backs: %v; every delivery counts", job.ID, err)
+		return delivered, -1
+	}
+	return max(delivered-handedBack, 1), handedBack
+}
+
+// handBack returns the job, whose run this worker stopped as it was told to
+// stop, to the queue at once, for another worker to run from the start,
+// and records that it did (before: handedBack times), so that the delivery
+// does not count as one of the job's attempts. A stop does not fail the
+// job, however often workers are restarted while it runs.
+//
+// The job stays the one message, released with a Nak, so it is never lost
+// nor held by two workers at once. The record comes first: a worker dying
+// between the two leaves the job to come back after the acknowledgement
+// wait, that delivery still not counted; a record that cannot be written
+// leaves the delivery counted, as a worker's death is.
+func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if handedBack >= 0 {
+		_, err := w.handBacks.Put(ctx, job.ID, []byte(strconv.Itoa(handedBack+1)))
+		if err != nil {
+			w.opts.Logf("job %s: recording its hand-back: %v; the delivery counts as an attempt", job.ID, err)
+		}
+	}
+	if w.beforeRelease != nil && w.beforeRelease() {
+		return
+	}
+	_ = msg.Nak()
+	w.opts.Logf("job %s handed back", job.ID)
+}
+
+// forgetHandBacks removes the record of a settled job's hand-backs; one
+// left expires after a day.
+func (w *Worker) forgetHandBacks(job Job, handedBack int) {
+	if handedBack == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = w.handBacks.Purge(ctx, job.ID)
 }
 
 // settle publishes a job's final result, then acknowledges the job (or
 // terminates it, when it failed): in that order, so that a worker dying in
 // between leaves a job that runs again and a result the stream keeps once.
-func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job Job, attempt int, failed bool) {
+// It reports whether the result was stored.
+func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job Job, attempt int, failed bool) bool {
 	r.Batch, r.Index, r.Label, r.Worker, r.Attempt = job.Batch, job.Index, job.Label, w.opts.Name, attempt
 	if r.Output == nil {
 		r.Output = json.RawMessage("null")
@@ -424,7 +505,7 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 	data, err := json.Marshal(r)
 	if err != nil {
 		w.opts.Logf("job %s: %v", job.ID, err)
-		return
+		return false
 	}
 	pctx := context.WithoutCancel(ctx)
 	publish := func(failed bool, data []byte) error {
@@ -449,7 +530,7 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 	if err != nil {
 		// Unsettled, the job comes back after the acknowledgement wait.
 		w.opts.Logf("job %s: publishing its result: %v", job.ID, err)
-		return
+		return false
 	}
 	outcome := "ok"
 	if failed {
@@ -466,6 +547,7 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 		w.opts.Logf("job %s: settling: %v", job.ID, err)
 	}
 	w.opts.Logf("job %s %s", job.ID, outcome)
+	return true
 }
 
 // tooBig is the failed result that stands for r, whose encoding of size

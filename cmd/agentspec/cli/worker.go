@@ -50,16 +50,17 @@ through ${VAR} (--allow-env). A FileSystem root outside the workspace is refused
 flags; so is a capability that does not say what it reaches.
 
 A job is acknowledged once its result is published. One that fails in a way that might pass (a
-provider outage, a network error) is retried after a delay, up to --max-attempts deliveries in
-all; one that cannot pass (a spec error, failed checks, the model's every attempt rejected) fails
-at once. While a job runs the worker reports progress, so the server hands it to another worker
-only when this one stops answering for --ack-wait; --job-timeout bounds how long that may last
-(a job past it fails for good).
+provider outage, a network error) is retried after a delay, up to --max-attempts attempts in
+all (its deliveries, but those handed back by stopping workers); one that cannot pass (a spec
+error, failed checks, the model's every attempt rejected) fails at once. While a job runs the
+worker reports progress, so the server hands it to another worker only when this one stops
+answering for --ack-wait; --job-timeout bounds how long that may last (a job past it fails for
+good).
 
 Ctrl-C or SIGTERM stops the worker: it pulls no more jobs, stops its runs between tool calls
-and hands their jobs back to the queue at once, for another worker to run from the start. A
-second signal during that stop ends it at once (130 or 143), its jobs handed back only by the
-server, after --ack-wait.
+and hands their jobs back to the queue at once, for another worker to run from the start; a
+hand-back uses up none of the job's attempts. A second signal during that stop ends it at once
+(130 or 143), its jobs handed back only by the server, after --ack-wait.
 
 Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after a clean stop,
 1 when the server cannot be reached or the queue opened, 2 on usage errors.`,
@@ -118,7 +119,7 @@ Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after 
 	nf.add(fl, true)
 	fl.IntVarP(&opts.Concurrency, "jobs", "j", 1, "how many jobs run at a time")
 	fl.StringVar(&opts.WorkspaceRoot, "workspace-root", ".", "the directory every job's workspace must lie in")
-	fl.IntVar(&opts.MaxAttempts, "max-attempts", queue.DefaultMaxAttempts, "deliveries of a job before it fails for good")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", queue.DefaultMaxAttempts, "attempts of a job (its deliveries, but those handed back by stopping workers) before it fails for good")
 	fl.DurationVar(&opts.JobTimeout, "job-timeout", 0, "how long one delivery of a job may run before it fails for good (0: no bound)")
 	fl.DurationVar(&ack, "ack-wait", queue.DefaultAckWait, "how long a job may go without a sign of life before another worker gets it (when this worker creates the queue's consumer)")
 	fl.StringVar(&opts.CacheBucket, "cache-bucket", queue.DefaultCacheBucket, "the shared result cache's key-value bucket")
