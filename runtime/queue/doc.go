@@ -20,6 +20,8 @@
 //     attempt; kept a day after the last;
 //   - key-value bucket AGENTSPEC_CACHE (WorkerOptions.CacheBucket): the result
 //     cache, shared by every worker (cache.NewKV);
+//   - subject agentspec.cancel.S.<batch> (not stored): a submitter stopped
+//     (Ctrl-C) tells the workers to stop the batch's runs;
 //   - subject agentspec.events.<batch>.<index>: each job's events, one
 //     JSON object per message, as they happen (not stored): the worker's
 //     job.start and job.retry, and the run's in between.
@@ -42,7 +44,9 @@
 // the stored answer passes the spec's output_schema and checks (an entry
 // anyone could have rewritten is judged as a fresh answer), and
 // the results stream and the submitter both keep only the first result of a
-// job. Every job ends exactly once in a batch's results: ok, failed for good
+// job. Every job ends exactly once in a batch's results, unless its
+// submitter withdraws the batch (then a job no worker had taken has none,
+// and a running one ends interrupted): ok, failed for good
 // (a spec error, failed checks, an error the model made every attempt), or
 // failed after MaxAttempts attempts (an error that might have passed, such
 // as a provider outage, or a job whose worker died each time). A job handed

@@ -3,8 +3,11 @@ package queue
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,4 +208,71 @@ func TestConnectionClosedWhileWaiting(t *testing.T) {
 	assert.NotErrorIs(t, err, runtime.ErrInterrupted)
 	assert.NotContains(t, err.Error(), "%!")
 	assert.Empty(t, got.list, "the jobs are still in the queue")
+}
+
+// A submitter interrupted (Ctrl-C) while a worker runs one of its jobs
+// stops that run, as a local batch stops its own: the worker reports the job
+// interrupted by its submitter, rather than running on, at the model's
+// expense, for nobody. The job is reported not run here, and is not run
+// again.
+func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 20s", 1))
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		if strings.Contains(string(ev), `"kind":"`+runtime.KindToolResult+`"`) {
+			cancel() // Ctrl-C, as the run waits for its model
+		}
+	}))
+	require.NoError(t, b.Publish(context.Background()))
+	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: root})
+
+	var got outcomes
+	sum, err := b.Wait(ctx, got.add)
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	assert.Equal(t, 1, sum.NotRun)
+	b.Close()
+
+	storedResults(t, q, 1)
+	stored := b.stored(context.Background(), make([]bool, 1))
+	require.Len(t, stored, 1)
+	r := stored[0]
+	assert.False(t, r.OK)
+	assert.Equal(t, "interrupted: its submitter stopped the batch", r.Error)
+	assert.Equal(t, "w#1", fmt.Sprintf("%s#%d", r.Worker, r.Attempt))
+	var u runtime.Usage
+	require.NoError(t, json.Unmarshal(r.Usage, &u), "the usage of the run so far")
+	assert.Equal(t, 1, u.ToolCalls)
+	st, err := q.Stats(context.Background(), "")
+	require.NoError(t, err)
+	assert.Zero(t, st.Pending, "not to run again")
+}
+
+// A worker stops a run of a batch whose submitter stopped it, whether it
+// heard so before it took the job (the purge failed, say) or while the job
+// ran, and no run of another batch, nor one that ended before.
+func TestStopsStopTheirBatchesRuns(t *testing.T) {
+	t.Parallel()
+	var s stops
+	watched := func(batch string) (context.Context, func()) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		return ctx, s.watch(batch, cancel)
+	}
+	running, _ := watched("a")
+	other, _ := watched("b")
+	ended, unwatch := watched("a")
+	unwatch()
+	s.stop("a")
+	assert.ErrorIs(t, context.Cause(running), errSubmitterStopped)
+	assert.NoError(t, other.Err())
+	assert.NoError(t, ended.Err())
+	late, _ := watched("a")
+	assert.ErrorIs(t, context.Cause(late), errSubmitterStopped, "taken after the stop")
 }

@@ -105,6 +105,12 @@ func (q *Queue) resultSubject(outcome, batch, index string) string {
 	return "agentspec.results." + q.stream + "." + outcome + "." + batch + "." + index
 }
 
+// cancelSubject is where a batch's submitter, stopped, tells the workers to
+// stop the batch's runs.
+func (q *Queue) cancelSubject(batch string) string {
+	return "agentspec.cancel." + q.stream + "." + batch
+}
+
 // EventsSubject is where a job's events are published.
 func EventsSubject(job string) string { return EventsPrefix + job }
 

@@ -38,8 +38,8 @@ func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, job pipeli
 // text, and JSON its value when the spec has an output_schema), Cached and
 // Usage; or an error with the job's own error text. A shipped job's changes
 // are applied to the workspace before Run returns. When ctx ends first, the
-// job is withdrawn if no worker has taken it, and the error wraps
-// runtime.ErrInterrupted. A coordinator walking a graph of jobs (a pipeline)
+// job is withdrawn if no worker has taken it, its worker told to stop it if
+// one has, and the error wraps runtime.ErrInterrupted. A coordinator walking a graph of jobs (a pipeline)
 // calls it once per job, from as many goroutines as it runs jobs at once.
 func (q *Queue) Run(ctx context.Context, opts BatchOptions) (*runtime.Result, error) {
 	return q.run(ctx, opts, nil)

@@ -265,9 +265,9 @@ func (b *Batch) Publish(ctx context.Context) error {
 	return err
 }
 
-// withdraw removes the batch's jobs that no worker has taken, trying for a
-// few seconds. Their shipped workspaces expire from the object store with
-// its one-day TTL.
+// withdraw removes the batch's jobs from the queue and tells the workers
+// running some of them to stop those runs, trying for a few seconds. Their
+// shipped workspaces expire from the object store with its one-day TTL.
 func (b *Batch) withdraw(ctx context.Context) {
 	if checkBatchID(b.ID) != nil {
 		return // "*" would withdraw every batch's jobs
@@ -275,6 +275,11 @@ func (b *Batch) withdraw(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_ = b.q.jobs.Purge(wctx, jetstream.WithPurgeSubject(b.q.jobSubject(b.ID, "*")))
+	// After the purge no worker takes a job of the batch: those running
+	// were taken before, by workers that hear this (see Worker.Run).
+	if b.q.nc.Publish(b.q.cancelSubject(b.ID), nil) == nil {
+		_ = b.q.nc.FlushWithContext(wctx)
+	}
 }
 
 func (b *Batch) publish(ctx context.Context) error {
@@ -343,9 +348,10 @@ func (b *Batch) publish(ctx context.Context) error {
 // time, each job once), until every job has one; a shipped job's changes
 // are applied to its directory first. When ctx ends first, the results
 // stored by then are reported all the same (those jobs ran), the jobs not
-// yet handed to a worker are withdrawn from the queue, and every other job
-// is reported NotRun; Wait then returns an error wrapping
-// runtime.ErrInterrupted. When the results stop coming (the connection
+// yet handed to a worker are withdrawn from the queue, the workers running
+// the others are told to stop them (each reports its job interrupted by
+// its submitter), and every job without a result is reported NotRun; Wait
+// then returns an error wrapping runtime.ErrInterrupted. When the results stop coming (the connection
 // closed), Wait returns an error saying so, and the jobs without a result,
 // which may yet run, are not reported.
 func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {

@@ -95,6 +95,8 @@ type Worker struct {
 	cache *cache.Cache
 	// handBacks counts the hand-backs of each job (see handBack).
 	handBacks jetstream.KeyValue
+	// stops are the batches whose submitters stopped them.
+	stops stops
 
 	mu    sync.Mutex
 	specs map[string]*spec.Spec // by bundle digest
@@ -195,6 +197,18 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer release()
 	sweepScratch(w.dir)
 	sweepCopies(filepath.Join(w.root, shipDir))
+	// A submitter stopped stops its batch's runs: the worker hears it from
+	// before it takes a job, so it misses none for a job it runs.
+	sub, err := w.q.nc.Subscribe(w.q.cancelSubject("*"), func(m *nats.Msg) {
+		w.stops.stop(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
+	})
+	if err == nil {
+		err = w.q.nc.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("subscribing to the submitters' stops: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
 	var wg sync.WaitGroup
 	for range w.opts.Concurrency {
 		wg.Go(func() {
@@ -326,6 +340,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	defer stopBeat()
 	jobCtx, drop := context.WithCancelCause(ctx)
 	defer drop(nil)
+	defer w.stops.watch(job.Batch, drop)()
 	go func() {
 		t := time.NewTicker(w.beat)
 		defer t.Stop()
@@ -363,6 +378,21 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	defer ws.cleanup()
 	if errors.Is(context.Cause(ctx), errCutOff) {
 		w.opts.Logf("job %s dropped: cut off from the server for its acknowledgement wait (%s), so another worker has it", job.ID, w.ackWait)
+		return
+	}
+	if err != nil && errors.Is(context.Cause(ctx), errSubmitterStopped) {
+		// The job ends here, whatever stopped its run: it was withdrawn
+		// from the queue, and nobody waits for its changes.
+		r := &Result{Job: job.ID, Error: "interrupted: " + errSubmitterStopped.Error(), Warnings: warnings}
+		if res != nil {
+			r.Usage, _ = json.Marshal(res.Usage)
+		}
+		ws.cleanup()
+		stopBeat()
+		w.opts.Logf("job %s interrupted: %v", job.ID, errSubmitterStopped)
+		if w.settle(ctx, msg, r, job, attempt, true) {
+			w.forgetHandBacks(job, handedBack)
+		}
 		return
 	}
 	if ctx.Err() != nil && err != nil {
@@ -595,6 +625,69 @@ var errJobTimeout = errors.New("job timeout")
 // errCutOff is the cause of a run stopped because its worker was cut off
 // from the server for the acknowledgement wait.
 var errCutOff = errors.New("cut off from the server")
+
+// errSubmitterStopped is the cause of a run stopped because its batch's
+// submitter was (see stops).
+var errSubmitterStopped = errors.New("its submitter stopped the batch")
+
+// stopsKept is how long a worker remembers a batch its submitter stopped,
+// for a job of it that it takes after hearing it (the queue's purge failed,
+// say).
+const stopsKept = time.Hour
+
+// stops are the batches whose submitters stopped them, and the runs of
+// batches' jobs, to stop when they are.
+type stops struct {
+	mu      sync.Mutex
+	stopped map[string]time.Time // by batch id: when
+	runs    map[string]map[*context.CancelCauseFunc]bool
+}
+
+// stop stops the batch's runs, and those of its jobs the worker takes in
+// the next stopsKept.
+func (s *stops) stop(batch string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.stopped == nil {
+		s.stopped = map[string]time.Time{}
+	}
+	for id, at := range s.stopped {
+		if now.Sub(at) > stopsKept {
+			delete(s.stopped, id)
+		}
+	}
+	s.stopped[batch] = now
+	for cancel := range s.runs[batch] {
+		(*cancel)(errSubmitterStopped)
+	}
+}
+
+// watch has cancel called when the batch is stopped, at once if it was,
+// until the function it returns is called.
+func (s *stops) watch(batch string, cancel context.CancelCauseFunc) (unwatch func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.stopped[batch]; ok {
+		cancel(errSubmitterStopped)
+	}
+	if s.runs == nil {
+		s.runs = map[string]map[*context.CancelCauseFunc]bool{}
+	}
+	if s.runs[batch] == nil {
+		s.runs[batch] = map[*context.CancelCauseFunc]bool{}
+	}
+	key := &cancel
+	s.runs[batch][key] = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.runs[batch], key)
+		if len(s.runs[batch]) == 0 {
+			delete(s.runs, batch)
+		}
+	}
+}
 
 type errPermanent struct{ error }
 

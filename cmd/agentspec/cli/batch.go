@@ -87,7 +87,8 @@ ones included, but those the spec's secret patterns hide; symbolic links stay be
 changed here meanwhile (the changes are then saved beside the workspace) or if any is one no
 run may change (under .git, secret or protected by the spec, the spec itself, reached through a
 symbolic link). --events DIR writes each job's events to a file of its own.
-Ctrl-C withdraws the jobs no worker has taken yet; a second Ctrl-C ends it before it has.
+Ctrl-C withdraws the jobs no worker has taken yet and has the workers stop the others between
+tool calls; a second Ctrl-C ends it before it has.
 
 A pipeline file (steps: at its top level) runs whole once per workspace, one workspace after
 the other, each with -j jobs at a time; --var and --input fill its inputs as for run. Stdout

@@ -162,7 +162,7 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 	case writeErr != nil:
 		return exitWith(exitFailure, fmt.Errorf("writing the results: %w", writeErr))
 	case errors.Is(err, runtime.ErrInterrupted):
-		return exitWith(exitFailure, fmt.Errorf("interrupted: %d of %d jobs without a result (those not yet started were withdrawn from the queue)", sum.NotRun, sum.Total))
+		return exitWith(exitFailure, fmt.Errorf("interrupted: %d of %d jobs without a result (those not yet started were withdrawn from the queue, those running stopped)", sum.NotRun, sum.Total))
 	case err != nil:
 		return exitWith(exitFailure, err)
 	case eventsErr != nil:
@@ -292,7 +292,8 @@ protected by the spec, the spec itself, reached through a symbolic link).
 
 --wait (implied by --ship and --events, whose file fills as the job runs) waits for the result
 and prints the line "agentspec batch" prints for a job: {"workspace", "ok", "cached", "output",
-"error", "usage"}. Exit status: 0 when the job was published (or, waiting, succeeded), 1 when
+"error", "usage"}; Ctrl-C then withdraws the job, or has its worker stop its run between tool
+calls. Exit status: 0 when the job was published (or, waiting, succeeded), 1 when
 it failed or the server cannot be reached, 2 on usage errors.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

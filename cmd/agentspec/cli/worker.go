@@ -60,7 +60,8 @@ good).
 Ctrl-C or SIGTERM stops the worker: it pulls no more jobs, stops its runs between tool calls
 and hands their jobs back to the queue at once, for another worker to run from the start; a
 hand-back uses up none of the job's attempts. A second signal during that stop ends it at once
-(130 or 143), its jobs handed back only by the server, after --ack-wait.
+(130 or 143), its jobs handed back only by the server, after --ack-wait. A job whose submitter
+is interrupted (Ctrl-C) is stopped the same way and fails as interrupted.
 
 Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after a clean stop,
 1 when the server cannot be reached or the queue opened, 2 on usage errors.`,
