@@ -22,6 +22,55 @@ type ConnectOptions struct {
 	TLSCert, TLSKey, TLSCA string
 }
 
+// FileError is a file of ConnectOptions that cannot be used: one that
+// cannot be read, or does not hold what it should.
+type FileError struct {
+	// Field is the option naming the file: Creds, NKey, TLSCert (for a
+	// certificate and key that do not make a pair too), TLSKey or TLSCA.
+	Field string
+	Path  string
+	Err   error
+}
+
+func (e *FileError) Error() string { return e.Field + " " + e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// CheckFiles reads the files o names and checks each as the NATS client
+// will use it, without connecting: a credentials file's JWT and seed (a
+// nonce is signed with it), an NKey seed, a client certificate and its key,
+// a CA certificate. Its error is a *FileError.
+func (o ConnectOptions) CheckFiles() error {
+	opts := nats.GetDefaultOptions()
+	if o.Creds != "" {
+		err := nats.UserCredentials(o.Creds)(&opts)
+		if err == nil {
+			_, err = opts.UserJWT()
+		}
+		if err == nil {
+			_, err = opts.SignatureCB([]byte("agentspec"))
+		}
+		if err != nil {
+			return &FileError{Field: "Creds", Path: o.Creds, Err: err}
+		}
+	}
+	if o.NKey != "" {
+		if _, err := nats.NkeyOptionFromSeed(o.NKey); err != nil {
+			return &FileError{Field: "NKey", Path: o.NKey, Err: err}
+		}
+	}
+	if o.TLSCert != "" && o.TLSKey != "" {
+		if err := nats.ClientCert(o.TLSCert, o.TLSKey)(&opts); err != nil {
+			return &FileError{Field: "TLSCert", Path: o.TLSCert, Err: err}
+		}
+	}
+	if o.TLSCA != "" {
+		if err := nats.RootCAs(o.TLSCA)(&opts); err != nil {
+			return &FileError{Field: "TLSCA", Path: o.TLSCA, Err: err}
+		}
+	}
+	return nil
+}
+
 // Connect connects to the NATS server at url (a comma-separated list for a
 // cluster). The connection reconnects by itself for as long as it takes.
 func Connect(url string, o ConnectOptions) (*nats.Conn, error) {

@@ -76,6 +76,13 @@ func (f *natsFlags) open(ctx context.Context, name string, ackWait time.Duration
 		}
 		fh.Close()
 	}
+	// So is one that holds something else: a malformed seed, a key that is
+	// not the certificate's.
+	var fe *queue.FileError
+	if err := f.conn.CheckFiles(); errors.As(err, &fe) {
+		flag := map[string]string{"Creds": "creds", "NKey": "nkey", "TLSCert": "tls-cert", "TLSKey": "tls-key", "TLSCA": "tls-ca"}[fe.Field]
+		return nil, exitWith(exitUsage, fmt.Errorf("--%s %s: %w", flag, fe.Path, fe.Err))
+	}
 	f.conn.Name = name
 	nc, err := queue.Connect(url, f.conn)
 	if err != nil {

@@ -414,6 +414,33 @@ func usageErrors(t *testing.T, want string, lines map[string][]string) {
 	}
 }
 
+// A NATS credentials, NKey or TLS file that holds something else is a usage
+// error (exit 2) too, said before connecting, as a spec that does not load
+// is: the server is not at fault, and nothing was reached.
+func TestQueueFilesMustHoldWhatTheyName(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	garbage := writeFile(t, filepath.Join(t.TempDir(), "garbage"), "not a key\n")
+	for _, flags := range [][]string{
+		{"--creds", garbage}, {"--nkey", garbage}, {"--tls-ca", garbage},
+		{"--tls-cert", garbage, "--tls-key", garbage},
+	} {
+		nats := append([]string{"--nats", "nats://127.0.0.1:1"}, flags...)
+		for name, args := range map[string][]string{
+			"batch":       append([]string{"batch", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+			"submit":      append([]string{"submit", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+			"worker":      append([]string{"worker"}, nats...),
+			"queue stats": append([]string{"queue", "stats"}, nats...),
+		} {
+			out := invoke(t, args...)
+			assert.Equal(t, exitUsage, out.code, "%s %s: %s", name, flags[0], out.stderr)
+			assert.True(t, strings.HasPrefix(out.stderr, "agentspec: "+flags[0]+" "+garbage+": "), "%s: %s", name, out.stderr)
+			assert.NotContains(t, out.stderr, "connecting", name)
+			assert.Empty(t, out.stdout, name)
+		}
+	}
+}
+
 // A NATS credentials, NKey or TLS file that cannot be read is a usage error
 // (exit 2) for every command that reaches the queue, said before it
 // connects, as a missing --input-file is.
