@@ -474,7 +474,7 @@ func TestJobWhoseWorkersDie(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.list, 1)
 	assert.False(t, got.list[0].OK)
-	assert.Equal(t, "gave up after 1 delivery: no worker finished it", got.list[0].Error)
+	assert.Equal(t, "gave up after 1 attempt: no worker finished it", got.list[0].Error)
 	assert.Equal(t, 2, got.list[0].Attempt)
 	select {
 	case <-started:

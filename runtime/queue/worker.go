@@ -308,9 +308,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	attempt, handedBack := w.attempt(ctx, msg, job)
 	if attempt > w.opts.MaxAttempts {
-		n := fmt.Sprintf("%d deliveries", attempt-1)
+		n := fmt.Sprintf("%d attempts", attempt-1)
 		if attempt == 2 {
-			n = "1 delivery"
+			n = "1 attempt"
 		}
 		if w.settle(ctx, msg, &Result{Job: job.ID, Error: "gave up after " + n + ": no worker finished it"}, job, attempt, true) {
 			w.forgetHandBacks(job, handedBack)
