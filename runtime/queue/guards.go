@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/internal/githooks"
 	"github.com/agentspec/agentspec/internal/sandbox"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -22,6 +23,7 @@ import (
 // other capability could still reach it.
 type pathGuards struct {
 	dir      string // the workspace, a real path
+	hooks    *githooks.Dirs
 	caps     []capabilities.Capability
 	guards   []capabilities.PathGuard
 	fallback capabilities.PathGuard
@@ -43,7 +45,7 @@ func newPathGuards(ctx context.Context, s *spec.Spec, dir string, protected []st
 		_ = capabilities.CloseAll(caps)
 		return nil, err
 	}
-	g := &pathGuards{dir: real, caps: append(caps, fallback), fallback: fallback}
+	g := &pathGuards{dir: real, hooks: githooks.NewDirs(real, nil), caps: append(caps, fallback), fallback: fallback}
 	for _, c := range caps {
 		if pg, ok := capabilities.As[capabilities.PathGuard](c); ok {
 			g.guards = append(g.guards, pg)
@@ -81,13 +83,18 @@ func (g *pathGuards) access(rel string) capabilities.PathAccess {
 func (g *pathGuards) secret(rel string) bool { return g.access(rel).Secret }
 
 // refusal says why no change to rel may be taken back, or "" when one may:
-// it is in a .git directory (or what a file system takes for one), secret or
+// it is in a .git directory (or what a file system takes for one), in the
+// hooks directory core.hooksPath puts in the workspace, secret or
 // protected.
 func (g *pathGuards) refusal(rel string) string {
 	for c := range strings.SplitSeq(rel, "/") {
 		if sandbox.IsDotGit(c) {
 			return fmt.Sprintf("%s: inside a .git directory (%q)", rel, c)
 		}
+	}
+	if h := g.hooks.Holding(rel); h != "" {
+		// A hook planted there would run at the user's next commit.
+		return fmt.Sprintf("%s: inside git's hooks directory (%q)", rel, h)
 	}
 	if a := g.access(rel); a.Secret || a.Protected {
 		return rel + ": " + a.Reason

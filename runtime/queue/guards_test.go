@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,6 +90,22 @@ func TestPathGuards(t *testing.T) {
 		} {
 			assert.Equal(t, want, g.refusal(rel), rel)
 		}
+	})
+	t.Run("hooks directory", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("no git")
+		}
+		ws := t.TempDir()
+		for _, args := range [][]string{{"init", "-q"}, {"config", "core.hooksPath", ".githooks"}} {
+			out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+		g, err := newPathGuards(context.Background(), loadSpec(t, "model: test\ncapabilities: [FileSystem]\n"), ws, nil)
+		require.NoError(t, err)
+		t.Cleanup(g.Close)
+		assert.Equal(t, `.githooks/pre-commit: inside git's hooks directory (".githooks")`, g.refusal(".githooks/pre-commit"))
+		assert.Empty(t, g.refusal("githooks/pre-commit"))
 	})
 	t.Run("nested", func(t *testing.T) {
 		t.Parallel()
