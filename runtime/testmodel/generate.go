@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"time"
+	"unicode"
 )
 
 // Generate returns a value valid against the JSON Schema sch (a decoded JSON
@@ -13,7 +16,8 @@ import (
 //
 //   - const: the const; enum: its first entry; examples: the first example
 //   - $ref "#/$defs/X" (or "#/definitions/X"): the value for X
-//   - anyOf / oneOf: the first alternative; allOf: the first part
+//   - anyOf: the first alternative; oneOf: the first alternative; allOf:
+//     the first part
 //   - object: each required property (others are left out); when
 //     additionalProperties is true or a non-empty schema, one extra key
 //     "additionalProperty" (underscores appended while taken)
@@ -29,21 +33,31 @@ import (
 //   - a list of types: the first that is not "null"; no type: the string
 //     "a", even beside properties
 //
+// Those are the values of seed 0. As in pydantic-ai, each item of a
+// uniqueItems array is followed by the next seed, which the rest of the
+// value keeps: seed n takes the enum entry, example and anyOf alternative
+// n (modulo their count), the nth string of a, b, ..., z, A, ..., 9, !, ...,
+// ~, aa, ab, ... (repeated to minLength), the date n days after 2024-01-01,
+// the minimum + n (modulo the integers up to the maximum, when there is
+// one), the maximum - n, n, and false or true as n is even or odd; so
+// [0,1,2], ["a","b"], [false,true].
+//
 // An error names a schema it cannot satisfy (an unknown type, a $ref it
 // cannot resolve).
 func Generate(sch any) (any, error) {
-	g := generator{root: sch}
+	g := &generator{root: sch}
 	return g.value(sch, 0)
 }
 
 type generator struct {
 	root any
+	seed int // what values are made with: 0, and one more after each item of a uniqueItems array
 }
 
 // maxRefDepth stops a recursive schema from looping.
 const maxRefDepth = 32
 
-func (g generator) value(sch any, depth int) (any, error) {
+func (g *generator) value(sch any, depth int) (any, error) {
 	if depth > maxRefDepth {
 		return nil, fmt.Errorf("schema nests $ref more than %d deep", maxRefDepth)
 	}
@@ -52,16 +66,16 @@ func (g generator) value(sch any, depth int) (any, error) {
 		if b, isBool := sch.(bool); isBool && !b {
 			return nil, fmt.Errorf("schema false admits no value")
 		}
-		return "a", nil // true, or no schema: anything goes
+		return g.char(), nil // true, or no schema: anything goes
 	}
 	if c, ok := m["const"]; ok {
 		return c, nil
 	}
 	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
-		return e[0], nil
+		return e[g.seed%len(e)], nil
 	}
 	if e, ok := m["examples"].([]any); ok && len(e) > 0 {
-		return e[0], nil
+		return e[g.seed%len(e)], nil
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		target, err := g.resolve(ref)
@@ -70,7 +84,12 @@ func (g generator) value(sch any, depth int) (any, error) {
 		}
 		return g.value(target, depth+1)
 	}
-	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+	if alts, ok := m["anyOf"].([]any); ok && len(alts) > 0 {
+		return g.value(alts[g.seed%len(alts)], depth+1)
+	}
+	// Not pydantic-ai's: it reads neither. One alternative of a oneOf may
+	// match the value made for another, so the first is always taken.
+	for _, key := range []string{"oneOf", "allOf"} {
 		if alts, ok := m[key].([]any); ok && len(alts) > 0 {
 			return g.value(alts[0], depth+1)
 		}
@@ -90,21 +109,19 @@ func (g generator) value(sch any, depth int) (any, error) {
 			typ = "null"
 		}
 	case nil: // properties or not, as pydantic-ai
-		return "a", nil
+		return g.char(), nil
 	}
 	switch typ {
 	case "object":
 		return g.object(m, depth)
 	case "string":
-		return stringValue(m), nil
+		return g.stringValue(m), nil
 	case "integer":
-		return int64(numberValue(m, 1)), nil
+		return int64(g.numberValue(m, true)), nil
 	case "number":
-		// As pydantic-ai, an exclusive bound is stepped over by 1 for
-		// numbers too.
-		return numberValue(m, 1), nil
+		return g.numberValue(m, false), nil
 	case "boolean":
-		return false, nil
+		return g.seed%2 == 1, nil
 	case "null":
 		return nil, nil
 	case "array":
@@ -113,7 +130,7 @@ func (g generator) value(sch any, depth int) (any, error) {
 	return nil, fmt.Errorf("unknown type %q", typ)
 }
 
-func (g generator) object(m map[string]any, depth int) (any, error) {
+func (g *generator) object(m map[string]any, depth int) (any, error) {
 	out := map[string]any{}
 	props, _ := m["properties"].(map[string]any)
 	req, _ := m["required"].([]any)
@@ -152,15 +169,25 @@ func (g generator) object(m map[string]any, depth int) (any, error) {
 	return out, nil
 }
 
-func (g generator) array(m map[string]any, depth int) (any, error) {
+func (g *generator) array(m map[string]any, depth int) (any, error) {
 	out := []any{}
+	unique, _ := m["uniqueItems"].(bool)
+	add := func(sch any) error {
+		v, err := g.value(sch, depth+1)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		if unique {
+			g.seed++
+		}
+		return nil
+	}
 	if prefix, ok := m["prefixItems"].([]any); ok {
 		for _, p := range prefix {
-			v, err := g.value(p, depth+1)
-			if err != nil {
+			if err := add(p); err != nil {
 				return nil, err
 			}
-			out = append(out, v)
 		}
 	}
 	minItems, _ := intOf(m["minItems"])
@@ -168,61 +195,103 @@ func (g generator) array(m map[string]any, depth int) (any, error) {
 	items, _ := m["items"].(map[string]any)
 	if len(out) < minItems {
 		for len(out) < minItems {
-			v, err := g.value(m["items"], depth+1)
-			if err != nil {
+			if err := add(m["items"]); err != nil {
 				return nil, err
 			}
-			out = append(out, v)
 		}
 	} else if len(items) > 0 && (!hasMax || len(out) < maxItems) {
-		v, err := g.value(items, depth+1)
-		if err != nil {
+		if err := add(items); err != nil {
 			return nil, err
 		}
-		out = append(out, v)
 	}
 	return out, nil
 }
 
-func stringValue(m map[string]any) string {
+func (g *generator) stringValue(m map[string]any) string {
 	switch m["format"] {
 	case "date":
-		return "2024-01-01"
+		return firstDay.AddDate(0, 0, g.seed).Format(time.DateOnly)
 	case "date-time":
-		return "2024-01-01T00:00:00Z"
+		return firstDay.AddDate(0, 0, g.seed).Format(time.RFC3339)
 	case "uri", "url", "iri":
-		return "https://example.com"
+		if g.seed == 0 {
+			return "https://example.com"
+		}
+		return "https://example.com/" + strconv.Itoa(g.seed)
 	case "email":
-		return "a@example.com"
+		local := g.char()
+		if strings.IndexFunc(local, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 {
+			local = "a" + strconv.Itoa(g.seed)
+		}
+		return local + "@example.com"
 	}
 	if n, ok := intOf(m["maxLength"]); ok && n == 0 {
 		return ""
 	}
 	if n, ok := intOf(m["minLength"]); ok && n >= 0 {
-		return strings.Repeat("a", n)
+		return strings.Repeat(g.char(), n)
 	}
-	return "a"
+	return g.char()
 }
 
-// numberValue is the first bound the schema sets, stepped inside by step
-// when it is exclusive, or 0.
-func numberValue(m map[string]any, step float64) float64 {
-	if v, ok := floatOf(m["minimum"]); ok {
-		return v
+// firstDay is the date of seed 0, as in pydantic-ai.
+var firstDay = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// chars are the characters strings are made of, in pydantic-ai's order
+// (Python's ascii_letters, digits and punctuation).
+const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+// char is the string of the seed, numbered as pydantic-ai numbers them:
+// a to ~, then aa, ab, ...
+func (g *generator) char() string {
+	n := len(chars)
+	var s []byte
+	for rem := g.seed / n; rem > 0; rem /= n {
+		s = append(s, chars[(rem-1)%n])
 	}
-	if v, ok := floatOf(m["exclusiveMinimum"]); ok {
-		return v + step
-	}
-	if v, ok := floatOf(m["maximum"]); ok {
-		return v
-	}
-	if v, ok := floatOf(m["exclusiveMaximum"]); ok {
-		return v - step
-	}
-	return 0
+	return string(append(s, chars[g.seed%n]))
 }
 
-func (g generator) resolve(ref string) (any, error) {
+// numberValue is the lower bound the schema sets (the minimum, else
+// exclusiveMinimum + 1) plus the seed, kept below the upper bound (the
+// maximum, else exclusiveMaximum - 1) when there is one; else that upper
+// bound less the seed; else the seed. As in pydantic-ai an exclusive bound
+// is stepped over by 1 for numbers too. Unlike pydantic-ai's, an integer's
+// range includes its upper bound, so that [5, 7] gives three different
+// integers for a uniqueItems array, not 5, 6, 5.
+func (g *generator) numberValue(m map[string]any, integer bool) float64 {
+	lo, hasLo := floatOf(m["minimum"])
+	if !hasLo {
+		if v, ok := floatOf(m["exclusiveMinimum"]); ok {
+			lo, hasLo = v+1, true
+		}
+	}
+	hi, hasHi := floatOf(m["maximum"])
+	if !hasHi {
+		if v, ok := floatOf(m["exclusiveMaximum"]); ok {
+			hi, hasHi = v-1, true
+		}
+	}
+	seed := float64(g.seed)
+	switch {
+	case hasLo && hasHi:
+		span := hi - lo
+		if integer {
+			span++
+		}
+		if span <= 0 || seed == 0 {
+			return lo
+		}
+		return lo + math.Mod(seed, span)
+	case hasLo:
+		return lo + seed
+	case hasHi:
+		return hi - seed
+	}
+	return seed
+}
+
+func (g *generator) resolve(ref string) (any, error) {
 	for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
 		name, ok := strings.CutPrefix(ref, prefix)
 		if !ok {

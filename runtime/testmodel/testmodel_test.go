@@ -59,6 +59,28 @@ func TestGenerate(t *testing.T) {
 		{"prefixItems then one", `{"type": "array", "prefixItems": [{"type": "boolean"}], "items": {"type": "string"}, "minItems": 1}`, `[false,"a"]`},
 		{"array any items", `{"type": "array", "items": {}}`, `[]`},
 		{"prefixItems", `{"type": "array", "prefixItems": [{"type": "boolean"}, {"type": "string"}], "items": false}`, `[false,"a"]`},
+		// uniqueItems: each item is made with the next seed, as in
+		// pydantic-ai's TestModel, and the values after the array keep it.
+		{"unique integers", `{"type": "array", "items": {"type": "integer"}, "minItems": 3, "uniqueItems": true}`, `[0,1,2]`},
+		{"unique strings", `{"type": "array", "items": {"type": "string"}, "minItems": 2, "uniqueItems": true}`, `["a","b"]`},
+		{"unique extra item", `{"type": "array", "items": {"type": "string", "minLength": 2}, "uniqueItems": true}`, `["aa"]`},
+		{"unique enum", `{"type": "array", "items": {"enum": ["x", "y"]}, "minItems": 2, "uniqueItems": true}`, `["x","y"]`},
+		{"unique examples", `{"type": "array", "items": {"type": "string", "examples": ["x", "y"]}, "minItems": 2, "uniqueItems": true}`, `["x","y"]`},
+		{"unique anyOf", `{"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "minItems": 2, "uniqueItems": true}`, `[0,"b"]`},
+		{"unique booleans", `{"type": "array", "items": {"type": "boolean"}, "minItems": 2, "uniqueItems": true}`, `[false,true]`},
+		{"unique bounded", `{"type": "array", "items": {"type": "integer", "minimum": 5, "maximum": 7}, "minItems": 3, "uniqueItems": true}`, `[5,6,7]`},
+		{"unique below a maximum", `{"type": "array", "items": {"type": "integer", "maximum": 5}, "minItems": 2, "uniqueItems": true}`, `[5,4]`},
+		{"unique numbers", `{"type": "array", "items": {"type": "number", "exclusiveMinimum": 0.5}, "minItems": 2, "uniqueItems": true}`, `[1.5,2.5]`},
+		{"unique dates", `{"type": "array", "items": {"type": "string", "format": "date"}, "minItems": 2, "uniqueItems": true}`, `["2024-01-01","2024-01-02"]`},
+		{"unique date-times", `{"type": "array", "items": {"type": "string", "format": "date-time"}, "minItems": 2, "uniqueItems": true}`, `["2024-01-01T00:00:00Z","2024-01-02T00:00:00Z"]`},
+		{"unique emails", `{"type": "array", "items": {"type": "string", "format": "email"}, "minItems": 2, "uniqueItems": true}`, `["a@example.com","b@example.com"]`},
+		{"unique uris", `{"type": "array", "items": {"type": "string", "format": "uri"}, "minItems": 2, "uniqueItems": true}`, `["https://example.com","https://example.com/1"]`},
+		{"unique untyped", `{"type": "array", "minItems": 2, "uniqueItems": true}`, `["a","b"]`},
+		{"unique objects", `{"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}, "minItems": 2, "uniqueItems": true}`, `[{"id":0},{"id":1}]`},
+		{"unique free objects", `{"type": "array", "items": {"type": "object", "additionalProperties": true}, "minItems": 2, "uniqueItems": true}`, `[{"additionalProperty":"a"},{"additionalProperty":"b"}]`},
+		{"unique prefixItems", `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "string"}], "uniqueItems": true}`, `["a","b"]`},
+		{"seed goes on after the array", `{"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}, "minItems": 2, "uniqueItems": true}, "title": {"type": "string"}, "n": {"type": "integer"}}, "required": ["tags", "title", "n"]}`,
+			`{"tags":["a","b"],"title":"c","n":2}`},
 		{"ref", `{"type": "object", "required": ["p"], "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {"type": "object", "required": ["x"], "properties": {"x": {"type": "number"}}}}}`, `{"p":{"x":0}}`},
 	}
 	for _, c := range cases {
@@ -77,6 +99,13 @@ func TestGenerate(t *testing.T) {
 			require.NoError(t, err)
 			assert.NoError(t, compiled.Validate(decode(t, string(b))))
 		})
+	}
+}
+
+func TestCharsAsPydanticAI(t *testing.T) {
+	t.Parallel()
+	for seed, want := range map[int]string{0: "a", 1: "b", 25: "z", 26: "A", 52: "0", 62: "!", 93: "~", 94: "aa", 95: "ab", 188: "ba"} {
+		assert.Equal(t, want, (&generator{seed: seed}).char(), "seed %d", seed)
 	}
 }
 
