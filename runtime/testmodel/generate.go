@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +17,7 @@ import (
 //
 //   - const: the const; enum: its first entry; examples: the first example
 //   - $ref "#/$defs/X" (or "#/definitions/X"): the value for X
-//   - anyOf: the first alternative; oneOf: the first alternative; allOf:
-//     the first part
+//   - anyOf / oneOf: the first alternative; allOf: the first part
 //   - object: each required property (others are left out); when
 //     additionalProperties is true or a non-empty schema, one extra key
 //     "additionalProperty" (underscores appended while taken)
@@ -42,6 +42,11 @@ import (
 // one), the maximum - n, n, and false or true as n is even or odd; so
 // [0,1,2], ["a","b"], [false,true].
 //
+// An object made is written with its keys in the order of the schema's
+// properties (sorted for a schema decoded into maps, which lose the order),
+// required keys the properties do not list after them; a number is written
+// with a fraction (0.0), as pydantic-ai writes a float.
+//
 // An error names a schema it cannot satisfy (an unknown type, a $ref it
 // cannot resolve).
 func Generate(sch any) (any, error) {
@@ -61,41 +66,41 @@ func (g *generator) value(sch any, depth int) (any, error) {
 	if depth > maxRefDepth {
 		return nil, fmt.Errorf("schema nests $ref more than %d deep", maxRefDepth)
 	}
-	m, ok := sch.(map[string]any)
+	m, ok := asObject(sch)
 	if !ok {
 		if b, isBool := sch.(bool); isBool && !b {
 			return nil, fmt.Errorf("schema false admits no value")
 		}
 		return g.char(), nil // true, or no schema: anything goes
 	}
-	if c, ok := m["const"]; ok {
+	if c, ok := m.lookup("const"); ok {
 		return c, nil
 	}
-	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
+	if e, ok := m.get("enum").([]any); ok && len(e) > 0 {
 		return e[g.seed%len(e)], nil
 	}
-	if e, ok := m["examples"].([]any); ok && len(e) > 0 {
+	if e, ok := m.get("examples").([]any); ok && len(e) > 0 {
 		return e[g.seed%len(e)], nil
 	}
-	if ref, ok := m["$ref"].(string); ok {
+	if ref, ok := m.get("$ref").(string); ok {
 		target, err := g.resolve(ref)
 		if err != nil {
 			return nil, err
 		}
 		return g.value(target, depth+1)
 	}
-	if alts, ok := m["anyOf"].([]any); ok && len(alts) > 0 {
+	if alts, ok := m.get("anyOf").([]any); ok && len(alts) > 0 {
 		return g.value(alts[g.seed%len(alts)], depth+1)
 	}
 	// Not pydantic-ai's: it reads neither. One alternative of a oneOf may
 	// match the value made for another, so the first is always taken.
 	for _, key := range []string{"oneOf", "allOf"} {
-		if alts, ok := m[key].([]any); ok && len(alts) > 0 {
+		if alts, ok := m.get(key).([]any); ok && len(alts) > 0 {
 			return g.value(alts[0], depth+1)
 		}
 	}
 	var typ string
-	switch t := m["type"].(type) {
+	switch t := m.get("type").(type) {
 	case string:
 		typ = t
 	case []any:
@@ -119,7 +124,7 @@ func (g *generator) value(sch any, depth int) (any, error) {
 	case "integer":
 		return int64(g.numberValue(m, true)), nil
 	case "number":
-		return g.numberValue(m, false), nil
+		return float(g.numberValue(m, false)), nil
 	case "boolean":
 		return g.seed%2 == 1, nil
 	case "null":
@@ -130,48 +135,63 @@ func (g *generator) value(sch any, depth int) (any, error) {
 	return nil, fmt.Errorf("unknown type %q", typ)
 }
 
-func (g *generator) object(m map[string]any, depth int) (any, error) {
-	out := map[string]any{}
-	props, _ := m["properties"].(map[string]any)
-	req, _ := m["required"].([]any)
+func (g *generator) object(m *object, depth int) (any, error) {
+	out := newObject()
+	props, _ := asObject(m.get("properties"))
+	if props == nil {
+		props = newObject()
+	}
+	req, _ := m.get("required").([]any)
+	required := map[string]bool{}
 	for _, r := range req {
-		name, ok := r.(string)
-		if !ok {
-			continue
+		if name, ok := r.(string); ok {
+			required[name] = true
 		}
-		v, err := g.value(props[name], depth+1)
+	}
+	// The properties' order, as pydantic-ai; then, which it leaves out,
+	// the required keys they do not list, so that the value is valid.
+	names := slices.DeleteFunc(slices.Clone(props.keys), func(k string) bool { return !required[k] })
+	for _, r := range req {
+		if name, ok := r.(string); ok && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		v, err := g.value(props.get(name), depth+1)
 		if err != nil {
 			return nil, fmt.Errorf("property %s: %w", name, err)
 		}
-		out[name] = v
+		out.set(name, v)
 	}
 	extra := false
-	switch ap := m["additionalProperties"].(type) {
+	switch ap := m.get("additionalProperties").(type) {
 	case bool:
 		extra = ap
-	case map[string]any:
-		extra = len(ap) > 0
+	default:
+		if o, ok := asObject(ap); ok {
+			extra = len(o.keys) > 0
+		}
 	}
 	if extra {
 		key := "additionalProperty"
 		for {
-			if _, taken := out[key]; !taken {
+			if _, taken := out.lookup(key); !taken {
 				break
 			}
 			key += "_"
 		}
-		v, err := g.value(m["additionalProperties"], depth+1)
+		v, err := g.value(m.get("additionalProperties"), depth+1)
 		if err != nil {
 			return nil, err
 		}
-		out[key] = v
+		out.set(key, v)
 	}
 	return out, nil
 }
 
-func (g *generator) array(m map[string]any, depth int) (any, error) {
+func (g *generator) array(m *object, depth int) (any, error) {
 	out := []any{}
-	unique, _ := m["uniqueItems"].(bool)
+	unique, _ := m.get("uniqueItems").(bool)
 	add := func(sch any) error {
 		v, err := g.value(sch, depth+1)
 		if err != nil {
@@ -183,23 +203,23 @@ func (g *generator) array(m map[string]any, depth int) (any, error) {
 		}
 		return nil
 	}
-	if prefix, ok := m["prefixItems"].([]any); ok {
+	if prefix, ok := m.get("prefixItems").([]any); ok {
 		for _, p := range prefix {
 			if err := add(p); err != nil {
 				return nil, err
 			}
 		}
 	}
-	minItems, _ := intOf(m["minItems"])
-	maxItems, hasMax := intOf(m["maxItems"])
-	items, _ := m["items"].(map[string]any)
+	minItems, _ := intOf(m.get("minItems"))
+	maxItems, hasMax := intOf(m.get("maxItems"))
+	items, _ := asObject(m.get("items"))
 	if len(out) < minItems {
 		for len(out) < minItems {
-			if err := add(m["items"]); err != nil {
+			if err := add(m.get("items")); err != nil {
 				return nil, err
 			}
 		}
-	} else if len(items) > 0 && (!hasMax || len(out) < maxItems) {
+	} else if items != nil && len(items.keys) > 0 && (!hasMax || len(out) < maxItems) {
 		if err := add(items); err != nil {
 			return nil, err
 		}
@@ -207,8 +227,8 @@ func (g *generator) array(m map[string]any, depth int) (any, error) {
 	return out, nil
 }
 
-func (g *generator) stringValue(m map[string]any) string {
-	switch m["format"] {
+func (g *generator) stringValue(m *object) string {
+	switch m.get("format") {
 	case "date":
 		return firstDay.AddDate(0, 0, g.seed).Format(time.DateOnly)
 	case "date-time":
@@ -225,10 +245,10 @@ func (g *generator) stringValue(m map[string]any) string {
 		}
 		return local + "@example.com"
 	}
-	if n, ok := intOf(m["maxLength"]); ok && n == 0 {
+	if n, ok := intOf(m.get("maxLength")); ok && n == 0 {
 		return ""
 	}
-	if n, ok := intOf(m["minLength"]); ok && n >= 0 {
+	if n, ok := intOf(m.get("minLength")); ok && n >= 0 {
 		return strings.Repeat(g.char(), n)
 	}
 	return g.char()
@@ -259,16 +279,16 @@ func (g *generator) char() string {
 // is stepped over by 1 for numbers too. Unlike pydantic-ai's, an integer's
 // range includes its upper bound, so that [5, 7] gives three different
 // integers for a uniqueItems array, not 5, 6, 5.
-func (g *generator) numberValue(m map[string]any, integer bool) float64 {
-	lo, hasLo := floatOf(m["minimum"])
+func (g *generator) numberValue(m *object, integer bool) float64 {
+	lo, hasLo := floatOf(m.get("minimum"))
 	if !hasLo {
-		if v, ok := floatOf(m["exclusiveMinimum"]); ok {
+		if v, ok := floatOf(m.get("exclusiveMinimum")); ok {
 			lo, hasLo = v+1, true
 		}
 	}
-	hi, hasHi := floatOf(m["maximum"])
+	hi, hasHi := floatOf(m.get("maximum"))
 	if !hasHi {
-		if v, ok := floatOf(m["exclusiveMaximum"]); ok {
+		if v, ok := floatOf(m.get("exclusiveMaximum")); ok {
 			hi, hasHi = v-1, true
 		}
 	}
@@ -297,9 +317,15 @@ func (g *generator) resolve(ref string) (any, error) {
 		if !ok {
 			continue
 		}
-		root, _ := g.root.(map[string]any)
-		defs, _ := root[strings.TrimSuffix(strings.TrimPrefix(prefix, "#/"), "/")].(map[string]any)
-		if target, ok := defs[name]; ok {
+		root, _ := asObject(g.root)
+		if root == nil {
+			continue
+		}
+		defs, _ := asObject(root.get(strings.TrimSuffix(strings.TrimPrefix(prefix, "#/"), "/")))
+		if defs == nil {
+			continue
+		}
+		if target, ok := defs.lookup(name); ok {
 			return target, nil
 		}
 	}

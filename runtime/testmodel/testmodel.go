@@ -20,7 +20,6 @@
 package testmodel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,11 +46,11 @@ type Model struct {
 func New(outputSchema json.RawMessage) (*Model, error) {
 	m := &Model{}
 	if len(outputSchema) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(outputSchema))
-		dec.UseNumber()
-		if err := dec.Decode(&m.outputSchema); err != nil {
+		sch, err := decodeOrdered(outputSchema)
+		if err != nil {
 			return nil, fmt.Errorf("test model: output schema: %w", err)
 		}
+		m.outputSchema = sch
 	}
 	return m, nil
 }
@@ -123,10 +122,10 @@ func callEvery(tools []llms.Tool) ([]llms.ToolCall, error) {
 		if err != nil {
 			return nil, fmt.Errorf("test model: tool %s: cannot generate arguments: %w", t.Function.Name, err)
 		}
-		if _, isObject := args.(map[string]any); !isObject { // a schema without type
-			args = map[string]any{}
+		if _, isObject := args.(*object); !isObject { // a schema without type
+			args = newObject()
 		}
-		b, err := json.Marshal(args)
+		b, err := marshal(args)
 		if err != nil {
 			return nil, fmt.Errorf("test model: tool %s: %w", t.Function.Name, err)
 		}
@@ -147,7 +146,7 @@ func (m *Model) answer(messages []llms.MessageContent) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("test model: cannot generate an answer from the output schema: %w", err)
 		}
-		b, err := json.Marshal(v)
+		b, err := marshal(v)
 		return string(b), err
 	}
 	var (
@@ -169,25 +168,17 @@ func (m *Model) answer(messages []llms.MessageContent) (string, error) {
 	if len(names) == 0 {
 		return NoToolCalls, nil
 	}
-	// Written by hand to keep the order of the calls.
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, n := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(n)
-		v, _ := json.Marshal(results[n])
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+	out := newObject() // in the order of the calls
+	for _, n := range names {
+		out.set(n, results[n])
 	}
-	b.WriteByte('}')
-	return b.String(), nil
+	b, err := marshal(out)
+	return string(b), err
 }
 
 // roundTrip turns a tool's parameters (whatever Go value the tool gave)
-// into a decoded JSON value.
+// into a decoded JSON value, its properties in the order the JSON the
+// value marshals to lists them.
 func roundTrip(v any) (any, error) {
 	if v == nil {
 		return map[string]any{"type": "object"}, nil
@@ -196,11 +187,7 @@ func roundTrip(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var out any
-	err = dec.Decode(&out)
-	return out, err
+	return decodeOrdered(b)
 }
 
 func partSize(p llms.ContentPart) int {

@@ -86,18 +86,16 @@ func TestGenerate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sch := decode(t, c.schema)
-			v, err := Generate(sch)
-			require.NoError(t, err)
-			b, err := json.Marshal(v)
-			require.NoError(t, err)
-			assert.JSONEq(t, c.want, string(b))
+			// Decoded as the model decodes it: properties are made in
+			// the order they are written.
+			got := generated(t, c.schema)
+			assert.JSONEq(t, c.want, got)
 			// What is generated is valid against the schema.
 			comp := jsonschema.NewCompiler()
-			require.NoError(t, comp.AddResource("s.json", sch))
+			require.NoError(t, comp.AddResource("s.json", decode(t, c.schema)))
 			compiled, err := comp.Compile("s.json")
 			require.NoError(t, err)
-			assert.NoError(t, compiled.Validate(decode(t, string(b))))
+			assert.NoError(t, compiled.Validate(decode(t, got)))
 		})
 	}
 }
@@ -174,4 +172,84 @@ func TestFinalAnswer(t *testing.T) {
 	resp, err = m.GenerateContent(context.Background(), history, tools)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"answer": "a", "confidence": 0}`, resp.Choices[0].Content)
+}
+
+// generated is what Generate makes of schema, as the test model writes it.
+func generated(t *testing.T, schema string) string {
+	t.Helper()
+	sch, err := decodeOrdered([]byte(schema))
+	require.NoError(t, err)
+	v, err := Generate(sch)
+	require.NoError(t, err)
+	b, err := marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestGenerateAsPydanticAI pins the text pydantic-ai's TestModel writes:
+// an object's keys in the order of its properties, a number as a float,
+// no HTML escapes.
+func TestGenerateAsPydanticAI(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, schema, want string
+	}{
+		{"properties order", `{"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}, "score": {"type": "number"}}, "required": ["score", "name", "age"]}`,
+			`{"name":"a","age":0,"score":0.0}`},
+		{"nested", `{"type": "object", "properties": {"z": {"type": "object", "properties": {"y": {"type": "boolean"}, "x": {"type": "null"}}, "required": ["x", "y"]}}, "required": ["z"]}`,
+			`{"z":{"y":false,"x":null}}`},
+		{"required beyond properties last", `{"type": "object", "properties": {"b": {"type": "string"}}, "required": ["z", "b"], "additionalProperties": true}`,
+			`{"b":"a","z":"a","additionalProperty":"a"}`},
+		{"number", `{"type": "number"}`, `0.0`},
+		{"number minimum", `{"type": "number", "minimum": 2}`, `2.0`},
+		{"number fraction", `{"type": "number", "minimum": 2.5}`, `2.5`},
+		{"unique numbers", `{"type": "array", "items": {"type": "number", "minimum": 1}, "minItems": 2, "uniqueItems": true}`, `[1.0,2.0]`},
+		{"integer", `{"type": "integer", "minimum": 1e3}`, `1000`},
+		{"const kept as written", `{"const": {"b": 1.0, "a": 2}}`, `{"b":1.0,"a":2}`},
+		{"no HTML escapes", `{"enum": ["<a & b>"]}`, `"<a & b>"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := generated(t, c.schema)
+			assert.Equal(t, c.want, got)
+			comp := jsonschema.NewCompiler()
+			require.NoError(t, comp.AddResource("s.json", decode(t, c.schema)))
+			compiled, err := comp.Compile("s.json")
+			require.NoError(t, err)
+			assert.NoError(t, compiled.Validate(decode(t, got)), "what is generated is valid against the schema")
+		})
+	}
+}
+
+func TestAnswerText(t *testing.T) {
+	t.Parallel()
+	m, err := New(json.RawMessage(`{"type": "object", "properties": {"verdict": {"enum": ["<ok>"]}, "confidence": {"type": "number"}, "answer": {"type": "string"}}, "required": ["answer", "confidence", "verdict"]}`))
+	require.NoError(t, err)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Begin.")}
+	resp, err := m.GenerateContent(context.Background(), msgs)
+	require.NoError(t, err)
+	assert.Equal(t, `{"verdict":"<ok>","confidence":0.0,"answer":"a"}`, resp.Choices[0].Content)
+
+	m, err = New(nil)
+	require.NoError(t, err)
+	msgs = append(msgs,
+		llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.ToolCall{ID: "1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "fetch", Arguments: "{}"}}}},
+		llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "1", Name: "fetch", Content: "<p>a & b</p>"}}})
+	resp, err = m.GenerateContent(context.Background(), msgs)
+	require.NoError(t, err)
+	assert.Equal(t, `{"fetch":"<p>a & b</p>"}`, resp.Choices[0].Content)
+}
+
+func TestToolArgumentsInPropertiesOrder(t *testing.T) {
+	t.Parallel()
+	m, err := New(nil)
+	require.NoError(t, err)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Begin.")}
+	params := json.RawMessage(`{"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "count": {"type": "number"}}, "required": ["count", "content", "path"]}`)
+	resp, err := m.GenerateContent(context.Background(), msgs, llms.WithTools([]llms.Tool{
+		{Type: "function", Function: &llms.FunctionDefinition{Name: "write", Parameters: params}},
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, `{"path":"a","content":"a","count":0.0}`, resp.Choices[0].ToolCalls[0].FunctionCall.Arguments)
 }
