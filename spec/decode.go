@@ -121,7 +121,7 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		Retries:       DefaultRetries,
 		ToolTimeout:   seconds(raw.ToolTimeout),
 		Metadata:      raw.Metadata,
-		OutputSchema:  raw.OutputSchema,
+		OutputSchema:  d.orderedJSON("/output_schema", root["output_schema"], raw.OutputSchema),
 		EndStrategy:   raw.EndStrategy,
 		DepsSchema:    raw.DepsSchema,
 		MaxToolRounds: DefaultMaxToolRounds,
@@ -243,6 +243,77 @@ func checkIntegers(d *document, sch, v any, ptr string) {
 			checkIntegers(d, m["items"], e, index(ptr, i))
 		}
 	}
+}
+
+// orderedJSON is the value v at ptr as compact JSON, the members of each
+// mapping in the order the file writes their keys, where encoding/json
+// sorts them: an output schema is shown to the model, and its properties'
+// order is the order the model is asked to write them in. unordered is v
+// as encoding/json writes it: nil for nil, and what is given back should
+// the document not say where every key is.
+func (d *document) orderedJSON(ptr string, v any, unordered json.RawMessage) json.RawMessage {
+	if v == nil {
+		return unordered
+	}
+	var b bytes.Buffer
+	if !d.writeOrdered(&b, ptr, v) {
+		return unordered
+	}
+	return b.Bytes()
+}
+
+func (d *document) writeOrdered(b *bytes.Buffer, ptr string, v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			if _, ok := d.keys[child(ptr, k)]; !ok {
+				return false
+			}
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(x, y string) int {
+			px, py := d.keys[child(ptr, x)], d.keys[child(ptr, y)]
+			if px.Line != py.Line {
+				return px.Line - py.Line
+			}
+			if px.Col != py.Col {
+				return px.Col - py.Col
+			}
+			return strings.Compare(x, y)
+		})
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			kb, _ := json.Marshal(k)
+			b.Write(kb)
+			b.WriteByte(':')
+			if !d.writeOrdered(b, child(ptr, k), v[k]) {
+				return false
+			}
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if !d.writeOrdered(b, index(ptr, i), e) {
+				return false
+			}
+		}
+		b.WriteByte(']')
+	default:
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		b.Write(vb)
+	}
+	return true
 }
 
 // decodeValue decodes a JSON value into v, keeping numbers in maps as

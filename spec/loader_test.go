@@ -739,3 +739,46 @@ func TestTinyTimeoutsStayBounds(t *testing.T) {
 	assert.Equal(t, time.Nanosecond, s.ToolTimeout)
 	assert.Equal(t, time.Nanosecond, s.ModelSettings.Timeout)
 }
+
+// The output schema keeps the order its keys are written in: the model is
+// shown it so (a reasoning property before the answer asks for the
+// reasoning first), and the test model writes its answer in that order,
+// as pydantic-ai does.
+func TestOutputSchemaKeepsItsOrder(t *testing.T) {
+	t.Parallel()
+	l := testLoader(t)
+	for _, c := range []struct{ file, src string }{
+		{"a.yaml", `model: test
+output_schema:
+  type: object
+  properties:
+    reasoning: {type: string, description: Think first}
+    answer:
+      type: object
+      properties: {value: {type: number}, unit: {enum: [m, km]}}
+      required: [value, unit]
+  required: [reasoning, answer]
+`},
+		{"a.yaml", `model: test
+x-base: &base {value: {type: number}, unit: {enum: [m, km]}}
+output_schema:
+  type: object
+  properties:
+    reasoning: {type: string, description: Think first}
+    answer:
+      type: object
+      properties: *base
+      required: [value, unit]
+  required: [reasoning, answer]
+`},
+		{"a.json", `{"model": "test", "output_schema": {"type": "object", "properties": {"reasoning": {"type": "string", "description": "Think first"},
+  "answer": {"type": "object", "properties": {"value": {"type": "number"}, "unit": {"enum": ["m", "km"]}}, "required": ["value", "unit"]}},
+  "required": ["reasoning", "answer"]}}`},
+	} {
+		s, err := l.Load(c.file, []byte(c.src))
+		require.NoError(t, err)
+		assert.Equal(t, `{"type":"object","properties":{"reasoning":{"type":"string","description":"Think first"},`+
+			`"answer":{"type":"object","properties":{"value":{"type":"number"},"unit":{"enum":["m","km"]}},"required":["value","unit"]}},`+
+			`"required":["reasoning","answer"]}`, string(s.OutputSchema), c.src)
+	}
+}

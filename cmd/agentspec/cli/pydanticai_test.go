@@ -43,7 +43,7 @@ func TestPydanticAISpecsValidateAndRun(t *testing.T) {
 		// Anthropic searches natively, so pydantic-ai never runs the
 		// local DuckDuckGo fallback either.
 		"web-search-duckduckgo.yaml": "success (no tool calls)",
-		"output-schema.yaml":         `{"age":0,"name":"a"}`,
+		"output-schema.yaml":         `{"name":"a","age":0}`, // in the order of its properties
 		"output-schema-defs.json":    `{"city":"a","country":"a"}`,
 		// Their tools live on MCP servers at example.com, which
 		// exampleServers stands in for: allowed_tools keeps drop_table
