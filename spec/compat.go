@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -35,6 +36,76 @@ func dropNulls(root map[string]any) {
 			delete(root, k)
 		}
 	}
+}
+
+// laxIntRE is what pydantic's lax mode reads as an integer in a string
+// (without its spaces and underscores): digits, a sign, and a fraction of
+// zeros.
+var laxIntRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?[0-9]+(?:\.0*)?$`)
+})
+
+// laxFloatRE is what it reads as a finite number in a string.
+var laxFloatRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$`)
+})
+
+// coerceLax converts the values pydantic-ai reads in pydantic's lax mode,
+// where agentspec's schema wants a number: retries (and its tools and
+// output) and tool_timeout take a string holding a number ("3", "2.5"
+// for tool_timeout), and true and false as 1 and 0. A float without a
+// fraction is an integer already (see floatNumber). Other values are
+// left for the schema to refuse; messages show what the file wrote.
+func coerceLax(d *document, root map[string]any) {
+	convert := func(m map[string]any, key, ptr string, integer bool) {
+		switch v := m[key].(type) {
+		case bool:
+			m[key] = json.Number("0")
+			if v {
+				m[key] = json.Number("1")
+			}
+			d.numbers[ptr] = fmt.Sprint(v)
+		case string:
+			// pydantic reads 1_000 as 1000, and takes the spaces around.
+			text := strings.ReplaceAll(strings.TrimSpace(v), "_", "")
+			re := laxFloatRE()
+			if integer {
+				re = laxIntRE()
+			}
+			if !re.MatchString(text) {
+				return
+			}
+			if integer {
+				text, _, _ = strings.Cut(strings.TrimPrefix(text, "+"), ".")
+				sign, digits := "", text
+				if rest, ok := strings.CutPrefix(text, "-"); ok {
+					sign, digits = "-", rest
+				}
+				if digits = strings.TrimLeft(digits, "0"); digits == "" {
+					sign, digits = "", "0"
+				}
+				text = sign + digits
+			}
+			n, ok := json.Number(text), true
+			if !integer {
+				f, err := strconv.ParseFloat(text, 64)
+				if err != nil {
+					return // beyond a float64
+				}
+				n, ok = floatNumber(f)
+			}
+			if ok {
+				m[key] = n
+				d.numbers[ptr] = strconv.Quote(v)
+			}
+		}
+	}
+	convert(root, "retries", "/retries", true)
+	if r, ok := root["retries"].(map[string]any); ok {
+		convert(r, "tools", "/retries/tools", true)
+		convert(r, "output", "/retries/output", true)
+	}
+	convert(root, "tool_timeout", "/tool_timeout", false)
 }
 
 // compatWarnings returns the warnings about keys the spec gives that have no

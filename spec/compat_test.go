@@ -162,3 +162,65 @@ func TestYAML11Sexagesimals(t *testing.T) {
 	_, err = l.Load("agent.yaml", []byte("name: 10:30\n"))
 	assert.ErrorContains(t, err, `agent.yaml:1:7: name: expected a string, found 630 (a number); unquoted, 10:30 takes the type of its value: write "10:30" to keep it a string`)
 }
+
+// pydantic-ai reads retries and tool_timeout in pydantic's lax mode: a
+// string holding a number, an integer's float without a fraction and a
+// boolean are taken as the number.
+func TestLaxNumbers(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		file, src    string
+		tools        int
+		output       *int
+		timeout      time.Duration
+		wantErr      string
+		wantNoOutput bool
+	}{
+		{src: `retries: "3"`, tools: 3, output: ptrTo(3)},
+		{src: `retries: ' 3 '`, tools: 3, output: ptrTo(3)},
+		{src: `retries: "+3"`, tools: 3, output: ptrTo(3)},
+		{src: `retries: "3.0"`, tools: 3, output: ptrTo(3)},
+		{src: `retries: 3.0`, tools: 3, output: ptrTo(3)},
+		{src: `retries: true`, tools: 1, output: ptrTo(1)},
+		{src: `retries: no`, tools: 0, output: ptrTo(0)},
+		{src: `retries: {tools: "2", output: "0"}`, tools: 2, output: ptrTo(0)},
+		{file: "agent.json", src: `{"retries": {"tools": "4"}, "tool_timeout": "2.5"}`, tools: 4, timeout: 2500 * time.Millisecond},
+		{src: `tool_timeout: "30"`, tools: DefaultRetries, timeout: 30 * time.Second},
+		{src: `tool_timeout: "1e3"`, tools: DefaultRetries, timeout: 1000 * time.Second},
+		{src: `tool_timeout: ".5"`, tools: DefaultRetries, timeout: 500 * time.Millisecond},
+		{src: `tool_timeout: true`, tools: DefaultRetries, timeout: time.Second},
+		// What pydantic-ai refuses too.
+		{src: `retries: "2.5"`, wantErr: `agent.yaml:1:10: retries: expected a non-negative integer, or a mapping (tools: 3, output: 2), found "2.5" (a string)`},
+		{src: `retries: "three"`, wantErr: `agent.yaml:1:10: retries: expected a non-negative integer, or a mapping (tools: 3, output: 2), found "three" (a string)`},
+		{src: `retries: "1_0"`, tools: 10, output: ptrTo(10)},
+		{src: `retries: "007"`, tools: 7, output: ptrTo(7)},
+		{src: `retries: "-0"`, tools: 0, output: ptrTo(0)},
+		{src: `tool_timeout: "1_5"`, tools: DefaultRetries, timeout: 15 * time.Second},
+		{src: `retries: "99999999999999999999"`, wantErr: `agent.yaml:1:10: retries: expected an integer of at most 9223372036854775807, found "99999999999999999999"`},
+		{src: `retries: "-1"`, wantErr: `agent.yaml:1:10: retries: expected a non-negative integer, found "-1"`},
+		{src: `retries: {tools: "x"}`, wantErr: `agent.yaml:1:18: retries.tools: expected a non-negative integer, found "x" (a string)`},
+		{src: `tool_timeout: "soon"`, wantErr: `agent.yaml:1:15: tool_timeout: expected a positive number, found "soon" (a string)`},
+		{src: `tool_timeout: "0"`, wantErr: `agent.yaml:1:15: tool_timeout: expected a positive number, found "0"`},
+		{src: `tool_timeout: false`, wantErr: `agent.yaml:1:15: tool_timeout: expected a positive number, found false`},
+		{src: `tool_timeout: "inf"`, wantErr: `found "inf" (a string)`},
+		// Elsewhere values are not coerced.
+		{src: `max_tool_rounds: "3"`, wantErr: `agent.yaml:1:18: max_tool_rounds: expected a positive integer, found "3" (a string)`},
+	}
+	for _, c := range cases {
+		file := c.file
+		if file == "" {
+			file = "agent.yaml"
+		}
+		var l Loader
+		s, err := l.Load(file, []byte(c.src))
+		if c.wantErr != "" {
+			require.Error(t, err, c.src)
+			assert.Contains(t, err.Error(), c.wantErr, c.src)
+			continue
+		}
+		require.NoError(t, err, c.src)
+		assert.Equal(t, c.tools, s.Retries, c.src)
+		assert.Equal(t, c.output, s.OutputRetries, c.src)
+		assert.Equal(t, c.timeout, s.ToolTimeout, c.src)
+	}
+}

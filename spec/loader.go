@@ -125,6 +125,7 @@ func (l *Loader) check(d *document) (*Spec, error) {
 	reg := l.registry()
 	docs := schemaDocsOf(reg)
 	dropNulls(root)
+	coerceLax(d, root)
 	base := baseSchema()
 	if err := base.compiled.Validate(root); err != nil {
 		newReporter(d, docs, root, "", "key").report(err)
