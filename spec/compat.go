@@ -108,8 +108,16 @@ func coerceLax(d *document, root map[string]any) {
 	convert(root, "tool_timeout", "/tool_timeout", false)
 }
 
+// v1Providers are the providers pydantic-ai V1 named that V2 refuses, which
+// agentspec serves as it served them: a spec written for V1 runs, and
+// validate says what pydantic-ai calls them now.
+var v1Providers = map[string]struct{ now, what string }{
+	"google-gla":    {"google", "google (the Gemini API)"},
+	"google-vertex": {"google-cloud", "google-cloud (Gemini on Vertex AI)"},
+}
+
 // compatWarnings returns the warnings about keys the spec gives that have no
-// effect in agentspec.
+// effect in agentspec, and about what pydantic-ai would refuse.
 func compatWarnings(d *document, root map[string]any) []*Error {
 	var ws []*Error
 	warn := func(ptr, msg string) {
@@ -120,6 +128,14 @@ func compatWarnings(d *document, root map[string]any) []*Error {
 	}
 	if _, ok := root["end_strategy"]; ok {
 		warn("/end_strategy", "has no effect in agentspec: an answer never comes with tool calls, so every tool call the model makes is run")
+	}
+	if model, ok := root["model"].(string); ok {
+		provider, name, _ := strings.Cut(model, ":")
+		if v1, ok := v1Providers[provider]; ok {
+			ws = append(ws, &Error{Pos: d.pos("/model"), Msg: "warning: " + prefixed("/model", fmt.Sprintf(
+				"%s is pydantic-ai V1's name for %s, which pydantic-ai now refuses as an unknown model; write %s:%s for a spec both load",
+				provider, v1.what, v1.now, name))})
+		}
 	}
 	if deps, ok := root["deps_schema"].(map[string]any); ok {
 		props, _ := deps["properties"].(map[string]any)

@@ -224,3 +224,22 @@ func TestLaxNumbers(t *testing.T) {
 		assert.Equal(t, c.timeout, s.ToolTimeout, c.src)
 	}
 }
+
+// pydantic-ai's V1 names of the Google providers load, meaning what they
+// meant there, with a warning that pydantic-ai itself now refuses them.
+func TestV1GoogleProvidersWarn(t *testing.T) {
+	t.Parallel()
+	var l Loader
+	for _, c := range []struct{ model, want string }{
+		{"google-gla:gemini-2.5-flash", `agent.yaml:1:8: warning: model: google-gla is pydantic-ai V1's name for google (the Gemini API), which pydantic-ai now refuses as an unknown model; write google:gemini-2.5-flash for a spec both load`},
+		{"google-vertex:gemini-2.5-pro", `agent.yaml:1:8: warning: model: google-vertex is pydantic-ai V1's name for google-cloud (Gemini on Vertex AI), which pydantic-ai now refuses as an unknown model; write google-cloud:gemini-2.5-pro for a spec both load`},
+	} {
+		s, err := l.Load("agent.yaml", []byte("model: "+c.model+"\n"))
+		require.NoError(t, err)
+		require.Len(t, s.Warnings, 1, c.model)
+		assert.Equal(t, c.want, s.Warnings[0].Error())
+	}
+	s, err := l.Load("agent.yaml", []byte("model: google-cloud:gemini-2.5-pro\n"))
+	require.NoError(t, err)
+	assert.Empty(t, s.Warnings)
+}
