@@ -7,7 +7,8 @@
 //  1. While the conversation holds no assistant turn and tools are offered,
 //     it calls every offered tool once, all in one turn, in the order they
 //     are offered, with arguments generated from each tool's parameter
-//     schema (see Generate). Call ids are "call_test_<tool>".
+//     schema (see Generate). Call ids are "pyd_ai_tool_call_id__<tool>", as
+//     pydantic-ai names them.
 //  2. Otherwise it gives its final answer. Without an output schema the
 //     answer is a compact JSON object mapping each tool that returned a
 //     result to that result, in the order of the calls (a tool whose call
@@ -130,7 +131,7 @@ func callEvery(tools []llms.Tool) ([]llms.ToolCall, error) {
 			return nil, fmt.Errorf("test model: tool %s: %w", t.Function.Name, err)
 		}
 		calls = append(calls, llms.ToolCall{
-			ID:           "call_test_" + t.Function.Name,
+			ID:           "pyd_ai_tool_call_id__" + t.Function.Name,
 			Type:         "function",
 			FunctionCall: &llms.FunctionCall{Name: t.Function.Name, Arguments: string(b)},
 		})

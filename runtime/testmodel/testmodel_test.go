@@ -136,7 +136,8 @@ func TestFirstTurnCallsEveryTool(t *testing.T) {
 	require.Len(t, resp.Choices, 1)
 	calls := resp.Choices[0].ToolCalls
 	require.Len(t, calls, 2)
-	assert.Equal(t, "call_test_read_file", calls[0].ID)
+	assert.Equal(t, "pyd_ai_tool_call_id__read_file", calls[0].ID, "as pydantic-ai names them")
+	assert.Equal(t, "pyd_ai_tool_call_id__now", calls[1].ID)
 	assert.Equal(t, "read_file", calls[0].FunctionCall.Name)
 	assert.JSONEq(t, `{"path": "a"}`, calls[0].FunctionCall.Arguments)
 	assert.Equal(t, "now", calls[1].FunctionCall.Name)
