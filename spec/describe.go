@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -284,7 +285,7 @@ func describeValue(v any, withKind bool) string {
 		if v == "" {
 			return "an empty string"
 		}
-		return kindOf(quoteShort(v), "a string")
+		return kindOf(quoteShort(redactURL(v)), "a string")
 	case json.Number:
 		return kindOf(v.String(), "a number")
 	case bool:
@@ -354,4 +355,28 @@ func stringsIn(vs []any) []string {
 		}
 	}
 	return out
+}
+
+// redactURL is a string that is a URL with its password, query and
+// fragment left out, where services put tokens ("https://u:xxxxx@h/p?…"),
+// as messages elsewhere show a server's URL: a spec's error lands in CI
+// logs. Any other string comes back as it is.
+func redactURL(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return s
+	}
+	_, hasPassword := u.User.Password()
+	query := u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != ""
+	if !hasPassword && !query {
+		return s
+	}
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	if query {
+		return u.Redacted() + "?…"
+	}
+	return u.Redacted()
 }

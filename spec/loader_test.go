@@ -217,6 +217,13 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:1:10: retries: expected an integer of at most 9223372036854775807, found 1e30`},
 		},
 		{
+			// A URL is echoed as a server's URL is shown everywhere: not
+			// its password or query, where tokens are put.
+			name: "a URL refused is echoed without its secrets",
+			src:  "model: test\nmodel_settings: {base_url: \"ws://u:pw@h/v1?key=s3cret#x\"}\n",
+			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found "ws://u:xxxxx@h/v1?…"`},
+		},
+		{
 			name: "custom tag",
 			src:  "model: !secret openai\n",
 			want: []string{`agent.yaml:1:8: model: unsupported YAML tag !secret; remove it, or quote the value`},
