@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +33,8 @@ const cancelWait = 2 * time.Second
 // waits for that work). agentspec therefore sends it itself, over HTTP,
 // where it sees the call's request go out: remoteCall, put in the call's
 // context, is where cancelTransport notes the request's JSON-RPC id and the
-// URL and headers it went with. The SDK's own notification, when it comes,
+// URL and headers it went with (those describing the call itself replaced,
+// see cancelHeader). The SDK's own notification, when it comes,
 // waits for agentspec's and is not sent once the server has taken that
 // one, so that the server is told once.
 //
@@ -109,6 +111,26 @@ func (t *cancelTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
+// cancelHeader is the header a notifications/cancelled goes with: that of
+// the call it cancels (the session's id, the protocol version, an
+// authorization the SDK added), but for the headers that describe that
+// message itself (Mcp-Method, Mcp-Name, Mcp-Param-*, sent from protocol
+// version 2026-07-28), which a server checks against the message and,
+// left as the call's, would refuse it for.
+func cancelHeader(call http.Header) http.Header {
+	h := call.Clone()
+	for k := range h {
+		if strings.HasPrefix(k, "Mcp-Param-") {
+			delete(h, k)
+		}
+	}
+	h.Del("Mcp-Name")
+	if h.Get("Mcp-Method") != "" {
+		h.Set("Mcp-Method", "notifications/cancelled")
+	}
+	return h
+}
+
 // decodeRequest reads a JSON-RPC request (a call or a notification).
 func decodeRequest(b []byte) (*jsonrpc.Request, bool) {
 	msg, err := jsonrpc.DecodeMessage(b)
@@ -161,7 +183,7 @@ func (rc *remoteCall) cancelled(ctx context.Context, reason string) error {
 	if err != nil {
 		return err
 	}
-	req.Header = header.Clone() // the session's id and protocol version among them
+	req.Header = cancelHeader(header)
 	resp, err := via.RoundTrip(req)
 	if err != nil {
 		return err

@@ -159,3 +159,86 @@ func TestInterruptedRunCancelsTheRemoteCall(t *testing.T) {
 	heard, _ = h.counts()
 	assert.Equal(t, 1, heard, "the server was told twice")
 }
+
+// A server speaking a protocol version whose requests carry their method
+// and name in headers (Mcp-Method, Mcp-Name, from 2026-07-28) refuses a
+// message whose headers say another: the cancellation agentspec sends is
+// made with its own, not those of the call it cancels, so that the server
+// takes it, once.
+func TestCancellationCarriesItsOwnMethodHeader(t *testing.T) {
+	t.Parallel()
+	h := newHeardServer()
+	var mu sync.Mutex
+	var answers []string // the status of each notifications/cancelled, with its Mcp-Method and Mcp-Name
+	inner := h.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.srv }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := &statusRecorder{ResponseWriter: w}
+		inner.ServeHTTP(rec, r)
+		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" {
+				mu.Lock()
+				answers = append(answers, fmt.Sprintf("%d %s %q", rec.status, r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name")))
+				mu.Unlock()
+			}
+		}
+	}))
+	t.Cleanup(ts.Close)
+
+	c, err := New(context.Background(), Options{URL: ts.URL + "/mcp"}, capabilities.Setup{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-h.started:
+			cancel()
+		case <-time.After(20 * time.Second):
+		}
+	}()
+	_, err = toolByName(t, c, "sleep").Call(ctx, json.RawMessage(`{"ms": 1500}`))
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, c.Close())
+	time.Sleep(cancelWait + 500*time.Millisecond) // room for the SDK's own, were it sent
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{`202 notifications/cancelled ""`}, answers)
+}
+
+// statusRecorder notes the status a handler answers with.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// The cancellation keeps the call's session, version and authorization
+// headers, and says what it is itself.
+func TestCancelHeader(t *testing.T) {
+	t.Parallel()
+	call := http.Header{}
+	for k, v := range map[string]string{
+		"Mcp-Session-Id": "s", "Mcp-Protocol-Version": "2026-07-28", "Authorization": "Bearer t",
+		"Mcp-Method": "tools/call", "Mcp-Name": "sleep", "Mcp-Param-Region": "eu",
+	} {
+		call.Set(k, v)
+	}
+	assert.Equal(t, http.Header{
+		"Mcp-Session-Id": {"s"}, "Mcp-Protocol-Version": {"2026-07-28"}, "Authorization": {"Bearer t"},
+		"Mcp-Method": {"notifications/cancelled"},
+	}, cancelHeader(call))
+	assert.Equal(t, "tools/call", call.Get("Mcp-Method"), "the call's own header is left as it was")
+	assert.Empty(t, cancelHeader(http.Header{"Mcp-Session-Id": {"s"}}).Get("Mcp-Method"), "none before 2026-07-28")
+}
