@@ -243,3 +243,39 @@ func TestHandBackCutShort(t *testing.T) {
 		return err == nil && st.Pending == 0 && st.Running == 0
 	}, 10*time.Second, 20*time.Millisecond, "the job is settled")
 }
+
+// A worker whose hand-back is slow to record (a server under load) keeps
+// reporting the job in progress until it releases it: the job does not go
+// to another worker meanwhile, whose run the release would then hand to a
+// third, two runs of one job at once in its workspace.
+func TestSlowHandBackKeepsTheJob(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 4s", 1))
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, time.Second)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+
+	leaveAt(t, q, WorkerOptions{Name: "leaving", WorkspaceRoot: root}, runtime.KindToolCall,
+		func(w *Worker) {
+			w.beforeRelease = func() bool {
+				startWorkerOn(t, q, WorkerOptions{Name: "staying", WorkspaceRoot: root, Concurrency: 2})
+				time.Sleep(2 * time.Second) // twice the acknowledgement wait
+				return false
+			}
+		})
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	time.Sleep(time.Second) // room for a second run's start
+	b.Close()
+	assert.Equal(t, []string{"leaving#1", "staying#1"}, starts())
+}

@@ -400,8 +400,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// its run was interrupted or the stop cut short what comes before
 		// it (checking the spec, fetching a shipped workspace), which
 		// would otherwise fail the job as if it could never run.
-		stopBeat()
-		w.handBack(msg, job, handedBack)
+		w.handBack(msg, job, handedBack, stopBeat)
 		return
 	}
 	final := err == nil || permanent(err) || attempt >= w.opts.MaxAttempts
@@ -492,8 +491,12 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, job Job) (attem
 // nor held by two workers at once. The record comes first: a worker dying
 // between the two leaves the job to come back after the acknowledgement
 // wait, that delivery still not counted; a record that cannot be written
-// leaves the delivery counted, as a worker's death is.
-func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int) {
+// leaves the delivery counted, as a worker's death is. Progress reports
+// go on until the release (stopBeat ends them): a record slow to write
+// would otherwise let the acknowledgement wait pass and the server hand
+// the job to another worker, and the release that followed would hand it
+// to a third, two runs of the job at once.
+func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int, stopBeat func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if handedBack >= 0 {
@@ -505,6 +508,7 @@ func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int) {
 	if w.beforeRelease != nil && w.beforeRelease() {
 		return
 	}
+	stopBeat()
 	_ = msg.Nak()
 	w.opts.Logf("job %s handed back", job.ID)
 }
