@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -278,4 +279,52 @@ func TestSlowHandBackKeepsTheJob(t *testing.T) {
 	time.Sleep(time.Second) // room for a second run's start
 	b.Close()
 	assert.Equal(t, []string{"leaving#1", "staying#1"}, starts())
+}
+
+// On a consumer made with a bounded max deliver, which the server stops
+// delivering a job at, a job's hand-backs count no attempt only while the
+// deliveries left still cover its attempts and the one that gives up on
+// it: a job handed back at every delivery still ends, where it waited in
+// the queue for ever, and its submitter with it.
+func TestHandBacksLeaveABoundedConsumerDeliveriesToEnd(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := q.jobs.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: consumerName, AckPolicy: jetstream.AckExplicitPolicy, MaxDeliver: 3})
+	require.NoError(t, err)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(ctx))
+
+	for _, name := range []string{"leaving-1", "leaving-2"} {
+		leaveAt(t, q, WorkerOptions{Name: name, WorkspaceRoot: root, MaxAttempts: 1}, runtime.KindToolCall)
+	}
+	// The third stops as the others did, at its run's first tool call, if
+	// it runs the job.
+	wctx, stop := context.WithCancel(ctx)
+	w, err := NewWorker(wctx, q, WorkerOptions{Name: "leaving-3", WorkspaceRoot: root, MaxAttempts: 1,
+		Options: []runtime.Option{runtime.WithListener(func(_ context.Context, ev capabilities.Event) error {
+			if ev.Kind() == runtime.KindToolCall {
+				stop()
+			}
+			return nil
+		})}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	waitCtx, waited := context.WithTimeout(ctx, 15*time.Second)
+	defer waited()
+	var got outcomes
+	_, err = b.Wait(waitCtx, got.add)
+	require.NoError(t, err, "the job ended")
+	require.Len(t, got.list, 1)
+	require.Error(t, got.list[0].Err)
+	assert.Contains(t, got.list[0].Err.Error(), "gave up after 1 attempt")
 }

@@ -104,6 +104,9 @@ type Worker struct {
 	beat  time.Duration         // how often a running job is reported in progress; set by Run
 	// ackWait is the consumer's acknowledgement wait; set by Run.
 	ackWait time.Duration
+	// maxDeliver is the consumer's max deliver, -1 when unbounded; set by
+	// Run.
+	maxDeliver int
 
 	// beforeShipBack, when set (by tests), runs as a shipped job's changes
 	// start back: what a large workspace's packing and upload would take.
@@ -182,9 +185,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.beat = heartbeat(w.q.ackWait, cons.CachedInfo())
-	w.ackWait = w.q.ackWait
+	w.ackWait, w.maxDeliver = w.q.ackWait, -1
 	if info := cons.CachedInfo(); info != nil && info.Config.AckWait > 0 {
 		w.ackWait = info.Config.AckWait
+	}
+	if info := cons.CachedInfo(); info != nil && info.Config.MaxDeliver > 0 {
+		w.maxDeliver = info.Config.MaxDeliver
 	}
 	if w.dir, err = os.MkdirTemp("", scratchPrefix); err != nil {
 		return err
@@ -491,7 +497,9 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, job Job) (attem
 // nor held by two workers at once. The record comes first: a worker dying
 // between the two leaves the job to come back after the acknowledgement
 // wait, that delivery still not counted; a record that cannot be written
-// leaves the delivery counted, as a worker's death is. Progress reports
+// leaves the delivery counted, as a worker's death is, and so does a
+// hand-back past the max deliver - MaxAttempts - 1 a consumer made with a
+// bounded max deliver leaves room for. Progress reports
 // go on until the release (stopBeat ends them): a record slow to write
 // would otherwise let the acknowledgement wait pass and the server hand
 // the job to another worker, and the release that followed would hand it
@@ -499,7 +507,15 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, job Job) (attem
 func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int, stopBeat func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if handedBack >= 0 {
+	switch {
+	case handedBack < 0:
+	case w.maxDeliver > 0 && handedBack+1 > w.maxDeliver-w.opts.MaxAttempts-1:
+		// The server stops delivering the job at max deliver: each
+		// hand-back not counted takes one of the deliveries its attempts,
+		// and the one that gives up on it, need, and past these the job
+		// would wait in the queue for ever.
+		w.opts.Logf("job %s: the delivery counts as an attempt, since the consumer delivers a job at most %d times", job.ID, w.maxDeliver)
+	default:
 		_, err := w.handBacks.Put(ctx, job.ID, []byte(strconv.Itoa(handedBack+1)))
 		if err != nil {
 			w.opts.Logf("job %s: recording its hand-back: %v; the delivery counts as an attempt", job.ID, err)
