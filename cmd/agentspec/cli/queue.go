@@ -54,8 +54,12 @@ func (f *natsFlags) open(ctx context.Context, name string, ackWait time.Duration
 	if url == "" {
 		return nil, exitWith(exitUsage, fmt.Errorf("no NATS server: give --nats URL or set %s", envNATS))
 	}
-	if (f.conn.TLSCert == "") != (f.conn.TLSKey == "") { // a usage error, not a failure to connect
+	// Usage errors, not failures to connect.
+	if (f.conn.TLSCert == "") != (f.conn.TLSKey == "") {
 		return nil, exitWith(exitUsage, errors.New("a TLS client certificate needs its key, and a key its certificate (--tls-cert and --tls-key)"))
+	}
+	if f.conn.Creds != "" && f.conn.NKey != "" {
+		return nil, exitWith(exitUsage, errors.New("give one of --creds and --nkey, not both"))
 	}
 	// A file named that cannot be read is the user's mistake, said before
 	// connecting, not a server that could not be reached.

@@ -458,3 +458,26 @@ func TestQueueFilesMustBeReadable(t *testing.T) {
 		})
 	}
 }
+
+// userSeed is an NKey user seed made for the tests, which hold no account.
+const userSeed = "SUAF4FQJRAXTXE6KCWXOAMYZFP533ACSAFYOA3HRENMGH4YCQGPHQLYQ5E"
+
+// --creds and --nkey together are a usage error (exit 2) for every
+// command that reaches the queue, said before it connects, as --tls-cert
+// without --tls-key is: the NATS client authenticates with one of them.
+func TestCredsAndNKeyNotBoth(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 1, "")
+	dir := t.TempDir()
+	nkey := writeFile(t, filepath.Join(dir, "user.nk"), userSeed+"\n")
+	creds := writeFile(t, filepath.Join(dir, "user.creds"), "-----BEGIN NATS USER JWT-----\n"+
+		"eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2lnbmF0dXJl\n------END NATS USER JWT------\n\n"+
+		"-----BEGIN USER NKEY SEED-----\n"+userSeed+"\n------END USER NKEY SEED------\n")
+	nats := []string{"--nats", "nats://127.0.0.1:1", "--creds", creds, "--nkey", nkey}
+	usageErrors(t, "agentspec: give one of --creds and --nkey, not both\n", map[string][]string{
+		"batch":       append([]string{"batch", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+		"submit":      append([]string{"submit", "--workspace-root", f.dir, f.spec, f.job(0)}, nats...),
+		"worker":      append([]string{"worker"}, nats...),
+		"queue stats": append([]string{"queue", "stats"}, nats...),
+	})
+}
