@@ -17,7 +17,8 @@
 //     their runs changed;
 //   - key-value bucket S_HANDBACKS: how often each job was handed back by
 //     a worker told to stop, by job id, so that those deliveries count no
-//     attempt; kept a day after the last;
+//     attempt; kept a day after the last (a job that waits longer in the
+//     queue has its hand-backs counted as attempts);
 //   - key-value bucket AGENTSPEC_CACHE (WorkerOptions.CacheBucket): the result
 //     cache, shared by every worker (cache.NewKV);
 //   - subject agentspec.cancel.S.<batch> (not stored): a submitter stopped
