@@ -405,6 +405,9 @@ func TestRedactURL(t *testing.T) {
 		"https://h/mcp/tok%2Fen?x=1":                            "https://h/mcp/…?…",
 		"https://h/v1/@acme/server-everything/mcp/":             "https://h/v1/@acme/server-everything/mcp/",
 		"https://u:pw@h/mcp/abc123def456":                       "https://u:xxxxx@h/mcp/…",
+		// No scheme: host:port/... is a scheme and an opaque part.
+		"localhost:8080/mcp/sk-live-4f9a2b7c": "localhost:…/mcp/…",
+		"h:sk-live-4f9a2b7c@host/mcp?x=1":     "h:…/mcp?…",
 	} {
 		assert.Equal(t, want, redactURL(raw), raw)
 	}

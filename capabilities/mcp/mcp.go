@@ -500,7 +500,7 @@ func redactURL(raw string) string {
 	}
 	q := u.RawQuery != "" || u.ForceQuery
 	p, _ := shownPath(u)
-	u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", "", "", false, "", ""
+	u.Opaque, u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", "", "", "", false, "", ""
 	if q {
 		return u.Redacted() + p + "?…"
 	}
@@ -509,9 +509,15 @@ func redactURL(raw string) string {
 
 // shownPath is u's path as messages show it: "…" in place of each segment
 // that is not a word (see wordSegment). hidden are those segments, as they
-// are written in the URL and unescaped.
+// are written in the URL and unescaped. The opaque part of a URL written
+// without its scheme's // ("host:443/mcp/TOKEN", its host read as the
+// scheme) counts as its path.
 func shownPath(u *url.URL) (shown string, hidden []string) {
-	segs := strings.Split(u.EscapedPath(), "/")
+	p := u.EscapedPath()
+	if u.Opaque != "" {
+		p = u.Opaque
+	}
+	segs := strings.Split(p, "/")
 	for i, seg := range segs {
 		plain, err := url.PathUnescape(seg)
 		if err != nil || !wordSegment(plain) {

@@ -560,6 +560,9 @@ func TestOptionsChecks(t *testing.T) {
 		// A URL refused is shown as every message shows one: not its token.
 		{Options{URL: "ws://h/mcp?token=s3cret"}, "url", `url must be an http:// or https:// URL, got "ws://h/mcp?…"`},
 		{Options{URL: "http://x", Local: "ftp://u:s3cret@y/mcp/sk-4f9a0c7d2b"}, "local", `local must be true or an http:// or https:// URL, got "ftp://u:xxxxx@y/mcp/…"`},
+		// Without its scheme, a host and port read as a scheme and the rest
+		// as opaque: its segments are hidden as a path's are.
+		{Options{URL: "mcp.example.com:443/mcp/sk-4f9a0c7d2b"}, "url", `url must be an http:// or https:// URL, got "mcp.example.com:…/mcp/…"`},
 		{Options{Command: []string{""}}, "command", "the program name is empty"},
 	}
 	for _, tc := range cases {

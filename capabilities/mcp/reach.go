@@ -32,6 +32,6 @@ func endpointOf(raw string) string {
 		return "(an unparsable URL)"
 	}
 	p, _ := shownPath(u)
-	u.User, u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", "", "", false, "", ""
+	u.User, u.Opaque, u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", "", "", "", false, "", ""
 	return u.String() + p
 }
