@@ -162,7 +162,7 @@ func runQueueBatch(cmd *cobra.Command, f *queueBatchFlags, r queueRun) error {
 	case writeErr != nil:
 		return exitWith(exitFailure, fmt.Errorf("writing the results: %w", writeErr))
 	case errors.Is(err, runtime.ErrInterrupted):
-		return exitWith(exitFailure, fmt.Errorf("interrupted: %d of %d jobs without a result (those not yet started were withdrawn from the queue, those running stopped)", sum.NotRun, sum.Total))
+		return exitWith(exitFailure, fmt.Errorf("interrupted: %d of %d jobs without a result (those not yet started were withdrawn from the queue, those running told to stop)", sum.NotRun, sum.Total))
 	case err != nil:
 		return exitWith(exitFailure, err)
 	case eventsErr != nil:
