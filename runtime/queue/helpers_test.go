@@ -141,6 +141,20 @@ func submitWatched(t *testing.T, q *Queue, opts BatchOptions) ([]JobOutcome, fun
 	return got, starts
 }
 
+// publishWatched publishes a batch of opts with its job starts watched
+// (see watchStarts), and returns it with a context that ends a minute on,
+// for the test to wait on it.
+func publishWatched(t *testing.T, q *Queue, opts BatchOptions) (*Batch, func() []string, context.Context) {
+	t.Helper()
+	b, err := q.NewBatch(opts)
+	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	require.NoError(t, b.Publish(ctx))
+	return b, starts, ctx
+}
+
 // publishAndWait publishes b and waits for its results, for at most a
 // minute.
 func publishAndWait(t *testing.T, b *Batch) ([]JobOutcome, runtime.BatchSummary) {

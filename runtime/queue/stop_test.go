@@ -187,19 +187,14 @@ func TestHandBackUsesNoAttempt(t *testing.T) {
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
 	dirs := jobDirs(t, root, 1)
 	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
-	starts := watchStarts(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
+	b, starts, ctx := publishWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 
 	for _, name := range []string{"leaving-1", "leaving-2"} {
 		leaveAt(t, q, WorkerOptions{Name: name, WorkspaceRoot: root, MaxAttempts: 1}, runtime.KindToolCall)
 	}
 	startWorkerOn(t, q, WorkerOptions{Name: "staying", WorkspaceRoot: root, MaxAttempts: 1})
 	var got outcomes
-	_, err = b.Wait(ctx, got.add)
+	_, err := b.Wait(ctx, got.add)
 	require.NoError(t, err)
 	require.Len(t, got.list, 1)
 	require.NoError(t, got.list[0].Err)
@@ -220,18 +215,13 @@ func TestHandBackCutShort(t *testing.T) {
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
 	dirs := jobDirs(t, root, 1)
 	q := connect(t, url, time.Second)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
-	starts := watchStarts(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
+	b, starts, ctx := publishWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 
 	leaveAt(t, q, WorkerOptions{Name: "dying", WorkspaceRoot: root, MaxAttempts: 1}, runtime.KindToolCall,
 		func(w *Worker) { w.beforeRelease = func() bool { return true } })
 	startWorkerOn(t, q, WorkerOptions{Name: "staying", WorkspaceRoot: root, MaxAttempts: 1})
 	var got outcomes
-	_, err = b.Wait(ctx, got.add)
+	_, err := b.Wait(ctx, got.add)
 	require.NoError(t, err)
 	require.Len(t, got.list, 1)
 	require.NoError(t, got.list[0].Err)
@@ -256,12 +246,7 @@ func TestSlowHandBackKeepsTheJob(t *testing.T) {
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 4s", 1))
 	dirs := jobDirs(t, root, 1)
 	q := connect(t, url, time.Second)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
-	starts := watchStarts(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
+	b, starts, ctx := publishWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 
 	leaveAt(t, q, WorkerOptions{Name: "leaving", WorkspaceRoot: root}, runtime.KindToolCall,
 		func(w *Worker) {
@@ -272,7 +257,7 @@ func TestSlowHandBackKeepsTheJob(t *testing.T) {
 			}
 		})
 	var got outcomes
-	_, err = b.Wait(ctx, got.add)
+	_, err := b.Wait(ctx, got.add)
 	require.NoError(t, err)
 	require.Len(t, got.list, 1)
 	require.NoError(t, got.list[0].Err)
