@@ -13,8 +13,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
 )
@@ -88,10 +90,12 @@ const webSearchSchema = `{
 // tool dataclasses type them (WebSearchTool, WebFetchTool) and as the
 // providers' APIs take them, so that a mistyped value is refused when the
 // spec loads, at the value, rather than by the provider at the first
-// request. Values are not coerced: pydantic-ai's lax max_uses: '3' is
-// refused, as WebSearch's is. null is an option left out. An option a kind
-// does not take is not declared here: the provider check refuses it, naming
-// the provider (runtime/providers.CheckNative).
+// request. pydantic-ai validates a NativeTool in pydantic's lax mode, so an
+// integer option also takes a string holding a positive integer
+// (max_uses: '3', see laxIntOptions); WebSearch's options reach its
+// capability unconverted and are not coerced. null is an option left out.
+// An option a kind does not take is not declared here: the provider check
+// refuses it, naming the provider (runtime/providers.CheckNative).
 var kindOptions = map[string]string{
 	"web_search": `{
     "search_context_size": {"enum": ["low", "medium", "high", null], "x-expected": "one of \"low\", \"medium\", \"high\"", "description": "How much context the search gathers (OpenAI Responses)."},
@@ -111,6 +115,56 @@ var kindOptions = map[string]string{
 	"code_execution": `{}`,
 }
 
+// laxPositiveInt matches what pydantic's lax mode reads as a positive
+// integer in a string, as spec reads retries: "3": spaces around, a +,
+// underscores anywhere, a fraction of zeros ("3", " +3 ", "1_000",
+// "3.0"). "2.5", "0" and "three" do not match.
+const laxPositiveInt = `^\s*_*\+?[0-9_]*[1-9][0-9_]*(\.[0_]*)?\s*$`
+
+// kindSchemas are the option schemas of kindOptions, decoded, each integer
+// option taking a string that matches laxPositiveInt too.
+var kindSchemas = sync.OnceValue(func() map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for kind, text := range kindOptions {
+		var props map[string]any
+		if err := json.Unmarshal([]byte(text), &props); err != nil {
+			panic(fmt.Sprintf("native: the options schema of %s is not JSON: %v", kind, err)) // a build that ships it broken
+		}
+		for _, name := range laxIntOptions(props) {
+			p := props[name].(map[string]any)
+			p["type"] = append(p["type"].([]any), "string")
+			p["pattern"] = laxPositiveInt
+		}
+		out[kind] = props
+	}
+	return out
+})
+
+// laxIntOptions are the options of props, a kind's option schemas, that
+// take an integer.
+func laxIntOptions(props map[string]any) []string {
+	var names []string
+	for name, p := range props {
+		if t, ok := p.(map[string]any)["type"].([]any); ok && slices.Contains(t, any("integer")) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+var laxPositiveIntRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(laxPositiveInt) })
+
+// laxInt is the integer s holds, as the number it is sent as, when
+// laxPositiveInt matches it.
+func laxInt(s string) (json.Number, bool) {
+	if !laxPositiveIntRE().MatchString(s) {
+		return "", false
+	}
+	digits := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(s), "_", ""), "+")
+	digits, _, _ = strings.Cut(digits, ".")
+	return json.Number(strings.TrimLeft(digits, "0")), true
+}
+
 // nativeToolSchema is NativeTool's options schema: the kind, optional, and
 // the kind's options, written beside the kind or under tool.
 func nativeToolSchema() json.RawMessage {
@@ -128,13 +182,9 @@ func nativeToolSchema() json.RawMessage {
 	// reports a mistyped option as that option's mistake.
 	var byKind []any
 	for _, k := range Kinds {
-		var props map[string]any
-		if err := json.Unmarshal([]byte(kindOptions[k]), &props); err != nil {
-			panic(fmt.Sprintf("native: the options schema of %s is not JSON: %v", k, err)) // a build that ships it broken
-		}
 		byKind = append(byKind, map[string]any{
 			"if":   map[string]any{"required": []any{"kind"}, "properties": map[string]any{"kind": map[string]any{"const": k}}},
-			"then": map[string]any{"properties": props},
+			"then": map[string]any{"properties": kindSchemas()[k]},
 		})
 	}
 	options := map[string]any{"$ref": "#/$defs/options"}
@@ -251,6 +301,13 @@ func newNativeTool(_ context.Context, args capabilities.Args) (capabilities.Capa
 	for k, v := range opts {
 		if k != "kind" && k != "optional" && v != nil {
 			tool.Options[k] = v
+		}
+	}
+	for _, name := range laxIntOptions(kindSchemas()[kind]) {
+		if s, ok := tool.Options[name].(string); ok {
+			if n, ok := laxInt(s); ok {
+				tool.Options[name] = n
+			}
 		}
 	}
 	return &Capability{tools: []capabilities.NativeTool{tool}}, nil

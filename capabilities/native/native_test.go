@@ -118,13 +118,13 @@ func TestRefusals(t *testing.T) {
 // refused when the spec loads, at the value, in either form, as WebSearch's
 // are, since agentspec validate is what a CI runs and the provider would
 // refuse the value (or be sent it as the wrong type) only at the first
-// request. Values are not coerced: max_uses: '3' is refused as
-// retries: '3' is.
+// request. A string is taken only where it holds a positive integer
+// (TestNativeToolLaxIntegers).
 func TestNativeToolOptionTypes(t *testing.T) {
 	t.Parallel()
 	for yaml, want := range map[string]string{
 		"capabilities:\n  - NativeTool: {kind: web_search, search_context_size: huge}\n":           `agent.yaml:2:57: capabilities[0].NativeTool.search_context_size: expected one of "low", "medium", "high", found "huge"`,
-		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '3'}\n":                       `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found "3" (a string)`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '3.5'}\n":                     `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found "3.5"`,
 		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: 0}\n":                         `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found 0`,
 		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: 2.5}\n":                       `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found 2.5`,
 		"capabilities:\n  - NativeTool: {kind: web_search, allowed_domains: example.com}\n":        `agent.yaml:2:53: capabilities[0].NativeTool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
@@ -132,10 +132,10 @@ func TestNativeToolOptionTypes(t *testing.T) {
 		"capabilities:\n  - NativeTool: {kind: web_search, user_location: DE}\n":                   `agent.yaml:2:51: capabilities[0].NativeTool.user_location: expected a mapping, found "DE" (a string)`,
 		"capabilities:\n  - NativeTool: {kind: web_search, user_location: {country: 49}}\n":        `agent.yaml:2:61: capabilities[0].NativeTool.user_location.country: expected a string, found 49 (a number)`,
 		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: 'no'}\n":           `agent.yaml:2:57: capabilities[0].NativeTool.external_web_access: expected true or false, found "no" (a string); quoted, no is a string: write true or false, or leave it unquoted`,
-		"capabilities:\n  - NativeTool: {kind: web_fetch, max_content_tokens: many}\n":             `agent.yaml:2:55: capabilities[0].NativeTool.max_content_tokens: expected a positive integer, found "many" (a string)`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, max_content_tokens: many}\n":             `agent.yaml:2:55: capabilities[0].NativeTool.max_content_tokens: expected a positive integer, found "many"`,
 		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 1}\n":                  `agent.yaml:2:53: capabilities[0].NativeTool.enable_citations: expected true or false, found 1 (a number)`,
 		"capabilities:\n  - NativeTool: {kind: web_fetch, allowed_domains: example.com}\n":         `agent.yaml:2:52: capabilities[0].NativeTool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
-		"capabilities:\n  - NativeTool: {tool: {kind: web_search, max_uses: '3'}}\n":               `agent.yaml:2:53: capabilities[0].NativeTool.tool.max_uses: expected a positive integer, found "3" (a string)`,
+		"capabilities:\n  - NativeTool: {tool: {kind: web_search, max_uses: 'three'}}\n":           `agent.yaml:2:53: capabilities[0].NativeTool.tool.max_uses: expected a positive integer, found "three"`,
 		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, allowed_domains: example.com}}\n": `agent.yaml:2:59: capabilities[0].NativeTool.tool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
 		"capabilities:\n  - NativeTool: {tool: {kind: web_search, optional: 'yes'}}\n":             `agent.yaml:2:53: capabilities[0].NativeTool.tool.optional: expected true or false, found "yes" (a string); quoted, yes is a string: write true or false, or leave it unquoted`,
 		// WebSearch's options, the same tool's, are checked the same way.
@@ -173,5 +173,47 @@ func TestNativeToolOptionsLoad(t *testing.T) {
 		tools := caps[0].(capabilities.NativeTooler).NativeTools()
 		require.Len(t, tools, 1)
 		assert.Equal(t, want, tools[0].Options, yaml)
+	}
+}
+
+// TestNativeToolLaxIntegers: pydantic-ai validates a NativeTool in
+// pydantic's lax mode, so an integer option given as a string holding an
+// integer is that integer, read as spec reads retries: "3", and is sent as
+// the number; a string pydantic refuses is refused at the value.
+func TestNativeToolLaxIntegers(t *testing.T) {
+	t.Parallel()
+	for yaml, want := range map[string]map[string]any{
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '3'}\n":                               {"max_uses": json.Number("3")},
+		"capabilities:\n  - NativeTool: {tool: {kind: web_search, max_uses: '3'}}\n":                       {"max_uses": json.Number("3")},
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: ' +3 '}\n":                            {"max_uses": json.Number("3")},
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '3.0'}\n":                             {"max_uses": json.Number("3")},
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '007'}\n":                             {"max_uses": json.Number("7")},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, max_uses: \"2\", max_content_tokens: '1_000'}\n": {"max_uses": json.Number("2"), "max_content_tokens": json.Number("1000")},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, max_content_tokens: '10_000.00'}\n":              {"max_content_tokens": json.Number("10000")},
+	} {
+		caps, err := build(t, yaml)
+		require.NoError(t, err, yaml)
+		tools := caps[0].(capabilities.NativeTooler).NativeTools()
+		require.Len(t, tools, 1)
+		assert.Equal(t, want, tools[0].Options, yaml)
+		body, err := json.Marshal(tools[0].Options)
+		require.NoError(t, err)
+		assert.NotContains(t, string(body), `:"`, "sent as a number: %s", yaml)
+	}
+	for yaml, want := range map[string]string{
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: three}\n":               `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found "three"`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '2.5'}\n":               `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found "2.5"`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '0'}\n":                 `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found "0"`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: '-2'}\n":                `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found "-2"`,
+		"capabilities:\n  - NativeTool: {kind: web_search, max_uses: ''}\n":                  `agent.yaml:2:46: capabilities[0].NativeTool.max_uses: expected a positive integer, found an empty string`,
+		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, max_content_tokens: 1e}}\n": `agent.yaml:2:62: capabilities[0].NativeTool.tool.max_content_tokens: expected a positive integer, found "1e"`,
+		// WebSearch's options reach pydantic-ai's capability unconverted,
+		// so max_uses: '3' would go to the provider as a string.
+		"capabilities:\n  - WebSearch: {max_uses: '3'}\n": `agent.yaml:2:27: capabilities[0].WebSearch.max_uses: expected a positive integer, found "3" (a string)`,
+	} {
+		_, err := build(t, yaml)
+		if assert.Error(t, err, "loaded: %s", yaml) {
+			assert.Equal(t, want, err.Error(), yaml)
+		}
 	}
 }
