@@ -516,7 +516,12 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 		return nil, err
 	}
 	choice := &llms.ContentChoice{}
-	var text, refusal, reasoning strings.Builder
+	// final is the text of the messages labelled final_answer: newer models
+	// write commentary, a preamble shown while they work, before their
+	// final answer, and the answer is the final answer alone. Without such
+	// a label every message's text is the answer.
+	var text, final, refusal, reasoning strings.Builder
+	var hasFinal bool
 	var turn []llms.ContentPart
 	for _, rawItem := range r.Output {
 		var item struct {
@@ -551,6 +556,10 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			}
 			if t.Len() > 0 {
 				text.WriteString(t.String())
+				if item.Phase == "final_answer" {
+					final.WriteString(t.String())
+					hasFinal = true
+				}
 				if item.ID != "" {
 					turn = append(turn, encodeBlock(itemIDBlock{Type: blockItemID, ID: item.ID, Item: "message", Phase: item.Phase}))
 				}
@@ -580,6 +589,9 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 		turn = append(turn, encodeBlock(responseIDBlock{Type: blockResponseID, ID: r.ID}))
 	}
 	choice.Content = text.String()
+	if hasFinal {
+		choice.Content = final.String()
+	}
 	choice.ReasoningContent = reasoning.String()
 	switch {
 	case r.Status == "incomplete" && r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens":

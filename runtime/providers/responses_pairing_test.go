@@ -1,7 +1,9 @@
 package providers
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -212,4 +214,51 @@ func TestResponsesPhasesStayApart(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `[{"role":"assistant","content":"Checking. Still checking. ","phase":"commentary"},
  {"role":"assistant","content":"Done.","phase":"final_answer"}]`, jsonOf(t, items))
+}
+
+// A turn that ends with commentary (the preamble newer models write while
+// they work) and then its final answer answers with the final answer alone,
+// as OpenAI labels the two; the commentary is streamed as it comes and goes
+// back in the conversation with its phase.
+func TestResponsesAnswerIsTheFinalAnswer(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[stream], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewResponsesServer(t,
+				providertest.Reply{Commentary: "Checking the file now. ", Text: `{"lines":5}`, Phase: "final_answer"},
+				providertest.Text("ok"))
+			policy, _ := instant()
+			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.BaseURL()},
+				Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+			require.NoError(t, err)
+			var streamed strings.Builder
+			var opts []llms.CallOption
+			if stream {
+				opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, b []byte) error {
+					streamed.Write(b)
+					return nil
+				}))
+			}
+			history := []llms.MessageContent{human("How long is a.txt?")}
+			resp, err := m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			require.Len(t, resp.Choices, 1)
+			assert.Equal(t, `{"lines":5}`, resp.Choices[0].Content, "the answer is the final answer's text")
+			if stream {
+				assert.Equal(t, `Checking the file now. {"lines":5}`, streamed.String(), "the commentary is shown as it comes")
+			}
+
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, human("Thanks."))
+			_, err = m.GenerateContent(t.Context(), history, opts...)
+			require.NoError(t, err)
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			assert.JSONEq(t, `[
+ {"role":"user","content":"How long is a.txt?"},
+ {"role":"assistant","content":"Checking the file now. ","phase":"commentary"},
+ {"role":"assistant","content":"{\"lines\":5}","phase":"final_answer"},
+ {"role":"user","content":"Thanks."}]`, jsonOf(t, reqs[1].JSON()["input"]))
+		})
+	}
 }

@@ -37,6 +37,10 @@ type Reply struct {
 	// Phase, when set, labels the turn's message item as newer models do
 	// ("commentary" or "final_answer"; the Responses API only).
 	Phase string
+	// Commentary, when set, is the text of a message item labelled
+	// commentary that comes before Text's, the preamble newer models write
+	// while they work (the Responses API only).
+	Commentary string
 	// StopReason overrides the stop reason derived from the turn (tool calls
 	// give "tool_calls" / "tool_use", text gives "stop" / "end_turn").
 	StopReason   string

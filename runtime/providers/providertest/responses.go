@@ -117,13 +117,19 @@ func (p *responsesAPI) writeTurn(w http.ResponseWriter, req map[string]any, r Re
 		}
 		output = append(output, item)
 	}
-	if r.Text != "" {
-		msg := map[string]any{"id": fmt.Sprintf("msg_%d", seq), "type": "message", "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}}
-		if r.Phase != "" {
-			msg["phase"] = r.Phase
+	message := func(id, text, phase string) {
+		msg := map[string]any{"id": id, "type": "message", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
+		if phase != "" {
+			msg["phase"] = phase
 		}
 		output = append(output, msg)
+	}
+	if r.Commentary != "" {
+		message(fmt.Sprintf("msg_%d_commentary", seq), r.Commentary, "commentary")
+	}
+	if r.Text != "" {
+		message(fmt.Sprintf("msg_%d", seq), r.Text, r.Phase)
 	}
 	for i, c := range r.ToolCalls {
 		output = append(output, map[string]any{"id": fmt.Sprintf("fc_%d_%d", seq, i), "type": "function_call", "status": "completed",
@@ -171,7 +177,8 @@ func (p *responsesAPI) writeTurn(w http.ResponseWriter, req map[string]any, r Re
 	for i, item := range output {
 		event("response.output_item.added", map[string]any{"output_index": i, "item": item})
 		if str(item["type"]) == "message" {
-			for _, part := range halves(r.Text) {
+			text := str(object(list(item["content"])[0])["text"])
+			for _, part := range halves(text) {
 				event("response.output_text.delta", map[string]any{"item_id": item["id"], "output_index": i, "content_index": 0, "delta": part})
 			}
 		}
