@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentspec/agentspec/internal/lax"
 )
 
 // Keys pydantic-ai's agent spec defines that mean nothing, or something
@@ -38,14 +40,8 @@ func dropNulls(root map[string]any) {
 	}
 }
 
-// laxIntRE is what pydantic's lax mode reads as an integer in a string
-// (without its spaces and underscores): digits, a sign, and a fraction of
-// zeros.
-var laxIntRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[-+]?[0-9]+(?:\.0*)?$`)
-})
-
-// laxFloatRE is what it reads as a finite number in a string.
+// laxFloatRE is what pydantic's lax mode reads as a finite number in a
+// string, without its spaces and underscores.
 var laxFloatRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$`)
 })
@@ -66,28 +62,13 @@ func coerceLax(d *document, root map[string]any) {
 			}
 			d.numbers[ptr] = fmt.Sprint(v)
 		case string:
-			// pydantic reads 1_000 as 1000, and takes the spaces around.
-			text := strings.ReplaceAll(strings.TrimSpace(v), "_", "")
-			re := laxFloatRE()
-			if integer {
-				re = laxIntRE()
-			}
-			if !re.MatchString(text) {
-				return
-			}
-			if integer {
-				text, _, _ = strings.Cut(strings.TrimPrefix(text, "+"), ".")
-				sign, digits := "", text
-				if rest, ok := strings.CutPrefix(text, "-"); ok {
-					sign, digits = "-", rest
-				}
-				if digits = strings.TrimLeft(digits, "0"); digits == "" {
-					sign, digits = "", "0"
-				}
-				text = sign + digits
-			}
-			n, ok := json.Number(text), true
+			n, ok := lax.Integer(v)
 			if !integer {
+				// pydantic reads 1_000 as 1000, and takes the spaces around.
+				text := strings.ReplaceAll(strings.TrimSpace(v), "_", "")
+				if !laxFloatRE().MatchString(text) {
+					return
+				}
 				f, err := strconv.ParseFloat(text, 64)
 				if err != nil {
 					return // beyond a float64

@@ -13,12 +13,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/lax"
 )
 
 // Type names, as specs write them.
@@ -152,17 +152,14 @@ func laxIntOptions(props map[string]any) []string {
 	return names
 }
 
-var laxPositiveIntRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(laxPositiveInt) })
-
-// laxInt is the integer s holds, as the number it is sent as, when
-// laxPositiveInt matches it.
+// laxInt is the positive integer s holds in pydantic's lax mode, as the
+// number it is sent as (see lax.Integer).
 func laxInt(s string) (json.Number, bool) {
-	if !laxPositiveIntRE().MatchString(s) {
+	n, ok := lax.Integer(s)
+	if !ok || n == "0" || strings.HasPrefix(string(n), "-") {
 		return "", false
 	}
-	digits := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(s), "_", ""), "+")
-	digits, _, _ = strings.Cut(digits, ".")
-	return json.Number(strings.TrimLeft(digits, "0")), true
+	return n, true
 }
 
 // nativeToolSchema is NativeTool's options schema: the kind, optional, and
