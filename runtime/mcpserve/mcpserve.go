@@ -104,6 +104,26 @@ type Server struct {
 
 	stop context.CancelFunc // ends the waits for late starts
 	wg   sync.WaitGroup
+
+	// grace is how long calls under way may go on once serving ends
+	// before they are cancelled (shutdownGrace).
+	grace    time.Duration
+	cmu      sync.Mutex
+	inflight map[*inflightCall]struct{}
+}
+
+// shutdownGrace is how long the calls under way when serving ends (SIGTERM,
+// Ctrl-C) are given to finish and be answered before they are cancelled.
+const shutdownGrace = 5 * time.Second
+
+// errShuttingDown is why a call under way is cancelled once the grace has
+// passed.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// inflightCall is a tools/call under way, and how to cancel it.
+type inflightCall struct {
+	ss     *sdk.ServerSession
+	cancel context.CancelCauseFunc
 }
 
 // lateStart is a capability started in the background (StartingLater)
@@ -129,7 +149,8 @@ var emptyParameters = map[string]any{"type": "object", "properties": map[string]
 func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *Server, err error) {
 	s := &Server{caps: caps, listener: opts.Listener, readOnly: opts.ReadOnly, notice: opts.Notice,
 		session: opts.Session, sessions: map[*sdk.ServerSession]*sessionCaps{},
-		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{})}
+		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{}),
+		grace: shutdownGrace, inflight: map[*inflightCall]struct{}{}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -173,6 +194,7 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 			go s.join(waitCtx, ls)
 		}
 	}
+	s.srv.AddReceivingMiddleware(s.track)
 	// Added last, so outermost: see preencode.
 	s.srv.AddReceivingMiddleware(preencode)
 	return s, nil
@@ -334,6 +356,46 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
+		}
+	}
+}
+
+// track keeps every tools/call under way, so that a session's end can
+// cancel it (cancelCalls). A call so cancelled is a JSON-RPC error saying
+// why.
+func (s *Server) track(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		ss, _ := req.GetSession().(*sdk.ServerSession)
+		ctx, cancel := context.WithCancelCause(ctx)
+		c := &inflightCall{ss: ss, cancel: cancel}
+		s.cmu.Lock()
+		s.inflight[c] = struct{}{}
+		s.cmu.Unlock()
+		defer func() {
+			s.cmu.Lock()
+			delete(s.inflight, c)
+			s.cmu.Unlock()
+			cancel(nil)
+		}()
+		res, err := next(ctx, method, req)
+		if cause := context.Cause(ctx); err != nil && errors.Is(cause, errShuttingDown) {
+			return nil, fatal(fmt.Errorf("the call was cancelled: %w", cause))
+		}
+		return res, err
+	}
+}
+
+// cancelCalls cancels, for cause, the calls under way of the sessions
+// which says to.
+func (s *Server) cancelCalls(which func(*sdk.ServerSession) bool, cause error) {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	for c := range s.inflight {
+		if c.ss != nil && which(c.ss) {
+			c.cancel(cause)
 		}
 	}
 }
@@ -588,11 +650,15 @@ func fatal(err error) error {
 
 // ServeStdio serves one client over r and w (newline-delimited JSON-RPC)
 // until r ends or ctx is done, which both count as a clean end; the calls
-// read before r ended are answered first. When r is a pipe or socket
-// (*os.File), as stdin is under an MCP client, messages are read by the
-// goroutine that asks for them (see lineTransport); any other reader (a
-// regular file, a terminal, an io.Reader) is copied through a pipe by a
-// goroutine of its own, so that ctx can end a read that would block.
+// read before r ended are answered first. When ctx is done, r is read no
+// further and the calls under way are given a few seconds (shutdownGrace)
+// to finish and be answered, as at the end of r; those still under way
+// are then cancelled, and answered with an error saying so. When r is a
+// pipe or socket (*os.File), as stdin is under an MCP client, messages are
+// read by the goroutine that asks for them (see lineTransport); any other
+// reader (a regular file, a terminal, an io.Reader) is copied through a
+// pipe by a goroutine of its own, so that ctx can end a read that would
+// block.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	in, closeIn := r, (func() error)(nil)
 	if f, ok := r.(*os.File); ok {
@@ -606,9 +672,31 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		}()
 		in, closeIn = pr, pr.Close
 	}
+	// Closed here when ctx is done, and by the connection when it ends.
+	closeIn = sync.OnceValue(closeIn)
 	hand := &handOff{}
-	err := s.srv.Run(context.WithValue(ctx, handOffKey{}, hand), &lineTransport{in: in, out: w, closeIn: closeIn, hand: hand})
-	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+	// The session outlives ctx by the grace: its input is closed when ctx
+	// is done, and the calls read are then answered as at its end.
+	sctx := context.WithValue(context.WithoutCancel(ctx), handOffKey{}, hand)
+	ss, err := s.srv.Connect(sctx, &lineTransport{in: in, out: w, closeIn: closeIn, hand: hand}, nil)
+	if err != nil {
+		closeIn()
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err = <-ended:
+	case <-ctx.Done():
+		closeIn()
+		t := time.AfterFunc(s.grace, func() {
+			s.cancelCalls(func(c *sdk.ServerSession) bool { return c == ss }, errShuttingDown)
+		})
+		<-ended
+		t.Stop()
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
 		return nil
 	}
 	return err

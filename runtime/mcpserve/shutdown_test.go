@@ -1,0 +1,141 @@
+package mcpserve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// heldTool is a tool whose calls go on until their context ends or the
+// test releases them: a Shell command, a remote MCP tool still working.
+type heldTool struct {
+	started   chan struct{} // a value for each call started
+	cancelled chan struct{} // a value for each call whose context ended
+	release   chan struct{} // closed: the calls under way return "done"
+}
+
+func newHeldTool(t *testing.T) *heldTool {
+	g := &heldTool{started: make(chan struct{}, 16), cancelled: make(chan struct{}, 16), release: make(chan struct{})}
+	t.Cleanup(func() {
+		select {
+		case <-g.release:
+		default:
+			close(g.release)
+		}
+	})
+	return g
+}
+
+func (g *heldTool) Name() string               { return "held" }
+func (g *heldTool) Description() string        { return "waits at a held" }
+func (g *heldTool) Parameters() map[string]any { return nil }
+func (g *heldTool) Call(ctx context.Context, _ json.RawMessage) (string, error) {
+	g.started <- struct{}{}
+	select {
+	case <-ctx.Done():
+		g.cancelled <- struct{}{}
+		return "", ctx.Err()
+	case <-g.release:
+		return "done", nil
+	}
+}
+
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatal(what)
+	}
+	var zero T
+	return zero
+}
+
+// stdioSession serves caps over real pipes with ctx, initializes, and
+// returns a function writing a line to the server, its answers, and the
+// result of ServeStdio.
+func stdioSession(t *testing.T, ctx context.Context, srv *Server) (send func(string), answers <-chan map[string]any, done <-chan error) {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(ctx, inR, outW) }()
+	got := make(chan map[string]any, 16)
+	go func() {
+		r := bufio.NewReader(outR)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			if json.Unmarshal(line, &m) == nil {
+				got <- m
+			}
+		}
+	}()
+	send = func(line string) {
+		_, err := inW.WriteString(line + "\n")
+		require.NoError(t, err)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	waitFor(t, got, "initialize was not answered")
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return send, got, served
+}
+
+// When serving over stdio ends (SIGTERM, Ctrl-C) a call under way is given
+// a grace to finish, then cancelled, and ServeStdio returns: it does not
+// wait for a call that may never end (a long Shell command, a remote
+// tool), which kept `agentspec mcp` running until a second signal killed
+// it with the capabilities unclosed.
+func TestStdioShutdownCancelsACallUnderWay(t *testing.T) {
+	t.Parallel()
+	held := newHeldTool(t)
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.grace = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	send, answers, done := stdioSession(t, ctx, srv)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}`)
+	waitFor(t, held.started, "the call did not start")
+	cancel()
+	assert.NoError(t, waitFor(t, done, "ServeStdio waited for a call that does not end"))
+	waitFor(t, held.cancelled, "the call was not cancelled")
+	answer := waitFor(t, answers, "the cancelled call was not answered")
+	assert.EqualValues(t, 2, answer["id"])
+	assert.Equal(t, "the call was cancelled: the server is shutting down", answer["error"].(map[string]any)["message"])
+}
+
+// A call that ends within the grace is answered as usual.
+func TestStdioShutdownAnswersACallThatEndsInTime(t *testing.T) {
+	t.Parallel()
+	held := newHeldTool(t)
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	send, answers, done := stdioSession(t, ctx, srv)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}`)
+	waitFor(t, held.started, "the call did not start")
+	cancel()
+	close(held.release)
+	assert.NoError(t, waitFor(t, done, "ServeStdio did not end"))
+	answer := waitFor(t, answers, "the call was not answered")
+	assert.EqualValues(t, 2, answer["id"])
+	assert.Contains(t, answer, "result")
+	assert.Empty(t, held.cancelled)
+}
