@@ -711,6 +711,11 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 // against DNS rebinding (a loopback listener refuses a foreign Host header)
 // stays on.
 func (s *Server) Handler(token string) http.Handler {
+	return s.httpHandler(token, nil)
+}
+
+// httpHandler is Handler's, whose GET streams end when stopping does.
+func (s *Server) httpHandler(token string, stopping context.Context) http.Handler {
 	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		// A client that went away without a DELETE does not hold its
 		// session forever.
@@ -723,6 +728,14 @@ func (s *Server) Handler(token string) http.Handler {
 		if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) > 1 || !sameOrigin(r, origins[0])) {
 			http.Error(w, "a request from another origin is refused", http.StatusForbidden)
 			return
+		}
+		if stopping != nil && r.Method == http.MethodGet {
+			// A client's standing stream, for notifications, ends with
+			// serving; answers go on the streams of their POSTs.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer context.AfterFunc(stopping, cancel)()
+			defer cancel()
+			r = r.WithContext(ctx)
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -805,10 +818,16 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Serve serves streamable HTTP on ln until ctx is done, then shuts down,
-// giving calls under way a few seconds to finish.
+// Serve serves streamable HTTP on ln until ctx is done, then shuts down:
+// no request is taken any more, the calls under way are given a few
+// seconds (shutdownGrace) to finish and be answered, those still under way
+// are then cancelled and answered with an error saying so, and Serve
+// returns once they have returned, every HTTP session of the server
+// closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, token string) error {
-	hs := &http.Server{Handler: s.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	stopping, stop := context.WithCancel(context.Background())
+	defer stop()
+	hs := &http.Server{Handler: s.httpHandler(token, stopping), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -816,13 +835,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, token string) error
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	stop()
+	overHTTP := func(ss *sdk.ServerSession) bool { return ss.ID() != "" }
+	late := time.AfterFunc(s.grace, func() { s.cancelCalls(overHTTP, errShuttingDown) })
+	defer late.Stop()
+	// The calls cancelled at the grace still answer, on their POSTs.
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.grace+2*time.Second)
 	defer cancel()
 	err := hs.Shutdown(shutdown)
 	<-done
 	if errors.Is(err, context.DeadlineExceeded) {
 		hs.Close()
-		return nil
+		err = nil
+	}
+	// A call whose client went away is still under way until the grace
+	// has cancelled it; Close waits for it.
+	for ss := range s.srv.Sessions() {
+		if overHTTP(ss) {
+			ss.Close()
+		}
 	}
 	return err
 }

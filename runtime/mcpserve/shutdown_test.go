@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -137,5 +138,93 @@ func TestStdioShutdownAnswersACallThatEndsInTime(t *testing.T) {
 	answer := waitFor(t, answers, "the call was not answered")
 	assert.EqualValues(t, 2, answer["id"])
 	assert.Contains(t, answer, "result")
+	assert.Empty(t, held.cancelled)
+}
+
+// When Serve's context ends (SIGTERM, Ctrl-C) a call under way is given
+// the grace, then cancelled and answered with an error saying so, and
+// Serve returns once it has returned, the sessions closed: no tool runs on
+// after Serve, and the capabilities Close then closes are not in use. A
+// client that merely keeps its stream for notifications open does not hold
+// the shutdown.
+func TestServeShutdownCancelsACallUnderWay(t *testing.T) {
+	t.Parallel()
+	held := newHeldTool(t)
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.grace = 100 * time.Millisecond
+	ln, err := Listen("127.0.0.1:0", "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln, "") }()
+	dial := func() *sdk.ClientSession {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			&sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	idle, busy := dial(), dial()
+	_, err = idle.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	called := make(chan error, 1)
+	go func() {
+		_, err := busy.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+		called <- err
+	}()
+	waitFor(t, held.started, "the call did not start")
+	cancel()
+	assert.NoError(t, waitFor(t, served, "Serve did not end"))
+	select {
+	case <-held.cancelled:
+	default:
+		t.Fatal("the call still runs after Serve returned")
+	}
+	assert.ErrorContains(t, waitFor(t, called, "the call was not answered"), "the call was cancelled: the server is shutting down")
+	for ss := range srv.MCP().Sessions() {
+		t.Errorf("session %s is still open after Serve returned", ss.ID())
+	}
+}
+
+// A call that ends within the grace is answered; the client idle beside
+// it, whose stream for notifications stays open, does not hold Serve until
+// the grace has passed.
+func TestServeShutdownAnswersACallThatEndsInTime(t *testing.T) {
+	t.Parallel()
+	held := newHeldTool(t)
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.grace = time.Hour
+	ln, err := Listen("127.0.0.1:0", "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln, "") }()
+	dial := func() *sdk.ClientSession {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			&sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	idle, busy := dial(), dial()
+	_, err = idle.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	called := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := busy.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+		assert.NoError(t, err)
+		called <- res
+	}()
+	waitFor(t, held.started, "the call did not start")
+	cancel()
+	close(held.release)
+	res := waitFor(t, called, "the call was not answered")
+	require.NotNil(t, res)
+	assert.Equal(t, "done", textOf(t, res))
+	assert.NoError(t, waitFor(t, served, "Serve waited for the idle client"))
 	assert.Empty(t, held.cancelled)
 }

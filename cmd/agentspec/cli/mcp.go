@@ -70,8 +70,8 @@ which clients present as "Authorization: Bearer TOKEN"; --no-auth serves without
 loopback ADDR only. A request whose Origin header is not the server's own (http://ADDR, or
 localhost, 127.0.0.1 or [::1] with its port) is refused with 403, whatever its token: it comes
 from a web page. SIGTERM or Ctrl-C shuts down cleanly: the calls under way are given 5 seconds
-to finish and be answered (over stdio, those still under way are then cancelled, answered with
-an error); a second signal during that shutdown ends it at once (130 or 143). Exit status: 0
+to finish and be answered, then those still under way are cancelled, answered with an
+error; a second signal during that shutdown ends it at once (130 or 143). Exit status: 0
 after a clean end, 1 when serving failed, 2 a usage or spec error.`,
 		Args:                  cobra.MaximumNArgs(1),
 		DisableFlagsInUseLine: true,
