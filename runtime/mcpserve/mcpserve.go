@@ -120,6 +120,10 @@ const shutdownGrace = 5 * time.Second
 // passed.
 var errShuttingDown = errors.New("the server is shutting down")
 
+// errSessionEnded is why a call under way is cancelled when its client
+// ends the session.
+var errSessionEnded = errors.New("the client ended the session")
+
 // inflightCall is a tools/call under way, and how to cancel it.
 type inflightCall struct {
 	ss     *sdk.ServerSession
@@ -721,6 +725,7 @@ func (s *Server) httpHandler(token string, stopping context.Context) http.Handle
 		// session forever.
 		SessionTimeout: 30 * time.Minute,
 	})
+	h = s.endingCalls(h)
 	if token != "" {
 		h = requireToken(h, token)
 	}
@@ -736,6 +741,18 @@ func (s *Server) httpHandler(token string, stopping context.Context) http.Handle
 			defer context.AfterFunc(stopping, cancel)()
 			defer cancel()
 			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// endingCalls cancels the calls under way of a session its client ends
+// (DELETE): no one is left to answer, and the SDK would not end the
+// session, nor answer the DELETE, before they returned.
+func (s *Server) endingCalls(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			s.cancelCalls(func(ss *sdk.ServerSession) bool { return ss.ID() == id }, errSessionEnded)
 		}
 		h.ServeHTTP(w, r)
 	})

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +21,28 @@ import (
 // heldTool is a tool whose calls go on until their context ends or the
 // test releases them: a Shell command, a remote MCP tool still working.
 type heldTool struct {
+	name      string        // "held" unless set
 	started   chan struct{} // a value for each call started
 	cancelled chan struct{} // a value for each call whose context ended
 	release   chan struct{} // closed: the calls under way return "done"
+	freed     sync.Once
 }
 
 func newHeldTool(t *testing.T) *heldTool {
 	g := &heldTool{started: make(chan struct{}, 16), cancelled: make(chan struct{}, 16), release: make(chan struct{})}
-	t.Cleanup(func() {
-		select {
-		case <-g.release:
-		default:
-			close(g.release)
-		}
-	})
+	t.Cleanup(g.free)
 	return g
 }
 
-func (g *heldTool) Name() string               { return "held" }
+// free releases the calls, now and later.
+func (g *heldTool) free() { g.freed.Do(func() { close(g.release) }) }
+
+func (g *heldTool) Name() string {
+	if g.name == "" {
+		return "held"
+	}
+	return g.name
+}
 func (g *heldTool) Description() string        { return "waits at a held" }
 func (g *heldTool) Parameters() map[string]any { return nil }
 func (g *heldTool) Call(ctx context.Context, _ json.RawMessage) (string, error) {
@@ -133,7 +140,7 @@ func TestStdioShutdownAnswersACallThatEndsInTime(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}`)
 	waitFor(t, held.started, "the call did not start")
 	cancel()
-	close(held.release)
+	held.free()
 	assert.NoError(t, waitFor(t, done, "ServeStdio did not end"))
 	answer := waitFor(t, answers, "the call was not answered")
 	assert.EqualValues(t, 2, answer["id"])
@@ -221,10 +228,68 @@ func TestServeShutdownAnswersACallThatEndsInTime(t *testing.T) {
 	}()
 	waitFor(t, held.started, "the call did not start")
 	cancel()
-	close(held.release)
+	held.free()
 	res := waitFor(t, called, "the call was not answered")
 	require.NotNil(t, res)
 	assert.Equal(t, "done", textOf(t, res))
 	assert.NoError(t, waitFor(t, served, "Serve waited for the idle client"))
 	assert.Empty(t, held.cancelled)
+}
+
+// A client that ends its session (DELETE) while a call is under way has
+// the call cancelled: no one is left to answer, and the DELETE is answered
+// at once rather than once the call ends, which may be never.
+func TestHTTPSessionEndCancelsItsCalls(t *testing.T) {
+	t.Parallel()
+	held := newHeldTool(t)
+	other := newHeldTool(t)
+	other.name = "other"
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held, other}}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ts := httptest.NewServer(srv.Handler("s3cret"))
+	defer ts.Close()
+	dial := func() *sdk.ClientSession {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+		require.NoError(t, err)
+		return cs
+	}
+	leaving, staying := dial(), dial()
+	defer staying.Close()
+	defer leaving.Close()
+	// Before the Closes, which wait for the calls.
+	defer held.free()
+	defer other.free()
+	go leaving.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+	waitFor(t, held.started, "the call did not start")
+	stayed := make(chan error, 1)
+	go func() {
+		_, err := staying.CallTool(context.Background(), &sdk.CallToolParams{Name: "other"})
+		stayed <- err
+	}()
+	waitFor(t, other.started, "the other session's call did not start")
+
+	// The DELETE a client sends to end its session at once (the
+	// TypeScript SDK's terminateSession; the Go SDK's Close waits for its
+	// calls first).
+	ended := make(chan int, 1)
+	go func() {
+		req, err := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
+		if !assert.NoError(t, err) {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer s3cret")
+		req.Header.Set("Mcp-Session-Id", leaving.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if assert.NoError(t, err) {
+			resp.Body.Close()
+			ended <- resp.StatusCode
+		}
+	}()
+	waitFor(t, held.cancelled, "the ended session's call was not cancelled")
+	assert.Equal(t, http.StatusNoContent, waitFor(t, ended, "the session's end was not answered"))
+	assert.Empty(t, other.cancelled, "another session's call goes on")
+	other.free()
+	assert.NoError(t, waitFor(t, stayed, "the other session's call was not answered"))
 }
