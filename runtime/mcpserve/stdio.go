@@ -92,6 +92,14 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		default:
 		}
 		line, err := c.readLine()
+		if errors.Is(err, errTooLong) {
+			// Skipped whole: the next line is the next message.
+			if err := c.writeLine(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"%s"}}`+"\n",
+				jsonrpc.CodeInvalidRequest, errTooLong.Error())); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
 				if err = c.readErr(err); err == io.EOF {
@@ -143,18 +151,29 @@ func (c *lineConn) writeLine(line []byte) error {
 	return err
 }
 
-// readLine reads one line, refusing one longer than maxLine.
+// errTooLong is a line longer than maxLine.
+var errTooLong = fmt.Errorf("a message is longer than %d bytes", maxLine)
+
+// readLine reads one line. One longer than maxLine is read to its end and
+// dropped, and errTooLong returned, so that the next message can be read.
 func (c *lineConn) readLine() ([]byte, error) {
 	var line []byte
+	tooLong := false
 	for {
 		chunk, err := c.in.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxLine {
-			return nil, fmt.Errorf("a message is longer than %d bytes", maxLine)
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > maxLine {
+				tooLong, line = true, nil
+			}
 		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
 		}
+		if tooLong && (err == nil || err == io.EOF) {
+			return nil, errTooLong
+		}
+		return line, err
 	}
 }
 

@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,5 +84,31 @@ func TestStdioAnswersAMalformedLineAndGoesOn(t *testing.T) {
 			assert.Contains(t, out.String(), `{"jsonrpc":"2.0","id":null,"error":{"code":`+tc.code, tc.line)
 			assert.Contains(t, out.String(), `{"jsonrpc":"2.0","id":1,"result":{`, tc.line)
 		}
+	}
+}
+
+// A message longer than the limit (a write_file of a file of 16 MiB and
+// more) is refused with an error whose id is null, and the session goes on
+// with the next line, as for a line that is not a message: it ended the
+// server, which a client saw as a crash.
+func TestStdioRefusesAnOversizedMessageAndGoesOn(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, nil)
+	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	huge := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"` +
+		strings.Repeat("x", maxLine) + `"}}}`
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+` + huge + `
+{"jsonrpc":"2.0","id":2,"method":"ping"}
+`
+	var out strings.Builder
+	assert.NoError(t, srv.ServeStdio(context.Background(), strings.NewReader(in), &out))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if assert.Len(t, lines, 3, out.String()) {
+		assert.Contains(t, lines, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+		assert.Contains(t, out.String(), fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a message is longer than %d bytes"}}`, maxLine))
 	}
 }
