@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -127,6 +128,15 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 		// a loopback port: serving without a token is said, not assumed.
 		return exitWith(exitUsage, fmt.Errorf("--http needs a bearer token: set $%s or give --token-file FILE "+
 			"(clients then send \"Authorization: Bearer TOKEN\"), or pass --no-auth to serve without one on loopback", tokenEnv))
+	}
+	// The address is taken before anything else is made (the events file,
+	// the spec's MCP servers): one refused, or in use, leaves nothing done.
+	var ln net.Listener
+	if f.http != "" {
+		if ln, err = mcpserve.Listen(f.http, token); err != nil {
+			return exitWith(exitUsage, fmt.Errorf("--http: %w", err))
+		}
+		defer ln.Close()
 	}
 
 	if os.Getenv("GOGC") == "" {
@@ -278,10 +288,6 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 			return exitWith(exitFailure, err)
 		}
 		return nil
-	}
-	ln, err := mcpserve.Listen(f.http, token)
-	if err != nil {
-		return exitWith(exitUsage, fmt.Errorf("--http: %w", err))
 	}
 	auth := ", bearer token required"
 	if f.noAuth {

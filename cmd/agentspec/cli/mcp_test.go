@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -477,7 +478,7 @@ func TestMCPAnswersBeforeASlowServerIsUp(t *testing.T) {
 		strings.HasPrefix(got[2], "agentspec mcp: MCP broken: MCP server broken (sh …) did not start"), "%q", got)
 }
 
-// A spec agentspec mcp refuses leaves the --events file of an earlier
+// A spec or address agentspec mcp refuses leaves the --events file of an earlier
 // session as it was: the file is made only once what is served is known.
 func TestMCPRefusedSpecKeepsTheEventsLog(t *testing.T) {
 	t.Parallel()
@@ -497,6 +498,22 @@ func TestMCPRefusedSpecKeepsTheEventsLog(t *testing.T) {
 		log, err := os.ReadFile(events)
 		require.NoError(t, err)
 		assert.Equal(t, earlier, string(log), "%s: the earlier log is kept", name)
+	}
+	// So does an address it cannot serve on, which is known before the
+	// spec's capabilities are built.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	spec := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("capabilities:\n  - FileSystem: {root_dir: .}\n"), 0o644))
+	for _, addr := range []string{"0.0.0.0:0", "nonsense", busy.Addr().String()} {
+		cmd := exec.Command(bin, "mcp", spec, "--workspace", dir, "--events", events, "--http", addr, "--no-auth")
+		out, err := cmd.CombinedOutput()
+		assert.Equal(t, 2, exitCode(t, err), "%s: %s", addr, out)
+		assert.Contains(t, string(out), "--http: ", addr)
+		log, err := os.ReadFile(events)
+		require.NoError(t, err)
+		assert.Equal(t, earlier, string(log), "%s: the earlier log is kept", addr)
 	}
 }
 
