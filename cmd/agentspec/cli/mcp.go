@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -283,6 +285,13 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	}
 
 	if f.http == "" {
+		// A client gone with its end of stdout makes the next answer's
+		// write fail, rather than kill agentspec with SIGPIPE before it
+		// has stopped what it started. (Notify, not Ignore: the processes
+		// the tools start keep SIGPIPE's default.)
+		sigpipe := make(chan os.Signal, 1)
+		signal.Notify(sigpipe, syscall.SIGPIPE)
+		defer signal.Stop(sigpipe)
 		announce("agentspec mcp: serving %s over stdio\n", what)
 		if err := srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
 			return exitWith(exitFailure, err)

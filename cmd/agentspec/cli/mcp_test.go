@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,6 +77,47 @@ func TestMCPOverStdioSubprocess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(log), `{"kind":"run.tool_call","id":"mcp-1","name":"write_file"`)
 	assert.Contains(t, string(log), `"kind":"file_system.file_written"`)
+}
+
+// A client that goes away closing its end of the server's stdout (it
+// crashed, or was killed) ends the session as the end of stdin does, with
+// status 0 once the capabilities are closed: the answer written to no one
+// killed agentspec with SIGPIPE, so nothing it had started was stopped.
+func TestMCPOverStdioClientGone(t *testing.T) {
+	t.Parallel()
+	if goruntime.GOOS == "windows" {
+		t.Skip("SIGPIPE is unix's")
+	}
+	bin := agentspecBinary(t)
+	cmd := exec.Command(bin, "mcp", "--root", mcpWorkspace(t))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	cmd.Stdout = outW
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	outW.Close()
+	_, err = io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	require.NoError(t, err)
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, line, `"serverInfo"`)
+	require.NoError(t, outR.Close()) // the client is gone
+	_, err = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.md"}}}`+"\n")
+	require.NoError(t, err)
+	require.NoError(t, in.Close())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "%s", stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not end")
+	}
 }
 
 // The --events log and the spec served are agentspec's: a client's tools
