@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,10 +69,27 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	return zero
 }
 
-// stdioSession serves caps over real pipes with ctx, initializes, and
+// stdioSession serves srv over real pipes with ctx, initializes, and
 // returns a function writing a line to the server, its answers, and the
 // result of ServeStdio.
 func stdioSession(t *testing.T, ctx context.Context, srv *Server) (send func(string), answers <-chan map[string]any, done <-chan error) {
+	t.Helper()
+	send, lines, done := stdioLines(t, ctx, srv, "2025-06-18")
+	got := make(chan map[string]any, 16)
+	go func() {
+		for line := range lines {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil {
+				got <- m
+			}
+		}
+	}()
+	return send, got, done
+}
+
+// stdioLines is stdioSession's, with the lines the server writes, on the
+// protocol version given.
+func stdioLines(t *testing.T, ctx context.Context, srv *Server, protocol string) (send func(string), lines <-chan string, done <-chan error) {
 	t.Helper()
 	inR, inW, err := os.Pipe()
 	require.NoError(t, err)
@@ -80,25 +98,23 @@ func stdioSession(t *testing.T, ctx context.Context, srv *Server) (send func(str
 	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStdio(ctx, inR, outW) }()
-	got := make(chan map[string]any, 16)
+	got := make(chan string, 16)
 	go func() {
+		defer close(got)
 		r := bufio.NewReader(outR)
 		for {
-			line, err := r.ReadBytes('\n')
+			line, err := r.ReadString('\n')
 			if err != nil {
 				return
 			}
-			var m map[string]any
-			if json.Unmarshal(line, &m) == nil {
-				got <- m
-			}
+			got <- strings.TrimSuffix(line, "\n")
 		}
 	}()
 	send = func(line string) {
 		_, err := inW.WriteString(line + "\n")
 		require.NoError(t, err)
 	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + protocol + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	waitFor(t, got, "initialize was not answered")
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return send, got, served
@@ -292,4 +308,31 @@ func TestHTTPSessionEndCancelsItsCalls(t *testing.T) {
 	assert.Empty(t, other.cancelled, "another session's call goes on")
 	other.free()
 	assert.NoError(t, waitFor(t, stayed, "the other session's call was not answered"))
+}
+
+// A call the client cancels (notifications/cancelled) stops, and is not
+// answered, as MCP asks of the receiver of a cancellation: a client that
+// has forgotten the id reports an answer to it as an error (the
+// TypeScript SDK's "Received a response for an unknown message ID").
+func TestStdioCancelledCallIsNotAnswered(t *testing.T) {
+	t.Parallel()
+	held := newHeldTool(t)
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	send, answers, _ := stdioSession(t, context.Background(), srv)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}`)
+	waitFor(t, held.started, "the call did not start")
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"the user pressed Esc"}}`)
+	waitFor(t, held.cancelled, "the call was not cancelled")
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	assert.EqualValues(t, 3, waitFor(t, answers, "the ping was not answered")["id"], "the cancelled call is not answered")
+
+	// In a batch (protocol 2025-03-26), it is left out of the batch's answer.
+	sendRaw, got, _ := stdioLines(t, context.Background(), srv, "2025-03-26")
+	sendRaw(`[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"held","arguments":{}}},{"jsonrpc":"2.0","id":5,"method":"ping"}]`)
+	waitFor(t, held.started, "the batch's call did not start")
+	sendRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`)
+	waitFor(t, held.cancelled, "the batch's call was not cancelled")
+	assert.Equal(t, `[{"jsonrpc":"2.0","id":5,"result":{}}]`, waitFor(t, got, "the batch was not answered"))
 }

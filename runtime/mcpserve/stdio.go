@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -43,7 +44,7 @@ func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 	return &lineConn{
 		in: bufio.NewReaderSize(t.in, 64<<10), out: t.out, closeIn: t.closeIn, hand: t.hand,
 		closed: make(chan struct{}), answered: make(chan struct{}, 1),
-		pending: map[jsonrpc.ID]bool{},
+		pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
 	}, nil
 }
 
@@ -63,10 +64,13 @@ type lineConn struct {
 	closed    chan struct{}
 
 	// pending holds the calls read and not yet answered; answered is
-	// signalled whenever one is, for drain.
-	pmu      sync.Mutex
-	pending  map[jsonrpc.ID]bool
-	answered chan struct{}
+	// signalled whenever one is, for drain. cancelled holds those the
+	// client cancelled before they were answered: their answers are not
+	// sent.
+	pmu       sync.Mutex
+	pending   map[jsonrpc.ID]bool
+	cancelled map[jsonrpc.ID]bool
+	answered  chan struct{}
 }
 
 type batch struct {
@@ -190,7 +194,9 @@ func (c *lineConn) readErr(err error) error {
 }
 
 // track records the calls among msgs as pending; a cancelled call is no
-// longer waited for, since a client that cancels it expects no answer.
+// longer waited for, and its answer is not sent: MCP asks the receiver of
+// a cancellation not to answer, and a client that has forgotten the id may
+// report an answer to it as an error.
 func (c *lineConn) track(msgs []jsonrpc.Message) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
@@ -205,8 +211,9 @@ func (c *lineConn) track(msgs []jsonrpc.Message) {
 				RequestID any `json:"requestId"`
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.pending[id] {
 					delete(c.pending, id)
+					c.cancelled[id] = true
 				}
 			}
 		}
@@ -351,11 +358,18 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if resp, err = c.unhand(resp); err != nil {
 			return err
 		}
-		if all, inBatch := c.complete(resp); inBatch {
-			if all == nil {
-				return nil
+		id := resp.ID
+		if c.wasCancelled(id) {
+			// Left out, of its batch too.
+			resp = nil
+		}
+		if all, inBatch := c.complete(id, resp); inBatch {
+			if !slices.ContainsFunc(all, func(r *jsonrpc.Response) bool { return r != nil }) {
+				return nil // not all in, or none to send
 			}
 			data, err = encodeBatch(all)
+		} else if resp == nil {
+			return nil
 		} else {
 			data, err = encodeResponse(resp)
 		}
@@ -383,18 +397,31 @@ func (c *lineConn) unhand(resp *jsonrpc.Response) (*jsonrpc.Response, error) {
 	return &r, nil
 }
 
-// complete records a response to a call of a batch. It reports whether resp
-// belongs to one, and returns the batch's responses once all are in.
-func (c *lineConn) complete(resp *jsonrpc.Response) ([]*jsonrpc.Response, bool) {
+// wasCancelled reports whether the client cancelled the call id before
+// it was answered, forgetting it.
+func (c *lineConn) wasCancelled(id jsonrpc.ID) bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if !c.cancelled[id] {
+		return false
+	}
+	delete(c.cancelled, id)
+	return true
+}
+
+// complete records resp, the response to call id (nil: none is sent), when
+// the call is one of a batch. It reports whether it is, and returns the
+// batch's responses once all are in.
+func (c *lineConn) complete(id jsonrpc.ID, resp *jsonrpc.Response) ([]*jsonrpc.Response, bool) {
 	c.bmu.Lock()
 	defer c.bmu.Unlock()
-	b, ok := c.batches[resp.ID]
+	b, ok := c.batches[id]
 	if !ok {
 		return nil, false
 	}
-	b.responses[b.pending[resp.ID]] = resp
-	delete(b.pending, resp.ID)
-	delete(c.batches, resp.ID)
+	b.responses[b.pending[id]] = resp
+	delete(b.pending, id)
+	delete(c.batches, id)
 	if len(b.pending) > 0 {
 		return nil, true
 	}
