@@ -108,10 +108,20 @@ type Server struct {
 
 	// grace is how long calls under way may go on once serving ends
 	// before they are cancelled (shutdownGrace).
-	grace    time.Duration
+	grace time.Duration
+	// idle is how long Serve keeps a connection idle between requests
+	// (idleTimeout).
+	idle     time.Duration
 	cmu      sync.Mutex
 	inflight map[*inflightCall]struct{}
 }
+
+// idleTimeout is how long Serve keeps a connection open between two
+// requests: long enough for a client's next call to reuse it, and a peer
+// without the token, refused, cannot hold connections for ever. A stream
+// (an answer's, or a client's for notifications) is a request under way,
+// which it does not end.
+const idleTimeout = 2 * time.Minute
 
 // shutdownGrace is how long the calls under way when serving ends (SIGTERM,
 // Ctrl-C) are given to finish and be answered before they are cancelled.
@@ -155,7 +165,7 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 	s := &Server{caps: caps, listener: opts.Listener, readOnly: opts.ReadOnly, notice: opts.Notice,
 		session: opts.Session, sessions: map[*sdk.ServerSession]*sessionCaps{},
 		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{}),
-		grace: shutdownGrace, inflight: map[*inflightCall]struct{}{}}
+		grace: shutdownGrace, idle: idleTimeout, inflight: map[*inflightCall]struct{}{}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -846,7 +856,7 @@ func isLoopback(host string) bool {
 func (s *Server) Serve(ctx context.Context, ln net.Listener, token string) error {
 	stopping, stop := context.WithCancel(context.Background())
 	defer stop()
-	hs := &http.Server{Handler: s.httpHandler(token, stopping), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s.httpHandler(token, stopping), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.idle}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

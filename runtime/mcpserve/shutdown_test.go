@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -335,4 +337,56 @@ func TestStdioCancelledCallIsNotAnswered(t *testing.T) {
 	sendRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`)
 	waitFor(t, held.cancelled, "the batch's call was not cancelled")
 	assert.Equal(t, `[{"jsonrpc":"2.0","id":5,"result":{}}]`, waitFor(t, got, "the batch was not answered"))
+}
+
+// A connection left idle between requests is closed after a while, as
+// the reading of a request's headers is: a peer that has not the token,
+// refused with 401, could otherwise hold connections open for ever, as
+// many as the process may have.
+func TestServeClosesIdleConnections(t *testing.T) {
+	t.Parallel()
+	held := newHeldTool(t)
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.idle = 100 * time.Millisecond
+	ln, err := Listen("127.0.0.1:0", "s3cret")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx, ln, "s3cret")
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+ln.Addr().String()+"\r\nContent-Length: 0\r\n\r\n")
+	require.NoError(t, err)
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, err = r.ReadByte()
+	assert.ErrorIs(t, err, io.EOF, "the server closes the idle connection")
+
+	// A call's stream, and the client's for notifications, are requests
+	// under way: a call longer than that is answered.
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	defer held.free()
+	called := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+		assert.NoError(t, err)
+		called <- res
+	}()
+	waitFor(t, held.started, "the call did not start")
+	time.Sleep(5 * srv.idle)
+	held.free()
+	res := waitFor(t, called, "the call was not answered")
+	require.NotNil(t, res)
+	assert.Equal(t, "done", textOf(t, res))
 }
