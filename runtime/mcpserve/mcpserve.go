@@ -725,7 +725,8 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 // transport's rule). With a token, a request without
 // `Authorization: Bearer TOKEN` is refused with 401. The SDK's protection
 // against DNS rebinding (a loopback listener refuses a foreign Host header)
-// stays on.
+// stays on. A session its client ends (DELETE) has its calls under way
+// cancelled.
 func (s *Server) Handler(token string) http.Handler {
 	return s.httpHandler(token, nil)
 }
