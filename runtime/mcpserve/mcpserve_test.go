@@ -638,12 +638,7 @@ func TestHTTPSessionsHaveTheirOwnCapabilities(t *testing.T) {
 	defer srv.Close()
 	ts := httptest.NewServer(srv.Handler("s3cret"))
 	defer ts.Close()
-	dial := func() *sdk.ClientSession {
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
-			&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
-		require.NoError(t, err)
-		return cs
-	}
+	dial := func() *sdk.ClientSession { return dialHTTP(t, ts.URL+"/mcp", "s3cret") }
 	call := func(cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})

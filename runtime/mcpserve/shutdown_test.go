@@ -179,19 +179,9 @@ func TestServeShutdownCancelsACallUnderWay(t *testing.T) {
 	require.NoError(t, err)
 	defer srv.Close()
 	srv.grace = 100 * time.Millisecond
-	ln, err := Listen("127.0.0.1:0", "")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln, "") }()
-	dial := func() *sdk.ClientSession {
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
-			&sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	idle, busy := dial(), dial()
+	endpoint, cancel, served := serveLoopback(t, srv)
+	idle, busy := dialHTTP(t, endpoint, ""), dialHTTP(t, endpoint, "")
+	t.Cleanup(func() { idle.Close(); busy.Close() })
 	_, err = idle.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	called := make(chan error, 1)
@@ -223,19 +213,9 @@ func TestServeShutdownAnswersACallThatEndsInTime(t *testing.T) {
 	require.NoError(t, err)
 	defer srv.Close()
 	srv.grace = time.Hour
-	ln, err := Listen("127.0.0.1:0", "")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln, "") }()
-	dial := func() *sdk.ClientSession {
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
-			&sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	idle, busy := dial(), dial()
+	endpoint, cancel, served := serveLoopback(t, srv)
+	idle, busy := dialHTTP(t, endpoint, ""), dialHTTP(t, endpoint, "")
+	t.Cleanup(func() { idle.Close(); busy.Close() })
 	_, err = idle.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	called := make(chan *sdk.CallToolResult, 1)
@@ -267,13 +247,7 @@ func TestHTTPSessionEndCancelsItsCalls(t *testing.T) {
 	defer srv.Close()
 	ts := httptest.NewServer(srv.Handler("s3cret"))
 	defer ts.Close()
-	dial := func() *sdk.ClientSession {
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
-			&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
-		require.NoError(t, err)
-		return cs
-	}
-	leaving, staying := dial(), dial()
+	leaving, staying := dialHTTP(t, ts.URL+"/mcp", "s3cret"), dialHTTP(t, ts.URL+"/mcp", "s3cret")
 	defer staying.Close()
 	defer leaving.Close()
 	// Before the Closes, which wait for the calls.
@@ -389,4 +363,30 @@ func TestServeClosesIdleConnections(t *testing.T) {
 	res := waitFor(t, called, "the call was not answered")
 	require.NotNil(t, res)
 	assert.Equal(t, "done", textOf(t, res))
+}
+
+// serveLoopback serves srv over HTTP on a loopback port until the returned
+// cancel is called; served gets what Serve returned.
+func serveLoopback(t *testing.T, srv *Server) (endpoint string, cancel context.CancelFunc, served chan error) {
+	t.Helper()
+	ln, err := Listen("127.0.0.1:0", "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	served = make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln, "") }()
+	return "http://" + ln.Addr().String() + "/mcp", cancel, served
+}
+
+// dialHTTP connects a go-sdk client to the streamable HTTP endpoint, with
+// the bearer token when there is one; the caller closes the session.
+func dialHTTP(t *testing.T, endpoint, token string) *sdk.ClientSession {
+	t.Helper()
+	tr := &sdk.StreamableClientTransport{Endpoint: endpoint}
+	if token != "" {
+		tr.HTTPClient = &http.Client{Transport: bearer{token}}
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
+	require.NoError(t, err)
+	return cs
 }
