@@ -129,9 +129,7 @@ func stdioLines(t *testing.T, ctx context.Context, srv *Server, protocol string)
 // it with the capabilities unclosed.
 func TestStdioShutdownCancelsACallUnderWay(t *testing.T) {
 	t.Parallel()
-	held := newHeldTool(t)
-	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
-	require.NoError(t, err)
+	srv, held := heldServer(t)
 	defer srv.Close()
 	srv.grace = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
@@ -149,9 +147,7 @@ func TestStdioShutdownCancelsACallUnderWay(t *testing.T) {
 // A call that ends within the grace is answered as usual.
 func TestStdioShutdownAnswersACallThatEndsInTime(t *testing.T) {
 	t.Parallel()
-	held := newHeldTool(t)
-	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
-	require.NoError(t, err)
+	srv, held := heldServer(t)
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	send, answers, done := stdioSession(t, ctx, srv)
@@ -174,15 +170,13 @@ func TestStdioShutdownAnswersACallThatEndsInTime(t *testing.T) {
 // the shutdown.
 func TestServeShutdownCancelsACallUnderWay(t *testing.T) {
 	t.Parallel()
-	held := newHeldTool(t)
-	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
-	require.NoError(t, err)
+	srv, held := heldServer(t)
 	defer srv.Close()
 	srv.grace = 100 * time.Millisecond
 	endpoint, cancel, served := serveLoopback(t, srv)
 	idle, busy := dialHTTP(t, endpoint, ""), dialHTTP(t, endpoint, "")
 	t.Cleanup(func() { idle.Close(); busy.Close() })
-	_, err = idle.ListTools(context.Background(), nil)
+	_, err := idle.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	called := make(chan error, 1)
 	go func() {
@@ -208,15 +202,13 @@ func TestServeShutdownCancelsACallUnderWay(t *testing.T) {
 // the grace has passed.
 func TestServeShutdownAnswersACallThatEndsInTime(t *testing.T) {
 	t.Parallel()
-	held := newHeldTool(t)
-	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
-	require.NoError(t, err)
+	srv, held := heldServer(t)
 	defer srv.Close()
 	srv.grace = time.Hour
 	endpoint, cancel, served := serveLoopback(t, srv)
 	idle, busy := dialHTTP(t, endpoint, ""), dialHTTP(t, endpoint, "")
 	t.Cleanup(func() { idle.Close(); busy.Close() })
-	_, err = idle.ListTools(context.Background(), nil)
+	_, err := idle.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	called := make(chan *sdk.CallToolResult, 1)
 	go func() {
@@ -292,9 +284,7 @@ func TestHTTPSessionEndCancelsItsCalls(t *testing.T) {
 // TypeScript SDK's "Received a response for an unknown message ID").
 func TestStdioCancelledCallIsNotAnswered(t *testing.T) {
 	t.Parallel()
-	held := newHeldTool(t)
-	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
-	require.NoError(t, err)
+	srv, held := heldServer(t)
 	defer srv.Close()
 	send, answers, _ := stdioSession(t, context.Background(), srv)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}`)
@@ -319,9 +309,7 @@ func TestStdioCancelledCallIsNotAnswered(t *testing.T) {
 // many as the process may have.
 func TestServeClosesIdleConnections(t *testing.T) {
 	t.Parallel()
-	held := newHeldTool(t)
-	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
-	require.NoError(t, err)
+	srv, held := heldServer(t)
 	defer srv.Close()
 	srv.idle = 100 * time.Millisecond
 	ln, err := Listen("127.0.0.1:0", "s3cret")
@@ -389,4 +377,14 @@ func dialHTTP(t *testing.T, endpoint, token string) *sdk.ClientSession {
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
 	require.NoError(t, err)
 	return cs
+}
+
+// heldServer is a Server offering a held tool (see newHeldTool); the test
+// closes it.
+func heldServer(t *testing.T) (*Server, *heldTool) {
+	t.Helper()
+	held := newHeldTool(t)
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
+	require.NoError(t, err)
+	return srv, held
 }
