@@ -28,10 +28,7 @@ func TestResponsesReasoningToolRoundKeepsItemIDs(t *testing.T) {
 				providertest.Reply{Reasoning: "Read the file first.", ToolCalls: []providertest.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.txt"}`}}},
 				providertest.Reply{Reasoning: "It says alpha.", Text: "alpha"},
 				providertest.Reply{Reasoning: "Count the letters.", Text: "5"})
-			policy, _ := instant()
-			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.BaseURL(), Thinking: &spec.Thinking{Enabled: true, Effort: "high"}},
-				Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
-			require.NoError(t, err)
+			m := responsesOver(t, spec.ModelSettings{BaseURL: srv.BaseURL(), Thinking: &spec.Thinking{Enabled: true, Effort: "high"}})
 			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
 			if stream {
 				opts = append(opts, streamOn)
@@ -168,10 +165,7 @@ func TestResponsesMessagePhaseGoesBack(t *testing.T) {
 				providertest.Reply{Text: "alpha", Phase: "final_answer"},
 				providertest.Reply{Text: "5"},
 				providertest.Text("ok"))
-			policy, _ := instant()
-			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.BaseURL()},
-				Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
-			require.NoError(t, err)
+			m := responsesOver(t, spec.ModelSettings{BaseURL: srv.BaseURL()})
 			opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
 			if stream {
 				opts = append(opts, streamOn)
@@ -182,7 +176,7 @@ func TestResponsesMessagePhaseGoesBack(t *testing.T) {
 				require.NoError(t, err)
 				history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, next)
 			}
-			_, err = m.GenerateContent(t.Context(), history, opts...)
+			_, err := m.GenerateContent(t.Context(), history, opts...)
 			require.NoError(t, err)
 
 			reqs := srv.Requests()
@@ -228,10 +222,7 @@ func TestResponsesAnswerIsTheFinalAnswer(t *testing.T) {
 			srv := providertest.NewResponsesServer(t,
 				providertest.Reply{Commentary: "Checking the file now. ", Text: `{"lines":5}`, Phase: "final_answer"},
 				providertest.Text("ok"))
-			policy, _ := instant()
-			m, err := New("openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.BaseURL()},
-				Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
-			require.NoError(t, err)
+			m := responsesOver(t, spec.ModelSettings{BaseURL: srv.BaseURL()})
 			var streamed strings.Builder
 			var opts []llms.CallOption
 			if stream {
@@ -261,4 +252,14 @@ func TestResponsesAnswerIsTheFinalAnswer(t *testing.T) {
  {"role":"user","content":"Thanks."}]`, jsonOf(t, reqs[1].JSON()["input"]))
 		})
 	}
+}
+
+// responsesOver is openai-responses:gpt-5 with settings (the fake server's
+// base URL among them), retrying at once.
+func responsesOver(t *testing.T, settings spec.ModelSettings) llms.Model {
+	t.Helper()
+	policy, _ := instant()
+	m, err := New("openai-responses:gpt-5", settings, Options{Getenv: env("OPENAI_API_KEY", "k"), retry: policy})
+	require.NoError(t, err)
+	return m
 }
