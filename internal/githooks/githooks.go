@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -158,6 +159,13 @@ func (d *Dirs) workTreeOf(rel string) (string, bool) {
 // made after that, in a long-lived agentspec mcp too.
 var aboveRoots sync.Map // directory → aboveAnswer
 
+// aboveStores counts the answers stored; every pruneEvery of them, those
+// past aboveTTL are dropped, so that a long-lived worker whose workspaces
+// lie under ever new directories keeps no more than a few seconds' worth.
+var aboveStores atomic.Uint64
+
+const pruneEvery = 256
+
 type aboveAnswer struct {
 	inRepo bool
 	at     time.Time
@@ -172,6 +180,14 @@ func inRepositoryRecently(dir string) bool {
 	}
 	in := InRepository(dir)
 	aboveRoots.Store(dir, aboveAnswer{inRepo: in, at: time.Now()})
+	if aboveStores.Add(1)%pruneEvery == 0 {
+		aboveRoots.Range(func(k, v any) bool {
+			if time.Since(v.(aboveAnswer).at) >= aboveTTL {
+				aboveRoots.Delete(k)
+			}
+			return true
+		})
+	}
 	return in
 }
 

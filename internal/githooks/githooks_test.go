@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,4 +56,24 @@ func TestHolding(t *testing.T) {
 	bare, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	assert.Equal(t, "", NewDirs(bare, nil).Holding(".githooks/pre-commit"))
+}
+
+// The answers about directories above a root are dropped once stale, so
+// that a process making FileSystems under ever new directories does not
+// keep them all.
+func TestAboveRootsArePruned(t *testing.T) {
+	base := t.TempDir()
+	for i := range 2 * pruneEvery {
+		inRepositoryRecently(filepath.Join(base, "d", strconv.Itoa(i)))
+	}
+	aboveRoots.Range(func(k, v any) bool {
+		aboveRoots.Store(k, aboveAnswer{inRepo: v.(aboveAnswer).inRepo, at: time.Now().Add(-2 * aboveTTL)})
+		return true
+	})
+	for i := range pruneEvery {
+		inRepositoryRecently(filepath.Join(base, "e", strconv.Itoa(i)))
+	}
+	n := 0
+	aboveRoots.Range(func(any, any) bool { n++; return true })
+	assert.LessOrEqual(t, n, pruneEvery, "stale answers were dropped")
 }
