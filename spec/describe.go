@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentspec/agentspec/internal/redact"
 )
 
 // Describing expectations: what values a schema accepts, and what a value
@@ -357,26 +359,16 @@ func stringsIn(vs []any) []string {
 	return out
 }
 
-// redactURL is a string that is a URL with its password, query and
-// fragment left out, where services put tokens ("https://u:xxxxx@h/p?…"),
-// as messages elsewhere show a server's URL: a spec's error lands in CI
-// logs. Any other string comes back as it is.
+// redactURL is a string that is a URL as messages show one (see
+// redact.URL: without its password, query, fragment or a path segment that
+// may be a token), since a spec's error lands in CI logs; any other string
+// comes back as it is.
 func redactURL(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	if u, err := url.Parse(s); err != nil || u.Scheme == "" || u.Host == "" {
 		return s
 	}
-	_, hasPassword := u.User.Password()
-	query := u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != ""
-	if !hasPassword && !query {
-		return s
-	}
-	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
-	if query {
-		return u.Redacted() + "?…"
-	}
-	return u.Redacted()
+	return redact.URL(s)
 }

@@ -224,6 +224,11 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found "ws://u:xxxxx@h/v1?…"`},
 		},
 		{
+			name: "a URL refused is echoed without a path segment that may be a token",
+			src:  "model: test\nmodel_settings: {base_url: \"ws://h/v1/sk-4f9a0c7d2b/chat\"}\n",
+			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found "ws://h/v1/…/chat"`},
+		},
+		{
 			name: "custom tag",
 			src:  "model: !secret openai\n",
 			want: []string{`agent.yaml:1:8: model: unsupported YAML tag !secret; remove it, or quote the value`},

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/redact"
 )
 
 // endlessEvent writes one SSE data line that never ends, until the client
@@ -409,7 +410,7 @@ func TestRedactURL(t *testing.T) {
 		"localhost:8080/mcp/sk-live-4f9a2b7c": "localhost:…/mcp/…",
 		"h:sk-live-4f9a2b7c@host/mcp?x=1":     "h:…/mcp?…",
 	} {
-		assert.Equal(t, want, redactURL(raw), raw)
+		assert.Equal(t, want, redact.URL(raw), raw)
 	}
 }
 

@@ -33,7 +33,7 @@
 // Messages and events name a server by its id and by where it is, shown
 // without what may be secret: a URL without its query ("https://h/mcp?…"),
 // password or path segments that may be tokens ("https://h/mcp/…", see
-// wordSegment), a command as its program ("npx …"). Text from elsewhere in
+// redact.Word), a command as its program ("npx …"). Text from elsewhere in
 // an error (the SDK's, a local server's stderr) has the spec's secret
 // values (see Options.redactor) replaced by "…".
 //
@@ -58,7 +58,6 @@ import (
 	"maps"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -69,6 +68,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/redact"
 )
 
 // TypeName is the capability's name in specs.
@@ -164,7 +164,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 			c.id = commandID(opts.Command)
 		}
 	} else {
-		c.where = redactURL(opts.endpoint())
+		c.where = redact.URL(opts.endpoint())
 		if c.id == "" {
 			c.id = defaultID(opts.endpoint())
 		}
@@ -429,7 +429,7 @@ func (o *Options) check() error {
 		}
 	case string:
 		if !isHTTPURL(l) {
-			return capabilities.ArgErrorf("local", "local must be true or an http:// or https:// URL, got %q", redactURL(l))
+			return capabilities.ArgErrorf("local", "local must be true or an http:// or https:// URL, got %q", redact.URL(l))
 		}
 	default:
 		return capabilities.ArgErrorf("local", "local must be true or a URL")
@@ -442,7 +442,7 @@ func (o *Options) check() error {
 	case len(o.Command) > 0 && o.Command[0] == "":
 		return capabilities.ArgErrorf("command", "command: the program name is empty")
 	case o.URL != "" && !isHTTPURL(o.URL):
-		return capabilities.ArgErrorf("url", "url must be an http:// or https:// URL, got %q", redactURL(o.URL))
+		return capabilities.ArgErrorf("url", "url must be an http:// or https:// URL, got %q", redact.URL(o.URL))
 	}
 	return capabilities.CheckEnv(o.Env)
 }
@@ -464,7 +464,7 @@ func isHTTPURL(s string) bool {
 }
 
 // defaultID is pydantic-ai's: the host and the last path segment, but for
-// a segment messages do not show (see wordSegment): the id is in every
+// a segment messages do not show (see redact.Word): the id is in every
 // message and event, so it is the host and the last segment shown.
 func defaultID(raw string) string {
 	u, err := url.Parse(raw)
@@ -474,7 +474,7 @@ func defaultID(raw string) string {
 	id := u.Hostname()
 	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
 	for i := len(segs) - 1; i >= 0; i-- {
-		if segs[i] != "" && wordSegment(segs[i]) {
+		if segs[i] != "" && redact.Word(segs[i]) {
 			return id + "-" + segs[i]
 		}
 	}
@@ -489,79 +489,6 @@ func (o Options) endpoint() string {
 	}
 	return o.URL
 }
-
-// redactURL is a URL as messages show it: without its password, query or
-// fragment, where tokens are put ("https://h/mcp?…"), and with "…" for a
-// path segment that may be one ("https://h/mcp/…/sse", see wordSegment).
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "an unparsable URL"
-	}
-	q := u.RawQuery != "" || u.ForceQuery
-	p, _ := shownPath(u)
-	u.Opaque, u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", "", "", "", false, "", ""
-	if q {
-		return u.Redacted() + p + "?…"
-	}
-	return u.Redacted() + p
-}
-
-// shownPath is u's path as messages show it: "…" in place of each segment
-// that is not a word (see wordSegment). hidden are those segments, as they
-// are written in the URL and unescaped. The opaque part of a URL written
-// without its scheme's // ("host:443/mcp/TOKEN", its host read as the
-// scheme) counts as its path.
-func shownPath(u *url.URL) (shown string, hidden []string) {
-	p := u.EscapedPath()
-	if u.Opaque != "" {
-		p = u.Opaque
-	}
-	segs := strings.Split(p, "/")
-	for i, seg := range segs {
-		plain, err := url.PathUnescape(seg)
-		if err != nil || !wordSegment(plain) {
-			hidden = append(hidden, seg, plain)
-			segs[i] = "…"
-		}
-	}
-	return strings.Join(segs, "/"), hidden
-}
-
-// maxWord is the longest path segment shown as a word.
-const maxWord = 32
-
-// wordSegment reports whether a URL path segment (unescaped) reads as a
-// name, which messages show: letters, with - _ . @ ~ among them, no digit,
-// at most maxWord long, and not a mix of upper and lower case 16 or more
-// long (mcp, sse, api, server-everything, @acme); or a version (v1, v2.1);
-// or empty. Any other segment may be a token a service put in its URL
-// (.../mcp/sk-4f9a..., a UUID, base64), and is shown as "…". A token of
-// lowercase letters alone of at most maxWord, which a word cannot be told
-// from, is shown.
-func wordSegment(s string) bool {
-	if version.MatchString(s) {
-		return true
-	}
-	if len(s) > maxWord {
-		return false
-	}
-	upper, lower := false, false
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z':
-			lower = true
-		case r >= 'A' && r <= 'Z':
-			upper = true
-		case !strings.ContainsRune("-_.@~", r):
-			return false
-		}
-	}
-	return !(upper && lower && len(s) >= 16)
-}
-
-// version is a path segment that names an API's version.
-var version = regexp.MustCompile(`^v[0-9]{1,3}(\.[0-9]{1,3}){0,2}$`)
 
 // commandWhere is a command as messages show it: the program, its
 // arguments elided ("npx …"), since one may be a key.
@@ -595,7 +522,7 @@ func (o *Options) redactor() *strings.Replacer {
 			continue
 		}
 		add(u.RawQuery)
-		_, hidden := shownPath(u)
+		_, hidden := redact.Path(u)
 		for _, seg := range hidden {
 			add(seg)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/redact"
 )
 
 func startStdio(t *testing.T, opts Options) *Capability {
@@ -625,7 +626,7 @@ func TestIDs(t *testing.T) {
 	assert.Equal(t, "server-everything", commandID([]string{"node", "/x/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}))
 	assert.Equal(t, "weather", commandID([]string{"python3", "servers/weather.py"}))
 	assert.Equal(t, "my-server", commandID([]string{"/opt/bin/my-server", "--stdio"}))
-	assert.Equal(t, "https://u:xxxxx@h/p", redactURL("https://u:pw@h/p"))
+	assert.Equal(t, "https://u:xxxxx@h/p", redact.URL("https://u:pw@h/p"))
 }
 
 func TestTail(t *testing.T) {

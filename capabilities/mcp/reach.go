@@ -4,6 +4,7 @@ import (
 	"net/url"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/redact"
 )
 
 // Reach is what the server reaches from this machine: the program a local
@@ -24,14 +25,14 @@ func reachOf(opts Options, endpoint string) capabilities.Reach {
 }
 
 // endpointOf is a URL without its credentials, query and fragment, and
-// with "…" for a path segment that may be a token (see wordSegment): where
+// with "…" for a path segment that may be a token (see redact.Word): where
 // it leads, and nothing secret a spec may have put in it.
 func endpointOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparsable URL)"
 	}
-	p, _ := shownPath(u)
+	p, _ := redact.Path(u)
 	u.User, u.Opaque, u.Path, u.RawPath, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", "", "", "", false, "", ""
 	return u.String() + p
 }
