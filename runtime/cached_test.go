@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -117,10 +118,14 @@ func TestRunCacheMisses(t *testing.T) {
 			return nil
 		}},
 		{name: "a corrupt entry", change: func(t *testing.T, j *cachedJob) []Option {
-			entries, err := filepath.Glob(filepath.Join(j.cacheDir, "entries", "*", "*.json"))
+			log, data := onlyEntry(t, j.cacheDir)
+			cut := bytes.Index(data, []byte(`"output":`)) + 10
+			require.NoError(t, os.WriteFile(log, data[:cut], 0o600))
+			f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
 			require.NoError(t, err)
-			require.Len(t, entries, 1)
-			require.NoError(t, os.WriteFile(entries[0], []byte(`{"version": 1, "output": `), 0o600))
+			_, err = f.Write([]byte("\n")) // as the next record would begin
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
 			return nil
 		}, warning: "corrupt cache entry"},
 	}
@@ -198,7 +203,7 @@ func TestRunCacheNeverStoresFailures(t *testing.T) {
 			j := newCachedJob(t)
 			_, _, err := j.run(t, failing)
 			require.Error(t, err)
-			entries, err := filepath.Glob(filepath.Join(j.cacheDir, "entries", "*", "*.json"))
+			entries, err := filepath.Glob(filepath.Join(j.cacheDir, "entries", "*"))
 			require.NoError(t, err)
 			assert.Empty(t, entries)
 
@@ -404,20 +409,36 @@ func TestRunGivenModelOrCapabilitiesBypassTheSpecCache(t *testing.T) {
 	assert.Equal(t, "given", res.Output)
 }
 
-// rewriteEntry rewrites the one entry of a cache directory.
+// onlyEntry returns the one log of a cache directory and its content, which
+// must be one record: a line break, the key, a checksum and the entry's JSON.
+func onlyEntry(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(dir, "entries", "*.log"))
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	data, err := os.ReadFile(logs[0])
+	require.NoError(t, err)
+	require.Equal(t, 1, bytes.Count(bytes.Trim(data, "\n"), []byte("\n"))+1, "one record")
+	return logs[0], data
+}
+
+// rewriteEntry rewrites the one entry of a cache directory, as a file of
+// its own where earlier versions wrote entries (and a lookup still reads
+// them), so that the test need not know how the cache's logs check theirs.
 func rewriteEntry(t *testing.T, dir string, edit func(e map[string]any)) {
 	t.Helper()
-	entries, err := filepath.Glob(filepath.Join(dir, "entries", "*", "*.json"))
-	require.NoError(t, err)
-	require.Len(t, entries, 1)
-	data, err := os.ReadFile(entries[0])
-	require.NoError(t, err)
+	log, data := onlyEntry(t, dir)
+	fields := bytes.SplitN(bytes.Trim(data, "\n"), []byte(" "), 3)
+	key := string(fields[0])
 	var e map[string]any
-	require.NoError(t, json.Unmarshal(data, &e))
+	require.NoError(t, json.Unmarshal(fields[2], &e))
 	edit(e)
-	data, err = json.Marshal(e)
+	data, err := json.Marshal(e)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(entries[0], data, 0o600))
+	require.NoError(t, os.Remove(log))
+	p := filepath.Join(dir, "entries", key[:2], key+".json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+	require.NoError(t, os.WriteFile(p, data, 0o600))
 }
 
 // An entry is replayed only if its answer passes what a fresh answer must:

@@ -76,14 +76,15 @@ type record struct {
 }
 
 // Cache is a result cache in one directory. It holds no state besides its
-// configuration and a memo of the directories it has made, so it is safe for
+// configuration, whether it has made its directory, and where in its logs
+// the entries lie, which it checks against the files; it is safe for
 // concurrent use, by several processes too.
 type Cache struct {
 	dir     string
 	backend Backend // nil: the directory
 	warn    func(error)
 	now     func() time.Time
-	shards  *shardSet
+	logs    *logIndex    // what is known of the logs, shared by the views With makes
 	real    *resolvedDir // the real path of dir, shared by the views With makes
 }
 
@@ -133,7 +134,7 @@ func New(dir string, opts ...Option) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	c := &Cache{dir: abs, warn: func(error) {}, now: timeNow, shards: &shardSet{}, real: &resolvedDir{}}
+	c := &Cache{dir: abs, warn: func(error) {}, now: timeNow, logs: &logIndex{}, real: &resolvedDir{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -230,17 +231,24 @@ func (c *Cache) Store(ctx context.Context, k KeyInput, e Entry) (key string, err
 	if err != nil {
 		return "", fmt.Errorf("cache store: %w", err)
 	}
-	if err := c.write(ctx, key, append(data, '\n')); err != nil {
+	if err := c.write(ctx, key, data); err != nil {
 		return "", fmt.Errorf("cache store: %w", err)
 	}
 	return key, nil
 }
 
-// read returns the entry stored under key, or nil on a miss. A corrupt entry
-// is reported, removed and a miss.
+// read returns the entry stored under key, or nil on a miss: from its log,
+// else from its file where an earlier version wrote it. A corrupt entry is
+// reported, removed and a miss.
 func (c *Cache) read(ctx context.Context, key string) (*Entry, error) {
 	if c.backend != nil {
 		return c.readBackend(ctx, key)
+	}
+	if e, err := c.readLog(key); e != nil || err != nil {
+		if err != nil {
+			err = fmt.Errorf("cache lookup: %w", err)
+		}
+		return e, err
 	}
 	p := c.entryPath(key)
 	data, err := os.ReadFile(p)

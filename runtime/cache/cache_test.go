@@ -74,7 +74,7 @@ func TestHit(t *testing.T) {
 		Ingredients: ing,
 	}, e)
 	assert.Empty(t, warns.list())
-	assert.FileExists(t, filepath.Join(c.Dir(), "entries", key[:2], key+".json"))
+	assert.FileExists(t, filepath.Join(c.Dir(), "entries", key[:1]+".log"))
 }
 
 func TestMisses(t *testing.T) {
@@ -354,9 +354,7 @@ func TestCorruptEntries(t *testing.T) {
 			ws := newWorkspace(t, map[string]string{"notes/a.md": "alpha", "summary.md": "s"})
 			k := keyInput(ws)
 			key := store(t, c, k, "done")
-			p := filepath.Join(c.Dir(), "entries", key[:2], key+".json")
-			good, err := os.ReadFile(p)
-			require.NoError(t, err)
+			p, good := toEarlierLayout(t, c, key)
 			require.NoError(t, os.WriteFile(p, corrupt(good, key), 0o600))
 
 			_, _, ok := lookup(t, c, k)
@@ -371,6 +369,23 @@ func TestCorruptEntries(t *testing.T) {
 			assert.Equal(t, "again", e.Output)
 		})
 	}
+}
+
+// toEarlierLayout moves the entry of key from its log to a file of its own,
+// where earlier versions wrote it, and returns the file and its content.
+func toEarlierLayout(t *testing.T, c *Cache, key string) (string, []byte) {
+	t.Helper()
+	e, err := c.readLog(key)
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	data, err := json.Marshal(record{Version: ProtocolVersion, Entry: *e})
+	require.NoError(t, err)
+	data = append(data, '\n')
+	require.NoError(t, os.Remove(filepath.Join(c.Dir(), "entries", key[:1]+".log")))
+	p := c.entryPath(key)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+	require.NoError(t, os.WriteFile(p, data, 0o600))
+	return p, data
 }
 
 func zeroed(data []byte, from, to int) []byte {
@@ -483,8 +498,11 @@ func TestStats(t *testing.T) {
 	var size int64
 	files, err := filepath.Glob(filepath.Join(c.Dir(), "entries", "*", "*.json"))
 	require.NoError(t, err)
-	require.Len(t, files, 4)
-	for _, f := range files {
+	require.Len(t, files, 1, "the corrupt entry file")
+	logs, err := filepath.Glob(filepath.Join(c.Dir(), "entries", "*.log"))
+	require.NoError(t, err)
+	require.NotEmpty(t, logs)
+	for _, f := range append(files, logs...) {
 		info, err := os.Stat(f)
 		require.NoError(t, err)
 		size += info.Size()
@@ -511,6 +529,7 @@ func TestClearRemovesOnlyOwnFiles(t *testing.T) {
 	strays := []string{
 		"notes.txt",                        // beside the cache
 		"entries/readme.md",                // in entries/, not in a shard
+		"entries/ab.log",                   // in entries/, not a log
 		"entries/ab/notes.txt",             // in a shard, not an entry
 		"entries/zz/" + hex + ".json",      // a shard that is not one
 		"entries/ab/" + hex + ".json",      // an entry in the wrong shard

@@ -8,16 +8,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
 // The layout of a cache directory:
 //
 //	CACHEDIR.TAG               the marker; Stats and Clear need it
-//	entries/ab/ab12...ef.json  one entry per key, sharded on its first two digits
-//	entries/ab/.tmp-*          an entry being written
+//	entries/0.log … f.log      the entries, by their key's first digit (see log.go)
+//	entries/.tmp-*             a log being rewritten without corrupt records
+//	entries/ab/ab12...ef.json  an entry as earlier versions wrote them, one file
+//	entries/ab/.tmp-*          each, sharded on the first two digits: still
+//	                           read, counted and cleared, never written
 const (
 	markerName = "CACHEDIR.TAG"
 	entriesDir = "entries"
@@ -31,90 +34,61 @@ const marker = "Signature: 8a477f597d28d172789f06886806bc55\n" +
 	"# For information about cache directory tags, see:\n" +
 	"#\thttps://bford.info/cachedir/\n"
 
+// entryPath is where earlier versions filed the entry of key.
 func (c *Cache) entryPath(key string) string {
 	return filepath.Join(c.dir, entriesDir, key[:2], key+".json")
 }
 
-// write puts data under key atomically: a temporary file in the entry's own
-// directory, renamed over the entry. Readers see the old entry or the new
-// one, never a part; of concurrent writers the last rename wins.
+// write appends data, an entry's JSON, to the log of key (see
+// appendRecord).
 //
 // Nothing is synced. An entry is a cache, not user data: what a crash can do
-// to an entry written without fsync is leave it absent, empty, cut short or
-// with zeroed blocks, and each of those reads back as corrupt (decode refuses
-// anything but one whole JSON record, of this version, filed under its own
-// key, and JSON text has no room for a NUL byte), which Lookup reports as a
-// warning, removes and treats as a miss: the run happens again, never a
-// wrong answer. A batch fills the cache one entry per job, and an fsync per
-// entry made filling it cost nearly twice an uncached batch.
+// to a record written without fsync is leave it absent, cut short or with
+// zeroed blocks, and each of those fails the record's CRC, which Lookup
+// reports as a warning, removes and treats as a miss: the run happens again,
+// never a wrong answer. A batch fills the cache one entry per job, and an
+// fsync per entry made filling it cost nearly twice an uncached batch.
 func (c *Cache) write(ctx context.Context, key string, data []byte) error {
 	if c.backend != nil {
-		return c.backend.Put(ctx, key, data)
+		return c.backend.Put(ctx, key, append(data, '\n'))
 	}
-	shard := key[:2]
-	dir := filepath.Join(c.dir, entriesDir, shard)
-	known := c.shards.known(shard)
-	if !known {
-		if err := c.makeShard(dir, shard); err != nil {
+	dir := filepath.Join(c.dir, entriesDir)
+	made := c.logs.made.Load()
+	if !made {
+		if err := c.makeEntries(dir); err != nil {
 			return err
 		}
 	}
-	err := writeEntry(dir, key+".json", data)
-	if known && errors.Is(err, fs.ErrNotExist) {
-		// The directory was removed since it was made: a Clear, perhaps by
-		// another process, or the whole cache directory deleted.
-		c.shards.forget(shard)
-		if err := c.makeShard(dir, shard); err != nil {
+	err := appendRecord(dir, key, data)
+	if made && errors.Is(err, fs.ErrNotExist) {
+		// The directory was removed since it was made: the whole cache
+		// directory deleted, say.
+		if err := c.makeEntries(dir); err != nil {
 			return err
 		}
-		err = writeEntry(dir, key+".json", data)
+		err = appendRecord(dir, key, data)
 	}
 	return err
 }
 
-// makeShard creates the marker and the shard directory dir if need be, and
-// remembers that they exist.
-func (c *Cache) makeShard(dir, shard string) error {
+// makeEntries creates the marker and the entries directory if need be, and
+// remembers that they exist, so that writing an entry does not look for them
+// every time: a batch writes one entry per job, and those looks cost as much
+// as the write. What it remembers is never relied on: a write into a
+// directory removed since fails as not existing, and write makes it again.
+// Measured with BenchmarkBatchCacheFill (runtime, 1000 jobs at -j 8,
+// -benchtime 5x, two interleaved runs each) when entries were a file each:
+// filling the cache cost 1.52 and 1.67 times an uncached batch with the
+// memo, 2.78 and 2.25 without.
+func (c *Cache) makeEntries(dir string) error {
 	if err := c.ensureMarker(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	c.shards.remember(shard)
+	c.logs.made.Store(true)
 	return nil
-}
-
-// shardSet remembers the shard directories a Cache has made or found, so that
-// writing an entry does not look for its directory and the marker every
-// time: a batch writes one entry per job, and those looks cost as much as
-// the write. It is shared by the views With makes. What it remembers is
-// never relied on: a write into a directory removed since fails as not
-// existing, and write makes the directory again. Measured with
-// BenchmarkBatchCacheFill (runtime, 1000 jobs at -j 8, -benchtime 5x, two
-// interleaved runs each): filling the cache cost 1.52 and 1.67 times an
-// uncached batch with it, 2.78 and 2.25 times without (every write looking
-// for the marker and the shard directory).
-type shardSet struct{ m sync.Map }
-
-func (s *shardSet) known(shard string) bool {
-	if s == nil {
-		return false
-	}
-	_, ok := s.m.Load(shard)
-	return ok
-}
-
-func (s *shardSet) remember(shard string) {
-	if s != nil {
-		s.m.Store(shard, struct{}{})
-	}
-}
-
-func (s *shardSet) forget(shard string) {
-	if s != nil {
-		s.m.Delete(shard)
-	}
 }
 
 // ensureMarker creates the directory and its marker if need be. It marks
@@ -227,6 +201,38 @@ func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 	if ok, err := c.owned(); err != nil || !ok {
 		return st, err
 	}
+	t, err := c.tally(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Entries, st.Corrupt, st.Bytes = len(t.entries), t.corrupt, t.size
+	for _, e := range t.entries {
+		if st.Oldest.IsZero() || e.Created.Before(st.Oldest) {
+			st.Oldest = e.Created
+		}
+		if e.Created.After(st.Newest) {
+			st.Newest = e.Created
+		}
+		if st.Specs == nil {
+			st.Specs = map[string]int{}
+		}
+		st.Specs[e.SpecName]++
+	}
+	return st, nil
+}
+
+// tally is what a cache holds: its readable entries by key, the records and
+// entry files that cannot be read back, and their size.
+type tally struct {
+	entries map[string]*Entry
+	corrupt int
+	size    int64
+}
+
+// tally reads every entry file of the earlier layout, then every log, so
+// that a key's record in a log counts over its file, as Lookup reads it.
+func (c *Cache) tally(ctx context.Context) (tally, error) {
+	t := tally{entries: map[string]*Entry{}}
 	err := c.eachFile(ctx, func(p string, d fs.DirEntry, isEntry bool) error {
 		if !isEntry {
 			return nil
@@ -238,55 +244,70 @@ func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 		if err != nil {
 			return err
 		}
-		st.Bytes += int64(len(data))
-		e, err := decode(data, strings.TrimSuffix(d.Name(), ".json"))
-		if err != nil {
-			st.Corrupt++
-			return nil
+		t.size += int64(len(data))
+		key := strings.TrimSuffix(d.Name(), ".json")
+		if e, err := decode(data, key); err == nil {
+			t.entries[key] = e
+		} else {
+			t.corrupt++
 		}
-		st.Entries++
-		if st.Oldest.IsZero() || e.Created.Before(st.Oldest) {
-			st.Oldest = e.Created
-		}
-		if e.Created.After(st.Newest) {
-			st.Newest = e.Created
-		}
-		if st.Specs == nil {
-			st.Specs = map[string]int{}
-		}
-		st.Specs[e.SpecName]++
 		return nil
 	})
-	return st, err
+	if err != nil {
+		return t, err
+	}
+	size, err := c.eachRecord(ctx, func(key string, data []byte, ok bool) {
+		if ok {
+			if e, err := decode(data, key); err == nil {
+				t.entries[key] = e
+				return
+			}
+		}
+		t.corrupt++
+	})
+	t.size += size
+	return t, err
 }
 
 // Clear removes every entry, readable or not, and any temporary file left by
-// an interrupted write, and returns how many entries it removed. It removes
-// nothing but the cache's own files (entries/<2 hex digits>/<key>.json and
-// temporary files beside them) and the shard directories they leave empty,
-// and only when the directory holds the cache's marker (else ErrNotCache), so
-// a mistaken directory loses nothing. A directory that does not exist or is
+// an interrupted write, and returns how many entries and unreadable records
+// it removed (Stats' Entries and Corrupt). It removes nothing but the
+// cache's own files (the logs, entry files of the earlier layout, temporary
+// files beside them) and the shard directories they leave empty, and only
+// when the directory holds the cache's marker (else ErrNotCache), so a
+// mistaken directory loses nothing. A directory that does not exist or is
 // empty is an empty cache.
 func (c *Cache) Clear(ctx context.Context) (removed int, err error) {
 	if ok, err := c.owned(); err != nil || !ok {
 		return 0, err
 	}
+	t, err := c.tally(ctx)
+	if err != nil {
+		return 0, err
+	}
+	root := filepath.Join(c.dir, entriesDir)
+	for i := range c.logs.logs {
+		p := filepath.Join(root, strconv.FormatUint(uint64(i), 16)+logSuffix)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+		c.logs.logs[i].forget()
+	}
 	shards := map[string]bool{}
-	err = c.eachFile(ctx, func(p string, _ fs.DirEntry, isEntry bool) error {
+	err = c.eachFile(ctx, func(p string, _ fs.DirEntry, _ bool) error {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		if isEntry {
-			removed++
+		if dir := filepath.Dir(p); dir != root {
+			shards[dir] = true
 		}
-		shards[filepath.Dir(p)] = true
 		return nil
 	})
 	for s := range shards {
 		os.Remove(s) // only succeeds when empty, which is the point
 	}
-	os.Remove(filepath.Join(c.dir, entriesDir))
-	return removed, err
+	os.Remove(root)
+	return len(t.entries) + t.corrupt, err
 }
 
 // owned reports whether the directory holds the cache's marker. A directory
@@ -316,9 +337,10 @@ func isMarker(data []byte) bool {
 		bytes.Contains(rest, []byte("created by agentspec"))
 }
 
-// eachFile calls fn for each file of the cache's own making under entries/:
-// entry files (isEntry) and temporary files. Nothing else is ever passed, so
-// a stray file, even one in a shard directory, is left alone.
+// eachFile calls fn for each file of the cache's own making under entries/
+// besides its logs: entry files of the earlier layout (isEntry) and
+// temporary files. Nothing else is ever passed, so a stray file, even one in
+// a shard directory, is left alone.
 func (c *Cache) eachFile(ctx context.Context, fn func(path string, d fs.DirEntry, isEntry bool) error) error {
 	root := filepath.Join(c.dir, entriesDir)
 	shards, err := os.ReadDir(root)
@@ -329,6 +351,11 @@ func (c *Cache) eachFile(ctx context.Context, fn func(path string, d fs.DirEntry
 		return err
 	}
 	for _, s := range shards {
+		if s.Type().IsRegular() && strings.HasPrefix(s.Name(), tempPrefix) {
+			if err := fn(filepath.Join(root, s.Name()), s, false); err != nil {
+				return err
+			}
+		}
 		if !s.IsDir() || !isHex(s.Name(), 2) {
 			continue
 		}

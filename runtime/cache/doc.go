@@ -60,14 +60,22 @@
 // # On disk
 //
 // A cache directory holds a CACHEDIR.TAG marker (https://bford.info/cachedir/,
-// so backup tools skip it) and one JSON file per key under
-// entries/<first two hex digits>/<key>.json. Entries are written to a
-// temporary file in the same directory and renamed into place, so concurrent
-// writers of one key are safe (the last rename wins) and a reader never sees
-// a partial entry. They are not synced: a crash may leave an entry torn. An
-// entry that cannot be read back (bad JSON, another format version, truncated
-// or zeroed by a crash) is a miss, reported through WithWarn and removed. Clear removes only the cache's own entry files, and only from a
-// directory holding the cache's marker.
+// so backup tools skip it) and sixteen append-only logs, entries/0.log to
+// entries/f.log, by the first hex digit of the key: one line per entry
+// stored, with its key and a checksum, the last whole one of a key being its
+// entry. Each record is appended in one write, so concurrent writers,
+// processes included, are safe, and a reader skips a record that is not
+// whole. Records are not synced: a crash may leave one torn. A record that
+// cannot be read back (a checksum that fails, another format version, zeros
+// a crash left) is a miss, reported through WithWarn, and the log is
+// rewritten without it. A record a crash cut short at a log's very end looks
+// like one being written: it is a miss, and is reported and removed once the
+// next record written after it ends it. A cache keeps, for each log, where
+// each key's record lies, and reads only what was appended since it last
+// looked. Entry files of earlier versions,
+// entries/<first two hex digits>/<key>.json, are still read, counted and
+// cleared, and never written. Clear removes only the cache's own files, and
+// only from a directory holding the cache's marker.
 //
 // # Elsewhere
 //

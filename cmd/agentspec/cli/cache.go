@@ -22,7 +22,7 @@ func newCacheCmd() *cobra.Command {
 		Use:   "cache",
 		Short: "Inspect or clear the result cache",
 		Long: `The result cache holds the answers of successful runs of specs with "cache: true" or
-"cache: {dir: PATH}", one JSON file per key, so that a run over unchanged inputs is replayed
+"cache: {dir: PATH}", one line each in sixteen logs under entries/, so that a run over unchanged inputs is replayed
 instead of run again.
 
 The directory is --dir, else $` + cache.EnvDir + `, else agentspec under the user's cache directory
@@ -44,7 +44,8 @@ func newCacheStatsCmd(dir *string) *cobra.Command {
 		Long: `Stats reads every entry of the cache and prints the directory, the number of entries, their
 total size on disk, the oldest and newest entry (UTC), and the number of entries per spec name.
 Entries that cannot be read back (damaged, or written by another format version) are counted
-as corrupt; a run meeting one removes it, and so does "agentspec cache clear".
+as corrupt; a run meeting one rewrites its log without it, and "agentspec cache clear" removes
+them all.
 
 A directory that does not exist or is empty is an empty cache.
 Exit status: 0 success, 1 the cache could not be read, 2 a usage error or a directory that is
@@ -86,8 +87,9 @@ func newCacheClearCmd(dir *string) *cobra.Command {
 		Long: `Clear removes every entry of the cache, corrupt ones included, and any temporary file an
 interrupted write left behind, and prints how many entries it removed.
 
-It removes only the files the cache wrote: entries/<2 hex digits>/<key>.json and the temporary
-files beside them, then the directories they leave empty. The directory, its CACHEDIR.TAG and
+It removes only the files the cache wrote: the logs entries/0.log to entries/f.log, the entry
+files earlier versions wrote (entries/<2 hex digits>/<key>.json), the temporary files beside
+them, then the directories they leave empty. The directory, its CACHEDIR.TAG and
 any other file stay. A directory that holds files but no CACHEDIR.TAG written by agentspec is
 refused, so a mistaken --dir loses nothing.
 

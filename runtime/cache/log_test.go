@@ -1,0 +1,194 @@
+package cache
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// logLine is the record of data under key as appendRecord writes it.
+func logLine(key string, data []byte) []byte {
+	return fmt.Appendf(nil, "\n%s %08x %s\n", key, crc32.Checksum(data, castagnoli), data)
+}
+
+// What a crash or a bug can leave in a log costs the record it hits and
+// nothing else: the lookup of that key is a miss, the records around it
+// still read back, the log is rewritten without what cannot be read (one
+// warning says so), and the key stored again reads back.
+func TestLogCorruption(t *testing.T) {
+	t.Parallel()
+	target, before, after := "a"+strings.Repeat("1", 63), "a"+strings.Repeat("2", 63), "a"+strings.Repeat("3", 63)
+	tests := map[string]func(t *testing.T, rec []byte) []byte{
+		"cut short":       func(_ *testing.T, rec []byte) []byte { return rec[:len(rec)/2] },
+		"cut short, last": nil, // the target cut short with nothing after it
+		"zeroed":          func(_ *testing.T, rec []byte) []byte { return make([]byte, len(rec)) },
+		"zeroed middle": func(_ *testing.T, rec []byte) []byte {
+			return zeroed(rec, len(rec)/3, 2*len(rec)/3)
+		},
+		"a changed byte": func(_ *testing.T, rec []byte) []byte {
+			return bytes.Replace(rec, []byte(`"output":"done"`), []byte(`"output":"dune"`), 1)
+		},
+		"another version": func(t *testing.T, _ []byte) []byte {
+			return logLine(target, withField(t, recordJSON(t, target, "done"), "version", 99))
+		},
+		"filed under another key": func(t *testing.T, _ []byte) []byte {
+			return logLine(target, recordJSON(t, before, "done"))
+		},
+		"no output": func(t *testing.T, _ []byte) []byte { return logLine(target, recordJSON(t, target, " ")) },
+		"interleaved": func(t *testing.T, rec []byte) []byte {
+			other := logLine("a"+strings.Repeat("4", 63), recordJSON(t, "a"+strings.Repeat("4", 63), "other"))
+			return slicesConcat(rec[:len(rec)/2], other, rec[len(rec)/2:])
+		},
+	}
+	for name, corrupt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, warns := newCache(t)
+			require.NoError(t, c.write(ctx, before, recordJSON(t, before, "before")))
+			p := filepath.Join(c.Dir(), entriesDir, "a.log")
+			good, err := os.ReadFile(p)
+			require.NoError(t, err)
+			rec := logLine(target, recordJSON(t, target, "done"))
+			if corrupt == nil {
+				good = append(good, rec[:len(rec)-10]...)
+			} else {
+				good = slicesConcat(good, corrupt(t, rec), logLine(after, recordJSON(t, after, "after")))
+			}
+			require.NoError(t, os.WriteFile(p, good, 0o600))
+
+			e, err := c.read(ctx, target)
+			require.NoError(t, err)
+			assert.Nil(t, e, "a miss")
+			for key, want := range map[string]string{before: "before", after: "after"} {
+				if e, err := c.read(ctx, key); corrupt != nil || key == before {
+					require.NoError(t, err)
+					require.NotNil(t, e, key)
+					assert.Equal(t, want, e.Output)
+				}
+			}
+
+			require.NoError(t, c.write(ctx, target, recordJSON(t, target, "again")))
+			e, err = c.read(ctx, target)
+			require.NoError(t, err)
+			require.NotNil(t, e)
+			assert.Equal(t, "again", e.Output)
+			e, err = c.read(ctx, before)
+			require.NoError(t, err)
+			require.NotNil(t, e, "the record before is kept")
+
+			require.Len(t, warns.list(), 1, "%v", warns.list())
+			assert.ErrorIs(t, warns.list()[0], ErrCorrupt)
+			st, err := c.Stats(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, st.Corrupt, "the log was rewritten without it")
+			temps, err := filepath.Glob(filepath.Join(c.Dir(), entriesDir, tempPrefix+"*"))
+			require.NoError(t, err)
+			assert.Empty(t, temps)
+		})
+	}
+}
+
+func slicesConcat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// A Cache reads what another one (another process) appends to a log since
+// it last looked, and reads a log replaced since (by a Clear, or a rewrite
+// without corrupt records) afresh.
+func TestLogFollowsOtherWriters(t *testing.T) {
+	t.Parallel()
+	c, warns := newCache(t)
+	other, err := New(c.Dir())
+	require.NoError(t, err)
+	key := strings.Repeat("b", 64)
+	e, err := c.read(ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, e)
+
+	require.NoError(t, other.write(ctx, key, recordJSON(t, key, "first")))
+	e, err = c.read(ctx, key)
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	assert.Equal(t, "first", e.Output)
+
+	require.NoError(t, other.write(ctx, key, recordJSON(t, key, "second")))
+	e, err = c.read(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "second", e.Output)
+
+	// Replaced by a shorter log, then by one as long as the old.
+	_, err = other.Clear(ctx)
+	require.NoError(t, err)
+	require.NoError(t, other.write(ctx, key, recordJSON(t, key, "3")))
+	e, err = c.read(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "3", e.Output)
+	_, err = other.Clear(ctx)
+	require.NoError(t, err)
+	require.NoError(t, other.write(ctx, key, recordJSON(t, key, "fourth")))
+	require.NoError(t, other.write(ctx, key, recordJSON(t, key, "fifth")))
+	e, err = c.read(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "fifth", e.Output)
+	assert.Empty(t, warns.list())
+}
+
+// Records longer than what a lookup reads at a time, and many of them, read
+// back whole, while others are being appended.
+func TestLogLongRecords(t *testing.T) {
+	t.Parallel()
+	c, warns := newCache(t)
+	var wg sync.WaitGroup
+	want := map[string]string{}
+	for i := range 12 {
+		key := fmt.Sprintf("c%063x", i)
+		want[key] = fmt.Sprintf("%d:%s", i, strings.Repeat("y", (i%4)*300<<10+1))
+	}
+	errs := make(chan error, 2*len(want))
+	for key, out := range want {
+		wg.Go(func() {
+			if err := c.write(ctx, key, recordJSON(t, key, out)); err != nil {
+				errs <- err
+			}
+		})
+		wg.Go(func() {
+			e, err := c.With().read(ctx, key)
+			if err == nil && e != nil && e.Output != out {
+				err = errors.New("read a record no writer wrote")
+			}
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for key, out := range want {
+		e, err := c.read(ctx, key)
+		require.NoError(t, err)
+		require.NotNil(t, e, key)
+		assert.Equal(t, out, e.Output)
+	}
+	assert.Empty(t, warns.list())
+}
+
+func TestMayBeRecord(t *testing.T) {
+	t.Parallel()
+	rec := logLine(strings.Repeat("d", 64), []byte(`{"version":1,"output":"x"}`))[1:]
+	for n := range len(rec) - 1 {
+		assert.True(t, mayBeRecord(rec[:n]), "%q", rec[:n])
+	}
+	for _, b := range []string{"x", "dd\x00", strings.Repeat("d", 64) + "x", strings.Repeat("d", 64) + " 0000000g", strings.Repeat("d", 64) + " 00000000 [", "{\"version\""} {
+		assert.False(t, mayBeRecord([]byte(b)), "%q", b)
+	}
+}
