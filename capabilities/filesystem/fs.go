@@ -189,7 +189,10 @@ func (fs *FS) checkProtected(rel string) error {
 	if what, ok := fs.protectedBy(rel); ok {
 		return protectedError(rel, what)
 	}
-	if h := fs.hooks.Holding(rel); h != "" {
+	if h, whole := fs.hooks.Holding(rel); h != "" {
+		if !whole {
+			h = rel // a hook's name in the root or a work tree's top
+		}
 		return protectedError(rel, h)
 	}
 	return nil

@@ -99,3 +99,28 @@ func TestHooksPathOfTheRepositoryAboveTheRoot(t *testing.T) {
 	_, err = callTool(context.Background(), t, c2, ToolWriteFile, map[string]any{"path": "hooks/pre-commit", "content": "fine\n"})
 	assert.NoError(t, err)
 }
+
+// A hooks directory that is the root itself or a nested work tree's top
+// (core.hooksPath ".") keeps the files named as git's hooks read-only, and
+// nothing else there.
+func TestHooksPathIsAWorkTree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	ctx := context.Background()
+	c, root := newTestFS(t, Options{}, map[string]string{"README.md": "hello\n", "sub/README.md": "sub\n", "src/main.go": ""})
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "config", "core.hooksPath", ".")
+	gitIn(t, filepath.Join(root, "sub"), "init", "-q")
+	gitIn(t, filepath.Join(root, "sub"), "config", "core.hooksPath", ".")
+
+	for _, p := range []string{"pre-commit", "Post-Checkout", "sub/pre-push"} {
+		out, err := callTool(ctx, t, c, ToolWriteFile, map[string]any{"path": p, "content": "evil\n"})
+		assert.Equal(t, "RETRY: Path "+pyRepr(p)+" is protected (matches "+pyRepr(p)+").", result(out, err), p)
+		assert.NoFileExists(t, filepath.Join(root, p))
+	}
+	for _, p := range []string{"README.md", "sub/README.md", "src/pre-commit", "pre-commit.sample"} {
+		_, err := callTool(ctx, t, c, ToolWriteFile, map[string]any{"path": p, "content": "ok\n"})
+		assert.NoError(t, err, p)
+	}
+}

@@ -84,8 +84,8 @@ type Dirs struct {
 	exists func(rel string) bool // whether rel, slash-separated, exists in the tree
 	mu     sync.Mutex
 	// byRepo maps a work tree's rel ("" for a repository above the root)
-	// to its hooks directory's rel, or "" for none to guard.
-	byRepo    map[string]string
+	// to its hooks directory, rel "" for none to guard.
+	byRepo    map[string]hooksDir
 	aboveOnce sync.Once
 	above     bool // a directory above the root holds a .git
 }
@@ -104,29 +104,64 @@ func NewDirs(root string, exists func(rel string) bool) *Dirs {
 	return &Dirs{root: root, exists: exists}
 }
 
+// hooksDir is a hooks directory in the tree: its rel, and whether it is also
+// a work tree's top or the root (core.hooksPath "."), where only files named
+// as git's hooks are hooks: guarding the whole of it would leave nothing to
+// change.
+type hooksDir struct {
+	rel       string
+	namesOnly bool
+}
+
 // Holding returns the rel of the hooks directory that holds rel, a clean
 // slash-separated path relative to the root with its symlinks resolved, or
 // is rel itself; "" when there is none. Directories are matched without
-// regard to case, as a file system that ignores it would match them.
-func (d *Dirs) Holding(rel string) string {
+// regard to case, as a file system that ignores it would match them. A
+// hooks directory that is the root (dir ".") or a work tree's top holds only
+// the files in it named as git's hooks (pre-commit, post-checkout and the
+// rest), and whole is false; any other holds all it contains, itself
+// included.
+func (d *Dirs) Holding(rel string) (dir string, whole bool) {
 	wt, ok := d.workTreeOf(rel)
 	if !ok {
-		return ""
+		return "", false
 	}
 	d.mu.Lock()
-	h, known := d.byRepo[wt]
+	hd, known := d.byRepo[wt]
 	if !known {
-		h = d.hooksRel(wt)
+		hd = d.hooksRel(wt)
 		if d.byRepo == nil {
-			d.byRepo = map[string]string{}
+			d.byRepo = map[string]hooksDir{}
 		}
-		d.byRepo[wt] = h
+		d.byRepo[wt] = hd
 	}
 	d.mu.Unlock()
-	if h == "" || !strings.EqualFold(rel, h) && !(len(rel) > len(h) && rel[len(h)] == '/' && strings.EqualFold(rel[:len(h)], h)) {
-		return ""
+	h := hd.rel
+	if hd.namesOnly {
+		if strings.EqualFold(path.Dir(rel), h) && isHookName(path.Base(rel)) {
+			return h, false
+		}
+		return "", false
 	}
-	return h
+	if h == "" || !strings.EqualFold(rel, h) && !(len(rel) > len(h) && rel[len(h)] == '/' && strings.EqualFold(rel[:len(h)], h)) {
+		return "", false
+	}
+	return h, true
+}
+
+// hookNames are the hooks git runs, as githooks(5) lists them.
+var hookNames = []string{
+	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
+	"pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
+	"reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
+	"fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist",
+	"p4-pre-submit", "post-index-change",
+}
+
+// isHookName reports whether name is a hook's, in any case.
+func isHookName(name string) bool {
+	return slices.ContainsFunc(hookNames, func(h string) bool { return strings.EqualFold(h, name) })
 }
 
 // workTreeOf returns the nearest directory at or above rel's directory,
@@ -192,26 +227,26 @@ func inRepositoryRecently(dir string) bool {
 }
 
 // hooksRel asks git where the repository whose work tree is wt runs hooks
-// from, and returns that directory's rel when it lies strictly inside the
-// root and outside any .git; "" otherwise.
-func (d *Dirs) hooksRel(wt string) string {
+// from, and returns that directory when it lies inside the root and outside
+// any .git; rel "" otherwise.
+func (d *Dirs) hooksRel(wt string) hooksDir {
 	dir := d.root
 	if wt != "" {
 		dir = filepath.Join(d.root, filepath.FromSlash(wt))
 	}
 	hooks := Dir(dir)
 	if hooks == "" {
-		return ""
+		return hooksDir{}
 	}
 	rel, err := filepath.Rel(d.root, realAsFarAsItExists(hooks))
 	if err != nil {
-		return ""
+		return hooksDir{}
 	}
 	rel = filepath.ToSlash(rel)
-	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || inGitDir(rel) {
-		return ""
+	if rel == ".." || strings.HasPrefix(rel, "../") || inGitDir(rel) {
+		return hooksDir{}
 	}
-	return rel
+	return hooksDir{rel: rel, namesOnly: rel == "." || d.exists(path.Join(rel, ".git"))}
 }
 
 // inGitDir reports whether a component of rel is .git, in any case.

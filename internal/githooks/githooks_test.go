@@ -49,13 +49,49 @@ func TestHolding(t *testing.T) {
 		"plain/.githooks/pre-commit":  "",
 		"away/pre-commit":             "",
 	} {
-		assert.Equal(t, want, d.Holding(rel), rel)
+		got, whole := d.Holding(rel)
+		assert.Equal(t, want, got, rel)
+		assert.Equal(t, want != "", whole, rel)
 	}
 
 	// Outside any repository, nothing is asked and nothing is held.
 	bare, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	assert.Equal(t, "", NewDirs(bare, nil).Holding(".githooks/pre-commit"))
+	got, _ := NewDirs(bare, nil).Holding(".githooks/pre-commit")
+	assert.Equal(t, "", got)
+}
+
+// A hooks directory that is the root itself, or a nested work tree's top
+// (core.hooksPath "."), holds the files in it named as git's hooks, and
+// nothing else: not the rest of the work tree, not a hook's name deeper.
+func TestHoldingHookNames(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "config", "core.hooksPath", ".")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub"), 0o755))
+	gitIn(t, filepath.Join(root, "sub"), "init", "-q")
+	gitIn(t, filepath.Join(root, "sub"), "config", "core.hooksPath", ".")
+
+	d := NewDirs(root, nil)
+	for rel, want := range map[string]string{
+		"pre-commit":        ".",
+		"Post-Checkout":     ".",
+		"update":            ".",
+		"README.md":         "",
+		"pre-commit.sample": "",
+		"src/pre-commit":    "",
+		"sub/pre-push":      "sub",
+		"sub/main.go":       "",
+		"sub/x/pre-push":    "",
+	} {
+		got, whole := d.Holding(rel)
+		assert.Equal(t, want, got, rel)
+		assert.False(t, whole, rel)
+	}
 }
 
 // The answers about directories above a root are dropped once stale, so

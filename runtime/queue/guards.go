@@ -92,8 +92,11 @@ func (g *pathGuards) refusal(rel string) string {
 			return fmt.Sprintf("%s: inside a .git directory (%q)", rel, c)
 		}
 	}
-	if h := g.hooks.Holding(rel); h != "" {
+	if h, whole := g.hooks.Holding(rel); h != "" {
 		// A hook planted there would run at the user's next commit.
+		if !whole {
+			return fmt.Sprintf("%s: a git hook (core.hooksPath names %q)", rel, h)
+		}
 		return fmt.Sprintf("%s: inside git's hooks directory (%q)", rel, h)
 	}
 	if a := g.access(rel); a.Secret || a.Protected {

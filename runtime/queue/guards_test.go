@@ -107,6 +107,23 @@ func TestPathGuards(t *testing.T) {
 		assert.Equal(t, `.githooks/pre-commit: inside git's hooks directory (".githooks")`, g.refusal(".githooks/pre-commit"))
 		assert.Empty(t, g.refusal("githooks/pre-commit"))
 	})
+	t.Run("hooks in the workspace's top", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("no git")
+		}
+		ws := t.TempDir()
+		for _, args := range [][]string{{"init", "-q"}, {"config", "core.hooksPath", "."}} {
+			out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+		g, err := newPathGuards(context.Background(), loadSpec(t, "model: test\ncapabilities: [FileSystem]\n"), ws, nil)
+		require.NoError(t, err)
+		t.Cleanup(g.Close)
+		assert.Equal(t, `pre-commit: a git hook (core.hooksPath names ".")`, g.refusal("pre-commit"))
+		assert.Empty(t, g.refusal("main.go"))
+		assert.Empty(t, g.refusal("src/pre-commit"))
+	})
 	t.Run("nested", func(t *testing.T) {
 		t.Parallel()
 		g := guards(t, "  - PrefixTools: {prefix: d, capability: {FileSystem: {root_dir: docs, protected_patterns: ['*.md']}}}\n")
