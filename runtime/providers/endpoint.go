@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentspec/agentspec/internal/redact"
 	"github.com/agentspec/agentspec/internal/suggest"
 )
 
@@ -178,7 +179,7 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 		// An endpoint ending in /v1 is Azure's OpenAI-compatible one; any
 		// other is the deployment API, which wants a version.
 		if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") && ep.apiVersion == "" {
-			return ep, fmt.Errorf("azure: set OPENAI_API_VERSION for the endpoint %s, or use its /openai/v1 endpoint", ep.baseURL)
+			return ep, fmt.Errorf("azure: set OPENAI_API_VERSION for the endpoint %s, or use its /openai/v1 endpoint", redact.URL(ep.baseURL))
 		}
 	}
 	if p.api != apiChat {
@@ -240,10 +241,16 @@ func unknownProvider(provider string) error {
 	return errors.New(msg + "; known providers: " + strings.Join(Known(), ", "))
 }
 
+// parseBaseURL parses a base URL. Its error shows the URL as messages show
+// one (see redact.URL), since a key may be written in it (a password, a
+// query's api_key) and the error lands in logs.
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("base URL %q must be an absolute http:// or https:// URL", raw)
+	if err != nil {
+		return nil, errors.New("base URL is not a URL: it must be an absolute http:// or https:// URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base URL %q must be an absolute http:// or https:// URL", redact.URL(raw))
 	}
 	return u, nil
 }

@@ -230,7 +230,7 @@ func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 		Provider:   ep.provider,
 		StatusCode: status,
 		Type:       typ,
-		Message:    oneLine(redact(msg, ep.token)),
+		Message:    oneLine(withoutKey(msg, ep.token)),
 		Retries:    retries,
 		hint:       hint(ep),
 	}
@@ -318,8 +318,8 @@ func parseErrorBody(body []byte) (typ, msg string) {
 	return "", string(body)
 }
 
-// redact removes the key from text a server may have echoed it in.
-func redact(text, secret string) string {
+// withoutKey removes the key from text a server may have echoed it in.
+func withoutKey(text, secret string) string {
 	if len(secret) < 8 || secret == placeholderToken {
 		return text
 	}

@@ -304,7 +304,7 @@ func (d *doer) transportFailure(err error, retries int) (*Error, bool, error) {
 	}
 	return &Error{
 		Provider: d.ep.provider,
-		Message:  oneLine(redact(err.Error(), d.ep.token)),
+		Message:  oneLine(withoutKey(err.Error(), d.ep.token)),
 		Retries:  retries,
 	}, transient(err), nil
 }
