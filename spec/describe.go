@@ -372,3 +372,20 @@ func redactURL(s string) string {
 	}
 	return redact.URL(s)
 }
+
+// urlValue describes s, the value of a field whose schema wants a URL (its
+// pattern starts ^https?://), as a URL whatever it looks like: a base_url
+// written without its scheme's // ("api.example.com:443/v1?api_key=...")
+// is one all the same, with its secrets where a URL keeps them.
+func urlValue(s string) string {
+	if _, err := url.Parse(s); err != nil {
+		return "an unparsable URL"
+	}
+	return quoteShort(redact.URL(s))
+}
+
+// wantsURL reports whether a schema's values are URLs.
+func wantsURL(sch map[string]any) bool {
+	p, _ := sch["pattern"].(string)
+	return strings.HasPrefix(p, "^http")
+}

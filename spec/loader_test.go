@@ -229,6 +229,18 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found "ws://h/v1/…/chat"`},
 		},
 		{
+			// base_url is a URL even written without its scheme's //,
+			// and is shown as one.
+			name: "a base_url without its scheme is echoed without its secrets",
+			src:  "model: test\nmodel_settings: {base_url: \"api.example.com:443/v1/sk-4f9a0c7d2b?api_key=sk-secret\"}\n",
+			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found "api.example.com:…/v1/…?…"`},
+		},
+		{
+			name: "a base_url that does not parse is not echoed",
+			src:  "model: test\nmodel_settings: {base_url: \":sk-secret@h/v1\"}\n",
+			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found an unparsable URL`},
+		},
+		{
 			name: "custom tag",
 			src:  "model: !secret openai\n",
 			want: []string{`agent.yaml:1:8: model: unsupported YAML tag !secret; remove it, or quote the value`},

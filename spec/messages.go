@@ -124,6 +124,9 @@ func (r *reporter) leaf(ve *jsonschema.ValidationError) {
 	}
 	// found is the value as such; wrong types are described by r.found.
 	found := r.d.describe(ptr, val, false)
+	if s, ok := val.(string); ok && s != "" && wantsURL(sch) {
+		found = urlValue(s)
+	}
 	var msg string
 	switch k := ve.ErrorKind.(type) {
 	case *kind.Type:
