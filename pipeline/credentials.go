@@ -17,6 +17,8 @@ import (
 // refuse (an unknown provider, a setting it cannot take) is theirs to
 // report. A run whose jobs do not build their models here (Exec on a
 // queue's workers, runtime.WithModel, a Replayer) has no use for it.
+// What the AWS credential chain finds is kept for Run's jobs, which do not
+// ask it again.
 func (p *Pipeline) CheckCredentials() error {
 	var errs spec.Errors
 	tried := map[string]error{} // by model and base URL: one lookup of a credential chain each
@@ -28,7 +30,7 @@ func (p *Pipeline) CheckCredentials() error {
 		key := ref + "\x00" + settings.BaseURL
 		err, done := tried[key]
 		if !done {
-			_, err = providers.New(ref, settings, providers.Options{})
+			_, err = providers.New(ref, settings, providers.Options{Credentials: p.credentials})
 			tried[key] = err
 		}
 		if err != nil {

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -56,4 +58,48 @@ func TestCheckCredentials(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
 	assert.NoError(t, p.CheckCredentials())
+}
+
+// The credentials check and the jobs that follow share what the AWS
+// credential chain found: it is asked once, not by the check and again by
+// every job. The chain's credential_process counts the times it is asked.
+// Not parallel: the chain reads the process's environment.
+func TestCheckCredentialsSharesTheAWSChainWithTheRun(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "asked")
+	creds := providertest.AWSCredentials{AccessKeyID: "AKIDPROCESS", SecretAccessKey: "process-secret", Region: "us-east-1"}
+	process := `sh -c 'echo x >> "` + count + `"; echo "{\"Version\":1,\"AccessKeyId\":\"AKIDPROCESS\",\"SecretAccessKey\":\"process-secret\"}"'`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config"), []byte("[default]\ncredential_process = "+process+"\n"), 0o600))
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE",
+		"AWS_DEFAULT_REGION", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	srv := providertest.NewBedrockSigV4Server(t, creds,
+		providertest.Reply{Text: "one"}, providertest.Reply{Text: "a"}, providertest.Reply{Text: "b"}, providertest.Reply{Text: "c"})
+	model := `{model: "bedrock:anthropic.claude-sonnet-4-5", model_settings: {base_url: "` + srv.URL + `"}}`
+	p := loadPipeline(t, map[string]string{"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+steps:
+  first:
+    spec: ` + model + `
+  each:
+    needs: [first]
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: ` + model + `
+`})
+	require.NoError(t, p.CheckCredentials())
+	res, err := Run(t.Context(), p, RunOptions{Workspace: t.TempDir(), Concurrency: 2,
+		Inputs: map[string]any{"items": []any{"a", "b", "c"}}})
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps)
+	asked, err := os.ReadFile(count)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(asked), "x"), "times the credential chain was asked")
 }

@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -44,6 +45,11 @@ type Pipeline struct {
 	Order []*Step
 	// Outputs are the outputs mapping's entries, in the order written.
 	Outputs []*Output
+
+	// credentials is what CheckCredentials and the jobs of Run found in
+	// the AWS credential chain, so that they ask it once; a Pipeline not
+	// made by a Loader has none, and each asks.
+	credentials *providers.CredentialCache
 }
 
 // Step returns the step named name, or nil.
@@ -290,7 +296,7 @@ func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
 	}
 	c := &checker{
 		specs: specs, file: file, dir: filepath.Dir(file), doc: doc,
-		p:      &Pipeline{File: file, Version: 1},
+		p:      &Pipeline{File: file, Version: 1, credentials: providers.NewCredentialCache()},
 		steps:  map[string]*Step{},
 		edges:  map[[2]string]edge{},
 		failed: map[string]bool{},

@@ -19,6 +19,7 @@ import (
 	"github.com/agentspec/agentspec/internal/glob"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/cache"
+	"github.com/agentspec/agentspec/runtime/providers"
 )
 
 // RunOptions configure Run.
@@ -37,7 +38,9 @@ type RunOptions struct {
 	// the default one.
 	Cache *cache.Cache
 	// Options are added to every job's runtime.Run, after the pipeline's
-	// own (workspace, input, vars, the pipeline's cache). The pipeline's
+	// own (workspace, input, vars, the pipeline's cache, provider options
+	// whose Credentials the jobs and CheckCredentials share: a
+	// runtime.WithProviderOptions here replaces them). The pipeline's
 	// cache is given with runtime.WithCache, which caches a run given
 	// runtime.WithModel or runtime.WithCapabilities too: with either here,
 	// add runtime.WithoutCache unless they answer alike from run to run.
@@ -694,6 +697,9 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 		return nil, usage, false, err
 	}
 	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars)}
+	if r.p.credentials != nil {
+		opts = append(opts, runtime.WithProviderOptions(providers.Options{Credentials: r.p.credentials}))
+	}
 	if r.cache != nil && !ownCache(s) {
 		opts = append(opts, runtime.WithCache(r.cache))
 	}

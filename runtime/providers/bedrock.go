@@ -42,22 +42,24 @@ const bedrockGatewayRegion = "us-east-1"
 // newBedrock builds the Converse client. A bearer token (the endpoint's
 // token) wins; otherwise requests are signed with SigV4 (awsCredentials).
 // The region comes from the endpoint (AWS_REGION, AWS_DEFAULT_REGION) or the
-// shared config.
-func newBedrock(c common, getenv func(string) string, transport http.RoundTripper) (*bedrockModel, error) {
+// shared config. transport is the caller's (Options.Transport), which the
+// credential chain's own requests go through; nil for the default.
+func newBedrock(c common, getenv func(string) string, transport http.RoundTripper, cache *CredentialCache) (*bedrockModel, error) {
 	region := c.ep.region
 	var creds aws.CredentialsProvider
 	if c.ep.token == "" {
 		var err error
-		if creds, region, err = awsCredentials(c.ep.provider, region, getenv, transport); err != nil {
+		if creds, region, err = awsCredentials(c.ep.provider, region, getenv, transport, cache); err != nil {
 			return nil, err
 		}
 	}
 	if region == "" && c.ep.token != "" && c.ep.baseURL == "" {
 		// A bearer token signs nothing, but the region still picks the
 		// endpoint: the profile's, as when SigV4 signs.
-		if cfg, err := config.LoadDefaultConfig(context.Background(), config.WithLogger(logging.Nop{})); err == nil {
-			region = cfg.Region
-		}
+		_, region, _ = cache.lookup(credentialKey{what: "region"}, func() (aws.CredentialsProvider, string, error) {
+			cfg, err := config.LoadDefaultConfig(context.Background(), config.WithLogger(logging.Nop{}))
+			return nil, cfg.Region, err
+		})
 	}
 	if region == "" && c.ep.token != "" && c.ep.baseURL != "" {
 		// A bearer token signs nothing and the endpoint is given: the
@@ -121,12 +123,22 @@ func (bearerSigner) SignWithBearerToken(_ context.Context, token bearer.Token, m
 // the caller's environment holds them, else the SDK's default chain (shared
 // profiles, SSO, web identity, container and instance roles), asked now so
 // that a machine without credentials is told before any request. It returns
-// region, or the shared config's when region is empty.
-func awsCredentials(provider, region string, getenv func(string) string, transport http.RoundTripper) (aws.CredentialsProvider, string, error) {
+// region, or the shared config's when region is empty. What the chain
+// found is kept in cache (nil keeps nothing). transport is the caller's
+// (Options.Transport), nil for the default.
+func awsCredentials(provider, region string, getenv func(string) string, transport http.RoundTripper, cache *CredentialCache) (aws.CredentialsProvider, string, error) {
 	id, secret := strings.TrimSpace(getenv("AWS_ACCESS_KEY_ID")), strings.TrimSpace(getenv("AWS_SECRET_ACCESS_KEY"))
 	if id != "" && secret != "" {
 		return aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, strings.TrimSpace(getenv("AWS_SESSION_TOKEN")))), region, nil
 	}
+	key := credentialKey{what: "chain", provider: provider, region: region, transport: transport}
+	return cache.lookup(key, func() (aws.CredentialsProvider, string, error) {
+		return awsChain(provider, region, transport)
+	})
+}
+
+// awsChain asks the SDK's default credential chain, as awsCredentials.
+func awsChain(provider, region string, transport http.RoundTripper) (aws.CredentialsProvider, string, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithLogger(logging.Nop{}), // its warnings would interleave with the run's output
 	}
@@ -136,7 +148,11 @@ func awsCredentials(provider, region string, getenv func(string) string, transpo
 		// retries and error shapes, which are the model API's. With a CA
 		// bundle (read, as the whole chain is, from the process) the SDK
 		// builds its own client to trust it.
-		opts = append(opts, config.WithHTTPClient(&http.Client{Transport: credentialTransport(transport)}))
+		client := &http.Client{Transport: credentialTransport(transport)}
+		if transport == nil {
+			client.Transport = newTransport()
+		}
+		opts = append(opts, config.WithHTTPClient(client))
 	}
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))

@@ -88,6 +88,10 @@ type Options struct {
 	// with every request; New refuses a kind the provider does not run
 	// (HasNative tells beforehand).
 	NativeTools []NativeTool
+	// Credentials, when set, keeps what the AWS credential chain found for
+	// the models built with it to share (see CredentialCache); nil asks
+	// the chain for each model.
+	Credentials *CredentialCache
 
 	// retry overrides the retry policy, so tests need not sleep.
 	retry *retryPolicy
@@ -220,7 +224,7 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		onRetry: opts.OnRetry,
 	}
 	if ep.sigv4 {
-		creds, region, err := awsCredentials(name, ep.region, getenv, transport)
+		creds, region, err := awsCredentials(name, ep.region, getenv, opts.Transport, opts.Credentials)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +237,7 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 	out := &Model{Provider: name, Name: model, Dialect: ep.dialect}
 	switch p.api {
 	case apiBedrock:
-		m, err := newBedrock(c, getenv, transport)
+		m, err := newBedrock(c, getenv, opts.Transport, opts.Credentials)
 		if err != nil {
 			return nil, err
 		}
