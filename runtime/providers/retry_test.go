@@ -214,6 +214,25 @@ func TestUnreachableServer(t *testing.T) {
 	assert.Regexp(t, `^ollama: cannot reach the API after 4 retries: Post "http://127\.0\.0\.1:\d+/v1/chat/completions": .*connection refused$`, Describe(err))
 }
 
+// A request that got no answer is reported with its URL shown as a spec's
+// errors show one: a path segment of the base URL that may be a token is
+// "…", a password xxxxx (net/http's *** was shown before).
+func TestUnreachableServerHidesTheBaseURLsSecrets(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+
+	m := newModel(t, "openai:gpt-4o", spec.ModelSettings{BaseURL: "http://user:sk-secret@" + addr + "/v1/sk-4f9a0c7d2b"},
+		env("OPENAI_API_KEY", "sk-key-1234567890"))
+	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "sk-4f9a0c7d2b")
+	assert.NotContains(t, err.Error(), "sk-secret")
+	assert.Regexp(t, `^openai: Post "http://user:xxxxx@127\.0\.0\.1:\d+/v1/…/chat/completions": .*connection refused$`, err.Error())
+}
+
 func TestCancellationStopsRetrying(t *testing.T) {
 	t.Parallel()
 	srv := providertest.NewOpenAIServer(t,

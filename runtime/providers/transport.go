@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentspec/agentspec/internal/redact"
 )
 
 // RetryInfo describes a retry about to happen, after a failed attempt.
@@ -302,9 +304,18 @@ func (d *doer) transportFailure(err error, retries int) (*Error, bool, error) {
 	if errors.Is(err, errAttemptTimeout) {
 		return &Error{Provider: d.ep.provider, Retries: retries, timeout: d.timeout}, false, nil
 	}
+	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// The request's URL as messages show one (see redact.URL), since
+		// the base URL it starts with may hold a token in its path.
+		shown := *ue
+		shown.URL = redact.URL(ue.URL)
+		msg = strings.Replace(msg, ue.Error(), shown.Error(), 1)
+	}
 	return &Error{
 		Provider: d.ep.provider,
-		Message:  oneLine(withoutKey(err.Error(), d.ep.token)),
+		Message:  oneLine(withoutKey(msg, d.ep.token)),
 		Retries:  retries,
 	}, transient(err), nil
 }
