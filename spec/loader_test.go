@@ -233,7 +233,7 @@ func TestLoadErrors(t *testing.T) {
 			// and is shown as one.
 			name: "a base_url without its scheme is echoed without its secrets",
 			src:  "model: test\nmodel_settings: {base_url: \"api.example.com:443/v1/sk-4f9a0c7d2b?api_key=sk-secret\"}\n",
-			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found "api.example.com:…/v1/…?…"`},
+			want: []string{`agent.yaml:2:28: model_settings.base_url: expected an http:// or https:// URL, found "api.example.com:443/v1/…?…"`},
 		},
 		{
 			name: "a base_url that does not parse is not echoed",

@@ -407,8 +407,10 @@ func TestRedactURL(t *testing.T) {
 		"https://h/v1/@acme/server-everything/mcp/":             "https://h/v1/@acme/server-everything/mcp/",
 		"https://u:pw@h/mcp/abc123def456":                       "https://u:xxxxx@h/mcp/…",
 		// No scheme: host:port/... is a scheme and an opaque part.
-		"localhost:8080/mcp/sk-live-4f9a2b7c": "localhost:…/mcp/…",
+		"localhost:8080/mcp/sk-live-4f9a2b7c": "localhost:8080/mcp/…",
 		"h:sk-live-4f9a2b7c@host/mcp?x=1":     "h:…/mcp?…",
+		"h:123456/mcp":                        "h:…/mcp", // no port is six digits long
+		"h:8080":                              "h:8080",
 	} {
 		assert.Equal(t, want, redact.URL(raw), raw)
 	}

@@ -563,7 +563,7 @@ func TestOptionsChecks(t *testing.T) {
 		{Options{URL: "http://x", Local: "ftp://u:s3cret@y/mcp/sk-4f9a0c7d2b"}, "local", `local must be true or an http:// or https:// URL, got "ftp://u:xxxxx@y/mcp/…"`},
 		// Without its scheme, a host and port read as a scheme and the rest
 		// as opaque: its segments are hidden as a path's are.
-		{Options{URL: "mcp.example.com:443/mcp/sk-4f9a0c7d2b"}, "url", `url must be an http:// or https:// URL, got "mcp.example.com:…/mcp/…"`},
+		{Options{URL: "mcp.example.com:443/mcp/sk-4f9a0c7d2b"}, "url", `url must be an http:// or https:// URL, got "mcp.example.com:443/mcp/…"`},
 		{Options{Command: []string{""}}, "command", "the program name is empty"},
 	}
 	for _, tc := range cases {

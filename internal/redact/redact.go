@@ -30,7 +30,8 @@ func URL(raw string) string {
 // that is not a word (see Word). hidden are those segments, as they
 // are written in the URL and unescaped. The opaque part of a URL written
 // without its scheme's // ("host:443/mcp/TOKEN", its host read as the
-// scheme) counts as its path.
+// scheme) counts as its path, and its first segment, when it is a port
+// (five digits at most), is shown.
 func Path(u *url.URL) (shown string, hidden []string) {
 	p := u.EscapedPath()
 	if u.Opaque != "" {
@@ -38,6 +39,9 @@ func Path(u *url.URL) (shown string, hidden []string) {
 	}
 	segs := strings.Split(p, "/")
 	for i, seg := range segs {
+		if i == 0 && u.Opaque != "" && isPort(seg) {
+			continue
+		}
 		plain, err := url.PathUnescape(seg)
 		if err != nil || !Word(plain) {
 			hidden = append(hidden, seg, plain)
@@ -45,6 +49,10 @@ func Path(u *url.URL) (shown string, hidden []string) {
 		}
 	}
 	return strings.Join(segs, "/"), hidden
+}
+
+func isPort(s string) bool {
+	return len(s) >= 1 && len(s) <= 5 && strings.Trim(s, "0123456789") == ""
 }
 
 // maxWord is the longest path segment shown as a word.

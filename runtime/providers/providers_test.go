@@ -43,13 +43,13 @@ func TestNewRejects(t *testing.T) {
 		{name: "openrouter key", ref: "openrouter:openai/gpt-4o", missingKey: true,
 			want: "openrouter: API key not set: set the OPENROUTER_API_KEY environment variable"},
 		{name: "base URL without scheme", ref: "openai:qwen3", baseURL: "localhost:8000",
-			want: `openai: base URL "localhost:…" must be an absolute http:// or https:// URL`},
+			want: `openai: base URL "localhost:8000" must be an absolute http:// or https:// URL`},
 		{name: "ollama base URL", ref: "ollama:llama3.2", baseURL: "/v1",
 			want: `ollama: base URL "/v1" must be an absolute http:// or https:// URL`},
 		// A base URL is shown as a server's URL is everywhere: without the
 		// password, query or path segment where a token may be.
 		{name: "base URL without scheme holding a key", ref: "openai:qwen3", baseURL: "api.example.com:443/v1/sk-4f9a0c7d2b?api_key=sk-secret",
-			want: `openai: base URL "api.example.com:…/v1/…?…" must be an absolute http:// or https:// URL`},
+			want: `openai: base URL "api.example.com:443/v1/…?…" must be an absolute http:// or https:// URL`},
 		{name: "base URL with a password", ref: "openai:qwen3", baseURL: "ftp://user:sk-secret@host/v1",
 			want: `openai: base URL "ftp://user:xxxxx@host/v1" must be an absolute http:// or https:// URL`},
 		{name: "base URL that does not parse", ref: "openai:qwen3", baseURL: "https://user:sk secret@host/v1",
