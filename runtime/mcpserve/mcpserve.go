@@ -822,23 +822,66 @@ func sameOrigin(r *http.Request, origin string) bool {
 // Listen opens the listener for Serve. An address without a host
 // (":8080", "8080") listens on loopback only; any other host is refused
 // unless a token is set, so that no one else on the network reaches the
-// tools without one.
+// tools without one. An address refused so, or not an address at all, is
+// an ErrAddress; any other error is a failure to listen on a good one (in
+// use, or not this machine's), which names the address.
 func Listen(addr, token string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		if _, perr := strconv.Atoi(addr); perr != nil {
-			return nil, fmt.Errorf("address %q: expected HOST:PORT, :PORT or PORT", addr)
+			return nil, fmt.Errorf("%w %q: expected HOST:PORT, :PORT or PORT", ErrAddress, addr)
 		}
 		host, port = "", addr
+	}
+	if n, err := strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
+		return nil, fmt.Errorf("%w %q: port %s is not from 0 to 65535", ErrAddress, addr, port)
+	} else if err != nil {
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return nil, fmt.Errorf("%w %q: port %q is neither a number nor a service's name", ErrAddress, addr, port)
+		}
 	}
 	if host == "" {
 		host = "127.0.0.1"
 	}
 	if !isLoopback(host) && token == "" {
-		return nil, fmt.Errorf("address %s is reachable beyond this machine; set a bearer token so clients must present it", addr)
+		return nil, fmt.Errorf("%w %s is reachable beyond this machine; set a bearer token so clients must present it", ErrAddress, addr)
 	}
-	return net.Listen("tcp", net.JoinHostPort(host, port))
+	hostPort := net.JoinHostPort(host, port)
+	ln, err := net.Listen("tcp", hostPort)
+	if err != nil {
+		// net's text ("listen tcp 127.0.0.1:8080: bind: address already
+		// in use") is said as what could not be done, and why.
+		cause := err
+		var (
+			se *os.SyscallError
+			oe *net.OpError
+		)
+		switch {
+		case errors.As(err, &se):
+			cause = se.Err
+		case errors.As(err, &oe):
+			cause = oe.Err
+		}
+		return nil, &listenError{addr: hostPort, cause: cause, err: err}
+	}
+	return ln, nil
 }
+
+// ErrAddress is what Listen's error wraps when the address is refused
+// before anything is listened on: not HOST:PORT, a port out of range, or a
+// host beyond loopback without a token. Such an address is the caller's
+// mistake, which trying again will not mend.
+var ErrAddress = errors.New("address")
+
+// listenError is a failure to listen on an address that is good.
+type listenError struct {
+	addr  string
+	cause error // what went wrong, without net's "listen tcp ADDR: bind: "
+	err   error // net's error, which Unwrap gives
+}
+
+func (e *listenError) Error() string { return "cannot listen on " + e.addr + ": " + e.cause.Error() }
+func (e *listenError) Unwrap() error { return e.err }
 
 func isLoopback(host string) bool {
 	if host == "localhost" {

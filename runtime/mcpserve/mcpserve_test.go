@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -347,6 +348,29 @@ func TestListen(t *testing.T) {
 	ln.Close()
 	_, err = Listen("nonsense", "")
 	assert.ErrorContains(t, err, "expected HOST:PORT, :PORT or PORT")
+	assert.ErrorIs(t, err, ErrAddress)
+}
+
+// An address that is good but cannot be listened on (in use) is not the
+// caller's mistake, as a malformed one is: its error is no ErrAddress,
+// and names the address.
+func TestListenRefusalsAreNotFailures(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	_, port, _ := netSplit(busy.Addr().String())
+	for _, addr := range []string{busy.Addr().String(), ":" + port, port} {
+		_, err := Listen(addr, "")
+		require.Error(t, err, addr)
+		assert.NotErrorIs(t, err, ErrAddress, addr)
+		assert.Equal(t, "cannot listen on "+busy.Addr().String()+": address already in use", err.Error(), addr)
+		assert.ErrorIs(t, err, syscall.EADDRINUSE, addr)
+	}
+	for _, addr := range []string{"nonsense", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:no-such-service", "0.0.0.0:0", "h:1:2"} {
+		_, err := Listen(addr, "")
+		assert.ErrorIs(t, err, ErrAddress, addr)
+	}
 }
 
 func netSplit(addr string) (string, string, error) { return net.SplitHostPort(addr) }

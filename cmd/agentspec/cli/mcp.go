@@ -133,10 +133,16 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	}
 	// The address is taken before anything else is made (the events file,
 	// the spec's MCP servers): one refused, or in use, leaves nothing done.
+	// One in use is good, and may be free later: serving failed, it was
+	// not misused.
 	var ln net.Listener
 	if f.http != "" {
 		if ln, err = mcpserve.Listen(f.http, token); err != nil {
-			return exitWith(exitUsage, fmt.Errorf("--http: %w", err))
+			code := exitFailure
+			if errors.Is(err, mcpserve.ErrAddress) {
+				code = exitUsage
+			}
+			return exitWith(code, fmt.Errorf("--http: %w", err))
 		}
 		defer ln.Close()
 	}

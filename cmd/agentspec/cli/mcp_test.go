@@ -543,17 +543,23 @@ func TestMCPRefusedSpecKeepsTheEventsLog(t *testing.T) {
 		assert.Equal(t, earlier, string(log), "%s: the earlier log is kept", name)
 	}
 	// So does an address it cannot serve on, which is known before the
-	// spec's capabilities are built.
+	// spec's capabilities are built: one refused is a usage error, one in
+	// use a failure to serve, whose message names it.
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
+	_, port, err := net.SplitHostPort(busy.Addr().String())
+	require.NoError(t, err)
 	spec := filepath.Join(dir, "good.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte("capabilities:\n  - FileSystem: {root_dir: .}\n"), 0o644))
-	for _, addr := range []string{"0.0.0.0:0", "nonsense", busy.Addr().String()} {
+	for addr, status := range map[string]int{"0.0.0.0:0": 2, "nonsense": 2, "127.0.0.1:65536": 2, busy.Addr().String(): 1, ":" + port: 1} {
 		cmd := exec.Command(bin, "mcp", spec, "--workspace", dir, "--events", events, "--http", addr, "--no-auth")
 		out, err := cmd.CombinedOutput()
-		assert.Equal(t, 2, exitCode(t, err), "%s: %s", addr, out)
+		assert.Equal(t, status, exitCode(t, err), "%s: %s", addr, out)
 		assert.Contains(t, string(out), "--http: ", addr)
+		if status == 1 {
+			assert.Equal(t, "agentspec: --http: cannot listen on "+busy.Addr().String()+": address already in use\n", string(out), addr)
+		}
 		log, err := os.ReadFile(events)
 		require.NoError(t, err)
 		assert.Equal(t, earlier, string(log), "%s: the earlier log is kept", addr)
