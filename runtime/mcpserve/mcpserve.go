@@ -8,7 +8,10 @@
 // a result with isError set whose text is the message a run's model reads
 // after its "Error: " prefix; MCP has an error flag, so the prefix is not
 // repeated. A fatal error (a full disk, a listener that failed) is a
-// JSON-RPC error, so a client knows the call did not merely go wrong.
+// JSON-RPC error, so a client knows the call did not merely go wrong; its
+// message names no path of this machine outside the paths the capabilities
+// reach, and the whole error goes to the ToolResult event and
+// Options.Notice.
 //
 // Calls are handled concurrently, as the SDK dispatches them, so the tools
 // must be safe for concurrent use, as they must be for parallel runs. Every call goes through the Listener with a call id of its own,
@@ -43,7 +46,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -68,9 +70,11 @@ type Options struct {
 	// Transport is how the spec's capabilities reach remote servers in
 	// Open; nil means http.DefaultTransport.
 	Transport http.RoundTripper
-	// Notice receives one line for each capability started in the
-	// background (see StartingLater) once it is settled: its tools joined,
-	// or why it did not start. Nil drops them.
+	// Notice receives the lines of the server's own log: one for each
+	// capability started in the background (see StartingLater) once it is
+	// settled, its tools joined or why it did not start, and one for each
+	// call that failed fatally, with its whole error (which the client is
+	// sent without the paths outside the served roots). Nil drops them.
 	Notice func(string)
 	// Session, when set, builds capabilities of a client session's own
 	// (an HTTP client's: stdio has one), at its first call: its calls go
@@ -92,6 +96,9 @@ type Server struct {
 	notice   func(string)
 	session  func(context.Context) ([]capabilities.Capability, error)
 	calls    atomic.Int64
+	// roots are the paths the capabilities reach, which a fatal error's
+	// message may name to the client (callFailed).
+	roots []string
 
 	mu       sync.Mutex
 	tools    []capabilities.Tool
@@ -183,6 +190,7 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 			s.late = append(s.late, &lateStart{l: l, done: make(chan struct{})})
 		}
 	}
+	s.roots = servedRoots(caps)
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, &sdk.ServerOptions{
 		// Tools only: no logging capability, no prompts, no resources. The
 		// list changes only when tools join late.
@@ -594,7 +602,7 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 			ctx = capabilities.WithListener(ctx, s.listener)
 		}
 		if err := s.emit(ctx, runtime.ToolCall{ID: id, Name: name, Args: args}); err != nil {
-			return nil, fatal(err)
+			return nil, s.callFailed(id, name, err)
 		}
 		start := time.Now()
 		var (
@@ -632,11 +640,11 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 				Chars: utf8.RuneCountInString(out), Message: msg, Refusal: capabilities.RefusalOf(err),
 				Text: text, Truncated: truncated,
 			}); lerr != nil && err == nil {
-				return nil, fatal(lerr)
+				return nil, s.callFailed(id, name, lerr)
 			}
 		}
 		if status == runtime.ToolFatal {
-			return nil, fatal(err)
+			return nil, s.callFailed(id, name, err)
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}, IsError: retry}, nil
 	}
@@ -655,12 +663,6 @@ func (s *Server) emit(ctx context.Context, ev capabilities.Event) error {
 		return fmt.Errorf("event listener (%s): %w", ev.Kind(), err)
 	}
 	return nil
-}
-
-// fatal is a failure the client must not take for a tool's ordinary error
-// result: a JSON-RPC error.
-func fatal(err error) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 // ServeStdio serves one client over r and w (newline-delimited JSON-RPC)

@@ -58,7 +58,8 @@ a call made earlier waits for it). Without SPEC it serves one FileSystem at --ro
 
 Names, descriptions and input schemas are exactly what "agentspec run" offers a model, and
 results are the same text. An error the model could correct is a result with isError set
-(its text without run's "Error: " prefix); a fatal error is a JSON-RPC error.
+(its text without run's "Error: " prefix); a fatal error is a JSON-RPC error, whose message
+shows "…" for any path outside what the capabilities reach, the whole error going to stderr.
 
 --read-only offers only the tools that change nothing (FileSystem's read tools, MCP tools
 marked readOnlyHint, custom tools whose Hints() say so, behind any wrapper); otherwise changes

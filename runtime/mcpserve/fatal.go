@@ -1,0 +1,166 @@
+package mcpserve
+
+import (
+	"cmp"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// fatal is a failure the client must not take for a tool's ordinary error
+// result: a JSON-RPC error.
+func fatal(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// callFailed is the JSON-RPC error a call that failed fatally is answered
+// with. Its message names no path of this machine outside the served roots
+// (where the events file, the spec, agentspec's own files lie), which the
+// client has no business knowing: each is "…". The whole error is the
+// ToolResult event's Message, and goes to Notice.
+func (s *Server) callFailed(id, tool string, err error) error {
+	if s.notice != nil {
+		s.notice(tool + " (call " + id + ") failed: " + err.Error())
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: withoutPaths(err, s.roots)}
+}
+
+// servedRoots are the paths caps reach (capabilities.ReachOf), as given
+// and with their symbolic links resolved, as an error may name either.
+func servedRoots(caps []capabilities.Capability) []string {
+	var roots []string
+	for _, c := range caps {
+		r, _ := capabilities.ReachOf(c)
+		for _, p := range r.Paths {
+			roots = append(roots, filepath.Clean(p.Path))
+			if real, err := filepath.EvalSymlinks(p.Path); err == nil {
+				roots = append(roots, real)
+			}
+		}
+	}
+	slices.Sort(roots)
+	return slices.Compact(roots)
+}
+
+// withoutPaths is err's text with "…" for every absolute path in it that
+// lies outside roots. The paths err's chain holds (an fs.PathError's, an
+// os.LinkError's) are found whole, spaces and all; any other is found in
+// the text: a "/" (or a drive's "C:\") that begins a word, up to the
+// space or quote that ends it, or within quotes, up to the closing quote,
+// a ":" or "." that ends it aside. A URL's path begins no word
+// ("http://h/x"), and is kept.
+func withoutPaths(err error, roots []string) string {
+	msg := err.Error()
+	var known []string
+	walkErrors(err, func(e error) {
+		switch e := e.(type) {
+		case *fs.PathError:
+			known = append(known, e.Path)
+		case *os.LinkError:
+			known = append(known, e.Old, e.New)
+		}
+	})
+	// Longest first, so that a path is not cut by one it begins with.
+	slices.SortFunc(known, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	for _, p := range known {
+		if filepath.IsAbs(p) && !within(p, roots) {
+			msg = strings.ReplaceAll(msg, p, "…")
+		}
+	}
+	return scrubText(msg, roots)
+}
+
+// walkErrors calls f with err and every error its chain wraps, both
+// branches of a join included.
+func walkErrors(err error, f func(error)) {
+	for err != nil {
+		f(err)
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walkErrors(e, f)
+			}
+			return
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return
+		}
+	}
+}
+
+// scrubText is msg with "…" for the absolute paths outside roots it finds
+// in the text (see withoutPaths).
+func scrubText(msg string, roots []string) string {
+	var b strings.Builder
+	i := 0
+	for i < len(msg) {
+		start := pathStart(msg, i)
+		if start < 0 {
+			b.WriteString(msg[i:])
+			break
+		}
+		end := pathEnd(msg, start)
+		p := strings.TrimRight(msg[start:end], ":.")
+		b.WriteString(msg[i:start])
+		if filepath.Clean(p) == "/" || within(p, roots) { // "/" alone tells nothing
+			b.WriteString(p)
+		} else {
+			b.WriteString("…")
+		}
+		i = start + len(p)
+	}
+	return b.String()
+}
+
+// pathStart is the index of the first absolute path in msg at or after i,
+// or -1.
+func pathStart(msg string, i int) int {
+	for ; i < len(msg); i++ {
+		if i > 0 && !strings.ContainsRune(" \t\r\n\"'`([{<=", rune(msg[i-1])) {
+			continue
+		}
+		if msg[i] == '/' {
+			return i
+		}
+		if i+2 < len(msg) && isLetter(msg[i]) && msg[i+1] == ':' && msg[i+2] == '\\' {
+			return i
+		}
+	}
+	return -1
+}
+
+// pathEnd is the index just past the path that begins at start: the
+// closing quote of one in quotes, else the first space, quote or bracket.
+func pathEnd(msg string, start int) int {
+	if start > 0 {
+		if q := msg[start-1]; q == '"' || q == '\'' || q == '`' {
+			if n := strings.IndexByte(msg[start:], q); n >= 0 {
+				return start + n
+			}
+		}
+	}
+	if n := strings.IndexAny(msg[start:], " \t\r\n\"'`()[]{}<>,;"); n >= 0 {
+		return start + n
+	}
+	return len(msg)
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// within reports whether p is one of roots or lies below one.
+func within(p string, roots []string) bool {
+	p = filepath.Clean(p)
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r) && (strings.HasSuffix(r, string(filepath.Separator)) || p[len(r)] == filepath.Separator) {
+			return true
+		}
+	}
+	return false
+}
