@@ -373,9 +373,10 @@ func CreateEventsFile(path string) (*os.File, error) {
 // per line, in one Write each, so a file written unbuffered holds every event
 // as soon as it happened. Events that do not marshal a "kind" field
 // themselves get one; each line also gets "time", when it was written (UTC,
-// RFC 3339 with nanoseconds), and "run_id", the run's id (RunIDFrom) when
-// the event came from a run. It is safe for concurrent use; a write error
-// aborts the run.
+// RFC 3339 with nanoseconds), "run_id", the run's id (RunIDFrom) when
+// the event came from a run, and "session_id" when it came from a client
+// session's call (SessionIDFrom). It is safe for concurrent use; a write
+// error aborts the run.
 func JSONLines(w io.Writer) capabilities.Listener {
 	var mu sync.Mutex
 	return func(ctx context.Context, ev capabilities.Event) error {
@@ -393,7 +394,8 @@ func JSONLines(w io.Writer) capabilities.Listener {
 	}
 }
 
-// stamp adds "time" and "run_id" (and "job_id", see WithOuterRunID) to line, an event's JSON object, as its
+// stamp adds "time" and "run_id" (and "job_id", see WithOuterRunID, and
+// "session_id", see WithSessionID) to line, an event's JSON object, as its
 // last fields, so that a line still starts with its kind and the event's own
 // fields.
 func stamp(ctx context.Context, line []byte, now time.Time) []byte {
@@ -411,6 +413,10 @@ func stamp(ctx context.Context, line []byte, now time.Time) []byte {
 	} else if ok {
 		b, _ := json.Marshal(id)
 		extra += `,"run_id":` + string(b)
+	}
+	if session, ok := SessionIDFrom(ctx); ok {
+		b, _ := json.Marshal(session)
+		extra += `,"session_id":` + string(b)
 	}
 	body := bytes.TrimRight(line, " \t\r\n")
 	body = body[:len(body)-1] // the closing brace

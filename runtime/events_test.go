@@ -125,6 +125,24 @@ func TestJSONLinesOuterRunID(t *testing.T) {
 	assert.NotEqual(t, outerID, jobID)
 }
 
+// A client session's events carry its id as session_id, last, after the
+// run's; an empty id is none.
+func TestJSONLinesSessionID(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	l := JSONLines(&buf)
+	require.NoError(t, l(WithSessionID(context.Background(), "S1"), LimitReached{Limit: "x"}))
+	run := withRunID(WithSessionID(context.Background(), "S2"))
+	runID, _ := RunIDFrom(run)
+	require.NoError(t, l(run, LimitReached{Limit: "y"}))
+	require.NoError(t, l(WithSessionID(context.Background(), ""), LimitReached{Limit: "z"}))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 3)
+	assert.Regexp(t, `"limit":"x","value":0,"time":"[^"]+","session_id":"S1"\}$`, lines[0])
+	assert.Regexp(t, `,"time":"[^"]+","run_id":"`+runID+`","session_id":"S2"\}$`, lines[1])
+	assert.Regexp(t, `"limit":"z","value":0,"time":"[^"]+"\}$`, lines[2])
+}
+
 func TestCapText(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -63,3 +63,20 @@ func outerRunIDFrom(ctx context.Context) (string, bool) {
 	id, ok := ctx.Value(outerRunIDKey{}).(string)
 	return id, ok
 }
+
+type sessionIDKey struct{}
+
+// WithSessionID returns a context whose events are of the client session
+// id (an MCP session over streamable HTTP, its Mcp-Session-Id): JSONLines
+// writes it as "session_id", so that the calls of several clients of one
+// server can be told apart in one events file.
+func WithSessionID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionIDKey{}, id)
+}
+
+// SessionIDFrom returns the client session that ctx's events are of
+// (WithSessionID), if any.
+func SessionIDFrom(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(sessionIDKey{}).(string)
+	return id, ok && id != ""
+}

@@ -598,6 +598,10 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 		}
 		id := "mcp-" + strconv.FormatInt(s.calls.Add(1), 10)
 		ctx = capabilities.WithCall(ctx, capabilities.CallInfo{ID: id, Tool: name})
+		if req.Session != nil && req.Session.ID() != "" {
+			// Over HTTP: which client's call it is (stdio has one).
+			ctx = runtime.WithSessionID(ctx, req.Session.ID())
+		}
 		if s.listener != nil {
 			ctx = capabilities.WithListener(ctx, s.listener)
 		}
