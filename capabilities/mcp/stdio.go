@@ -25,7 +25,8 @@ import (
 // How a local server is stopped: its stdin is closed (the MCP way of asking
 // it to exit), then after graceTerm its group gets SIGTERM, then after
 // graceKill SIGKILL. The group is killed in the end whatever happened, so
-// children the server left behind go too.
+// children the server left behind go too (on Linux as soon as the server
+// exits, while the group's id is still its own: see process.wait).
 const (
 	graceTerm = 2 * time.Second
 	graceKill = 2 * time.Second
@@ -59,6 +60,15 @@ type process struct {
 	// signalled is set once stop sent a signal: an exit by that signal is
 	// agentspec's doing, not the server's.
 	signalled atomic.Bool
+	// kill sends the group SIGTERM, or SIGKILL when kill is set
+	// (signalGroup; tests see when). It is sent only while reaped is
+	// false, under mu.
+	kill func(kill bool)
+	// reaped is set, where awaitExit can tell, once the process has exited
+	// and its group been killed, just before it is reaped: the group's id
+	// may then become another group's, which a signal must not reach.
+	mu     sync.Mutex
+	reaped bool
 }
 
 // connectStdio starts a local server and initializes a session over its
@@ -91,7 +101,7 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	cmd.Env = serverEnv(opts.Env)
 	cmd.WaitDelay = ioWait
 	setGroup(cmd)
-	p := &process{cmd: cmd, stderr: newTail(stderrLines), exited: make(chan struct{})}
+	p := newProcess(cmd)
 	cmd.Stderr = p.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -108,10 +118,7 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	}
 	// From here on the process exists and must be stopped on any failure.
 	p.stdin = &pipeWriter{w: stdin}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
+	go p.wait()
 	// The bound is agentspec's, as for a remote server, not the SDK's
 	// larger one, which the server took for an exit: it stopped reading,
 	// and the server died of the SIGPIPE that brought.
@@ -176,6 +183,37 @@ func serverEnv(extra map[string]string) []string {
 	return env
 }
 
+func newProcess(cmd *exec.Cmd) *process {
+	p := &process{cmd: cmd, stderr: newTail(stderrLines), exited: make(chan struct{})}
+	p.kill = func(kill bool) { signalGroup(cmd, kill) }
+	return p
+}
+
+// wait waits for the started process to exit, and reaps it. Where
+// awaitExit can hold it unreaped, what it left in its group is killed
+// first, while the group's id is still its own: once the server is gone,
+// its session is over, and nothing it started is of use.
+func (p *process) wait() {
+	if awaitExit(p.pid()) {
+		p.mu.Lock()
+		p.kill(true)
+		p.reaped = true
+		p.mu.Unlock()
+	}
+	p.err = p.cmd.Wait()
+	close(p.exited)
+}
+
+// signal sends the group SIGTERM, or SIGKILL when kill is set, unless the
+// process is reaped, or about to be.
+func (p *process) signal(kill bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped {
+		p.kill(kill)
+	}
+}
+
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
 // exitStatus reports whether the process exited of its own accord, waiting
@@ -229,17 +267,18 @@ func (p *process) stopWithin(grace time.Duration) error {
 		}
 		if !waited(grace) {
 			p.signalled.Store(true)
-			signalGroup(p.cmd, false)
+			p.signal(false)
 			if !waited(graceKill) {
-				signalGroup(p.cmd, true)
+				p.signal(true)
 				if !waited(graceKill) {
 					p.stopErr = fmt.Errorf("process %d did not exit after SIGKILL", p.pid())
 				}
 			}
 		}
-		// Whatever the server itself did, nothing it started stays.
+		// Whatever the server itself did, nothing it started stays: the
+		// group is killed here unless wait has killed it already.
 		p.signalled.Store(true)
-		signalGroup(p.cmd, true)
+		p.signal(true)
 	})
 	return p.stopErr
 }
