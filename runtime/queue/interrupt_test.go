@@ -276,3 +276,40 @@ func TestStopsStopTheirBatchesRuns(t *testing.T) {
 	late, _ := watched("a")
 	assert.ErrorIs(t, context.Cause(late), errSubmitterStopped, "taken after the stop")
 }
+
+// A worker that heard a batch stopped before it takes one of its jobs (taken
+// as the queue was purged, or the purge failed) does not start the job: no
+// job.start goes out for a run that would stop at once, nothing runs in the
+// workspace, and the job ends interrupted by its submitter.
+func TestWorkerDoesNotStartAJobOfAStoppedBatch(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	starts := watchStarts(t, b)
+	w := startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: root})
+	require.Eventually(t, func() bool {
+		_ = q.nc.Publish(q.cancelSubject(b.ID), nil)
+		_ = q.nc.Flush()
+		return w.stops.has(b.ID)
+	}, 10*time.Second, 20*time.Millisecond, "the worker heard the stop")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	sum, err := b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Failed)
+	require.Len(t, got.list, 1)
+	assert.EqualError(t, got.list[0].Err, "interrupted: its submitter stopped the batch")
+	time.Sleep(200 * time.Millisecond) // room for a start sent before the result
+	b.Close()
+	assert.Empty(t, starts(), "no job.start")
+	_, err = os.Stat(filepath.Join(dirs[0], "out.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing ran")
+}

@@ -313,6 +313,17 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	attempt, handedBack := w.attempt(ctx, msg, job)
+	if w.stops.has(job.Batch) {
+		// Its submitter stopped the batch before the worker took the job
+		// (it was taken as the queue was purged, or the purge failed): the
+		// job is not started, nor announced with a job.start, and ends as a
+		// run stopped by its submitter does.
+		w.opts.Logf("job %s not run: %v", job.ID, errSubmitterStopped)
+		if w.settle(ctx, msg, &Result{Job: job.ID, Error: "interrupted: " + errSubmitterStopped.Error()}, job, attempt, true) {
+			w.forgetHandBacks(job, handedBack)
+		}
+		return
+	}
 	if attempt > w.opts.MaxAttempts {
 		n := fmt.Sprintf("%d attempts", attempt-1)
 		if attempt == 2 {
@@ -663,8 +674,8 @@ type stops struct {
 	runs    map[string]map[*context.CancelCauseFunc]bool
 }
 
-// stop stops the batch's runs, and those of its jobs the worker takes in
-// the next stopsKept.
+// stop stops the batch's runs; those of its jobs the worker takes in the
+// next stopsKept are not started (see has).
 func (s *stops) stop(batch string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -681,6 +692,14 @@ func (s *stops) stop(batch string) {
 	for cancel := range s.runs[batch] {
 		(*cancel)(errSubmitterStopped)
 	}
+}
+
+// has reports whether the batch was stopped (in the last stopsKept).
+func (s *stops) has(batch string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.stopped[batch]
+	return ok && time.Since(at) <= stopsKept
 }
 
 // watch has cancel called when the batch is stopped, at once if it was,
