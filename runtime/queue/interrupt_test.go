@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -312,4 +313,41 @@ func TestWorkerDoesNotStartAJobOfAStoppedBatch(t *testing.T) {
 	assert.Empty(t, starts(), "no job.start")
 	_, err = os.Stat(filepath.Join(dirs[0], "out.txt"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing ran")
+}
+
+// A worker the server does not let subscribe to the submitters' stops
+// (agentspec.cancel.S.*) says so and does not start, as it does when the
+// subscription fails at once: the server refuses it only in an
+// asynchronous error, and a worker that ran on would never hear a stopped
+// submitter, its batch's running jobs running on at the model's expense.
+func TestWorkerRefusedTheStopsDoesNotStart(t *testing.T) {
+	t.Parallel()
+	ns, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		Users: []*server.User{{Username: "worker", Password: "secret", Permissions: &server.Permissions{
+			Subscribe: &server.SubjectPermission{Deny: []string{"agentspec.cancel.>"}},
+		}}},
+	})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", "secret"))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	q, err := Open(ctx, nc, Options{})
+	require.NoError(t, err)
+	w, err := NewWorker(ctx, q, WorkerOptions{WorkspaceRoot: t.TempDir()})
+	require.NoError(t, err)
+
+	err = w.Run(ctx)
+	require.Error(t, err, "the worker ran")
+	assert.ErrorIs(t, err, nats.ErrPermissionViolation)
+	assert.Contains(t, err.Error(), `subscribing to the submitters' stops on agentspec.cancel.AGENTSPEC.*: `)
+	assert.NoError(t, ctx.Err(), "refused at once")
 }

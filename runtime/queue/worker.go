@@ -176,6 +176,10 @@ const scratchPrefix = "agentspec-worker-"
 // progress stop between tool calls and their jobs are handed back to the
 // queue at once, for another worker to run from the start, without using
 // up one of their attempts (see handBack). Run returns once they are.
+//
+// Run fails at once, running nothing, when the server does not let the
+// worker subscribe to the submitters' stops (agentspec.cancel.S.*), since
+// it would never hear that a batch it runs was stopped.
 func (w *Worker) Run(ctx context.Context) error {
 	cons, err := w.q.consumer(ctx)
 	if err != nil {
@@ -205,14 +209,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	sweepCopies(filepath.Join(w.root, shipDir))
 	// A submitter stopped stops its batch's runs: the worker hears it from
 	// before it takes a job, so it misses none for a job it runs.
-	sub, err := w.q.nc.Subscribe(w.q.cancelSubject("*"), func(m *nats.Msg) {
+	stopsSubject := w.q.cancelSubject("*")
+	sub, err := w.q.nc.Subscribe(stopsSubject, func(m *nats.Msg) {
 		w.stops.stop(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
 	})
 	if err == nil {
 		err = w.q.nc.Flush()
 	}
+	if err == nil {
+		err = refusedSubscription(w.q.nc, stopsSubject)
+	}
 	if err != nil {
-		return fmt.Errorf("subscribing to the submitters' stops: %w", err)
+		if sub != nil {
+			_ = sub.Unsubscribe()
+		}
+		return fmt.Errorf("subscribing to the submitters' stops on %s: %w", stopsSubject, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	var wg sync.WaitGroup
@@ -229,6 +240,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	w.opts.Logf("stopped: no job is running")
+	return nil
+}
+
+// refusedSubscription is the server's refusal of the subscription to
+// subject that nc just made and flushed, or nil. The server refuses one the
+// connection's user may not make with an error of its own, not an answer
+// to the subscription: the client holds it as the connection's last error
+// (until a reconnect clears it) once a flush that follows it returns, the
+// error coming before the flush's answer.
+func refusedSubscription(nc *nats.Conn, subject string) error {
+	err := nc.LastError()
+	if errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `Subscription to "`+subject+`"`) {
+		return err
+	}
 	return nil
 }
 
