@@ -214,8 +214,8 @@ func TestConnectionClosedWhileWaiting(t *testing.T) {
 // A submitter interrupted (Ctrl-C) while a worker runs one of its jobs
 // stops that run, as a local batch stops its own: the worker reports the job
 // interrupted by its submitter, rather than running on, at the model's
-// expense, for nobody. The job is reported not run here, and is not run
-// again.
+// expense, for nobody. The job is reported here with that result, and is
+// not run again.
 func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
@@ -238,11 +238,14 @@ func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 	var got outcomes
 	sum, err := b.Wait(ctx, got.add)
 	require.ErrorIs(t, err, runtime.ErrInterrupted)
-	assert.Equal(t, 1, sum.NotRun)
+	assert.Equal(t, 1, sum.Failed)
+	assert.Zero(t, sum.NotRun)
+	require.Len(t, got.list, 1)
+	assert.EqualError(t, got.list[0].Err, "interrupted: its submitter stopped the batch")
 	b.Close()
 
 	storedResults(t, q, 1)
-	stored := b.stored(context.Background(), make([]bool, 1))
+	stored, _ := b.stored(context.Background(), make([]bool, 1))
 	require.Len(t, stored, 1)
 	r := stored[0]
 	assert.False(t, r.OK)
@@ -254,6 +257,86 @@ func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 	st, err := q.Stats(context.Background(), "")
 	require.NoError(t, err)
 	assert.Zero(t, st.Pending, "not to run again")
+}
+
+// A submitter interrupted (Ctrl-C) while a worker runs one of its jobs
+// waits a few seconds for the workers it told to stop, and reports what
+// happened: the running job with the result its worker stored, interrupted
+// by its submitter, and only the job no worker had taken as not run.
+func TestInterruptedSubmitterReportsItsStoppedJobs(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 20s", 1))
+	dirs := jobDirs(t, root, 2)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	running := make(chan int, 1)
+	require.NoError(t, b.Events(func(i int, ev []byte) {
+		if strings.Contains(string(ev), `"kind":"`+runtime.KindToolResult+`"`) {
+			select {
+			case running <- i:
+			default:
+			}
+			cancel() // Ctrl-C, as the run waits for its model
+		}
+	}))
+	require.NoError(t, b.Publish(context.Background()))
+	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: root})
+
+	var got outcomes
+	sum, err := b.Wait(ctx, got.add)
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	b.Close()
+	assert.Equal(t, 1, sum.Failed)
+	assert.Equal(t, 1, sum.NotRun)
+	require.Len(t, got.list, 2)
+	ran := <-running
+	stopped, other := got.list[0], got.list[1]
+	require.Equal(t, ran, stopped.Index, "the stopped job is reported first")
+	assert.False(t, stopped.NotRun, "job %d ran", ran)
+	assert.EqualError(t, stopped.Err, "interrupted: its submitter stopped the batch")
+	assert.Equal(t, "w#1", fmt.Sprintf("%s#%d", stopped.Worker, stopped.Attempt))
+	assert.Equal(t, 1-ran, other.Index)
+	assert.True(t, other.NotRun, "job %d was withdrawn", other.Index)
+	assert.ErrorIs(t, other.Err, runtime.ErrNotRun)
+}
+
+// An interrupted submitter waits for the workers it told to stop a few
+// seconds at most: a job whose worker does not answer (it hangs, or is gone
+// and the server has not yet given up on it) is reported not run once they
+// have passed.
+func TestInterruptedSubmitterDoesNotWaitForSilentWorkers(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 2)
+	q := connect(t, url, 0)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+	// A worker that takes the first job and says nothing more.
+	cons, err := connect(t, url, 0).consumer(context.Background())
+	require.NoError(t, err)
+	msg, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
+	require.NoError(t, err)
+	require.Equal(t, q.jobSubject(b.ID, "0"), msg.Subject())
+	assert.Equal(t, []int{0}, b.running(context.Background(), make([]bool, 2)), "the job taken runs; the other waits")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C
+	var got outcomes
+	sum, err := b.Wait(ctx, got.add)
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	assert.Equal(t, 2, sum.NotRun)
+	require.Len(t, got.list, 2)
+	for _, o := range got.list {
+		assert.True(t, o.NotRun, "job %d", o.Index)
+	}
 }
 
 // A worker stops a run of a batch whose submitter stopped it, whether it

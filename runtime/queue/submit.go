@@ -350,10 +350,12 @@ func (b *Batch) publish(ctx context.Context) error {
 // stored by then are reported all the same (those jobs ran), the jobs not
 // yet handed to a worker are withdrawn from the queue, the workers running
 // the others are told to stop them (each reports its job interrupted by
-// its submitter), and every job without a result is reported NotRun; Wait
-// then returns an error wrapping runtime.ErrInterrupted. When the results stop coming (the connection
-// closed), Wait returns an error saying so, and the jobs without a result,
-// which may yet run, are not reported.
+// its submitter), and their results are waited for, five seconds at most,
+// and reported as the others; every job still without a result is reported
+// NotRun, and Wait returns an error wrapping runtime.ErrInterrupted. When
+// the results stop coming (the connection closed), Wait returns an error
+// saying so, and the jobs without a result, which may yet run, are not
+// reported.
 func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {
 	start := time.Now()
 	sum := runtime.BatchSummary{Total: len(b.Jobs)}
@@ -382,7 +384,7 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	}
 	// ctx may have ended before Wait began (Ctrl-C as the jobs went out):
 	// that is an interruption as any other.
-	if err := b.receive(ctx, func() bool { return done == len(b.Jobs) }, report); err != nil && ctx.Err() == nil {
+	if err := b.receive(ctx, 0, func() bool { return done == len(b.Jobs) }, report); err != nil && ctx.Err() == nil {
 		sum.Elapsed = time.Since(start)
 		return sum, err
 	}
@@ -392,7 +394,8 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	}
 	// Interrupted: the results stored by then, which the iterator had not
 	// handed out, are the jobs' that ran.
-	for _, r := range b.stored(ctx, seen) {
+	stored, last := b.stored(ctx, seen)
+	for _, r := range stored {
 		report(r)
 	}
 	if sum.OK+sum.Failed == sum.Total {
@@ -400,7 +403,17 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 		return sum, nil
 	}
 	cause := context.Cause(ctx)
+	running := b.running(ctx, seen)
 	b.withdraw(ctx)
+	if len(running) > 0 {
+		// The workers told to stop store a result for each of these: what
+		// is reported is what happened to them, not that they did not run.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopWait)
+		_ = b.receive(wctx, last+1, func() bool {
+			return !slices.ContainsFunc(running, func(i int) bool { return !seen[i] })
+		}, report)
+		cancel()
+	}
 	for i, ok := range seen {
 		if !ok {
 			sum.NotRun++
@@ -412,12 +425,16 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	return sum, fmt.Errorf("%w: %w", runtime.ErrInterrupted, cause)
 }
 
-// receive hands report each result of the batch's jobs as it comes, until
-// all says every job has one, ctx ends or the results stop coming.
-func (b *Batch) receive(ctx context.Context, all func() bool, report func(Result)) error {
-	cons, err := b.q.js.OrderedConsumer(ctx, b.q.results.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")},
-	})
+// receive hands report each result of the batch's jobs as it comes, those
+// stored from the results stream's sequence from on (all of them when from
+// is 0), until all says every job has one, ctx ends or the results stop
+// coming.
+func (b *Batch) receive(ctx context.Context, from uint64, all func() bool, report func(Result)) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")}}
+	if from > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := b.q.js.OrderedConsumer(ctx, b.q.results.CachedInfo().Config.Name, cfg)
 	if err != nil {
 		return err
 	}
@@ -466,14 +483,15 @@ func (b *Batch) result(data []byte) (Result, bool) {
 }
 
 // stored are the results the stream holds for the jobs of the batch not in
-// seen, each job's first, in the jobs' order; it asks for a few seconds at
-// most, whether ctx has ended or not.
-func (b *Batch) stored(ctx context.Context, seen []bool) []Result {
+// seen, each job's first, in the jobs' order, and the stream's last
+// sequence as it told them (0 when it did not): a result stored later comes
+// after it. It asks for a few seconds at most, whether ctx has ended or not.
+func (b *Batch) stored(ctx context.Context, seen []bool) (_ []Result, last uint64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	info, err := b.q.results.Info(ctx, jetstream.WithSubjectFilter(b.q.resultSubject("*", b.ID, "*")))
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	var indexes []int
 	for subject := range info.State.Subjects {
@@ -491,6 +509,45 @@ func (b *Batch) stored(ctx context.Context, seen []bool) []Result {
 		}
 		if r, ok := b.result(m.Data); ok && r.Index == i {
 			out = append(out, r)
+		}
+	}
+	return out, info.State.LastSeq
+}
+
+// stopWait bounds how long an interrupted Wait waits for the results of
+// the jobs whose workers it told to stop: a run stops between tool calls,
+// and its model request or tool call under way is cancelled.
+const stopWait = 5 * time.Second
+
+// running are the jobs of the batch not in seen that the workers' consumer
+// has handed out and that are still in the queue: those a worker runs, or
+// held for a retry, or lost with a worker the server has not given up on.
+// It asks for a few seconds at most, whether ctx has ended or not; none
+// when the server does not answer.
+func (b *Batch) running(ctx context.Context, seen []bool) []int {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	cons, err := b.q.jobs.Consumer(ctx, consumerName)
+	if err != nil {
+		return nil
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil
+	}
+	// The consumer hands jobs out in the stream's order: those up to its
+	// last delivered sequence were handed out, and those up to its
+	// acknowledgement floor are settled and gone.
+	var out []int
+	for seq := info.AckFloor.Stream + 1; seq <= info.Delivered.Stream; seq++ {
+		m, err := b.q.jobs.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(b.q.jobSubject(b.ID, "*")))
+		if err != nil || m.Sequence > info.Delivered.Stream {
+			break
+		}
+		seq = m.Sequence
+		i, err := strconv.Atoi(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
+		if err == nil && i >= 0 && i < len(seen) && !seen[i] {
+			out = append(out, i)
 		}
 	}
 	return out
