@@ -37,8 +37,10 @@
 // result is published; a worker that dies, or loses its connection, leaves
 // its job unacknowledged, and the server hands it to another worker once the
 // acknowledgement wait runs out (a running job keeps it from running out by
-// reporting progress; a worker cut off from the server that long stops the
-// run, which would otherwise share its workspace with the next). A job can therefore run twice, which is safe: the run
+// reporting progress; a worker whose reports have not reached the server
+// that long, cut off from it or stalled, stops the run, which would
+// otherwise share its workspace with the next, and neither settles nor
+// releases the job, which is the next's). A job can therefore run twice, which is safe: the run
 // starts over in the same workspace (or from the same shipped copy), a
 // result already stored in the shared cache is replayed without calling the
 // model as long as the workspace still holds the expected output files and

@@ -126,3 +126,45 @@ func TestWorkerCutOffLongerThanTheAckWaitStopsItsRun(t *testing.T) {
 	defer mu.Unlock()
 	assert.Contains(t, logs, "job "+b.Jobs[0].ID+" dropped: cut off from the server for its acknowledgement wait (1s), so another worker has it")
 }
+
+// A worker whose progress reports stop reaching the server for the
+// acknowledgement wait has lost its job, connected or not (the reports were
+// lost as its connection failed and came back, or the worker stalled): the
+// server hands the job to another worker. It stops its run, and releases
+// nothing: a release of the delivery it no longer holds would hand the job
+// to a third worker while the second runs it.
+func TestWorkerWhoseReportsAreLostLetsTheJobGo(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 4s", 1))
+	dirs := jobDirs(t, root, 1)
+	q := connect(t, url, time.Second)
+	_, err := q.consumer(context.Background())
+	require.NoError(t, err)
+	b, starts, ctx := publishWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+
+	// The first worker's reports are lost; it is told to stop (SIGTERM)
+	// 2 s on, after the server has handed the job to the second worker.
+	lost := connect(t, url, 0)
+	wctx, stop := context.WithCancel(context.Background())
+	w, err := NewWorker(wctx, lost, WorkerOptions{Name: "lost", WorkspaceRoot: root})
+	require.NoError(t, err)
+	w.reportLost = func() bool { return true }
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(wctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	require.Eventually(t, func() bool { return len(starts()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	startWorker(t, url, WorkerOptions{Name: "other", WorkspaceRoot: root, Concurrency: 2})
+	time.AfterFunc(2*time.Second, stop)
+
+	var got outcomes
+	_, err = b.Wait(ctx, got.add)
+	require.NoError(t, err)
+	require.Len(t, got.list, 1)
+	require.NoError(t, got.list[0].Err)
+	<-done
+	time.Sleep(time.Second) // room for a third run's start
+	b.Close()
+	assert.Equal(t, []string{"lost#1", "other#2"}, starts())
+}

@@ -115,6 +115,10 @@ type Worker struct {
 	// and before the job is released; true leaves it unreleased, as a
 	// worker dying there would.
 	beforeRelease func() (die bool)
+	// reportLost, when set (by tests), is asked before each progress
+	// report: true loses it on its way, as a connection that fails just
+	// after it was written and comes back at once does.
+	reportLost func() bool
 }
 
 // NewWorker returns a worker of q.
@@ -319,6 +323,7 @@ func heartbeat(ackWait time.Duration, info *jetstream.ConsumerInfo) time.Duratio
 
 // handle runs one delivery of a job and settles it with the server.
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	received := time.Now() // the delivery is a sign of life, from about then
 	var job Job
 	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.ID == "" {
 		w.opts.Logf("dropping a message that is not a job (%s)", msg.Subject())
@@ -373,11 +378,15 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// acknowledgement wait), even when the worker is told to stop then:
 	// the job is not handed back after its run.
 	//
-	// A worker cut off from the server for the acknowledgement wait has
-	// lost the job: the server hands it to another worker, whose run would
-	// work in the same workspace as this one's, and this one's result, if
-	// it came first, would be the one kept. The run stops, and nothing of
-	// it is settled.
+	// A worker whose reports have not reached the server for the
+	// acknowledgement wait (cut off from it, its reports lost as the
+	// connection failed and came back, the worker stalled) has lost the
+	// job: the server hands it to another worker, whose run would work in
+	// the same workspace as this one's, and this one's result, if it came
+	// first, would be the one kept, its release handing the job to a third.
+	// The run stops, and nothing of it is settled. A report counts once a
+	// flush that follows it returns: the server has it then.
+	held := &holding{since: received, within: max(w.ackWait-w.ackWait/5, 2*w.beat)}
 	beat, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeat()
 	jobCtx, drop := context.WithCancelCause(ctx)
@@ -386,23 +395,22 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	go func() {
 		t := time.NewTicker(w.beat)
 		defer t.Stop()
-		var down time.Time // since when the connection is down
 		for {
 			select {
 			case <-beat.Done():
 				return
-			case now := <-t.C:
-				if w.q.nc.IsConnected() {
-					down = time.Time{}
-					_ = msg.InProgress()
-					continue
-				}
-				// The last report may be a beat older than the outage.
-				if down.IsZero() {
-					down = now
-				} else if now.Sub(down) >= w.ackWait-w.beat {
-					drop(errCutOff)
-				}
+			case <-t.C:
+			}
+			sent := time.Now()
+			if !held.still(sent) {
+				drop(errCutOff)
+				return
+			}
+			if !w.q.nc.IsConnected() || (w.reportLost != nil && w.reportLost()) {
+				continue
+			}
+			if msg.InProgress() == nil && w.q.nc.FlushTimeout(w.beat) == nil {
+				held.reported(sent, time.Now())
 			}
 		}
 	}()
@@ -419,7 +427,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	endRun()
 	defer ws.cleanup()
 	if errors.Is(context.Cause(ctx), errCutOff) {
-		w.opts.Logf("job %s dropped: cut off from the server for its acknowledgement wait (%s), so another worker has it", job.ID, w.ackWait)
+		w.dropped(job)
 		return
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errSubmitterStopped) {
@@ -431,6 +439,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		ws.cleanup()
 		stopBeat()
+		if !held.still(time.Now()) {
+			w.dropped(job)
+			return
+		}
 		w.opts.Logf("job %s interrupted: %v", job.ID, errSubmitterStopped)
 		if w.settle(ctx, msg, r, job, attempt, true) {
 			w.forgetHandBacks(job, handedBack)
@@ -442,16 +454,20 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// its run was interrupted or the stop cut short what comes before
 		// it (checking the spec, fetching a shipped workspace), which
 		// would otherwise fail the job as if it could never run.
-		w.handBack(msg, job, handedBack, stopBeat)
+		w.handBack(msg, job, handedBack, stopBeat, held)
 		return
 	}
 	final := err == nil || permanent(err) || attempt >= w.opts.MaxAttempts
 	if !final {
+		stopBeat()
+		if !held.still(time.Now()) {
+			w.dropped(job)
+			return
+		}
 		delay := w.opts.Backoff(attempt)
 		w.opts.Logf("job %s failed, retrying in %s: %v", job.ID, delay, err)
 		_ = events(ctx, JobRetry{Job: job.ID, Worker: w.opts.Name, Attempt: attempt,
 			DelayMS: delay.Milliseconds(), Error: describe(err)})
-		stopBeat()
 		_ = msg.NakWithDelay(delay)
 		return
 	}
@@ -486,9 +502,54 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// The result goes out now: no progress report may follow its
 	// acknowledgement.
 	stopBeat()
+	if !held.still(time.Now()) {
+		w.dropped(job)
+		return
+	}
 	if w.settle(ctx, msg, r, job, attempt, !r.OK) {
 		w.forgetHandBacks(job, handedBack)
 	}
+}
+
+// holding tells whether a worker still holds its delivery of a job: whether
+// the server has had a sign of life of it (the delivery, then each progress
+// report known to have reached it) within the acknowledgement wait, less a
+// fifth for what the network takes (two beats at least, for a wait too
+// short for the worker to keep up with). Once it has not, the server may
+// have handed the job to another worker, and the delivery is lost for good.
+type holding struct {
+	mu     sync.Mutex
+	since  time.Time // when the last sign of life known to have reached the server was sent
+	within time.Duration
+	lost   bool
+}
+
+// still reports whether the delivery is still held at now.
+func (h *holding) still(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if now.Sub(h.since) >= h.within {
+		h.lost = true
+	}
+	return !h.lost
+}
+
+// reported records a progress report sent at sent, which the server had by
+// confirmed.
+func (h *holding) reported(sent, confirmed time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if confirmed.Sub(h.since) >= h.within {
+		h.lost = true // it may have come after the server gave up on the delivery
+	}
+	if !h.lost {
+		h.since = sent
+	}
+}
+
+// dropped says that the worker let a job go that it no longer held.
+func (w *Worker) dropped(job Job) {
+	w.opts.Logf("job %s dropped: cut off from the server for its acknowledgement wait (%s), so another worker has it", job.ID, w.ackWait)
 }
 
 // attempt is the attempt a delivery of job makes: its deliveries so far,
@@ -540,10 +601,16 @@ func (w *Worker) attempt(ctx context.Context, msg jetstream.Msg, job Job) (attem
 // would otherwise let the acknowledgement wait pass and the server hand
 // the job to another worker, and the release that followed would hand it
 // to a third, two runs of the job at once.
-func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int, stopBeat func()) {
+func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int, stopBeat func(), held *holding) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	switch {
+	case !held.still(time.Now()):
+		// Lost, the job is another worker's delivery: neither recorded nor
+		// released (see below).
+		stopBeat()
+		w.dropped(job)
+		return
 	case handedBack < 0:
 	case w.maxDeliver > 0 && handedBack+1 > w.maxDeliver-w.opts.MaxAttempts-1:
 		// The server stops delivering the job at max deliver: each
@@ -561,6 +628,13 @@ func (w *Worker) handBack(msg jetstream.Msg, job Job, handedBack int, stopBeat f
 		return
 	}
 	stopBeat()
+	// A release of a delivery the worker no longer holds would hand the
+	// job to yet another worker while the one that has it runs it: the
+	// server takes it for the job's, whichever delivery it names.
+	if !held.still(time.Now()) {
+		w.dropped(job)
+		return
+	}
 	_ = msg.Nak()
 	w.opts.Logf("job %s handed back", job.ID)
 }
