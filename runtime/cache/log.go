@@ -187,8 +187,9 @@ func mayBeRecord(b []byte) bool {
 // logIndex is what a Cache knows of its logs: for each, where in the file
 // each key's last whole record lies, up to the offset read so far. A lookup
 // reads only what was appended since (a batch's lookups each read the few
-// records stored since the last), so a process reads each record once. It
-// is shared by the views With makes.
+// records stored since the last), so the runs that share a Cache (a batch's
+// jobs, a pipeline's steps) read each record once. It is shared by the
+// views With makes.
 type logIndex struct {
 	made atomic.Bool // the marker and entries/ were made or found (see makeEntries)
 	logs [logCount]logState
