@@ -22,8 +22,8 @@ func newCacheCmd() *cobra.Command {
 		Use:   "cache",
 		Short: "Inspect or clear the result cache",
 		Long: `The result cache holds the answers of successful runs of specs with "cache: true" or
-"cache: {dir: PATH}", one line each in sixteen logs under entries/, so that a run over unchanged inputs is replayed
-instead of run again.
+"cache: {dir: PATH}", one line each in sixteen logs under entries/, so that a run over
+unchanged inputs is replayed instead of run again.
 
 The directory is --dir, else $` + cache.EnvDir + `, else agentspec under the user's cache directory
 (~/.cache/agentspec on Linux, ~/Library/Caches/agentspec on macOS, %LocalAppData%\agentspec on
