@@ -289,13 +289,7 @@ func TestShipLeavesSecretsBehind(t *testing.T) {
 // sequence there.
 func TestForgedResultIsPrintable(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 2)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	_, q, b, opts := newBatch(t, copyTurns, 2, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, b.Publish(ctx))
@@ -310,7 +304,7 @@ func TestForgedResultIsPrintable(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var got outcomes
-	_, err = b.Wait(ctx, got.add)
+	_, err := b.Wait(ctx, got.add)
 	require.NoError(t, err)
 	require.Len(t, got.list, 2)
 	for _, o := range got.list {
@@ -320,7 +314,7 @@ func TestForgedResultIsPrintable(t *testing.T) {
 			assert.Equal(t, []string{"\ufffd]0;owned\ufffdcache"}, o.Warnings)
 		case 1:
 			assert.EqualError(t, o.Err, "failed\ufffd[2J\ufffd\ufffdfake line")
-			assert.Equal(t, dirs[1], o.Label, "the label is the submitter's")
+			assert.Equal(t, opts.Workspaces[1], o.Label, "the label is the submitter's")
 		}
 	}
 }

@@ -89,6 +89,23 @@ func startWorkerOn(t *testing.T, q *Queue, opts WorkerOptions) *runningWorker {
 	return rw
 }
 
+// newBatch starts a server and makes a batch of agentYAML scripted by turns
+// over jobs job directories (see jobDirs) in a root of their own, on a
+// queue whose consumer has the acknowledgement wait ackWait (0: the
+// default). It returns the server's URL, the queue, the batch, not yet
+// published, and the options it was made with.
+func newBatch(t *testing.T, turns string, jobs int, ackWait time.Duration) (string, *Queue, *Batch, BatchOptions) {
+	t.Helper()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, turns)
+	opts := BatchOptions{SpecPath: specPath, Spec: s, Workspaces: jobDirs(t, root, jobs), WorkspaceRoot: root}
+	q := connect(t, url, ackWait)
+	b, err := q.NewBatch(opts)
+	require.NoError(t, err)
+	return url, q, b, opts
+}
+
 // writeSpec writes agent.yaml and its script into dir and loads it.
 func writeSpec(t *testing.T, dir, agent, turns string) (string, *spec.Spec) {
 	t.Helper()

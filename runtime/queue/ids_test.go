@@ -43,17 +43,11 @@ func poisonJobs(valid Job) map[string]Job {
 // back. A good job sent after them runs.
 func TestWorkerRefusesPoisonIDs(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 1)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	url, q, b, opts := newBatch(t, copyTurns, 1, 0)
 
 	var mu sync.Mutex
 	var logs []string
-	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, Logf: func(format string, args ...any) {
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: opts.WorkspaceRoot, Logf: func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		logs = append(logs, fmt.Sprintf(format, args...))
@@ -89,7 +83,7 @@ func TestWorkerRefusesPoisonIDs(t *testing.T) {
 	mu.Unlock()
 	assert.Equal(t, len(poison), refused, "one log line per refused job: %q", logs)
 
-	got, _ := submit(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	got, _ := submit(t, q, opts)
 	require.Len(t, got, 1)
 	require.NoError(t, got[0].Err)
 }

@@ -159,13 +159,7 @@ func TestInterruptedOnceTheChangesAreFetched(t *testing.T) {
 // took are withdrawn and reported not run.
 func TestInterruptedBeforeWait(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 3)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	_, q, b, _ := newBatch(t, copyTurns, 3, 0)
 	require.NoError(t, b.Publish(context.Background()))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -218,13 +212,7 @@ func TestConnectionClosedWhileWaiting(t *testing.T) {
 // not run again.
 func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 20s", 1))
-	dirs := jobDirs(t, root, 1)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	url, q, b, opts := newBatch(t, slowTurnsWithDelay("20s"), 1, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	require.NoError(t, b.Events(func(_ int, ev []byte) {
@@ -233,7 +221,7 @@ func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 		}
 	}))
 	require.NoError(t, b.Publish(context.Background()))
-	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: root})
+	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: opts.WorkspaceRoot})
 
 	var got outcomes
 	sum, err := b.Wait(ctx, got.add)
@@ -265,13 +253,7 @@ func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 // by its submitter, and only the job no worker had taken as not run.
 func TestInterruptedSubmitterReportsItsStoppedJobs(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 20s", 1))
-	dirs := jobDirs(t, root, 2)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	url, _, b, opts := newBatch(t, slowTurnsWithDelay("20s"), 2, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	running := make(chan int, 1)
@@ -285,7 +267,7 @@ func TestInterruptedSubmitterReportsItsStoppedJobs(t *testing.T) {
 		}
 	}))
 	require.NoError(t, b.Publish(context.Background()))
-	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: root})
+	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: opts.WorkspaceRoot})
 
 	var got outcomes
 	sum, err := b.Wait(ctx, got.add)
@@ -311,13 +293,7 @@ func TestInterruptedSubmitterReportsItsStoppedJobs(t *testing.T) {
 // have passed.
 func TestInterruptedSubmitterDoesNotWaitForSilentWorkers(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 2)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	url, q, b, _ := newBatch(t, copyTurns, 2, 0)
 	require.NoError(t, b.Publish(context.Background()))
 	// A worker that takes the first job and says nothing more.
 	cons, err := connect(t, url, 0).consumer(context.Background())
@@ -367,15 +343,9 @@ func TestStopsStopTheirBatchesRuns(t *testing.T) {
 // workspace, and the job ends interrupted by its submitter.
 func TestWorkerDoesNotStartAJobOfAStoppedBatch(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 1)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	url, q, b, opts := newBatch(t, copyTurns, 1, 0)
 	starts := watchStarts(t, b)
-	w := startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: root})
+	w := startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: opts.WorkspaceRoot})
 	require.Eventually(t, func() bool {
 		_ = q.nc.Publish(q.cancelSubject(b.ID), nil)
 		_ = q.nc.Flush()
@@ -394,7 +364,7 @@ func TestWorkerDoesNotStartAJobOfAStoppedBatch(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // room for a start sent before the result
 	b.Close()
 	assert.Empty(t, starts(), "no job.start")
-	_, err = os.Stat(filepath.Join(dirs[0], "out.txt"))
+	_, err = os.Stat(filepath.Join(opts.Workspaces[0], "out.txt"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing ran")
 }
 

@@ -26,7 +26,7 @@ func TestKilledWorkersShippedCopyIsRemoved(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 3s", 1))
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, slowTurnsWithDelay("3s"))
 	dirs := jobDirs(t, t.TempDir(), 1)
 	q := connect(t, url, time.Second)
 	_, err := q.consumer(context.Background()) // with the short wait, before the child makes it

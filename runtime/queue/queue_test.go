@@ -97,6 +97,12 @@ const slowTurns = `turns:
     text: done
 `
 
+// slowTurnsWithDelay is slowTurns taking delay (a YAML duration) over the
+// answer.
+func slowTurnsWithDelay(delay string) string {
+	return strings.Replace(slowTurns, "delay: 1500ms", "delay: "+delay, 1)
+}
+
 // A worker that dies mid-job (its connection gone, nothing settled) loses
 // the job to another worker once the acknowledgement wait runs out; the job
 // completes once and its file is whole.
@@ -436,13 +442,7 @@ func TestStoppedWorkerHandsItsJobBack(t *testing.T) {
 // fails without running again.
 func TestJobWhoseWorkersDie(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, slowTurns)
-	dirs := jobDirs(t, root, 1)
-	q := connect(t, url, time.Second)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	url, _, b, opts := newBatch(t, slowTurns, 1, time.Second)
 	started := make(chan struct{}, 4)
 	require.NoError(t, b.Events(func(_ int, ev []byte) {
 		if strings.Contains(string(ev), `"kind":"job.start"`) {
@@ -455,7 +455,7 @@ func TestJobWhoseWorkersDie(t *testing.T) {
 
 	dying := connect(t, url, time.Second)
 	wctx, kill := context.WithCancel(ctx)
-	w, err := NewWorker(wctx, dying, WorkerOptions{WorkspaceRoot: root, MaxAttempts: 1})
+	w, err := NewWorker(wctx, dying, WorkerOptions{WorkspaceRoot: opts.WorkspaceRoot, MaxAttempts: 1})
 	require.NoError(t, err)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(wctx) }()
@@ -468,7 +468,7 @@ func TestJobWhoseWorkersDie(t *testing.T) {
 	kill()
 	<-done
 
-	startWorker(t, url, WorkerOptions{Name: "last", WorkspaceRoot: root, MaxAttempts: 1})
+	startWorker(t, url, WorkerOptions{Name: "last", WorkspaceRoot: opts.WorkspaceRoot, MaxAttempts: 1})
 	var got outcomes
 	_, err = b.Wait(ctx, got.add)
 	require.NoError(t, err)
@@ -487,13 +487,7 @@ func TestJobWhoseWorkersDie(t *testing.T) {
 // and reports them not run.
 func TestInterruptedSubmitterWithdrawsItsJobs(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 3)
-	q := connect(t, url, 0)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
+	_, q, b, _ := newBatch(t, copyTurns, 3, 0)
 	require.NoError(t, b.Publish(context.Background()))
 	st, err := q.Stats(context.Background(), "")
 	require.NoError(t, err)
@@ -550,7 +544,7 @@ func TestLongJobKeptAliveAtTheConsumersAckWait(t *testing.T) {
 // acknowledgement wait, and checks that it ran once, by one worker.
 func assertRunOnce(t *testing.T, q *Queue, root string) {
 	t.Helper()
-	long := strings.Replace(slowTurns, "delay: 1500ms", "delay: 3s", 1)
+	long := slowTurnsWithDelay("3s")
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, long)
 	dirs := jobDirs(t, root, 1)
 	list, starts := submitWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
@@ -681,7 +675,7 @@ func TestJobTimeout(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	root := t.TempDir()
-	long := strings.Replace(slowTurns, "delay: 1500ms", "delay: 1h", 1)
+	long := slowTurnsWithDelay("1h")
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, long)
 	dirs := jobDirs(t, root, 1)
 	q := connect(t, url, 0)

@@ -243,7 +243,7 @@ func TestSlowHandBackKeepsTheJob(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, strings.Replace(slowTurns, "delay: 1500ms", "delay: 4s", 1))
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, slowTurnsWithDelay("4s"))
 	dirs := jobDirs(t, root, 1)
 	q := connect(t, url, time.Second)
 	b, starts, ctx := publishWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
