@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -83,7 +84,10 @@ type BatchSummary struct {
 // Batch runs the spec once per workspace, opts.Concurrency at a time, each
 // run confined to its own workspace: the spec's capabilities are built per
 // job with that job's directory, and the model named by the spec is built
-// per job too. What does not depend on the workspace (the instructions and
+// per job too, though what the AWS credential chain finds is asked for once
+// and shared by the jobs (a providers.CredentialCache, unless the
+// providers.Options given with WithProviderOptions name one of their own).
+// What does not depend on the workspace (the instructions and
 // their variables, the schemas and checks, the model's script file or
 // settings, the cache's configuration) is checked once, before any job
 // starts; a problem there is returned without running anything.
@@ -97,7 +101,13 @@ type BatchSummary struct {
 func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOptions) (BatchSummary, error) {
 	start := time.Now()
 	sum := BatchSummary{Total: len(workspaces)}
-	p, err := prepare(s, newConfig(opts.Options))
+	cfg := newConfig(opts.Options)
+	if cfg.providers.Credentials == nil {
+		// The jobs build their models alike: what the AWS credential
+		// chain gives one serves them all, asked for once.
+		cfg.providers.Credentials = providers.NewCredentialCache()
+	}
+	p, err := prepare(s, cfg)
 	if err != nil {
 		return sum, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -389,4 +390,29 @@ func TestBatchOnStartPrecedesTheJobsEvents(t *testing.T) {
 		}
 	}
 	assert.Len(t, all, 4, "every job its own id")
+}
+
+// The jobs of a batch share what the AWS credential chain found: it is
+// asked once for the batch, not once per job. The chain's
+// credential_process counts the times it is asked. Not parallel: the chain
+// reads the process's environment.
+func TestBatchAsksTheAWSChainOnce(t *testing.T) {
+	creds := providertest.AWSCredentials{AccessKeyID: "AKIDPROCESS", SecretAccessKey: "process-secret", Region: "us-east-1"}
+	asked := providertest.AWSCredentialProcess(t, creds)
+	const n = 4
+	srv := providertest.NewBedrockSigV4Server(t, creds, slices.Repeat([]providertest.Reply{providertest.Text("done")}, n)...)
+	s := newSpec(func(s *spec.Spec) {
+		s.Model = "bedrock:anthropic.claude-sonnet-4-5"
+		s.ModelSettings.BaseURL = srv.URL
+	})
+	workspaces := make([]string, n)
+	for i := range workspaces {
+		workspaces[i] = t.TempDir()
+	}
+	sum, err := Batch(t.Context(), s, workspaces, BatchOptions{Concurrency: 2, OnResult: func(r JobResult) {
+		assert.NoError(t, r.Err, "job %d", r.Index)
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, n, sum.OK)
+	assert.Equal(t, 1, asked(), "times the credential chain was asked")
 }

@@ -13,7 +13,8 @@ import (
 // models built with it ask the chain once: each New otherwise loads the
 // shared config again and asks the chain's providers (a credential
 // process, SSO, STS, the instance metadata service), as a pipeline's
-// credentials check and then each of its jobs would. What is kept is the
+// credentials check and then each of its jobs would, or each job of a
+// runtime.Batch. What is kept is the
 // SDK's credentials cache, which renews expiring credentials itself. A
 // lookup that failed is not kept, and is made again the next time.
 //
