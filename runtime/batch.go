@@ -84,8 +84,9 @@ type BatchSummary struct {
 // Batch runs the spec once per workspace, opts.Concurrency at a time, each
 // run confined to its own workspace: the spec's capabilities are built per
 // job with that job's directory, and the model named by the spec is built
-// per job too, though what the AWS credential chain finds is asked for once
-// and shared by the jobs (a providers.CredentialCache, unless the
+// per job too, though what the AWS credential chain finds, and Google's
+// Application Default Credentials with their token, are looked up once and
+// shared by the jobs (a providers.CredentialCache, unless the
 // providers.Options given with WithProviderOptions name one of their own).
 // What does not depend on the workspace (the instructions and
 // their variables, the schemas and checks, the model's script file or
@@ -103,8 +104,8 @@ func Batch(ctx context.Context, s *spec.Spec, workspaces []string, opts BatchOpt
 	sum := BatchSummary{Total: len(workspaces)}
 	cfg := newConfig(opts.Options)
 	if cfg.providers.Credentials == nil {
-		// The jobs build their models alike: what the AWS credential
-		// chain gives one serves them all, asked for once.
+		// The jobs build their models alike: the credentials one finds
+		// serve them all, looked up once.
 		cfg.providers.Credentials = providers.NewCredentialCache()
 	}
 	p, err := prepare(s, cfg)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/runtime/providers/providertest"
 	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
@@ -415,4 +416,29 @@ func TestBatchAsksTheAWSChainOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, n, sum.OK)
 	assert.Equal(t, 1, asked(), "times the credential chain was asked")
+}
+
+// The jobs of a batch share Gemini's Application Default Credentials and
+// the token they fetched, even with provider options of the caller's that
+// give no CredentialCache: one token for the batch, not one per job.
+func TestBatchFetchesOneVertexToken(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	srv := providertest.NewVertexServer(t, "proj-batch", "us-central1", slices.Repeat([]providertest.Reply{providertest.Text("done")}, n)...)
+	key := srv.KeyFile(t, t.TempDir())
+	s := newSpec(func(s *spec.Spec) {
+		s.Model = "google-cloud:gemini-2.5-flash"
+		s.ModelSettings.BaseURL = srv.URL
+	})
+	workspaces := make([]string, n)
+	for i := range workspaces {
+		workspaces[i] = t.TempDir()
+	}
+	getenv := func(k string) string { return map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": key}[k] }
+	sum, err := Batch(t.Context(), s, workspaces, BatchOptions{Concurrency: 2,
+		Options:  []Option{WithProviderOptions(providers.Options{Getenv: getenv})},
+		OnResult: func(r JobResult) { assert.NoError(t, r.Err, "job %d", r.Index) }})
+	require.NoError(t, err)
+	assert.Equal(t, n, sum.OK)
+	assert.Equal(t, 1, srv.Grants(), "tokens fetched")
 }

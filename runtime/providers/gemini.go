@@ -3,6 +3,8 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -38,13 +40,20 @@ const adcHelp = "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key fil
 // endpoint; else the file GOOGLE_APPLICATION_CREDENTIALS names; else gcloud's
 // application default credentials file; else the metadata server on Google
 // Cloud. Tokens are fetched (service accounts at their key's token_uri)
-// through the runtime's transport, at the first request.
-func newGemini(c common, getenv func(string) string, transport http.RoundTripper) (*geminiModel, error) {
+// through the caller's transport (Options.Transport, nil for the default),
+// at the first request. The credentials, and the token they cache, are
+// shared by the models built with the same cache (nil keeps nothing).
+func newGemini(c common, getenv func(string) string, transport http.RoundTripper, cache *CredentialCache) (*geminiModel, error) {
 	m := &geminiModel{common: c}
 	if c.ep.token != "" {
 		return m, nil
 	}
+	given := transport
+	if transport == nil {
+		transport = newTransport()
+	}
 	opts := &credentials.DetectOptions{Scopes: []string{cloudPlatformScope}, Client: &http.Client{Transport: credentialTransport(transport)}}
+	key := credentialKey{what: "google", transport: given}
 	where := ""
 	var data []byte
 	if path := strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")); path != "" {
@@ -66,13 +75,18 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 		if err := json.Unmarshal(data, &head); err != nil || head.Type == "" {
 			return nil, fmt.Errorf("%s: %s is not a Google credentials file (JSON with a type)", c.ep.provider, where)
 		}
-		creds, err := credentials.NewCredentialsFromJSON(credentials.CredType(head.Type), data, opts)
+		sum := sha256.Sum256(data)
+		key.source = "file " + hex.EncodeToString(sum[:])
+		creds, err := remember(cache, key, func() (*auth.Credentials, error) {
+			return credentials.NewCredentialsFromJSON(credentials.CredType(head.Type), data, opts)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading %s: %w", c.ep.provider, where, err)
 		}
 		m.creds = creds
 	case metadata.OnGCE():
-		creds, err := credentials.DetectDefault(opts)
+		key.source = "metadata"
+		creds, err := remember(cache, key, func() (*auth.Credentials, error) { return credentials.DetectDefault(opts) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: Application Default Credentials from the metadata server: %w", c.ep.provider, err)
 		}

@@ -3,7 +3,10 @@ package providers
 import (
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -329,4 +332,46 @@ func TestGoogleChatFailedCallFinish(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Models built with one CredentialCache from the same Application Default
+// Credentials share their token source: a service account's token is
+// fetched once for them all, not once per model. A key file that changed
+// is credentials of its own; without a cache each model fetches its own.
+func TestVertexModelsShareTheirTokenThroughTheCache(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	srv := providertest.NewVertexServer(t, "proj-share", "us-central1", slices.Repeat([]providertest.Reply{providertest.Text("ok")}, 2*n+2)...)
+	dir := t.TempDir()
+	key := srv.KeyFile(t, dir)
+	getenv := env("GOOGLE_APPLICATION_CREDENTIALS", key)
+	ask := func(cache *CredentialCache) { // from several goroutines: no require
+		m, err := New("google-cloud:gemini-2.5-flash", spec.ModelSettings{BaseURL: srv.URL}, Options{Getenv: getenv, Credentials: cache})
+		if !assert.NoError(t, err) {
+			return
+		}
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		if assert.NoError(t, err) {
+			assert.Equal(t, "ok", text(resp))
+		}
+	}
+	cache := NewCredentialCache()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { ask(cache) })
+	}
+	wg.Wait()
+	assert.Equal(t, 1, srv.Grants(), "tokens fetched for %d models sharing a cache", n)
+
+	// The same service account, written out again: another file's content.
+	data, err := os.ReadFile(key)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(key, append(data, '\n'), 0o600))
+	ask(cache)
+	assert.Equal(t, 2, srv.Grants(), "a changed key file is not the one kept")
+
+	for range n {
+		ask(nil)
+	}
+	assert.Equal(t, 2+n, srv.Grants(), "without a cache, one token per model")
 }

@@ -88,9 +88,10 @@ type Options struct {
 	// with every request; New refuses a kind the provider does not run
 	// (HasNative tells beforehand).
 	NativeTools []NativeTool
-	// Credentials, when set, keeps what the AWS credential chain found for
-	// the models built with it to share (see CredentialCache); nil asks
-	// the chain for each model.
+	// Credentials, when set, keeps what the AWS credential chain and
+	// Google's Application Default Credentials found for the models built
+	// with it to share, a Vertex AI token included (see CredentialCache);
+	// nil looks them up for each model.
 	Credentials *CredentialCache
 
 	// retry overrides the retry policy, so tests need not sleep.
@@ -243,7 +244,7 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		}
 		out.Model, out.Client = generatorOf(c, m), "aws-sdk-go-v2"
 	case apiGemini:
-		m, err := newGemini(c, getenv, transport)
+		m, err := newGemini(c, getenv, opts.Transport, opts.Credentials)
 		if err != nil {
 			return nil, err
 		}
