@@ -97,6 +97,9 @@ type Worker struct {
 	handBacks jetstream.KeyValue
 	// stops are the batches whose submitters stopped them.
 	stops stops
+	// credentials are what the jobs' models found, shared for the worker's
+	// life: the AWS SDK's cache and Google's token source renew them.
+	credentials providers.CredentialCache
 
 	mu    sync.Mutex
 	specs map[string]*spec.Spec // by bundle digest
@@ -880,6 +883,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 			return nil
 		}),
 		runtime.WithCacheWorkspaceName(ws.name),
+		runtime.WithProviderOptions(providers.Options{Credentials: &w.credentials}),
 		runtime.WithCapabilityCheck(func(_ context.Context, caps []capabilities.Capability) error {
 			if err := w.confineCapabilities(filled, caps, ws.dir); err != nil {
 				return errPermanent{err}
