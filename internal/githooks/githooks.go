@@ -73,8 +73,8 @@ func InRepository(dir string) bool {
 
 // Dirs answers, for the paths in one directory tree, whether a path lies
 // in a hooks directory git runs hooks from: that of the repository whose
-// work tree holds the path, when core.hooksPath puts it inside the tree
-// and outside any .git (which the tools guard as .git). git is asked once
+// work tree holds the path, or of one around it, when core.hooksPath puts
+// it inside the tree and outside any .git (which the tools guard as .git). git is asked once
 // per repository, and the answer kept: a repository's configuration lies
 // in its .git, which the tools never change. Which repository holds a path
 // is looked at anew each time, since a repository may be made meanwhile.
@@ -83,8 +83,9 @@ type Dirs struct {
 	root   string                // the tree, an absolute real path
 	exists func(rel string) bool // whether rel, slash-separated, exists in the tree
 	mu     sync.Mutex
-	// byRepo maps a work tree's rel ("" for a repository above the root)
-	// to its hooks directory, rel "" for none to guard.
+	// byRepo maps a work tree's rel ("" for a repository above the root,
+	// aboveTop for one above a root that is a work tree's top) to its
+	// hooks directory, rel "" for none to guard.
 	byRepo    map[string]hooksDir
 	aboveOnce sync.Once
 	above     bool // a directory above the root holds a .git
@@ -121,12 +122,38 @@ type hooksDir struct {
 // the files in it named as git's hooks (pre-commit, post-checkout and the
 // rest), and whole is false; any other holds all it contains, itself
 // included.
+//
+// The hooks directories asked about are those of the repository whose work
+// tree holds rel and of every repository around it: git run in an outer
+// repository runs hooks from its own, which may lie in a nested one (a
+// submodule of shared hooks that core.hooksPath names).
 func (d *Dirs) Holding(rel string) (dir string, whole bool) {
-	wt, ok := d.workTreeOf(rel)
-	if !ok {
-		return "", false
+	wt, ok := d.workTreeOf(path.Dir(rel))
+	for ok {
+		if h, whole := d.hooksOf(wt).holding(rel); h != "" {
+			return h, whole
+		}
+		switch wt {
+		case "", aboveTop:
+			return "", false
+		case ".":
+			wt, ok = aboveTop, d.isAbove()
+		default:
+			wt, ok = d.workTreeOf(path.Dir(wt))
+		}
 	}
+	return "", false
+}
+
+// aboveTop stands, among the work trees of byRepo, for the repository
+// above a root that is a work tree's top itself.
+const aboveTop = ".."
+
+// hooksOf returns the hooks directory of the repository whose work tree is
+// wt, asking git the first time.
+func (d *Dirs) hooksOf(wt string) hooksDir {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	hd, known := d.byRepo[wt]
 	if !known {
 		hd = d.hooksRel(wt)
@@ -135,7 +162,11 @@ func (d *Dirs) Holding(rel string) (dir string, whole bool) {
 		}
 		d.byRepo[wt] = hd
 	}
-	d.mu.Unlock()
+	return hd
+}
+
+// holding is Holding for the one hooks directory hd.
+func (hd hooksDir) holding(rel string) (dir string, whole bool) {
 	h := hd.rel
 	if hd.namesOnly {
 		if strings.EqualFold(path.Dir(rel), h) && isHookName(path.Base(rel)) {
@@ -164,11 +195,11 @@ func isHookName(name string) bool {
 	return slices.ContainsFunc(hookNames, func(h string) bool { return strings.EqualFold(h, name) })
 }
 
-// workTreeOf returns the nearest directory at or above rel's directory,
-// within the root, that holds a .git; "" when none does but the root lies
-// in a repository; false when rel lies in no repository.
-func (d *Dirs) workTreeOf(rel string) (string, bool) {
-	for dir := path.Dir(rel); ; dir = path.Dir(dir) {
+// workTreeOf returns the nearest directory at or above dir, within the
+// root, that holds a .git; "" when none does but the root lies in a
+// repository; false when dir lies in no repository.
+func (d *Dirs) workTreeOf(dir string) (string, bool) {
+	for ; ; dir = path.Dir(dir) {
 		if d.exists(path.Join(dir, ".git")) {
 			return dir, true
 		}
@@ -176,8 +207,13 @@ func (d *Dirs) workTreeOf(rel string) (string, bool) {
 			break
 		}
 	}
+	return "", d.isAbove()
+}
+
+// isAbove reports whether a directory above the root lies in a repository.
+func (d *Dirs) isAbove() bool {
 	d.aboveOnce.Do(func() { d.above = inRepositoryRecently(filepath.Dir(d.root)) })
-	return "", d.above
+	return d.above
 }
 
 // aboveRoots remembers, for a while, what InRepository said of a
@@ -231,7 +267,11 @@ func inRepositoryRecently(dir string) bool {
 // any .git; rel "" otherwise.
 func (d *Dirs) hooksRel(wt string) hooksDir {
 	dir := d.root
-	if wt != "" {
+	switch wt {
+	case "":
+	case aboveTop:
+		dir = filepath.Dir(d.root) // git there answers for the repository above
+	default:
 		dir = filepath.Join(d.root, filepath.FromSlash(wt))
 	}
 	hooks := Dir(dir)

@@ -113,3 +113,32 @@ func TestAboveRootsArePruned(t *testing.T) {
 	aboveRoots.Range(func(any, any) bool { n++; return true })
 	assert.LessOrEqual(t, n, pruneEvery, "stale answers were dropped")
 }
+
+// The hooks directory of an outer repository is guarded where it lies in a
+// nested one, a submodule of shared hooks say: git run in the outer
+// repository runs the hooks named there, whatever repository holds them.
+// So too when the root is that nested repository's top.
+func TestHoldingOuterHooksInANestedRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	outer, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	gitIn(t, outer, "init", "-q")
+	gitIn(t, outer, "config", "core.hooksPath", "hooks")
+	hooks := filepath.Join(outer, "hooks")
+	require.NoError(t, os.MkdirAll(filepath.Join(hooks, "lib"), 0o755))
+	gitIn(t, hooks, "init", "-q")
+
+	for root, cases := range map[string]map[string]string{
+		outer: {"hooks/pre-commit": "hooks", "hooks/Post-Merge": "hooks", "hooks/README.md": "", "hooks/lib/pre-commit": "", "pre-commit": ""},
+		hooks: {"pre-commit": ".", "README.md": "", "lib/pre-commit": ""},
+	} {
+		d := NewDirs(root, nil)
+		for rel, want := range cases {
+			got, whole := d.Holding(rel)
+			assert.Equal(t, want, got, "%s in %s", rel, root)
+			assert.False(t, whole, rel)
+		}
+	}
+}
