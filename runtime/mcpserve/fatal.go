@@ -120,10 +120,11 @@ func scrubText(msg string, roots []string) string {
 }
 
 // pathStart is the index of the first absolute path in msg at or after i,
-// or -1.
+// or -1. A path begins msg, or follows a space, a quote, a bracket, "=", or
+// what ends one (see pathEnd): "/a,/b" is two paths.
 func pathStart(msg string, i int) int {
 	for ; i < len(msg); i++ {
-		if i > 0 && !strings.ContainsRune(" \t\r\n\"'`([{<=", rune(msg[i-1])) {
+		if i > 0 && !strings.ContainsRune(" \t\r\n\"'`()[]{}<>=,;", rune(msg[i-1])) {
 			continue
 		}
 		if msg[i] == '/' {

@@ -111,6 +111,8 @@ func TestWithoutPaths(t *testing.T) {
 		{errors.New(`file "/home/me/my notes.md" is locked`), `file "…" is locked`},
 		{errors.New("file '/home/me/x' (/opt/tool/bin/rg) failed"), "file '…' (…) failed"},
 		{errors.New("exec: /usr/bin/rg: not found; dir=/tmp/x"), "exec: …: not found; dir=…"},
+		{errors.New("roots /srv/project,/home/me/x;/opt/y"), "roots /srv/project,…;…"},
+		{errors.New("tried [/home/me/a]/etc/b and {/srv/project/c}<…>/etc/d"), "tried […]… and {/srv/project/c}<…>…"},
 		{errors.New(`Post "http://127.0.0.1:9/mcp/x": dial tcp: refused`), `Post "http://127.0.0.1:9/mcp/x": dial tcp: refused`},
 		{errors.New("read and/or write / both"), "read and/or write / both"},
 		{errors.New(`open C:\Users\me\x.txt: denied`), `open …: denied`},
