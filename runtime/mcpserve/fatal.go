@@ -51,10 +51,10 @@ func servedRoots(caps []capabilities.Capability) []string {
 // withoutPaths is err's text with "…" for every absolute path in it that
 // lies outside roots. The paths err's chain holds (an fs.PathError's, an
 // os.LinkError's) are found whole, spaces and all; any other is found in
-// the text: a "/" (or a drive's "C:\") that begins a word, up to the
-// space or quote that ends it, or within quotes, up to the closing quote,
-// a ":" or "." that ends it aside. A URL's path begins no word
-// ("http://h/x"), and is kept.
+// the text: a "/" (or a drive's "C:\" or "C:/", or a share's "\\") that
+// begins a word, up to the space or quote that ends it, or within quotes,
+// up to the closing quote, a ":" or "." that ends it aside. A URL's path
+// begins no word ("http://h/x"), and is kept.
 func withoutPaths(err error, roots []string) string {
 	msg := err.Error()
 	var known []string
@@ -130,8 +130,11 @@ func pathStart(msg string, i int) int {
 		if msg[i] == '/' {
 			return i
 		}
-		if i+2 < len(msg) && isLetter(msg[i]) && msg[i+1] == ':' && msg[i+2] == '\\' {
-			return i
+		if i+2 < len(msg) && isLetter(msg[i]) && msg[i+1] == ':' && (msg[i+2] == '\\' || msg[i+2] == '/') {
+			return i // Windows takes either separator
+		}
+		if i+2 < len(msg) && msg[i] == '\\' && msg[i+1] == '\\' && msg[i+2] != '\\' {
+			return i // a share's path, \\server\share\...
 		}
 	}
 	return -1

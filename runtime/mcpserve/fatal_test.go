@@ -116,6 +116,8 @@ func TestWithoutPaths(t *testing.T) {
 		{errors.New(`Post "http://127.0.0.1:9/mcp/x": dial tcp: refused`), `Post "http://127.0.0.1:9/mcp/x": dial tcp: refused`},
 		{errors.New("read and/or write / both"), "read and/or write / both"},
 		{errors.New(`open C:\Users\me\x.txt: denied`), `open …: denied`},
+		{errors.New(`open C:/Users/me/x.txt: denied`), `open …: denied`},
+		{errors.New(`open \\server\share\me\x.txt: denied`), `open …: denied`},
 		{fmt.Errorf("saving: %w", &fs.PathError{Op: "write", Path: "/home/me/my state/x", Err: syscall.ENOSPC}),
 			"saving: write …: no space left on device"},
 		{fmt.Errorf("moving: %w", &os.LinkError{Op: "rename", Old: "/srv/project/a b", New: "/var/tmp/a b", Err: syscall.EXDEV}),
