@@ -69,8 +69,8 @@ func withoutPaths(err error, roots []string) string {
 	// Longest first, so that a path is not cut by one it begins with.
 	slices.SortFunc(known, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	for _, p := range known {
-		if filepath.IsAbs(p) && !within(p, roots) {
-			msg = strings.ReplaceAll(msg, p, "…")
+		if filepath.IsAbs(p) && filepath.Clean(p) != string(filepath.Separator) && !within(p, roots) {
+			msg = replacePath(msg, p)
 		}
 	}
 	return scrubText(msg, roots)
@@ -119,12 +119,47 @@ func scrubText(msg string, roots []string) string {
 	return b.String()
 }
 
+// replacePath is msg with "…" for each p in it that is not part of a
+// longer path or word: a PathError's "/tmp" is not the end of
+// "/srv/project/tmp", nor the start of "/tmp/project". Such a longer path
+// is scrubbed, or kept, in its own right (see scrubText).
+func replacePath(msg, p string) string {
+	var b strings.Builder
+	for {
+		j := strings.Index(msg, p)
+		if j < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:j])
+		end := j + len(p)
+		if (j == 0 || !inPath(msg[j-1])) && (end == len(msg) || !inPath(msg[end])) {
+			b.WriteString("…")
+		} else {
+			b.WriteString(p)
+		}
+		msg = msg[end:]
+	}
+}
+
+// inPath reports whether c may be part of a path's name or separate its
+// names.
+func inPath(c byte) bool {
+	return isLetter(c) || '0' <= c && c <= '9' || c >= 0x80 || strings.IndexByte("._-~/\\", c) >= 0
+}
+
+// beginsPath reports whether a path may begin at i in msg: at its start,
+// or after a space, a quote, a bracket, "=", or what ends one (see
+// pathEnd), so that "/a,/b" is two paths.
+func beginsPath(msg string, i int) bool {
+	return i == 0 || strings.ContainsRune(" \t\r\n\"'`()[]{}<>=,;", rune(msg[i-1]))
+}
+
 // pathStart is the index of the first absolute path in msg at or after i,
-// or -1. A path begins msg, or follows a space, a quote, a bracket, "=", or
-// what ends one (see pathEnd): "/a,/b" is two paths.
+// or -1 (see beginsPath).
 func pathStart(msg string, i int) int {
 	for ; i < len(msg); i++ {
-		if i > 0 && !strings.ContainsRune(" \t\r\n\"'`()[]{}<>=,;", rune(msg[i-1])) {
+		if !beginsPath(msg, i) {
 			continue
 		}
 		if msg[i] == '/' {

@@ -124,6 +124,14 @@ func TestWithoutPaths(t *testing.T) {
 			"moving: rename /srv/project/a b …: invalid cross-device link"},
 		{errors.Join(errors.New("one"), &fs.PathError{Op: "stat", Path: "/x y/z", Err: syscall.ENOENT}),
 			"one\nstat …: no such file or directory"},
+		{fmt.Errorf("in /srv/project/a: %w", &fs.PathError{Op: "stat", Path: "/", Err: syscall.EACCES}),
+			"in /srv/project/a: stat /: permission denied"},
+		{fmt.Errorf("copying /srv/project/tmp/a: %w", &fs.PathError{Op: "open", Path: "/srv", Err: syscall.EACCES}),
+			"copying /srv/project/tmp/a: open …: permission denied"},
+		{fmt.Errorf("copying /srv/project/tmp/a: %w", &fs.PathError{Op: "open", Path: "/tmp", Err: syscall.EACCES}),
+			"copying /srv/project/tmp/a: open …: permission denied"},
+		{fmt.Errorf("state:%s: %w", "/home/me/x", &fs.PathError{Op: "open", Path: "/home/me/x", Err: syscall.EACCES}),
+			"state:…: open …: permission denied"},
 	} {
 		assert.Equal(t, tc.want, withoutPaths(tc.err, roots), tc.err.Error())
 	}
