@@ -198,9 +198,16 @@ type logIndex struct {
 type logState struct {
 	mu   sync.Mutex
 	file os.FileInfo // the file indexed, nil for none
-	end  int64       // offset indexed up to
-	at   map[[keyLen / 2]byte]span
-	bad  int // lines that are not records
+	// head is how the file indexed begins, up to its first record's
+	// checksum (nhead bytes of it): a log removed (by a Clear) and made
+	// again may get the same file id, its inode reused, and grow past end,
+	// but does not begin as the old one did, each record's checksum
+	// covering the time it was stored.
+	head  [headLen + 1]byte
+	nhead int
+	end   int64 // offset indexed up to
+	at    map[[keyLen / 2]byte]span
+	bad   int // lines that are not records
 }
 
 // span is where a record's JSON lies in its log, and its checksum, checked
@@ -220,8 +227,8 @@ func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err err
 		return nil, false, err
 	}
 	st.mu.Lock()
-	if st.file == nil || !os.SameFile(st.file, fi) || fi.Size() < st.end {
-		st.file, st.end, st.at, st.bad = fi, 0, map[[keyLen / 2]byte]span{}, 0
+	if st.file == nil || !os.SameFile(st.file, fi) || fi.Size() < st.end || !st.sameHead(f) {
+		st.file, st.nhead, st.end, st.at, st.bad = fi, 0, 0, map[[keyLen / 2]byte]span{}, 0
 	}
 	if fi.Size() > st.end {
 		var rest []byte
@@ -237,6 +244,11 @@ func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err err
 		})
 		if !mayBeRecord(rest) {
 			st.bad++
+		}
+	}
+	if n := int(min(st.end, int64(len(st.head)))); st.nhead < n {
+		if _, herr := f.ReadAt(st.head[:n], 0); herr == nil {
+			st.nhead = n
 		}
 	}
 	var k [keyLen / 2]byte
@@ -257,10 +269,21 @@ func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err err
 	return data, bad, nil
 }
 
+// sameHead reports whether the log open as f begins as the file indexed
+// did, as far as that was read.
+func (st *logState) sameHead(f *os.File) bool {
+	if st.nhead == 0 {
+		return true
+	}
+	var b [headLen + 1]byte
+	n, _ := f.ReadAt(b[:st.nhead], 0)
+	return n == st.nhead && bytes.Equal(b[:n], st.head[:n])
+}
+
 // forget drops what is known of a log, to be read afresh.
 func (st *logState) forget() {
 	st.mu.Lock()
-	st.file, st.end, st.at, st.bad = nil, 0, nil, 0
+	st.file, st.nhead, st.end, st.at, st.bad = nil, 0, 0, nil, 0
 	st.mu.Unlock()
 }
 

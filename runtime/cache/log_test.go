@@ -140,6 +140,47 @@ func TestLogFollowsOtherWriters(t *testing.T) {
 	assert.Empty(t, warns.list())
 }
 
+// A log removed and made again, which the file system may give the file id
+// of the old one (ext4 reuses a freed inode at once), is read afresh even
+// when it has grown past what was read of the old one: its records are
+// found, not taken for lines already read. The log is rewritten in place
+// here, which keeps its file id wherever the test runs.
+func TestLogReplacedUnderTheSameFileID(t *testing.T) {
+	t.Parallel()
+	c, warns := newCache(t)
+	keys := func(from int) (ks []string) {
+		for i := range 4 {
+			ks = append(ks, fmt.Sprintf("e%063x", from+i))
+		}
+		return ks
+	}
+	old, made := keys(0), keys(100)
+	var before, after []byte
+	for i := range old {
+		before = append(before, logLine(old[i], recordJSON(t, old[i], "old"))...)
+		after = append(after, logLine(made[i], recordJSON(t, made[i], "new"))...)
+	}
+	p := filepath.Join(c.Dir(), entriesDir, "e.log")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+	require.NoError(t, os.WriteFile(p, before, 0o600))
+	e, err := c.read(ctx, old[0])
+	require.NoError(t, err)
+	require.NotNil(t, e)
+
+	require.Len(t, after, len(before), "records of one length: the old end falls between two records")
+	require.NoError(t, os.WriteFile(p, after, 0o600))
+	for _, key := range made {
+		e, err := c.read(ctx, key)
+		require.NoError(t, err)
+		require.NotNil(t, e, key)
+		assert.Equal(t, "new", e.Output)
+	}
+	e, err = c.read(ctx, old[1])
+	require.NoError(t, err)
+	assert.Nil(t, e)
+	assert.Empty(t, warns.list())
+}
+
 // Records longer than what a lookup reads at a time, and many of them, read
 // back whole, while others are being appended.
 func TestLogLongRecords(t *testing.T) {
