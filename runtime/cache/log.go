@@ -135,26 +135,45 @@ func eachLine(data []byte, fn func(off int, line []byte)) int {
 
 // scanLog is eachLine over r from offset from to to, read a chunk at a
 // time. It returns the offset after the last line passed, and what follows
-// it.
+// it. A line longer than a chunk is gathered in a buffer that doubles as
+// it grows, and only what each chunk adds is looked through: copying what
+// was gathered for every chunk made reading a record of 16 MiB allocate
+// 1.2 GB, and a lookup of one of 32 MiB take seconds.
 func scanLog(r io.ReaderAt, from, to int64, fn func(off int64, line []byte)) (end int64, rest []byte, err error) {
 	const chunk = 256 << 10
-	start := from // the offset of rest[0], the start of a line not read whole
-	for pos := from; pos < to; {
-		buf := append(rest, make([]byte, min(int64(chunk), to-pos))...)
-		got, err := r.ReadAt(buf[len(rest):], pos)
-		buf = buf[:len(rest)+got]
+	var buf []byte // buf[:n]: read from offset start, not passed yet
+	start, pos, n := from, from, 0
+	for pos < to {
+		want := int(min(int64(chunk), to-pos))
+		if len(buf)-n < want {
+			grown := make([]byte, max(2*len(buf), n+want))
+			copy(grown, buf[:n])
+			buf = grown
+		}
+		got, err := r.ReadAt(buf[n:n+want], pos)
 		pos += int64(got)
-		used := eachLine(buf, func(off int, line []byte) { fn(start+int64(off), line) })
-		start += int64(used)
-		rest = append([]byte(nil), buf[used:]...)
+		line := 0 // where the line being looked through begins
+		for i := n; i < n+got; {
+			j := bytes.IndexByte(buf[i:n+got], '\n')
+			if j < 0 {
+				break
+			}
+			fn(start+int64(line), buf[line:i+j])
+			line, i = i+j+1, i+j+1
+		}
+		n += got
+		if line > 0 {
+			n = copy(buf, buf[line:n])
+			start += int64(line)
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return start, rest, err
+			return start, buf[:n], err
 		}
 	}
-	return start, rest, nil
+	return start, buf[:n], nil
 }
 
 // mayBeRecord reports whether b, a log's last line without its line break,

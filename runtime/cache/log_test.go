@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -221,6 +222,28 @@ func TestLogLongRecords(t *testing.T) {
 		assert.Equal(t, out, e.Output)
 	}
 	assert.Empty(t, warns.list())
+}
+
+// A line longer than what a lookup reads at a time is gathered once, not
+// copied again for every chunk read: the bytes allocated to read a 16 MiB
+// record are a few times its size, where they were 64 times (over a GB),
+// and a lookup took seconds. Not parallel: it reads the process's
+// allocation count.
+func TestScanLogLongLine(t *testing.T) {
+	const size = 16 << 20
+	data := slicesConcat([]byte("\nshort\n\n"), bytes.Repeat([]byte("y"), size), []byte("\n\nz"))
+	var lines []int
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	end, rest, err := scanLog(bytes.NewReader(data), 0, int64(len(data)), func(off int64, line []byte) {
+		lines = append(lines, int(off), len(line))
+	})
+	goruntime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 0, 1, 5, 7, 0, 8, size, 9 + size, 0}, lines)
+	assert.Equal(t, int64(len(data)-1), end)
+	assert.Equal(t, "z", string(rest))
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8*size))
 }
 
 func TestMayBeRecord(t *testing.T) {
