@@ -182,13 +182,17 @@ func syncDir(dir string) {
 type Stats struct {
 	Dir     string `json:"dir"`
 	Entries int    `json:"entries"` // readable entries
-	// Corrupt counts entry files that cannot be read back (including entries
-	// of another format version); Lookup removes them as it meets them, Clear
-	// removes them all.
-	Corrupt int       `json:"corrupt"`
-	Bytes   int64     `json:"bytes"` // the size of all entry files
-	Oldest  time.Time `json:"oldest,omitzero"`
-	Newest  time.Time `json:"newest,omitzero"`
+	// Corrupt counts the records of the logs, and the entry files of the
+	// earlier layout, that cannot be read back (including those of another
+	// format version, and a record being written at a log's end); a lookup
+	// in a log rewrites it without those it holds, and removes an entry file
+	// it meets so; Clear removes them all.
+	Corrupt int `json:"corrupt"`
+	// Bytes is the size of the logs and entry files, records a later one of
+	// the same key replaced included.
+	Bytes  int64     `json:"bytes"`
+	Oldest time.Time `json:"oldest,omitzero"`
+	Newest time.Time `json:"newest,omitzero"`
 	// Specs counts the readable entries per spec name ("" for specs without
 	// one).
 	Specs map[string]int `json:"specs,omitempty"`
