@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // Dir asks git, in dir, where it runs hooks from, and returns that
@@ -190,9 +192,11 @@ var hookNames = []string{
 	"p4-pre-submit", "post-index-change",
 }
 
-// isHookName reports whether name is a hook's, in any case.
+// isHookName reports whether name is a hook's, in any case, or a name NTFS
+// or HFS+ may take for one (sandbox.EntryName: "pre-commit.",
+// "pre-commit::$DATA"), which git would run as the hook.
 func isHookName(name string) bool {
-	return slices.ContainsFunc(hookNames, func(h string) bool { return strings.EqualFold(h, name) })
+	return slices.Contains(hookNames, sandbox.EntryName(name))
 }
 
 // workTreeOf returns the nearest directory at or above dir, within the

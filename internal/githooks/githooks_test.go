@@ -87,6 +87,13 @@ func TestHoldingHookNames(t *testing.T) {
 		"sub/pre-push":      "sub",
 		"sub/main.go":       "",
 		"sub/x/pre-push":    "",
+		// Names NTFS or HFS+ take for a hook's.
+		"pre-commit.":        ".",
+		"PRE-COMMIT ":        ".",
+		"pre-commit::$DATA":  ".",
+		"pre\u200c-commit":   ".",
+		"sub/pre-push.":      "sub",
+		"pre-commit.sample.": "",
 	} {
 		got, whole := d.Holding(rel)
 		assert.Equal(t, want, got, rel)

@@ -171,6 +171,27 @@ func IsDotGit(name string) bool {
 	return isNTFSDotGit(name) || isHFSDotGit(name)
 }
 
+// EntryName is the name NTFS or HFS+ may take name, one path component,
+// for, in lower case (both fold case): without the code points HFS+
+// ignores, and up to a stream (":") or a Windows separator, without the
+// trailing dots and spaces NTFS drops. A rule on one name ("pre-commit")
+// so covers the others that reach its entry ("Pre-Commit.",
+// "pre-commit::$DATA", "pre\u200c-commit"), on every platform, as
+// IsDotGit does for .git. A short name ("PRE-CO~1") cannot be told from the
+// name alone.
+func EntryName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if hfsIgnored(r) {
+			return -1
+		}
+		return r
+	}, name)
+	if i := strings.IndexAny(name, ":\\"); i >= 0 {
+		name = name[:i]
+	}
+	return strings.ToLower(strings.TrimRight(name, ". "))
+}
+
 // isNTFSDotGit: ".git" or its short name "git~1", in any case, followed by
 // nothing but dots and spaces, which NTFS drops, up to the end of the name,
 // a stream (":") or a Windows separator.

@@ -85,3 +85,25 @@ func TestIsDotGit(t *testing.T) {
 		assert.False(t, IsDotGit(name), "%+q does not reach .git", name)
 	}
 }
+
+func TestEntryName(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"pre-commit":             "pre-commit",
+		"Pre-Commit":             "pre-commit",
+		"pre-commit.":            "pre-commit",
+		"pre-commit . .":         "pre-commit",
+		"pre-commit::$DATA":      "pre-commit",
+		"pre-commit:stream":      "pre-commit",
+		"pre-commit. :x":         "pre-commit",
+		"pre-commit\\x":          "pre-commit",
+		"pre\u200c-commit\ufeff": "pre-commit",
+		"pre-commit.sample":      "pre-commit.sample",
+		" pre-commit":            " pre-commit",
+		"pre-commit~1":           "pre-commit~1",
+		"":                       "",
+		"...":                    "",
+	} {
+		assert.Equal(t, want, EntryName(name), "%+q", name)
+	}
+}
