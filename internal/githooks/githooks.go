@@ -194,9 +194,12 @@ var hookNames = []string{
 
 // isHookName reports whether name is a hook's, in any case, or a name NTFS
 // or HFS+ may take for one (sandbox.EntryName: "pre-commit.",
-// "pre-commit::$DATA"), which git would run as the hook.
+// "pre-commit::$DATA"), which git would run as the hook, or one with
+// ".exe" after it, which Git for Windows runs when the hook's own name is
+// not there (find_hook's STRIP_EXTENSION).
 func isHookName(name string) bool {
-	return slices.Contains(hookNames, sandbox.EntryName(name))
+	name = sandbox.EntryName(name)
+	return slices.Contains(hookNames, name) || slices.Contains(hookNames, strings.TrimSuffix(name, ".exe"))
 }
 
 // workTreeOf returns the nearest directory at or above dir, within the

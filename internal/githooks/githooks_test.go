@@ -88,12 +88,17 @@ func TestHoldingHookNames(t *testing.T) {
 		"sub/main.go":       "",
 		"sub/x/pre-push":    "",
 		// Names NTFS or HFS+ take for a hook's.
-		"pre-commit.":        ".",
-		"PRE-COMMIT ":        ".",
-		"pre-commit::$DATA":  ".",
-		"pre\u200c-commit":   ".",
-		"sub/pre-push.":      "sub",
-		"pre-commit.sample.": "",
+		"pre-commit.":         ".",
+		"PRE-COMMIT ":         ".",
+		"pre-commit::$DATA":   ".",
+		"pre\u200c-commit":    ".",
+		"sub/pre-push.":       "sub",
+		"pre-commit.sample.":  "",
+		"pre-commit.exe":      ".", // Git for Windows runs it
+		"Post-Checkout.EXE. ": ".",
+		"sub/update.exe":      "sub",
+		"pre-commit.exe.bak":  "",
+		"pre-commit.com":      "",
 	} {
 		got, whole := d.Holding(rel)
 		assert.Equal(t, want, got, rel)
