@@ -66,10 +66,12 @@
 // entry. Each record is appended in one write, so concurrent writers,
 // processes included, are safe, and a reader skips a record that is not
 // whole. Records are not synced: a crash may leave one torn. A record that
-// cannot be read back (a checksum that fails, another format version, zeros
-// a crash left) is a miss, reported through WithWarn, and the log is
-// rewritten without it; a record another writer appends while it is being
-// rewritten is lost, and stored again by the run that misses it. A record a crash cut short at a log's very end looks
+// cannot be read back (a checksum that fails, zeros a crash left) is a miss,
+// reported through WithWarn, and the log is rewritten without it; a record
+// another writer appends while it is being rewritten is lost, and stored
+// again by the run that misses it. A whole record of another format version
+// (another agentspec sharing the cache wrote it, under a key this one never
+// looks up) is kept. A record a crash cut short at a log's very end looks
 // like one being written: it is a miss, and is reported and removed once the
 // next record written after it ends it. A cache keeps, for each log, where
 // each key's record lies, and reads only what was appended since it last

@@ -109,7 +109,21 @@ func parseHead(line []byte) (key [keyLen / 2]byte, sum uint32, ok bool) {
 // verify reports whether data, a record's JSON, is whole and of this format
 // version.
 func verify(data []byte, sum uint32) bool {
-	return crc32.Checksum(data, castagnoli) == sum && bytes.HasPrefix(data, versionPrefix)
+	return whole(data, sum) && bytes.HasPrefix(data, versionPrefix)
+}
+
+// whole reports whether data is as it was written, whatever its version.
+func whole(data []byte, sum uint32) bool {
+	return crc32.Checksum(data, castagnoli) == sum
+}
+
+// otherVersion reports whether line is a whole record of another format
+// version: an agentspec of another version sharing the cache wrote it, under
+// a key this one never looks up (the version is part of the key). It is left
+// alone, not taken for damage.
+func otherVersion(line []byte) bool {
+	_, sum, ok := parseHead(line)
+	return ok && whole(line[headLen:], sum) && !bytes.HasPrefix(line[headLen:], versionPrefix)
 }
 
 // versionPrefix is how a record of this format version begins: record
@@ -255,9 +269,10 @@ func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err err
 			if len(line) == 0 {
 				return
 			}
-			if k, sum, ok := parseHead(line); ok && verify(line[headLen:], sum) {
+			switch k, sum, ok := parseHead(line); {
+			case ok && verify(line[headLen:], sum):
 				st.at[k] = span{off + headLen, len(line) - headLen, sum}
-			} else {
+			case !otherVersion(line):
 				st.bad++
 			}
 		})
@@ -299,6 +314,23 @@ func (st *logState) sameHead(f *os.File) bool {
 	return n == st.nhead && bytes.Equal(b[:n], st.head[:n])
 }
 
+// drop forgets key's record, found unreadable.
+func (st *logState) drop(key string) {
+	var k [keyLen / 2]byte
+	hex.Decode(k[:], []byte(key))
+	st.mu.Lock()
+	delete(st.at, k)
+	st.mu.Unlock()
+}
+
+// quiet forgets the damage found so far, which could not be removed, so
+// that lookups do not try again, and warn again, each time.
+func (st *logState) quiet() {
+	st.mu.Lock()
+	st.bad = 0
+	st.mu.Unlock()
+}
+
 // forget drops what is known of a log, to be read afresh.
 func (st *logState) forget() {
 	st.mu.Lock()
@@ -307,8 +339,9 @@ func (st *logState) forget() {
 }
 
 // readLog returns the entry under key from its log, nil when there is none.
-// A log holding lines that are not whole records of this format version (a
-// crash cut one short, say) is rewritten without them, and that is reported.
+// A log holding lines that are not whole records (a crash cut one short,
+// say) is rewritten without them, and that is reported; whole records of
+// another format version are kept.
 // A record a crash cut short at the end of a log cannot be told from one
 // being written: it is a miss, and becomes a line of its own to remove when
 // the next record is appended after it.
@@ -335,15 +368,20 @@ func (c *Cache) readLog(key string) (*Entry, error) {
 		e, derr = decode(data, key)
 	}
 	if derr != nil || bad {
+		if derr != nil {
+			st.drop(key)
+		}
 		dropped, err := c.compact(p, st)
 		switch {
 		case err != nil:
+			// Not tried again, nor reported, until more damage is found.
+			st.quiet()
 			c.warn(fmt.Errorf("cache %s: rewriting it without its corrupt records: %w", logPath(name), err))
 		case derr != nil:
 			c.warn(fmt.Errorf("cache entry %s: %w: %w; removed", short(key), ErrCorrupt, derr))
 		case dropped > 0:
 			c.warn(fmt.Errorf("cache %s: %w: removed %d record(s) that could not be read back "+
-				"(cut short by a crash, or of another format version)", logPath(name), ErrCorrupt, dropped))
+				"(cut short or zeroed by a crash, say)", logPath(name), ErrCorrupt, dropped))
 		}
 	}
 	if derr != nil {
@@ -355,13 +393,14 @@ func (c *Cache) readLog(key string) (*Entry, error) {
 func logPath(name string) string { return entriesDir + "/" + name }
 
 // compact rewrites the log p with its last whole, readable record of each
-// key alone, and returns how many lines it dropped. A record another process
+// key alone (and the records of other format versions), and returns how
+// many lines it dropped; the log is read afresh after it. A record another process
 // appends to the old file meanwhile is lost with it: a cache only loses work
 // so, and the run that misses it stores it again.
 func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
-	defer st.forget()
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
+		st.forget()
 		return 0, nil
 	}
 	if err != nil {
@@ -380,6 +419,8 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 			}
 		}
 		switch i, seen := last[k]; {
+		case !ok && otherVersion(line):
+			keep = append(keep, line)
 		case !ok:
 			dropped++
 		case seen:
@@ -393,6 +434,7 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 		dropped++
 	}
 	if dropped == 0 {
+		st.forget()
 		return 0, nil
 	}
 	var out bytes.Buffer
@@ -401,7 +443,11 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 		out.Write(line)
 		out.WriteByte('\n')
 	}
-	return dropped, writeAtomic(p, out.Bytes(), false)
+	if err := writeAtomic(p, out.Bytes(), false); err != nil {
+		return 0, err
+	}
+	st.forget()
+	return dropped, nil
 }
 
 // eachRecord calls fn for every record in the cache's logs, with its key

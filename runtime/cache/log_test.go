@@ -38,9 +38,6 @@ func TestLogCorruption(t *testing.T) {
 		"a changed byte": func(_ *testing.T, rec []byte) []byte {
 			return bytes.Replace(rec, []byte(`"output":"done"`), []byte(`"output":"dune"`), 1)
 		},
-		"another version": func(t *testing.T, _ []byte) []byte {
-			return logLine(target, withField(t, recordJSON(t, target, "done"), "version", 99))
-		},
 		"filed under another key": func(t *testing.T, _ []byte) []byte {
 			return logLine(target, recordJSON(t, before, "done"))
 		},
@@ -96,6 +93,47 @@ func TestLogCorruption(t *testing.T) {
 			assert.Empty(t, temps)
 		})
 	}
+}
+
+// A whole record of another format version, which an agentspec of another
+// version sharing the cache wrote under a key this one never looks up, is
+// not damage: no lookup warns of it or removes it, and a rewrite of its log
+// keeps it. Stats counts it among the entries it cannot read.
+func TestLogKeepsOtherVersions(t *testing.T) {
+	t.Parallel()
+	c, warns := newCache(t)
+	key, damaged := "e"+strings.Repeat("1", 63), "e"+strings.Repeat("2", 63)
+	other := logLine(key, withField(t, recordJSON(t, key, "done"), "version", 99))
+	p := filepath.Join(c.Dir(), entriesDir, "e.log")
+	require.NoError(t, c.write(ctx, damaged, recordJSON(t, damaged, "x")))
+	log, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, append(other, log...), 0o600))
+
+	e, err := c.read(ctx, key)
+	require.NoError(t, err)
+	assert.Nil(t, e)
+	assert.Empty(t, warns.list())
+
+	// Damage in the same log has it rewritten; the other version's record stays.
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("\x00\x00\x00\n"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	e, err = c.read(ctx, damaged)
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	require.Len(t, warns.list(), 1)
+	assert.ErrorIs(t, warns.list()[0], ErrCorrupt)
+	log, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.True(t, bytes.Contains(log, bytes.Trim(other, "\n")), "kept")
+
+	st, err := c.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Entries)
+	assert.Equal(t, 1, st.Corrupt)
 }
 
 func slicesConcat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
