@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,19 +64,8 @@ func TestCheckCredentials(t *testing.T) {
 // every job. The chain's credential_process counts the times it is asked.
 // Not parallel: the chain reads the process's environment.
 func TestCheckCredentialsSharesTheAWSChainWithTheRun(t *testing.T) {
-	dir := t.TempDir()
-	count := filepath.Join(dir, "asked")
 	creds := providertest.AWSCredentials{AccessKeyID: "AKIDPROCESS", SecretAccessKey: "process-secret", Region: "us-east-1"}
-	process := `sh -c 'echo x >> "` + count + `"; echo "{\"Version\":1,\"AccessKeyId\":\"AKIDPROCESS\",\"SecretAccessKey\":\"process-secret\"}"'`
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config"), []byte("[default]\ncredential_process = "+process+"\n"), 0o600))
-	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE",
-		"AWS_DEFAULT_REGION", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	asked := providertest.AWSCredentialProcess(t, creds)
 	srv := providertest.NewBedrockSigV4Server(t, creds,
 		providertest.Reply{Text: "one"}, providertest.Reply{Text: "a"}, providertest.Reply{Text: "b"}, providertest.Reply{Text: "c"})
 	model := `{model: "bedrock:anthropic.claude-sonnet-4-5", model_settings: {base_url: "` + srv.URL + `"}}`
@@ -99,7 +87,5 @@ steps:
 		Inputs: map[string]any{"items": []any{"a", "b", "c"}}})
 	require.NoError(t, err)
 	require.True(t, res.OK(), "%+v", res.Steps)
-	asked, err := os.ReadFile(count)
-	require.NoError(t, err)
-	assert.Equal(t, 1, strings.Count(string(asked), "x"), "times the credential chain was asked")
+	assert.Equal(t, 1, asked(), "times the credential chain was asked")
 }
