@@ -59,6 +59,9 @@ func (c *Cache) write(ctx context.Context, key string, data []byte) error {
 			return err
 		}
 	}
+	st := &c.logs.logs[logOf(logName(key))]
+	st.writing.RLock()
+	defer st.writing.RUnlock()
 	err := appendRecord(dir, key, data)
 	if made && errors.Is(err, fs.ErrNotExist) {
 		// The directory was removed since it was made: the whole cache

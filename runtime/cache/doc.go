@@ -71,7 +71,9 @@
 // another writer appends while it is being rewritten is lost, and stored
 // again by the run that misses it. A whole record of another format version
 // (another agentspec sharing the cache wrote it, under a key this one never
-// looks up) is kept. A record a crash cut short at a log's very end looks
+// looks up) is kept. A log is rewritten the same way once most of its
+// records are replaced ones, a key stored again whenever its entry was not
+// replayed. A record a crash cut short at a log's very end looks
 // like one being written: it is a miss, and is reported and removed once the
 // next record written after it ends it. A cache keeps, for each log, where
 // each key's record lies, and reads only what was appended since it last

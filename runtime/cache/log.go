@@ -241,7 +241,18 @@ type logState struct {
 	end   int64 // offset indexed up to
 	at    map[[keyLen / 2]byte]span
 	bad   int // lines that are not records
+	whole int // records indexed, those a later one of their key replaced included
+
+	// writing is held to append to the log, and exclusively to rewrite
+	// it, so that no record this process appends is lost in a rewrite.
+	writing sync.RWMutex
 }
+
+// A log is rewritten without its replaced records once it holds at least
+// compactAt records and more than twice as many as keys: a key is stored
+// again whenever its entry is not replayed (its expected output files
+// missing, its answer refused), and its old records would stay for good.
+const compactAt = 1024
 
 // span is where a record's JSON lies in its log, and its checksum, checked
 // again when the record is read.
@@ -253,7 +264,8 @@ type span struct {
 
 // find returns the JSON of key's last whole record in the log open as f,
 // reading what was appended since the last look; nil when there is none. bad
-// is true when the log holds lines that are not whole records.
+// is true when the log holds lines that are not whole records, or enough
+// replaced ones to be rewritten (see compactAt).
 func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -261,7 +273,7 @@ func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err err
 	}
 	st.mu.Lock()
 	if st.file == nil || !os.SameFile(st.file, fi) || fi.Size() < st.end || !st.sameHead(f) {
-		st.file, st.nhead, st.end, st.at, st.bad = fi, 0, 0, map[[keyLen / 2]byte]span{}, 0
+		st.file, st.nhead, st.end, st.at, st.bad, st.whole = fi, 0, 0, map[[keyLen / 2]byte]span{}, 0, 0
 	}
 	if fi.Size() > st.end {
 		var rest []byte
@@ -272,6 +284,7 @@ func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err err
 			switch k, sum, ok := parseHead(line); {
 			case ok && verify(line[headLen:], sum):
 				st.at[k] = span{off + headLen, len(line) - headLen, sum}
+				st.whole++
 			case !otherVersion(line):
 				st.bad++
 			}
@@ -288,7 +301,7 @@ func (st *logState) find(f *os.File, key string) (data []byte, bad bool, err err
 	var k [keyLen / 2]byte
 	hex.Decode(k[:], []byte(key))
 	sp, found := st.at[k]
-	bad = st.bad > 0
+	bad = st.bad > 0 || st.whole >= compactAt && st.whole > 2*len(st.at)
 	st.mu.Unlock()
 	if err != nil || !found {
 		return nil, bad, err
@@ -327,14 +340,14 @@ func (st *logState) drop(key string) {
 // that lookups do not try again, and warn again, each time.
 func (st *logState) quiet() {
 	st.mu.Lock()
-	st.bad = 0
+	st.bad, st.whole = 0, 0
 	st.mu.Unlock()
 }
 
 // forget drops what is known of a log, to be read afresh.
 func (st *logState) forget() {
 	st.mu.Lock()
-	st.file, st.nhead, st.end, st.at, st.bad = nil, 0, 0, nil, 0
+	st.file, st.nhead, st.end, st.at, st.bad, st.whole = nil, 0, 0, nil, 0, 0
 	st.mu.Unlock()
 }
 
@@ -376,7 +389,7 @@ func (c *Cache) readLog(key string) (*Entry, error) {
 		case err != nil:
 			// Not tried again, nor reported, until more damage is found.
 			st.quiet()
-			c.warn(fmt.Errorf("cache %s: rewriting it without its corrupt records: %w", logPath(name), err))
+			c.warn(fmt.Errorf("cache %s: rewriting it: %w", logPath(name), err))
 		case derr != nil:
 			c.warn(fmt.Errorf("cache entry %s: %w: %w; removed", short(key), ErrCorrupt, derr))
 		case dropped > 0:
@@ -394,10 +407,13 @@ func logPath(name string) string { return entriesDir + "/" + name }
 
 // compact rewrites the log p with its last whole, readable record of each
 // key alone (and the records of other format versions), and returns how
-// many lines it dropped; the log is read afresh after it. A record another process
+// many lines it dropped that were not whole records; the log is read afresh
+// after it. A record another process
 // appends to the old file meanwhile is lost with it: a cache only loses work
 // so, and the run that misses it stores it again.
 func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
+	st.writing.Lock()
+	defer st.writing.Unlock()
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		st.forget()
@@ -408,6 +424,7 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 	}
 	var keep [][]byte
 	last := map[string]int{}
+	replaced := 0
 	end := eachLine(old, func(_ int, line []byte) {
 		if len(line) == 0 {
 			return
@@ -425,6 +442,7 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 			dropped++
 		case seen:
 			keep[i] = line // a later record of the key
+			replaced++
 		default:
 			last[k] = len(keep)
 			keep = append(keep, line)
@@ -433,7 +451,7 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 	if len(bytes.TrimLeft(old[end:], "\n")) > 0 {
 		dropped++
 	}
-	if dropped == 0 {
+	if dropped+replaced == 0 {
 		st.forget()
 		return 0, nil
 	}

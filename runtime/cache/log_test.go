@@ -136,6 +136,56 @@ func TestLogKeepsOtherVersions(t *testing.T) {
 	assert.Equal(t, 1, st.Corrupt)
 }
 
+// A log holding many more records than keys, each key stored again and
+// again, is rewritten with the last of each, without a warning, and no
+// record this process appends meanwhile is lost.
+func TestLogDropsReplacedRecords(t *testing.T) {
+	t.Parallel()
+	c, warns := newCache(t)
+	again := "f" + strings.Repeat("0", 63)
+	for i := range compactAt {
+		require.NoError(t, c.write(ctx, again, recordJSON(t, again, fmt.Sprint(i))))
+	}
+	var wg sync.WaitGroup
+	var keys []string
+	for w := range 8 {
+		for i := range 40 {
+			keys = append(keys, fmt.Sprintf("f1%02x%060x", w, i))
+		}
+		mine := keys[len(keys)-40:]
+		wg.Go(func() {
+			for _, k := range mine {
+				if err := c.write(ctx, k, recordJSON(t, k, k)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 50 {
+			if _, err := c.With().read(ctx, again); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	wg.Wait()
+	e, err := c.read(ctx, again)
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	assert.Equal(t, fmt.Sprint(compactAt-1), e.Output)
+	for _, k := range keys {
+		e, err := c.read(ctx, k)
+		require.NoError(t, err)
+		if assert.NotNil(t, e, "lost in a rewrite: %s", k) {
+			assert.Equal(t, k, e.Output)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(c.Dir(), entriesDir, "f.log"))
+	require.NoError(t, err)
+	assert.Equal(t, 1+len(keys), bytes.Count(log, []byte(`{"version"`)), "one record a key")
+	assert.Empty(t, warns.list())
+}
+
 func slicesConcat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 // A Cache reads what another one (another process) appends to a log since
