@@ -92,8 +92,9 @@ const webSearchSchema = `{
 // spec loads, at the value, rather than by the provider at the first
 // request. pydantic-ai validates a NativeTool in pydantic's lax mode, so an
 // integer option also takes a string holding a positive integer
-// (max_uses: '3', see laxIntOptions); WebSearch's options reach its
-// capability unconverted and are not coerced. null is an option left out.
+// (max_uses: '3', see laxPositiveInt), and a boolean option a word or a
+// number pydantic reads as a bool (optional: 'yes', see laxBool);
+// WebSearch's options reach its capability unconverted and are not coerced. null is an option left out.
 // An option a kind does not take is not declared here: the provider check
 // refuses it, naming the provider (runtime/providers.CheckNative).
 var kindOptions = map[string]string{
@@ -121,8 +122,22 @@ var kindOptions = map[string]string{
 // "3.0"). "2.5", "0" and "three" do not match.
 const laxPositiveInt = `^\s*_*\+?[0-9_]*[1-9][0-9_]*(\.[0_]*)?\s*$`
 
+// laxBoolWord matches the strings pydantic's lax mode reads as a boolean
+// (see lax.Bool), in any case; it is spelt without (?i), which an editor's
+// ECMAScript regular expressions do not have.
+const laxBoolWord = `^([01tTfFyYnN]|[oO][nN]|[nN][oO]|[oO][fF][fF]|[yY][eE][sS]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE])$`
+
+// laxBool makes p, a boolean option's schema, take what pydantic's lax mode
+// reads as a boolean too: a string matching laxBoolWord, the number 0 or 1.
+func laxBool(p map[string]any) {
+	p["type"] = append(slices.Clone(p["type"].([]any)), "string", "number")
+	p["pattern"] = laxBoolWord
+	p["minimum"], p["maximum"], p["multipleOf"] = 0, 1, 1
+}
+
 // kindSchemas are the option schemas of kindOptions, decoded, each integer
-// option taking a string that matches laxPositiveInt too.
+// option taking a string that matches laxPositiveInt too, and each boolean
+// option what laxBool lets it take.
 var kindSchemas = sync.OnceValue(func() map[string]map[string]any {
 	out := map[string]map[string]any{}
 	for kind, text := range kindOptions {
@@ -130,22 +145,25 @@ var kindSchemas = sync.OnceValue(func() map[string]map[string]any {
 		if err := json.Unmarshal([]byte(text), &props); err != nil {
 			panic(fmt.Sprintf("native: the options schema of %s is not JSON: %v", kind, err)) // a build that ships it broken
 		}
-		for _, name := range laxIntOptions(props) {
+		for _, name := range laxOptions(props, "integer") {
 			p := props[name].(map[string]any)
 			p["type"] = append(p["type"].([]any), "string")
 			p["pattern"] = laxPositiveInt
+		}
+		for _, name := range laxOptions(props, "boolean") {
+			laxBool(props[name].(map[string]any))
 		}
 		out[kind] = props
 	}
 	return out
 })
 
-// laxIntOptions are the options of props, a kind's option schemas, that
-// take an integer.
-func laxIntOptions(props map[string]any) []string {
+// laxOptions are the options of props, a kind's option schemas, that take
+// a value of the JSON type typ.
+func laxOptions(props map[string]any, typ string) []string {
 	var names []string
 	for name, p := range props {
-		if t, ok := p.(map[string]any)["type"].([]any); ok && slices.Contains(t, any("integer")) {
+		if t, ok := p.(map[string]any)["type"].([]any); ok && slices.Contains(t, any(typ)) {
 			names = append(names, name)
 		}
 	}
@@ -169,10 +187,12 @@ func nativeToolSchema() json.RawMessage {
 	for i, k := range Kinds {
 		kinds[i] = k
 	}
+	optional := map[string]any{"type": []any{"boolean"}, "x-expected": "true or false", "description": "Drop the tool silently on a provider without it, instead of refusing the spec."}
+	laxBool(optional)
 	common := func() map[string]any {
 		return map[string]any{
 			"kind":     map[string]any{"enum": kinds, "x-expected": "web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet)", "description": "The native tool's kind."},
-			"optional": map[string]any{"type": "boolean", "description": "Drop the tool silently on a provider without it, instead of refusing the spec."},
+			"optional": optional,
 		}
 	}
 	// Each kind's options apply when kind names it; an if/then per kind
@@ -293,18 +313,23 @@ func newNativeTool(_ context.Context, args capabilities.Args) (capabilities.Capa
 	case !slices.Contains(Kinds, kind):
 		return nil, capabilities.ArgErrorf("kind", "unknown native tool kind %q; agentspec sends %s", kind, strings.Join(Kinds, ", "))
 	}
-	optional, _ := opts["optional"].(bool)
+	optional, _ := lax.Bool(opts["optional"])
 	tool := capabilities.NativeTool{Kind: kind, Options: map[string]any{}, LocalFallback: optional}
 	for k, v := range opts {
 		if k != "kind" && k != "optional" && v != nil {
 			tool.Options[k] = v
 		}
 	}
-	for _, name := range laxIntOptions(kindSchemas()[kind]) {
+	for _, name := range laxOptions(kindSchemas()[kind], "integer") {
 		if s, ok := tool.Options[name].(string); ok {
 			if n, ok := laxInt(s); ok {
 				tool.Options[name] = n
 			}
+		}
+	}
+	for _, name := range laxOptions(kindSchemas()[kind], "boolean") {
+		if b, ok := lax.Bool(tool.Options[name]); ok {
+			tool.Options[name] = b
 		}
 	}
 	return &Capability{tools: []capabilities.NativeTool{tool}}, nil

@@ -119,7 +119,8 @@ func TestRefusals(t *testing.T) {
 // are, since agentspec validate is what a CI runs and the provider would
 // refuse the value (or be sent it as the wrong type) only at the first
 // request. A string is taken only where it holds a positive integer
-// (TestNativeToolLaxIntegers).
+// (TestNativeToolLaxIntegers) or, for a boolean option, a word pydantic
+// reads as a bool (TestNativeToolLaxBooleans), as is the number 0 or 1.
 func TestNativeToolOptionTypes(t *testing.T) {
 	t.Parallel()
 	for yaml, want := range map[string]string{
@@ -131,13 +132,13 @@ func TestNativeToolOptionTypes(t *testing.T) {
 		"capabilities:\n  - NativeTool: {kind: web_search, blocked_domains: [example.com, 3]}\n":   `agent.yaml:2:67: capabilities[0].NativeTool.blocked_domains[1]: expected a string, found 3 (a number)`,
 		"capabilities:\n  - NativeTool: {kind: web_search, user_location: DE}\n":                   `agent.yaml:2:51: capabilities[0].NativeTool.user_location: expected a mapping, found "DE" (a string)`,
 		"capabilities:\n  - NativeTool: {kind: web_search, user_location: {country: 49}}\n":        `agent.yaml:2:61: capabilities[0].NativeTool.user_location.country: expected a string, found 49 (a number)`,
-		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: 'no'}\n":           `agent.yaml:2:57: capabilities[0].NativeTool.external_web_access: expected true or false, found "no" (a string); quoted, no is a string: write true or false, or leave it unquoted`,
+		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: 'nope'}\n":         `agent.yaml:2:57: capabilities[0].NativeTool.external_web_access: expected true or false, found "nope"`,
 		"capabilities:\n  - NativeTool: {kind: web_fetch, max_content_tokens: many}\n":             `agent.yaml:2:55: capabilities[0].NativeTool.max_content_tokens: expected a positive integer, found "many"`,
-		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 1}\n":                  `agent.yaml:2:53: capabilities[0].NativeTool.enable_citations: expected true or false, found 1 (a number)`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 3}\n":                  `agent.yaml:2:53: capabilities[0].NativeTool.enable_citations: expected true or false, found 3`,
 		"capabilities:\n  - NativeTool: {kind: web_fetch, allowed_domains: example.com}\n":         `agent.yaml:2:52: capabilities[0].NativeTool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
 		"capabilities:\n  - NativeTool: {tool: {kind: web_search, max_uses: 'three'}}\n":           `agent.yaml:2:53: capabilities[0].NativeTool.tool.max_uses: expected a positive integer, found "three"`,
 		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, allowed_domains: example.com}}\n": `agent.yaml:2:59: capabilities[0].NativeTool.tool.allowed_domains: expected a list of strings, found "example.com" (a string)`,
-		"capabilities:\n  - NativeTool: {tool: {kind: web_search, optional: 'yes'}}\n":             `agent.yaml:2:53: capabilities[0].NativeTool.tool.optional: expected true or false, found "yes" (a string); quoted, yes is a string: write true or false, or leave it unquoted`,
+		"capabilities:\n  - NativeTool: {tool: {kind: web_search, optional: 'yess'}}\n":            `agent.yaml:2:53: capabilities[0].NativeTool.tool.optional: expected true or false, found "yess"`,
 		// WebSearch's options, the same tool's, are checked the same way.
 		"capabilities:\n  - WebSearch: {search_context_size: huge}\n":                                                     `agent.yaml:2:38: capabilities[0].WebSearch.search_context_size: expected one of "low", "medium", "high", found "huge"`,
 		"capabilities:\n  - WebSearch: {allowed_domains: example.com}\n":                                                  `agent.yaml:2:34: capabilities[0].WebSearch.allowed_domains: expected a list of strings, found "example.com" (a string)`,
@@ -210,6 +211,56 @@ func TestNativeToolLaxIntegers(t *testing.T) {
 		// WebSearch's options reach pydantic-ai's capability unconverted,
 		// so max_uses: '3' would go to the provider as a string.
 		"capabilities:\n  - WebSearch: {max_uses: '3'}\n": `agent.yaml:2:27: capabilities[0].WebSearch.max_uses: expected a positive integer, found "3" (a string)`,
+	} {
+		_, err := build(t, yaml)
+		if assert.Error(t, err, "loaded: %s", yaml) {
+			assert.Equal(t, want, err.Error(), yaml)
+		}
+	}
+}
+
+// TestNativeToolLaxBooleans: pydantic-ai validates a NativeTool in
+// pydantic's lax mode, so a boolean option (optional, external_web_access,
+// enable_citations) given as a word or a number pydantic reads as a bool
+// ('yes', 'Off', 'T', 1, 0.0) is that bool, and is sent as one; anything
+// else is refused at the value.
+func TestNativeToolLaxBooleans(t *testing.T) {
+	t.Parallel()
+	for yaml, want := range map[string]capabilities.NativeTool{
+		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: 'no'}\n":                 {Kind: "web_search", Options: map[string]any{"external_web_access": false}},
+		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: 'On'}\n":                 {Kind: "web_search", Options: map[string]any{"external_web_access": true}},
+		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: 0}\n":                    {Kind: "web_search", Options: map[string]any{"external_web_access": false}},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 1}\n":                        {Kind: "web_fetch", Options: map[string]any{"enable_citations": true}},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 1.0}\n":                      {Kind: "web_fetch", Options: map[string]any{"enable_citations": true}},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 'TRUE'}\n":                   {Kind: "web_fetch", Options: map[string]any{"enable_citations": true}},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 'f'}\n":                      {Kind: "web_fetch", Options: map[string]any{"enable_citations": false}},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: '0'}\n":                      {Kind: "web_fetch", Options: map[string]any{"enable_citations": false}},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, optional: 'yes'}\n":                            {Kind: "web_fetch", Options: map[string]any{}, LocalFallback: true},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, optional: 'Y'}\n":                              {Kind: "web_fetch", Options: map[string]any{}, LocalFallback: true},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, optional: 1}\n":                                {Kind: "web_fetch", Options: map[string]any{}, LocalFallback: true},
+		"capabilities:\n  - NativeTool: {kind: web_fetch, optional: 'off'}\n":                            {Kind: "web_fetch", Options: map[string]any{}},
+		"capabilities:\n  - NativeTool: {tool: {kind: web_search, optional: 'yes'}}\n":                   {Kind: "web_search", Options: map[string]any{}, LocalFallback: true},
+		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, enable_citations: 't'}}\n":              {Kind: "web_fetch", Options: map[string]any{"enable_citations": true}},
+		"capabilities:\n  - NativeTool: {tool: {kind: web_search, external_web_access: 'n'}}\n":          {Kind: "web_search", Options: map[string]any{"external_web_access": false}},
+		"capabilities:\n  - name: NativeTool\n    arguments: {kind: code_execution, optional: 'true'}\n": {Kind: "code_execution", Options: map[string]any{}, LocalFallback: true},
+	} {
+		caps, err := build(t, yaml)
+		require.NoError(t, err, yaml)
+		tools := caps[0].(capabilities.NativeTooler).NativeTools()
+		require.Len(t, tools, 1)
+		assert.Equal(t, want, tools[0], yaml)
+	}
+	for yaml, want := range map[string]string{
+		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: maybe}\n":  `agent.yaml:2:57: capabilities[0].NativeTool.external_web_access: expected true or false, found "maybe"`,
+		"capabilities:\n  - NativeTool: {kind: web_search, external_web_access: ' yes'}\n": `agent.yaml:2:57: capabilities[0].NativeTool.external_web_access: expected true or false, found " yes"`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 2}\n":          `agent.yaml:2:53: capabilities[0].NativeTool.enable_citations: expected true or false, found 2`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: 0.5}\n":        `agent.yaml:2:53: capabilities[0].NativeTool.enable_citations: expected true or false, found 0.5`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, enable_citations: [true]}\n":     `agent.yaml:2:53: capabilities[0].NativeTool.enable_citations: expected true or false, found a list`,
+		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, optional: '1.0'}}\n":      `agent.yaml:2:52: capabilities[0].NativeTool.tool.optional: expected true or false, found "1.0"`,
+		"capabilities:\n  - NativeTool: {kind: web_fetch, optional: ''}\n":                 `agent.yaml:2:45: capabilities[0].NativeTool.optional: expected true or false, found an empty string`,
+		// WebSearch's options reach pydantic-ai's capability unconverted,
+		// so external_web_access: 'no' would go to the provider as a string.
+		"capabilities:\n  - WebSearch: {external_web_access: 'no'}\n": `agent.yaml:2:38: capabilities[0].WebSearch.external_web_access: expected true or false, found "no" (a string); quoted, no is a string: write true or false, or leave it unquoted`,
 	} {
 		_, err := build(t, yaml)
 		if assert.Error(t, err, "loaded: %s", yaml) {
