@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -16,7 +17,8 @@ import (
 // making one: a missing model, a script model's file that is missing or
 // invalid, settings the provider cannot take, an invalid output schema or
 // workspace check, capabilities that cannot be built in the workspace
-// (WithWorkspace), and two capabilities offering tools of the same name.
+// (WithWorkspace), two capabilities offering tools of the same name, and
+// tools offered to a model that cannot call any (providers.CheckTools).
 // With WithVars, the instructions' placeholders must all have values, and
 // every value a placeholder (CheckVars); without it, a capability whose
 // options use a placeholder is not built (spec.WithoutTemplatedCapabilities).
@@ -55,7 +57,8 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 	if _, err := compileChecks(s); err != nil {
 		return err
 	}
-	if _, err := newModelSource(s, cfg); err != nil {
+	model, err := newModelSource(s, cfg)
+	if err != nil {
 		return err
 	}
 	workspace, err := filepath.Abs(cfg.workspace)
@@ -84,9 +87,36 @@ func Check(ctx context.Context, s *spec.Spec, opts ...Option) error {
 		}
 		local = append(local, c)
 	}
-	_, err = newToolset(ctx, slices.Concat(local, cfg.extra))
+	ts, err := newToolset(ctx, slices.Concat(local, cfg.extra))
+	if err == nil {
+		err = model.checkTools(s, len(owned), ts)
+	}
 	err = errors.Join(collisionErrors(s, len(owned), err), closeAll(owned))
 	return err
+}
+
+// checkTools refuses the tools of ts for a model that cannot call any
+// (providers.CheckTools), as a spec error at the first of the spec's
+// capabilities (indexes below n) that offers some, since the provider
+// would refuse the first request. A model given with WithModel is not
+// checked.
+func (m *modelSource) checkTools(s *spec.Spec, n int, ts *toolset) error {
+	if m.given != nil || ts.first < 0 {
+		return nil
+	}
+	err := providers.CheckTools(m.ref)
+	if err == nil {
+		return nil
+	}
+	if ts.first >= n || s.File == "" {
+		return err
+	}
+	c := s.Capabilities[ts.first]
+	msg := err.Error()
+	if tu, ok := errors.AsType[*providers.ToolUseError](err); ok {
+		msg = fmt.Sprintf("which %s cannot call: %s", tu.Ref, tu.Reason())
+	}
+	return spec.Errors{{Pos: c.Pos, Msg: fmt.Sprintf("capabilities[%d]: %s offers tools, %s", ts.first, c.Name, msg)}}
 }
 
 // toolCollision is two capabilities offering a tool of the same name.

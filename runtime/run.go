@@ -372,6 +372,9 @@ func (p *plan) execute(ctx context.Context, given, workspace string, start time.
 	if err != nil {
 		return nil, orInterrupted(ctx, collisionErrors(s, len(owned), err))
 	}
+	if err := p.model.checkTools(s, len(owned), tools); err != nil {
+		return nil, err
+	}
 	_, ownModel := model.(*providers.Model)
 
 	r := &runner{

@@ -22,6 +22,7 @@ type toolset struct {
 	defs   []llms.Tool
 	names  []string       // sorted, for messages
 	limits map[string]int // tools whose capability has its own retry budget
+	first  int            // the index of the first capability that offers a tool, -1 for none
 }
 
 // emptyParameters is what a tool without parameters declares: the anthropic
@@ -32,7 +33,7 @@ var emptyParameters = map[string]any{"type": "object", "properties": map[string]
 // capabilities offering the same tool name are a *toolCollision naming every
 // name the first such pair shares.
 func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, error) {
-	ts := &toolset{byName: map[string]capabilities.Tool{}}
+	ts := &toolset{byName: map[string]capabilities.Tool{}, first: -1}
 	owner := map[string]int{} // tool name -> index of the capability offering it
 	var collision *toolCollision
 	for i, c := range caps {
@@ -42,6 +43,9 @@ func newToolset(ctx context.Context, caps []capabilities.Capability) (*toolset, 
 		tools, err := c.Tools(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		if ts.first < 0 && len(tools) > 0 {
+			ts.first = i
 		}
 		budget, hasBudget := -1, false
 		if b, ok := capabilities.As[capabilities.RetryBudget](c); ok {

@@ -635,3 +635,47 @@ func TestBedrockRequiredToolChoiceOnlyWhereTaken(t *testing.T) {
 		assert.JSONEq(t, `{"any":{}}`, jsonOf(t, srv.Requests()[0].JSON()["toolConfig"].(map[string]any)["toolChoice"]), model)
 	}
 }
+
+// A Bedrock model the Converse API has no tool use for (AWS's table of the
+// models and features it supports) cannot be given tools: CheckTools says
+// so, naming the model and its family, and has nothing against a model
+// that has tool use or a provider other than bedrock.
+func TestBedrockModelsWithoutToolUse(t *testing.T) {
+	t.Parallel()
+	for model, family := range map[string]string{
+		"amazon.titan-text-express-v1":                                          "Amazon Titan",
+		"amazon.titan-text-premier-v1:0":                                        "Amazon Titan",
+		"anthropic.claude-v2:1":                                                 "Anthropic Claude 2.x and earlier",
+		"anthropic.claude-instant-v1":                                           "Anthropic Claude 2.x and earlier",
+		"ai21.jamba-instruct-v1:0":                                              "AI21 Jamba-Instruct",
+		"ai21.j2-ultra-v1":                                                      "AI21 Labs Jurassic-2",
+		"cohere.command-text-v14":                                               "Cohere Command",
+		"cohere.command-light-text-v14":                                         "Cohere Command Light",
+		"meta.llama2-70b-chat-v1":                                               "Meta Llama 2 and Llama 3",
+		"meta.llama3-8b-instruct-v1:0":                                          "Meta Llama 2 and Llama 3",
+		"meta.llama3-70b-instruct-v1:0":                                         "Meta Llama 2 and Llama 3",
+		"us.meta.llama3-2-1b-instruct-v1:0":                                     "Meta Llama 3.2 1B and 3B",
+		"us.meta.llama3-2-3b-instruct-v1:0":                                     "Meta Llama 3.2 1B and 3B",
+		"mistral.mistral-7b-instruct-v0:2":                                      "Mistral AI Instruct",
+		"mistral.mixtral-8x7b-instruct-v0:1":                                    "Mistral AI Instruct",
+		"arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-text-lite-v1": "Amazon Titan",
+	} {
+		err := CheckTools("bedrock:" + model)
+		var tu *ToolUseError
+		if assert.ErrorAs(t, err, &tu, model) {
+			assert.Equal(t, family, tu.Family, model)
+			assert.EqualError(t, err, "bedrock:"+model+" cannot call tools: the Converse API has no tool use for "+family+
+				" models; give the spec a model that has it (Claude 3 or later, Nova, Llama 3.1, Mistral Large, Command R, ...) or leave out the capabilities that offer tools", model)
+		}
+	}
+	for _, ref := range []string{
+		claudeOnBedrock, "bedrock:anthropic.claude-3-haiku-20240307-v1:0", "bedrock:us.amazon.nova-pro-v1:0",
+		"bedrock:meta.llama3-1-70b-instruct-v1:0", "bedrock:us.meta.llama3-2-11b-instruct-v1:0", "bedrock:us.meta.llama3-3-70b-instruct-v1:0",
+		"bedrock:mistral.mistral-large-2407-v1:0", "bedrock:mistral.mistral-small-2402-v1:0", "bedrock:cohere.command-r-plus-v1:0",
+		"bedrock:ai21.jamba-1-5-large-v1:0", "bedrock:openai.gpt-oss-120b-1:0",
+		"bedrock:arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123",
+		"openai:gpt-4o", "bedrock-mantle:openai.gpt-oss-120b", "test",
+	} {
+		assert.NoError(t, CheckTools(ref), ref)
+	}
+}

@@ -33,6 +33,65 @@ func bedrockAnyTool(model string) bool {
 	return bedrockClaude(model) || bedrockNova(model) || strings.Contains(model, "mistral.mistral-large")
 }
 
+// bedrockNoToolUse are the model families AWS's table of the Converse
+// API's supported models and features gives no tool use
+// (https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-supported-models-features.html),
+// each with what names its models in a model id, an inference profile id
+// (us.meta...) or an ARN. A request with tools to one of them is refused.
+var bedrockNoToolUse = []struct {
+	family string
+	ids    []string
+}{
+	{"AI21 Jamba-Instruct", []string{"ai21.jamba-instruct"}},
+	{"AI21 Labs Jurassic-2", []string{"ai21.j2-"}},
+	{"Amazon Titan", []string{"amazon.titan-"}},
+	{"Anthropic Claude 2.x and earlier", []string{"anthropic.claude-v", "anthropic.claude-instant"}},
+	{"Cohere Command", []string{"cohere.command-text"}},
+	{"Cohere Command Light", []string{"cohere.command-light-text"}},
+	{"Meta Llama 2 and Llama 3", []string{"meta.llama2-", "meta.llama3-8b-", "meta.llama3-70b-"}},
+	{"Meta Llama 3.2 1B and 3B", []string{"meta.llama3-2-1b-", "meta.llama3-2-3b-"}},
+	{"Mistral AI Instruct", []string{"mistral.mistral-7b-instruct", "mistral.mixtral-8x7b-instruct"}},
+}
+
+// ToolUseError is a model that cannot be given tools: the Converse API
+// has no tool use for its family.
+type ToolUseError struct {
+	Ref    string // the model reference, bedrock:MODEL
+	Family string // the family, as AWS's table names it
+}
+
+func (e *ToolUseError) Error() string { return e.Ref + " cannot call tools: " + e.Reason() }
+
+// Reason is why the model cannot call tools, and what to do.
+func (e *ToolUseError) Reason() string {
+	return fmt.Sprintf("the Converse API has no tool use for %s models; "+
+		"give the spec a model that has it (Claude 3 or later, Nova, Llama 3.1, Mistral Large, Command R, ...) "+
+		"or leave out the capabilities that offer tools", e.Family)
+}
+
+// CheckTools reports, as a *ToolUseError, a model of ref that cannot be
+// given tools, so that a spec whose capabilities offer some is refused
+// before any request rather than by the provider at the first: a bedrock
+// model of a family the Converse API has no tool use for. Any other
+// reference passes.
+func CheckTools(ref string) error {
+	name, model, err := parseRef(ref)
+	if err != nil {
+		return nil
+	}
+	if p, ok := lookup(name); !ok || p.api != apiBedrock {
+		return nil
+	}
+	for _, f := range bedrockNoToolUse {
+		for _, id := range f.ids {
+			if strings.Contains(model, id) {
+				return &ToolUseError{Ref: strings.TrimSpace(ref), Family: f.family}
+			}
+		}
+	}
+	return nil
+}
+
 // bedrockResultStatus reports whether a Bedrock model takes a toolResult's
 // status: Claude and Nova models do, and any other refuses the request
 // ("This model doesn't support the toolResult.status field"), so its
