@@ -173,6 +173,16 @@ func TestChatUsage(t *testing.T) {
 			`{"prompt_tokens":279,"completion_tokens":6,"total_tokens":374,"prompt_tokens_details":{"text_tokens":279,"audio_tokens":0,"image_tokens":0,"cached_tokens":150},` +
 				`"completion_tokens_details":{"reasoning_tokens":89,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0},"num_sources_used":0}`,
 			Usage{Input: 279, Output: 95, CacheRead: 150, Reasoning: 89}},
+		// OpenRouter's prompt_tokens hold what was read from the cache
+		// (cached_tokens) and what was written to it (cache_write_tokens),
+		// as its usage accounting and prompt caching pages show them.
+		{"openrouter cache written", "openrouter:anthropic/claude-sonnet-4.5",
+			`{"prompt_tokens":10339,"completion_tokens":60,"total_tokens":10399,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":10318,"audio_tokens":0},` +
+				`"completion_tokens_details":{"reasoning_tokens":0},"cost":0.95,"cost_details":{"upstream_inference_cost":19},"is_byok":false}`,
+			Usage{Input: 10339, Output: 60, CacheWrite: 10318}},
+		{"openrouter cache read", "openrouter:anthropic/claude-sonnet-4.5",
+			`{"prompt_tokens":10339,"completion_tokens":60,"total_tokens":10399,"prompt_tokens_details":{"cached_tokens":10318,"cache_write_tokens":0}}`,
+			Usage{Input: 10339, Output: 60, CacheRead: 10318}},
 		{"reasoning outnumbering the completion", "google:gemini-3-pro-preview",
 			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"completion_tokens_details":{"reasoning_tokens":40}}`,
 			Usage{Input: 10, Output: 45, Reasoning: 40}},
