@@ -74,7 +74,11 @@ type WorkerOptions struct {
 	// running jobs by them.
 	NoEvents bool
 	// Options are added to every run, after the worker's own: listeners
-	// and validators, for instance.
+	// and validators, for instance. A runtime.WithProviderOptions here
+	// replaces the worker's, and with them the providers.CredentialCache
+	// its jobs share (what the AWS credential chain found, Vertex AI's
+	// token), unless its Credentials names one: give every run the same
+	// cache, or each of them asks the chain and fetches a token again.
 	Options []runtime.Option
 	// Allow is what a job's spec may reach beyond its workspace (nothing,
 	// by default): see Allow.
