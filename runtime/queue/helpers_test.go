@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,6 +105,30 @@ func newBatch(t *testing.T, turns string, jobs int, ackWait time.Duration) (stri
 	b, err := q.NewBatch(opts)
 	require.NoError(t, err)
 	return url, q, b, opts
+}
+
+// publishInterruptedAtAToolResult publishes b, made of opts, with its
+// events watched, and starts a worker named w for it. It returns a context
+// cancelled (Ctrl-C) as a run's first tool result shows, the run then
+// waiting for its model, and a channel that gets the index of the first
+// such run's job.
+func publishInterruptedAtAToolResult(t *testing.T, url string, b *Batch, opts BatchOptions) (context.Context, <-chan int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	running := make(chan int, 1)
+	require.NoError(t, b.Events(func(i int, ev []byte) {
+		if strings.Contains(string(ev), `"kind":"`+runtime.KindToolResult+`"`) {
+			select {
+			case running <- i:
+			default:
+			}
+			cancel()
+		}
+	}))
+	require.NoError(t, b.Publish(context.Background()))
+	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: opts.WorkspaceRoot})
+	return ctx, running
 }
 
 // writeSpec writes agent.yaml and its script into dir and loads it.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -213,15 +212,7 @@ func TestConnectionClosedWhileWaiting(t *testing.T) {
 func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 	t.Parallel()
 	url, q, b, opts := newBatch(t, slowTurnsWithDelay("20s"), 1, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	require.NoError(t, b.Events(func(_ int, ev []byte) {
-		if strings.Contains(string(ev), `"kind":"`+runtime.KindToolResult+`"`) {
-			cancel() // Ctrl-C, as the run waits for its model
-		}
-	}))
-	require.NoError(t, b.Publish(context.Background()))
-	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: opts.WorkspaceRoot})
+	ctx, _ := publishInterruptedAtAToolResult(t, url, b, opts)
 
 	var got outcomes
 	sum, err := b.Wait(ctx, got.add)
@@ -254,20 +245,7 @@ func TestInterruptedSubmitterStopsItsRunningJobs(t *testing.T) {
 func TestInterruptedSubmitterReportsItsStoppedJobs(t *testing.T) {
 	t.Parallel()
 	url, _, b, opts := newBatch(t, slowTurnsWithDelay("20s"), 2, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	running := make(chan int, 1)
-	require.NoError(t, b.Events(func(i int, ev []byte) {
-		if strings.Contains(string(ev), `"kind":"`+runtime.KindToolResult+`"`) {
-			select {
-			case running <- i:
-			default:
-			}
-			cancel() // Ctrl-C, as the run waits for its model
-		}
-	}))
-	require.NoError(t, b.Publish(context.Background()))
-	startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: opts.WorkspaceRoot})
+	ctx, running := publishInterruptedAtAToolResult(t, url, b, opts)
 
 	var got outcomes
 	sum, err := b.Wait(ctx, got.add)
