@@ -157,7 +157,8 @@ type Changes struct {
 	// Object holds the new content of Files, as an archive; "" when no file
 	// changed.
 	Object string `json:"object,omitempty"`
-	// Files were created or modified; Deleted were shipped and are gone.
+	// Files were created or modified, in content or in permission bits;
+	// Deleted were shipped and are gone.
 	Files   []string `json:"files,omitempty"`
 	Deleted []string `json:"deleted,omitempty"`
 }

@@ -30,14 +30,21 @@ const DefaultShipMax = 64 << 20
 const unpackFactor = 16
 
 // What travels with --ship: every regular file under the workspace, hidden
-// ones included, with its permission bits, and the directories that hold
-// them. Symbolic links and special files stay behind (a link could name
-// anything on the worker's disk). The archive is a gzipped tar, and the same
-// holds for the files that come back.
+// ones included, with its permission bits (0777 alone), and the
+// directories that hold them. Symbolic links and special files stay behind
+// (a link could name anything on the worker's disk). The archive is a
+// gzipped tar, and the same holds for the files that come back.
 
-// manifest maps each shipped file (slash-separated, relative) to the SHA-256
-// of its content.
-type manifest map[string]string
+// manifest maps each shipped file (slash-separated, relative) to what it
+// was: the SHA-256 of its content, and its permission bits.
+type manifest map[string]fileState
+
+// fileState is a file's content, by its hash, and its permission bits: a
+// run that changes either changed the file.
+type fileState struct {
+	sum  string
+	perm fs.FileMode
+}
 
 // errTooBig is an archive over its cap.
 var errTooBig = errors.New("too big")
@@ -107,7 +114,7 @@ func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifes
 			return err
 		}
 		sum := sha256.Sum256(data)
-		m[rel] = hex.EncodeToString(sum[:])
+		m[rel] = fileState{sum: hex.EncodeToString(sum[:]), perm: info.Mode().Perm()}
 		return nil
 	})
 	if err == nil {
@@ -169,19 +176,31 @@ func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
 				return nil, err
 			}
 		}
-		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fs.FileMode(hdr.Mode).Perm()|0o600)
+		// The permission bits are set whatever the umask, so that a run's
+		// chmod comes back as it was made (setuid, setgid and sticky never
+		// travel); the owner may always read and write. The manifest has
+		// the bits as they are, which a file system may not keep whole.
+		perm := fs.FileMode(hdr.Mode).Perm() | 0o600
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 		if err != nil {
 			return nil, err
 		}
 		h := sha256.New()
 		_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(tr, hdr.Size))
+		var st fs.FileInfo
+		if err == nil {
+			err = f.Chmod(perm)
+		}
+		if err == nil {
+			st, err = f.Stat()
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			return nil, err
 		}
-		m[name] = hex.EncodeToString(h.Sum(nil))
+		m[name] = fileState{sum: hex.EncodeToString(h.Sum(nil)), perm: st.Mode().Perm()}
 	}
 }
 
@@ -204,14 +223,15 @@ func archivePath(name string) (string, error) {
 }
 
 // changesSince compares dir with what was shipped into it: the files
-// created or modified, and those deleted, both sorted.
+// created or modified (in content or permission bits), and those deleted,
+// both sorted.
 func changesSince(dir string, shipped manifest) (changed, deleted []string, err error) {
 	now, err := hashDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	for rel, sum := range now {
-		if shipped[rel] != sum {
+	for rel, st := range now {
+		if was, ok := shipped[rel]; !ok || was != st {
 			changed = append(changed, rel)
 		}
 	}
@@ -236,27 +256,32 @@ func hashDir(dir string) (manifest, error) {
 		if err != nil {
 			return err
 		}
-		sum, err := hashFile(p)
+		st, err := hashFile(p)
 		if err != nil {
 			return err
 		}
-		m[filepath.ToSlash(rel)] = sum
+		m[filepath.ToSlash(rel)] = st
 		return nil
 	})
 	return m, err
 }
 
-func hashFile(p string) (string, error) {
+// hashFile is what the file p is.
+func hashFile(p string) (fileState, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return "", err
+		return fileState{}, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fileState{}, err
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+		return fileState{}, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return fileState{sum: hex.EncodeToString(h.Sum(nil)), perm: info.Mode().Perm()}, nil
 }
 
 // ConflictError is a shipped job's changes that were not applied, because
@@ -295,7 +320,7 @@ func (e *RefusedError) Error() string {
 // name is checked first, by refuse (the spec's rules; "" lets a path pass)
 // and for a symbolic link on its way here: one refused path refuses them all
 // (RefusedError) before anything is written. Every file the changes touch
-// must still be as it was shipped (else ConflictError, and the archive is
+// must still be as it was shipped, in content and permission bits (else ConflictError, and the archive is
 // saved beside dir), and so must every directory they need (a file here where
 // one must go is a conflict too). Every new file is unpacked into a staging
 // directory first; then the deleted files are removed and the new ones
@@ -323,14 +348,14 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 	}
 	var conflicts []string
 	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
-		sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		st, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		switch {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
-			sum = "" // no file there: a directory, or a file where its directory would be (see obstacles)
+			st = fileState{} // no file there: a directory, or a file where its directory would be (see obstacles)
 		case err != nil:
 			return err
 		}
-		if sum != shipped[rel] {
+		if st != shipped[rel] {
 			conflicts = append(conflicts, rel)
 		}
 	}

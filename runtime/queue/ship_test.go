@@ -341,3 +341,97 @@ func TestUnpackCountsEntries(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, got, "a/b/empty")
 }
+
+// A run that changes a file's permission bits alone (chmod +x) brings the
+// change back, as one that changes its content does, and it conflicts the
+// same way with a file whose bits or content changed here meanwhile.
+func TestApplyModeChanges(t *testing.T) {
+	t.Parallel()
+	setup := func(t *testing.T) (home string, shipped manifest, ch *Changes, archive []byte) {
+		home = t.TempDir()
+		writeFiles(t, home, map[string]string{"run.sh": "echo hi\n", "keep.txt": "keep\n"})
+		shippedArchive, shipped, err := packDir(home, DefaultShipMax, nil)
+		require.NoError(t, err)
+		copyDir := t.TempDir()
+		unpacked, err := unpackInto(copyDir, bytes.NewReader(shippedArchive), DefaultShipMax)
+		require.NoError(t, err)
+		require.NoError(t, os.Chmod(filepath.Join(copyDir, "run.sh"), 0o755))
+		changed, deleted, err := changesSince(copyDir, unpacked)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"run.sh"}, changed, "a change of mode alone is a change")
+		assert.Empty(t, deleted)
+		archive, _, err = packDir(copyDir, DefaultShipMax, func(rel string) bool { return rel == "run.sh" })
+		require.NoError(t, err)
+		return home, shipped, &Changes{Files: changed}, archive
+	}
+	mode := func(t *testing.T, p string) os.FileMode {
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		return st.Mode().Perm()
+	}
+
+	t.Run("applied", func(t *testing.T) {
+		t.Parallel()
+		home, shipped, ch, archive := setup(t)
+		require.NoError(t, applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal))
+		assert.Equal(t, os.FileMode(0o755), mode(t, filepath.Join(home, "run.sh")))
+		b, err := os.ReadFile(filepath.Join(home, "run.sh"))
+		require.NoError(t, err)
+		assert.Equal(t, "echo hi\n", string(b))
+	})
+	t.Run("mode changed here", func(t *testing.T) {
+		t.Parallel()
+		home, shipped, ch, archive := setup(t)
+		require.NoError(t, os.Chmod(filepath.Join(home, "run.sh"), 0o700))
+		err := applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal)
+		var conflict *ConflictError
+		require.ErrorAs(t, err, &conflict)
+		assert.Equal(t, []string{"run.sh"}, conflict.Files)
+		assert.Equal(t, os.FileMode(0o700), mode(t, filepath.Join(home, "run.sh")), "nothing is touched")
+	})
+	t.Run("content changed here", func(t *testing.T) {
+		t.Parallel()
+		home, shipped, ch, archive := setup(t)
+		writeFiles(t, home, map[string]string{"run.sh": "echo edited here\n"})
+		err := applyChanges(home, shipped, ch, archive, DefaultShipMax, noRefusal)
+		var conflict *ConflictError
+		require.ErrorAs(t, err, &conflict)
+		assert.Equal(t, []string{"run.sh"}, conflict.Files)
+		assert.Equal(t, os.FileMode(0o644), mode(t, filepath.Join(home, "run.sh")), "nothing is touched")
+	})
+	t.Run("a deleted file's mode changed here", func(t *testing.T) {
+		t.Parallel()
+		home, shipped, _, archive := setup(t)
+		require.NoError(t, os.Chmod(filepath.Join(home, "keep.txt"), 0o600))
+		err := applyChanges(home, shipped, &Changes{Deleted: []string{"keep.txt"}}, archive, DefaultShipMax, noRefusal)
+		var conflict *ConflictError
+		require.ErrorAs(t, err, &conflict)
+		assert.Equal(t, []string{"keep.txt"}, conflict.Files)
+	})
+}
+
+// Permission bits travel as they are, whatever the umask of the process
+// that unpacks them, and setuid, setgid and sticky never do.
+func TestUnpackSetsExactPermissions(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, m := range map[string]int64{"open": 0o777, "shared": 0o664, "suid": 0o4755 | 0o2000 | 0o1000} {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: 1, Mode: m}))
+		_, _ = tw.Write([]byte("x"))
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	dst := t.TempDir()
+	m, err := unpackInto(dst, bytes.NewReader(buf.Bytes()), DefaultShipMax)
+	require.NoError(t, err)
+	now, err := hashDir(dst)
+	require.NoError(t, err)
+	assert.Equal(t, now, m, "the manifest is of the files as they are")
+	for name, want := range map[string]os.FileMode{"open": 0o777, "shared": 0o664, "suid": 0o755} {
+		st, err := os.Stat(filepath.Join(dst, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, st.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky), name)
+	}
+}
