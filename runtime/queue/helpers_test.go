@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -241,4 +242,14 @@ func registryWith(t *testing.T, extra ...capabilities.Type) *capabilities.Regist
 		require.NoError(t, reg.Register(typ))
 	}
 	return reg
+}
+
+// packDir is the archive packTo writes, and its manifest.
+func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifest, error) {
+	var buf bytes.Buffer
+	m, err := packTo(&buf, dir, max, keep)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), m, nil
 }

@@ -319,16 +319,12 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 	for _, f := range changed {
 		want[f] = true
 	}
-	archive, _, err := packDir(ws.dir, w.opts.ShipMax, func(rel string) bool { return want[rel] })
-	if err != nil {
-		return nil, err
-	}
 	obs, err := w.q.shipStore(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ch.Object = job.Ship.Object + ".changes"
-	if _, err := obs.PutBytes(ctx, ch.Object, archive); err != nil {
+	if _, err := shipTo(ctx, obs, ch.Object, ws.dir, w.opts.ShipMax, func(rel string) bool { return want[rel] }); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -2,8 +2,10 @@ package queue
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
@@ -49,23 +53,26 @@ type fileState struct {
 // errTooBig is an archive over its cap.
 var errTooBig = errors.New("too big")
 
-// cappedBuffer is a buffer that refuses to grow past max.
-type cappedBuffer struct {
-	bytes.Buffer
-	max int64
+// cappedWriter passes on to w at most max bytes, and refuses any more.
+type cappedWriter struct {
+	w      io.Writer
+	n, max int64
 }
 
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if int64(b.Len()+len(p)) > b.max {
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if c.n+int64(len(p)) > c.max {
 		return 0, errTooBig
 	}
-	return b.Buffer.Write(p)
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
-// packDir archives the files of dir that keep selects (nil: all), and
-// returns the archive and the manifest of what it holds.
-func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifest, error) {
-	buf := &cappedBuffer{max: max}
+// packTo writes to w the archive of the files of dir that keep selects
+// (nil: all), no more than max bytes of it, and returns the manifest of
+// what it holds.
+func packTo(w io.Writer, dir string, max int64, keep func(rel string) bool) (manifest, error) {
+	buf := &cappedWriter{w: w, max: max}
 	zw, _ := gzip.NewWriterLevel(buf, gzip.BestSpeed)
 	tw := tar.NewWriter(zw)
 	m := manifest{}
@@ -97,23 +104,25 @@ func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifes
 		// one that grows or shrinks meanwhile (a build writing it) travels
 		// as it was read, not as a size its content no longer has, which
 		// the archive refuses ("write too long", "missed writing"). What
-		// is read counts against the cap as the archive does.
-		data, err := io.ReadAll(io.LimitReader(f, buf.max+1))
-		if err != nil {
+		// is read counts against the cap as the archive does. The buffer
+		// is made for the size the file had, so that it is not copied as
+		// it grows.
+		data := bytes.NewBuffer(make([]byte, 0, min(info.Size(), max)+bytes.MinRead))
+		if _, err := data.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 			return err
 		}
-		if int64(len(data)) > buf.max {
+		if int64(data.Len()) > max {
 			return errTooBig
 		}
 		if err := tw.WriteHeader(&tar.Header{
-			Typeflag: tar.TypeReg, Name: rel, Size: int64(len(data)), Mode: int64(info.Mode().Perm()), ModTime: info.ModTime(),
+			Typeflag: tar.TypeReg, Name: rel, Size: int64(data.Len()), Mode: int64(info.Mode().Perm()), ModTime: info.ModTime(),
 		}); err != nil {
 			return err
 		}
-		if _, err := tw.Write(data); err != nil {
+		if _, err := tw.Write(data.Bytes()); err != nil {
 			return err
 		}
-		sum := sha256.Sum256(data)
+		sum := sha256.Sum256(data.Bytes())
 		m[rel] = fileState{sum: hex.EncodeToString(sum[:]), perm: info.Mode().Perm()}
 		return nil
 	})
@@ -124,13 +133,55 @@ func packDir(dir string, max int64, keep func(rel string) bool) ([]byte, manifes
 		err = zw.Close()
 	}
 	if errors.Is(err, errTooBig) {
-		return nil, nil, fmt.Errorf("%s: the archive would be more than %s", dir, sizeString(max))
+		return nil, fmt.Errorf("%s: the archive would be more than %s", dir, sizeString(max))
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return buf.Bytes(), m, nil
+	return m, nil
 }
+
+// shipTo stores the files of dir that keep selects in obs as the object
+// name, archived as packTo archives them, and returns the manifest of what
+// it holds. The archive goes to the store as it is made, a chunk at a
+// time, rather than whole once made: a workspace of --ship-max MiB held
+// twice that in a buffer that doubled as it grew; what is held now is a
+// chunk, and one file at a time (see packTo). An archive that would
+// pass max fails its upload, whose chunks the store then purges: nothing
+// of it is kept.
+func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir string, max int64, keep func(rel string) bool) (manifest, error) {
+	pr, pw := io.Pipe()
+	var m manifest
+	packed := make(chan error, 1)
+	go func() {
+		// Written a whole chunk at a time, so that the store, which
+		// makes a chunk of each read, is not sent gzip's small writes.
+		bw := bufio.NewWriterSize(pw, shipChunk)
+		var err error
+		m, err = packTo(bw, dir, max, keep)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err) // nil: the end of the archive
+		packed <- err
+	}()
+	_, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: shipChunk}}, pr)
+	pr.CloseWithError(errUploadEnded) // a packing the upload left stops
+	if perr := <-packed; perr != nil && !errors.Is(perr, errUploadEnded) {
+		return nil, perr // the packing's own error: too big, a file unreadable
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// shipChunk is the size of an archive's chunks in the object store: its
+// default.
+const shipChunk = 128 << 10
+
+// errUploadEnded stops a packing whose upload failed.
+var errUploadEnded = errors.New("the upload ended")
 
 // unpackInto extracts an archive made by packDir into dir, through the
 // sandbox so that no entry can land outside it, and returns its manifest.

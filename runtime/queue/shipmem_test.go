@@ -1,0 +1,118 @@
+package queue
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	gort "runtime"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// heapWatchingStore is an object store whose Put reads what it is given
+// in chunks, as the JetStream one does, and notes the heap still in use
+// (after a collection) every few MiB of it.
+type heapWatchingStore struct {
+	jetstream.ObjectStore
+	base, peak uint64
+	size       int64
+}
+
+func (s *heapWatchingStore) Put(_ context.Context, _ jetstream.ObjectMeta, r io.Reader) (*jetstream.ObjectInfo, error) {
+	chunk := make([]byte, 128<<10)
+	next := int64(0)
+	for {
+		n, err := r.Read(chunk)
+		s.size += int64(n)
+		if s.size >= next {
+			next += 4 << 20
+			gort.GC()
+			var ms gort.MemStats
+			gort.ReadMemStats(&ms)
+			s.peak = max(s.peak, ms.HeapAlloc)
+		}
+		if err == io.EOF {
+			return &jetstream.ObjectInfo{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *heapWatchingStore) PutBytes(ctx context.Context, name string, data []byte) (*jetstream.ObjectInfo, error) {
+	return s.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(data))
+}
+
+// Shipping a workspace holds no more than a file of it and a chunk or so in
+// memory, however large its archive: the archive streams into the object
+// store as it is made, where it was made whole first, in a buffer that grew
+// to twice its size, and uploaded only then.
+func TestShippingHoldsNoWholeArchive(t *testing.T) {
+	// Not parallel: the heap is the process's.
+	dir := t.TempDir()
+	data := make([]byte, 256<<10)
+	for i := range 128 { // 32 MiB that does not compress
+		_, _ = rand.Read(data)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.bin", i)), data, 0o644))
+	}
+	data = nil
+	gort.GC()
+	var ms gort.MemStats
+	gort.ReadMemStats(&ms)
+	obs := &heapWatchingStore{base: ms.HeapAlloc}
+	m, err := shipTo(context.Background(), obs, "x", dir, DefaultShipMax, nil)
+	require.NoError(t, err)
+	assert.Len(t, m, 128)
+	held := int64(obs.peak) - int64(obs.base)
+	t.Logf("shipping a %d MiB archive held %.1f MiB", obs.size>>20, float64(held)/(1<<20))
+	assert.Greater(t, obs.size, int64(32<<20))
+	assert.Less(t, held, int64(8<<20), "held %.1f MiB for a %d MiB archive", float64(held)/(1<<20), obs.size>>20)
+}
+
+// A workspace whose archive is over the cap by a byte is refused before
+// its job is published, and leaves nothing in the object store; one whose
+// archive is the cap exactly is shipped.
+func TestShipMaxIsExact(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	data := make([]byte, 300<<10) // more than two of the store's chunks
+	_, _ = rand.Read(data)
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[0], "data.bin"), data, 0o644))
+	archive, _, err := packDir(dirs[0], DefaultShipMax, nil)
+	require.NoError(t, err)
+	size := int64(len(archive))
+	q := connect(t, url, 0)
+
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true, ShipMax: size - 1})
+	require.NoError(t, err)
+	err = b.Publish(context.Background())
+	require.EqualError(t, err, fmt.Sprintf("shipping %s: %s: the archive would be more than %d bytes", dirs[0], dirs[0], size-1))
+	st, err := q.Stats(context.Background(), "")
+	require.NoError(t, err)
+	assert.Zero(t, st.Pending, "no job is published")
+	obs, err := q.shipStore(context.Background())
+	require.NoError(t, err)
+	_, err = obs.GetInfo(context.Background(), b.Jobs[0].Ship.Object)
+	require.ErrorIs(t, err, jetstream.ErrObjectNotFound, "nothing of it stays in the store")
+	info, err := obs.Status(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, info.Size(), "not a chunk of it")
+
+	b, err = q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true, ShipMax: size})
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background()))
+	got, err := obs.GetBytes(context.Background(), b.Jobs[0].Ship.Object)
+	require.NoError(t, err)
+	assert.Equal(t, archive, got)
+}
