@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"cmp"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,9 +53,11 @@ func servedRoots(caps []capabilities.Capability) []string {
 // lies outside roots. The paths err's chain holds (an fs.PathError's, an
 // os.LinkError's) are found whole, spaces and all; any other is found in
 // the text: a "/" (or a drive's "C:\" or "C:/", or a share's "\\") that
-// begins a word, up to the space or quote that ends it, or within quotes,
-// up to the closing quote, a ":" or "." that ends it aside. A URL's path
-// begins no word ("http://h/x"), and is kept.
+// begins a word or follows a word's ":" (root_dir:/x), up to the space or
+// quote that ends it, or within quotes, up to the closing quote, a ":" or
+// "." that ends it aside. A file URL's text after "file://" is such a path
+// (file:///x, file://localhost/x), or a share's (file://server/x). Any
+// other URL's path begins no word ("http://h/x"), and is kept.
 func withoutPaths(err error, roots []string) string {
 	msg := err.Error()
 	var known []string
@@ -109,7 +112,16 @@ func scrubText(msg string, roots []string) string {
 		end := pathEnd(msg, start)
 		p := strings.TrimRight(msg[start:end], ":.")
 		b.WriteString(msg[i:start])
-		if filepath.Clean(p) == "/" || within(p, roots) { // "/" alone tells nothing
+		if local, ok := fileURL(p); ok {
+			// Its text after "file://" is kept or hidden whole: a host
+			// other than localhost is the server's share.
+			b.WriteString(p[:len(fileScheme)])
+			if local != "" && within(local, roots) {
+				b.WriteString(p[len(fileScheme):])
+			} else {
+				b.WriteString("…")
+			}
+		} else if filepath.Clean(p) == "/" || within(p, roots) { // "/" alone tells nothing
 			b.WriteString(p)
 		} else {
 			b.WriteString("…")
@@ -117,6 +129,25 @@ func scrubText(msg string, roots []string) string {
 		i = start + len(p)
 	}
 	return b.String()
+}
+
+const fileScheme = "file://"
+
+// fileURL reports whether p is a file URL (file:///x, file://localhost/x,
+// file://server/x), and returns the local path it names: its path, unescaped,
+// when its host is empty or localhost, else "".
+func fileURL(p string) (local string, ok bool) {
+	if len(p) < len(fileScheme) || !strings.EqualFold(p[:len(fileScheme)], fileScheme) {
+		return "", false
+	}
+	host, path, _ := strings.Cut(p[len(fileScheme):], "/")
+	if host != "" && !strings.EqualFold(host, "localhost") {
+		return "", true
+	}
+	if unescaped, err := url.PathUnescape(path); err == nil {
+		path = unescaped
+	}
+	return "/" + path, true
 }
 
 // replacePath is msg with "…" for each p in it that is not part of a
@@ -150,17 +181,24 @@ func inPath(c byte) bool {
 
 // beginsPath reports whether a path may begin at i in msg: at its start,
 // or after a space, a quote, a bracket, "=", or what ends one (see
-// pathEnd), so that "/a,/b" is two paths.
+// pathEnd), so that "/a,/b" is two paths, or after a word's ":"
+// (root_dir:/x), unless what follows is the "//" of a URL.
 func beginsPath(msg string, i int) bool {
+	if i > 0 && msg[i-1] == ':' {
+		return !strings.HasPrefix(msg[i:], "//")
+	}
 	return i == 0 || strings.ContainsRune(" \t\r\n\"'`()[]{}<>=,;", rune(msg[i-1]))
 }
 
 // pathStart is the index of the first absolute path in msg at or after i,
-// or -1 (see beginsPath).
+// or -1 (see beginsPath). A file URL is one, from its scheme on.
 func pathStart(msg string, i int) int {
 	for ; i < len(msg); i++ {
 		if !beginsPath(msg, i) {
 			continue
+		}
+		if len(msg)-i > len(fileScheme) && strings.EqualFold(msg[i:i+len(fileScheme)], fileScheme) {
+			return i
 		}
 		if msg[i] == '/' {
 			return i
