@@ -83,7 +83,9 @@ type Options struct {
 	// what RequireReadBeforeWrite asks for) is not taken for another's. A
 	// tool they do not offer (an MCP server's that joined late) is served
 	// by the capabilities given to New. They are closed when the session
-	// ends, or with the server.
+	// ends, or with the server. Its context carries the Listener and the
+	// session's id (runtime.WithSessionID), but no call: what they emit
+	// while built is the session's.
 	Session func(context.Context) ([]capabilities.Capability, error)
 }
 
@@ -525,9 +527,11 @@ type sessionCaps struct {
 }
 
 // sessionTool returns the tool named name among the capabilities of the
-// call's session, building them at its first call; ok is false when they
-// offer none by that name.
-func (s *Server) sessionTool(ctx context.Context, ss *sdk.ServerSession, name string) (_ capabilities.Tool, ok bool, _ error) {
+// call's session, building them at its first call with buildCtx (the
+// call's context without the call, whose values the capabilities may keep
+// and whose events are the session's); ok is false when they offer none by
+// that name.
+func (s *Server) sessionTool(ctx, buildCtx context.Context, ss *sdk.ServerSession, name string) (_ capabilities.Tool, ok bool, _ error) {
 	if ss == nil {
 		return nil, false, errors.New("a call without a session")
 	}
@@ -541,7 +545,7 @@ func (s *Server) sessionTool(ctx context.Context, ss *sdk.ServerSession, name st
 		sc = &sessionCaps{ready: make(chan struct{})}
 		s.sessions[ss] = sc
 		s.mu.Unlock()
-		sc.build(context.WithoutCancel(ctx), s.session)
+		sc.build(context.WithoutCancel(buildCtx), s.session)
 		go func() {
 			ss.Wait()
 			s.mu.Lock()
@@ -597,7 +601,6 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 			args = json.RawMessage("{}")
 		}
 		id := "mcp-" + strconv.FormatInt(s.calls.Add(1), 10)
-		ctx = capabilities.WithCall(ctx, capabilities.CallInfo{ID: id, Tool: name})
 		if req.Session != nil && req.Session.ID() != "" {
 			// Over HTTP: which client's call it is (stdio has one).
 			ctx = runtime.WithSessionID(ctx, req.Session.ID())
@@ -605,6 +608,10 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 		if s.listener != nil {
 			ctx = capabilities.WithListener(ctx, s.listener)
 		}
+		// What the session's capabilities emit while the call builds them
+		// is the session's, not the call's.
+		sessionCtx := ctx
+		ctx = capabilities.WithCall(ctx, capabilities.CallInfo{ID: id, Tool: name})
 		if err := s.emit(ctx, runtime.ToolCall{ID: id, Name: name, Args: args}); err != nil {
 			return nil, s.callFailed(id, name, err)
 		}
@@ -616,7 +623,7 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 			tool   = t
 		)
 		if s.session != nil {
-			if own, ok, serr := s.sessionTool(ctx, req.Session, name); serr != nil {
+			if own, ok, serr := s.sessionTool(ctx, sessionCtx, req.Session, name); serr != nil {
 				err = serr
 			} else if ok {
 				tool = own

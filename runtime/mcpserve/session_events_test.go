@@ -101,3 +101,59 @@ func TestEventsOfHTTPCallsNameTheirSession(t *testing.T) {
 		assert.NotContains(t, ev, "session_id")
 	}
 }
+
+// builtEvent is what a session's capability emits while it is built.
+type builtEvent struct{}
+
+func (builtEvent) Kind() string { return "test.built" }
+
+// An event a session's capabilities emit while they are built is the
+// session's, not the call's that happened to be first: its context names
+// the session, and no call.
+func TestEventsOfBuildingASessionNameNoCall(t *testing.T) {
+	t.Parallel()
+	fsCap, _ := newFS(t, map[string]string{"a.txt": "a\n"})
+	type seen struct {
+		call    capabilities.CallInfo
+		hasCall bool
+		session string
+	}
+	var (
+		mu    sync.Mutex
+		built []seen
+	)
+	srv, err := New(context.Background(), []capabilities.Capability{fsCap}, Options{
+		Listener: func(ctx context.Context, ev capabilities.Event) error {
+			if _, ok := ev.(builtEvent); ok {
+				call, hasCall := capabilities.CallFrom(ctx)
+				session, _ := runtime.SessionIDFrom(ctx)
+				mu.Lock()
+				built = append(built, seen{call, hasCall, session})
+				mu.Unlock()
+			}
+			return nil
+		},
+		Session: func(ctx context.Context) ([]capabilities.Capability, error) {
+			if err := capabilities.Emit(ctx, builtEvent{}); err != nil {
+				return nil, err
+			}
+			own, _ := newFS(t, map[string]string{"a.txt": "a\n"})
+			return []capabilities.Capability{own}, nil
+		},
+	})
+	require.NoError(t, err)
+	defer srv.Close()
+	endpoint, cancel, served := serveLoopback(t, srv)
+	cs := dialHTTP(t, endpoint, "")
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
+	require.NoError(t, err)
+	cs.Close()
+	cancel()
+	require.NoError(t, <-served)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, built, 1)
+	assert.False(t, built[0].hasCall, "named call %v", built[0].call)
+	assert.Equal(t, cs.ID(), built[0].session)
+}
