@@ -23,13 +23,14 @@ func fatal(err error) error {
 // callFailed is the JSON-RPC error a call that failed fatally is answered
 // with. Its message names no path of this machine outside the served roots
 // (where the events file, the spec, agentspec's own files lie), which the
-// client has no business knowing: each is "…". The whole error is the
-// ToolResult event's Message, and goes to Notice.
-func (s *Server) callFailed(id, tool string, err error) error {
+// client has no business knowing: each is "…". roots are what the call's
+// client may see: the server's, and its session's (Options.Session). The
+// whole error is the ToolResult event's Message, and goes to Notice.
+func (s *Server) callFailed(id, tool string, err error, roots []string) error {
 	if s.notice != nil {
 		s.notice(tool + " (call " + id + ") failed: " + err.Error())
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: withoutPaths(err, s.roots)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: withoutPaths(err, roots)}
 }
 
 // servedRoots are the paths caps reach (capabilities.ReachOf), as given

@@ -146,3 +146,32 @@ func TestWithoutPaths(t *testing.T) {
 		assert.Equal(t, tc.want, withoutPaths(tc.err, roots), tc.err.Error())
 	}
 }
+
+// A session's own capabilities may reach paths the server's do not (a
+// client's directory of its own): a fatal error of that session's call
+// shows them, as they are its client's to see, and still hides the rest.
+func TestFatalErrorsShowTheSessionsOwnPaths(t *testing.T) {
+	t.Parallel()
+	shared, _ := newFS(t, map[string]string{"a.txt": "a\n"})
+	state := filepath.Join(t.TempDir(), "state")
+	inRoot := make(chan string, 1)
+	srv, err := New(context.Background(), []capabilities.Capability{shared, plainCap{failingTool{plainTool{"index"}, errors.New("not built")}}}, Options{
+		Session: func(context.Context) ([]capabilities.Capability, error) {
+			own, root := newFS(t, map[string]string{"b.txt": "b\n"})
+			inRoot <- filepath.Join(root, "b.txt")
+			broken := fmt.Errorf("indexing %s: %w", filepath.Join(root, "b.txt"), &fs.PathError{Op: "open", Path: state, Err: syscall.EACCES})
+			return []capabilities.Capability{own, plainCap{failingTool{plainTool{"index"}, broken}}}, nil
+		},
+	})
+	require.NoError(t, err)
+	defer srv.Close()
+	endpoint, cancel, served := serveLoopback(t, srv)
+	cs := dialHTTP(t, endpoint, "")
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "index"})
+	cs.Close()
+	cancel()
+	require.NoError(t, <-served)
+	var rpcErr *jsonrpc.Error
+	require.ErrorAs(t, err, &rpcErr)
+	assert.Equal(t, "indexing "+<-inRoot+": open …: permission denied", rpcErr.Message)
+}

@@ -523,29 +523,31 @@ type sessionCaps struct {
 	ready chan struct{} // closed once built
 	caps  []capabilities.Capability
 	tools map[string]capabilities.Tool
+	// roots are the paths caps reach, the server's own among them: a
+	// fatal error of the session's calls may name them (callFailed).
+	roots []string
 	err   error
 }
 
-// sessionTool returns the tool named name among the capabilities of the
-// call's session, building them at its first call with buildCtx (the
-// call's context without the call, whose values the capabilities may keep
-// and whose events are the session's); ok is false when they offer none by
-// that name.
-func (s *Server) sessionTool(ctx, buildCtx context.Context, ss *sdk.ServerSession, name string) (_ capabilities.Tool, ok bool, _ error) {
+// sessionCapsOf returns the capabilities of the call's session, building
+// them at its first call with buildCtx (the call's context without the
+// call, whose values the capabilities may keep and whose events are the
+// session's).
+func (s *Server) sessionCapsOf(ctx, buildCtx context.Context, ss *sdk.ServerSession) (*sessionCaps, error) {
 	if ss == nil {
-		return nil, false, errors.New("a call without a session")
+		return nil, errors.New("a call without a session")
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, false, errors.New("the server is closing")
+		return nil, errors.New("the server is closing")
 	}
 	sc := s.sessions[ss]
 	if sc == nil {
 		sc = &sessionCaps{ready: make(chan struct{})}
 		s.sessions[ss] = sc
 		s.mu.Unlock()
-		sc.build(context.WithoutCancel(buildCtx), s.session)
+		sc.build(context.WithoutCancel(buildCtx), s.session, s.roots)
 		go func() {
 			ss.Wait()
 			s.mu.Lock()
@@ -563,23 +565,27 @@ func (s *Server) sessionTool(ctx, buildCtx context.Context, ss *sdk.ServerSessio
 		select {
 		case <-sc.ready:
 		case <-ctx.Done():
-			return nil, false, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	if sc.err != nil {
-		return nil, false, sc.err
+		return nil, sc.err
 	}
-	t, ok := sc.tools[name]
-	return t, ok, nil
+	return sc, nil
 }
 
-func (sc *sessionCaps) build(ctx context.Context, newCaps func(context.Context) ([]capabilities.Capability, error)) {
+// build builds the session's capabilities; served are the roots of the
+// server's own.
+func (sc *sessionCaps) build(ctx context.Context, newCaps func(context.Context) ([]capabilities.Capability, error), served []string) {
 	defer close(sc.ready)
 	caps, err := newCaps(ctx)
 	if err != nil {
 		sc.err = fmt.Errorf("building the session's capabilities: %w", err)
 		return
 	}
+	roots := append(servedRoots(caps), served...)
+	slices.Sort(roots)
+	sc.roots = slices.Compact(roots)
 	sc.caps, sc.tools = caps, map[string]capabilities.Tool{}
 	for _, c := range caps {
 		tools, err := c.Tools(ctx)
@@ -612,8 +618,9 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 		// is the session's, not the call's.
 		sessionCtx := ctx
 		ctx = capabilities.WithCall(ctx, capabilities.CallInfo{ID: id, Tool: name})
+		roots := s.roots // what the call's client may see
 		if err := s.emit(ctx, runtime.ToolCall{ID: id, Name: name, Args: args}); err != nil {
-			return nil, s.callFailed(id, name, err)
+			return nil, s.callFailed(id, name, err, roots)
 		}
 		start := time.Now()
 		var (
@@ -623,10 +630,13 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 			tool   = t
 		)
 		if s.session != nil {
-			if own, ok, serr := s.sessionTool(ctx, sessionCtx, req.Session, name); serr != nil {
+			if sc, serr := s.sessionCapsOf(ctx, sessionCtx, req.Session); serr != nil {
 				err = serr
-			} else if ok {
-				tool = own
+			} else {
+				roots = sc.roots
+				if own, ok := sc.tools[name]; ok {
+					tool = own
+				}
 			}
 		}
 		switch {
@@ -651,11 +661,11 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 				Chars: utf8.RuneCountInString(out), Message: msg, Refusal: capabilities.RefusalOf(err),
 				Text: text, Truncated: truncated,
 			}); lerr != nil && err == nil {
-				return nil, s.callFailed(id, name, lerr)
+				return nil, s.callFailed(id, name, lerr, roots)
 			}
 		}
 		if status == runtime.ToolFatal {
-			return nil, s.callFailed(id, name, err)
+			return nil, s.callFailed(id, name, err, roots)
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}, IsError: retry}, nil
 	}
