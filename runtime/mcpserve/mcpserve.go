@@ -123,6 +123,11 @@ type Server struct {
 	idle     time.Duration
 	cmu      sync.Mutex
 	inflight map[*inflightCall]struct{}
+
+	// answers are the streams of the calls under way over HTTP (see
+	// withoutCancelledAnswers).
+	amu     sync.Mutex
+	answers map[httpCall]*answerStream
 }
 
 // idleTimeout is how long Serve keeps a connection open between two
@@ -174,7 +179,8 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 	s := &Server{caps: caps, listener: opts.Listener, readOnly: opts.ReadOnly, notice: opts.Notice,
 		session: opts.Session, sessions: map[*sdk.ServerSession]*sessionCaps{},
 		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{}),
-		grace: shutdownGrace, idle: idleTimeout, inflight: map[*inflightCall]struct{}{}}
+		grace: shutdownGrace, idle: idleTimeout, inflight: map[*inflightCall]struct{}{},
+		answers: map[httpCall]*answerStream{}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -749,7 +755,8 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 // `Authorization: Bearer TOKEN` is refused with 401. The SDK's protection
 // against DNS rebinding (a loopback listener refuses a foreign Host header)
 // stays on. A session its client ends (DELETE) has its calls under way
-// cancelled.
+// cancelled. A call its client cancels (notifications/cancelled) is not
+// answered: its POST's stream ends without the answer.
 func (s *Server) Handler(token string) http.Handler {
 	return s.httpHandler(token, nil)
 }
@@ -762,6 +769,7 @@ func (s *Server) httpHandler(token string, stopping context.Context) http.Handle
 		SessionTimeout: 30 * time.Minute,
 	})
 	h = s.endingCalls(h)
+	h = s.withoutCancelledAnswers(h)
 	if token != "" {
 		h = requireToken(h, token)
 	}

@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -387,4 +388,115 @@ func heldServer(t *testing.T) (*Server, *heldTool) {
 	srv, err := New(context.Background(), []capabilities.Capability{plainCap{held}}, Options{})
 	require.NoError(t, err)
 	return srv, held
+}
+
+// A call the client cancels over HTTP is not answered either: its POST's
+// stream ends without the answer. The client here keeps reading that
+// stream after it cancels (keptStreams), as a client that does not end its
+// request on cancelling does, so what the server sent on it is seen.
+func TestHTTPCancelledCallIsNotAnswered(t *testing.T) {
+	t.Parallel()
+	srv, held := heldServer(t)
+	defer srv.Close()
+	endpoint, _, _ := serveLoopback(t, srv)
+	kept := &keptStreams{ended: make(chan string, 16)}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: kept}}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "held"})
+		called <- err
+	}()
+	waitFor(t, held.started, "the call did not start")
+	cancel()
+	assert.ErrorIs(t, waitFor(t, called, "the call did not return"), context.Canceled)
+	waitFor(t, held.cancelled, "the call was not cancelled")
+	stream := waitFor(t, kept.ended, "the call's stream did not end")
+	assert.NotContains(t, stream, `"result"`, "the cancelled call is answered")
+	assert.NotContains(t, stream, `"error"`, "the cancelled call is answered")
+
+	// The session goes on: another call is answered on its stream.
+	held.free()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+	require.NoError(t, err)
+	assert.Equal(t, "done", textOf(t, res))
+	assert.Contains(t, waitFor(t, kept.ended, "the second call's stream did not end"), `"result"`)
+}
+
+// keptStreams is a client's transport that keeps a POST carrying a
+// tools/call going after the client has let it go, whether it had its
+// answer's headers by then or not, and sends ended all that the server
+// sent on its stream once that ends.
+type keptStreams struct{ ended chan string }
+
+func (k *keptStreams) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, err
+		}
+		r.Body.Close()
+	}
+	out := r.Clone(context.WithoutCancel(r.Context()))
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	call := r.Method == http.MethodPost && bytes.Contains(body, []byte(`"tools/call"`))
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := http.DefaultTransport.RoundTrip(out)
+		got <- answer{resp, err}
+	}()
+	// keep reads the stream, on to w until a write to it fails.
+	keep := func(stream io.ReadCloser, w io.WriteCloser) {
+		var all bytes.Buffer
+		_, _ = io.Copy(io.MultiWriter(&all, &writeOn{w: w}), stream)
+		stream.Close()
+		w.Close()
+		k.ended <- all.String()
+	}
+	select {
+	case a := <-got:
+		if a.err != nil || !call {
+			return a.resp, a.err
+		}
+		pr, pw := io.Pipe()
+		go keep(a.resp.Body, pw)
+		a.resp.Body = pr
+		return a.resp, nil
+	case <-r.Context().Done():
+		go func() {
+			a := <-got
+			if a.err == nil && call {
+				_, pw := io.Pipe()
+				pw.Close() // no one reads it
+				keep(a.resp.Body, pw)
+			} else if a.err == nil {
+				a.resp.Body.Close()
+			}
+		}()
+		return nil, r.Context().Err()
+	}
+}
+
+// writeOn writes to w until a write fails, then takes the rest unwritten.
+type writeOn struct {
+	w      io.Writer
+	failed bool
+}
+
+func (o *writeOn) Write(p []byte) (int, error) {
+	if !o.failed {
+		if _, err := o.w.Write(p); err != nil {
+			o.failed = true
+		}
+	}
+	return len(p), nil
 }
