@@ -43,8 +43,10 @@ type FS struct {
 	// protectedFiles are the rels of Options.ProtectedFiles inside the root.
 	protectedFiles map[string]bool
 	// hooks are the hooks directories core.hooksPath puts in the root,
+	// and the configuration files git reads (those .git/config includes),
 	// outside any .git: read-only to the tools, as .git is (D11), or a
-	// model could write a hook that the user's next commit runs.
+	// model could write a hook that the user's next commit runs, or the
+	// configuration that names one.
 	hooks *githooks.Dirs
 
 	closed    atomic.Bool
@@ -183,8 +185,9 @@ func (fs *FS) checkWrite(rel string) error {
 	return fs.checkRead(rel)
 }
 
-// checkProtected refuses a change to a protected rel (see protectedBy), or
-// to one in a hooks directory of a repository (see FS.hooks).
+// checkProtected refuses a change to a protected rel (see protectedBy), to
+// one in a hooks directory of a repository, or to a configuration file git
+// reads for one (see FS.hooks).
 func (fs *FS) checkProtected(rel string) error {
 	if what, ok := fs.protectedBy(rel); ok {
 		return protectedError(rel, what)
@@ -194,6 +197,9 @@ func (fs *FS) checkProtected(rel string) error {
 			h = rel // a hook's name in the root or a work tree's top
 		}
 		return protectedError(rel, h)
+	}
+	if c := fs.hooks.Config(rel); c != "" {
+		return protectedError(rel, c)
 	}
 	return nil
 }

@@ -1,9 +1,12 @@
-// Package githooks finds where git runs a repository's hooks from, so that
-// the tools that let a model change files (FileSystem, Shell) can keep it
-// from planting a hook that the user's next git command runs. A hooks
-// directory inside a .git is covered by their .git rules already; this is
-// for the one core.hooksPath names elsewhere: husky's .husky/_, a
-// .githooks, any directory a setup script chose.
+// Package githooks finds where git runs a repository's hooks from, and
+// which files it reads the repository's configuration from, so that the
+// tools that let a model change files (FileSystem, Shell) can keep it from
+// planting a hook that the user's next git command runs, or the
+// configuration that names one. A hooks directory or configuration file
+// inside a .git is covered by their .git rules already; this is for the
+// ones elsewhere: the directory core.hooksPath names (husky's .husky/_, a
+// .githooks, any directory a setup script chose) and the files an
+// include.path names (a .gitconfig.local in the work tree).
 package githooks
 
 import (
@@ -12,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"path"
 	"path/filepath"
 	"slices"
@@ -32,23 +36,15 @@ import (
 // configuration: a repository of another owner still runs its hooks for
 // that owner.
 func Dir(dir string) string {
-	git, err := exec.LookPath("git")
-	if err != nil {
+	out, ok := gitOutput(dir, "rev-parse", "--git-path", "hooks")
+	if !ok {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, git, "-c", "safe.directory=*", "-C", dir, "rev-parse", "--git-path", "hooks")
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		// These would make git answer for another repository than dir's.
-		return slices.Contains([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES"}, name)
-	})
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	hooks := strings.TrimRight(string(out), "\r\n")
+	return absHooks(dir, strings.TrimRight(out, "\r\n"))
+}
+
+// absHooks is the hooks directory git named in dir, made absolute.
+func absHooks(dir, hooks string) string {
 	if hooks == "" {
 		return ""
 	}
@@ -56,6 +52,29 @@ func Dir(dir string) string {
 		hooks = filepath.Join(dir, hooks)
 	}
 	return hooks
+}
+
+// gitOutput runs git in dir with args and returns what it printed; false
+// when there is no git, or it failed or took over 5 s. safe.directory is
+// lifted for the question (see Dir).
+func gitOutput(dir string, args ...string) (string, bool) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, git, append([]string{"-c", "safe.directory=*", "-C", dir}, args...)...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		// These would make git answer for another repository than dir's.
+		return slices.Contains([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES"}, name)
+	})
+	out, err := cmd.Output()
+	if err != nil {
+		return "", false
+	}
+	return string(out), true
 }
 
 // InRepository reports whether dir or a directory above it holds a .git,
@@ -74,21 +93,23 @@ func InRepository(dir string) bool {
 }
 
 // Dirs answers, for the paths in one directory tree, whether a path lies
-// in a hooks directory git runs hooks from: that of the repository whose
-// work tree holds the path, or of one around it, when core.hooksPath puts
-// it inside the tree and outside any .git (which the tools guard as .git). git is asked once
-// per repository, and the answer kept: a repository's configuration lies
-// in its .git, which the tools never change. Which repository holds a path
-// is looked at anew each time, since a repository may be made meanwhile.
-// It is safe for concurrent use.
+// in a hooks directory git runs hooks from, or is a configuration file git
+// reads: those of the repository whose work tree holds the path, or of one
+// around it, when they lie inside the tree and outside any .git (which the
+// tools guard as .git). git is asked once per repository, and the answer
+// kept: a repository's configuration lies in its .git, which the tools
+// never change, or in the files it includes, which Config names so that
+// the tools change none of them either. Which repository holds a path is
+// looked at anew each time, since a repository may be made meanwhile. It
+// is safe for concurrent use.
 type Dirs struct {
 	root   string                // the tree, an absolute real path
 	exists func(rel string) bool // whether rel, slash-separated, exists in the tree
 	mu     sync.Mutex
 	// byRepo maps a work tree's rel ("" for a repository above the root,
-	// aboveTop for one above a root that is a work tree's top) to its
-	// hooks directory, rel "" for none to guard.
-	byRepo    map[string]hooksDir
+	// aboveTop for one above a root that is a work tree's top) to what
+	// git said of that repository.
+	byRepo    map[string]repo
 	aboveOnce sync.Once
 	above     bool // a directory above the root holds a .git
 }
@@ -105,6 +126,14 @@ func NewDirs(root string, exists func(rel string) bool) *Dirs {
 		}
 	}
 	return &Dirs{root: root, exists: exists}
+}
+
+// repo is what git said of a repository: where it runs hooks from, and
+// the configuration files it reads that lie in the tree, outside any .git,
+// as rels.
+type repo struct {
+	hooks   hooksDir
+	configs []string
 }
 
 // hooksDir is a hooks directory in the tree: its rel, and whether it is also
@@ -130,41 +159,94 @@ type hooksDir struct {
 // repository runs hooks from its own, which may lie in a nested one (a
 // submodule of shared hooks that core.hooksPath names).
 func (d *Dirs) Holding(rel string) (dir string, whole bool) {
+	d.around(rel, func(r repo) bool {
+		dir, whole = r.hooks.holding(rel)
+		return dir != ""
+	})
+	return dir, whole
+}
+
+// Config returns the rel of the configuration file that rel, a path as
+// Holding takes it, is, or "" when it is none: a file git reads for the
+// repository whose work tree holds rel, or for one around it, that lies in
+// the tree outside any .git. Those are the files git read its
+// configuration from when asked (its global file, when the tree holds it,
+// say) and every file an include.path or includeIf.<condition>.path names,
+// whether it exists or not, its condition holds or not: a path relative to
+// the directory of the file that names it, as git takes it, and ~ for the
+// home directory. Names are matched as sandbox.EntryName takes them, so
+// that another case, or a name NTFS or HFS+ takes for the same file,
+// matches too. A file written there would give git a core.hooksPath, a
+// core.fsmonitor, an alias, a filter: commands the user's next git
+// command runs.
+func (d *Dirs) Config(rel string) string {
+	var file string
+	d.around(rel, func(r repo) bool {
+		for _, c := range r.configs {
+			if sameEntry(rel, c) {
+				file = c
+				return true
+			}
+		}
+		return false
+	})
+	return file
+}
+
+// around calls f with what git says of the repository whose work tree
+// holds rel, then of each repository around it, outwards, until f returns
+// true.
+func (d *Dirs) around(rel string, f func(repo) bool) {
 	wt, ok := d.workTreeOf(path.Dir(rel))
 	for ok {
-		if h, whole := d.hooksOf(wt).holding(rel); h != "" {
-			return h, whole
+		if f(d.repoOf(wt)) {
+			return
 		}
 		switch wt {
 		case "", aboveTop:
-			return "", false
+			return
 		case ".":
 			wt, ok = aboveTop, d.isAbove()
 		default:
 			wt, ok = d.workTreeOf(path.Dir(wt))
 		}
 	}
-	return "", false
+}
+
+// sameEntry reports whether the rels a and b name the same file, compared
+// a component at a time as sandbox.EntryName takes it.
+func sameEntry(a, b string) bool {
+	for {
+		ca, ra, moreA := strings.Cut(a, "/")
+		cb, rb, moreB := strings.Cut(b, "/")
+		if moreA != moreB || sandbox.EntryName(ca) != sandbox.EntryName(cb) {
+			return false
+		}
+		if !moreA {
+			return true
+		}
+		a, b = ra, rb
+	}
 }
 
 // aboveTop stands, among the work trees of byRepo, for the repository
 // above a root that is a work tree's top itself.
 const aboveTop = ".."
 
-// hooksOf returns the hooks directory of the repository whose work tree is
-// wt, asking git the first time.
-func (d *Dirs) hooksOf(wt string) hooksDir {
+// repoOf returns what git says of the repository whose work tree is wt,
+// asking it the first time.
+func (d *Dirs) repoOf(wt string) repo {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	hd, known := d.byRepo[wt]
+	r, known := d.byRepo[wt]
 	if !known {
-		hd = d.hooksRel(wt)
+		r = d.ask(wt)
 		if d.byRepo == nil {
-			d.byRepo = map[string]hooksDir{}
+			d.byRepo = map[string]repo{}
 		}
-		d.byRepo[wt] = hd
+		d.byRepo[wt] = r
 	}
-	return hd
+	return r
 }
 
 // holding is Holding for the one hooks directory hd.
@@ -269,10 +351,12 @@ func inRepositoryRecently(dir string) bool {
 	return in
 }
 
-// hooksRel asks git where the repository whose work tree is wt runs hooks
-// from, and returns that directory when it lies inside the root and outside
-// any .git; rel "" otherwise.
-func (d *Dirs) hooksRel(wt string) hooksDir {
+// ask asks git, for the repository whose work tree is wt, where it runs
+// hooks from and which configuration files it reads, and keeps those that
+// lie inside the root and outside any .git. Where git cannot say where the
+// hooks are, it is asked nothing more: it cannot read the repository's
+// configuration, and runs nothing there.
+func (d *Dirs) ask(wt string) repo {
 	dir := d.root
 	switch wt {
 	case "":
@@ -281,19 +365,105 @@ func (d *Dirs) hooksRel(wt string) hooksDir {
 	default:
 		dir = filepath.Join(d.root, filepath.FromSlash(wt))
 	}
-	hooks := Dir(dir)
-	if hooks == "" {
-		return hooksDir{}
+	// --show-cdup says where git's relative names of configuration files
+	// are taken from: the work tree's top.
+	out, ok := gitOutput(dir, "rev-parse", "--git-path", "hooks", "--show-cdup")
+	if !ok {
+		return repo{}
 	}
-	rel, err := filepath.Rel(d.root, realAsFarAsItExists(hooks))
+	hooks, cdup, _ := strings.Cut(out, "\n")
+	cdup, _, _ = strings.Cut(cdup, "\n")
+	var r repo
+	if rel, ok := d.inTree(absHooks(dir, strings.TrimRight(hooks, "\r"))); ok {
+		r.hooks = hooksDir{rel: rel, namesOnly: rel == "." || d.exists(path.Join(rel, ".git"))}
+	}
+	for _, f := range configFiles(dir, filepath.Join(dir, strings.TrimRight(cdup, "\r"))) {
+		if rel, ok := d.inTree(f); ok && rel != "." && !slices.Contains(r.configs, rel) {
+			r.configs = append(r.configs, rel)
+		}
+	}
+	return r
+}
+
+// inTree returns the rel of the absolute path p, its symlinks resolved as
+// far as it exists, when it lies inside the root and outside any .git.
+func (d *Dirs) inTree(p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	rel, err := filepath.Rel(d.root, realAsFarAsItExists(p))
 	if err != nil {
-		return hooksDir{}
+		return "", false
 	}
 	rel = filepath.ToSlash(rel)
 	if rel == ".." || strings.HasPrefix(rel, "../") || inGitDir(rel) {
-		return hooksDir{}
+		return "", false
 	}
-	return hooksDir{rel: rel, namesOnly: rel == "." || d.exists(path.Join(rel, ".git"))}
+	return rel, true
+}
+
+// configFiles asks git, in dir, which files it reads configuration from
+// (those it read some from) and which files the includes there name,
+// followed or not, and returns their absolute paths. top is the directory
+// git takes the relative names of the files it read from: the work tree's
+// top, where it goes first.
+func configFiles(dir, top string) []string {
+	out, ok := gitOutput(dir, "config", "--list", "--show-origin", "--includes", "-z")
+	if !ok {
+		return nil
+	}
+	var files []string
+	// -z prints, for each variable, its origin and then its name, a newline
+	// and its value, each ended by a NUL (the value and newline absent for
+	// a variable without one).
+	fields := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		origin, ok := strings.CutPrefix(fields[i], "file:")
+		if !ok {
+			continue // the command line, a blob, standard input
+		}
+		if !filepath.IsAbs(origin) {
+			origin = filepath.Join(top, origin)
+		}
+		files = append(files, origin)
+		key, value, _ := strings.Cut(fields[i+1], "\n")
+		if key != "include.path" && !(strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path")) {
+			continue
+		}
+		if p := includePath(value, origin); p != "" {
+			files = append(files, p)
+		}
+	}
+	return files
+}
+
+// includePath is the file an include's path value names, in a file at
+// from, as git reads it: ~ and ~user begin a home directory, and a
+// relative path is taken from from's directory; "" for none, and for one
+// under git's own installation (%(prefix)/).
+func includePath(value, from string) string {
+	if value == "" || strings.HasPrefix(value, "%(prefix)/") {
+		return ""
+	}
+	if name, ok := strings.CutPrefix(value, "~"); ok {
+		name, rest, _ := strings.Cut(name, "/")
+		home := os.Getenv("HOME")
+		if name != "" {
+			u, err := user.Lookup(name)
+			if err != nil {
+				return ""
+			}
+			home = u.HomeDir
+		}
+		if home == "" {
+			return ""
+		}
+		return filepath.Join(home, rest)
+	}
+	if filepath.IsAbs(value) {
+		return filepath.Clean(value)
+	}
+	return filepath.Join(filepath.Dir(from), value)
 }
 
 // inGitDir reports whether a component of rel is .git, in any case.

@@ -154,3 +154,55 @@ func TestHoldingOuterHooksInANestedRepository(t *testing.T) {
 		}
 	}
 }
+
+// Config names the configuration files git reads for the repositories
+// around a path that lie in the tree outside .git: the files included,
+// whether they exist or not, relative names taken from the including
+// file's directory, those an includeIf names whatever its condition, and
+// those an included file includes in turn; ~ is the home directory.
+func TestConfig(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "config", "include.path", "../gitconfig.local")
+	gitIn(t, root, "config", "--add", "include.path", filepath.Join(root, "conf", "shared.gitconfig"))
+	gitIn(t, root, "config", "includeIf.onbranch:nowhere.path", "../conf/branch.gitconfig")
+	gitIn(t, root, "config", "includeIf.gitdir:/elsewhere/.path", "~/work.gitconfig")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "conf"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "conf", "shared.gitconfig"), []byte("[include]\n\tpath = more.gitconfig\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "nested"), 0o755))
+	gitIn(t, filepath.Join(root, "nested"), "init", "-q")
+	gitIn(t, filepath.Join(root, "nested"), "config", "include.path", "../own.gitconfig")
+	gitIn(t, root, "config", "--add", "include.path", "../nested/outer.gitconfig")
+
+	d := NewDirs(root, nil)
+	for rel, want := range map[string]string{
+		"gitconfig.local":            "gitconfig.local",
+		"GITCONFIG.local":            "gitconfig.local",
+		"gitconfig.local.":           "gitconfig.local", // NTFS drops the dot
+		"conf/shared.gitconfig":      "conf/shared.gitconfig",
+		"conf/more.gitconfig":        "conf/more.gitconfig",
+		"conf/branch.gitconfig":      "conf/branch.gitconfig",
+		"home/work.gitconfig":        "home/work.gitconfig",
+		"nested/own.gitconfig":       "nested/own.gitconfig",
+		"nested/outer.gitconfig":     "nested/outer.gitconfig", // the outer repository's
+		"own.gitconfig":              "",
+		"gitconfig":                  "",
+		"conf/gitconfig.local":       "",
+		"gitconfig.local/x":          "",
+		".git/config":                "", // in .git: guarded as .git
+		"nested/gitconfig.local":     "",
+		"nested/conf/more.gitconfig": "",
+	} {
+		assert.Equal(t, want, d.Config(rel), rel)
+	}
+
+	// Outside any repository, nothing is asked and nothing is named.
+	bare, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, "", NewDirs(bare, nil).Config("gitconfig.local"))
+}
