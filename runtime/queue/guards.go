@@ -84,8 +84,8 @@ func (g *pathGuards) secret(rel string) bool { return g.access(rel).Secret }
 
 // refusal says why no change to rel may be taken back, or "" when one may:
 // it is in a .git directory (or what a file system takes for one), in the
-// hooks directory core.hooksPath puts in the workspace, secret or
-// protected.
+// hooks directory core.hooksPath puts in the workspace, a configuration
+// file git reads there (githooks.Dirs.Config), secret or protected.
 func (g *pathGuards) refusal(rel string) string {
 	for c := range strings.SplitSeq(rel, "/") {
 		if sandbox.IsDotGit(c) {
@@ -98,6 +98,11 @@ func (g *pathGuards) refusal(rel string) string {
 			return fmt.Sprintf("%s: a git hook (core.hooksPath names %q)", rel, h)
 		}
 		return fmt.Sprintf("%s: inside git's hooks directory (%q)", rel, h)
+	}
+	if c := g.hooks.Config(rel); c != "" {
+		// One that .git/config includes, say: a core.hooksPath written
+		// there would name hooks the user's next commit runs.
+		return fmt.Sprintf("%s: a file git reads configuration from (%q)", rel, c)
 	}
 	if a := g.access(rel); a.Secret || a.Protected {
 		return rel + ": " + a.Reason

@@ -124,6 +124,25 @@ func TestPathGuards(t *testing.T) {
 		assert.Empty(t, g.refusal("main.go"))
 		assert.Empty(t, g.refusal("src/pre-commit"))
 	})
+	t.Run("included git configuration", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("no git")
+		}
+		ws := t.TempDir()
+		for _, args := range [][]string{{"init", "-q"}, {"config", "include.path", "../gitconfig.local"}} {
+			out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+		g, err := newPathGuards(context.Background(), loadSpec(t, "model: test\ncapabilities: [FileSystem]\n"), ws, nil)
+		require.NoError(t, err)
+		t.Cleanup(g.Close)
+		// A core.hooksPath written there would run at the user's next commit.
+		assert.Equal(t, `gitconfig.local: a file git reads configuration from ("gitconfig.local")`, g.refusal("gitconfig.local"))
+		assert.Equal(t, `GitConfig.Local: a file git reads configuration from ("gitconfig.local")`, g.refusal("GitConfig.Local"))
+		assert.Empty(t, g.refusal("gitconfig"))
+		assert.Empty(t, g.refusal("src/gitconfig.local"))
+	})
 	t.Run("nested", func(t *testing.T) {
 		t.Parallel()
 		g := guards(t, "  - PrefixTools: {prefix: d, capability: {FileSystem: {root_dir: docs, protected_patterns: ['*.md']}}}\n")
