@@ -192,13 +192,13 @@ func (fs *FS) checkProtected(rel string) error {
 	if what, ok := fs.protectedBy(rel); ok {
 		return protectedError(rel, what)
 	}
-	if h, whole := fs.hooks.Holding(rel); h != "" {
-		if !whole {
-			h = rel // a hook's name in the root or a work tree's top
-		}
+	h, whole, c := fs.hooks.Check(rel)
+	switch {
+	case h != "" && !whole:
+		return protectedError(rel, rel) // a hook's name in the root or a work tree's top
+	case h != "":
 		return protectedError(rel, h)
-	}
-	if c := fs.hooks.Config(rel); c != "" {
+	case c != "":
 		return protectedError(rel, c)
 	}
 	return nil

@@ -193,6 +193,25 @@ func (d *Dirs) Config(rel string) string {
 	return file
 }
 
+// Check is Holding and Config in one look at the repositories around rel,
+// for a caller that refuses both, as the tools do on every change: hooks
+// is Holding's dir and whole, config is Config's file.
+func (d *Dirs) Check(rel string) (hooks string, whole bool, config string) {
+	d.around(rel, func(r repo) bool {
+		if hooks, whole = r.hooks.holding(rel); hooks != "" {
+			return true
+		}
+		for _, c := range r.configs {
+			if sameEntry(rel, c) {
+				config = c
+				return true
+			}
+		}
+		return false
+	})
+	return hooks, whole, config
+}
+
 // around calls f with what git says of the repository whose work tree
 // holds rel, then of each repository around it, outwards, until f returns
 // true.

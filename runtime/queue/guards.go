@@ -92,16 +92,15 @@ func (g *pathGuards) refusal(rel string) string {
 			return fmt.Sprintf("%s: inside a .git directory (%q)", rel, c)
 		}
 	}
-	if h, whole := g.hooks.Holding(rel); h != "" {
-		// A hook planted there would run at the user's next commit.
-		if !whole {
-			return fmt.Sprintf("%s: a git hook (core.hooksPath names %q)", rel, h)
-		}
+	// A hook planted in the hooks directory would run at the user's next
+	// commit; so would the hooks a core.hooksPath written in a file git
+	// reads configuration from names (one .git/config includes, say).
+	switch h, whole, c := g.hooks.Check(rel); {
+	case h != "" && !whole:
+		return fmt.Sprintf("%s: a git hook (core.hooksPath names %q)", rel, h)
+	case h != "":
 		return fmt.Sprintf("%s: inside git's hooks directory (%q)", rel, h)
-	}
-	if c := g.hooks.Config(rel); c != "" {
-		// One that .git/config includes, say: a core.hooksPath written
-		// there would name hooks the user's next commit runs.
+	case c != "":
 		return fmt.Sprintf("%s: a file git reads configuration from (%q)", rel, c)
 	}
 	if a := g.access(rel); a.Secret || a.Protected {
