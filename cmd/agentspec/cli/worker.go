@@ -33,7 +33,9 @@ func newWorkerCmd() *cobra.Command {
 time, and runs each as "agentspec run" would: the job's spec (it travels with the job, with its
 script file), input and variables, its workspace's checks and the cache, which the workers share
 through a JetStream key-value bucket (--cache-bucket). Each run's events are published on
-agentspec.events.<job>, after the worker's job.start (--no-events turns the run's off).
+agentspec.events.<job>, after the worker's job.start (--no-events turns the run's off). The
+jobs share, for the worker's life, what the AWS credential chain finds and Vertex AI's token,
+renewed as they expire: an AWS profile changed since is seen once the worker restarts.
 
 A job names its workspace relative to --workspace-root (default: the current directory), on
 storage the workers share; a job that names anything outside the root (an absolute path, "..",
@@ -54,17 +56,21 @@ provider outage, a network error) is retried after a delay, up to --max-attempts
 all (its deliveries, but those handed back by stopping workers); one that cannot pass (a spec
 error, failed checks, the model's every attempt rejected) fails at once. While a job runs the
 worker reports progress, so the server hands it to another worker only when this one stops
-answering for --ack-wait; --job-timeout bounds how long that may last (a job past it fails for
-good).
+answering for --ack-wait; a worker whose reports have not reached the server that long stops
+the run itself and settles nothing of it, the job being another worker's by then. --job-timeout
+bounds how long one delivery may run (a job past it fails for good).
 
 Ctrl-C or SIGTERM stops the worker: it pulls no more jobs, stops its runs between tool calls
 and hands their jobs back to the queue at once, for another worker to run from the start; a
-hand-back uses up none of the job's attempts. A second signal during that stop ends it at once
-(130 or 143), its jobs handed back only by the server, after --ack-wait. A job whose submitter
-is interrupted (Ctrl-C) is stopped the same way and fails as interrupted.
+hand-back uses up none of the job's attempts (save on a consumer whose max deliver is bounded,
+or for a job that then waits over a day: docs/many-machines.md says when). A second signal
+during that stop ends it at once (130 or 143), its jobs handed back only by the server, after
+--ack-wait. A job whose submitter is interrupted (Ctrl-C) is stopped the same way and fails as
+interrupted.
 
 Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after a clean stop,
-1 when the server cannot be reached or the queue opened, 2 on usage errors.`,
+1 when the server cannot be reached, the queue opened or the submitters' stops subscribed to
+(agentspec.cancel.S.*: a worker that would not hear them does not start), 2 on usage errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Concurrency < 1 {
