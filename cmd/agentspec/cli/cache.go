@@ -41,11 +41,12 @@ func newCacheStatsCmd(dir *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats [--dir DIR] [-o json]",
 		Short: "Show what the cache holds",
-		Long: `Stats reads every entry of the cache and prints the directory, the number of entries, their
-total size on disk, the oldest and newest entry (UTC), and the number of entries per spec name.
-Entries that cannot be read back (damaged, or written by another format version) are counted
-as corrupt; a run meeting one rewrites its log without it, and "agentspec cache clear" removes
-them all.
+		Long: `Stats reads every entry of the cache and prints the directory, the number of entries, the
+size of the files holding them (records a later one of the same key replaced included), the
+oldest and newest entry (UTC), and the number of entries per spec name. Entries that cannot be
+read back (damaged, or written by another format version) are counted as corrupt; a run meeting
+a damaged one rewrites its log without it, while one of another version is left for the
+agentspec that wrote it, and "agentspec cache clear" removes them all.
 
 A directory that does not exist or is empty is an empty cache.
 Exit status: 0 success, 1 the cache could not be read, 2 a usage error or a directory that is
