@@ -76,7 +76,8 @@ localhost, 127.0.0.1 or [::1] with its port) is refused with 403, whatever its t
 from a web page. SIGTERM or Ctrl-C shuts down cleanly: the calls under way are given 5 seconds
 to finish and be answered, then those still under way are cancelled, answered with an
 error; a second signal during that shutdown ends it at once (130 or 143). Exit status: 0
-after a clean end, 1 when serving failed, 2 a usage or spec error.`,
+after a clean end, 1 when serving failed (an --http address in use included), 2 a usage or
+spec error (an --http ADDR that is not HOST:PORT, :PORT or PORT included).`,
 		Args:                  cobra.MaximumNArgs(1),
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
