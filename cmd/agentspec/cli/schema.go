@@ -9,10 +9,11 @@ import (
 func newSchemaCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
-		Short: "Print the JSON Schema of agent specs",
-		Long: `Schema prints the JSON Schema that agent specs are validated against, composed from every
-registered capability type. Point an editor at it for completion and inline errors, e.g. with
-a first line "# yaml-language-server: $schema=agentspec.schema.json" in agent.yaml.`,
+		Short: "Print the JSON Schema of agent specs and pipeline files",
+		Long: `Schema prints the JSON Schema that agent specs and pipeline files (steps: at their top level)
+are validated against, composed from every registered capability type. Point an editor at it
+for completion and inline errors, e.g. with a first line
+"# yaml-language-server: $schema=agentspec.schema.json" in agent.yaml or pipeline.yaml.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			doc, err := new(spec.Loader).Schema()

@@ -27,7 +27,7 @@ func newValidateCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "validate FILE|-...",
-		Short: "Check agent specs against the schema",
+		Short: "Check agent specs and pipeline files, as run would before its first request",
 		Long: `Validate checks each spec file (.yaml, .yml or .json) against the JSON Schema composed
 from every registered capability type, then everything "agentspec run" would refuse before
 its first model request, without making one: a missing model, a script model's file that is
