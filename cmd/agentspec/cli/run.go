@@ -121,8 +121,8 @@ finished), 1 when the run fails, 2 on usage errors (a --var without a placeholde
 placeholder without a --var) or a spec that cannot run: one that does not
 load, has no model, names a script model's file that is missing or invalid, or has two
 capabilities offering tools of the same name ("agentspec validate" finds all of these).
-Keys the spec gives that have no effect (instrument, end_strategy, defer_loading) are
-reported on stderr as warnings.
+Keys the spec gives that have no effect (instrument, end_strategy, defer_loading, an MCP
+entry's native) are reported on stderr as warnings.
 
 "model: test" runs the spec offline: the test model calls every tool once with arguments
 generated from its schema, then answers (see docs/specs.md, "The test model").`,

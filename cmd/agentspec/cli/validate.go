@@ -36,10 +36,10 @@ the workspace (--workspace, default the current directory), and two capabilities
 tools of the same name. With --var, the instructions' {{name}} placeholders must match the
 variables given, as for run; without it, a capability whose options use a placeholder is not
 built, and a warning says so. Every problem is reported as FILE:LINE:COL: message on stderr;
-keys accepted without effect (instrument, end_strategy, defer_loading) are reported as
-warnings, which do not make a spec invalid. Exit status: 0 when all files are valid, 1 when
-any is not, 2 on usage errors and when a file cannot be read (missing, a directory, no
-permission).
+keys accepted without effect (instrument, end_strategy, defer_loading, an MCP entry's native)
+are reported as warnings, which do not make a spec invalid. Exit status: 0 when all files are
+valid, 1 when any is not, 2 on usage errors and when a file cannot be read (missing, a
+directory, no permission).
 
 FILE - reads a spec from stdin, named <stdin> in messages; its relative paths resolve from the
 current directory. -v ends with a one-line summary: "2 of 3 files valid: 4 problems, 0 warnings".
