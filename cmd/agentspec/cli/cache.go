@@ -27,7 +27,9 @@ unchanged inputs is replayed instead of run again.
 
 The directory is --dir, else $` + cache.EnvDir + `, else agentspec under the user's cache directory
 (~/.cache/agentspec on Linux, ~/Library/Caches/agentspec on macOS, %LocalAppData%\agentspec on
-Windows). A spec's "cache: {dir: PATH}" names its own directory; pass it with --dir.`,
+Windows). A spec's "cache: {dir: PATH}" names its own directory; pass it with --dir. Jobs run
+by "agentspec worker" use none of these: the workers share a JetStream key-value bucket
+(worker --cache-bucket), whose entries "agentspec queue stats" counts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
