@@ -88,7 +88,8 @@ changed here meanwhile (the changes are then saved beside the workspace) or if a
 run may change (under .git, secret or protected by the spec, the spec itself, reached through a
 symbolic link). --events DIR writes each job's events to a file of its own.
 Ctrl-C withdraws the jobs no worker has taken yet and has the workers stop the others between
-tool calls; a second Ctrl-C ends it before it has.
+tool calls, then waits up to 5 seconds for those jobs' results, each printed as its worker
+stored it (a job still without one is "not run"); a second Ctrl-C ends it before it has.
 
 A pipeline file (steps: at its top level) runs whole once per workspace, one workspace after
 the other, each with -j jobs at a time; --var and --input fill its inputs as for run. Stdout

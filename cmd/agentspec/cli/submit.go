@@ -293,8 +293,9 @@ protected by the spec, the spec itself, reached through a symbolic link).
 --wait (implied by --ship and --events, whose file fills as the job runs) waits for the result
 and prints the line "agentspec batch" prints for a job: {"workspace", "ok", "cached", "output",
 "error", "usage"}; Ctrl-C then withdraws the job, or has its worker stop its run between tool
-calls. Exit status: 0 when the job was published (or, waiting, succeeded), 1 when
-it failed or the server cannot be reached, 2 on usage errors.`,
+calls and waits up to 5 seconds for the result its worker stores. Exit status: 0 when the job
+was published (or, waiting, succeeded), 1 when it failed or the server cannot be reached, 2 on
+usage errors.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := specFromFile("submit", args[0]); err != nil {
