@@ -64,7 +64,8 @@ shows "…" for any path outside what the capabilities reach, the whole error go
 --read-only offers only the tools that change nothing (FileSystem's read tools, MCP tools
 marked readOnlyHint, custom tools whose Hints() say so, behind any wrapper); otherwise changes
 land as in a run. --events FILE writes every event (tool calls and results, FileSystem and MCP
-events) as JSON lines.
+events) as JSON lines; over HTTP each event of a call has "session_id", the Mcp-Session-Id of
+the client session that made it.
 
 By default the server speaks over stdin and stdout and ends when stdin ends, once it has
 answered the calls it read before the end. --http ADDR serves streamable HTTP instead (every
