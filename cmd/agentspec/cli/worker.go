@@ -45,11 +45,12 @@ more than --ship-max MiB fails without running, whatever its submitter allowed.
 
 Whoever can publish to the queue chooses the job's spec, so a worker runs only what stays in the
 job's workspace: before a run, each capability (nested ones too) is asked what it reaches, and
-a job is refused, without running, when its spec would start a program (an MCP command:
---allow-exec), connect where the spec or the model says (an MCP url, WebFetch's local tool, a
-model_settings base_url or extra_headers: --allow-network) or read the worker's environment
-through ${VAR} (--allow-env). A FileSystem root outside the workspace is refused whatever the
-flags; so is a capability that does not say what it reaches.
+a job is refused, without running, when its spec would start a program (an MCP command, a
+Shell: --allow-exec), connect where the spec or the model says (an MCP url, WebFetch's local
+tool, a Shell with network: true, a model_settings base_url or extra_headers, ollama: or
+litellm: without the worker's OLLAMA_BASE_URL or LITELLM_BASE_URL: --allow-network) or read
+the worker's environment through ${VAR} (--allow-env). A FileSystem root outside the workspace
+is refused whatever the flags; so is a capability that does not say what it reaches.
 
 A job is acknowledged once its result is published. One that fails in a way that might pass (a
 provider outage, a network error) is retried after a delay, up to --max-attempts attempts in
