@@ -128,7 +128,7 @@ func newQueueStatsCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Show the queue's pending, running and failed jobs",
+		Short: "Show the queue's jobs, idle worker slots, last day's results and shared cache",
 		Long: `Stats shows the queue as the NATS server sees it: jobs pending (waiting for a worker), running
 (held by a worker, those waiting out a retry delay included, and how many of them were handed out
 more than once), the idle worker slots (open pull requests), the results kept from the last 24
