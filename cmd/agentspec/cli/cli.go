@@ -174,9 +174,13 @@ var commands = []func() *cobra.Command{
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "agentspec",
-		Short:         "Validate and run declarative agent specs",
-		Long:          "agentspec runs agents described in agent.yaml: a model, instructions, capabilities such as\nFileSystem, an output schema and workspace settings.",
+		Use:   "agentspec",
+		Short: "Validate and run declarative agent specs",
+		Long: `agentspec runs agents described in agent.yaml: a model, instructions, capabilities such as
+FileSystem, an output schema and workspace settings. A pipeline file (steps: at its top level)
+runs several of them over one workspace. A spec runs offline, with no API key, on a scripted
+model (model: script:FILE) or on the test model, which calls every tool once, for real: try
+"agentspec run SPEC --model test --workspace SCRATCH_DIR".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
