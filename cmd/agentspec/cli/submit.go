@@ -329,6 +329,12 @@ usage errors.`,
 	}
 	fl := cmd.Flags()
 	f.queueBatchFlags.add(fl, true)
+	// batch's wording speaks of many workspaces and of --nats as optional;
+	// submit sends one, always to the queue.
+	fl.Lookup("workspace-root").Usage = "the directory DIR lies in on the storage the workers share; the job names DIR relative to it"
+	fl.Lookup("ship").Usage = "send DIR with the job and bring back the files its run changed (implies --wait)"
+	fl.Lookup("ship-max").Usage = "with --ship: the cap, in MiB, on DIR's archive and on the archive of the run's changes"
+	fl.Lookup("events").Usage = "write the job's events to a file in this directory, named after DIR, as the job runs (implies --wait)"
 	fl.BoolVar(&f.wait, "wait", false, "wait for the job's result and print it")
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the shared result cache")
 	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
