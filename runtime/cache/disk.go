@@ -188,8 +188,9 @@ type Stats struct {
 	// Corrupt counts the records of the logs, and the entry files of the
 	// earlier layout, that cannot be read back (including those of another
 	// format version, and a record being written at a log's end); a lookup
-	// in a log rewrites it without those it holds, and removes an entry file
-	// it meets so; Clear removes them all.
+	// in a log rewrites it without those it holds but another version's
+	// whole records, which are left for that version, and removes an entry
+	// file it meets so; Clear removes them all.
 	Corrupt int `json:"corrupt"`
 	// Bytes is the size of the logs and entry files, records a later one of
 	// the same key replaced included.
