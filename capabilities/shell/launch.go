@@ -209,13 +209,14 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 }
 
 // notCovered is the retry of a command that did not run because a secret
-// (or, readOnly, a .git or hooks directory) that the walk found could not be covered, most
-// likely for a directory on its path that the command's init may not
-// enter: the model is told what and why, and that the user must fix it.
+// (or, readOnly, a .git, hooks directory or configuration file git reads)
+// that the walk found could not be covered, most likely for a directory on
+// its path that the command's init may not enter: the model is told what
+// and why, and that the user must fix it.
 func (c *Capability) notCovered(me *confine.MaskError, readOnly bool) error {
 	if readOnly {
 		return capabilities.Retry("The command was not run: %s cannot be made read-only for commands (%s), "+
-			"and commands must not change a .git or a repository's hooks. Ask the user to make it readable again.", c.relDir(me.Path), why(me.Err))
+			"and commands must not change a .git, a repository's hooks or the configuration git reads. Ask the user to make it readable again.", c.relDir(me.Path), why(me.Err))
 	}
 	return capabilities.Retry("The command was not run: %s cannot be hidden from commands (%s), and it may hold secrets. "+
 		"Ask the user to make it readable again or move it out of the workspace.", c.relDir(me.Path), why(me.Err))

@@ -27,18 +27,19 @@ var HomeCredentials = []string{
 }
 
 // hidden is what the walk of the workspace found: the paths a command
-// must read as empty, and the .git directories and files it must not
-// change.
+// must read as empty, and the .git directories and files, hooks
+// directories and configuration files git reads, that it must not change.
 type hidden struct {
 	masks, readOnly []string
 }
 
 // findHidden walks root (absolute, real) and collects every file or
 // directory that access says is secret or denied, and, unless gitWrites,
-// every .git directory or file, at any depth, and the hooks directory of
-// each repository there when core.hooksPath puts it in the workspace (see
-// hooksDirs); then the credentials in home. A directory masked or made read-only is not entered: the mount
-// covers what is below it.
+// every .git directory or file, at any depth, and the hooks directory and
+// configuration files of each repository there when they lie in the
+// workspace (see hooksAndConfigs); then the credentials in home. A
+// directory masked or made read-only is not entered: the mount covers
+// what is below it.
 //
 // The walk fails closed: a directory below root that it cannot read (its
 // permissions, or a path longer than PATH_MAX, where a command may have
@@ -84,7 +85,7 @@ func findHidden(root, home string, access func(path string) capabilities.PathAcc
 		return hidden{}, err
 	}
 	if !gitWrites {
-		h.readOnly = append(h.readOnly, hooksDirs(root, worktrees, h.readOnly)...)
+		h.readOnly = append(h.readOnly, hooksAndConfigs(root, worktrees, h.readOnly)...)
 	}
 	if home != "" {
 		for _, rel := range HomeCredentials {
@@ -173,42 +174,107 @@ func skip(d fs.DirEntry) error {
 	return nil
 }
 
-// hooksDirs returns the hooks directories strictly below root that git
-// runs hooks from for the repositories whose work trees are worktrees, and
-// for the one root itself lies in, when core.hooksPath (in any of git's
-// configuration files, includes followed) names one there: husky's
-// .husky/_, a .githooks. Those lie outside any .git, so without this a
-// command could plant a hook that the user's next commit runs unconfined.
-// git itself answers (rev-parse --git-path hooks), as the user's git will
-// read the configuration; without git there is nothing to ask, and nothing
-// that would run a hook. A hooks directory that does not exist is made,
-// empty, so that it can be made read-only: git runs no hooks from an empty
-// one, as from none. A directory within one of readOnly (a .git's own
-// hooks) is covered already.
-func hooksDirs(root string, worktrees, readOnly []string) []string {
-	if !slices.Contains(worktrees, root) && githooks.InRepository(root) {
-		worktrees = append(worktrees, root)
+// hooksAndConfigs returns the hooks directories strictly below root that
+// git runs hooks from for the repositories whose work trees are worktrees,
+// and for the one around root (the one it lies in, or the one around its
+// own work tree when root is one, as FileSystem asks), when core.hooksPath
+// (in any of git's configuration files, includes followed) names one
+// there: husky's .husky/_, a .githooks. Those lie outside any .git, so
+// without this a command could plant a hook that the user's next commit
+// runs unconfined. It returns as well the configuration files git reads
+// for those repositories that lie strictly below root (see
+// makeMissingConfigs): a command that wrote core.hooksPath in one would
+// choose the hooks directory itself. git itself answers (githooks.Repo),
+// as the user's git will read the configuration; without git there is
+// nothing to ask, and nothing that would run a hook. A hooks directory
+// that does not exist is made, empty, so that it can be made read-only:
+// git runs no hooks from an empty one, as from none. A directory or file
+// within one of readOnly (a .git's own hooks and config) is covered
+// already.
+func hooksAndConfigs(root string, worktrees, readOnly []string) []string {
+	// git in root's parent answers for the repository root lies in, or
+	// for the one around root's own work tree.
+	if above := filepath.Dir(root); githooks.InRepository(above) {
+		worktrees = append(worktrees, above)
 	}
 	if len(worktrees) == 0 {
 		return nil
 	}
-	var dirs []string
-	for _, wt := range worktrees {
-		dir := githooks.Dir(wt)
-		if dir == "" {
-			continue
-		}
-		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && madeBelow(root, dir) {
-			os.MkdirAll(dir, 0o755)
-		}
-		real, err := filepath.EvalSymlinks(dir)
-		if err != nil || !strictlyBelow(root, real) || slices.Contains(dirs, real) ||
+	var paths []string
+	add := func(path string) {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil || !strictlyBelow(root, real) || slices.Contains(paths, real) ||
 			slices.ContainsFunc(readOnly, func(ro string) bool { return real == ro || strictlyBelow(ro, real) }) {
+			return
+		}
+		paths = append(paths, real)
+	}
+	for _, wt := range worktrees {
+		dir, configs := githooks.Repo(wt)
+		if dir != "" {
+			if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) && madeBelow(root, dir) {
+				os.MkdirAll(dir, 0o755)
+			}
+			add(dir)
+		}
+		makeMissingConfigs(root, configs)
+		for _, f := range configs {
+			add(f)
+		}
+	}
+	return paths
+}
+
+// makeMissingConfigs makes, empty, each of configs (the configuration files
+// git reads for a repository, githooks.Repo) that is missing and would lie
+// in root outside any .git, so that it can be made read-only: git reads
+// an empty file as no configuration, as it ignores an include whose file
+// is missing, whose path a command could otherwise fill with a
+// core.hooksPath. The file is made through root, so that a symlink on its
+// way cannot take it out of the workspace. Those made show in git status
+// as untracked files (docs/shell.md says so).
+func makeMissingConfigs(root string, configs []string) {
+	var r *os.Root
+	defer func() {
+		if r != nil {
+			r.Close()
+		}
+	}()
+	for _, f := range configs {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		dirs = append(dirs, real)
+		rel, err := filepath.Rel(root, realAsFarAsItExists(f))
+		if err != nil || !filepath.IsLocal(rel) || slices.ContainsFunc(strings.Split(rel, string(filepath.Separator)),
+			func(c string) bool { return strings.EqualFold(c, ".git") }) {
+			continue
+		}
+		if r == nil {
+			if r, err = os.OpenRoot(root); err != nil {
+				return
+			}
+		}
+		if r.MkdirAll(filepath.Dir(rel), 0o755) != nil {
+			continue
+		}
+		if file, err := r.OpenFile(rel, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			file.Close()
+		}
 	}
-	return dirs
+}
+
+// realAsFarAsItExists is path with the symlinks of its longest part that
+// exists resolved, the rest kept as it is.
+func realAsFarAsItExists(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		} else if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(p) == p {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // madeBelow reports whether making the directory path would make it

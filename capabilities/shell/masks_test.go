@@ -2,6 +2,7 @@ package shell
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,4 +130,48 @@ func TestFindHiddenMasksWhatItCannotRead(t *testing.T) {
 
 	_, err = findHidden(filepath.Join(w, "gone"), "", s.access, false)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// The configuration files a repository of the workspace includes, and
+// those of the one around it (here, around the workspace's own), and
+// its hooks directory, are read-only when they lie in the
+// workspace outside a .git: one missing is made, empty, unless it would
+// lie in a .git or outside the workspace, where nothing is made.
+func TestFindHiddenIncludedGitConfig(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	gitIn := func(dir string, args ...string) {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	outer := realTemp(t)
+	gitIn(outer, "init", "-q")
+	gitIn(outer, "config", "include.path", "../w/outer.gitconfig")
+	gitIn(outer, "config", "core.hooksPath", "w/hooks")
+	w := filepath.Join(outer, "w")
+	touch(t, w, "outer.gitconfig", "gitconfig.local", "hooks/pre-commit")
+	gitIn(w, "init", "-q")
+	gitIn(w, "config", "include.path", "../gitconfig.local")
+	gitIn(w, "config", "--add", "include.path", "../conf/missing.gitconfig")
+	gitIn(w, "config", "--add", "include.path", "in-git.gitconfig")
+	gitIn(w, "config", "--add", "include.path", "../../outside.gitconfig")
+
+	s, err := New(Options{Sandbox: "off"}, w)
+	require.NoError(t, err)
+	h, err := findHidden(w, "", s.access, false)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(w, ".git"), filepath.Join(w, "gitconfig.local"),
+		filepath.Join(w, "conf", "missing.gitconfig"), filepath.Join(w, "outer.gitconfig"), filepath.Join(w, "hooks")}, h.readOnly)
+	got, err := os.ReadFile(filepath.Join(w, "conf", "missing.gitconfig"))
+	require.NoError(t, err, "made so that it could be read-only")
+	assert.Empty(t, got)
+	assert.NoFileExists(t, filepath.Join(w, ".git", "in-git.gitconfig"), "the .git covers it")
+	assert.NoFileExists(t, filepath.Join(outer, "outside.gitconfig"))
+
+	h, err = findHidden(w, "", s.access, true)
+	require.NoError(t, err)
+	assert.Empty(t, h.readOnly, "allow_git_writes")
 }

@@ -370,3 +370,65 @@ func TestHooksPathIsReadOnly(t *testing.T) {
 	run(t, writable, "echo '#!/bin/sh' > .githooks/pre-commit")
 	assert.FileExists(t, filepath.Join(w2, ".githooks", "pre-commit"))
 }
+
+// A configuration file that a repository's .git/config includes may lie in
+// its work tree (a gitconfig.local beside it), where a core.hooksPath
+// written there would have the user's next commit run what a command put
+// in the directory it names: it is read-only as the .git is, made empty
+// when it is missing, and also when the repository lies above the
+// workspace; allow_git_writes lifts it.
+func TestIncludedGitConfigIsReadOnly(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	gitIn := func(dir string, args ...string) {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	const local = "[user]\n\tname = Me\n"
+	s, w := confinedShell(t, `{}`)
+	gitIn(w, "init", "-q")
+	gitIn(w, "config", "include.path", "../gitconfig.local")
+	write(t, filepath.Join(w, "gitconfig.local"), local)
+	require.NoError(t, os.MkdirAll(filepath.Join(w, "sub"), 0o755))
+	gitIn(filepath.Join(w, "sub"), "init", "-q")
+	gitIn(filepath.Join(w, "sub"), "config", `includeIf.onbranch:main.path`, "../conf/local.gitconfig") // missing
+	out := run(t, s, "echo x >> gitconfig.local; echo '[core] hooksPath = h' > sub/conf/local.gitconfig; "+
+		"echo ok > other; echo ok > sub/conf/other; echo done")
+	assert.Contains(t, out, "done")
+	got, err := os.ReadFile(filepath.Join(w, "gitconfig.local"))
+	require.NoError(t, err)
+	assert.Equal(t, local, string(got))
+	got, err = os.ReadFile(filepath.Join(w, "sub", "conf", "local.gitconfig"))
+	require.NoError(t, err, "made so that it could be read-only")
+	assert.Empty(t, got)
+	assert.FileExists(t, filepath.Join(w, "other"), "the rest of the work tree stays writable")
+	assert.FileExists(t, filepath.Join(w, "sub", "conf", "other"))
+
+	// The workspace is a directory of a repository that includes a file in it.
+	outer := realTemp(t)
+	gitIn(outer, "init", "-q")
+	gitIn(outer, "config", "include.path", "../pkg/gitconfig.local")
+	inner := filepath.Join(outer, "pkg")
+	write(t, filepath.Join(inner, "gitconfig.local"), local)
+	o := options(t, `{}`)
+	o.Sandbox = escapeSandbox
+	sub, err := New(o, inner)
+	require.NoError(t, err)
+	t.Cleanup(func() { sub.Close() })
+	run(t, sub, "echo x >> gitconfig.local")
+	got, err = os.ReadFile(filepath.Join(inner, "gitconfig.local"))
+	require.NoError(t, err)
+	assert.Equal(t, local, string(got))
+
+	writable, w2 := confinedShell(t, `{"allow_git_writes": true}`)
+	gitIn(w2, "init", "-q")
+	gitIn(w2, "config", "include.path", "../gitconfig.local")
+	write(t, filepath.Join(w2, "gitconfig.local"), local)
+	run(t, writable, "echo x >> gitconfig.local")
+	got, err = os.ReadFile(filepath.Join(w2, "gitconfig.local"))
+	require.NoError(t, err)
+	assert.Equal(t, local+"x\n", string(got))
+}

@@ -27,20 +27,28 @@ import (
 	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
-// Dir asks git, in dir, where it runs hooks from, and returns that
-// directory, absolute (relative answers are taken from dir); "" when there
-// is no git to ask or git cannot say (no repository there, or one it
-// refuses). git itself answers, so every configuration file it reads
-// counts, includes followed, as it will for the user's next commit.
-// safe.directory is lifted for the question alone, which only reads
-// configuration: a repository of another owner still runs its hooks for
-// that owner.
-func Dir(dir string) string {
-	out, ok := gitOutput(dir, "rev-parse", "--git-path", "hooks")
+// Repo asks git, in dir, where it runs hooks from and which files it
+// reads configuration from, as Dirs does for the repositories of its tree,
+// and returns them absolute: hooks as git named it (relative answers taken
+// from dir), configs as configFiles finds them (the files it read, and
+// every file an include names, whether it exists or its condition holds or
+// not), symlinks not resolved and wherever they lie, .git and outside dir
+// included; "" and none when there is no git to ask or git cannot say (no
+// repository there, or one it refuses). git itself answers, so every
+// configuration file it reads counts, includes followed, as it will for
+// the user's next commit. safe.directory is lifted for the question
+// alone, which only reads configuration: a repository of another owner
+// still runs its hooks for that owner.
+func Repo(dir string) (hooks string, configs []string) {
+	// --show-cdup says where git's relative names of configuration files
+	// are taken from: the work tree's top.
+	out, ok := gitOutput(dir, "rev-parse", "--git-path", "hooks", "--show-cdup")
 	if !ok {
-		return ""
+		return "", nil
 	}
-	return absHooks(dir, strings.TrimRight(out, "\r\n"))
+	hooks, cdup, _ := strings.Cut(out, "\n")
+	cdup, _, _ = strings.Cut(cdup, "\n")
+	return absHooks(dir, strings.TrimRight(hooks, "\r")), configFiles(dir, filepath.Join(dir, strings.TrimRight(cdup, "\r")))
 }
 
 // absHooks is the hooks directory git named in dir, made absolute.
@@ -56,7 +64,7 @@ func absHooks(dir, hooks string) string {
 
 // gitOutput runs git in dir with args and returns what it printed; false
 // when there is no git, or it failed or took over 5 s. safe.directory is
-// lifted for the question (see Dir).
+// lifted for the question (see Repo).
 func gitOutput(dir string, args ...string) (string, bool) {
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -384,19 +392,12 @@ func (d *Dirs) ask(wt string) repo {
 	default:
 		dir = filepath.Join(d.root, filepath.FromSlash(wt))
 	}
-	// --show-cdup says where git's relative names of configuration files
-	// are taken from: the work tree's top.
-	out, ok := gitOutput(dir, "rev-parse", "--git-path", "hooks", "--show-cdup")
-	if !ok {
-		return repo{}
-	}
-	hooks, cdup, _ := strings.Cut(out, "\n")
-	cdup, _, _ = strings.Cut(cdup, "\n")
+	hooks, configs := Repo(dir)
 	var r repo
-	if rel, ok := d.inTree(absHooks(dir, strings.TrimRight(hooks, "\r"))); ok {
+	if rel, ok := d.inTree(hooks); ok {
 		r.hooks = hooksDir{rel: rel, namesOnly: rel == "." || d.exists(path.Join(rel, ".git"))}
 	}
-	for _, f := range configFiles(dir, filepath.Join(dir, strings.TrimRight(cdup, "\r"))) {
+	for _, f := range configs {
 		if rel, ok := d.inTree(f); ok && rel != "." && !slices.Contains(r.configs, rel) {
 			r.configs = append(r.configs, rel)
 		}
