@@ -5,12 +5,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/githooks"
+	"github.com/agentspec/agentspec/internal/sandbox"
 )
 
 // HomeCredentials are the paths below the user's home directory that a
@@ -230,14 +232,14 @@ func hooksAndConfigs(root string, worktrees, readOnly []string) []string {
 // in root outside any .git, so that it can be made read-only: git reads
 // an empty file as no configuration, as it ignores an include whose file
 // is missing, whose path a command could otherwise fill with a
-// core.hooksPath. The file is made through root, so that a symlink on its
-// way cannot take it out of the workspace. Those made show in git status
+// core.hooksPath. The file is made through the workspace's sandbox, so
+// that a symlink on its way cannot take it out of the workspace. Those made show in git status
 // as untracked files (docs/shell.md says so).
 func makeMissingConfigs(root string, configs []string) {
-	var r *os.Root
+	var d *sandbox.Dir
 	defer func() {
-		if r != nil {
-			r.Close()
+		if d != nil {
+			d.Close()
 		}
 	}()
 	for _, f := range configs {
@@ -249,15 +251,18 @@ func makeMissingConfigs(root string, configs []string) {
 			func(c string) bool { return strings.EqualFold(c, ".git") }) {
 			continue
 		}
-		if r == nil {
-			if r, err = os.OpenRoot(root); err != nil {
+		if d == nil {
+			if d, err = sandbox.OpenDir(root); err != nil {
 				return
 			}
 		}
-		if r.MkdirAll(filepath.Dir(rel), 0o755) != nil {
-			continue
+		rel = filepath.ToSlash(rel)
+		if dir := path.Dir(rel); dir != "." {
+			if _, err := d.MkdirAll(dir, 0o755); err != nil {
+				continue
+			}
 		}
-		if file, err := r.OpenFile(rel, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		if file, err := d.OpenFile(rel, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			file.Close()
 		}
 	}
