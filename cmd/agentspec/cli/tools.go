@@ -31,7 +31,11 @@ is offered, with its description and the JSON Schema of its parameters; for a pi
 the tools of each step, in the order the steps run (a capability whose options use the
 step's vars is built per job, and left out with a warning). A capability whose
 options use {{name}} placeholders is built with them filled from --var, as run fills them;
-without a value for each, the spec is refused.`,
+without a value for each, the spec is refused.
+
+Exit status: 0 when the tools are listed, 1 when a capability could not list its tools (an MCP
+server that did not start, say), 2 on usage errors and for a spec or pipeline that does not
+load, whose problems are printed as FILE:LINE:COL lines, or that offers one tool name twice.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(format); err != nil {
