@@ -17,6 +17,8 @@
 // must be safe for concurrent use, as they must be for parallel runs. Every call goes through the Listener with a call id of its own,
 // as in a run: the capabilities' events, and a runtime.ToolCall and
 // runtime.ToolResult around each call (Round is 0: there are no rounds).
+// A call its client cancels is no failure: its ToolResult's Status is
+// runtime.ToolCancelled, and Notice is not told.
 //
 // A spec's capabilities whose tools live behind the network (an MCP server,
 // which npx may take half a minute to fetch) can be started in the
@@ -74,7 +76,8 @@ type Options struct {
 	// capability started in the background (see StartingLater) once it is
 	// settled, its tools joined or why it did not start, and one for each
 	// call that failed fatally, with its whole error (which the client is
-	// sent without the paths outside the served roots). Nil drops them.
+	// sent without the paths outside the served roots); none for a call
+	// its client cancelled. Nil drops them.
 	Notice func(string)
 	// Session, when set, builds capabilities of a client session's own
 	// (an HTTP client's: stdio has one), at its first call: its calls go
@@ -148,6 +151,24 @@ var errShuttingDown = errors.New("the server is shutting down")
 // errSessionEnded is why a call under way is cancelled when its client
 // ends the session.
 var errSessionEnded = errors.New("the client ended the session")
+
+// cancelledByClient says why the call of ctx was cancelled when its
+// client cancelled it: by notifications/cancelled, on which the SDK
+// cancels the call's context without a cause, or by ending its session
+// (errSessionEnded). A call the server cancels (errShuttingDown), or
+// whose connection broke, was not.
+func cancelledByClient(ctx context.Context) (string, bool) {
+	if ctx.Err() == nil {
+		return "", false
+	}
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errSessionEnded):
+		return "cancelled: " + cause.Error(), true
+	case cause == context.Canceled:
+		return "cancelled by the client", true
+	}
+	return "", false
+}
 
 // inflightCall is a tools/call under way, and how to cancel it.
 type inflightCall struct {
@@ -653,8 +674,13 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 			out, err = tool.Call(ctx, args)
 		}
 		msg, retry := capabilities.AsRetry(err)
+		why, cancelled := cancelledByClient(ctx)
 		switch {
 		case err == nil:
+		case cancelled:
+			// Whatever the tool made of its context's end: the client
+			// gave up on the call, and the server did not fail.
+			status, msg, out, retry = runtime.ToolCancelled, why, "", false
 		case retry:
 			status, out = runtime.ToolRetry, msg
 		default:
@@ -670,8 +696,13 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 				return nil, s.callFailed(id, name, lerr, roots)
 			}
 		}
-		if status == runtime.ToolFatal {
+		switch status {
+		case runtime.ToolFatal:
 			return nil, s.callFailed(id, name, err, roots)
+		case runtime.ToolCancelled:
+			// Not written: the client is not answered (see lineConn and
+			// answerStream) or has gone.
+			return nil, fatal(errors.New(why))
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}, IsError: retry}, nil
 	}

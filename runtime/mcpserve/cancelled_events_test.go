@@ -1,0 +1,161 @@
+package mcpserve
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/runtime"
+)
+
+// cancelWatch is a held tool's Server whose events (as --events writes
+// them) and Notice lines (stderr) a test reads.
+type cancelWatch struct {
+	srv     *Server
+	held    *heldTool
+	log     lockedBuffer
+	mu      sync.Mutex
+	notices []string
+}
+
+func newCancelWatch(t *testing.T) *cancelWatch {
+	t.Helper()
+	w := &cancelWatch{held: newHeldTool(t)}
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{w.held}}, Options{
+		Listener: runtime.JSONLines(&w.log),
+		Notice: func(line string) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.notices = append(w.notices, line)
+		},
+	})
+	require.NoError(t, err)
+	w.srv = srv
+	return w
+}
+
+// result waits for the run.tool_result event of the call id.
+func (w *cancelWatch) result(t *testing.T, id string) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		w.log.mu.Lock()
+		empty := w.log.b.Len() == 0
+		w.log.mu.Unlock()
+		if empty {
+			continue
+		}
+		for _, ev := range w.log.lines(t) {
+			if ev["kind"] == "run.tool_result" && ev["id"] == id {
+				return ev
+			}
+		}
+	}
+	t.Fatalf("no run.tool_result for %s", id)
+	return nil
+}
+
+func (w *cancelWatch) stderr() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.notices, "\n")
+}
+
+// assertCancelled checks that the call id, which its client cancelled, is
+// recorded as cancelled, not as the server's failure, and is not reported
+// on stderr as one.
+func (w *cancelWatch) assertCancelled(t *testing.T, id, why string) {
+	t.Helper()
+	ev := w.result(t, id)
+	assert.Equal(t, string(runtime.ToolCancelled), ev["status"], "%v", ev)
+	assert.Equal(t, why, ev["message"])
+	assert.NotContains(t, w.stderr(), "failed", "a cancelled call is not the server's failure")
+	assert.NotContains(t, w.stderr(), "context canceled")
+}
+
+// A call its client cancels (notifications/cancelled) is recorded with
+// status cancelled, since it is not the server's failure: it was recorded
+// fatal, and stderr said `held (call mcp-1) failed: context canceled`.
+func TestStdioCancelledCallIsRecordedCancelled(t *testing.T) {
+	t.Parallel()
+	w := newCancelWatch(t)
+	defer w.srv.Close()
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
+	served := make(chan error, 1)
+	go func() { served <- w.srv.ServeStdio(context.Background(), inR, outW) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "held"})
+		called <- err
+	}()
+	waitFor(t, w.held.started, "the call did not start")
+	cancel()
+	assert.ErrorIs(t, waitFor(t, called, "the call did not return"), context.Canceled)
+	waitFor(t, w.held.cancelled, "the call was not cancelled")
+	w.assertCancelled(t, "mcp-1", "cancelled by the client")
+
+	// The session goes on, and a call that ends is ok.
+	w.held.free()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+	require.NoError(t, err)
+	assert.Equal(t, "done", textOf(t, res))
+	assert.Equal(t, string(runtime.ToolOK), w.result(t, "mcp-2")["status"])
+	require.NoError(t, cs.Close())
+	assert.NoError(t, waitFor(t, served, "ServeStdio did not end"))
+}
+
+// Over streamable HTTP too, and for a session its client ends (DELETE),
+// whose calls are cancelled as notifications/cancelled would.
+func TestHTTPCancelledCallIsRecordedCancelled(t *testing.T) {
+	t.Parallel()
+	w := newCancelWatch(t)
+	defer w.srv.Close()
+	endpoint, _, _ := serveLoopback(t, w.srv)
+	cs := dialHTTP(t, endpoint, "")
+	defer cs.Close()
+	defer w.held.free() // before Close, which waits for the calls
+
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "held"})
+		called <- err
+	}()
+	waitFor(t, w.held.started, "the call did not start")
+	cancel()
+	assert.ErrorIs(t, waitFor(t, called, "the call did not return"), context.Canceled)
+	waitFor(t, w.held.cancelled, "the call was not cancelled")
+	w.assertCancelled(t, "mcp-1", "cancelled by the client")
+
+	leaving := dialHTTP(t, endpoint, "")
+	defer leaving.Close()
+	go leaving.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+	waitFor(t, w.held.started, "the second call did not start")
+	req, err := http.NewRequest(http.MethodDelete, endpoint, nil)
+	require.NoError(t, err)
+	req.Header.Set("Mcp-Session-Id", leaving.ID())
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	waitFor(t, w.held.cancelled, "the ended session's call was not cancelled")
+	w.assertCancelled(t, "mcp-2", "cancelled: the client ended the session")
+}
