@@ -265,6 +265,40 @@ func TestInterruptedSubmitterReportsItsStoppedJobs(t *testing.T) {
 	assert.ErrorIs(t, other.Err, runtime.ErrNotRun)
 }
 
+// A job a worker takes after the interrupted submitter asked which of its
+// jobs the workers hold, and before it withdraws the rest, runs until the
+// worker hears the stop, and its worker stores its result all the same: the
+// submitter waits for that result as for the others, and reports the job
+// with it, not as not run.
+func TestInterruptedSubmitterWaitsForAJobTakenAsItWithdraws(t *testing.T) {
+	t.Parallel()
+	url, q, b, opts := newBatch(t, slowTurnsWithDelay("20s"), 1, 0)
+	require.NoError(t, b.Publish(context.Background()))
+	b.beforeWithdraw = func() {
+		// No worker held the job when the submitter asked: one takes it now.
+		startWorker(t, url, WorkerOptions{Name: "w", WorkspaceRoot: opts.WorkspaceRoot})
+		cons, err := q.consumer(context.Background())
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			info, err := cons.Info(context.Background())
+			return err == nil && info.NumAckPending == 1
+		}, 10*time.Second, 10*time.Millisecond, "the worker did not take the job")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C
+	var got outcomes
+	sum, err := b.Wait(ctx, got.add)
+	require.ErrorIs(t, err, runtime.ErrInterrupted)
+	b.Close()
+	assert.Zero(t, sum.NotRun)
+	assert.Equal(t, 1, sum.Failed)
+	require.Len(t, got.list, 1)
+	assert.False(t, got.list[0].NotRun, "the job ran")
+	assert.EqualError(t, got.list[0].Err, "interrupted: its submitter stopped the batch")
+	assert.Equal(t, "w#1", fmt.Sprintf("%s#%d", got.list[0].Worker, got.list[0].Attempt))
+}
+
 // An interrupted submitter waits for the workers it told to stop a few
 // seconds at most: a job whose worker does not answer (it hangs, or is gone
 // and the server has not yet given up on it) is reported not run once they
@@ -279,7 +313,8 @@ func TestInterruptedSubmitterDoesNotWaitForSilentWorkers(t *testing.T) {
 	msg, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
 	require.NoError(t, err)
 	require.Equal(t, q.jobSubject(b.ID, "0"), msg.Subject())
-	assert.Equal(t, []int{0}, b.running(context.Background(), make([]bool, 2)), "the job taken runs; the other waits")
+	running, _ := b.running(context.Background(), make([]bool, 2))
+	assert.Equal(t, []int{0}, running, "the job taken runs; the other waits")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // Ctrl-C

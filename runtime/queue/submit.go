@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,10 +78,14 @@ type Batch struct {
 	own       []map[string]bool // the spec's own files in each job's directory
 	subs      []*nats.Subscription
 	claim     func(file string) string // BatchOptions.Claim
+	seqs      []uint64                 // each job's sequence in the jobs stream, once published
 
 	// fetched, when set (by tests), runs as a shipped job's changes have
 	// been fetched.
 	fetched func()
+	// beforeWithdraw, when set (by tests), runs as an interrupted Wait has
+	// asked which jobs the workers hold and before it withdraws the rest.
+	beforeWithdraw func()
 }
 
 // JobOutcome is a job's result as the submitter sees it.
@@ -329,9 +334,11 @@ func (b *Batch) publish(ctx context.Context) error {
 		}
 		acks = append(acks, f)
 	}
+	b.seqs = make([]uint64, len(b.Jobs))
 	for i, f := range acks {
 		select {
-		case <-f.Ok():
+		case ack := <-f.Ok():
+			b.seqs[i] = ack.Sequence
 		case err := <-f.Err():
 			return fmt.Errorf("publishing job %s: %w", b.Jobs[i].ID, err)
 		case <-ctx.Done():
@@ -347,7 +354,8 @@ func (b *Batch) publish(ctx context.Context) error {
 // stored by then are reported all the same (those jobs ran), the jobs not
 // yet handed to a worker are withdrawn from the queue, the workers running
 // the others are told to stop them (each reports its job interrupted by
-// its submitter), and their results are waited for, five seconds at most,
+// its submitter), and their results, those of the jobs taken as the rest
+// were withdrawn included, are waited for, five seconds at most,
 // and reported as the others; every job still without a result is reported
 // NotRun, and Wait returns an error wrapping runtime.ErrInterrupted. When
 // the results stop coming (the connection closed), Wait returns an error
@@ -400,8 +408,14 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 		return sum, nil
 	}
 	cause := context.Cause(ctx)
-	running := b.running(ctx, seen)
+	running, delivered := b.running(ctx, seen)
+	if b.beforeWithdraw != nil {
+		b.beforeWithdraw()
+	}
 	b.withdraw(ctx)
+	// A job handed out after that question and before the purge runs
+	// until its worker hears the stop, and has its result stored too.
+	running = append(running, b.handedOutSince(ctx, seen, delivered)...)
 	if len(running) > 0 {
 		// The workers told to stop store a result for each of these: what
 		// is reported is what happened to them, not that they did not run.
@@ -521,16 +535,17 @@ const stopWait = 5 * time.Second
 // held for a retry, or lost with a worker the server has not given up on.
 // It asks for a few seconds at most, whether ctx has ended or not; none
 // when the server does not answer.
-func (b *Batch) running(ctx context.Context, seen []bool) []int {
+// It returns too how far the consumer had handed jobs out then (nil when
+// the server did not answer), for handedOutSince.
+func (b *Batch) running(ctx context.Context, seen []bool) ([]int, *jetstream.SequenceInfo) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	cons, err := b.q.jobs.Consumer(ctx, consumerName)
-	if err != nil {
-		return nil
+	info, err := b.consumerInfo(ctx)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, &jetstream.SequenceInfo{} // no worker has started yet
 	}
-	info, err := cons.Info(ctx)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	// The consumer hands jobs out in the stream's order: those up to its
 	// last delivered sequence were handed out, and those up to its
@@ -547,7 +562,47 @@ func (b *Batch) running(ctx context.Context, seen []bool) []int {
 			out = append(out, i)
 		}
 	}
-	return out
+	return out, &info.Delivered
+}
+
+// consumerInfo asks the server for the workers' consumer's state.
+func (b *Batch) consumerInfo(ctx context.Context) (*jetstream.ConsumerInfo, error) {
+	cons, err := b.q.jobs.Consumer(ctx, consumerName)
+	if err != nil {
+		return nil, err
+	}
+	return cons.Info(ctx)
+}
+
+// handedOutSince are the jobs of the batch not in seen that the workers'
+// consumer may have handed out since it had handed out up to before (see
+// running), asked once the batch's jobs are purged, when no more of them
+// can be. The purge makes the consumer forget the deliveries of the jobs
+// it removes, so which jobs were handed out is inferred: the consumer hands
+// jobs out in the stream's order, so the jobs handed out since are among
+// the batch's first not yet handed out then, no more of them than the
+// deliveries it made since. It may name a job the deliveries went to
+// another batch's, or a retry of: its result is waited for in vain, the
+// few seconds of stopWait. None when the server does not answer, or the
+// jobs' sequences are not known (Publish did not return).
+func (b *Batch) handedOutSince(ctx context.Context, seen []bool, before *jetstream.SequenceInfo) []int {
+	if before == nil || len(b.seqs) != len(b.Jobs) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	info, err := b.consumerInfo(ctx)
+	if err != nil || info.Delivered.Consumer <= before.Consumer {
+		return nil
+	}
+	var next []int
+	for i, seq := range b.seqs {
+		if seq > before.Stream && !seen[i] {
+			next = append(next, i)
+		}
+	}
+	slices.SortFunc(next, func(i, j int) int { return cmp.Compare(b.seqs[i], b.seqs[j]) })
+	return next[:min(uint64(len(next)), info.Delivered.Consumer-before.Consumer)]
 }
 
 // outcome turns a result into what the submitter reports, applying a
