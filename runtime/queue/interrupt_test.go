@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -413,6 +414,64 @@ func TestWorkerRefusedTheStopsDoesNotStart(t *testing.T) {
 
 	err = w.Run(ctx)
 	require.Error(t, err, "the worker ran")
+	assert.ErrorIs(t, err, nats.ErrPermissionViolation)
+	assert.Contains(t, err.Error(), `subscribing to the submitters' stops on agentspec.cancel.AGENTSPEC.*: `)
+	assert.NoError(t, ctx.Err(), "refused at once")
+}
+
+// A worker that loses the subscription to the submitters' stops while it
+// runs (the server's permissions reloaded, or changed as it reconnected)
+// stops taking jobs and ends with the error it would have started with:
+// the server refuses the subscription only in an asynchronous error, and a
+// worker that ran on would never hear a stopped submitter again.
+func TestWorkerRefusedTheStopsLaterStops(t *testing.T) {
+	t.Parallel()
+	opts := &server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		Users: []*server.User{{Username: "worker", Password: "secret"}},
+	}
+	ns, err := server.NewServer(opts)
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", "secret"))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	q, err := Open(ctx, nc, Options{})
+	require.NoError(t, err)
+	w, err := NewWorker(ctx, q, WorkerOptions{WorkspaceRoot: t.TempDir()})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	require.Eventually(t, func() bool {
+		subs, err := ns.Subsz(&server.SubszOptions{Subscriptions: true, Test: "agentspec.cancel.AGENTSPEC.x"})
+		return err == nil && subs.Total > 0
+	}, 10*time.Second, 10*time.Millisecond, "the worker did not subscribe to the stops")
+	select {
+	case err := <-done:
+		require.FailNow(t, "the worker ended before its permissions changed", "%v", err)
+	default:
+	}
+
+	reloaded := opts.Clone()
+	reloaded.Port = ns.Addr().(*net.TCPAddr).Port
+	reloaded.Users = []*server.User{{Username: "worker", Password: "secret", Permissions: &server.Permissions{
+		Subscribe: &server.SubjectPermission{Deny: []string{"agentspec.cancel.>"}},
+	}}}
+	require.NoError(t, ns.ReloadOptions(reloaded))
+
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		require.FailNow(t, "the worker ran on")
+	}
+	require.Error(t, err, "the worker ran on")
 	assert.ErrorIs(t, err, nats.ErrPermissionViolation)
 	assert.Contains(t, err.Error(), `subscribing to the submitters' stops on agentspec.cancel.AGENTSPEC.*: `)
 	assert.NoError(t, ctx.Err(), "refused at once")

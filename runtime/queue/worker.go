@@ -190,7 +190,10 @@ const scratchPrefix = "agentspec-worker-"
 //
 // Run fails at once, running nothing, when the server does not let the
 // worker subscribe to the submitters' stops (agentspec.cancel.S.*), since
-// it would never hear that a batch it runs was stopped.
+// it would never hear that a batch it runs was stopped; and with the same
+// error, stopping as when ctx ends, when the server refuses the
+// subscription later (its permissions reloaded, or changed as the
+// connection came back).
 func (w *Worker) Run(ctx context.Context) error {
 	cons, err := w.q.consumer(ctx)
 	if err != nil {
@@ -221,6 +224,22 @@ func (w *Worker) Run(ctx context.Context) error {
 	// A submitter stopped stops its batch's runs: the worker hears it from
 	// before it takes a job, so it misses none for a job it runs.
 	stopsSubject := w.q.cancelSubject("*")
+	// The server refuses the subscription in an asynchronous error, which
+	// the connection hands its error handler, at any time: when it is made
+	// (see refusedSubscription), and when the server takes it back or does
+	// not take it again as the connection comes back.
+	ctx, refuse := context.WithCancelCause(ctx)
+	defer refuse(nil)
+	handler := w.q.nc.ErrorHandler()
+	w.q.nc.SetErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		if handler != nil {
+			handler(nc, sub, err)
+		}
+		if refusedSubscriptionError(err, stopsSubject) {
+			refuse(stopsRefused{err})
+		}
+	})
+	defer w.q.nc.SetErrorHandler(handler)
 	sub, err := w.q.nc.Subscribe(stopsSubject, func(m *nats.Msg) {
 		w.stops.stop(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
 	})
@@ -251,6 +270,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	w.opts.Logf("stopped: no job is running")
+	if refused := (stopsRefused{}); errors.As(context.Cause(ctx), &refused) {
+		return fmt.Errorf("subscribing to the submitters' stops on %s: %w", stopsSubject, refused.error)
+	}
 	return nil
 }
 
@@ -261,11 +283,20 @@ func (w *Worker) Run(ctx context.Context) error {
 // (until a reconnect clears it) once a flush that follows it returns, the
 // error coming before the flush's answer.
 func refusedSubscription(nc *nats.Conn, subject string) error {
-	err := nc.LastError()
-	if errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `Subscription to "`+subject+`"`) {
+	if err := nc.LastError(); refusedSubscriptionError(err, subject) {
 		return err
 	}
 	return nil
+}
+
+// stopsRefused is the cause of a Run stopped because the server refused
+// the worker's subscription to the submitters' stops.
+type stopsRefused struct{ error }
+
+// refusedSubscriptionError reports whether err is the server's refusal of
+// a subscription to subject.
+func refusedSubscriptionError(err error, subject string) bool {
+	return errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `Subscription to "`+subject+`"`)
 }
 
 // checkConsumer refuses a workers' consumer made by someone else (for a

@@ -71,7 +71,8 @@ interrupted.
 
 Progress goes to stderr, one line per job; -q silences it. Exit status: 0 after a clean stop,
 1 when the server cannot be reached, the queue opened or the submitters' stops subscribed to
-(agentspec.cancel.S.*: a worker that would not hear them does not start), 2 on usage errors.`,
+(agentspec.cancel.S.*: a worker that would not hear them does not start, and one the server
+refuses them later stops as on Ctrl-C), 2 on usage errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Concurrency < 1 {
