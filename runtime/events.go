@@ -83,8 +83,9 @@ const (
 	ToolOK    ToolStatus = "ok"    // the tool returned a result
 	ToolRetry ToolStatus = "retry" // an error the model can correct; it goes back to the model
 	ToolFatal ToolStatus = "fatal" // an error that ends the run
-	// ToolCancelled: the call's client cancelled it before it ended, which
-	// is no failure of the tool or the server. Only `agentspec mcp`
+	// ToolCancelled: the call's client cancelled it before it ended, or
+	// the server did as it shut down once the call's grace had passed,
+	// which is no failure of the tool or the server. Only `agentspec mcp`
 	// (runtime/mcpserve) records it; a run's own interrupted call is
 	// ToolFatal.
 	ToolCancelled ToolStatus = "cancelled"

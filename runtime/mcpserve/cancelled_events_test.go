@@ -159,3 +159,28 @@ func TestHTTPCancelledCallIsRecordedCancelled(t *testing.T) {
 	waitFor(t, w.held.cancelled, "the ended session's call was not cancelled")
 	w.assertCancelled(t, "mcp-2", "cancelled: the client ended the session")
 }
+
+// A call cut off when serving ends (SIGTERM, Ctrl-C, its grace passed) is
+// recorded as cancelled by the server's shutdown, and stderr says so: it
+// was recorded fatal with the tool's "context canceled", and stderr said
+// the call failed so, though the client is told the server was shutting
+// down.
+func TestShutdownRecordsTheCallsItCancels(t *testing.T) {
+	t.Parallel()
+	w := newCancelWatch(t)
+	defer w.srv.Close()
+	w.srv.grace = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	send, answers, done := stdioSession(t, ctx, w.srv)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}`)
+	waitFor(t, w.held.started, "the call did not start")
+	cancel()
+	assert.NoError(t, waitFor(t, done, "ServeStdio did not end"))
+	answer := waitFor(t, answers, "the cancelled call was not answered")
+	assert.Equal(t, "the call was cancelled: the server is shutting down", answer["error"].(map[string]any)["message"])
+	ev := w.result(t, "mcp-1")
+	assert.Equal(t, string(runtime.ToolCancelled), ev["status"], "%v", ev)
+	assert.Equal(t, "cancelled: the server is shutting down", ev["message"])
+	assert.Contains(t, w.stderr(), "held (call mcp-1) cancelled: the server is shutting down")
+	assert.NotContains(t, w.stderr(), "context canceled")
+}

@@ -18,7 +18,9 @@
 // as in a run: the capabilities' events, and a runtime.ToolCall and
 // runtime.ToolResult around each call (Round is 0: there are no rounds).
 // A call its client cancels is no failure: its ToolResult's Status is
-// runtime.ToolCancelled, and Notice is not told.
+// runtime.ToolCancelled, and Notice is not told. Nor is a call cut off as
+// serving ends, once its grace has passed: its Status is ToolCancelled
+// too, and Notice is told it was cancelled as the server shut down.
 //
 // A spec's capabilities whose tools live behind the network (an MCP server,
 // which npx may take half a minute to fetch) can be started in the
@@ -77,7 +79,8 @@ type Options struct {
 	// settled, its tools joined or why it did not start, and one for each
 	// call that failed fatally, with its whole error (which the client is
 	// sent without the paths outside the served roots); none for a call
-	// its client cancelled. Nil drops them.
+	// its client cancelled, and one saying so for a call cut off as
+	// serving ended. Nil drops them.
 	Notice func(string)
 	// Session, when set, builds capabilities of a client session's own
 	// (an HTTP client's: stdio has one), at its first call: its calls go
@@ -675,12 +678,20 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 		}
 		msg, retry := capabilities.AsRetry(err)
 		why, cancelled := cancelledByClient(ctx)
+		shutdown := err != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), errShuttingDown)
 		switch {
 		case err == nil:
 		case cancelled:
 			// Whatever the tool made of its context's end: the client
 			// gave up on the call, and the server did not fail.
 			status, msg, out, retry = runtime.ToolCancelled, why, "", false
+		case shutdown:
+			// Its grace passed as serving ended: the client is told so
+			// (see the middleware), and so is the server's own log.
+			status, msg, out, retry = runtime.ToolCancelled, "cancelled: "+errShuttingDown.Error(), "", false
+			if s.notice != nil {
+				s.notice(name + " (call " + id + ") " + msg)
+			}
 		case retry:
 			status, out = runtime.ToolRetry, msg
 		default:
@@ -701,8 +712,9 @@ func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
 			return nil, s.callFailed(id, name, err, roots)
 		case runtime.ToolCancelled:
 			// Not written: the client is not answered (see lineConn and
-			// answerStream) or has gone.
-			return nil, fatal(errors.New(why))
+			// answerStream) or has gone; or, at shutdown, answered by the
+			// middleware.
+			return nil, fatal(errors.New(msg))
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}, IsError: retry}, nil
 	}
