@@ -389,30 +389,11 @@ func TestWorkerDoesNotStartAJobOfAStoppedBatch(t *testing.T) {
 // submitter, its batch's running jobs running on at the model's expense.
 func TestWorkerRefusedTheStopsDoesNotStart(t *testing.T) {
 	t.Parallel()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		Users: []*server.User{{Username: "worker", Password: "secret", Permissions: &server.Permissions{
-			Subscribe: &server.SubjectPermission{Deny: []string{"agentspec.cancel.>"}},
-		}}},
-	})
-	require.NoError(t, err)
-	go ns.Start()
-	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
-	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", "secret"))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	q, err := Open(ctx, nc, Options{})
-	require.NoError(t, err)
-	w, err := NewWorker(ctx, q, WorkerOptions{WorkspaceRoot: t.TempDir()})
-	require.NoError(t, err)
+	_, _, w := workerAs(t, ctx, stopsDenied)
 
-	err = w.Run(ctx)
+	err := w.Run(ctx)
 	require.Error(t, err, "the worker ran")
 	assert.ErrorIs(t, err, nats.ErrPermissionViolation)
 	assert.Contains(t, err.Error(), `subscribing to the submitters' stops on agentspec.cancel.AGENTSPEC.*: `)
@@ -426,27 +407,9 @@ func TestWorkerRefusedTheStopsDoesNotStart(t *testing.T) {
 // worker that ran on would never hear a stopped submitter again.
 func TestWorkerRefusedTheStopsLaterStops(t *testing.T) {
 	t.Parallel()
-	opts := &server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		Users: []*server.User{{Username: "worker", Password: "secret"}},
-	}
-	ns, err := server.NewServer(opts)
-	require.NoError(t, err)
-	go ns.Start()
-	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
-	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", "secret"))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	q, err := Open(ctx, nc, Options{})
-	require.NoError(t, err)
-	w, err := NewWorker(ctx, q, WorkerOptions{WorkspaceRoot: t.TempDir()})
-	require.NoError(t, err)
+	ns, opts, w := workerAs(t, ctx, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	require.Eventually(t, func() bool {
@@ -461,11 +424,10 @@ func TestWorkerRefusedTheStopsLaterStops(t *testing.T) {
 
 	reloaded := opts.Clone()
 	reloaded.Port = ns.Addr().(*net.TCPAddr).Port
-	reloaded.Users = []*server.User{{Username: "worker", Password: "secret", Permissions: &server.Permissions{
-		Subscribe: &server.SubjectPermission{Deny: []string{"agentspec.cancel.>"}},
-	}}}
+	reloaded.Users = []*server.User{{Username: "worker", Password: "secret", Permissions: stopsDenied}}
 	require.NoError(t, ns.ReloadOptions(reloaded))
 
+	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -475,4 +437,34 @@ func TestWorkerRefusedTheStopsLaterStops(t *testing.T) {
 	assert.ErrorIs(t, err, nats.ErrPermissionViolation)
 	assert.Contains(t, err.Error(), `subscribing to the submitters' stops on agentspec.cancel.AGENTSPEC.*: `)
 	assert.NoError(t, ctx.Err(), "refused at once")
+}
+
+// stopsDenied are the permissions of a user the server does not let
+// subscribe to the submitters' stops.
+var stopsDenied = &server.Permissions{Subscribe: &server.SubjectPermission{Deny: []string{"agentspec.cancel.>"}}}
+
+// workerAs starts a NATS server whose one user, "worker", has perms (nil:
+// all), and returns it, its options and a worker connected as that user.
+func workerAs(t *testing.T, ctx context.Context, perms *server.Permissions) (*server.Server, *server.Options, *Worker) {
+	t.Helper()
+	opts := &server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		Users: []*server.User{{Username: "worker", Password: "secret", Permissions: perms}},
+	}
+	ns, err := server.NewServer(opts)
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", "secret"))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	q, err := Open(ctx, nc, Options{})
+	require.NoError(t, err)
+	w, err := NewWorker(ctx, q, WorkerOptions{WorkspaceRoot: t.TempDir()})
+	require.NoError(t, err)
+	return ns, opts, w
 }
