@@ -187,7 +187,8 @@ type Stats struct {
 	Entries int    `json:"entries"` // readable entries
 	// Corrupt counts the records of the logs, and the entry files of the
 	// earlier layout, that cannot be read back (including those of another
-	// format version, and a record being written at a log's end); a lookup
+	// format version, but not a log's last line that may be a record being
+	// written, which a lookup passes over too); a lookup
 	// in a log rewrites it without those it holds but another version's
 	// whole records, which are left for that version, and removes an entry
 	// file it meets so; Clear removes them all.

@@ -471,8 +471,8 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 
 // eachRecord calls fn for every record in the cache's logs, with its key
 // and JSON when it is whole (ok), and returns the logs' size. A last line
-// without its line break, a record being written or one a crash cut short,
-// is passed as not whole.
+// without its line break is passed over when it may be a record being
+// written (as a lookup passes it over), else passed as not whole.
 func (c *Cache) eachRecord(ctx context.Context, fn func(key string, data []byte, ok bool)) (size int64, err error) {
 	for i := range logCount {
 		if err := ctx.Err(); err != nil {
@@ -491,7 +491,7 @@ func (c *Cache) eachRecord(ctx context.Context, fn func(key string, data []byte,
 				fn(parseRecord(line))
 			}
 		})
-		if len(bytes.TrimLeft(data[end:], "\n")) > 0 {
+		if rest := bytes.TrimLeft(data[end:], "\n"); len(rest) > 0 && !mayBeRecord(rest) {
 			fn("", nil, false)
 		}
 	}

@@ -344,3 +344,39 @@ func TestMayBeRecord(t *testing.T) {
 		assert.False(t, mayBeRecord([]byte(b)), "%q", b)
 	}
 }
+
+// A record being written at a log's end, as another process appends it, is
+// not damage to `cache stats` any more than to a lookup: it is counted
+// neither as an entry nor as corrupt. What no record begins as, as a crash
+// leaves zeroes where it extended the log, is corrupt.
+func TestStatsDoesNotCountARecordBeingWritten(t *testing.T) {
+	t.Parallel()
+	c, _ := newCache(t)
+	key, next := "c"+strings.Repeat("1", 63), "c"+strings.Repeat("2", 63)
+	require.NoError(t, c.write(ctx, key, recordJSON(t, key, "done")))
+	p := filepath.Join(c.Dir(), entriesDir, "c.log")
+	rec := logLine(next, recordJSON(t, next, "next"))
+	for _, n := range []int{5, 64, 70, len(rec) - 2} { // within the key, the sum, the JSON
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.Write(rec[:n])
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+
+		st, err := c.Stats(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, st.Entries, "%d bytes written", n)
+		assert.Zero(t, st.Corrupt, "%d bytes written", n)
+		require.NoError(t, os.Truncate(p, st.Bytes-int64(n)))
+	}
+
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write(make([]byte, 40))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	st, err := c.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Entries)
+	assert.Equal(t, 1, st.Corrupt, "zeroes are no record")
+}
