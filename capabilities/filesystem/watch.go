@@ -119,9 +119,7 @@ func (fs *FS) saw(rel, hash string, known bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.closed {
-		t.rememberLocked(rel, hash, known)
-		dir, _ := sandbox.Split(rel)
-		t.watchLocked(dir, false)
+		t.sawLocked(rel, hash, known)
 	}
 }
 
@@ -180,11 +178,7 @@ func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) 
 		return hash, fs.writeThrough(path, rel, data, g, create)
 	}
 	t.mu.Lock()
-	e := t.seen[rel]
-	if e == nil {
-		e = &seenFile{}
-		t.addLocked(rel, e)
-	}
+	e := t.entryLocked(rel)
 	e.writing++
 	e.gen++
 	t.mu.Unlock()
@@ -197,9 +191,7 @@ func (fs *FS) writeTracked(path, rel string, data []byte, g guard, create bool) 
 	switch {
 	case t.closed:
 	case err == nil:
-		t.rememberLocked(rel, hash, true)
-		dir, _ := sandbox.Split(rel)
-		t.watchLocked(dir, false)
+		t.sawLocked(rel, hash, true)
 	case e.hash == "" && e.writing == 0 && t.seen[rel] == e:
 		delete(t.seen, rel) // a new file that was not written after all
 	}
@@ -338,24 +330,30 @@ func (e *seenFile) report(now string, deleted bool) *ExternalChangeEvent {
 	return &ExternalChangeEvent{PreviousHash: e.hash, CurrentHash: now, Deleted: deleted}
 }
 
-func (t *changeTracker) rememberLocked(rel, hash string, known bool) {
-	e := t.seen[rel]
-	if e == nil {
-		e = &seenFile{}
-		t.addLocked(rel, e)
-	}
-	t.tick++
+// sawLocked remembers the hash (and, when known, the content) of rel as
+// what the agent saw, and watches its directory.
+func (t *changeTracker) sawLocked(rel, hash string, known bool) {
+	e := t.entryLocked(rel)
 	e.known = known || (e.known && e.hash == hash)
-	e.hash, e.reported, e.used = hash, "", t.tick
+	e.hash, e.reported = hash, ""
+	dir, _ := sandbox.Split(rel)
+	t.watchLocked(dir, false)
 }
 
-func (t *changeTracker) addLocked(rel string, e *seenFile) {
-	if len(t.seen) >= t.seenLimit {
-		t.evictLocked()
+// entryLocked returns what is remembered of rel, as just seen, adding it if
+// need be.
+func (t *changeTracker) entryLocked(rel string) *seenFile {
+	e := t.seen[rel]
+	if e == nil {
+		if len(t.seen) >= t.seenLimit {
+			t.evictLocked()
+		}
+		e = &seenFile{}
+		t.seen[rel] = e
 	}
 	t.tick++
 	e.used = t.tick
-	t.seen[rel] = e
+	return e
 }
 
 // evictLocked forgets the least recently seen quarter of the files not
