@@ -359,19 +359,15 @@ func (t *changeTracker) entryLocked(rel string) *seenFile {
 // evictLocked forgets the least recently seen quarter of the files not
 // being written.
 func (t *changeTracker) evictLocked() {
-	type aged struct {
-		rel  string
-		used uint64
-	}
-	var all []aged
+	var rels []string
 	for rel, e := range t.seen {
 		if e.writing == 0 {
-			all = append(all, aged{rel, e.used})
+			rels = append(rels, rel)
 		}
 	}
-	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
-	for _, a := range all[:min(len(all), len(t.seen)/4+1)] {
-		delete(t.seen, a.rel)
-		delete(t.dirty, a.rel)
+	slices.SortFunc(rels, func(a, b string) int { return cmp.Compare(t.seen[a].used, t.seen[b].used) })
+	for _, rel := range rels[:min(len(rels), len(t.seen)/4+1)] {
+		delete(t.seen, rel)
+		delete(t.dirty, rel)
 	}
 }
