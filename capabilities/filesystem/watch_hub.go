@@ -136,15 +136,10 @@ func (w *watcher) add(tg watchTarget) (*dirWatch, error) {
 
 	err := h.fsw.Add(tg.path)
 	if err == nil && tg.verify != nil && !tg.verify() {
-		_ = h.fsw.Remove(tg.path)
 		err = errWatchMoved
 	}
 	if err != nil {
-		h.mu.Lock()
-		delete(w.subs, sub)
-		h.dropLocked(s)
-		h.mu.Unlock()
-		tg.release()
+		w.removeLocked(sub) // the only subscriber: the watch goes, if set, and tg is released
 		return nil, err
 	}
 	return sub, nil
