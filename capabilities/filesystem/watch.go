@@ -253,12 +253,8 @@ func (fs *FS) deliverChanges(ctx context.Context) error {
 		gen uint64
 	}
 	var checks []check
-	t.mu.Lock()
-	if len(t.dirty) == 0 {
-		t.mu.Unlock()
-		return nil
-	}
 	emitting := capabilities.Emitting(ctx)
+	t.mu.Lock()
 	for rel := range t.dirty {
 		e := t.seen[rel]
 		switch {
