@@ -166,17 +166,14 @@ func (t *changeTracker) applyLocked(ev dirEvent) {
 	if _, ok := t.seen[rel]; ok {
 		t.dirty[rel] = struct{}{}
 	}
-	switch {
+	switch d := t.dirs[rel]; {
 	case ev.op&opGone != 0:
 		t.unwatchLocked(rel)
 	case ev.op&opCreate != 0:
-		// Whatever was watched under this name is not what is there now.
-		auto := true
-		if d, ok := t.dirs[rel]; ok {
-			auto = d.auto
-			t.unwatchLocked(rel)
-		}
-		t.watchLocked(rel, auto)
+		// Whatever was watched under this name is not what is there now. A
+		// directory the agent asked for is watched again as one it asked for.
+		t.unwatchLocked(rel)
+		t.watchLocked(rel, d == nil || d.auto)
 	}
 }
 
