@@ -72,11 +72,11 @@ const (
 func (t *changeTracker) startLocked() bool {
 	if !t.tried && t.protect {
 		t.tried = true
-		w, err := newWatcher(&t.queue)
+		h, err := sharedHub()
 		if err != nil {
 			return false
 		}
-		t.w = w
+		t.w = &watcher{hub: h, q: &t.queue, subs: map[*dirWatch]struct{}{}}
 		t.wg.Go(t.handle)
 	}
 	return t.w != nil

@@ -102,14 +102,6 @@ func newHub(fsw *fsnotify.Watcher) *watchHub {
 	return &watchHub{fsw: fsw, byID: map[dirID]*sharedWatch{}, byPath: map[string]*sharedWatch{}}
 }
 
-func newWatcher(q *eventQueue) (*watcher, error) {
-	h, err := sharedHub()
-	if err != nil {
-		return nil, err
-	}
-	return &watcher{hub: h, q: q, subs: map[*dirWatch]struct{}{}}, nil
-}
-
 // add subscribes to the watch of tg's directory, setting it if there is none
 // yet. It owns tg: tg is released at once when the directory is watched
 // already or cannot be, else once its watch is removed.
