@@ -25,24 +25,17 @@ func listRegular(dirfd int, buf *[]byte) map[string]bool {
 		*buf = make([]byte, 32<<10)
 	}
 	names := map[string]bool{}
-	for {
-		var n int
-		err := RetryEINTR(func() (err error) {
-			n, err = unix.Getdents(fd, *buf)
-			return err
-		})
-		if err != nil {
-			return nil
-		}
-		if n <= 0 {
-			return names
-		}
-		// One string per batch; the names are slices of it.
-		b, s := (*buf)[:n], string((*buf)[:n])
+	err = getdents.List(fd, *buf, func(b []byte) bool {
+		s := string(b) // one string per batch; the names are slices of it
 		getdents.Each(b, func(start, end int, typ uint8) {
 			if typ == unix.DT_REG || typ == unix.DT_UNKNOWN {
 				names[s[start:end]] = typ == unix.DT_REG
 			}
 		})
+		return true
+	})
+	if err != nil {
+		return nil
 	}
+	return names
 }

@@ -19,33 +19,17 @@ func (c *Cursor) ReadDir() ([]DirEntry, error) {
 	defer unix.Close(fd)
 	// Most directories fit in one getdents64 call plus the empty one that
 	// ends the listing.
-	buf := make([]byte, 8<<10)
 	var out []DirEntry
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			return out, nil
-		}
-		out = parseDirents(fd, buf[:n], out)
-	}
-}
-
-func parseDirents(fd int, b []byte, out []DirEntry) []DirEntry {
-	getdents.Each(b, func(start, end int, typ uint8) {
-		name := b[start:end]
-		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.')) {
-			return
-		}
-		s := string(name)
-		out = append(out, DirEntry{Name: s, Type: direntMode(fd, s, typ)})
+	err = getdents.List(fd, make([]byte, 8<<10), func(b []byte) bool {
+		getdents.EachName(b, func(name string, typ uint8) {
+			out = append(out, DirEntry{Name: name, Type: direntMode(fd, name, typ)})
+		})
+		return true
 	})
-	return out
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // direntMode is the type of an entry. A file system that does not report

@@ -36,3 +36,33 @@ func Each(b []byte, fn func(start, end int, typ uint8)) {
 		fn(start, end, rec[offType])
 	}
 }
+
+// List reads the directory open as fd with getdents64 into buf until its
+// end, calling batch with what each call filled, for Each or EachName;
+// batch returning false ends the listing early. EINTR is retried.
+func List(fd int, buf []byte, batch func(b []byte) bool) error {
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n <= 0 || !batch(buf[:n]) {
+			return nil
+		}
+	}
+}
+
+// EachName calls fn with the name and d_type of each live entry of b but
+// "." and "..".
+func EachName(b []byte, fn func(name string, typ uint8)) {
+	Each(b, func(start, end int, typ uint8) {
+		name := b[start:end]
+		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.')) {
+			return
+		}
+		fn(string(name), typ)
+	})
+}

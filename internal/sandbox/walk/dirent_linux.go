@@ -14,39 +14,20 @@ const direntBuf = 32 << 10
 // buf, and stops once it has more than max. Types the file system does not
 // report (DT_UNKNOWN) are looked up with fstatat, without following symlinks.
 func (d sysDir) list(buf *[]byte, max int) ([]dirent, error) {
-	var out []dirent
 	if len(*buf) < direntBuf {
 		*buf = make([]byte, direntBuf)
 	}
-	b := *buf
-	for {
-		n, err := unix.Getdents(int(d), b)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return out, err
-		}
-		if n <= 0 {
-			return out, nil
-		}
-		out = d.parseDirents(b[:n], out)
-		if len(out) > max {
-			return out[:max+1], nil
-		}
-	}
-}
-
-func (d sysDir) parseDirents(b []byte, out []dirent) []dirent {
-	getdents.Each(b, func(start, end int, typ uint8) {
-		name := b[start:end]
-		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.')) {
-			return
-		}
-		s := string(name)
-		out = append(out, dirent{name: s, typ: d.direntType(s, typ)})
+	var out []dirent
+	err := getdents.List(int(d), *buf, func(b []byte) bool {
+		getdents.EachName(b, func(name string, typ uint8) {
+			out = append(out, dirent{name: name, typ: d.direntType(name, typ)})
+		})
+		return len(out) <= max
 	})
-	return out
+	if len(out) > max {
+		out = out[:max+1]
+	}
+	return out, err
 }
 
 func (d sysDir) direntType(name string, t uint8) Type {
