@@ -225,13 +225,6 @@ func (d *Dir) Rename(from, to string) error { return d.root.Rename(from, to) }
 // Remove removes the file or empty directory rel.
 func (d *Dir) Remove(rel string) error { return d.root.Remove(rel) }
 
-// Regular reports whether name, below the cursor, is a regular file (not a
-// symlink to one).
-func (c *Cursor) Regular(name string) bool {
-	st, err := c.root.Lstat(c.path(name))
-	return err == nil && st.Mode().IsRegular()
-}
-
 // NewWalker starts a walk of the directory rel (package walk), whose
 // directories carry state.
 func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {

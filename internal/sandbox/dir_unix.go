@@ -625,13 +625,3 @@ func (s *fileStat) Mode() os.FileMode  { return s.mode }
 func (s *fileStat) ModTime() time.Time { return s.mtime }
 func (s *fileStat) IsDir() bool        { return s.mode.IsDir() }
 func (s *fileStat) Sys() any           { return &s.sys }
-
-// Regular reports whether name, below the cursor, is a regular file (not a
-// symlink to one).
-func (c *Cursor) Regular(name string) bool {
-	if leavesDir(name) {
-		return false
-	}
-	st, err := lstatAt(c.at(), name)
-	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
-}

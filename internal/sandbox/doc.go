@@ -42,6 +42,13 @@ const (
 	KindFile                // a regular file
 )
 
+// Regular reports whether name, below the cursor, is a regular file (not a
+// symlink to one).
+func (c *Cursor) Regular(name string) bool {
+	k, err := c.Lstat(name)
+	return err == nil && k == KindFile
+}
+
 // DirEntry is a name in a directory as Cursor.ReadDir lists it. Type holds
 // the fs.FileMode type bits, as fs.DirEntry.Type does: a symlink is
 // fs.ModeSymlink, never its target's type.
