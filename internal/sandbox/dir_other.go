@@ -179,14 +179,9 @@ func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 	return f, nil
 }
 
-// FileReader is a regular file open for reading.
-type FileReader struct {
-	*os.File
-	size int64 // as stat reported it at the open
-}
-
-// Size is the file's size as stat reported it at the open.
-func (r *FileReader) Size() int64 { return r.size }
+// FileReader is a regular file open for reading, as the walk package
+// reads the files it finds.
+type FileReader = walk.Stream
 
 // OpenFoundReader is OpenReader, which here checks the type on the open
 // file alone.
@@ -203,7 +198,7 @@ func (d *Dir) OpenReader(rel string) (*FileReader, error) {
 		f.Close()
 		return nil, err
 	}
-	return &FileReader{File: f, size: st.Size()}, nil
+	return walk.NewStream(f, st.Size()), nil
 }
 
 // MkdirAll creates rel and its missing parents with perm (less the umask).

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"errors"
-	"io"
 	"os"
 	"strings"
 	"sync"
@@ -345,7 +344,7 @@ func (c *Cursor) openReader(name, rel string, found bool) (*FileReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FileReader{fd: fd, size: size, name: rel}, nil
+	return walk.NewStream(fd, rel, size), nil
 }
 
 // openRegular opens the regular file name below the cursor as OpenFile
@@ -411,56 +410,9 @@ func notRegular(st *unix.Stat_t) error {
 }
 
 // FileReader reads a regular file through the bare descriptor OpenReader
-// made: no os.File, so none of the fcntl calls and poller bookkeeping that
-// come with one. The descriptor keeps its O_NONBLOCK, which a regular file
-// ignores.
-type FileReader struct {
-	fd   int
-	size int64  // as fstat reported it at the open
-	name string // rel, for errors
-	eof  bool
-}
-
-// Read reads as io.Reader does. A regular file returns fewer bytes than
-// asked only at its end, so a short read ends the file without the read that
-// would return nothing (reads are capped near 2 GiB, hence the second test),
-// as the walk package reads files.
-func (r *FileReader) Read(p []byte) (int, error) {
-	if r.eof {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	for {
-		n, err := unix.Read(r.fd, p)
-		switch err {
-		case nil:
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			// A filesystem that honours O_NONBLOCK on a regular file (a
-			// FUSE one may): block from now on.
-			if err := unix.SetNonblock(r.fd, false); err != nil {
-				return 0, &os.PathError{Op: "fcntl", Path: r.name, Err: err}
-			}
-			continue
-		default:
-			return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
-		}
-		if n == 0 || (n < len(p) && n < 1<<30) {
-			r.eof = true
-			return n, io.EOF
-		}
-		return n, nil
-	}
-}
-
-// Close closes the descriptor.
-func (r *FileReader) Close() error { return unix.Close(r.fd) }
-
-// Size is the file's size as fstat reported it at the open.
-func (r *FileReader) Size() int64 { return r.size }
+// made, as the walk package reads the files it finds: no os.File, so none
+// of the fcntl calls and poller bookkeeping that come with one.
+type FileReader = walk.Stream
 
 // MkdirAll creates rel and its missing parents with perm (less the umask),
 // never following a symlink. created says whether this call made any

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentspec/agentspec/internal/sandbox/internal/hook"
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 // Replace replaces the content of the regular file rel with data,
@@ -153,7 +154,7 @@ func lookAt(dirfd int, name, rel string, read, soft bool) (current, *FileReader,
 	fd, size, err := openChecked(dirfd, name, rel, os.O_RDONLY, 0)
 	switch {
 	case err == nil:
-		return cur, &FileReader{fd: fd, size: size, name: rel}, nil
+		return cur, walk.NewStream(fd, rel, size), nil
 	case soft && errors.Is(err, unix.EACCES):
 		return cur, nil, nil // unreadable: the agent never read it either
 	case errors.Is(err, unix.ENOENT):

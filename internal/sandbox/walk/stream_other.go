@@ -10,6 +10,10 @@ type Stream struct {
 	size int64
 }
 
+// NewStream reads the regular file f, of the given size, which the Stream
+// owns.
+func NewStream(f *os.File, size int64) *Stream { return &Stream{f, size} }
+
 // Size returns the file's size when it was opened.
 func (s *Stream) Size() int64 { return s.size }
 
@@ -32,5 +36,5 @@ func (d sysDir) openStream(name, path string) (*Stream, error) {
 		}
 		return nil, err
 	}
-	return &Stream{f, st.Size()}, nil
+	return NewStream(f, st.Size()), nil
 }

@@ -10,11 +10,19 @@ import (
 )
 
 // Stream is a regular file open for reading, by its bare descriptor: no
-// os.File and its poller registration for each file a search reads.
+// os.File and its poller registration for each file a search reads. The
+// descriptor may keep its O_NONBLOCK, which a regular file ignores.
 type Stream struct {
 	fd   int
-	path string
-	size int64
+	path string // for errors
+	size int64  // as fstat reported it at the open
+	eof  bool
+}
+
+// NewStream reads the regular file open as fd, of the given size, which the
+// Stream owns; path names it in errors.
+func NewStream(fd int, path string, size int64) *Stream {
+	return &Stream{fd: fd, path: path, size: size}
 }
 
 func (d sysDir) openStream(name, path string) (*Stream, error) {
@@ -37,7 +45,7 @@ func (d sysDir) openStream(name, path string) (*Stream, error) {
 		unix.Close(fd)
 		return nil, ErrNotRegular
 	}
-	return &Stream{fd: fd, path: path, size: st.Size}, nil
+	return NewStream(fd, path, st.Size), nil
 }
 
 // Read reads as io.Reader does. A regular file returns fewer bytes than
@@ -45,6 +53,9 @@ func (d sysDir) openStream(name, path string) (*Stream, error) {
 // test), so a short read also reports io.EOF, sparing the read that would
 // return nothing.
 func (s *Stream) Read(p []byte) (int, error) {
+	if s.eof {
+		return 0, io.EOF
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -53,9 +64,17 @@ func (s *Stream) Read(p []byte) (int, error) {
 		switch {
 		case err == unix.EINTR:
 			continue
+		case err == unix.EAGAIN:
+			// A filesystem that honours O_NONBLOCK on a regular file (a
+			// FUSE one may): block from now on.
+			if err := unix.SetNonblock(s.fd, false); err != nil {
+				return 0, &os.PathError{Op: "fcntl", Path: s.path, Err: err}
+			}
+			continue
 		case err != nil:
 			return 0, &os.PathError{Op: "read", Path: s.path, Err: err}
 		case n == 0 || (n < len(p) && n < 1<<30):
+			s.eof = true
 			return n, io.EOF
 		}
 		return n, nil
