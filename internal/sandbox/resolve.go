@@ -127,16 +127,11 @@ func (rv *Resolver) ResolveFound(base []string, p string) (string, Found, error)
 // leads to: a repository's git directory, or the file redirecting git to
 // one, under another name.
 func (rv *Resolver) ResolveGit(base []string, p string) (string, Found, bool, error) {
-	rel, found, gitLinks, err := rv.resolve(base, p)
-	if err != nil {
-		return "", found, false, err
-	}
-	for _, g := range gitLinks {
-		if g == "." || rel == g || strings.HasPrefix(rel, g+"/") {
-			return rel, found, true, nil
-		}
-	}
-	return rel, found, false, nil
+	rel, found, gitLinks, err := rv.resolve(base, p) // no gitLinks with an error
+	git := slices.ContainsFunc(gitLinks, func(g string) bool {
+		return g == "." || rel == g || strings.HasPrefix(rel, g+"/")
+	})
+	return rel, found, git, err
 }
 
 // resolve is ResolveFound, and returns the rels the symlinks named as .git
@@ -166,11 +161,10 @@ func (rv *Resolver) resolve(base []string, p string) (string, Found, []string, e
 		// Only an absolute path names the host's directories it is
 		// spelled with: a relative one that left the root did so through
 		// a symlink, and its names say nothing from "/".
-		if rv.strict || !strings.HasPrefix(p, "/") {
-			return "", FoundUnsure, nil, ErrOutside
-		}
-		if rel, gitLinks, ok := rv.viaAlias(p); ok {
-			return rel, FoundUnsure, gitLinks, nil
+		if !rv.strict && strings.HasPrefix(p, "/") {
+			if rel, gitLinks, ok := rv.viaAlias(p); ok {
+				return rel, FoundUnsure, gitLinks, nil
+			}
 		}
 		return "", FoundUnsure, nil, ErrOutside
 	}
