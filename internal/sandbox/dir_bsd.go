@@ -15,3 +15,7 @@ func openDirBeneath(int, string) (int, bool, error) { return -1, false, nil }
 // osRoot opens an os.Root on the directory the Dir holds, by its path:
 // there is no name for its descriptor here.
 func (d *Dir) osRoot(path string) (*os.Root, error) { return os.OpenRoot(path) }
+
+// renameNoReplace renames from to to in the directory dirfd, failing with
+// EEXIST when to exists.
+func renameNoReplace(dirfd int, from, to string) error { return linkNoReplace(dirfd, from, to) }
