@@ -106,16 +106,12 @@ func (c *Cursor) ReadDir() ([]DirEntry, error) {
 	return out, nil
 }
 
-// OpenReader opens the regular file name, in the directory the cursor is
-// at, as Dir.OpenReader opens a rel.
-func (c *Cursor) OpenReader(name string) (*FileReader, error) {
+// openReader opens the regular file name below the cursor as
+// Dir.openReader opens a rel.
+func (c *Cursor) openReader(name, _ string, _ bool) (*FileReader, error) {
 	d := Dir{root: c.root}
-	return d.OpenReader(c.path(name))
+	return d.openReader(c.path(name), false)
 }
-
-// OpenFoundReader is OpenReader, which here checks the type on the open
-// file alone.
-func (c *Cursor) OpenFoundReader(name string) (*FileReader, error) { return c.OpenReader(name) }
 
 // Up leaves the directory the cursor is at for its parent.
 func (c *Cursor) Up() {
@@ -183,12 +179,10 @@ func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 // reads the files it finds.
 type FileReader = walk.Stream
 
-// OpenFoundReader is OpenReader, which here checks the type on the open
-// file alone.
-func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) { return d.OpenReader(rel) }
-
-// OpenReader opens the regular file rel for reading, as OpenFile does.
-func (d *Dir) OpenReader(rel string) (*FileReader, error) {
+// openReader opens the regular file rel for reading, as OpenFile does. A
+// found file is opened as any other: the type is checked on the open file
+// alone here.
+func (d *Dir) openReader(rel string, _ bool) (*FileReader, error) {
 	f, err := d.OpenFile(rel, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err

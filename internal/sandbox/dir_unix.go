@@ -308,16 +308,6 @@ func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 	return os.NewFile(uintptr(fd), rel), nil
 }
 
-// OpenReader opens the regular file rel for reading, as OpenFile does, but
-// keeps the bare descriptor: see FileReader.
-func (d *Dir) OpenReader(rel string) (*FileReader, error) { return d.openReader(rel, false) }
-
-// OpenFoundReader is OpenReader for a rel that Resolve has just found to be
-// a regular file (FoundFile): that lstat stands for the one OpenReader makes
-// before opening, and the type is still checked on the descriptor before
-// anything is read.
-func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) { return d.openReader(rel, true) }
-
 func (d *Dir) openReader(rel string, found bool) (*FileReader, error) {
 	c, name, err := d.walkParent("open", rel)
 	if err != nil {
@@ -327,18 +317,8 @@ func (d *Dir) openReader(rel string, found bool) (*FileReader, error) {
 	return c.openReader(name, rel, found)
 }
 
-// OpenReader opens the regular file name, in the directory the cursor is
-// at, as Dir.OpenReader opens a rel: a caller reading many files of one
-// directory walks to it once.
-func (c *Cursor) OpenReader(name string) (*FileReader, error) { return c.openReader(name, name, false) }
-
-// OpenFoundReader is OpenReader for a name just found to be a regular file,
-// by an lstat or by the directory's listing, as Dir.OpenFoundReader is for a
-// rel.
-func (c *Cursor) OpenFoundReader(name string) (*FileReader, error) {
-	return c.openReader(name, name, true)
-}
-
+// openReader opens the regular file name below the cursor for
+// Cursor.OpenReader and Dir.OpenReader; rel names it in errors.
 func (c *Cursor) openReader(name, rel string, found bool) (*FileReader, error) {
 	fd, size, err := c.openRegular(name, rel, os.O_RDONLY, 0, found)
 	if err != nil {

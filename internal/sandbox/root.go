@@ -64,6 +64,28 @@ func (d *Dir) FS() (fs.FS, error) {
 	return r.FS(), nil
 }
 
+// OpenReader opens the regular file rel for reading, as OpenFile does, but
+// keeps the bare descriptor: see FileReader.
+func (d *Dir) OpenReader(rel string) (*FileReader, error) { return d.openReader(rel, false) }
+
+// OpenFoundReader is OpenReader for a rel that Resolve has just found to be
+// a regular file (FoundFile): that lstat stands for the one OpenReader makes
+// before opening, and the type is still checked on the descriptor before
+// anything is read.
+func (d *Dir) OpenFoundReader(rel string) (*FileReader, error) { return d.openReader(rel, true) }
+
+// OpenReader opens the regular file name, in the directory the cursor is
+// at, as Dir.OpenReader opens a rel: a caller reading many files of one
+// directory walks to it once.
+func (c *Cursor) OpenReader(name string) (*FileReader, error) { return c.openReader(name, name, false) }
+
+// OpenFoundReader is OpenReader for a name just found to be a regular file,
+// by an lstat or by the directory's listing, as Dir.OpenFoundReader is for a
+// rel.
+func (c *Cursor) OpenFoundReader(name string) (*FileReader, error) {
+	return c.openReader(name, name, true)
+}
+
 // WriteFile writes data to the regular file rel, created with perm (less
 // the umask) if it is missing and truncated if not, through OpenFile: never
 // through a symlink.
