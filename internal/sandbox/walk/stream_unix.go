@@ -59,44 +59,52 @@ func (s *Stream) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	for {
-		n, err := unix.Read(s.fd, p)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			// A filesystem that honours O_NONBLOCK on a regular file (a
-			// FUSE one may): block from now on.
-			if err := unix.SetNonblock(s.fd, false); err != nil {
-				return 0, &os.PathError{Op: "fcntl", Path: s.path, Err: err}
-			}
-			continue
-		case err != nil:
-			return 0, &os.PathError{Op: "read", Path: s.path, Err: err}
-		case n == 0 || (n < len(p) && n < 1<<30):
-			s.eof = true
-			return n, io.EOF
-		}
-		return n, nil
+	n, err := s.do(func() (int, error) { return unix.Read(s.fd, p) })
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0 || (n < len(p) && n < 1<<30):
+		s.eof = true
+		return n, io.EOF
 	}
+	return n, nil
 }
 
 // ReadAt reads as io.ReaderAt does.
 func (s *Stream) ReadAt(p []byte, off int64) (int, error) {
 	got := 0
 	for got < len(p) {
-		n, err := unix.Pread(s.fd, p[got:], off+int64(got))
+		n, err := s.do(func() (int, error) { return unix.Pread(s.fd, p[got:], off+int64(got)) })
 		switch {
-		case err == unix.EINTR:
-			continue
 		case err != nil:
-			return got, &os.PathError{Op: "read", Path: s.path, Err: err}
+			return got, err
 		case n == 0:
 			return got, io.EOF
 		}
 		got += n
 	}
 	return got, nil
+}
+
+// do runs a read of the descriptor until it is not interrupted. A file
+// system that honours O_NONBLOCK on a regular file (a FUSE one may) answers
+// EAGAIN while it has nothing yet: the descriptor blocks from then on.
+func (s *Stream) do(read func() (int, error)) (int, error) {
+	for {
+		n, err := read()
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			if err := unix.SetNonblock(s.fd, false); err != nil {
+				return 0, &os.PathError{Op: "fcntl", Path: s.path, Err: err}
+			}
+			continue
+		}
+		return 0, &os.PathError{Op: "read", Path: s.path, Err: err}
+	}
 }
 
 // Size returns the file's size when it was opened.
