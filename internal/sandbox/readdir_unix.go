@@ -17,8 +17,9 @@ func (c *Cursor) ReadDir() ([]DirEntry, error) {
 	}
 	f := os.NewFile(uintptr(fd), ".")
 	defer f.Close()
-	// Names only: os.File.ReadDir would look up an entry of unknown type by
-	// a path, so each type comes from fstatat on the listed directory.
+	// Names only, each type from fstatat on the listed directory: an entry
+	// that cannot be looked up is dropped, where os.File.ReadDir fails the
+	// whole listing on any error but the entry's being gone.
 	names, err := f.Readdirnames(-1)
 	if err != nil {
 		// Drop the *os.PathError an os.File adds, whose path would be the
