@@ -129,26 +129,25 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	found := listing{limit: fs.opts.MaxSearchResults}
 	src := rgSource{fs: fs}
 	defer src.close()
-	run, err := fs.runRipgrep(ctx, a.path, dir, notFound, rg.SplitMatches, args, a.pattern, func(rec []byte, paths *rgPaths) bool {
+	in, err := fs.runRipgrep(ctx, a.path, dir, notFound, rg.SplitMatches, args, a.pattern, &found, func(rec []byte, paths *rgPaths) (string, bool) {
 		l, ok := rg.ParseLine(rec)
 		if !ok {
-			return true
+			return "", false
 		}
 		full, ok := paths.check(string(l.Path[len("./"):]))
 		if !ok || !src.has(full, l.Number, l.Text) {
-			return true
+			return "", false
 		}
 		sep := ":"
 		if l.Context {
 			sep = "-"
 		}
-		return found.add(fs.relToCwd(full) + sep + string(l.Number) + sep + string(text.Decode(l.Text)))
+		return fs.relToCwd(full) + sep + string(l.Number) + sep + string(text.Decode(l.Text)), true
 	})
 	if err != nil {
 		return "", err
 	}
-	found.truncated = run.truncated
-	return fs.searched(ctx, rel, a.pattern, SearchGrep, &found, run.incomplete, "No matches found.", "lines")
+	return fs.searched(ctx, rel, a.pattern, SearchGrep, &found, in, "No matches found.", "lines")
 }
 
 // rgSource confirms the lines grep shows: each must be the line of its

@@ -53,16 +53,15 @@ func (fs *FS) listFiles(ctx context.Context, path, pattern string) (string, erro
 	args := []string{"--null", "--color=never", "--files", "--sort", "path"}
 	args = append(args, glob.RipgrepArgs(pattern)...)
 	found := listing{limit: fs.opts.MaxFindResults}
-	run, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, "", func(rec []byte, paths *rgPaths) bool {
+	in, err := fs.runRipgrep(ctx, path, rel, notDir, rg.SplitPaths, args, "", &found, func(rec []byte, paths *rgPaths) (string, bool) {
 		full, ok := paths.check(string(rec))
 		if !ok {
-			return true
+			return "", false
 		}
-		return found.add(fs.relToCwd(full))
+		return fs.relToCwd(full), true
 	})
 	if err != nil {
 		return "", err
 	}
-	found.truncated = run.truncated
-	return fs.searched(ctx, rel, pattern, SearchFind, &found, run.incomplete, "No files found.", "files")
+	return fs.searched(ctx, rel, pattern, SearchFind, &found, in, "No files found.", "files")
 }

@@ -43,50 +43,44 @@ import (
 
 var errNoRipgrep = capabilities.Retry("ripgrep (rg) is not installed. Install it, or use the pure-Python search tools.")
 
-// rgRun is how an rg run ended, short of failing.
-type rgRun struct {
-	truncated bool // record refused one, or a record was too long
-	incomplete
-}
-
 // runRipgrep runs rg with args in dir, a canonical rel, and hands each output
-// record (as split cuts them) to record until it returns false, which stops
-// rg and counts as truncated. A record too long to be a path or a line also
-// ends the output as truncated. path is dir as the model gave it (or the
-// file in it), and gone the error for a dir that is no longer a directory;
-// pattern is grep's pattern, for the message when rg refuses it.
-func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, split bufio.SplitFunc, args []string, pattern string, record func([]byte, *rgPaths) bool) (run rgRun, err error) {
+// record (as split cuts them) to record, adding the line it returns, if any,
+// to found until found refuses one, which stops rg. A record too long to be
+// a path or a line also ends the output, as truncated. path is dir as the
+// model gave it (or the file in it), and gone the error for a dir that is no
+// longer a directory; pattern is grep's pattern, for the message when rg
+// refuses it. It returns how the run ended short of failing.
+func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, split bufio.SplitFunc, args []string, pattern string, found *listing, record func([]byte, *rgPaths) (string, bool)) (in incomplete, err error) {
 	paths, err := fs.openRGPaths(dir)
 	switch {
 	case errors.Is(err, syscall.ELOOP):
-		return run, changedToSymlink(path)
+		return in, changedToSymlink(path)
 	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR):
-		return run, gone
+		return in, gone
 	case err != nil:
-		return run, osError(&iofs.PathError{Op: "open", Path: dir, Err: err})
+		return in, osError(&iofs.PathError{Op: "open", Path: dir, Err: err})
 	}
 	defer paths.close()
 	p, err := rg.Start(ctx, fs.rgWorkDir(paths.trail.Cursor(), dir), split, args...)
 	var chdir *iofs.PathError
 	switch {
 	case errors.Is(err, rg.ErrNotInstalled):
-		return run, errNoRipgrep
+		return in, errNoRipgrep
 	case errors.As(err, &chdir) && chdir.Op == "chdir":
 		// The directory went away since it was checked; name it as the
 		// model knows it, never by its host path.
-		return run, osError(&iofs.PathError{Op: "chdir", Path: dir, Err: chdir.Err})
+		return in, osError(&iofs.PathError{Op: "chdir", Path: dir, Err: chdir.Err})
 	case err != nil:
-		return run, err
+		return in, err
 	}
 	for {
 		rec, ok := p.Next()
 		if !ok {
-			run.truncated = p.Truncated()
-			run.outputCut = p.OutputCut()
+			found.truncated = p.Truncated()
+			in.outputCut = p.OutputCut()
 			break
 		}
-		if !record(rec, paths) {
-			run.truncated = true
+		if line, ok := record(rec, paths); ok && !found.add(line) {
 			p.Stop()
 			break
 		}
@@ -94,18 +88,18 @@ func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, spli
 	var failure *rg.Failure
 	switch err := p.Wait(); {
 	case errors.As(err, &failure) && regexRefused(failure):
-		return rgRun{}, grepRegexError(pattern, fs.scrubHostPaths(failure.Stderr))
+		return incomplete{}, grepRegexError(pattern, fs.scrubHostPaths(failure.Stderr))
 	case errors.As(err, &failure):
-		return rgRun{}, capabilities.Retry("ripgrep failed: %s", fs.scrubHostPaths(failure.Error()))
+		return incomplete{}, capabilities.Retry("ripgrep failed: %s", fs.scrubHostPaths(failure.Error()))
 	case errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// rg was killed at the deadline: what it printed until then
 		// stands, with a note.
-		run.timedOut = true
+		in.timedOut = true
 	case err != nil:
-		return rgRun{}, err
+		return incomplete{}, err
 	}
-	run.unreadable = p.Unreadable()
-	return run, nil
+	in.unreadable = p.Unreadable()
+	return in, nil
 }
 
 // rgWorkDir names the directory c is at, the canonical rel dir, as rg's
