@@ -179,11 +179,20 @@ func (s *rgSource) has(rel string, number, text []byte) bool {
 		return false
 	}
 	for s.n < n-1 {
-		if !s.skipLine() {
+		// Skip a line: it must end in a newline, or there is no further
+		// line to show.
+		if _, ended := s.readLine(0); !ended {
 			return false
 		}
+		s.n++
 	}
-	return s.matchLine(text)
+	limit := len(text) + len("\r\n")
+	size, _ := s.readLine(limit)
+	if size == 0 {
+		return false
+	}
+	s.n++
+	return printedAs(s.buf, size <= limit, text)
 }
 
 func (s *rgSource) open(rel string) {
@@ -214,44 +223,28 @@ func (s *rgSource) close() {
 	}
 }
 
-// skipLine reads past the next line, and reports false at the end of the
-// file: there is no further line to show.
-func (s *rgSource) skipLine() bool {
-	for {
-		_, err := s.lines.ReadSlice('\n')
-		switch err {
-		case nil:
-			s.n++
-			return true
-		case bufio.ErrBufferFull:
-		default:
-			return false
-		}
-	}
-}
-
-// matchLine reads the next line and reports whether rg prints it as text.
-// Only as much of the line as the comparison needs is kept.
-func (s *rgSource) matchLine(text []byte) bool {
-	limit := len(text) + len("\r\n")
+// readLine reads the next line, keeping only its first keep bytes (in
+// s.buf), as much as a comparison needs. It returns the line's length,
+// terminator included, 0 at the end of the file or when reading fails, and
+// whether the line ended in a newline.
+func (s *rgSource) readLine(keep int) (size int, ended bool) {
 	s.buf = s.buf[:0]
-	size := 0
 	for {
 		chunk, err := s.lines.ReadSlice('\n')
 		size += len(chunk)
-		if room := limit - len(s.buf); room > 0 {
+		if room := keep - len(s.buf); room > 0 {
 			s.buf = append(s.buf, chunk[:min(room, len(chunk))]...)
 		}
-		if err == bufio.ErrBufferFull {
-			continue
+		switch err {
+		case bufio.ErrBufferFull:
+		case nil:
+			return size, true
+		case io.EOF:
+			return size, false
+		default:
+			return 0, false
 		}
-		if (err != nil && err != io.EOF) || size == 0 {
-			return false
-		}
-		break
 	}
-	s.n++
-	return printedAs(s.buf, size <= limit, text)
 }
 
 // printedAs reports whether rg, with --max-columns-preview, prints a line
