@@ -101,37 +101,29 @@ func (in incomplete) any() bool {
 	return in.timedOut || in.visited || in.outputCut || in.unreadable > 0
 }
 
-// notes returns the lines that end a result the bounds cut short.
-func (in incomplete) notes() []string {
-	var n []string
+// withNotes appends to a rendered result the lines that say why the bounds
+// cut it short.
+func withNotes(out string, in incomplete) string {
 	if in.visited {
-		n = append(n, "[... stopped after visiting "+strconv.Itoa(walkLimit())+
-			" entries; the result is incomplete: narrow the path]")
+		out += "\n[... stopped after visiting " + strconv.Itoa(walkLimit()) +
+			" entries; the result is incomplete: narrow the path]"
 	}
 	if in.timedOut {
-		n = append(n, "[... stopped at the time limit; the result is incomplete: narrow the path or pattern]")
+		out += "\n[... stopped at the time limit; the result is incomplete: narrow the path or pattern]"
 	}
 	if in.outputCut {
-		n = append(n, "[... stopped after "+strconv.Itoa(rg.MaxOutput>>20)+
-			" MiB of ripgrep output; the result is incomplete: narrow the path or pattern]")
+		out += "\n[... stopped after " + strconv.Itoa(rg.MaxOutput>>20) +
+			" MiB of ripgrep output; the result is incomplete: narrow the path or pattern]"
 	}
 	if in.unreadable > 0 {
 		what := "files or directories"
 		if in.unreadable == 1 {
 			what = "file or directory"
 		}
-		n = append(n, "[... ripgrep could not read "+strconv.Itoa(in.unreadable)+" "+what+
-			" (gone or unreadable); their matches are missing]")
+		out += "\n[... ripgrep could not read " + strconv.Itoa(in.unreadable) + " " + what +
+			" (gone or unreadable); their matches are missing]"
 	}
-	return n
-}
-
-// withNotes appends in's notes to a rendered result.
-func withNotes(out string, in incomplete) string {
-	if !in.any() {
-		return out
-	}
-	return out + "\n" + strings.Join(in.notes(), "\n")
+	return out
 }
 
 // walkLimitOverride lowers walk.MaxEntries in tests; 0 keeps it.
