@@ -20,7 +20,7 @@ import (
 // and how).
 
 func newGrep(fs *FS) capabilities.Tool {
-	return &tool[grepToolArgs]{
+	return &tool[grepArgs]{
 		name: ToolGrep,
 		description: "Search file contents with ripgrep. Returns path:line:text for matches and path-line-text " +
 			"for context lines, sorted by path. pattern is a ripgrep (Rust) regex unless literal is set. path " +
@@ -28,17 +28,7 @@ func newGrep(fs *FS) capabilities.Tool {
 			"explicit glob overrides them. Hidden files are not searched, nor binary ones (a NUL byte in the first " +
 			"8192 bytes), as in search_files.",
 		params: sharedSchema(schemaKey{tool: ToolGrep}, grepSchema),
-		call: func(ctx context.Context, args grepToolArgs) (string, error) {
-			return fs.grep(ctx, grepArgs{
-				pattern:    args.Pattern,
-				path:       deref(args.Path, "."),
-				glob:       deref(args.Glob, ""),
-				fileType:   deref(args.FileType, ""),
-				ignoreCase: deref(args.IgnoreCase, false),
-				literal:    deref(args.Literal, false),
-				context:    deref(args.Context, 0),
-			})
-		},
+		call:   fs.grep,
 	}
 }
 
@@ -54,7 +44,7 @@ func grepSchema(schemaKey) map[string]any {
 	}, "pattern")
 }
 
-type grepToolArgs struct {
+type grepArgs struct {
 	Pattern    string  `json:"pattern"`
 	Path       *string `json:"path,omitempty"`
 	Glob       *string `json:"glob,omitempty"`
@@ -64,39 +54,35 @@ type grepToolArgs struct {
 	Context    *int    `json:"context,omitempty"`
 }
 
-type grepArgs struct {
-	pattern, path, glob, fileType string
-	ignoreCase, literal           bool
-	context                       int
-}
-
 // grep implements grep.
 func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
-	if a.context < 0 || a.context > 20 {
+	path, around := deref(a.Path, "."), deref(a.Context, 0)
+	glb, fileType := deref(a.Glob, ""), deref(a.FileType, "")
+	if around < 0 || around > 20 {
 		return "", capabilities.Retry("context must be between 0 and 20.")
 	}
 	for _, arg := range []struct {
 		name, value string
 		limit       int
-	}{{"pattern", a.pattern, MaxRipgrepPattern}, {"glob", a.glob, MaxRipgrepGlob}, {"file_type", a.fileType, MaxRipgrepFileType}} {
+	}{{"pattern", a.Pattern, MaxRipgrepPattern}, {"glob", glb, MaxRipgrepGlob}, {"file_type", fileType, MaxRipgrepFileType}} {
 		if err := checkRipgrepArg(arg.name, arg.value, arg.limit); err != nil {
 			return "", err
 		}
 	}
-	if strings.Contains(a.pattern, "\n") {
+	if strings.Contains(a.Pattern, "\n") {
 		// rg would refuse it with advice to pass --multiline, which the
 		// model cannot.
 		return "", capabilities.Retry("Argument 'pattern' contains a line break; grep matches within one line. " +
 			"Search for the text of one line at a time.")
 	}
-	rel, err := fs.resolveGated(a.path, fs.checkWalkRoot)
+	rel, err := fs.resolveGated(path, fs.checkWalkRoot)
 	if err != nil {
 		return "", err
 	}
 	// rg runs in the directory searched, or in a file's directory with the
 	// file as its target, so that every path it prints is relative to dir.
 	dir, target := rel, "."
-	notFound := capabilities.Retry("Path %s is not a file or directory.", pyRepr(a.path))
+	notFound := capabilities.Retry("Path %s is not a file or directory.", pyRepr(path))
 	switch st, err := fs.dir.Lstat(rel); {
 	case err == nil && st.IsDir():
 	case err == nil && st.Mode().IsRegular():
@@ -108,28 +94,28 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	}
 	args := []string{
 		"--null", "--color=never", "--line-number", "--with-filename", "--sort", "path",
-		"--max-columns", "4096", "--max-columns-preview", "--context", strconv.Itoa(a.context),
+		"--max-columns", "4096", "--max-columns-preview", "--context", strconv.Itoa(around),
 		"--text", "--encoding", "none",
 		"--regex-size-limit", RipgrepSizeLimit, "--dfa-size-limit", RipgrepSizeLimit,
 	}
-	args = append(args, glob.RipgrepArgs(a.glob)...)
-	if a.fileType != "" {
+	args = append(args, glob.RipgrepArgs(glb)...)
+	if fileType != "" {
 		// One argument: rg would read a separate value starting with
 		// "--" as a flag of its own (globs and patterns it never does).
-		args = append(args, "--type="+a.fileType)
+		args = append(args, "--type="+fileType)
 	}
-	if a.ignoreCase {
+	if deref(a.IgnoreCase, false) {
 		args = append(args, "--ignore-case")
 	}
-	if a.literal {
+	if deref(a.Literal, false) {
 		args = append(args, "--fixed-strings")
 	}
-	args = append(args, "--regexp", a.pattern, "--", target)
+	args = append(args, "--regexp", a.Pattern, "--", target)
 
 	found := listing{limit: fs.opts.MaxSearchResults}
 	src := rgSource{fs: fs}
 	defer src.close()
-	in, err := fs.runRipgrep(ctx, a.path, dir, notFound, rg.SplitMatches, args, a.pattern, &found, func(rec []byte, paths *rgPaths) (string, bool) {
+	in, err := fs.runRipgrep(ctx, path, dir, notFound, rg.SplitMatches, args, a.Pattern, &found, func(rec []byte, paths *rgPaths) (string, bool) {
 		l, ok := rg.ParseLine(rec)
 		if !ok {
 			return "", false
@@ -147,7 +133,7 @@ func (fs *FS) grep(ctx context.Context, a grepArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fs.searched(ctx, rel, a.pattern, SearchGrep, &found, in, "No matches found.", "lines")
+	return fs.searched(ctx, rel, a.Pattern, SearchGrep, &found, in, "No matches found.", "lines")
 }
 
 // rgSource confirms the lines grep shows: each must be the line of its
