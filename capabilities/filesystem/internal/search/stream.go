@@ -357,22 +357,12 @@ func keepTail(carry, part []byte, keep int) []byte {
 // completeCut returns len(b), or the start of a UTF-8 sequence cut short at
 // b's end, which the next read may complete.
 func completeCut(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
-		c := b[i]
-		switch {
-		case c < utf8.RuneSelf:
-			return len(b)
-		case c >= 0xc0:
-			need := 2
-			if c >= 0xf0 {
-				need = 4
-			} else if c >= 0xe0 {
-				need = 3
-			}
-			if i+need > len(b) {
+	for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
 				return i
 			}
-			return len(b)
+			break
 		}
 	}
 	return len(b)
