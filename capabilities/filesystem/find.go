@@ -72,10 +72,8 @@ func (fs *FS) findEntry(w *walk.Walker[globState], g *glob.FindFiles) (string, b
 	}
 	realDir := e.Type == walk.Dir
 	state := g.Step(w.State(), name, realDir)
-	if realDir && g.Alive(state) {
-		if !fs.entryDenied(e.Path) {
-			w.Descend(state)
-		}
+	if realDir && g.Alive(state) && !fs.entryDenied(e.Path) {
+		w.Descend(state)
 	}
 	isDir := realDir
 	switch {
