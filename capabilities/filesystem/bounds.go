@@ -1,10 +1,12 @@
 package filesystem
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities/filesystem/internal/search"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 // MaxLineChars is the longest line text, in characters (code points, as the
@@ -34,18 +36,10 @@ func (lr *lineReader) nextShown(dst []byte) ([]byte, bool) {
 	if !ok {
 		return dst, false
 	}
-	termChars := 0
-	if termBytes > 0 {
-		termChars = 1
-		if termBytes == 2 && dst[len(dst)-2] == '\r' {
-			termChars = 2 // \r\n; the other two-byte terminator, U+0085, is one
-		}
-	}
+	// n counts the terminator's characters too: \r\n is two.
+	termChars := text.CountChars(dst[len(dst)-termBytes:])
 	if cut := n - termChars - MaxLineChars; cut > 0 {
-		var term [4]byte
-		t := copy(term[:], dst[len(dst)-termBytes:])
-		dst = append(dst[:len(dst)-termBytes], readLineCut(cut)...)
-		dst = append(dst, term[:t]...)
+		dst = slices.Insert(dst, len(dst)-termBytes, []byte(readLineCut(cut))...)
 	}
 	return dst, true
 }
