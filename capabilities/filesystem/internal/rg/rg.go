@@ -62,7 +62,7 @@ func (f *Failure) Error() string {
 type Proc struct {
 	ctx     context.Context
 	cmd     *exec.Cmd
-	out     *cappedReader
+	out     *io.LimitedReader // N <= 0: the output was cut at its bound
 	sc      *bufio.Scanner
 	stderr  limitedBuffer
 	stopped bool
@@ -104,14 +104,14 @@ func start(ctx context.Context, dir string, split bufio.SplitFunc, maxOutput int
 		}
 		return nil, fmt.Errorf("starting rg: %w", err)
 	}
-	p.out = &cappedReader{r: out, left: maxOutput}
+	p.out = &io.LimitedReader{R: out, N: maxOutput}
 	p.unhook = context.AfterFunc(ctx, func() { out.Close() })
 	p.sc = bufio.NewScanner(p.out)
 	p.sc.Buffer(make([]byte, 64<<10), MaxRecord+1)
 	// A record cut by the output bound is no record: the split function
 	// is not told that the output ended there.
 	p.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		return split(data, atEOF && !p.out.cut)
+		return split(data, atEOF && !p.OutputCut())
 	})
 	return p, nil
 }
@@ -126,26 +126,6 @@ func childEnv() []string {
 		}
 	}
 	return env
-}
-
-// cappedReader reads at most left bytes of r, then reports the end of it.
-type cappedReader struct {
-	r    io.Reader
-	left int64
-	cut  bool // the bound was reached
-}
-
-func (c *cappedReader) Read(b []byte) (int, error) {
-	if c.left <= 0 {
-		c.cut = true
-		return 0, io.EOF
-	}
-	if int64(len(b)) > c.left {
-		b = b[:c.left]
-	}
-	n, err := c.r.Read(b)
-	c.left -= int64(n)
-	return n, err
 }
 
 // SplitPaths splits --files --null output: paths, each ended by a NUL.
@@ -191,7 +171,7 @@ func (p *Proc) Truncated() bool { return p.long }
 
 // OutputCut reports whether the output ended at MaxOutput bytes, rather than
 // at its end.
-func (p *Proc) OutputCut() bool { return p.out.cut }
+func (p *Proc) OutputCut() bool { return p.out.N <= 0 }
 
 // Unreadable returns how many files or directories rg reported it could not
 // read (gone since it listed them, not permitted, a name too long): their
@@ -211,7 +191,7 @@ func (p *Proc) Stop() {
 func (p *Proc) Wait() error {
 	defer p.unhook()
 	switch {
-	case p.long || p.out.cut:
+	case p.long || p.OutputCut():
 		// The output was not read to its end: rg may be blocked writing.
 		p.Stop()
 	case p.sc.Err() != nil:
