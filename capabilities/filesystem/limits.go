@@ -47,19 +47,24 @@ func checkRipgrepArg(name, value string, limit int) error {
 	return nil
 }
 
-// grepRegexError is the retry for a pattern rg refused (rg's message on
-// standard error starts "regex parse error", or says the compiled pattern
-// exceeds the size limit): the reason rg gives, with the "Invalid regex
-// pattern:" prefix search_files uses (D8), without rg's advice to pass
-// --pcre2, which the model cannot do.
-func grepRegexError(pattern, stderr string) error {
-	if strings.Contains(stderr, "exceeds size limit") {
+// rgFailed is the retry for an rg run that failed, its messages scrubbed
+// of host paths. For a pattern rg refused (rg's message on standard error
+// starts "regex parse error", or says the compiled pattern exceeds the size
+// limit) it gives the reason rg gives, with the "Invalid regex pattern:"
+// prefix search_files uses (D8), without rg's advice to pass --pcre2, which
+// the model cannot do; for anything else, "ripgrep failed:" and rg's
+// message.
+func (fs *FS) rgFailed(pattern string, f *rg.Failure) error {
+	switch {
+	case strings.Contains(f.Stderr, "exceeds size limit"):
 		return capabilities.Retry("Invalid regex pattern: it compiles to more than ripgrep's size limit (%sB). "+
 			"Use fewer alternatives or smaller repetition counts (e.g. \\w+ rather than \\w{1000}).", RipgrepSizeLimit)
+	case !strings.HasPrefix(f.Stderr, "regex parse error"):
+		return capabilities.Retry("ripgrep failed: %s", fs.scrubHostPaths(f.Error()))
 	}
 	var reason string
 	var shown []string
-	for line := range strings.SplitSeq(stderr, "\n") {
+	for line := range strings.SplitSeq(fs.scrubHostPaths(f.Stderr), "\n") {
 		switch {
 		case strings.HasPrefix(line, "regex parse error"), strings.TrimSpace(line) == "":
 		case strings.HasPrefix(line, "error: "):
@@ -80,11 +85,6 @@ func grepRegexError(pattern, stderr string) error {
 		msg += "\n" + hint // the advice search_files gives for the same pattern
 	}
 	return capabilities.Retry("%s", msg)
-}
-
-// regexRefused reports whether rg's error is about the pattern itself.
-func regexRefused(f *rg.Failure) bool {
-	return strings.HasPrefix(f.Stderr, "regex parse error") || strings.Contains(f.Stderr, "exceeds size limit")
 }
 
 // incomplete says why a walk or search stopped before its end, besides its

@@ -87,10 +87,8 @@ func (fs *FS) runRipgrep(ctx context.Context, path, dir string, gone error, spli
 	}
 	var failure *rg.Failure
 	switch err := p.Wait(); {
-	case errors.As(err, &failure) && regexRefused(failure):
-		return incomplete{}, grepRegexError(pattern, fs.scrubHostPaths(failure.Stderr))
 	case errors.As(err, &failure):
-		return incomplete{}, capabilities.Retry("ripgrep failed: %s", fs.scrubHostPaths(failure.Error()))
+		return incomplete{}, fs.rgFailed(pattern, failure)
 	case errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// rg was killed at the deadline: what it printed until then
 		// stands, with a note.
