@@ -207,18 +207,12 @@ func (p *Proc) Wait() error {
 	if ctxErr := context.Cause(p.ctx); ctxErr != nil {
 		return ctxErr
 	}
-	if errors.Is(err, exec.ErrWaitDelay) && p.cmd.ProcessState != nil {
-		// rg exited, and something it started held on to its output:
-		// rg's own status is the answer.
-		err = nil
-		if !p.cmd.ProcessState.Success() {
-			err = &exec.ExitError{ProcessState: p.cmd.ProcessState}
-		}
-	}
+	// rg's status is the answer when it exited, also when something it
+	// started held on to its output after that (exec.ErrWaitDelay).
 	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		switch code := exit.ExitCode(); {
-		case code == 1:
+	if errors.As(err, &exit) || errors.Is(err, exec.ErrWaitDelay) && p.cmd.ProcessState != nil {
+		switch code := p.cmd.ProcessState.ExitCode(); {
+		case code == 0 || code == 1:
 			return nil
 		case code == 2 && p.stderr.onlyOSErrors():
 			return nil
