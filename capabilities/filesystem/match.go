@@ -159,19 +159,14 @@ func compiledPatternSet(opts Options) *patternSet {
 	patternSets.Lock()
 	defer patternSets.Unlock()
 	es := patternSets.entries
-	i := slices.IndexFunc(es, func(e patternSetEntry) bool { return e.lists.equal(l) })
 	var e patternSetEntry
-	if i >= 0 {
+	if i := slices.IndexFunc(es, func(e patternSetEntry) bool { return e.lists.equal(l) }); i >= 0 {
 		e = es[i]
+		es = slices.Delete(es, i, i+1)
 	} else {
 		e = patternSetEntry{lists: l.clone(), set: compilePatternSet(l)}
-		if len(es) < maxPatternSets {
-			es = append(es, patternSetEntry{})
-		}
-		i = len(es) - 1 // the least recently used goes
+		es = es[:min(len(es), maxPatternSets-1)] // the least recently used goes
 	}
-	copy(es[1:i+1], es[:i])
-	es[0] = e
-	patternSets.entries = es
+	patternSets.entries = slices.Insert(es, 0, e)
 	return e.set
 }
