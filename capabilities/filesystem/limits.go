@@ -88,17 +88,12 @@ func (fs *FS) rgFailed(pattern string, f *rg.Failure) error {
 }
 
 // incomplete says why a walk or search stopped before its end, besides its
-// result cap (which listing.render marks).
+// result cap (which listing.render marks); the zero value when nothing did.
 type incomplete struct {
 	timedOut   bool // the call's deadline passed
 	visited    bool // the walk visited walk.MaxEntries entries
 	outputCut  bool // rg printed rg.MaxOutput bytes
 	unreadable int  // files or directories rg could not read
-}
-
-// any reports whether there is something to say.
-func (in incomplete) any() bool {
-	return in.timedOut || in.visited || in.outputCut || in.unreadable > 0
 }
 
 // withNotes appends to a rendered result the lines that say why the bounds

@@ -273,7 +273,7 @@ func (fs *FS) searched(ctx context.Context, rel, pattern, kind string, found *li
 		Pattern:    pattern,
 		Search:     kind,
 		MatchCount: len(found.lines),
-		Truncated:  found.truncated || in.any(),
+		Truncated:  found.truncated || in != incomplete{},
 	})
 	if err != nil {
 		return "", err
