@@ -342,16 +342,10 @@ func indexAcross(carry, part, lit []byte) int {
 }
 
 // keepTail returns the last keep bytes of carry followed by part, in
-// carry's storage.
+// carry's storage (of at least 2 × keep bytes, carry holding at most keep).
 func keepTail(carry, part []byte, keep int) []byte {
-	if keep == 0 {
-		return carry[:0]
-	}
-	if len(part) >= keep {
-		return append(carry[:0], part[len(part)-keep:]...)
-	}
-	carry = append(carry, part...)
-	return append(carry[:0], carry[len(carry)-min(keep, len(carry)):]...)
+	carry = append(carry, part[max(len(part)-keep, 0):]...)
+	return append(carry[:0], carry[max(len(carry)-keep, 0):]...)
 }
 
 // completeCut returns len(b), or the start of a UTF-8 sequence cut short at
