@@ -190,9 +190,6 @@ func lineCount(chunk []byte) int {
 
 // Index returns the offset of the first match in line, a line's text, or -1.
 func (m *Matcher) Index(line []byte) int {
-	if m.litOnly {
-		return bytes.Index(line, m.lit.lit)
-	}
 	if loc := m.re.FindIndex(line); loc != nil {
 		return loc[0]
 	}
