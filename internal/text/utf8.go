@@ -97,16 +97,8 @@ func InvalidLen(b []byte) (int, string) {
 	return need + 1, "" // valid after all; callers only ask about invalid input
 }
 
-// DecodeStrict decodes b as Python's bytes.decode('utf-8') does, failing
-// with the same message at the first invalid sequence.
-func DecodeStrict(b []byte) (string, error) {
-	if err := CheckStrict(b); err != nil {
-		return "", err
-	}
-	return string(b), nil
-}
-
-// CheckStrict reports the error DecodeStrict would, without copying b.
+// CheckStrict reports the error Python's bytes.decode('utf-8') raises for b,
+// with the same message at the first invalid sequence, or nil.
 func CheckStrict(b []byte) error {
 	if utf8.Valid(b) {
 		return nil
