@@ -106,7 +106,7 @@ func InRepository(dir string) bool {
 // around it, when they lie inside the tree and outside any .git (which the
 // tools guard as .git). git is asked once per repository, and the answer
 // kept: a repository's configuration lies in its .git, which the tools
-// never change, or in the files it includes, which Config names so that
+// never change, or in the files it includes, which Check names so that
 // the tools change none of them either. Which repository holds a path is
 // looked at anew each time, since a repository may be made meanwhile. It
 // is safe for concurrent use.
@@ -153,71 +153,52 @@ type hooksDir struct {
 	namesOnly bool
 }
 
-// Holding returns the rel of the hooks directory that holds rel, a clean
-// slash-separated path relative to the root with its symlinks resolved, or
-// is rel itself; "" when there is none. Directories are matched without
-// regard to case, as a file system that ignores it would match them. A
-// hooks directory that is the root (dir ".") or a work tree's top holds only
-// the files in it named as git's hooks (pre-commit, post-checkout and the
-// rest), and whole is false; any other holds all it contains, itself
-// included.
+// Check says whether rel, a clean slash-separated path relative to the
+// root with its symlinks resolved, lies in a hooks directory or is a
+// configuration file git reads, as the tools that refuse both ask on every
+// change; the repositories asked are the one whose work tree holds rel and
+// every one around it, outwards, until one answers.
 //
-// The hooks directories asked about are those of the repository whose work
-// tree holds rel and of every repository around it: git run in an outer
-// repository runs hooks from its own, which may lie in a nested one (a
-// submodule of shared hooks that core.hooksPath names).
-func (d *Dirs) Holding(rel string) (dir string, whole bool) {
-	d.around(rel, func(r repo) bool {
-		dir, whole = r.hooks.holding(rel)
-		return dir != ""
-	})
-	return dir, whole
-}
-
-// Config returns the rel of the configuration file that rel, a path as
-// Holding takes it, is, or "" when it is none: a file git reads for the
-// repository whose work tree holds rel, or for one around it, that lies in
-// the tree outside any .git. Those are the files git read its
-// configuration from when asked (its global file, when the tree holds it,
-// say) and every file an include.path or includeIf.<condition>.path names,
-// whether it exists or not, its condition holds or not: a path relative to
-// the directory of the file that names it, as git takes it, and ~ for the
-// home directory. Names are matched as sandbox.EntryName takes them, so
-// that another case, or a name NTFS or HFS+ takes for the same file,
-// matches too. A file written there would give git a core.hooksPath, a
-// core.fsmonitor, an alias, a filter: commands the user's next git
-// command runs.
-func (d *Dirs) Config(rel string) string {
-	var file string
-	d.around(rel, func(r repo) bool {
-		for _, c := range r.configs {
-			if sameEntry(rel, c) {
-				file = c
-				return true
-			}
-		}
-		return false
-	})
-	return file
-}
-
-// Check is Holding and Config in one look at the repositories around rel,
-// for a caller that refuses both, as the tools do on every change: hooks
-// is Holding's dir and whole, config is Config's file.
+// hooks is the rel of the hooks directory that holds rel, or is rel
+// itself; "" when there is none. Directories are matched without regard to
+// case, as a file system that ignores it would match them. A hooks
+// directory that is the root (dir ".") or a work tree's top holds only the
+// files in it named as git's hooks (pre-commit, post-checkout and the
+// rest), and whole is false; any other holds all it contains, itself
+// included. An outer repository counts too: git run there runs hooks from
+// its own, which may lie in a nested one (a submodule of shared hooks that
+// core.hooksPath names).
+//
+// config is the rel of the configuration file that rel is, or "": a file
+// git reads that lies in the tree outside any .git. Those are the files git
+// read its configuration from when asked (its global file, when the tree
+// holds it, say) and every file an include.path or
+// includeIf.<condition>.path names, whether it exists or not, its condition
+// holds or not: a path relative to the directory of the file that names it,
+// as git takes it, and ~ for the home directory. Names are matched as
+// sandbox.EntryName takes them, so that another case, or a name NTFS or
+// HFS+ takes for the same file, matches too. A file written there would
+// give git a core.hooksPath, a core.fsmonitor, an alias, a filter: commands
+// the user's next git command runs.
 func (d *Dirs) Check(rel string) (hooks string, whole bool, config string) {
 	d.around(rel, func(r repo) bool {
 		if hooks, whole = r.hooks.holding(rel); hooks != "" {
 			return true
 		}
-		for _, c := range r.configs {
-			if sameEntry(rel, c) {
-				config = c
-				return true
-			}
-		}
-		return false
+		config = r.config(rel)
+		return config != ""
 	})
 	return hooks, whole, config
+}
+
+// config is the configuration file of r that rel names, or "".
+func (r repo) config(rel string) string {
+	for _, c := range r.configs {
+		if sameEntry(rel, c) {
+			return c
+		}
+	}
+	return ""
 }
 
 // around calls f with what git says of the repository whose work tree
@@ -276,7 +257,7 @@ func (d *Dirs) repoOf(wt string) repo {
 	return r
 }
 
-// holding is Holding for the one hooks directory hd.
+// holding is Check's hooks and whole for the one hooks directory hd.
 func (hd hooksDir) holding(rel string) (dir string, whole bool) {
 	h := hd.rel
 	if hd.namesOnly {

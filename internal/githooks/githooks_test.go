@@ -206,3 +206,23 @@ func TestConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "", NewDirs(bare, nil).Config("gitconfig.local"))
 }
+
+// Holding is Check's hooks answer alone, asked of every repository around
+// rel until one has a hooks directory that holds it.
+func (d *Dirs) Holding(rel string) (dir string, whole bool) {
+	d.around(rel, func(r repo) bool {
+		dir, whole = r.hooks.holding(rel)
+		return dir != ""
+	})
+	return dir, whole
+}
+
+// Config is Check's config answer alone, asked of every repository around
+// rel until one reads it.
+func (d *Dirs) Config(rel string) (file string) {
+	d.around(rel, func(r repo) bool {
+		file = r.config(rel)
+		return file != ""
+	})
+	return file
+}
