@@ -48,18 +48,10 @@ func Repo(dir string) (hooks string, configs []string) {
 	}
 	hooks, cdup, _ := strings.Cut(out, "\n")
 	cdup, _, _ = strings.Cut(cdup, "\n")
-	return absHooks(dir, strings.TrimRight(hooks, "\r")), configFiles(dir, filepath.Join(dir, strings.TrimRight(cdup, "\r")))
-}
-
-// absHooks is the hooks directory git named in dir, made absolute.
-func absHooks(dir, hooks string) string {
-	if hooks == "" {
-		return ""
-	}
-	if !filepath.IsAbs(hooks) {
+	if hooks = strings.TrimRight(hooks, "\r"); hooks != "" && !filepath.IsAbs(hooks) {
 		hooks = filepath.Join(dir, hooks)
 	}
-	return hooks
+	return hooks, configFiles(dir, filepath.Join(dir, strings.TrimRight(cdup, "\r")))
 }
 
 // gitOutput runs git in dir with args and returns what it printed; false
