@@ -57,9 +57,8 @@ func CompileFindFiles(pattern string) (*FindFiles, error) {
 	if strings.HasPrefix(pattern, "/") {
 		return nil, ErrAbsolute
 	}
-	invalid := ErrInvalid
 	if strings.IndexByte(pattern, 0) >= 0 {
-		return nil, invalid
+		return nil, ErrInvalid
 	}
 	g := &FindFiles{dirsOnly: strings.HasSuffix(pattern, "/")}
 	for _, c := range strings.Split(pattern, "/") {
@@ -67,7 +66,7 @@ func CompileFindFiles(pattern string) (*FindFiles, error) {
 		case "", ".":
 			continue
 		case "..":
-			return nil, invalid
+			return nil, ErrInvalid
 		case "**":
 			if n := len(g.parts); n > 0 && g.parts[n-1].recursive {
 				continue // "**/**" is "**"
@@ -78,7 +77,7 @@ func CompileFindFiles(pattern string) (*FindFiles, error) {
 		}
 	}
 	if len(g.parts) == 0 || len(g.parts) >= MaxFindFilesParts {
-		return nil, invalid
+		return nil, ErrInvalid
 	}
 	return g, nil
 }

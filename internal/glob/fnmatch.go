@@ -84,14 +84,12 @@ type charClass struct {
 }
 
 func (c *charClass) contains(r rune) bool {
-	in := false
 	for _, rg := range c.ranges {
 		if rg[0] <= r && r <= rg[1] {
-			in = true
-			break
+			return !c.negate
 		}
 	}
-	return in != c.negate
+	return c.negate
 }
 
 func (t *token) matches(r rune) bool {
