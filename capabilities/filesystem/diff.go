@@ -123,31 +123,22 @@ func gitQuote(p string) string {
 	if !strings.ContainsFunc(p, func(r rune) bool { return r == '"' || r == '\\' || !unicode.IsPrint(r) }) {
 		return p
 	}
+	// The controls git writes as C escapes, and the letter of each.
+	const controls, letters = "\a\b\t\n\v\f\r", "abtnvfr"
 	var sb strings.Builder
 	sb.WriteByte('"')
 	for i := 0; i < len(p); {
 		r, size := utf8.DecodeRuneInString(p[i:])
-		switch {
+		switch c := strings.IndexRune(controls, r); {
 		case r == '"' || r == '\\':
 			sb.WriteByte('\\')
 			sb.WriteRune(r)
-		case r == '\a':
-			sb.WriteString(`\a`)
-		case r == '\b':
-			sb.WriteString(`\b`)
-		case r == '\t':
-			sb.WriteString(`\t`)
-		case r == '\n':
-			sb.WriteString(`\n`)
-		case r == '\v':
-			sb.WriteString(`\v`)
-		case r == '\f':
-			sb.WriteString(`\f`)
-		case r == '\r':
-			sb.WriteString(`\r`)
+		case c >= 0:
+			sb.WriteByte('\\')
+			sb.WriteByte(letters[c])
 		case (r == utf8.RuneError && size == 1) || !unicode.IsPrint(r):
-			for _, c := range []byte(p[i : i+size]) {
-				fmt.Fprintf(&sb, `\%03o`, c)
+			for _, b := range []byte(p[i : i+size]) {
+				fmt.Fprintf(&sb, `\%03o`, b)
 			}
 		default:
 			sb.WriteString(p[i : i+size])
