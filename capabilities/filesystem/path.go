@@ -83,15 +83,11 @@ func (fs *FS) resolveChange(p string) (string, sandbox.Found, error) {
 // resolveEntry resolves a path relative to the root, such as a walker's entry,
 // to the canonical rel of its target.
 func (fs *FS) resolveEntry(rel string) (string, error) {
-	return fs.resolvePath(nil, rel)
-}
-
-func (fs *FS) resolvePath(base []string, p string) (string, error) {
-	rel, err := fs.resolver.Resolve(base, p)
+	target, err := fs.resolver.Resolve(nil, rel)
 	if err != nil {
-		return "", resolveError(p, err)
+		return "", resolveError(rel, err)
 	}
-	return rel, nil
+	return target, nil
 }
 
 // resolveError words a failure to resolve the path p for the model.
