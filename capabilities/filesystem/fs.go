@@ -158,18 +158,26 @@ func (r rootLstat) Lstat(rel string) (os.FileInfo, error) {
 
 func (fs *FS) hashes() bool { return *fs.opts.ContentHashes }
 
-// checkRead gates a read of rel: denied patterns (rel and its ancestors), then
-// allowed patterns (rel itself).
+// checkRead gates a read of rel: denied patterns (rel and its ancestors, as
+// checkWalkRoot matches them), then allowed patterns (rel itself).
 func (fs *FS) checkRead(rel string) error {
-	if p, ok := matchAny(fs.denied, rel, true); ok {
-		return capabilities.Retry("Path %s is denied by pattern %s.", pyRepr(rel), pyRepr(p))
+	if err := fs.checkWalkRoot(rel); err != nil {
+		return err
 	}
-	if len(fs.allowed) > 0 {
-		if _, ok := matchAny(fs.allowed, rel, false); !ok {
-			return capabilities.Retry("Path %s does not match any allowed pattern.", pyRepr(rel))
-		}
+	if !fs.allows(rel) {
+		return capabilities.Retry("Path %s does not match any allowed pattern.", pyRepr(rel))
 	}
 	return nil
+}
+
+// allows reports whether the allowed patterns let rel through (rel itself,
+// not its ancestors): every rel when there are none.
+func (fs *FS) allows(rel string) bool {
+	if len(fs.allowed) == 0 {
+		return true
+	}
+	_, ok := matchAny(fs.allowed, rel, false)
+	return ok
 }
 
 // protectedError is the refusal of a change to rel, protected by what.
@@ -235,14 +243,8 @@ func (fs *FS) checkWalkRoot(rel string) error {
 // readable reports whether a walker may show the entry whose resolved target
 // is rel: read-level patterns, protection never hides.
 func (fs *FS) readable(rel string) bool {
-	if _, ok := matchAny(fs.denied, rel, true); ok {
-		return false
-	}
-	if len(fs.allowed) == 0 {
-		return true
-	}
-	_, ok := matchAny(fs.allowed, rel, false)
-	return ok
+	_, denied := matchAny(fs.denied, rel, true)
+	return !denied && fs.allows(rel)
 }
 
 // deniedBelow reports whether the denied patterns cover everything in the
@@ -279,14 +281,7 @@ func (fs *FS) entryDenied(rel string) bool {
 
 // entryReadable is readable for the walk entry rel, not a symlink.
 func (fs *FS) entryReadable(rel string) bool {
-	if fs.entryDenied(rel) {
-		return false
-	}
-	if len(fs.allowed) == 0 {
-		return true
-	}
-	_, ok := matchAny(fs.allowed, rel, false)
-	return ok
+	return !fs.entryDenied(rel) && fs.allows(rel)
 }
 
 // hasGitComponent reports whether a component of rel is .git or a name a
