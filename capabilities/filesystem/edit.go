@@ -177,15 +177,10 @@ func applyReplacements(old []byte, reps []replacement, path string) ([]byte, err
 		case 0:
 			return nil, capabilities.Retry("%s not found in %s. No changes were written.", label, path)
 		case 1:
-			at := bytes.Index(cur, find)
 			if out == nil {
-				out = make([]byte, 0, len(old)+growth)
-				out = append(out, old[:at]...)
-				out = append(out, repl...)
-				out = append(out, old[at+len(find):]...)
-				continue
+				out = append(make([]byte, 0, len(old)+growth), old...)
 			}
-			out = replaceAt(out, at, len(find), repl)
+			out = replaceAt(out, bytes.Index(out, find), len(find), repl)
 		default:
 			return nil, capabilities.Retry("%s found %d times in %s. Include more surrounding context to make the match unique. "+
 				"No changes were written.", label, n, path)
