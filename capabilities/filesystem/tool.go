@@ -34,19 +34,16 @@ func (t *tool[A]) Description() string { return t.description }
 func (t *tool[A]) Parameters() map[string]any { return t.params }
 
 // Hints says how the tool behaves: the ones in ReadOnlyToolNames change
-// nothing; every tool stays under the root, a closed domain.
-func (t *tool[A]) Hints() capabilities.Hints { return toolHints(t.name) }
-
-// toolHints are a FileSystem tool's hints by name. write_file replaces what
-// is there; edit_file changes it; create_directory only adds, and adding
-// again does nothing.
-func toolHints(name string) capabilities.Hints {
+// nothing; write_file replaces what is there; edit_file changes it;
+// create_directory only adds, and adding again does nothing. Every tool
+// stays under the root, a closed domain.
+func (t *tool[A]) Hints() capabilities.Hints {
 	switch {
-	case slices.Contains(ReadOnlyToolNames, name):
+	case slices.Contains(ReadOnlyToolNames, t.name):
 		return capabilities.Hints{ReadOnly: true, Idempotent: true}
-	case name == ToolCreateDirectory:
+	case t.name == ToolCreateDirectory:
 		return capabilities.Hints{Idempotent: true}
-	case name == ToolWriteFile:
+	case t.name == ToolWriteFile:
 		return capabilities.Hints{Destructive: true, Idempotent: true}
 	default:
 		return capabilities.Hints{Destructive: true}
