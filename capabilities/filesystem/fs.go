@@ -301,22 +301,15 @@ func hasGitComponent(rel string) bool {
 // hidden reports whether rel has a component hiddenName hides; walkers skip
 // such entries whatever the patterns say.
 func hidden(rel string) bool {
-	if rel == "." || rel == "" {
+	if rel == "." {
 		return false
 	}
-	for {
-		i := strings.IndexByte(rel, '/')
-		if i < 0 {
-			return hiddenName(rel)
-		}
-		if hiddenName(rel[:i]) {
+	for c := range strings.SplitSeq(rel, "/") {
+		if hiddenName(c) {
 			return true
 		}
-		rel = rel[i+1:]
-		if rel == "" {
-			return false
-		}
 	}
+	return false
 }
 
 // hiddenName reports whether walkers skip an entry named name: a dot file
