@@ -97,13 +97,7 @@ func (fs *FS) describeContent(path, rel string) ([]string, string, error) {
 	if text.IsBinary(head) {
 		return []string{"binary: True"}, "", nil
 	}
-	count := 0
-	for {
-		if _, _, ok := lr.next(nil, 0); !ok {
-			break
-		}
-		count++
-	}
+	count := lr.countRest()
 	if lr.err != nil {
 		return nil, "", osError(lr.err)
 	}
