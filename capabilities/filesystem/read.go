@@ -134,7 +134,8 @@ func (fs *FS) renderRead(r io.Reader, size int64, path string, offset, limit int
 	maxChars := fs.opts.MaxReadChars
 	label := path
 	if k := maxChars / 4; maxChars > 0 && runeCount(path) > k {
-		label = "..." + lastRunes(path, k)
+		r := []rune(path)
+		label = "..." + string(r[len(r)-k:]) // its last k code points
 	}
 	// The exact budget depends on the total line count, known only at the
 	// end; lines are kept against an upper bound (the header can only be
@@ -293,16 +294,4 @@ func (w *readWindow) release() {
 	}
 	w.text, w.lines, w.header = w.text[:0], w.lines[:0], w.header[:0]
 	readWindows.Put(w)
-}
-
-// lastRunes returns the last n code points of s.
-func lastRunes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[len(r)-n:])
 }
