@@ -7,7 +7,6 @@ import (
 	"hash"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -28,20 +27,14 @@ func runeCount(s string) int { return utf8.RuneCountInString(s) }
 
 // groupThousands formats n with ',' separators, as Python's f"{n:,}".
 func groupThousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
+	s, sign := strconv.Itoa(n), ""
+	if n < 0 {
+		s, sign = s[1:], "-"
 	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
 	}
-	return b.String()
+	return sign + s
 }
 
 // pyRepr quotes s the way Python's repr() quotes a str (text.PyRepr), as
