@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
@@ -387,14 +386,10 @@ func (o *Options) normalize() error {
 // selectTools validates the requested names and returns the tools to
 // register, in AllToolNames order.
 func selectTools(requested []string, readOnly bool) ([]string, error) {
-	var unknown []string
-	for _, n := range requested {
-		if !slices.Contains(AllToolNames, n) && !slices.Contains(unknown, n) {
-			unknown = append(unknown, n)
-		}
-	}
+	unknown := slices.DeleteFunc(slices.Clone(requested), func(n string) bool { return slices.Contains(AllToolNames, n) })
 	if len(unknown) > 0 {
-		sort.Strings(unknown)
+		slices.Sort(unknown)
+		unknown = slices.Compact(unknown)
 		return nil, capabilities.ArgErrorf("tools", "Unknown filesystem tools: %s. Available: %s.",
 			strings.Join(unknown, ", "), strings.Join(AllToolNames, ", "))
 	}
