@@ -126,23 +126,19 @@ var schemas struct {
 const maxSchemas = 256
 
 // sharedSchema returns build(key), built once for equal keys while schemas
-// has room. Nobody may change the map it returns.
+// has room. Nobody may change the map it returns. A build takes
+// microseconds: it is made under the lock, so that concurrent News share
+// the one built first without looking twice.
 func sharedSchema(key schemaKey, build func(schemaKey) map[string]any) map[string]any {
 	schemas.Lock()
-	m, ok := schemas.m[key]
-	schemas.Unlock()
-	if ok {
-		return m
-	}
-	m = build(key)
-	schemas.Lock()
 	defer schemas.Unlock()
-	if kept, ok := schemas.m[key]; ok {
-		return kept // built meanwhile by another New: share that one
+	if m, ok := schemas.m[key]; ok {
+		return m
 	}
 	if schemas.m == nil {
 		schemas.m = map[schemaKey]map[string]any{}
 	}
+	m := build(key)
 	if len(schemas.m) < maxSchemas {
 		schemas.m[key] = m
 	}
