@@ -1,7 +1,7 @@
 package text
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -43,41 +43,23 @@ func escapedRune(r rune, lines bool) bool {
 	return false
 }
 
-// firstEscaped returns the index of the first byte of s shown escaped, or -1.
-func firstEscaped(s string, lines bool) int {
+func visible(s string, lines bool) string {
+	var b strings.Builder
+	shown := 0 // s[:shown] is written to b, escaped; 0 until the first escape
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if escapedRune(rune(c), lines) {
-				return i
-			}
-			i++
+		r, size := utf8.DecodeRuneInString(s[i:])
+		invalid := r == utf8.RuneError && size == 1
+		if !invalid && !escapedRune(r, lines) {
+			i += size
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || escapedRune(r, lines) {
-			return i
+		if shown == 0 {
+			b.Grow(len(s) + 16)
 		}
-		i += size
-	}
-	return -1
-}
-
-func visible(s string, lines bool) string {
-	start := firstEscaped(s, lines)
-	if start < 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:start])
-	for i := start; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[shown:i])
 		switch {
-		case r == utf8.RuneError && size == 1:
+		case invalid:
 			writeHex(&b, s[i])
-		case !escapedRune(r, lines):
-			b.WriteString(s[i : i+size])
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\r':
@@ -87,13 +69,15 @@ func visible(s string, lines bool) string {
 		case r < utf8.RuneSelf:
 			writeHex(&b, byte(r))
 		default:
-			b.WriteString(`\u`)
-			h := strconv.FormatInt(int64(r), 16)
-			b.WriteString(strings.Repeat("0", 4-len(h)))
-			b.WriteString(h)
+			fmt.Fprintf(&b, `\u%04x`, r)
 		}
 		i += size
+		shown = i
 	}
+	if shown == 0 {
+		return s // nothing to escape
+	}
+	b.WriteString(s[shown:])
 	return b.String()
 }
 

@@ -69,3 +69,23 @@ func TestVisibleLeavesNothingATerminalActsOn(t *testing.T) {
 		assert.Equal(t, fmt.Sprintf(`a\x%02xb`, c), Visible(in))
 	}
 }
+
+// firstEscaped returns the index of the first byte of s shown escaped, or -1.
+func firstEscaped(s string, lines bool) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if escapedRune(rune(c), lines) {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || escapedRune(r, lines) {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
