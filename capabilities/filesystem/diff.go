@@ -39,12 +39,9 @@ func unifiedDiff(old, new, rel string) (string, bool) {
 				writeDiffLines(&sb, ' ', a[op.I1:op.I2])
 				continue
 			}
-			if op.Tag == 'r' || op.Tag == 'd' {
-				writeDiffLines(&sb, '-', a[op.I1:op.I2])
-			}
-			if op.Tag == 'r' || op.Tag == 'i' {
-				writeDiffLines(&sb, '+', b[op.J1:op.J2])
-			}
+			// An insert's old range is empty, a delete's new one.
+			writeDiffLines(&sb, '-', a[op.I1:op.I2])
+			writeDiffLines(&sb, '+', b[op.J1:op.J2])
 		}
 	}
 	return clipDiff(sb.String())
