@@ -37,7 +37,11 @@ func osError(err error) error {
 	case syscall.EILSEQ:
 		return errEncoding
 	case syscall.EACCES, syscall.EPERM, syscall.ENOENT, syscall.ENOTDIR, syscall.EISDIR:
-		msg := fmt.Sprintf("[Errno %d] %s", int(errno), strerror(errno))
+		// C's strerror text ("Permission denied"): Go's table holds it in
+		// lower case.
+		s := errno.Error()
+		r, n := utf8.DecodeRuneInString(s)
+		msg := fmt.Sprintf("[Errno %d] %c%s", int(errno), unicode.ToUpper(r), s[n:])
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			msg += ": " + pyRepr(pe.Path)
@@ -45,12 +49,4 @@ func osError(err error) error {
 		return &capabilities.RetryError{Message: msg}
 	}
 	return fmt.Errorf("filesystem: %w", err)
-}
-
-// strerror spells an errno as C's strerror does ("Permission denied"); Go's
-// table holds the same text in lower case.
-func strerror(errno syscall.Errno) string {
-	s := errno.Error()
-	r, n := utf8.DecodeRuneInString(s)
-	return string(unicode.ToUpper(r)) + s[n:]
 }
