@@ -36,10 +36,9 @@ type FS struct {
 	changes    *changeTracker
 	listings   listings // list_directory's last listings
 
-	// The compiled patterns are shared with every FS built from the same
-	// lists (see patternSets): nothing may change them.
-	allowed, denied, protected []pattern
-	secret                     []pattern // the secret_patterns alone (denied holds them too)
+	// The compiled patterns, whose slices are shared with every FS built
+	// from the same lists (see patternSets): nothing may change them.
+	patternSet
 	// protectedFiles are the rels of Options.ProtectedFiles inside the root.
 	protectedFiles map[string]bool
 	// hooks are the hooks directories core.hooksPath puts in the root,
@@ -63,16 +62,12 @@ func newFS(opts Options, dir string, protectedReal bool) (*FS, error) {
 			return nil, fmt.Errorf("filesystem: opening root_dir: %w", err)
 		}
 	}
-	ps := compiledPatternSet(opts)
 	fs := &FS{
-		rootDir:   real,
-		rootParts: splitAbs(real),
-		dir:       rd,
-		opts:      opts,
-		allowed:   ps.allowed,
-		denied:    ps.denied,
-		secret:    ps.secret,
-		protected: ps.protected,
+		rootDir:    real,
+		rootParts:  splitAbs(real),
+		dir:        rd,
+		opts:       opts,
+		patternSet: *compiledPatternSet(opts),
 	}
 	fs.root.dir = rd
 	fs.hooks = githooks.NewDirs(real, func(rel string) bool {
