@@ -239,11 +239,12 @@ func compileClass(p []rune, i, j int) *charClass {
 		if p[i] == '!' {
 			k = i + 2
 		}
-		for {
-			k = indexRune(p, '-', k, j)
-			if k < 0 {
+		for k < j { // fnmatch's pat.find('-', k, j)
+			d := slices.Index(p[k:j], '-')
+			if d < 0 {
 				break
 			}
+			k += d
 			chunks = append(chunks, p[i:k])
 			i = k + 1
 			k += 3
@@ -297,13 +298,4 @@ func compileClass(p []rune, i, j int) *charClass {
 		}
 	}
 	return cls
-}
-
-func indexRune(p []rune, r rune, from, to int) int {
-	for k := from; k < to; k++ {
-		if p[k] == r {
-			return k
-		}
-	}
-	return -1
 }

@@ -210,3 +210,14 @@ func TestFnmatchLiterals(t *testing.T) {
 		}
 	}
 }
+
+// indexRune is Python's str.find(r, from, to) over p: -1 when r is not in
+// p[from:to], from past to included.
+func indexRune(p []rune, r rune, from, to int) int {
+	for k := from; k < to; k++ {
+		if p[k] == r {
+			return k
+		}
+	}
+	return -1
+}
