@@ -186,39 +186,34 @@ func compileMatcher(pat string) matcher {
 // that matched in the name decoded as exactly its own UTF-8 bytes, so the
 // name holds those bytes: each check is necessary, never sufficient.
 func (m *matcher) literals() {
-	var runs []string
-	var run []rune
-	first, last := -1, -1 // the runs that start and end the pattern, if literal
-	flush := func() {
-		if len(run) > 0 {
-			runs = append(runs, string(run))
-			run = run[:0]
+	lit := func(t token) bool { return t.kind == tokLit && t.r != utf8.RuneError }
+	text := func(toks []token) string {
+		r := make([]rune, len(toks))
+		for i, t := range toks {
+			r[i] = t.r
 		}
+		return string(r)
 	}
-	for i, t := range m.toks {
-		if t.kind == tokLit && t.r != utf8.RuneError {
-			if len(run) == 0 && i == 0 {
-				first = len(runs)
-			}
-			run = append(run, t.r)
-			if i == len(m.toks)-1 {
-				last = len(runs)
-			}
-			continue
-		}
-		flush()
+	toks := m.toks
+	i := 0
+	for i < len(toks) && lit(toks[i]) {
+		i++
 	}
-	flush()
-	for i, r := range runs {
-		switch {
-		case i == first && i == last: // no wildcard at all
-			m.prefix, m.suffix = r, r
-		case i == first:
-			m.prefix = r
-		case i == last:
-			m.suffix = r
-		default:
-			m.inner = append(m.inner, r)
+	if m.prefix = text(toks[:i]); i == len(toks) { // no wildcard at all
+		m.suffix = m.prefix
+		return
+	}
+	j := len(toks) // toks[i] is no literal, so j stops after it
+	for lit(toks[j-1]) {
+		j--
+	}
+	m.suffix = text(toks[j:])
+	for k := i + 1; k < j; k++ {
+		if start := k; lit(toks[k]) {
+			for k < j && lit(toks[k]) {
+				k++
+			}
+			m.inner = append(m.inner, text(toks[start:k]))
 		}
 	}
 }
