@@ -296,15 +296,7 @@ func hasGitComponent(rel string) bool {
 // hidden reports whether rel has a component hiddenName hides; walkers skip
 // such entries whatever the patterns say.
 func hidden(rel string) bool {
-	if rel == "." {
-		return false
-	}
-	for c := range strings.SplitSeq(rel, "/") {
-		if hiddenName(c) {
-			return true
-		}
-	}
-	return false
+	return rel != "." && (strings.HasPrefix(rel, ".") || strings.Contains(rel, "/.") || hasGitComponent(rel))
 }
 
 // hiddenName reports whether walkers skip an entry named name: a dot file
