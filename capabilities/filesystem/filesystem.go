@@ -316,10 +316,7 @@ func (c *Capability) RootDir() string { return c.fs.rootDir }
 // changes files. The ripgrep tools start rg, but with arguments the
 // capability alone chooses, so no program is named here.
 func (c *Capability) Reach() capabilities.Reach {
-	write := false
-	for _, t := range c.tools {
-		write = write || !capabilities.HintsOf(t).ReadOnly
-	}
+	write := slices.ContainsFunc(c.tools, func(t capabilities.Tool) bool { return !capabilities.HintsOf(t).ReadOnly })
 	return capabilities.Reach{Paths: []capabilities.PathReach{{Path: c.fs.rootDir, Write: write}}}
 }
 
