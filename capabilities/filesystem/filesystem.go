@@ -413,22 +413,21 @@ func rootPaths(opts Options, dir string) (root, alias, cwd string, d *sandbox.Di
 	if opts.Cwd == "" {
 		return root, alias, root, d, nil
 	}
-	fail := func(err error) (string, string, string, *sandbox.Dir, error) {
-		if d != nil {
-			d.Close()
-		}
-		return "", "", "", nil, err
-	}
 	cwd, _, err = realDir(opts.Cwd, dir)
-	if err != nil {
-		return fail(capabilities.ArgErrorf("cwd", "cwd %s %s.", pyRepr(opts.Cwd), err))
-	}
-	if !within(cwd, root) {
+	switch {
+	case err != nil:
+		err = capabilities.ArgErrorf("cwd", "cwd %s %s.", pyRepr(opts.Cwd), err)
+	case !within(cwd, root):
 		// Worded as the reference words it: the cwd resolved, the root as
 		// given. The message is the user's, never the model's.
-		return fail(capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(cwd), pyRepr(opts.RootDir)))
+		err = capabilities.ArgErrorf("cwd", "cwd %s is outside root_dir %s.", pyRepr(cwd), pyRepr(opts.RootDir))
+	default:
+		return root, alias, cwd, d, nil
 	}
-	return root, alias, cwd, d, nil
+	if d != nil {
+		d.Close()
+	}
+	return "", "", "", nil, err
 }
 
 // openRealDir is realDir for the root, which is opened next: where the
