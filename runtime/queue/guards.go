@@ -85,7 +85,7 @@ func (g *pathGuards) secret(rel string) bool { return g.access(rel).Secret }
 // refusal says why no change to rel may be taken back, or "" when one may:
 // it is in a .git directory (or what a file system takes for one), in the
 // hooks directory core.hooksPath puts in the workspace, a configuration
-// file git reads there (githooks.Dirs.Config), secret or protected.
+// file git reads there (githooks.Dirs.Check), secret or protected.
 func (g *pathGuards) refusal(rel string) string {
 	for c := range strings.SplitSeq(rel, "/") {
 		if sandbox.IsDotGit(c) {
