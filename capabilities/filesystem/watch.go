@@ -330,25 +330,26 @@ func (e *seenFile) report(now string, deleted bool) *ExternalChangeEvent {
 // what the agent saw, and watches its directory.
 func (t *changeTracker) sawLocked(rel, hash string, known bool) {
 	e := t.entryLocked(rel)
+	t.tick++
 	e.known = known || (e.known && e.hash == hash)
-	e.hash, e.reported = hash, ""
+	e.hash, e.reported, e.used = hash, "", t.tick
 	dir, _ := sandbox.Split(rel)
 	t.watchLocked(dir, false)
 }
 
-// entryLocked returns what is remembered of rel, as just seen, adding it if
-// need be.
+// entryLocked returns what is remembered of rel, adding it, as just seen,
+// if need be. A file already remembered is not seen again by this alone: a
+// write that fails showed the agent nothing.
 func (t *changeTracker) entryLocked(rel string) *seenFile {
 	e := t.seen[rel]
 	if e == nil {
 		if len(t.seen) >= t.seenLimit {
 			t.evictLocked()
 		}
-		e = &seenFile{}
+		t.tick++
+		e = &seenFile{used: t.tick}
 		t.seen[rel] = e
 	}
-	t.tick++
-	e.used = t.tick
 	return e
 }
 

@@ -354,6 +354,31 @@ func TestSeenFilesAreBounded(t *testing.T) {
 	assert.Equal(t, changedMessage("f9.txt", "f\n", "theirs\n"), write(context.Background(), t, c, map[string]any{"path": "f9.txt", "content": "x"}))
 }
 
+// A write refused as stale shows the agent nothing: the file is forgotten as
+// if it had not been tried, the least recently seen first.
+func TestRefusedWriteIsNotASighting(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 5 {
+		files[fmt.Sprintf("f%d.txt", i)] = "f\n"
+	}
+	c, _ := newTestFS(t, Options{}, files)
+	c.fs.changes.seenLimit = 4
+	for i := range 4 {
+		_, err := callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": fmt.Sprintf("f%d.txt", i)})
+		require.NoError(t, err)
+	}
+	_, err := c.fs.writeTracked("f0.txt", "f0.txt", []byte("x"), guard{hash: hashOf("other\n")}, false)
+	var stale *staleError
+	require.ErrorAs(t, err, &stale)
+	_, err = callTool(context.Background(), t, c, ToolReadFile, map[string]any{"path": "f4.txt"})
+	require.NoError(t, err)
+	for i, kept := range []bool{false, false, true, true, true} {
+		_, _, ok := c.fs.lastSeen(fmt.Sprintf("f%d.txt", i))
+		assert.Equal(t, kept, ok, "f%d.txt", i)
+	}
+}
+
 // A change found by a write that turns out to be the agent's own, landed by
 // a concurrent call, is the reference's Conflict and no external change.
 func TestOwnConcurrentWriteIsNotExternal(t *testing.T) {
