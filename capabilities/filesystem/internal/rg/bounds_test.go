@@ -130,3 +130,19 @@ func TestStderrLines(t *testing.T) {
 	assert.Len(t, b.String(), stderrLimit)
 	assert.Equal(t, 10*stderrLimit/len(line), b.osErrors())
 }
+
+// A record too long ends the output as truncated, not as cut, even when
+// the bytes read to find it out reach the output bound exactly: no read
+// was refused by the bound.
+func TestTooLongRecordAtTheBoundIsNotCut(t *testing.T) {
+	t.Parallel()
+	needRG(t)
+	dir := tree(t, map[string]string{"a.txt": strings.Repeat("x", 2*MaxRecord) + "\n"})
+	p, err := start(context.Background(), dir, SplitMatches, MaxRecord+1,
+		[]string{"--null", "--with-filename", "--regexp", "x", "--", "."})
+	require.NoError(t, err)
+	assert.Empty(t, records(t, p))
+	assert.True(t, p.Truncated())
+	assert.False(t, p.OutputCut())
+	assert.NoError(t, p.Wait())
+}

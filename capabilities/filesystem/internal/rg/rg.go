@@ -62,7 +62,7 @@ func (f *Failure) Error() string {
 type Proc struct {
 	ctx     context.Context
 	cmd     *exec.Cmd
-	out     *io.LimitedReader // N <= 0: the output was cut at its bound
+	out     *io.LimitedReader // N <= 0: the bound is spent (see OutputCut)
 	sc      *bufio.Scanner
 	stderr  limitedBuffer
 	stopped bool
@@ -170,8 +170,9 @@ func (p *Proc) Next() ([]byte, bool) {
 func (p *Proc) Truncated() bool { return p.long }
 
 // OutputCut reports whether the output ended at MaxOutput bytes, rather than
-// at its end.
-func (p *Proc) OutputCut() bool { return p.out.N <= 0 }
+// at its end. A record too long ends it first when the bytes read to find
+// that out spend the bound exactly: no read was refused then.
+func (p *Proc) OutputCut() bool { return p.out.N <= 0 && !p.long }
 
 // Unreadable returns how many files or directories rg reported it could not
 // read (gone since it listed them, not permitted, a name too long): their
