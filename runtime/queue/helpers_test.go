@@ -23,9 +23,16 @@ import (
 // on a loopback port of its own, for the test's lifetime.
 func startServer(t *testing.T) string {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
+	return runServer(t, &server.Options{}).ClientURL()
+}
+
+// runServer starts a NATS server with opts, made to listen on a loopback
+// port of its own with JetStream in a temporary directory, for the test's
+// lifetime.
+func runServer(t *testing.T, opts *server.Options) *server.Server {
+	t.Helper()
+	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", -1, true, t.TempDir(), true, true
+	ns, err := server.NewServer(opts)
 	require.NoError(t, err)
 	go ns.Start()
 	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
@@ -33,7 +40,7 @@ func startServer(t *testing.T) string {
 		ns.Shutdown()
 		ns.WaitForShutdown()
 	})
-	return ns.ClientURL()
+	return ns
 }
 
 // connect opens a queue over a connection of its own, closed at the end.

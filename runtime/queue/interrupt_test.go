@@ -447,18 +447,8 @@ var stopsDenied = &server.Permissions{Subscribe: &server.SubjectPermission{Deny:
 // all), and returns it, its options and a worker connected as that user.
 func workerAs(t *testing.T, ctx context.Context, perms *server.Permissions) (*server.Server, *server.Options, *Worker) {
 	t.Helper()
-	opts := &server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		Users: []*server.User{{Username: "worker", Password: "secret", Permissions: perms}},
-	}
-	ns, err := server.NewServer(opts)
-	require.NoError(t, err)
-	go ns.Start()
-	require.True(t, ns.ReadyForConnections(10*time.Second), "the NATS server did not start")
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
+	opts := &server.Options{Users: []*server.User{{Username: "worker", Password: "secret", Permissions: perms}}}
+	ns := runServer(t, opts)
 	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", "secret"))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
