@@ -67,9 +67,11 @@
 // processes included, are safe, and a reader skips a record that is not
 // whole. Records are not synced: a crash may leave one torn. A record that
 // cannot be read back (a checksum that fails, zeros a crash left) is a miss,
-// reported through WithWarn, and the log is rewritten without it; a record
-// another writer appends while it is being rewritten is lost, and stored
-// again by the run that misses it. A whole record of another format version
+// reported through WithWarn, and the log is rewritten without it, under a
+// lock (flock) that appending takes too, so that a record another process
+// appends meanwhile is kept (where the file system or the system has no such
+// lock, as on Windows, it may be lost, and is stored again by the run that
+// misses it). A whole record of another format version
 // (another agentspec sharing the cache wrote it, under a key this one never
 // looks up) is kept. A log is rewritten the same way once most of its
 // records are replaced ones, a key stored again whenever its entry was not

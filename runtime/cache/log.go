@@ -62,6 +62,7 @@ func logOf(name string) int {
 // key to the log in dir. The record goes in a single write to a file opened
 // for appending, so concurrent writers, other processes included, never
 // interleave on a local file system; where they might, the CRC finds it.
+// It is written under the log's shared lock (see openLog).
 func appendRecord(dir, key string, data []byte) error {
 	rec := make([]byte, 0, 1+headLen+len(data)+1)
 	rec = append(rec, '\n')
@@ -71,7 +72,7 @@ func appendRecord(dir, key string, data []byte) error {
 	rec = append(rec, ' ')
 	rec = append(rec, data...)
 	rec = append(rec, '\n')
-	f, err := os.OpenFile(filepath.Join(dir, logName(key)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := openLog(filepath.Join(dir, logName(key)))
 	if err != nil {
 		return err
 	}
@@ -80,6 +81,39 @@ func appendRecord(dir, key string, data []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// openLog opens the log p for appending, made if need be, under its shared
+// lock: a rewrite (compact), which takes the exclusive lock, waits for the
+// record to be written, and reads it into the new log. A log rewritten
+// between its opening and the lock is the old file, no longer p: the new one
+// is opened instead, lest the record be appended to a file already read.
+func openLog(p string) (*os.File, error) {
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if err := lockLog(f, false); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if try == 10 || isFile(f, p) {
+			return f, nil // the tenth rewrite in a row is not waited out
+		}
+		f.Close()
+	}
+}
+
+// isFile reports whether f, which was opened as p, still is the file p
+// names.
+func isFile(f *os.File, p string) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	pi, err := os.Stat(p)
+	return err == nil && os.SameFile(fi, pi)
 }
 
 // parseRecord checks one line of a log (without its line break) and returns
@@ -409,17 +443,29 @@ func logPath(name string) string { return entriesDir + "/" + name }
 // compact rewrites the log p with its last whole, readable record of each
 // key alone (and the records of other format versions), and returns how
 // many lines it dropped that were not whole records; the log is read afresh
-// after it. A record another process
-// appends to the old file meanwhile is lost with it: a cache only loses work
-// so, and the run that misses it stores it again.
+// after it. It holds the log's exclusive lock from before it reads the log
+// until the new one has replaced it, so that no record another process
+// appends is lost with the old file (see openLog).
 func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 	st.writing.Lock()
 	defer st.writing.Unlock()
-	old, err := os.ReadFile(p)
+	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		st.forget()
 		return 0, nil
 	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close() // after the rename: releases the lock
+	if err := lockLog(f, true); err != nil {
+		return 0, err
+	}
+	if !isFile(f, p) {
+		st.forget() // another process rewrote it meanwhile
+		return 0, nil
+	}
+	old, err := io.ReadAll(f)
 	if err != nil {
 		return 0, err
 	}

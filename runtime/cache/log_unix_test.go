@@ -1,0 +1,132 @@
+//go:build unix
+
+package cache
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// A record another process appends to a log while this one rewrites it is
+// kept: the rewrite waits for the append, which holds the log's shared lock
+// as every appending agentspec does, and reads the record into the new log.
+// Before, the rewrite read the log, replaced it, and the record went to the
+// old file, gone.
+func TestLogRewriteKeepsARecordAppendedMeanwhile(t *testing.T) {
+	t.Parallel()
+	c, warns := newCache(t)
+	first, meanwhile := "a"+strings.Repeat("1", 63), "a"+strings.Repeat("2", 63)
+	require.NoError(t, c.write(ctx, first, recordJSON(t, first, "first")))
+	p := filepath.Join(c.Dir(), entriesDir, "a.log")
+	appendRaw(t, p, []byte("\nnot a record\n")) // the next lookup rewrites the log
+
+	// Another process, between opening the log and writing its record.
+	other, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.Flock(int(other.Fd()), unix.LOCK_SH))
+	looked := make(chan error, 1)
+	go func() {
+		_, err := c.read(ctx, first)
+		looked <- err
+	}()
+	select {
+	case err := <-looked: // it did not wait: the test fails below
+		looked <- err
+	case <-time.After(200 * time.Millisecond):
+	}
+	_, err = other.Write(logLine(meanwhile, recordJSON(t, meanwhile, "meanwhile")))
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+	require.NoError(t, <-looked)
+
+	fresh, err := New(c.Dir())
+	require.NoError(t, err)
+	for key, want := range map[string]string{first: "first", meanwhile: "meanwhile"} {
+		e, err := fresh.read(ctx, key)
+		require.NoError(t, err)
+		require.NotNil(t, e, "%s is in the log", want)
+		assert.Equal(t, want, e.Output)
+	}
+	require.Len(t, warns.list(), 1, "%v", warns.list())
+	assert.ErrorIs(t, warns.list()[0], ErrCorrupt)
+	st, err := fresh.Stats(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, st.Corrupt, "the log was rewritten without the damage")
+}
+
+// Two caches on one directory, as two processes have: one stores entries
+// while the other keeps finding damage in the same log and rewriting it, and
+// every entry stored reads back.
+func TestLogRewritesLoseNoConcurrentRecord(t *testing.T) {
+	t.Parallel()
+	c, _ := newCache(t)
+	writer, err := New(c.Dir())
+	require.NoError(t, err)
+	const n = 200
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("a%063x", i+1)
+	}
+	require.NoError(t, writer.write(ctx, keys[0], recordJSON(t, keys[0], "0")))
+	p := filepath.Join(c.Dir(), entriesDir, "a.log")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f, err := openLog(p)
+			if !assert.NoError(t, err) {
+				return
+			}
+			_, err = f.WriteString("\nnot a record\n")
+			f.Close()
+			if !assert.NoError(t, err) {
+				return
+			}
+			_, err = c.read(ctx, keys[0])
+			if !assert.NoError(t, err) {
+				return
+			}
+		}
+	})
+	for i, key := range keys[1:] {
+		require.NoError(t, writer.write(ctx, key, recordJSON(t, key, fmt.Sprint(i+1))))
+	}
+	close(stop)
+	wg.Wait()
+
+	fresh, err := New(c.Dir())
+	require.NoError(t, err)
+	var lost []string
+	for i, key := range keys {
+		e, err := fresh.read(ctx, key)
+		require.NoError(t, err)
+		if e == nil || e.Output != fmt.Sprint(i) {
+			lost = append(lost, key)
+		}
+	}
+	assert.Empty(t, lost, "entries lost in a rewrite")
+}
+
+// appendRaw appends data to the file p.
+func appendRaw(t *testing.T, p string, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
