@@ -405,7 +405,8 @@ func configFiles(dir, top string) []string {
 	if !ok {
 		return nil
 	}
-	var files []string
+	var files, unread []string
+	read := map[string]bool{}
 	// -z prints, for each variable, its origin and then its name, a newline
 	// and its value, each ended by a NUL (the value and newline absent for
 	// a variable without one).
@@ -419,15 +420,51 @@ func configFiles(dir, top string) []string {
 			origin = filepath.Join(top, origin)
 		}
 		files = append(files, origin)
-		key, value, _ := strings.Cut(fields[i+1], "\n")
-		if key != "include.path" && !(strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path")) {
-			continue
-		}
-		if p := includePath(value, origin); p != "" {
+		read[origin] = true
+		if p := included(fields[i+1], origin); p != "" {
 			files = append(files, p)
+			unread = append(unread, p)
 		}
 	}
+	// An included file git did not read, its includeIf condition false
+	// today, is read here for the files it includes in turn, whatever their
+	// conditions: git reads them once its condition holds. git's own
+	// bound on the depth of includes, 10, bounds the files read so.
+	for depth := 0; depth < 10 && len(unread) > 0; depth++ {
+		var next []string
+		for _, f := range unread {
+			if read[f] {
+				continue
+			}
+			read[f] = true
+			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			out, ok := gitOutput(dir, "config", "--file", f, "--list", "-z")
+			if !ok {
+				continue
+			}
+			for _, entry := range strings.Split(out, "\x00") {
+				if p := included(entry, f); p != "" {
+					files = append(files, p)
+					next = append(next, p)
+				}
+			}
+		}
+		unread = next
+	}
 	return files
+}
+
+// included returns the file an include names in entry, a variable of
+// git config -z's listing (its name, a newline and its value) read from the
+// file from; "" for a variable that is not an include.
+func included(entry, from string) string {
+	key, value, _ := strings.Cut(entry, "\n")
+	if key != "include.path" && !(strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path")) {
+		return ""
+	}
+	return includePath(value, from)
 }
 
 // includePath is the file an include's path value names, in a file at

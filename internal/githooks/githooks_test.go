@@ -207,6 +207,39 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, "", NewDirs(bare, nil).Config("gitconfig.local"))
 }
 
+// The files that an included file git does not read today (its includeIf
+// condition false) includes in turn are named too, to any depth, whatever
+// their own conditions: git reads them all once the first condition holds.
+func TestConfigFollowsIncludesOfFilesGitDoesNotRead(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "config", "includeIf.onbranch:release.path", "../conf/release.gitconfig")
+	for name, content := range map[string]string{
+		"conf/release.gitconfig": "[include]\n\tpath = chained.gitconfig\n",
+		"conf/chained.gitconfig": "[includeIf \"gitdir:/elsewhere/\"]\n\tpath = ../deeper/one.gitconfig\n",
+		"deeper/one.gitconfig":   "[core]\n\tquotePath = false\n[include]\n\tpath = two.gitconfig\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(content), 0o644))
+	}
+
+	d := NewDirs(root, nil)
+	for rel, want := range map[string]string{
+		"conf/release.gitconfig": "conf/release.gitconfig",
+		"conf/chained.gitconfig": "conf/chained.gitconfig",
+		"deeper/one.gitconfig":   "deeper/one.gitconfig",
+		"deeper/two.gitconfig":   "deeper/two.gitconfig", // missing: git reads it once made
+		"conf/two.gitconfig":     "",
+		"chained.gitconfig":      "",
+	} {
+		assert.Equal(t, want, d.Config(rel), rel)
+	}
+}
+
 // Holding is Check's hooks answer alone, asked of every repository around
 // rel until one has a hooks directory that holds it.
 func (d *Dirs) Holding(rel string) (dir string, whole bool) {
