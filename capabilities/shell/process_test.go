@@ -544,3 +544,15 @@ func waitForFile(path string) {
 		}
 	}
 }
+
+// A timeout longer than a time.Duration holds (about 292 years), which a
+// spec's max_timeout may allow, waits as long as the command runs: it is
+// not converted into a negative duration that ends the command at once.
+func TestTimeoutBeyondADurationWaits(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"default_timeout": 1e10, "max_timeout": 1e300}`)
+	assert.Equal(t, "[stdout]\ndone\n", run(t, s, "sleep 0.2; echo done"))
+	out, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "sleep 0.2; echo done", "timeout_seconds": 1e299}`)
+	require.NoError(t, err)
+	assert.Equal(t, "[stdout]\ndone\n", out)
+}
