@@ -55,8 +55,9 @@ type Command struct {
 	Stdout, Stderr io.Writer
 	// Sandbox confines the command as Policy says. Without it (`sandbox:
 	// off`) the command still runs in a new session with stdin /dev/null,
-	// only fds 0-2, and the rlimits and process bound, but with no
-	// namespaces, Landlock or seccomp.
+	// only fds 0-2, and the rlimits, but with no namespaces, Landlock or
+	// seccomp; its processes are bounded only when this process is root
+	// (a pids cgroup), RLIMIT_NPROC counting every process of the user.
 	Sandbox bool
 	// Policy is what the command may do.
 	Policy Policy
