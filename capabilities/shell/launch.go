@@ -174,8 +174,7 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	}
 	var h hidden
 	if c.cfg.sandbox { // unconfined, nothing is masked: no walk to find what
-		home, _ := os.UserHomeDir()
-		if h, err = findHidden(c.root, home, c.access, c.cfg.allowGitWrites); err != nil {
+		if h, err = findHidden(c.root, credentialHomes(), c.access, c.cfg.allowGitWrites); err != nil {
 			c.running.Done()
 			return nil, capabilities.Retry("The command was not run: the workspace directory cannot be read (%s), "+
 				"so the secrets in it cannot be found and hidden from commands. Ask the user to make it readable again.", why(err))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path"
 	"path/filepath"
 	"slices"
@@ -39,7 +40,7 @@ type hidden struct {
 // directory that access says is secret or denied, and, unless gitWrites,
 // every .git directory or file, at any depth, and the hooks directory and
 // configuration files of each repository there when they lie in the
-// workspace (see hooksAndConfigs); then the credentials in home. A
+// workspace (see hooksAndConfigs); then the credentials in each of homes. A
 // directory masked or made read-only is not entered: the mount covers
 // what is below it.
 //
@@ -47,7 +48,7 @@ type hidden struct {
 // permissions, or a path longer than PATH_MAX, where a command may have
 // moved it) may hold secrets or a .git, so it is masked whole. A root it
 // cannot read is an error: nothing could be hidden.
-func findHidden(root, home string, access func(path string) capabilities.PathAccess, gitWrites bool) (hidden, error) {
+func findHidden(root string, homes []string, access func(path string) capabilities.PathAccess, gitWrites bool) (hidden, error) {
 	var h hidden
 	var worktrees []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -89,18 +90,37 @@ func findHidden(root, home string, access func(path string) capabilities.PathAcc
 	if !gitWrites {
 		h.readOnly = append(h.readOnly, hooksAndConfigs(root, worktrees, h.readOnly)...)
 	}
-	if home != "" {
+	for _, home := range homes {
 		for _, rel := range HomeCredentials {
 			p := filepath.Join(home, rel)
 			if _, err := os.Lstat(p); err == nil {
 				if real, err := filepath.EvalSymlinks(p); err == nil {
 					p = real
 				}
-				h.masks = append(h.masks, p)
+				if !slices.Contains(h.masks, p) {
+					h.masks = append(h.masks, p)
+				}
 			}
 		}
 	}
 	return h, nil
+}
+
+// credentialHomes are the home directories whose credentials commands read
+// as empty: $HOME, and this user's home in the system's user database when
+// it is another, since a process started without HOME or with another one
+// (a service, `env -i`, a CI job) still has its credentials there.
+func credentialHomes() []string {
+	var homes []string
+	if home, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, filepath.Clean(home))
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && filepath.IsAbs(u.HomeDir) {
+		if home := filepath.Clean(u.HomeDir); !slices.Contains(homes, home) {
+			homes = append(homes, home)
+		}
+	}
+	return homes
 }
 
 // reposNamedBy returns the repositories below root that git uses for the

@@ -41,7 +41,7 @@ func TestFindHiddenDefaults(t *testing.T) {
 
 	s, err := New(Options{Sandbox: "off"}, w)
 	require.NoError(t, err)
-	h, err := findHidden(w, home, s.access, false)
+	h, err := findHidden(w, []string{home}, s.access, false)
 	require.NoError(t, err)
 	j := func(root string, names ...string) []string {
 		var out []string
@@ -54,7 +54,7 @@ func TestFindHiddenDefaults(t *testing.T) {
 		j(home, ".ssh", ".netrc", ".config/gh")...), h.masks, "a masked symlink masks its target")
 	assert.ElementsMatch(t, j(w, ".git", "sub/.git"), h.readOnly)
 
-	h, err = findHidden(w, "", s.access, true)
+	h, err = findHidden(w, nil, s.access, true)
 	require.NoError(t, err)
 	assert.Empty(t, h.readOnly, "allow_git_writes")
 }
@@ -76,7 +76,7 @@ func TestFindHiddenPeer(t *testing.T) {
 	require.NoError(t, s.Peers([]capabilities.Capability{s, fs}))
 	assert.Same(t, fs, s.guard)
 	assert.Equal(t, filepath.Join(w, "data"), s.guardRoot)
-	h, err := findHidden(w, "", s.access, false)
+	h, err := findHidden(w, nil, s.access, false)
 	require.NoError(t, err)
 	j := func(names ...string) []string {
 		var out []string
@@ -90,7 +90,7 @@ func TestFindHiddenPeer(t *testing.T) {
 	// A guard that does not say its root leaves D10's defaults outside
 	// what it covers.
 	s.guard, s.guardRoot = struct{ capabilities.PathGuard }{fs}, ""
-	h, err = findHidden(w, "", s.access, false)
+	h, err = findHidden(w, nil, s.access, false)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, j("data/private", "data/y.secret", ".env", "other/.env"), h.masks)
 }
@@ -118,7 +118,7 @@ func TestFindHiddenMasksWhatItCannotRead(t *testing.T) {
 
 	s, err := New(Options{Sandbox: "off"}, w)
 	require.NoError(t, err)
-	h, err := findHidden(w, "", s.access, false)
+	h, err := findHidden(w, nil, s.access, false)
 	require.NoError(t, err)
 	// The first directory of the chain whose path the kernel refuses.
 	first := filepath.Join(w, "a")
@@ -128,7 +128,7 @@ func TestFindHiddenMasksWhatItCannotRead(t *testing.T) {
 	assert.ElementsMatch(t, []string{first, filepath.Join(w, "b/.env")}, h.masks)
 	assert.Empty(t, h.readOnly, "the .git below is covered by the mask")
 
-	_, err = findHidden(filepath.Join(w, "gone"), "", s.access, false)
+	_, err = findHidden(filepath.Join(w, "gone"), nil, s.access, false)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
@@ -161,7 +161,7 @@ func TestFindHiddenIncludedGitConfig(t *testing.T) {
 
 	s, err := New(Options{Sandbox: "off"}, w)
 	require.NoError(t, err)
-	h, err := findHidden(w, "", s.access, false)
+	h, err := findHidden(w, nil, s.access, false)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(w, ".git"), filepath.Join(w, "gitconfig.local"),
 		filepath.Join(w, "conf", "missing.gitconfig"), filepath.Join(w, "outer.gitconfig"), filepath.Join(w, "hooks")}, h.readOnly)
@@ -171,7 +171,7 @@ func TestFindHiddenIncludedGitConfig(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(w, ".git", "in-git.gitconfig"), "the .git covers it")
 	assert.NoFileExists(t, filepath.Join(outer, "outside.gitconfig"))
 
-	h, err = findHidden(w, "", s.access, true)
+	h, err = findHidden(w, nil, s.access, true)
 	require.NoError(t, err)
 	assert.Empty(t, h.readOnly, "allow_git_writes")
 }

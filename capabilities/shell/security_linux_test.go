@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"testing"
 
@@ -161,6 +162,44 @@ func TestHomeCredentialsReadAsEmpty(t *testing.T) {
 	out := run(t, s, fmt.Sprintf("cat %[1]s/.ssh/id_ed25519 %[1]s/.netrc %[1]s/.pgpass %[1]s/.vault-token %[1]s/.config/git/credentials %[1]s/notes.txt", home))
 	assert.NotContains(t, out, "hunter2")
 	assert.Contains(t, out, "visible")
+}
+
+// The credentials in the user's home directory, as the system's user
+// database gives it, read as empty too when HOME says another directory or
+// none (a service started without it): they are this user's all the same.
+// The test reads one that is there, when one is.
+func TestHomeCredentialsWhateverHOMESays(t *testing.T) {
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		t.Skipf("no home directory in the user database: %v", err)
+	}
+	var secret string
+	for _, rel := range HomeCredentials {
+		p := filepath.Join(u.HomeDir, rel)
+		if entries, err := os.ReadDir(p); err == nil {
+			for _, e := range entries {
+				if e.Type().IsRegular() {
+					p = filepath.Join(p, e.Name())
+					break
+				}
+			}
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+			if f, err := os.Open(p); err == nil {
+				f.Close()
+				secret = p
+				break
+			}
+		}
+	}
+	if secret == "" {
+		t.Skipf("no credential to read in %s", u.HomeDir)
+	}
+	for _, home := range []string{realTemp(t), ""} {
+		t.Setenv("HOME", home)
+		s, _ := confinedShell(t, `{}`)
+		assert.Equal(t, "[stdout]\n0\n", run(t, s, "wc -c < "+shQuote(secret)), "HOME=%q", home)
+	}
 }
 
 // Without network: true a command cannot reach a listener on this
