@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,4 +97,32 @@ func TestToolShell(t *testing.T) {
 	assert.Equal(t, "[Command was not run: dry run]\n", stdout)
 	_, err := os.Stat(filepath.Join(f.workspace, "x"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// The events `agentspec tool -o json` reports are those of a run's call and
+// its end: a background command, killed as the call ends, is reported
+// again then, with no exit code, as a run's end reports it.
+func TestToolReportsTheEndOfABackgroundCommand(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	specPath := f.write(t, "agent.yaml", "version: 1\nmodel: test\ncapabilities: [{Shell: {sandbox: off}}]\n")
+	code, stdout, stderr := runCLI(t, "", "tool", "--spec", specPath, "--workspace", f.workspace, "-o", "json", "start_command", `{"command": "sleep 30"}`)
+	require.Equal(t, 0, code, stderr)
+	var report struct {
+		Output string `json:"output"`
+		Events []struct {
+			Kind     string `json:"kind"`
+			ID       string `json:"id"`
+			ExitCode *int   `json:"exit_code"`
+		} `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	id := report.Output[len(report.Output)-32:]
+	require.Len(t, report.Events, 3, stdout)
+	assert.Equal(t, "shell.command_request", report.Events[0].Kind)
+	for _, ev := range report.Events[1:] {
+		assert.Equal(t, "shell.command", ev.Kind)
+		assert.Equal(t, id, ev.ID)
+		assert.Nil(t, ev.ExitCode)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -114,6 +115,7 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	closeTools = sync.OnceFunc(closeTools)
 	defer closeTools()
 	name := args[0]
 	tool, ok := findTool(tools, name)
@@ -152,6 +154,9 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 	ctx = capabilities.WithListener(ctx, listener)
 	ctx = capabilities.WithCall(ctx, capabilities.CallInfo{ID: "cli", Tool: name})
 	out, callErr := tool.Call(ctx, raw)
+	// The call's end is the end of a run: what the capabilities report as
+	// they close (a background command killed) belongs with its events.
+	closeTools()
 	if callErr == nil && listenerErr != nil {
 		callErr = listenerErr
 	}
