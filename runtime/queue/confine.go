@@ -27,7 +27,9 @@ type Allow struct {
 	// not name (ollama:, litellm:), with headers of its own (extra_headers).
 	Network bool
 	// Env lets the spec read the worker's environment through ${VAR}
-	// references.
+	// references, and, with Network, send its model requests to a
+	// base_url of its own, which the worker's credentials for the
+	// provider go to.
 	Env bool
 }
 
@@ -52,6 +54,13 @@ func (w *Worker) confine(ctx context.Context, s *spec.Spec, workspace string) er
 		}
 	}
 	allow := w.opts.Allow
+	if s.ModelSettings.BaseURL != "" && allow.Network && !allow.Env {
+		// The provider's key (or token, or signature) from the worker's
+		// environment goes with every request, to whoever the spec chose:
+		// as good as reading it through ${VAR}.
+		return fmt.Errorf("the spec sends its model requests, with this worker's credentials for its provider, to a base_url of its own; "+
+			"this worker was not started with %s", flagEnv)
+	}
 	if !allow.Network {
 		if s.ModelSettings.BaseURL != "" {
 			return fmt.Errorf("the spec sends its model requests to a base_url of its own; this worker was not started with %s", flagNetwork)

@@ -3,8 +3,11 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -68,7 +72,8 @@ func TestConfine(t *testing.T) {
 		"native web search":         {"capabilities: [WebSearch]\n", none, ""},
 		"a base_url":                {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", none, "the spec sends its model requests to a base_url of its own; this worker was not started with --allow-network"},
 		"extra headers":             {"model_settings: {extra_headers: {X-A: b}}\n", none, "the spec adds extra_headers to its model requests; this worker was not started with --allow-network"},
-		"a base_url, allowed":       {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", Allow{Network: true}, ""},
+		"a base_url, allowed":       {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", Allow{Network: true, Env: true}, ""},
+		"a base_url, network alone": {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", Allow{Network: true}, "the spec sends its model requests, with this worker's credentials for its provider, to a base_url of its own; this worker was not started with --allow-env"},
 		"a local provider":          {"model: ollama:llama3\n", none, "the spec's model ollama:llama3 is served at http://localhost:11434/v1 by default, which this worker's environment does not name (OLLAMA_BASE_URL); this worker was not started with --allow-network"},
 		"a local provider, allowed": {"model: ollama:llama3\n", Allow{Network: true}, ""},
 		"undeclared reach":          {"capabilities: [Opaque]\n", all, "capability Opaque does not say what it reaches (capabilities.Reacher), so a worker does not run it"},
@@ -185,4 +190,41 @@ func TestConfineJudgesTheRunsOwnCapabilities(t *testing.T) {
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing was written where the link leads")
+}
+
+// A spec's own base_url would receive the worker's credentials for its
+// provider with every model request: a worker with --allow-network alone
+// refuses it, as it refuses ${VAR}, and nothing reaches the endpoint.
+func TestBaseURLGetsNoCredentialsWithoutAllowEnv(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, `{"error": {"message": "no"}}`, http.StatusUnauthorized)
+	}))
+	t.Cleanup(endpoint.Close)
+
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), "model: openai:gpt-4o\ninstructions: Hi.\nmodel_settings: {base_url: '"+endpoint.URL+"/v1'}\n", "turns: []\n")
+	dirs := jobDirs(t, root, 1)
+	getenv := func(name string) string {
+		if name == "OPENAI_API_KEY" {
+			return "sk-worker-secret"
+		}
+		return ""
+	}
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, Allow: Allow{Network: true},
+		Options: []runtime.Option{runtime.WithProviderOptions(providers.Options{Getenv: getenv})}})
+	got, _ := submit(t, connect(t, url, 0), BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Equal(t, "the spec sends its model requests, with this worker's credentials for its provider, to a base_url of its own; this worker was not started with --allow-env", got[0].Error)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, seen, "no request reached the spec's endpoint")
 }

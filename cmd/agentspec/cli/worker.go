@@ -49,7 +49,8 @@ a job is refused, without running, when its spec would start a program (an MCP c
 Shell: --allow-exec), connect where the spec or the model says (an MCP url, WebFetch's local
 tool, a Shell with network: true, a model_settings base_url or extra_headers, ollama: or
 litellm: without the worker's OLLAMA_BASE_URL or LITELLM_BASE_URL: --allow-network) or read
-the worker's environment through ${VAR} (--allow-env). A FileSystem root outside the workspace
+the worker's environment through ${VAR} (--allow-env); a base_url needs both, since the worker's
+credentials for the provider go there. A FileSystem root outside the workspace
 is refused whatever the flags; so is a capability that does not say what it reaches.
 
 A job is acknowledged once its result is published. One that fails in a way that might pass (a
@@ -139,6 +140,6 @@ refuses them later stops as on Ctrl-C), 2 on usage errors.`,
 	fl.BoolVarP(&q, "quiet", "q", false, "print nothing on stderr")
 	fl.BoolVar(&opts.Allow.Exec, "allow-exec", false, "run jobs whose spec starts programs (an MCP server's command, a Shell)")
 	fl.BoolVar(&opts.Allow.Network, "allow-network", false, "run jobs whose spec connects where it or the model says (MCP url, local WebFetch, base_url, extra_headers, a Shell with network: true)")
-	fl.BoolVar(&opts.Allow.Env, "allow-env", false, "run jobs whose spec reads the worker's environment through ${VAR}")
+	fl.BoolVar(&opts.Allow.Env, "allow-env", false, "run jobs whose spec reads the worker's environment through ${VAR}, or, with --allow-network, sends the worker's provider credentials to a base_url of its own")
 	return cmd
 }
