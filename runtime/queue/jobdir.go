@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,46 +26,74 @@ import (
 // workspace, found under the workspace root or unpacked from the object
 // store, with the changes sent back.
 
-// loadSpec loads a bundle, once per worker: its files are written to a
-// directory of their own, which the spec's relative names resolve against.
-func (w *Worker) loadSpec(b Bundle) (*spec.Spec, error) {
+// loaded is a bundle a worker loaded: its spec, and the directory its
+// files were written to, which the spec's runs read (a script model's
+// turns).
+type loaded struct {
+	spec *spec.Spec
+	dir  string
+	runs int  // runs of it that may still read its files
+	gone bool // forgotten (see maxSpecs): its directory goes with its last run
+}
+
+// loadSpec loads a bundle, once per worker while it keeps it: its files are
+// written to a directory of their own, which the spec's relative names
+// resolve against. Call release once the run is done with its files: the
+// directory of a bundle no longer kept is removed when none of its runs
+// needs it, so that a worker holds the files of maxSpecs bundles, and of
+// those still running, however many different ones its jobs bring.
+func (w *Worker) loadSpec(b Bundle) (s *spec.Spec, release func(), err error) {
 	key := b.digest()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if s, ok := w.specs[key]; ok {
-		return s, nil
+	if l, ok := w.specs[key]; ok {
+		l.runs++
+		return l.spec, w.releaser(l), nil
 	}
 	if strings.ContainsAny(b.Name, `/\`) || b.Name == "" || b.Name == "." || b.Name == ".." {
-		return nil, fmt.Errorf("the job's spec has an invalid name %q", b.Name)
+		return nil, nil, fmt.Errorf("the job's spec has an invalid name %q", b.Name)
 	}
 	if len(w.specs) >= maxSpecs {
-		clear(w.specs) // their files stay: runs may still be reading them
-	}
-	dir := filepath.Join(w.dir, key[:16])
-	switch err := os.Mkdir(dir, 0o700); {
-	case errors.Is(err, os.ErrExist):
-		// Written before, with this content (the name is its digest).
-		s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer, b.Model)
-		if err != nil {
-			return nil, bundleErrors(err, dir)
+		for _, l := range w.specs {
+			l.gone = true
+			if l.runs == 0 {
+				os.RemoveAll(l.dir)
+			}
 		}
-		w.specs[key] = s
-		return s, nil
-	case err != nil:
-		return nil, err
+		clear(w.specs)
+	}
+	// A directory of its own, whatever bundle was written before with the
+	// same content: one forgotten may still be read by its runs, and goes
+	// with the last of them.
+	dir, err := os.MkdirTemp(w.dir, key[:16]+"-")
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := writeBundle(dir, b); err != nil {
-		// Only a bundle written whole may be found here by the next job
-		// that brings it: half of one would be loaded as its spec.
+		// Nothing of a bundle written half stays behind.
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, nil, err
 	}
-	s, err := w.parseSpec(filepath.Join(dir, b.Name), b.Pointer, b.Model)
+	s, err = w.parseSpec(filepath.Join(dir, b.Name), b.Pointer, b.Model)
 	if err != nil {
-		return nil, bundleErrors(err, dir)
+		os.RemoveAll(dir)
+		return nil, nil, bundleErrors(err, dir)
 	}
-	w.specs[key] = s
-	return s, nil
+	l := &loaded{spec: s, dir: dir, runs: 1}
+	w.specs[key] = l
+	return s, w.releaser(l), nil
+}
+
+// releaser is the function a run of l calls when it is done with l's
+// files; calls after the first do nothing.
+func (w *Worker) releaser(l *loaded) func() {
+	return sync.OnceFunc(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if l.runs--; l.gone && l.runs == 0 {
+			os.RemoveAll(l.dir)
+		}
+	})
 }
 
 // writeBundle writes the bundle's files and its spec into dir.

@@ -30,7 +30,8 @@ import (
 // gives up on it.
 const DefaultMaxAttempts = 3
 
-// maxSpecs bounds the loaded specs a worker keeps.
+// maxSpecs bounds the loaded specs a worker keeps, and so the directories
+// of their files (see loadSpec).
 const maxSpecs = 256
 
 // WorkerOptions configure a Worker.
@@ -106,9 +107,9 @@ type Worker struct {
 	credentials providers.CredentialCache
 
 	mu    sync.Mutex
-	specs map[string]*spec.Spec // by bundle digest
-	dir   string                // where bundles are written; removed by Run
-	beat  time.Duration         // how often a running job is reported in progress; set by Run
+	specs map[string]*loaded // by bundle digest
+	dir   string             // where bundles are written; removed by Run
+	beat  time.Duration      // how often a running job is reported in progress; set by Run
 	// ackWait is the consumer's acknowledgement wait; set by Run.
 	ackWait time.Duration
 	// maxDeliver is the consumer's max deliver, -1 when unbounded; set by
@@ -162,7 +163,7 @@ func NewWorker(ctx context.Context, q *Queue, opts WorkerOptions) (*Worker, erro
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	w := &Worker{q: q, opts: opts, root: root, specs: map[string]*spec.Spec{}}
+	w := &Worker{q: q, opts: opts, root: root, specs: map[string]*loaded{}}
 	if w.handBacks, err = q.handBacks(ctx); err != nil {
 		return nil, err
 	}
@@ -878,10 +879,11 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 	if w.opts.NoEvents {
 		events = nil
 	}
-	s, err := w.loadSpec(job.Spec)
+	s, release, err := w.loadSpec(job.Spec)
 	if err != nil {
 		return nil, &workspace{}, nil, errPermanent{err}
 	}
+	defer release()
 	ws, err := w.workspace(ctx, job)
 	if err != nil {
 		return nil, ws, nil, err
