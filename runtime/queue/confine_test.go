@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -227,4 +228,23 @@ func TestBaseURLGetsNoCredentialsWithoutAllowEnv(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Empty(t, seen, "no request reached the spec's endpoint")
+}
+
+// A problem the worker finds in a spec's capabilities as it builds them,
+// to check or to run, is placed in the spec's file as its submitter knows
+// it, not in the worker's copy: the error does not show the worker's
+// scratch directory.
+func TestCapabilityProblemsNameTheSubmittersFile(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	b, err := connect(t, url, 0).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: jobDirs(t, root, 1), WorkspaceRoot: root})
+	require.NoError(t, err)
+	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "{root_dir: .}", "{root_dir: ., cwd: /}", 1))
+	got, _ := publishAndWait(t, b)
+	require.Len(t, got, 1)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Equal(t, "agent.yaml:4:36: capabilities[0].FileSystem.cwd: cwd '/' is outside root_dir '.'.", got[0].Error)
 }

@@ -902,7 +902,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 		err = w.confine(ctx, filled, ws.dir)
 	}
 	if err != nil {
-		return nil, ws, nil, errPermanent{err}
+		return nil, ws, nil, errPermanent{asSubmitted(err, s)}
 	}
 	var warnings []string
 	var mu sync.Mutex
@@ -938,7 +938,17 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 	res, err := runtime.Run(ctx, s, opts...)
 	mu.Lock()
 	defer mu.Unlock()
-	return res, ws, warnings, err
+	return res, ws, warnings, asSubmitted(err, s)
+}
+
+// asSubmitted is err with the problems of s it lists placed in the files
+// of s as its submitter knows them, as loadSpec places those of loading
+// it, not in the worker's copy.
+func asSubmitted(err error, s *spec.Spec) error {
+	if list, ok := err.(spec.Errors); ok {
+		return bundleErrors(list, filepath.Dir(s.File))
+	}
+	return err
 }
 
 type eventWriter struct {
