@@ -366,8 +366,9 @@ const shipDir = ".agentspec-ship"
 // ResolveWorkspace returns the real path of rel under root (a real path),
 // refusing what could lead outside it: an empty or absolute path, a ".."
 // component, or a symbolic link that resolves outside the root. Nor may it
-// be the root itself, or lie in the worker's directory of shipped
-// workspaces. The workspace must be an existing directory.
+// be the root itself, lie in the worker's directory of shipped workspaces
+// or in a worker's scratch directory, or hold the temporary directory. The
+// workspace must be an existing directory.
 func ResolveWorkspace(root, rel string) (string, error) {
 	switch {
 	case rel == "":
@@ -391,6 +392,18 @@ func ResolveWorkspace(root, rel string) (string, error) {
 		return "", fmt.Errorf("workspace %q: the workspace root itself; a job's workspace must be a directory below it", rel)
 	case strings.EqualFold(strings.SplitN(filepath.ToSlash(inside), "/", 2)[0], shipDir):
 		return "", fmt.Errorf("workspace %q: the worker's own directory of shipped workspaces", rel)
+	}
+	// Workers keep their scratch directories, which hold the specs and
+	// files of every job they run, in the temporary directory: a root that
+	// holds it must not let a job's workspace be one of them, or hold them.
+	if tmp, err := filepath.EvalSymlinks(os.TempDir()); err == nil {
+		inTmp, _ := filepath.Rel(tmp, real)
+		switch {
+		case within(real, tmp):
+			return "", fmt.Errorf("workspace %q: holds the temporary directory, where workers keep their scratch directories", rel)
+		case within(tmp, real) && strings.HasPrefix(strings.SplitN(filepath.ToSlash(inTmp), "/", 2)[0], scratchPrefix):
+			return "", fmt.Errorf("workspace %q: a worker's scratch directory", rel)
+		}
 	}
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("workspace %q: not a directory", rel)

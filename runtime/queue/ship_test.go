@@ -245,6 +245,31 @@ func TestResolveWorkspace(t *testing.T) {
 	}
 }
 
+// A workspace root that holds the temporary directory, where workers keep
+// their scratch directories (every job's spec and files), gives no job
+// one of those, nor the temporary directory itself; a workspace elsewhere
+// in the temporary directory is a workspace.
+func TestResolveWorkspaceKeepsOutOfScratch(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	writeFiles(t, root, map[string]string{"tmp/" + scratchPrefix + "123/bundle-1/agent.yaml": "", "tmp/jobs/a/x": ""})
+	require.NoError(t, os.Symlink("tmp/"+scratchPrefix+"123", filepath.Join(root, "link")))
+	t.Setenv("TMPDIR", filepath.Join(root, "tmp"))
+
+	got, err := ResolveWorkspace(root, "tmp/jobs/a")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "tmp", "jobs", "a"), got)
+	for rel, msg := range map[string]string{
+		"tmp/" + scratchPrefix + "123/bundle-1": `workspace "tmp/` + scratchPrefix + `123/bundle-1": a worker's scratch directory`,
+		"tmp/" + scratchPrefix + "123":          `workspace "tmp/` + scratchPrefix + `123": a worker's scratch directory`,
+		"link":                                  `workspace "link": a worker's scratch directory`,
+		"tmp":                                   `workspace "tmp": holds the temporary directory, where workers keep their scratch directories`,
+	} {
+		_, err := ResolveWorkspace(root, rel)
+		assert.EqualError(t, err, msg, rel)
+	}
+}
+
 func TestBundlePath(t *testing.T) {
 	t.Parallel()
 	for name, ok := range map[string]bool{
