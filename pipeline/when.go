@@ -538,7 +538,7 @@ func celType(t Type, depth int) *cel.Type {
 
 // celValue is v as CEL takes a value of type t: integers as int64 where t
 // says integer, other numbers as float64, or as int64 when whole where t
-// says nothing. An integer written as one is read as one, so its digits
+// says nothing; an object's members as their properties' schemas type them. An integer written as one is read as one, so its digits
 // beyond float64's 2^53 are kept.
 func celValue(v any, t Type, depth int) any {
 	switch v := v.(type) {
@@ -562,7 +562,11 @@ func celValue(v any, t Type, depth int) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[k] = celValue(e, Type{}, depth+1)
+			prop, _, ok := t.Property(k)
+			if !ok {
+				prop = Type{}
+			}
+			out[k] = celValue(e, prop, depth+1)
 		}
 		return out
 	}

@@ -169,3 +169,28 @@ func TestConditionMixedNumbers(t *testing.T) {
 		assert.Equal(t, tc.want, ok, tc.score)
 	}
 }
+
+// A member a when reaches inside an object value ({{steps.t.output}}.score)
+// is typed by its property's schema, as a reference to it is: a number that
+// happens to be whole is a double, so score / 2.0 works whatever the score,
+// and an integer member stays an integer.
+func TestConditionNumbersInObjects(t *testing.T) {
+	t.Parallel()
+	src := "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema:\n        type: object\n        properties:\n" +
+		"          score: {type: number}\n          n: {type: integer}\n" +
+		"          sub: {type: object, properties: {score: {type: number}}, required: [score]}\n" +
+		"          list: {type: array, items: {type: object, properties: {score: {type: number}}, required: [score]}}\n" +
+		"        required: [score, n, sub, list]\n" +
+		"  a:\n    spec: {model: test}\n    when: \"{{steps.t.output}}.score / 2.0 > 3.4 && {{steps.t.output}}.n / 2 == 3" +
+		" && {{steps.t.output}}.sub.score / 2.0 > 3.4 && {{steps.t.output}}.list[0].score / 2.0 > 3.4\"\n"
+	p, err := Load("p.yaml", []byte(src))
+	require.NoError(t, err)
+	for _, score := range []any{json.Number("7"), json.Number("7.0"), json.Number("7.5"), float64(7)} {
+		out := map[string]any{"score": score, "n": json.Number("7"),
+			"sub": map[string]any{"score": score}, "list": []any{map[string]any{"score": score}}}
+		ok, err := p.Step("a").Condition.Eval([]any{out})
+		require.NoError(t, err, "%v", score)
+		assert.True(t, ok, "%v", score)
+	}
+}
