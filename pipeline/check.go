@@ -413,11 +413,12 @@ func (c *checker) loadForEach(st *Step, v any, ptr string) {
 			c.add(ptr, forEachWant+", found "+describe(v))
 			return
 		}
-		if !ref.Type.Is("array") {
+		// A null array has no items, as an absent one has none.
+		if !ref.Type.nonNull().Is("array") {
 			c.addAt(ref.Pos, label(ptr), fmt.Sprintf("%s is %s, not an array; for_each needs an array", ref.Text, typeOf(ref.Type)))
 			return
 		}
-		fe.Item, _ = ref.Type.Items()
+		fe.Item, _ = ref.Type.nonNull().Items()
 		return
 	case map[string]any:
 		c.checkKeys(v, ptr, []string{"glob"})

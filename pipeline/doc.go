@@ -44,7 +44,7 @@
 // schema's default, and so does a member of an input, at any depth (of an
 // object input, of the objects in an array input). An absent value is
 // null, in text as in a whole reference, and a for_each over an array left
-// out has no items.
+// out, or null where its schema allows null, has no items.
 //
 // A for_each is one whole reference whose type is an array (its items type
 // the step's item), or {glob: PATTERN}: a doublestar pattern (the dialect of

@@ -640,8 +640,8 @@ func (r *runner) items(s *Step) ([]any, error) {
 		return nil, err
 	}
 	list, ok := v.([]any)
-	if v == nil && s.ForEach.Template.Whole().Optional != "" {
-		return nil, nil // an array the answer left out: no items
+	if v == nil && nullable(s.ForEach.Template.Whole()) {
+		return nil, nil // an array the answer left out, or null: no items
 	}
 	if !ok {
 		return nil, fmt.Errorf("for_each: %s is %s, not an array", s.ForEach.Template.Text, valueWhat(v))

@@ -1640,3 +1640,44 @@ outputs:
 	assert.True(t, res.OK(), "%+v", res.Steps)
 	assert.JSONEq(t, `{"text": "{{steps.a.output}} is \\fine", "whole": "{{steps.a.output}}"}`, string(res.Outputs))
 }
+
+// A for_each over an array its schema allows to be null (type: [array,
+// 'null'], or an anyOf with null, as strict structured outputs write an
+// optional list) loads, its items typed by the array's items, and a null
+// answer has no items, as an array left out has none.
+func TestRunForEachOverNullableArray(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema:
+        type: object
+        properties:
+          files: {type: [array, "null"], items: {type: object, properties: {path: {type: string}}, required: [path]}}
+          more: {anyOf: [{type: array, items: {type: string}}, {type: "null"}]}
+        required: [files, more]
+  each:
+    for_each: "{{steps.a.output.files}}"
+    input: "{{item.path}}"
+    spec: {model: "script:b.yaml"}
+  other:
+    for_each: "{{steps.a.output.more}}"
+    input: "{{item}}"
+    spec: {model: "script:b.yaml"}
+outputs:
+  files: "{{steps.each.outputs}}"
+  more: "{{steps.other.outputs}}"
+`,
+		"a.yaml": "turns:\n  - text: '{\"files\": null, \"more\": null}'\n",
+		"b.yaml": "turns:\n  - text: ok\n",
+	})
+	var log jobLog
+	res, err := Run(context.Background(), p, log.options(RunOptions{Workspace: t.TempDir()}))
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v %+v", res.Steps["each"], res.Steps["other"])
+	assert.Equal(t, []string{"a"}, log.started)
+	assert.JSONEq(t, `{"files": [], "more": []}`, string(res.Outputs))
+}
