@@ -183,6 +183,10 @@ func (c *checker) loadInputs(root map[string]any) {
 		c.add(ptr, "expected an object schema (type: object): the inputs are named values, --var NAME=VALUE")
 		return
 	}
+	if errs := c.doc.CheckSchema(ptr); errs != nil {
+		c.errs = append(c.errs, errs...) // each where it is written, as in a spec's output_schema
+		return
+	}
 	comp := jsonschema.NewCompiler()
 	comp.DefaultDraft(jsonschema.Draft2020)
 	compiled, err := func() (*jsonschema.Schema, error) {

@@ -299,7 +299,21 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "inputs that are no JSON Schema",
 			src:  "inputs: {type: object, properties: {a: {type: 3}}}\nsteps:\n  a: {spec: agents/plain.yaml}\n",
-			want: []string{`p.yaml:1:9: inputs: not a valid JSON Schema: at /properties/a/type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`},
+			want: []string{`p.yaml:1:47: inputs.properties.a.type: expected one of "array", "boolean", "integer", "null", "number", "object", "string", found 3 (a number)`},
+		},
+		{
+			name: "inputs whose schema breaks deep inside, as an output_schema would",
+			src: "inputs:\n  type: object\n  properties:\n    a:\n      type: object\n      properties:\n        b: {type: strin}\n" +
+				"        c: {minLength: -1}\nsteps:\n  a: {spec: agents/plain.yaml}\n",
+			want: []string{
+				`p.yaml:7:19: inputs.properties.a.properties.b.type: expected one of "array", "boolean", "integer", "null", "number", "object", "string", found "strin" (did you mean "string"?)`,
+				`p.yaml:8:24: inputs.properties.a.properties.c.minLength: expected at least 0, found -1`,
+			},
+		},
+		{
+			name: "inputs whose schema refers outside itself",
+			src:  "inputs:\n  type: object\n  properties:\n    d: {$ref: 'other.json'}\nsteps:\n  a: {spec: agents/plain.yaml}\n",
+			want: []string{`p.yaml:4:15: inputs.properties.d.$ref: cannot resolve $ref "other.json": a schema in a spec must be self-contained (agentspec does not fetch schemas from files or the network); put definitions under $defs`},
 		},
 		{
 			name: "the item in a step without for_each",

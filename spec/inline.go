@@ -52,6 +52,30 @@ func (doc *Document) KeyPos(ptr string) Position { return doc.d.keyPos(ptr) }
 // newline; "" past the end.
 func (doc *Document) Line(n int) string { return doc.d.line(n) }
 
+// CheckSchema checks the JSON Schema written at ptr in doc as a spec's
+// output_schema is checked: it must compile, and be self-contained. Each
+// problem is reported where it is written, labelled from the document's top
+// (inputs.properties.a.type). nil when the value there is no mapping, or
+// compiles.
+func (doc *Document) CheckSchema(ptr string) Errors {
+	sch, ok := valueAt(doc.d.root, ptr).(map[string]any)
+	if !ok {
+		return nil
+	}
+	d := doc.d
+	n := len(d.errs)
+	checkSchema(d, ptr, sch)
+	if len(d.errs) == n {
+		return nil
+	}
+	found := make(Errors, 0, len(d.errs)-n)
+	for _, p := range d.errs[n:] {
+		found = append(found, p.err)
+	}
+	d.errs = d.errs[:n] // the document itself is as it was
+	return sortErrors(found)
+}
+
 // LoadValue loads the agent spec written as the mapping at ptr in doc, as
 // Load would load it from a file of its own: every problem is reported at its
 // position in doc's file, and relative paths in it resolve from that file.
