@@ -45,6 +45,11 @@ type RunOptions struct {
 	// runtime.WithModel or runtime.WithCapabilities too: with either here,
 	// add runtime.WithoutCache unless they answer alike from run to run.
 	Options []runtime.Option
+	// OwnFiles are files the caller writes for the run as it goes (its
+	// events log), or directories of them: every job gets them as
+	// runtime.WithOwnFiles, and a {glob: ...} fan-out has no item among
+	// them, nor in the pipeline's cache directory.
+	OwnFiles []string
 	// Listeners get the pipeline's events (PipelineStart, StepStart,
 	// StepEnd, PipelineEnd) and every job's events, wrapped in a JobEvent
 	// that names the step and item. They are called from many goroutines.
@@ -633,7 +638,11 @@ func (r *runner) fanOutEnded(ctx context.Context, s *Step, res *StepResult, outs
 // items are the values s fans out over.
 func (r *runner) items(s *Step) ([]any, error) {
 	if s.ForEach.Glob != "" {
-		return globItems(r.ws, s.ForEach.Glob)
+		own := slices.Clone(r.o.OwnFiles)
+		if r.cache != nil {
+			own = append(own, r.cache.Dir())
+		}
+		return globItems(r.ws, s.ForEach.Glob, own)
 	}
 	v, err := r.templateValue(s.ForEach.Template, nil)
 	if err != nil {
@@ -650,10 +659,25 @@ func (r *runner) items(s *Step) ([]any, error) {
 }
 
 // globItems are the workspace's regular files pattern matches, as sorted
-// slash paths relative to the workspace. Symbolic links are not followed.
-func globItems(ws, pattern string) ([]any, error) {
+// slash paths relative to the workspace, but for the files own names and
+// those below a directory it names (the run's own files, which the cache
+// key leaves out of input_globs alike). Symbolic links are not followed.
+func globItems(ws, pattern string, own []string) ([]any, error) {
 	if real, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = real // the workspace may be reached through a link; nothing in it is followed
+	}
+	skip := map[string]bool{}
+	for _, p := range own {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		if rel, err := filepath.Rel(ws, abs); err == nil && rel != "." && filepath.IsLocal(rel) {
+			skip[rel] = true
+		}
 	}
 	base, _ := glob.SplitDoublestar(pattern)
 	root := filepath.Join(ws, filepath.FromSlash(base))
@@ -665,12 +689,18 @@ func globItems(ws, pattern string) ([]any, error) {
 			}
 			return err
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
 		rel, err := filepath.Rel(ws, path)
 		if err != nil {
 			return err
+		}
+		if skip[rel] {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
 		}
 		rel = filepath.ToSlash(rel)
 		if glob.MatchDoublestar(pattern, rel) {
@@ -696,7 +726,7 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	if err != nil {
 		return nil, usage, false, err
 	}
-	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars)}
+	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars), runtime.WithOwnFiles(r.o.OwnFiles...)}
 	if r.p.credentials != nil {
 		opts = append(opts, runtime.WithProviderOptions(providers.Options{Credentials: r.p.credentials}))
 	}

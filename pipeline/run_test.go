@@ -1681,3 +1681,35 @@ outputs:
 	assert.Equal(t, []string{"a"}, log.started)
 	assert.JSONEq(t, `{"files": [], "more": []}`, string(res.Outputs))
 }
+
+// A {glob: ...} fan-out has no item among the run's own files: the
+// pipeline's cache directory in the workspace, and the files the caller
+// writes as the run goes (RunOptions.OwnFiles: its events log), which the
+// cache key leaves out of input_globs too. Else a second run fans out over
+// the entries the first one stored, and every run over its own log.
+func TestRunGlobLeavesOutOwnFiles(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{
+		"docs/a.md": "a", "docs/b.md": "b", "logs/events.jsonl": "",
+		"pipeline.yaml": `
+cache: {dir: .cache}
+steps:
+  ex:
+    for_each: {glob: "**/*"}
+    input: "{{item}}"
+    spec: {model: "script:b.yaml"}
+`,
+		"b.yaml": "turns:\n  - text: ok\n",
+	})
+	p, err := LoadFile(filepath.Join(ws, "pipeline.yaml"))
+	require.NoError(t, err)
+	own := []string{filepath.Join(ws, "logs", "events.jsonl")}
+	for run := range 2 {
+		res, err := Run(context.Background(), p, RunOptions{Workspace: ws, OwnFiles: own})
+		require.NoError(t, err)
+		require.True(t, res.OK())
+		assert.Equal(t, 4, res.Steps["ex"].Items, "run %d: b.yaml, docs/a.md, docs/b.md, pipeline.yaml", run)
+	}
+	assert.DirExists(t, filepath.Join(ws, ".cache"), "the cache is in the workspace")
+}

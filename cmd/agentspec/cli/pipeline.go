@@ -92,7 +92,7 @@ func runPipeline(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	if events != nil {
 		opts.Listeners = append(opts.Listeners, events)
-		opts.Options = append(opts.Options, runtime.WithOwnFiles(f.events))
+		opts.OwnFiles = append(opts.OwnFiles, f.events)
 	}
 	if f.queue.url != "" {
 		if err := f.queue.checkWorkspaces(dir); err != nil {
@@ -612,7 +612,7 @@ func batchPipeline(cmd *cobra.Command, f batchFlags, file string, workspaces []s
 			return err
 		}
 		eventFiles = eventFileNames(workspaces)
-		opts.Options = append(opts.Options, runtime.WithOwnFiles(f.queue.events))
+		opts.OwnFiles = append(opts.OwnFiles, f.queue.events)
 	}
 	if f.queue.url != "" {
 		if err := f.queue.checkWorkspaces(workspaces...); err != nil {

@@ -342,6 +342,33 @@ steps:
 	assert.ElementsMatch(t, []string{"extract[0]", "extract[1]"}, cached)
 }
 
+// The events log run writes in the workspace is no item of a glob that
+// matches it: a second run fans out over the same documents, and replays.
+func TestRunPipelineGlobLeavesOutTheEventsLog(t *testing.T) {
+	t.Parallel()
+	ws := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `cache: {dir: .cache}
+steps:
+  extract:
+    for_each: {glob: "**/*.jsonl"}
+    input: "{{item}}"
+    spec: {model: "script:extract.yaml"}
+`,
+		"extract.yaml":  "turns:\n  - text: facts\n",
+		"inbox/a.jsonl": "{}",
+	})
+	for run := range 2 {
+		code, stdout, stderr := runCLI(t, "", "run", filepath.Join(ws, "pipeline.yaml"), "--workspace", ws,
+			"--events", filepath.Join(ws, "events.jsonl"))
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, `["facts"]`+"\n", stdout, "run %d: inbox/a.jsonl alone", run)
+		if run == 1 {
+			assert.Contains(t, stderr, "extract[0] done in", "replayed")
+			assert.Contains(t, stderr, ", cached\n")
+		}
+	}
+}
+
 func TestPipelineLoadErrors(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{}
