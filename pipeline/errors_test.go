@@ -386,6 +386,24 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:37: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int or null, string)'`},
 		},
 		{
+			// CEL types an object as a map, whose keys it does not know: a
+			// member taken from one is checked against its schema here.
+			name: "a when that takes a member its schema does not have from an object",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"has({{steps.t.output}}.count) && {{steps.t.output}}.cuont > 0\"\n",
+			want: []string{`p.yaml:5:64: steps.a.when: {{steps.t.output}}.cuont: t's output_schema has no property 'cuont'; did you mean 'count'?`},
+		},
+		{
+			name: "a when that takes a member its schema does not have from an item of a list",
+			src: "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n" +
+				"    when: \"{{steps.t.output.files}} != null && {{steps.t.output.files}}.exists(f, f.path == 'a' || f.probelm == 'b')\"\n",
+			want: []string{`p.yaml:5:102: steps.a.when: f.probelm: t's output_schema has no property 'probelm'; did you mean 'problem'?`},
+		},
+		{
+			name: "a when that takes a member its schema does not have from an indexed item",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.files[0].pth == 'a'\"\n",
+			want: []string{`p.yaml:5:40: steps.a.when: {{steps.t.output}}.files[0].pth: t's output_schema has no property 'pth'; did you mean 'path'?`},
+		},
+		{
 			// '{{...}}' is the text {{...}}, never the value: refused, with the
 			// expression as it should read.
 			name: "a reference inside a string literal of a when",

@@ -121,6 +121,9 @@ func compileCondition(t *Template) (*Condition, *condError) {
 	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
 		return nil, &condError{msg: fmt.Sprintf("when must be true or false, and this expression is of type %s", celTypeName(out.String())), offset: -1}
 	}
+	if e := cond.members(ast, expr.String(), toText); e != nil {
+		return nil, e
+	}
 	if e := cond.guards(ast, occur); e != nil {
 		return nil, e
 	}
@@ -241,6 +244,158 @@ func unquote(t *Template, part int) (string, bool) {
 		}
 	}
 	return t.Text[:open-1] + t.Text[open:end] + t.Text[end+1:], true
+}
+
+// members refuses a member the expression takes from an object whose
+// schema does not have it, as a reference to it is refused:
+// {{steps.a.output}}.scroe as {{steps.a.output.scroe}}, and f.scroe in
+// {{steps.a.output.list}}.exists(f, f.scroe > 0) as an item's. CEL types an
+// object as a map, whose keys it does not know, so without this the when
+// would fail at run time with "no such key". has() is asked of a member
+// the schema has too. expr is the expression CEL compiled, and toText maps
+// its offsets to the when's text.
+func (c *Condition) members(ast *cel.Ast, expr string, toText []int) *condError {
+	m := memberCheck{c: c}
+	m.visit(ast.NativeRep().Expr(), nil)
+	if m.bad == nil {
+		return nil
+	}
+	e := &condError{msg: m.msg, offset: -1}
+	loc := ast.NativeRep().SourceInfo().GetStartLocation(m.bad.ID())
+	// A select is located at its dot: the member's name starts after it.
+	if off, ok := exprOffset(expr, loc.Line(), loc.Column()); ok && off+1 < len(toText) {
+		e.offset = toText[off+1]
+	}
+	return e
+}
+
+// memberCheck walks a when's expression for members.
+type memberCheck struct {
+	c   *Condition
+	bad celast.Expr // the first select of a member the schema does not have
+	msg string
+}
+
+// typedExpr is what the checks know of an expression: its type, and how
+// to write it in a message.
+type typedExpr struct {
+	t    Type
+	text string
+}
+
+// visit checks e, where scope types the variables of the comprehensions
+// around it that iterate over a list whose items the schema types.
+func (m *memberCheck) visit(e celast.Expr, scope map[string]typedExpr) {
+	if m.bad != nil {
+		return
+	}
+	switch e.Kind() {
+	case celast.SelectKind:
+		m.typeOf(e, scope)
+		m.visit(e.AsSelect().Operand(), scope)
+	case celast.CallKind:
+		call := e.AsCall()
+		if call.IsMemberFunction() {
+			m.visit(call.Target(), scope)
+		}
+		for _, a := range call.Args() {
+			m.visit(a, scope)
+		}
+	case celast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			m.visit(el, scope)
+		}
+	case celast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			m.visit(en.AsMapEntry().Key(), scope)
+			m.visit(en.AsMapEntry().Value(), scope)
+		}
+	case celast.StructKind:
+		for _, f := range e.AsStruct().Fields() {
+			m.visit(f.AsStructField().Value(), scope)
+		}
+	case celast.ComprehensionKind:
+		comp := e.AsComprehension()
+		m.visit(comp.IterRange(), scope)
+		m.visit(comp.AccuInit(), scope)
+		inner := make(map[string]typedExpr, len(scope)+1)
+		for k, v := range scope {
+			inner[k] = v
+		}
+		delete(inner, comp.AccuVar())
+		delete(inner, comp.IterVar())
+		if list, ok := m.typeOf(comp.IterRange(), scope); ok {
+			if item, ok := list.t.Items(); ok && item.Known() {
+				inner[comp.IterVar()] = typedExpr{t: item, text: comp.IterVar()}
+			}
+		}
+		for _, part := range []celast.Expr{comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
+			m.visit(part, inner)
+		}
+	}
+}
+
+// typeOf is the type the schemas give e: a reference, a comprehension's
+// variable that scope types, or a member of one of these. A member the
+// schema does not have is recorded in m.bad.
+func (m *memberCheck) typeOf(e celast.Expr, scope map[string]typedExpr) (typedExpr, bool) {
+	switch e.Kind() {
+	case celast.IdentKind:
+		if t, ok := scope[e.AsIdent()]; ok {
+			return t, true
+		}
+		g := guard{c: m.c}
+		if v, ok := g.variable(e); ok {
+			r := m.c.refs[m.c.vars[v]]
+			return typedExpr{t: r.Type, text: "{{" + r.Text + "}}"}, true
+		}
+	case celast.SelectKind:
+		sel := e.AsSelect()
+		base, ok := m.typeOf(sel.Operand(), scope)
+		if !ok || m.bad != nil {
+			return typedExpr{}, false
+		}
+		text := base.text + "." + sel.FieldName()
+		prop, names, found := base.t.Property(sel.FieldName())
+		if !found {
+			m.bad = e
+			m.msg = fmt.Sprintf("%s: %s has no property '%s'%s", text, base.t.origin, sel.FieldName(), propHint(sel.FieldName(), names))
+			return typedExpr{}, false
+		}
+		if sel.IsTestOnly() {
+			return typedExpr{}, false // has() is true or false
+		}
+		return typedExpr{t: prop, text: text}, true
+	case celast.CallKind:
+		// An item of a list ({{steps.a.output.files}}[0]), or a member
+		// of an object named as a key ({{steps.a.output}}['files']).
+		call := e.AsCall()
+		args := call.Args()
+		if call.FunctionName() != operators.Index || len(args) != 2 {
+			break
+		}
+		base, ok := m.typeOf(args[0], scope)
+		if !ok || m.bad != nil {
+			break
+		}
+		if item, ok := base.t.Items(); ok && base.t.Is("array") {
+			index := "[...]"
+			if args[1].Kind() == celast.LiteralKind {
+				if i, ok := args[1].AsLiteral().Value().(int64); ok {
+					index = "[" + strconv.FormatInt(i, 10) + "]"
+				}
+			}
+			return typedExpr{t: item, text: base.text + index}, true
+		}
+		if key := args[1]; key.Kind() == celast.LiteralKind && base.t.Is("object") {
+			if name, ok := key.AsLiteral().Value().(string); ok {
+				if prop, _, found := base.t.Property(name); found {
+					return typedExpr{t: prop, text: base.text + "['" + name + "']"}, true
+				}
+			}
+		}
+	}
+	return typedExpr{}, false
 }
 
 // guards refuses a use of a value that may be null where a null would make

@@ -138,8 +138,8 @@ func TestConditionLargeIntegers(t *testing.T) {
 		{"{{steps.t.output.count}} == 9223372036854775807", json.Number("9223372036854775807"), true},
 		{"{{steps.t.output.count}} == -9223372036854775808", json.Number("-9223372036854775808"), true},
 		{"{{steps.t.output.count}} == 3", json.Number("3.0"), true},
-		{"{{steps.t.output}}.n == 9007199254740993", map[string]any{"n": json.Number("9007199254740993")}, true}, // dyn
-		{"{{steps.t.output}}.n == 9007199254740992", map[string]any{"n": json.Number("9007199254740993")}, false},
+		{"{{steps.t.output}}.count == 9007199254740993", map[string]any{"count": json.Number("9007199254740993")}, true}, // a member of a map
+		{"{{steps.t.output}}.count == 9007199254740992", map[string]any{"count": json.Number("9007199254740993")}, false},
 	} {
 		ok, err := compileAndEval(t, "{{steps.t.output.count}} != null && "+tc.when, tc.value)
 		if !strings.Contains(tc.when, ".count}}") {
@@ -193,4 +193,24 @@ func TestConditionNumbersInObjects(t *testing.T) {
 		require.NoError(t, err, "%v", score)
 		assert.True(t, ok, "%v", score)
 	}
+}
+
+// A member a when takes from an object is checked against the object's
+// schema only where the schema lists its members: an object that lists
+// none, additionalProperties and an untyped value take any, and has()
+// and comprehensions see the same types.
+func TestConditionMembersTheSchemaAllows(t *testing.T) {
+	t.Parallel()
+	src := "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema:\n        type: object\n        properties:\n" +
+		"          files: {type: array, items: {type: object, properties: {p: {type: string}}, required: [p]}}\n" +
+		"          m: {type: object, additionalProperties: {type: object, properties: {z: {type: integer}}}}\n" +
+		"          open: {type: object}\n          any: {}\n          n: {type: integer}\n" +
+		"        required: [files, m, open, any, n]\n" +
+		"  a:\n    spec: {model: test}\n    when: \"{{steps.t.output}}.files[0].p == 'x' && {{steps.t.output}}['n'] > 0" +
+		" && {{steps.t.output}}.m.anything.z > 1 && {{steps.t.output}}.open.whatever == 1 && {{steps.t.output}}.any.x.y == 2" +
+		" && {{steps.t.output.files}}.exists(f, has(f.p) && f.p != '') && {{steps.t.output.files}}.map(f, f.p).exists(p, p.q == 1)\"\n"
+	p, err := Load("p.yaml", []byte(src))
+	require.NoError(t, err)
+	require.NotNil(t, p.Step("a").Condition)
 }
