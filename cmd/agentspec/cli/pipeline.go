@@ -511,7 +511,9 @@ func checkSteps(ctx context.Context, p *pipeline.Pipeline, workspace string, war
 				pr.File, pr.Line, pr.Column = s.Pos.File, s.Pos.Line, s.Pos.Col
 				pr.Message = "step " + s.Name + ": " + pr.Message
 			}
-			problems = append(problems, pr)
+			if !slices.Contains(problems, pr) { // two steps running one spec file find its problems alike
+				problems = append(problems, pr)
+			}
 		}
 	}
 	return problems

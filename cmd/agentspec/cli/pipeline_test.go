@@ -413,6 +413,22 @@ func TestValidatePipelineChecksSteps(t *testing.T) {
 	assert.Contains(t, stderr, file+":5:19: cannot read the script file ")
 }
 
+// Two steps that run one spec file share its problems, told once by
+// validate and by run, as the loader tells the file's own mistakes once.
+func TestPipelineStepsOfOneSpecTellItsProblemOnce(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": "steps:\n  a: {spec: agents/x.yaml}\n  b: {spec: agents/x.yaml}\n",
+		"agents/x.yaml": "model: test\ninstructions: hi\ncapabilities:\n  - FileSystem: {root_dir: missing}\n",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	for _, args := range [][]string{{"validate", file}, {"run", file}} {
+		code, _, stderr := runCLI(t, "", append(args, "--workspace", dir)...)
+		assert.NotZero(t, code, args[0])
+		assert.Equal(t, 1, strings.Count(stderr, "root_dir 'missing' does not exist"), "%s: %s", args[0], stderr)
+	}
+}
+
 // A capability whose options use a placeholder is built once it has a
 // value: validate without --var leaves it unbuilt and says so; with --var it
 // is built as run builds it, and fails as run would.
