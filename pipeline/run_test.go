@@ -999,6 +999,39 @@ steps:
 	assert.Equal(t, `{"deep":{"on":true},"depth":2,"mode":"slow"} []`, input(res))
 }
 
+// A default written beside a $ref is the input's, as draft 2020-12 reads
+// it (an annotation beside the reference applies with its target's
+// keywords): the input not given takes it, the checks count it as there,
+// and so do the defaults of its members.
+func TestRunInputDefaultsBesideRef(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  $defs:
+    opts: {type: object, properties: {depth: {type: integer, default: 2}}}
+    count: {type: integer}
+  properties:
+    opts: {$ref: "#/$defs/opts", default: {}}
+    n: {$ref: "#/$defs/count", default: 3}
+steps:
+  a:
+    when: "{{inputs.opts.depth}} > 1 && {{inputs.n}} == 3"
+    input: "{{inputs.opts}} {{inputs.n}}"
+    spec: {model: "script:a.yaml"}
+`,
+	})
+	var got string
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Exec: func(_ context.Context, job Job) (*runtime.Result, error) {
+		got = job.Input
+		return &runtime.Result{Output: "ok"}, nil
+	}})
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps["a"])
+	assert.Equal(t, `{"depth":2} 3`, got)
+}
+
 // An index past the end of an array fails the step that reads it, naming
 // the index and how many items the array it indexes has.
 func TestRunIndexPastTheEnd(t *testing.T) {

@@ -48,10 +48,21 @@ func (t Type) at(v any, refs int) Type {
 		return Type{origin: t.origin} // true, or no schema: anything
 	}
 	if ref, ok := m["$ref"].(string); ok {
-		if besides := constraints(m); len(besides) > 0 {
+		besides := constraints(m)
+		def, hasDefault := m["default"]
+		if len(besides) > 0 || hasDefault {
 			// In draft 2020-12 the keywords beside a $ref apply as well as
-			// its target: a value matches both, as of an allOf.
-			return Type{schema: map[string]any{"allOf": []any{map[string]any{"$ref": ref}, besides}}, root: t.root, origin: t.origin}
+			// its target: a value matches both, as of an allOf; and a
+			// default beside it is the value's, whatever its target says.
+			all := []any{map[string]any{"$ref": ref}}
+			if len(besides) > 0 {
+				all = append(all, besides)
+			}
+			s := map[string]any{"allOf": all}
+			if hasDefault {
+				s["default"] = def
+			}
+			return Type{schema: s, root: t.root, origin: t.origin}
 		}
 		target, found := t.resolve(ref)
 		if !found || refs >= maxRefs {
