@@ -184,3 +184,34 @@ func TestShutdownRecordsTheCallsItCancels(t *testing.T) {
 	assert.Contains(t, w.stderr(), "held (call mcp-1) cancelled: the server is shutting down")
 	assert.NotContains(t, w.stderr(), "context canceled")
 }
+
+// A client that cancels a call and closes stdin straight after, as
+// agentspec's MCP capability does when it gives up on a call and the run
+// ends, has the call recorded cancelled by it, and nothing on stderr: the
+// SDK cancels a call it is told of from a goroutine of its own, while the
+// end of stdin cancels the calls under way at once with io.EOF as cause,
+// so the call was recorded fatal (`held (call mcp-1) failed: context
+// canceled`) whenever the end won.
+func TestStdioCallCancelledAsTheInputEndsIsRecordedCancelled(t *testing.T) {
+	t.Parallel()
+	w := newCancelWatch(t)
+	defer w.srv.Close()
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
+	served := make(chan error, 1)
+	go func() { served <- w.srv.ServeStdio(context.Background(), inR, outW) }()
+	go io.Copy(io.Discard, outR)
+	_, err = inW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}` + "\n")
+	require.NoError(t, err)
+	waitFor(t, w.held.started, "the call did not start")
+	_, err = inW.WriteString(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, inW.Close())
+	assert.NoError(t, waitFor(t, served, "ServeStdio did not end"))
+	w.assertCancelled(t, "mcp-1", "cancelled by the client")
+}

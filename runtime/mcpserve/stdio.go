@@ -220,17 +220,17 @@ func (c *lineConn) track(msgs []jsonrpc.Message) {
 	}
 }
 
-// answer marks the call id answered.
+// answer marks the call id answered, or its answer dropped. A
+// cancellation read while its answer was written, too late to drop it, is
+// forgotten with it.
 func (c *lineConn) answer(id jsonrpc.ID) {
 	c.pmu.Lock()
-	_, ok := c.pending[id]
 	delete(c.pending, id)
+	delete(c.cancelled, id)
 	c.pmu.Unlock()
-	if ok {
-		select {
-		case c.answered <- struct{}{}:
-		default:
-		}
+	select {
+	case c.answered <- struct{}{}:
+	default:
 	}
 }
 
@@ -238,11 +238,14 @@ func (c *lineConn) answer(id jsonrpc.ID) {
 // end is answered, the connection is closed or ctx is done. The SDK cancels
 // the calls in flight as soon as Read reports the end, so without it a
 // client that writes its requests and closes its end (`printf ... |
-// agentspec mcp`) would get no answers.
+// agentspec mcp`) would get no answers. A call the client cancelled is
+// waited for too, until its answer is dropped: the SDK cancels it from a
+// goroutine of its own, and the end, cancelling it first with io.EOF as
+// cause, would have it taken for the server's failure.
 func (c *lineConn) drain(ctx context.Context) {
 	for {
 		c.pmu.Lock()
-		n := len(c.pending)
+		n := len(c.pending) + len(c.cancelled)
 		c.pmu.Unlock()
 		if n == 0 {
 			return

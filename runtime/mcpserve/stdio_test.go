@@ -2,9 +2,12 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
@@ -111,4 +114,25 @@ func TestStdioRefusesAnOversizedMessageAndGoesOn(t *testing.T) {
 		assert.Contains(t, lines, `{"jsonrpc":"2.0","id":2,"result":{}}`)
 		assert.Contains(t, out.String(), fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a message is longer than %d bytes"}}`, maxLine))
 	}
+}
+
+// A cancellation read while the call's answer is being written, after
+// Write found it not cancelled, leaves nothing for the end of the input to
+// wait for: the answer went out.
+func TestDrainIsNotHeldByACancellationOfACallAnswered(t *testing.T) {
+	t.Parallel()
+	conn, err := (&lineTransport{in: strings.NewReader(""), out: io.Discard}).Connect(context.Background())
+	require.NoError(t, err)
+	c := conn.(*lineConn)
+	id, err := jsonrpc.MakeID(float64(5))
+	require.NoError(t, err)
+	cancel := &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":5}`)}
+	c.track([]jsonrpc.Message{&jsonrpc.Request{ID: id, Method: "tools/call"}})
+	require.False(t, c.wasCancelled(id)) // Write, as it sends the answer
+	c.track([]jsonrpc.Message{cancel})
+	c.answer(id) // Write, once it has
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	c.drain(ctx)
+	assert.NoError(t, ctx.Err(), "the end of the input waited for a call answered")
 }
