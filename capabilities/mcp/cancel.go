@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // cancelWait bounds how long a call given up on waits for the server to
@@ -20,52 +21,72 @@ import (
 // even when the server is slow to answer.
 const cancelWait = 2 * time.Second
 
-// A call to a remote server that is given up on (the run is interrupted,
-// or its read_timeout passes) is sent notifications/cancelled, as MCP's
-// cancellation asks, before the call returns. Ending the call's HTTP
-// request is not enough: the streamable HTTP transport says a server must
-// not take a dropped connection for a cancellation.
+// A call that is given up on (the run is interrupted, or its read_timeout
+// passes) is sent notifications/cancelled, as MCP's cancellation asks,
+// before the call returns. The SDK sends one too, but from a goroutine of
+// its own after the call has returned, and only while the session is open:
+// the run (or agentspec tool) closes its capabilities as soon as the call
+// returns, the session's Close wins the race, and the server, never told,
+// works on. A remote server's session DELETE even waits for that work; a
+// local server's stdin is closed, which a server that answers the calls it
+// read before its input ended (agentspec mcp) does not take for a
+// cancellation, and what the call started outside the server's process
+// group (a Shell command run with sandbox: off) outlives the group's kill.
+// For a remote server, ending the call's HTTP request is not enough either:
+// the streamable HTTP transport says a server must not take a dropped
+// connection for a cancellation.
 //
-// The SDK sends one too, but from a goroutine of its own after the call has
-// returned, and only while the session is open: the run closes its
-// capabilities as soon as the call returns, the session's Close wins the
-// race, and the server, never told, works on (its session's DELETE even
-// waits for that work). agentspec therefore sends it itself, over HTTP,
-// where it sees the call's request go out: remoteCall, put in the call's
-// context, is where cancelTransport notes the request's JSON-RPC id and the
-// URL and headers it went with (those describing the call itself replaced,
-// see cancelHeader). The SDK's own notification, when it comes,
-// waits for agentspec's and is not sent once the server has taken that
-// one, so that the server is told once.
-//
-// A local server needs none of this: a call cancelled while the run goes on
-// is cancelled by the SDK's notification, which the session is still open
-// to send, and when the run ends the server is stopped (see process.stop).
+// agentspec therefore sends it itself, where it sees the call's request
+// go out: sentCall, put in the call's context, is where cancelTransport
+// notes the request's JSON-RPC id and the URL and headers it went with
+// (those describing the call itself replaced, see cancelHeader), and
+// cancelConn, over a local server's stdin, the id. The SDK's own
+// notification, when it comes, waits for agentspec's and is not sent once
+// the server has taken that one, so that the server is told once.
 
-// remoteCallKey is the context key of a call's *remoteCall.
-type remoteCallKey struct{}
+// sentCallKey is the context key of a call's *sentCall.
+type sentCallKey struct{}
 
-// remoteCall is what a cancellation of one call needs: set by
-// cancelTransport when the call's request is sent.
-type remoteCall struct {
-	mu     sync.Mutex
-	id     jsonrpc.ID
-	url    *url.URL
-	header http.Header
-	via    http.RoundTripper // below cancelTransport: the spec's headers, the bound
+// sentCall is what a cancellation of one call needs: set by cancelTransport
+// or cancelConn when the call's request is sent.
+type sentCall struct {
+	mu   sync.Mutex
+	id   jsonrpc.ID
+	tell func(ctx context.Context, n *jsonrpc.Request) error // sends n to the server the call went to
 
 	once      sync.Once
 	told      chan struct{} // closed once agentspec's cancellation was tried
 	delivered bool          // the server took it (under mu)
 }
 
-// withRemoteCall is ctx with a new remoteCall, which it returns too.
-func withRemoteCall(ctx context.Context) (context.Context, *remoteCall) {
-	rc := &remoteCall{told: make(chan struct{})}
-	return context.WithValue(ctx, remoteCallKey{}, rc), rc
+// withSentCall is ctx with a new sentCall, which it returns too.
+func withSentCall(ctx context.Context) (context.Context, *sentCall) {
+	rc := &sentCall{told: make(chan struct{})}
+	return context.WithValue(ctx, sentCallKey{}, rc), rc
 }
 
-// cancelTransport notes, in the remoteCall of its context, the id of a
+// sent notes that the call's request, id, went out, and how to tell its
+// server that the call is cancelled.
+func (rc *sentCall) sent(id jsonrpc.ID, tell func(context.Context, *jsonrpc.Request) error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.id, rc.tell = id, tell
+}
+
+// toldAlready waits, up to cancelWait, for agentspec's cancellation of the
+// call, and reports whether the server took it: the SDK's own is then not
+// sent.
+func (rc *sentCall) toldAlready() bool {
+	select {
+	case <-rc.told:
+	case <-time.After(cancelWait):
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.delivered
+}
+
+// cancelTransport notes, in the sentCall of its context, the id of a
 // tools/call request and where and how it was sent, and answers the SDK's
 // notifications/cancelled of that request itself once the server has taken
 // agentspec's. What it sends goes on unchanged.
@@ -74,7 +95,7 @@ type cancelTransport struct {
 }
 
 func (t *cancelTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	rc, _ := req.Context().Value(remoteCallKey{}).(*remoteCall)
+	rc, _ := req.Context().Value(sentCallKey{}).(*sentCall)
 	if rc == nil || req.Method != http.MethodPost || req.GetBody == nil {
 		return t.base.RoundTrip(req)
 	}
@@ -89,18 +110,10 @@ func (t *cancelTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch {
 	case !ok:
 	case r.IsCall() && r.Method == "tools/call":
-		rc.mu.Lock()
-		rc.id, rc.url, rc.header, rc.via = r.ID, req.URL, req.Header.Clone(), t.base
-		rc.mu.Unlock()
+		u, header, via := req.URL, req.Header.Clone(), t.base
+		rc.sent(r.ID, func(ctx context.Context, n *jsonrpc.Request) error { return postNotification(ctx, via, u, header, n) })
 	case !r.IsCall() && r.Method == "notifications/cancelled" && rc.cancels(r):
-		select {
-		case <-rc.told:
-		case <-time.After(cancelWait):
-		}
-		rc.mu.Lock()
-		delivered := rc.delivered
-		rc.mu.Unlock()
-		if delivered {
+		if rc.toldAlready() {
 			if req.Body != nil {
 				req.Body.Close()
 			}
@@ -109,6 +122,82 @@ func (t *cancelTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// postNotification posts n to u with the header of the call it cancels,
+// through via (below cancelTransport: the spec's headers, the bound).
+func postNotification(ctx context.Context, via http.RoundTripper, u *url.URL, call http.Header, n *jsonrpc.Request) error {
+	body, err := jsonrpc.EncodeMessage(n)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header = cancelHeader(call)
+	resp, err := via.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096)) // a 202 has none
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("notifications/cancelled: %s", resp.Status)
+	}
+	return nil
+}
+
+// cancelConn is a local server's connection, which notes, in the sentCall
+// of its context, the id of a tools/call request once it is written whole
+// to the server's stdin, and drops the SDK's notifications/cancelled of
+// that request once the server has been sent agentspec's.
+type cancelConn struct {
+	sdk.Connection
+}
+
+// cancelStdio is the transport of cancelConn.
+type cancelStdio struct {
+	sdk.Transport
+}
+
+func (t cancelStdio) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cancelConn{conn}, nil
+}
+
+func (c cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	rc, _ := ctx.Value(sentCallKey{}).(*sentCall)
+	r, ok := msg.(*jsonrpc.Request)
+	switch {
+	case rc == nil || !ok:
+	case r.IsCall() && r.Method == "tools/call":
+		if err := c.Connection.Write(ctx, msg); err != nil {
+			return err
+		}
+		rc.sent(r.ID, c.notify)
+		return nil
+	case !r.IsCall() && r.Method == "notifications/cancelled" && rc.cancels(r) && rc.toldAlready():
+		return nil
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// notify writes n to the server's stdin, giving up when ctx ends: a
+// server that stopped reading blocks the write, which then goes on until
+// it reads again or its stdin is closed.
+func (c cancelConn) notify(ctx context.Context, n *jsonrpc.Request) error {
+	done := make(chan error, 1)
+	go func() { done <- c.Connection.Write(context.WithoutCancel(ctx), n) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // cancelHeader is the header a notifications/cancelled goes with: that of
@@ -142,7 +231,7 @@ func decodeRequest(b []byte) (*jsonrpc.Request, bool) {
 }
 
 // cancels reports whether a notifications/cancelled is of rc's request.
-func (rc *remoteCall) cancels(n *jsonrpc.Request) bool {
+func (rc *sentCall) cancels(n *jsonrpc.Request) bool {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
@@ -157,11 +246,11 @@ func (rc *remoteCall) cancels(n *jsonrpc.Request) bool {
 
 // cancelled tells the server that the call rc notes was given up on, for
 // reason, and waits for it to take the notification, up to cancelWait. A
-// call whose request was never sent is not.
-func (rc *remoteCall) cancelled(ctx context.Context, reason string) error {
+// call whose request was never sent whole is not.
+func (rc *sentCall) cancelled(ctx context.Context, reason string) error {
 	defer rc.once.Do(func() { close(rc.told) })
 	rc.mu.Lock()
-	id, u, header, via := rc.id, rc.url, rc.header, rc.via
+	id, tell := rc.id, rc.tell
 	rc.mu.Unlock()
 	if !id.IsValid() {
 		return nil
@@ -173,25 +262,10 @@ func (rc *remoteCall) cancelled(ctx context.Context, reason string) error {
 	if err != nil {
 		return err
 	}
-	body, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: "notifications/cancelled", Params: params})
-	if err != nil {
-		return err
-	}
 	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
 	defer stop()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
+	if err := tell(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}); err != nil {
 		return err
-	}
-	req.Header = cancelHeader(header)
-	resp, err := via.RoundTrip(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096)) // a 202 has none
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("notifications/cancelled: %s", resp.Status)
 	}
 	rc.mu.Lock()
 	rc.delivered = true

@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -128,6 +130,53 @@ func TestInterruptedCallIsCancelledOnTheRemoteServer(t *testing.T) {
 			assert.Equal(t, heardBefore+1, heard, "the server was told twice")
 		})
 	}
+}
+
+// A call to a local server given up on, its read_timeout passed or its
+// context ended (Ctrl-C, the run's deadline), is cancelled on the server
+// before the call returns, so that the Close that ends the run next (or
+// agentspec tool) does not leave the server, never told, working on:
+// agentspec mcp, for one, answers the calls it read before its stdin ended,
+// and a command its Shell runs with sandbox off is in no group the server's
+// stop reaches.
+func TestGivenUpCallIsCancelledOnTheLocalServer(t *testing.T) {
+	t.Parallel()
+	for _, way := range []string{"read_timeout", "context"} {
+		t.Run(way, func(t *testing.T) {
+			t.Parallel()
+			heard := filepath.Join(t.TempDir(), "heard")
+			opts := Options{Env: serverEnvMap("MCP_TEST_HEARD_FILE", heard)}
+			if way == "read_timeout" {
+				opts.ReadTimeout = 0.3
+			}
+			c := startStdio(t, opts)
+			ctx := context.Background()
+			if way == "context" {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+			}
+			_, err := toolByName(t, c, "sleep").Call(ctx, json.RawMessage(`{"ms": 60000}`))
+			require.Error(t, err)
+			require.NoError(t, c.Close()) // at once, as agentspec tool and an interrupted run close it
+			told, _ := os.ReadFile(heard)
+			assert.Equal(t, "cancelled\n", string(told), "the server was not told the call was cancelled, or was told twice")
+		})
+	}
+}
+
+// Once told, the server is not told again by the SDK, while the session
+// goes on.
+func TestLocalServerIsToldOnce(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{ReadTimeout: 0.3})
+	_, err := toolByName(t, c, "sleep").Call(context.Background(), json.RawMessage(`{"ms": 60000}`))
+	_, retry := capabilities.AsRetry(err)
+	require.True(t, retry, "%v", err)
+	time.Sleep(cancelWait + 500*time.Millisecond) // room for the SDK's own, were it sent
+	out, err := call(t, c, "heard", `{}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "1", out)
 }
 
 // Ctrl-C during a run's call to a remote server: the run ends interrupted,

@@ -415,8 +415,8 @@ func TestTimeoutCancelsTheCall(t *testing.T) {
 	out, err := call(t, c, "echo", `{"text": "still here"}`, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "still here", out)
-	// The SDK told the local server, over the session still open, to
-	// cancel the call.
+	// The local server was told, over the session still open, to cancel
+	// the call.
 	assert.Eventually(t, func() bool {
 		out, err := call(t, c, "heard", `{}`, nil)
 		return err == nil && out == "1"

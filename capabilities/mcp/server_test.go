@@ -69,6 +69,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv("MCP_TEST_LOOSE_SCHEMAS") != "" {
 			srv.AddReceivingMiddleware(listLooseSchemas)
 		}
+		if f := os.Getenv("MCP_TEST_HEARD_FILE"); f != "" {
+			srv.AddReceivingMiddleware(noteCancellations(f))
+		}
 		// StdioTransport's connection over a stdin the freeze tool stops.
 		transport := &sdk.IOTransport{Reader: serverStdin, Writer: nopCloser{os.Stdout}}
 		if err := srv.Run(context.Background(), transport); err != nil {
@@ -99,6 +102,22 @@ func readerParent() {
 	fmt.Println(strings.Join(c.proc.stderr.lines(), "\n"))
 	c.Close()
 	os.Exit(0)
+}
+
+// noteCancellations appends a line to file for every notifications/cancelled
+// the server reads, which a test can read once the server is gone.
+func noteCancellations(file string) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "notifications/cancelled" {
+				if f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+					fmt.Fprintln(f, "cancelled")
+					f.Close()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // serverCommand is the command of the in-repo server.

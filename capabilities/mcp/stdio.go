@@ -123,7 +123,7 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	// larger one, which the server took for an exit: it stopped reading,
 	// and the server died of the SIGPIPE that brought.
 	transport := &sdk.IOTransport{Reader: &boundedLines{rc: stdout, guard: guard}, Writer: p.stdin, MaxLineLength: -1}
-	session, err := client.Connect(ctx, transport, nil)
+	session, err := client.Connect(ctx, cancelStdio{transport}, nil)
 	if err != nil {
 		p.stopWithin(0) // it never became a server: no need to wait for it
 		return nil, p, err

@@ -170,17 +170,15 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 // they would wait behind it, and be sent, once it ended, after their
 // callers had been told they were cancelled.
 //
-// A call to a remote server that ctx ends is cancelled on the server
-// before callTool returns (see remoteCall).
+// A call that ctx ends is cancelled on the server before callTool returns
+// (see sentCall), unless its request was not yet written whole to a local
+// server.
 func (c *Capability) callTool(ctx context.Context, session *sdk.ClientSession, params *sdk.CallToolParams) (*sdk.CallToolResult, error) {
 	type answer struct {
 		res *sdk.CallToolResult
 		err error
 	}
-	var rc *remoteCall
-	if c.proc == nil {
-		ctx, rc = withRemoteCall(ctx)
-	}
+	ctx, rc := withSentCall(ctx)
 	done := make(chan answer, 1)
 	go func() {
 		res, err := session.CallTool(ctx, params)
@@ -199,7 +197,7 @@ func (c *Capability) callTool(ctx context.Context, session *sdk.ClientSession, p
 			a.err = ctx.Err()
 		}
 	}
-	if a.err != nil && ctx.Err() != nil && rc != nil {
+	if a.err != nil && ctx.Err() != nil {
 		// Best effort: the call is over for the run whether or not the
 		// server takes it.
 		_ = rc.cancelled(ctx, context.Cause(ctx).Error())
