@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -132,6 +133,11 @@ func startLater(ctx context.Context, typeName string, probe capabilities.Capabil
 			err = l.handPeers(c)
 		}
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// Stopped, by the end of serving or by Close: no failure
+			// of its own.
+			closeCapability(c)
+			l.err = errStoppedStarting
 		case err != nil:
 			closeCapability(c)
 			l.err = err
@@ -146,6 +152,10 @@ func startLater(ctx context.Context, typeName string, probe capabilities.Capabil
 }
 
 var errClosedEarly = errors.New("closed before it started")
+
+// errStoppedStarting is why a capability did not start when serving ended
+// (the context its start was given, or Close) while it was starting.
+var errStoppedStarting = fmt.Errorf("stopped while it was starting: %w", errShuttingDown)
 
 // Tools returns the tools of the started capability, or none yet.
 func (l *later) Tools(ctx context.Context) ([]capabilities.Tool, error) {

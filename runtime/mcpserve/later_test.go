@@ -219,6 +219,43 @@ func TestServerThatExitsAtStartIsReported(t *testing.T) {
 	assert.Len(t, srv.Tools(), len(filesystem.AllToolNames))
 }
 
+// A server still starting when serving ends (SIGTERM, Ctrl-C: the context
+// its start was given ends) is stopped, which is no failure of it: nothing
+// is reported, and a call waiting for its tool is answered that the server
+// is shutting down, since the call got "tool slow_echo is not offered: MCP
+// slow: context canceled" as an error the model could correct and stderr
+// said "MCP slow: context canceled".
+func TestServerStillStartingWhenServingEndsIsNoFailure(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{slowServerEnv: "1", slowDelayEnv: "60000"}
+	opts, err := json.Marshal(map[string]any{"command": []string{os.Args[0]}, "env": env, "id": "slow", "timeout": 90})
+	require.NoError(t, err)
+	serving, stop := context.WithCancel(context.Background())
+	defer stop()
+	slow, err := mcpRegistry(t).New(serving, mcp.TypeName, capabilities.Args{Options: opts})
+	require.NoError(t, err)
+	_, lc := serveLate(t, Options{}, slow)
+
+	called := make(chan error, 1)
+	go func() {
+		res, err := lc.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow_echo", Arguments: map[string]any{},
+			Meta: sdk.Meta{"progressToken": "p1"}})
+		if err == nil {
+			err = fmt.Errorf("answered with a result: %v", res.Content[0].(*sdk.TextContent).Text)
+		}
+		called <- err
+	}()
+	receive(t, lc.progress, "progress notification") // the call is waiting
+	stop()
+	err = receive(t, called, "answer")
+	assert.ErrorContains(t, err, "the call was cancelled: the server is shutting down")
+	select {
+	case n := <-lc.notices:
+		t.Errorf("a server stopped as serving ended was reported: %s", n)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
 // Close does not wait for a server still starting: it stops it.
 func TestCloseStopsAServerStillStarting(t *testing.T) {
 	t.Parallel()

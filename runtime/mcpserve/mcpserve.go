@@ -306,7 +306,8 @@ func (s *Server) join(ctx context.Context, ls *lateStart) {
 	if err == nil {
 		withheld, err = s.add(tools)
 	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, errClosedEarly) {
+	stopped := errors.Is(err, errClosedEarly) || errors.Is(err, errStoppedStarting)
+	if err != nil && ctx.Err() == nil && !stopped {
 		// A factory's error may not say which capability it is.
 		err = fmt.Errorf("%s: %w", ls.l.name, err)
 	}
@@ -316,7 +317,7 @@ func (s *Server) join(ctx context.Context, ls *lateStart) {
 	close(s.settled)
 	s.settled = make(chan struct{})
 	s.mu.Unlock()
-	if s.notice == nil || ctx.Err() != nil {
+	if s.notice == nil || ctx.Err() != nil || stopped {
 		return
 	}
 	if err != nil {
@@ -378,10 +379,13 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 			known, settled := s.seen[p.Name], s.settled
 			var waiting []*lateStart
 			var failed []string
+			stopped := false
 			for _, ls := range s.late {
 				select {
 				case <-ls.done:
-					if ls.err != nil {
+					if errors.Is(ls.err, errShuttingDown) {
+						stopped = true
+					} else if ls.err != nil {
 						failed = append(failed, ls.err.Error())
 					}
 				default:
@@ -392,6 +396,10 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 			switch {
 			case known:
 				return next(ctx, method, req)
+			case len(waiting) == 0 && stopped:
+				// The server that may have offered it was stopped as
+				// serving ends: the call is, as track cancels one.
+				return nil, fatal(fmt.Errorf("the call was cancelled: %w", errShuttingDown))
 			case len(waiting) == 0 && len(failed) > 0:
 				msg := fmt.Sprintf("tool %s is not offered: %s", p.Name, strings.Join(failed, "; "))
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: msg}}, IsError: true}, nil
