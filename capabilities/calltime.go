@@ -2,9 +2,26 @@ package capabilities
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 )
+
+// Seconds is s seconds, an option's timeout, as a time.Duration: one longer
+// than a Duration holds (about 292 years), which a schema's "number" allows,
+// is the longest Duration, where converted as it is it would be a negative
+// one that ends a wait at once; a positive one below a nanosecond is a
+// nanosecond, where the zero Duration often means no bound.
+func Seconds(s float64) time.Duration {
+	switch d := s * float64(time.Second); {
+	case d >= math.MaxInt64: // 2^63 as a float64, exactly
+		return math.MaxInt64
+	case d < 1 && s > 0:
+		return time.Nanosecond
+	default:
+		return time.Duration(d)
+	}
+}
 
 // WithCallTimeout returns a context for one tool call that ends after d of
 // the call's own time, with cause as its context.Cause (nil gives

@@ -3,6 +3,7 @@ package capabilities
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -129,4 +130,21 @@ func TestCallDeadlineReportsWhenTheCallWouldEnd(t *testing.T) {
 	defer stop()
 	dl, _ := long.Deadline()
 	assert.Equal(t, runEnds, dl)
+}
+
+// Seconds saturates where a Duration ends, keeps a positive number a bound,
+// and converts the rest as they are.
+func TestSeconds(t *testing.T) {
+	for s, want := range map[float64]time.Duration{
+		0:                    0,
+		1.5:                  1500 * time.Millisecond,
+		1e-12:                time.Nanosecond,
+		9223372036.854775:    9223372036854774784, // the float64 nearest below 2^63 ns
+		9223372036.854775807: math.MaxInt64,
+		1e10:                 math.MaxInt64,
+		1e300:                math.MaxInt64,
+		math.Inf(1):          math.MaxInt64,
+	} {
+		assert.Equal(t, want, Seconds(s), "%v", s)
+	}
 }

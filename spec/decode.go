@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/agentspec/agentspec/capabilities"
 )
 
 // The types below mirror the agent schema key for key (a test keeps them in
@@ -119,7 +120,7 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		Description:   raw.Description,
 		Instructions:  raw.Instructions,
 		Retries:       DefaultRetries,
-		ToolTimeout:   seconds(raw.ToolTimeout),
+		ToolTimeout:   capabilities.Seconds(raw.ToolTimeout),
 		Metadata:      raw.Metadata,
 		OutputSchema:  d.orderedJSON("/output_schema", root["output_schema"], raw.OutputSchema),
 		EndStrategy:   raw.EndStrategy,
@@ -156,7 +157,7 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		FrequencyPenalty:  ms.FrequencyPenalty,
 		StopSequences:     ms.StopSequences,
 		ParallelToolCalls: ms.ParallelToolCalls,
-		Timeout:           seconds(max(ms.Timeout, ms.TimeoutSeconds)), // the schema allows one of them
+		Timeout:           capabilities.Seconds(max(ms.Timeout, ms.TimeoutSeconds)), // the schema allows one of them
 		BaseURL:           ms.BaseURL,
 		ExtraHeaders:      ms.ExtraHeaders,
 		LogitBias:         ms.LogitBias,
@@ -326,18 +327,4 @@ func decodeValue(value any, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	return dec.Decode(v)
-}
-
-// seconds converts a number of seconds, saturating rather than overflowing,
-// and keeping a positive number below a nanosecond a bound: the zero
-// Duration means no bound.
-func seconds(s float64) time.Duration {
-	if s >= float64(math.MaxInt64)/float64(time.Second) {
-		return math.MaxInt64
-	}
-	d := time.Duration(s * float64(time.Second))
-	if d == 0 && s > 0 {
-		return time.Nanosecond
-	}
-	return d
 }

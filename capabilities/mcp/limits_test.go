@@ -190,6 +190,17 @@ func TestReadTimeout(t *testing.T) {
 	assert.Equal(t, DefaultReadTimeout, (&Capability{}).callTimeout())
 }
 
+// A timeout or read_timeout longer than a time.Duration holds, which the
+// schema allows, waits: it does not become a negative duration that ends
+// the server's start, or each call, at once.
+func TestTimeoutsBeyondADurationWait(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{Timeout: 1e10, ReadTimeout: 1e300})
+	out, err := call(t, c, "echo", `{"text": "answered"}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "answered", out)
+}
+
 // bigEcho is an echo whose request is larger than a pipe's buffer (64 KiB
 // on Linux): a server that stops reading leaves its write unfinished.
 var bigEcho = json.RawMessage(`{"text": "` + strings.Repeat("x", 1<<20) + `"}`)

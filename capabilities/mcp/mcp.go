@@ -147,14 +147,14 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	}
 	timeout := DefaultTimeout
 	if opts.Timeout > 0 {
-		timeout = time.Duration(opts.Timeout * float64(time.Second))
+		timeout = capabilities.Seconds(opts.Timeout)
 	}
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	c := &Capability{id: opts.ID, redact: opts.redactor(), reach: reachOf(opts, opts.endpoint())}
 	if opts.ReadTimeout > 0 {
-		c.readTimeout = time.Duration(opts.ReadTimeout * float64(time.Second))
+		c.readTimeout = capabilities.Seconds(opts.ReadTimeout)
 	}
 	// The id is known before the server is started: a capability built to
 	// be checked is named as the started one will be.

@@ -61,7 +61,7 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 		e, err := p.Wait()
 		done <- waited{e, err}
 	}()
-	timer := time.NewTimer(duration(timeout))
+	timer := time.NewTimer(capabilities.Seconds(timeout))
 	defer timer.Stop()
 	var (
 		w                   waited
@@ -122,17 +122,6 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 		return "", err
 	}
 	return out, nil
-}
-
-// duration is seconds as a time.Duration, the longest one for seconds it
-// cannot hold (about 292 years), which a spec's max_timeout may allow:
-// converted as it is, such a number becomes a negative duration, and the
-// command times out at once.
-func duration(seconds float64) time.Duration {
-	if d := seconds * float64(time.Second); d < math.MaxInt64 {
-		return time.Duration(d)
-	}
-	return math.MaxInt64
 }
 
 // tenthsUp is d in seconds, rounded up to a tenth: the time left of a
