@@ -283,12 +283,19 @@ func (l *Loader) LoadFile(path string) (*Pipeline, error) {
 // pipeline file, sorted by position, then those in each step's spec file,
 // in step order.
 func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
-	if !IsPipeline(data) {
-		return nil, spec.Errors{{Pos: spec.Position{File: file}, Msg: notPipelineMsg}}
-	}
 	specs := l.Specs
 	if specs == nil {
 		specs = &defaultSpecs
+	}
+	if !IsPipeline(data) {
+		if !parses(data) {
+			// It may be a pipeline with a mistake in its syntax: say where,
+			// as validate, which reads it as a spec, does.
+			if _, err := spec.ParseDocument(file, data, specs.LookupEnv); err != nil {
+				return nil, err
+			}
+		}
+		return nil, spec.Errors{{Pos: spec.Position{File: file}, Msg: notPipelineMsg}}
 	}
 	doc, err := spec.ParseDocument(file, data, specs.LookupEnv)
 	if err != nil {
@@ -342,6 +349,14 @@ func IsPipeline(data []byte) bool {
 		}
 	}
 	return false
+}
+
+// parses reports whether data is a YAML document (or none) the parser reads
+// without a syntax error.
+func parses(data []byte) bool {
+	var doc yaml.Node
+	err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc)
+	return err == nil || errors.Is(err, io.EOF)
 }
 
 // readError says why a file could not be read, briefly.

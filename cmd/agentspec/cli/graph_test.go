@@ -54,6 +54,7 @@ func TestGraphRefuses(t *testing.T) {
     for_each: "{{steps.a.output.file}}"
 `)
 	spec := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\n")
+	unclosed := writeFile(t, filepath.Join(dir, "unclosed.yaml"), "steps:\n  a: {spec: agent.yaml\n")
 	good := filepath.Join(repoRoot, "pipeline", "testdata", "docs-report", "pipeline.yaml")
 	for _, tc := range []struct {
 		name   string
@@ -64,6 +65,8 @@ func TestGraphRefuses(t *testing.T) {
 			bad + ":6:16: steps.a.output.file: a's output_schema has no property 'file'; did you mean 'files'?\n"},
 		{"a spec is not a pipeline", []string{"graph", spec},
 			spec + ": not a pipeline: a pipeline is a mapping with steps: at its top level\n"},
+		{"a pipeline that is not YAML, at the mistake's position", []string{"graph", unclosed},
+			unclosed + ":2:6: invalid YAML: did not find expected ',' or '}' (is the { opened here closed?)\n"},
 		{"a missing file", []string{"graph", filepath.Join(dir, "none.yaml")},
 			"agentspec: " + filepath.Join(dir, "none.yaml") + ": no such file\n"},
 		{"an unknown format", []string{"graph", "-o", "svg", good},
