@@ -97,6 +97,16 @@ var v1Providers = map[string]struct{ now, what string }{
 	"google-vertex": {"google-cloud", "google-cloud (Gemini on Vertex AI)"},
 }
 
+// retiredProviders are pydantic-ai V1's other provider names, which V2
+// refuses and agentspec does too, each with the name V2 gives it: a near
+// spelling of another provider would mislead (grok is xAI's, not Groq's).
+var retiredProviders = map[string]string{
+	"grok":                  "xai",
+	"vertexai":              "google-cloud",
+	"gateway/gemini":        "gateway/google-cloud",
+	"gateway/google-vertex": "gateway/google-cloud",
+}
+
 // compatWarnings returns the warnings about keys the spec gives that have no
 // effect in agentspec, and about what pydantic-ai would refuse.
 func compatWarnings(d *document, root map[string]any) []*Error {

@@ -243,3 +243,20 @@ func TestV1GoogleProvidersWarn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, s.Warnings)
 }
+
+// pydantic-ai's other V1 names, which agentspec refuses as V2 does, are
+// refused with the name to write instead, not a near spelling of another
+// provider: grok is xAI's, not Groq's.
+func TestRetiredProvidersNameTheirSuccessor(t *testing.T) {
+	t.Parallel()
+	var l Loader
+	for _, c := range []struct{ model, want string }{
+		{"grok:grok-4", `agent.yaml:1:8: model: unknown model provider "grok": it is pydantic-ai V1's name for xai, which V2 refuses too; write xai:grok-4`},
+		{"vertexai:gemini-2.5-pro", `agent.yaml:1:8: model: unknown model provider "vertexai": it is pydantic-ai V1's name for google-cloud, which V2 refuses too; write google-cloud:gemini-2.5-pro`},
+		{"gateway/gemini:gemini-2.5-pro", `agent.yaml:1:8: model: unknown model provider "gateway/gemini": it is pydantic-ai V1's name for gateway/google-cloud, which V2 refuses too; write gateway/google-cloud:gemini-2.5-pro`},
+		{"gateway/google-vertex:gemini-2.5-pro", `agent.yaml:1:8: model: unknown model provider "gateway/google-vertex": it is pydantic-ai V1's name for gateway/google-cloud, which V2 refuses too; write gateway/google-cloud:gemini-2.5-pro`},
+	} {
+		_, err := l.Load("agent.yaml", []byte("model: "+c.model+"\n"))
+		assert.EqualError(t, err, c.want, c.model)
+	}
+}

@@ -81,8 +81,14 @@ func checkProvider(d *document, root map[string]any, known []string) {
 	if !ok || len(known) == 0 || d.reported("/model") {
 		return
 	}
-	provider, _, found := strings.Cut(model, ":")
+	provider, name, found := strings.Cut(model, ":")
 	if !found || slices.Contains(known, provider) {
+		return
+	}
+	if now, ok := retiredProviders[provider]; ok {
+		d.add("/model", d.pos("/model"), prefixed("/model", fmt.Sprintf(
+			"unknown model provider %q: it is pydantic-ai V1's name for %s, which V2 refuses too; write %s:%s",
+			provider, now, now, name)))
 		return
 	}
 	d.add("/model", d.pos("/model"), prefixed("/model", fmt.Sprintf("unknown model provider %q%s; known providers: %s",
