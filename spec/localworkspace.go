@@ -24,13 +24,19 @@ func RunWorkspace(ctx context.Context, s *Spec, reg *capabilities.Registry, setu
 // directory an entry names come later), a warning at that entry when its
 // directory does not exist yet: the capabilities that work in it can only
 // be built once it does. It is nil when no entry sets the workspace or its
-// directory is there.
+// directory is there. A file where the directory should be is an error at
+// the entry, as a run would refuse it: it will not become a directory.
 func WorkspaceToCome(ctx context.Context, s *Spec, reg *capabilities.Registry, setup capabilities.Setup) (*Error, error) {
 	ws, entry, err := runWorkspace(ctx, s, reg, setup)
 	if err != nil || entry == nil {
 		return nil, err
 	}
-	if _, err := os.Stat(ws.Dir); !errors.Is(err, fs.ErrNotExist) {
+	st, err := os.Stat(ws.Dir)
+	if err == nil && !st.IsDir() {
+		return nil, Errors{{Pos: entry.Pos, Msg: prefixed(entry.Pointer, fmt.Sprintf(
+			"%s is not a directory: the run's workspace must be one", ws.Dir))}}
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	return &Error{Pos: entry.Pos, Msg: "warning: " + prefixed(entry.Pointer, fmt.Sprintf(

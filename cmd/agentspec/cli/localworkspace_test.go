@@ -131,3 +131,18 @@ func TestLocalWorkspaceToCome(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, file+":4:21: capabilities[0].LocalWorkspace.working_dir: local workspace directory "+filepath.Join(dir, "repo")+" does not exist")
 }
+
+// A LocalWorkspace naming a file, which run refuses, is refused by validate
+// too: unlike a directory still to come, a file will not become one.
+func TestLocalWorkspaceOnAFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\ncapabilities:\n  - LocalWorkspace: ./agent.yaml\n")
+	code, _, stderr := runCLI(t, "", "validate", file, "--workspace", dir)
+	assert.Equal(t, exitFailure, code, stderr)
+	assert.Equal(t, file+":3:5: capabilities[0].LocalWorkspace: "+file+" is not a directory: the run's workspace must be one\n", stderr)
+
+	code, _, stderr = runCLI(t, "", "run", file, "--workspace", dir, "-q")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "local workspace directory "+file+" is not a directory")
+}
