@@ -210,6 +210,24 @@ func TestToolsReportsFactoryErrorsAtTheirPosition(t *testing.T) {
 	assert.True(t, strings.HasPrefix(stderr, file+":3:17: "), stderr)
 }
 
+// An MCP server that does not start fails at its entry, as a capability
+// that cannot be built from its options does (exit 2), and the help says so.
+func TestToolsOfAServerThatDidNotStart(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\ncapabilities:\n  - MCP: {command: [sh, -c, 'exit 3']}\n")
+	code, stdout, stderr := runCLI(t, "", "tools", "--workspace", dir, file)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, file+":3:5: "), stderr)
+	assert.Contains(t, stderr, "did not start")
+
+	code, help, _ := runCLI(t, "", "tools", "--help")
+	require.Equal(t, 0, code)
+	help = strings.Join(strings.Fields(help), " ")
+	assert.Contains(t, help, "2 on usage errors and for a spec or pipeline that does not load or whose capabilities cannot be built (an MCP server that did not start, say)")
+	assert.NotContains(t, help, "1 when a capability could not list its tools (an MCP server that did not start, say)")
+}
+
 func TestToolCallsAToolByHand(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "hello.txt"), "Hello, world!\n")

@@ -33,9 +33,10 @@ step's vars is built per job, and left out with a warning). A capability whose
 options use {{name}} placeholders is built with them filled from --var, as run fills them;
 without a value for each, the spec is refused.
 
-Exit status: 0 when the tools are listed, 1 when a capability could not list its tools (an MCP
-server that did not start, say), 2 on usage errors and for a spec or pipeline that does not
-load, whose problems are printed as FILE:LINE:COL lines, or that offers one tool name twice.`,
+Exit status: 0 when the tools are listed, 1 when a capability, once built, fails to list its
+tools (its Go Tools method returns an error), 2 on usage errors and for a spec or pipeline
+that does not load or whose capabilities cannot be built (an MCP server that did not start,
+say), whose problems are printed as FILE:LINE:COL lines, or that offers one tool name twice.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(format); err != nil {
