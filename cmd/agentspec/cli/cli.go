@@ -202,6 +202,7 @@ model (model: script:FILE) or on the test model, which calls every tool once, fo
 	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
 	refuseUnknownShells(root)
 	refuseUnknownHelpTopics(root)
+	showUsageOnUsageErrors(root)
 	completeOutputs(root)
 	completeVars(root)
 	return root
@@ -245,6 +246,33 @@ func refuseUnknownHelpTopics(root *cobra.Command) {
 			return nil
 		}
 	}
+}
+
+// showUsageOnUsageErrors makes a wrong number of arguments, and a flag that
+// cannot be read, say how the command is used and where its help is: with
+// SilenceUsage, cobra said only "accepts 1 arg(s), received 0", which does
+// not tell a newcomer which argument. A command with subcommands keeps its
+// own words for an unknown one.
+func showUsageOnUsageErrors(root *cobra.Command) {
+	withUsage := func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w (usage: %s; see %s --help)", err, cmd.UseLine(), cmd.CommandPath())
+	}
+	root.SetFlagErrorFunc(withUsage)
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if args := c.Args; args != nil && !c.HasSubCommands() {
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					return withUsage(cmd, err)
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
 
 // signalEndsCleanly, as a command's annotation, marks a command for which a

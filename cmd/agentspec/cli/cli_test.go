@@ -558,3 +558,29 @@ func TestHelpOfAnUnknownCommand(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "agentspec cache stats [--dir DIR] [-o json]")
 }
+
+// A wrong number of arguments, or a flag cobra cannot read, says how the
+// command is used and where its help is, rather than only counting: "accepts
+// 1 arg(s), received 0" does not tell a newcomer which argument.
+func TestUsageErrorsShowTheUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "agentspec: accepts between 1 and 2 arg(s), received 0 (usage: agentspec run SPEC|- [-] [flags]; see agentspec run --help)\n"},
+		{[]string{"graph"}, "agentspec: accepts 1 arg(s), received 0 (usage: agentspec graph PIPELINE [flags]; see agentspec graph --help)\n"},
+		{[]string{"validate"}, "agentspec: requires at least 1 arg(s), only received 0 (usage: agentspec validate FILE|-... [flags]; see agentspec validate --help)\n"},
+		{[]string{"version", "x"}, "agentspec: unknown command \"x\" for \"agentspec version\" (usage: agentspec version [flags]; see agentspec version --help)\n"},
+		{[]string{"run", "--bogus", "agent.yaml"}, "agentspec: unknown flag: --bogus (usage: agentspec run SPEC|- [-] [flags]; see agentspec run --help)\n"},
+		{[]string{"cache", "stats", "--bogus"}, "agentspec: unknown flag: --bogus (usage: agentspec cache stats [--dir DIR] [-o json] [flags]; see agentspec cache stats --help)\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, "", tc.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, tc.want, stderr)
+		})
+	}
+}

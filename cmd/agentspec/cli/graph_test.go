@@ -71,7 +71,7 @@ func TestGraphRefuses(t *testing.T) {
 			"agentspec: " + filepath.Join(dir, "none.yaml") + ": no such file\n"},
 		{"an unknown format", []string{"graph", "-o", "svg", good},
 			"agentspec: --output must be one of mermaid, dot, json, not \"svg\"\n"},
-		{"no file", []string{"graph"}, "agentspec: accepts 1 arg(s), received 0\n"},
+		{"no file", []string{"graph"}, "agentspec: accepts 1 arg(s), received 0 (usage: agentspec graph PIPELINE [flags]; see agentspec graph --help)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, "", tc.args...)
