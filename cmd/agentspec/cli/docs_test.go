@@ -194,6 +194,23 @@ func TestReadmeListsEveryCommand(t *testing.T) {
 	assert.Equal(t, real, documented, "the README's command table and the CLI must list the same commands")
 }
 
+// The README's exit codes say which commands a signal ends with 0: those
+// for which it is the ordinary end, rather than claim 130 and 143 for every
+// command.
+func TestReadmeExitCodesNameTheServers(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	start := strings.Index(text, "Every command follows the same exit codes")
+	require.GreaterOrEqual(t, start, 0)
+	sentence, _, _ := strings.Cut(text[start:], ". ")
+	for _, c := range newRootCmd().Commands() {
+		if c.Annotations[signalEndsCleanly] != "" {
+			assert.Contains(t, sentence, "`agentspec "+c.Name()+"`", "the exit codes name %s, which a signal ends with 0", c.Name())
+		}
+	}
+}
+
 // The schema committed at the repository root, which the examples' $schema
 // lines name, is what "agentspec schema" prints: it cannot drift from the
 // code.
