@@ -478,6 +478,24 @@ func TestCompletionOffersVars(t *testing.T) {
 	assert.Equal(t, []string{"topic="}, complete("run", pipe, "--var", ""))
 }
 
+// With -o json a call made prints its one object, whatever its outcome; a
+// usage error, which makes no call, prints none on stdout, as the help says.
+func TestToolJSONOnAUsageError(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	code, stdout, stderr := runCLI(t, "", "tool", "--root", root, "-o", "json", "read_fil")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `unknown tool "read_fil"`)
+	code, stdout, _ = runCLI(t, "", "tool", "--root", root, "-o", "json", "read_file", `{"path": "none.txt"}`)
+	assert.Equal(t, exitToolRetry, code)
+	assert.Contains(t, stdout, `"retry":true`)
+
+	_, help, _ := runCLI(t, "", "tool", "--help")
+	help = strings.Join(strings.Fields(help), " ")
+	assert.Contains(t, help, `exactly one object {"tool", "ok", "retry", "output", "error", "events"} on stdout for the call made; a usage or spec error makes none, and prints nothing there.`)
+}
+
 // A spec without tools says so, rather than list none as available.
 func TestToolOfASpecWithoutTools(t *testing.T) {
 	file := writeFile(t, filepath.Join(t.TempDir(), "agent.yaml"), "model: test\ninstructions: hi\n")

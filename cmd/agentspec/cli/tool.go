@@ -45,7 +45,8 @@ ARGS_JSON is one JSON object of arguments; "-" reads it from stdin; absent means
 it would change without changing anything.
 
 Output: the tool's text on stdout and errors on stderr, or with --output json (-o json) exactly
-one object {"tool", "ok", "retry", "output", "error", "events"} on stdout.
+one object {"tool", "ok", "retry", "output", "error", "events"} on stdout for the call made; a
+usage or spec error makes none, and prints nothing there.
 Exit status: 0 success (a cancelled change is a success), 3 an error the model could correct,
 1 a fatal error, 2 a usage or spec error.`,
 		Args:                  cobra.RangeArgs(1, 2),
