@@ -424,7 +424,14 @@ func checkVars(s *spec.Spec, vars map[string]string) error {
 	case errors.As(err, &unknown):
 		return fmt.Errorf("--var %s: %s", strings.Join(unknown.Names, ", "), unknown.Detail())
 	case errors.As(err, &missing):
-		return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])
+		if len(missing.Names) == 1 {
+			return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])
+		}
+		flags := make([]string, len(missing.Names))
+		for i, name := range missing.Names {
+			flags[i] = "--var " + name + "=VALUE"
+		}
+		return fmt.Errorf("%w (set them with %s)", err, strings.Join(flags, " "))
 	}
 	return err
 }

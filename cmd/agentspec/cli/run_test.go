@@ -271,6 +271,7 @@ func TestRunFailures(t *testing.T) {
 	short := f.write(t, "short-agent.yaml", "version: 1\nmodel: script:short.yaml\ninstructions: Read.\ncapabilities: [FileSystem]\n")
 	diverge := f.write(t, "diverge-agent.yaml", "version: 1\nmodel: script:diverge.yaml\ninstructions: Prose.\n")
 	withVar := f.write(t, "var-agent.yaml", "version: 1\nmodel: script:diverge.yaml\ninstructions: Review {{repo}}.\n")
+	withVars := f.write(t, "vars-agent.yaml", "version: 1\nmodel: script:diverge.yaml\ninstructions: Review {{repo}} for {{focus}}.\n")
 	invalid := f.write(t, "invalid.yaml", "version: 1\nmodel: script:diverge.yaml\ninstructions: x\nmax_tool_rounds: 0\n")
 	noScript := f.write(t, "no-script.yaml", "version: 1\nmodel: script:gone.yaml\n")
 	f.write(t, "typo.yaml", "turns:\n  - text: x\n    tool_calls: {name: read_file}\n")
@@ -289,6 +290,8 @@ func TestRunFailures(t *testing.T) {
 			want: `agentspec: model request 1: script diverge.yaml: turn 1: the conversation diverged from the script: the system message does not contain "poetry"`},
 		{name: "missing var", args: []string{withVar}, code: exitUsage,
 			want: `agentspec: instructions use variable "repo", but no value was given (set it with --var repo=VALUE)`},
+		{name: "missing vars", args: []string{withVars}, code: exitUsage,
+			want: `agentspec: instructions use variables "repo", "focus", but no value was given (set them with --var repo=VALUE --var focus=VALUE)`},
 		{name: "unknown var", args: []string{withVar, "--var", "repo=x", "--var", "nope=1"}, code: exitUsage,
 			want: `agentspec: --var nope: the instructions have no {{nope}} placeholder; they have {{repo}}`},
 		{name: "unknown vars, no placeholders", args: []string{diverge, "--var", "b=1", "--var", "a=2"}, code: exitUsage,
