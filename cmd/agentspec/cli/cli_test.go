@@ -89,6 +89,20 @@ func TestValidate(t *testing.T) {
 	assert.Equal(t, 2, code, "no file is a usage error")
 }
 
+// A directory is not read as a spec: the error says how to name the specs
+// in it, which a CI job checking a folder of specs reaches for first.
+func TestValidateADirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := writeFile(t, filepath.Join(dir, "agents", "good.yaml"), "model: test\n")
+	agents := filepath.Dir(good)
+	code, stdout, stderr := runCLI(t, "", "validate", good, agents)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, agents+": is a directory, not a spec file; to check the specs in it, name them: agentspec validate "+
+		filepath.Join(agents, "*.yaml")+"\n", stderr)
+}
+
 func TestValidateJSON(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\n")

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -189,7 +191,11 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 		return r, readable
 	}
 	// An unreadable file, or a problem without a position: the file names it.
-	r.Problems = append(r.Problems, problem{File: file, Message: strings.TrimPrefix(err.Error(), file+": ")})
+	msg := strings.TrimPrefix(err.Error(), file+": ")
+	if st, serr := os.Stat(file); !readable && serr == nil && st.IsDir() {
+		msg += "; to check the specs in it, name them: agentspec validate " + filepath.Join(file, "*.yaml")
+	}
+	r.Problems = append(r.Problems, problem{File: file, Message: msg})
 	return r, readable
 }
 
