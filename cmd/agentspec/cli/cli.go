@@ -125,6 +125,13 @@ func printError(w io.Writer, err error) {
 		}
 		return
 	}
+	// One problem alone (a capability that could not set the workspace up)
+	// is a spec problem all the same, FILE:LINE:COL first.
+	var one *spec.Error
+	if errors.As(err, &one) && one.Error() == err.Error() {
+		fmt.Fprintln(w, text.VisibleLines(one.Error()))
+		return
+	}
 	fmt.Fprintln(w, "agentspec:", text.VisibleLines(err.Error()))
 }
 

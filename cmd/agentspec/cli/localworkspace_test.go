@@ -146,3 +146,26 @@ func TestLocalWorkspaceOnAFile(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "local workspace directory "+file+" is not a directory")
 }
+
+// A LocalWorkspace whose directory is missing is reported as every spec
+// problem is, FILE:LINE:COL first, so that whatever reads such lines (an
+// editor, a CI problem matcher) finds the file, by run as by tools.
+func TestLocalWorkspaceMissingIsReportedAtItsPosition(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\ncapabilities:\n  - LocalWorkspace: ./repo\n")
+	want := file + ":3:21: capabilities[0].LocalWorkspace.working_dir: local workspace directory " + filepath.Join(dir, "repo") + " does not exist\n"
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"run", file, "--workspace", dir, "-q"}, exitFailure},
+		{[]string{"tools", file, "--workspace", dir}, exitUsage},
+		{[]string{"tool", "--spec", file, "--workspace", dir, "read_file"}, exitUsage},
+	} {
+		code, stdout, stderr := runCLI(t, "", tc.args...)
+		assert.Equal(t, tc.code, code, tc.args)
+		assert.Empty(t, stdout, tc.args)
+		assert.Equal(t, want, stderr, tc.args)
+	}
+}

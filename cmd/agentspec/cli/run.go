@@ -441,6 +441,10 @@ func runError(err error) error {
 	if errors.Is(err, runtime.ErrInterrupted) {
 		return runtime.ErrInterrupted
 	}
+	var one *spec.Error
+	if errors.As(err, &one) && one.Error() == err.Error() {
+		return one // printed at its position, as a spec problem is
+	}
 	var retried *runtime.RetriedError
 	if errors.As(err, &retried) {
 		return errors.New(retried.Error())
