@@ -356,6 +356,26 @@ func TestToolExitCodes(t *testing.T) {
 	}
 }
 
+// ARGS_JSON that is JSON but not an object says what it is, in JSON's
+// words, not in Go's types.
+func TestToolArgsNotAnObject(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for args, found := range map[string]string{
+		"[1]":            "found an array",
+		`"notes.md"`:     "found a string",
+		"3":              "found a number",
+		"true":           "found a boolean",
+		"null":           "found null",
+		`{"path": "a"}x`: "invalid character 'x' after top-level value",
+	} {
+		code, stdout, stderr := runCLI(t, "", "tool", "--root", root, "read_file", args)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Equal(t, `agentspec: ARGS_JSON must be one JSON object, e.g. '{"path": "notes.md"}': `+found+"\n", stderr, args)
+	}
+}
+
 func TestVersion(t *testing.T) {
 	code, stdout, _ := runCLI(t, "", "version")
 	assert.Equal(t, 0, code)

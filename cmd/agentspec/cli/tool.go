@@ -247,8 +247,17 @@ func toolArgs(stdin io.Reader, args []string) (json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		if err == nil {
-			err = errors.New("null")
+		// JSON of another kind is named in JSON's words, not Go's types.
+		var kind *json.UnmarshalTypeError
+		switch {
+		case err == nil:
+			err = errors.New("found null")
+		case errors.As(err, &kind) && kind.Value == "bool":
+			err = errors.New("found a boolean")
+		case errors.As(err, &kind) && kind.Value == "array":
+			err = errors.New("found an array")
+		case errors.As(err, &kind):
+			err = fmt.Errorf("found a %s", kind.Value)
 		}
 		return nil, fmt.Errorf("ARGS_JSON must be one JSON object, e.g. '{\"path\": \"notes.md\"}': %v", err)
 	}
