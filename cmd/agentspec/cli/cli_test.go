@@ -636,3 +636,28 @@ func TestUsageErrorsShowTheUsage(t *testing.T) {
 		})
 	}
 }
+
+// A --workspace that is missing or a file is named by its flag, as
+// --workspace-root and --dir are, in every command that takes it.
+func TestWorkspaceFlagThatIsNoDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: test\n")
+	missing := filepath.Join(dir, "missing")
+	for _, args := range [][]string{
+		{"run", spec},
+		{"validate", spec},
+		{"tools", spec},
+		{"tool", "--spec", spec, "read_file"},
+		{"mcp", spec},
+	} {
+		code, stdout, stderr := runCLI(t, "", append(args, "--workspace", missing)...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Equal(t, "agentspec: --workspace "+missing+" does not exist\n", stderr, args)
+
+		code, _, stderr = runCLI(t, "", append(args, "--workspace", spec)...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Equal(t, "agentspec: --workspace "+spec+" is not a directory\n", stderr, args)
+	}
+}

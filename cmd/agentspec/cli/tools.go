@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -245,11 +246,13 @@ func workspaceDir(dir string) (string, error) {
 		return os.Getwd()
 	}
 	st, err := os.Stat(dir)
-	if err != nil {
-		return "", fmt.Errorf("workspace: %w", err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("workspace %s is not a directory", dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("--workspace %s does not exist", dir)
+	case err != nil:
+		return "", fmt.Errorf("--workspace: %w", err)
+	case !st.IsDir():
+		return "", fmt.Errorf("--workspace %s is not a directory", dir)
 	}
 	return dir, nil
 }
