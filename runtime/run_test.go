@@ -155,6 +155,20 @@ func TestRunLostToolCalls(t *testing.T) {
 	}
 }
 
+// A call of a tool when none is offered says so, rather than list none.
+func TestRunUnknownToolWhenNoneIsOffered(t *testing.T) {
+	t.Parallel()
+	m := script.New(
+		script.Calls(script.Call("read_file", map[string]any{"path": "x.md"})),
+		script.Say("done"),
+	)
+	res, err := runScript(t, newSpec(), m, nil)
+	require.NoError(t, err)
+	results := toolResults(res.Transcript)
+	require.Len(t, results, 1)
+	assert.Equal(t, `Error: unknown tool "read_file"; no tools are offered`, results[0])
+}
+
 func TestRunCorrectableErrorsGoBackToTheModel(t *testing.T) {
 	t.Parallel()
 	missing := funcTool{name: "read_file", fn: func(context.Context, json.RawMessage) (string, error) {

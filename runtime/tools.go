@@ -112,6 +112,9 @@ func (r *runner) callTool(ctx context.Context, call llms.ToolCall) outcome {
 	name, args := call.FunctionCall.Name, call.FunctionCall.Arguments
 	tool, ok := r.tools.byName[name]
 	if !ok {
+		if len(r.tools.names) == 0 {
+			return retry(fmt.Sprintf("unknown tool %q; no tools are offered", name))
+		}
 		return retry(fmt.Sprintf("unknown tool %q; the tools are: %s", name, strings.Join(r.tools.names, ", ")))
 	}
 	if !isJSONObject(args) {
