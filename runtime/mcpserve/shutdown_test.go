@@ -334,9 +334,13 @@ func TestServeClosesIdleConnections(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF, "the server closes the idle connection")
 
 	// A call's stream, and the client's for notifications, are requests
-	// under way: a call longer than that is answered.
+	// under way: a call longer than that is answered. The client keeps no
+	// connection between requests: one the server closed as idle just as
+	// the client sent a request on it would fail that request, as it does
+	// with any HTTP server, and the short idle time here makes that likely.
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+		&sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp",
+			HTTPClient: &http.Client{Transport: bearerNoKeepAlive{"s3cret"}}}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
 	defer held.free()
@@ -352,6 +356,17 @@ func TestServeClosesIdleConnections(t *testing.T) {
 	res := waitFor(t, called, "the call was not answered")
 	require.NotNil(t, res)
 	assert.Equal(t, "done", textOf(t, res))
+}
+
+// bearerNoKeepAlive is bearer over connections each used for one request.
+type bearerNoKeepAlive struct{ token string }
+
+var noKeepAlive = &http.Transport{DisableKeepAlives: true}
+
+func (b bearerNoKeepAlive) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return noKeepAlive.RoundTrip(r)
 }
 
 // serveLoopback serves srv over HTTP on a loopback port until the returned
