@@ -281,6 +281,10 @@ func (c common) wrap(ctx context.Context, err error) error {
 		return fmt.Errorf("%s: %w", c.ep.provider, context.Cause(ctx))
 	case errors.As(err, &perr):
 		return perr
+	case errors.Is(err, errAttemptTimeout):
+		// The time ran out while the body, streamed or whole, was being
+		// read: the doer had returned the response by then.
+		return &Error{Provider: c.ep.provider, timeout: c.doer.timeout}
 	case errors.Is(err, ErrReplay):
 		var ue *url.Error
 		if errors.As(err, &ue) {

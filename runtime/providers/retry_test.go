@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -477,4 +478,61 @@ func TestRetryDecision(t *testing.T) {
 		assert.Empty(t, r.told())
 		assert.Len(t, srv.Requests(), 1)
 	})
+}
+
+// A response whose headers came in time but whose body, streamed or not,
+// is still arriving when the attempt's time is up fails as a timeout that
+// names model_settings.timeout, as one that got no headers does.
+func TestTimeoutWhileReadingTheBody(t *testing.T) {
+	t.Parallel()
+	const started = `event: message_start
+data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}`
+	tests := []struct {
+		ref, key, base string // base is appended to the server's URL
+		stream         bool
+		start          string // what is sent before the server stalls
+	}{
+		{"anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY", "", true, started + "\n\n"},
+		{"anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY", "", false, `{"id":"m","type":"mess`},
+		{"openai:gpt-4o", "OPENAI_API_KEY", "/v1", true,
+			`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}` + "\n\n"},
+		{"openai-responses:gpt-5", "OPENAI_API_KEY", "/v1", false, `{"id":"resp_1","object":"resp`},
+		{"google-vertex:gemini-2.5-flash", "GOOGLE_API_KEY", "", true,
+			`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]}` + "\n\n"},
+		{"bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", "AWS_BEARER_TOKEN_BEDROCK", "", false, `{"output":{"mess`},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s stream=%v", tt.ref, tt.stream), func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				if tt.stream {
+					w.Header().Set("Content-Type", "text/event-stream")
+				} else {
+					w.Header().Set("Content-Type", "application/json")
+				}
+				w.WriteHeader(http.StatusOK)
+				_, _ = io.WriteString(w, tt.start)
+				w.(http.Flusher).Flush()
+				select { // the rest never comes
+				case <-r.Context().Done():
+				case <-release:
+				}
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(release) })
+			r := newRetrying(t, tt.ref, spec.ModelSettings{BaseURL: srv.URL + tt.base, Timeout: 100 * time.Millisecond},
+				env(tt.key, "test-key", "AWS_REGION", "us-east-1"), nil)
+			var opts []llms.CallOption
+			if tt.stream {
+				opts = append(opts, llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+			}
+			_, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+			require.Error(t, err)
+			provider, _, _ := strings.Cut(tt.ref, ":")
+			assert.Equal(t, provider+": no complete response within 100ms — raise model_settings.timeout", Describe(err))
+			assert.True(t, llms.IsTimeoutError(err))
+		})
+	}
 }
