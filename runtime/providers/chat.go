@@ -167,7 +167,7 @@ func (m *chatModel) extraFields() map[string]any {
 	if s.ServiceTier != "" {
 		extra["service_tier"] = s.ServiceTier
 	}
-	if t := s.Thinking; t != nil {
+	if t := s.Thinking; t != nil && (t.Enabled || !alwaysReasons(pr, m.model)) {
 		switch pr.thinking {
 		case thinkingEffort:
 			effort := reasoningEffort(t)

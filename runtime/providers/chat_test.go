@@ -214,7 +214,7 @@ func TestChatReasoningSettings(t *testing.T) {
 		{"openai:o4-mini", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}}, map[string]any{"reasoning_effort": "medium"}},
 		{"openai:o4-mini", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "low"},
 			Provider: map[string]any{"openai_reasoning_effort": "high"}}, map[string]any{"reasoning_effort": "high"}},
-		{"openai:gpt-5", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: false}}, map[string]any{"reasoning_effort": "none"}},
+		{"openai:gpt-5.1", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: false}}, map[string]any{"reasoning_effort": "none"}},
 		{"openrouter:x", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "high"}},
 			map[string]any{"reasoning": map[string]any{"effort": "high", "enabled": true}}},
 		{"deepseek:deepseek-reasoner", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}},
@@ -726,4 +726,61 @@ func TestChatStreamNullErrorMember(t *testing.T) {
 	assert.Equal(t, "Hello", text(resp))
 	_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
 	assert.EqualError(t, err, "openai: error in the response stream: invalid_request_error: Invalid schema for function 'read_file'")
+}
+
+// thinking: false is left out of a request to a model that always reasons
+// (OpenAI's o-series, the first GPT-5 models, the GPT-5.x chat, codex and
+// pro ones; Gemini's Pro models from 2.5 on), which refuses a reasoning
+// effort of none or a thinking budget of 0, as pydantic-ai leaves it out;
+// the models that can stop reasoning still get it.
+func TestThinkingOffIsNotSentToModelsThatAlwaysReason(t *testing.T) {
+	t.Parallel()
+	off := spec.ModelSettings{Thinking: &spec.Thinking{Enabled: false}}
+	tests := []struct {
+		ref, key string
+		path     []string // where the setting goes in the body
+		want     any      // nil: absent
+	}{
+		{"openai:o3", "OPENAI_API_KEY", []string{"reasoning_effort"}, nil},
+		{"openai:o4-mini", "OPENAI_API_KEY", []string{"reasoning_effort"}, nil},
+		{"openai:gpt-5", "OPENAI_API_KEY", []string{"reasoning_effort"}, nil},
+		{"openai:gpt-5-mini-2025-08-07", "OPENAI_API_KEY", []string{"reasoning_effort"}, nil},
+		{"openai:gpt-5.1-codex-max", "OPENAI_API_KEY", []string{"reasoning_effort"}, nil},
+		{"openai:gpt-5.2-chat-latest", "OPENAI_API_KEY", []string{"reasoning_effort"}, nil},
+		{"openai:gpt-5.4-pro", "OPENAI_API_KEY", []string{"reasoning_effort"}, nil},
+		{"openai:gpt-5.1", "OPENAI_API_KEY", []string{"reasoning_effort"}, "none"},
+		{"openai:gpt-5.3-codex", "OPENAI_API_KEY", []string{"reasoning_effort"}, "none"},
+		{"openai:gpt-5.5", "OPENAI_API_KEY", []string{"reasoning_effort"}, "none"},
+		{"openai-responses:o3", "OPENAI_API_KEY", []string{"reasoning"}, nil},
+		{"openai-responses:gpt-5-codex", "OPENAI_API_KEY", []string{"reasoning"}, nil},
+		{"openai-responses:gpt-5.2", "OPENAI_API_KEY", []string{"reasoning", "effort"}, "none"},
+		{"google:gemini-2.5-pro", "GOOGLE_API_KEY", []string{"reasoning_effort"}, nil},
+		{"google:gemini-2.5-flash", "GOOGLE_API_KEY", []string{"reasoning_effort"}, "none"},
+		{"google-vertex:gemini-2.5-pro", "GOOGLE_API_KEY", []string{"generationConfig", "thinkingConfig"}, nil},
+		{"google-vertex:gemini-2.5-flash", "GOOGLE_API_KEY", []string{"generationConfig", "thinkingConfig"}, map[string]any{"thinkingBudget": 0.0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			t.Parallel()
+			var body []byte
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ = io.ReadAll(r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"seen"}}`)
+			}))
+			t.Cleanup(srv.Close)
+			settings := off
+			settings.BaseURL = srv.URL
+			m := newModel(t, tt.ref, settings, env(tt.key, "test-key"))
+			_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+			require.ErrorContains(t, err, "seen")
+			var got any
+			require.NoError(t, json.Unmarshal(body, &got))
+			for _, k := range tt.path {
+				got, _ = got.(map[string]any)[k]
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

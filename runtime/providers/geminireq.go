@@ -82,7 +82,7 @@ func (m *geminiModel) body(messages []llms.MessageContent, opts llms.CallOptions
 	} else if s.MaxTokens > 0 {
 		gen.MaxOutputTokens = s.MaxTokens
 	}
-	if tc := geminiThinking(m.model, s); tc != nil {
+	if tc := geminiThinking(m.provider, m.model, s); tc != nil {
 		gen.ThinkingConfig = tc
 	}
 	if v, ok := s.Provider["google_logprobs"].(bool); ok {
@@ -182,7 +182,7 @@ var geminiBudgets = map[string]int{"minimal": 128, "low": 2048, "medium": 8192, 
 // geminiThinking is the thinkingConfig: google_thinking_config as given,
 // or the unified setting mapped as pydantic-ai maps it (levels on Gemini 3
 // and later, budgets before).
-func geminiThinking(model string, s spec.ModelSettings) map[string]any {
+func geminiThinking(p provider, model string, s spec.ModelSettings) map[string]any {
 	if v, ok := s.Provider["google_thinking_config"].(map[string]any); ok {
 		return camelKeys(plain(v)).(map[string]any)
 	}
@@ -206,6 +206,8 @@ func geminiThinking(model string, s spec.ModelSettings) map[string]any {
 		}
 	} else {
 		switch {
+		case !t.Enabled && alwaysReasons(p, model):
+			return nil // a budget of 0 is refused
 		case !t.Enabled:
 			tc["thinkingBudget"] = 0
 		case t.Effort != "":

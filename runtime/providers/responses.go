@@ -177,7 +177,10 @@ func (m *responsesModel) request(messages []llms.MessageContent, opts llms.CallO
 	extra := map[string]any{}
 	// A setting that is not a string goes as the spec wrote it.
 	asWritten := map[string]any{}
-	effort := reasoningEffort(s.Thinking)
+	effort := ""
+	if t := s.Thinking; t != nil && (t.Enabled || !alwaysReasons(m.provider, m.model)) {
+		effort = reasoningEffort(t)
+	}
 	if v, ok := s.Provider["openai_reasoning_effort"]; ok {
 		effort, _ = v.(string)
 		if _, isString := v.(string); !isString {

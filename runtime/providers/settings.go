@@ -325,6 +325,46 @@ func reasoningEffort(t *spec.Thinking) string {
 	return t.Effort
 }
 
+// openaiReasoning are OpenAI's model families by name prefix, the first
+// that matches winning, each with whether it always reasons: the o-series,
+// the first GPT-5 models and the GPT-5.x chat, codex and pro variants
+// refuse a reasoning effort of none, which the others from GPT-5.1 on take.
+// A model of no family here reasons as its server decides.
+var openaiReasoning = []struct {
+	prefix string
+	always bool
+}{
+	{"gpt-6-astra", true}, {"gpt-5.6", false}, {"gpt-5.5-pro", true}, {"gpt-5.5", false},
+	{"gpt-5.4-pro", true}, {"gpt-5.4", false}, {"gpt-5.3-chat", true}, {"gpt-5.3", false},
+	{"gpt-5.2-pro", true}, {"gpt-5.2-chat", true}, {"gpt-5.2", false},
+	{"gpt-5.1-codex", true}, {"gpt-5.1-chat", true}, {"gpt-5.1", false},
+	{"gpt-5-chat", false}, {"gpt-5", true}, {"o1", true}, {"o3", true}, {"o4", true},
+}
+
+// alwaysReasons reports whether model reasons whatever it is asked and
+// refuses to be told not to: an OpenAI model of openaiReasoning that always
+// reasons (a reasoning effort of none is refused), or a Gemini Pro model
+// from 2.5 on (a thinking budget of 0 is refused). The unified thinking:
+// false is not sent to it, as pydantic-ai ignores it there.
+func alwaysReasons(p provider, model string) bool {
+	switch p.prefix {
+	case "openai_":
+		for _, f := range openaiReasoning {
+			if strings.HasPrefix(model, f.prefix) {
+				return f.always
+			}
+		}
+	case "google_":
+		m := geminiVersion().FindStringSubmatch(model)
+		if m == nil || !strings.Contains(model, "pro") || strings.Contains(model, "flash") {
+			return false
+		}
+		major, _ := strconv.Atoi(m[1])
+		return major >= 3 || strings.Contains(model, "gemini-2.5")
+	}
+	return false
+}
+
 // claudeThinking is how a Claude model thinks for the unified thinking
 // setting t (enabled), on Anthropic's API and on Bedrock's alike: a token
 // budget when t gives one; adaptive thinking with an effort on the models
