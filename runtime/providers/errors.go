@@ -211,6 +211,7 @@ func Describe(err error) string {
 // statusError builds the Error for a final error response whose body (or its
 // first part) is body.
 func statusError(ep endpoint, status int, body []byte, retries int) *Error {
+	body = firstOfList(body)
 	typ, msg := parseErrorBody(body)
 	var v struct {
 		Error struct {
@@ -241,6 +242,17 @@ func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 		e.FailedGeneration = v.Error.FailedGeneration
 	}
 	return e
+}
+
+// firstOfList is the error object of a body that is a list of them, as
+// Google's OpenAI-compatible endpoint and streaming methods send one
+// ([{"error": {...}}]); any other body as it is.
+func firstOfList(body []byte) []byte {
+	var list []json.RawMessage
+	if json.Unmarshal(body, &list) != nil || len(list) == 0 {
+		return body
+	}
+	return list[0]
 }
 
 // upstreamReason adds to msg what a router relays from the provider behind

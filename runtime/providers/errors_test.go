@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentspec/agentspec/runtime/providers/providertest"
+	"github.com/agentspec/agentspec/spec"
 )
 
 func TestParseErrorBody(t *testing.T) {
@@ -93,4 +98,28 @@ func TestRedact(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "bad key [redacted]!", withoutKey("bad key sk-1234567890!", "sk-1234567890"))
 	assert.Equal(t, "ollama is fine", withoutKey("ollama is fine", "ollama"), "short tokens are not secrets")
+}
+
+// Google's OpenAI-compatible endpoint, and its streaming methods, send an
+// error as a list holding the error object: its message is the reason, not
+// the list's JSON.
+func TestGoogleErrorList(t *testing.T) {
+	t.Parallel()
+	invalid := `[{
+  "error": {
+    "code": 400,
+    "message": "API key not valid. Please pass a valid API key.",
+    "status": "INVALID_ARGUMENT",
+    "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com",
+      "metadata": {"service": "generativelanguage.googleapis.com"}}]
+  }
+}
+]`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Status: http.StatusBadRequest, Body: invalid})
+	m := chatModelAt(t, srv, "google:gemini-2.5-flash", spec.ModelSettings{})
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "INVALID_ARGUMENT", e.Type)
+	assert.Equal(t, "google: request rejected (400): API key not valid. Please pass a valid API key.", Describe(err))
 }
