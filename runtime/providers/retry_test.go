@@ -536,3 +536,33 @@ data: {"type":"message_start","message":{"id":"m","type":"message","role":"assis
 		})
 	}
 }
+
+// Google says how long to wait in the body of a 429, as a RetryInfo's
+// retryDelay, rather than in a Retry-After header: the retry waits that
+// long, on Vertex AI and through the OpenAI-compatible endpoint alike.
+func TestRetryHonoursGoogleRetryDelay(t *testing.T) {
+	t.Parallel()
+	exhausted := `{"error":{"code":429,"message":"You exceeded your current quota. Please retry in 37.2s.","status":"RESOURCE_EXHAUSTED",
+ "details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests"}]},
+  {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`
+	tests := []struct {
+		ref, key, base, exhausted, ok string
+	}{
+		{"google-vertex:gemini-2.5-flash", "GOOGLE_API_KEY", "", exhausted,
+			`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`},
+		{"google:gemini-2.5-flash", "GOOGLE_API_KEY", "/v1", "[" + exhausted + "]",
+			`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Status: http.StatusTooManyRequests, Body: tt.exhausted},
+				providertest.Recorded{Body: tt.ok})
+			r := newRetrying(t, tt.ref, spec.ModelSettings{BaseURL: srv.URL + tt.base}, env(tt.key, "test-key"), nil)
+			resp, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+			require.NoError(t, err)
+			assert.Equal(t, "ok", resp.Choices[0].Content)
+			assert.Equal(t, []time.Duration{37 * time.Second}, r.sleeps.recorded())
+		})
+	}
+}

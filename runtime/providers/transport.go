@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,6 +94,33 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// retryDelay reads the wait Google asks for in an error body (the
+// OpenAI-compatible endpoint's list of one included): the retryDelay of a
+// google.rpc.RetryInfo among the error's details, a protobuf duration
+// ("37s", "1.5s"). Google sends no Retry-After header.
+func retryDelay(body []byte) (time.Duration, bool) {
+	var v struct {
+		Error struct {
+			Details []struct {
+				Type       string `json:"@type"`
+				RetryDelay string `json:"retryDelay"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(firstOfList(body), &v) != nil {
+		return 0, false
+	}
+	for _, d := range v.Error.Details {
+		if !strings.HasSuffix(d.Type, "/google.rpc.RetryInfo") || !strings.HasSuffix(d.RetryDelay, "s") {
+			continue
+		}
+		if n, err := time.ParseDuration(d.RetryDelay); err == nil && n >= 0 {
+			return n, true
+		}
 	}
 	return 0, false
 }
@@ -214,6 +242,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			failure = statusError(d.ep, resp.StatusCode, errBody, retries)
 			retryable = shouldRetry(resp.StatusCode, resp.Header, failure)
 			wait, asked = retryAfter(resp.Header, time.Now())
+			if !asked {
+				wait, asked = retryDelay(errBody)
+			}
 		}
 		if !retryable || retries >= d.retry.max {
 			return nil, failure
