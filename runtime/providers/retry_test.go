@@ -348,6 +348,9 @@ func TestTransient(t *testing.T) {
 		{"no such host", &net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}, false},
 		{"dns timeout", &net.DNSError{Err: "timeout", Name: "api.example.com", IsTimeout: true}, true},
 		{"replay mismatch", ErrReplay, false},
+		{"http2 stream reset", errors.New(`Post "https://api.example.com/v1/chat/completions": stream error: stream ID 5; INTERNAL_ERROR; received from peer`), true},
+		{"http2 goaway", errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=NO_ERROR, debug=\"\""), true},
+		{"http2 protocol error", errors.New("stream error: stream ID 5; PROTOCOL_ERROR; received from peer"), false},
 		{"anything else", errors.New("x509: certificate signed by unknown authority"), false},
 	}
 	for _, tt := range tests {
@@ -565,4 +568,31 @@ func TestRetryHonoursGoogleRetryDelay(t *testing.T) {
 			assert.Equal(t, []time.Duration{37 * time.Second}, r.sleeps.recorded())
 		})
 	}
+}
+
+// An HTTP/2 stream the server resets as failed (what a proxy in front of
+// an API sends when the server behind it failed) is retried, as the same
+// failure on HTTP/1.1, a connection cut before the answer, is.
+func TestRetryAfterHTTP2StreamReset(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if calls.Add(1) == 1 {
+			panic(http.ErrAbortHandler) // resets the stream with INTERNAL_ERROR
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m",`+
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	r := newRetrying(t, "openai:gpt-4o", spec.ModelSettings{BaseURL: srv.URL + "/v1"}, env("OPENAI_API_KEY", "sk-test"), srv.Client().Transport)
+	resp, err := r.model.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", resp.Choices[0].Content)
+	assert.Equal(t, int32(2), calls.Load())
+	require.Len(t, r.told(), 1)
+	assert.Contains(t, r.told()[0].Reason, "INTERNAL_ERROR")
 }

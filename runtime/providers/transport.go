@@ -172,8 +172,25 @@ func transient(err error) bool {
 	if errors.As(err, &op) {
 		return true
 	}
+	if http2Transient(err.Error()) {
+		return true
+	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// http2Transient reports whether an error's text is an HTTP/2 failure
+// worth another attempt, which net/http's HTTP/2 client reports by types of
+// its own that cannot be matched: a stream the server reset as failed or
+// refused ("stream error: stream ID 3; INTERNAL_ERROR; received from
+// peer"), as a proxy does when the server behind it failed, or a
+// connection the server went away from or that was lost.
+func http2Transient(msg string) bool {
+	if strings.Contains(msg, "stream error: ") &&
+		(strings.Contains(msg, "; INTERNAL_ERROR") || strings.Contains(msg, "; REFUSED_STREAM")) {
+		return true
+	}
+	return strings.Contains(msg, "http2: server sent GOAWAY") || strings.Contains(msg, "http2: client connection lost")
 }
 
 // newTransport is the default transport: bounded dials and TLS handshakes.
