@@ -117,8 +117,9 @@ func (m *anthropicModel) request(messages []llms.MessageContent, opts llms.CallO
 	if opts.Temperature != 0 {
 		temperature = opts.Temperature // the caller's wins
 	}
-	if (m.thinking.raw == nil || m.thinking.raw["type"] == "disabled") && !defaultBesideTopP(s, opts) {
-		// With thinking on, the API takes no temperature but 1, its default.
+	if (m.thinking.raw == nil || m.thinking.raw["type"] == "disabled") && !defaultBesideTopP(s, opts) && !isClaudeLatest(m.model) {
+		// With thinking on, the API takes no temperature but 1, its
+		// default; the latest models take none at all.
 		extra["temperature"] = temperature
 	}
 	if s.TopP != nil {

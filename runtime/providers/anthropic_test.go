@@ -593,3 +593,32 @@ func TestAnthropicCacheControlOnJSON(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "thinking", "thinking": "hm", "signature": "sig",
 		"cache_control": map[string]any{"type": "ephemeral", "ttl": "5m"}}, last[len(last)-1])
 }
+
+// Claude Opus 4.7 and the models after it take no sampling settings: a
+// spec's temperature, top_p or top_k is refused before any request, on
+// Anthropic's API and on Bedrock's, and the default temperature is not
+// sent; the models before them still get it.
+func TestLatestClaudeTakesNoSamplingSettings(t *testing.T) {
+	t.Parallel()
+	for _, ref := range []string{"anthropic:claude-opus-4-7", "anthropic:claude-sonnet-5", "anthropic:claude-fable-5-1",
+		"bedrock:us.anthropic.claude-opus-4-8-v1:0", "gateway/anthropic:claude-opus-5"} {
+		for key, s := range map[string]spec.ModelSettings{
+			"temperature": {Temperature: ptr(0.2)}, "top_p": {TopP: ptr(0.9)}, "top_k": {TopK: ptr(5)},
+		} {
+			var unsupported *UnsupportedSettingError
+			require.ErrorAs(t, Validate(ref, s), &unsupported, "%s %s", ref, key)
+			assert.Equal(t, key, unsupported.Setting)
+			assert.Contains(t, unsupported.Reason, "takes no sampling settings")
+		}
+	}
+	body := firstBody(t, "anthropic:claude-opus-4-7", spec.ModelSettings{}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
+	assert.NotContains(t, body, "temperature")
+	body = firstBody(t, "bedrock:us.anthropic.claude-opus-4-7-v1:0", spec.ModelSettings{}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+	assert.NotContains(t, body["inferenceConfig"], "temperature")
+
+	body = firstBody(t, "anthropic:claude-opus-4-6", spec.ModelSettings{}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
+	assert.Equal(t, 1.0, body["temperature"])
+	body = firstBody(t, "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+	assert.Equal(t, 1.0, body["inferenceConfig"].(map[string]any)["temperature"])
+	require.NoError(t, Validate("anthropic:claude-opus-4-6", spec.ModelSettings{Temperature: ptr(0.2), TopK: ptr(5)}))
+}

@@ -97,8 +97,9 @@ func (m *bedrockModel) input(messages []llms.MessageContent, opts llms.CallOptio
 		MaxTokens:     aws.Int32(int32(callMaxTokens(s, opts, plan.budget))),
 		StopSequences: s.StopSequences,
 	}
-	if plan.raw == nil && !defaultBesideTopP(s, opts) {
-		// With Claude's thinking on, the API takes no temperature but 1.
+	if plan.raw == nil && !defaultBesideTopP(s, opts) && !isClaudeLatest(m.model) {
+		// With Claude's thinking on, the API takes no temperature but 1;
+		// the latest Claude models take none at all.
 		in.inference.Temperature = aws.Float32(float32(temperature))
 	}
 	if s.TopP != nil {

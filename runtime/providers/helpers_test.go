@@ -3,7 +3,9 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sync"
 	"testing"
@@ -141,4 +143,25 @@ func jsonValue(v any) json.RawMessage {
 		panic(err)
 	}
 	return b
+}
+
+// firstBody builds ref against a server that records the body of the
+// request it gets and refuses it, sends one request, and returns the body.
+func firstBody(t *testing.T, ref string, settings spec.ModelSettings, getenv func(string) string) map[string]any {
+	t.Helper()
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"seen"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	settings.BaseURL = srv.URL
+	m := newModel(t, ref, settings, getenv)
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.ErrorContains(t, err, "seen")
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(body, &v))
+	return v
 }

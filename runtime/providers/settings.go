@@ -86,6 +86,7 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 		errs = append(errs, checkGemini(p, model, s)...)
 	case anthropic:
 		refuseFields(s, add, "", "seed", "presence_penalty", "frequency_penalty", "logit_bias")
+		refuseClaudeSampling(model, s, add)
 		if s.ToolChoice != nil && len(s.ToolChoice.Tools) > 1 {
 			add("tool_choice", "the Messages API can force one named tool, not a list of several")
 		}
@@ -205,6 +206,39 @@ func stringList(v any) ([]string, bool) {
 		out = append(out, s)
 	}
 	return out, true
+}
+
+// claudeLatest are the Claude models, by the start of their name, that
+// take no sampling settings (temperature, top_p, top_k), as pydantic-ai's
+// profiles list them: Opus 4.7 and later, Sonnet 5, Fable 5, Mythos 5.
+var claudeLatest = []string{"claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-sonnet-5", "claude-fable-5", "claude-mythos-5"}
+
+// isClaudeLatest reports whether a Claude model id, Anthropic's or a
+// Bedrock model or inference profile id, names one of claudeLatest.
+func isClaudeLatest(model string) bool {
+	i := strings.Index(model, "claude-")
+	if i < 0 {
+		return false
+	}
+	return slices.ContainsFunc(claudeLatest, func(p string) bool { return strings.HasPrefix(model[i:], p) })
+}
+
+// refuseClaudeSampling refuses each sampling setting s sets for a Claude
+// model of claudeLatest, which the API would refuse.
+func refuseClaudeSampling(model string, s spec.ModelSettings, add func(key, reason string)) {
+	if !isClaudeLatest(model) {
+		return
+	}
+	const reason = "this Claude model (Opus 4.7 and later, Sonnet 5, Fable 5, Mythos 5) takes no sampling settings; remove it"
+	if s.Temperature != nil {
+		add("temperature", reason)
+	}
+	if s.TopP != nil {
+		add("top_p", reason)
+	}
+	if s.TopK != nil {
+		add("top_k", reason)
+	}
 }
 
 // thinkingBudgets are the Anthropic budgets of the unified efforts, as
