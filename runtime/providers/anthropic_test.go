@@ -622,3 +622,31 @@ func TestLatestClaudeTakesNoSamplingSettings(t *testing.T) {
 	assert.Equal(t, 1.0, body["inferenceConfig"].(map[string]any)["temperature"])
 	require.NoError(t, Validate("anthropic:claude-opus-4-6", spec.ModelSettings{Temperature: ptr(0.2), TopK: ptr(5)}))
 }
+
+// Claude Opus 4.7 and the models after it think adaptively only: a token
+// budget, the unified one or anthropic_thinking's, is refused before any
+// request, saying to give an effort, where the API would refuse it; the
+// models before them still take one.
+func TestLatestClaudeRefusesAThinkingBudget(t *testing.T) {
+	t.Parallel()
+	budget := spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Budget: 4000}}
+	enabled := spec.ModelSettings{Provider: map[string]any{
+		"anthropic_thinking": map[string]any{"type": "enabled", "budget_tokens": json.Number("4000")}}}
+	for _, tt := range []struct {
+		ref, key string
+		settings spec.ModelSettings
+	}{
+		{"anthropic:claude-opus-4-7", "thinking", budget},
+		{"anthropic:claude-sonnet-5", "anthropic_thinking", enabled},
+		{"bedrock:us.anthropic.claude-opus-4-8-v1:0", "thinking", budget},
+	} {
+		var unsupported *UnsupportedSettingError
+		require.ErrorAs(t, Validate(tt.ref, tt.settings), &unsupported, tt.ref)
+		assert.Equal(t, tt.key, unsupported.Setting)
+		assert.Contains(t, unsupported.Reason, "adaptive thinking only")
+	}
+	require.NoError(t, Validate("anthropic:claude-opus-4-6", budget))
+	require.NoError(t, Validate("anthropic:claude-opus-4-6", enabled))
+	require.NoError(t, Validate("bedrock:us.anthropic.claude-opus-4-6-v1:0", budget))
+	require.NoError(t, Validate("anthropic:claude-opus-4-7", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "high"}}))
+}

@@ -171,6 +171,8 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 	}
 	if plan := bedrockThinking(model, s); plan.raw != nil {
 		switch {
+		case plan.budget > 0 && isClaudeLatest(model):
+			add("thinking", adaptiveOnly)
 		case plan.budget > 0 && plan.budget < minThinkingBudget:
 			add("thinking", fmt.Sprintf("a thinking budget of %d tokens is below the API's minimum of %d", plan.budget, minThinkingBudget))
 		case plan.budget > 0 && s.MaxTokens > 0 && plan.budget >= s.MaxTokens:

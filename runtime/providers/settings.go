@@ -241,6 +241,11 @@ func refuseClaudeSampling(model string, s spec.ModelSettings, add func(key, reas
 	}
 }
 
+// adaptiveOnly is why a Claude model of claudeLatest is refused a
+// thinking budget.
+const adaptiveOnly = "this Claude model (Opus 4.7 and later, Sonnet 5, Fable 5, Mythos 5) takes adaptive thinking only; " +
+	"give an effort (minimal, low, medium, high, xhigh) rather than a token budget"
+
 // thinkingBudgets are the Anthropic budgets of the unified efforts, as
 // pydantic-ai maps them.
 var thinkingBudgets = map[string]int{"minimal": 1024, "low": 2048, "": 10000, "medium": 10000, "high": 16384, "xhigh": 32768}
@@ -312,6 +317,8 @@ func anthropicThinking(p provider, model string, s spec.ModelSettings) (thinking
 		return plan, nil
 	}
 	switch {
+	case plan.budget > 0 && isClaudeLatest(model):
+		return plan, unsupported(p, key, adaptiveOnly)
 	case plan.budget > 0 && plan.budget < minThinkingBudget:
 		return plan, unsupported(p, key, fmt.Sprintf("a thinking budget of %d tokens is below the API's minimum of %d", plan.budget, minThinkingBudget))
 	case plan.budget > 0 && s.MaxTokens > 0 && plan.budget >= s.MaxTokens:
