@@ -650,3 +650,19 @@ func TestLatestClaudeRefusesAThinkingBudget(t *testing.T) {
 	require.NoError(t, Validate("bedrock:us.anthropic.claude-opus-4-6-v1:0", budget))
 	require.NoError(t, Validate("anthropic:claude-opus-4-7", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "high"}}))
 }
+
+// thinking: xhigh is the effort xhigh on the Claude models that take it
+// (Opus 4.7 and later, Sonnet 5, Fable 5, Mythos 5), on Anthropic's API
+// and Bedrock's, and max on the adaptive models before them, as
+// pydantic-ai maps it.
+func TestClaudeXhighEffort(t *testing.T) {
+	t.Parallel()
+	xhigh := spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "xhigh"}}
+	anthropicKey, bedrockKey := env("ANTHROPIC_API_KEY", "sk-ant-test"), env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1")
+	effort := func(body map[string]any, config string) any { return body[config].(map[string]any)["effort"] }
+	assert.Equal(t, "xhigh", effort(firstBody(t, "anthropic:claude-opus-4-7", xhigh, anthropicKey), "output_config"))
+	assert.Equal(t, "xhigh", effort(firstBody(t, "anthropic:claude-sonnet-5", xhigh, anthropicKey), "output_config"))
+	assert.Equal(t, "max", effort(firstBody(t, "anthropic:claude-opus-4-6", xhigh, anthropicKey), "output_config"))
+	assert.Equal(t, "xhigh", effort(firstBody(t, "bedrock:us.anthropic.claude-opus-4-8-v1:0", xhigh, bedrockKey), "outputConfig"))
+	assert.Equal(t, "max", effort(firstBody(t, "bedrock:us.anthropic.claude-sonnet-4-6-v1:0", xhigh, bedrockKey), "outputConfig"))
+}

@@ -209,8 +209,9 @@ func stringList(v any) ([]string, bool) {
 }
 
 // claudeLatest are the Claude models, by the start of their name, that
-// take no sampling settings (temperature, top_p, top_k), as pydantic-ai's
-// profiles list them: Opus 4.7 and later, Sonnet 5, Fable 5, Mythos 5.
+// take no sampling settings (temperature, top_p, top_k), think adaptively
+// only and take the effort xhigh, as pydantic-ai's profiles list them:
+// Opus 4.7 and later, Sonnet 5, Fable 5, Mythos 5.
 var claudeLatest = []string{"claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-sonnet-5", "claude-fable-5", "claude-mythos-5"}
 
 // isClaudeLatest reports whether a Claude model id, Anthropic's or a
@@ -409,8 +410,8 @@ func alwaysReasons(p provider, model string) bool {
 // claudeThinking is how a Claude model thinks for the unified thinking
 // setting t (enabled), on Anthropic's API and on Bedrock's alike: a token
 // budget when t gives one; adaptive thinking with an effort on the models
-// that have it (minimal becomes low, xhigh max); else the budget t's effort
-// stands for.
+// that have it (minimal becomes low, xhigh max but on claudeLatest, which
+// takes it); else the budget t's effort stands for.
 func claudeThinking(model string, t *spec.Thinking) (budget int, raw map[string]any, effort string) {
 	switch {
 	case t.Budget > 0:
@@ -420,7 +421,9 @@ func claudeThinking(model string, t *spec.Thinking) (budget int, raw map[string]
 		case "minimal":
 			effort = "low"
 		case "xhigh":
-			effort = "max"
+			if !isClaudeLatest(model) { // the models before them know no xhigh
+				effort = "max"
+			}
 		}
 		return 0, map[string]any{"type": "adaptive"}, effort
 	}
