@@ -3,6 +3,8 @@ package providers
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -72,7 +74,23 @@ func read[T any](v T, err error, fn func(T) (*llms.ContentResponse, error)) (*ll
 func extraBody[O any](body map[string]any, set func(string, any) O) []O {
 	var opts []O
 	for k, v := range body {
-		opts = append(opts, set(k, plain(v)))
+		opts = append(opts, set(literalPath(k), plain(v)))
 	}
 	return opts
+}
+
+// literalPath is a member's name as the sjson path WithJSONSet takes that
+// names it, and nothing else: every ASCII mark escaped, since a dot would
+// nest the value, and a wildcard, a leading ':' or '@', or a '#' would make
+// the path mean something else or be refused.
+func literalPath(name string) string {
+	var b strings.Builder
+	for i := range len(name) {
+		c := name[i]
+		if c < utf8.RuneSelf && c != '_' && c != '-' && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

@@ -264,3 +264,23 @@ func TestEveryKnownProviderRunsOrIsRefused(t *testing.T) {
 	}
 	assert.Equal(t, []string{"github"}, refused)
 }
+
+// An extra_body member goes into the body under its name as written, dots,
+// wildcards and other marks included, as on Vertex AI, not as a path into
+// the body.
+func TestExtraBodyKeysAreLiteral(t *testing.T) {
+	t.Parallel()
+	extra := map[string]any{"a.b": 1.0, "x*": 2.0, "@this": 3.0, "café.n": 4.0, "plain": map[string]any{"k.v": 5.0}}
+	for _, tt := range []struct{ ref, key string }{
+		{"anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"},
+		{"openai:gpt-4o", "OPENAI_API_KEY"},
+		{"openai-responses:gpt-5", "OPENAI_API_KEY"},
+		{"google-vertex:gemini-2.5-flash", "GOOGLE_API_KEY"},
+	} {
+		body := firstBody(t, tt.ref, spec.ModelSettings{ExtraBody: extra}, env(tt.key, "test-key"))
+		for k, v := range extra {
+			assert.Equal(t, v, body[k], "%s: %s", tt.ref, k)
+		}
+		assert.NotContains(t, body, "a", tt.ref)
+	}
+}
