@@ -83,7 +83,11 @@ func (m *chatModel) request(messages []llms.MessageContent, opts llms.CallOption
 	if opts.Temperature != 0 {
 		temperature = opts.Temperature // the caller's wins
 	}
-	p.Temperature = param.NewOpt(temperature)
+	// OpenAI's reasoning models refuse a temperature while they reason, and
+	// take 1 when they do not: only a spec's or a caller's own is sent.
+	if s.Temperature != nil || opts.Temperature != 0 || !openaiReasons(m.provider, m.model) {
+		p.Temperature = param.NewOpt(temperature)
+	}
 	// Without a bound from the spec the server's own default applies:
 	// reasoning models need room the default here would not give.
 	if n := max(s.MaxTokens, opts.MaxTokens); n > 0 {

@@ -784,3 +784,25 @@ func TestThinkingOffIsNotSentToModelsThatAlwaysReason(t *testing.T) {
 		})
 	}
 }
+
+// The default temperature is not sent to OpenAI's reasoning models on Chat
+// Completions, which refuse a temperature while they reason, as it is not
+// on the Responses API: 1 is their default anyway. A spec's own is sent,
+// and other models still get the default.
+func TestChatDefaultTemperatureNotSentToReasoningModels(t *testing.T) {
+	t.Parallel()
+	key := env("OPENAI_API_KEY", "sk-test")
+	high := spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "high"}}
+	for _, ref := range []string{"openai:o3", "openai:gpt-5", "openai:gpt-5.2", "openai:gpt-5.2-codex", "azure:o4-mini"} {
+		getenv := key
+		if strings.HasPrefix(ref, "azure:") {
+			getenv = env("AZURE_OPENAI_API_KEY", "k", "OPENAI_API_VERSION", "2025-04-01-preview")
+		}
+		body := firstBody(t, ref, high, getenv)
+		assert.NotContains(t, body, "temperature", ref)
+	}
+	assert.Equal(t, 0.5, firstBody(t, "openai:gpt-5.2", spec.ModelSettings{Temperature: ptr(0.5)}, key)["temperature"])
+	assert.Equal(t, 1.0, firstBody(t, "openai:gpt-4o", spec.ModelSettings{}, key)["temperature"])
+	assert.Equal(t, 1.0, firstBody(t, "openai:gpt-5-chat-latest", spec.ModelSettings{}, key)["temperature"])
+	assert.Equal(t, 1.0, firstBody(t, "groq:openai/gpt-oss-120b", spec.ModelSettings{}, env("GROQ_API_KEY", "k"))["temperature"])
+}

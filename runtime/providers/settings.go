@@ -383,6 +383,20 @@ var openaiReasoning = []struct {
 	{"gpt-5-chat", false}, {"gpt-5", true}, {"o1", true}, {"o3", true}, {"o4", true},
 }
 
+// openaiReasons reports whether model is of an OpenAI family of
+// openaiReasoning that reasons (all but gpt-5-chat).
+func openaiReasons(p provider, model string) bool {
+	if p.prefix != "openai_" {
+		return false
+	}
+	for _, f := range openaiReasoning {
+		if strings.HasPrefix(model, f.prefix) {
+			return f.prefix != "gpt-5-chat"
+		}
+	}
+	return false
+}
+
 // alwaysReasons reports whether model reasons whatever it is asked and
 // refuses to be told not to: an OpenAI model of openaiReasoning that always
 // reasons (a reasoning effort of none is refused), or a Gemini Pro model
