@@ -34,6 +34,9 @@ type Error struct {
 
 	timeout time.Duration // set when an attempt ran out of time
 	hint    string        // where to look after an authentication failure
+	// badKey is set when a 400 says the key is not valid, as Google's do
+	// (ErrorInfo reason API_KEY_INVALID).
+	badKey bool
 }
 
 func (e *Error) Error() string {
@@ -130,7 +133,7 @@ func (e *Error) code() llms.ErrorCode {
 		return llms.ErrCodeTimeout
 	case s == 0 || s >= 500:
 		return llms.ErrCodeProviderUnavailable
-	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+	case s == http.StatusUnauthorized || s == http.StatusForbidden || e.badKey:
 		return llms.ErrCodeAuthentication
 	case s == http.StatusNotFound:
 		return llms.ErrCodeResourceNotFound
@@ -171,7 +174,7 @@ func Describe(err error) string {
 		what = "error in the response stream"
 	case s == 0:
 		what = "cannot reach the API"
-	case s == http.StatusUnauthorized:
+	case s == http.StatusUnauthorized || e.badKey:
 		what, hint = "authentication failed", e.hint
 	case s == http.StatusForbidden:
 		what, hint = "permission denied", e.hint
@@ -217,7 +220,10 @@ func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 		Error struct {
 			Code             any    `json:"code"`
 			FailedGeneration string `json:"failed_generation"`
-			Metadata         struct {
+			Details          []struct {
+				Reason string `json:"reason"` // a google.rpc.ErrorInfo's
+			} `json:"details"`
+			Metadata struct {
 				Raw          json.RawMessage `json:"raw"`
 				ProviderName string          `json:"provider_name"`
 			} `json:"metadata"`
@@ -240,6 +246,9 @@ func statusError(ep endpoint, status int, body []byte, retries int) *Error {
 			e.Code = fmt.Sprint(v.Error.Code)
 		}
 		e.FailedGeneration = v.Error.FailedGeneration
+		for _, d := range v.Error.Details {
+			e.badKey = e.badKey || status == http.StatusBadRequest && d.Reason == "API_KEY_INVALID"
+		}
 	}
 	return e
 }

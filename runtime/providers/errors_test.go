@@ -121,5 +121,29 @@ func TestGoogleErrorList(t *testing.T) {
 	var e *Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, "INVALID_ARGUMENT", e.Type)
-	assert.Equal(t, "google: request rejected (400): API key not valid. Please pass a valid API key.", Describe(err))
+	assert.Equal(t, "google: authentication failed (400): API key not valid. Please pass a valid API key. — check GOOGLE_API_KEY", Describe(err))
+}
+
+// Google refuses a key that is not valid with a 400 whose ErrorInfo says
+// API_KEY_INVALID: it fails as an authentication failure that names the
+// variable the key came from, as a 401 does.
+func TestGoogleInvalidKeyNamesTheVariable(t *testing.T) {
+	t.Parallel()
+	invalid := `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",
+ "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com",
+  "metadata":{"service":"aiplatform.googleapis.com"}}]}}`
+	for _, tt := range []struct{ ref, body, want string }{
+		{"google:gemini-2.5-flash", "[" + invalid + "]",
+			"google: authentication failed (400): API key not valid. Please pass a valid API key. — check GOOGLE_API_KEY"},
+		{"google-vertex:gemini-2.5-flash", invalid,
+			"google-vertex: authentication failed (400): API key not valid. Please pass a valid API key. — check GOOGLE_API_KEY"},
+	} {
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Status: http.StatusBadRequest, Body: tt.body})
+		m := chatModelAt(t, srv, tt.ref, spec.ModelSettings{})
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.Error(t, err)
+		assert.Equal(t, tt.want, Describe(err))
+		assert.True(t, llms.IsAuthenticationError(err), tt.ref)
+		assert.Len(t, srv.Requests(), 1, "not retried")
+	}
 }
