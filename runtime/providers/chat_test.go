@@ -806,3 +806,15 @@ func TestChatDefaultTemperatureNotSentToReasoningModels(t *testing.T) {
 	assert.Equal(t, 1.0, firstBody(t, "openai:gpt-5-chat-latest", spec.ModelSettings{}, key)["temperature"])
 	assert.Equal(t, 1.0, firstBody(t, "groq:openai/gpt-oss-120b", spec.ModelSettings{}, env("GROQ_API_KEY", "k"))["temperature"])
 }
+
+// A whole answer with no choice and no error is a failure, as a stream
+// that ends without a finish_reason is, not an empty answer.
+func TestChatAnswerWithoutChoiceFails(t *testing.T) {
+	t.Parallel()
+	empty := `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}`
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: empty})
+	m := chatModelAt(t, srv, "openai:gpt-4o", spec.ModelSettings{})
+	resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.Error(t, err, "an empty answer came instead: %+v", resp)
+	assert.Equal(t, "openai: request failed (200): the answer held no choice", Describe(err))
+}

@@ -173,6 +173,9 @@ func present(raw string) bool {
 	return raw != "" && raw != "null"
 }
 
+// noChoice is the failure of a whole answer with no choice and no error.
+const noChoice = `{"error":{"message":"the answer held no choice"}}`
+
 // finishedInError is the failure of an answer that ended with
 // finish_reason "error" and said nothing more.
 const finishedInError = `{"error":{"message":"the answer ended with finish_reason \"error\""}}`
@@ -183,30 +186,33 @@ func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, e
 		// the upstream model fails after the request was accepted.
 		return nil, statusError(m.ep, http.StatusOK, []byte(c.RawJSON()), 0)
 	}
-	var a assembled
-	if len(c.Choices) > 0 {
-		ch := c.Choices[0]
-		if e := ch.JSON.ExtraFields["error"].Raw(); present(e) {
-			// Or puts the error in the choice, which finishes with "error".
-			return nil, statusError(m.ep, http.StatusOK, []byte(`{"error":`+e+`}`), 0)
-		}
-		if ch.FinishReason == "error" {
-			return nil, statusError(m.ep, http.StatusOK, []byte(finishedInError), 0)
-		}
-		if e := failedCallFinish(m.ep, ch.FinishReason, ch.Message.Content); e != nil {
-			e.StatusCode = http.StatusOK
-			return nil, e
-		}
-		a.content(ch.Message.JSON.Content.Raw(), ch.Message.Content)
-		a.refusal.WriteString(ch.Message.Refusal)
-		a.reasoningFrom(rawExtras(ch.Message.JSON.ExtraFields))
-		for i, tc := range ch.Message.ToolCalls {
-			call := a.call(i)
-			call.ID, call.FunctionCall.Name, call.FunctionCall.Arguments = tc.ID, tc.Function.Name, tc.Function.Arguments
-			a.extra(i, tc.RawJSON())
-		}
-		a.finish = ch.FinishReason
+	if len(c.Choices) == 0 {
+		// As a stream with no finish_reason is: nothing says the answer is
+		// whole, and an empty one would be taken as the model's.
+		return nil, statusError(m.ep, http.StatusOK, []byte(noChoice), 0)
 	}
+	var a assembled
+	ch := c.Choices[0]
+	if e := ch.JSON.ExtraFields["error"].Raw(); present(e) {
+		// Or puts the error in the choice, which finishes with "error".
+		return nil, statusError(m.ep, http.StatusOK, []byte(`{"error":`+e+`}`), 0)
+	}
+	if ch.FinishReason == "error" {
+		return nil, statusError(m.ep, http.StatusOK, []byte(finishedInError), 0)
+	}
+	if e := failedCallFinish(m.ep, ch.FinishReason, ch.Message.Content); e != nil {
+		e.StatusCode = http.StatusOK
+		return nil, e
+	}
+	a.content(ch.Message.JSON.Content.Raw(), ch.Message.Content)
+	a.refusal.WriteString(ch.Message.Refusal)
+	a.reasoningFrom(rawExtras(ch.Message.JSON.ExtraFields))
+	for i, tc := range ch.Message.ToolCalls {
+		call := a.call(i)
+		call.ID, call.FunctionCall.Name, call.FunctionCall.Arguments = tc.ID, tc.Function.Name, tc.Function.Arguments
+		a.extra(i, tc.RawJSON())
+	}
+	a.finish = ch.FinishReason
 	a.readUsage(c.Usage, rawExtras(c.Usage.JSON.ExtraFields))
 	return a.result(), nil
 }
