@@ -274,18 +274,31 @@ func TestBedrockStreamExceptionRetried(t *testing.T) {
 }
 
 // A tool use the model wrote and Converse could not read ends the answer
-// with stopReason malformed_tool_use: the same correctable mistake as
-// another provider's tool_use_failed, whole and streamed, not a final
-// answer of whatever text came before it.
+// with stopReason malformed_tool_use, and an answer it could not read with
+// malformed_model_output: the same correctable mistake as another
+// provider's tool_use_failed, whole and streamed, not a final answer of
+// whatever text came before it.
 func TestBedrockMalformedToolUse(t *testing.T) {
 	t.Parallel()
-	whole := `{"output":{"message":{"role":"assistant","content":[{"text":"Reading it."}]}},"stopReason":"malformed_tool_use",` +
+	for stop, message := range map[string]string{
+		"malformed_tool_use":     "The model generated an invalid tool use",
+		"malformed_model_output": "The model generated output that could not be read",
+	} {
+		t.Run(stop, func(t *testing.T) {
+			t.Parallel()
+			testBedrockMalformed(t, stop, message)
+		})
+	}
+}
+
+func testBedrockMalformed(t *testing.T, stop, message string) {
+	whole := `{"output":{"message":{"role":"assistant","content":[{"text":"Reading it."}]}},"stopReason":"` + stop + `",` +
 		`"usage":{"inputTokens":12,"outputTokens":9,"totalTokens":21},"metrics":{"latencyMs":1}}`
 	streamed := eventFrames(t, [][2]string{
 		{"messageStart", `{"role":"assistant"}`},
 		{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Reading it."}}`},
 		{"contentBlockStop", `{"contentBlockIndex":0}`},
-		{"messageStop", `{"stopReason":"malformed_tool_use"}`},
+		{"messageStop", `{"stopReason":"` + stop + `"}`},
 		{"metadata", `{"usage":{"inputTokens":12,"outputTokens":9,"totalTokens":21},"metrics":{"latencyMs":1}}`},
 	})
 	for _, streaming := range []bool{false, true} {
@@ -307,6 +320,7 @@ func TestBedrockMalformedToolUse(t *testing.T) {
 			got, ok := perr.ToolUseFailed()
 			assert.True(t, ok, "%v", err)
 			assert.Equal(t, "Reading it.", got)
+			assert.Equal(t, message, perr.Message)
 			assert.Len(t, srv.Requests(), 1, "the same request is not sent again")
 		})
 	}

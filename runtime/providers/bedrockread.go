@@ -120,11 +120,16 @@ func (a *bedrockTurn) response() *llms.ContentResponse {
 }
 
 // failedCall is the Error of an answer Converse ended with
-// malformed_tool_use (the model wrote a tool use it could not read): a
-// mistake the model can correct, as ToolUseFailed tells, carrying what the
-// model wrote. It is nil for any other answer.
+// malformed_tool_use (the model wrote a tool use it could not read) or
+// malformed_model_output (an answer it could not read): a mistake the model
+// can correct, as ToolUseFailed tells, carrying what the model wrote, not
+// an answer to take as it is. It is nil for any other answer.
 func (a *bedrockTurn) failedCall(ep endpoint) *Error {
-	if a.stop != string(types.StopReasonMalformedToolUse) {
+	what := map[string]string{
+		string(types.StopReasonMalformedToolUse):     "The model generated an invalid tool use",
+		string(types.StopReasonMalformedModelOutput): "The model generated output that could not be read",
+	}[a.stop]
+	if what == "" {
 		return nil
 	}
 	var wrote []string
@@ -138,7 +143,7 @@ func (a *bedrockTurn) failedCall(ep endpoint) *Error {
 		}
 	}
 	return &Error{Provider: ep.provider, Type: a.stop, Code: "tool_use_failed",
-		Message: "The model generated an invalid tool use", FailedGeneration: strings.Join(slices.DeleteFunc(wrote, func(s string) bool { return s == "" }), "; ")}
+		Message: what, FailedGeneration: strings.Join(slices.DeleteFunc(wrote, func(s string) bool { return s == "" }), "; ")}
 }
 
 // stream sends a ConverseStream request, passes text deltas to fn and reads
