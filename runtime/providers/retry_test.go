@@ -296,6 +296,8 @@ func TestRetryAfter(t *testing.T) {
 		{"milliseconds win", http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, 1500 * time.Millisecond, true},
 		{"garbage", http.Header{"Retry-After": {"soon"}}, 0, false},
 		{"negative", http.Header{"Retry-After": {"-1"}}, 0, false},
+		{"seconds beyond a duration", http.Header{"Retry-After": {"1e300"}}, math.MaxInt64, true},
+		{"milliseconds beyond a duration", http.Header{"Retry-After-Ms": {"1e300"}}, math.MaxInt64, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/redact"
 )
 
@@ -82,7 +83,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
+			return capabilities.Seconds(ms / 1000), true
 		}
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
@@ -90,7 +91,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
+		return capabilities.Seconds(s), true // a wait beyond a Duration is the longest
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0), true
