@@ -90,7 +90,9 @@ func appendRecord(dir, key string, data []byte) error {
 // is opened instead, lest the record be appended to a file already read.
 func openLog(p string) (*os.File, error) {
 	for try := 0; ; try++ {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		// Open for reading too: NFS takes a flock as a byte-range lock,
+		// and refuses a shared one (EBADF) on a file not open for reading.
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, err
 		}
@@ -449,7 +451,7 @@ func logPath(name string) string { return entriesDir + "/" + name }
 func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 	st.writing.Lock()
 	defer st.writing.Unlock()
-	f, err := os.Open(p)
+	f, err := openToRewrite(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		st.forget()
 		return 0, nil
@@ -513,6 +515,14 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 	}
 	st.forget()
 	return dropped, nil
+}
+
+// openToRewrite opens the log p to be read by compact under its exclusive
+// lock. It is open for writing too, though compact never writes to it: NFS
+// takes a flock as a byte-range lock, and refuses an exclusive one (EBADF)
+// on a file not open for writing, so that no log there was ever rewritten.
+func openToRewrite(p string) (*os.File, error) {
+	return os.OpenFile(p, os.O_RDWR, 0)
 }
 
 // eachRecord calls fn for every record in the cache's logs, with its key

@@ -130,3 +130,27 @@ func appendRaw(t *testing.T, p string, data []byte) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
+
+// The lock is taken on a descriptor open for reading and writing, both to
+// append and to rewrite: NFS takes a flock as a byte-range lock, which it
+// refuses (EBADF) when shared on a file not open for reading or exclusive on
+// one not open for writing, so that on NFS every record failed to be stored
+// and no log was rewritten.
+func TestLogLocksOnADescriptorNFSCanLock(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "a.log")
+	accessMode := func(f *os.File) int {
+		t.Helper()
+		fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+		require.NoError(t, err)
+		return fl & unix.O_ACCMODE
+	}
+	f, err := openLog(p)
+	require.NoError(t, err)
+	assert.Equal(t, unix.O_RDWR, accessMode(f), "to append")
+	require.NoError(t, f.Close())
+	f, err = openToRewrite(p)
+	require.NoError(t, err)
+	assert.Equal(t, unix.O_RDWR, accessMode(f), "to rewrite")
+	require.NoError(t, f.Close())
+}
