@@ -639,7 +639,7 @@ func (r *runner) fanOutEnded(ctx context.Context, s *Step, res *StepResult, outs
 func (r *runner) items(s *Step) ([]any, error) {
 	if s.ForEach.Glob != "" {
 		own := slices.Clone(r.o.OwnFiles)
-		if r.cache != nil {
+		if r.cache != nil && r.cache.Dir() != "" { // "" is a cache kept by a backend
 			own = append(own, r.cache.Dir())
 		}
 		return globItems(r.ws, s.ForEach.Glob, own)
@@ -669,8 +669,8 @@ func globItems(ws, pattern string, own []string) ([]any, error) {
 	skip := map[string]bool{}
 	for _, p := range own {
 		abs, err := filepath.Abs(p)
-		if err != nil {
-			continue
+		if p == "" || err != nil {
+			continue // "" names no file, though Abs makes it the current directory
 		}
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real

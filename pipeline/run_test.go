@@ -1746,3 +1746,39 @@ steps:
 	}
 	assert.DirExists(t, filepath.Join(ws, ".cache"), "the cache is in the workspace")
 }
+
+// A cache kept elsewhere than in a directory (a backend's, whose Dir is "")
+// leaves no file out of a glob's items: "" named the current directory, so
+// that a run from a directory of the workspace lost every item below it.
+func TestRunGlobOfACacheKeptElsewhere(t *testing.T) {
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{
+		"docs/a.md": "a", "docs/b.md": "b",
+		"pipeline.yaml": `
+cache: true
+steps:
+  ex:
+    for_each: {glob: "docs/*.md"}
+    input: "{{item}}"
+    spec: {model: "script:b.yaml"}
+`,
+		"b.yaml": "turns:\n  - text: ok\n",
+	})
+	p, err := LoadFile(filepath.Join(ws, "pipeline.yaml"))
+	require.NoError(t, err)
+	c, err := cache.New(t.TempDir(), cache.WithBackend(memBackend{}))
+	require.NoError(t, err)
+	require.Empty(t, c.Dir())
+	t.Chdir(filepath.Join(ws, "docs"))
+	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Cache: c})
+	require.NoError(t, err)
+	require.True(t, res.OK())
+	assert.Equal(t, 2, res.Steps["ex"].Items, "docs/a.md, docs/b.md")
+}
+
+// memBackend keeps nothing.
+type memBackend struct{}
+
+func (memBackend) Get(context.Context, string) ([]byte, error) { return nil, nil }
+func (memBackend) Put(context.Context, string, []byte) error   { return nil }
+func (memBackend) Delete(context.Context, string) error        { return nil }
