@@ -941,12 +941,17 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 	return res, ws, warnings, asSubmitted(err, s)
 }
 
-// asSubmitted is err with the problems of s it lists placed in the files
-// of s as its submitter knows them, as loadSpec places those of loading
+// asSubmitted is err with the problems of s it lists, or the one it is,
+// placed in the files of s as its submitter knows them, as loadSpec places those of loading
 // it, not in the worker's copy.
 func asSubmitted(err error, s *spec.Spec) error {
-	if list, ok := err.(spec.Errors); ok {
-		return bundleErrors(list, filepath.Dir(s.File))
+	switch e := err.(type) {
+	case spec.Errors:
+		return bundleErrors(e, filepath.Dir(s.File))
+	case *spec.Error:
+		// One problem alone (a LocalWorkspace whose directory is
+		// missing) is a spec problem all the same.
+		return bundleErrors(spec.Errors{e}, filepath.Dir(s.File))
 	}
 	return err
 }
