@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// locksLogs is true: lockLog locks here.
+const locksLogs = true
+
 // lockLog takes a lock on the log open as f, shared to append to it and
 // exclusive to rewrite it, held until f is closed. Processes sharing a cache
 // take it as the Cache's writing mutex is taken within one. Where the file

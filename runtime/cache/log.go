@@ -459,7 +459,12 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close() // after the rename: releases the lock
+	closed := false
+	defer func() {
+		if !closed {
+			f.Close() // after the rename: releases the lock
+		}
+	}()
 	if err := lockLog(f, true); err != nil {
 		return 0, err
 	}
@@ -470,6 +475,12 @@ func (c *Cache) compact(p string, st *logState) (dropped int, err error) {
 	old, err := io.ReadAll(f)
 	if err != nil {
 		return 0, err
+	}
+	if !locksLogs {
+		// No lock to hold (Windows), and a file open there cannot be
+		// renamed over: it is closed before the new log replaces it.
+		closed = true
+		f.Close()
 	}
 	var keep [][]byte
 	last := map[string]int{}
