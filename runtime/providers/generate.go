@@ -82,8 +82,12 @@ func extraBody[O any](body map[string]any, set func(string, any) O) []O {
 // literalPath is a member's name as the sjson path WithJSONSet takes that
 // names it, and nothing else: every ASCII mark escaped, since a dot would
 // nest the value, and a wildcard, a leading ':' or '@', or a '#' would make
-// the path mean something else or be refused.
+// the path mean something else or be refused. The empty name, which sjson
+// takes for no path at all, is ":" (a key forced, and that key empty).
 func literalPath(name string) string {
+	if name == "" {
+		return ":"
+	}
 	var b strings.Builder
 	for i := range len(name) {
 		c := name[i]

@@ -284,3 +284,20 @@ func TestExtraBodyKeysAreLiteral(t *testing.T) {
 		assert.NotContains(t, body, "a", tt.ref)
 	}
 }
+
+// An extra_body member with an empty name, which a YAML or JSON object may
+// have, is sent under it as Vertex AI sends it, not refused by the SDKs'
+// path syntax ("path cannot be empty") with every request.
+func TestExtraBodyEmptyName(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ ref, key string }{
+		{"anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"},
+		{"openai:gpt-4o", "OPENAI_API_KEY"},
+		{"openai-responses:gpt-5", "OPENAI_API_KEY"},
+		{"google-vertex:gemini-2.5-flash", "GOOGLE_API_KEY"},
+	} {
+		body := firstBody(t, tt.ref, spec.ModelSettings{ExtraBody: map[string]any{"": 1.0, "x": 2.0}}, env(tt.key, "test-key"))
+		assert.Equal(t, 1.0, body[""], tt.ref)
+		assert.Equal(t, 2.0, body["x"], tt.ref)
+	}
+}
