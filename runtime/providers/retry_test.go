@@ -572,6 +572,29 @@ func TestRetryHonoursGoogleRetryDelay(t *testing.T) {
 	}
 }
 
+// A connection the server went away from for a fault of the connection
+// itself (GOAWAY with PROTOCOL_ERROR, FLOW_CONTROL_ERROR, ...) is not
+// retried, as a stream it resets for one is not: a new connection would
+// meet it again. One it went away from as it shut down, or failed, or
+// asked to be spared load, is; the debug text, the server's own, decides
+// nothing.
+func TestHTTP2GoAwayForAFaultIsNotRetried(t *testing.T) {
+	t.Parallel()
+	goaway := func(code, debug string) error {
+		return fmt.Errorf(`Post "https://api.example.com/v1/chat/completions": %w`,
+			fmt.Errorf("http2: server sent GOAWAY and closed the connection; LastStreamID=3, ErrCode=%s, debug=%q", code, debug))
+	}
+	for code, want := range map[string]bool{
+		"NO_ERROR": true, "INTERNAL_ERROR": true, "ENHANCE_YOUR_CALM": true,
+		"PROTOCOL_ERROR": false, "FLOW_CONTROL_ERROR": false, "FRAME_SIZE_ERROR": false,
+		"COMPRESSION_ERROR": false, "HTTP_1_1_REQUIRED": false,
+	} {
+		assert.Equal(t, want, transient(goaway(code, "")), code)
+	}
+	assert.False(t, transient(goaway("PROTOCOL_ERROR", "x, ErrCode=NO_ERROR")))
+	assert.False(t, transient(goaway("PROTOCOL_ERROR", "stream error: ; INTERNAL_ERROR")))
+}
+
 // An HTTP/2 stream the server resets as failed (what a proxy in front of
 // an API sends when the server behind it failed) is retried, as the same
 // failure on HTTP/1.1, a connection cut before the answer, is.

@@ -185,13 +185,24 @@ func transient(err error) bool {
 // its own that cannot be matched: a stream the server reset as failed or
 // refused ("stream error: stream ID 3; INTERNAL_ERROR; received from
 // peer"), as a proxy does when the server behind it failed, or a
-// connection the server went away from or that was lost.
+// connection that was lost, or that the server went away from as it shut
+// down, failed or asked to be spared load ("http2: server sent GOAWAY and
+// closed the connection; LastStreamID=1, ErrCode=NO_ERROR, debug=..."). A
+// fault of the stream or the connection itself (PROTOCOL_ERROR,
+// FLOW_CONTROL_ERROR, ...) would be met again. Only the fields net/http
+// writes decide: the GOAWAY's debug text, which comes last, is the
+// server's own.
 func http2Transient(msg string) bool {
-	if strings.Contains(msg, "stream error: ") &&
-		(strings.Contains(msg, "; INTERNAL_ERROR") || strings.Contains(msg, "; REFUSED_STREAM")) {
-		return true
+	if i := strings.Index(msg, "http2: server sent GOAWAY and closed the connection; "); i >= 0 {
+		_, after, ok := strings.Cut(msg[i:], ", ErrCode=")
+		code, _, _ := strings.Cut(after, ",")
+		return ok && (code == "NO_ERROR" || code == "INTERNAL_ERROR" || code == "ENHANCE_YOUR_CALM")
 	}
-	return strings.Contains(msg, "http2: server sent GOAWAY") || strings.Contains(msg, "http2: client connection lost")
+	if i := strings.Index(msg, "stream error: stream ID "); i >= 0 {
+		fields := strings.SplitN(msg[i:], "; ", 3)
+		return len(fields) >= 2 && (fields[1] == "INTERNAL_ERROR" || fields[1] == "REFUSED_STREAM")
+	}
+	return strings.Contains(msg, "http2: client connection lost")
 }
 
 // newTransport is the default transport: bounded dials and TLS handshakes.
