@@ -138,8 +138,9 @@ var (
 )
 
 // LocalDefault is, for a model whose provider is served on this machine by
-// default (ollama, litellm), that default endpoint, when none of the
-// provider's base-URL variables is set in getenv: the model's requests then
+// default (ollama, litellm), that default endpoint, when the environment
+// getenv gives names none, as a run would read it (a blank variable names
+// nothing; Ollama's own OLLAMA_HOST names one): the model's requests then
 // go to a local port nobody chose for them. ok is false for any other
 // model, and when the environment names the endpoint.
 func LocalDefault(model string, getenv func(string) string) (endpoint string, vars []string, ok bool) {
@@ -151,12 +152,16 @@ func LocalDefault(model string, getenv func(string) string) (endpoint string, va
 	if !known || !isLocal(p.baseURL) {
 		return "", nil, false
 	}
-	for _, v := range p.baseEnvs {
-		if getenv(v) != "" {
+	vars = slices.Clone(p.baseEnvs)
+	if name == "ollama" {
+		vars = append(vars, "OLLAMA_HOST") // read by resolve when the others are not set
+	}
+	for _, v := range vars {
+		if strings.TrimSpace(getenv(v)) != "" {
 			return "", nil, false
 		}
 	}
-	return p.baseURL, p.baseEnvs, true
+	return p.baseURL, vars, true
 }
 
 // isLocal tells whether a URL's host is this machine.

@@ -75,7 +75,7 @@ func TestConfine(t *testing.T) {
 		"extra headers":             {"model_settings: {extra_headers: {X-A: b}}\n", none, "the spec adds extra_headers to its model requests; this worker was not started with --allow-network"},
 		"a base_url, allowed":       {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", Allow{Network: true, Env: true}, ""},
 		"a base_url, network alone": {"model_settings: {base_url: 'http://10.0.0.1/v1'}\n", Allow{Network: true}, "the spec sends its model requests, with this worker's credentials for its provider, to a base_url of its own; this worker was not started with --allow-env"},
-		"a local provider":          {"model: ollama:llama3\n", none, "the spec's model ollama:llama3 is served at http://localhost:11434/v1 by default, which this worker's environment does not name (OLLAMA_BASE_URL); this worker was not started with --allow-network"},
+		"a local provider":          {"model: ollama:llama3\n", none, "the spec's model ollama:llama3 is served at http://localhost:11434/v1 by default, which this worker's environment does not name (OLLAMA_BASE_URL, OLLAMA_HOST); this worker was not started with --allow-network"},
 		"a local provider, allowed": {"model: ollama:llama3\n", Allow{Network: true}, ""},
 		"undeclared reach":          {"capabilities: [Opaque]\n", all, "capability Opaque does not say what it reaches (capabilities.Reacher), so a worker does not run it"},
 		"an absolute script":        {"model: script:/etc/passwd\n", none, `the spec's script file /etc/passwd: an absolute path; name it relative to the spec`},

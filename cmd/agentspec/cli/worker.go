@@ -48,10 +48,11 @@ job's workspace: before a run, each capability (nested ones too) is asked what i
 a job is refused, without running, when its spec would start a program (an MCP command, a
 Shell: --allow-exec), connect where the spec or the model says (an MCP url, WebFetch's local
 tool, a Shell with network: true, a model_settings base_url or extra_headers, ollama: or
-litellm: without the worker's OLLAMA_BASE_URL or LITELLM_BASE_URL: --allow-network) or read
-the worker's environment through ${VAR} (--allow-env); a base_url needs both, since the worker's
-credentials for the provider go there. A FileSystem root outside the workspace
-is refused whatever the flags; so is a capability that does not say what it reaches.
+litellm: without the worker's OLLAMA_BASE_URL, OLLAMA_HOST or LITELLM_BASE_URL:
+--allow-network) or read the worker's environment through ${VAR} (--allow-env); a base_url
+needs both, since the worker's credentials for the provider go there. A FileSystem root
+outside the workspace is refused whatever the flags; so is a capability that does not say
+what it reaches.
 
 A job is acknowledged once its result is published. One that fails in a way that might pass (a
 provider outage, a network error) is retried after a delay, up to --max-attempts attempts in
