@@ -818,3 +818,53 @@ func TestChatAnswerWithoutChoiceFails(t *testing.T) {
 	require.Error(t, err, "an empty answer came instead: %+v", resp)
 	assert.Equal(t, "openai: request failed (200): the answer held no choice", Describe(err))
 }
+
+// A sampling setting an OpenAI model refuses while it reasons is refused
+// before any request when the spec has it reason: always for the families
+// that always do, by default for GPT-5.5 on, when asked for GPT-5.1 to 5.4;
+// a model that does not reason then keeps it.
+func TestOpenAIReasoningRefusesSampling(t *testing.T) {
+	t.Parallel()
+	off := &spec.Thinking{}
+	high := &spec.Thinking{Enabled: true, Effort: "high"}
+	for _, tt := range []struct {
+		ref     string
+		s       spec.ModelSettings
+		refused []string
+	}{
+		{"openai:o3", spec.ModelSettings{Temperature: ptr(0.2), TopP: ptr(0.9)}, []string{"temperature", "top_p"}},
+		{"openai:o3", spec.ModelSettings{Temperature: ptr(0.2), Thinking: off}, []string{"temperature"}},
+		{"openai-chat:gpt-5-mini", spec.ModelSettings{PresencePenalty: ptr(0.5), LogitBias: map[string]int{"1": 1}}, []string{"presence_penalty", "logit_bias"}},
+		{"openai:gpt-5.5", spec.ModelSettings{Temperature: ptr(0.2)}, []string{"temperature"}},
+		{"openai:gpt-5.5", spec.ModelSettings{Temperature: ptr(0.2), Thinking: off}, nil},
+		{"openai:gpt-5.2", spec.ModelSettings{Temperature: ptr(0.2)}, nil},
+		{"openai:gpt-5.2", spec.ModelSettings{Temperature: ptr(0.2), Thinking: high}, []string{"temperature"}},
+		{"openai:gpt-5.2", spec.ModelSettings{Temperature: ptr(0.2), Provider: map[string]any{"openai_reasoning_effort": "low"}}, []string{"temperature"}},
+		{"openai:gpt-5.6", spec.ModelSettings{Temperature: ptr(0.2), Provider: map[string]any{"openai_reasoning_effort": "none"}}, nil},
+		{"openai:gpt-5-chat-latest", spec.ModelSettings{Temperature: ptr(0.2)}, nil},
+		{"openai:gpt-4o", spec.ModelSettings{Temperature: ptr(0.2), TopP: ptr(0.9)}, nil},
+		{"openai-responses:o4-mini", spec.ModelSettings{TopP: ptr(0.9), PresencePenalty: ptr(0.5)}, []string{"top_p", "presence_penalty"}},
+	} {
+		var got []string
+		for _, err := range unwrapJoined(Validate(tt.ref, tt.s)) {
+			var u *UnsupportedSettingError
+			require.ErrorAs(t, err, &u, "%s %+v", tt.ref, tt.s)
+			got = append(got, u.Setting)
+			if u.Setting != "presence_penalty" || !strings.HasPrefix(tt.ref, "openai-responses:") {
+				assert.Contains(t, u.Reason, "this OpenAI model refuses it while it reasons", tt.ref)
+			}
+		}
+		assert.ElementsMatch(t, tt.refused, got, "%s %+v", tt.ref, tt.s)
+	}
+}
+
+// unwrapJoined is the errors errors.Join joined into err, or err alone.
+func unwrapJoined(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

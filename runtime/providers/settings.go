@@ -97,6 +97,7 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 		if s.TopK != nil {
 			add("top_k", "the Chat Completions API has no top_k; a server that takes it can get it through extra_body")
 		}
+		refuseOpenAISampling(p, model, s, add)
 		if s.ServiceTier != "" && p.prefix != "openai_" {
 			add("service_tier", "only OpenAI's APIs have service tiers")
 		}
@@ -372,29 +373,79 @@ func reasoningEffort(t *spec.Thinking) string {
 // the first GPT-5 models and the GPT-5.x chat, codex and pro variants
 // refuse a reasoning effort of none, which the others from GPT-5.1 on take.
 // A model of no family here reasons as its server decides.
-var openaiReasoning = []struct {
+var openaiReasoning = []openaiFamily{
+	{"gpt-6-astra", true, true}, {"gpt-5.6", false, true}, {"gpt-5.5-pro", true, true}, {"gpt-5.5", false, true},
+	{"gpt-5.4-pro", true, true}, {"gpt-5.4", false, false}, {"gpt-5.3-chat", true, true}, {"gpt-5.3", false, false},
+	{"gpt-5.2-pro", true, true}, {"gpt-5.2-chat", true, true}, {"gpt-5.2", false, false},
+	{"gpt-5.1-codex", true, true}, {"gpt-5.1-chat", true, true}, {"gpt-5.1", false, false},
+	{"gpt-5-chat", false, false}, {"gpt-5", true, true}, {"o1", true, true}, {"o3", true, true}, {"o4", true, true},
+}
+
+// openaiFamily is a family of openaiReasoning.
+type openaiFamily struct {
 	prefix string
 	always bool
-}{
-	{"gpt-6-astra", true}, {"gpt-5.6", false}, {"gpt-5.5-pro", true}, {"gpt-5.5", false},
-	{"gpt-5.4-pro", true}, {"gpt-5.4", false}, {"gpt-5.3-chat", true}, {"gpt-5.3", false},
-	{"gpt-5.2-pro", true}, {"gpt-5.2-chat", true}, {"gpt-5.2", false},
-	{"gpt-5.1-codex", true}, {"gpt-5.1-chat", true}, {"gpt-5.1", false},
-	{"gpt-5-chat", false}, {"gpt-5", true}, {"o1", true}, {"o3", true}, {"o4", true},
+	// byDefault: the model reasons when no effort is asked (GPT-5.5 and
+	// 5.6); GPT-5.1 to 5.4 reason only when asked to.
+	byDefault bool
+}
+
+// openaiFamilyOf returns the family of openaiReasoning model is of, if any.
+func openaiFamilyOf(model string) (openaiFamily, bool) {
+	for _, f := range openaiReasoning {
+		if strings.HasPrefix(model, f.prefix) {
+			return f, true
+		}
+	}
+	return openaiFamily{}, false
+}
+
+// refuseOpenAISampling refuses the sampling settings an OpenAI model refuses
+// while it reasons (temperature, top_p and, on Chat Completions, the
+// penalties and logit_bias; pydantic-ai's list) when the spec has it
+// reason: a model that always does, one that does by default unless told
+// thinking: false (or openai_reasoning_effort: none), one that does only
+// when asked when it is asked. pydantic-ai drops them with a warning; a
+// setting agentspec cannot honour is refused instead (docs/providers.md).
+func refuseOpenAISampling(p provider, model string, s spec.ModelSettings, add func(key, reason string)) {
+	if p.prefix != "openai_" {
+		return
+	}
+	f, ok := openaiFamilyOf(model)
+	if !ok || f.prefix == "gpt-5-chat" {
+		return
+	}
+	effort := reasoningEffort(s.Thinking)
+	if v, ok := s.Provider["openai_reasoning_effort"].(string); ok {
+		effort = v
+	}
+	reason := "this OpenAI model refuses it while it reasons, as it "
+	switch {
+	case f.always:
+		reason += "always does; remove it"
+	case effort == "" && f.byDefault:
+		reason += "does by default; remove it, or turn reasoning off with thinking: false"
+	case effort != "" && effort != "none":
+		reason += "does with the thinking asked; remove it, or turn reasoning off with thinking: false"
+	default:
+		return
+	}
+	if s.Temperature != nil {
+		add("temperature", reason)
+	}
+	if s.TopP != nil {
+		add("top_p", reason)
+	}
+	if p.api != apiResponses { // refused there already, as the API has no such field
+		refuseFields(s, add, reason, "presence_penalty", "frequency_penalty", "logit_bias")
+	}
 }
 
 // openaiReasons reports whether model is of an OpenAI family of
 // openaiReasoning that reasons (all but gpt-5-chat).
 func openaiReasons(p provider, model string) bool {
-	if p.prefix != "openai_" {
-		return false
-	}
-	for _, f := range openaiReasoning {
-		if strings.HasPrefix(model, f.prefix) {
-			return f.prefix != "gpt-5-chat"
-		}
-	}
-	return false
+	f, ok := openaiFamilyOf(model)
+	return p.prefix == "openai_" && ok && f.prefix != "gpt-5-chat"
 }
 
 // alwaysReasons reports whether model reasons whatever it is asked and
@@ -405,11 +456,8 @@ func openaiReasons(p provider, model string) bool {
 func alwaysReasons(p provider, model string) bool {
 	switch p.prefix {
 	case "openai_":
-		for _, f := range openaiReasoning {
-			if strings.HasPrefix(model, f.prefix) {
-				return f.always
-			}
-		}
+		f, _ := openaiFamilyOf(model)
+		return f.always
 	case "google_":
 		m := geminiVersion().FindStringSubmatch(model)
 		if m == nil || !strings.Contains(model, "pro") || strings.Contains(model, "flash") {
