@@ -693,8 +693,9 @@ func celType(t Type, depth int) *cel.Type {
 
 // celValue is v as CEL takes a value of type t: integers as int64 where t
 // says integer, other numbers as float64, or as int64 when whole where t
-// says nothing; an object's members as their properties' schemas type them. An integer written as one is read as one, so its digits
-// beyond float64's 2^53 are kept.
+// says nothing; an object's members as their properties' schemas type
+// them. An integer written as one is read as one, so its digits beyond
+// float64's 2^53 are kept.
 func celValue(v any, t Type, depth int) any {
 	switch v := v.(type) {
 	case json.Number:

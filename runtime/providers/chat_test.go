@@ -762,21 +762,7 @@ func TestThinkingOffIsNotSentToModelsThatAlwaysReason(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {
 			t.Parallel()
-			var body []byte
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ = io.ReadAll(r.Body)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				_, _ = io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"seen"}}`)
-			}))
-			t.Cleanup(srv.Close)
-			settings := off
-			settings.BaseURL = srv.URL
-			m := newModel(t, tt.ref, settings, env(tt.key, "test-key"))
-			_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
-			require.ErrorContains(t, err, "seen")
-			var got any
-			require.NoError(t, json.Unmarshal(body, &got))
+			var got any = firstBody(t, tt.ref, off, env(tt.key, "test-key"))
 			for _, k := range tt.path {
 				got, _ = got.(map[string]any)[k]
 			}

@@ -233,38 +233,34 @@ func TestBaseURLGetsNoCredentialsWithoutAllowEnv(t *testing.T) {
 // A problem the worker finds in a spec's capabilities as it builds them,
 // to check or to run, is placed in the spec's file as its submitter knows
 // it, not in the worker's copy: the error does not show the worker's
-// scratch directory.
+// scratch directory. So is a lone one (a LocalWorkspace whose directory is
+// missing, which the run reports as one *spec.Error).
 func TestCapabilityProblemsNameTheSubmittersFile(t *testing.T) {
 	t.Parallel()
 	url := startServer(t)
 	root := t.TempDir()
 	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
 	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
-	b, err := connect(t, url, 0).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: jobDirs(t, root, 1), WorkspaceRoot: root})
-	require.NoError(t, err)
-	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "{root_dir: .}", "{root_dir: ., cwd: /}", 1))
-	got, _ := publishAndWait(t, b)
-	require.Len(t, got, 1)
-	assert.Equal(t, 1, got[0].Attempt, "not retried")
-	assert.Equal(t, "agent.yaml:4:36: capabilities[0].FileSystem.cwd: cwd '/' is outside root_dir '.'.", got[0].Error)
-}
-
-// A lone problem of the spec's capabilities (a LocalWorkspace whose
-// directory is missing, which the run reports as one *spec.Error) is placed
-// in the spec's file as its submitter knows it too, not in the worker's
-// copy.
-func TestALoneCapabilityProblemNamesTheSubmittersFile(t *testing.T) {
-	t.Parallel()
-	url := startServer(t)
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
-	b, err := connect(t, url, 0).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: jobDirs(t, root, 1), WorkspaceRoot: root})
-	require.NoError(t, err)
-	b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, "  - FileSystem: {root_dir: .}\n", "  - LocalWorkspace: ./missing\n", 1))
-	got, _ := publishAndWait(t, b)
-	require.Len(t, got, 1)
-	assert.Equal(t, 1, got[0].Attempt, "not retried")
-	assert.True(t, strings.HasPrefix(got[0].Error, "agent.yaml:4:"), "%s", got[0].Error)
-	assert.NotContains(t, got[0].Error, scratchPrefix)
+	for name, tt := range map[string]struct {
+		old, new string
+		check    func(t *testing.T, msg string)
+	}{
+		"a list": {"{root_dir: .}", "{root_dir: ., cwd: /}", func(t *testing.T, msg string) {
+			assert.Equal(t, "agent.yaml:4:36: capabilities[0].FileSystem.cwd: cwd '/' is outside root_dir '.'.", msg)
+		}},
+		"a lone one": {"  - FileSystem: {root_dir: .}\n", "  - LocalWorkspace: ./missing\n", func(t *testing.T, msg string) {
+			assert.True(t, strings.HasPrefix(msg, "agent.yaml:4:"), "%s", msg)
+			assert.NotContains(t, msg, scratchPrefix)
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := connect(t, url, 0).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: jobDirs(t, root, 1), WorkspaceRoot: root})
+			require.NoError(t, err)
+			b.Jobs[0].Spec.Data = []byte(strings.Replace(agentYAML, tt.old, tt.new, 1))
+			got, _ := publishAndWait(t, b)
+			require.Len(t, got, 1)
+			assert.Equal(t, 1, got[0].Attempt, "not retried")
+			tt.check(t, got[0].Error)
+		})
+	}
 }

@@ -942,8 +942,8 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 }
 
 // asSubmitted is err with the problems of s it lists, or the one it is,
-// placed in the files of s as its submitter knows them, as loadSpec places those of loading
-// it, not in the worker's copy.
+// placed in the files of s as its submitter knows them, not in the
+// worker's copy, as loadSpec places the problems of loading it.
 func asSubmitted(err error, s *spec.Spec) error {
 	switch e := err.(type) {
 	case spec.Errors:
