@@ -194,6 +194,10 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	p, err := confine.Start(ctx, cmd)
 	if err != nil {
 		c.running.Done()
+		if errors.Is(err, confine.ErrScriptTooLong) {
+			return nil, capabilities.Retry("The command was not run: it is %d bytes long, and a command may be at most %d MiB. "+
+				"Write long contents to a file in parts, with several commands.", len(l.command), confine.MaxScript>>20)
+		}
 		if me, ok := errors.AsType[*confine.MaskError](err); ok {
 			return nil, c.notCovered(me, slices.Contains(h.readOnly, me.Path))
 		}

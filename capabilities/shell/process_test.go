@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/confine"
 )
 
 // newShell builds a Shell over a fresh workspace, sandboxed as the system
@@ -555,4 +556,53 @@ func TestTimeoutBeyondADurationWaits(t *testing.T) {
 	out, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "sleep 0.2; echo done", "timeout_seconds": 1e299}`)
 	require.NoError(t, err)
 	assert.Equal(t, "[stdout]\ndone\n", out)
+}
+
+// A command line longer than one argument of execve may be (128 KiB), a
+// heredoc writing a large file, runs and answers as a short one does, in
+// the foreground and in the background, confined or not.
+func TestLongCommandLine(t *testing.T) {
+	t.Parallel()
+	modes := []string{"off"}
+	if sandboxMode(t) == "on" {
+		modes = append(modes, "on")
+	}
+	body := strings.Repeat("a line of the file\n", 10<<10) // 190 KiB
+	command := "cat > big.txt <<'EOF'\n" + body + "EOF\nwc -c < big.txt; echo err >&2; exit 5"
+	want := fmt.Sprintf("[stdout]\n%d\n\n[stderr]\nerr\n\n[exit code: 5]", len(body))
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s, w := newShell(t, `{"sandbox": "`+mode+`"}`)
+			ctx := context.Background()
+			args, _ := json.Marshal(map[string]string{"command": command})
+			out, err := call(t, ctx, s, ToolRunCommand, string(args))
+			require.NoError(t, err)
+			assert.Equal(t, want, out)
+			got, err := os.ReadFile(filepath.Join(w, "big.txt"))
+			require.NoError(t, err)
+			assert.True(t, body == string(got), "big.txt has the heredoc's text")
+
+			out, err = call(t, ctx, s, ToolStartCommand, string(args))
+			require.NoError(t, err)
+			id := out[len(out)-32:]
+			require.Eventually(t, func() bool {
+				out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+				return strings.Contains(out, "[status: finished]")
+			}, timeoutForEventually, pollEvery)
+			out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
+			require.NoError(t, err)
+			assert.Equal(t, strings.Replace(want, "[exit code", "[stopped]\n[exit code", 1), out)
+		})
+	}
+
+	// Longer than the helper takes: the model is told, the run goes on.
+	// (Started as both tools start a command, past the checks, which
+	// take long over 32 MiB under the race detector.)
+	s, w := newShell(t, `{}`)
+	huge := "# " + strings.Repeat("x", confine.MaxScript) + "\ntrue"
+	_, err := s.start(context.Background(), &launch{command: huge, dir: w}, newRing(10), newRing(10))
+	assert.Equal(t, fmt.Sprintf("The command was not run: it is %d bytes long, and a command may be at most 32 MiB. "+
+		"Write long contents to a file in parts, with several commands.", len(huge)), retryOf(t, err))
+	assert.Equal(t, "(no output)", run(t, s, "true"))
 }

@@ -12,6 +12,14 @@ import (
 // MaxProcs at 0.
 const DefaultMaxProcs = 512
 
+// MaxScript is the longest Command.Script Start runs: the helper reads a
+// command of a bounded size before it trusts it.
+const MaxScript = 32 << 20
+
+// ErrScriptTooLong is Start's error for a Command.Script longer than
+// MaxScript. The command did not run.
+var ErrScriptTooLong = fmt.Errorf("the command is longer than %d MiB", MaxScript>>20)
+
 // Policy says what a confined command may do.
 type Policy struct {
 	// Root is the absolute workspace root W: the command may write below it.
@@ -43,7 +51,8 @@ type Policy struct {
 
 // Command is one shell command to run.
 type Command struct {
-	// Script runs as /bin/sh -c Script.
+	// Script runs as /bin/sh -c Script (one longer than an argument may
+	// be is read by the shell from a file it is given, and evaluated).
 	Script string
 	// Dir is the absolute working directory (inside Policy.Root).
 	Dir string

@@ -30,7 +30,9 @@
 // and keyctl fail with ENOSYS; /proc/keys reads as empty) and, without
 // network, fails with EACCES socket(2) of any family but IP and netlink
 // (AF_UNIX, AF_VSOCK); the rlimits; no capabilities at all. It forks
-// /bin/sh -c, reaps everything, and reports the shell's status; when it
+// /bin/sh -c (a script longer than one argument may be is read by sh
+// from a sealed memfd, fd 3, which it closes before it evaluates the
+// script), reaps everything, and reports the shell's status; when it
 // exits, the kernel kills every process left in the namespace, so nothing
 // of a command outlives Wait, setsid and double forks included. Terminate
 // has it pass SIGTERM to every process of the namespace; Kill kills it.

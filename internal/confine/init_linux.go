@@ -35,6 +35,14 @@ func runInit(req request, lifeline, report *os.File) int {
 	if err := setupMounts(req.Policy); err != nil {
 		return fail(err)
 	}
+	argv, script, err := shellArgs(req.Script)
+	if err != nil {
+		return fail(err)
+	}
+	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	if script != nil {
+		files = append(files, script) // scriptFD
+	}
 	if err := setRlimits(req); err != nil {
 		return fail(err)
 	}
@@ -56,13 +64,16 @@ func runInit(req request, lifeline, report *os.File) int {
 	if err := enterDir(req.Dir); err != nil {
 		return fail(err)
 	}
-	proc, err := os.StartProcess(shell, []string{"sh", "-c", req.Script}, &os.ProcAttr{
+	proc, err := os.StartProcess(shell, argv, &os.ProcAttr{
 		Env:   req.Env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Files: files,
 		Sys:   &syscall.SysProcAttr{},
 	})
 	if err != nil {
 		return fail(fmt.Errorf("starting %s: %w", shell, err))
+	}
+	if script != nil {
+		script.Close()
 	}
 	if req.Cgroup {
 		// The shell stays; this thread leaves, and fails the command

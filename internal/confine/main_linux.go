@@ -44,7 +44,17 @@ func helper() int {
 	if req.Sandbox {
 		return runInit(req, in, report)
 	}
+	argv, script, err := shellArgs(req.Script)
+	if err != nil {
+		return fail(err)
+	}
 	in.Close()
+	if script != nil {
+		// In the request's place, which the shell is the first to have.
+		if err := unix.Dup3(int(script.Fd()), scriptFD, 0); err != nil {
+			return fail(fmt.Errorf("handing the command to the shell: %w", err))
+		}
+	}
 	if err := setRlimits(req); err != nil {
 		return fail(err)
 	}
@@ -53,7 +63,7 @@ func helper() int {
 	}
 	// On success the report pipe closes at exec (close-on-exec), which the
 	// parent reads as "started".
-	err = syscall.Exec(shell, []string{"sh", "-c", req.Script}, req.Env)
+	err = syscall.Exec(shell, argv, req.Env)
 	return fail(fmt.Errorf("starting %s: %w", shell, err))
 }
 

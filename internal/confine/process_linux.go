@@ -43,6 +43,9 @@ type Process struct {
 // Start starts c. Cancelling ctx kills the command (Kill). Start returns
 // once the shell runs, or an error that says what could not be set up.
 func Start(ctx context.Context, c Command) (*Process, error) {
+	if len(c.Script) > MaxScript {
+		return nil, ErrScriptTooLong
+	}
 	c, err := c.resolved()
 	if err != nil {
 		return nil, err

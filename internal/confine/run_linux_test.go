@@ -262,3 +262,33 @@ func assertDirError(t *testing.T, err error) {
 	_, ok := errors.AsType[*confine.DirError](err)
 	assert.True(t, ok, "a *DirError, got %v", err)
 }
+
+// TestLongScript: a script longer than one argument of execve may be
+// (MAX_ARG_STRLEN, 128 KiB), a heredoc writing a large file, runs as a short
+// one does: $0 is sh, no arguments, stdin empty, only fds 0-2, and under a
+// max_file_bytes smaller than itself.
+func TestLongScript(t *testing.T) {
+	t.Parallel()
+	body := strings.Repeat("0123456789abcdef\n", 12<<10) // 204 KiB
+	script := "cat > big <<'EOF'\n" + body + "EOF\n" +
+		`echo "$0 $#"; cat; wc -c < big; ls /proc/self/fd | sort -n | tr '\n' ' '; exit 3`
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			b := newBox(t)
+			r := run(t, t.Context(), b.command(t, m.sandbox, script))
+			assert.Equal(t, result{exit: confine.Exit{Code: 3}, stdout: fmt.Sprintf("sh 0\n%d\n0 1 2 3 ", len(body))}, r)
+			got, err := os.ReadFile(filepath.Join(b.root, "big"))
+			require.NoError(t, err)
+			assert.Equal(t, body, string(got))
+
+			c := b.command(t, m.sandbox, "# "+body+"\nhead -c 8192 /dev/zero > capped")
+			c.Policy.MaxFileBytes = 4096
+			r = run(t, t.Context(), c)
+			assert.Equal(t, confine.Exit{Code: 128 + int(syscall.SIGXFSZ)}, r.exit, "%+v", r)
+		})
+	}
+	_, err := confine.Start(t.Context(), confine.Command{Script: strings.Repeat("#", confine.MaxScript+1), Dir: "/"})
+	assert.ErrorIs(t, err, confine.ErrScriptTooLong)
+}
