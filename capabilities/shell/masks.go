@@ -73,14 +73,9 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 		if !a.Secret && !a.Denied {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			// A mount on a symlink lands on its target: mask that, so the
-			// link reads as empty, wherever it leads.
-			if real, err := filepath.EvalSymlinks(path); err == nil {
-				h.masks = append(h.masks, real)
-			}
-			return nil
-		}
+		// A symlink is masked itself, as its name says, not what it leads
+		// to: that is hidden where its own name says so, and a link such
+		// as key.pem -> . must not hide the whole workspace.
 		h.masks = append(h.masks, path)
 		return skip(d)
 	})

@@ -29,12 +29,15 @@ type Policy struct {
 	Temp string
 	// Masks are absolute paths the command reads as empty: a regular file
 	// becomes a read-only bind of /dev/null, a directory an empty read-only
-	// tmpfs. Paths that no longer exist, and symlinks, are skipped; one that
+	// tmpfs, and a symlink, itself and not what it leads to, a read-only
+	// bind of /dev/null too (it then leads nowhere). No component but the
+	// last is followed. Paths that no longer exist are skipped; one that
 	// exists but cannot be covered fails Start with a *MaskError. A path
 	// below Root may be longer than PATH_MAX.
 	Masks []string
 	// ReadOnly are absolute paths below Root bound read-only (a workspace's
-	// .git directories and files), skipped and failing as Masks are.
+	// .git directories and files), skipped and failing as Masks are; a
+	// symlink is skipped.
 	ReadOnly []string
 	// Network lets the command use the network. Without it the command gets
 	// a network namespace of its own (no interfaces up), Landlock denies TCP

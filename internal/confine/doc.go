@@ -12,7 +12,8 @@
 // network namespaces. Before anything of the command runs it builds the
 // command's view: mounts made private; a fresh /proc; W (Policy.Root) and T
 // (Policy.Temp) bound onto themselves; each mask a read-only /dev/null
-// (file) or empty read-only tmpfs (directory); each ReadOnly path bound
+// (file, or a symlink itself, which then leads nowhere) or empty read-only
+// tmpfs (directory); each ReadOnly path bound
 // read-only (both opened below W without following a symlink, a piece at a
 // time, so a path longer than PATH_MAX is covered too; one that cannot be
 // covered fails Start with a *MaskError, and nothing of the command runs);

@@ -86,9 +86,10 @@ func setupMounts(p Policy) error {
 // openBelow opens path without following a symlink: below root, no
 // component may be one (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS from root),
 // and the path may be longer than PATH_MAX; elsewhere, the last component
-// may not. A path that does not exist (or ends in a symlink) gives ok
-// false.
-func openBelow(root, path string) (fd int, ok bool, err error) {
+// may not. A path that does not exist, or, unless links, ends in a
+// symlink, gives ok false; with links, one that ends in a symlink gives
+// the link itself.
+func openBelow(root, path string, links bool) (fd int, ok bool, err error) {
 	if rel, relErr := filepath.Rel(root, path); relErr == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 		rfd, rootErr := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if rootErr != nil {
@@ -106,7 +107,7 @@ func openBelow(root, path string) (fd int, ok bool, err error) {
 			unix.Close(fd)
 			return -1, false, fmt.Errorf("examining %s: %w", path, err)
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK && !links {
 			unix.Close(fd)
 			return -1, false, nil
 		}
@@ -160,10 +161,11 @@ func splitPath(rel string, limit int) (piece, rest string) {
 	return rel[:i], rel[i+1:]
 }
 
-// mask makes path read as empty: /dev/null bound read-only over a file, an
-// empty read-only tmpfs over a directory.
+// mask makes path read as empty: /dev/null bound read-only over a file or
+// a symlink (which then leads nowhere; what it led to is left as it is),
+// an empty read-only tmpfs over a directory.
 func mask(root, path string, devNull int) error {
-	fd, ok, err := openBelow(root, path)
+	fd, ok, err := openBelow(root, path, true)
 	if err != nil || !ok {
 		return err
 	}
@@ -193,7 +195,7 @@ func mask(root, path string, devNull int) error {
 		if err != nil {
 			return fmt.Errorf("mounting the tmpfs that masks %s: %w", path, err)
 		}
-	case unix.S_IFREG:
+	case unix.S_IFREG, unix.S_IFLNK:
 		if devNull < 0 {
 			return fmt.Errorf("masking %s: no /dev/null", path)
 		}
@@ -233,7 +235,7 @@ func cloneReadOnly(fd int, recursive bool) (int, error) {
 // bindReadOnly binds path read-only onto itself; a missing path is
 // skipped.
 func bindReadOnly(root, path string) error {
-	fd, ok, err := openBelow(root, path)
+	fd, ok, err := openBelow(root, path, false)
 	if err != nil || !ok {
 		return err
 	}
