@@ -103,12 +103,14 @@ func (c *Capability) startCommand(ctx context.Context, raw json.RawMessage) (str
 	}
 	c.jobs[j.id] = j
 	c.mu.Unlock()
+	out := "Started background command: " + pyRepr(j.command) + "\nID: " + j.id
 	ev := &CommandEvent{Command: j.command, ID: j.id, Cwd: c.relDir(j.dir), RootDir: c.root,
-		Background: true, Sandboxed: c.cfg.sandbox, started: true}
+		Background: true, Sandboxed: c.cfg.sandbox, started: true,
+		Truncated: utf8.RuneCountInString(out) > c.cfg.maxOutputChars}
 	if err := capabilities.Emit(ctx, ev); err != nil {
 		return "", err
 	}
-	return "Started background command: " + pyRepr(j.command) + "\nID: " + j.id, nil
+	return out, nil
 }
 
 // lookup finds a job by ID; the string is the result for an unknown or

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -116,6 +117,25 @@ func TestBackgroundEvents(t *testing.T) {
 	require.NotNil(t, stopped.ExitCode)
 	assert.Equal(t, 143, *stopped.ExitCode)
 	assert.Equal(t, id, stopped.ID)
+}
+
+// A start_command whose result is cut to max_output_chars (its command
+// is quoted in it) says so in the event of its start, as every result cut
+// does in its command's event; the ID at the end survives.
+func TestBackgroundStartEventTruncated(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"max_output_chars": 100}`)
+	for command, truncated := range map[string]bool{"sleep 30": false, "sleep 30 # " + strings.Repeat("x", 100): true} {
+		var r recorder
+		args, _ := json.Marshal(map[string]string{"command": command})
+		out, err := call(t, r.ctx(), s, ToolStartCommand, string(args))
+		require.NoError(t, err)
+		assert.Equal(t, truncated, strings.HasPrefix(out, "[... output truncated"), out)
+		require.Len(t, r.events, 2)
+		assert.Equal(t, truncated, r.events[1].(*CommandEvent).Truncated, command)
+		_, err = call(t, r.ctx(), s, ToolStopCommand, `{"command_id": "`+out[len(out)-32:]+`"}`)
+		require.NoError(t, err)
+	}
 }
 
 // The run's end kills a background command and says so.
