@@ -29,7 +29,8 @@ type WorkspaceSetter interface {
 // (Shell, LocalWorkspace, a local MCP server): it refuses, naming the first
 // wrong name in order, what exec cannot pass as a variable, a name that is
 // empty or holds "=" or NUL (the process would get another variable, a
-// nameless entry or none) and a value holding NUL.
+// nameless entry or none), a value holding NUL, and a variable longer than
+// exec takes one (MaxVariable), with which no process would start.
 func CheckEnv(env map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -38,6 +39,15 @@ func CheckEnv(env map[string]string) error {
 		if strings.ContainsRune(env[k], 0) {
 			return ArgErrorf("env", "the value of env %q contains a NUL byte, which cannot be passed to a process", k)
 		}
+		if n := len(k) + 1 + len(env[k]); n > MaxVariable {
+			return ArgErrorf("env", "env %q is too long to be passed to a process: %d bytes as %s=value, at most %d", k, n, k, MaxVariable)
+		}
 	}
 	return nil
 }
+
+// MaxVariable is the longest NAME=value exec passes to a process: one
+// string of its environment may be 32 pages of 4 KiB with its NUL
+// (Linux's MAX_ARG_STRLEN; larger pages allow more, other systems as
+// much at least).
+const MaxVariable = 32*4096 - 1

@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -61,6 +62,21 @@ func TestConstructionErrors(t *testing.T) {
 		assert.Equal(t, tc.option, argErr.Option, tc.opts)
 		assert.Equal(t, tc.want, argErr.Msg, tc.opts)
 	}
+}
+
+// A variable longer than exec passes (MAX_ARG_STRLEN, 128 KiB for
+// NAME=value and its NUL) is refused with the spec, since every command
+// would fail to start with E2BIG, ending the run.
+func TestEnvTooLongForAProcess(t *testing.T) {
+	t.Parallel()
+	const most = 128<<10 - 1 // NAME=value, without its NUL
+	_, err := configure(Options{Env: map[string]string{"BIG": strings.Repeat("x", most-len("BIG="))}})
+	require.NoError(t, err)
+	_, err = configure(Options{Env: map[string]string{"BIG": strings.Repeat("x", most-len("BIG=")+1)}})
+	var argErr *capabilities.ArgError
+	require.ErrorAs(t, err, &argErr)
+	assert.Equal(t, "env", argErr.Option)
+	assert.Equal(t, `env "BIG" is too long to be passed to a process: 131072 bytes as BIG=value, at most 131071`, argErr.Msg)
 }
 
 func TestDeniedCommandsDefault(t *testing.T) {
