@@ -103,12 +103,16 @@ var (
 )
 
 // New builds a Shell over the workspace dir (empty: the process's working
-// directory). With the sandbox on, it fails when the system cannot confine
-// commands (confine.Available's refusal). Errors about one option are
-// *capabilities.ArgError.
+// directory). It fails where no command runs (confine.Runs: elsewhere than
+// Linux, with the sandbox off too) and, with the sandbox on, when the
+// system cannot confine commands (confine.Available's refusal). Errors
+// about one option are *capabilities.ArgError.
 func New(opts Options, dir string) (*Capability, error) {
 	cfg, err := configure(opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := confine.Runs(); err != nil {
 		return nil, err
 	}
 	if cfg.sandbox {

@@ -26,6 +26,10 @@ func Available() error {
 	return availableErr
 }
 
+// Runs reports whether commands run here at all, confined or not: nil on
+// Linux.
+func Runs() error { return nil }
+
 // missing lists what confinement lacks here.
 func missing() []string {
 	var out []string

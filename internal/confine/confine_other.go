@@ -9,13 +9,16 @@ import (
 )
 
 // Available reports that commands cannot be confined here: confinement is
-// built from Linux namespaces, Landlock and seccomp.
-func Available() error {
-	return unavailable([]string{"it is not Linux (confinement is built from Linux namespaces, Landlock and seccomp)"})
-}
+// built from Linux namespaces, Landlock and seccomp. It gives no advice to
+// run them unconfined, which cannot be done here either (Runs).
+func Available() error { return errUnsupported }
+
+// Runs reports that no command runs here, confined or not: Start refuses.
+func Runs() error { return errUnsupported }
 
 // errUnsupported is Start's answer here.
-var errUnsupported = errors.New("Shell cannot run commands on this system: agentspec runs them on Linux only")
+var errUnsupported = errors.New("Shell cannot run commands on this system: agentspec runs them on Linux only, " +
+	"confined with Linux namespaces, Landlock and seccomp, or with `sandbox: off` unconfined")
 
 // Process is a running command; none is ever started here.
 type Process struct{}
