@@ -89,7 +89,9 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 		for _, rel := range HomeCredentials {
 			p := filepath.Join(home, rel)
 			if _, err := os.Lstat(p); err == nil {
-				if real, err := filepath.EvalSymlinks(p); err == nil {
+				// A link is masked where it leads, the store itself, but
+				// never over the workspace: then the link alone is.
+				if real, err := filepath.EvalSymlinks(p); err == nil && real != root && !strictlyBelow(real, root) {
 					p = real
 				}
 				if !slices.Contains(h.masks, p) {

@@ -59,6 +59,23 @@ func TestFindHiddenDefaults(t *testing.T) {
 	assert.Empty(t, h.readOnly, "allow_git_writes")
 }
 
+// A credential of the home directory that is a symlink is masked where it
+// leads, the store its tools read, unless that is the workspace or a
+// directory holding it: then the link itself is, and the workspace stays
+// in sight.
+func TestFindHiddenHomeLinkToTheWorkspace(t *testing.T) {
+	t.Parallel()
+	w, home, store := realTemp(t), realTemp(t), realTemp(t)
+	for link, to := range map[string]string{".aws": w, ".kube": filepath.Dir(w), ".ssh": store} {
+		require.NoError(t, os.Symlink(to, filepath.Join(home, link)))
+	}
+	s, err := New(Options{Sandbox: "off"}, w)
+	require.NoError(t, err)
+	h, err := findHidden(w, []string{home}, s.access, false)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(home, ".aws"), filepath.Join(home, ".kube"), store}, h.masks)
+}
+
 // With a FileSystem in the spec, its lists decide what is hidden in the
 // whole workspace (D13.2): as its tools decide inside its root_dir, and
 // matched against the path from the workspace outside it. D10's defaults
