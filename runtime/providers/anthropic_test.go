@@ -666,3 +666,23 @@ func TestClaudeXhighEffort(t *testing.T) {
 	assert.Equal(t, "xhigh", effort(firstBody(t, "bedrock:us.anthropic.claude-opus-4-8-v1:0", xhigh, bedrockKey), "outputConfig"))
 	assert.Equal(t, "max", effort(firstBody(t, "bedrock:us.anthropic.claude-sonnet-4-6-v1:0", xhigh, bedrockKey), "outputConfig"))
 }
+
+// Claude Mythos Preview thinks adaptively, as the SDK's deprecation of
+// thinking {type: enabled} for it says (thinking_warn.go), and knows no
+// xhigh (pydantic-ai lists it with no newer model's capability): the
+// unified thinking is adaptive with an effort, xhigh being max, on
+// Anthropic's API and Bedrock's, not a budget named by the effort.
+func TestMythosPreviewThinksAdaptively(t *testing.T) {
+	t.Parallel()
+	anthropicKey, bedrockKey := env("ANTHROPIC_API_KEY", "sk-ant-test"), env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1")
+	for effort, want := range map[string]string{"medium": "medium", "minimal": "low", "xhigh": "max"} {
+		s := spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: effort}}
+		body := firstBody(t, "anthropic:claude-mythos-preview", s, anthropicKey)
+		assert.Equal(t, map[string]any{"type": "adaptive"}, body["thinking"], effort)
+		assert.Equal(t, map[string]any{"effort": want}, body["output_config"], effort)
+		assert.Equal(t, float64(DefaultMaxTokens), body["max_tokens"], "no budget is added: %s", effort)
+		body = firstBody(t, "bedrock:us.anthropic.claude-mythos-preview", s, bedrockKey)
+		assert.Equal(t, map[string]any{"type": "adaptive"}, body["additionalModelRequestFields"].(map[string]any)["thinking"], effort)
+		assert.Equal(t, map[string]any{"effort": want}, body["outputConfig"], effort)
+	}
+}

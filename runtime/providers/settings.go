@@ -262,8 +262,12 @@ var claudeVersion = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // adaptiveThinking reports whether model takes thinking {type: adaptive}:
-// Claude 4.6 and later.
+// Claude 4.6 and later, and Claude Mythos Preview, whose id has no
+// version, for which the SDK too deprecates a budget (thinking_warn.go).
 func adaptiveThinking(model string) bool {
+	if strings.Contains(model, "claude-mythos-preview") {
+		return true
+	}
 	m := claudeVersion().FindStringSubmatch(model)
 	if m == nil {
 		return false
