@@ -20,6 +20,7 @@ type bedrockTurn struct {
 	blocks                               []*bedrockPart
 	stop                                 string
 	input, output, cacheRead, cacheWrite int
+	usageRead                            bool // a stream may end after messageStop without its metadata
 }
 
 // bedrockPart is one content block: text, a tool call, or reasoning.
@@ -74,6 +75,7 @@ func (a *bedrockTurn) usage(u *types.TokenUsage) {
 	}
 	// inputTokens leaves out the cache's tokens, counted beside it (as
 	// totalTokens shows); Input counts them in.
+	a.usageRead = true
 	a.cacheRead, a.cacheWrite = int(deref(u.CacheReadInputTokens)), int(deref(u.CacheWriteInputTokens))
 	a.input, a.output = int(deref(u.InputTokens))+a.cacheRead+a.cacheWrite, int(deref(u.OutputTokens))
 }
@@ -106,7 +108,7 @@ func (a *bedrockTurn) response() *llms.ContentResponse {
 	if len(choice.ToolCalls) > 0 {
 		choice.FuncCall = choice.ToolCalls[0].FunctionCall
 	}
-	info := Info{Turn: turn, Usage: Usage{Input: a.input, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}}
+	info := Info{Turn: turn, NoUsage: !a.usageRead, Usage: Usage{Input: a.input, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}}
 	switch a.stop {
 	case string(types.StopReasonGuardrailIntervened), string(types.StopReasonContentFiltered):
 		info.Refused = true

@@ -25,6 +25,7 @@ type assembled struct {
 	finish                   string
 	usage                    openai.CompletionUsage
 	usageExtra               map[string]int
+	usageRead                bool // a usage came; a stream may end without one
 }
 
 // extra keeps the extra_content member of the tool call at index, in raw.
@@ -156,7 +157,7 @@ func (a *assembled) reasoningFrom(extra map[string]string) {
 }
 
 func (a *assembled) readUsage(u openai.CompletionUsage, extra map[string]string) {
-	a.usage = u
+	a.usage, a.usageRead = u, true
 	for _, k := range []string{"prompt_cache_hit_tokens"} { // DeepSeek's
 		var n int
 		if raw, ok := extra[k]; ok && json.Unmarshal([]byte(raw), &n) == nil {
@@ -213,7 +214,9 @@ func (m *chatModel) response(c *openai.ChatCompletion) (*llms.ContentResponse, e
 		a.extra(i, tc.RawJSON())
 	}
 	a.finish = ch.FinishReason
-	a.readUsage(c.Usage, rawExtras(c.Usage.JSON.ExtraFields))
+	if c.JSON.Usage.Valid() {
+		a.readUsage(c.Usage, rawExtras(c.Usage.JSON.ExtraFields))
+	}
 	return a.result(), nil
 }
 
@@ -364,6 +367,7 @@ func (a *assembled) result() *llms.ContentResponse {
 	SetInfo(choice, Info{
 		Turn:    turn,
 		Refused: refused, Refusal: refusal,
+		NoUsage: !a.usageRead,
 		Usage: Usage{
 			Input:      int(u.PromptTokens),
 			Output:     chatOutput(u),

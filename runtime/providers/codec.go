@@ -107,6 +107,11 @@ type Usage struct {
 // Info is what a response carries beyond llms.ContentChoice's own fields.
 type Info struct {
 	Usage Usage
+	// NoUsage is set when the provider sent no usage, as a stream that
+	// ended after its finish but before its usage does: SetInfo then writes
+	// no counts (zeros would say the model read and wrote nothing), and
+	// ReadInfo reports none.
+	NoUsage bool
 	// Refused is set when the model refused, with Refusal its reason.
 	Refused bool
 	Refusal string
@@ -121,11 +126,13 @@ func SetInfo(c *llms.ContentChoice, info Info) {
 		c.GenerationInfo = map[string]any{}
 	}
 	g := c.GenerationInfo
-	g[InfoInputTokens] = info.Usage.Input
-	g[InfoOutputTokens] = info.Usage.Output
-	g[InfoCacheWriteTokens] = info.Usage.CacheWrite
-	g[InfoCacheReadTokens] = info.Usage.CacheRead
-	g[InfoReasoningTokens] = info.Usage.Reasoning
+	if !info.NoUsage {
+		g[InfoInputTokens] = info.Usage.Input
+		g[InfoOutputTokens] = info.Usage.Output
+		g[InfoCacheWriteTokens] = info.Usage.CacheWrite
+		g[InfoCacheReadTokens] = info.Usage.CacheRead
+		g[InfoReasoningTokens] = info.Usage.Reasoning
+	}
 	if info.Refused {
 		g[InfoRefusal] = info.Refusal
 	}

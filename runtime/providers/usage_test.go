@@ -248,3 +248,60 @@ func TestGeminiUsage(t *testing.T) {
 		return newModel(t, "google-vertex:gemini-2.5-pro", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
 	})
 }
+
+// A stream whose finish came but whose usage never did (it ended after
+// Chat Completions' finish_reason chunk, without the usage chunk
+// stream_options.include_usage asks for, or after Converse's messageStop,
+// without the metadata event) is a whole answer whose usage is unknown: it
+// carries no counts, not counts of zero. The families whose finish carries
+// the usage (Messages' message_delta, the Responses API's
+// response.completed, generateContent's last chunk) cannot be cut between
+// the two.
+func TestUsageOfAStreamCutBeforeIt(t *testing.T) {
+	t.Parallel()
+	chatChunk := func(model, choices string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"` + model + `","choices":` + choices + `}`
+	}
+	for _, tc := range []struct {
+		name, ref, body string
+		getenv          func(string) string
+	}{
+		{"chat completions", "openai:gpt-4.1", providertest.SSE(
+			chatChunk("gpt-4.1", `[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]`),
+			chatChunk("gpt-4.1", `[{"index":0,"delta":{},"finish_reason":"stop"}]`)), env("OPENAI_API_KEY", "sk-test")},
+		{"ollama", "ollama:llama3.2", providertest.SSE(
+			chatChunk("llama3.2", `[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]`),
+			chatChunk("llama3.2", `[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]`)), env()},
+		{"converse", claudeOnBedrock, eventFrames(t, [][2]string{
+			{"messageStart", `{"role":"assistant"}`},
+			{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"ok"}}`},
+			{"contentBlockStop", `{"contentBlockIndex":0}`},
+			{"messageStop", `{"stopReason":"end_turn"}`},
+		}), env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: tc.body})
+			base := srv.URL
+			if !strings.HasPrefix(tc.ref, "bedrock:") {
+				base += "/v1"
+			}
+			m := newModel(t, tc.ref, spec.ModelSettings{BaseURL: base}, tc.getenv)
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+			require.NoError(t, err, "the answer is whole")
+			require.Len(t, resp.Choices, 1)
+			assert.Equal(t, "ok", resp.Choices[0].Content)
+			_, hasUsage, _ := ReadInfo(resp.Choices[0])
+			assert.False(t, hasUsage, "no usage came: %v", resp.Choices[0].GenerationInfo)
+		})
+	}
+	t.Run("a whole answer without one", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"id":"c","object":"chat.completion","created":1,"model":"llama3.2",` +
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`})
+		resp, err := chatModelAt(t, srv, "ollama:llama3.2", spec.ModelSettings{}).GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		_, hasUsage, _ := ReadInfo(resp.Choices[0])
+		assert.False(t, hasUsage)
+	})
+}
