@@ -153,9 +153,15 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 			ep.project = "" // an API key's requests name no project
 		}
 		if !gateway {
-			def = "https://" + ep.region + "-aiplatform.googleapis.com"
-			if ep.region == "global" || ep.token != "" { // express mode has one global host
+			switch {
+			case ep.region == "global" || ep.token != "": // express mode has one global host
 				def = "https://aiplatform.googleapis.com"
+			case ep.region == "us" || ep.region == "eu":
+				// The multi-regions have a host of their own, as the genai
+				// SDK names it; us-aiplatform.googleapis.com is no host.
+				def = "https://aiplatform." + ep.region + ".rep.googleapis.com"
+			default:
+				def = "https://" + ep.region + "-aiplatform.googleapis.com"
 			}
 		}
 	}

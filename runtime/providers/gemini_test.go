@@ -375,3 +375,23 @@ func TestVertexModelsShareTheirTokenThroughTheCache(t *testing.T) {
 	}
 	assert.Equal(t, 2+n, srv.Grants(), "without a cache, one token per model")
 }
+
+// Vertex AI's host is the location's: LOCATION-aiplatform.googleapis.com
+// for a region, aiplatform.googleapis.com for global, and, as the genai SDK
+// builds it (client.go's multiRegionalLocations), aiplatform.LOCATION.rep
+// .googleapis.com for the multi-regions us and eu, which have no host of
+// the regional form.
+func TestVertexLocationHost(t *testing.T) {
+	t.Parallel()
+	for location, want := range map[string]string{
+		"":             "https://us-central1-aiplatform.googleapis.com",
+		"europe-west4": "https://europe-west4-aiplatform.googleapis.com",
+		"global":       "https://aiplatform.googleapis.com",
+		"us":           "https://aiplatform.us.rep.googleapis.com",
+		"eu":           "https://aiplatform.eu.rep.googleapis.com",
+	} {
+		ep, err := resolve("google-vertex", "", env("GOOGLE_CLOUD_PROJECT", "proj", "GOOGLE_CLOUD_LOCATION", location))
+		require.NoError(t, err, location)
+		assert.Equal(t, want, ep.baseURL, location)
+	}
+}
