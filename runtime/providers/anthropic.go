@@ -301,7 +301,7 @@ func withCacheControl[T any](b T, field *anthropic.CacheControlEphemeralParam, c
 // anthropicMessages converts the conversation. Consecutive messages of one
 // role become one turn (the loop may send an assistant turn as one message
 // per block, and sends one message per tool result); in a user turn, tool
-// results come first, as the API requires; empty text blocks are dropped.
+// results come first, as the API requires; blank text blocks are dropped.
 func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockParam, []anthropic.MessageParam, error) {
 	var system []anthropic.TextBlockParam
 	var turns []anthropic.MessageParam
@@ -316,7 +316,7 @@ func anthropicMessages(messages []llms.MessageContent) ([]anthropic.TextBlockPar
 	err := eachPart(messages, "Messages", addSystem, tb.start, func(i int, part llms.ContentPart, failed bool) error {
 		switch p := part.(type) {
 		case llms.TextContent:
-			if p.Text != "" {
+			if strings.TrimSpace(p.Text) != "" { // the API refuses a message whose text is blank
 				tb.add(anthropic.NewTextBlock(p.Text))
 			}
 		case llms.ToolCall:

@@ -686,3 +686,24 @@ func TestMythosPreviewThinksAdaptively(t *testing.T) {
 		assert.Equal(t, map[string]any{"effort": want}, body["outputConfig"], effort)
 	}
 }
+
+// A text block of whitespace only, as Claude may write before a call, is
+// not sent back: the Messages API refuses a message whose text is only
+// whitespace ("text content blocks must contain non-whitespace text"), as
+// Converse does, so a turn that held one failed every request after it.
+func TestAnthropicWhitespaceTextIsNotSent(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: anthropicText("done", "end_turn")})
+	m := anthropicModelAt(t, srv, "anthropic:claude-sonnet-4-5", spec.ModelSettings{})
+	call := llms.ToolCall{ID: "toolu_01", Type: "function", FunctionCall: &llms.FunctionCall{Name: "read_file", Arguments: `{"path":"a.txt"}`}}
+	history := []llms.MessageContent{
+		human("read a.txt"),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.TextContent{Text: "\n\n"}, call}},
+		result("toolu_01", "read_file", "alpha"),
+	}
+	_, err := m.GenerateContent(t.Context(), history)
+	require.NoError(t, err)
+	blocks := blocksOf(t, srv.Requests()[0], 1)
+	require.Len(t, blocks, 1)
+	assert.Equal(t, "tool_use", blocks[0]["type"])
+}
