@@ -93,7 +93,9 @@ func (m *anthropicModel) stream(ctx context.Context, req anthropic.MessageNewPar
 		if asAPIError(err, &apiErr) && apiErr.StatusCode < 400 {
 			return nil, streamError(m.ep, []byte(apiErr.RawJSON()), retries)
 		}
-		return nil, err
+		if msg.StopReason == "" || !cutAfterFinish(ctx, err) {
+			return nil, err
+		}
 	}
 	if msg.StopReason == "" {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before message_stop"}}`), retries)

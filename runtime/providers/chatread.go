@@ -269,7 +269,7 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 			}
 		}
 	}
-	if err := s.Err(); err != nil {
+	if err := s.Err(); err != nil && (a.finish == "" || !cutAfterFinish(ctx, err)) {
 		return nil, err
 	}
 	a.flushArgs()

@@ -200,7 +200,7 @@ func (m *geminiModel) stream(ctx context.Context, body []byte, fn func(context.C
 		}
 		a.add(chunk)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); err != nil && (a.finish == "" || !cutAfterFinish(ctx, err)) {
 		return nil, fmt.Errorf("reading the stream: %w", err)
 	}
 	if a.finish == "" && a.blocked == "" {

@@ -60,6 +60,14 @@ func (g *generator[R]) GenerateContent(ctx context.Context, messages []llms.Mess
 	return resp, nil
 }
 
+// cutAfterFinish reports whether err, which ended a stream whose finish had
+// come, is its connection being cut rather than the caller giving up: the
+// answer is then whole, and only what follows its finish (the usage, the
+// end marker) was lost, as when the stream ends there cleanly.
+func cutAfterFinish(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && transient(err)
+}
+
 // read is the response v read by fn, unless err.
 func read[T any](v T, err error, fn func(T) (*llms.ContentResponse, error)) (*llms.ContentResponse, error) {
 	if err != nil {

@@ -6,6 +6,9 @@ package providers
 // is read whole and streamed, from the usage shapes its API sends.
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -304,4 +307,79 @@ func TestUsageOfAStreamCutBeforeIt(t *testing.T) {
 		_, hasUsage, _ := ReadInfo(resp.Choices[0])
 		assert.False(t, hasUsage)
 	})
+}
+
+// cutServer answers every request with body, then drops the connection
+// before the response ends, as a network cut does.
+func cutServer(t *testing.T, contentType, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close() // the chunked body never ends
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A stream the network cuts after its finish (Chat Completions'
+// finish_reason chunk, Converse's messageStop, Messages' message_delta,
+// generateContent's last chunk), while only its usage or its end marker
+// was still to come, is the whole
+// answer, as the same stream ending there cleanly is, not a failure: what
+// was cut off is the usage, which is then unknown, as
+// TestUsageOfAStreamCutBeforeIt has it. Cut before its finish, it still
+// fails (TestChatStreamWithoutFinishReason's "cut by the network").
+func TestStreamCutAfterItsFinish(t *testing.T) {
+	t.Parallel()
+	chatChunk := func(choices string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":` + choices + `}`
+	}
+	for _, tc := range []struct {
+		name, ref, contentType, body string
+		getenv                       func(string) string
+		usage                        bool
+	}{
+		{"chat completions", "openai:gpt-4.1", "text/event-stream", providertest.SSE(
+			chatChunk(`[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]`),
+			chatChunk(`[{"index":0,"delta":{},"finish_reason":"stop"}]`)), env("OPENAI_API_KEY", "sk-test"), false},
+		{"converse", claudeOnBedrock, "application/vnd.amazon.eventstream", eventFrames(t, [][2]string{
+			{"messageStart", `{"role":"assistant"}`},
+			{"contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"ok"}}`},
+			{"contentBlockStop", `{"contentBlockIndex":0}`},
+			{"messageStop", `{"stopReason":"end_turn"}`},
+		}), env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"), false},
+		{"generateContent", "google-vertex:gemini-2.5-pro", "text/event-stream", providertest.SSE(
+			`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}],` +
+				`"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15},"modelVersion":"gemini-2.5-pro"}`),
+			env("GOOGLE_API_KEY", "AIza-test"), true},
+		{"messages", "anthropic:claude-sonnet-4-5", "text/event-stream",
+			strings.TrimSuffix(anthropicTextSSE("ok", "end_turn"), "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
+			env("ANTHROPIC_API_KEY", "sk-ant-test"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.NotContains(t, tc.body, "message_stop")
+			base := cutServer(t, tc.contentType, tc.body)
+			if strings.HasPrefix(tc.ref, "openai:") {
+				base += "/v1"
+			}
+			policy, _ := instant()
+			policy.max = 0
+			m, err := New(tc.ref, spec.ModelSettings{BaseURL: base}, Options{Getenv: tc.getenv, retry: policy})
+			require.NoError(t, err)
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+			require.NoError(t, err, "the answer is whole")
+			require.Len(t, resp.Choices, 1)
+			assert.Equal(t, "ok", resp.Choices[0].Content)
+			info, hasUsage, _ := ReadInfo(resp.Choices[0])
+			assert.Equal(t, tc.usage, hasUsage)
+			if tc.usage {
+				assert.Equal(t, Usage{Input: 10, Output: 5}, info.Usage, "the finish gave it")
+			}
+		})
+	}
 }
