@@ -707,3 +707,27 @@ func TestAnthropicWhitespaceTextIsNotSent(t *testing.T) {
 	require.Len(t, blocks, 1)
 	assert.Equal(t, "tool_use", blocks[0]["type"])
 }
+
+// Claude Fable 5.1 and Mythos 5.1 take no forced tool call: a spec's
+// tool_choice of required or a named tool is refused before any request,
+// on Anthropic's API and Bedrock's, where the API would answer 400
+// ("tool_choice: type \"tool\" and \"any\" are not supported for this
+// model"), as Anthropic's migration guide for them says; auto and none
+// still go, and the models before them still take a forced call.
+func TestClaudeFable51TakesNoForcedToolChoice(t *testing.T) {
+	t.Parallel()
+	required := spec.ModelSettings{ToolChoice: &spec.ToolChoice{Mode: "required"}}
+	named := spec.ModelSettings{ToolChoice: &spec.ToolChoice{Tools: []string{"read_file"}}}
+	for _, ref := range []string{"anthropic:claude-fable-5-1", "anthropic:claude-mythos-5-1", "bedrock:us.anthropic.claude-fable-5-1", "gateway/anthropic:claude-fable-5-1"} {
+		for name, s := range map[string]spec.ModelSettings{"required": required, "named": named} {
+			var unsupported *UnsupportedSettingError
+			require.ErrorAs(t, Validate(ref, s), &unsupported, "%s %s", ref, name)
+			assert.Equal(t, "tool_choice", unsupported.Setting)
+			assert.Contains(t, unsupported.Reason, "forced tool call")
+		}
+		require.NoError(t, Validate(ref, spec.ModelSettings{ToolChoice: &spec.ToolChoice{Mode: "auto"}}), ref)
+	}
+	require.NoError(t, Validate("anthropic:claude-mythos-5-1", spec.ModelSettings{ToolChoice: &spec.ToolChoice{Mode: "none"}}))
+	require.NoError(t, Validate("anthropic:claude-opus-5", required))
+	require.NoError(t, Validate("bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", named))
+}

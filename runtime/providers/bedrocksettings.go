@@ -139,6 +139,7 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 		add("extra_body", "the Converse API has a fixed body; send model fields through bedrock_additional_model_requests_fields")
 	}
 	refuseClaudeSampling(model, s, add)
+	refuseClaudeForcing(model, s, add)
 	if s.TopK != nil && !bedrockClaude(model) && !bedrockNova(model) {
 		add("top_k", "the Converse API sends top_k to Claude and Nova models only; another model can get it through bedrock_additional_model_requests_fields")
 	}

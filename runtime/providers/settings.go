@@ -87,6 +87,7 @@ func checkSettings(p provider, model string, s spec.ModelSettings) []error {
 	case anthropic:
 		refuseFields(s, add, "", "seed", "presence_penalty", "frequency_penalty", "logit_bias")
 		refuseClaudeSampling(model, s, add)
+		refuseClaudeForcing(model, s, add)
 		if s.ToolChoice != nil && len(s.ToolChoice.Tools) > 1 {
 			add("tool_choice", "the Messages API can force one named tool, not a list of several")
 		}
@@ -217,12 +218,30 @@ var claudeLatest = []string{"claude-opus-4-7", "claude-opus-4-8", "claude-opus-5
 
 // isClaudeLatest reports whether a Claude model id, Anthropic's or a
 // Bedrock model or inference profile id, names one of claudeLatest.
-func isClaudeLatest(model string) bool {
+func isClaudeLatest(model string) bool { return isClaude(model, claudeLatest) }
+
+// isClaude reports whether a Claude model id, Anthropic's or a Bedrock
+// model or inference profile id, names a model of one of the families.
+func isClaude(model string, families []string) bool {
 	i := strings.Index(model, "claude-")
 	if i < 0 {
 		return false
 	}
-	return slices.ContainsFunc(claudeLatest, func(p string) bool { return strings.HasPrefix(model[i:], p) })
+	return slices.ContainsFunc(families, func(p string) bool { return strings.HasPrefix(model[i:], p) })
+}
+
+// claudeUnforced are the Claude models, by the start of their name, that
+// refuse a forced tool call (tool_choice any or tool), as Anthropic's
+// migration guide to them says: Fable 5.1 and Mythos 5.1.
+var claudeUnforced = []string{"claude-fable-5-1", "claude-mythos-5-1"}
+
+// refuseClaudeForcing refuses a tool_choice of required or a named tool for
+// a Claude model of claudeUnforced, which the API would refuse.
+func refuseClaudeForcing(model string, s spec.ModelSettings, add func(key, reason string)) {
+	if tc := s.ToolChoice; tc != nil && (tc.Mode == "required" || len(tc.Tools) > 0) && isClaude(model, claudeUnforced) {
+		add("tool_choice", "this Claude model (Fable 5.1, Mythos 5.1) takes no forced tool call; "+
+			"leave tool_choice auto and say in the instructions when to call the tool")
+	}
 }
 
 // refuseClaudeSampling refuses each sampling setting s sets for a Claude
