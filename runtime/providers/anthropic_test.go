@@ -731,3 +731,22 @@ func TestClaudeFable51TakesNoForcedToolChoice(t *testing.T) {
 	require.NoError(t, Validate("anthropic:claude-opus-5", required))
 	require.NoError(t, Validate("bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", named))
 }
+
+// Claude Fable 5 and 5.1 and Mythos 5 and 5.1 always think:
+// anthropic_thinking {type: disabled} is refused before any request, where
+// the API would answer 400, as Anthropic's migration guide to the 5.1
+// models and Bedrock's adaptive thinking guide say; the other models still
+// take it.
+func TestAlwaysThinkingClaudeRefusesThinkingDisabled(t *testing.T) {
+	t.Parallel()
+	disabled := spec.ModelSettings{Provider: map[string]any{"anthropic_thinking": map[string]any{"type": "disabled"}}}
+	for _, ref := range []string{"anthropic:claude-fable-5", "anthropic:claude-fable-5-1", "anthropic:claude-mythos-5", "anthropic:claude-mythos-5-1"} {
+		var unsupported *UnsupportedSettingError
+		require.ErrorAs(t, Validate(ref, disabled), &unsupported, ref)
+		assert.Equal(t, "anthropic_thinking", unsupported.Setting)
+		assert.Contains(t, unsupported.Reason, "always thinks")
+	}
+	require.NoError(t, Validate("anthropic:claude-opus-5", disabled))
+	require.NoError(t, Validate("anthropic:claude-fable-5-1", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: false}}),
+		"thinking: false sends nothing")
+}

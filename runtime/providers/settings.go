@@ -230,6 +230,12 @@ func isClaude(model string, families []string) bool {
 	return slices.ContainsFunc(families, func(p string) bool { return strings.HasPrefix(model[i:], p) })
 }
 
+// claudeAlwaysThinking are the Claude models, by the start of their name,
+// that refuse thinking {type: disabled}, as Anthropic's migration guide to
+// Fable 5.1 and Bedrock's adaptive thinking guide say: Fable 5 and 5.1,
+// Mythos 5 and 5.1.
+var claudeAlwaysThinking = []string{"claude-fable-5", "claude-mythos-5"}
+
 // claudeUnforced are the Claude models, by the start of their name, that
 // refuse a forced tool call (tool_choice any or tool), as Anthropic's
 // migration guide to them says: Fable 5.1 and Mythos 5.1.
@@ -327,7 +333,12 @@ func anthropicThinking(p provider, model string, s spec.ModelSettings) (thinking
 				return plan, unsupported(p, key, "type enabled needs budget_tokens, a whole number of tokens")
 			}
 			plan.budget = int(b)
-		case "adaptive", "disabled":
+		case "disabled":
+			if isClaude(model, claudeAlwaysThinking) {
+				return plan, unsupported(p, key, "this Claude model (Fable 5, Mythos 5 and their 5.1) always thinks and takes no type disabled; "+
+					"leave anthropic_thinking out, or ask for a low effort")
+			}
+		case "adaptive":
 		default:
 			return plan, unsupported(p, key, fmt.Sprintf("type must be enabled, adaptive or disabled, not %q", typ))
 		}
