@@ -750,3 +750,23 @@ func TestAlwaysThinkingClaudeRefusesThinkingDisabled(t *testing.T) {
 	require.NoError(t, Validate("anthropic:claude-fable-5-1", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: false}}),
 		"thinking: false sends nothing")
 }
+
+// Claude Opus 5 caps its effort at high while its thinking is disabled:
+// anthropic_effort xhigh or max beside anthropic_thinking {type: disabled}
+// is refused before any request, where the API would answer 400, as
+// pydantic-ai's profile for it says (Opus 4.8 takes every level).
+func TestOpus5TopEffortWithThinkingDisabled(t *testing.T) {
+	t.Parallel()
+	with := func(effort string) spec.ModelSettings {
+		return spec.ModelSettings{Provider: map[string]any{"anthropic_thinking": map[string]any{"type": "disabled"}, "anthropic_effort": effort}}
+	}
+	for _, effort := range []string{"xhigh", "max"} {
+		var unsupported *UnsupportedSettingError
+		require.ErrorAs(t, Validate("anthropic:claude-opus-5", with(effort)), &unsupported, effort)
+		assert.Equal(t, "anthropic_effort", unsupported.Setting)
+		assert.Contains(t, unsupported.Reason, "high at most")
+	}
+	require.NoError(t, Validate("anthropic:claude-opus-5", with("high")))
+	require.NoError(t, Validate("anthropic:claude-opus-4-8", with("max")))
+	require.NoError(t, Validate("anthropic:claude-opus-5", spec.ModelSettings{Provider: map[string]any{"anthropic_effort": "max"}}))
+}

@@ -348,6 +348,10 @@ func anthropicThinking(p provider, model string, s spec.ModelSettings) (thinking
 	}
 	if e, ok := s.Provider["anthropic_effort"].(string); ok {
 		plan.effort = e
+		if (e == "xhigh" || e == "max") && plan.raw["type"] == "disabled" && isClaude(model, []string{"claude-opus-5"}) {
+			// As pydantic-ai's profile has it; Opus 4.8 takes every level.
+			return plan, unsupported(p, "anthropic_effort", "Claude Opus 5 takes an effort of high at most while its thinking is disabled")
+		}
 	}
 	if plan.raw == nil || plan.raw["type"] == "disabled" {
 		return plan, nil
