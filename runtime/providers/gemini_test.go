@@ -395,3 +395,22 @@ func TestVertexLocationHost(t *testing.T) {
 		assert.Equal(t, want, ep.baseURL, location)
 	}
 }
+
+// A Gemini answer its filters stopped is a refusal, whatever the filter:
+// the text ones (SAFETY and its kin) and the image ones, IMAGE_SAFETY,
+// IMAGE_PROHIBITED_CONTENT (which pydantic-ai maps to content_filter) and
+// IMAGE_RECITATION (RECITATION's for an image), the last two of which left
+// an empty answer taken as the model's.
+func TestGeminiFilteredFinishIsARefusal(t *testing.T) {
+	t.Parallel()
+	for _, finish := range []string{"SAFETY", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"} {
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"` + finish + `"}],` +
+			`"usageMetadata":{"promptTokenCount":7,"totalTokenCount":7},"modelVersion":"gemini-2.5-flash-image"}`})
+		m := newModel(t, "google-vertex:gemini-2.5-flash-image", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("draw")})
+		require.NoError(t, err, finish)
+		info, _, _ := ReadInfo(resp.Choices[0])
+		assert.True(t, info.Refused, finish)
+		assert.Equal(t, "the response was blocked ("+finish+")", info.Refusal)
+	}
+}

@@ -119,7 +119,7 @@ func (a *geminiTurn) response() *llms.ContentResponse {
 	switch a.finish {
 	case "MAX_TOKENS":
 		choice.StopReason = StopMaxTokens
-	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "MODEL_ARMOR":
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "MODEL_ARMOR":
 		info.Refused, info.Refusal = true, firstNonEmpty(a.finishMessage, strings.TrimSpace(choice.Content),
 			"the response was blocked ("+a.finish+")")
 	}
