@@ -152,7 +152,17 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	c := &Capability{id: opts.ID, redact: opts.redactor(), reach: reachOf(opts, opts.endpoint())}
+	c := &Capability{id: opts.ID, redact: opts.redactor()}
+	var dir string
+	if len(opts.Command) > 0 {
+		// Where the server will run, found before anything starts: it is
+		// what the capability reaches, also when built to be checked.
+		var err error
+		if dir, err = serverDir(opts.Cwd, setup.Dir); err != nil {
+			return nil, err
+		}
+	}
+	c.reach = reachOf(opts, opts.endpoint(), dir)
 	if opts.ReadTimeout > 0 {
 		c.readTimeout = capabilities.Seconds(opts.ReadTimeout)
 	}
@@ -170,12 +180,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		}
 	}
 	if setup.CheckOnly {
-		if c.local {
-			if _, err := serverDir(opts.Cwd, setup.Dir); err != nil {
-				return nil, err
-			}
-		}
-		return c, nil // built to be checked: the options were all there is to check
+		return c, nil // built to be checked: the options, cwd's directory among them, were all there is to check
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentspec", Version: "1"}, &sdk.ClientOptions{
 		// No roots: agentspec has no use for the server's view of them.

@@ -681,3 +681,34 @@ func TestRegistered(t *testing.T) {
 	require.ErrorAs(t, err, &argErr, "the options are still checked")
 	assert.Equal(t, "url", argErr.Option)
 }
+
+// A local server runs in its cwd, and may change whatever is there: the
+// capability says so, so that a boundary (a queue worker) judges the
+// directory as it judges a FileSystem's root. A relative cwd resolves
+// against the workspace, none is the workspace itself, and a link is
+// judged by where it leads; a remote server reaches no path here.
+func TestReachNamesTheServersDirectory(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	other, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+	require.NoError(t, os.Symlink(other, filepath.Join(ws, "out")))
+	for cwd, want := range map[string]string{
+		"":    ws,
+		"sub": filepath.Join(ws, "sub"),
+		other: other,
+		"out": other,
+		"..":  filepath.Dir(ws),
+	} {
+		c, err := New(context.Background(), Options{Command: []string{"srv", "--token", "SECRET"}, Cwd: cwd},
+			capabilities.Setup{Dir: ws, CheckOnly: true})
+		require.NoError(t, err, cwd)
+		assert.Equal(t, capabilities.Reach{Processes: []string{"srv"}, Paths: []capabilities.PathReach{{Path: want, Write: true}}},
+			c.Reach(), "cwd %q", cwd)
+	}
+	c, err := New(context.Background(), Options{URL: "https://mcp.example.com/mcp"}, capabilities.Setup{Dir: ws, CheckOnly: true})
+	require.NoError(t, err)
+	assert.Empty(t, c.Reach().Paths)
+}

@@ -67,6 +67,9 @@ func TestConfine(t *testing.T) {
 		"an MCP command":            {"capabilities: [{MCP: {command: [sh, -c, 'cat /proc/1/environ', --token, SECRET]}}]\n", none, "MCP starts sh; this worker was not started with --allow-exec"},
 		"an MCP command, wrapped":   {"capabilities: [{PrefixTools: {prefix: x, capability: {MCP: {command: [/bin/sh, -c, id]}}}}]\n", none, "PrefixTools starts sh; this worker was not started with --allow-exec"},
 		"an MCP command, allowed":   {"capabilities: [{MCP: {command: [sh, -c, id]}}]\n", Allow{Exec: true}, ""},
+		"an MCP cwd outside":        {"capabilities: [{MCP: {command: [sh, -c, id], cwd: /etc}}]\n", Allow{Exec: true}, "MCP reaches /etc, outside the job's workspace"},
+		"an MCP cwd through a link": {"capabilities: [{PrefixTools: {prefix: x, capability: {MCP: {command: [sh, -c, id], cwd: out}}}}]\n", all, "PrefixTools reaches " + realOut + ", outside the job's workspace"},
+		"an MCP cwd inside":         {"capabilities: [{MCP: {command: [sh, -c, id], cwd: sub}}]\n", Allow{Exec: true}, ""},
 		"an MCP url":                {"capabilities: [{MCP: 'http://169.254.169.254/latest?token=SECRET'}]\n", none, "MCP connects to http://169.254.169.254/latest; this worker was not started with --allow-network"},
 		"an MCP url, allowed":       {"capabilities: [{MCP: 'http://127.0.0.1:1/mcp'}]\n", Allow{Network: true}, ""},
 		"local web fetching":        {"capabilities: [{WebFetch: {local: true}}]\n", none, "WebFetch connects to addresses the model chooses; this worker was not started with --allow-network"},
@@ -94,7 +97,7 @@ func TestConfine(t *testing.T) {
 			if tc.err == "" {
 				assert.NoError(t, err)
 			} else {
-				assert.EqualError(t, err, tc.err)
+				require.EqualError(t, err, tc.err)
 				assert.NotContains(t, err.Error(), "SECRET")
 			}
 		})
