@@ -370,6 +370,29 @@ const shipDir = ".agentspec-ship"
 // or in a worker's scratch directory, or hold the temporary directory. The
 // workspace must be an existing directory.
 func ResolveWorkspace(root, rel string) (string, error) {
+	real, err := resolveUnder(root, rel)
+	if err != nil {
+		return "", err
+	}
+	// Workers keep their scratch directories, which hold the specs and
+	// files of every job they run, in the temporary directory: a root that
+	// holds it must not let a job's workspace be one of them, or hold them.
+	if tmp, err := filepath.EvalSymlinks(os.TempDir()); err == nil {
+		inTmp, _ := filepath.Rel(tmp, real)
+		switch {
+		case within(real, tmp):
+			return "", fmt.Errorf("workspace %q: holds the temporary directory, where workers keep their scratch directories", rel)
+		case within(tmp, real) && strings.HasPrefix(strings.SplitN(filepath.ToSlash(inTmp), "/", 2)[0], scratchPrefix):
+			return "", fmt.Errorf("workspace %q: a worker's scratch directory", rel)
+		}
+	}
+	return real, nil
+}
+
+// resolveUnder is ResolveWorkspace but for the temporary directory, which
+// is each worker's own: what a submitter checks on the tree it shares with
+// the workers (see nameUnder).
+func resolveUnder(root, rel string) (string, error) {
 	switch {
 	case rel == "":
 		return "", errors.New("the job names no workspace")
@@ -392,18 +415,6 @@ func ResolveWorkspace(root, rel string) (string, error) {
 		return "", fmt.Errorf("workspace %q: the workspace root itself; a job's workspace must be a directory below it", rel)
 	case strings.EqualFold(strings.SplitN(filepath.ToSlash(inside), "/", 2)[0], shipDir):
 		return "", fmt.Errorf("workspace %q: the worker's own directory of shipped workspaces", rel)
-	}
-	// Workers keep their scratch directories, which hold the specs and
-	// files of every job they run, in the temporary directory: a root that
-	// holds it must not let a job's workspace be one of them, or hold them.
-	if tmp, err := filepath.EvalSymlinks(os.TempDir()); err == nil {
-		inTmp, _ := filepath.Rel(tmp, real)
-		switch {
-		case within(real, tmp):
-			return "", fmt.Errorf("workspace %q: holds the temporary directory, where workers keep their scratch directories", rel)
-		case within(tmp, real) && strings.HasPrefix(strings.SplitN(filepath.ToSlash(inTmp), "/", 2)[0], scratchPrefix):
-			return "", fmt.Errorf("workspace %q: a worker's scratch directory", rel)
-		}
 	}
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("workspace %q: not a directory", rel)

@@ -270,6 +270,37 @@ func TestResolveWorkspaceKeepsOutOfScratch(t *testing.T) {
 	}
 }
 
+// The temporary directory a workspace may not hold, nor be a scratch
+// directory of, is the worker's, which the submitter does not know: a
+// submitter whose own $TMPDIR lies in a workspace, or is named like a
+// worker's scratch directory, names the workspace all the same, and leaves
+// the check to the workers.
+func TestSubmitterLeavesTheTemporaryDirectoryToTheWorkers(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	writeFiles(t, root, map[string]string{"jobs/a/tmp/x": "", "jobs/" + scratchPrefix + "1/x": "", shipDir + "/x": ""})
+	t.Setenv("TMPDIR", filepath.Join(root, "jobs", "a", "tmp"))
+	name, err := WorkspaceName(root, filepath.Join(root, "jobs", "a"))
+	require.NoError(t, err)
+	assert.Equal(t, "jobs/a", name)
+
+	t.Setenv("TMPDIR", filepath.Join(root, "jobs"))
+	name, err = WorkspaceName(root, filepath.Join(root, "jobs", scratchPrefix+"1"))
+	require.NoError(t, err)
+	assert.Equal(t, "jobs/"+scratchPrefix+"1", name)
+
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	b, err := (&Queue{}).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{filepath.Join(root, "jobs")}, WorkspaceRoot: root})
+	require.NoError(t, err)
+	assert.Equal(t, "jobs", b.Jobs[0].Workspace)
+
+	// What the workers check on the same tree stays refused here.
+	_, err = WorkspaceName(root, filepath.Join(root, shipDir))
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "shipped workspaces")
+	}
+}
+
 func TestBundlePath(t *testing.T) {
 	t.Parallel()
 	for name, ok := range map[string]bool{

@@ -171,7 +171,9 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 // path relative to root, the workspace root on the storage they share. It
 // fails, before anything is published, where a worker would refuse the job:
 // dir is not a directory below root (root itself included), or lies in the
-// workers' own directory of shipped workspaces.
+// workers' own directory of shipped workspaces. Whether it holds the
+// temporary directory, or is a worker's scratch directory there, is left
+// to the workers, whose temporary directory it is.
 func WorkspaceName(root, dir string) (string, error) {
 	realRoot, err := realDir(root)
 	if err != nil {
@@ -194,8 +196,9 @@ func nameUnder(realRoot, root, dir, real string) (string, error) {
 	case rel == ".":
 		return "", fmt.Errorf("workspace %s is the workspace root %s itself; a job's workspace must be a directory below it", dir, root)
 	}
-	// The worker's own check, on the same tree.
-	if _, err := ResolveWorkspace(realRoot, filepath.ToSlash(rel)); err != nil {
+	// The worker's own check, on the same tree; but for the temporary
+	// directory, which is the worker's, not this one's.
+	if _, err := resolveUnder(realRoot, filepath.ToSlash(rel)); err != nil {
 		return "", err
 	}
 	return filepath.ToSlash(rel), nil
