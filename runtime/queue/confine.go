@@ -131,10 +131,20 @@ func allowed(name string, r capabilities.Reach, allow Allow, workspace string) e
 			real, err = filepath.Abs(p.Path)
 		}
 		if err != nil || !within(workspace, real) {
-			return fmt.Errorf("%s reaches %s, outside the job's workspace", name, p.Path)
+			return &outsideError{capability: name, path: p.Path}
 		}
 	}
 	return nil
+}
+
+// outsideError is a capability that reaches path, outside the job's
+// workspace.
+type outsideError struct {
+	capability, path string
+}
+
+func (e *outsideError) Error() string {
+	return fmt.Sprintf("%s reaches %s, outside the job's workspace", e.capability, e.path)
 }
 
 // program is how a refusal names a program: its base name, arguments left

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -266,4 +267,101 @@ func TestCapabilityProblemsNameTheSubmittersFile(t *testing.T) {
 			tt.check(t, got[0].Error)
 		})
 	}
+}
+
+// A job's error names files as its submitter knows them: its workspace as
+// the submitter named it, the spec's files beside the spec, and a path the
+// spec reaches outside the workspace from there. Neither the worker's
+// workspace root (here mounted elsewhere than the submitter's), its copy of
+// a shipped workspace, nor its scratch directory shows, in a refusal of the
+// spec's reach, a capability's problem or the run's own failure.
+func TestErrorsNameTheSubmittersPaths(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	view := filepath.Join(t.TempDir(), "jobs") // the submitter's mount of the workers' root
+	require.NoError(t, os.Symlink(root, view))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, Allow: Allow{Exec: true}})
+	q := connect(t, url, 0)
+	for name, tt := range map[string]struct {
+		spec string
+		want func(ws string) string // of the job's workspace as the submitter named it
+	}{
+		"a missing LocalWorkspace": {"model: script:turns.yaml\ncapabilities:\n  - LocalWorkspace: ./missing\n",
+			func(ws string) string { return "local workspace directory " + ws + "/missing does not exist" }},
+		"a missing MCP cwd": {"model: script:turns.yaml\ncapabilities:\n  - MCP: {command: [srv], cwd: missing}\n",
+			func(ws string) string { return "cwd " + ws + "/missing: no such file or directory" }},
+		"a missing script": {"model: script:nope.yaml\n",
+			func(string) string { return "agent.yaml:1:8: cannot read the script file nope.yaml: no such file" }},
+		"a root above the workspace": {"model: script:turns.yaml\ncapabilities:\n  - FileSystem: ../..\n",
+			// A path outside the workspace is named from it, as the
+			// submitter's own.
+			func(ws string) string {
+				return "FileSystem reaches " + filepath.Dir(filepath.Dir(ws)) + ", outside the job's workspace"
+			}},
+		"a sibling root": {"model: script:turns.yaml\ncapabilities:\n  - FileSystem: ../other\n",
+			func(ws string) string {
+				return "FileSystem reaches " + filepath.Join(ws, "../other") + ", outside the job's workspace"
+			}},
+	} {
+		for _, ship := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, shipped %v", name, ship), func(t *testing.T) {
+				t.Parallel()
+				dir := filepath.Join(view, "job-000")
+				if ship {
+					dir = filepath.Join(t.TempDir(), "here")
+					require.NoError(t, os.MkdirAll(dir, 0o755))
+					if strings.Contains(name, "sibling") {
+						t.Skip("a shipped workspace has no sibling on the worker")
+					}
+				} else {
+					require.NoError(t, os.MkdirAll(dir, 0o755))
+				}
+				b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{dir}, WorkspaceRoot: view, Ship: ship})
+				require.NoError(t, err)
+				b.Jobs[0].Spec.Data = []byte(tt.spec)
+				got, _ := publishAndWait(t, b)
+				require.Len(t, got, 1)
+				msg := got[0].Error
+				assert.Contains(t, msg, tt.want(dir))
+				assert.NotContains(t, msg, root)
+				assert.NotContains(t, msg, scratchPrefix)
+				assert.NotContains(t, msg, shipDir)
+			})
+		}
+	}
+}
+
+// How the worker's paths in a message are found and named for the
+// submitter: whole names only, a sentence's full stop left out, the
+// directories above the root only when named whole.
+func TestPathsText(t *testing.T) {
+	t.Parallel()
+	at := paths{workspace: "/srv/jobs/a/job-0", label: "/mnt/jobs/a/job-0", root: "/srv/jobs", scratch: "/tmp/agentspec-worker-1"}
+	for msg, want := range map[string]string{
+		"open /srv/jobs/a/job-0/x.txt: no such file":          "open /mnt/jobs/a/job-0/x.txt: no such file",
+		"directory /srv/jobs/a/job-0/missing does not exist.": "directory /mnt/jobs/a/job-0/missing does not exist.",
+		"'/srv/jobs/a/job-0' is not it":                       "'/mnt/jobs/a/job-0' is not it",
+		"/srv/jobs/a/job-00 is another job's":                 "/mnt/jobs/a/job-00 is another job's",
+		"/srv/jobs/b and /srv/jobs":                           "/mnt/jobs/b and /mnt/jobs",
+		"/srv and /tmp are no job's":                          "/srv and /tmp are no job's",
+		"reaches /srv/other, outside":                         "reaches /srv/other, outside",
+		"x/srv/jobs/a/job-0 is not a path of ours":            "x/srv/jobs/a/job-0 is not a path of ours",
+		"cannot read /tmp/agentspec-worker-1/0f6-2/t.yaml":    "cannot read t.yaml",
+		"/etc/passwd and /tmp/x stay":                         "/etc/passwd and /tmp/x stay",
+	} {
+		assert.Equal(t, want, at.text(msg), msg)
+	}
+	// A reach refused is named from the workspace, a directory that holds
+	// the root too; a path elsewhere as it is.
+	for path, want := range map[string]string{"/srv": "/mnt", "/srv/jobs/b": "/mnt/jobs/b", "/etc": "/etc"} {
+		err := errPermanent{&outsideError{capability: "FileSystem", path: path}}
+		assert.Equal(t, "FileSystem reaches "+want+", outside the job's workspace", at.refusal(err), path)
+	}
+	// Without a workspace (the job failed before it had one), only the
+	// scratch directory is known for what it is.
+	assert.Equal(t, "t.yaml and /srv/jobs/x", paths{root: "/srv/jobs", scratch: "/tmp/agentspec-worker-1"}.text("/tmp/agentspec-worker-1/0f6-2/t.yaml and /srv/jobs/x"))
 }

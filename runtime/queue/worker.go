@@ -465,6 +465,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	endRun()
 	defer ws.cleanup()
+	// What goes back names the submitter's files, not this machine's.
+	at := paths{workspace: ws.dir, label: job.Label, root: w.root, scratch: w.dir}
+	for i, warning := range warnings {
+		warnings[i] = at.text(warning)
+	}
 	if errors.Is(context.Cause(ctx), errCutOff) {
 		w.dropped(job)
 		return
@@ -506,7 +511,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		delay := w.opts.Backoff(attempt)
 		w.opts.Logf("job %s failed, retrying in %s: %v", job.ID, delay, err)
 		_ = events(ctx, JobRetry{Job: job.ID, Worker: w.opts.Name, Attempt: attempt,
-			DelayMS: delay.Milliseconds(), Error: describe(err)})
+			DelayMS: delay.Milliseconds(), Error: at.text(describe(err))})
 		_ = msg.NakWithDelay(delay)
 		return
 	}
@@ -515,7 +520,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		r.Usage, _ = json.Marshal(res.Usage)
 	}
 	if err != nil {
-		r.Error = describe(err)
+		r.Error = at.refusal(err)
 	} else {
 		r.OK, r.Cached = true, res.Cached
 		r.Output = res.JSON
@@ -530,7 +535,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		ch, cerr := w.shipBack(ctx, job, ws)
 		if cerr != nil && r.OK {
 			r.OK, r.Cached, r.Output = false, false, nil
-			r.Error = "the run succeeded but its changes could not be sent back: " + cerr.Error()
+			r.Error = "the run succeeded but its changes could not be sent back: " + at.text(cerr.Error())
 		}
 		r.Changes = ch
 	}
