@@ -353,7 +353,7 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 		return nil, err
 	}
 	ch.Object = job.Ship.Object + ".changes"
-	if _, err := shipTo(ctx, obs, ch.Object, ws.dir, w.opts.ShipMax, func(rel string) bool { return want[rel] }); err != nil {
+	if _, err := shipTo(ctx, obs, ch.Object, ws.dir, w.dir, w.opts.ShipMax, func(rel string) bool { return want[rel] }); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -143,45 +143,56 @@ func packTo(w io.Writer, dir string, max int64, keep func(rel string) bool) (man
 
 // shipTo stores the files of dir that keep selects in obs as the object
 // name, archived as packTo archives them, and returns the manifest of what
-// it holds. The archive goes to the store as it is made, a chunk at a
-// time, rather than whole once made: a workspace of --ship-max MiB held
-// twice that in a buffer that doubled as it grew; what is held now is a
-// chunk, and one file at a time (see packTo). An archive that would
-// pass max fails its upload, whose chunks the store then purges: nothing
-// of it is kept.
-func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir string, max int64, keep func(rel string) bool) (manifest, error) {
-	pr, pw := io.Pipe()
-	var m manifest
-	packed := make(chan error, 1)
-	go func() {
-		// Written a whole chunk at a time, so that the store, which
-		// makes a chunk of each read, is not sent gzip's small writes.
-		bw := bufio.NewWriterSize(pw, shipChunk)
-		var err error
-		m, err = packTo(bw, dir, max, keep)
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err) // nil: the end of the archive
-		packed <- err
-	}()
-	_, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: shipChunk}}, pr)
-	pr.CloseWithError(errUploadEnded) // a packing the upload left stops
-	if perr := <-packed; perr != nil && !errors.Is(perr, errUploadEnded) {
-		return nil, perr // the packing's own error: too big, a file unreadable
+// it holds. The archive is made whole first, in a temporary file of at
+// most max bytes, so that one that would pass max is refused before
+// anything of it is uploaded (how big it is compressed is known only once
+// it is made); then it goes to the store from the file, a chunk at a time.
+// Memory holds a chunk, and one file of dir at a time (see packTo), however
+// big the archive. The file is made in spoolDir ("" for the temporary
+// directory), and removed once uploaded: a worker's is in its scratch
+// directory, which a worker starting sweeps when its worker was killed.
+func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir string, max int64, keep func(rel string) bool) (manifest, error) {
+	spool, err := os.CreateTemp(spoolDir, "agentspec-ship-*.tar.gz")
+	if err != nil {
+		return nil, fmt.Errorf("a temporary file for the archive: %w", err)
+	}
+	defer os.Remove(spool.Name())
+	defer spool.Close()
+	// Written a whole chunk at a time, not gzip's small writes; a packing
+	// stops when ctx ends.
+	bw := bufio.NewWriterSize(ctxWriter{ctx: ctx, w: spool}, shipChunk)
+	m, err := packTo(bw, dir, max, keep)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: shipChunk}}, spool); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
+// ctxWriter writes to w until ctx ends, then fails with its cause.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.w.Write(p)
+}
+
 // shipChunk is the size of an archive's chunks in the object store: its
 // default.
 const shipChunk = 128 << 10
-
-// errUploadEnded stops a packing whose upload failed.
-var errUploadEnded = errors.New("the upload ended")
 
 // unpackInto extracts an archive made by packDir into dir, through the
 // sandbox so that no entry can land outside it, and returns its manifest.

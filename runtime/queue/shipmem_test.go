@@ -52,9 +52,9 @@ func (s *heapWatchingStore) PutBytes(ctx context.Context, name string, data []by
 }
 
 // Shipping a workspace holds no more than a file of it and a chunk or so in
-// memory, however large its archive: the archive streams into the object
-// store as it is made, where it was made whole first, in a buffer that grew
-// to twice its size, and uploaded only then.
+// memory, however large its archive: the archive is made in a temporary
+// file and goes up from there, where it was once made in a buffer that grew
+// to twice its size.
 func TestShippingHoldsNoWholeArchive(t *testing.T) {
 	// Not parallel: the heap is the process's.
 	dir := t.TempDir()
@@ -68,7 +68,7 @@ func TestShippingHoldsNoWholeArchive(t *testing.T) {
 	var ms gort.MemStats
 	gort.ReadMemStats(&ms)
 	obs := &heapWatchingStore{base: ms.HeapAlloc}
-	m, err := shipTo(context.Background(), obs, "x", dir, DefaultShipMax, nil)
+	m, err := shipTo(context.Background(), obs, "x", dir, "", DefaultShipMax, nil)
 	require.NoError(t, err)
 	assert.Len(t, m, 128)
 	held := int64(obs.peak) - int64(obs.base)
@@ -115,4 +115,52 @@ func TestShipMaxIsExact(t *testing.T) {
 	got, err := obs.GetBytes(context.Background(), b.Jobs[0].Ship.Object)
 	require.NoError(t, err)
 	assert.Equal(t, archive, got)
+}
+
+// countingStore is an object store that counts what its Put is given, and
+// the files in spool as it is.
+type countingStore struct {
+	jetstream.ObjectStore
+	puts, spooled int
+	read          int64
+	spool         string
+}
+
+func (s *countingStore) Put(_ context.Context, _ jetstream.ObjectMeta, r io.Reader) (*jetstream.ObjectInfo, error) {
+	s.puts++
+	if entries, err := os.ReadDir(s.spool); err == nil {
+		s.spooled = len(entries)
+	}
+	n, err := io.Copy(io.Discard, r)
+	s.read += n
+	return &jetstream.ObjectInfo{}, err
+}
+
+// An archive over the cap is found before anything of it is uploaded: the
+// store is not asked to take a byte of it, rather than given chunks up to
+// the cap and told to purge them. One within the cap goes up whole.
+func TestArchiveOverTheCapUploadsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := make([]byte, 600<<10) // several of the store's chunks, that do not compress
+	_, _ = rand.Read(data)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.bin"), data, 0o644))
+	archive, _, err := packDir(dir, DefaultShipMax, nil)
+	require.NoError(t, err)
+
+	spool := t.TempDir()
+	obs := &countingStore{spool: spool}
+	_, err = shipTo(context.Background(), obs, "x", dir, spool, int64(len(archive))-1, nil)
+	require.EqualError(t, err, fmt.Sprintf("%s: the archive would be more than %d bytes", dir, len(archive)-1))
+	assert.Zero(t, obs.puts, "no upload was started")
+	assert.Zero(t, obs.read, "not a byte was uploaded")
+
+	m, err := shipTo(context.Background(), obs, "x", dir, spool, int64(len(archive)), nil)
+	require.NoError(t, err)
+	assert.Len(t, m, 1)
+	assert.Equal(t, int64(len(archive)), obs.read)
+	assert.Equal(t, 1, obs.spooled, "it went up from a file in the directory asked")
+	left, err := os.ReadDir(spool)
+	require.NoError(t, err)
+	assert.Empty(t, left, "nothing of it stays there")
 }

@@ -318,7 +318,7 @@ func (b *Batch) publish(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
 			}
-			m, err := shipTo(ctx, obs, job.Ship.Object, b.dirs[i], b.shipMax, func(rel string) bool { return !guards.secret(rel) })
+			m, err := shipTo(ctx, obs, job.Ship.Object, b.dirs[i], "", b.shipMax, func(rel string) bool { return !guards.secret(rel) })
 			guards.Close()
 			if err != nil {
 				return fmt.Errorf("shipping %s: %w", b.dirs[i], err)
