@@ -365,3 +365,44 @@ func TestPathsText(t *testing.T) {
 	// scratch directory is known for what it is.
 	assert.Equal(t, "t.yaml and /srv/jobs/x", paths{root: "/srv/jobs", scratch: "/tmp/agentspec-worker-1"}.text("/tmp/agentspec-worker-1/0f6-2/t.yaml and /srv/jobs/x"))
 }
+
+// A job's events name files as the submitter knows them, as its errors do:
+// a FileSystem's root_dir is the workspace as the submitter named it, not
+// the worker's copy of it, and every line stays JSON whatever the name.
+func TestEventsNameTheSubmittersPaths(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	dir := filepath.Join(t.TempDir(), `a "quoted" \ workspace`)
+	writeFiles(t, dir, map[string]string{"input.txt": "input of job 0\n"})
+	b, err := connect(t, url, 0).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{dir}, Ship: true})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var roots []string
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		assert.NotContains(t, string(ev), root)
+		assert.NotContains(t, string(ev), scratchPrefix)
+		var e struct {
+			RootDir string `json:"root_dir"`
+		}
+		require.NoError(t, json.Unmarshal(ev, &e), "%s", ev)
+		if e.RootDir != "" {
+			mu.Lock()
+			roots = append(roots, e.RootDir)
+			mu.Unlock()
+		}
+	}))
+	got, _ := publishAndWait(t, b)
+	b.Close()
+	require.Len(t, got, 1)
+	require.True(t, got[0].OK, got[0].Error)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, roots)
+	for _, r := range roots {
+		assert.Equal(t, dir, r)
+	}
+}

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -65,7 +66,21 @@ func (w paths) refusal(err error) string {
 // directory, the workspace or the root, and ends at the first character
 // that no name of a path here would hold. One pass: what it writes is not
 // read again.
-func (w paths) text(msg string) string {
+func (w paths) text(msg string) string { return w.replace(msg, func(s string) string { return s }) }
+
+// json is text for line, a JSON value: each name is written escaped as a
+// JSON string's content, so that the line stays JSON whatever the
+// submitter named its workspace. (A path of ours holds nothing JSON
+// escapes, so it is found in the line as in a text.)
+func (w paths) json(line []byte) []byte {
+	return []byte(w.replace(string(line), func(s string) string {
+		q, _ := json.Marshal(s)
+		return string(q[1 : len(q)-1])
+	}))
+}
+
+// replace is text, writing each name as quote has it.
+func (w paths) replace(msg string, quote func(string) string) string {
 	var bases []string
 	for _, base := range []string{w.scratch, w.workspace, w.root} {
 		if base != "" && base != string(filepath.Separator) {
@@ -94,7 +109,7 @@ func (w paths) text(msg string) string {
 		for end < len(msg) && (pathByte(msg[end]) || msg[end] == filepath.Separator) && !sentenceEnd(msg[end:]) {
 			end++
 		}
-		b.WriteString(w.name(filepath.Clean(msg[i:end])))
+		b.WriteString(quote(w.name(filepath.Clean(msg[i:end]))))
 		i = end
 	}
 	return b.String()

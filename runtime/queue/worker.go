@@ -409,7 +409,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	ctx = runtime.WithRunID(ctx, runtime.NewRunID())
 	// Each event goes out as run --events writes it: its kind first, then
 	// its fields, the time and the run's id.
-	events := runtime.JSONLines(eventWriter{w: w, subject: EventsSubject(job.ID)})
+	// The worker's paths in them are named as the submitter knows them,
+	// once the job's workspace is known (see run).
+	at := &eventPaths{at: paths{label: job.Label, root: w.root, scratch: w.dir}}
+	events := runtime.JSONLines(eventWriter{w: w, subject: EventsSubject(job.ID), at: at})
 
 	// Progress reports keep the job ours while it runs and until its
 	// result is stored, sending back a shipped run's changes included
@@ -459,16 +462,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if w.opts.JobTimeout > 0 {
 		runCtx, endRun = context.WithTimeoutCause(ctx, w.opts.JobTimeout, errJobTimeout)
 	}
-	res, ws, warnings, err := w.run(runCtx, job, attempt, events)
+	res, ws, warnings, err := w.run(runCtx, job, attempt, events, at)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(runCtx), errJobTimeout) {
 		err = errPermanent{fmt.Errorf("the job ran past the worker's job timeout of %s", w.opts.JobTimeout)}
 	}
 	endRun()
 	defer ws.cleanup()
 	// What goes back names the submitter's files, not this machine's.
-	at := paths{workspace: ws.dir, label: job.Label, root: w.root, scratch: w.dir}
+	named := paths{workspace: ws.dir, label: job.Label, root: w.root, scratch: w.dir}
 	for i, warning := range warnings {
-		warnings[i] = at.text(warning)
+		warnings[i] = named.text(warning)
 	}
 	if errors.Is(context.Cause(ctx), errCutOff) {
 		w.dropped(job)
@@ -511,7 +514,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		delay := w.opts.Backoff(attempt)
 		w.opts.Logf("job %s failed, retrying in %s: %v", job.ID, delay, err)
 		_ = events(ctx, JobRetry{Job: job.ID, Worker: w.opts.Name, Attempt: attempt,
-			DelayMS: delay.Milliseconds(), Error: at.text(describe(err))})
+			DelayMS: delay.Milliseconds(), Error: describe(err)}) // named as the submitter knows its paths, as every event
 		_ = msg.NakWithDelay(delay)
 		return
 	}
@@ -520,7 +523,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		r.Usage, _ = json.Marshal(res.Usage)
 	}
 	if err != nil {
-		r.Error = at.refusal(err)
+		r.Error = named.refusal(err)
 	} else {
 		r.OK, r.Cached = true, res.Cached
 		r.Output = res.JSON
@@ -535,7 +538,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		ch, cerr := w.shipBack(ctx, job, ws)
 		if cerr != nil && r.OK {
 			r.OK, r.Cached, r.Output = false, false, nil
-			r.Error = "the run succeeded but its changes could not be sent back: " + at.text(cerr.Error())
+			r.Error = "the run succeeded but its changes could not be sent back: " + named.text(cerr.Error())
 		}
 		r.Changes = ch
 	}
@@ -879,7 +882,10 @@ func (e errPermanent) Unwrap() error { return e.error }
 //
 // It returns the cache's warnings too (an unreadable entry, a hit whose
 // expected files are gone), for the submitter to show as a local batch does.
-func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilities.Listener) (*runtime.Result, *workspace, []string, error) {
+//
+// Once it has the job's workspace, it tells at, which names the worker's
+// paths in the job's events.
+func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilities.Listener, at *eventPaths) (*runtime.Result, *workspace, []string, error) {
 	_ = events(ctx, JobStart{Job: job.ID, Worker: w.opts.Name, Attempt: attempt, Workspace: job.Label})
 	if w.opts.NoEvents {
 		events = nil
@@ -890,6 +896,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 	}
 	defer release()
 	ws, err := w.workspace(ctx, job)
+	at.located(ws.dir)
 	if err != nil {
 		return nil, ws, nil, err
 	}
@@ -964,13 +971,36 @@ func asSubmitted(err error, s *spec.Spec) error {
 type eventWriter struct {
 	w       *Worker
 	subject string
+	at      *eventPaths
 }
 
-// Write publishes one event; events are for watching, so a connection
-// that cannot take one does not fail the run.
+// Write publishes one event, the worker's paths in it named as the
+// submitter knows them; events are for watching, so a connection that
+// cannot take one does not fail the run.
 func (e eventWriter) Write(p []byte) (int, error) {
-	_ = e.w.q.nc.Publish(e.subject, bytes.TrimSuffix(p, []byte("\n")))
+	_ = e.w.q.nc.Publish(e.subject, e.at.json(bytes.TrimSuffix(p, []byte("\n"))))
 	return len(p), nil
+}
+
+// eventPaths are the paths of one delivery of a job, for its events, which
+// a run may write from goroutines of its own: the job's workspace is set
+// once known.
+type eventPaths struct {
+	mu sync.Mutex
+	at paths
+}
+
+func (e *eventPaths) located(dir string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.at.workspace = dir
+}
+
+func (e *eventPaths) json(line []byte) []byte {
+	e.mu.Lock()
+	at := e.at
+	e.mu.Unlock()
+	return at.json(line)
 }
 
 // JobStart is published as a worker starts a delivery of a job, before the
