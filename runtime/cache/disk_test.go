@@ -98,3 +98,16 @@ func TestWriteIntoEntriesThatIsAFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(entries, []byte("not a directory"), 0o600))
 	assert.Error(t, c.write(ctx, key, recordJSON(t, key, "y")))
 }
+
+// isHex takes the lower-case hex digits alone, whatever the byte; upper-case
+// ones decode but are not how keys are written.
+func TestIsHex(t *testing.T) {
+	t.Parallel()
+	for b := range 256 {
+		want := strings.ContainsRune("0123456789abcdef", rune(b))
+		assert.Equal(t, want, isHex(string([]byte{byte(b)}), 1), "byte %#x", b)
+	}
+	assert.True(t, isHex(strings.Repeat("0f", 32), 64))
+	assert.False(t, isHex(strings.Repeat("0F", 32), 64))
+	assert.False(t, isHex("0f", 3))
+}
