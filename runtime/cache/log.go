@@ -87,7 +87,8 @@ func appendRecord(dir, key string, data []byte) error {
 // lock: a rewrite (compact), which takes the exclusive lock, waits for the
 // record to be written, and reads it into the new log. A log rewritten
 // between its opening and the lock is the old file, no longer p: the new one
-// is opened instead, lest the record be appended to a file already read.
+// is opened instead, lest the record be appended to a file already read,
+// for up to maxReopens rewrites in a row.
 func openLog(p string) (*os.File, error) {
 	for try := 0; ; try++ {
 		// Open for reading too: NFS takes a flock as a byte-range lock,
@@ -100,12 +101,22 @@ func openLog(p string) (*os.File, error) {
 			f.Close()
 			return nil, err
 		}
-		if try == 10 || isFile(f, p) {
-			return f, nil // the tenth rewrite in a row is not waited out
+		if try == maxReopens || isFile(f, p) {
+			return f, nil
 		}
 		f.Close()
 	}
 }
+
+// maxReopens is how many rewrites in a row an append waits out before it
+// writes to the file it opened all the same. It is there for a file system
+// whose file identities never compare equal, where openLog would try for
+// ever; rewrites come only with damage found in a log, though ten in a row,
+// the bound before, were seen between two caches sharing a log on a starved
+// CPU, and the record was lost. (The identity of the file at p cannot tell
+// the two apart: a rewrite's new file often takes an inode number an earlier
+// one freed.)
+const maxReopens = 1000
 
 // isFile reports whether f, which was opened as p, still is the file p
 // names.

@@ -121,6 +121,77 @@ func TestLogRewritesLoseNoConcurrentRecord(t *testing.T) {
 	assert.Empty(t, lost, "entries lost in a rewrite")
 }
 
+// A record goes to the log in place however many times in a row the log is
+// rewritten between the append's opening it and its lock, each rewrite
+// leaving a new file at the path: the append waited out nine and wrote to
+// the tenth log it opened, which was replaced, and the record was lost (the
+// rare failures of TestLogRewritesLoseNoConcurrentRecord under load). Here
+// the test is the rewriter, replacing the log each time the append waits for
+// the lock of the one in place, as /proc/locks shows.
+func TestLogAppendOutlastsRewritesInARow(t *testing.T) {
+	if _, err := os.Stat("/proc/locks"); err != nil {
+		t.Skip("no /proc/locks to see the append wait")
+	}
+	t.Parallel()
+	c, _ := newCache(t)
+	dir := filepath.Join(c.Dir(), entriesDir)
+	require.NoError(t, c.makeEntries(dir))
+	p := filepath.Join(dir, "a.log")
+	// replace puts a new log at p, locked exclusively as a rewrite holds it.
+	replace := func() *os.File {
+		tmp := p + ".new"
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		require.NoError(t, err)
+		require.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX))
+		require.NoError(t, os.Rename(tmp, p))
+		return f
+	}
+	key := "a" + strings.Repeat("1", 63)
+	appended := make(chan error, 1)
+	// awaited waits until the append waits for the lock of the log held,
+	// and reports false if it ended instead.
+	awaited := func(held *os.File) bool {
+		var st unix.Stat_t
+		require.NoError(t, unix.Fstat(int(held.Fd()), &st))
+		ino := fmt.Sprintf(":%d ", st.Ino)
+		for {
+			select {
+			case err := <-appended:
+				appended <- err
+				return false
+			default:
+			}
+			locks, err := os.ReadFile("/proc/locks")
+			require.NoError(t, err)
+			for line := range strings.Lines(string(locks)) {
+				if strings.Contains(line, "-> FLOCK") && strings.Contains(line, ino) {
+					return true
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	held := replace()
+	go func() { appended <- appendRecord(dir, key, recordJSON(t, key, "kept")) }()
+	for range 15 {
+		if !awaited(held) {
+			break
+		}
+		next := replace()
+		require.NoError(t, held.Close())
+		held = next
+	}
+	require.NoError(t, held.Close())
+	require.NoError(t, <-appended)
+
+	fresh, err := New(c.Dir())
+	require.NoError(t, err)
+	e, err := fresh.read(ctx, key)
+	require.NoError(t, err)
+	require.NotNil(t, e, "the record is in the log")
+	assert.Equal(t, "kept", e.Output)
+}
+
 // appendRaw appends data to the file p.
 func appendRaw(t *testing.T, p string, data []byte) {
 	t.Helper()
