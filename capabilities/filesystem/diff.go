@@ -114,10 +114,10 @@ func clipDiff(d string) (string, bool) {
 }
 
 // gitQuote quotes a diff header path the way git does when it holds a
-// character that is not printable, a double quote or a backslash: in double
-// quotes, with C escapes and octal bytes.
+// character that is not printable, a byte that is not UTF-8, a double quote
+// or a backslash: in double quotes, with C escapes and octal bytes.
 func gitQuote(p string) string {
-	if !strings.ContainsFunc(p, func(r rune) bool { return r == '"' || r == '\\' || !unicode.IsPrint(r) }) {
+	if utf8.ValidString(p) && !strings.ContainsFunc(p, func(r rune) bool { return r == '"' || r == '\\' || !unicode.IsPrint(r) }) {
 		return p
 	}
 	// The controls git writes as C escapes, and the letter of each.

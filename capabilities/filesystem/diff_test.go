@@ -29,6 +29,8 @@ func TestUnifiedDiff(t *testing.T) {
 		{"odd path quoted", "", "x\n", "we\nird.txt", "--- \"a/we\\nird.txt\"\n+++ \"b/we\\nird.txt\"\n@@ -0,0 +1 @@\n+x"},
 		{"quote and backslash", "", "x\n", `a"b\c`, `--- "a/a\"b\\c"` + "\n" + `+++ "b/a\"b\\c"` + "\n@@ -0,0 +1 @@\n+x"},
 		{"printable unicode not quoted", "", "x\n", "café.txt", "--- a/café.txt\n+++ b/café.txt\n@@ -0,0 +1 @@\n+x"},
+		{"bytes that are not UTF-8 quoted", "", "x\n", "bad\xff.txt", `--- "a/bad\377.txt"` + "\n" + `+++ "b/bad\377.txt"` + "\n@@ -0,0 +1 @@\n+x"},
+		{"U+FFFD itself not quoted", "", "x\n", "rep\ufffd.txt", "--- a/rep\ufffd.txt\n+++ b/rep\ufffd.txt\n@@ -0,0 +1 @@\n+x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
