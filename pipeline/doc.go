@@ -86,8 +86,12 @@
 // be absent or null is nullable (int or null): it may be compared and asked
 // has() of, and any other use must be where the expression has tested it
 // ({{steps.a.output.count}} != null && {{steps.a.output.count}} > 0), or
-// the when is an error at that reference. So is a reference written inside
-// a string literal ('{{steps.a.output.name}}' is that text, never filled).
+// the when is an error at that reference. A member taken from an object
+// that its schema does not require ({{steps.a.output}}.count, f.path of an
+// item f) is no key of the map when absent, so every use of it, a
+// comparison too, must be where has() or an in has tested it, or the when
+// is an error at the member. So is a reference written inside a string
+// literal ('{{steps.a.output.name}}' is that text, never filled).
 // Step.Condition evaluates it over the references' values.
 //
 // # Running

@@ -404,6 +404,19 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:40: steps.a.when: {{steps.t.output}}.files[0].pth: t's output_schema has no property 'pth'; did you mean 'path'?`},
 		},
 		{
+			name: "a when that takes an optional member from an object without testing it",
+			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.count > 0\"\n",
+			want: []string{`p.yaml:5:31: steps.a.when: {{steps.t.output}}.count may be absent (t's output_schema does not require 'count'), ` +
+				`and then this when fails: test it first, as has({{steps.t.output}}.count) && ...`},
+		},
+		{
+			name: "a when that takes an optional member from an item of a list without testing it",
+			src: "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n" +
+				"    when: \"has({{steps.t.output}}.files) && {{steps.t.output}}.files.exists(f, f.path == 'a')\"\n",
+			want: []string{`p.yaml:5:82: steps.a.when: f.path may be absent (t's output_schema does not require 'path'), ` +
+				`and then this when fails: test it first, as has(f.path) && ...`},
+		},
+		{
 			// '{{...}}' is the text {{...}}, never the value: refused, with the
 			// expression as it should read.
 			name: "a reference inside a string literal of a when",

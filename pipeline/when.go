@@ -31,8 +31,12 @@ import (
 // use must be where the expression has tested it, or the when is an error
 // when the pipeline loads: "{{steps.a.output.count}} > 0" is refused,
 // "{{steps.a.output.count}} != null && {{steps.a.output.count}} > 0" is
-// not. A reference written inside a string literal ('{{...}}', which is
-// that text, never the value) is an error too.
+// not. A member taken from an object that its schema does not require
+// ({{steps.a.output}}.count) is no key of the map when absent, so any use of
+// it, a comparison too, must be where the expression has tested it:
+// "has({{steps.a.output}}.count) && {{steps.a.output}}.count > 0". A
+// reference written inside a string literal ('{{...}}', which is that
+// text, never the value) is an error too.
 type Condition struct {
 	refs []*Ref // the when's references, each text once, in order: Eval takes their values
 	vars []int  // for each occurrence of a reference, its CEL variable _ri: the index in refs
@@ -124,7 +128,7 @@ func compileCondition(t *Template) (*Condition, *condError) {
 	if e := cond.members(ast, expr.String(), toText); e != nil {
 		return nil, e
 	}
-	if e := cond.guards(ast, occur); e != nil {
+	if e := cond.guards(ast, occur, expr.String(), toText); e != nil {
 		return nil, e
 	}
 	if cond.prg, err = env.Program(ast); err != nil {
@@ -260,13 +264,7 @@ func (c *Condition) members(ast *cel.Ast, expr string, toText []int) *condError 
 	if m.bad == nil {
 		return nil
 	}
-	e := &condError{msg: m.msg, offset: -1}
-	loc := ast.NativeRep().SourceInfo().GetStartLocation(m.bad.ID())
-	// A select is located at its dot: the member's name starts after it.
-	if off, ok := exprOffset(expr, loc.Line(), loc.Column()); ok && off+1 < len(toText) {
-		e.offset = toText[off+1]
-	}
-	return e
+	return &condError{msg: m.msg, offset: locate(ast, m.bad, expr, toText)}
 }
 
 // memberCheck walks a when's expression for members.
@@ -281,7 +279,48 @@ type memberCheck struct {
 type typedExpr struct {
 	t    Type
 	text string
+	// key names the value for the guards' facts, the same however it is
+	// written: {{steps.a.output}}.n, {{steps.a.output}}['n'] and
+	// {{steps.a.output.n}} are steps.a.output.n.
+	key string
+	// absent says why the value may be absent, a member its object's
+	// schema does not require; "" when it is there whenever its object is.
+	absent string
+	// test is how to test that it is there: has(o.n), or 'n' in o.
+	test string
+	// defaults says that its members not given take their schema's
+	// default: it is an input's.
+	defaults bool
 }
+
+// member is the type of the member name of x, whose type is prop, written
+// as text.
+func (x typedExpr) member(name string, prop Type, text string) typedExpr {
+	m := typedExpr{t: prop, text: text, key: x.key + "." + name, defaults: x.defaults}
+	if _, given := prop.Default(); x.t.Known() && !x.t.Requires(name) && !(x.defaults && given) {
+		m.absent = fmt.Sprintf("%s does not require '%s'", x.t.origin, name)
+	}
+	m.test = "has(" + x.text + "." + name + ")"
+	if !celIdent(name) {
+		m.test = "'" + name + "' in " + x.text
+	}
+	return m
+}
+
+// celIdent tells whether name can be written as a CEL field selection,
+// o.name.
+func celIdent(name string) bool {
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return name != "" && !slices.Contains(celReserved, name)
+}
+
+// celReserved are the words CEL does not take as a field's name.
+var celReserved = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
+	"function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
 
 // visit checks e, where scope types the variables of the comprehensions
 // around it that iterate over a list whose items the schema types.
@@ -318,54 +357,76 @@ func (m *memberCheck) visit(e celast.Expr, scope map[string]typedExpr) {
 		comp := e.AsComprehension()
 		m.visit(comp.IterRange(), scope)
 		m.visit(comp.AccuInit(), scope)
-		inner := make(map[string]typedExpr, len(scope)+1)
-		for k, v := range scope {
-			inner[k] = v
-		}
-		delete(inner, comp.AccuVar())
-		delete(inner, comp.IterVar())
-		if list, ok := m.typeOf(comp.IterRange(), scope); ok {
-			if item, ok := list.t.Items(); ok && item.Known() {
-				inner[comp.IterVar()] = typedExpr{t: item, text: comp.IterVar()}
-			}
-		}
+		inner := m.c.inner(comp, e.ID(), scope)
 		for _, part := range []celast.Expr{comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
 			m.visit(part, inner)
 		}
 	}
 }
 
+// inner is scope inside the comprehension comp, whose expression's id is
+// id: its variables shadow those outside, and its iteration variable is
+// typed when its list's items are.
+func (c *Condition) inner(comp celast.ComprehensionExpr, id int64, scope map[string]typedExpr) map[string]typedExpr {
+	inner := make(map[string]typedExpr, len(scope)+1)
+	for k, v := range scope {
+		inner[k] = v
+	}
+	delete(inner, comp.AccuVar())
+	delete(inner, comp.IterVar())
+	if list, ok := c.typeOf(comp.IterRange(), scope, nil); ok {
+		if item, ok := list.t.Items(); ok && item.Known() {
+			// Its key is its own: an f of another comprehension is another value.
+			inner[comp.IterVar()] = typedExpr{t: item, text: comp.IterVar(),
+				key: comp.IterVar() + "#" + strconv.FormatInt(id, 10), defaults: list.defaults}
+		}
+	}
+	return inner
+}
+
 // typeOf is the type the schemas give e: a reference, a comprehension's
 // variable that scope types, or a member of one of these. A member the
 // schema does not have is recorded in m.bad.
 func (m *memberCheck) typeOf(e celast.Expr, scope map[string]typedExpr) (typedExpr, bool) {
+	return m.c.typeOf(e, scope, func(bad celast.Expr, msg string) {
+		if m.bad == nil {
+			m.bad, m.msg = bad, msg
+		}
+	})
+}
+
+// typeOf is the type the schemas give e: a reference, a comprehension's
+// variable that scope types, or a member of one of these. missing, when
+// not nil, is told of a member the schema does not have.
+func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing func(celast.Expr, string)) (typedExpr, bool) {
 	switch e.Kind() {
 	case celast.IdentKind:
 		if t, ok := scope[e.AsIdent()]; ok {
 			return t, true
 		}
-		g := guard{c: m.c}
+		g := guard{c: c}
 		if v, ok := g.variable(e); ok {
-			r := m.c.refs[m.c.vars[v]]
-			return typedExpr{t: r.Type, text: "{{" + r.Text + "}}"}, true
+			r := c.refs[c.vars[v]]
+			return typedExpr{t: r.Type, text: "{{" + r.Text + "}}", key: refKey(r), defaults: r.Kind == RefInput}, true
 		}
 	case celast.SelectKind:
 		sel := e.AsSelect()
-		base, ok := m.typeOf(sel.Operand(), scope)
-		if !ok || m.bad != nil {
+		base, ok := c.typeOf(sel.Operand(), scope, missing)
+		if !ok {
 			return typedExpr{}, false
 		}
 		text := base.text + "." + sel.FieldName()
 		prop, names, found := base.t.Property(sel.FieldName())
 		if !found {
-			m.bad = e
-			m.msg = fmt.Sprintf("%s: %s has no property '%s'%s", text, base.t.origin, sel.FieldName(), propHint(sel.FieldName(), names))
+			if missing != nil {
+				missing(e, fmt.Sprintf("%s: %s has no property '%s'%s", text, base.t.origin, sel.FieldName(), propHint(sel.FieldName(), names)))
+			}
 			return typedExpr{}, false
 		}
 		if sel.IsTestOnly() {
 			return typedExpr{}, false // has() is true or false
 		}
-		return typedExpr{t: prop, text: text}, true
+		return base.member(sel.FieldName(), prop, text), true
 	case celast.CallKind:
 		// An item of a list ({{steps.a.output.files}}[0]), or a member
 		// of an object named as a key ({{steps.a.output}}['files']).
@@ -374,29 +435,34 @@ func (m *memberCheck) typeOf(e celast.Expr, scope map[string]typedExpr) (typedEx
 		if call.FunctionName() != operators.Index || len(args) != 2 {
 			break
 		}
-		base, ok := m.typeOf(args[0], scope)
-		if !ok || m.bad != nil {
+		base, ok := c.typeOf(args[0], scope, missing)
+		if !ok {
 			break
 		}
 		if item, ok := base.t.Items(); ok && base.t.Is("array") {
-			index := "[...]"
+			index, key := "[...]", "[#"+strconv.FormatInt(e.ID(), 10)+"]" // an index computed is no other's
 			if args[1].Kind() == celast.LiteralKind {
 				if i, ok := args[1].AsLiteral().Value().(int64); ok {
 					index = "[" + strconv.FormatInt(i, 10) + "]"
+					key = index
 				}
 			}
-			return typedExpr{t: item, text: base.text + index}, true
+			return typedExpr{t: item, text: base.text + index, key: base.key + key, defaults: base.defaults}, true
 		}
 		if key := args[1]; key.Kind() == celast.LiteralKind && base.t.Is("object") {
 			if name, ok := key.AsLiteral().Value().(string); ok {
 				if prop, _, found := base.t.Property(name); found {
-					return typedExpr{t: prop, text: base.text + "['" + name + "']"}, true
+					return base.member(name, prop, base.text+"['"+name+"']"), true
 				}
 			}
 		}
 	}
 	return typedExpr{}, false
 }
+
+// refKey is the key of r's value among the guards' facts: its text as
+// the path it names.
+func refKey(r *Ref) string { return r.prefix(len(r.Path)) }
 
 // guards refuses a use of a value that may be null where a null would make
 // the expression fail: any use but comparing it (==, !=, in), asking has()
@@ -405,12 +471,22 @@ func (m *memberCheck) typeOf(e celast.Expr, scope map[string]typedExpr) (typedEx
 // x == null || x > 0, x != null ? x > 0 : false, has(o.f) && o.f > 0 (o.f
 // being a reference of its own, {{steps.a.output.f}}). The test may come on
 // either side of && and ||, which ignore an error on one side when the
-// other decides. A test names the very reference: {{o}} != null says
-// nothing of {{o.f}}. occur are the references' occurrences, by variable.
-func (c *Condition) guards(ast *cel.Ast, occur []*Ref) *condError {
+// other decides. A test names the very value: {{o}} != null says nothing
+// of {{o.f}}. occur are the references' occurrences, by variable.
+//
+// A member the expression takes from an object ({{o}}.f, {{o}}['f'], f.p
+// of an item f) whose schema does not require it is no key of the map
+// when it is absent, and then any use of it fails, comparing it too: it
+// must be tested with has({{o}}.f) or 'f' in {{o}}, or with a test of the
+// reference to the same value ({{o.f}} != null). One that may be null is
+// tested as a reference that may be.
+func (c *Condition) guards(ast *cel.Ast, occur []*Ref, expr string, toText []int) *condError {
 	g := guard{c: c, bad: -1}
-	g.visit(ast.NativeRep().Expr(), nil, false) // the when's own value must be true or false
-	if g.bad < 0 {
+	g.visit(ast.NativeRep().Expr(), nil, false, nil) // the when's own value must be true or false
+	switch {
+	case g.badMember != nil:
+		return &condError{msg: g.msg, offset: locate(ast, g.badMember, expr, toText)}
+	case g.bad < 0:
 		return nil
 	}
 	r := c.refs[c.vars[g.bad]]
@@ -420,10 +496,29 @@ func (c *Condition) guards(ast *cel.Ast, occur []*Ref) *condError {
 		written, whyNull(r), written)}
 }
 
+// locate is the offset in the when's text of e, an expression of expr,
+// which CEL compiled from it (toText maps its offsets to the when's text):
+// a member's name, or where CEL places e; -1 when that cannot be told.
+func locate(ast *cel.Ast, e celast.Expr, expr string, toText []int) int {
+	loc := ast.NativeRep().SourceInfo().GetStartLocation(e.ID())
+	off, ok := exprOffset(expr, loc.Line(), loc.Column())
+	if e.Kind() == celast.SelectKind {
+		off++ // a select is located at its dot: the member's name starts after it
+	}
+	if !ok || off >= len(toText) {
+		return -1
+	}
+	return toText[off]
+}
+
 // guard walks a when's expression for guards.
 type guard struct {
 	c   *Condition
 	bad int // the first variable used where null fails, or -1
+	// badMember is the first member used where its absence or null fails,
+	// and msg says why.
+	badMember celast.Expr
+	msg       string
 }
 
 // ref is the index in c.refs of the reference the variable e is, when e is
@@ -450,124 +545,143 @@ func (g *guard) variable(e celast.Expr) (int, bool) {
 	return v, true
 }
 
-// text is the written text of the reference the variable e is.
-func (g *guard) text(e celast.Expr) (string, bool) {
-	v, ok := g.variable(e)
-	if !ok {
-		return "", false
-	}
-	return g.c.refs[g.c.vars[v]].Text, true
-}
+// present is the fact that the value key names is there, though maybe
+// null; the fact key itself is that it is there and not null.
+func present(key string) string { return "has " + key }
 
-// visit checks e, where the references in tested are known not to be null;
-// free tells whether e may be null there.
-func (g *guard) visit(e celast.Expr, tested map[int]bool, free bool) {
-	if g.bad >= 0 {
+// visit checks e, where the values whose keys tested holds are known not
+// to be null (and the members present(key) holds, to be there); free tells
+// whether e may be null there; scope types the comprehensions' variables.
+func (g *guard) visit(e celast.Expr, tested map[string]bool, free bool, scope map[string]typedExpr) {
+	if g.bad >= 0 || g.badMember != nil {
 		return
 	}
 	switch e.Kind() {
 	case celast.IdentKind:
-		if i, ok := g.ref(e); ok && !free && !tested[i] {
+		if i, ok := g.ref(e); ok && !free && !tested[refKey(g.c.refs[i])] {
 			g.bad, _ = g.variable(e)
 		}
 	case celast.SelectKind:
 		sel := e.AsSelect()
-		g.visit(sel.Operand(), tested, sel.IsTestOnly()) // has(null.f) is false
+		g.visit(sel.Operand(), tested, sel.IsTestOnly(), scope) // has(null.f) is false
+		if !sel.IsTestOnly() {
+			g.member(e, tested, free, scope)
+		}
 	case celast.CallKind:
 		call := e.AsCall()
 		args := call.Args()
 		switch fn := call.FunctionName(); {
 		case fn == operators.LogicalAnd && len(args) == 2:
-			g.visit(args[0], with(tested, g.facts(args[1], true)), false)
-			g.visit(args[1], with(tested, g.facts(args[0], true)), false)
+			g.visit(args[0], with(tested, g.facts(args[1], true, scope)), false, scope)
+			g.visit(args[1], with(tested, g.facts(args[0], true, scope)), false, scope)
 		case fn == operators.LogicalOr && len(args) == 2:
-			g.visit(args[0], with(tested, g.facts(args[1], false)), false)
-			g.visit(args[1], with(tested, g.facts(args[0], false)), false)
+			g.visit(args[0], with(tested, g.facts(args[1], false, scope)), false, scope)
+			g.visit(args[1], with(tested, g.facts(args[0], false, scope)), false, scope)
 		case fn == operators.Conditional && len(args) == 3:
-			g.visit(args[0], tested, false)
-			g.visit(args[1], with(tested, g.facts(args[0], true)), free)
-			g.visit(args[2], with(tested, g.facts(args[0], false)), free)
+			g.visit(args[0], tested, false, scope)
+			g.visit(args[1], with(tested, g.facts(args[0], true, scope)), free, scope)
+			g.visit(args[2], with(tested, g.facts(args[0], false, scope)), free, scope)
 		case fn == operators.Equals || fn == operators.NotEquals:
 			for _, a := range args {
-				g.visit(a, tested, true)
+				g.visit(a, tested, true, scope)
 			}
 		case fn == operators.In && len(args) == 2:
-			g.visit(args[0], tested, true)
-			g.visit(args[1], tested, false)
+			g.visit(args[0], tested, true, scope)
+			g.visit(args[1], tested, false, scope)
 		default:
 			if call.IsMemberFunction() {
-				g.visit(call.Target(), tested, false)
+				g.visit(call.Target(), tested, false, scope)
 			}
 			for _, a := range args {
-				g.visit(a, tested, false)
+				g.visit(a, tested, false, scope)
+			}
+			if fn == operators.Index {
+				g.member(e, tested, free, scope)
 			}
 		}
 	case celast.ListKind:
 		for _, el := range e.AsList().Elements() {
-			g.visit(el, tested, true)
+			g.visit(el, tested, true, scope)
 		}
 	case celast.MapKind:
 		for _, en := range e.AsMap().Entries() {
-			g.visit(en.AsMapEntry().Key(), tested, false)
-			g.visit(en.AsMapEntry().Value(), tested, true)
+			g.visit(en.AsMapEntry().Key(), tested, false, scope)
+			g.visit(en.AsMapEntry().Value(), tested, true, scope)
 		}
 	case celast.StructKind:
 		for _, f := range e.AsStruct().Fields() {
-			g.visit(f.AsStructField().Value(), tested, true)
+			g.visit(f.AsStructField().Value(), tested, true, scope)
 		}
 	case celast.ComprehensionKind:
 		comp := e.AsComprehension()
-		g.visit(comp.IterRange(), tested, false)
+		g.visit(comp.IterRange(), tested, false, scope)
+		inner := g.c.inner(comp, e.ID(), scope)
 		for _, part := range []celast.Expr{comp.AccuInit(), comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
-			g.visit(part, tested, true) // the accumulator's own null is CEL's business
+			g.visit(part, tested, true, inner) // the accumulator's own null is CEL's business
 		}
 	}
 }
 
-// facts are the references known not to be null where e is truth.
-func (g *guard) facts(e celast.Expr, truth bool) map[int]bool {
+// member checks e, a member taken from an object or an item from a list:
+// one that may be absent must have been tested there, however it is used,
+// and one that may be null, where free does not let it be.
+func (g *guard) member(e celast.Expr, tested map[string]bool, free bool, scope map[string]typedExpr) {
+	m, ok := g.c.typeOf(e, scope, nil)
+	switch {
+	case !ok:
+	case m.absent != "" && !tested[present(m.key)] && !tested[m.key]:
+		g.badMember = e
+		g.msg = fmt.Sprintf("%s may be absent (%s), and then this when fails: test it first, as %s && ...", m.text, m.absent, m.test)
+	case !free && !tested[m.key] && m.t.Known() && !m.t.Is("null") && slices.Contains(m.t.JSON(), "null"):
+		g.badMember = e
+		g.msg = fmt.Sprintf("%s may be null (%s allows null), and then this when fails: test it first, as %s != null && ...", m.text, m.t.origin, m.text)
+	}
+}
+
+// facts are the keys of the values known not to be null (and of the
+// members known to be there, present(key)) where e is truth.
+func (g *guard) facts(e celast.Expr, truth bool, scope map[string]typedExpr) map[string]bool {
 	switch e.Kind() {
 	case celast.SelectKind:
 		// has(x.f) is true only of an x that is there, whose f is there:
-		// {{x}} and {{x.f}} are not null.
+		// x and x.f are not null.
 		sel := e.AsSelect()
 		if !sel.IsTestOnly() || !truth {
 			break
 		}
-		base, ok := g.text(sel.Operand())
-		if !ok {
-			break
+		if x, ok := g.c.typeOf(sel.Operand(), scope, nil); ok {
+			f := x.key + "." + sel.FieldName()
+			return map[string]bool{x.key: true, f: true, present(f): true}
 		}
-		out := map[int]bool{}
-		for i, r := range g.c.refs {
-			if r.Text == base || r.Text == base+"."+sel.FieldName() {
-				out[i] = true
-			}
-		}
-		return out
 	case celast.CallKind:
 		call := e.AsCall()
 		args := call.Args()
 		switch fn := call.FunctionName(); {
 		case fn == operators.LogicalNot && len(args) == 1:
-			return g.facts(args[0], !truth)
+			return g.facts(args[0], !truth, scope)
 		case fn == operators.LogicalAnd && len(args) == 2 && truth,
 			fn == operators.LogicalOr && len(args) == 2 && !truth:
-			return with(g.facts(args[0], truth), g.facts(args[1], truth))
+			return with(g.facts(args[0], truth, scope), g.facts(args[1], truth, scope))
 		case fn == operators.LogicalAnd && len(args) == 2,
 			fn == operators.LogicalOr && len(args) == 2:
-			return both(g.facts(args[0], truth), g.facts(args[1], truth))
+			return both(g.facts(args[0], truth, scope), g.facts(args[1], truth, scope))
+		case fn == operators.In && len(args) == 2 && truth:
+			// 'f' in x is true only of an x that is there, whose f is.
+			name, isName := literalString(args[0])
+			if x, ok := g.c.typeOf(args[1], scope, nil); ok && isName && x.t.Is("object") {
+				return map[string]bool{x.key: true, present(x.key + "." + name): true}
+			}
 		case (fn == operators.Equals || fn == operators.NotEquals) && len(args) == 2:
 			// x != null true, x == null false; x == 'a' true, x != 'a' false.
 			for k, a := range args {
-				i, ok := g.ref(a)
+				x, ok := g.c.typeOf(a, scope, nil)
 				other := args[1-k]
 				if !ok || other.Kind() != celast.LiteralKind {
 					continue
 				}
 				isNull := other.AsLiteral().Type() == types.NullType
 				if isNull == (truth == (fn == operators.NotEquals)) {
-					return map[int]bool{i: true}
+					return map[string]bool{x.key: true}
 				}
 			}
 		}
@@ -575,9 +689,18 @@ func (g *guard) facts(e celast.Expr, truth bool) map[int]bool {
 	return nil
 }
 
+// literalString is the value of e when it is a string literal.
+func literalString(e celast.Expr) (string, bool) {
+	if e.Kind() != celast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().Value().(string)
+	return s, ok
+}
+
 // with is a and b together, in a new set.
-func with(a, b map[int]bool) map[int]bool {
-	out := make(map[int]bool, len(a)+len(b))
+func with(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
 	for k := range a {
 		out[k] = true
 	}
@@ -588,8 +711,8 @@ func with(a, b map[int]bool) map[int]bool {
 }
 
 // both is what a and b have in common.
-func both(a, b map[int]bool) map[int]bool {
-	out := map[int]bool{}
+func both(a, b map[string]bool) map[string]bool {
+	out := map[string]bool{}
 	for k := range a {
 		if b[k] {
 			out[k] = true

@@ -86,6 +86,7 @@ func TestConditionOptionalValues(t *testing.T) {
 		{count + " != null || " + count + " > 2", false},
 		{"true && " + count + " > 2", false},
 		{files + " != null && size({{steps.t.output.files[0].path}}) > 0", false}, // a test names the very reference
+		{files + " != null && " + files + ".exists(f, f.path == 'a.go')", false},  // an item's path, a member of it
 
 		{count + " != null && " + count + " > 2", true},
 		{count + " > 2 && " + count + " != null", true}, // && ignores the error when the other side is false
@@ -99,7 +100,7 @@ func TestConditionOptionalValues(t *testing.T) {
 		{count + " in [1, 2]", true},
 		{files + " != []", true},
 		{files + " != null && size(" + files + ") > 0", true},
-		{files + " != null && " + files + ".exists(f, f.path == 'a.go')", true},
+		{files + " != null && " + files + ".exists(f, has(f.path) && f.path == 'a.go')", true},
 	} {
 		_, err := compileAndEval(t, tc.when, nil)
 		if tc.ok {
@@ -138,8 +139,8 @@ func TestConditionLargeIntegers(t *testing.T) {
 		{"{{steps.t.output.count}} == 9223372036854775807", json.Number("9223372036854775807"), true},
 		{"{{steps.t.output.count}} == -9223372036854775808", json.Number("-9223372036854775808"), true},
 		{"{{steps.t.output.count}} == 3", json.Number("3.0"), true},
-		{"{{steps.t.output}}.count == 9007199254740993", map[string]any{"count": json.Number("9007199254740993")}, true}, // a member of a map
-		{"{{steps.t.output}}.count == 9007199254740992", map[string]any{"count": json.Number("9007199254740993")}, false},
+		{"has({{steps.t.output}}.count) && {{steps.t.output}}.count == 9007199254740993", map[string]any{"count": json.Number("9007199254740993")}, true}, // a member of a map
+		{"has({{steps.t.output}}.count) && {{steps.t.output}}.count == 9007199254740992", map[string]any{"count": json.Number("9007199254740993")}, false},
 	} {
 		ok, err := compileAndEval(t, "{{steps.t.output.count}} != null && "+tc.when, tc.value)
 		if !strings.Contains(tc.when, ".count}}") {
@@ -208,9 +209,74 @@ func TestConditionMembersTheSchemaAllows(t *testing.T) {
 		"          open: {type: object}\n          any: {}\n          n: {type: integer}\n" +
 		"        required: [files, m, open, any, n]\n" +
 		"  a:\n    spec: {model: test}\n    when: \"{{steps.t.output}}.files[0].p == 'x' && {{steps.t.output}}['n'] > 0" +
-		" && {{steps.t.output}}.m.anything.z > 1 && {{steps.t.output}}.open.whatever == 1 && {{steps.t.output}}.any.x.y == 2" +
+		" && has({{steps.t.output}}.m.anything) && has({{steps.t.output}}.m.anything.z) && {{steps.t.output}}.m.anything.z > 1" +
+		" && has({{steps.t.output}}.open.whatever) && {{steps.t.output}}.open.whatever == 1 && {{steps.t.output}}.any.x.y == 2" +
 		" && {{steps.t.output.files}}.exists(f, has(f.p) && f.p != '') && {{steps.t.output.files}}.map(f, f.p).exists(p, p.q == 1)\"\n"
 	p, err := Load("p.yaml", []byte(src))
 	require.NoError(t, err)
 	require.NotNil(t, p.Step("a").Condition)
+}
+
+// A member a when takes from an object ({{steps.t.output}}.count) that its
+// schema does not require is tested before any use, as a reference to it is:
+// absent, it is no key of the map, and even comparing it fails. has(), an
+// in test or a test of the reference to the same value guards it; a member
+// that may be null is tested as a nullable reference is.
+func TestConditionOptionalMembers(t *testing.T) {
+	t.Parallel()
+	const o = "{{steps.t.output}}"
+	src := "inputs:\n  type: object\n  properties:\n" +
+		"    opts: {type: object, properties: {depth: {type: integer, default: 1}, level: {type: integer}}, default: {}}\n" +
+		"steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema:\n        type: object\n        properties:\n" +
+		"          count: {type: integer}\n          name: {type: string}\n          k: {type: [integer, 'null']}\n" +
+		"          sub: {type: object, properties: {n: {type: integer}}}\n" +
+		"          list: {type: array, items: {type: object, properties: {p: {type: string}}}}\n" +
+		"        required: [name, k, sub, list]\n" +
+		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
+	for _, tc := range []struct {
+		when string
+		want string // what the error says; "" when the when loads
+	}{
+		{o + ".count > 2", "{{steps.t.output}}.count may be absent (t's output_schema does not require 'count'), and then this when fails: test it first, as has({{steps.t.output}}.count) && ..."},
+		{o + ".count == 3", "{{steps.t.output}}.count may be absent"},
+		{o + "['count'] > 2", "{{steps.t.output}}['count'] may be absent"},
+		{o + ".sub.n > 0", "{{steps.t.output}}.sub.n may be absent (t's output_schema does not require 'n')"},
+		{o + ".list.exists(f, f.p == 'a')", "f.p may be absent (t's output_schema does not require 'p'), and then this when fails: test it first, as has(f.p) && ..."},
+		{"has(" + o + ".sub) && " + o + ".count > 2", "{{steps.t.output}}.count may be absent"}, // a test names the very member
+		{o + ".count > 2 || has(" + o + ".count)", "{{steps.t.output}}.count may be absent"},
+		{"has(" + o + ".count) || " + o + ".count > 2", "{{steps.t.output}}.count may be absent"},
+		{o + ".k > 2", "{{steps.t.output}}.k may be null (t's output_schema allows null), and then this when fails: test it first, as {{steps.t.output}}.k != null && ..."},
+		{"{{inputs.opts}}.level > 0", "{{inputs.opts}}.level may be absent (the pipeline's inputs schema does not require 'level')"},
+
+		{"has(" + o + ".count) && " + o + ".count > 2", ""},
+		{o + ".count > 2 && has(" + o + ".count)", ""},
+		{"'count' in " + o + " && " + o + "['count'] > 2", ""},
+		{"!has(" + o + ".count) || " + o + ".count > 2", ""},
+		{"has(" + o + ".count) ? " + o + ".count > 2 : false", ""},
+		{"{{steps.t.output.count}} != null && " + o + ".count > 2", ""}, // the reference is the same value
+		{"has(" + o + ".sub.n) && " + o + ".sub.n > 0", ""},
+		{o + ".list.exists(f, has(f.p) && f.p == 'a')", ""},
+		{o + ".name == 'x' && " + o + ".sub != null && " + o + ".list != []", ""},
+		{o + ".k == null || " + o + ".k > 2", ""},
+		{"{{inputs.opts}}.depth > 0", ""}, // a default fills it in
+	} {
+		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
+		if tc.want == "" {
+			assert.NoError(t, err, tc.when)
+			continue
+		}
+		assert.ErrorContains(t, err, tc.want, tc.when)
+	}
+
+	p, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", "has("+o+".count) && "+o+".count > 2", 1)))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		out  map[string]any
+		want bool
+	}{{map[string]any{"name": "x"}, false}, {map[string]any{"count": json.Number("3")}, true}, {map[string]any{"count": json.Number("1")}, false}} {
+		ok, err := p.Step("a").Condition.Eval([]any{tc.out})
+		require.NoError(t, err, "%v", tc.out)
+		assert.Equal(t, tc.want, ok, "%v", tc.out)
+	}
 }
