@@ -82,7 +82,11 @@
 // at the when, and one that does not parse, or applies an operator to the
 // wrong types, where CEL finds it in the file (through YAML's quotes,
 // escapes and blocks; at the when when the file does not read back as its
-// text, a ${VAR} filled in it). A value that may
+// text, a ${VAR} filled in it). A member taken from an object, which CEL
+// types as a map of dyn, is typed by its property's schema, and what the
+// expression does with it checked as CEL checks a reference's value:
+// {{steps.a.output}}.score + 1 is refused when score is a number, a double
+// that CEL never adds to an int. A value that may
 // be absent or null is nullable (int or null): it may be compared and asked
 // has() of, and any other use must be where the expression has tested it
 // ({{steps.a.output.count}} != null && {{steps.a.output.count}} > 0), or

@@ -386,6 +386,20 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:37: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int or null, string)'`},
 		},
 		{
+			name: "a when that adds an integer to a number",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {score: {type: number}}, required: [score]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.score}} + 1 > 2\"\n",
+			want: []string{`p.yaml:8:37: steps.a.when: when is not a valid expression: found no matching overload for '_+_' applied to '(double, int)'; a number is a double, and CEL's arithmetic does not mix doubles and ints: write 1.0 for 1, or double(...) around an integer`},
+		},
+		{
+			// CEL types an object as a map of dyn: a member's type is its
+			// schema's, and what CEL does with it is checked here.
+			name: "a when that adds an integer to a number member of an object",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {score: {type: number}}, required: [score]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.score + 1 > 2\"\n",
+			want: []string{`p.yaml:8:37: steps.a.when: when is not a valid expression: found no matching overload for '_+_' applied to '(double, int)'; a number is a double, and CEL's arithmetic does not mix doubles and ints: write 1.0 for 1, or double(...) around an integer`},
+		},
+		{
 			// CEL types an object as a map, whose keys it does not know: a
 			// member taken from one is checked against its schema here.
 			name: "a when that takes a member its schema does not have from an object",

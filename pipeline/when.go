@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
@@ -21,7 +23,8 @@ import (
 // schemas when the pipeline loads: a reference to an array of files is a
 // CEL list, to an integer a CEL int, and an expression that is not a
 // boolean is an error at the when's position, one that applies an operator
-// to the wrong types at the operator's. A reference whose schema says
+// to the wrong types at the operator's, a member taken from an object
+// typed by its property's schema there too. A reference whose schema says
 // nothing is dyn.
 //
 // A value that may be absent (a property its schema does not require, an
@@ -110,7 +113,7 @@ func compileCondition(t *Template) (*Condition, *condError) {
 	}
 	ast, iss := env.Compile(expr.String())
 	if iss.Err() != nil {
-		e := &condError{msg: "when is not a valid expression: " + celMessage(iss.Err()), offset: -1}
+		e := &condError{msg: "when is not a valid expression: " + celMessage(iss.Err()) + mixedHint(iss.Err()), offset: -1}
 		// Err sorted the errors by location: the first is the one told.
 		if errs := iss.Errors(); len(errs) > 0 {
 			if off, ok := exprOffset(expr.String(), errs[0].Location.Line(), errs[0].Location.Column()); ok {
@@ -129,6 +132,9 @@ func compileCondition(t *Template) (*Condition, *condError) {
 		return nil, e
 	}
 	if e := cond.guards(ast, occur, expr.String(), toText); e != nil {
+		return nil, e
+	}
+	if e := cond.operands(env, ast, expr.String(), toText); e != nil {
 		return nil, e
 	}
 	if cond.prg, err = env.Program(ast); err != nil {
@@ -266,6 +272,183 @@ func (c *Condition) members(ast *cel.Ast, expr string, toText []int) *condError 
 	}
 	return &condError{msg: m.msg, offset: locate(ast, m.bad, expr, toText)}
 }
+
+// operands refuses a call whose operands the schemas type as CEL has no
+// overload for, where an operand is a member the expression takes from an
+// object: CEL types an object as a map of dyn, and would let
+// {{steps.a.output}}.score + 1 pass, to fail at run time when score, a
+// number, is a double. Each such call is type-checked again in env, its
+// operands typed as their schemas type them (the member's type, the
+// result of a call so checked, or what CEL found), as a reference's value
+// is typed when the expression is compiled.
+func (c *Condition) operands(env *cel.Env, ast *cel.Ast, expr string, toText []int) *condError {
+	o := operandCheck{c: c, env: env, ast: ast, typed: map[int64]*cel.Type{}}
+	o.visit(ast.NativeRep().Expr(), nil)
+	if o.bad == nil {
+		return nil
+	}
+	return &condError{msg: "when is not a valid expression: " + o.msg, offset: locate(ast, o.bad, expr, toText)}
+}
+
+// operandCheck walks a when's expression for operands.
+type operandCheck struct {
+	c     *Condition
+	env   *cel.Env
+	ast   *cel.Ast
+	typed map[int64]*cel.Type // what the schemas make of an expression CEL typed as dyn, or of a call over one
+	bad   celast.Expr         // the first call refused
+	msg   string
+}
+
+// celOperators write a call of an operator over the operands x0, x1, x2.
+var celOperators = map[string]string{
+	operators.Add: "x0 + x1", operators.Subtract: "x0 - x1", operators.Multiply: "x0 * x1",
+	operators.Divide: "x0 / x1", operators.Modulo: "x0 % x1", operators.Negate: "-x0",
+	operators.Less: "x0 < x1", operators.LessEquals: "x0 <= x1", operators.Greater: "x0 > x1",
+	operators.GreaterEquals: "x0 >= x1", operators.Equals: "x0 == x1", operators.NotEquals: "x0 != x1",
+	operators.In: "x0 in x1", operators.Index: "x0[x1]", operators.LogicalAnd: "x0 && x1",
+	operators.LogicalOr: "x0 || x1", operators.LogicalNot: "!x0", operators.Conditional: "x0 ? x1 : x2",
+}
+
+// visit checks e and what it holds, innermost first, where scope types
+// the comprehensions' variables.
+func (o *operandCheck) visit(e celast.Expr, scope map[string]typedExpr) {
+	if o.bad != nil {
+		return
+	}
+	switch e.Kind() {
+	case celast.SelectKind:
+		o.visit(e.AsSelect().Operand(), scope)
+		o.member(e, scope)
+	case celast.CallKind:
+		call := e.AsCall()
+		var operands []celast.Expr
+		if call.IsMemberFunction() {
+			operands = append(operands, call.Target())
+		}
+		operands = append(operands, call.Args()...)
+		for _, a := range operands {
+			o.visit(a, scope)
+		}
+		o.call(e, operands)
+		if call.FunctionName() == operators.Index && o.bad == nil {
+			o.member(e, scope) // what the schema says of an item or a member, more than the index's result type
+		}
+	case celast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			o.visit(el, scope)
+		}
+	case celast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			o.visit(en.AsMapEntry().Key(), scope)
+			o.visit(en.AsMapEntry().Value(), scope)
+		}
+	case celast.StructKind:
+		for _, f := range e.AsStruct().Fields() {
+			o.visit(f.AsStructField().Value(), scope)
+		}
+	case celast.ComprehensionKind:
+		comp := e.AsComprehension()
+		o.visit(comp.IterRange(), scope)
+		o.visit(comp.AccuInit(), scope)
+		inner := o.c.inner(comp, e.ID(), scope)
+		for _, part := range []celast.Expr{comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
+			o.visit(part, inner)
+		}
+	case celast.IdentKind:
+		if v, ok := scope[e.AsIdent()]; ok {
+			o.schemaType(e, v)
+		}
+	}
+}
+
+// member types e, when it is a member or an item a schema types, as its
+// schema does.
+func (o *operandCheck) member(e celast.Expr, scope map[string]typedExpr) {
+	if m, ok := o.c.typeOf(e, scope, nil); ok {
+		o.schemaType(e, m)
+	}
+}
+
+// schemaType records the type the schemas give e, where it says more than
+// CEL found: nullable, as a reference's, when e may be absent or null.
+func (o *operandCheck) schemaType(e celast.Expr, m typedExpr) {
+	if !m.t.Known() {
+		return
+	}
+	ct := celType(m.t.nonNull(), 0)
+	if ct.IsExactType(cel.DynType) {
+		return
+	}
+	if m.absent != "" || !m.t.Is("null") && slices.Contains(m.t.JSON(), "null") {
+		ct = cel.NullableType(ct)
+	}
+	if !ct.IsExactType(o.ast.NativeRep().GetType(e.ID())) {
+		o.typed[e.ID()] = ct
+	}
+}
+
+// call checks the call e over operands, when the schemas type one of them
+// as CEL did not, and records the type of its result.
+func (o *operandCheck) call(e celast.Expr, operands []celast.Expr) {
+	retyped := false
+	for _, a := range operands {
+		if _, ok := o.typed[a.ID()]; ok {
+			retyped = true
+		}
+	}
+	call := e.AsCall()
+	fn := call.FunctionName()
+	text, isOperator := celOperators[fn]
+	if !retyped || !isOperator && (strings.HasPrefix(fn, "@") || strings.HasPrefix(fn, "_")) {
+		return
+	}
+	names := make([]string, len(operands))
+	decls := make([]cel.EnvOption, len(operands))
+	for i, a := range operands {
+		names[i] = "x" + strconv.Itoa(i)
+		t, ok := o.typed[a.ID()]
+		if !ok {
+			t = o.ast.NativeRep().GetType(a.ID())
+		}
+		decls[i] = cel.Variable(names[i], t)
+	}
+	if !isOperator {
+		args := names
+		if call.IsMemberFunction() {
+			text, args = names[0]+".", names[1:]
+		}
+		text += fn + "(" + strings.Join(args, ", ") + ")"
+	}
+	env, err := o.env.Extend(decls...)
+	if err != nil {
+		return
+	}
+	checked, iss := env.Compile(text)
+	if iss.Err() != nil {
+		if msg := celMessage(iss.Err()); strings.HasPrefix(msg, "found no matching overload") {
+			o.bad, o.msg = e, msg+mixedHint(iss.Err())
+		}
+		return
+	}
+	if t := checked.OutputType(); !t.IsExactType(o.ast.NativeRep().GetType(e.ID())) {
+		o.typed[e.ID()] = t
+	}
+}
+
+// mixedHint is what to write instead, when err is CEL's refusal of
+// arithmetic that mixes a double and an int.
+func mixedHint(err error) string {
+	m := mixedArithmetic().FindStringSubmatch(celMessage(err))
+	if m == nil || m[1] == m[2] {
+		return ""
+	}
+	return "; a number is a double, and CEL's arithmetic does not mix doubles and ints: write 1.0 for 1, or double(...) around an integer"
+}
+
+var mixedArithmetic = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`'_[-+*/]_' applied to '\((double|int)(?: or null)?, (double|int)(?: or null)?\)'`)
+})
 
 // memberCheck walks a when's expression for members.
 type memberCheck struct {

@@ -257,7 +257,7 @@ func TestConditionOptionalMembers(t *testing.T) {
 		{"{{steps.t.output.count}} != null && " + o + ".count > 2", ""}, // the reference is the same value
 		{"has(" + o + ".sub.n) && " + o + ".sub.n > 0", ""},
 		{o + ".list.exists(f, has(f.p) && f.p == 'a')", ""},
-		{o + ".name == 'x' && " + o + ".sub != null && " + o + ".list != []", ""},
+		{o + ".name == 'x' && " + o + ".list != []", ""},
 		{o + ".k == null || " + o + ".k > 2", ""},
 		{"{{inputs.opts}}.depth > 0", ""}, // a default fills it in
 	} {
@@ -278,5 +278,54 @@ func TestConditionOptionalMembers(t *testing.T) {
 		ok, err := p.Step("a").Condition.Eval([]any{tc.out})
 		require.NoError(t, err, "%v", tc.out)
 		assert.Equal(t, tc.want, ok, "%v", tc.out)
+	}
+}
+
+// A member a when takes from an object is typed by its property's schema
+// for CEL's type check too, as a reference is: arithmetic that mixes a
+// number (a double) with an integer is refused when the pipeline loads, as
+// it would fail when the when is evaluated; what CEL allows loads.
+func TestConditionMemberTypes(t *testing.T) {
+	t.Parallel()
+	const o = "{{steps.t.output}}"
+	src := "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema:\n        type: object\n        properties:\n" +
+		"          score: {type: number}\n          n: {type: integer}\n          name: {type: string}\n" +
+		"          k: {type: [integer, 'null']}\n          any: {}\n" +
+		"          list: {type: array, items: {type: object, properties: {score: {type: number}}, required: [score]}}\n" +
+		"        required: [score, n, name, k, any, list]\n" +
+		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
+	for _, tc := range []struct {
+		when string
+		want string // what the error says; "" when the when loads
+	}{
+		{o + ".score + 1 > 2", "found no matching overload for '_+_' applied to '(double, int)'; a number is a double"},
+		{"2 * " + o + ".score > 2.0", "found no matching overload for '_*_' applied to '(int, double)'"},
+		{o + "['score'] - 1 > 2.0", "applied to '(double, int)'"},
+		{o + ".n + " + o + ".score > 2.0", "applied to '(int, double)'"},
+		{o + ".score / {{steps.t.output.n}} > 2.0", "applied to '(double, int)'"},
+		{o + ".list.exists(f, f.score + 1 > 2.0)", "applied to '(double, int)'"},
+		{o + ".score * 2.0 + 1 > 2.0", "applied to '(double, int)'"},
+		{"(" + o + ".name + 1) in [1]", "found no matching overload for '_+_' applied to '(string, int)'"},
+		{o + ".name > 3", "found no matching overload for '_>_' applied to '(string, int)'"},
+		{o + ".list['x'] == 1", "found no matching overload for '_[_]' applied to '(list(map(string, dyn)), string)'"},
+		{o + ".name != null", "found no matching overload for '_!=_' applied to '(string, null)'"}, // as {{steps.t.output.name}} != null
+
+		{o + ".score + 1.0 > 2.0", ""},
+		{o + ".score > 2 && " + o + ".score >= 7", ""}, // a number orders against an integer
+		{o + ".n + 1 > 2", ""},
+		{"int(" + o + ".score) + 1 > 2", ""},
+		{o + ".score + double(" + o + ".n) > 2.0", ""},
+		{o + ".list.exists(f, f.score + 1.0 > 2.0)", ""},
+		{o + ".k != null && " + o + ".k + 1 > 2", ""},
+		{o + ".any + 1 > 2", ""}, // its schema says nothing
+		{o + ".name.startsWith('a') && size(" + o + ".name) > 1", ""},
+	} {
+		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
+		if tc.want == "" {
+			assert.NoError(t, err, tc.when)
+			continue
+		}
+		assert.ErrorContains(t, err, tc.want, tc.when)
 	}
 }
