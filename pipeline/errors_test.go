@@ -386,6 +386,14 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:37: steps.a.when: when is not a valid expression: found no matching overload for '_>_' applied to '(int or null, string)'`},
 		},
 		{
+			// vars fill the placeholders --var fills, and a workspace path has none.
+			name: "a placeholder in a step spec's input_globs",
+			src: "steps:\n  a:\n    for_each: {glob: '*.txt'}\n    spec:\n      model: test\n      instructions: Fix {{path}}.\n" +
+				"      workspace: {input_globs: ['{{path}}']}\n    vars: {path: '{{item}}'}\n",
+			want: []string{`p.yaml:7:33: workspace.input_globs[0]: {{path}} is not filled here; placeholders are filled in instructions, ` +
+				`description and the string values of capability arguments only, and a workspace path is matched as written: write one that needs no value`},
+		},
+		{
 			name: "a when that adds an integer to a number",
 			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {score: {type: number}}, required: [score]}\n" +
 				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.score}} + 1 > 2\"\n",

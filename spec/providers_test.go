@@ -72,6 +72,23 @@ a.yaml:3:27: workspace.expected_output_files[0]: "/etc/passwd" must be relative 
 a.yaml:5:14: workspace.checks[0].file: "../../x" leaves the workspace`, err.Error())
 }
 
+// A workspace path is matched as written: a {{placeholder}} in it, which no
+// --var fills there, is refused rather than taken for a file of that name,
+// so that a cache key never misses the file meant. An escaped one is text.
+func TestWorkspacePathsHaveNoPlaceholders(t *testing.T) {
+	t.Parallel()
+	_, err := testLoader(t).Load("a.yaml", []byte("instructions: Fix {{path}}.\n"+
+		"workspace:\n  input_globs: ['src/*.go', '{{path}}', 'docs/{{ dir }}/*.md', '\\{{path}}']\n"+
+		"  expected_output_files: ['{{path}}.out']\n  checks:\n    - {file: '{{path}}', contains: y}\n"))
+	require.Error(t, err)
+	const why = "placeholders are filled in instructions, description and the string values of capability arguments only, " +
+		"and a workspace path is matched as written: write one that needs no value"
+	assert.Equal(t, `a.yaml:3:29: workspace.input_globs[1]: {{path}} is not filled here; `+why+`
+a.yaml:3:41: workspace.input_globs[2]: {{ dir }} is not filled here; `+why+`
+a.yaml:4:27: workspace.expected_output_files[0]: {{path}} is not filled here; `+why+`
+a.yaml:6:14: workspace.checks[0].file: {{path}} is not filled here; `+why, err.Error())
+}
+
 // The spec package's tests link no provider: what a loader accepts is the
 // spec package's own list, whatever a program links.
 func TestDefaultProvidersNeedNoRuntime(t *testing.T) {

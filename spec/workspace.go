@@ -38,6 +38,12 @@ func checkWorkspacePaths(d *document, root map[string]any) {
 		}
 		if _, err := WorkspacePath(name); err != nil {
 			d.add(ptr, d.pos(ptr), prefixed(ptr, err.Error()))
+			return
+		}
+		if at, ok := placeholderAt(name); ok {
+			d.add(ptr, d.pos(ptr), prefixed(ptr, name[at[0]:at[1]]+" is not filled here; placeholders are filled in "+
+				"instructions, description and the string values of capability arguments only, "+
+				"and a workspace path is matched as written: write one that needs no value"))
 		}
 	}
 	for _, key := range []string{"input_globs", "expected_output_files"} {
@@ -51,4 +57,15 @@ func checkWorkspacePaths(d *document, root map[string]any) {
 		m, _ := c.(map[string]any)
 		check(index("/workspace/checks", i)+"/file", m["file"])
 	}
+}
+
+// placeholderAt is where the first placeholder of text is, one that is not
+// escaped (EscapedAt).
+func placeholderAt(text string) ([]int, bool) {
+	for _, m := range placeholderRE().FindAllStringIndex(text, -1) {
+		if literal, _ := EscapedAt(text, m[0]); !literal {
+			return m, true
+		}
+	}
+	return nil, false
 }
