@@ -426,6 +426,12 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:40: steps.a.when: {{steps.t.output}}.files[0].pth: t's output_schema has no property 'pth'; did you mean 'path'?`},
 		},
 		{
+			name: "a when that takes a member from an integer member of an object",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.n.x == 1\"\n",
+			want: []string{`p.yaml:8:33: steps.a.when: {{steps.t.output}}.n.x: {{steps.t.output}}.n is an integer by t's output_schema, which has no property 'x'`},
+		},
+		{
 			name: "a when that takes an optional member from an object without testing it",
 			src:  "steps:\n  t: {spec: agents/triage.yaml}\n  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.count > 0\"\n",
 			want: []string{`p.yaml:5:31: steps.a.when: {{steps.t.output}}.count may be absent (t's output_schema does not require 'count'), ` +

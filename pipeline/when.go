@@ -601,7 +601,11 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 		text := base.text + "." + sel.FieldName()
 		prop, names, found := base.t.Property(sel.FieldName())
 		if !found {
-			if missing != nil {
+			switch j := base.t.JSON(); {
+			case missing == nil:
+			case j != nil && !slices.Contains(j, "object"):
+				missing(e, fmt.Sprintf("%s: %s is %s, which has no property '%s'", text, base.text, typeOf(base.t), sel.FieldName()))
+			default:
 				missing(e, fmt.Sprintf("%s: %s has no property '%s'%s", text, base.t.origin, sel.FieldName(), propHint(sel.FieldName(), names)))
 			}
 			return typedExpr{}, false
