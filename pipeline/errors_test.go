@@ -426,6 +426,18 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:5:40: steps.a.when: {{steps.t.output}}.files[0].pth: t's output_schema has no property 'pth'; did you mean 'path'?`},
 		},
 		{
+			name: "a when that is a string member of an object",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {ok: {type: string}}, required: [ok]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.ok\"\n",
+			want: []string{`p.yaml:8:11: steps.a.when: when must be true or false, and this expression is of type string`},
+		},
+		{
+			name: "a when that joins a string member of an object with ||",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {ok: {type: string}}, required: [ok]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"false || {{steps.t.output}}.ok\"\n",
+			want: []string{`p.yaml:8:40: steps.a.when: when is not a valid expression: expected type 'bool' but found 'string'`},
+		},
+		{
 			name: "a when that takes a member from an integer member of an object",
 			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}\n" +
 				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.n.x == 1\"\n",

@@ -283,11 +283,16 @@ func (c *Condition) members(ast *cel.Ast, expr string, toText []int) *condError 
 // is typed when the expression is compiled.
 func (c *Condition) operands(env *cel.Env, ast *cel.Ast, expr string, toText []int) *condError {
 	o := operandCheck{c: c, env: env, ast: ast, typed: map[int64]*cel.Type{}}
-	o.visit(ast.NativeRep().Expr(), nil)
-	if o.bad == nil {
-		return nil
+	root := ast.NativeRep().Expr()
+	o.visit(root, nil)
+	if o.bad != nil {
+		return &condError{msg: "when is not a valid expression: " + o.msg, offset: locate(ast, o.bad, expr, toText)}
 	}
-	return &condError{msg: "when is not a valid expression: " + o.msg, offset: locate(ast, o.bad, expr, toText)}
+	// {{steps.a.output}}.name is dyn to CEL, and a string by its schema.
+	if t, ok := o.typed[root.ID()]; ok && !t.IsExactType(cel.BoolType) {
+		return &condError{msg: fmt.Sprintf("when must be true or false, and this expression is of type %s", celTypeName(t.String())), offset: -1}
+	}
+	return nil
 }
 
 // operandCheck walks a when's expression for operands.
@@ -426,14 +431,36 @@ func (o *operandCheck) call(e celast.Expr, operands []celast.Expr) {
 	}
 	checked, iss := env.Compile(text)
 	if iss.Err() != nil {
-		if msg := celMessage(iss.Err()); strings.HasPrefix(msg, "found no matching overload") {
-			o.bad, o.msg = e, msg+mixedHint(iss.Err())
+		msg := celMessage(iss.Err())
+		if !strings.HasPrefix(msg, "found no matching overload") && !strings.HasPrefix(msg, "expected type") {
+			return
+		}
+		o.bad, o.msg = e, msg+mixedHint(iss.Err())
+		// CEL tells an operand of the wrong type ('expected type bool') at
+		// the operand, as it does in the when itself.
+		if errs := iss.Errors(); len(errs) > 0 {
+			if i := operandAt(text, errs[0].Location.Column(), len(operands)); i >= 0 {
+				o.bad = operands[i]
+			}
 		}
 		return
 	}
 	if t := checked.OutputType(); !t.IsExactType(o.ast.NativeRep().GetType(e.ID())) {
 		o.typed[e.ID()] = t
 	}
+}
+
+// operandAt is the index of the operand xI that starts at col in text,
+// -1 when none does.
+func operandAt(text string, col, n int) int {
+	for i := range n {
+		name := "x" + strconv.Itoa(i)
+		if strings.HasPrefix(text[min(col, len(text)):], name) &&
+			(col+len(name) == len(text) || text[col+len(name)] < '0' || text[col+len(name)] > '9') {
+			return i
+		}
+	}
+	return -1
 }
 
 // mixedHint is what to write instead, when err is CEL's refusal of
