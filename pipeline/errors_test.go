@@ -438,6 +438,12 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`p.yaml:8:40: steps.a.when: when is not a valid expression: expected type 'bool' but found 'string'`},
 		},
 		{
+			name: "a when that uses an item that may be null without testing it",
+			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {l: {type: array, items: {type: [string, 'null']}}}, required: [l]}\n" +
+				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output.l}}.exists(s, s == 'b' || s.startsWith('a'))\"\n",
+			want: []string{`p.yaml:8:55: steps.a.when: s may be null (t's output_schema allows null), and then this when fails: test it first, as s != null && ...`},
+		},
+		{
 			name: "a when that takes a member from an integer member of an object",
 			src: "steps:\n  t:\n    spec:\n      model: test\n      output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}\n" +
 				"  a:\n    spec: agents/plain.yaml\n    when: \"{{steps.t.output}}.n.x == 1\"\n",

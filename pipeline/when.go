@@ -775,6 +775,9 @@ func (g *guard) visit(e celast.Expr, tested map[string]bool, free bool, scope ma
 		if i, ok := g.ref(e); ok && !free && !tested[refKey(g.c.refs[i])] {
 			g.bad, _ = g.variable(e)
 		}
+		if _, ok := scope[e.AsIdent()]; ok {
+			g.member(e, tested, free, scope) // an item, which its schema may let be null
+		}
 	case celast.SelectKind:
 		sel := e.AsSelect()
 		g.visit(sel.Operand(), tested, sel.IsTestOnly(), scope) // has(null.f) is false
@@ -836,9 +839,10 @@ func (g *guard) visit(e celast.Expr, tested map[string]bool, free bool, scope ma
 	}
 }
 
-// member checks e, a member taken from an object or an item from a list:
-// one that may be absent must have been tested there, however it is used,
-// and one that may be null, where free does not let it be.
+// member checks e, a member taken from an object, an item from a list or
+// a comprehension's variable: one that may be absent must have been tested
+// there, however it is used, and one that may be null, where free does
+// not let it be.
 func (g *guard) member(e celast.Expr, tested map[string]bool, free bool, scope map[string]typedExpr) {
 	m, ok := g.c.typeOf(e, scope, nil)
 	switch {

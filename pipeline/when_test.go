@@ -232,7 +232,8 @@ func TestConditionOptionalMembers(t *testing.T) {
 		"          count: {type: integer}\n          name: {type: string}\n          k: {type: [integer, 'null']}\n" +
 		"          sub: {type: object, properties: {n: {type: integer}}}\n" +
 		"          list: {type: array, items: {type: object, properties: {p: {type: string}}}}\n" +
-		"        required: [name, k, sub, list]\n" +
+		"          nl: {type: array, items: {type: [integer, 'null']}}\n" +
+		"        required: [name, k, sub, list, nl]\n" +
 		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
 	for _, tc := range []struct {
 		when string
@@ -259,6 +260,9 @@ func TestConditionOptionalMembers(t *testing.T) {
 		{o + ".list.exists(f, has(f.p) && f.p == 'a')", ""},
 		{o + ".name == 'x' && " + o + ".list != []", ""},
 		{o + ".k == null || " + o + ".k > 2", ""},
+		{o + ".nl.exists(s, s > 2)", "s may be null (t's output_schema allows null)"},
+		{o + ".nl.exists(s, s != null && s > 2)", ""},
+		{o + ".nl.exists(s, s == 3) && " + o + ".nl.all(s, s == null || s > 2)", ""},
 		{"{{inputs.opts}}.depth > 0", ""}, // a default fills it in
 	} {
 		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
