@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -57,7 +58,16 @@ type sentCall struct {
 	once      sync.Once
 	told      chan struct{} // closed once agentspec's cancellation was tried
 	delivered bool          // the server took it (under mu)
+	// pending: a local server that stopped reading has not taken it yet,
+	// and it is left to be written, which it will be once the server reads
+	// again (under mu).
+	pending bool
 }
+
+// errCancelPending is the error of a cancellation a local server that
+// stopped reading did not take within cancelWait: its write goes on, and
+// later writes wait behind it.
+var errCancelPending = errors.New("the server has not taken the cancellation")
 
 // withSentCall is ctx with a new sentCall, which it returns too.
 func withSentCall(ctx context.Context) (context.Context, *sentCall) {
@@ -74,8 +84,8 @@ func (rc *sentCall) sent(id jsonrpc.ID, tell func(context.Context, *jsonrpc.Requ
 }
 
 // toldAlready waits, up to cancelWait, for agentspec's cancellation of the
-// call, and reports whether the server took it: the SDK's own is then not
-// sent.
+// call, and reports whether the server took it, or will once it reads
+// again: the SDK's own is then not sent.
 func (rc *sentCall) toldAlready() bool {
 	select {
 	case <-rc.told:
@@ -83,7 +93,7 @@ func (rc *sentCall) toldAlready() bool {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return rc.delivered
+	return rc.delivered || rc.pending
 }
 
 // cancelTransport notes, in the sentCall of its context, the id of a
@@ -154,11 +164,13 @@ func postNotification(ctx context.Context, via http.RoundTripper, u *url.URL, ca
 // that request once the server has been sent agentspec's.
 type cancelConn struct {
 	sdk.Connection
+	stdin *pipeWriter
 }
 
 // cancelStdio is the transport of cancelConn.
 type cancelStdio struct {
 	sdk.Transport
+	stdin *pipeWriter
 }
 
 func (t cancelStdio) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -166,7 +178,7 @@ func (t cancelStdio) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cancelConn{conn}, nil
+	return cancelConn{conn, t.stdin}, nil
 }
 
 func (c cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -188,7 +200,9 @@ func (c cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 // notify writes n to the server's stdin, giving up when ctx ends: a
 // server that stopped reading blocks the write, which then goes on until
-// it reads again or its stdin is closed.
+// it reads again or its stdin is closed. Given up on, the write is noted
+// as abandoned, as a call's request is (see Call): a later call would wait
+// behind it.
 func (c cancelConn) notify(ctx context.Context, n *jsonrpc.Request) error {
 	done := make(chan error, 1)
 	go func() { done <- c.Connection.Write(context.WithoutCancel(ctx), n) }()
@@ -196,7 +210,15 @@ func (c cancelConn) notify(ctx context.Context, n *jsonrpc.Request) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return ctx.Err()
+		select {
+		case err := <-done: // written as ctx ended
+			return err
+		default:
+		}
+		if c.stdin != nil {
+			c.stdin.abandon(abandonedCancel)
+		}
+		return fmt.Errorf("%w: %w", errCancelPending, ctx.Err())
 	}
 }
 
@@ -265,6 +287,11 @@ func (rc *sentCall) cancelled(ctx context.Context, reason string) error {
 	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
 	defer stop()
 	if err := tell(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}); err != nil {
+		if errors.Is(err, errCancelPending) {
+			rc.mu.Lock()
+			rc.pending = true
+			rc.mu.Unlock()
+		}
 		return err
 	}
 	rc.mu.Lock()

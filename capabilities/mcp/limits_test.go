@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -300,6 +301,83 @@ func TestInterruptedCallToAServerThatStoppedReading(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "next", out)
 	closeAndReap(t, c)
+}
+
+// A call to a server that stops reading once its request is written whole
+// ends at its read timeout, and its notifications/cancelled, which the full
+// pipe will not take, is left to be written: the model is told the server
+// has not been told, later calls are refused at once as they are behind a
+// request not yet taken (they would wait behind it, the read timeout each),
+// and Close still stops the server.
+func TestCancellationStuckInAFullPipe(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{ReadTimeout: 0.5})
+	out, err := call(t, c, "freeze", `{}`, nil)
+	require.NoError(t, err)
+	require.Equal(t, "frozen", out)
+
+	// The pipe fills just after the call's request is written whole.
+	stdin := c.proc.stdin
+	stdin.mu.Lock()
+	stdin.w = &fillAfterCall{WriteCloser: stdin.w}
+	stdin.mu.Unlock()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := toolByName(t, c, "echo").Call(context.Background(), json.RawMessage(`{"text": "never read"}`))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		msg, retry := capabilities.AsRetry(err)
+		require.True(t, retry, "%v", err)
+		assert.Equal(t, "Timed out after 0.5 seconds waiting for MCP server mcp.test to answer; it has stopped reading its requests, "+
+			"so it could not yet be told that the call was cancelled.", msg)
+		assert.Less(t, time.Since(start), 500*time.Millisecond+cancelWait+5*time.Second, "the call outlived its bounds")
+	case <-time.After(20 * time.Second): // only so that a failure ends
+		t.Fatal("the call outlived its read timeout and the cancellation's wait")
+	}
+
+	require.NotNil(t, stdin.stuck(), "the cancellation still being written is not noted")
+	refused := make(chan error, 1)
+	go func() {
+		_, err := call(t, c, "echo", `{"text": "next"}`, nil)
+		refused <- err
+	}()
+	select {
+	case err := <-refused:
+		msg, retry := capabilities.AsRetry(err)
+		require.True(t, retry, "%v", err)
+		assert.Equal(t, "echo was not called: MCP server mcp.test has stopped reading its requests, and the cancellation of an earlier call "+
+			"is still waiting to be sent to it. Its tools can be called again once it reads that one.", msg)
+	case <-time.After(20 * time.Second):
+		t.Fatal("a later call was sent behind the cancellation")
+	}
+	closeAndReap(t, c)
+}
+
+// fillAfterCall fills the pipe once a tools/call request has been written
+// to it, as a server that stopped reading leaves it for what comes next;
+// the newlines are blank space to a JSON decoder.
+type fillAfterCall struct {
+	io.WriteCloser
+	once sync.Once
+}
+
+func (w *fillAfterCall) Write(b []byte) (int, error) {
+	n, err := w.WriteCloser.Write(b)
+	if bytes.Contains(b, []byte(`"tools/call"`)) {
+		w.once.Do(func() {
+			filled := make(chan struct{})
+			go func() {
+				// Blocks once the pipe is full, until Close closes it.
+				close(filled)
+				_, _ = w.WriteCloser.Write(bytes.Repeat([]byte("\n"), 1<<20))
+			}()
+			<-filled
+		})
+	}
+	return n, err
 }
 
 // cancelOnWrite cancels a context as a write begins.

@@ -209,10 +209,11 @@ func listLooseSchemas(next sdk.MethodHandler) sdk.MethodHandler {
 var serverStdin = &freezableStdin{}
 
 // freezableStdin is stdin, whose reading the freeze tool stops: the Read
-// after the call (or the one under way, once it has returned) waits, as a
-// server that no longer reads its requests does, until a test thaws it
-// through the FIFO $MCP_TEST_THAW names, or without one until the process
-// is killed. What the client writes meanwhile fills the pipe, and nothing
+// after the call waits, as a server that no longer reads its requests does,
+// until a test thaws it through the FIFO $MCP_TEST_THAW names, or without
+// one until the process is killed; the one under way as it froze holds
+// what it read until then too, so that no request written after the call
+// is answered. What the client writes meanwhile fills the pipe, and nothing
 // but the test can undo that, as a SIGCONT undid a stop by SIGSTOP.
 type freezableStdin struct {
 	frozen atomic.Bool
@@ -223,7 +224,12 @@ func (s *freezableStdin) Read(p []byte) (int, error) {
 		waitForThaw()
 		s.frozen.Store(false)
 	}
-	return os.Stdin.Read(p)
+	n, err := os.Stdin.Read(p)
+	if s.frozen.Load() {
+		waitForThaw()
+		s.frozen.Store(false)
+	}
+	return n, err
 }
 
 func (s *freezableStdin) Close() error { return os.Stdin.Close() }

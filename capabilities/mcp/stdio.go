@@ -123,7 +123,7 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	// larger one, which the server took for an exit: it stopped reading,
 	// and the server died of the SIGPIPE that brought.
 	transport := &sdk.IOTransport{Reader: &boundedLines{rc: stdout, guard: guard}, Writer: p.stdin, MaxLineLength: -1}
-	session, err := client.Connect(ctx, cancelStdio{transport}, nil)
+	session, err := client.Connect(ctx, cancelStdio{transport, p.stdin}, nil)
 	if err != nil {
 		p.stopWithin(0) // it never became a server: no need to wait for it
 		return nil, p, err
@@ -294,7 +294,16 @@ type pipeWriter struct {
 	w         io.WriteCloser
 	current   chan struct{} // closed when the write under way ends; nil when none is
 	abandoned chan struct{} // current, when a call gave up while it was under way
+	what      abandonedWrite
 }
+
+// abandonedWrite is what the write a call gave up on was sending.
+type abandonedWrite int
+
+const (
+	abandonedRequest abandonedWrite = iota // a request, the call's or another's
+	abandonedCancel                        // the call's notifications/cancelled
+)
 
 func (p *pipeWriter) Write(b []byte) (int, error) {
 	done := make(chan struct{})
@@ -320,12 +329,13 @@ func (p *pipeWriter) Close() error {
 	return w.Close()
 }
 
-// abandon notes that a call gave up while a write was under way.
-func (p *pipeWriter) abandon() {
+// abandon notes that a call gave up while a write was under way, sending
+// what; a write already noted keeps what it was noted as.
+func (p *pipeWriter) abandon(what abandonedWrite) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.current != nil {
-		p.abandoned = p.current
+	if p.current != nil && p.abandoned != p.current {
+		p.abandoned, p.what = p.current, what
 	}
 }
 
@@ -333,12 +343,18 @@ func (p *pipeWriter) abandon() {
 // nil when none is under way: it ends when the server reads it or when
 // Close closes the pipe.
 func (p *pipeWriter) stuck() <-chan struct{} {
+	ch, _ := p.stuckWith()
+	return ch
+}
+
+// stuckWith is stuck, and what the write was sending.
+func (p *pipeWriter) stuckWith() (<-chan struct{}, abandonedWrite) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.abandoned != nil && p.abandoned != p.current {
 		p.abandoned = nil
 	}
-	return p.abandoned
+	return p.abandoned, p.what
 }
 
 // tail keeps the last n lines written to it.

@@ -109,9 +109,15 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	if c.closed.Load() {
 		return "", fmt.Errorf("%s: %w", t.name, ErrClosed)
 	}
-	if c.proc != nil && c.proc.stdin.stuck() != nil {
-		return "", capabilities.Retry("%s was not called: MCP server %s has stopped reading its requests, and one an earlier call gave up on "+
-			"is still waiting to be sent to it. Its tools can be called again once it reads that one.", t.name, c.id)
+	if c.proc != nil {
+		if stuck, what := c.proc.stdin.stuckWith(); stuck != nil {
+			waiting := "one an earlier call gave up on"
+			if what == abandonedCancel {
+				waiting = "the cancellation of an earlier call"
+			}
+			return "", capabilities.Retry("%s was not called: MCP server %s has stopped reading its requests, and %s "+
+				"is still waiting to be sent to it. Its tools can be called again once it reads that one.", t.name, c.id, waiting)
+		}
 	}
 	info, _ := capabilities.CallFrom(ctx)
 	base := EventBase{Server: c.id, Tool: t.name, ToolCallID: info.ID, ToolName: info.Tool}
@@ -192,15 +198,18 @@ func (c *Capability) callTool(ctx context.Context, session *sdk.ClientSession, p
 		case a = <-done: // an answer that came as ctx ended stands
 		default:
 			if c.proc != nil {
-				c.proc.stdin.abandon()
+				c.proc.stdin.abandon(abandonedRequest)
 			}
 			a.err = ctx.Err()
 		}
 	}
 	if a.err != nil && ctx.Err() != nil {
 		// Best effort: the call is over for the run whether or not the
-		// server takes it.
-		_ = rc.cancelled(ctx, context.Cause(ctx).Error())
+		// server takes it. One a local server left in its full pipe is
+		// said so (callError).
+		if err := rc.cancelled(ctx, context.Cause(ctx).Error()); errors.Is(err, errCancelPending) {
+			a.err = fmt.Errorf("%w (%w)", a.err, errCancelPending)
+		}
 	}
 	return a.res, a.err
 }
@@ -218,6 +227,10 @@ func (c *Capability) callError(ctx, callCtx context.Context, name string, err er
 		return c.errorf(tooLarge, "MCP server %s (%s): calling %s: %s", c.id, c.where, name, tooLarge)
 	}
 	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		if errors.Is(err, errCancelPending) {
+			return capabilities.Retry("Timed out after %s waiting for MCP server %s to answer; it has stopped reading its requests, "+
+				"so it could not yet be told that the call was cancelled.", seconds(c.callTimeout()), c.id)
+		}
 		return capabilities.Retry("Timed out after %s waiting for MCP server %s to answer; the call was cancelled.", seconds(c.callTimeout()), c.id)
 	}
 	var rpcErr *jsonrpc.Error
