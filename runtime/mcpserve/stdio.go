@@ -196,7 +196,9 @@ func (c *lineConn) readErr(err error) error {
 // track records the calls among msgs as pending; a cancelled call is no
 // longer waited for, and its answer is not sent: MCP asks the receiver of
 // a cancellation not to answer, and a client that has forgotten the id may
-// report an answer to it as an error.
+// report an answer to it as an error. A subscriptions/listen (protocol
+// 2026-07-28) is not: it is answered only when it ends, and once the input
+// has, no one is left to hear what it was for.
 func (c *lineConn) track(msgs []jsonrpc.Message) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
@@ -204,6 +206,7 @@ func (c *lineConn) track(msgs []jsonrpc.Message) {
 		req, ok := msg.(*jsonrpc.Request)
 		switch {
 		case !ok:
+		case req.IsCall() && req.Method == "subscriptions/listen":
 		case req.IsCall():
 			c.pending[req.ID] = true
 		case req.Method == "notifications/cancelled":
