@@ -39,6 +39,16 @@ type Capability interface {
 	Tools(ctx context.Context) ([]Tool, error)
 }
 
+// ToolsChanger is implemented by a capability whose tools may change while
+// it is in use, as an MCP server's do when it announces a new list.
+// ToolsVersion changes whenever they may have; whoever offers them lists
+// them again (Tools) when it has, as the agent loop does before each
+// request to the model. A capability without it lists the same tools for
+// as long as it lives.
+type ToolsChanger interface {
+	ToolsVersion() uint64
+}
+
 // Instructable is implemented by capabilities that add text to the model's
 // instructions.
 type Instructable interface {

@@ -18,10 +18,16 @@ import (
 
 // runner is one run's state.
 type runner struct {
-	retryLog    *retryLog // the provider's retries of the request under way
-	model       llms.Model
-	dialect     Dialect
-	tools       *toolset
+	retryLog *retryLog // the provider's retries of the request under way
+	model    llms.Model
+	dialect  Dialect
+	tools    *toolset
+	caps     []capabilities.Capability // the tools' capabilities
+	// versions are the caps' ToolsVersion when their tools were last
+	// listed, nil when none has one (their tools never change); listTools
+	// lists them again, as the run's start did.
+	versions    []uint64
+	listTools   func(context.Context) (*toolset, error)
 	schema      *outputSchema
 	checks      *checkSet // nil when the spec has none
 	workspace   string    // absolute
@@ -179,6 +185,9 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 	if err := ctx.Err(); err != nil {
 		return turn{}, interrupted(ctx)
 	}
+	if err := r.refreshTools(ctx); err != nil {
+		return turn{}, err
+	}
 	opts := r.callOpts
 	if len(r.tools.defs) > 0 {
 		opts = append(opts[:len(opts):len(opts)], llms.WithTools(r.tools.defs))
@@ -239,6 +248,41 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 		}
 	}
 	return t, r.emit(ctx, ev)
+}
+
+// refreshTools lists the tools again when a capability says they have
+// changed since they were listed (capabilities.ToolsChanger): an MCP server
+// that announced tools it added or removed. The model is offered the
+// current ones from this request on.
+func (r *runner) refreshTools(ctx context.Context) error {
+	if r.versions == nil {
+		return nil
+	}
+	now := toolVersions(r.caps)
+	if slices.Equal(now, r.versions) {
+		return nil
+	}
+	tools, err := r.listTools(ctx)
+	if err != nil {
+		return err
+	}
+	r.tools, r.versions = tools, now
+	return nil
+}
+
+// toolVersions is the ToolsVersion of each of caps (0 for one without it,
+// whose tools never change), or nil when none has one.
+func toolVersions(caps []capabilities.Capability) []uint64 {
+	var versions []uint64
+	for i, c := range caps {
+		if ch, ok := capabilities.As[capabilities.ToolsChanger](c); ok {
+			if versions == nil {
+				versions = make([]uint64, len(caps))
+			}
+			versions[i] = ch.ToolsVersion()
+		}
+	}
+	return versions
 }
 
 // toolUseFailedKey counts, in the failures of runCalls, the calls a

@@ -368,11 +368,19 @@ func (p *plan) execute(ctx context.Context, given, workspace string, start time.
 	if dialect == "" {
 		dialect = DialectOpenAI
 	}
-	tools, err := newToolset(ctx, caps)
-	if err != nil {
-		return nil, orInterrupted(ctx, collisionErrors(s, len(owned), err))
+	listTools := func(ctx context.Context) (*toolset, error) {
+		tools, err := newToolset(ctx, caps)
+		if err != nil {
+			return nil, orInterrupted(ctx, collisionErrors(s, len(owned), err))
+		}
+		if err := p.model.checkTools(s, len(owned), tools); err != nil {
+			return nil, err
+		}
+		return tools, nil
 	}
-	if err := p.model.checkTools(s, len(owned), tools); err != nil {
+	versions := toolVersions(caps) // before the listing, so that a change during it is seen
+	tools, err := listTools(ctx)
+	if err != nil {
 		return nil, err
 	}
 	_, ownModel := model.(*providers.Model)
@@ -382,6 +390,9 @@ func (p *plan) execute(ctx context.Context, given, workspace string, start time.
 		model:       model,
 		dialect:     dialect,
 		tools:       tools,
+		caps:        caps,
+		versions:    versions,
+		listTools:   listTools,
 		schema:      p.schema,
 		checks:      p.checks,
 		workspace:   workspace,

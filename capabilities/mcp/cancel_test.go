@@ -218,7 +218,9 @@ func TestCancellationCarriesItsOwnMethodHeader(t *testing.T) {
 	t.Parallel()
 	h := newHeardServer()
 	var mu sync.Mutex
-	var answers []string // the status of each notifications/cancelled, with its Mcp-Method and Mcp-Name
+	var answers []string // the status of each notifications/cancelled of the call, with its Mcp-Method and Mcp-Name
+	var callID any       // the tools/call's id
+	var cancelled []any  // the requestId each notifications/cancelled names, answers' entries among them
 	inner := h.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.srv }, &sdk.StreamableHTTPOptions{Stateless: true}))
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -226,11 +228,22 @@ func TestCancellationCarriesItsOwnMethodHeader(t *testing.T) {
 		rec := &statusRecorder{ResponseWriter: w}
 		inner.ServeHTTP(rec, r)
 		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
-			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" {
-				mu.Lock()
+			req, ok := msg.(*jsonrpc.Request)
+			mu.Lock()
+			switch {
+			case ok && req.Method == "tools/call":
+				callID = req.ID.Raw()
+			case ok && req.Method == "notifications/cancelled":
+				// The session's subscriptions/listen is cancelled too, as
+				// the session closes.
+				var p struct {
+					RequestID any `json:"requestId"`
+				}
+				_ = json.Unmarshal(req.Params, &p)
+				cancelled = append(cancelled, p.RequestID)
 				answers = append(answers, fmt.Sprintf("%d %s %q", rec.status, r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name")))
-				mu.Unlock()
 			}
+			mu.Unlock()
 		}
 	}))
 	t.Cleanup(ts.Close)
@@ -251,7 +264,13 @@ func TestCancellationCarriesItsOwnMethodHeader(t *testing.T) {
 	time.Sleep(cancelWait + 500*time.Millisecond) // room for the SDK's own, were it sent
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []string{`202 notifications/cancelled ""`}, answers)
+	var ofTheCall []string
+	for i, id := range cancelled {
+		if fmt.Sprint(id) == fmt.Sprint(callID) {
+			ofTheCall = append(ofTheCall, answers[i])
+		}
+	}
+	assert.Equal(t, []string{`202 notifications/cancelled ""`}, ofTheCall)
 }
 
 // statusRecorder notes the status a handler answers with.

@@ -50,8 +50,12 @@ func connectHTTP(ctx context.Context, client *sdk.Client, endpoint string, heade
 	streamable := &sdk.StreamableClientTransport{
 		Endpoint:   endpoint,
 		HTTPClient: hc,
-		// agentspec neither lists nor reacts to what a server announces on
-		// its own; the stream would only hold a connection open.
+		// The stream a server before protocol 2026-07-28 announces on (that
+		// its tools changed) is not opened: the SDK ends the session when
+		// the GET that opens it fails, or when, ended without an event id
+		// (by a proxy's idle timeout, say), it cannot be opened again a few
+		// times, which would end a long run for a convenience. A server at
+		// 2026-07-28 announces on subscriptions/listen, which the SDK opens.
 		DisableStandaloneSSE: true,
 	}
 	s, err := client.Connect(ctx, streamable, nil)

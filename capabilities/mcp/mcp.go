@@ -7,8 +7,11 @@
 // of a run or of `agentspec tools`, the server is started or reached and its
 // tools are listed; their names, descriptions and input schemas go to the
 // model unchanged (but for the schema forms providers refuse, see
-// providerSchema), filtered by allowed_tools. Nothing is started when a spec
-// is only validated.
+// providerSchema), filtered by allowed_tools. A server that announces its
+// tools changed (notifications/tools/list_changed) has them listed again
+// when they are next asked for, which the run does before each request to
+// the model (capabilities.ToolsChanger). Nothing is started when a spec is
+// only validated.
 //
 // A result the server flags isError is a *capabilities.RetryError: the model
 // reads it and may correct its call. Content is turned into text, the only
@@ -117,8 +120,19 @@ type Capability struct {
 	// session the server no longer knows (it restarted); nil for a local
 	// server.
 	reconnect func(context.Context) (*sdk.ClientSession, context.CancelFunc, error)
-	tools     []capabilities.Tool
 	reach     capabilities.Reach
+
+	// The tools are listed again once the server has announced that they
+	// changed (notifications/tools/list_changed), or a new session was
+	// started: changed counts those, listed is its count when they were
+	// last listed.
+	allowed     []string // allowed_tools; nil for all
+	readOnly    bool     // only the tools the server marks readOnlyHint
+	listTimeout time.Duration
+	changed     atomic.Uint64
+	toolsMu     sync.Mutex
+	listed      uint64
+	tools       []capabilities.Tool
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -152,7 +166,8 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	c := &Capability{id: opts.ID, redact: opts.redactor()}
+	c := &Capability{id: opts.ID, redact: opts.redactor(), allowed: opts.AllowedTools, readOnly: setup.ReadOnly,
+		listTimeout: timeout}
 	var dir string
 	if len(opts.Command) > 0 {
 		// Where the server will run, found before anything starts: it is
@@ -185,6 +200,8 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentspec", Version: "1"}, &sdk.ClientOptions{
 		// No roots: agentspec has no use for the server's view of them.
 		Capabilities: &sdk.ClientCapabilities{},
+		// The tools are listed again when they are next asked for.
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed.Add(1) },
 	})
 	var err error
 	c.guard = &bodyGuard{limit: MaxMessageBytes}
@@ -209,7 +226,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
 	}
-	if err := c.listTools(startCtx, opts.AllowedTools, setup.ReadOnly); err != nil {
+	if err := c.listTools(startCtx); err != nil {
 		err = c.startError(ctx, startCtx, timeout, err) // before Close, which ends the process
 		c.Close()
 		return nil, err
@@ -277,20 +294,21 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// listTools lists the server's tools, filtered by allowed and, in a
+// listTools lists the server's tools, filtered by allowed_tools and, in a
 // read-only workspace, to those the server marks readOnlyHint, as
-// `agentspec mcp --read-only` offers them.
-func (c *Capability) listTools(ctx context.Context, allowed []string, readOnly bool) error {
-	var all []*sdk.Tool
-	for t, err := range c.session.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("listing tools: %w", err)
-		}
-		all = append(all, t)
+// `agentspec mcp --read-only` offers them. A name allowed_tools gives that
+// the server does not offer is an error.
+func (c *Capability) listTools(ctx context.Context) error {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	listed := c.changed.Load() // before the listing, so that a change during it is seen
+	all, err := c.serverTools(ctx, c.currentSession())
+	if err != nil {
+		return fmt.Errorf("listing tools: %w", err)
 	}
-	if allowed != nil {
+	if c.allowed != nil {
 		var missing []string
-		for _, name := range allowed {
+		for _, name := range c.allowed {
 			if !slices.ContainsFunc(all, func(t *sdk.Tool) bool { return t.Name == name }) {
 				missing = append(missing, name)
 			}
@@ -305,6 +323,14 @@ func (c *Capability) listTools(ctx context.Context, allowed []string, readOnly b
 				strings.Join(missing, ", "), c.id, strings.Join(names, ", "))
 		}
 	}
+	c.tools, c.listed = c.offered(all), listed
+	return nil
+}
+
+// offered are the tools of all the model is offered: those allowed_tools
+// names, and in a read-only workspace those marked readOnlyHint.
+func (c *Capability) offered(all []*sdk.Tool) []capabilities.Tool {
+	var tools []capabilities.Tool
 	seen := map[string]bool{}
 	for _, t := range all {
 		// A name listed twice is one tool: a call names it, and the server
@@ -314,19 +340,98 @@ func (c *Capability) listTools(ctx context.Context, allowed []string, readOnly b
 			continue
 		}
 		seen[t.Name] = true
-		if allowed != nil && !slices.Contains(allowed, t.Name) ||
-			readOnly && (t.Annotations == nil || !t.Annotations.ReadOnlyHint) {
+		if c.allowed != nil && !slices.Contains(c.allowed, t.Name) ||
+			c.readOnly && (t.Annotations == nil || !t.Annotations.ReadOnlyHint) {
 			continue
 		}
-		c.tools = append(c.tools, newTool(c, t))
+		tools = append(tools, newTool(c, t))
 	}
-	return nil
+	return tools
+}
+
+// serverTools lists the tools session's server offers, giving up when ctx
+// ends though the request is still being written to a local server that
+// stopped reading, as callTool does.
+func (c *Capability) serverTools(ctx context.Context, session *sdk.ClientSession) ([]*sdk.Tool, error) {
+	type answer struct {
+		tools []*sdk.Tool
+		err   error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		var all []*sdk.Tool
+		for t, err := range session.Tools(ctx, nil) {
+			if err != nil {
+				done <- answer{nil, err}
+				return
+			}
+			all = append(all, t)
+		}
+		done <- answer{all, nil}
+	}()
+	select {
+	case a := <-done:
+		return a.tools, a.err
+	case <-ctx.Done():
+		select {
+		case a := <-done:
+			return a.tools, a.err
+		default:
+		}
+		if c.proc != nil {
+			c.proc.stdin.abandon(abandonedRequest)
+		}
+		return nil, ctx.Err()
+	}
 }
 
 // Tools returns the server's tools, filtered by allowed_tools, in the order
-// the server listed them.
-func (c *Capability) Tools(context.Context) ([]capabilities.Tool, error) {
+// the server listed them. Once the server has announced that they changed,
+// they are listed again first, within the timeout option: a tool
+// allowed_tools names that the server no longer offers is then left out.
+// A local server that stopped reading is not asked: its tools stay as
+// they were until it reads again.
+func (c *Capability) Tools(ctx context.Context) ([]capabilities.Tool, error) {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	if c.listed != c.changed.Load() && !c.closed.Load() && (c.proc == nil || c.proc.stdin.stuck() == nil) {
+		if err := c.relist(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return slices.Clone(c.tools), nil
+}
+
+// ToolsVersion changes when the server announces that its tools changed,
+// or a new session is started with it (capabilities.ToolsChanger).
+func (c *Capability) ToolsVersion() uint64 { return c.changed.Load() }
+
+// relist lists the server's tools again, under toolsMu.
+func (c *Capability) relist(ctx context.Context) error {
+	listed := c.changed.Load()
+	listCtx, cancel := context.WithTimeout(ctx, c.listTimeout)
+	defer cancel()
+	all, err := c.serverTools(listCtx, c.currentSession())
+	if err != nil {
+		const what = "listing its tools again, as it announced they changed"
+		switch {
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case c.guard.tripped() != nil:
+			err = c.guard.tripped()
+			return c.errorf(err, "MCP server %s (%s): %s: %s", c.id, c.where, what, err)
+		case errors.Is(listCtx.Err(), context.DeadlineExceeded):
+			return c.errorf(err, "MCP server %s (%s): %s: no answer within %s (the timeout option)", c.id, c.where, what, c.listTimeout)
+		}
+		if c.proc != nil {
+			if exited, status := c.proc.exitStatus(); exited {
+				return fmt.Errorf("%w: MCP server %s (%s) exited (%s)%s", ErrServerExited, c.id, c.where, status, c.scrub(c.proc.stderrTail()))
+			}
+		}
+		return c.errorf(err, "MCP server %s (%s): %s: %s", c.id, c.where, what, c.scrub(err.Error()))
+	}
+	c.tools, c.listed = c.offered(all), listed
+	return nil
 }
 
 // Remote reports that the tools live on a server, so listing them means
@@ -408,6 +513,7 @@ func (c *Capability) renew(ctx context.Context, old *sdk.ClientSession) (*sdk.Cl
 		c.cancel()
 	}
 	c.session, c.cancel = session, cancel
+	c.changed.Add(1) // the server restarted, and may offer other tools
 	return session, nil
 }
 

@@ -539,8 +539,8 @@ func TestInMemoryServer(t *testing.T) {
 	defer ss.Close()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, nil).Connect(context.Background(), ct, nil)
 	require.NoError(t, err)
-	c := &Capability{id: "mem", where: "in memory", session: cs}
-	require.NoError(t, c.listTools(context.Background(), []string{"echo"}, false))
+	c := &Capability{id: "mem", where: "in memory", session: cs, allowed: []string{"echo"}}
+	require.NoError(t, c.listTools(context.Background()))
 	defer c.Close()
 	out, err := call(t, c, "echo", `{"text": "in memory"}`, nil)
 	require.NoError(t, err)

@@ -164,7 +164,11 @@ var testTools = []*sdk.Tool{
 	{Name: "big", Description: "Returns bytes bytes of text.",
 		InputSchema: object(map[string]any{"bytes": map[string]any{"type": "integer"}}, "bytes")},
 	{Name: "heard", Description: "Returns how many notifications/cancelled the server has read.", InputSchema: object(nil)},
+	{Name: "grow", Description: "Adds the tool late to the server's tools, which it announces.", InputSchema: object(nil)},
 }
+
+// lateTool is the tool grow adds.
+var lateTool = &sdk.Tool{Name: "late", Description: "Joins when grow is called.", InputSchema: object(nil)}
 
 // listEchoTwice makes a server list a second tool named echo, after the
 // others, as a server that breaks the names' uniqueness would.
@@ -342,6 +346,12 @@ func testServer() *sdk.Server {
 			var a struct{ Bytes int }
 			_ = json.Unmarshal(req.Params.Arguments, &a)
 			return text(strings.Repeat("x", a.Bytes)), nil
+		},
+		"grow": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			s.AddTool(lateTool, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return text("late answer"), nil
+			})
+			return text("grown"), nil
 		},
 		"heard": func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text(strconv.FormatInt(cancellations.Load(), 10)), nil

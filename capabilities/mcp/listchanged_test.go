@@ -1,0 +1,76 @@
+//go:build unix
+
+package mcp
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+)
+
+// toolNames are the names of the tools c offers now.
+func toolNames(t *testing.T, c *Capability) []string {
+	t.Helper()
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name())
+	}
+	return names
+}
+
+// A tool a server adds once it is running, announcing it with
+// notifications/tools/list_changed, is offered from then on and can be
+// called: over stdio, over streamable HTTP at protocol 2026-07-28 (the
+// announcement comes through subscriptions/listen), and over SSE.
+func TestToolsAnnouncedLaterAreOffered(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{"stdio", "streamable 2026-07-28", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			var c *Capability
+			if transport == "stdio" {
+				c = startStdio(t, Options{})
+			} else {
+				srv := testServer()
+				// The SDK's handler speaks protocol 2026-07-28 only statelessly.
+				var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true})
+				path := "/mcp"
+				if transport == "sse" {
+					h, path = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil), "/sse"
+				}
+				ts := httptest.NewServer(h)
+				t.Cleanup(ts.Close)
+				var err error
+				c, err = New(context.Background(), Options{URL: ts.URL + path}, capabilities.Setup{})
+				require.NoError(t, err)
+				t.Cleanup(func() { c.Close() })
+			}
+			if transport == "streamable 2026-07-28" {
+				require.Equal(t, "2026-07-28", c.currentSession().InitializeResult().ProtocolVersion)
+			}
+			require.NotContains(t, toolNames(t, c), "late")
+			out, err := call(t, c, "grow", `{}`, nil)
+			require.NoError(t, err)
+			require.Equal(t, "grown", out)
+			for deadline := time.Now().Add(10 * time.Second); !slices.Contains(toolNames(t, c), "late"); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the tool the server announced is not offered: %v", toolNames(t, c))
+				}
+			}
+			out, err = call(t, c, "late", `{}`, nil)
+			require.NoError(t, err)
+			assert.Equal(t, "late answer", out)
+		})
+	}
+}
