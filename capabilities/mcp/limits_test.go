@@ -568,3 +568,62 @@ func TestHeadersStayWithTheURLsHost(t *testing.T) {
 		t.Errorf("over SSE: the token or a header went to another host: %q", *got)
 	}
 }
+
+// A remote server that stops answering, the call's request and the
+// cancellation of it, and the session's end, alike: the call ends at its
+// read timeout and the cancellation's wait, and Close within its own bound.
+func TestRemoteServerThatStopsAnswering(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"/mcp", "/sse"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			srv := testServer()
+			var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+			if path == "/sse" {
+				h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+			}
+			release := make(chan struct{})
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if r.Method == http.MethodDelete || bytes.Contains(body, []byte(`"tools/call"`)) || bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+					select { // no answer
+					case <-r.Context().Done():
+					case <-release:
+					}
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(ts.Close)
+			t.Cleanup(func() { close(release) }) // before ts.Close, which waits for the handlers
+			c, err := New(context.Background(), Options{URL: ts.URL + path, ReadTimeout: 0.5}, capabilities.Setup{})
+			require.NoError(t, err)
+
+			start := time.Now()
+			done := make(chan error, 1)
+			go func() {
+				_, err := toolByName(t, c, "echo").Call(context.Background(), json.RawMessage(`{"text": "unanswered"}`))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				msg, retry := capabilities.AsRetry(err)
+				require.True(t, retry, "%v", err)
+				assert.Equal(t, "Timed out after 0.5 seconds waiting for MCP server 127.0.0.1-"+path[1:]+" to answer; the call was cancelled.", msg)
+				assert.Less(t, time.Since(start), 500*time.Millisecond+cancelWait+5*time.Second)
+			case <-time.After(30 * time.Second): // only so that a failure ends
+				t.Fatal("the call outlived its read timeout and the cancellation's wait")
+			}
+			closed := make(chan error, 1)
+			start = time.Now()
+			go func() { closed <- c.Close() }()
+			select {
+			case <-closed:
+				assert.Less(t, time.Since(start), closeWait+5*time.Second)
+			case <-time.After(30 * time.Second):
+				t.Fatal("Close outlived its bound")
+			}
+		})
+	}
+}
