@@ -4,6 +4,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -73,4 +74,26 @@ func TestToolsAnnouncedLaterAreOffered(t *testing.T) {
 			assert.Equal(t, "late answer", out)
 		})
 	}
+}
+
+// A server that announced its tools changed and exited before they were
+// listed again fails the listing as a call to it fails: with its exit
+// status and the last lines of its stderr.
+func TestServerThatExitsBeforeItsToolsAreListedAgain(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, Options{})
+	exit := toolByName(t, c, "exit") // taken now: asking for it later lists the tools again
+	before := c.ToolsVersion()
+	_, err := call(t, c, "grow", `{}`, nil)
+	require.NoError(t, err)
+	for deadline := time.Now().Add(10 * time.Second); c.ToolsVersion() == before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the announcement never came")
+		}
+	}
+	_, err = exit.Call(context.Background(), json.RawMessage(`{}`))
+	require.ErrorIs(t, err, ErrServerExited)
+	_, err = c.Tools(context.Background())
+	require.ErrorIs(t, err, ErrServerExited)
+	assert.Contains(t, err.Error(), "MCP server mcp.test ("+serverCommand()[0]+") exited (exit status 7); the last lines of its stderr:\n  fatal: the disk caught fire")
 }
