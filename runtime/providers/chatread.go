@@ -23,9 +23,20 @@ type assembled struct {
 	extras                   map[int]json.RawMessage // extra_content of the calls, by index
 	slots                    map[int]int             // the index of calls each streamed index fills now (slotOf)
 	finish                   string
-	usage                    openai.CompletionUsage
-	usageExtra               map[string]int
-	usageRead                bool // a usage came; a stream may end without one
+	// finishAlone is set while the finish came in a chunk that carried
+	// nothing else, after the answer, and nothing came after it, as OpenAI
+	// ends a stream: only then is a stream cut there whole, since some
+	// compatible servers mark every chunk with a finish_reason.
+	finishAlone bool
+	usage       openai.CompletionUsage
+	usageExtra  map[string]int
+	usageRead   bool // a usage came; a stream may end without one
+}
+
+// wrote is how much of the answer has come: text, refusal, reasoning and
+// calls.
+func (a *assembled) wrote() [4]int {
+	return [4]int{a.text.Len(), a.refusal.Len(), a.reasoning.Len(), len(a.calls)}
 }
 
 // extra keeps the extra_content member of the tool call at index, in raw.
@@ -243,6 +254,7 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 				return nil, streamError(m.ep, []byte(`{"error":`+e+`}`), retries)
 			}
 			d := ch.Delta
+			wrote := a.wrote()
 			before := a.text.Len()
 			a.content(d.JSON.Content.Raw(), d.Content)
 			if a.text.Len() > before {
@@ -264,12 +276,20 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 				a.appendArgs(slot, tc.Function.Arguments)
 				a.extra(slot, tc.RawJSON())
 			}
-			if ch.FinishReason != "" {
+			carried := len(d.ToolCalls) > 0 || a.wrote() != wrote
+			switch {
+			case ch.FinishReason != "" && a.finish == "":
+				a.finishAlone = !carried && wrote != [4]int{}
 				a.finish = ch.FinishReason
+			case ch.FinishReason != "":
+				a.finishAlone = a.finishAlone && !carried
+				a.finish = ch.FinishReason
+			case carried:
+				a.finishAlone = false
 			}
 		}
 	}
-	if err := s.Err(); err != nil && (a.finish == "" || !cutAfterFinish(ctx, err)) {
+	if err := s.Err(); err != nil && (!a.finishAlone || !cutAfterFinish(ctx, err)) {
 		return nil, err
 	}
 	a.flushArgs()

@@ -383,3 +383,39 @@ func TestStreamCutAfterItsFinish(t *testing.T) {
 		})
 	}
 }
+
+// Some OpenAI-compatible servers and gateways (one-api, open-webui, proxies
+// of Gemini) mark every chunk of a Chat Completions stream with a
+// finish_reason, not only the chunk of its own that ends it as OpenAI
+// sends: a stream of theirs the network cuts after such a chunk, with the
+// rest of the text or of a call still to come, is not the whole answer and
+// fails, as a stream cut before its finish does.
+func TestStreamCutAfterAFinishThatWasNotTheLast(t *testing.T) {
+	t.Parallel()
+	chatChunk := func(choices string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":` + choices + `}`
+	}
+	for name, body := range map[string]string{
+		"text": providertest.SSE(
+			chatChunk(`[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]`),
+			chatChunk(`[{"index":0,"delta":{"content":"The answer is"},"finish_reason":"stop"}]`)),
+		"a call": providertest.SSE(
+			chatChunk(`[{"index":0,"delta":{"content":"Reading."},"finish_reason":null}]`),
+			chatChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":""}}]},"finish_reason":"tool_calls"}]`)),
+		"a call after the text's finish": providertest.SSE(
+			chatChunk(`[{"index":0,"delta":{"content":"Reading."},"finish_reason":null}]`),
+			chatChunk(`[{"index":0,"delta":{},"finish_reason":"stop"}]`),
+			chatChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"pa"}}]},"finish_reason":null}]`)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			policy, _ := instant()
+			policy.max = 0
+			m, err := New("openai:gpt-4.1", spec.ModelSettings{BaseURL: cutServer(t, "text/event-stream", body) + "/v1"},
+				Options{Getenv: env("OPENAI_API_KEY", "sk-test"), retry: policy})
+			require.NoError(t, err)
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, llms.WithTools([]llms.Tool{readFileTool}), streamOn)
+			require.ErrorIs(t, err, io.ErrUnexpectedEOF, "what came is not taken as the answer: %+v", resp)
+		})
+	}
+}
