@@ -770,3 +770,35 @@ func TestOpus5TopEffortWithThinkingDisabled(t *testing.T) {
 	require.NoError(t, Validate("anthropic:claude-opus-4-8", with("max")))
 	require.NoError(t, Validate("anthropic:claude-opus-5", spec.ModelSettings{Provider: map[string]any{"anthropic_effort": "max"}}))
 }
+
+// A forced tool call (tool_choice required or a named tool) goes beside
+// adaptive thinking, which takes it, as pydantic-ai's Anthropic model has
+// it ("adaptive thinking, unlike extended thinking, is compatible with a
+// forced tool_choice"), on Anthropic's API and Bedrock's; beside a thinking
+// budget it is still refused before any request.
+func TestAdaptiveThinkingTakesAForcedToolChoice(t *testing.T) {
+	t.Parallel()
+	required := &spec.ToolChoice{Mode: "required"}
+	named := &spec.ToolChoice{Tools: []string{"read_file"}}
+	for _, tc := range []struct {
+		ref string
+		s   spec.ModelSettings
+	}{
+		{"anthropic:claude-sonnet-4-6", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "high"}, ToolChoice: required}},
+		{"anthropic:claude-opus-4-7", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}, ToolChoice: named}},
+		{"anthropic:claude-opus-4-6", spec.ModelSettings{ToolChoice: required, Provider: map[string]any{"anthropic_thinking": map[string]any{"type": "adaptive"}}}},
+		{"bedrock:us.anthropic.claude-sonnet-4-6", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true}, ToolChoice: required}},
+		{"bedrock:us.anthropic.claude-opus-4-7", spec.ModelSettings{Thinking: &spec.Thinking{Enabled: true, Effort: "low"}, ToolChoice: named}},
+	} {
+		require.NoError(t, Validate(tc.ref, tc.s), tc.ref)
+	}
+	for ref, s := range map[string]spec.ModelSettings{
+		"anthropic:claude-sonnet-4-5":                          {Thinking: &spec.Thinking{Enabled: true}, ToolChoice: required},
+		"anthropic:claude-sonnet-4-6":                          {Thinking: &spec.Thinking{Enabled: true, Budget: 4000}, ToolChoice: named},
+		"bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0": {Thinking: &spec.Thinking{Enabled: true}, ToolChoice: required},
+	} {
+		var unsupported *UnsupportedSettingError
+		require.ErrorAs(t, Validate(ref, s), &unsupported, ref)
+		assert.Contains(t, unsupported.Reason, "choose its tools", ref)
+	}
+}

@@ -182,7 +182,8 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 			add("thinking", "with thinking on, Claude takes no temperature but 1; remove model_settings.temperature")
 		case s.TopK != nil:
 			add("thinking", "with thinking on, Claude takes no top_k; remove model_settings.top_k")
-		case s.ToolChoice != nil && (s.ToolChoice.Mode == "required" || len(s.ToolChoice.Tools) > 0):
+		case s.ToolChoice != nil && (s.ToolChoice.Mode == "required" || len(s.ToolChoice.Tools) > 0) && plan.raw["type"] == "enabled":
+			// Adaptive thinking takes a forced tool call; a budget does not.
 			add("thinking", "with thinking on, Claude lets the model choose its tools: tool_choice may be auto")
 		}
 	}

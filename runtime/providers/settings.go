@@ -369,7 +369,8 @@ func anthropicThinking(p provider, model string, s spec.ModelSettings) (thinking
 		return plan, unsupported(p, key, "with thinking on, the API takes no top_k; remove model_settings.top_k")
 	case s.TopP != nil && (*s.TopP < 0.95 || *s.TopP > 1):
 		return plan, unsupported(p, key, "with thinking on, the API takes a top_p between 0.95 and 1 only")
-	case s.ToolChoice != nil && (s.ToolChoice.Mode == "required" || len(s.ToolChoice.Tools) > 0):
+	case s.ToolChoice != nil && (s.ToolChoice.Mode == "required" || len(s.ToolChoice.Tools) > 0) && plan.raw["type"] == "enabled":
+		// Adaptive thinking takes a forced tool call; a budget does not.
 		return plan, unsupported(p, key, "with thinking on, the API lets the model choose its tools: tool_choice may be auto or none")
 	}
 	return plan, nil
