@@ -11,6 +11,9 @@ import (
 //	${VAR:-default}  the value, or default when the variable is unset or empty
 //	$${              a literal "${"
 //
+// A default is expanded in turn, and only when it is used, so that
+// ${MODEL:-${DEFAULT_MODEL}} reads DEFAULT_MODEL when MODEL is unset: a
+// reference ends at the brace that closes it, not at the first one.
 // Keys are never expanded. Expansion happens before validation, so a
 // reference that expands to a number where a number is expected is fine.
 
@@ -37,7 +40,7 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, []envProbl
 			b.WriteString("${")
 			i += 3
 		case strings.HasPrefix(s[i:], "${"):
-			end := strings.IndexByte(s[i:], '}')
+			end := closingBrace(s[i:])
 			if end < 0 {
 				errs = append(errs, envProblem{i, "${", `unterminated "${": add a closing "}", or write "$${" for a literal "${"`})
 				b.WriteString(s[i:])
@@ -45,7 +48,22 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, []envProbl
 				continue
 			}
 			ref := s[i : i+end+1]
-			value, err := resolveRef(ref[2:len(ref)-1], lookup)
+			body := ref[2 : len(ref)-1]
+			value, def, err := resolveRef(body, lookup)
+			if def != nil {
+				// The default is used: its own references are filled now,
+				// their problems placed where they are written.
+				var inner []envProblem
+				value, inner = expandEnv(*def, lookup)
+				at := i + 2 + len(body) - len(*def)
+				for _, p := range inner {
+					p.offset += at
+					errs = append(errs, p)
+				}
+				if len(inner) > 0 {
+					value = ref
+				}
+			}
 			if err != "" {
 				errs = append(errs, envProblem{i, ref, err})
 				value = ref
@@ -60,22 +78,47 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, []envProbl
 	return b.String(), errs
 }
 
+// closingBrace returns the index in s, which starts with "${", of the "}"
+// that ends the reference, past the references nested in its default; -1
+// when none does.
+func closingBrace(s string) int {
+	depth := 0
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			i += 3
+		case strings.HasPrefix(s[i:], "${"):
+			depth++
+			i += 2
+		case s[i] == '}':
+			if depth--; depth == 0 {
+				return i
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
 // resolveRef returns the value of the reference body "VAR" or "VAR:-default",
-// or a message saying why it has none.
-func resolveRef(body string, lookup func(string) (string, bool)) (value, errMsg string) {
-	name, def, hasDef := strings.Cut(body, ":-")
+// or the default, not yet expanded, when it is to be used instead, or a
+// message saying why it has neither.
+func resolveRef(body string, lookup func(string) (string, bool)) (value string, def *string, errMsg string) {
+	name, d, hasDef := strings.Cut(body, ":-")
 	if !isEnvName(name) {
-		return "", fmt.Sprintf("invalid environment reference %q: write ${NAME} or ${NAME:-default}, "+
+		return "", nil, fmt.Sprintf("invalid environment reference %q: write ${NAME} or ${NAME:-default}, "+
 			"NAME made of letters, digits and _ (or $${ for a literal ${)", "${"+body+"}")
 	}
 	v, ok := lookup(name)
 	switch {
 	case hasDef && v == "":
-		return def, ""
+		return "", &d, ""
 	case !ok:
-		return "", fmt.Sprintf("environment variable %s is not set (set it, or give a default: ${%s:-value})", name, name)
+		return "", nil, fmt.Sprintf("environment variable %s is not set (set it, or give a default: ${%s:-value})", name, name)
 	}
-	return v, ""
+	return v, nil, ""
 }
 
 func isEnvName(s string) bool {

@@ -124,3 +124,47 @@ func TestEnvInSpecs(t *testing.T) {
 		}
 	})
 }
+
+// A default may itself hold a reference, filled only when the default is
+// used: the reference's end is the brace that closes it, not the first one.
+func TestExpandEnvNestedDefault(t *testing.T) {
+	t.Parallel()
+	type problem struct {
+		offset int
+		ref    string
+	}
+	tests := []struct {
+		in       string
+		want     string
+		problems []problem
+	}{
+		{"${NOPE:-${MODEL}}", "openai:gpt-5", nil},
+		{"${EMPTY:-${MODEL}}/x", "openai:gpt-5/x", nil},
+		{"${MODEL:-${NOPE}}", "openai:gpt-5", nil}, // the default is not used: NOPE need not be set
+		{"${NOPE:-${GONE:-${ROUNDS}}}", "12", nil},
+		{"${NOPE:-${WORKDIR}/${ROUNDS}}", "./work/12", nil},
+		{"${NOPE:-$${MODEL}}", "${MODEL}", nil},
+		{"${NOPE:-{x}}", "{x}", nil},
+		{"${NOPE:-${GONE}}", "${NOPE:-${GONE}}", []problem{{8, "${GONE}"}}},
+		{"a ${NOPE:-${MODEL}", "a ${NOPE:-${MODEL}", []problem{{2, "${"}}},
+	}
+	for _, tc := range tests {
+		got, problems := expandEnv(tc.in, testEnv)
+		assert.Equal(t, tc.want, got, tc.in)
+		var gotProblems []problem
+		for _, p := range problems {
+			gotProblems = append(gotProblems, problem{p.offset, p.ref})
+		}
+		assert.Equal(t, tc.problems, gotProblems, tc.in)
+	}
+
+	t.Run("in a spec", func(t *testing.T) {
+		t.Parallel()
+		s, err := testLoader(t).Load("a.yaml", []byte("model: ${NOPE:-${MODEL}}\nmax_tool_rounds: ${NOPE:-${ROUNDS}}\n"))
+		require.NoError(t, err)
+		assert.Equal(t, "openai:gpt-5", s.Model)
+		assert.Equal(t, 12, s.MaxToolRounds, "an unquoted reference to a number is a number, through a default too")
+		_, err = testLoader(t).Load("a.yaml", []byte("model: \"${NOPE:-${GONE}}\"\n"))
+		assert.EqualError(t, err, "a.yaml:1:17: model: environment variable GONE is not set (set it, or give a default: ${GONE:-value})")
+	})
+}
