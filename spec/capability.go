@@ -221,7 +221,11 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		optsMap[opt] = nested
 	}
 	e.options = dropRefusedNulls(reg, e.name, e.options)
-	if err := reg.ValidateOptions(e.name, e.options); err != nil {
+	err := reg.ValidateOptions(e.name, e.options)
+	if err != nil && retypeRefs(d, e.options, e.optsPtr, err) {
+		err = reg.ValidateOptions(e.name, e.options)
+	}
+	if err != nil {
 		if len(t.Schema) == 0 {
 			d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, fmt.Sprintf("%s takes no options, found %s", e.name, describeValue(e.options, false))))
 			return Capability{}, false

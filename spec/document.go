@@ -39,6 +39,12 @@ type document struct {
 	// a number or a boolean, by pointer, with the text as written.
 	retyped map[string]string
 
+	// refs holds the strings that are one whole ${VAR} reference written
+	// quoted (in JSON, every string is), by pointer, with the text as
+	// written: where the schema wants a number or a boolean, they take the
+	// type of their value (retypeRefs).
+	refs map[string]string
+
 	size      int // bytes of text the parsed document holds so far; see grow
 	sizeLimit int // the most it may hold: expansion.Limit of the source
 	cursor    Position
@@ -149,6 +155,9 @@ func (d *document) mirror(ptr, src string) {
 	d.values[ptr] = d.pos(src)
 	if text, ok := d.numbers[src]; ok {
 		d.numbers[ptr] = text
+	}
+	if text, ok := d.refs[src]; ok {
+		d.refs[ptr] = text
 	}
 }
 

@@ -1,8 +1,15 @@
 package spec
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // Environment references in string values:
@@ -128,4 +135,87 @@ func isEnvName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// wholeRef tells whether s is one reference and nothing else: "${ROUNDS}",
+// "${ROUNDS:-20}", not "${A}${B}" or "${ROUNDS}0".
+func wholeRef(s string) bool {
+	return strings.HasPrefix(s, "${") && closingBrace(s) == len(s)-1
+}
+
+// quotedRef records that the string at ptr is the whole reference text,
+// written quoted.
+func (d *document) quotedRef(ptr, text string) {
+	if d.refs == nil {
+		d.refs = map[string]string{}
+	}
+	d.refs[ptr] = text
+}
+
+// retypeRefs gives the strings the validation of inst (at the document's
+// pointer base) refused for their type, and that are one whole reference
+// written quoted, the type of their value, where it is a number or a boolean
+// the schema wants there: JSON has no unquoted value, and YAML's {...} and
+// [...] take a reference only quoted, yet a number or a boolean may come from
+// the environment there too, as it does unquoted (yamlConverter.str). A
+// string stays one wherever a string is wanted. It reports whether it changed
+// anything, so that inst is to be validated again.
+func retypeRefs(d *document, inst any, base string, err error) bool {
+	var ve *jsonschema.ValidationError
+	if len(d.refs) == 0 || !errors.As(err, &ve) {
+		return false
+	}
+	changed := false
+	for _, l := range leaves(ve) {
+		k, ok := l.ErrorKind.(*kind.Type)
+		if !ok {
+			continue
+		}
+		if _, ok := d.refs[pointer(base, l.InstanceLocation)]; !ok {
+			continue
+		}
+		s, ok := valueAt(inst, pointer("", l.InstanceLocation)).(string)
+		if !ok {
+			continue // retyped already, for another leaf
+		}
+		v := typedScalar(s)
+		switch v := v.(type) {
+		case bool:
+			ok = slices.Contains(k.Want, "boolean")
+		case json.Number:
+			ok = slices.Contains(k.Want, "number") ||
+				slices.Contains(k.Want, "integer") && !strings.ContainsAny(string(v), ".eE")
+		default:
+			ok = false
+		}
+		if ok && setAt(inst, l.InstanceLocation, v) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// setAt replaces the value at the path toks in v, a mapping or a list, and
+// reports whether there was one.
+func setAt(v any, toks []string, val any) bool {
+	if len(toks) == 0 {
+		return false
+	}
+	for _, t := range toks[:len(toks)-1] {
+		v = valueAt(v, pointer("", []string{t}))
+	}
+	last := toks[len(toks)-1]
+	switch c := v.(type) {
+	case map[string]any:
+		if _, ok := c[last]; ok {
+			c[last] = val
+			return true
+		}
+	case []any:
+		if i, err := strconv.Atoi(last); err == nil && i >= 0 && i < len(c) {
+			c[i] = val
+			return true
+		}
+	}
+	return false
 }

@@ -1,10 +1,15 @@
 package spec
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
 )
 
 func TestExpandEnv(t *testing.T) {
@@ -166,5 +171,54 @@ func TestExpandEnvNestedDefault(t *testing.T) {
 		assert.Equal(t, 12, s.MaxToolRounds, "an unquoted reference to a number is a number, through a default too")
 		_, err = testLoader(t).Load("a.yaml", []byte("model: \"${NOPE:-${GONE}}\"\n"))
 		assert.EqualError(t, err, "a.yaml:1:17: model: environment variable GONE is not set (set it, or give a default: ${GONE:-value})")
+	})
+}
+
+// JSON has no unquoted value, and YAML's {...} and [...] take a reference
+// only quoted: a string that is one whole reference takes the type of its
+// value where the schema wants a number or a boolean and no string, as the
+// editor schema, which takes such a string there, says.
+func TestQuotedReferenceWhereANumberIsWanted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, src string }{
+		{"a.json", `{"max_tool_rounds": "${ROUNDS}", "tool_timeout": "${NOPE:-2.5}", "capabilities": [{"FileSystem": {"read_only": "${FLAG}", "max_read_lines": "${ROUNDS}"}}]}`},
+		{"a.yaml", "max_tool_rounds: \"${ROUNDS}\"\ntool_timeout: '${NOPE:-2.5}'\ncapabilities: [{FileSystem: {read_only: \"${FLAG}\", max_read_lines: \"${ROUNDS}\"}}]\n"},
+	} {
+		s, err := testLoader(t).Load(tc.file, []byte(tc.src))
+		require.NoError(t, err, tc.file)
+		assert.Equal(t, 12, s.MaxToolRounds, tc.file)
+		assert.Equal(t, 2500*time.Millisecond, s.ToolTimeout, tc.file)
+		assert.JSONEq(t, `{"read_only": true, "max_read_lines": 12}`, string(s.Capabilities[0].Options), tc.file)
+	}
+
+	t.Run("as the positional option", func(t *testing.T) {
+		t.Parallel()
+		reg := capabilities.NewRegistry()
+		require.NoError(t, reg.Register(capabilities.Type{
+			Name: "Switch", Positional: "on",
+			Schema: json.RawMessage(`{"type": "object", "properties": {"on": {"type": "boolean"}}, "additionalProperties": false}`),
+			New: func(context.Context, capabilities.Args) (capabilities.Capability, error) {
+				return &stub{name: "Switch"}, nil
+			},
+		}))
+		l := &Loader{Registry: reg, LookupEnv: testEnv}
+		s, err := l.Load("a.json", []byte(`{"capabilities": [{"Switch": "${FLAG}"}]}`))
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"on": true}`, string(s.Capabilities[0].Options))
+	})
+
+	t.Run("where a string is wanted it stays one", func(t *testing.T) {
+		t.Parallel()
+		s, err := testLoader(t).Load("a.json", []byte(`{"name": "${ROUNDS}", "metadata": {"n": "${ROUNDS}"}}`))
+		require.NoError(t, err)
+		assert.Equal(t, "12", s.Name)
+		assert.Equal(t, map[string]any{"n": "12"}, s.Metadata)
+	})
+
+	t.Run("what is not wholly a reference, or not a number, is refused", func(t *testing.T) {
+		t.Parallel()
+		_, err := testLoader(t).Load("a.json", []byte(`{"max_tool_rounds": "${ROUNDS}0", "retries": "${MODEL}"}`))
+		assert.EqualError(t, err, `a.json:1:21: max_tool_rounds: expected a positive integer, found "120" (a string)`+"\n"+
+			`a.json:1:46: retries: expected a non-negative integer, or a mapping (tools: 3, output: 2), found "openai:gpt-5" (a string)`)
 	})
 }

@@ -106,6 +106,11 @@ func (l *Loader) LoadValue(doc *Document, ptr string) (*Spec, error) {
 			sub.retyped[rel] = text
 		}
 	}
+	for p, text := range src.refs {
+		if rel, ok := under(p, ptr); ok {
+			sub.quotedRef(rel, text)
+		}
+	}
 	v := valueAt(src.root, ptr)
 	if _, ok := v.(map[string]any); !ok {
 		return nil, Errors{{Pos: src.pos(ptr), Msg: prefixed(ptr, notMappingMsg(describeValue(v, true)))}}

@@ -123,6 +123,9 @@ func (p *jsonParser) value(ptr string, depth int) (any, error) {
 		for _, e := range problems {
 			p.d.add(ptr, p.d.refine(at, true, t[:e.offset], e.ref), prefixed(ptr, e.msg))
 		}
+		if len(problems) == 0 && wholeRef(t) {
+			p.d.quotedRef(ptr, t)
+		}
 		return s, nil
 	case json.Number:
 		if beyondFloat(t.String()) {

@@ -127,7 +127,11 @@ func (l *Loader) check(d *document) (*Spec, error) {
 	dropNulls(root)
 	coerceLax(d, root)
 	base := baseSchema()
-	if err := base.compiled.Validate(root); err != nil {
+	err := base.compiled.Validate(root)
+	if err != nil && retypeRefs(d, root, "", err) {
+		err = base.compiled.Validate(root)
+	}
+	if err != nil {
 		newReporter(d, docs, root, "", "key").report(err)
 	}
 	checkIntegers(d, base.doc, root, "")

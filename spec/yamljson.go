@@ -380,22 +380,16 @@ func (c *yamlConverter) str(n *yaml.Node, ptr string) any {
 		}
 		return s
 	}
-	if s == n.Value || n.Style != 0 {
+	if s == n.Value {
 		return s
 	}
-	r := yaml.Node{Kind: yaml.ScalarNode, Value: s}
-	var v any
-	switch r.ShortTag() {
-	case intTag, floatTag:
-		if num, ok := yamlNumber(&r); ok {
-			v = num
+	if n.Style != 0 {
+		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 && wholeRef(n.Value) {
+			c.d.quotedRef(ptr, n.Value)
 		}
-	case boolTag:
-		var b bool
-		if err := r.Decode(&b); err == nil {
-			v = b
-		}
+		return s
 	}
+	v := typedScalar(s)
 	if v == nil {
 		return s
 	}
@@ -404,6 +398,24 @@ func (c *yamlConverter) str(n *yaml.Node, ptr string) any {
 	}
 	c.d.retyped[ptr] = n.Value
 	return v
+}
+
+// typedScalar reads s as an unquoted YAML scalar: a number or a boolean,
+// nil when it is neither.
+func typedScalar(s string) any {
+	r := yaml.Node{Kind: yaml.ScalarNode, Value: s}
+	switch r.ShortTag() {
+	case intTag, floatTag:
+		if num, ok := yamlNumber(&r); ok {
+			return num
+		}
+	case boolTag:
+		var b bool
+		if err := r.Decode(&b); err == nil {
+			return b
+		}
+	}
+	return nil
 }
 
 // yamlNumber converts a YAML int or float (0x1F, 1_000, 1e3 ...) to a JSON
