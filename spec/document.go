@@ -40,7 +40,8 @@ type document struct {
 	retyped map[string]string
 
 	// refs holds the strings that are one whole ${VAR} reference written
-	// quoted (in JSON, every string is), by pointer, with the text as
+	// quoted (in JSON, every string is), or unquoted and filled with text
+	// YAML 1.2 reads as a string (yes, 1:30), by pointer, with the text as
 	// written: where the schema wants a number or a boolean, they take the
 	// type of their value (retypeRefs).
 	refs map[string]string

@@ -144,7 +144,7 @@ func wholeRef(s string) bool {
 }
 
 // quotedRef records that the string at ptr is the whole reference text,
-// written quoted.
+// written quoted, or unquoted and kept a string (see document.refs).
 func (d *document) quotedRef(ptr, text string) {
 	if d.refs == nil {
 		d.refs = map[string]string{}

@@ -222,3 +222,28 @@ func TestQuotedReferenceWhereANumberIsWanted(t *testing.T) {
 			`a.json:1:46: retries: expected a non-negative integer, or a mapping (tools: 3, output: 2), found "openai:gpt-5" (a string)`)
 	})
 }
+
+// A reference takes the type its value has written in its place, YAML 1.1's
+// booleans and base-60 integers included, as the loader reads them there.
+func TestReferenceToAYAML11Value(t *testing.T) {
+	t.Parallel()
+	env := func(name string) (string, bool) {
+		v, ok := map[string]string{"RO": "yes", "OFF": "Off", "T": "1:30"}[name]
+		return v, ok
+	}
+	reg, _ := testRegistry(t)
+	l := &Loader{Registry: reg, LookupEnv: env}
+	for _, tc := range []struct{ file, src string }{
+		{"a.yaml", "tool_timeout: ${T}\ncapabilities:\n  - FileSystem:\n      read_only: ${RO}\n      content_hashes: ${OFF}\n"},
+		{"a.json", `{"tool_timeout": "${T}", "capabilities": [{"FileSystem": {"read_only": "${RO}", "content_hashes": "${OFF}"}}]}`},
+	} {
+		s, err := l.Load(tc.file, []byte(tc.src))
+		require.NoError(t, err, tc.file)
+		assert.Equal(t, 90*time.Second, s.ToolTimeout, tc.file)
+		assert.JSONEq(t, `{"read_only": true, "content_hashes": false}`, string(s.Capabilities[0].Options), tc.file)
+	}
+	s, err := l.Load("a.yaml", []byte("name: ${RO}\ndescription: ${T}\n"))
+	require.NoError(t, err, "where text is wanted, they stay text")
+	assert.Equal(t, "yes", s.Name)
+	assert.Equal(t, "1:30", s.Description)
+}

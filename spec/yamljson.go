@@ -389,8 +389,14 @@ func (c *yamlConverter) str(n *yaml.Node, ptr string) any {
 		}
 		return s
 	}
-	v := typedScalar(s)
+	v := yaml12Scalar(s)
 	if v == nil {
+		if wholeRef(n.Value) {
+			// yes, off or 1:30 stay text where text is wanted: YAML 1.1
+			// reads them as a boolean or a number, which the value is
+			// only where one is wanted (retypeRefs).
+			c.d.quotedRef(ptr, n.Value)
+		}
 		return s
 	}
 	if c.d.retyped == nil {
@@ -401,8 +407,21 @@ func (c *yamlConverter) str(n *yaml.Node, ptr string) any {
 }
 
 // typedScalar reads s as an unquoted YAML scalar: a number or a boolean,
-// nil when it is neither.
+// nil when it is neither. YAML 1.1's booleans and base-60 integers are read
+// as the loader reads them written in a file (see scalar).
 func typedScalar(s string) any {
+	if b, ok := yaml11Bools[s]; ok {
+		return b
+	}
+	if num, ok := sexagesimal(s); ok {
+		return num
+	}
+	return yaml12Scalar(s)
+}
+
+// yaml12Scalar reads s as YAML 1.2 reads an unquoted scalar: a number or a
+// boolean (true, false), nil when it is neither.
+func yaml12Scalar(s string) any {
 	r := yaml.Node{Kind: yaml.ScalarNode, Value: s}
 	switch r.ShortTag() {
 	case intTag, floatTag:
