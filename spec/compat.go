@@ -181,15 +181,19 @@ func placeholders(v any) []string {
 
 // checkOutputSchema rejects the output schemas pydantic-ai rejects: the root
 // must be an object schema (type: object), or a $ref, and no $defs entry may
-// refer back to itself.
+// refer back to itself. The $ref must lead to an object schema too: the
+// answer is one JSON object (pydantic-ai keeps another $ref as written, which
+// no provider takes as the parameters of its output tool).
 func checkOutputSchema(d *document, root map[string]any) {
 	const ptr = "/output_schema"
 	sch, ok := root["output_schema"].(map[string]any)
 	if !ok || d.reported(ptr) {
 		return
 	}
-	_, hasRef := sch["$ref"].(string)
-	if t, _ := sch["type"].(string); t != "object" && !hasRef {
+	const expected = "expected an object schema (type: object, or a $ref to one under $defs): the answer is one JSON object; found "
+	ref, hasRef := sch["$ref"].(string)
+	t, _ := sch["type"].(string)
+	if t != "object" && !hasRef {
 		at := ptr
 		found := "no type"
 		if v, ok := sch["type"]; ok {
@@ -199,9 +203,14 @@ func checkOutputSchema(d *document, root map[string]any) {
 				found = "type " + string(b)
 			}
 		}
-		d.add(at, d.pos(at), prefixed(ptr, "expected an object schema (type: object, or a $ref to one under $defs): "+
-			"the answer is one JSON object; found "+found))
+		d.add(at, d.pos(at), prefixed(ptr, expected+found))
 		return
+	}
+	if t != "object" && !d.reported(ptr+"/$ref") {
+		if found := refTargetType(sch, ref); found != "" {
+			d.add(ptr+"/$ref", d.pos(ptr+"/$ref"), prefixed(ptr+"/$ref", expected+"a $ref to "+found))
+			return
+		}
 	}
 	defs, _ := sch["$defs"].(map[string]any)
 	for _, name := range sortedKeys(defs) {
@@ -210,6 +219,41 @@ func checkOutputSchema(d *document, root map[string]any) {
 			d.add(at, d.keyPos(at), prefixed(at,
 				"refers to itself through $ref; an output schema cannot be recursive (pydantic-ai refuses recursive $defs too)"))
 			return
+		}
+	}
+}
+
+// refTargetType follows ref, a $ref at the root of sch, through the local
+// references it leads to, and says what the schema it ends at is when that is
+// no object schema: `type "string"`, "a schema with no type". It returns ""
+// for an object schema, and for a reference that leads nowhere or round in
+// a circle, which the schema's compilation reports.
+func refTargetType(sch map[string]any, ref string) string {
+	seen := map[string]bool{}
+	for {
+		frag, ok := strings.CutPrefix(ref, "#")
+		if !ok || seen[ref] {
+			return ""
+		}
+		seen[ref] = true
+		target, ok := valueAt(sch, frag).(map[string]any)
+		if !ok {
+			return ""
+		}
+		if next, ok := target["$ref"].(string); ok {
+			if _, typed := target["type"]; !typed {
+				ref = next
+				continue
+			}
+		}
+		switch v, ok := target["type"]; {
+		case !ok:
+			return "a schema with no type"
+		case v == "object":
+			return ""
+		default:
+			b, _ := json.Marshal(v)
+			return "type " + string(b)
 		}
 	}
 }

@@ -260,3 +260,31 @@ func TestRetiredProvidersNameTheirSuccessor(t *testing.T) {
 		assert.EqualError(t, err, c.want, c.model)
 	}
 }
+
+// A root $ref is an object schema when what it refers to is one: the answer
+// is one JSON object, as the message says.
+func TestOutputSchemaRefToANonObject(t *testing.T) {
+	t.Parallel()
+	accepted := []string{
+		"output_schema: {$ref: '#/$defs/R', $defs: {R: {$ref: '#/$defs/S'}, S: {type: object}}}\n",
+		"output_schema: {$ref: '#/$defs/R', $defs: {R: {type: object, properties: {a: {$ref: '#/$defs/A'}}}, A: {type: string}}}\n",
+	}
+	for _, src := range accepted {
+		var l Loader
+		_, err := l.Load("agent.yaml", []byte(src))
+		assert.NoError(t, err, src)
+	}
+	refused := map[string]string{
+		"output_schema: {$ref: '#/$defs/A', $defs: {A: {type: string}}}\n": `agent.yaml:1:23: output_schema.$ref: expected an object schema (type: object, or a $ref to one under $defs): ` +
+			`the answer is one JSON object; found a $ref to type "string"`,
+		"output_schema:\n  $ref: '#/$defs/A'\n  $defs:\n    A: {properties: {a: {type: string}}}\n": `agent.yaml:2:9: output_schema.$ref: expected an object schema (type: object, or a $ref to one under $defs): ` +
+			`the answer is one JSON object; found a $ref to a schema with no type`,
+		"output_schema: {$ref: '#/$defs/A', $defs: {A: {$ref: '#/$defs/B'}, B: {type: array}}}\n": `found a $ref to type "array"`,
+	}
+	for src, want := range refused {
+		var l Loader
+		_, err := l.Load("agent.yaml", []byte(src))
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), want, src)
+	}
+}
