@@ -449,11 +449,28 @@ type Nested struct {
 }
 
 // NewNested builds the capability a nested entry describes, with the same
-// Setup as the capability holding it. args are the holder's.
+// Setup as the capability holding it. args are the holder's. Its factory's
+// error comes back as a *NestedError, so that the loader can place an
+// *ArgError at the option inside the entry.
 func (args Args) NewNested(ctx context.Context, n Nested) (Capability, error) {
 	reg := args.Registry
 	if reg == nil {
 		reg = Default()
 	}
-	return reg.New(ctx, n.Name, Args{Options: n.Options, Setup: args.Setup})
+	c, err := reg.New(ctx, n.Name, Args{Options: n.Options, Setup: args.Setup})
+	if err != nil {
+		return nil, &NestedError{Nested: n, Err: err}
+	}
+	return c, nil
 }
+
+// NestedError is the error of the factory of a nested entry (NewNested):
+// Err is about Nested's options, not the holder's.
+type NestedError struct {
+	Nested Nested
+	Err    error
+}
+
+func (e *NestedError) Error() string { return e.Err.Error() }
+
+func (e *NestedError) Unwrap() error { return e.Err }

@@ -302,6 +302,10 @@ func checkNested(d *document, reg *capabilities.Registry, docs schemaDocs, ptr s
 	if !ok {
 		return nil, false
 	}
+	if d.nested == nil {
+		d.nested = map[string]string{}
+	}
+	d.nested[ptr] = c.Pointer
 	var opts any
 	if err := decodeJSON(c.Options, &opts); err != nil {
 		d.add(ptr, d.pos(ptr), prefixed(ptr, err.Error()))

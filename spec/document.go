@@ -25,6 +25,10 @@ type document struct {
 	// acting on them.
 	warnings []*Error
 	capIDs   map[string]Position // capability ids seen, where each is written
+	// nested maps the pointer of each nested entry (PrefixTools'
+	// capability) to the pointer its options are written at, as that
+	// depends on the entry's form.
+	nested map[string]string
 	// workspaceAt is where the entry that sets the run's workspace
 	// (LocalWorkspace) is written; nil before one is seen.
 	workspaceAt *Position

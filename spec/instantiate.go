@@ -2,9 +2,13 @@ package spec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -104,14 +108,59 @@ func factoryError(s *Spec, c Capability, err error) *Error {
 		argErr  *capabilities.ArgError
 		unknown *capabilities.UnknownTypeError
 	)
+	optsPtr := c.Pointer
+	if errors.As(err, &argErr) {
+		optsPtr = s.nestedOptions(c.Pointer, c.Options, err)
+	}
 	switch {
 	case errors.As(err, &argErr):
-		ptr := child(c.Pointer, argErr.Option)
+		ptr := child(optsPtr, argErr.Option)
 		return &Error{Pos: s.Position(ptr), Msg: prefixed(ptr, argErr.Msg)}
 	case errors.As(err, &unknown):
 		return &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c), unknownTypeMsg(unknown.Name, unknown.Valid))}
 	}
 	return &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c), fmt.Sprintf("could not set up %s: %v", c.Name, err))}
+}
+
+// nestedOptions returns the pointer of the options an *ArgError in err is
+// about: optsPtr, that of the options written for the entry whose factory
+// returned err, or, when err came from a nested entry's factory (a
+// *capabilities.NestedError), that of the nested entry's options, followed
+// down as far as the entries nest. options are the entry's, as its factory
+// got them, in which the nested entry is found.
+func (s *Spec) nestedOptions(optsPtr string, options json.RawMessage, err error) string {
+	for {
+		var ne *capabilities.NestedError
+		if !errors.As(err, &ne) {
+			return optsPtr
+		}
+		var opts map[string]json.RawMessage
+		if json.Unmarshal(options, &opts) != nil {
+			return optsPtr
+		}
+		found := false
+		for _, k := range slices.Sorted(maps.Keys(opts)) {
+			var n capabilities.Nested
+			if json.Unmarshal(opts[k], &n) != nil || n.Name != ne.Nested.Name || !sameJSON(n.Options, ne.Nested.Options) {
+				continue
+			}
+			next, ok := s.nested[child(optsPtr, k)]
+			if !ok {
+				return optsPtr
+			}
+			optsPtr, options, err, found = next, ne.Nested.Options, ne.Err, true
+			break
+		}
+		if !found {
+			return optsPtr
+		}
+	}
+}
+
+// sameJSON tells whether a and b are the same JSON value.
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }
 
 // entryPointer returns the pointer of the capabilities entry c came from:

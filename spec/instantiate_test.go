@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/prefixtools"
 )
 
 func TestInstantiate(t *testing.T) {
@@ -72,4 +73,28 @@ func TestInstantiateCanceled(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	var errs Errors
 	assert.False(t, errors.As(err, &errs), "a canceled context is not a spec problem")
+}
+
+// A nested entry's option error (PrefixTools' capability) is placed at the
+// option inside it, in whichever form the entry is written.
+func TestInstantiateNestedOptionError(t *testing.T) {
+	t.Parallel()
+	reg, _ := testRegistry(t)
+	require.NoError(t, reg.Register(prefixtools.Type()))
+	l := &Loader{Registry: reg, LookupEnv: testEnv}
+	src := "capabilities:\n" +
+		"  - PrefixTools:\n" +
+		"      prefix: a\n" +
+		"      capability: {FileSystem: {root_dir: ., cwd: ../outside}}\n" +
+		"  - PrefixTools: {prefix: b, capability: {name: FileSystem, arguments: {root_dir: ., cwd: ../outside}}}\n" +
+		"  - PrefixTools: {prefix: c, capability: {PrefixTools: {prefix: d, capability: {FileSystem: {cwd: ../outside}}}}}\n" +
+		"  - PrefixTools: {prefix: e, capability: {FileSystem: unreadable}}\n"
+	s, err := l.Load("agent.yaml", []byte(src))
+	require.NoError(t, err)
+	_, err = Instantiate(context.Background(), s, reg, capabilities.Setup{Dir: "."})
+	assert.EqualError(t, err, ""+
+		`agent.yaml:4:51: capabilities[0].PrefixTools.capability.FileSystem.cwd: cwd "../outside" is outside root_dir "."`+"\n"+
+		`agent.yaml:5:91: capabilities[1].PrefixTools.capability.arguments.cwd: cwd "../outside" is outside root_dir "."`+"\n"+
+		`agent.yaml:6:99: capabilities[2].PrefixTools.capability.PrefixTools.capability.FileSystem.cwd: cwd "../outside" is outside root_dir ""`+"\n"+
+		`agent.yaml:7:5: capabilities[3]: could not set up PrefixTools: FileSystem: root_dir: permission denied`)
 }
