@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"strconv"
@@ -429,4 +430,37 @@ func TestLateServerWithoutIDIsNamedByItsDefaultID(t *testing.T) {
 	srv, lc := serveLate(t, Options{}, slow)
 	assert.Equal(t, []string{"MCP mcpserve.test"}, srv.Starting())
 	assert.Equal(t, "MCP mcpserve.test is up: 1 tools join (slow_echo)", receive(t, lc.notices, "notice"))
+}
+
+// A client's subscriptions/listen (protocol 2026-07-28, for the
+// notifications/tools/list_changed of late tools) is no call to answer
+// before exiting: the server ends when stdin ends though the client did not
+// cancel it first, as a client that just closes its end (agentspec's MCP
+// capability, which closes a server's stdin to stop it) does not.
+func TestStdioEndsThoughASubscriptionIsOpen(t *testing.T) {
+	t.Parallel()
+	fs, _ := newFS(t, map[string]string{"a.txt": "a\n"})
+	srv, err := New(context.Background(), []capabilities.Capability{fs, slowMCP(t, time.Minute)}, Options{Notice: func(string) {}})
+	require.NoError(t, err)
+	defer srv.Close()
+	toServer, clientOut := io.Pipe()
+	clientIn, fromServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(context.Background(), toServer, fromServer) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {},
+	}).Connect(context.Background(), &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+	require.True(t, cs.InitializeResult().Capabilities.Tools.ListChanged)
+
+	clientOut.Close() // the server's stdin ends
+	select {
+	case err := <-served:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server outlived its stdin, waiting to answer the subscription")
+	}
+	clientIn.Close()
+	fromServer.Close()
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -136,37 +135,4 @@ func TestDrainIsNotHeldByACancellationOfACallAnswered(t *testing.T) {
 	defer stop()
 	c.drain(ctx)
 	assert.NoError(t, ctx.Err(), "the end of the input waited for a call answered")
-}
-
-// A client's subscriptions/listen (protocol 2026-07-28, for the
-// notifications/tools/list_changed of late tools) is no call to answer
-// before exiting: the server ends when stdin ends though the client did not
-// cancel it first, as a client that just closes its end (agentspec's MCP
-// capability, which closes a server's stdin to stop it) does not.
-func TestStdioEndsThoughASubscriptionIsOpen(t *testing.T) {
-	t.Parallel()
-	fs, _ := newFS(t, map[string]string{"a.txt": "a\n"})
-	srv, err := New(context.Background(), []capabilities.Capability{fs, slowMCP(t, time.Minute)}, Options{Notice: func(string) {}})
-	require.NoError(t, err)
-	defer srv.Close()
-	toServer, clientOut := io.Pipe()
-	clientIn, fromServer := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeStdio(context.Background(), toServer, fromServer) }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {},
-	}).Connect(context.Background(), &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	require.NoError(t, err)
-	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
-	require.True(t, cs.InitializeResult().Capabilities.Tools.ListChanged)
-
-	clientOut.Close() // the server's stdin ends
-	select {
-	case err := <-served:
-		assert.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server outlived its stdin, waiting to answer the subscription")
-	}
-	clientIn.Close()
-	fromServer.Close()
 }
