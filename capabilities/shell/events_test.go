@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/confine"
 )
 
 // recorder keeps the events of a call, cancelling requests with cancel
@@ -221,4 +223,24 @@ func TestBackgroundEndReportedOnce(t *testing.T) {
 	wg.Go(func() { assert.NoError(t, s.Close()) })
 	wg.Wait()
 	assert.Equal(t, 1, ends)
+}
+
+// A command longer than a command may be (confine.MaxScript) is refused
+// before the listeners hear of it, as a command the checks refuse is: no
+// shell.command_request, so that --approve does not put to the user a
+// command that would not run, and the model is told to write in parts.
+func TestCommandTooLongIsNotAnnounced(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{}`)
+	command := "# " + strings.Repeat("x", confine.MaxScript) + "\ntrue"
+	args, err := json.Marshal(map[string]string{"command": command})
+	require.NoError(t, err)
+	for _, tool := range []string{ToolRunCommand, ToolStartCommand} {
+		var r recorder
+		_, err := call(t, r.ctx(), s, tool, string(args))
+		assert.Equal(t, fmt.Sprintf("The command was not run: it is %d bytes long, and a command may be at most 32 MiB. "+
+			"Write long contents to a file in parts, with several commands.", len(command)), retryOf(t, err), tool)
+		assert.Empty(t, r.events, "%s: a command too long to run is not announced", tool)
+	}
+	assert.Equal(t, "(no output)", run(t, s, "true"))
 }

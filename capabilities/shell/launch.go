@@ -29,6 +29,11 @@ type launch struct {
 // is fatal.
 func (c *Capability) prepare(ctx context.Context, a args, background bool, timeout *float64) (*launch, string, error) {
 	command := *a.Command
+	// Before the checks, which would read it all, and before the
+	// listeners, who would be asked about a command that cannot run.
+	if len(command) > confine.MaxScript {
+		return nil, "", tooLong(len(command))
+	}
 	if err := c.cfg.check(command, a.badEncoding); err != nil {
 		return nil, "", err
 	}
@@ -195,8 +200,7 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	if err != nil {
 		c.running.Done()
 		if errors.Is(err, confine.ErrScriptTooLong) {
-			return nil, capabilities.Retry("The command was not run: it is %d bytes long, and a command may be at most %d MiB. "+
-				"Write long contents to a file in parts, with several commands.", len(l.command), confine.MaxScript>>20)
+			return nil, tooLong(len(script)) // with persist_cwd's lines, which prepare does not count
 		}
 		if me, ok := errors.AsType[*confine.MaskError](err); ok {
 			return nil, c.notCovered(me, slices.Contains(h.readOnly, me.Path))
@@ -209,6 +213,13 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 		return nil, startError(err, l.dir)
 	}
 	return p, nil
+}
+
+// tooLong is the retry of a command of n bytes, more than a command may
+// be (confine.MaxScript).
+func tooLong(n int) error {
+	return capabilities.Retry("The command was not run: it is %d bytes long, and a command may be at most %d MiB. "+
+		"Write long contents to a file in parts, with several commands.", n, confine.MaxScript>>20)
 }
 
 // notCovered is the retry of a command that did not run because a secret
