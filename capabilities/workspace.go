@@ -48,6 +48,7 @@ func CheckEnv(env map[string]string) error {
 
 // MaxVariable is the longest NAME=value exec passes to a process: one
 // string of its environment may be 32 pages of 4 KiB with its NUL
-// (Linux's MAX_ARG_STRLEN; larger pages allow more, other systems as
-// much at least).
+// (Linux's MAX_ARG_STRLEN; larger pages allow more). macOS and the BSDs
+// bound the whole environment rather than one string, and Windows one
+// variable at 32,767 characters: a longer one fails there as it starts.
 const MaxVariable = 32*4096 - 1
