@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -405,4 +406,47 @@ func TestEventsNameTheSubmittersPaths(t *testing.T) {
 	for _, r := range roots {
 		assert.Equal(t, dir, r)
 	}
+}
+
+// In an event's line a path may follow one of JSON's escapes, as one on a
+// line of its own in a tool's output or the model's text follows "\n", and
+// a sentence may end at the string's end: each is read as the character
+// it stands for, as in a text, a backslash that is itself escaped being
+// text, as a letter after it is.
+func TestPathsJSONAfterAnEscape(t *testing.T) {
+	t.Parallel()
+	at := paths{workspace: "/srv/jobs/a/job-0", label: "/mnt/jobs/a/job-0", root: "/srv/jobs", scratch: "/tmp/agentspec-worker-1"}
+	for line, want := range map[string]string{
+		`{"output":"x.c: In function f\n/srv/jobs/a/job-0/x.c:3: error"}`: `{"output":"x.c: In function f\n/mnt/jobs/a/job-0/x.c:3: error"}`,
+		`{"output":"cwd:\t/srv/jobs/a/job-0\r\n"}`:                        `{"output":"cwd:\t/mnt/jobs/a/job-0\r\n"}`,
+		`{"output":"\u003c/srv/jobs/a/job-0/x\u003e"}`:                    `{"output":"\u003c/mnt/jobs/a/job-0/x\u003e"}`,
+		`{"output":"\u00e9/srv/jobs/a/job-0 is text after a letter"}`:     `{"output":"\u00e9/srv/jobs/a/job-0 is text after a letter"}`,
+		`{"output":"\"/srv/jobs/b\""}`:                                    `{"output":"\"/mnt/jobs/b\""}`,
+		`{"output":"a\\n/srv/jobs/a/job-0 is text after n"}`:              `{"output":"a\\n/srv/jobs/a/job-0 is text after n"}`,
+		`{"output":"x/srv/jobs/a/job-0"}`:                                 `{"output":"x/srv/jobs/a/job-0"}`,
+	} {
+		got := at.json([]byte(line))
+		assert.Equal(t, want, string(got), line)
+		assert.True(t, json.Valid(got), "%s", got)
+	}
+	// A shipped workspace's copy at the end of a sentence is the
+	// submitter's workspace, not a directory beside it.
+	shipped := paths{workspace: "/srv/jobs/" + shipDir + "/j-1", label: "/home/me/proj", root: "/srv/jobs"}
+	for line, want := range map[string]string{
+		`{"text":"I worked in /srv/jobs/` + shipDir + `/j-1."}`:        `{"text":"I worked in /home/me/proj."}`,
+		`{"text":"I worked in /srv/jobs/` + shipDir + `/j-1.\nThen"}`:  `{"text":"I worked in /home/me/proj.\nThen"}`,
+		`{"text":"I worked in /srv/jobs/` + shipDir + `/j-1. Then"}`:   `{"text":"I worked in /home/me/proj. Then"}`,
+		`{"text":"I worked in /srv/jobs/` + shipDir + `/j-1.\\nThen"}`: `{"text":"I worked in /home/me/j-1.\\nThen"}`,
+	} {
+		got := shipped.json([]byte(line))
+		assert.Equal(t, want, string(got), line)
+		assert.True(t, json.Valid(got), "%s", got)
+	}
+	// A long run of backslashes (a tool's output) is read once, not again
+	// at each of its characters.
+	long := `{"output":"` + strings.Repeat(`\\`, 1<<20) + `/srv/jobs/a/job-0"}`
+	start := time.Now()
+	got := at.json([]byte(long))
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.True(t, strings.HasSuffix(string(got), `\\/mnt/jobs/a/job-0"}`))
 }

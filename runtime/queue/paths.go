@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -66,21 +67,30 @@ func (w paths) refusal(err error) string {
 // directory, the workspace or the root, and ends at the first character
 // that no name of a path here would hold. One pass: what it writes is not
 // read again.
-func (w paths) text(msg string) string { return w.replace(msg, func(s string) string { return s }) }
+func (w paths) text(msg string) string { return w.replace(msg, false) }
 
 // json is text for line, a JSON value: each name is written escaped as a
 // JSON string's content, so that the line stays JSON whatever the
 // submitter named its workspace. (A path of ours holds nothing JSON
-// escapes, so it is found in the line as in a text.)
-func (w paths) json(line []byte) []byte {
-	return []byte(w.replace(string(line), func(s string) string {
-		q, _ := json.Marshal(s)
-		return string(q[1 : len(q)-1])
-	}))
-}
+// escapes, so it is found in the line as in a text.) What is around a
+// path is read as the text the line's string holds: an escape before it
+// as the character it stands for ("\n/srv/..." begins a line), the
+// string's closing quote as the text's end.
+func (w paths) json(line []byte) []byte { return []byte(w.replace(string(line), true)) }
 
-// replace is text, writing each name as quote has it.
-func (w paths) replace(msg string, quote func(string) string) string {
+// replace is text, or json when inJSON is set.
+func (w paths) replace(msg string, inJSON bool) string {
+	quote := func(s string) string { return s }
+	before := func(i int) byte { return msg[i-1] }
+	ends := sentenceEnd
+	if inJSON {
+		quote = func(s string) string {
+			q, _ := json.Marshal(s)
+			return string(q[1 : len(q)-1])
+		}
+		before = func(i int) byte { return unescaped(msg[:i]) }
+		ends = jsonSentenceEnd
+	}
 	var bases []string
 	for _, base := range []string{w.scratch, w.workspace, w.root} {
 		if base != "" && base != string(filepath.Separator) {
@@ -90,14 +100,19 @@ func (w paths) replace(msg string, quote func(string) string) string {
 	var b strings.Builder
 	for i := 0; i < len(msg); {
 		base := ""
-		if i == 0 || !pathByte(msg[i-1]) && msg[i-1] != filepath.Separator {
-			for _, c := range bases {
-				end := i + len(c)
-				// Not a longer name that begins as c does.
-				if strings.HasPrefix(msg[i:], c) && len(c) > len(base) &&
-					(end == len(msg) || msg[end] == filepath.Separator || !pathByte(msg[end]) || sentenceEnd(msg[end:])) {
-					base = c
-				}
+		for _, c := range bases {
+			end := i + len(c)
+			// Not a longer name that begins as c does.
+			if strings.HasPrefix(msg[i:], c) && len(c) > len(base) &&
+				(end == len(msg) || msg[end] == filepath.Separator || !pathByte(msg[end]) || ends(msg[end:])) {
+				base = c
+			}
+		}
+		// Only where a path begins: what is before it is read only then,
+		// an escape's backslashes once for each path.
+		if base != "" && i > 0 {
+			if c := before(i); pathByte(c) || c == filepath.Separator {
+				base = ""
 			}
 		}
 		if base == "" {
@@ -106,7 +121,7 @@ func (w paths) replace(msg string, quote func(string) string) string {
 			continue
 		}
 		end := i + len(base)
-		for end < len(msg) && (pathByte(msg[end]) || msg[end] == filepath.Separator) && !sentenceEnd(msg[end:]) {
+		for end < len(msg) && (pathByte(msg[end]) || msg[end] == filepath.Separator) && !ends(msg[end:]) {
 			end++
 		}
 		b.WriteString(quote(w.name(filepath.Clean(msg[i:end]))))
@@ -126,4 +141,46 @@ func pathByte(c byte) bool {
 // or before a space.
 func sentenceEnd(s string) bool {
 	return s[0] == '.' && (len(s) == 1 || s[1] == ' ' || s[1] == '\n')
+}
+
+// jsonSentenceEnd is sentenceEnd for s in a JSON string: its full stop is
+// the text's last character where the string's closing quote follows it,
+// and one before a line's end where "\n" does.
+func jsonSentenceEnd(s string) bool {
+	return sentenceEnd(s) || s[0] == '.' && len(s) > 1 && (s[1] == '"' || strings.HasPrefix(s[1:], `\n`))
+}
+
+// unescaped is the last character of the text that s, the start of a JSON
+// string's content, holds: the character an escape that ends it stands
+// for (0x80, which no check here takes for an ASCII one, for a \u escape
+// of a character beyond ASCII), or its last byte.
+func unescaped(s string) byte {
+	escape := func(at int) bool { // s[at] is a backslash that escapes what follows it
+		n := 0
+		for i := at; i >= 0 && s[i] == '\\'; i-- {
+			n++
+		}
+		return n%2 == 1
+	}
+	n := len(s)
+	if n >= 6 && s[n-5] == 'u' && escape(n-6) {
+		if c, err := strconv.ParseUint(s[n-4:], 16, 16); err == nil {
+			return byte(min(c, 0x80))
+		}
+	}
+	if n >= 2 && escape(n-2) {
+		switch s[n-1] {
+		case 'n':
+			return '\n'
+		case 't':
+			return '\t'
+		case 'r':
+			return '\r'
+		case 'b':
+			return '\b'
+		case 'f':
+			return '\f'
+		}
+	}
+	return s[n-1]
 }
