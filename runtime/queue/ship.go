@@ -158,10 +158,24 @@ func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir 
 	}
 	defer os.Remove(spool.Name())
 	defer spool.Close()
+	// dir may hold the temporary directory (a $TMPDIR in the project): the
+	// file is not one of the files the archive holds.
+	own, err := spool.Stat()
+	if err != nil {
+		return nil, err
+	}
+	files := func(rel string) bool {
+		if path.Base(rel) == own.Name() {
+			if info, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel))); err == nil && os.SameFile(info, own) {
+				return false
+			}
+		}
+		return keep == nil || keep(rel)
+	}
 	// Written a whole chunk at a time, not gzip's small writes; a packing
 	// stops when ctx ends.
 	bw := bufio.NewWriterSize(ctxWriter{ctx: ctx, w: spool}, shipChunk)
-	m, err := packTo(bw, dir, max, keep)
+	m, err := packTo(bw, dir, max, files)
 	if err == nil {
 		err = bw.Flush()
 	}

@@ -164,3 +164,25 @@ func TestArchiveOverTheCapUploadsNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "nothing of it stays there")
 }
+
+// A workspace may hold the temporary directory the archive is made in (a
+// submitter's $TMPDIR set to a directory of its project): the archive
+// does not take in the file it is being made in, half written, which the
+// worker would unpack into the job's copy and which counted against the
+// cap as much again as what was packed before it.
+func TestArchiveLeavesOutItsOwnTemporaryFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := make([]byte, 600<<10) // more than a chunk of the archive, so that some is written before tmp is packed
+	_, _ = rand.Read(data)
+	writeFiles(t, dir, map[string]string{"a.bin": string(data), "tmp/kept.txt": "a file of the project's own\n", "z.txt": "last\n"})
+	spool := filepath.Join(dir, "tmp")
+	obs := &countingStore{spool: spool}
+	m, err := shipTo(context.Background(), obs, "x", dir, spool, DefaultShipMax, nil)
+	require.NoError(t, err)
+	var names []string
+	for rel := range m {
+		names = append(names, rel)
+	}
+	assert.ElementsMatch(t, []string{"a.bin", "tmp/kept.txt", "z.txt"}, names)
+}
