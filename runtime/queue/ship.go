@@ -149,14 +149,19 @@ func packTo(w io.Writer, dir string, max int64, keep func(rel string) bool) (man
 // it is made); then it goes to the store from the file, a chunk at a time.
 // Memory holds a chunk, and one file of dir at a time (see packTo), however
 // big the archive. The file is made in spoolDir ("" for the temporary
-// directory), and removed once uploaded: a worker's is in its scratch
-// directory, which a worker starting sweeps when its worker was killed.
+// directory). Where an open file may be removed (Unix) its name is removed
+// at once, so that nothing of it stays when the process is killed (a
+// submitter's second Ctrl-C ends it so); elsewhere the file is removed once
+// uploaded, a worker's being in its scratch directory, which a worker
+// starting sweeps when its worker was killed.
 func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir string, max int64, keep func(rel string) bool) (manifest, error) {
 	spool, err := os.CreateTemp(spoolDir, "agentspec-ship-*.tar.gz")
 	if err != nil {
 		return nil, fmt.Errorf("a temporary file for the archive: %w", err)
 	}
-	defer os.Remove(spool.Name())
+	if os.Remove(spool.Name()) != nil {
+		defer os.Remove(spool.Name()) // once closed
+	}
 	defer spool.Close()
 	// dir may hold the temporary directory (a $TMPDIR in the project): the
 	// file is not one of the files the archive holds.
