@@ -450,3 +450,20 @@ func TestPathsJSONAfterAnEscape(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.True(t, strings.HasSuffix(string(got), `\\/mnt/jobs/a/job-0"}`))
 }
+
+// A file of the worker's own in its scratch directory, beside the specs'
+// directories (the archive of a run's changes is made there), is no
+// spec's: a message does not name it "." as it names a spec's directory,
+// the place of the spec's files, but shows it as one of a directory not
+// shown.
+func TestPathsWorkersOwnScratchFile(t *testing.T) {
+	t.Parallel()
+	at := paths{workspace: "/srv/jobs/a/job-0", label: "/mnt/jobs/a/job-0", root: "/srv/jobs", scratch: "/tmp/agentspec-worker-1"}
+	for msg, want := range map[string]string{
+		"write /tmp/agentspec-worker-1/agentspec-ship-12.tar.gz: no space left on device": "write …/agentspec-ship-12.tar.gz: no space left on device",
+		"cannot read /tmp/agentspec-worker-1/0f6-2/t.yaml":                                "cannot read t.yaml",
+		"mkdir /tmp/agentspec-worker-1/0f6-2: no space left on device":                    "mkdir .: no space left on device",
+	} {
+		assert.Equal(t, want, at.text(msg), msg)
+	}
+}

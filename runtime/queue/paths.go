@@ -27,7 +27,11 @@ type paths struct {
 // (/etc) is the same everywhere.
 func (w paths) name(p string) string {
 	if w.scratch != "" && within(w.scratch, p) {
-		if rel, _ := filepath.Rel(w.scratch, p); rel != "." {
+		if rel, _ := filepath.Rel(w.scratch, p); strings.HasPrefix(rel, spoolPrefix) {
+			// The worker's own (see shipTo), of no spec: of a directory
+			// not shown, as mcpserve shows one.
+			return "…" + string(filepath.Separator) + rel
+		} else if rel != "." {
 			// The first component is the spec's own directory.
 			if _, below, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok {
 				return below

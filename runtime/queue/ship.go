@@ -155,7 +155,7 @@ func packTo(w io.Writer, dir string, max int64, keep func(rel string) bool) (man
 // uploaded, a worker's being in its scratch directory, which a worker
 // starting sweeps when its worker was killed.
 func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir string, max int64, keep func(rel string) bool) (manifest, error) {
-	spool, err := os.CreateTemp(spoolDir, "agentspec-ship-*.tar.gz")
+	spool, err := os.CreateTemp(spoolDir, spoolPrefix+"*.tar.gz")
 	if err != nil {
 		return nil, fmt.Errorf("a temporary file for the archive: %w", err)
 	}
@@ -195,6 +195,9 @@ func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir 
 	}
 	return m, nil
 }
+
+// spoolPrefix begins the name of the temporary file an archive is made in.
+const spoolPrefix = "agentspec-ship-"
 
 // ctxWriter writes to w until ctx ends, then fails with its cause.
 type ctxWriter struct {
