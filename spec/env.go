@@ -86,13 +86,15 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, []envProbl
 }
 
 // closingBrace returns the index in s, which starts with "${", of the "}"
-// that ends the reference, past the references nested in its default; -1
-// when none does.
+// that ends the reference, past the references nested in its default and
+// the literal ${...} a $${ writes there, whose "}" is its own; -1 when none
+// does.
 func closingBrace(s string) int {
 	depth := 0
 	for i := 0; i < len(s); {
 		switch {
 		case strings.HasPrefix(s[i:], "$${"):
+			depth++
 			i += 3
 		case strings.HasPrefix(s[i:], "${"):
 			depth++

@@ -247,3 +247,24 @@ func TestReferenceToAYAML11Value(t *testing.T) {
 	assert.Equal(t, "yes", s.Name)
 	assert.Equal(t, "1:30", s.Description)
 }
+
+// A $${ in a default writes a literal ${ whose } is its own, so that the
+// reference ends at the brace after it, whether the default is used or not.
+func TestExpandEnvEscapeInADefault(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"${ROUNDS:-$${MODEL}}", "12"},
+		{"${NOPE:-$${MODEL}}", "${MODEL}"},
+		{"${ROUNDS:-$${MODEL}${WORKDIR}}/x", "12/x"},
+		{"${NOPE:-$${MODEL}${WORKDIR}}/x", "${MODEL}./work/x"},
+		{"${NOPE:-a$${B}c}", "a${B}c"},
+	}
+	for _, tc := range tests {
+		got, problems := expandEnv(tc.in, testEnv)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Empty(t, problems, tc.in)
+	}
+	s, err := testLoader(t).Load("a.yaml", []byte("name: \"${MODEL:-$${MODEL}}\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "openai:gpt-5", s.Name)
+}
