@@ -37,52 +37,114 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, []envProbl
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
-	var (
-		b    strings.Builder
-		errs []envProblem
-	)
-	for i := 0; i < len(s); {
+	e := envExpander{s: s, lookup: lookup, closing: closingBraces(s)}
+	e.out = make([]byte, 0, len(s))
+	e.expand(0, len(s))
+	return string(e.out), e.errs
+}
+
+// envExpander fills the references of s into out. The braces that close
+// them are found in one pass (closing), and a default used is filled where
+// it is written, into out too, so that references nested in defaults take
+// time and memory in proportion to s, however deep they go.
+type envExpander struct {
+	s       string
+	lookup  func(string) (string, bool)
+	closing map[int]int // the index of the "}" ending the reference at each "${"
+	out     []byte
+	errs    []envProblem
+}
+
+// usedDefault is a reference whose default is being filled.
+type usedDefault struct {
+	ref      string // the reference, written in its place if its default has a problem
+	at       int    // the index in s of the reference's start
+	to       int    // where the text holding the reference ends
+	out      int    // len(out) before the default
+	problems int    // len(errs) before the default
+}
+
+// expand fills the references in s[from:to].
+func (e *envExpander) expand(from, to int) {
+	var defaults []usedDefault // the defaults being filled, innermost last
+	for i := from; ; {
+		if i >= to {
+			n := len(defaults)
+			if n == 0 {
+				return
+			}
+			d := defaults[n-1]
+			defaults = defaults[:n-1]
+			if len(e.errs) > d.problems {
+				e.out = append(e.out[:d.out], d.ref...)
+			}
+			i, to = d.at+len(d.ref), d.to
+			continue
+		}
+		s := e.s[:to]
 		switch {
 		case strings.HasPrefix(s[i:], "$${"):
-			b.WriteString("${")
+			e.out = append(e.out, "${"...)
 			i += 3
 		case strings.HasPrefix(s[i:], "${"):
-			end := closingBrace(s[i:])
-			if end < 0 {
-				errs = append(errs, envProblem{i, "${", `unterminated "${": add a closing "}", or write "$${" for a literal "${"`})
-				b.WriteString(s[i:])
-				i = len(s)
+			end, ok := e.closing[i]
+			if !ok {
+				e.errs = append(e.errs, envProblem{i, "${", `unterminated "${": add a closing "}", or write "$${" for a literal "${"`})
+				e.out = append(e.out, s[i:]...)
+				i = to
 				continue
 			}
-			ref := s[i : i+end+1]
+			ref := s[i : end+1]
 			body := ref[2 : len(ref)-1]
-			value, def, err := resolveRef(body, lookup)
-			if def != nil {
+			value, def, err := resolveRef(body, e.lookup)
+			switch {
+			case err != "":
+				e.errs = append(e.errs, envProblem{i, ref, err})
+				e.out = append(e.out, ref...)
+				i = end + 1
+			case def != nil:
 				// The default is used: its own references are filled now,
 				// their problems placed where they are written.
-				var inner []envProblem
-				value, inner = expandEnv(*def, lookup)
-				at := i + 2 + len(body) - len(*def)
-				for _, p := range inner {
-					p.offset += at
-					errs = append(errs, p)
-				}
-				if len(inner) > 0 {
-					value = ref
-				}
+				defaults = append(defaults, usedDefault{ref: ref, at: i, to: to, out: len(e.out), problems: len(e.errs)})
+				i, to = end-len(*def), end
+			default:
+				e.out = append(e.out, value...)
+				i = end + 1
 			}
-			if err != "" {
-				errs = append(errs, envProblem{i, ref, err})
-				value = ref
-			}
-			b.WriteString(value)
-			i += len(ref)
 		default:
-			b.WriteByte(s[i])
+			e.out = append(e.out, s[i])
 			i++
 		}
 	}
-	return b.String(), errs
+}
+
+// closingBraces returns the index of the "}" that ends each reference in s
+// by the index of its "${", as closingBrace finds it, for all of them in one
+// pass; an unterminated one has none.
+func closingBraces(s string) map[int]int {
+	closing := map[int]int{}
+	var open []int // the "${" not yet closed; -1 for the literal one of a $${
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			open = append(open, -1)
+			i += 3
+		case strings.HasPrefix(s[i:], "${"):
+			open = append(open, i)
+			i += 2
+		case s[i] == '}':
+			if n := len(open); n > 0 {
+				if open[n-1] >= 0 {
+					closing[open[n-1]] = i
+				}
+				open = open[:n-1]
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return closing
 }
 
 // closingBrace returns the index in s, which starts with "${", of the "}"

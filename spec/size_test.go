@@ -198,3 +198,19 @@ func TestLongLabelsAreCut(t *testing.T) {
 	assert.True(t, strings.HasPrefix(label, "metadata.kkk") && strings.HasSuffix(label, "kkke.b"), label)
 	assert.Equal(t, "unsupported YAML tag !foo; remove it, or quote the value", msg)
 }
+
+// References nested in defaults take time and memory in proportion to the
+// file, however deep they go: each default's text was scanned and copied
+// again at each level, so that a file of 180 kB took seconds and hundreds of
+// megabytes to load.
+func TestNestedDefaultsAreLinear(t *testing.T) {
+	const depth = 20_000
+	src := "model: test\nname: " + strings.Repeat("${NOPE:-a", depth) + strings.Repeat("}", depth) + "\n"
+	err, alloc := allocated(t, "agent.yaml", src)
+	t.Logf("%d bytes allocated", alloc)
+	assert.Less(t, alloc, uint64(maxLoadAlloc), "bytes allocated")
+	require.NoError(t, err)
+	s, err := testLoader(t).Load("agent.yaml", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("a", depth), s.Name)
+}
