@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -279,10 +280,11 @@ func (c *Condition) members(ast *cel.Ast, expr string, toText []int) *condError 
 // {{steps.a.output}}.score + 1 pass, to fail at run time when score, a
 // number, is a double. Each such call is type-checked again in env, its
 // operands typed as their schemas type them (the member's type, the
-// result of a call so checked, or what CEL found), as a reference's value
+// result of a call so checked, the list a map or a filter builds of
+// such values and its items, or what CEL found), as a reference's value
 // is typed when the expression is compiled.
 func (c *Condition) operands(env *cel.Env, ast *cel.Ast, expr string, toText []int) *condError {
-	o := operandCheck{c: c, env: env, ast: ast, typed: map[int64]*cel.Type{}}
+	o := operandCheck{c: c, env: env, ast: ast, typed: map[int64]*cel.Type{}, items: map[string]*cel.Type{}}
 	root := ast.NativeRep().Expr()
 	o.visit(root, nil)
 	if o.bad != nil {
@@ -301,7 +303,10 @@ type operandCheck struct {
 	env   *cel.Env
 	ast   *cel.Ast
 	typed map[int64]*cel.Type // what the schemas make of an expression CEL typed as dyn, or of a call over one
-	bad   celast.Expr         // the first call refused
+	// items types the variables of the comprehensions around that iterate
+	// over a list typed here, not by a schema: what map and filter give.
+	items map[string]*cel.Type
+	bad   celast.Expr // the first call refused
 	msg   string
 }
 
@@ -357,14 +362,57 @@ func (o *operandCheck) visit(e celast.Expr, scope map[string]typedExpr) {
 		o.visit(comp.IterRange(), scope)
 		o.visit(comp.AccuInit(), scope)
 		inner := o.c.inner(comp, e.ID(), scope)
+		outer := maps.Clone(o.items)
+		delete(o.items, comp.AccuVar())
+		delete(o.items, comp.IterVar())
+		if _, typed := inner[comp.IterVar()]; !typed {
+			if list, ok := o.typed[comp.IterRange().ID()]; ok && list.Kind() == types.ListKind && len(list.Parameters()) == 1 {
+				o.items[comp.IterVar()] = list.Parameters()[0]
+			}
+		}
 		for _, part := range []celast.Expr{comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
 			o.visit(part, inner)
 		}
+		if t, ok := o.listBuilt(comp); ok && !t.IsExactType(o.ast.NativeRep().GetType(e.ID())) {
+			o.typed[e.ID()] = t
+		}
+		o.items = outer
 	case celast.IdentKind:
 		if v, ok := scope[e.AsIdent()]; ok {
 			o.schemaType(e, v)
+		} else if t, ok := o.items[e.AsIdent()]; ok && !t.IsExactType(o.ast.NativeRep().GetType(e.ID())) {
+			o.typed[e.ID()] = t
 		}
 	}
+}
+
+// listBuilt is the type of the list comp builds, as map and filter do
+// (accumulating [x] at each step, or only where a test holds), when the
+// type of what it accumulates is one this check found: a list of numbers
+// of a schema, which CEL would type as a list of dyn.
+func (o *operandCheck) listBuilt(comp celast.ComprehensionExpr) (*cel.Type, bool) {
+	accu := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == comp.AccuVar() }
+	if !accu(comp.Result()) || comp.AccuInit().Kind() != celast.ListKind || len(comp.AccuInit().AsList().Elements()) != 0 {
+		return nil, false
+	}
+	step := comp.LoopStep()
+	if step.Kind() == celast.CallKind && step.AsCall().FunctionName() == operators.Conditional {
+		if args := step.AsCall().Args(); len(args) == 3 && accu(args[2]) {
+			step = args[1]
+		}
+	}
+	if step.Kind() != celast.CallKind || step.AsCall().FunctionName() != operators.Add {
+		return nil, false
+	}
+	args := step.AsCall().Args()
+	if len(args) != 2 || !accu(args[0]) || args[1].Kind() != celast.ListKind || len(args[1].AsList().Elements()) != 1 {
+		return nil, false
+	}
+	t, ok := o.typed[args[1].AsList().Elements()[0].ID()]
+	if !ok {
+		return nil, false
+	}
+	return cel.ListType(t), true
 }
 
 // member types e, when it is a member or an item a schema types, as its

@@ -314,6 +314,11 @@ func TestConditionMemberTypes(t *testing.T) {
 		{o + ".name > 3", "found no matching overload for '_>_' applied to '(string, int)'"},
 		{o + ".list['x'] == 1", "found no matching overload for '_[_]' applied to '(list(map(string, dyn)), string)'"},
 		{o + ".name != null", "found no matching overload for '_!=_' applied to '(string, null)'"}, // as {{steps.t.output.name}} != null
+		{o + ".list.map(f, f.score).exists(s, s + 1 > 2.0)", "applied to '(double, int)'"},         // what map gives is typed too
+		{"{{steps.t.output.list}}.map(f, f.score).exists(s, s + 1 > 2.0)", "applied to '(double, int)'"},
+		{o + ".list.map(f, f.score)[0] - 1 > 2.0", "applied to '(double, int)'"},
+		{o + ".list.map(f, f.score).filter(s, s > 1).map(s, s * 2).size() > 0", "applied to '(double, int)'"},
+		{o + ".list.map(f, true, f.score).exists(s, s + 1 > 2.0)", "applied to '(double, int)'"},
 
 		{o + ".score + 1.0 > 2.0", ""},
 		{o + ".score > 2 && " + o + ".score >= 7", ""}, // a number orders against an integer
@@ -324,6 +329,10 @@ func TestConditionMemberTypes(t *testing.T) {
 		{o + ".k != null && " + o + ".k + 1 > 2", ""},
 		{o + ".any + 1 > 2", ""}, // its schema says nothing
 		{o + ".name.startsWith('a') && size(" + o + ".name) > 1", ""},
+		{o + ".list.map(f, f.score).exists(s, s + 1.0 > 2.0 && s > 2)", ""},
+		{o + ".list.filter(f, f.score > 1).map(f, f.score).all(s, s * 2.0 > 1.0)", ""},
+		{o + ".list.map(f, f.score).map(s, int(s)).exists(i, i + 1 > 2)", ""},
+		{o + ".list.map(f, f.score).exists(f, f + 1.0 > 2.0) && " + o + ".list.exists(f, f.score > 1)", ""},
 	} {
 		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
 		if tc.want == "" {
