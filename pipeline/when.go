@@ -718,8 +718,45 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 				}
 			}
 		}
+	case celast.ComprehensionKind:
+		// A map of each item to a value the schemas type (l.map(f, f.p)) is
+		// a list of that type, whose items may be null or lack a member as
+		// that value may. A map with a test, and a filter, keep what their
+		// test lets by: they are not typed.
+		comp := e.AsComprehension()
+		x, ok := mapped(comp)
+		if !ok {
+			break
+		}
+		list, ok := c.typeOf(comp.IterRange(), scope, nil)
+		if !ok {
+			break
+		}
+		item, ok := c.typeOf(x, c.inner(comp, e.ID(), scope), nil)
+		if !ok || !item.t.Known() {
+			break
+		}
+		t := arrayOf(item.t, item.t.origin)
+		return typedExpr{t: t, text: list.text + ".map(" + comp.IterVar() + ", " + item.text + ")",
+			key: "map#" + strconv.FormatInt(e.ID(), 10), defaults: item.defaults}, true
 	}
 	return typedExpr{}, false
+}
+
+// mapped is x when comp is a map of each item to x, as CEL's l.map(i, x)
+// expands: the empty list, to which each step adds [x].
+func mapped(comp celast.ComprehensionExpr) (celast.Expr, bool) {
+	accu := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == comp.AccuVar() }
+	step := comp.LoopStep()
+	if !accu(comp.Result()) || comp.AccuInit().Kind() != celast.ListKind || len(comp.AccuInit().AsList().Elements()) != 0 ||
+		step.Kind() != celast.CallKind || step.AsCall().FunctionName() != operators.Add {
+		return nil, false
+	}
+	args := step.AsCall().Args()
+	if len(args) != 2 || !accu(args[0]) || args[1].Kind() != celast.ListKind || len(args[1].AsList().Elements()) != 1 {
+		return nil, false
+	}
+	return args[1].AsList().Elements()[0], true
 }
 
 // refKey is the key of r's value among the guards' facts: its text as

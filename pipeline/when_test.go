@@ -211,7 +211,7 @@ func TestConditionMembersTheSchemaAllows(t *testing.T) {
 		"  a:\n    spec: {model: test}\n    when: \"{{steps.t.output}}.files[0].p == 'x' && {{steps.t.output}}['n'] > 0" +
 		" && has({{steps.t.output}}.m.anything) && has({{steps.t.output}}.m.anything.z) && {{steps.t.output}}.m.anything.z > 1" +
 		" && has({{steps.t.output}}.open.whatever) && {{steps.t.output}}.open.whatever == 1 && {{steps.t.output}}.any.x.y == 2" +
-		" && {{steps.t.output.files}}.exists(f, has(f.p) && f.p != '') && {{steps.t.output.files}}.map(f, f.p).exists(p, p.q == 1)\"\n"
+		" && {{steps.t.output.files}}.exists(f, has(f.p) && f.p != '') && {{steps.t.output.files}}.map(f, f.p).exists(p, p != '')\"\n"
 	p, err := Load("p.yaml", []byte(src))
 	require.NoError(t, err)
 	require.NotNil(t, p.Step("a").Condition)
@@ -263,6 +263,13 @@ func TestConditionOptionalMembers(t *testing.T) {
 		{o + ".nl.exists(s, s > 2)", "s may be null (t's output_schema allows null)"},
 		{o + ".nl.exists(s, s != null && s > 2)", ""},
 		{o + ".nl.exists(s, s == 3) && " + o + ".nl.all(s, s == null || s > 2)", ""},
+		{o + ".nl.map(s, s).exists(x, x > 2)", "x may be null (t's output_schema allows null)"}, // what map gives is the items' type
+		{o + ".list.map(f, f).exists(g, g.p == 'a')", "g.p may be absent (t's output_schema does not require 'p')"},
+		{o + ".list.map(f, f).exists(g, has(g.q))", "g.q: t's output_schema has no property 'q'"},
+		{o + ".nl.map(s, s).exists(x, x != null && x > 2)", ""},
+		{o + ".nl.filter(s, s != null).exists(s, s > 2)", ""},
+		{o + ".list.map(f, has(f.p), f.p).exists(p, p == 'a')", ""},
+		{o + ".list.map(f, f).exists(g, has(g.p) && g.p == 'a')", ""},
 		{"{{inputs.opts}}.depth > 0", ""}, // a default fills it in
 	} {
 		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
