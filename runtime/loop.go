@@ -26,8 +26,11 @@ type runner struct {
 	// versions are the caps' ToolsVersion when their tools were last
 	// listed, nil when none has one (their tools never change); listTools
 	// lists them again, as the run's start did.
-	versions    []uint64
-	listTools   func(context.Context) (*toolset, error)
+	versions  []uint64
+	listTools func(context.Context) (*toolset, error)
+	// declared are the tools the last request declared, which stay
+	// declared, none callable, once every tool is withdrawn (see request).
+	declared    []llms.Tool
 	schema      *outputSchema
 	checks      *checkSet // nil when the spec has none
 	workspace   string    // absolute
@@ -189,13 +192,22 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 		return turn{}, err
 	}
 	opts := r.callOpts
-	if len(r.tools.defs) > 0 {
-		opts = append(opts[:len(opts):len(opts)], llms.WithTools(r.tools.defs))
-		if final {
+	defs, none := r.tools.defs, final
+	if len(defs) == 0 && len(r.declared) > 0 {
+		// Every tool was withdrawn since a request declared some (an MCP
+		// server removed its own): the history may hold calls of them, so
+		// the last ones stay declared, as after the round limit, and none
+		// may be called; a call of one is answered as of an unknown tool.
+		defs, none = r.declared, true
+	}
+	if len(defs) > 0 {
+		opts = append(opts[:len(opts):len(opts)], llms.WithTools(defs))
+		if none {
 			// The tools stay declared: the Anthropic API refuses a history
 			// with tool_use blocks but no tools.
 			opts = append(opts, llms.WithToolChoice("none"))
 		}
+		r.declared = defs
 	}
 	r.res.Usage.Requests++
 	n := r.res.Usage.Requests

@@ -89,3 +89,35 @@ func TestRunToolThatJoinsUnderATakenName(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `two capabilities provide a tool named "read_file"`)
 }
+
+// A capability that withdraws every tool after the model called one leaves
+// the tools it offered declared, none callable (tool choice none), since
+// the history holds calls of them, which Anthropic's API and Bedrock's
+// refuse in a request without tools; a call of one made anyway (Bedrock has
+// no "none") is answered as one of an unknown tool.
+func TestRunAllToolsWithdrawn(t *testing.T) {
+	t.Parallel()
+	c := &changingTools{}
+	c.tools = []capabilities.Tool{funcTool{name: "drop", fn: func(context.Context, json.RawMessage) (string, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.tools = nil
+		c.version++
+		return "dropped", nil
+	}}}
+	withdrawn := &script.Expect{Tools: []string{"drop"}, ToolChoice: "none"}
+	m := script.New(
+		script.Calls(script.Call("drop", map[string]any{})),
+		script.Turn{ToolCalls: []script.ToolCall{script.Call("drop", map[string]any{})}, Expect: withdrawn},
+		script.Turn{Text: "done", Expect: withdrawn},
+	)
+	rec := &recorder{}
+	res, err := runScript(t, newSpec(), m, nil, WithCapabilities(c), WithListener(rec.listen))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dropped", `Error: unknown tool "drop"; no tools are offered`}, toolResults(res.Transcript))
+	var offered []int
+	for _, ev := range eventsOf[ModelRequest](rec) {
+		offered = append(offered, ev.Tools)
+	}
+	assert.Equal(t, []int{1, 0, 0}, offered)
+}
