@@ -44,7 +44,7 @@ func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 	return &lineConn{
 		in: bufio.NewReaderSize(t.in, 64<<10), out: t.out, closeIn: t.closeIn, hand: t.hand,
 		closed: make(chan struct{}), answered: make(chan struct{}, 1),
-		pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
+		pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listens: map[jsonrpc.ID]bool{},
 	}, nil
 }
 
@@ -66,10 +66,13 @@ type lineConn struct {
 	// pending holds the calls read and not yet answered; answered is
 	// signalled whenever one is, for drain. cancelled holds those the
 	// client cancelled before they were answered: their answers are not
-	// sent.
+	// sent. listens holds the subscriptions/listen requests read and not
+	// yet answered, which drain does not wait for, true once the client
+	// cancelled one: its answer is not sent either.
 	pmu       sync.Mutex
 	pending   map[jsonrpc.ID]bool
 	cancelled map[jsonrpc.ID]bool
+	listens   map[jsonrpc.ID]bool
 	answered  chan struct{}
 }
 
@@ -197,8 +200,9 @@ func (c *lineConn) readErr(err error) error {
 // longer waited for, and its answer is not sent: MCP asks the receiver of
 // a cancellation not to answer, and a client that has forgotten the id may
 // report an answer to it as an error. A subscriptions/listen (protocol
-// 2026-07-28) is not: it is answered only when it ends, and once the input
-// has, no one is left to hear what it was for.
+// 2026-07-28) is not waited for: it is answered only when it ends, and
+// once the input has, no one is left to hear what it was for; its answer
+// is left out once the client cancelled it, as a call's is.
 func (c *lineConn) track(msgs []jsonrpc.Message) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
@@ -207,6 +211,7 @@ func (c *lineConn) track(msgs []jsonrpc.Message) {
 		switch {
 		case !ok:
 		case req.IsCall() && req.Method == "subscriptions/listen":
+			c.listens[req.ID] = false
 		case req.IsCall():
 			c.pending[req.ID] = true
 		case req.Method == "notifications/cancelled":
@@ -214,7 +219,10 @@ func (c *lineConn) track(msgs []jsonrpc.Message) {
 				RequestID any `json:"requestId"`
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.pending[id] {
+				id, err := jsonrpc.MakeID(p.RequestID)
+				if _, listen := c.listens[id]; err == nil && listen {
+					c.listens[id] = true
+				} else if err == nil && c.pending[id] {
 					delete(c.pending, id)
 					c.cancelled[id] = true
 				}
@@ -230,6 +238,7 @@ func (c *lineConn) answer(id jsonrpc.ID) {
 	c.pmu.Lock()
 	delete(c.pending, id)
 	delete(c.cancelled, id)
+	delete(c.listens, id)
 	c.pmu.Unlock()
 	select {
 	case c.answered <- struct{}{}:
@@ -408,6 +417,10 @@ func (c *lineConn) unhand(resp *jsonrpc.Response) (*jsonrpc.Response, error) {
 func (c *lineConn) wasCancelled(id jsonrpc.ID) bool {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
+	if c.listens[id] {
+		delete(c.listens, id)
+		return true
+	}
 	if !c.cancelled[id] {
 		return false
 	}

@@ -136,3 +136,26 @@ func TestDrainIsNotHeldByACancellationOfACallAnswered(t *testing.T) {
 	c.drain(ctx)
 	assert.NoError(t, ctx.Err(), "the end of the input waited for a call answered")
 }
+
+// A subscriptions/listen the client cancelled is answered no more than a
+// call it cancelled is, though the end of the input does not wait for it.
+func TestCancelledSubscriptionIsNotAnswered(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	conn, err := (&lineTransport{in: strings.NewReader(""), out: &out}).Connect(context.Background())
+	require.NoError(t, err)
+	c := conn.(*lineConn)
+	listen, err := jsonrpc.MakeID(float64(3))
+	require.NoError(t, err)
+	c.track([]jsonrpc.Message{&jsonrpc.Request{ID: listen, Method: "subscriptions/listen"}})
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	c.drain(ctx)
+	require.NoError(t, ctx.Err(), "the end of the input waited for the subscription")
+
+	c.track([]jsonrpc.Message{&jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":3}`)}})
+	require.NoError(t, c.Write(context.Background(), &jsonrpc.Response{ID: listen, Result: json.RawMessage(`{}`)}))
+	assert.Empty(t, out.String(), "the answer to the cancelled subscription was sent")
+	c.drain(ctx)
+	assert.NoError(t, ctx.Err())
+}
