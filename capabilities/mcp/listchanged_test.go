@@ -3,8 +3,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -96,4 +99,47 @@ func TestServerThatExitsBeforeItsToolsAreListedAgain(t *testing.T) {
 	_, err = c.Tools(context.Background())
 	require.ErrorIs(t, err, ErrServerExited)
 	assert.Contains(t, err.Error(), "MCP server mcp.test ("+serverCommand()[0]+") exited (exit status 7); the last lines of its stderr:\n  fatal: the disk caught fire")
+}
+
+// A server at protocol 2026-07-28 that says its tools change but refuses
+// the subscriptions/listen they would be announced on, with an HTTP error
+// or a JSON-RPC one, is started all the same, and its tools are called:
+// only what it would announce is not heard.
+func TestServerThatRefusesSubscriptionsStarts(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"HTTP 404", "JSON-RPC error"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			srv := testServer()
+			srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+				return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+					if how == "JSON-RPC error" && method == "subscriptions/listen" {
+						return nil, errors.New("no subscriptions here")
+					}
+					return next(ctx, method, req)
+				}
+			})
+			h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true})
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if how == "HTTP 404" && bytes.Contains(body, []byte(`"subscriptions/listen"`)) {
+					http.Error(w, "not here", http.StatusNotFound)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(ts.Close)
+			c, err := New(context.Background(), Options{URL: ts.URL + "/mcp"}, capabilities.Setup{})
+			require.NoError(t, err)
+			t.Cleanup(func() { c.Close() })
+			require.Equal(t, "2026-07-28", c.currentSession().InitializeResult().ProtocolVersion)
+			require.True(t, c.currentSession().InitializeResult().Capabilities.Tools.ListChanged)
+			for _, text := range []string{"first", "second"} {
+				out, err := call(t, c, "echo", `{"text": "`+text+`"}`, nil)
+				require.NoError(t, err)
+				assert.Equal(t, text, out)
+			}
+		})
+	}
 }
