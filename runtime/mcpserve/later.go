@@ -153,6 +153,10 @@ func startLater(ctx context.Context, typeName string, probe capabilities.Capabil
 
 var errClosedEarly = errors.New("closed before it started")
 
+// errClosedOnceUp is why a capability that started is not there: it was
+// closed since (Close).
+var errClosedOnceUp = errors.New("closed")
+
 // errStoppedStarting is why a capability did not start when serving ended
 // (the context its start was given, or Close) while it was starting.
 var errStoppedStarting = fmt.Errorf("stopped while it was starting: %w", errShuttingDown)
@@ -229,8 +233,10 @@ func (l *later) Close() error {
 	if l.c == nil {
 		return nil
 	}
+	// A join still to ask for it finds it closed, not started without
+	// an error.
 	c := l.c
-	l.c = nil
+	l.c, l.err = nil, errClosedOnceUp
 	if cl, ok := capabilities.As[io.Closer](c); ok {
 		return cl.Close()
 	}

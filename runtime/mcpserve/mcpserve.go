@@ -306,7 +306,7 @@ func (s *Server) join(ctx context.Context, ls *lateStart) {
 	if err == nil {
 		withheld, err = s.add(tools)
 	}
-	stopped := errors.Is(err, errClosedEarly) || errors.Is(err, errStoppedStarting)
+	stopped := errors.Is(err, errClosedEarly) || errors.Is(err, errClosedOnceUp) || errors.Is(err, errStoppedStarting)
 	if err != nil && ctx.Err() == nil && !stopped {
 		// A factory's error may not say which capability it is.
 		err = fmt.Errorf("%s: %w", ls.l.name, err)

@@ -707,3 +707,18 @@ func (c *closeSpy) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return c.Capability.(io.Closer).Close()
 }
+
+// A capability closed once it had started, before a join asked for it (the
+// server closed just as it came up), is found closed, and not started
+// without an error, which had the join ask a nil capability for its tools.
+func TestLaterClosedOnceStarted(t *testing.T) {
+	t.Parallel()
+	l := startLater(context.Background(), "MCP quick", noTools{}, func(context.Context) (capabilities.Capability, error) {
+		return noTools{}, nil
+	})
+	<-l.done
+	require.NoError(t, l.Close())
+	c, err := l.started(context.Background())
+	assert.Nil(t, c)
+	assert.ErrorIs(t, err, errClosedOnceUp)
+}
