@@ -344,18 +344,9 @@ func (o *operandCheck) visit(e celast.Expr, scope map[string]typedExpr) {
 		if call.FunctionName() == operators.Index && o.bad == nil {
 			o.member(e, scope) // what the schema says of an item or a member, more than the index's result type
 		}
-	case celast.ListKind:
-		for _, el := range e.AsList().Elements() {
-			o.visit(el, scope)
-		}
-	case celast.MapKind:
-		for _, en := range e.AsMap().Entries() {
-			o.visit(en.AsMapEntry().Key(), scope)
-			o.visit(en.AsMapEntry().Value(), scope)
-		}
-	case celast.StructKind:
-		for _, f := range e.AsStruct().Fields() {
-			o.visit(f.AsStructField().Value(), scope)
+	case celast.ListKind, celast.MapKind, celast.StructKind:
+		for _, part := range literalParts(e) {
+			o.visit(part, scope)
 		}
 	case celast.ComprehensionKind:
 		comp := e.AsComprehension()
@@ -391,24 +382,11 @@ func (o *operandCheck) visit(e celast.Expr, scope map[string]typedExpr) {
 // type of what it accumulates is one this check found: a list of numbers
 // of a schema, which CEL would type as a list of dyn.
 func (o *operandCheck) listBuilt(comp celast.ComprehensionExpr) (*cel.Type, bool) {
-	accu := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == comp.AccuVar() }
-	if !accu(comp.Result()) || comp.AccuInit().Kind() != celast.ListKind || len(comp.AccuInit().AsList().Elements()) != 0 {
+	x, ok := built(comp, true)
+	if !ok {
 		return nil, false
 	}
-	step := comp.LoopStep()
-	if step.Kind() == celast.CallKind && step.AsCall().FunctionName() == operators.Conditional {
-		if args := step.AsCall().Args(); len(args) == 3 && accu(args[2]) {
-			step = args[1]
-		}
-	}
-	if step.Kind() != celast.CallKind || step.AsCall().FunctionName() != operators.Add {
-		return nil, false
-	}
-	args := step.AsCall().Args()
-	if len(args) != 2 || !accu(args[0]) || args[1].Kind() != celast.ListKind || len(args[1].AsList().Elements()) != 1 {
-		return nil, false
-	}
-	t, ok := o.typed[args[1].AsList().Elements()[0].ID()]
+	t, ok := o.typed[x.ID()]
 	if !ok {
 		return nil, false
 	}
@@ -598,18 +576,9 @@ func (m *memberCheck) visit(e celast.Expr, scope map[string]typedExpr) {
 		for _, a := range call.Args() {
 			m.visit(a, scope)
 		}
-	case celast.ListKind:
-		for _, el := range e.AsList().Elements() {
-			m.visit(el, scope)
-		}
-	case celast.MapKind:
-		for _, en := range e.AsMap().Entries() {
-			m.visit(en.AsMapEntry().Key(), scope)
-			m.visit(en.AsMapEntry().Value(), scope)
-		}
-	case celast.StructKind:
-		for _, f := range e.AsStruct().Fields() {
-			m.visit(f.AsStructField().Value(), scope)
+	case celast.ListKind, celast.MapKind, celast.StructKind:
+		for _, part := range literalParts(e) {
+			m.visit(part, scope)
 		}
 	case celast.ComprehensionKind:
 		comp := e.AsComprehension()
@@ -620,6 +589,25 @@ func (m *memberCheck) visit(e celast.Expr, scope map[string]typedExpr) {
 			m.visit(part, inner)
 		}
 	}
+}
+
+// literalParts are the expressions the list, map or struct literal e is
+// written with: its elements, or its keys and values.
+func literalParts(e celast.Expr) []celast.Expr {
+	var parts []celast.Expr
+	switch e.Kind() {
+	case celast.ListKind:
+		parts = e.AsList().Elements()
+	case celast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			parts = append(parts, en.AsMapEntry().Key(), en.AsMapEntry().Value())
+		}
+	case celast.StructKind:
+		for _, f := range e.AsStruct().Fields() {
+			parts = append(parts, f.AsStructField().Value())
+		}
+	}
+	return parts
 }
 
 // inner is scope inside the comprehension comp, whose expression's id is
@@ -724,7 +712,7 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 		// that value may. A map with a test, and a filter, keep what their
 		// test lets by: they are not typed.
 		comp := e.AsComprehension()
-		x, ok := mapped(comp)
+		x, ok := built(comp, false)
 		if !ok {
 			break
 		}
@@ -743,13 +731,22 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 	return typedExpr{}, false
 }
 
-// mapped is x when comp is a map of each item to x, as CEL's l.map(i, x)
-// expands: the empty list, to which each step adds [x].
-func mapped(comp celast.ComprehensionExpr) (celast.Expr, bool) {
+// built is x when comp builds a list of x, one for each item, as CEL's
+// l.map(i, x) expands: the empty list, to which each step adds [x]. With
+// filtered, also one that adds it only where a test holds, as l.filter(i,
+// t) and l.map(i, t, x) do.
+func built(comp celast.ComprehensionExpr, filtered bool) (celast.Expr, bool) {
 	accu := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == comp.AccuVar() }
+	if !accu(comp.Result()) || comp.AccuInit().Kind() != celast.ListKind || len(comp.AccuInit().AsList().Elements()) != 0 {
+		return nil, false
+	}
 	step := comp.LoopStep()
-	if !accu(comp.Result()) || comp.AccuInit().Kind() != celast.ListKind || len(comp.AccuInit().AsList().Elements()) != 0 ||
-		step.Kind() != celast.CallKind || step.AsCall().FunctionName() != operators.Add {
+	if filtered && step.Kind() == celast.CallKind && step.AsCall().FunctionName() == operators.Conditional {
+		if args := step.AsCall().Args(); len(args) == 3 && accu(args[2]) {
+			step = args[1]
+		}
+	}
+	if step.Kind() != celast.CallKind || step.AsCall().FunctionName() != operators.Add {
 		return nil, false
 	}
 	args := step.AsCall().Args()
