@@ -14,15 +14,7 @@ import (
 
 func TestExpandEnv(t *testing.T) {
 	t.Parallel()
-	type problem struct {
-		offset int
-		ref    string
-	}
-	tests := []struct {
-		in       string
-		want     string
-		problems []problem
-	}{
+	assertExpansions(t, []envCase{
 		{"", "", nil},
 		{"no references", "no references", nil},
 		{"${MODEL}", "openai:gpt-5", nil},
@@ -36,20 +28,37 @@ func TestExpandEnv(t *testing.T) {
 		{"$${MODEL}", "${MODEL}", nil},
 		{"cost: $5, $HOME", "cost: $5, $HOME", nil},
 		{"$$${MODEL}", "$${MODEL}", nil},
-		{"${NOPE}", "${NOPE}", []problem{{0, "${NOPE}"}}},
-		{"a ${NOPE} b ${GONE}", "a ${NOPE} b ${GONE}", []problem{{2, "${NOPE}"}, {12, "${GONE}"}}},
-		{"${MODEL", "${MODEL", []problem{{0, "${"}}},
-		{"${}", "${}", []problem{{0, "${}"}}},
-		{"${1ST}", "${1ST}", []problem{{0, "${1ST}"}}},
-		{"${A B}", "${A B}", []problem{{0, "${A B}"}}},
-		{"${NOPE-x}", "${NOPE-x}", []problem{{0, "${NOPE-x}"}}},
-	}
+		{"${NOPE}", "${NOPE}", []refProblem{{0, "${NOPE}"}}},
+		{"a ${NOPE} b ${GONE}", "a ${NOPE} b ${GONE}", []refProblem{{2, "${NOPE}"}, {12, "${GONE}"}}},
+		{"${MODEL", "${MODEL", []refProblem{{0, "${"}}},
+		{"${}", "${}", []refProblem{{0, "${}"}}},
+		{"${1ST}", "${1ST}", []refProblem{{0, "${1ST}"}}},
+		{"${A B}", "${A B}", []refProblem{{0, "${A B}"}}},
+		{"${NOPE-x}", "${NOPE-x}", []refProblem{{0, "${NOPE-x}"}}},
+	})
+}
+
+// envCase is a string, what expandEnv makes of it in testEnv, and the
+// problems it finds there.
+type envCase struct {
+	in, want string
+	problems []refProblem
+}
+
+// refProblem is a problem expandEnv finds: where in the string, and what.
+type refProblem struct {
+	offset int
+	ref    string
+}
+
+func assertExpansions(t *testing.T, tests []envCase) {
+	t.Helper()
 	for _, tc := range tests {
 		got, problems := expandEnv(tc.in, testEnv)
 		assert.Equal(t, tc.want, got, tc.in)
-		var gotProblems []problem
+		var gotProblems []refProblem
 		for _, p := range problems {
-			gotProblems = append(gotProblems, problem{p.offset, p.ref})
+			gotProblems = append(gotProblems, refProblem{p.offset, p.ref})
 		}
 		assert.Equal(t, tc.problems, gotProblems, tc.in)
 	}
@@ -134,15 +143,7 @@ func TestEnvInSpecs(t *testing.T) {
 // used: the reference's end is the brace that closes it, not the first one.
 func TestExpandEnvNestedDefault(t *testing.T) {
 	t.Parallel()
-	type problem struct {
-		offset int
-		ref    string
-	}
-	tests := []struct {
-		in       string
-		want     string
-		problems []problem
-	}{
+	assertExpansions(t, []envCase{
 		{"${NOPE:-${MODEL}}", "openai:gpt-5", nil},
 		{"${EMPTY:-${MODEL}}/x", "openai:gpt-5/x", nil},
 		{"${MODEL:-${NOPE}}", "openai:gpt-5", nil}, // the default is not used: NOPE need not be set
@@ -150,18 +151,9 @@ func TestExpandEnvNestedDefault(t *testing.T) {
 		{"${NOPE:-${WORKDIR}/${ROUNDS}}", "./work/12", nil},
 		{"${NOPE:-$${MODEL}}", "${MODEL}", nil},
 		{"${NOPE:-{x}}", "{x}", nil},
-		{"${NOPE:-${GONE}}", "${NOPE:-${GONE}}", []problem{{8, "${GONE}"}}},
-		{"a ${NOPE:-${MODEL}", "a ${NOPE:-${MODEL}", []problem{{2, "${"}}},
-	}
-	for _, tc := range tests {
-		got, problems := expandEnv(tc.in, testEnv)
-		assert.Equal(t, tc.want, got, tc.in)
-		var gotProblems []problem
-		for _, p := range problems {
-			gotProblems = append(gotProblems, problem{p.offset, p.ref})
-		}
-		assert.Equal(t, tc.problems, gotProblems, tc.in)
-	}
+		{"${NOPE:-${GONE}}", "${NOPE:-${GONE}}", []refProblem{{8, "${GONE}"}}},
+		{"a ${NOPE:-${MODEL}", "a ${NOPE:-${MODEL}", []refProblem{{2, "${"}}},
+	})
 
 	t.Run("in a spec", func(t *testing.T) {
 		t.Parallel()
@@ -252,18 +244,13 @@ func TestReferenceToAYAML11Value(t *testing.T) {
 // reference ends at the brace after it, whether the default is used or not.
 func TestExpandEnvEscapeInADefault(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ in, want string }{
-		{"${ROUNDS:-$${MODEL}}", "12"},
-		{"${NOPE:-$${MODEL}}", "${MODEL}"},
-		{"${ROUNDS:-$${MODEL}${WORKDIR}}/x", "12/x"},
-		{"${NOPE:-$${MODEL}${WORKDIR}}/x", "${MODEL}./work/x"},
-		{"${NOPE:-a$${B}c}", "a${B}c"},
-	}
-	for _, tc := range tests {
-		got, problems := expandEnv(tc.in, testEnv)
-		assert.Equal(t, tc.want, got, tc.in)
-		assert.Empty(t, problems, tc.in)
-	}
+	assertExpansions(t, []envCase{
+		{"${ROUNDS:-$${MODEL}}", "12", nil},
+		{"${NOPE:-$${MODEL}}", "${MODEL}", nil},
+		{"${ROUNDS:-$${MODEL}${WORKDIR}}/x", "12/x", nil},
+		{"${NOPE:-$${MODEL}${WORKDIR}}/x", "${MODEL}./work/x", nil},
+		{"${NOPE:-a$${B}c}", "a${B}c", nil},
+	})
 	s, err := testLoader(t).Load("a.yaml", []byte("name: \"${MODEL:-$${MODEL}}\"\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "openai:gpt-5", s.Name)
