@@ -73,10 +73,12 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 		if !a.Secret && !a.Denied {
 			return nil
 		}
-		// A symlink is masked itself, as its name says, not what it leads
-		// to: that is hidden where its own name says so, and a link such
-		// as key.pem -> . must not hide the whole workspace.
-		h.masks = append(h.masks, path)
+		if d.Type()&fs.ModeSymlink != 0 {
+			path = maskedAt(path, root)
+		}
+		if !slices.Contains(h.masks, path) {
+			h.masks = append(h.masks, path)
+		}
 		return skip(d)
 	})
 	if err != nil {
@@ -89,11 +91,7 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 		for _, rel := range HomeCredentials {
 			p := filepath.Join(home, rel)
 			if _, err := os.Lstat(p); err == nil {
-				// A link is masked where it leads, the store itself, but
-				// never over the workspace: then the link alone is.
-				if real, err := filepath.EvalSymlinks(p); err == nil && real != root && !strictlyBelow(real, root) {
-					p = real
-				}
+				p = maskedAt(p, root)
 				if !slices.Contains(h.masks, p) {
 					h.masks = append(h.masks, p)
 				}
@@ -101,6 +99,20 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 		}
 	}
 	return h, nil
+}
+
+// maskedAt is where the secret at path is masked: where it leads when it
+// is a symlink, the secret being what it leads to (.env ->
+// /run/secrets/app.env), but never over the workspace root or a directory
+// that holds it (key.pem -> ., ~/.aws -> the workspace): then, as when it
+// leads nowhere, on the link itself, which reads as empty and leads
+// nowhere.
+func maskedAt(path, root string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil || real == root || strictlyBelow(real, root) {
+		return path
+	}
+	return real
 }
 
 // credentialHomes are the home directories whose credentials commands read

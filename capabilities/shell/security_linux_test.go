@@ -472,26 +472,26 @@ func TestIncludedGitConfigIsReadOnly(t *testing.T) {
 	assert.Equal(t, local+"x\n", string(got))
 }
 
-// A symlink whose name is a secret's is hidden itself: read through it, it
-// is empty, and it leads nowhere; what it leads to stays as it was. A link
-// such as key.pem -> . no longer hides the whole workspace, nor a
-// secrets -> src its directory, nor an id_rsa -> README.md that file.
-func TestSecretNamedSymlinkHidesItselfOnly(t *testing.T) {
+// A symlink whose name is a secret's hides what it leads to, the secret,
+// inside the workspace or out of it, except where that is the workspace or
+// holds it (key.pem -> .) or is nothing: then the link itself reads as
+// empty and leads nowhere, and the workspace stays as it was.
+func TestSecretNamedSymlinkHidesWhatItLeadsToButNeverTheWorkspace(t *testing.T) {
 	t.Parallel()
 	s, w := confinedShell(t, `{}`)
 	write(t, filepath.Join(w, "README.md"), "readme\n")
-	write(t, filepath.Join(w, "src", "main.go"), "package main\n")
+	write(t, filepath.Join(w, "config", "prod.txt"), "password=hunter2\n")
 	outside := filepath.Join(realTemp(t), "deploy.pem")
 	write(t, outside, "PRIVATE hunter2\n")
-	for link, to := range map[string]string{"key.pem": ".", "secrets": "src", "id_rsa": "README.md", "app.pem": outside, ".env": "missing"} {
+	for link, to := range map[string]string{"key.pem": ".", "id_rsa": "config/prod.txt", "app.pem": outside, ".env": "missing"} {
 		require.NoError(t, os.Symlink(to, filepath.Join(w, link)))
 	}
-	assert.Equal(t, "[stdout]\nreadme\npackage main\n", run(t, s, "cat README.md src/main.go"))
-	assert.Equal(t, "[stdout]\nREADME.md\napp.pem\nid_rsa\nkey.pem\nsecrets\nsrc\n", run(t, s, "ls"))
-	// Each link reads as empty, and cannot be entered.
-	assert.Equal(t, "(no output)", run(t, s, "cat key.pem secrets id_rsa app.pem .env && "+
-		"for l in key.pem secrets id_rsa app.pem .env; do (cd $l 2>/dev/null) && echo entered $l; done; true"))
-	// The workspace stays writable; outside it, what a link leads to is
-	// any file.
-	assert.Equal(t, "[stdout]\nnew\nPRIVATE hunter2\n", run(t, s, "echo new > src/new.txt && cat src/new.txt "+outside))
+	assert.Equal(t, "[stdout]\nreadme\n", run(t, s, "cat README.md"))
+	assert.Equal(t, "[stdout]\nREADME.md\napp.pem\nconfig\nid_rsa\nkey.pem\n", run(t, s, "ls"))
+	// Each link reads as empty, and cannot be entered; what one leads to
+	// reads as empty by its own name too.
+	assert.Equal(t, "(no output)", run(t, s, "cat key.pem id_rsa app.pem .env config/prod.txt "+outside+" && "+
+		"for l in key.pem id_rsa app.pem .env; do (cd $l 2>/dev/null) && echo entered $l; done; true"))
+	// The workspace stays writable.
+	assert.Equal(t, "[stdout]\nnew\n", run(t, s, "echo new > new.txt && cat new.txt"))
 }
