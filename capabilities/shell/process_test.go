@@ -47,6 +47,20 @@ func sandboxMode(t *testing.T) string {
 	return "off"
 }
 
+// startFinished starts a background command with args and waits until
+// check_command says it has finished; it returns the command's id.
+func startFinished(t *testing.T, ctx context.Context, s *Capability, args string) string {
+	t.Helper()
+	out, err := call(t, ctx, s, ToolStartCommand, args)
+	require.NoError(t, err)
+	id := out[len(out)-32:]
+	require.Eventually(t, func() bool {
+		out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+		return strings.Contains(out, "[status: finished]")
+	}, timeoutForEventually, pollEvery)
+	return id
+}
+
 // call calls the named tool with args and returns its result or retry.
 func call(t *testing.T, ctx context.Context, s *Capability, name, args string) (string, error) {
 	t.Helper()
@@ -171,14 +185,8 @@ func TestMaxFileBytesBackground(t *testing.T) {
 		"exit 2": "[exit code: 2]" + failed,
 		"true":   "[exit code: 0]",
 	} {
-		out, err := call(t, ctx, s, ToolStartCommand, `{"command": "`+command+`"}`)
-		require.NoError(t, err)
-		id := out[len(out)-32:]
-		require.Eventually(t, func() bool {
-			out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
-			return strings.Contains(out, "[status: finished]")
-		}, timeoutForEventually, pollEvery)
-		out, err = call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
+		id := startFinished(t, ctx, s, `{"command": "`+command+`"}`)
+		out, err := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
 		require.NoError(t, err)
 		assert.Equal(t, "(no output yet)\n[status: finished]\n"+exit, out, command)
 		out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
@@ -583,13 +591,7 @@ func TestLongCommandLine(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, body == string(got), "big.txt has the heredoc's text")
 
-			out, err = call(t, ctx, s, ToolStartCommand, string(args))
-			require.NoError(t, err)
-			id := out[len(out)-32:]
-			require.Eventually(t, func() bool {
-				out, _ := call(t, ctx, s, ToolCheckCommand, `{"command_id": "`+id+`"}`)
-				return strings.Contains(out, "[status: finished]")
-			}, timeoutForEventually, pollEvery)
+			id := startFinished(t, ctx, s, string(args))
 			out, err = call(t, ctx, s, ToolStopCommand, `{"command_id": "`+id+`"}`)
 			require.NoError(t, err)
 			assert.Equal(t, strings.Replace(want, "[exit code", "[stopped]\n[exit code", 1), out)
