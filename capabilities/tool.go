@@ -49,6 +49,17 @@ type ToolsChanger interface {
 	ToolsVersion() uint64
 }
 
+// ToolsWatcher is a ToolsChanger that also says when its ToolsVersion
+// changes, for whoever passes the change on without being asked for the
+// tools: `agentspec mcp` tells its own clients their list changed. Whoever
+// finds none asks ToolsVersion when it next needs the tools.
+type ToolsWatcher interface {
+	ToolsChanger
+	// ToolsChanged returns a channel closed at the first change of
+	// ToolsVersion after the call.
+	ToolsChanged() <-chan struct{}
+}
+
 // Instructable is implemented by capabilities that add text to the model's
 // instructions.
 type Instructable interface {

@@ -10,7 +10,8 @@
 // providerSchema), filtered by allowed_tools. A server that announces its
 // tools changed (notifications/tools/list_changed) has them listed again
 // when they are next asked for, which the run does before each request to
-// the model (capabilities.ToolsChanger). Nothing is started when a spec is
+// the model (capabilities.ToolsChanger), and `agentspec mcp` as soon as it
+// is told (capabilities.ToolsWatcher). Nothing is started when a spec is
 // only validated.
 //
 // A result the server flags isError is a *capabilities.RetryError: the model
@@ -130,6 +131,8 @@ type Capability struct {
 	readOnly    bool     // only the tools the server marks readOnlyHint
 	listTimeout time.Duration
 	changed     atomic.Uint64
+	changedMu   sync.Mutex
+	changedCh   chan struct{} // closed, and replaced, when changed moves
 	toolsMu     sync.Mutex
 	listed      uint64
 	tools       []capabilities.Tool
@@ -139,7 +142,10 @@ type Capability struct {
 	closeErr  error
 }
 
-var _ capabilities.Capability = (*Capability)(nil)
+var (
+	_ capabilities.Capability   = (*Capability)(nil)
+	_ capabilities.ToolsWatcher = (*Capability)(nil)
+)
 
 // Sentinels a caller can test fatal call errors against.
 var (
@@ -201,7 +207,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		// No roots: agentspec has no use for the server's view of them.
 		Capabilities: &sdk.ClientCapabilities{},
 		// The tools are listed again when they are next asked for.
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed.Add(1) },
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.toolsChanged() },
 	})
 	var err error
 	c.guard = &bodyGuard{limit: MaxMessageBytes}
@@ -406,6 +412,29 @@ func (c *Capability) Tools(ctx context.Context) ([]capabilities.Tool, error) {
 // or a new session is started with it (capabilities.ToolsChanger).
 func (c *Capability) ToolsVersion() uint64 { return c.changed.Load() }
 
+// ToolsChanged returns a channel closed when ToolsVersion next changes
+// (capabilities.ToolsWatcher).
+func (c *Capability) ToolsChanged() <-chan struct{} {
+	c.changedMu.Lock()
+	defer c.changedMu.Unlock()
+	if c.changedCh == nil {
+		c.changedCh = make(chan struct{})
+	}
+	return c.changedCh
+}
+
+// toolsChanged moves ToolsVersion on, and tells whoever waits on
+// ToolsChanged.
+func (c *Capability) toolsChanged() {
+	c.changedMu.Lock()
+	defer c.changedMu.Unlock()
+	c.changed.Add(1)
+	if c.changedCh != nil {
+		close(c.changedCh)
+		c.changedCh = nil
+	}
+}
+
 // relist lists the server's tools again, under toolsMu.
 func (c *Capability) relist(ctx context.Context) error {
 	listed := c.changed.Load()
@@ -513,7 +542,7 @@ func (c *Capability) renew(ctx context.Context, old *sdk.ClientSession) (*sdk.Cl
 		c.cancel()
 	}
 	c.session, c.cancel = session, cancel
-	c.changed.Add(1) // the server restarted, and may offer other tools
+	c.toolsChanged() // the server restarted, and may offer other tools
 	return session, nil
 }
 

@@ -27,6 +27,13 @@
 // background (StartingLater): the server answers initialize and serves the
 // other tools at once, and theirs join when they are up, announced with
 // notifications/tools/list_changed.
+//
+// A capability whose tools change while it is served (a
+// capabilities.ToolsChanger, as an MCP server's are when it announces a new
+// list) has them served as they change, checked as at the start, and its
+// clients are sent notifications/tools/list_changed: at once when it is a
+// capabilities.ToolsWatcher, otherwise when a client next lists the tools
+// or calls one not offered.
 package mcpserve
 
 import (
@@ -80,7 +87,9 @@ type Options struct {
 	// call that failed fatally, with its whole error (which the client is
 	// sent without the paths outside the served roots); none for a call
 	// its client cancelled, and one saying so for a call cut off as
-	// serving ended. Nil drops them.
+	// serving ended; and for a capability that changed its tools, one
+	// saying which joined or were withdrawn, and one for each tool left
+	// out, saying why. Nil drops them.
 	Notice func(string)
 	// Session, when set, builds capabilities of a client session's own
 	// (an HTTP client's: stdio has one), at its first call: its calls go
@@ -108,17 +117,18 @@ type Server struct {
 	// message may name to the client (callFailed).
 	roots []string
 
-	mu       sync.Mutex
-	tools    []capabilities.Tool
-	withheld []string
-	seen     map[string]bool // every tool name, withheld ones included
-	offered  map[string]bool
-	late     []*lateStart
-	settled  chan struct{} // closed, and replaced, when one of late settles
-	sessions map[*sdk.ServerSession]*sessionCaps
-	closed   bool
+	mu      sync.Mutex
+	sources []*source          // in the order their tools joined
+	owner   map[string]*source // every tool name, withheld ones included
+	// withdrawn are the tools a capability offered and withdrew since,
+	// and how it is named, for the answer to a call of one.
+	withdrawn map[string]string
+	late      []*lateStart
+	settled   chan struct{} // closed, and replaced, when one of late settles
+	sessions  map[*sdk.ServerSession]*sessionCaps
+	closed    bool
 
-	stop context.CancelFunc // ends the waits for late starts
+	stop context.CancelFunc // ends the waits for late starts, and for changes
 	wg   sync.WaitGroup
 
 	// grace is how long calls under way may go on once serving ends
@@ -179,6 +189,50 @@ type inflightCall struct {
 	cancel context.CancelCauseFunc
 }
 
+// source is a capability whose tools are served, and its share of them.
+type source struct {
+	c    capabilities.Capability // for one started in the background, the started one
+	name string                  // how messages name it ("MCP everything"); "" when nothing does
+	// watch is how c says its tools changed (nil: it is asked when a
+	// client lists them).
+	watch capabilities.ToolsWatcher
+	// refreshing is held while its tools are listed again (refresh), and
+	// guards version: c's ToolsVersion when they were last listed.
+	refreshing sync.Mutex
+	version    uint64
+
+	// Under the server's mu:
+	names    []string                     // every tool it holds, withheld ones included, in its order
+	tools    map[string]capabilities.Tool // those served
+	defs     map[string]*sdk.Tool         // how clients are given them
+	withheld []string                     // by ReadOnly
+}
+
+// label is how messages name src.
+func (src *source) label() string {
+	if src.name == "" {
+		return "a capability"
+	}
+	return src.name
+}
+
+// newSource is c's source, before its tools are listed.
+func newSource(c capabilities.Capability, name string) *source {
+	src := &source{c: c, name: name}
+	if name == "" {
+		if id, ok := capabilities.As[interface{ ID() string }](c); ok {
+			src.name = id.ID()
+		}
+	}
+	// Read before the tools are listed, so that a change while they are
+	// is not missed.
+	if ch, ok := capabilities.As[capabilities.ToolsChanger](c); ok {
+		src.version = ch.ToolsVersion()
+	}
+	src.watch, _ = capabilities.As[capabilities.ToolsWatcher](c)
+	return src
+}
+
 // lateStart is a capability started in the background (StartingLater)
 // whose tools have not all joined yet.
 type lateStart struct {
@@ -199,10 +253,14 @@ var emptyParameters = map[string]any{"type": "object", "properties": map[string]
 // not offered yet waits for the servers still starting, with a progress
 // notification saying so when the client asked for progress; when the tool's
 // server failed to start, the call's result is an error naming it.
+//
+// The tools of a capability that changes them (capabilities.ToolsChanger)
+// are served as they change (see update): a call of one it withdrew gets
+// an error result saying so.
 func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *Server, err error) {
 	s := &Server{caps: caps, listener: opts.Listener, readOnly: opts.ReadOnly, notice: opts.Notice,
 		session: opts.Session, sessions: map[*sdk.ServerSession]*sessionCaps{},
-		seen: map[string]bool{}, offered: map[string]bool{}, settled: make(chan struct{}),
+		owner: map[string]*source{}, withdrawn: map[string]string{}, settled: make(chan struct{}),
 		grace: shutdownGrace, idle: idleTimeout, inflight: map[*inflightCall]struct{}{},
 		answers: map[httpCall]*answerStream{}}
 	defer func() {
@@ -217,37 +275,48 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 	if version == "" {
 		version = "devel"
 	}
+	changing := false // whether the list may change
 	for _, c := range caps {
 		if l, ok := c.(*later); ok {
 			s.late = append(s.late, &lateStart{l: l, done: make(chan struct{})})
 		}
+		_, changes := capabilities.As[capabilities.ToolsChanger](c)
+		changing = changing || changes
 	}
 	s.roots = servedRoots(caps)
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: version}, &sdk.ServerOptions{
 		// Tools only: no logging capability, no prompts, no resources. The
-		// list changes only when tools join late.
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: len(s.late) > 0}},
+		// list changes when tools join late, or a capability changes its
+		// own.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: changing || len(s.late) > 0}},
 	})
+	var watch []*source
 	for _, c := range caps {
 		if _, ok := c.(*later); ok {
 			continue
 		}
+		src := newSource(c, "")
 		tools, err := c.Tools(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing tools: %w", err)
 		}
-		if _, err := s.add(tools); err != nil {
+		if _, err := s.add(src, tools); err != nil {
 			return nil, err
 		}
-	}
-	if len(s.late) > 0 {
-		s.srv.AddReceivingMiddleware(s.awaitTool)
-		var waitCtx context.Context
-		waitCtx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
-		for _, ls := range s.late {
-			s.wg.Add(1)
-			go s.join(waitCtx, ls)
+		if src.watch != nil {
+			watch = append(watch, src)
 		}
+	}
+	s.srv.AddReceivingMiddleware(s.awaitTool)
+	var waitCtx context.Context
+	waitCtx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
+	for _, ls := range s.late {
+		s.wg.Add(1)
+		go s.join(waitCtx, ls)
+	}
+	for _, src := range watch {
+		s.wg.Add(1)
+		go s.follow(waitCtx, src)
 	}
 	s.srv.AddReceivingMiddleware(s.track)
 	// Added last, so outermost: see preencode.
@@ -255,15 +324,15 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 	return s, nil
 }
 
-// add offers tools, all or none: a name already taken is an error.
-// It returns the names withheld by ReadOnly.
-func (s *Server) add(tools []capabilities.Tool) (withheld []string, err error) {
+// add offers the tools of src, all or none: a name already taken is an
+// error. It returns the names withheld by ReadOnly.
+func (s *Server) add(src *source, tools []capabilities.Tool) (withheld []string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	names := map[string]bool{}
 	defs := make([]*sdk.Tool, len(tools))
 	for i, t := range tools {
-		if s.seen[t.Name()] || names[t.Name()] {
+		if s.owner[t.Name()] != nil || names[t.Name()] {
 			return nil, fmt.Errorf("two capabilities provide a tool named %q; a client could not tell them apart", t.Name())
 		}
 		names[t.Name()] = true
@@ -275,18 +344,197 @@ func (s *Server) add(tools []capabilities.Tool) (withheld []string, err error) {
 			return nil, err
 		}
 	}
-	for i, t := range tools {
-		s.seen[t.Name()] = true
-		if defs[i] == nil {
-			withheld = append(withheld, t.Name())
+	s.sources = append(s.sources, src)
+	s.serve(src, tools, defs)
+	return slices.Clone(src.withheld), nil
+}
+
+// serve makes tools src's share, defs[i] being how clients are given
+// tools[i] (nil: withheld by ReadOnly), and withdraws what src held before
+// and holds no more; a tool whose definition changed is given anew. The
+// SDK tells connected clients the list changed. s.mu is held.
+func (s *Server) serve(src *source, tools []capabilities.Tool, defs []*sdk.Tool) (joined, withdrawn []string) {
+	holds := map[string]bool{}
+	for _, t := range tools {
+		holds[t.Name()] = true
+	}
+	for _, name := range src.names {
+		if holds[name] {
 			continue
 		}
-		s.srv.AddTool(defs[i], s.handler(t))
-		s.tools = append(s.tools, t)
-		s.offered[t.Name()] = true
+		delete(s.owner, name)
+		if src.defs[name] != nil {
+			withdrawn = append(withdrawn, name)
+			s.withdrawn[name] = src.label()
+		}
 	}
-	s.withheld = append(s.withheld, withheld...)
-	return withheld, nil
+	if len(withdrawn) > 0 {
+		s.srv.RemoveTools(withdrawn...)
+	}
+	before := src.defs
+	src.names, src.withheld = nil, nil
+	src.tools, src.defs = map[string]capabilities.Tool{}, map[string]*sdk.Tool{}
+	for i, t := range tools {
+		name := t.Name()
+		src.names = append(src.names, name)
+		s.owner[name] = src
+		if defs[i] == nil {
+			src.withheld = append(src.withheld, name)
+			if before[name] != nil {
+				s.srv.RemoveTools(name)
+				withdrawn = append(withdrawn, name)
+			}
+			continue
+		}
+		delete(s.withdrawn, name)
+		src.tools[name], src.defs[name] = t, defs[i]
+		if prev := before[name]; prev == nil {
+			joined = append(joined, name)
+		} else if sameDefinition(prev, defs[i]) {
+			continue
+		}
+		s.srv.AddTool(defs[i], s.handler(src, name))
+	}
+	return joined, withdrawn
+}
+
+// sameDefinition reports whether a and b tell a client the same.
+func sameDefinition(a, b *sdk.Tool) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
+}
+
+// update serves the tools src offers now, once it changed them. They are
+// checked as New checks them, but a tool that fails the checks (a name
+// another capability's tool has, parameters MCP cannot take) is left out
+// rather than failing the others, which are served already; the notes say
+// why, and what changed.
+func (s *Server) update(src *source, tools []capabilities.Tool) (notes []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	names := map[string]bool{}
+	var (
+		kept []capabilities.Tool
+		defs []*sdk.Tool
+	)
+	for _, t := range tools {
+		name := t.Name()
+		if o := s.owner[name]; o != nil && o != src || names[name] {
+			notes = append(notes, fmt.Sprintf("tool %s of %s is not served: another capability provides a tool of that name", name, src.label()))
+			continue
+		}
+		hints := capabilities.HintsOf(t)
+		var def *sdk.Tool
+		if !s.readOnly || hints.ReadOnly {
+			var err error
+			if def, err = definition(t, hints); err != nil {
+				notes = append(notes, fmt.Sprintf("%s: %v; it is not served", src.label(), err))
+				continue
+			}
+		}
+		names[name] = true
+		kept, defs = append(kept, t), append(defs, def)
+	}
+	withheldBefore := src.withheld
+	joined, withdrawn := s.serve(src, kept, defs)
+	var changes []string
+	if len(joined) > 0 {
+		changes = append(changes, strings.Join(joined, ", ")+plural(len(joined), " joins", " join"))
+	}
+	if len(withdrawn) > 0 {
+		changes = append(changes, strings.Join(withdrawn, ", ")+plural(len(withdrawn), " is withdrawn", " are withdrawn"))
+	}
+	var newlyWithheld []string
+	for _, name := range src.withheld {
+		if !slices.Contains(withheldBefore, name) {
+			newlyWithheld = append(newlyWithheld, name)
+		}
+	}
+	if len(newlyWithheld) > 0 {
+		changes = append(changes, "withheld by --read-only: "+strings.Join(newlyWithheld, ", "))
+	}
+	if len(changes) > 0 {
+		notes = append(notes, fmt.Sprintf("%s's tools changed: %s", src.label(), strings.Join(changes, "; ")))
+	}
+	return notes
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// follow serves the tools of src, a ToolsWatcher, as they change, until
+// ctx ends.
+func (s *Server) follow(ctx context.Context, src *source) {
+	defer s.wg.Done()
+	for {
+		changed := src.watch.ToolsChanged()
+		s.refresh(ctx, src)
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// refreshAll refreshes every capability's tools, or with watched false
+// those of the capabilities no follow goroutine refreshes: a client that
+// lists the tools is not kept waiting while one is listing a server's.
+func (s *Server) refreshAll(ctx context.Context, watched bool) {
+	s.mu.Lock()
+	sources := slices.Clone(s.sources)
+	s.mu.Unlock()
+	for _, src := range sources {
+		if watched || src.watch == nil {
+			s.refresh(ctx, src)
+		}
+	}
+}
+
+// refresh lists the tools of src again when its ToolsVersion moved since
+// they were listed, and serves those it offers now (update). A capability
+// that cannot list them keeps those served, and the server's log says why.
+func (s *Server) refresh(ctx context.Context, src *source) {
+	ch, ok := capabilities.As[capabilities.ToolsChanger](src.c)
+	if !ok {
+		return
+	}
+	src.refreshing.Lock()
+	defer src.refreshing.Unlock()
+	version := ch.ToolsVersion()
+	if version == src.version {
+		return
+	}
+	tools, err := src.c.Tools(ctx)
+	if err != nil && ctx.Err() != nil {
+		return // left for the next one to ask
+	}
+	src.version = version
+	var notes []string
+	if err != nil {
+		notes = []string{fmt.Sprintf("%s: %v; the tools it offered are served as they were", src.label(), err)}
+	} else {
+		notes = s.update(src, tools)
+	}
+	if s.notice != nil {
+		for _, n := range notes {
+			s.notice(n)
+		}
+	}
+}
+
+// withdrawnResult answers a call of a tool that by withdrew.
+func withdrawnResult(name, by string) *sdk.CallToolResult {
+	msg := fmt.Sprintf("tool %s is no longer offered: %s withdrew it", name, by)
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: msg}}, IsError: true}
 }
 
 // join waits for a capability started in the background and offers its
@@ -298,13 +546,20 @@ func (s *Server) join(ctx context.Context, ls *lateStart) {
 		withheld []string
 	)
 	c, err := ls.l.started(ctx)
+	var src *source
 	if err == nil {
+		src = newSource(c, ls.l.name)
 		if tools, err = c.Tools(ctx); err != nil {
 			err = fmt.Errorf("listing tools: %w", err)
 		}
 	}
 	if err == nil {
-		withheld, err = s.add(tools)
+		withheld, err = s.add(src, tools)
+	}
+	if err == nil && src.watch != nil && ctx.Err() == nil {
+		// Added while join is counted, so before Close's Wait returns.
+		s.wg.Add(1)
+		go s.follow(ctx, src)
 	}
 	stopped := errors.Is(err, errClosedEarly) || errors.Is(err, errClosedOnceUp) || errors.Is(err, errStoppedStarting)
 	if err != nil && ctx.Err() == nil && !stopped {
@@ -361,9 +616,15 @@ func (s *Server) Starting() []string {
 }
 
 // awaitTool holds a call to a tool not offered yet until the capabilities
-// starting in the background have settled, or one of them offers it.
+// starting in the background have settled, or one of them offers it, and
+// answers a call of a tool withdrawn with an error result saying so. The
+// tools of capabilities that changed them are listed again before the
+// client's tools/list, and before a call of a tool not offered.
 func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "tools/list" {
+			s.refreshAll(ctx, false)
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
@@ -371,12 +632,21 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 		if !ok {
 			return next(ctx, method, req)
 		}
+		s.mu.Lock()
+		known := s.owner[p.Name] != nil
+		s.mu.Unlock()
+		if !known {
+			// It may have just joined: a call waits for a listing under
+			// way.
+			s.refreshAll(ctx, true)
+		}
 		told := false
 		for {
 			s.mu.Lock()
-			// A name seen but not offered was withheld: no capability
+			// A name held but not offered was withheld: no capability
 			// starting can offer it, since two cannot share a name.
-			known, settled := s.seen[p.Name], s.settled
+			known, settled := s.owner[p.Name] != nil, s.settled
+			by, withdrawn := s.withdrawn[p.Name]
 			var waiting []*lateStart
 			var failed []string
 			stopped := false
@@ -400,6 +670,8 @@ func (s *Server) awaitTool(next sdk.MethodHandler) sdk.MethodHandler {
 				// The server that may have offered it was stopped as
 				// serving ends: the call is, as track cancels one.
 				return nil, fatal(fmt.Errorf("the call was cancelled: %w", errShuttingDown))
+			case len(waiting) == 0 && withdrawn:
+				return withdrawnResult(p.Name, by), nil
 			case len(waiting) == 0 && len(failed) > 0:
 				msg := fmt.Sprintf("tool %s is not offered: %s", p.Name, strings.Join(failed, "; "))
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: msg}}, IsError: true}, nil
@@ -508,18 +780,30 @@ func definition(t capabilities.Tool, hints capabilities.Hints) (*sdk.Tool, error
 	return def, nil
 }
 
-// Tools returns the tools offered so far, in order.
+// Tools returns the tools offered now, in order.
 func (s *Server) Tools() []capabilities.Tool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.tools)
+	var tools []capabilities.Tool
+	for _, src := range s.sources {
+		for _, name := range src.names {
+			if t := src.tools[name]; t != nil {
+				tools = append(tools, t)
+			}
+		}
+	}
+	return tools
 }
 
-// Withheld returns the names of the tools ReadOnly left out so far.
+// Withheld returns the names of the tools ReadOnly leaves out now.
 func (s *Server) Withheld() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.withheld)
+	var names []string
+	for _, src := range s.sources {
+		names = append(names, src.withheld...)
+	}
+	return names
 }
 
 // MCP returns the SDK server, to connect it to a transport of one's own
@@ -637,9 +921,16 @@ func (sc *sessionCaps) build(ctx context.Context, newCaps func(context.Context) 
 	}
 }
 
-func (s *Server) handler(t capabilities.Tool) sdk.ToolHandler {
-	name := t.Name()
+// handler calls the tool name of src, the one it offers now.
+func (s *Server) handler(src *source, name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		s.mu.Lock()
+		t := src.tools[name]
+		s.mu.Unlock()
+		if t == nil {
+			// Withdrawn as the call came in.
+			return withdrawnResult(name, src.label()), nil
+		}
 		args := req.Params.Arguments
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")

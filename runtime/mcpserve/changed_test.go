@@ -1,0 +1,233 @@
+//go:build unix
+
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/capabilities/mcp"
+)
+
+// upstream is an MCP server, reached over SSE, whose tools a test adds and
+// removes while it is served on.
+type upstream struct {
+	srv *sdk.Server
+	url string
+}
+
+func newUpstream(t *testing.T, tools ...string) *upstream {
+	t.Helper()
+	u := &upstream{srv: sdk.NewServer(&sdk.Implementation{Name: "upstream"}, nil)}
+	for _, name := range tools {
+		u.add(name, false)
+	}
+	ts := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return u.srv }, nil))
+	t.Cleanup(ts.Close)
+	u.url = ts.URL + "/sse"
+	return u
+}
+
+// add offers a tool named name that answers "NAME answers".
+func (u *upstream) add(name string, readOnly bool) {
+	u.srv.AddTool(&sdk.Tool{Name: name, Description: "upstream's " + name,
+		InputSchema: map[string]any{"type": "object"}, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: readOnly}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name + " answers"}}}, nil
+		})
+}
+
+// capability builds the MCP capability of u, started in the background
+// (as `agentspec mcp SPEC` starts it) or at once.
+func (u *upstream) capability(t *testing.T, later bool) capabilities.Capability {
+	t.Helper()
+	if !later {
+		c, err := mcp.New(context.Background(), mcp.Options{URL: u.url, ID: "up"}, capabilities.Setup{})
+		require.NoError(t, err)
+		return c
+	}
+	opts, err := json.Marshal(map[string]any{"url": u.url, "id": "up"})
+	require.NoError(t, err)
+	c, err := mcpRegistry(t).New(context.Background(), mcp.TypeName, capabilities.Args{Options: opts})
+	require.NoError(t, err)
+	return c
+}
+
+func callText(t *testing.T, cs *sdk.ClientSession, name string) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: map[string]any{}})
+	require.NoError(t, err)
+	return textOf(t, res), res.IsError
+}
+
+// The tools an MCP server of the spec adds or removes once it is served
+// on (notifications/tools/list_changed) are served as they change: the
+// client is sent list_changed, lists the new tools and calls them, and a
+// call of a tool withdrawn is answered with an error result saying so. A
+// tool that joins under the name of another capability's is not served,
+// and the server's log says why.
+func TestToolsAServerChangesAreServed(t *testing.T) {
+	t.Parallel()
+	for _, later := range []bool{false, true} {
+		name, label := "at once", "up" // named by its id
+		if later {
+			name, label = "started later", "MCP up"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, "echo")
+			srv, lc := serveLate(t, Options{}, plainCap{plainTool{"custom"}}, up.capability(t, later))
+			if later {
+				receive(t, lc.changed, "tools/list_changed as the server joins")
+				assert.Equal(t, "MCP up is up: 1 tools join (echo)", receive(t, lc.notices, "notice"))
+			}
+			require.ElementsMatch(t, []string{"custom", "echo"}, toolNames(t, lc.cs))
+
+			up.add("added", false)
+			receive(t, lc.changed, "tools/list_changed once a tool was added")
+			assert.ElementsMatch(t, []string{"custom", "echo", "added"}, toolNames(t, lc.cs))
+			out, isErr := callText(t, lc.cs, "added")
+			assert.False(t, isErr)
+			assert.Equal(t, "added answers", out)
+			assert.Equal(t, label+"'s tools changed: added joins", receive(t, lc.notices, "notice"))
+
+			up.srv.RemoveTools("echo")
+			receive(t, lc.changed, "tools/list_changed once a tool was removed")
+			assert.ElementsMatch(t, []string{"custom", "added"}, toolNames(t, lc.cs))
+			out, isErr = callText(t, lc.cs, "echo")
+			assert.True(t, isErr)
+			assert.Equal(t, "tool echo is no longer offered: "+label+" withdrew it", out)
+			assert.Equal(t, label+"'s tools changed: echo is withdrawn", receive(t, lc.notices, "notice"))
+
+			up.add("custom", false)
+			assert.Equal(t, "tool custom of "+label+" is not served: another capability provides a tool of that name",
+				receive(t, lc.notices, "notice"))
+			assert.ElementsMatch(t, []string{"custom", "added"}, toolNames(t, lc.cs))
+			out, _ = callText(t, lc.cs, "custom")
+			assert.Equal(t, "custom", out, "the first capability keeps its name")
+			var names []string
+			for _, tl := range srv.Tools() {
+				names = append(names, tl.Name())
+			}
+			assert.Equal(t, []string{"custom", "added"}, names)
+		})
+	}
+}
+
+// --read-only withholds a tool that joins later as it does one listed at
+// the start.
+func TestReadOnlyWithholdsToolsThatJoinLater(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t)
+	up.add("look", true)
+	srv, lc := serveLate(t, Options{ReadOnly: true}, up.capability(t, false))
+	require.Equal(t, []string{"look"}, toolNames(t, lc.cs))
+
+	up.add("change", false)
+	assert.Equal(t, "up's tools changed: withheld by --read-only: change", receive(t, lc.notices, "notice"))
+	up.add("peek", true)
+	receive(t, lc.changed, "tools/list_changed once a read-only tool was added")
+	assert.ElementsMatch(t, []string{"look", "peek"}, toolNames(t, lc.cs))
+	assert.Equal(t, []string{"change"}, srv.Withheld())
+	_, err := lc.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "change", Arguments: map[string]any{}})
+	require.Error(t, err, "a withheld tool is not called")
+}
+
+// changingCap is a capabilities.ToolsChanger that says nothing when its
+// tools change (no ToolsChanged).
+type changingCap struct {
+	mu      sync.Mutex
+	tools   []capabilities.Tool
+	version uint64
+}
+
+func (c *changingCap) Tools(context.Context) ([]capabilities.Tool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.tools), nil
+}
+
+func (c *changingCap) ToolsVersion() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+func (c *changingCap) set(tools ...capabilities.Tool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tools = tools
+	c.version++
+}
+
+// A capability whose tools change but that does not say when (a
+// ToolsChanger without ToolsChanged) has them served as they are when a
+// client next lists them, and a call of one that joined since is served.
+func TestToolsChangedUnannouncedAreServedWhenListed(t *testing.T) {
+	t.Parallel()
+	c := &changingCap{tools: []capabilities.Tool{plainTool{"first"}}}
+	_, cs := connect(t, Options{}, c)
+	require.Equal(t, []string{"first"}, toolNames(t, cs))
+	c.set(plainTool{"second"})
+	assert.Equal(t, []string{"second"}, toolNames(t, cs))
+	c.set(plainTool{"second"}, plainTool{"third"})
+	out, isErr := callText(t, cs, "third")
+	assert.False(t, isErr)
+	assert.Equal(t, "custom", out)
+	out, isErr = callText(t, cs, "first")
+	assert.True(t, isErr)
+	assert.Equal(t, "tool first is no longer offered: a capability withdrew it", out)
+}
+
+// Over streamable HTTP too, a client is told on its stream for
+// notifications that the tools changed.
+func TestToolsAServerChangesAreAnnouncedOverHTTP(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, "echo")
+	srv, err := New(context.Background(), []capabilities.Capability{up.capability(t, false)}, Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	endpoint, stop, served := serveLoopback(t, srv)
+	changed := make(chan struct{}, 8)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: endpoint}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"echo"}, toolNames(t, cs))
+	// A notification sent before the client has opened its stream for
+	// them is lost: tools are added until one is announced.
+	var name string
+	for i := 0; ; i++ {
+		name = fmt.Sprintf("added%d", i)
+		up.add(name, false)
+		select {
+		case <-changed:
+		case <-time.After(time.Second):
+			require.Less(t, i, 10, "no tools/list_changed")
+			continue
+		}
+		break
+	}
+	// The announcement may be of a tool added before.
+	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(toolNames(t, cs), name); time.Sleep(20 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "%s is not listed", name)
+	}
+	out, isErr := callText(t, cs, name)
+	assert.False(t, isErr)
+	assert.Equal(t, name+" answers", out)
+	require.NoError(t, cs.Close())
+	stop()
+	assert.NoError(t, waitFor(t, served, "Serve did not end"))
+}
