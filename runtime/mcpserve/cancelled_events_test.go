@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -82,24 +81,10 @@ func (w *cancelWatch) assertCancelled(t *testing.T, id, why string) {
 	assert.NotContains(t, w.stderr(), "context canceled")
 }
 
-// A call its client cancels (notifications/cancelled) is recorded with
-// status cancelled, since it is not the server's failure: it was recorded
-// fatal, and stderr said `held (call mcp-1) failed: context canceled`.
-func TestStdioCancelledCallIsRecordedCancelled(t *testing.T) {
-	t.Parallel()
-	w := newCancelWatch(t)
-	defer w.srv.Close()
-	inR, inW, err := os.Pipe()
-	require.NoError(t, err)
-	outR, outW, err := os.Pipe()
-	require.NoError(t, err)
-	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
-	served := make(chan error, 1)
-	go func() { served <- w.srv.ServeStdio(context.Background(), inR, outW) }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&sdk.IOTransport{Reader: outR, Writer: inW}, nil)
-	require.NoError(t, err)
-
+// cancelCall makes a call of the held tool in cs, cancels it once it has
+// started, and checks that it is cancelled and recorded so, as the call id.
+func (w *cancelWatch) cancelCall(t *testing.T, cs *sdk.ClientSession, id string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	called := make(chan error, 1)
 	go func() {
@@ -110,7 +95,22 @@ func TestStdioCancelledCallIsRecordedCancelled(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, waitFor(t, called, "the call did not return"), context.Canceled)
 	waitFor(t, w.held.cancelled, "the call was not cancelled")
-	w.assertCancelled(t, "mcp-1", "cancelled by the client")
+	w.assertCancelled(t, id, "cancelled by the client")
+}
+
+// A call its client cancels (notifications/cancelled) is recorded with
+// status cancelled, since it is not the server's failure: it was recorded
+// fatal, and stderr said `held (call mcp-1) failed: context canceled`.
+func TestStdioCancelledCallIsRecordedCancelled(t *testing.T) {
+	t.Parallel()
+	w := newCancelWatch(t)
+	defer w.srv.Close()
+	inW, outR, served := servePipes(t, context.Background(), w.srv)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	require.NoError(t, err)
+
+	w.cancelCall(t, cs, "mcp-1")
 
 	// The session goes on, and a call that ends is ok.
 	w.held.free()
@@ -133,17 +133,7 @@ func TestHTTPCancelledCallIsRecordedCancelled(t *testing.T) {
 	defer cs.Close()
 	defer w.held.free() // before Close, which waits for the calls
 
-	ctx, cancel := context.WithCancel(context.Background())
-	called := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "held"})
-		called <- err
-	}()
-	waitFor(t, w.held.started, "the call did not start")
-	cancel()
-	assert.ErrorIs(t, waitFor(t, called, "the call did not return"), context.Canceled)
-	waitFor(t, w.held.cancelled, "the call was not cancelled")
-	w.assertCancelled(t, "mcp-1", "cancelled by the client")
+	w.cancelCall(t, cs, "mcp-1")
 
 	leaving := dialHTTP(t, endpoint, "")
 	defer leaving.Close()
@@ -196,15 +186,9 @@ func TestStdioCallCancelledAsTheInputEndsIsRecordedCancelled(t *testing.T) {
 	t.Parallel()
 	w := newCancelWatch(t)
 	defer w.srv.Close()
-	inR, inW, err := os.Pipe()
-	require.NoError(t, err)
-	outR, outW, err := os.Pipe()
-	require.NoError(t, err)
-	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
-	served := make(chan error, 1)
-	go func() { served <- w.srv.ServeStdio(context.Background(), inR, outW) }()
+	inW, outR, served := servePipes(t, context.Background(), w.srv)
 	go io.Copy(io.Discard, outR)
-	_, err = inW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n" +
+	_, err := inW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"held","arguments":{}}}` + "\n")
 	require.NoError(t, err)

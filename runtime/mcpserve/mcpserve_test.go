@@ -377,20 +377,14 @@ func netSplit(addr string) (string, string, error) { return net.SplitHostPort(ad
 
 // serveOverPipes runs ServeStdio on real pipes, as under an MCP client, and
 // returns the client's ends.
-func serveOverPipes(t *testing.T, ctx context.Context) (toServer *os.File, fromServer *bufio.Reader, done chan error) {
+func serveOverPipes(t *testing.T, ctx context.Context) (toServer *os.File, fromServer *bufio.Reader, done <-chan error) {
 	t.Helper()
 	fs, _ := newFS(t, map[string]string{"a.txt": "alpha\n"})
 	srv, err := New(context.Background(), []capabilities.Capability{fs}, Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Close() })
-	inR, inW, err := os.Pipe()
-	require.NoError(t, err)
-	outR, outW, err := os.Pipe()
-	require.NoError(t, err)
-	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
-	done = make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
-	return inW, bufio.NewReader(outR), done
+	in, out, done := servePipes(t, ctx, srv)
+	return in, bufio.NewReader(out), done
 }
 
 func TestStdioPipesWithBatches(t *testing.T) {

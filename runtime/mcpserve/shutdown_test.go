@@ -90,17 +90,25 @@ func stdioSession(t *testing.T, ctx context.Context, srv *Server) (send func(str
 	return send, got, done
 }
 
-// stdioLines is stdioSession's, with the lines the server writes, on the
-// protocol version given.
-func stdioLines(t *testing.T, ctx context.Context, srv *Server, protocol string) (send func(string), lines <-chan string, done <-chan error) {
+// servePipes runs srv.ServeStdio with ctx on real pipes, as under an MCP
+// client, and returns the client's ends and what ServeStdio returns.
+func servePipes(t *testing.T, ctx context.Context, srv *Server) (toServer, fromServer *os.File, served <-chan error) {
 	t.Helper()
 	inR, inW, err := os.Pipe()
 	require.NoError(t, err)
 	outR, outW, err := os.Pipe()
 	require.NoError(t, err)
 	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() })
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeStdio(ctx, inR, outW) }()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
+	return inW, outR, done
+}
+
+// stdioLines is stdioSession's, with the lines the server writes, on the
+// protocol version given.
+func stdioLines(t *testing.T, ctx context.Context, srv *Server, protocol string) (send func(string), lines <-chan string, done <-chan error) {
+	t.Helper()
+	inW, outR, served := servePipes(t, ctx, srv)
 	got := make(chan string, 16)
 	go func() {
 		defer close(got)
