@@ -1,7 +1,8 @@
 // Package providertest runs fake model servers that speak the OpenAI chat
 // completions and Responses, Anthropic Messages, Bedrock Converse (SigV4 or
-// a bearer token; ConverseStream in AWS's event-stream framing) and Vertex
-// AI generateContent (with a service account's OAuth token endpoint) wire
+// a bearer token; ConverseStream in AWS's event-stream framing), Vertex AI
+// generateContent and Claude's Messages on Vertex AI (rawPredict and
+// streamRawPredict), both with a service account's OAuth token endpoint, wire
 // protocols, so tests can drive the real provider clients offline, and a
 // RecordedServer that answers with bodies in the exact shapes a provider
 // sent them.

@@ -221,3 +221,46 @@ func TestResponsesValidation(t *testing.T) {
 		})
 	}
 }
+
+// The Claude on Vertex AI stand-in refuses what Vertex AI refuses: a body
+// naming its model or lacking anthropic_version vertex-2023-10-16, a
+// request without the access token, a path of another publisher.
+func TestVertexClaudeRefusals(t *testing.T) {
+	t.Parallel()
+	s := NewVertexClaudeServer(t, "proj", "us-east5", Text("ok"))
+	models := s.URL + "/v1/projects/proj/locations/us-east5/publishers/"
+	send := func(url, token, body string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var e struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+		return resp.StatusCode, e.Error.Message
+	}
+	const hi = `"messages":[{"role":"user","content":"hi"}]`
+	claude := models + "anthropic/models/claude-sonnet-4-5@20250929:rawPredict"
+	for _, tt := range []struct {
+		url, token, body string
+		status           int
+		want             string
+	}{
+		{claude, s.AccessToken, `{"model":"claude-sonnet-4-5",` + hi + `,"anthropic_version":"vertex-2023-10-16"}`, 400, "model: Extra inputs are not permitted"},
+		{claude, s.AccessToken, `{` + hi + `}`, 400, "anthropic_version: Input should be 'vertex-2023-10-16'"},
+		{claude, "sk-ant", `{` + hi + `,"anthropic_version":"vertex-2023-10-16"}`, 401, "Expected OAuth 2 access token"},
+		{models + "google/models/claude-sonnet-4-5:rawPredict", s.AccessToken, `{` + hi + `,"anthropic_version":"vertex-2023-10-16"}`, 404, "no route"},
+	} {
+		status, msg := send(tt.url, tt.token, tt.body)
+		assert.Equal(t, tt.status, status, tt.want)
+		assert.Contains(t, msg, tt.want)
+	}
+	status, _ := send(claude, s.AccessToken, `{`+hi+`,"anthropic_version":"vertex-2023-10-16"}`)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, 0, s.Remaining())
+}

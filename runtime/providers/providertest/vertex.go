@@ -41,13 +41,28 @@ type VertexServer struct {
 // model_settings.base_url (or the client's endpoint) at URL.
 func NewVertexServer(t testing.TB, project, location string, replies ...Reply) *VertexServer {
 	t.Helper()
+	return newVertexServer(t, project, location, func(v *VertexServer) protocol { return vertex{v} }, replies)
+}
+
+// NewVertexClaudeServer starts a stand-in for Claude on Vertex AI, the
+// Messages API of Anthropic's publisher models (rawPredict, and
+// streamRawPredict's SSE stream) for one project and location, with the
+// same token endpoint as NewVertexServer's. It refuses a body that names
+// its model or lacks anthropic_version vertex-2023-10-16, as Vertex AI does.
+func NewVertexClaudeServer(t testing.TB, project, location string, replies ...Reply) *VertexServer {
+	t.Helper()
+	return newVertexServer(t, project, location, func(v *VertexServer) protocol { return vertexClaude{v} }, replies)
+}
+
+func newVertexServer(t testing.TB, project, location string, proto func(*VertexServer) protocol, replies []Reply) *VertexServer {
+	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatalf("providertest: generating a key: %v", err)
 	}
 	v := &VertexServer{Project: project, Location: location, AccessToken: "ya29.providertest", key: key,
 		email: "agent@" + project + ".iam.gserviceaccount.com"}
-	v.Server = newServerWith(t, vertex{v}, replies, map[string]http.HandlerFunc{"/token": v.token})
+	v.Server = newServerWith(t, proto(v), replies, map[string]http.HandlerFunc{"/token": v.token})
 	return v
 }
 
@@ -248,4 +263,52 @@ func (vertex) writeTurn(w http.ResponseWriter, req map[string]any, r Reply, seq 
 		out.event("", map[string]any{"candidates": []any{candidate(calls, false)}})
 	}
 	out.event("", map[string]any{"candidates": []any{candidate([]any{map[string]any{"text": ""}}, true)}, "usageMetadata": usage})
+}
+
+// vertexClaude speaks the Messages API of Anthropic's publisher models for
+// the server's project and location.
+type vertexClaude struct{ v *VertexServer }
+
+func (vertexClaude) endpoint() string { return "" }
+
+func (vertexClaude) authorized(http.Header) bool { return false } // authorize decides
+
+func (p vertexClaude) route(r *http.Request) bool {
+	prefix := "/v1/projects/" + p.v.Project + "/locations/" + p.v.Location + "/publishers/anthropic/models/"
+	model, ok := strings.CutPrefix(r.URL.Path, prefix)
+	return ok && r.Method == http.MethodPost && !strings.Contains(model, "/") &&
+		(strings.HasSuffix(model, ":rawPredict") || strings.HasSuffix(model, ":streamRawPredict"))
+}
+
+func (p vertexClaude) authorize(r *http.Request, body []byte) (int, string) {
+	return vertex(p).authorize(r, body)
+}
+
+func (vertexClaude) streams(r *http.Request) bool {
+	return strings.HasSuffix(r.URL.Path, ":streamRawPredict")
+}
+
+// errorBody is Google's for what Vertex AI refuses itself (credentials,
+// permission, a model it does not know), Anthropic's for what reaches the
+// model.
+func (p vertexClaude) errorBody(status int, message string) any {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+		return vertex(p).errorBody(status, message)
+	}
+	return anthropic{}.errorBody(status, message)
+}
+
+func (vertexClaude) validate(req map[string]any) string {
+	if _, ok := req["model"]; ok {
+		return "model: Extra inputs are not permitted"
+	}
+	if v := str(req["anthropic_version"]); v != "vertex-2023-10-16" {
+		return fmt.Sprintf("anthropic_version: Input should be 'vertex-2023-10-16', got %q", v)
+	}
+	return anthropic{}.validate(req)
+}
+
+func (vertexClaude) writeTurn(w http.ResponseWriter, req map[string]any, r Reply, seq int) {
+	anthropic{}.writeTurn(w, req, r, seq)
 }
