@@ -48,6 +48,18 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 	if c.ep.token != "" {
 		return m, nil
 	}
+	creds, err := googleCredentials(&m.common, getenv, transport, cache, adcHelp)
+	if err != nil {
+		return nil, err
+	}
+	m.creds = creds
+	return m, nil
+}
+
+// googleCredentials finds the Application Default Credentials for c's
+// endpoint, and its project when the endpoint names none, which it sets;
+// help says where credentials come from when none are found.
+func googleCredentials(c *common, getenv func(string) string, transport http.RoundTripper, cache *CredentialCache, help string) (*auth.Credentials, error) {
 	given := transport
 	if transport == nil {
 		transport = newTransport()
@@ -56,6 +68,7 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 	key := credentialKey{what: "google", transport: given}
 	where := ""
 	var data []byte
+	var creds *auth.Credentials
 	if path := strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")); path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -77,34 +90,34 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 		}
 		sum := sha256.Sum256(data)
 		key.source = "file " + hex.EncodeToString(sum[:])
-		creds, err := remember(cache, key, func() (*auth.Credentials, error) {
+		found, err := remember(cache, key, func() (*auth.Credentials, error) {
 			return credentials.NewCredentialsFromJSON(credentials.CredType(head.Type), data, opts)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading %s: %w", c.ep.provider, where, err)
 		}
-		m.creds = creds
+		creds = found
 	case metadata.OnGCE():
 		key.source = "metadata"
-		creds, err := remember(cache, key, func() (*auth.Credentials, error) { return credentials.DetectDefault(opts) })
+		found, err := remember(cache, key, func() (*auth.Credentials, error) { return credentials.DetectDefault(opts) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: Application Default Credentials from the metadata server: %w", c.ep.provider, err)
 		}
-		m.creds = creds
+		creds = found
 	default:
-		return nil, missingCredentials{fmt.Errorf("%s: no Application Default Credentials found: %s", c.ep.provider, adcHelp)}
+		return nil, missingCredentials{fmt.Errorf("%s: no Application Default Credentials found: %s", c.ep.provider, help)}
 	}
-	if m.ep.project == "" && !strings.HasPrefix(c.ep.provider, "gateway/") {
-		project, err := m.creds.ProjectID(context.Background())
+	if c.ep.project == "" && !strings.HasPrefix(c.ep.provider, "gateway/") {
+		project, err := creds.ProjectID(context.Background())
 		if err != nil || project == "" {
 			return nil, fmt.Errorf("%s: no Google Cloud project: set GOOGLE_CLOUD_PROJECT", c.ep.provider)
 		}
-		m.ep.project = project
+		c.ep.project = project
 		if rec, ok := transport.(*Recorder); ok {
 			rec.setProject(project)
 		}
 	}
-	return m, nil
+	return creds, nil
 }
 
 // missingCredentials is ErrMissingKey for credentials that are not a key.
