@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"cloud.google.com/go/auth"
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -25,20 +26,33 @@ type anthropicModel struct {
 	thinking thinkingPlan
 }
 
-func newAnthropic(c common) *anthropicModel {
+// newAnthropic builds the Messages API client of c. With creds, or as the
+// replay of a conversation with it, c is Claude on Vertex AI (the vertex
+// provider row): the requests are rewritten for Anthropic's publisher models
+// there (vertexMiddleware) and authorized by creds.
+func newAnthropic(c common, creds *auth.Credentials) *anthropicModel {
 	plan, _ := anthropicThinking(c.provider, c.model, c.settings) // Validate has checked it
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithAPIKey(c.ep.token),
-		// x-api-key is the header the Messages API documents, and the one
-		// proxies and compatible servers read.
-		option.WithHeaderDel("authorization"),
-		option.WithHeader("x-api-key", c.ep.token),
-		// The SDK's base is the API root; recordings of version 2 and older
-		// configurations name the versioned base.
-		option.WithBaseURL(strings.TrimSuffix(strings.TrimRight(c.ep.baseURL, "/"), "/v1") + "/"),
 		option.WithHTTPClient(c.doer),
 		option.WithMaxRetries(0), // the doer retries
+	}
+	if c.provider.vertex {
+		opts = append(opts,
+			// Vertex AI's paths start at the root it is given, as Gemini's
+			// do, so the base is kept whole.
+			option.WithBaseURL(strings.TrimRight(c.ep.baseURL, "/")+"/"),
+			option.WithMiddleware(vertexMiddleware(c.model, c.ep, creds)))
+	} else {
+		opts = append(opts,
+			option.WithAPIKey(c.ep.token),
+			// x-api-key is the header the Messages API documents, and the one
+			// proxies and compatible servers read.
+			option.WithHeaderDel("authorization"),
+			option.WithHeader("x-api-key", c.ep.token),
+			// The SDK's base is the API root; recordings of version 2 and older
+			// configurations name the versioned base.
+			option.WithBaseURL(strings.TrimSuffix(strings.TrimRight(c.ep.baseURL, "/"), "/v1")+"/"))
 	}
 	betas, _ := stringList(c.settings.Provider["anthropic_betas"])
 	for _, nt := range c.native {

@@ -47,15 +47,15 @@ func parseRef(ref string) (provider, name string, err error) {
 	return provider, name, nil
 }
 
-// endpointFor resolves the endpoint of a provider, or takes it from the
-// recording a Replayer serves.
-func endpointFor(provider, baseURL string, getenv func(string) string, transport http.RoundTripper) (endpoint, error) {
+// endpointFor resolves the endpoint of a provider for model, or takes it
+// from the recording a Replayer serves.
+func endpointFor(provider, model, baseURL string, getenv func(string) string, transport http.RoundTripper) (endpoint, error) {
 	if rp, ok := transport.(*Replayer); ok {
-		if ep, recorded, err := rp.endpoint(provider); recorded || err != nil {
+		if ep, recorded, err := rp.endpoint(provider, model); recorded || err != nil {
 			return ep, err
 		}
 	}
-	ep, err := resolve(provider, baseURL, getenv)
+	ep, err := resolveModel(provider, model, baseURL, getenv)
 	if err != nil {
 		return ep, err
 	}
@@ -70,10 +70,15 @@ func endpointFor(provider, baseURL string, getenv func(string) string, transport
 // resolve finds the base URL and key of a provider, from the spec's base_url
 // first and the environment second.
 func resolve(name, baseURL string, getenv func(string) string) (endpoint, error) {
+	return resolveModel(name, "", baseURL, getenv)
+}
+
+// resolveModel is resolve for the row that serves model (providerFor).
+func resolveModel(name, model, baseURL string, getenv func(string) string) (endpoint, error) {
 	if name == scriptProvider {
 		return endpoint{}, fmt.Errorf("model provider %q is built by the runtime, not by providers.New", name)
 	}
-	p, ok := lookup(name)
+	p, ok := providerFor(name, model)
 	if !ok {
 		return endpoint{}, unknownProvider(name)
 	}
@@ -143,7 +148,8 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 		case !gateway && ep.region != "":
 			def = bedrockDefaultEndpoint(ep.region)
 		}
-	case apiGemini:
+	}
+	if p.api == apiGemini || p.vertex {
 		ep.region = firstNonEmpty(getenv("GOOGLE_CLOUD_LOCATION"), "us-central1")
 		ep.project = strings.TrimSpace(getenv("GOOGLE_CLOUD_PROJECT"))
 		if !gateway && strings.TrimSpace(getenv("GOOGLE_APPLICATION_CREDENTIALS")) != "" {
@@ -199,20 +205,20 @@ func resolve(name, baseURL string, getenv func(string) string) (endpoint, error)
 		// endpoint (no version) always.
 		ep.legacyMaxTokens = false
 	}
-	if p.api == apiAnthropic {
+	if p.api == apiAnthropic && !p.vertex {
 		// As in Anthropic's SDKs the variable is the API root; the base kept
 		// (and recorded) is the versioned one.
 		ep.baseURL = withV1(ep.baseURL)
 	}
 	if ep.token == "" {
 		switch {
-		case p.api == apiBedrock || p.api == apiGemini:
+		case p.api == apiBedrock || p.api == apiGemini || p.vertex:
 			// Signed with SigV4, or authorized by Application Default
 			// Credentials: newBedrock and newGemini find the credentials.
 			if !gateway {
 				// What an authentication failure's hint names.
 				ep.keyEnv = bedrockAuth
-				if p.api == apiGemini {
+				if p.api == apiGemini || p.vertex {
 					ep.keyEnv = "the Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's)"
 				}
 				return ep, nil

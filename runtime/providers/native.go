@@ -30,12 +30,25 @@ var nativeOptions = map[string][]string{
 
 // HasNative reports whether the provider of ref runs native tools of kind.
 func HasNative(ref, kind string) bool {
-	name, _, err := parseRef(ref)
+	name, model, err := parseRef(ref)
 	if err != nil {
 		return false
 	}
-	p, ok := lookup(name)
-	return ok && slices.Contains(nativeKinds[p.api], kind)
+	p, ok := providerFor(name, model)
+	return ok && runsNative(p, kind)
+}
+
+// vertexNativeKinds are the native tools Claude runs on Vertex AI, which
+// serves web search but not Anthropic's beta tools (web fetch, code
+// execution).
+var vertexNativeKinds = []string{"web_search"}
+
+// runsNative reports whether p runs native tools of kind.
+func runsNative(p provider, kind string) bool {
+	if p.vertex {
+		return slices.Contains(vertexNativeKinds, kind)
+	}
+	return slices.Contains(nativeKinds[p.api], kind)
 }
 
 // NativeProviders lists the providers that run native tools of kind.
@@ -54,11 +67,11 @@ func NativeProviders(kind string) []string {
 // the model is built: a kind it does not run, an option the kind does not
 // take there.
 func CheckNative(ref string, tools []NativeTool) error {
-	name, _, err := parseRef(ref)
+	name, model, err := parseRef(ref)
 	if err != nil {
 		return err
 	}
-	p, ok := lookup(name)
+	p, ok := providerFor(name, model)
 	if !ok {
 		return unknownProvider(name)
 	}
@@ -81,7 +94,7 @@ func (e *NativeUnsupportedError) Error() string {
 func checkNative(p provider, tools []NativeTool) error {
 	var errs []error
 	for _, t := range tools {
-		if !slices.Contains(nativeKinds[p.api], t.Kind) {
+		if !runsNative(p, t.Kind) {
 			errs = append(errs, &NativeUnsupportedError{Provider: p.name, Kind: t.Kind})
 			continue
 		}

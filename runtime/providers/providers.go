@@ -8,7 +8,9 @@
 // OpenAI's Chat Completions (and every OpenAI-compatible server) and
 // Responses APIs on openai-go, Bedrock's Converse on aws-sdk-go-v2 (SigV4 or
 // a bearer token), and Gemini's generateContent on Vertex AI as REST with
-// Application Default Credentials from cloud.google.com/go/auth. They keep
+// Application Default Credentials from cloud.google.com/go/auth, which also
+// authorize Claude on Vertex AI, the Messages model with its requests
+// rewritten for Anthropic's publisher models there. They keep
 // langchaingo's llms.Model interface, and carry what its types cannot say by
 // the typed codec in codec.go (Info, SetInfo, ReadInfo and the block parts).
 //
@@ -37,6 +39,7 @@ import (
 	"strings"
 	"time"
 
+	"cloud.google.com/go/auth"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentspec/agentspec/spec"
@@ -163,7 +166,7 @@ func Validate(ref string, settings spec.ModelSettings) error {
 	if name == scriptProvider {
 		return fmt.Errorf("model provider %q is built by the runtime, not by providers.New", name)
 	}
-	p, ok := lookup(name)
+	p, ok := providerFor(name, model)
 	if !ok {
 		return unknownProvider(name)
 	}
@@ -191,7 +194,7 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		return nil, err
 	}
 	name, model, _ := parseRef(ref)
-	p, _ := lookup(name)
+	p, _ := providerFor(name, model)
 	if err := checkNative(p, opts.NativeTools); err != nil {
 		return nil, err
 	}
@@ -199,7 +202,7 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	ep, err := endpointFor(name, settings.BaseURL, getenv, opts.Transport)
+	ep, err := endpointFor(name, model, settings.BaseURL, getenv, opts.Transport)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +253,14 @@ func New(ref string, settings spec.ModelSettings, opts Options) (*Model, error) 
 		}
 		out.Model, out.Client = generatorOf(c, m), "cloud.google.com/go/auth"
 	case apiAnthropic:
-		out.Model, out.Client = generatorOf(c, newAnthropic(c)), "anthropic-sdk-go"
+		var creds *auth.Credentials
+		if p.vertex {
+			var err error
+			if creds, err = vertexCredentials(&c, getenv, opts.Transport, opts.Credentials); err != nil {
+				return nil, err
+			}
+		}
+		out.Model, out.Client = generatorOf(c, newAnthropic(c, creds)), "anthropic-sdk-go"
 	case apiResponses:
 		out.Model, out.Client = generatorOf(c, newResponses(c)), "openai-go"
 	default:

@@ -338,10 +338,10 @@ func NewReplayer(path string) (*Replayer, error) {
 	return &Replayer{path: path, recorded: rec.Endpoint, exchanges: rec.Exchanges}, nil
 }
 
-// endpoint is the recorded endpoint of provider, and whether the recording
-// has one. A recording of another provider is an error: its requests could
-// not match.
-func (r *Replayer) endpoint(provider string) (endpoint, bool, error) {
+// endpoint is the recorded endpoint of provider for model, and whether the
+// recording has one. A recording of another provider is an error: its
+// requests could not match.
+func (r *Replayer) endpoint(provider, model string) (endpoint, bool, error) {
 	rec := r.recorded
 	if rec == nil {
 		return endpoint{}, false, nil
@@ -353,7 +353,7 @@ func (r *Replayer) endpoint(provider string) (endpoint, bool, error) {
 	if _, err := parseBaseURL(rec.BaseURL); err != nil {
 		return endpoint{}, true, fmt.Errorf("%w: %s: %w", ErrReplay, r.path, err)
 	}
-	p, _ := lookup(provider)
+	p, _ := providerFor(provider, model)
 	return endpoint{
 		provider:        provider,
 		dialect:         dialectOf(p),

@@ -42,6 +42,10 @@ type provider struct {
 	thinking thinkingStyle
 	// prefix is the model_settings prefix the provider reads (openai_, ...).
 	prefix string
+	// vertex: the Messages API of Anthropic's publisher models on Vertex
+	// AI (rawPredict and streamRawPredict), authorized as Gemini on Vertex
+	// AI is; the row providerFor derives for a Claude model of google-cloud.
+	vertex bool
 }
 
 // thinkingStyle is how a chat provider turns reasoning on.
@@ -175,6 +179,32 @@ func isLocal(raw string) bool {
 		return true
 	}
 	return false
+}
+
+// providerFor is the row that serves model under the provider name: the
+// table's, but for a Claude model of google-cloud (google-vertex), which
+// Vertex AI serves as Anthropic's publisher model through the Messages API
+// rather than generateContent. The name stays the one the spec wrote.
+func providerFor(name, model string) (provider, bool) {
+	p, ok := lookup(name)
+	if !ok || p.api != apiGemini || strings.HasPrefix(name, "gateway/") {
+		return p, ok
+	}
+	if _, claude := vertexClaude(model); claude {
+		p.api, p.thinking, p.prefix, p.vertex = apiAnthropic, thinkingAnthropic, "anthropic_", true
+		p.keyEnvs, p.keyOptional = nil, false // express mode serves Google's models only
+	}
+	return p, ok
+}
+
+// vertexClaude is the id of an Anthropic publisher model on Vertex AI, as
+// model names it: claude-sonnet-4-5@20250929 as written, or with its
+// publisher path, publishers/anthropic/models/claude-sonnet-4-5@20250929.
+func vertexClaude(model string) (string, bool) {
+	if id, ok := strings.CutPrefix(model, "publishers/anthropic/models/"); ok {
+		return id, id != "" && !strings.Contains(id, "/")
+	}
+	return model, strings.HasPrefix(model, "claude-") && !strings.Contains(model, "/")
 }
 
 func lookup(name string) (provider, bool) {
