@@ -96,6 +96,16 @@ output_schema:
 			vertexURL = srv.URL
 			return srv.Server
 		}, "google-cloud:gemini-2.5-pro", "model_settings: {base_url: VERTEX_URL}\n"},
+		// Claude on Vertex AI, Anthropic's publisher model, with the same
+		// credentials.
+		{"vertex-claude", func(t *testing.T) *providertest.Server {
+			srv := providertest.NewVertexClaudeServer(t, "proj-e2e", "us-east5", replies...)
+			t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", srv.KeyFile(t, t.TempDir()))
+			t.Setenv("GOOGLE_CLOUD_PROJECT", "proj-e2e")
+			t.Setenv("GOOGLE_CLOUD_LOCATION", "us-east5")
+			vertexURL = srv.URL
+			return srv.Server
+		}, "google-cloud:claude-sonnet-4-5@20250929", "model_settings: {base_url: VERTEX_URL}\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
