@@ -377,3 +377,24 @@ func TestVertexClaudeModelsShareTheirToken(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 1, srv.Grants(), "tokens fetched for %d models sharing a cache", n)
 }
+
+// extra_body is set last in the body on Vertex AI too, so an
+// anthropic_version written there wins over vertex-2023-10-16; the spec's
+// extra headers and Anthropic's beta header go with the request.
+func TestVertexClaudeExtraBodyAndHeaders(t *testing.T) {
+	t.Parallel()
+	tokens := providertest.NewVertexServer(t, "proj-test", "us-east5")
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: anthropicText("ok", "end_turn")})
+	m := vertexClaudeModel(t, tokens, "google-cloud:claude-sonnet-4-5@20250929", srv.URL, spec.ModelSettings{
+		ExtraBody:    map[string]any{"anthropic_version": "vertex-2099-01-01"},
+		ExtraHeaders: map[string]string{"X-Trace": "t1"},
+		Provider:     map[string]any{"anthropic_betas": []any{"context-1m-2025-08-07"}},
+	})
+	_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+	require.NoError(t, err)
+	req := srv.Requests()[0]
+	assert.Equal(t, "vertex-2099-01-01", req.JSON()["anthropic_version"])
+	assert.NotContains(t, req.JSON(), "model")
+	assert.Equal(t, "t1", req.Header.Get("X-Trace"))
+	assert.Equal(t, "context-1m-2025-08-07", req.Header.Get("Anthropic-Beta"))
+}
