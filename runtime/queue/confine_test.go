@@ -362,9 +362,9 @@ func TestPathsText(t *testing.T) {
 		err := errPermanent{&outsideError{capability: "FileSystem", path: path}}
 		assert.Equal(t, "FileSystem reaches "+want+", outside the job's workspace", at.refusal(err), path)
 	}
-	// Without a workspace (the job failed before it had one), only the
-	// scratch directory is known for what it is.
-	assert.Equal(t, "t.yaml and /srv/jobs/x", paths{root: "/srv/jobs", scratch: "/tmp/agentspec-worker-1"}.text("/tmp/agentspec-worker-1/0f6-2/t.yaml and /srv/jobs/x"))
+	// Without a workspace (the job failed before it had one), the root is
+	// no directory of the submitter's: it is not shown.
+	assert.Equal(t, "t.yaml and …/x, … and /srv/other", paths{root: "/srv/jobs", scratch: "/tmp/agentspec-worker-1"}.text("/tmp/agentspec-worker-1/0f6-2/t.yaml and /srv/jobs/x, /srv/jobs and /srv/other"))
 }
 
 // A job's events name files as the submitter knows them, as its errors do:
@@ -465,5 +465,47 @@ func TestPathsWorkersOwnScratchFile(t *testing.T) {
 		"mkdir /tmp/agentspec-worker-1/0f6-2: no space left on device":                    "mkdir .: no space left on device",
 	} {
 		assert.Equal(t, want, at.text(msg), msg)
+	}
+}
+
+// A shipped job that fails before the worker has its copy (the directory
+// of copies cannot be made) names no path of the worker's root, in its
+// result or in the job.retry events of its attempts: the submitter, who
+// knows nothing of that root, is shown the worker's directory as one not
+// shown.
+func TestPathsBeforeTheCopyIsMade(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	// A file where the directory of copies goes: no copy can be made.
+	require.NoError(t, os.WriteFile(filepath.Join(root, shipDir), nil, 0o600))
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root, MaxAttempts: 2})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"input.txt": "input of job 0\n"})
+	b, err := connect(t, url, 0).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: []string{dir}, Ship: true})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var retries []string
+	require.NoError(t, b.Events(func(_ int, ev []byte) {
+		if strings.Contains(string(ev), `"kind":"job.retry"`) {
+			mu.Lock()
+			retries = append(retries, string(ev))
+			mu.Unlock()
+		}
+	}))
+	got, _ := publishAndWait(t, b)
+	b.Close()
+	require.Len(t, got, 1)
+	require.False(t, got[0].OK)
+	t.Log(got[0].Error)
+	assert.NotContains(t, got[0].Error, root)
+	assert.Contains(t, got[0].Error, "…"+string(filepath.Separator)+shipDir)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, retries)
+	for _, ev := range retries {
+		assert.NotContains(t, ev, root)
 	}
 }

@@ -23,8 +23,9 @@ type paths struct {
 // name is how the submitter knows p, an absolute clean path here: within
 // the job's workspace, or anywhere the workspace root reaches (its
 // directories and those that hold it), it is named from the submitter's
-// workspace; a spec's file by its name beside the spec. Any other path
-// (/etc) is the same everywhere.
+// workspace; a spec's file by its name beside the spec. Before the job has
+// a workspace, a path in the root is of a directory not shown ("…/x").
+// Any other path (/etc) is the same everywhere.
 func (w paths) name(p string) string {
 	if w.scratch != "" && within(w.scratch, p) {
 		if rel, _ := filepath.Rel(w.scratch, p); strings.HasPrefix(rel, spoolPrefix) {
@@ -40,6 +41,16 @@ func (w paths) name(p string) string {
 		return "."
 	}
 	if w.workspace == "" {
+		// The job failed before it had a workspace (its shipped copy
+		// could not be made): nothing of the root is the submitter's,
+		// and it is shown as a directory not shown, as the scratch
+		// directory's own files are.
+		if within(w.root, p) {
+			if rel, _ := filepath.Rel(w.root, p); rel != "." {
+				return "…" + string(filepath.Separator) + rel
+			}
+			return "…"
+		}
 		return p
 	}
 	if within(w.workspace, p) || within(w.root, p) || within(p, w.root) {
