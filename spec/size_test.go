@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -213,4 +214,70 @@ func TestNestedDefaultsAreLinear(t *testing.T) {
 	s, err := testLoader(t).Load("agent.yaml", []byte(src))
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat("a", depth), s.Name)
+}
+
+// aliasBomb is a spec whose metadata holds levels of aliases, each of
+// width uses of the level below, the first level a list of width values:
+// width^levels values in a file of a few hundred bytes.
+func aliasBomb(levels, width int) string {
+	var b strings.Builder
+	b.WriteString("model: test\nmetadata:\n  l0: &l0 [" + strings.TrimSuffix(strings.Repeat("lol, ", width), ", ") + "]\n")
+	for i := 1; i < levels; i++ {
+		fmt.Fprintf(&b, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), width), ", "))
+	}
+	return b.String()
+}
+
+// mergeBomb is a spec whose metadata holds a mapping of keys members,
+// merged width times into a mapping, which is merged width times into
+// another, levels deep: every merge but the first of each repeats keys
+// already there.
+func mergeBomb(keys, width, levels int) string {
+	var b strings.Builder
+	b.WriteString("model: test\nmetadata:\n  m0: &m0 {")
+	for i := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "k%d: 1", i)
+	}
+	b.WriteString("}\n")
+	for i := 1; i <= levels; i++ {
+		fmt.Fprintf(&b, "  m%d: &m%d {<<: [%s]}\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*m%d, ", i-1), width), ", "))
+	}
+	return b.String()
+}
+
+// A file whose aliases nested in each other expand to far more values
+// than a spec may hold ("billion laughs"), through lists or merge keys, is
+// refused before any of it is converted, at the alias whose expansion
+// passes the bound: what it would expand to is counted, not built. A merge
+// that repeats keys already present counts them too, though it adds none
+// of them: it costs their walk all the same.
+func TestAliasBombsAreRefusedBeforeConversion(t *testing.T) {
+	t.Parallel()
+	for name, src := range map[string]string{
+		"lists":       aliasBomb(9, 9),
+		"merges":      mergeBomb(300, 100, 3),
+		"wide merges": mergeBomb(3000, 30, 2),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			d := parseYAML("agent.yaml", []byte(src), func(string) (string, bool) { return "", false })
+			t.Logf("%d bytes refused in %s", len(src), time.Since(start))
+			assert.Nil(t, d.root, "nothing is converted")
+			assert.Zero(t, len(d.values), "values recorded")
+			err := d.errors()
+			var errs Errors
+			require.True(t, errors.As(err, &errs), "%v", err)
+			require.Len(t, errs, 1, err.Error())
+			e := errs[0]
+			t.Log(e)
+			assert.Regexp(t, `^metadata\.[lm]\d(\[\d+\])?: alias \*[lm]\d expands to too much: the spec (expands to more than 100000 values|holds more than)`, e.Msg)
+			alias, _, _ := strings.Cut(strings.TrimPrefix(e.Msg[strings.Index(e.Msg, "alias *"):], "alias "), " ")
+			assert.True(t, strings.HasPrefix(at(src, e.Pos.Line, e.Pos.Col), alias),
+				"%s is not at %d:%d: %q", alias, e.Pos.Line, e.Pos.Col, at(src, e.Pos.Line, e.Pos.Col))
+		})
+	}
 }

@@ -61,6 +61,9 @@ func parseYAML(file string, src []byte, lookup func(string) (string, bool)) *doc
 		d.add("", c.pos(root), notMappingMsg(nodeWord(target)))
 		return d
 	}
+	if c.refuseExpansion(root) {
+		return d
+	}
 	d.root = c.value(root, "", 0)
 	return d
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,33 @@ func TestWorkerKeepsTheFilesOfBoundedSpecs(t *testing.T) {
 	entries, err := os.ReadDir(w.dir)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(entries), maxSpecs+1, "the specs' directories and the lock")
+}
+
+// A submitted spec whose merge keys nest in each other, each repeating
+// thousands of keys already present, costs its worker the walk of every
+// one: it is refused as it is parsed, at the alias that passes the spec's
+// bound, before any of it is converted, and not retried.
+func TestWorkerRefusesAMergeBomb(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	var bomb strings.Builder
+	bomb.WriteString(agentYAML + "metadata:\n  m0: &m0 {")
+	for i := range 3000 {
+		fmt.Fprintf(&bomb, "k%d: 1, ", i)
+	}
+	bomb.WriteString("k: 1}\n  m1: &m1 {<<: [" + strings.Repeat("*m0, ", 29) + "*m0]}\n")
+	bomb.WriteString("  m2: {<<: [" + strings.Repeat("*m1, ", 29) + "*m1]}\n")
+	b, err := connect(t, url, 0).NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: jobDirs(t, root, 1), WorkspaceRoot: root})
+	require.NoError(t, err)
+	b.Jobs[0].Spec.Data = []byte(bomb.String())
+	start := time.Now()
+	got, _ := publishAndWait(t, b)
+	t.Logf("a spec of %d bytes refused in %s", bomb.Len(), time.Since(start))
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Equal(t, "agent.yaml:11:13: metadata.m2: alias *m1 expands to too much: the spec expands to more than 100000 values; are YAML aliases nested in each other?", got[0].Error)
 }
