@@ -12,7 +12,8 @@
 //     "workers" hands each job to one worker at a time;
 //   - stream S_RESULTS on agentspec.results.S.<ok|failed>.<batch>.<index>:
 //     one result per job, kept a day, published with the job's id as its
-//     message id so a second copy is dropped;
+//     message id so a second copy is dropped (a submitter away longer, its
+//     connection lost, reports the jobs whose results expired as failed);
 //   - object store S_SHIP: the workspaces sent with --ship and the files
 //     their runs changed;
 //   - key-value bucket S_HANDBACKS: how often each job was handed back by

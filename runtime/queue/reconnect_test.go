@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -167,4 +168,63 @@ func TestWorkerWhoseReportsAreLostLetsTheJobGo(t *testing.T) {
 	time.Sleep(time.Second) // room for a third run's start
 	b.Close()
 	assert.Equal(t, []string{"lost#1", "other#2"}, starts())
+}
+
+// A submitter whose connection is lost for longer than the results stream
+// keeps results (a day, unless the stream was made with another max age)
+// has its jobs' results expire before it reads them: once its connection
+// is back it reports each such job failed, saying that its result is gone
+// and why, instead of waiting for it for ever.
+func TestSubmitterAwayLongerThanResultsAreKept(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	net := startProxy(t, strings.TrimPrefix(url, "nats://"))
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	// Results kept a second: a day, shortened.
+	direct, err := nats.Connect(url)
+	require.NoError(t, err)
+	t.Cleanup(direct.Close)
+	js, err := jetstream.New(direct)
+	require.NoError(t, err)
+	results, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: DefaultStream + "_RESULTS",
+		Subjects: []string{"agentspec.results." + DefaultStream + ".*.*.*"}, MaxAge: time.Second, Duplicates: time.Second})
+	require.NoError(t, err)
+
+	nc, err := nats.Connect(net.url(), nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	q, err := Open(context.Background(), nc, Options{})
+	require.NoError(t, err)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	b.lostEvery = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	waited := make(chan error, 1)
+	go func() {
+		_, err := b.Wait(ctx, got.add)
+		waited <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // Wait is reading the results
+	net.cut()
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	require.Eventually(t, func() bool {
+		info, err := results.Info(context.Background())
+		return err == nil && info.State.LastSeq == 1 && info.State.Msgs == 0
+	}, 20*time.Second, 50*time.Millisecond, "the result is stored, then expires")
+	net.heal()
+
+	require.NoError(t, <-waited)
+	require.Len(t, got.list, 1)
+	o := got.list[0]
+	assert.False(t, o.OK)
+	assert.False(t, o.NotRun)
+	assert.Equal(t, "its result is gone: the job left the queue, but the stream AGENTSPEC_RESULTS, which keeps results for 1s, holds none for it, "+
+		"as when this submitter's connection to the server was lost for longer than that; what the run did is not known here", o.Error)
+	assert.EqualError(t, o.Err, o.Error)
+	assert.Equal(t, dirs[0], o.Workspace)
 }

@@ -86,6 +86,8 @@ type Batch struct {
 	// beforeWithdraw, when set (by tests), runs as an interrupted Wait has
 	// asked which jobs the workers hold and before it withdraws the rest.
 	beforeWithdraw func()
+	// lostEvery, when set (by tests), replaces lostCheck.
+	lostEvery time.Duration
 }
 
 // JobOutcome is a job's result as the submitter sees it.
@@ -363,7 +365,9 @@ func (b *Batch) publish(ctx context.Context) error {
 // NotRun, and Wait returns an error wrapping runtime.ErrInterrupted. When
 // the results stop coming (the connection closed), Wait returns an error
 // saying so, and the jobs without a result, which may yet run, are not
-// reported.
+// reported. When the connection comes back after it was lost for longer
+// than the results stream keeps results, the jobs whose results expired
+// meanwhile are reported failed, saying so (see lost).
 func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSummary, error) {
 	start := time.Now()
 	sum := runtime.BatchSummary{Total: len(b.Jobs)}
@@ -392,7 +396,7 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 	}
 	// ctx may have ended before Wait began (Ctrl-C as the jobs went out):
 	// that is an interruption as any other.
-	if err := b.receive(ctx, 0, func() bool { return done == len(b.Jobs) }, report); err != nil && ctx.Err() == nil {
+	if err := b.receive(ctx, 0, func() bool { return done == len(b.Jobs) }, report, true); err != nil && ctx.Err() == nil {
 		sum.Elapsed = time.Since(start)
 		return sum, err
 	}
@@ -425,7 +429,7 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopWait)
 		_ = b.receive(wctx, last+1, func() bool {
 			return !slices.ContainsFunc(running, func(i int) bool { return !seen[i] })
-		}, report)
+		}, report, false)
 		cancel()
 	}
 	for i, ok := range seen {
@@ -442,8 +446,10 @@ func (b *Batch) Wait(ctx context.Context, fn func(JobOutcome)) (runtime.BatchSum
 // receive hands report each result of the batch's jobs as it comes, those
 // stored from the results stream's sequence from on (all of them when from
 // is 0), until all says every job has one, ctx ends or the results stop
-// coming.
-func (b *Batch) receive(ctx context.Context, from uint64, all func() bool, report func(Result)) error {
+// coming. With watchLost, once the connection has come back after it was
+// lost, the results that expired meanwhile are reported as failures that
+// say so (see lost): their jobs would otherwise be waited for in vain.
+func (b *Batch) receive(ctx context.Context, from uint64, all func() bool, report func(Result), watchLost bool) error {
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.q.resultSubject("*", b.ID, "*")}}
 	if from > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
@@ -466,14 +472,32 @@ func (b *Batch) receive(ctx context.Context, from uint64, all func() bool, repor
 		case <-stopped:
 		}
 	}()
+	every := lostCheck
+	if b.lostEvery > 0 {
+		every = b.lostEvery
+	}
+	checked := b.q.nc.Stats().Reconnects
 	for !all() {
-		msg, err := it.Next()
+		msg, err := it.Next(jetstream.NextMaxWait(every))
 		if err != nil && ctx.Err() != nil {
 			break
 		}
 		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 			// The connection closed: the jobs without a result may yet run.
 			return fmt.Errorf("the results stopped coming: %w", err)
+		}
+		if errors.Is(err, nats.ErrTimeout) && watchLost {
+			// Results stored while the connection was gone are still to
+			// come, unless they expired meanwhile.
+			if n := b.q.nc.Stats().Reconnects; n != checked {
+				if lost, ok := b.lost(ctx); ok {
+					checked = n
+					for _, r := range lost {
+						report(r)
+					}
+				}
+			}
+			continue
 		}
 		if err != nil {
 			continue // a reconnect, say: the ordered consumer resumes where it was
@@ -484,6 +508,67 @@ func (b *Batch) receive(ctx context.Context, from uint64, all func() bool, repor
 		}
 	}
 	return nil
+}
+
+// lostCheck is how long a Wait whose connection came back waits for a
+// result before it asks which results expired meanwhile.
+const lostCheck = 10 * time.Second
+
+// lost are failed results standing for the batch's jobs whose results the
+// results stream no longer holds though their workers stored them: those
+// no longer in the queue (a worker settles a job once its result is
+// stored) with no result in the stream. The stream keeps results for its
+// max age (a day, unless it was made with another): a submitter away from
+// the server longer than that, its connection lost, never gets them. ok is
+// false when the server did not answer.
+func (b *Batch) lost(ctx context.Context) (_ []Result, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	// The queue first: a job settled after this has its result stored
+	// before the stream is asked.
+	queued, err := b.q.jobs.Info(ctx, jetstream.WithSubjectFilter(b.q.jobSubject(b.ID, "*")))
+	if err != nil {
+		return nil, false
+	}
+	stored, err := b.q.results.Info(ctx, jetstream.WithSubjectFilter(b.q.resultSubject("*", b.ID, "*")))
+	if err != nil {
+		return nil, false
+	}
+	has := make([]bool, len(b.Jobs))
+	for _, subjects := range []map[string]uint64{queued.State.Subjects, stored.State.Subjects} {
+		for subject := range subjects {
+			if i, err := strconv.Atoi(subject[strings.LastIndexByte(subject, '.')+1:]); err == nil && i >= 0 && i < len(has) {
+				has[i] = true
+			}
+		}
+	}
+	kept := "its max age"
+	if age := stored.Config.MaxAge; age > 0 {
+		kept = durationString(age)
+	}
+	msg := fmt.Sprintf("its result is gone: the job left the queue, but the stream %s, which keeps results for %s, holds none for it, "+
+		"as when this submitter's connection to the server was lost for longer than that; what the run did is not known here", stored.Config.Name, kept)
+	var out []Result
+	for i, job := range b.Jobs {
+		if !has[i] {
+			out = append(out, Result{Job: job.ID, Batch: b.ID, Index: i, Label: job.Label, Error: msg,
+				Output: json.RawMessage("null"), Usage: json.RawMessage("null")})
+		}
+	}
+	return out, true
+}
+
+// durationString writes d without the zero units Duration.String ends
+// with: 24h, not 24h0m0s.
+func durationString(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // result reads a message of the results stream as a result of one of the
