@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,4 +73,48 @@ func TestPersistCwdThroughASymlink(t *testing.T) {
 			assert.Equal(t, "[stdout]\n"+link+"\n"+filepath.Join(w, "c")+"\n", run(t, s, "pwd; pwd -P"))
 		})
 	}
+}
+
+// A command that removes its temporary directory (rm -rf "$TMPDIR", find "$TMPDIR" -delete, which
+// with the sandbox off takes the directory itself, and confined all in it)
+// does not break the commands after it: persist_cwd still follows their
+// cd, and each gets a HOME and a TMPDIR that exist.
+func TestPersistCwdAfterTheTempDirIsRemoved(t *testing.T) {
+	t.Parallel()
+	modes := []string{"off"}
+	if sandboxMode(t) == "on" {
+		modes = append(modes, "on")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s, w := newShell(t, `{"persist_cwd": true, "sandbox": "`+mode+`"}`)
+			require.NoError(t, os.Mkdir(filepath.Join(w, "sub"), 0o755))
+			require.NoError(t, os.Mkdir(filepath.Join(w, "other"), 0o755))
+			assert.Equal(t, "(no output)", run(t, s, "cd sub"))
+			run(t, s, `find "$TMPDIR" -delete`) // confined, T itself stays: find says so
+			assert.Equal(t, "[stdout]\n"+filepath.Join(w, "sub")+"\n", run(t, s, "pwd"))
+			assert.Equal(t, "(no output)", run(t, s, "cd ../other"))
+			assert.Equal(t, "[stdout]\n"+filepath.Join(w, "other")+"\n", run(t, s, "pwd"))
+			assert.Equal(t, "[stdout]\nok\n", run(t, s, `test -d "$HOME" && test -d "$TMPDIR" && echo x > "$HOME/f" && echo ok`))
+		})
+	}
+}
+
+// A private temporary directory whose path an unconfined command gave to
+// something else (a file in its place) is replaced by a new one for the
+// next command, and what took its path is not the Shell's to remove.
+func TestTempDirWhosePathWasTaken(t *testing.T) {
+	t.Parallel()
+	s, _ := newShell(t, `{"persist_cwd": true, "sandbox": "off"}`)
+	old := strings.TrimSuffix(strings.TrimPrefix(run(t, s, `echo "$TMPDIR"`), "[stdout]\n"), "\n")
+	run(t, s, `find "$TMPDIR" -delete && echo mine > "$TMPDIR"`)
+	out := run(t, s, `test -d "$TMPDIR" && test -d "$HOME" && echo "$TMPDIR"`)
+	assert.NotEqual(t, "[stdout]\n"+old+"\n", out)
+	assert.Regexp(t, `^\[stdout\]\n/.*agentspec-shell-\d+\n$`, out)
+	require.NoError(t, s.Close())
+	b, err := os.ReadFile(old)
+	require.NoError(t, err, "what took the path stays")
+	assert.Equal(t, "mine\n", string(b))
+	os.Remove(old)
 }

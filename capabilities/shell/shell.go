@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,8 +87,9 @@ type Capability struct {
 	fallback  func() capabilities.PathGuard
 
 	mu       sync.Mutex
-	temp     string // T, created at the first command; "" before
-	cwd      string // persist_cwd: where the next command starts; "" is root
+	temp     string   // T, created at the first command; "" before
+	stale    []string // earlier Ts a command made unusable, removed by Close
+	cwd      string   // persist_cwd: where the next command starts; "" is root
 	jobs     map[string]*job
 	starting int            // background commands past the checks, not yet in jobs
 	running  sync.WaitGroup // every process started, until it is reaped
@@ -272,8 +274,11 @@ func (c *Capability) Close() error {
 		}
 		_ = capabilities.Emit(j.events, ev)
 	}
-	if c.temp != "" {
-		if err := removeTree(c.temp); err != nil {
+	for _, t := range append(c.stale, c.temp) {
+		if t == "" {
+			continue
+		}
+		if err := removeTree(t); err != nil {
 			return fmt.Errorf("shell: removing the temporary directory: %w", err)
 		}
 	}
@@ -285,11 +290,30 @@ func (c *Capability) Close() error {
 // is allowed there), never changing anything outside dir.
 func removeTree(dir string) error { return sandbox.RemoveTree(dir) }
 
-// tempDir creates T at the first command: a 0700 directory of its own
-// under the system's temporary directory, with an empty home inside.
+// tempDir is T: a 0700 directory of its own under the system's temporary
+// directory, with an empty home inside, created at the first command. A
+// command may remove T's home, and, unconfined, T itself (rm -rf
+// "$TMPDIR"): what is gone is made again, T at its own path where it
+// can be, so that the next command has the HOME and TMPDIR it is given, and
+// persist_cwd a place for the directory it ends in. Another T is made when
+// that path is taken by something else, which is not this Shell's to
+// remove, and when T is a directory in which no home can be made (its
+// permissions taken away), which Close removes. c.mu is held.
 func (c *Capability) tempDir() (string, error) {
 	if c.temp != "" {
-		return c.temp, nil
+		fi, err := os.Lstat(c.temp)
+		ours := err == nil && fi.IsDir()
+		if errors.Is(err, fs.ErrNotExist) {
+			ours = os.Mkdir(c.temp, 0o700) == nil
+		}
+		if ours {
+			err := os.Mkdir(filepath.Join(c.temp, "home"), 0o700)
+			if err == nil || errors.Is(err, fs.ErrExist) {
+				return c.temp, nil
+			}
+			c.stale = append(c.stale, c.temp)
+		}
+		c.temp = ""
 	}
 	t, err := os.MkdirTemp("", "agentspec-shell-")
 	if err != nil {
