@@ -13,7 +13,8 @@ import (
 )
 
 // job is a background command: its output kept in memory rings, never in
-// the workspace.
+// the workspace, while it runs; once it has ended, only what a result can
+// still show of it (shown).
 type job struct {
 	id, command, dir string
 	proc             *confine.Process
@@ -27,6 +28,60 @@ type job struct {
 	done chan struct{} // closed once the process is reaped
 	exit confine.Exit  // valid after done
 	err  error         // waiting failed
+	// shownOut and shownErr, valid after done, are the tails of the
+	// streams that check_command and stop_command can still show (shown).
+	shownOut, shownErr string
+}
+
+// output is the command's output as its results show it, and whether it
+// had ended when it was read. A command that has ended keeps only the
+// tails its results can show, its rings given back.
+func (j *job) output() (stdout, stderr string, ended bool) {
+	if j.finished() {
+		return j.shownOut, j.shownErr, true
+	}
+	stdout, stderr = j.stdout.String(), j.stderr.String()
+	if j.finished() {
+		// It ended while its rings were read, which it may have emptied.
+		return j.shownOut, j.shownErr, true
+	}
+	return stdout, stderr, false
+}
+
+// end records, once the process is reaped and its output all written,
+// what a result can still show of it, and gives back its rings: a run
+// that starts many background commands holds no more of each that ended
+// than its results can show.
+func (j *job) end(exit confine.Exit, err error, max int) {
+	j.exit, j.err = exit, err
+	j.shownOut, j.shownErr = shown(j.stdout.String(), j.stderr.String(), max)
+	close(j.done)
+	// After done, so that a reader that finds the rings empty finds the
+	// job ended too (output).
+	j.stdout.release()
+	j.stderr.release()
+}
+
+// shown is what of a background command's stdout and stderr its results
+// can show: check_command's and stop_command's are "[stdout]\n" + stdout,
+// "\n[stderr]\n" + stderr, then lines of their own, cut by truncateTail to
+// their last limit code points. So no more than the last limit of stderr
+// is ever seen, and of stdout no more than the last limit less what is
+// seen of stderr, which follows it. Kept so (stdout at least one code
+// point when it has any, so that its section stays), a result that was
+// not cut reads the same, and one that was is still longer than limit and
+// cut to the same tail.
+func shown(stdout, stderr string, limit int) (string, string) {
+	stderr = lastRunes(stderr, limit)
+	return lastRunes(stdout, max(limit-utf8.RuneCountInString(stderr), 1)), stderr
+}
+
+// lastRunes is the last n code points of s.
+func lastRunes(s string, n int) string {
+	if total := utf8.RuneCountInString(s); total > n {
+		return tailRunes(s, total, n)
+	}
+	return s
 }
 
 func (j *job) finished() bool {
@@ -91,8 +146,8 @@ func (c *Capability) startCommand(ctx context.Context, raw json.RawMessage) (str
 	j.proc = p
 	go func() {
 		defer c.running.Done()
-		j.exit, j.err = p.Wait()
-		close(j.done)
+		exit, err := p.Wait()
+		j.end(exit, err, c.cfg.maxOutputChars)
 	}()
 	c.mu.Lock()
 	c.starting--
@@ -136,8 +191,9 @@ func (c *Capability) checkCommand(_ context.Context, raw json.RawMessage) (strin
 	if j == nil {
 		return result, err
 	}
-	out := labelled(j.stdout.String(), j.stderr.String(), "(no output yet)", "")
-	if !j.finished() {
+	stdout, stderr, ended := j.output()
+	out := labelled(stdout, stderr, "(no output yet)", "")
+	if !ended {
 		return out + "\n[status: running]", nil
 	}
 	out += "\n[status: finished]"
@@ -164,7 +220,8 @@ func (c *Capability) stopCommand(ctx context.Context, raw json.RawMessage) (stri
 	_, mine := c.jobs[j.id]
 	delete(c.jobs, j.id)
 	c.mu.Unlock()
-	out := labelled(j.stdout.String(), j.stderr.String(), "(no output)", "") + "\n[stopped]"
+	stdout, stderr, _ := j.output() // ended: it was waited for
+	out := labelled(stdout, stderr, "(no output)", "") + "\n[stopped]"
 	ev := c.endEvent(j)
 	// A command the stop had to kill (SIGKILL after the grace) has no
 	// exit status, as in the reference, whose wrapper dies with it; any

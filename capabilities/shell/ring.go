@@ -56,6 +56,14 @@ func (r *ring) Bytes() []byte {
 	return append(out, r.buf[:r.start]...)
 }
 
+// release gives back the kept bytes, once nothing more is written and
+// what they said is kept elsewhere; Total stays.
+func (r *ring) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf, r.start = nil, 0
+}
+
 // Total is how many bytes were written in all.
 func (r *ring) Total() int64 {
 	r.mu.Lock()
