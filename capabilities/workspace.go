@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/agentspec/agentspec/internal/argmax"
 )
 
 // Workspace is the workspace a capability sets for the run it is part of
@@ -44,6 +46,32 @@ func CheckEnv(env map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// CheckEnvSize checks, beside CheckEnv, that a process can be given the
+// environment a capability's env option makes: exec takes no more than
+// argmax.Limit() bytes of a process's program path, arguments and
+// environment (each string with its NUL, and a pointer to each), and
+// refuses more (E2BIG on Linux), so that no command or server would start.
+// size is what the largest process the capability starts with env takes
+// (argmax.Size).
+func CheckEnvSize(size int) error {
+	limit := argmax.Limit()
+	if limit == 0 || size <= limit {
+		return nil
+	}
+	return ArgErrorf("env", "env is too large to be passed to a process: with the rest of its environment and its command line it takes %d bytes "+
+		"(each string with its NUL and a pointer to each), and exec takes at most %d here (%s)", size, limit, argmax.Rule)
+}
+
+// EnvStrings are env's variables as exec is given them, NAME=value, in
+// the order of their names.
+func EnvStrings(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
 }
 
 // MaxVariable is the longest NAME=value exec passes to a process: one

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/argmax"
 )
 
 // TypeName is the capability's name in specs.
@@ -97,6 +98,11 @@ func newCapability(_ context.Context, args capabilities.Args) (capabilities.Capa
 		return nil, capabilities.ArgErrorf("working_dir", "%v", err)
 	}
 	if err := capabilities.CheckEnv(o.Env); err != nil {
+		return nil, err
+	}
+	// Every process started in the workspace gets it: one too large for
+	// any, alone, is refused here; Shell and MCP count the rest.
+	if err := capabilities.CheckEnvSize(argmax.Size("", nil, capabilities.EnvStrings(o.Env))); err != nil {
 		return nil, err
 	}
 	env := make(map[string]string, len(o.Env))

@@ -72,6 +72,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/argmax"
 	"github.com/agentspec/agentspec/internal/redact"
 )
 
@@ -182,6 +183,11 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		if dir, err = serverDir(opts.Cwd, setup.Dir); err != nil {
 			return nil, err
 		}
+		// The environment it starts with, the workspace's env in it, must
+		// fit beside its command line: exec refuses more.
+		if err := capabilities.CheckEnvSize(argmax.Size(opts.Command[0], opts.Command, serverEnv(withWorkspaceEnv(opts.Env, setup.Env)))); err != nil {
+			return nil, err
+		}
 	}
 	c.reach = reachOf(opts, opts.endpoint(), dir)
 	if opts.ReadTimeout > 0 {
@@ -215,10 +221,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		// The workspace's env reaches every command started in it (a
 		// LocalWorkspace's); the entry's own env wins over it.
 		withEnv := opts
-		if len(setup.Env) > 0 {
-			withEnv.Env = maps.Clone(setup.Env)
-			maps.Copy(withEnv.Env, opts.Env)
-		}
+		withEnv.Env = withWorkspaceEnv(opts.Env, setup.Env)
 		c.session, c.proc, err = connectStdio(startCtx, client, withEnv, setup.Dir, c.guard)
 	} else {
 		u, headers, base := opts.endpoint(), opts.httpHeaders(), setup.HTTPTransport()
@@ -558,6 +561,17 @@ func closeWithin(s *sdk.ClientSession, d time.Duration) error {
 	case <-time.After(d):
 		return fmt.Errorf("the session did not close within %s", d)
 	}
+}
+
+// withWorkspaceEnv is a local server's env: the workspace's (a
+// LocalWorkspace's), the entry's own over it.
+func withWorkspaceEnv(own, workspace map[string]string) map[string]string {
+	if len(workspace) == 0 {
+		return own
+	}
+	env := maps.Clone(workspace)
+	maps.Copy(env, own)
+	return env
 }
 
 func (o *Options) check() error {

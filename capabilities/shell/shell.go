@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +72,8 @@ func newFromArgs(_ context.Context, args capabilities.Args) (capabilities.Capabi
 	c.cfg.env, c.cfg.envNames = layerEnv(args.Env, c.cfg.env)
 	if args.ReadOnly {
 		c.tools = nil
+	} else if err := c.checkEnvSize(); err != nil {
+		return nil, err // the workspace's env with the Shell's own
 	}
 	return c, nil
 }
@@ -127,6 +130,9 @@ func New(opts Options, dir string) (*Capability, error) {
 		return nil, err
 	}
 	c := &Capability{cfg: cfg, root: root, jobs: map[string]*job{}}
+	if err := c.checkEnvSize(); err != nil {
+		return nil, err
+	}
 	c.fallback = sync.OnceValue(func() capabilities.PathGuard {
 		// D10's defaults over the workspace, matched as FileSystem matches.
 		fs, err := filesystem.New(filesystem.Options{}, root)
@@ -140,6 +146,25 @@ func New(opts Options, dir string) (*Capability, error) {
 		c.tools = append(c.tools, c.newTool(name))
 	}
 	return c, nil
+}
+
+// checkEnvSize refuses an env with which no command could start, too large
+// for exec to take: the environment a command gets (environ), its private
+// temporary directory where os.MkdirTemp makes it, at its longest, and its
+// directory the workspace, or with persist_cwd a directory as long as one
+// may be kept, beside sh's shortest command line (confine.ExecSize: one
+// that would not fit goes to the shell through a file).
+func (c *Capability) checkEnvSize() error {
+	tmp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	temp := filepath.Join(tmp, "agentspec-shell-4294967295")
+	dir := c.root
+	if c.cfg.persistCwd && len(dir) < maxCapture {
+		dir = strings.Repeat("d", maxCapture)
+	}
+	return capabilities.CheckEnvSize(confine.ExecSize(environ(temp, dir, c.cfg.env, c.cfg.envNames)))
 }
 
 // workspaceRoot is dir made absolute with its symlinks resolved.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"syscall"
+
+	"github.com/agentspec/agentspec/internal/argmax"
 )
 
 // DefaultMaxProcs bounds the processes of a command whose Policy leaves
@@ -15,6 +17,26 @@ const DefaultMaxProcs = 512
 // MaxScript is the longest Command.Script Start runs: the helper reads a
 // command of a bounded size before it trusts it.
 const MaxScript = 32 << 20
+
+// shell runs every command.
+const shell = "/bin/sh"
+
+// readScript is what sh -c runs in place of a script too long to be its
+// argument (or to go beside the environment): it reads the script from
+// scriptFD and evaluates it in the same shell, $0 and the arguments
+// unchanged, with scriptFD closed, so that the command and what it starts
+// have fds 0-2 only. A script is never read from stdin, which the
+// command's programs read (/dev/null). The script loses its trailing
+// newlines, as the shell's parser ignores them; without cat the command
+// fails with 127, as a program not found does.
+const readScript = `eval "$(cat <&3 || echo exit 127)" 3<&-`
+
+// ExecSize is what exec counts (argmax.Size) of the shell of a command
+// whose environment is env, at the least: a script that would not fit
+// beside env as sh's argument is read from a file, and the argument is
+// then readScript, whatever the script. A command runs when this is at
+// most argmax.Limit().
+func ExecSize(env []string) int { return argmax.Size(shell, []string{"sh", "-c", readScript}, env) }
 
 // ErrScriptTooLong is Start's error for a Command.Script longer than
 // MaxScript. The command did not run.

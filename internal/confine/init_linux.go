@@ -35,7 +35,7 @@ func runInit(req request, lifeline, report *os.File) int {
 	if err := setupMounts(req.Policy); err != nil {
 		return fail(err)
 	}
-	argv, script, err := shellArgs(req.Script)
+	argv, script, err := shellArgs(req.Script, req.Env)
 	if err != nil {
 		return fail(err)
 	}

@@ -44,7 +44,7 @@ func helper() int {
 	if req.Sandbox {
 		return runInit(req, in, report)
 	}
-	argv, script, err := shellArgs(req.Script)
+	argv, script, err := shellArgs(req.Script, req.Env)
 	if err != nil {
 		return fail(err)
 	}
@@ -95,9 +95,6 @@ func enterDir(dir string) error {
 	}
 	return nil
 }
-
-// shell runs every command.
-const shell = "/bin/sh"
 
 func oneLine(s string) string {
 	b := []byte(s)

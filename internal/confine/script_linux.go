@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentspec/agentspec/internal/argmax"
 )
 
 // maxArg is the longest string execve takes as one argument
@@ -16,22 +18,17 @@ const maxArg = 32 * 4096
 // argument.
 const scriptFD = 3
 
-// readScript is what sh -c runs in place of a script too long to be its
-// argument: it reads the script from scriptFD and evaluates it in the same
-// shell, $0 and the arguments unchanged, with scriptFD closed, so that the
-// command and what it starts have fds 0-2 only. A script is never read
-// from stdin, which the command's programs read (/dev/null). The script
-// loses its trailing newlines, as the shell's parser ignores them; without
-// cat the command fails with 127, as a program not found does.
-const readScript = `eval "$(cat <&3 || echo exit 127)" 3<&-`
-
 // shellArgs is sh's argv for script and, when the script is too long for
-// one argument, the file the shell must get as scriptFD: a sealed memfd
-// holding the script, read from its start. It is made before the rlimits,
-// which RLIMIT_FSIZE would bound too.
-func shellArgs(script string) ([]string, *os.File, error) {
+// one argument, or for exec to take beside env (argmax.Limit), the file the
+// shell must get as scriptFD: a sealed memfd holding the script, read from
+// its start. It is made before the rlimits, which RLIMIT_FSIZE would bound
+// too.
+func shellArgs(script string, env []string) ([]string, *os.File, error) {
+	argv := []string{"sh", "-c", script}
 	if len(script) < maxArg {
-		return []string{"sh", "-c", script}, nil, nil
+		if limit := argmax.Limit(); limit == 0 || argmax.Size(shell, argv, env) <= limit {
+			return argv, nil, nil
+		}
 	}
 	fd, err := unix.MemfdCreate("agentspec-command", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
