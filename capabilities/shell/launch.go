@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,6 +170,7 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 		c.captures++
 		l.capture = filepath.Join(temp, fmt.Sprintf("cwd-%d", c.captures))
 	}
+	stores := maps.Clone(c.stores)
 	// Counted before the lock is let go, so that Close, once it holds
 	// the lock, waits for every process started.
 	c.running.Add(1)
@@ -179,7 +181,16 @@ func (c *Capability) start(ctx context.Context, l *launch, stdout, stderr *ring)
 	}
 	var h hidden
 	if c.cfg.sandbox { // unconfined, nothing is masked: no walk to find what
-		if h, err = findHidden(c.root, credentialHomes(), c.access, c.cfg.allowGitWrites); err != nil {
+		h, err = findHidden(c.root, credentialHomes(), stores, c.access, c.cfg.allowGitWrites)
+		if len(h.stores) > 0 {
+			c.mu.Lock()
+			if c.stores == nil {
+				c.stores = map[fileID]bool{}
+			}
+			maps.Copy(c.stores, h.stores)
+			c.mu.Unlock()
+		}
+		if err != nil {
 			c.running.Done()
 			return nil, capabilities.Retry("The command was not run: the workspace directory cannot be read (%s), "+
 				"so the secrets in it cannot be found and hidden from commands. Ask the user to make it readable again.", why(err))

@@ -31,25 +31,40 @@ var HomeCredentials = []string{
 
 // hidden is what the walk of the workspace found: the paths a command
 // must read as empty, and the .git directories and files, hooks
-// directories and configuration files git reads, that it must not change.
+// directories and configuration files git reads, that it must not change;
+// and the home's credentials that it found in the workspace (stores).
 type hidden struct {
 	masks, readOnly []string
+	stores          map[fileID]bool
 }
 
+// fileID names a file whatever its path: its device and inode number.
+type fileID struct{ dev, ino uint64 }
+
 // findHidden walks root (absolute, real) and collects every file or
-// directory that access says is secret or denied, and, unless gitWrites,
+// directory that access says is secret or denied, or that is one of
+// stores, and, unless gitWrites,
 // every .git directory or file, at any depth, and the hooks directory and
 // configuration files of each repository there when they lie in the
 // workspace (see hooksAndConfigs); then the credentials in each of homes. A
 // directory masked or made read-only is not entered: the mount covers
 // what is below it.
 //
+// stores are the credentials of the homes that earlier walks found in the
+// workspace, where a symlink of the home led (~/.aws -> W/dot/aws), known
+// by their identity: a command may move them, or a directory above them,
+// within the workspace (the mask moves with them while it runs), and the
+// link then leads nowhere, but they are masked wherever they now are.
+// Those this walk finds are returned in h.stores, stores among them. A file
+// replaced since (a new inode) is a new file, no longer a store, unless
+// the link leads to it.
+//
 // The walk fails closed: a directory below root that it cannot read (its
 // permissions, or a path longer than PATH_MAX, where a command may have
 // moved it) may hold secrets or a .git, so it is masked whole. A root it
 // cannot read is an error: nothing could be hidden.
-func findHidden(root string, homes []string, access func(path string) capabilities.PathAccess, gitWrites bool) (hidden, error) {
-	var h hidden
+func findHidden(root string, homes []string, stores map[fileID]bool, access func(path string) capabilities.PathAccess, gitWrites bool) (hidden, error) {
+	h := hidden{stores: map[fileID]bool{}}
 	var worktrees []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -68,6 +83,13 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 			h.readOnly = append(h.readOnly, reposNamedBy(root, path, d)...)
 			worktrees = append(worktrees, filepath.Dir(path))
 			return skip(d)
+		}
+		if len(stores) > 0 {
+			if id, ok := entryID(d); ok && stores[id] {
+				h.stores[id] = true
+				h.masks = append(h.masks, path)
+				return skip(d)
+			}
 		}
 		a := access(path)
 		if !a.Secret && !a.Denied {
@@ -92,6 +114,11 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 			p := filepath.Join(home, rel)
 			if _, err := os.Lstat(p); err == nil {
 				p = maskedAt(p, root)
+				if fi, err := os.Lstat(p); err == nil && strictlyBelow(root, p) {
+					if id, ok := idOf(fi); ok {
+						h.stores[id] = true
+					}
+				}
 				if !slices.Contains(h.masks, p) {
 					h.masks = append(h.masks, p)
 				}
@@ -99,6 +126,15 @@ func findHidden(root string, homes []string, access func(path string) capabiliti
 		}
 	}
 	return h, nil
+}
+
+// entryID is the identity of the file d names, not following a symlink.
+func entryID(d fs.DirEntry) (fileID, bool) {
+	fi, err := d.Info()
+	if err != nil {
+		return fileID{}, false
+	}
+	return idOf(fi)
 }
 
 // maskedAt is where the secret at path is masked: where it leads when it

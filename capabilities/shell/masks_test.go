@@ -41,7 +41,7 @@ func TestFindHiddenDefaults(t *testing.T) {
 
 	s, err := New(Options{Sandbox: "off"}, w)
 	require.NoError(t, err)
-	h, err := findHidden(w, []string{home}, s.access, false)
+	h, err := findHidden(w, []string{home}, nil, s.access, false)
 	require.NoError(t, err)
 	j := func(root string, names ...string) []string {
 		var out []string
@@ -54,7 +54,7 @@ func TestFindHiddenDefaults(t *testing.T) {
 		j(home, ".ssh", ".netrc", ".config/gh")...), h.masks, "a masked symlink masks its target")
 	assert.ElementsMatch(t, j(w, ".git", "sub/.git"), h.readOnly)
 
-	h, err = findHidden(w, nil, s.access, true)
+	h, err = findHidden(w, nil, nil, s.access, true)
 	require.NoError(t, err)
 	assert.Empty(t, h.readOnly, "allow_git_writes")
 }
@@ -71,7 +71,7 @@ func TestFindHiddenHomeLinkToTheWorkspace(t *testing.T) {
 	}
 	s, err := New(Options{Sandbox: "off"}, w)
 	require.NoError(t, err)
-	h, err := findHidden(w, []string{home}, s.access, false)
+	h, err := findHidden(w, []string{home}, nil, s.access, false)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(home, ".aws"), filepath.Join(home, ".kube"), store}, h.masks)
 }
@@ -93,7 +93,7 @@ func TestFindHiddenPeer(t *testing.T) {
 	require.NoError(t, s.Peers([]capabilities.Capability{s, fs}))
 	assert.Same(t, fs, s.guard)
 	assert.Equal(t, filepath.Join(w, "data"), s.guardRoot)
-	h, err := findHidden(w, nil, s.access, false)
+	h, err := findHidden(w, nil, nil, s.access, false)
 	require.NoError(t, err)
 	j := func(names ...string) []string {
 		var out []string
@@ -107,7 +107,7 @@ func TestFindHiddenPeer(t *testing.T) {
 	// A guard that does not say its root leaves D10's defaults outside
 	// what it covers.
 	s.guard, s.guardRoot = struct{ capabilities.PathGuard }{fs}, ""
-	h, err = findHidden(w, nil, s.access, false)
+	h, err = findHidden(w, nil, nil, s.access, false)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, j("data/private", "data/y.secret", ".env", "other/.env"), h.masks)
 }
@@ -135,7 +135,7 @@ func TestFindHiddenMasksWhatItCannotRead(t *testing.T) {
 
 	s, err := New(Options{Sandbox: "off"}, w)
 	require.NoError(t, err)
-	h, err := findHidden(w, nil, s.access, false)
+	h, err := findHidden(w, nil, nil, s.access, false)
 	require.NoError(t, err)
 	// The first directory of the chain whose path the kernel refuses.
 	first := filepath.Join(w, "a")
@@ -145,7 +145,7 @@ func TestFindHiddenMasksWhatItCannotRead(t *testing.T) {
 	assert.ElementsMatch(t, []string{first, filepath.Join(w, "b/.env")}, h.masks)
 	assert.Empty(t, h.readOnly, "the .git below is covered by the mask")
 
-	_, err = findHidden(filepath.Join(w, "gone"), nil, s.access, false)
+	_, err = findHidden(filepath.Join(w, "gone"), nil, nil, s.access, false)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
@@ -178,7 +178,7 @@ func TestFindHiddenIncludedGitConfig(t *testing.T) {
 
 	s, err := New(Options{Sandbox: "off"}, w)
 	require.NoError(t, err)
-	h, err := findHidden(w, nil, s.access, false)
+	h, err := findHidden(w, nil, nil, s.access, false)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(w, ".git"), filepath.Join(w, "gitconfig.local"),
 		filepath.Join(w, "conf", "missing.gitconfig"), filepath.Join(w, "outer.gitconfig"), filepath.Join(w, "hooks")}, h.readOnly)
@@ -188,7 +188,32 @@ func TestFindHiddenIncludedGitConfig(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(w, ".git", "in-git.gitconfig"), "the .git covers it")
 	assert.NoFileExists(t, filepath.Join(outer, "outside.gitconfig"))
 
-	h, err = findHidden(w, nil, s.access, true)
+	h, err = findHidden(w, nil, nil, s.access, true)
 	require.NoError(t, err)
 	assert.Empty(t, h.readOnly, "allow_git_writes")
+}
+
+// A credential of the home that a symlink leads to in the workspace is
+// remembered by its identity, and masked wherever it has been moved since
+// in the workspace, the link then leading nowhere.
+func TestFindHiddenHomeStoreMovedInTheWorkspace(t *testing.T) {
+	t.Parallel()
+	w, home := realTemp(t), realTemp(t)
+	touch(t, w, "dot/aws/credentials", "dot/netrc", "README.md")
+	require.NoError(t, os.Symlink(filepath.Join(w, "dot", "aws"), filepath.Join(home, ".aws")))
+	require.NoError(t, os.Symlink(filepath.Join(w, "dot", "netrc"), filepath.Join(home, ".netrc")))
+	s, err := New(Options{Sandbox: "off"}, w)
+	require.NoError(t, err)
+	h, err := findHidden(w, []string{home}, nil, s.access, false)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(w, "dot", "aws"), filepath.Join(w, "dot", "netrc")}, h.masks)
+	assert.Len(t, h.stores, 2)
+
+	require.NoError(t, os.Rename(filepath.Join(w, "dot"), filepath.Join(w, "moved")))
+	require.NoError(t, os.Rename(filepath.Join(w, "moved", "netrc"), filepath.Join(w, "netrc")))
+	h, err = findHidden(w, []string{home}, h.stores, s.access, false)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(w, "moved", "aws"), filepath.Join(w, "netrc"),
+		filepath.Join(home, ".aws"), filepath.Join(home, ".netrc")}, h.masks, "the links, leading nowhere, are masked themselves")
+	assert.Len(t, h.stores, 2)
 }

@@ -495,3 +495,23 @@ func TestSecretNamedSymlinkHidesWhatItLeadsToButNeverTheWorkspace(t *testing.T) 
 	// The workspace stays writable.
 	assert.Equal(t, "[stdout]\nnew\n", run(t, s, "echo new > new.txt && cat new.txt"))
 }
+
+// A credential store of the home that is a symlink into the workspace
+// (~/.aws -> W/dot/aws, a dotfiles repository) stays hidden where a command
+// moves it, alone or with the directory that holds it, and a later command
+// finds it empty there too: it is known by what it is, not by the path
+// the link gave.
+func TestHomeCredentialMovedInTheWorkspace(t *testing.T) {
+	home := realTemp(t)
+	t.Setenv("HOME", home)
+	s, w := confinedShell(t, `{}`)
+	write(t, filepath.Join(w, "dot", "aws", "credentials"), "aws_secret_access_key = hunter2\n")
+	write(t, filepath.Join(w, "dot", "netrc"), "machine x password hunter2\n")
+	require.NoError(t, os.Symlink(filepath.Join(w, "dot", "aws"), filepath.Join(home, ".aws")))
+	require.NoError(t, os.Symlink(filepath.Join(w, "dot", "netrc"), filepath.Join(home, ".netrc")))
+	assert.NotContains(t, run(t, s, "cat dot/aws/credentials dot/netrc"), "hunter2")
+	run(t, s, "mv dot moved")
+	assert.NotContains(t, run(t, s, "cat moved/aws/credentials moved/netrc"), "hunter2")
+	run(t, s, "mv moved/aws aws; mv moved/netrc netrc")
+	assert.NotContains(t, run(t, s, "cat aws/credentials netrc; cat */credentials"), "hunter2")
+}

@@ -98,6 +98,9 @@ type Capability struct {
 	running  sync.WaitGroup // every process started, until it is reaped
 	closed   bool
 	captures int // persist_cwd capture files made, for unique names
+	// stores are the home's credentials that commands found in the
+	// workspace, masked wherever a command moves them (findHidden).
+	stores map[fileID]bool
 }
 
 var (
