@@ -2,8 +2,11 @@ package shell
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,5 +80,49 @@ func TestShownKeepsWhatResultsShow(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Close ends a run_command still running as it ends a background command,
+// killing it at once (D15: the run's end kills every process of a
+// command), rather than waiting for it to end or time out; the call then
+// fails as one after Close does.
+func TestCloseKillsARunningCommand(t *testing.T) {
+	t.Parallel()
+	modes := []string{"off"}
+	if sandboxMode(t) == "on" {
+		modes = append(modes, "on")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			w := realTemp(t)
+			s, err := New(Options{Sandbox: mode}, w)
+			require.NoError(t, err)
+			type result struct {
+				out string
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				out, err := call(t, context.Background(), s, ToolRunCommand, `{"command": "echo started > started; exec sleep 120", "timeout_seconds": 120}`)
+				done <- result{out, err}
+			}()
+			require.Eventually(t, func() bool {
+				_, err := os.Stat(filepath.Join(w, "started"))
+				return err == nil
+			}, timeoutForEventually, pollEvery)
+			closed := make(chan error, 1)
+			go func() { closed <- s.Close() }()
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-time.After(timeoutForEventually):
+				t.Fatal("Close waited for the command")
+			}
+			r := <-done
+			assert.ErrorIs(t, r.err, ErrClosed)
+			assert.Empty(t, r.out)
+		})
 	}
 }

@@ -51,6 +51,8 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 	if err != nil {
 		return "", err
 	}
+	c.track(p)
+	defer c.untrack(p)
 	type waited struct {
 		exit confine.Exit
 		err  error
@@ -81,6 +83,8 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 			cancelled = true
 		}
 	}
+	// Close killed it: the run is ending, and the call with it.
+	closed := !timedOut && !cancelled && w.err == nil && w.exit.Killed && c.isClosed()
 	if w.err != nil && !timedOut && !cancelled {
 		return "", fmt.Errorf("shell: waiting for the command: %w", w.err)
 	}
@@ -92,11 +96,15 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 	if l.capture != "" {
 		defer os.Remove(l.capture)
 	}
-	if cancelled {
+	if cancelled || closed {
 		// Killed: no exit code, and no result for a call that was called
-		// off; the listeners still hear that the command ended.
+		// off, or whose run is ending; the listeners still hear that the
+		// command ended.
 		if err := capabilities.Emit(context.WithoutCancel(ctx), ev); err != nil {
 			return "", err
+		}
+		if closed {
+			return "", ErrClosed
 		}
 		return "", ctx.Err()
 	}
@@ -122,6 +130,35 @@ func (c *Capability) runCommand(ctx context.Context, raw json.RawMessage) (strin
 		return "", err
 	}
 	return out, nil
+}
+
+// track makes p, a run_command's process, one that Close kills; one
+// started as Close began is killed at once.
+func (c *Capability) track(p *confine.Process) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		p.Kill()
+		return
+	}
+	if c.foreground == nil {
+		c.foreground = map[*confine.Process]bool{}
+	}
+	c.foreground[p] = true
+}
+
+// untrack forgets p once it has been waited for.
+func (c *Capability) untrack(p *confine.Process) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.foreground, p)
+}
+
+// isClosed reports whether Close has begun.
+func (c *Capability) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // tenthsUp is d in seconds, rounded up to a tenth: the time left of a

@@ -101,6 +101,9 @@ type Capability struct {
 	// stores are the home's credentials that commands found in the
 	// workspace, masked wherever a command moves them (findHidden).
 	stores map[fileID]bool
+	// foreground are the processes of run_command calls, which Close
+	// kills as it kills background commands.
+	foreground map[*confine.Process]bool
 }
 
 var (
@@ -269,7 +272,8 @@ func (c *Capability) Reach() capabilities.Reach {
 // ErrClosed is the fatal error of a tool called after Close.
 var ErrClosed = errors.New("the Shell capability is closed")
 
-// Close kills every background command, waits until every process the
+// Close kills every background command and every run_command's command
+// (whose call then fails with ErrClosed), waits until every process the
 // capability started is dead, reports each background command that was
 // still known with a shell.command event to the run's listener, and removes
 // the private temporary directory.
@@ -286,6 +290,9 @@ func (c *Capability) Close() error {
 		jobs = append(jobs, j)
 	}
 	c.jobs = map[string]*job{}
+	for p := range c.foreground {
+		p.Kill()
+	}
 	c.mu.Unlock()
 	for _, j := range jobs {
 		j.proc.Kill()
