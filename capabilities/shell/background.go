@@ -135,6 +135,10 @@ func (c *Capability) startCommand(ctx context.Context, raw json.RawMessage) (str
 	if l == nil {
 		return result, err
 	}
+	if err := ctx.Err(); err != nil {
+		c.release(true)
+		return "", err // ended while the listeners heard of it: nothing ran
+	}
 	size := 4 * c.cfg.maxOutputChars
 	j := &job{id: newID(), command: l.command, dir: l.dir, stdout: newRing(size), stderr: newRing(size),
 		began: time.Now(), done: make(chan struct{}), events: context.WithoutCancel(ctx)}

@@ -126,3 +126,22 @@ func TestCloseKillsARunningCommand(t *testing.T) {
 		})
 	}
 }
+
+// A start_command whose call ended while its listeners heard of it (its
+// tool_timeout, the run cancelled) starts nothing, as a run_command does
+// not: the model would never learn the command's ID, and the command would
+// hold one of max_background's places until the run ends.
+func TestStartCommandOfAnEndedCallStartsNothing(t *testing.T) {
+	t.Parallel()
+	s, w := newShell(t, `{"max_background": 1}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := call(t, ctx, s, ToolStartCommand, `{"command": "touch ran; exec sleep 120"}`)
+	assert.ErrorIs(t, err, context.Canceled)
+	s.mu.Lock()
+	assert.Empty(t, s.jobs)
+	assert.Zero(t, s.starting)
+	s.mu.Unlock()
+	_, err = os.Stat(filepath.Join(w, "ran"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
