@@ -1100,6 +1100,7 @@ func (r *runner) emit(ctx context.Context, ev capabilities.Event) error {
 
 func addUsage(sum *runtime.Usage, u runtime.Usage) {
 	sum.Requests += u.Requests
+	sum.RequestsWithoutUsage += u.RequestsWithoutUsage
 	sum.InputTokens += u.InputTokens
 	sum.OutputTokens += u.OutputTokens
 	sum.CacheWriteTokens += u.CacheWriteTokens

@@ -1782,3 +1782,37 @@ type memBackend struct{}
 func (memBackend) Get(context.Context, string) ([]byte, error) { return nil, nil }
 func (memBackend) Put(context.Context, string, []byte) error   { return nil }
 func (memBackend) Delete(context.Context, string) error        { return nil }
+
+// A job whose responses came with no usage counts them apart, in its step's
+// usage and in the pipeline's, so that the sums of tokens are never read as
+// whole when some of what they add up was never reported.
+func TestRunSumsRequestsWithoutUsage(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+steps:
+  work:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: {model: "script:unreported.yaml"}
+  after:
+    needs: [work]
+    spec: {model: "script:reported.yaml"}
+`,
+		"unreported.yaml": "turns:\n  - text: done\n",
+		"reported.yaml":   "turns:\n  - text: done\n    usage: {input_tokens: 12, output_tokens: 3}\n",
+	})
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"items": []any{"a", "b"}}})
+	require.NoError(t, err)
+	require.True(t, res.OK())
+	work := res.Steps["work"].Usage
+	assert.Equal(t, 2, work.Requests)
+	assert.Equal(t, 2, work.RequestsWithoutUsage, "the step sums its items'")
+	assert.Equal(t, 0, res.Steps["after"].Usage.RequestsWithoutUsage)
+	assert.Equal(t, 3, res.Usage.Requests)
+	assert.Equal(t, 2, res.Usage.RequestsWithoutUsage, "the pipeline sums its steps'")
+	assert.Equal(t, 12, res.Usage.InputTokens)
+}

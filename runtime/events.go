@@ -66,6 +66,9 @@ type ModelResponse struct {
 	StopReason       string
 	Text             string
 	Refusal          string // the model's refusal, when it refused
+	// NoUsage is set when the response came with no usage: its token
+	// counts are zeros that mean nothing (Usage.RequestsWithoutUsage).
+	NoUsage bool
 }
 
 // ToolCall is emitted before a tool runs.
@@ -242,8 +245,9 @@ func (e ModelResponse) MarshalJSON() ([]byte, error) {
 		StopReason   string  `json:"stop_reason,omitempty"`
 		Text         string  `json:"text,omitempty"`
 		Refusal      string  `json:"refusal,omitempty"`
+		NoUsage      bool    `json:"no_usage,omitempty"`
 	}{e.Kind(), e.Request, millis(e.Duration), e.InputTokens, e.OutputTokens, e.CacheWriteTokens, e.CacheReadTokens,
-		e.ReasoningTokens, e.ToolCalls, e.StopReason, e.Text, e.Refusal})
+		e.ReasoningTokens, e.ToolCalls, e.StopReason, e.Text, e.Refusal, e.NoUsage})
 }
 
 func (e ToolCall) MarshalJSON() ([]byte, error) {

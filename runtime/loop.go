@@ -234,7 +234,9 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 				if wrote != "" {
 					msg += "; you wrote: " + wrote
 				}
-				err := r.emit(ctx, ModelResponse{Request: n, Duration: elapsed, StopReason: "tool_use_failed", Text: msg})
+				// The model wrote, but the error carries no usage.
+				r.res.Usage.RequestsWithoutUsage++
+				err := r.emit(ctx, ModelResponse{Request: n, Duration: elapsed, StopReason: "tool_use_failed", Text: msg, NoUsage: true})
 				return turn{failedCall: msg}, err
 			}
 		}
@@ -242,6 +244,9 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 	}
 	t := collect(resp, r.ids.next)
 	u := &r.res.Usage
+	if t.usage.none {
+		u.RequestsWithoutUsage++
+	}
 	u.InputTokens += t.usage.input
 	u.OutputTokens += t.usage.output
 	u.CacheWriteTokens += t.usage.cacheWrite
@@ -251,7 +256,7 @@ func (r *runner) request(ctx context.Context, attempt, round int, final bool) (t
 		Request: n, Duration: elapsed,
 		InputTokens: t.usage.input, OutputTokens: t.usage.output,
 		CacheWriteTokens: t.usage.cacheWrite, CacheReadTokens: t.usage.cacheRead, ReasoningTokens: t.usage.reasoning,
-		ToolCalls: len(t.calls), StopReason: t.stopReason, Text: t.text,
+		NoUsage: t.usage.none, ToolCalls: len(t.calls), StopReason: t.stopReason, Text: t.text,
 	}
 	if t.refusal != nil {
 		ev.Refusal = *t.refusal

@@ -50,7 +50,12 @@ type turn struct {
 	failedCall string
 }
 
-type tokens struct{ input, output, cacheWrite, cacheRead, reasoning int }
+// tokens is a response's usage; none is set when the response reported
+// none, and the counts are then zeros that mean nothing.
+type tokens struct {
+	input, output, cacheWrite, cacheRead, reasoning int
+	none                                            bool
+}
 
 // truncated reports whether the response was cut at max_tokens.
 func (t turn) truncated() bool {
@@ -111,6 +116,7 @@ func collect(resp *llms.ContentResponse, callID func() string) turn {
 			t.blocks = append(t.blocks, call)
 		}
 	}
+	t.usage.none = !usageRead
 	t.text = strings.Join(texts, "\n")
 	t.lost = len(t.calls) == 0 && providers.ToolStop(t.stopReason)
 	if t.refusal == nil && t.stopReason == providers.StopRefusal {

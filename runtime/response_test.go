@@ -66,12 +66,13 @@ func TestCollect(t *testing.T) {
 			want: turn{
 				blocks: []llms.ContentPart{call("call_agentspec_1", "function", "read_file", "{}"), call("call_agentspec_2", "function", "read_file", "{}")},
 				calls:  []llms.ToolCall{call("call_agentspec_1", "function", "read_file", "{}"), call("call_agentspec_2", "function", "read_file", "{}")},
+				usage:  tokens{none: true},
 			},
 		},
 		{
 			name: "tool stop reason without calls is lost",
 			resp: &llms.ContentResponse{Choices: []*llms.ContentChoice{{StopReason: "tool_calls", ToolCalls: []llms.ToolCall{{ID: "x", Type: "function"}}}}},
-			want: turn{stopReason: "tool_calls", lost: true},
+			want: turn{stopReason: "tool_calls", lost: true, usage: tokens{none: true}},
 		},
 		{
 			name: "usage as JSON numbers from a replayed response",

@@ -124,9 +124,14 @@ type Result struct {
 
 // Usage counts what a run consumed.
 type Usage struct {
-	Requests     int `json:"requests"`
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	Requests int `json:"requests"`
+	// RequestsWithoutUsage counts the responses that came with no usage (a
+	// stream that ended after its finish but before its usage, a provider
+	// that reports none): the token counts hold nothing of theirs, so when
+	// it is not 0 they are only what was reported, a lower bound.
+	RequestsWithoutUsage int `json:"requests_without_usage,omitempty"`
+	InputTokens          int `json:"input_tokens"`
+	OutputTokens         int `json:"output_tokens"`
 	// Cache and reasoning tokens, where the provider reports them: the
 	// input tokens written to and read from its prompt cache, and the
 	// output tokens spent on reasoning. They are parts of InputTokens and

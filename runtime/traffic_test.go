@@ -66,6 +66,9 @@ func TestRunStreamedToolUseFailedIsCorrectable(t *testing.T) {
 			require.Len(t, retries, 1)
 			assert.Equal(t, RetryTool, retries[0].Type)
 			assert.Contains(t, retries[0].Message, "{path: a.md}")
+			assert.Equal(t, 3, res.Usage.Requests)
+			assert.Equal(t, 3, res.Usage.RequestsWithoutUsage, "the error reports no usage of what the model wrote, nor do the streams")
+			assert.True(t, eventsOf[ModelResponse](&rec)[0].NoUsage)
 			var body struct {
 				Messages []map[string]any `json:"messages"`
 			}
@@ -276,4 +279,47 @@ func TestRunSnowflakeStreamsWithoutFinishReason(t *testing.T) {
 	assert.Equal(t, "a.md holds notes.", res.Output)
 	assert.Equal(t, "a.md holds notes.", streamed.String())
 	assert.Equal(t, []string{`{"path":"a.md"}`}, read.Calls())
+}
+
+// A response whose usage never came (a stream that ended after its finish
+// but before its usage chunk) is counted apart: the run's token counts
+// hold only what was reported, and say how many requests they leave out,
+// rather than count that response's tokens as none.
+func TestRunCountsResponsesWithoutUsage(t *testing.T) {
+	t.Parallel()
+	chunk := func(choice, usage string) string {
+		return `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764770000,"model":"gpt-4.1","choices":[` + choice + `]` + usage + `}`
+	}
+	// The stream's usage chunk is cut off: its finish came, its usage did not.
+	call := providertest.SSE(
+		chunk(`{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.md\"}"}}]},"finish_reason":null}`, ""),
+		chunk(`{"index":0,"delta":{},"finish_reason":"tool_calls"}`, ""))
+	answer := providertest.SSE(
+		chunk(`{"index":0,"delta":{"role":"assistant","content":"notes"},"finish_reason":null}`, ""),
+		chunk(`{"index":0,"delta":{},"finish_reason":"stop"}`, ""),
+		chunk(``, `,"usage":{"prompt_tokens":40,"completion_tokens":3,"total_tokens":43}`),
+		`data: [DONE]`)
+	srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: call}, providertest.Recorded{Body: answer})
+	var rec recorder
+	s := newSpec(func(s *spec.Spec) { s.Model, s.ModelSettings.BaseURL = "openai:gpt-4.1", srv.URL+"/v1" })
+	res, err := runRecorded(t, srv, s, "OPENAI_API_KEY", WithCapabilities(toolCaps{&echoTool{name: "read_file"}}), WithListener(rec.listen),
+		WithStreaming(func(context.Context, string) error { return nil }))
+	require.NoError(t, err)
+	assert.Equal(t, "notes", res.Output)
+	assert.Equal(t, Usage{Requests: 2, RequestsWithoutUsage: 1, InputTokens: 40, OutputTokens: 3, ToolCalls: 1}, withoutElapsed(res.Usage))
+
+	responses := eventsOf[ModelResponse](&rec)
+	require.Len(t, responses, 2)
+	assert.True(t, responses[0].NoUsage, "the first response reported no usage")
+	assert.False(t, responses[1].NoUsage)
+	first, err := json.Marshal(responses[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(first), `"no_usage":true`)
+	second, err := json.Marshal(responses[1])
+	require.NoError(t, err)
+	assert.NotContains(t, string(second), `no_usage`)
+
+	total, err := json.Marshal(res.Usage)
+	require.NoError(t, err)
+	assert.Contains(t, string(total), `"requests_without_usage":1`)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentspec/agentspec/pipeline"
+	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -324,4 +325,16 @@ steps:
 	assert.Equal(t, []bool{true, true}, run(), "nothing changed")
 	writeFiles(t, ws, map[string]string{"inbox/b.md": "# B, edited"})
 	assert.Equal(t, []bool{true, false}, run(), "the edited document's job runs again")
+}
+
+// A worker's usage comes back to the submitter whole, the count of its
+// responses that reported none included, so that a pipeline's or a batch's
+// sums over jobs run elsewhere say when they are lower bounds.
+func TestUsageOfReadsWhatUsageWrites(t *testing.T) {
+	t.Parallel()
+	u := runtime.Usage{Requests: 3, RequestsWithoutUsage: 1, InputTokens: 40, OutputTokens: 9, CacheWriteTokens: 5,
+		CacheReadTokens: 7, ReasoningTokens: 2, ToolCalls: 2, Elapsed: 1500 * time.Millisecond}
+	data, err := json.Marshal(u)
+	require.NoError(t, err)
+	assert.Equal(t, u, usageOf(data))
 }

@@ -384,8 +384,8 @@ func pipelineSummary(w io.Writer, p *pipeline.Pipeline, res *pipeline.Result) {
 		}
 	}
 	u := res.Usage
-	fmt.Fprintf(w, "%s: %d ok, %d failed, %d skipped, %d not run; %d requests, %d input + %d output tokens, %d tool calls, %s\n",
-		plural(len(p.Steps), "step"), ok, failed, skipped, notRun, u.Requests, u.InputTokens, u.OutputTokens, u.ToolCalls, formatDuration(u.Elapsed))
+	fmt.Fprintf(w, "%s: %d ok, %d failed, %d skipped, %d not run; %d requests, %s, %d tool calls, %s\n",
+		plural(len(p.Steps), "step"), ok, failed, skipped, notRun, u.Requests, tokenCounts(u, nil), u.ToolCalls, formatDuration(u.Elapsed))
 }
 
 // failedSteps says which steps failed, for the exit message.

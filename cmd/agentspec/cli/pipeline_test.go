@@ -175,7 +175,7 @@ func TestRunPipelineEnvelope(t *testing.T) {
 	assert.ElementsMatch(t, []string{"outputs", "steps", "usage"}, keys(env))
 	assert.JSONEq(t, `"fine"`, string(env["outputs"]), "without outputs:, the last step's output")
 	assert.JSONEq(t, `{"only": {"ok": true, "cached": false, "skipped": false, "output": "fine", "error": null,
-		"usage": {"requests": 1, "input_tokens": 0, "output_tokens": 0, "tool_calls": 0, "elapsed_ms": 0}}}`,
+		"usage": {"requests": 1, "requests_without_usage": 1, "input_tokens": 0, "output_tokens": 0, "tool_calls": 0, "elapsed_ms": 0}}}`,
 		string(regexp.MustCompile(`"elapsed_ms":\s*[0-9.]+`).ReplaceAll(env["steps"], []byte(`"elapsed_ms":0`))))
 }
 

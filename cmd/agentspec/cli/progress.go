@@ -218,12 +218,28 @@ func (p *progress) summary(res *runtime.Result) {
 	if u.ReasoningTokens > 0 {
 		extra = append(extra, fmt.Sprintf("%d reasoning", u.ReasoningTokens))
 	}
-	tokens := fmt.Sprintf("%d input + %d output tokens", u.InputTokens, u.OutputTokens)
-	if len(extra) > 0 {
-		tokens += " (" + strings.Join(extra, ", ") + ")"
-	}
 	fmt.Fprintf(p.w, "%s, %s, %s, %s\n",
-		plural(u.Requests, "model request"), tokens, plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
+		plural(u.Requests, "model request"), tokenCounts(u, extra), plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
+}
+
+// tokenCounts writes u's input and output tokens, with the parts of them
+// in parts. Counts that leave out responses which came with no usage are
+// written as the lower bounds they are, saying how many they leave out.
+func tokenCounts(u runtime.Usage, parts []string) string {
+	tokens := fmt.Sprintf("%d input + %d output tokens", u.InputTokens, u.OutputTokens)
+	note := strings.Join(parts, ", ")
+	if n := u.RequestsWithoutUsage; n > 0 {
+		tokens = "at least " + tokens
+		unknown := plural(n, "request") + " reported no usage"
+		if note != "" {
+			note += "; "
+		}
+		note += unknown
+	}
+	if note != "" {
+		tokens += " (" + note + ")"
+	}
+	return tokens
 }
 
 // shortKey abbreviates a cache key as git does a commit.
