@@ -241,6 +241,59 @@ func TestBedrockReasoningRoundTrip(t *testing.T) {
 		jsonOf(t, msgs[1].(map[string]any)["content"]))
 }
 
+// Reasoning blocks go back only to the models that take them: Claude's, in
+// place, with their signatures, and a signed or redacted one (Claude's kind)
+// to DeepSeek R1, as pydantic-ai sends them, and to a model whose id names no
+// family (an application inference profile). Other models refuse a
+// reasoningContent block in the history with a ValidationException (gpt-oss,
+// Kimi and GLM are reported doing so), so their unsigned reasoning stays out
+// of the request, and the rest of the turn goes.
+func TestBedrockReasoningGoesBackOnlyWhereTaken(t *testing.T) {
+	t.Parallel()
+	signed := `{"reasoningContent":{"reasoningText":{"text":"I should read it.","signature":"sig-1"}}}`
+	unsigned := `{"reasoningContent":{"reasoningText":{"text":"Let me read the file."}}}`
+	redacted := `{"reasoningContent":{"redactedContent":"AQID"}}`
+	call := `{"toolUse":{"toolUseId":"tu1","name":"read_file","input":{"path":"a.txt"}}}`
+	for _, tc := range []struct {
+		model    string
+		answered []string // the blocks of the first answer
+		sent     []string // what of them goes back
+	}{
+		{"openai.gpt-oss-120b-1:0", []string{unsigned, call}, []string{call}},
+		{"us.deepseek.r1-v1:0", []string{unsigned, call}, []string{call}},
+		{"us.deepseek.r1-v1:0", []string{signed, call}, []string{signed, call}},
+		{"deepseek.v3-v1:0", []string{unsigned, call}, []string{call}},
+		{"qwen.qwen3-32b-v1:0", []string{unsigned, call}, []string{call}},
+		{"moonshotai.kimi-k2.5", []string{unsigned, call}, []string{call}},
+		{"zai.glm-4.7", []string{unsigned, call}, []string{call}},
+		{"us.amazon.nova-2-lite-v1:0", []string{unsigned, call}, []string{call}},
+		{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", []string{signed, redacted, call}, []string{signed, redacted, call}},
+		{"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+			[]string{signed, redacted, call}, []string{signed, redacted, call}},
+		{"arn:aws:bedrock:us-east-1::foundation-model/openai.gpt-oss-120b-1:0", []string{unsigned, call}, []string{call}},
+		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6", []string{signed, redacted, call}, []string{signed, redacted, call}},
+		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6", []string{unsigned, call}, []string{call}},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			t.Parallel()
+			first := `{"output":{"message":{"role":"assistant","content":[` + strings.Join(tc.answered, ",") + `]}},` +
+				`"stopReason":"tool_use","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12}}`
+			done := `{"output":{"message":{"role":"assistant","content":[{"text":"alpha"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: first}, providertest.Recorded{Body: done})
+			m := newModel(t, "bedrock:"+tc.model, spec.ModelSettings{BaseURL: srv.URL}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read")}, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			history := []llms.MessageContent{human("read"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("tu1", "read_file", "alpha")}
+			_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+
+			msgs := srv.Requests()[1].JSON()["messages"].([]any)
+			require.Len(t, msgs, 3)
+			assert.JSONEq(t, "["+strings.Join(tc.sent, ",")+"]", jsonOf(t, msgs[1].(map[string]any)["content"]))
+		})
+	}
+}
+
 // An exception event inside a Converse stream that means "try again" is
 // retried; the stream after it is read.
 func TestBedrockStreamExceptionRetried(t *testing.T) {

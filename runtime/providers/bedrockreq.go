@@ -153,7 +153,7 @@ func (m *bedrockModel) input(messages []llms.MessageContent, opts llms.CallOptio
 		in.tier = &types.ServiceTier{Type: types.ServiceTierType(tier)}
 	}
 
-	system, turns, err := bedrockMessages(messages, bedrockResultStatus(m.model))
+	system, turns, err := bedrockMessages(messages, bedrockResultStatus(m.model), func(b bedrockBlock) bool { return bedrockReasoningBack(m.model, b) })
 	if err != nil {
 		return in, err
 	}
@@ -252,8 +252,9 @@ func bedrockTier(unified string, own any) string {
 // bedrockMessages converts the conversation. Converse wants user and
 // assistant turns alternating, so consecutive messages of one role are
 // merged; a turn's tool results come first in it, with their status when
-// withStatus (bedrockResultStatus).
-func bedrockMessages(messages []llms.MessageContent, withStatus bool) ([]types.SystemContentBlock, []types.Message, error) {
+// withStatus (bedrockResultStatus); a reasoning block goes back where
+// reasoning says so (bedrockReasoningBack).
+func bedrockMessages(messages []llms.MessageContent, withStatus bool, reasoning func(bedrockBlock) bool) ([]types.SystemContentBlock, []types.Message, error) {
 	var system []types.SystemContentBlock
 	var turns []types.Message
 	tb := &turnBuilder[types.ContentBlock]{emit: func(side turn, blocks []types.ContentBlock) {
@@ -306,6 +307,9 @@ func bedrockMessages(messages []llms.MessageContent, withStatus bool) ([]types.S
 				var b bedrockBlock
 				if !decodeBlock(p, &b) || b.Type != blockBedrockReasoning {
 					return nil // another provider's block
+				}
+				if !reasoning(b) {
+					return nil
 				}
 				if len(b.Redacted) > 0 {
 					tb.add(&types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: b.Redacted}})

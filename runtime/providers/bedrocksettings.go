@@ -98,6 +98,39 @@ func CheckTools(ref string) error {
 // failed results say so by their text alone.
 func bedrockResultStatus(model string) bool { return bedrockClaude(model) || bedrockNova(model) }
 
+// bedrockReasoningBack reports whether a reasoning block of an earlier turn
+// goes back to model. Claude takes its reasoning back, signature and all,
+// and refuses a tool result after a thinking turn without it. The other
+// families have no reasoningContent in their input: gpt-oss, Kimi and GLM,
+// among others, refuse a request whose history holds one (a
+// ValidationException), so theirs stays out, as pydantic-ai sends it back to
+// Claude and DeepSeek R1 only. A signed or redacted block, Claude's kind,
+// goes back to DeepSeek R1, as pydantic-ai's does, and to a model whose id
+// names no family (bedrockOpaque), which may be a Claude model that needs it.
+func bedrockReasoningBack(model string, b bedrockBlock) bool {
+	switch {
+	case bedrockClaude(model):
+		return true
+	case strings.Contains(model, "deepseek.r1") || bedrockOpaque(model):
+		return b.Signature != "" || len(b.Redacted) > 0
+	}
+	return false
+}
+
+// bedrockOpaque reports whether a Bedrock model id names no model family:
+// an ARN whose resource id holds no provider.model segment, as an
+// application inference profile's (application-inference-profile/a1b2c3d4e5f6)
+// or a provisioned or imported model's does. A system-defined inference
+// profile's ARN (inference-profile/us.anthropic.claude-...) or a
+// foundation model's holds the model id, and is judged by it.
+func bedrockOpaque(model string) bool {
+	if !strings.HasPrefix(model, "arn:") {
+		return false
+	}
+	_, resource, _ := strings.Cut(model, "/")
+	return !strings.Contains(resource, ".")
+}
+
 // bedrockOpenAI reports whether a Bedrock model id names an OpenAI model.
 func bedrockOpenAI(model string) bool { return strings.Contains(model, "openai.") }
 
