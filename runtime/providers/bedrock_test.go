@@ -703,6 +703,95 @@ func TestBedrockRequiredToolChoiceOnlyWhereTaken(t *testing.T) {
 	}
 }
 
+// A model written as an ARN is judged by the model id the ARN holds: a
+// system-defined inference profile's or a foundation model's is checked
+// and sent to as its plain id is. An application inference profile's ARN
+// names no model, so nothing is refused for a family it may not be of (its
+// tool_choice goes to the API, which judges it), and it gets no Claude-only
+// field; what needs the family says to name the model and give the ARN as
+// bedrock_inference_profile, which is then judged as the model named.
+func TestBedrockModelARNs(t *testing.T) {
+	t.Parallel()
+	const opaque = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6"
+	settings := map[string]spec.ModelSettings{
+		"temperature": {Temperature: ptr(0.3)},
+		"named":       {ToolChoice: &spec.ToolChoice{Tools: []string{"read_file"}}},
+		"required":    {ToolChoice: &spec.ToolChoice{Mode: "required"}},
+		"effort":      {Thinking: &spec.Thinking{Enabled: true, Effort: "low"}},
+		"budget":      {Thinking: &spec.Thinking{Enabled: true, Budget: 4000}},
+		"top_k":       {TopK: ptr(5)},
+	}
+	for arn, id := range map[string]string{
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/global.anthropic.claude-opus-4-7":             "global.anthropic.claude-opus-4-7",
+		"arn:aws:bedrock:us-east-1::foundation-model/meta.llama3-1-70b-instruct-v1:0":                           "meta.llama3-1-70b-instruct-v1:0",
+		"arn:aws:bedrock:us-east-1::foundation-model/openai.gpt-oss-120b-1:0":                                   "openai.gpt-oss-120b-1:0",
+		"arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-text-lite-v1":                                 "amazon.titan-text-lite-v1",
+	} {
+		for name, s := range settings {
+			want := Validate("bedrock:"+id, s)
+			got := Validate("bedrock:"+arn, s)
+			if want == nil {
+				assert.NoError(t, got, "%s %s", arn, name)
+			} else {
+				assert.EqualError(t, got, want.Error(), "%s %s", arn, name)
+			}
+		}
+		assert.Equal(t, CheckTools("bedrock:"+id) == nil, CheckTools("bedrock:"+arn) == nil, arn)
+	}
+
+	for _, name := range []string{"temperature", "named", "required"} {
+		assert.NoError(t, Validate("bedrock:"+opaque, settings[name]), name)
+	}
+	const hint = "; or give the model's id as the model and this ARN as bedrock_inference_profile"
+	assert.EqualError(t, Validate("bedrock:"+opaque, settings["effort"]), "bedrock does not support model_settings.thinking: "+
+		"agentspec knows the reasoning switch of Claude and OpenAI models on Bedrock only; send the model's own field through bedrock_additional_model_requests_fields"+hint)
+	assert.EqualError(t, Validate("bedrock:"+opaque, settings["top_k"]), "bedrock does not support model_settings.top_k: "+
+		"the Converse API sends top_k to Claude and Nova models only; another model can get it through bedrock_additional_model_requests_fields"+hint)
+	assert.NoError(t, CheckTools("bedrock:"+opaque))
+
+	// Recorded answers: what is behind the ARN, and so what the API takes,
+	// is not known here.
+	call := `{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tu1","name":"read_file","input":{"path":"a.txt"}}}]}},` +
+		`"stopReason":"tool_use","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12}}`
+	done := `{"output":{"message":{"role":"assistant","content":[{"text":"alpha"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
+	for _, tc := range []struct {
+		model    string
+		settings spec.ModelSettings
+		status   bool
+	}{
+		{opaque, settings["named"], false},
+		{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", spec.ModelSettings{ToolChoice: &spec.ToolChoice{Tools: []string{"read_file"}},
+			Provider: map[string]any{"bedrock_inference_profile": opaque}}, true},
+	} {
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: call}, providertest.Recorded{Body: done})
+		tc.settings.BaseURL = srv.URL
+		m := newModel(t, "bedrock:"+tc.model, tc.settings, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+		opts := []llms.CallOption{llms.WithTools([]llms.Tool{readFileTool})}
+		resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt")}, opts...)
+		require.NoError(t, err)
+		calls := toolCalls(resp)
+		require.Len(t, calls, 1)
+		failed := result(calls[0].ID, "read_file", "no such file")
+		failed.Parts = append(failed.Parts, ToolError)
+		_, err = m.GenerateContent(t.Context(), []llms.MessageContent{human("read a.txt"), {Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, failed}, opts...)
+		require.NoError(t, err)
+
+		reqs := srv.Requests()
+		require.Len(t, reqs, 2)
+		assert.Contains(t, reqs[0].Path, "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Aapplication-inference-profile%2Fa1b2c3d4e5f6/", tc.model)
+		body := reqs[0].JSON()
+		assert.JSONEq(t, `{"tool":{"name":"read_file"}}`, jsonOf(t, body["toolConfig"].(map[string]any)["toolChoice"]), tc.model)
+		assert.NotContains(t, body, "additionalModelRequestFields", tc.model)
+		res := reqs[1].JSON()["messages"].([]any)[2].(map[string]any)["content"].([]any)[0].(map[string]any)["toolResult"].(map[string]any)
+		if tc.status {
+			assert.Equal(t, "error", res["status"], "judged as the model named")
+		} else {
+			assert.NotContains(t, res, "status", "a status only Claude and Nova take")
+		}
+	}
+}
+
 // A Bedrock model the Converse API has no tool use for (AWS's table of the
 // models and features it supports) cannot be given tools: CheckTools says
 // so, naming the model and its family, and has nothing against a model

@@ -166,6 +166,15 @@ func bedrockThinking(model string, s spec.ModelSettings) bedrockPlan {
 func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 	var errs []error
 	add := func(key, reason string) { errs = append(errs, unsupported(p, key, reason)) }
+	opaque := bedrockOpaque(model)
+	// family is add for what depends on the model's family, which a model
+	// whose ARN names none is told how to name.
+	family := func(key, reason string) {
+		if opaque {
+			reason += "; or give the model's id as the model and this ARN as bedrock_inference_profile"
+		}
+		add(key, reason)
+	}
 	refuseFields(s, add, "the Converse API has no such field; a model that takes it can get it through bedrock_additional_model_requests_fields",
 		"seed", "presence_penalty", "frequency_penalty", "logit_bias", "parallel_tool_calls")
 	if len(s.ExtraBody) > 0 {
@@ -174,7 +183,7 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 	refuseClaudeSampling(model, s, add)
 	refuseClaudeForcing(model, s, add)
 	if s.TopK != nil && !bedrockClaude(model) && !bedrockNova(model) {
-		add("top_k", "the Converse API sends top_k to Claude and Nova models only; another model can get it through bedrock_additional_model_requests_fields")
+		family("top_k", "the Converse API sends top_k to Claude and Nova models only; another model can get it through bedrock_additional_model_requests_fields")
 	}
 	if tc := s.ToolChoice; tc != nil {
 		switch {
@@ -182,6 +191,8 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 			add("tool_choice", "the Converse API can force one named tool, not a list of several")
 		case tc.Mode == "none":
 			add("tool_choice", "the Converse API has no tool choice none; leave the tools out instead")
+		case opaque:
+			// The model is not known: the API judges the choice.
 		case len(tc.Tools) == 1 && !bedrockClaude(model) && !bedrockNova(model):
 			// toolChoice.tool is taken by these models only; another
 			// refuses the request.
@@ -197,7 +208,7 @@ func checkBedrock(p provider, model string, s spec.ModelSettings) []error {
 	if t := s.Thinking; t != nil {
 		switch {
 		case !bedrockClaude(model) && !bedrockOpenAI(model):
-			add("thinking", "agentspec knows the reasoning switch of Claude and OpenAI models on Bedrock only; "+
+			family("thinking", "agentspec knows the reasoning switch of Claude and OpenAI models on Bedrock only; "+
 				"send the model's own field through bedrock_additional_model_requests_fields")
 		case t.Budget > 0 && !bedrockClaude(model):
 			add("thinking", "a token budget is Claude's; give an effort (minimal, low, medium, high, xhigh)")
