@@ -169,7 +169,7 @@ func (a *assembled) reasoningFrom(extra map[string]string) {
 
 func (a *assembled) readUsage(u openai.CompletionUsage, extra map[string]string) {
 	a.usage, a.usageRead = u, true
-	for _, k := range []string{"prompt_cache_hit_tokens"} { // DeepSeek's
+	for _, k := range []string{"prompt_cache_hit_tokens", "cached_tokens"} { // DeepSeek's, Moonshot's
 		var n int
 		if raw, ok := extra[k]; ok && json.Unmarshal([]byte(raw), &n) == nil {
 			if a.usageExtra == nil {
@@ -252,6 +252,14 @@ func (m *chatModel) stream(ctx context.Context, req openai.ChatCompletionNewPara
 			}
 			if e := ch.JSON.ExtraFields["error"].Raw(); present(e) {
 				return nil, streamError(m.ep, []byte(`{"error":`+e+`}`), retries)
+			}
+			if raw := ch.JSON.ExtraFields["usage"].Raw(); present(raw) && !chunk.JSON.Usage.Valid() {
+				// Moonshot's stream gives its usage in the choice of its
+				// finishing chunk, and no usage chunk after it.
+				var u openai.CompletionUsage
+				if json.Unmarshal([]byte(raw), &u) == nil {
+					a.readUsage(u, rawExtras(u.JSON.ExtraFields))
+				}
 			}
 			d := ch.Delta
 			wrote := a.wrote()
@@ -391,7 +399,7 @@ func (a *assembled) result() *llms.ContentResponse {
 		Usage: Usage{
 			Input:      int(u.PromptTokens),
 			Output:     chatOutput(u),
-			CacheRead:  int(max(u.PromptTokensDetails.CachedTokens, int64(a.usageExtra["prompt_cache_hit_tokens"]))),
+			CacheRead:  int(max(u.PromptTokensDetails.CachedTokens, int64(a.usageExtra["prompt_cache_hit_tokens"]), int64(a.usageExtra["cached_tokens"]))),
 			CacheWrite: int(u.PromptTokensDetails.CacheWriteTokens),
 			Reasoning:  int(u.CompletionTokensDetails.ReasoningTokens),
 		},

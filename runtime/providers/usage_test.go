@@ -199,6 +199,43 @@ func TestChatUsage(t *testing.T) {
 	}
 }
 
+// Moonshot's Kimi API counts the tokens read from the cache in a
+// cached_tokens of the usage itself (its API reference), which newer
+// answers repeat in prompt_tokens_details; a stream gives the usage in the
+// choice of its finishing chunk, and no usage chunk after it.
+func TestMoonshotUsage(t *testing.T) {
+	t.Parallel()
+	const usage = `{"prompt_tokens":1336,"completion_tokens":31,"total_tokens":1367,"cached_tokens":1280}`
+	chunk := func(choice string) string {
+		return `data: {"id":"chatcmpl-69bb","object":"chat.completion.chunk","created":1773915177,"model":"kimi-k2-0905-preview","choices":[` + choice + `]}`
+	}
+	runUsageCases(t, []usageCase{
+		{
+			name: "cached_tokens",
+			whole: `{"id":"chatcmpl-69bb","object":"chat.completion","created":1773915177,"model":"kimi-k2-0905-preview",` +
+				`"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":` + usage + `}`,
+			streamed: providertest.SSE(
+				chunk(`{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}`),
+				chunk(`{"index":0,"delta":{},"finish_reason":"stop","usage":`+usage+`}`),
+				`data: [DONE]`),
+			want: Usage{Input: 1336, Output: 31, CacheRead: 1280},
+		},
+		{
+			name: "repeated in prompt_tokens_details",
+			whole: `{"id":"chatcmpl-69bb","object":"chat.completion","created":1773915177,"model":"kimi-k2-0905-preview",` +
+				`"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],` +
+				`"usage":{"prompt_tokens":1336,"completion_tokens":31,"total_tokens":1367,"cached_tokens":1280,"prompt_tokens_details":{"cached_tokens":1280}}}`,
+			streamed: providertest.SSE(
+				chunk(`{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}`),
+				chunk(`{"index":0,"delta":{},"finish_reason":"stop","usage":{"prompt_tokens":1336,"completion_tokens":31,"total_tokens":1367,"cached_tokens":1280,"prompt_tokens_details":{"cached_tokens":1280}}}`),
+				`data: [DONE]`),
+			want: Usage{Input: 1336, Output: 31, CacheRead: 1280},
+		},
+	}, func(t *testing.T, srv *providertest.RecordedServer) *Model {
+		return chatModelAt(t, srv, "moonshotai:kimi-k2-0905-preview", spec.ModelSettings{})
+	})
+}
+
 // The Responses API's input_tokens hold the cached_tokens and its
 // output_tokens the reasoning_tokens; a stream gives them in
 // response.completed.
