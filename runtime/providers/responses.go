@@ -508,7 +508,8 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			InputTokens        int `json:"input_tokens"`
 			OutputTokens       int `json:"output_tokens"`
 			InputTokensDetails struct {
-				CachedTokens int `json:"cached_tokens"`
+				CachedTokens     int `json:"cached_tokens"`
+				CacheWriteTokens int `json:"cache_write_tokens"`
 			} `json:"input_tokens_details"`
 			OutputTokensDetails struct {
 				ReasoningTokens int `json:"reasoning_tokens"`
@@ -618,7 +619,8 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 		Turn:    turn,
 		Refused: refused, Refusal: refusal.String(),
 		Usage: Usage{Input: r.Usage.InputTokens, Output: r.Usage.OutputTokens,
-			CacheRead: r.Usage.InputTokensDetails.CachedTokens, Reasoning: r.Usage.OutputTokensDetails.ReasoningTokens},
+			CacheRead: r.Usage.InputTokensDetails.CachedTokens, CacheWrite: r.Usage.InputTokensDetails.CacheWriteTokens,
+			Reasoning: r.Usage.OutputTokensDetails.ReasoningTokens},
 	})
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
 }

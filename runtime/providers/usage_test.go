@@ -244,8 +244,18 @@ func TestResponsesUsage(t *testing.T) {
 	whole := `{"id":"resp_u","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[
  {"id":"msg_u","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}],
 "usage":{"input_tokens":5200,"input_tokens_details":{"cached_tokens":4864},"output_tokens":640,"output_tokens_details":{"reasoning_tokens":512},"total_tokens":5840}}`
-	runUsageCases(t, []usageCase{{name: "cached and reasoning", whole: whole, streamed: responsesSSE(t, whole, "ok"),
-		want: Usage{Input: 5200, Output: 640, CacheRead: 4864, Reasoning: 512}}},
+	// input_tokens_details also counts what was written to the cache (with
+	// a 30-minute or 12-hour retention), a part of input_tokens too.
+	written := `{"id":"resp_w","object":"response","created_at":1,"status":"completed","model":"gpt-5.5","output":[
+ {"id":"msg_w","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}],
+"usage":{"input_tokens":5200,"input_tokens_details":{"cached_tokens":1024,"cache_write_tokens":4096,"cache_write_tokens_details":{"ttl_30m_tokens":4096,"ttl_12h_tokens":0}},` +
+		`"output_tokens":64,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":5264}}`
+	runUsageCases(t, []usageCase{
+		{name: "cached and reasoning", whole: whole, streamed: responsesSSE(t, whole, "ok"),
+			want: Usage{Input: 5200, Output: 640, CacheRead: 4864, Reasoning: 512}},
+		{name: "cache written", whole: written, streamed: responsesSSE(t, written, "ok"),
+			want: Usage{Input: 5200, Output: 64, CacheRead: 1024, CacheWrite: 4096}},
+	},
 		func(t *testing.T, srv *providertest.RecordedServer) *Model {
 			return chatModelAt(t, srv, "openai-responses:gpt-5", spec.ModelSettings{})
 		})
