@@ -2,7 +2,10 @@ package spec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentspec/agentspec/capabilities"
+	"github.com/agentspec/agentspec/internal/expansion"
 	"github.com/agentspec/agentspec/schema"
 )
 
@@ -52,11 +56,54 @@ func LoadFile(path string) (*Spec, error) { return defaultLoader.LoadFile(path) 
 // Errors; a file that cannot be read gives an error of the form
 // "PATH: no such file".
 func (l *Loader) LoadFile(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return l.Load(path, data)
+}
+
+// MaxFileSize is the most a spec file may hold, in bytes: what any spec
+// may grow to with its aliases expanded (expansion.Max), so that a larger
+// one could never load. It is refused before it is read.
+const MaxFileSize = expansion.Max
+
+// readFile reads the spec file at path, refusing one larger than
+// MaxFileSize without reading it.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, &fileError{path: path, err: err}
 	}
-	return l.Load(path, data)
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileSize {
+		return nil, Errors{{Pos: Position{File: path}, Msg: fmt.Sprintf("the file is %s (%d bytes), larger than the %s (%d bytes) a spec file may be",
+			expansion.ByteSize(int(min(st.Size(), math.MaxInt))), st.Size(), expansion.ByteSize(MaxFileSize), MaxFileSize)}}
+	}
+	data, err := ReadSpec(path, f)
+	if err != nil {
+		var errs Errors
+		if errors.As(err, &errs) {
+			return nil, err
+		}
+		return nil, &fileError{path: path, err: err}
+	}
+	return data, nil
+}
+
+// ReadSpec reads a spec from r, named file in the error, up to
+// MaxFileSize bytes: one that holds more (the standard input, a pipe) is
+// refused as Errors once that much is read.
+func ReadSpec(file string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, Errors{{Pos: Position{File: file}, Msg: fmt.Sprintf("the spec is larger than the %s (%d bytes) a spec file may be",
+			expansion.ByteSize(MaxFileSize), MaxFileSize)}}
+	}
+	return data, nil
 }
 
 // Stdin is the file name of a spec read from the standard input: positions

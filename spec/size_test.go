@@ -3,6 +3,9 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -280,4 +283,37 @@ func TestAliasBombsAreRefusedBeforeConversion(t *testing.T) {
 				"%s is not at %d:%d: %q", alias, e.Pos.Line, e.Pos.Col, at(src, e.Pos.Line, e.Pos.Col))
 		})
 	}
+}
+
+// A spec file larger than a spec may grow to is refused for its size, by
+// the file's name, before it is read: the size bound is no alias's doing,
+// and a file of gigabytes would otherwise be read whole into memory first.
+func TestLoadFileTooLarge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.yaml")
+	// A sparse file: nothing is written, and reading it would read zeros.
+	require.NoError(t, os.WriteFile(path, []byte("model: test\n# "), 0o644))
+	require.NoError(t, os.Truncate(path, 20_000_000))
+	_, err := testLoader(t).LoadFile(path)
+	require.Error(t, err)
+	var errs Errors
+	require.True(t, errors.As(err, &errs), err.Error())
+	require.Len(t, errs, 1, err.Error())
+	assert.Equal(t, path+": the file is 20 MB (20000000 bytes), larger than the 16 MB (16000000 bytes) a spec file may be", err.Error())
+
+	// One that says nothing of its size is read up to the bound only.
+	_, err = ReadSpec("<stdin>", io.MultiReader(strings.NewReader("model: test\n# "), zeros{}))
+	assert.EqualError(t, err, "<stdin>: the spec is larger than the 16 MB (16000000 bytes) a spec file may be")
+	data, err := ReadSpec("<stdin>", strings.NewReader("model: test\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "model: test\n", string(data))
+}
+
+// zeros reads as an endless run of zero bytes, as /dev/zero does.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

@@ -103,6 +103,22 @@ func TestValidateADirectory(t *testing.T) {
 		filepath.Join(agents, "*.yaml")+"\n", stderr)
 }
 
+// A spec file larger than any spec may be is refused by its size, as a spec
+// problem of that file, and one on stdin once that much of it is read.
+func TestValidateTooLarge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	huge := writeFile(t, filepath.Join(dir, "huge.yaml"), "model: test\n# ")
+	require.NoError(t, os.Truncate(huge, 20_000_000))
+	code, _, stderr := runCLI(t, "", "validate", huge)
+	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, huge+": the file is 20 MB (20000000 bytes), larger than the 16 MB (16000000 bytes) a spec file may be\n", stderr)
+
+	code, _, stderr = runCLI(t, "model: test\n#"+strings.Repeat("x", 16_000_000)+"\n", "validate", "-")
+	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, "<stdin>: the spec is larger than the 16 MB (16000000 bytes) a spec file may be\n", stderr)
+}
+
 func TestValidateJSON(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\n")

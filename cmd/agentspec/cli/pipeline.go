@@ -33,8 +33,8 @@ func isPipelineFile(path string) bool {
 	if path == stdinArg {
 		return false
 	}
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return false
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > spec.MaxFileSize {
+		return false // the loader says why it reads no such file
 	}
 	data, err := os.ReadFile(path)
 	return err == nil && pipeline.IsPipeline(data)

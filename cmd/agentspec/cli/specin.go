@@ -32,7 +32,11 @@ func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 	if path != stdinArg {
 		return l.LoadFile(path)
 	}
-	data, err := io.ReadAll(stdin)
+	data, err := spec.ReadSpec(spec.Stdin, stdin)
+	var tooLarge spec.Errors
+	if errors.As(err, &tooLarge) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the spec from stdin: %w", err)
 	}
