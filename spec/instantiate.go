@@ -115,6 +115,11 @@ func factoryError(s *Spec, c Capability, err error) *Error {
 	switch {
 	case errors.As(err, &argErr):
 		ptr := child(optsPtr, argErr.Option)
+		if _, written := s.positions[ptr]; !written && s.positions != nil {
+			// An option the entry needs and does not write: the error is
+			// the options' (or the entry's, with none), where they are.
+			ptr = optsPtr
+		}
 		return &Error{Pos: s.Position(ptr), Msg: prefixed(ptr, argErr.Msg)}
 	case errors.As(err, &unknown):
 		return &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c), unknownTypeMsg(unknown.Name, unknown.Valid))}

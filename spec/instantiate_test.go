@@ -2,6 +2,7 @@ package spec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -97,4 +98,42 @@ func TestInstantiateNestedOptionError(t *testing.T) {
 		`agent.yaml:5:91: capabilities[1].PrefixTools.capability.arguments.cwd: cwd "../outside" is outside root_dir "."`+"\n"+
 		`agent.yaml:6:99: capabilities[2].PrefixTools.capability.PrefixTools.capability.FileSystem.cwd: cwd "../outside" is outside root_dir ""`+"\n"+
 		`agent.yaml:7:5: capabilities[3]: could not set up PrefixTools: FileSystem: root_dir: permission denied`)
+}
+
+// A factory's error about an option the entry does not write (one it
+// needs) is said of the entry's options, where they are written, or of the
+// entry when it has none: no label names an option that is not there.
+func TestInstantiateErrorOfAnOptionNotWritten(t *testing.T) {
+	t.Parallel()
+	reg := capabilities.NewRegistry()
+	require.NoError(t, reg.Register(capabilities.Type{
+		Name:   "Needy",
+		Schema: json.RawMessage(`{"type": "object", "properties": {"kind": {"type": "string"}, "other": {"type": "string"}}}`),
+		New: func(_ context.Context, args capabilities.Args) (capabilities.Capability, error) {
+			var opts struct{ Kind, Other string }
+			if err := args.Decode(&opts); err != nil {
+				return nil, err
+			}
+			if opts.Kind == "" {
+				return nil, capabilities.ArgErrorf("kind", "Needy needs a kind")
+			}
+			return &stub{}, nil
+		},
+	}))
+	l := &Loader{Registry: reg, LookupEnv: testEnv}
+	src := "capabilities:\n" +
+		"  - Needy\n" +
+		"  - Needy: {other: x}\n" +
+		"  - {name: Needy, arguments: {other: x}}\n" +
+		"  - name: Needy\n" +
+		"  - Needy: {kind: ''}\n"
+	s, err := l.Load("agent.yaml", []byte(src))
+	require.NoError(t, err)
+	_, err = Instantiate(context.Background(), s, reg, capabilities.Setup{Dir: "."})
+	assert.EqualError(t, err, ""+
+		"agent.yaml:2:5: capabilities[0]: Needy needs a kind\n"+
+		"agent.yaml:3:12: capabilities[1].Needy: Needy needs a kind\n"+
+		"agent.yaml:4:30: capabilities[2].arguments: Needy needs a kind\n"+
+		"agent.yaml:5:5: capabilities[3]: Needy needs a kind\n"+
+		"agent.yaml:6:19: capabilities[4].Needy.kind: Needy needs a kind")
 }

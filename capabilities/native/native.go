@@ -298,20 +298,21 @@ func newNativeTool(_ context.Context, args capabilities.Args) (capabilities.Capa
 	if err := args.Decode(&opts); err != nil {
 		return nil, err
 	}
+	at := "kind" // the option a problem with the kind is said of
 	if inner, ok := opts["tool"].(map[string]any); ok {
 		if len(opts) > 1 {
 			return nil, capabilities.ArgErrorf("tool", "give the tool either as {tool: {kind: ...}} or as {kind: ...}, not both")
 		}
-		opts = inner
+		opts, at = inner, "tool"
 	}
 	kind, _ := opts["kind"].(string)
 	switch {
 	case kind == "":
-		return nil, capabilities.ArgErrorf("kind", "NativeTool needs a kind: one of %s", strings.Join(Kinds, ", "))
+		return nil, capabilities.ArgErrorf(at, "NativeTool needs a kind: one of %s", strings.Join(Kinds, ", "))
 	case slices.Contains(otherKinds, kind):
-		return nil, capabilities.ArgErrorf("kind", "agentspec sends no native %s tool to any provider yet; it sends %s", kind, strings.Join(Kinds, ", "))
+		return nil, capabilities.ArgErrorf(at, "agentspec sends no native %s tool to any provider yet; it sends %s", kind, strings.Join(Kinds, ", "))
 	case !slices.Contains(Kinds, kind):
-		return nil, capabilities.ArgErrorf("kind", "unknown native tool kind %q; agentspec sends %s", kind, strings.Join(Kinds, ", "))
+		return nil, capabilities.ArgErrorf(at, "unknown native tool kind %q; agentspec sends %s", kind, strings.Join(Kinds, ", "))
 	}
 	optional, _ := lax.Bool(opts["optional"])
 	tool := capabilities.NativeTool{Kind: kind, Options: map[string]any{}, LocalFallback: optional}

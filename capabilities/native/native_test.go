@@ -106,7 +106,11 @@ func TestRefusals(t *testing.T) {
 		"capabilities:\n  - NativeTool: {kind: x_search}\n":                  `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
 		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n":          `agent.yaml:2:31: capabilities[0].NativeTool.tool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
 		// The factory refuses what the schema cannot see.
-		"capabilities:\n  - NativeTool: {}\n": "agent.yaml:2:17: capabilities[0].NativeTool.kind: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
+		// A kind not written is missing from the options, or the tool, where
+		// they are written, or from the entry.
+		"capabilities:\n  - NativeTool: {}\n":         "agent.yaml:2:17: capabilities[0].NativeTool: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
+		"capabilities:\n  - NativeTool\n":             "agent.yaml:2:5: capabilities[0]: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
+		"capabilities:\n  - NativeTool: {tool: {}}\n": "agent.yaml:2:24: capabilities[0].NativeTool.tool: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
 	} {
 		_, err := build(t, yaml)
 		require.Error(t, err, yaml)
