@@ -200,7 +200,7 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		// The scalar form sets one option; errors about that option are
 		// reported at the value.
 		e.options = map[string]any{t.Positional: e.value}
-		d.mirror(child(e.optsPtr, t.Positional), e.valPtr)
+		d.mirrorValue(child(e.optsPtr, t.Positional), e.valPtr, e.value)
 	}
 	optsMap, _ := e.options.(map[string]any)
 	if len(t.Nested) > 0 && optsMap != nil {

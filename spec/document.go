@@ -166,6 +166,26 @@ func (d *document) mirror(ptr, src string) {
 	}
 }
 
+// mirrorValue mirrors src, holding v, at ptr, and each value inside it at
+// the same place under ptr, keys included: a mapping given positionally
+// (NativeTool's tool) is reported where its members are written.
+func (d *document) mirrorValue(ptr, src string, v any) {
+	d.mirror(ptr, src)
+	if p, ok := d.keys[src]; ok {
+		d.keys[ptr] = p
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, c := range v {
+			d.mirrorValue(child(ptr, k), child(src, k), c)
+		}
+	case []any:
+		for i, c := range v {
+			d.mirrorValue(index(ptr, i), index(src, i), c)
+		}
+	}
+}
+
 // reported tells whether a problem was recorded at ptr or below it.
 func (d *document) reported(ptr string) bool {
 	for _, p := range d.errs {

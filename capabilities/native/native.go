@@ -205,7 +205,8 @@ func nativeToolSchema() json.RawMessage {
 		})
 	}
 	options := map[string]any{"$ref": "#/$defs/options"}
-	tool := map[string]any{"type": "object", "properties": common(), "allOf": []any{options}, "description": "The tool, when written as {tool: {kind: ..., ...}}."}
+	tool := map[string]any{"type": "object", "properties": common(), "allOf": []any{options}, "x-expected": "a native tool: {kind: web_search, ...}",
+		"description": "The tool, when written as {tool: {kind: ..., ...}}."}
 	top := common()
 	top["tool"] = tool
 	b, err := json.Marshal(map[string]any{
@@ -247,7 +248,10 @@ func Types() []capabilities.Type {
 			Pure:        true,
 			Description: "One provider-native tool by kind (web_search, web_fetch, code_execution).",
 			Schema:      nativeToolSchema(),
-			New:         newNativeTool,
+			// As in pydantic-ai, where the long form's one-element list
+			// (arguments: [{kind: ...}]) gives the tool positionally.
+			Positional: "tool",
+			New:        newNativeTool,
 		},
 		{
 			Name:        ThinkingType,

@@ -57,6 +57,9 @@ func TestNativeTool(t *testing.T) {
 	for _, yaml := range []string{
 		"capabilities:\n  - NativeTool: {kind: web_fetch, max_uses: 2, optional: true}\n",
 		"capabilities:\n  - NativeTool: {tool: {kind: web_fetch, max_uses: 2, optional: true}}\n",
+		// tool is NativeTool's positional argument, which the long form
+		// gives as a list of one, as pydantic-ai's to_file writes a mapping.
+		"capabilities:\n  - name: NativeTool\n    arguments: [{kind: web_fetch, max_uses: 2, optional: true}]\n",
 	} {
 		caps, err := build(t, yaml)
 		require.NoError(t, err, yaml)
@@ -101,15 +104,17 @@ func TestRefusals(t *testing.T) {
 		// The schema refuses these when the spec loads (agentspec validate).
 		"capabilities:\n  - WebSearch: {local: tavily}\n": `agent.yaml:2:24: capabilities[0].WebSearch.local: expected duckduckgo, true (duckduckgo), false or null, found "tavily"`,
 		// The factory refuses what the schema cannot see.
-		"capabilities:\n  - WebSearch: {native: false}\n":                    "agent.yaml:2:25: capabilities[0].WebSearch.native: false leaves WebSearch nothing to do: agentspec runs no local search",
-		"capabilities:\n  - WebSearch: {native: false, local: duckduckgo}\n": "agent.yaml:2:25: capabilities[0].WebSearch.native: false asks for the local duckduckgo search alone, which agentspec does not run; remove native: false to use the provider's search",
-		"capabilities:\n  - NativeTool: {kind: x_search}\n":                  `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
-		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n":          `agent.yaml:2:31: capabilities[0].NativeTool.tool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
+		"capabilities:\n  - WebSearch: {native: false}\n":                          "agent.yaml:2:25: capabilities[0].WebSearch.native: false leaves WebSearch nothing to do: agentspec runs no local search",
+		"capabilities:\n  - WebSearch: {native: false, local: duckduckgo}\n":       "agent.yaml:2:25: capabilities[0].WebSearch.native: false asks for the local duckduckgo search alone, which agentspec does not run; remove native: false to use the provider's search",
+		"capabilities:\n  - NativeTool: {kind: x_search}\n":                        `agent.yaml:2:24: capabilities[0].NativeTool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
+		"capabilities:\n  - name: NativeTool\n    arguments: [{kind: x_search}]\n": `agent.yaml:3:24: capabilities[0].arguments.tool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
+		"capabilities:\n  - NativeTool: {tool: {kind: x_search}}\n":                `agent.yaml:2:31: capabilities[0].NativeTool.tool.kind: expected web_search, web_fetch or code_execution (agentspec sends no other native tool kind to a provider yet), found "x_search"`,
 		// The factory refuses what the schema cannot see.
 		// A kind not written is missing from the options, or the tool, where
 		// they are written, or from the entry.
 		"capabilities:\n  - NativeTool: {}\n":         "agent.yaml:2:17: capabilities[0].NativeTool: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
 		"capabilities:\n  - NativeTool\n":             "agent.yaml:2:5: capabilities[0]: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
+		"capabilities:\n  - NativeTool: web_search\n": `agent.yaml:2:17: capabilities[0].NativeTool.tool: expected a native tool: {kind: web_search, ...}, found "web_search" (a string)`,
 		"capabilities:\n  - NativeTool: {tool: {}}\n": "agent.yaml:2:24: capabilities[0].NativeTool.tool: NativeTool needs a kind: one of web_search, web_fetch, code_execution",
 	} {
 		_, err := build(t, yaml)
