@@ -169,6 +169,7 @@ func (l *Loader) check(d *document) (*Spec, error) {
 		d.keys["/model"] = Position{File: "--model"}
 	}
 	checkNotPipeline(d, root)
+	checkModelSpace(d, root)
 	reg := l.registry()
 	docs := schemaDocsOf(reg)
 	dropNulls(root)

@@ -82,6 +82,21 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`agent.yaml:1:8: model: expected "provider:name" (e.g. "anthropic:claude-sonnet-4-6") or test, found "gpt-5"`},
 		},
 		{
+			name: "model ending with a space, which the provider would take as part of the name",
+			src:  "model: \"anthropic:claude-sonnet-4-5 \"\n",
+			want: []string{`agent.yaml:1:8: model: "anthropic:claude-sonnet-4-5 " ends with a space, which would be sent as part of the model's name, and the provider has no model of that name; write "anthropic:claude-sonnet-4-5"`},
+		},
+		{
+			name: "model starting with a tab",
+			src:  "model: \"\\ttest\"\nname: x\n",
+			want: []string{`agent.yaml:1:8: model: "\ttest" starts with a tab, which would be sent as part of the model's name, and the provider has no model of that name; write "test"`},
+		},
+		{
+			name: "model folded from two lines",
+			src:  "model: 'openai:gpt-5\n  '\n",
+			want: []string{`agent.yaml:1:8: model: "openai:gpt-5 " ends with a space, which would be sent as part of the model's name, and the provider has no model of that name; write "openai:gpt-5"`},
+		},
+		{
 			name: "unsupported version",
 			src:  "version: 2\n",
 			want: []string{`agent.yaml:1:10: version: expected a supported version (1), found 2`},

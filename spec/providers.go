@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/agentspec/agentspec/internal/suggest"
 )
@@ -93,6 +95,39 @@ func checkProvider(d *document, root map[string]any, known []string) {
 	}
 	d.add("/model", d.pos("/model"), prefixed("/model", fmt.Sprintf("unknown model provider %q%s; known providers: %s",
 		provider, suggest.DidYouMean(provider, known), strings.Join(known, ", "))))
+}
+
+// checkModelSpace refuses a model with white space at either end (a
+// ${MODEL} filled from a .env line, a quoted string folded over two
+// lines): pydantic-ai sends it as part of the model's name, and the
+// provider has no model of that name. The trimmed model is checked on.
+func checkModelSpace(d *document, root map[string]any) {
+	model, ok := root["model"].(string)
+	trimmed := strings.TrimSpace(model)
+	if !ok || trimmed == model || trimmed == "" {
+		return // an empty model is the schema's to refuse
+	}
+	where, r := "ends", []rune(model)[len([]rune(model))-1]
+	if first := []rune(model)[0]; unicode.IsSpace(first) {
+		where, r = "starts", first
+	}
+	d.add("/model", d.pos("/model"), prefixed("/model", fmt.Sprintf(
+		"%s %s with %s, which would be sent as part of the model's name, and the provider has no model of that name; write %s",
+		strconv.Quote(model), where, spaceName(r), strconv.Quote(trimmed))))
+	root["model"] = trimmed
+}
+
+// spaceName names a white space character in words.
+func spaceName(r rune) string {
+	switch r {
+	case ' ':
+		return "a space"
+	case '\t':
+		return "a tab"
+	case '\n', '\r':
+		return "a line break"
+	}
+	return fmt.Sprintf("white space (%U)", r)
 }
 
 // ModelCheck checks a loaded spec's model and model settings against what
