@@ -36,11 +36,12 @@ func Placeholders(instructions []string) []string {
 }
 
 // UnknownVarError is returned by CheckVars for values given for variables
-// the instructions have no placeholder for: a misspelt name, most likely, and
+// the spec has no placeholder for (in its instructions, its description or
+// its capabilities' options): a misspelt name, most likely, and
 // with a cache, a key of its own for the same run.
 type UnknownVarError struct {
 	Names        []string // the values' names, sorted
-	Placeholders []string // the placeholders the instructions have, in order of first use
+	Placeholders []string // the placeholders the spec has, in order of first use
 }
 
 func (e *UnknownVarError) Error() string {
@@ -54,15 +55,17 @@ func (e *UnknownVarError) Error() string {
 // Detail is the error without the names it starts with, for a program that
 // names the values its own way (the CLI's --var flags).
 func (e *UnknownVarError) Detail() string {
-	have := "they have none"
+	have := "it has none"
 	if len(e.Placeholders) > 0 {
-		have = "they have " + braced(e.Placeholders, ", ")
+		have = "it has " + braced(e.Placeholders, ", ")
 	}
 	noun := "placeholder"
 	if len(e.Names) > 1 {
 		noun = "placeholders"
 	}
-	return fmt.Sprintf("the instructions have no %s %s; %s", braced(e.Names, " or "), noun, have)
+	// The spec's: the instructions', the description's and the
+	// capabilities' options'.
+	return fmt.Sprintf("the spec has no %s %s; %s", braced(e.Names, " or "), noun, have)
 }
 
 // braced writes names as {{a}}, {{b}}.

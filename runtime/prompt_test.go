@@ -58,9 +58,9 @@ func TestCheckVars(t *testing.T) {
 		{name: "every placeholder has a value", vars: map[string]string{"repo": "a", "team": "b"}},
 		{name: "the description's placeholders may be given", vars: map[string]string{"repo": "a", "team": "b", "topic": "c"}},
 		{name: "a value without a placeholder", vars: map[string]string{"repo": "a", "team": "b", "nope": "x"},
-			err: "variable nope: the instructions have no {{nope}} placeholder; they have {{repo}}, {{team}}, {{topic}}"},
+			err: "variable nope: the spec has no {{nope}} placeholder; it has {{repo}}, {{team}}, {{topic}}"},
 		{name: "values without placeholders, sorted", vars: map[string]string{"zz": "", "aa": ""},
-			err: "variables aa, zz: the instructions have no {{aa}} or {{zz}} placeholders; they have {{repo}}, {{team}}, {{topic}}"},
+			err: "variables aa, zz: the spec has no {{aa}} or {{zz}} placeholders; it has {{repo}}, {{team}}, {{topic}}"},
 		{name: "a placeholder without a value", vars: map[string]string{"repo": "a"},
 			err: `instructions use variable "team", but no value was given`},
 	}
@@ -78,7 +78,7 @@ func TestCheckVars(t *testing.T) {
 	var unknown *UnknownVarError
 	require.ErrorAs(t, CheckVars(&spec.Spec{}, map[string]string{"x": ""}), &unknown)
 	assert.Equal(t, &UnknownVarError{Names: []string{"x"}}, unknown)
-	assert.Equal(t, "the instructions have no {{x}} placeholder; they have none", unknown.Detail())
+	assert.Equal(t, "the spec has no {{x}} placeholder; it has none", unknown.Detail())
 
 	// Check applies it to WithVars; Run refuses missing values only.
 	err := Check(context.Background(), &spec.Spec{Model: "test", Instructions: []string{"{{a}}"}},

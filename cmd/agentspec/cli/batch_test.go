@@ -153,7 +153,7 @@ func TestBatchTextOutputAndInput(t *testing.T) {
 	out = invokeBatch(t, context.Background(), specPath, ws, "--var", "who=you", "--var", "whom=me", "-q")
 	assert.Equal(t, exitUsage, out.code)
 	assert.Empty(t, out.stdout, "nothing runs")
-	assert.Equal(t, "agentspec: --var whom: the instructions have no {{whom}} placeholder; they have {{who}}\n", out.stderr)
+	assert.Equal(t, "agentspec: --var whom: the spec has no {{whom}} placeholder; it has {{who}}\n", out.stderr)
 }
 
 func TestBatchFailingJob(t *testing.T) {

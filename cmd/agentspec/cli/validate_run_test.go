@@ -59,11 +59,18 @@ func TestValidateVars(t *testing.T) {
 
 	code, _, stderr = runCLI(t, "", "validate", "--var", "fokus=errors", file)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, `--var fokus: the instructions have no {{fokus}} placeholder; they have {{focus}}`)
+	assert.Contains(t, stderr, `--var fokus: the spec has no {{fokus}} placeholder; it has {{focus}}`)
 
 	code, _, stderr = runCLI(t, "", "validate", "--var", "focus=x", "--var", "extra=1", file)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `--var extra`)
+
+	// A capability's placeholders are the spec's, not the instructions'.
+	file3 := writeFile(t, filepath.Join(dir, "caps.yaml"), "model: test\ninstructions: Focus on {{focus}}.\n"+
+		"capabilities:\n  - FileSystem: {allowed_patterns: ['{{pat}}']}\n")
+	code, _, stderr = runCLI(t, "", "validate", "--workspace", dir, "--var", "focus=x", "--var", "pat=*.go", "--var", "extra=1", file3)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, file3+": --var extra: the spec has no {{extra}} placeholder; it has {{focus}}, {{pat}}\n", stderr)
 
 	file2 := writeFile(t, filepath.Join(dir, "two.yaml"), "model: test\ninstructions: [\"{{a}}\", \"{{b}}\"]\n")
 	code, _, stderr = runCLI(t, "", "validate", "--var", "a=1", file2)
@@ -87,7 +94,7 @@ func TestEscapedPlaceholderNeedsNoVar(t *testing.T) {
 
 	code, _, stderr = runCLI(t, "", "run", "--workspace", dir, "--var", "who=me", "--var", "name=x", file)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "--var name: the instructions have no {{name}} placeholder; they have {{who}}")
+	assert.Contains(t, stderr, "--var name: the spec has no {{name}} placeholder; it has {{who}}")
 }
 
 func TestWarningsForKeysWithoutEffect(t *testing.T) {
