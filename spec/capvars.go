@@ -231,7 +231,7 @@ func (s *Spec) WithCapabilityVars(vars map[string]string) (*Spec, error) {
 			return nil, Errors{{Pos: c.Pos, Msg: prefixed(entryPointer(c), err.Error())}}
 		}
 		for _, name := range missing {
-			errs = append(errs, &Error{Pos: c.Pos, Msg: prefixed(entryPointer(c),
+			errs = append(errs, &Error{Pos: c.Pos, Var: name, Msg: prefixed(entryPointer(c),
 				fmt.Sprintf("the options use {{%s}}, but no value was given for it", name))})
 		}
 		b, err := json.Marshal(filled)

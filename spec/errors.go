@@ -13,6 +13,10 @@ import (
 type Error struct {
 	Pos Position
 	Msg string
+	// Var is the {{placeholder}} whose value was not given, for that
+	// problem, so that a program can say how its values are given (the
+	// CLI's --var); "" for any other problem.
+	Var string
 }
 
 // Error returns "FILE:LINE:COL: message".

@@ -433,6 +433,20 @@ func checkVars(s *spec.Spec, vars map[string]string) error {
 		}
 		return fmt.Errorf("%w (set them with %s)", err, strings.Join(flags, " "))
 	}
+	return withVarFlags(err)
+}
+
+// withVarFlags adds to each problem of err that is a placeholder without a
+// value (spec.Error.Var) the --var flag that gives it one.
+func withVarFlags(err error) error {
+	var list spec.Errors
+	if errors.As(err, &list) {
+		for _, e := range list {
+			if e.Var != "" {
+				e.Msg += fmt.Sprintf(" (set it with --var %s=VALUE)", e.Var)
+			}
+		}
+	}
 	return err
 }
 

@@ -89,7 +89,7 @@ func withCapabilityVars(s *spec.Spec, flags []string) (*spec.Spec, error) {
 	}
 	filled, err := s.WithCapabilityVars(vars)
 	if err != nil {
-		return nil, specError(err)
+		return nil, specError(withVarFlags(err))
 	}
 	return filled, nil
 }
