@@ -49,6 +49,10 @@ type Type struct {
 	// anything but false or null loads, with a warning at its position giving
 	// the reason, rather than silently.
 	NoEffect map[string]string
+	// Deprecated names options the type still reads under a name its
+	// reference has deprecated, with what to write instead. A spec that
+	// sets one loads, with a warning at its key saying so.
+	Deprecated map[string]string
 	// Pure says New neither touches the file system nor starts or reaches
 	// anything, and holds nothing that needs closing: a capability of the
 	// type may be built from its options alone, to ask it what it asks of

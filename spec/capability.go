@@ -240,6 +240,7 @@ func checkEntry(d *document, reg *capabilities.Registry, docs schemaDocs, e entr
 		return Capability{}, false
 	}
 	warnNoEffect(d, e, t.NoEffect)
+	warnDeprecated(d, e, t.Deprecated)
 	opts, err := json.Marshal(e.options)
 	if err != nil { // a decoded JSON value always marshals
 		d.add(e.optsPtr, d.pos(e.optsPtr), prefixed(e.optsPtr, err.Error()))
@@ -374,6 +375,19 @@ func warnNoEffect(d *document, e entry, noEffect map[string]string) {
 		}
 		ptr := child(e.optsPtr, name)
 		d.warnings = append(d.warnings, &Error{Pos: d.keyPos(ptr), Msg: "warning: " + prefixed(ptr, "has no effect in agentspec: "+noEffect[name])})
+	}
+}
+
+// warnDeprecated warns of each option in deprecated the entry sets, at
+// its key, saying what to write instead.
+func warnDeprecated(d *document, e entry, deprecated map[string]string) {
+	opts, _ := e.options.(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(deprecated)) {
+		if _, set := opts[name]; !set {
+			continue
+		}
+		ptr := child(e.optsPtr, name)
+		d.warnings = append(d.warnings, &Error{Pos: d.keyPos(ptr), Msg: "warning: " + prefixed(ptr, "is deprecated: "+deprecated[name])})
 	}
 }
 

@@ -1,12 +1,16 @@
 package spec
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentspec/agentspec/capabilities"
 )
 
 func TestRetriesForms(t *testing.T) {
@@ -287,4 +291,27 @@ func TestOutputSchemaRefToANonObject(t *testing.T) {
 		require.Error(t, err, src)
 		assert.Contains(t, err.Error(), want, src)
 	}
+}
+
+// An option a type still reads under a name its reference has deprecated
+// (FileSystem's protected_patterns, now read_only_patterns) loads, with a
+// warning at its key saying what to write instead.
+func TestDeprecatedOptionWarnsAtItsKey(t *testing.T) {
+	t.Parallel()
+	reg := capabilities.NewRegistry()
+	require.NoError(t, reg.Register(capabilities.Type{
+		Name:       "Files",
+		Schema:     json.RawMessage(`{"type": "object", "properties": {"old": {"type": "array"}, "new": {"type": "array"}}}`),
+		Deprecated: map[string]string{"old": "write new"},
+		New: func(context.Context, capabilities.Args) (capabilities.Capability, error) {
+			return nil, errors.New("not built")
+		},
+	}))
+	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("model: test\ncapabilities:\n  - Files: {new: []}\n  - Files:\n      old: []\n"))
+	require.NoError(t, err)
+	var got []string
+	for _, w := range s.Warnings {
+		got = append(got, w.Error())
+	}
+	assert.Equal(t, []string{"agent.yaml:5:7: warning: capabilities[1].Files.old: is deprecated: write new"}, got)
 }

@@ -492,6 +492,9 @@ func Type() capabilities.Type {
 		Description: "Sandboxed, pattern-filtered file tools (read, write, edit, list, search) scoped to one root directory.",
 		Schema:      json.RawMessage(optionsSchema),
 		Positional:  "root_dir",
+		Deprecated: map[string]string{
+			"protected_patterns": "the pydantic-ai harness has renamed it read_only_patterns, and warns of the old name; agentspec reads both the same: write read_only_patterns",
+		},
 		New: func(ctx context.Context, args capabilities.Args) (capabilities.Capability, error) {
 			var opts Options
 			if err := args.Decode(&opts); err != nil {

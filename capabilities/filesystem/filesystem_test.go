@@ -288,7 +288,7 @@ func TestSchemaMatchesOptions(t *testing.T) {
 	}
 	assert.Equal(t, AllToolNames, names)
 	var protected []string
-	for _, p := range schema.Properties["protected_patterns"]["default"].([]any) {
+	for _, p := range schema.Properties["read_only_patterns"]["default"].([]any) {
 		protected = append(protected, p.(string))
 	}
 	assert.Equal(t, DefaultProtectedPatterns, protected)

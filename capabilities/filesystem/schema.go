@@ -32,8 +32,7 @@ const optionsSchema = `{
     "protected_patterns": {
       "type": "array",
       "items": {"type": "string"},
-      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, can be read but not written. The default covers repository internals, env files and keys, and the files that run code when a folder is opened in an editor or coding agent, at the next git command, in CI or on entering a directory (.vscode, .idea, .cursor, .claude, .mcp.json, hook managers, .gitattributes, .gitmodules, CI workflows, .envrc), at any depth. An empty list disables protection.",
-      "default": [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*", "*/.git/*", "*/.env", "*/.env.*", "**/.vscode/*", "**/*.code-workspace", "**/.idea/*", "**/.mcp.json", "**/.cursor/*", "**/.claude/*", "**/.husky/*", "**/lefthook.*", "**/.lefthook.*", "**/lefthook-local.*", "**/.lefthook-local.*", "**/.pre-commit-config.yaml", "**/.pre-commit-config.yml", "**/.gitattributes", "**/.gitmodules", "**/.github/workflows/*", "**/.github/actions/*", "**/.gitlab-ci.yml", "**/.circleci/*", "**/.envrc"]
+      "description": "Deprecated: the older name of read_only_patterns, which the pydantic-ai harness has renamed. Read the same, with a warning; give one or the other, not both."
     },
     "max_retries": {
       "type": ["integer", "null"],
@@ -43,7 +42,8 @@ const optionsSchema = `{
     "read_only_patterns": {
       "type": "array",
       "items": {"type": "string"},
-      "description": "The pydantic-ai harness's newer name for protected_patterns; give one or the other, not both."
+      "description": "Paths matching one of these fnmatch patterns, or lying below a matching directory, can be read but not written. The default covers repository internals, env files and keys, and the files that run code when a folder is opened in an editor or coding agent, at the next git command, in CI or on entering a directory (.vscode, .idea, .cursor, .claude, .mcp.json, hook managers, .gitattributes, .gitmodules, CI workflows, .envrc), at any depth. An empty list disables protection.",
+      "default": [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*", "*/.git/*", "*/.env", "*/.env.*", "**/.vscode/*", "**/*.code-workspace", "**/.idea/*", "**/.mcp.json", "**/.cursor/*", "**/.claude/*", "**/.husky/*", "**/lefthook.*", "**/.lefthook.*", "**/lefthook-local.*", "**/.lefthook-local.*", "**/.pre-commit-config.yaml", "**/.pre-commit-config.yml", "**/.gitattributes", "**/.gitmodules", "**/.github/workflows/*", "**/.github/actions/*", "**/.gitlab-ci.yml", "**/.circleci/*", "**/.envrc"]
     },
     "secret_patterns": {
       "type": "array",
