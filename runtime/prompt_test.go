@@ -127,7 +127,7 @@ func TestRenderInstructionsIsBounded(t *testing.T) {
 	t.Parallel()
 	instructions := []string{strings.Repeat("{{x}} ", 20_000)}
 	_, err := RenderInstructions(instructions, map[string]string{"x": strings.Repeat("a", 1_000)})
-	assert.EqualError(t, err, "instructions: filling the placeholders with their values makes more than 16 MB of text, the most a spec may hold filled")
+	assert.EqualError(t, err, "instructions: the placeholders' values would add more than 16 MB (16000000 bytes) to the text, the most they may add ({{x}} is filled with 1 KB, 1000 bytes, each time it is used)")
 	out, err := RenderInstructions(instructions, map[string]string{"x": "ab"})
 	require.NoError(t, err)
 	assert.Len(t, out, 20_000*len("ab "))

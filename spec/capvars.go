@@ -41,8 +41,9 @@ func FillPlaceholders(text string, vars map[string]string, missing func(name str
 		}
 		if v, ok := vars[text[m[2]:m[3]]]; ok {
 			if *budget -= len(v) - (m[1] - m[0]); *budget < 0 {
-				return "", fmt.Errorf("filling the placeholders with their values makes more than %s of text, the most a spec may hold filled",
-					expansion.ByteSize(MaxFilled))
+				return "", fmt.Errorf("the placeholders' values would add more than %s (%d bytes) to the text, the most they may add "+
+					"({{%s}} is filled with %s, %d bytes, each time it is used)",
+					expansion.ByteSize(MaxFilled), MaxFilled, text[m[2]:m[3]], expansion.ByteSize(len(v)), len(v))
 			}
 		}
 	}

@@ -69,7 +69,7 @@ func TestCapabilityVarsAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	x := strings.Repeat("a", 1_000) // 20,000 times: 20 MB, past MaxFilled
 	_, err = s.WithCapabilityVars(map[string]string{"x": x})
-	assert.EqualError(t, err, "agent.yaml:3:5: capabilities[0]: filling the placeholders with their values makes more than 16 MB of text, the most a spec may hold filled")
+	assert.EqualError(t, err, "agent.yaml:3:5: capabilities[0]: the placeholders' values would add more than 16 MB (16000000 bytes) to the text, the most they may add ({{x}} is filled with 1 KB, 1000 bytes, each time it is used)")
 
 	filled, err := s.WithCapabilityVars(map[string]string{"x": "ab"})
 	require.NoError(t, err, "80 KB is well within it")
