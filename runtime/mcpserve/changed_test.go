@@ -231,3 +231,111 @@ func TestToolsAServerChangesAreAnnouncedOverHTTP(t *testing.T) {
 	stop()
 	assert.NoError(t, waitFor(t, served, "Serve did not end"))
 }
+
+// failingCap is a changingCap whose next listings fail, as many as fails
+// says.
+type failingCap struct {
+	changingCap
+	fails int
+}
+
+func (c *failingCap) Tools(ctx context.Context) ([]capabilities.Tool, error) {
+	c.mu.Lock()
+	if c.fails > 0 {
+		c.fails--
+		c.mu.Unlock()
+		return nil, fmt.Errorf("listing failed")
+	}
+	c.mu.Unlock()
+	return c.changingCap.Tools(ctx)
+}
+
+// A capability whose tools could not be listed again after they changed
+// is asked again when a client next lists the tools, or calls one not
+// offered: the tools it offers once it answers are served, not only those
+// of its next change.
+func TestToolsListedAgainAfterAFailedListing(t *testing.T) {
+	t.Parallel()
+	c := &failingCap{changingCap: changingCap{tools: []capabilities.Tool{plainTool{"first"}}}}
+	_, lc := serveLate(t, Options{}, c)
+	require.Equal(t, []string{"first"}, toolNames(t, lc.cs))
+	c.set(plainTool{"first"}, plainTool{"second"})
+	c.mu.Lock()
+	c.fails = 1
+	c.mu.Unlock()
+	assert.Equal(t, []string{"first"}, toolNames(t, lc.cs), "the tools served as they were")
+	assert.Equal(t, "a capability: listing failed; the tools it offered are served as they were", receive(t, lc.notices, "notice"))
+	c.mu.Lock()
+	c.fails = 1
+	c.mu.Unlock()
+	assert.Equal(t, []string{"first"}, toolNames(t, lc.cs))
+	assert.Empty(t, lc.notices, "the same failure is not told again")
+	assert.Equal(t, []string{"first", "second"}, toolNames(t, lc.cs))
+
+	c.set(plainTool{"first"}, plainTool{"second"}, plainTool{"third"})
+	c.mu.Lock()
+	c.fails = 1
+	c.mu.Unlock()
+	assert.Equal(t, []string{"first", "second"}, toolNames(t, lc.cs))
+	receive(t, lc.notices, "notice")
+	out, isErr := callText(t, lc.cs, "third")
+	assert.False(t, isErr)
+	assert.Equal(t, "custom", out)
+}
+
+// An MCP server whose tools could not be listed again once it announced
+// they changed has them listed again a while later, and at once for a call
+// of a tool it added: those it added are served, and clients told so.
+func TestToolsAServerAddedAfterAFailedListingAreServed(t *testing.T) {
+	t.Parallel()
+	t.Run("listed again later", func(t *testing.T) {
+		t.Parallel()
+		up, fail := failingUpstream(t)
+		srv, lc := serveLate(t, Options{}, up.capability(t, false))
+		srv.relistRetry.Store(int64(100 * time.Millisecond))
+		require.Equal(t, []string{"echo"}, toolNames(t, lc.cs))
+		fail()
+		up.add("added", false)
+		assert.Contains(t, receive(t, lc.notices, "notice"), "the tools it offered are served as they were")
+		assert.Equal(t, "up's tools changed: added joins", receive(t, lc.notices, "notice"))
+		receive(t, lc.changed, "tools/list_changed once the tools were listed again")
+		assert.ElementsMatch(t, []string{"echo", "added"}, toolNames(t, lc.cs))
+	})
+	t.Run("called", func(t *testing.T) {
+		t.Parallel()
+		up, fail := failingUpstream(t)
+		_, lc := serveLate(t, Options{}, up.capability(t, false))
+		require.Equal(t, []string{"echo"}, toolNames(t, lc.cs))
+		fail()
+		up.add("added", false)
+		assert.Contains(t, receive(t, lc.notices, "notice"), "the tools it offered are served as they were")
+		out, isErr := callText(t, lc.cs, "added")
+		assert.False(t, isErr)
+		assert.Equal(t, "added answers", out)
+	})
+}
+
+// failingUpstream is an upstream offering echo whose next tools/list
+// fails once fail is called.
+func failingUpstream(t *testing.T) (*upstream, func()) {
+	up := newUpstream(t, "echo")
+	var fail sync.Mutex
+	failing := false
+	up.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			fail.Lock()
+			f := failing && method == "tools/list"
+			failing = failing && !f
+			fail.Unlock()
+			if f {
+				return nil, fmt.Errorf("busy")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return up, func() {
+		fail.Lock()
+		failing = true
+		fail.Unlock()
+	}
+}

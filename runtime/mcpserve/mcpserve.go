@@ -130,6 +130,10 @@ type Server struct {
 
 	stop context.CancelFunc // ends the waits for late starts, and for changes
 	wg   sync.WaitGroup
+	// relistRetry is how long a follow goroutine waits before it lists
+	// again the tools of a capability whose listing failed, in
+	// nanoseconds (relistRetryAfter; tests shorten it).
+	relistRetry atomic.Int64
 
 	// grace is how long calls under way may go on once serving ends
 	// before they are cancelled (shutdownGrace).
@@ -156,6 +160,11 @@ const idleTimeout = 2 * time.Minute
 // shutdownGrace is how long the calls under way when serving ends (SIGTERM,
 // Ctrl-C) are given to finish and be answered before they are cancelled.
 const shutdownGrace = 5 * time.Second
+
+// relistRetryAfter is how long a capability whose tools could not be
+// listed again after they changed is left before they are listed again,
+// when a client asks for none of them.
+const relistRetryAfter = 10 * time.Second
 
 // errShuttingDown is why a call under way is cancelled once the grace has
 // passed.
@@ -200,6 +209,12 @@ type source struct {
 	// guards version: c's ToolsVersion when they were last listed.
 	refreshing sync.Mutex
 	version    uint64
+	// failed is set while its last listing failed: it is asked again
+	// (see follow and refreshAll).
+	failed atomic.Bool
+	// failure is what the server's log was told of that listing, so that
+	// asking again does not repeat it (under refreshing).
+	failure string
 
 	// Under the server's mu:
 	names    []string                     // every tool it holds, withheld ones included, in its order
@@ -263,6 +278,7 @@ func New(ctx context.Context, caps []capabilities.Capability, opts Options) (_ *
 		owner: map[string]*source{}, withdrawn: map[string]string{}, settled: make(chan struct{}),
 		grace: shutdownGrace, idle: idleTimeout, inflight: map[*inflightCall]struct{}{},
 		answers: map[httpCall]*answerStream{}}
+	s.relistRetry.Store(int64(relistRetryAfter))
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -471,7 +487,7 @@ func plural(n int, one, many string) string {
 }
 
 // follow serves the tools of src, a ToolsWatcher, as they change, until
-// ctx ends.
+// ctx ends; a listing that failed is tried again after relistRetry.
 func (s *Server) follow(ctx context.Context, src *source) {
 	defer s.wg.Done()
 	for {
@@ -479,10 +495,21 @@ func (s *Server) follow(ctx context.Context, src *source) {
 		s.refresh(ctx, src)
 		select {
 		case <-changed:
+		case <-s.retryAfterFailure(src):
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// retryAfterFailure is a channel that receives once the tools of src are
+// to be listed again after a listing that failed; nil (never) when it did
+// not fail. A time.Timer's channel, left unstopped, is collected.
+func (s *Server) retryAfterFailure(src *source) <-chan time.Time {
+	if !src.failed.Load() {
+		return nil
+	}
+	return time.After(time.Duration(s.relistRetry.Load()))
 }
 
 // refreshAll refreshes every capability's tools, or with watched false
@@ -501,7 +528,8 @@ func (s *Server) refreshAll(ctx context.Context, watched bool) {
 
 // refresh lists the tools of src again when its ToolsVersion moved since
 // they were listed, and serves those it offers now (update). A capability
-// that cannot list them keeps those served, and the server's log says why.
+// that cannot list them keeps those served, and the server's log says why;
+// they are listed again at the next refresh.
 func (s *Server) refresh(ctx context.Context, src *source) {
 	ch, ok := capabilities.As[capabilities.ToolsChanger](src.c)
 	if !ok {
@@ -517,11 +545,17 @@ func (s *Server) refresh(ctx context.Context, src *source) {
 	if err != nil && ctx.Err() != nil {
 		return // left for the next one to ask
 	}
-	src.version = version
 	var notes []string
 	if err != nil {
-		notes = []string{fmt.Sprintf("%s: %v; the tools it offered are served as they were", src.label(), err)}
+		// Not taken for listed: asked again at the next refresh (follow's
+		// retry, a call of a tool not offered), as a run asks again.
+		src.failed.Store(true)
+		if msg := fmt.Sprintf("%s: %v; the tools it offered are served as they were", src.label(), err); msg != src.failure {
+			src.failure, notes = msg, []string{msg}
+		}
 	} else {
+		src.version, src.failure = version, ""
+		src.failed.Store(false)
 		notes = s.update(src, tools)
 	}
 	if s.notice != nil {
