@@ -228,3 +228,57 @@ func TestSubmitterAwayLongerThanResultsAreKept(t *testing.T) {
 	assert.EqualError(t, o.Err, o.Error)
 	assert.Equal(t, dirs[0], o.Workspace)
 }
+
+// A results stream made without a max age keeps results for ever: a
+// result it no longer holds was removed otherwise (a limit of the stream's
+// own, a purge), which the failure says, rather than that it expired.
+func TestSubmitterBackToResultsRemovedFromAStreamWithoutMaxAge(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	net := startProxy(t, strings.TrimPrefix(url, "nats://"))
+	root := t.TempDir()
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, root, 1)
+	direct, err := nats.Connect(url)
+	require.NoError(t, err)
+	t.Cleanup(direct.Close)
+	js, err := jetstream.New(direct)
+	require.NoError(t, err)
+	results, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: DefaultStream + "_RESULTS",
+		Subjects: []string{"agentspec.results." + DefaultStream + ".*.*.*"}, Duplicates: time.Second})
+	require.NoError(t, err)
+
+	nc, err := nats.Connect(net.url(), nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	q, err := Open(context.Background(), nc, Options{})
+	require.NoError(t, err)
+	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
+	require.NoError(t, err)
+	b.lostEvery = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, b.Publish(ctx))
+	var got outcomes
+	waited := make(chan error, 1)
+	go func() {
+		_, err := b.Wait(ctx, got.add)
+		waited <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // Wait is reading the results
+	net.cut()
+	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
+	require.Eventually(t, func() bool {
+		info, err := results.Info(context.Background())
+		return err == nil && info.State.LastSeq == 1
+	}, 20*time.Second, 50*time.Millisecond, "the result is stored")
+	require.NoError(t, results.Purge(context.Background()))
+	net.heal()
+
+	require.NoError(t, <-waited)
+	require.Len(t, got.list, 1)
+	o := got.list[0]
+	assert.False(t, o.OK)
+	assert.Equal(t, "its result is gone: the job left the queue, but the stream AGENTSPEC_RESULTS, which has no max age, holds none for it, "+
+		"as when a limit of its own or a purge removed it; what the run did is not known here", o.Error)
+}

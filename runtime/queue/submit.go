@@ -542,12 +542,15 @@ func (b *Batch) lost(ctx context.Context) (_ []Result, ok bool) {
 			}
 		}
 	}
-	kept := "its max age"
+	// Without a max age, results do not expire: one the stream lacks was
+	// removed otherwise.
+	kept, why := "has no max age", "as when a limit of its own or a purge removed it"
 	if age := stored.Config.MaxAge; age > 0 {
-		kept = durationString(age)
+		kept = "keeps results for " + durationString(age)
+		why = "as when this submitter's connection to the server was lost for longer than that"
 	}
-	msg := fmt.Sprintf("its result is gone: the job left the queue, but the stream %s, which keeps results for %s, holds none for it, "+
-		"as when this submitter's connection to the server was lost for longer than that; what the run did is not known here", stored.Config.Name, kept)
+	msg := fmt.Sprintf("its result is gone: the job left the queue, but the stream %s, which %s, holds none for it, "+
+		"%s; what the run did is not known here", stored.Config.Name, kept, why)
 	var out []Result
 	for i, job := range b.Jobs {
 		if !has[i] {
