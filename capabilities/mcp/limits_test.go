@@ -627,3 +627,65 @@ func TestRemoteServerThatStopsAnswering(t *testing.T) {
 		})
 	}
 }
+
+// A server that announced its tools changed while it had stopped reading
+// is not asked for them then, and its tools stay as they were; once it
+// reads again, ToolsVersion moves on, so that whoever took the tools it
+// was given for those of the announcement lists them again.
+func TestToolsAnnouncedWhileStuckAreListedOnceTheServerReads(t *testing.T) {
+	t.Parallel()
+	thaw := filepath.Join(t.TempDir(), "thaw")
+	require.NoError(t, syscall.Mkfifo(thaw, 0o600))
+	c := startStdio(t, Options{Env: serverEnvMap("MCP_TEST_THAW", thaw)})
+	// Taken now: asking for them later lists the tools again.
+	echo, grow, freeze := toolByName(t, c, "echo"), toolByName(t, c, "grow"), toolByName(t, c, "freeze")
+	before := c.ToolsVersion()
+	_, err := grow.Call(context.Background(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	for deadline := time.Now().Add(10 * time.Second); c.ToolsVersion() == before; time.Sleep(20 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the announcement never came")
+	}
+	out, err := freeze.Call(context.Background(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.Equal(t, "frozen", out)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdin := c.proc.stdin
+	stdin.mu.Lock()
+	stdin.w = cancelOnWrite{stdin.w, cancel}
+	stdin.mu.Unlock()
+	_, err = echo.Call(ctx, bigEcho)
+	require.ErrorIs(t, err, context.Canceled)
+	stuck := stdin.stuck()
+	require.NotNil(t, stuck, "the request is still being written")
+
+	// As a run or `agentspec mcp` does: the version, then the tools.
+	version := c.ToolsVersion()
+	assert.NotContains(t, toolNames(t, c), "late", "not asked while it does not read")
+
+	thawed := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(thaw, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.Write([]byte{1})
+			f.Close()
+		}
+		thawed <- err
+	}()
+	select {
+	case err := <-thawed:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server never waited to be thawed")
+	}
+	select {
+	case <-stuck:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request was never written")
+	}
+	for deadline := time.Now().Add(10 * time.Second); c.ToolsVersion() == version; time.Sleep(20 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "ToolsVersion stayed as it was when the tools were not listed")
+	}
+	assert.Contains(t, toolNames(t, c), "late")
+	closeAndReap(t, c)
+}

@@ -137,6 +137,9 @@ type Capability struct {
 	toolsMu     sync.Mutex
 	listed      uint64
 	tools       []capabilities.Tool
+	// awaitingRead is the write of a server that stopped reading whose
+	// end moves ToolsVersion on (changeOnceRead).
+	awaitingRead <-chan struct{}
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -403,12 +406,33 @@ func (c *Capability) serverTools(ctx context.Context, session *sdk.ClientSession
 func (c *Capability) Tools(ctx context.Context) ([]capabilities.Tool, error) {
 	c.toolsMu.Lock()
 	defer c.toolsMu.Unlock()
-	if c.listed != c.changed.Load() && !c.closed.Load() && (c.proc == nil || c.proc.stdin.stuck() == nil) {
-		if err := c.relist(ctx); err != nil {
+	if c.listed != c.changed.Load() && !c.closed.Load() {
+		var stuck <-chan struct{}
+		if c.proc != nil {
+			stuck = c.proc.stdin.stuck()
+		}
+		if stuck != nil {
+			c.changeOnceRead(stuck)
+		} else if err := c.relist(ctx); err != nil {
 			return nil, err
 		}
 	}
 	return slices.Clone(c.tools), nil
+}
+
+// changeOnceRead moves ToolsVersion on once stuck, the write a local
+// server that stopped reading has yet to read, ends: its tools, not listed
+// again while it did not read, are given as they were, which whoever asked
+// takes for those of the version it read first. Under toolsMu.
+func (c *Capability) changeOnceRead(stuck <-chan struct{}) {
+	if c.awaitingRead == stuck {
+		return
+	}
+	c.awaitingRead = stuck
+	go func() {
+		<-stuck // the server read it, or Close closed the pipe
+		c.toolsChanged()
+	}()
 }
 
 // ToolsVersion changes when the server announces that its tools changed,
