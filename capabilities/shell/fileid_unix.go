@@ -15,3 +15,12 @@ func idOf(fi fs.FileInfo) (fileID, bool) {
 	}
 	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
 }
+
+// linkCount is how many names the file fi describes has.
+func linkCount(fi fs.FileInfo) uint64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 1
+	}
+	return uint64(st.Nlink)
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/user"
 	"path"
@@ -65,6 +66,9 @@ type fileID struct{ dev, ino uint64 }
 // cannot read is an error: nothing could be hidden.
 func findHidden(root string, homes []string, stores map[fileID]bool, access func(path string) capabilities.PathAccess, gitWrites bool) (hidden, error) {
 	h := hidden{stores: map[fileID]bool{}}
+	// The home's credentials, known before the walk, so that it finds each
+	// at every name it has in the workspace (a hard link) at once.
+	stores = homeStores(root, homes, stores)
 	var worktrees []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -126,6 +130,29 @@ func findHidden(root string, homes []string, stores map[fileID]bool, access func
 		}
 	}
 	return h, nil
+}
+
+// homeStores is stores and the home's credentials that may be found in
+// root under a name of their own: one that a symlink leads to there, and
+// a file with more than one link, whose other names may be there.
+func homeStores(root string, homes []string, stores map[fileID]bool) map[fileID]bool {
+	out := maps.Clone(stores)
+	for _, home := range homes {
+		for _, rel := range HomeCredentials {
+			p := maskedAt(filepath.Join(home, rel), root)
+			fi, err := os.Lstat(p)
+			if err != nil || !strictlyBelow(root, p) && !(fi.Mode().IsRegular() && linkCount(fi) > 1) {
+				continue
+			}
+			if id, ok := idOf(fi); ok {
+				if out == nil {
+					out = map[fileID]bool{}
+				}
+				out[id] = true
+			}
+		}
+	}
+	return out
 }
 
 // entryID is the identity of the file d names, not following a symlink.

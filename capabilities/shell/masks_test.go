@@ -217,3 +217,24 @@ func TestFindHiddenHomeStoreMovedInTheWorkspace(t *testing.T) {
 		filepath.Join(home, ".aws"), filepath.Join(home, ".netrc")}, h.masks, "the links, leading nowhere, are masked themselves")
 	assert.Len(t, h.stores, 2)
 }
+
+// A credential of the home that is in the workspace under another name
+// too, a hard link of it (dot/netrc and netrc.bak, or the home's own
+// ~/.git-credentials and the workspace's git-credentials), is the same
+// file: it is masked at every name the walk finds, from the first command
+// on, not only once an earlier walk has learnt its identity.
+func TestFindHiddenHomeStoreHardLinkedInTheWorkspace(t *testing.T) {
+	t.Parallel()
+	w, home := realTemp(t), realTemp(t)
+	touch(t, w, "dot/netrc", "README.md")
+	touch(t, home, ".git-credentials")
+	require.NoError(t, os.Symlink(filepath.Join(w, "dot", "netrc"), filepath.Join(home, ".netrc")))
+	require.NoError(t, os.Link(filepath.Join(w, "dot", "netrc"), filepath.Join(w, "netrc.bak")))
+	require.NoError(t, os.Link(filepath.Join(home, ".git-credentials"), filepath.Join(w, "git-credentials")))
+	s, err := New(Options{Sandbox: "off"}, w)
+	require.NoError(t, err)
+	h, err := findHidden(w, []string{home}, nil, s.access, false)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(w, "dot", "netrc"), filepath.Join(w, "netrc.bak"),
+		filepath.Join(w, "git-credentials"), filepath.Join(home, ".git-credentials")}, h.masks)
+}
