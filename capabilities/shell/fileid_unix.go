@@ -4,6 +4,7 @@ package shell
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -23,4 +24,11 @@ func linkCount(fi fs.FileInfo) uint64 {
 		return 1
 	}
 	return uint64(st.Nlink)
+}
+
+// ownedBySelf reports whether the file fi describes is this process's
+// user's.
+func ownedBySelf(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
 }

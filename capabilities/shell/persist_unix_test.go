@@ -118,3 +118,30 @@ func TestTempDirWhosePathWasTaken(t *testing.T) {
 	assert.Equal(t, "mine\n", string(b))
 	os.Remove(old)
 }
+
+// A private temporary directory an unconfined command removed lets anyone
+// make a directory at its path, which the system's temporary directory
+// shows: one that another user made there (here nobody's, open to all)
+// is not taken for it, since its owner could then change the HOME and
+// TMPDIR of the commands and what persist_cwd writes, and the next
+// command gets a new one.
+func TestTempDirRemovedAndMadeByAnotherUser(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("making a directory of another user needs root")
+	}
+	s, _ := newShell(t, `{"persist_cwd": true, "sandbox": "off"}`)
+	old := strings.TrimSuffix(strings.TrimPrefix(run(t, s, `echo "$TMPDIR"`), "[stdout]\n"), "\n")
+	run(t, s, `find "$TMPDIR" -delete`)
+	require.NoError(t, os.Mkdir(old, 0o777))
+	require.NoError(t, os.Chmod(old, 0o777))
+	require.NoError(t, os.Chown(old, 65534, 65534))
+	t.Cleanup(func() { os.RemoveAll(old) })
+	out := run(t, s, `test -d "$TMPDIR" && test -d "$HOME" && echo "$TMPDIR"`)
+	assert.NotEqual(t, "[stdout]\n"+old+"\n", out)
+	assert.Regexp(t, `^\[stdout\]\n/.*agentspec-shell-\d+\n$`, out)
+	require.NoError(t, s.Close())
+	assert.DirExists(t, old, "another's directory is not the Shell's to remove")
+	_, err := os.Stat(filepath.Join(old, "home"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is made in it")
+}

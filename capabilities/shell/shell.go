@@ -331,13 +331,15 @@ func removeTree(dir string) error { return sandbox.RemoveTree(dir) }
 // "$TMPDIR"): what is gone is made again, T at its own path where it
 // can be, so that the next command has the HOME and TMPDIR it is given, and
 // persist_cwd a place for the directory it ends in. Another T is made when
-// that path is taken by something else, which is not this Shell's to
-// remove, and when T is a directory in which no home can be made (its
+// that path is taken by something else (a directory of another user's
+// among them), which is not this Shell's to remove, and when T is a directory in which no home can be made (its
 // permissions taken away), which Close removes. c.mu is held.
 func (c *Capability) tempDir() (string, error) {
 	if c.temp != "" {
 		fi, err := os.Lstat(c.temp)
-		ours := err == nil && fi.IsDir()
+		// Only a directory of this user's: once T is gone, anyone may make
+		// one at its path, which the system's temporary directory shows.
+		ours := err == nil && fi.IsDir() && ownedBySelf(fi)
 		if errors.Is(err, fs.ErrNotExist) {
 			ours = os.Mkdir(c.temp, 0o700) == nil
 		}
