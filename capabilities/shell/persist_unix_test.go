@@ -145,3 +145,22 @@ func TestTempDirRemovedAndMadeByAnotherUser(t *testing.T) {
 	_, err := os.Stat(filepath.Join(old, "home"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is made in it")
 }
+
+// Close removes the private temporary directory only while it is one:
+// after the last command removed it, a directory another user made at its
+// path is theirs, not the Shell's to remove.
+func TestCloseLeavesAnotherUsersDirectoryAtTheTempDirsPath(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("making a directory of another user needs root")
+	}
+	s, _ := newShell(t, `{"sandbox": "off"}`)
+	old := strings.TrimSuffix(strings.TrimPrefix(run(t, s, `echo "$TMPDIR"`), "[stdout]\n"), "\n")
+	run(t, s, `find "$TMPDIR" -delete`)
+	require.NoError(t, os.Mkdir(old, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(old, "theirs"), []byte("x"), 0o600))
+	require.NoError(t, os.Chown(old, 65534, 65534))
+	t.Cleanup(func() { os.RemoveAll(old) })
+	require.NoError(t, s.Close())
+	assert.FileExists(t, filepath.Join(old, "theirs"))
+}

@@ -310,7 +310,8 @@ func (c *Capability) Close() error {
 		_ = capabilities.Emit(j.events, ev)
 	}
 	for _, t := range append(c.stale, c.temp) {
-		if t == "" {
+		// What took the path of a T a command removed is not ours.
+		if fi, err := os.Lstat(t); t == "" || err != nil || !fi.IsDir() || !ownedBySelf(fi) {
 			continue
 		}
 		if err := removeTree(t); err != nil {
