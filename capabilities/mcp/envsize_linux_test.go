@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -37,4 +38,30 @@ func TestEnvTooLargeForAProcess(t *testing.T) {
 	assert.Equal(t, "env", argErr.Option)
 	assert.Contains(t, argErr.Msg, "env is too large to be passed to a process: with the rest of its environment and its command line it takes ")
 	assert.Contains(t, argErr.Msg, fmt.Sprintf("and exec takes at most %d here (%s)", argmax.Limit(), argmax.Rule))
+}
+
+// exec counts the program's path as it is given to it, the one found in
+// PATH (sh is /usr/bin/sh) or made absolute, not the name the spec gives:
+// an env that fits beside the name alone but not beside that path is
+// refused, as the server could not be started.
+func TestEnvTooLargeBesideTheProgramsPath(t *testing.T) {
+	t.Parallel()
+	path, err := exec.LookPath("sh")
+	require.NoError(t, err)
+	require.Greater(t, len(path), len("sh"))
+	command := []string{"sh", "-c", "exit 0"}
+	env := map[string]string{}
+	size := func() int { return argmax.Size("sh", command, serverEnv(env)) }
+	for i := 0; size()+100_010 <= argmax.Limit(); i++ {
+		env[fmt.Sprintf("PAD%03d", i)] = strings.Repeat("x", 100_000)
+	}
+	env["PADEND"] = ""
+	env["PADEND"] = strings.Repeat("x", argmax.Limit()-size())
+	require.Equal(t, argmax.Limit(), size(), "the env fits beside the name sh exactly")
+
+	dir := t.TempDir()
+	_, err = New(context.Background(), Options{Command: command, Env: env}, capabilities.Setup{Dir: dir, CheckOnly: true})
+	var argErr *capabilities.ArgError
+	require.ErrorAs(t, err, &argErr)
+	assert.Equal(t, "env", argErr.Option)
 }

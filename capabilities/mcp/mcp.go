@@ -188,7 +188,9 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		}
 		// The environment it starts with, the workspace's env in it, must
 		// fit beside its command line: exec refuses more.
-		if err := capabilities.CheckEnvSize(argmax.Size(opts.Command[0], opts.Command, serverEnv(withWorkspaceEnv(opts.Env, setup.Env)))); err != nil {
+		withEnv := opts
+		withEnv.Env = withWorkspaceEnv(opts.Env, setup.Env)
+		if err := capabilities.CheckEnvSize(argmax.Size(execPath(withEnv, dir), opts.Command, serverEnv(withEnv.Env))); err != nil {
 			return nil, err
 		}
 	}

@@ -78,22 +78,9 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 	if err != nil {
 		return nil, nil, err
 	}
-	prog := opts.Command[0]
-	switch {
-	case strings.ContainsRune(prog, filepath.Separator):
-		if !filepath.IsAbs(prog) {
-			prog = filepath.Join(cwd, prog)
-		}
-	case runtime.GOOS != "windows":
-		// The server's PATH, which env may set, is where its program is
-		// looked for, as a shell and Python's subprocess (pydantic-ai's
-		// MCPServerStdio) look for it; exec.Command would look in
-		// agentspec's.
-		if path, ok := opts.Env["PATH"]; ok {
-			if prog, err = lookPath(prog, path); err != nil {
-				return nil, nil, err
-			}
-		}
+	prog, err := program(opts, cwd)
+	if err != nil {
+		return nil, nil, err
 	}
 	cmd := exec.Command(prog, opts.Command[1:]...)
 	cmd.Args[0] = opts.Command[0] // the name as the spec gives it, as a shell passes it
@@ -129,6 +116,45 @@ func connectStdio(ctx context.Context, client *sdk.Client, opts Options, dir str
 		return nil, p, err
 	}
 	return session, p, nil
+}
+
+// program is the server's program as exec.Command is given it, in cwd:
+// made absolute when it names a directory, else found in the PATH of
+// opts.Env when that sets one.
+func program(opts Options, cwd string) (string, error) {
+	prog := opts.Command[0]
+	switch {
+	case strings.ContainsRune(prog, filepath.Separator):
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(cwd, prog)
+		}
+	case runtime.GOOS != "windows":
+		// The server's PATH, which env may set, is where its program is
+		// looked for, as a shell and Python's subprocess (pydantic-ai's
+		// MCPServerStdio) look for it; exec.Command would look in
+		// agentspec's.
+		if path, ok := opts.Env["PATH"]; ok {
+			return lookPath(prog, path)
+		}
+	}
+	return prog, nil
+}
+
+// execPath is the path exec will be given for the server's program, whose
+// every byte it counts (argmax.Size): program's, found in agentspec's PATH
+// as exec.Command finds it when it names no directory. One not found is
+// its name, as the spec gives it: starting it fails anyway.
+func execPath(opts Options, cwd string) string {
+	prog, err := program(opts, cwd)
+	if err != nil {
+		return opts.Command[0]
+	}
+	if !strings.ContainsRune(prog, filepath.Separator) {
+		if found, err := exec.LookPath(prog); err == nil {
+			return found
+		}
+	}
+	return prog
 }
 
 // lookPath finds prog in the directories of path as exec.LookPath finds it
