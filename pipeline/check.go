@@ -356,7 +356,7 @@ func (c *checker) checkStep(st *Step) {
 		errs := len(c.errs)
 		st.When = c.template(ptr+"/when", s, st, false)
 		if len(c.errs) == errs { // its references are sound: the expression's turn
-			cond, e := compileCondition(st.When)
+			cond, e := compileCondition(st.When, label(ptr+"/when"), c.textPositions(st.When))
 			switch {
 			case e != nil && e.at != nil:
 				c.addAt(e.at.Pos, label(ptr+"/when"), e.msg)

@@ -106,7 +106,8 @@
 // step in its Deps has ended: when one failed (or did not run), the step is
 // not run; when one was skipped, the step is skipped too. Otherwise its
 // Condition, if any, is evaluated over its references' values, and false
-// skips it. A step runs one job, or one per for_each item (the array its
+// skips it; an error of the evaluation fails it, told at the node of the
+// expression or the reference that failed, FILE:LINE:COL as the loader's. A step runs one job, or one per for_each item (the array its
 // template yields, or the sorted workspace files its glob matches, as slash
 // paths), at most MaxParallel at once, and never more than
 // RunOptions.Concurrency jobs in the whole run. When more jobs are ready

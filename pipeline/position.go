@@ -14,14 +14,22 @@ import (
 // block indentation; t.Pos, where the value starts, when the source does
 // not read back as t's text (a ${VAR} filled in it, say).
 func (c *checker) textPos(t *Template, offset int) spec.Position {
-	if offset < 0 || offset > len(t.Text) || t.Pos.Line == 0 {
-		return t.Pos
+	return c.textPositions(t)(offset)
+}
+
+// textPositions is textPos for each offset of t's text, reading the
+// source once.
+func (c *checker) textPositions(t *Template) func(offset int) spec.Position {
+	var at []spec.Position
+	if t.Pos.Line != 0 {
+		at = scalarPositions(c.doc.Line, t.Pos, t.Text)
 	}
-	at := scalarPositions(c.doc.Line, t.Pos, t.Text)
-	if at == nil {
-		return t.Pos
+	return func(offset int) spec.Position {
+		if offset < 0 || offset >= len(at) {
+			return t.Pos
+		}
+		return at[offset]
 	}
-	return at[offset]
 }
 
 // scalarPositions reads the string scalar that starts at start (its quote,

@@ -1285,14 +1285,14 @@ func TestRunWhenNeedsAnAbsentValue(t *testing.T) {
 		required:   "[go]",
 		when:       "{{steps.a.output.go}} && [{{steps.a.output.count}}][0] > 2",
 		answer:     `{"go": true}`,
-		err:        "when: {{steps.a.output.count}} is absent (a's output_schema does not require 'count'), and the expression needs its value",
+		err:        "steps.b.when: {{steps.a.output.count}} is absent (a's output_schema does not require 'count'), and the expression needs its value",
 	}, {
 		// An error a null does not make is not blamed on the absent value.
 		properties: "{count: {type: integer}, d: {type: integer}}",
 		required:   "[d]",
 		when:       "{{steps.a.output.count}} != null && {{steps.a.output.count}} > 0 || 10 / {{steps.a.output.d}} > 1",
 		answer:     `{"d": 0}`,
-		err:        "when: division by zero",
+		err:        "steps.b.when: division by zero",
 	}} {
 		p := loadPipeline(t, map[string]string{
 			"pipeline.yaml": `
@@ -1313,7 +1313,9 @@ steps:
 		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
 		require.NoError(t, err)
 		assert.False(t, res.OK())
-		assert.True(t, strings.HasPrefix(res.Steps["b"].Error, tc.err), "%s: %s", tc.when, res.Steps["b"].Error)
+		msg, placed := strings.CutPrefix(res.Steps["b"].Error, p.File+":11:")
+		_, msg, _ = strings.Cut(msg, ": ") // the column
+		assert.True(t, placed && strings.HasPrefix(msg, tc.err), "%s: %s", tc.when, res.Steps["b"].Error)
 	}
 }
 
@@ -1359,7 +1361,7 @@ steps:
 		assert.Equal(t, tc.answer != `["y"]`, either.OK, tc.answer)
 		if tc.answer == `[]` {
 			assert.False(t, res.Steps["bare"].OK)
-			assert.Equal(t, "when: {{steps.a.output.files[0]}}: index 0 is past the end of steps.a.output.files, an empty array", res.Steps["bare"].Error)
+			assert.Equal(t, p.File+":17:12: steps.bare.when: {{steps.a.output.files[0]}}: index 0 is past the end of steps.a.output.files, an empty array", res.Steps["bare"].Error)
 		}
 	}
 }
@@ -1815,4 +1817,60 @@ steps:
 	assert.Equal(t, 3, res.Usage.Requests)
 	assert.Equal(t, 2, res.Usage.RequestsWithoutUsage, "the pipeline sums its steps'")
 	assert.Equal(t, 12, res.Usage.InputTokens)
+}
+
+// A when that fails as it runs says where in the pipeline file, as the
+// errors of a load do: at the operator or the reference that failed.
+func TestRunWhenErrorIsPlaced(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		when, answer string
+		at, err      string // at: the text of the when where the error is placed
+	}{{
+		when:   "{{steps.a.output.n}} > 0 || 10 / {{steps.a.output.d}} > 1",
+		answer: `{"n": 0, "d": 0}`,
+		at:     "/ {{",
+		err:    "steps.b.when: division by zero",
+	}, {
+		when:   "[1, 2][{{steps.a.output.n}}] > 0",
+		answer: `{"n": 7, "d": 1}`,
+		at:     "[{{",
+		err:    "steps.b.when: index out of bounds: 7",
+	}, {
+		when:   "{{steps.a.output.d}} > 0 && {{steps.a.output.l[3]}} == 'x'",
+		answer: `{"n": 0, "d": 1, "l": []}`,
+		at:     "{{steps.a.output.l",
+		err:    "steps.b.when: {{steps.a.output.l[3]}}: index 3 is past the end of steps.a.output.l, an empty array",
+	}, {
+		when:   "{{steps.a.output.d}} > 0 && [{{steps.a.output.o}}][0] > 2",
+		answer: `{"n": 0, "d": 1}`,
+		at:     "{{steps.a.output.o",
+		err:    "steps.b.when: {{steps.a.output.o}} is absent (a's output_schema does not require 'o'), and the expression needs its value",
+	}} {
+		dir := writeFiles(t, t.TempDir(), map[string]string{
+			"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema:
+        type: object
+        properties: {n: {type: integer}, d: {type: integer}, o: {type: integer}, l: {type: array, items: {type: string}}}
+        required: [n, d]
+  b:
+    when: "` + tc.when + `"
+    spec: {model: test}
+`,
+			"a.yaml": "turns:\n  - text: '" + tc.answer + "'\n",
+		})
+		file := filepath.Join(dir, "pipeline.yaml")
+		p, err := LoadFile(file)
+		require.NoError(t, err, tc.when)
+		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+		require.NoError(t, err)
+		assert.False(t, res.OK())
+		col := len(`    when: "`) + 1 + strings.Index(tc.when, tc.at)
+		want := fmt.Sprintf("%s:11:%d: %s", file, col, tc.err)
+		assert.True(t, strings.HasPrefix(res.Steps["b"].Error, want), "%s:\n got %s\nwant %s", tc.when, res.Steps["b"].Error, want)
+	}
 }

@@ -17,6 +17,8 @@ import (
 	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
+
+	"github.com/agentspec/agentspec/spec"
 )
 
 // Condition is a step's when: a CEL expression (cel.dev/cel-go) whose
@@ -45,6 +47,14 @@ type Condition struct {
 	refs []*Ref // the when's references, each text once, in order: Eval takes their values
 	vars []int  // for each occurrence of a reference, its CEL variable _ri: the index in refs
 	prg  cel.Program
+
+	// Where the when is written, for the errors of its evaluation: label
+	// names it (steps.b.when), start is where it starts, and at is where
+	// each of the expression's nodes is, as far as CEL tells. label is ""
+	// when the place is not known.
+	label string
+	start spec.Position
+	at    map[int64]spec.Position
 }
 
 // condError is what is wrong with a when; at is the reference it is about,
@@ -57,8 +67,10 @@ type condError struct {
 	offset int
 }
 
-// compileCondition compiles and type-checks t.
-func compileCondition(t *Template) (*Condition, *condError) {
+// compileCondition compiles and type-checks t, the when of the step
+// label names (steps.b.when); place is where in the pipeline file the byte
+// at an offset of t's text is written.
+func compileCondition(t *Template, label string, place func(offset int) spec.Position) (*Condition, *condError) {
 	var (
 		expr  strings.Builder
 		decls []cel.EnvOption
@@ -141,7 +153,37 @@ func compileCondition(t *Template) (*Condition, *condError) {
 	if cond.prg, err = env.Program(ast); err != nil {
 		return nil, &condError{msg: "when: " + err.Error(), offset: -1}
 	}
+	cond.place(ast, expr.String(), toText, t.Pos, label, place)
 	return cond, nil
+}
+
+// place records where the when is written, and each node of ast, which
+// CEL compiled from expr (toText maps its offsets to the when's text), so
+// that an error as it runs is told at the node that failed.
+func (c *Condition) place(ast *cel.Ast, expr string, toText []int, start spec.Position, label string, place func(int) spec.Position) {
+	c.label, c.start, c.at = label, start, map[int64]spec.Position{}
+	celast.PreOrderVisit(celast.NavigateAST(ast.NativeRep()), celast.NewExprVisitor(func(e celast.Expr) {
+		if off := locate(ast, e, expr, toText); off >= 0 {
+			c.at[e.ID()] = place(off)
+		}
+	}))
+}
+
+// failed is err, a failure of the when's evaluation, told at the node id
+// of the expression, or at the reference ref when it is not nil, as the
+// errors of a load are: FILE:LINE:COL: steps.b.when: message.
+func (c *Condition) failed(id int64, ref *Ref, err error) error {
+	if c.label == "" {
+		return fmt.Errorf("when: %w", err)
+	}
+	pos, ok := c.at[id]
+	switch {
+	case ref != nil && ref.Pos.Line > 0:
+		pos = ref.Pos
+	case !ok:
+		pos = c.start
+	}
+	return fmt.Errorf("%s: %s: %w", pos, c.label, err)
 }
 
 func varName(i int) string { return "_r" + strconv.Itoa(i) }
@@ -1047,7 +1089,9 @@ func (c *Condition) Refs() []*Ref { return c.refs }
 // the end of the list an answer gave) is given as the error that says why:
 // the when fails with it only where the expression needs that value, so
 // "size(L) > 0 && L[0] == 'x'" is false of an empty L, as CEL's && and ||
-// decide with an error on the side they do not need.
+// decide with an error on the side they do not need. An error is told
+// where the when is written, at the node or the reference that failed:
+// FILE:LINE:COL: steps.b.when: division by zero.
 func (c *Condition) Eval(values []any) (bool, error) {
 	if len(values) != len(c.refs) {
 		return false, fmt.Errorf("when: %d values for %d references", len(values), len(c.refs))
@@ -1062,9 +1106,13 @@ func (c *Condition) Eval(values []any) (bool, error) {
 	}
 	out, _, err := c.prg.Eval(vars)
 	if err != nil {
-		for _, v := range values {
+		var id int64 // the node that failed, as CEL tells it
+		if ce := (*types.Err)(nil); errors.As(err, &ce) {
+			id = ce.NodeID()
+		}
+		for i, v := range values {
 			if e, ok := v.(error); ok && errors.Is(err, e) {
-				return false, fmt.Errorf("when: %w", e)
+				return false, c.failed(id, c.refs[i], e)
 			}
 		}
 		// A null value is blamed only for the errors a null operand makes
@@ -1074,14 +1122,14 @@ func (c *Condition) Eval(values []any) (bool, error) {
 		byNull := strings.HasPrefix(msg, "no such overload") || strings.HasPrefix(msg, "no such key")
 		for i, r := range c.refs {
 			if byNull && values[i] == nil && nullable(r) {
-				return false, fmt.Errorf("when: {{%s}} is %s, and the expression needs its value: %w", r.Text, absentOrNull(r), err)
+				return false, c.failed(id, r, fmt.Errorf("{{%s}} is %s, and the expression needs its value: %w", r.Text, absentOrNull(r), err))
 			}
 		}
-		return false, fmt.Errorf("when: %w", err)
+		return false, c.failed(id, nil, err)
 	}
 	b, ok := out.Value().(bool)
 	if !ok {
-		return false, fmt.Errorf("when gave %v, not true or false", out.Value())
+		return false, c.failed(0, nil, fmt.Errorf("it gave %v, not true or false", out.Value()))
 	}
 	return b, nil
 }

@@ -302,6 +302,38 @@ steps:
 	assert.Equal(t, true, env.Steps["after"]["skipped"])
 }
 
+// A when that fails as it runs is told at its place in the pipeline file,
+// in the summary and in the -o json envelope, as a load's errors are.
+func TestRunPipelineWhenErrorIsPlaced(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `inputs:
+  type: object
+  properties: {d: {type: integer}}
+  required: [d]
+steps:
+  gate:
+    when: "10 / {{inputs.d}} > 1"
+    spec: {model: "script:answer.yaml"}
+`,
+		"answer.yaml": "turns:\n  - text: fine\n",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	want := file + ":7:15: steps.gate.when: division by zero"
+	code, _, stderr := runCLI(t, "", "run", file, "--workspace", t.TempDir(), "--var", "d=0")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "step gate failed: "+want)
+	code, stdout, stderr := runCLI(t, "", "run", file, "--workspace", t.TempDir(), "--var", "d=0", "-o", "json")
+	assert.Equal(t, 1, code, stderr)
+	var env struct {
+		Steps map[string]struct {
+			Error string `json:"error"`
+		} `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &env), stdout)
+	assert.Equal(t, want, env.Steps["gate"].Error)
+}
+
 func TestRunPipelineResumeByCache(t *testing.T) {
 	t.Parallel()
 	dir := pipelineDir(t, map[string]string{
