@@ -229,6 +229,30 @@ type Var struct {
 	Value *Template
 }
 
+// VarsAsWritten are the values of the step's vars as the pipeline file
+// tells them before any job runs: a var whose template holds no reference
+// has the value every job gives it; one that holds references has the
+// template with each written as {{reference}}, standing for the value
+// each job gives it, and its name is in perJob, in the order written.
+func (s *Step) VarsAsWritten() (vars map[string]string, perJob []string) {
+	vars = make(map[string]string, len(s.Vars))
+	for _, v := range s.Vars {
+		var b strings.Builder
+		for _, p := range v.Value.Parts {
+			if p.Ref == nil {
+				b.WriteString(p.Literal)
+				continue
+			}
+			b.WriteString("{{" + p.Ref.Text + "}}")
+		}
+		vars[v.Name] = b.String()
+		if len(v.Value.Refs()) > 0 {
+			perJob = append(perJob, v.Name)
+		}
+	}
+	return vars, perJob
+}
+
 // ForEach is what a fan-out step iterates over: the array a template
 // resolves to, or the workspace files a glob matches.
 type ForEach struct {

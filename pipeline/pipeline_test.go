@@ -192,3 +192,21 @@ func TestLoaderFillsEnvironmentReferences(t *testing.T) {
 	assert.Equal(t, "Hello there, {{inputs.who}}", a.Input.Text)
 	assert.Equal(t, "Hello there, ", a.Input.Parts[0].Literal)
 }
+
+// A step's vars as written: text is its value, a reference stands as
+// written for each job's value, and an escaped one is text.
+func TestVarsAsWritten(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  a:
+    spec: {model: test, instructions: "{{x}} {{y}} {{z}}"}
+    for_each: {glob: "*.go"}
+    vars: {x: plain, y: "src/{{item}}.go", z: '\{{item}}'}
+`,
+	})
+	vars, perJob := p.Step("a").VarsAsWritten()
+	assert.Equal(t, map[string]string{"x": "plain", "y": "src/{{item}}.go", "z": "{{item}}"}, vars)
+	assert.Equal(t, []string{"y"}, perJob)
+}

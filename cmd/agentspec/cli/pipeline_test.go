@@ -588,8 +588,8 @@ func TestRunPipelinePrintsTheLastAnswerAsRun(t *testing.T) {
 	assert.NoError(t, json.Unmarshal([]byte(stdout), &v), stdout)
 }
 
-// tools lists a pipeline's tools step by step; a capability built per job
-// from the step's vars is left out, with a warning at its position.
+// tools lists a pipeline's tools step by step; a capability whose options
+// use a var the file gives as text is built with it, as every job builds it.
 func TestToolsOfAPipeline(t *testing.T) {
 	t.Parallel()
 	dir := pipelineDir(t, map[string]string{
@@ -611,8 +611,8 @@ steps:
 	code, stdout, stderr := runCLI(t, "", "tools", file, "--workspace", dir)
 	require.Equal(t, 0, code, stderr)
 	assert.True(t, strings.HasPrefix(stdout, "step a:\nread_file\n"), stdout)
-	assert.Contains(t, stdout, "\n\nstep b:\n    (no tools)\n")
-	assert.Contains(t, stderr, filepath.Join(dir, "fix.yaml")+":4:5: warning: capabilities[0].FileSystem: not built here: its options use {{path}} (built per job, with the step's vars)")
+	assert.Contains(t, stdout, "\n\nstep b:\nread_file\n")
+	assert.NotContains(t, stderr, "warning")
 
 	code, stdout, stderr = runCLI(t, "", "tools", "-o", "json", file, "--workspace", dir)
 	require.Equal(t, 0, code, stderr)
@@ -625,7 +625,75 @@ steps:
 	assert.Equal(t, "a", steps[0].Step)
 	assert.Equal(t, "read_file", steps[0].Tools[0].Name)
 	assert.Equal(t, "b", steps[1].Step)
-	assert.Empty(t, steps[1].Tools)
+	require.NotEmpty(t, steps[1].Tools)
+	assert.Equal(t, "read_file", steps[1].Tools[0].Name)
+}
+
+// tools lists the tools of a step whose capability is built per job from
+// the item's values, as built with those values written as the pipeline
+// writes them, or with the workspace where it refuses that, and says so; a capability that reaches a server, which
+// could only be listed by starting what a job names, is said to be built
+// per job, not listed as offering nothing.
+func TestToolsOfAPipelineStepBuiltPerJob(t *testing.T) {
+	t.Parallel()
+	dir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": `version: 1
+steps:
+  list:
+    spec:
+      model: test
+      output_schema:
+        type: object
+        properties: {files: {type: array, items: {type: string}}}
+        required: [files]
+  fix:
+    for_each: "{{steps.list.output.files}}"
+    as: file
+    spec: fix.yaml
+    vars: {path: "src/{{file}}"}
+  serve:
+    spec:
+      model: test
+      capabilities: [{MCP: {command: ["{{server}}"]}}]
+    vars: {server: "{{steps.list.output.files[0]}}"}
+`,
+		// The second entry's root_dir, src/{{file}}, is no directory: it
+		// is built with the workspace in its place, and does not keep the
+		// first from being built as the file writes it.
+		"fix.yaml": "model: test\ninstructions: Fix {{path}}.\ncapabilities:\n" +
+			"  - FileSystem: {tools: [read_file, write_file], allowed_patterns: [\"{{path}}\"]}\n" +
+			"  - FileSystem: {tools: [list_directory], root_dir: \"{{path}}\"}\n",
+	})
+	file := filepath.Join(dir, "pipeline.yaml")
+	code, stdout, stderr := runCLI(t, "", "tools", file, "--workspace", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "\n\nstep fix:\nread_file\n", stdout)
+	assert.Contains(t, stdout, "\n\nwrite_file\n", stdout)
+	assert.Contains(t, stdout, "\n\nlist_directory\n", stdout)
+	assert.NotContains(t, stdout, "(not listed: capabilities[1].FileSystem")
+	assert.NotContains(t, stdout, "step fix:\n    (no tools)")
+	assert.Contains(t, stdout, "\n\nstep serve:\n    (not listed: capabilities[0].MCP, built per job)\n")
+	assert.Contains(t, stderr, filepath.Join(dir, "fix.yaml")+":4:5: warning: capabilities[0].FileSystem: built per job, with the step's vars: listed as built with {{path}} as vars writes it, src/{{file}}")
+	assert.Contains(t, stderr, filepath.Join(dir, "fix.yaml")+":5:5: warning: capabilities[1].FileSystem: built per job, with the step's vars: listed as built with . (the workspace) for {{path}}, which it refuses as vars writes them")
+	assert.Contains(t, stderr, file+":18:22: warning: capabilities[0].MCP: not built here: its options use {{server}} (built per job, with the step's vars)")
+
+	code, stdout, stderr = runCLI(t, "", "tools", "-o", "json", file, "--workspace", dir)
+	require.Equal(t, 0, code, stderr)
+	var steps []struct {
+		Step      string
+		Tools     []struct{ Name string }
+		NotListed []string `json:"not_listed"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &steps), stdout)
+	require.Len(t, steps, 3)
+	assert.Equal(t, "fix", steps[1].Step)
+	require.Len(t, steps[1].Tools, 3)
+	assert.Equal(t, "read_file", steps[1].Tools[0].Name)
+	assert.Equal(t, "list_directory", steps[1].Tools[2].Name)
+	assert.Empty(t, steps[1].NotListed)
+	assert.Equal(t, "serve", steps[2].Step)
+	assert.Empty(t, steps[2].Tools)
+	assert.Equal(t, []string{"capabilities[0].MCP"}, steps[2].NotListed)
 }
 
 func TestBatchPipeline(t *testing.T) {
