@@ -569,6 +569,35 @@ type typedExpr struct {
 	// defaults says that its members not given take their schema's
 	// default: it is an input's.
 	defaults bool
+	// known are the keys of what is known of the value where it is
+	// written, as the guards' facts: a comprehension's variable over a
+	// list a filter made, whose test tested each item.
+	known map[string]bool
+	// itemFacts, of a list a filter or a map made, are the facts its test
+	// established of each item, keyed as of an item whose key is itemKey.
+	itemFacts map[string]bool
+}
+
+// itemKey stands for an item's key in a list's itemFacts.
+const itemKey = "\x00item"
+
+// rebased are the facts about the value whose key is from, its members'
+// and its items', as facts about the value whose key is to.
+func rebased(facts map[string]bool, from, to string) map[string]bool {
+	out := map[string]bool{}
+	for k := range facts {
+		key, isPresent := strings.CutPrefix(k, present(""))
+		rest, ok := strings.CutPrefix(key, from)
+		if !ok || rest != "" && rest[0] != '.' && rest[0] != '[' {
+			continue
+		}
+		if isPresent {
+			out[present(to+rest)] = true
+		} else {
+			out[to+rest] = true
+		}
+	}
+	return out
 }
 
 // member is the type of the member name of x, whose type is prop, written
@@ -665,8 +694,9 @@ func (c *Condition) inner(comp celast.ComprehensionExpr, id int64, scope map[str
 	if list, ok := c.typeOf(comp.IterRange(), scope, nil); ok {
 		if item, ok := list.t.Items(); ok && item.Known() {
 			// Its key is its own: an f of another comprehension is another value.
-			inner[comp.IterVar()] = typedExpr{t: item, text: comp.IterVar(),
-				key: comp.IterVar() + "#" + strconv.FormatInt(id, 10), defaults: list.defaults}
+			key := comp.IterVar() + "#" + strconv.FormatInt(id, 10)
+			inner[comp.IterVar()] = typedExpr{t: item, text: comp.IterVar(), key: key, defaults: list.defaults,
+				known: rebased(list.itemFacts, itemKey, key)}
 		}
 	}
 	return inner
@@ -751,10 +781,12 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 	case celast.ComprehensionKind:
 		// A map of each item to a value the schemas type (l.map(f, f.p)) is
 		// a list of that type, whose items may be null or lack a member as
-		// that value may. A map with a test, and a filter, keep what their
-		// test lets by: they are not typed.
+		// that value may. So is a map with a test (l.map(f, t, f.p)), and a
+		// filter (l.filter(f, t)) of the items themselves, but for what the
+		// test established of each item it kept: has(f.p) that it is
+		// there, f.p != null that it is not null.
 		comp := e.AsComprehension()
-		x, ok := built(comp, false)
+		x, ok := built(comp, true)
 		if !ok {
 			break
 		}
@@ -762,13 +794,27 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 		if !ok {
 			break
 		}
-		item, ok := c.typeOf(x, c.inner(comp, e.ID(), scope), nil)
+		inner := c.inner(comp, e.ID(), scope)
+		item, ok := c.typeOf(x, inner, nil)
 		if !ok || !item.t.Known() {
 			break
 		}
+		facts := map[string]bool{}
+		if v, ok := inner[comp.IterVar()]; ok {
+			facts = v.known
+		}
+		text := list.text + ".map(" + comp.IterVar() + ", " + item.text + ")"
+		if test, ok := builtTest(comp); ok {
+			g := guard{c: c}
+			facts = with(facts, g.facts(test, true, inner))
+			text = list.text + ".map(" + comp.IterVar() + ", ..., " + item.text + ")"
+			if x.Kind() == celast.IdentKind && x.AsIdent() == comp.IterVar() {
+				text = list.text + ".filter(" + comp.IterVar() + ", ...)"
+			}
+		}
 		t := arrayOf(item.t, item.t.origin)
-		return typedExpr{t: t, text: list.text + ".map(" + comp.IterVar() + ", " + item.text + ")",
-			key: "map#" + strconv.FormatInt(e.ID(), 10), defaults: item.defaults}, true
+		return typedExpr{t: t, text: text, key: "map#" + strconv.FormatInt(e.ID(), 10), defaults: item.defaults,
+			itemFacts: rebased(facts, item.key, itemKey)}, true
 	}
 	return typedExpr{}, false
 }
@@ -796,6 +842,17 @@ func built(comp celast.ComprehensionExpr, filtered bool) (celast.Expr, bool) {
 		return nil, false
 	}
 	return args[1].AsList().Elements()[0], true
+}
+
+// builtTest is the test of comp, when it builds a list of the items, or
+// of values of the items, where the test holds (l.filter(i, t), l.map(i,
+// t, x)).
+func builtTest(comp celast.ComprehensionExpr) (celast.Expr, bool) {
+	step := comp.LoopStep()
+	if _, ok := built(comp, true); !ok || step.Kind() != celast.CallKind || step.AsCall().FunctionName() != operators.Conditional {
+		return nil, false
+	}
+	return step.AsCall().Args()[0], true
 }
 
 // refKey is the key of r's value among the guards' facts: its text as
@@ -957,6 +1014,9 @@ func (g *guard) visit(e celast.Expr, tested map[string]bool, free bool, scope ma
 		comp := e.AsComprehension()
 		g.visit(comp.IterRange(), tested, false, scope)
 		inner := g.c.inner(comp, e.ID(), scope)
+		if v, ok := inner[comp.IterVar()]; ok {
+			tested = with(tested, v.known) // what a filter's test established of each item
+		}
 		for _, part := range []celast.Expr{comp.AccuInit(), comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
 			g.visit(part, tested, true, inner) // the accumulator's own null is CEL's business
 		}

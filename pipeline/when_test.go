@@ -349,3 +349,59 @@ func TestConditionMemberTypes(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want, tc.when)
 	}
 }
+
+// What a filter or a map with a test gives is typed as the items it keeps,
+// as what a map gives is: an item that may be null or lack a member is
+// refused where it is used untested, unless the test that kept it tested
+// it, so the when does not pass validate to fail at run time on a null.
+func TestConditionFilteredLists(t *testing.T) {
+	t.Parallel()
+	const o = "{{steps.t.output}}"
+	src := "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema:\n        type: object\n        properties:\n" +
+		"          list: {type: array, items: {type: object, properties: {p: {type: string}, n: {type: [integer, 'null']}}, required: [n]}}\n" +
+		"          nl: {type: array, items: {type: [integer, 'null']}}\n" +
+		"        required: [list, nl]\n" +
+		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
+	for _, tc := range []struct {
+		when string
+		want string // what the error says; "" when the when loads
+	}{
+		{o + ".nl.filter(s, s != 0).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
+		{o + ".nl.map(s, true, s).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
+		{o + ".nl.map(s, s != 0, s).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
+		{o + ".list.filter(f, true).exists(g, g.p == 'a')", "g.p may be absent (t's output_schema does not require 'p')"},
+		{o + ".list.filter(f, has(f.p)).exists(g, g.n > 2)", "g.n may be null (t's output_schema allows null)"},
+		{o + ".list.filter(f, true).exists(g, has(g.q))", "g.q: t's output_schema has no property 'q'"},
+		{o + ".list.map(f, true, f.n).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
+		{o + ".nl.filter(s, s != null).map(s, s + 1).exists(x, x > 2)", ""},
+		{o + ".nl.filter(s, s == null).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
+		{o + ".nl.filter(s, s == null || s > 3).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
+
+		{o + ".nl.filter(s, s != null).exists(x, x > 2)", ""},
+		{o + ".nl.filter(s, s != null && s > 1).exists(x, x > 2)", ""},
+		{o + ".nl.map(s, s != null, s).exists(x, x > 2)", ""},
+		{o + ".nl.filter(s, s != null).map(s, s).exists(x, x > 2)", ""},
+		{o + ".list.filter(f, has(f.p)).exists(g, g.p == 'a')", ""},
+		{o + ".list.filter(f, has(f.p) && f.n != null).exists(g, g.p == 'a' && g.n > 2)", ""},
+		{o + ".list.filter(f, has(f.p)).map(f, f.p).exists(x, x.startsWith('a'))", ""},
+		{o + ".list.map(f, f.n != null, f).exists(g, g.n > 2)", ""},
+		{o + ".list.filter(f, f.n != null).filter(g, true).exists(h, h.n > 2)", ""},
+	} {
+		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
+		if tc.want == "" {
+			assert.NoError(t, err, tc.when)
+			continue
+		}
+		assert.ErrorContains(t, err, tc.want, tc.when)
+	}
+
+	// What loads runs over the nulls it kept out.
+	p, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN",
+		o+".nl.filter(s, s != null).map(s, s + 1).exists(x, x > 2) && "+o+".list.filter(f, has(f.p)).exists(g, g.p == 'a')", 1)))
+	require.NoError(t, err)
+	out := map[string]any{"nl": []any{nil, json.Number("2")}, "list": []any{map[string]any{"n": nil}, map[string]any{"p": "a", "n": nil}}}
+	ok, err := p.Step("a").Condition.Eval([]any{out})
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
