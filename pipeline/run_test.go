@@ -44,6 +44,23 @@ func loadPipeline(t *testing.T, files map[string]string) *Pipeline {
 	return p
 }
 
+// envelope is a run's -o json envelope as a script decodes it.
+type envelope struct {
+	Outputs json.RawMessage           `json:"outputs"`
+	Steps   map[string]map[string]any `json:"steps"`
+	Usage   map[string]any            `json:"usage"`
+}
+
+// envelopeOf is res as -o json prints it, decoded.
+func envelopeOf(t *testing.T, res *Result) envelope {
+	t.Helper()
+	env, err := json.Marshal(res)
+	require.NoError(t, err)
+	var decoded envelope
+	require.NoError(t, json.Unmarshal(env, &decoded))
+	return decoded
+}
+
 // jobLog records the jobs a run starts and ends, and how many ran at once.
 type jobLog struct {
 	mu      sync.Mutex
@@ -116,14 +133,7 @@ func TestRunReviewFix(t *testing.T) {
 	assert.Equal(t, 2+len(files), res.Usage.Requests/2, "the test model answers in two requests per job")
 
 	// The envelope.
-	env, err := json.Marshal(res)
-	require.NoError(t, err)
-	var decoded struct {
-		Outputs map[string]any            `json:"outputs"`
-		Steps   map[string]map[string]any `json:"steps"`
-		Usage   map[string]any            `json:"usage"`
-	}
-	require.NoError(t, json.Unmarshal(env, &decoded))
+	decoded := envelopeOf(t, res)
 	assert.Equal(t, true, decoded.Steps["triage"]["ok"])
 	assert.Contains(t, decoded.Steps["triage"], "output")
 	assert.Contains(t, decoded.Steps["fix"], "outputs")
@@ -293,12 +303,7 @@ steps:
 	assert.True(t, res.Steps["alone"].OK, "a step that does not depend on the failure runs")
 	assert.JSONEq(t, "null", string(res.Outputs))
 
-	env, err := json.Marshal(res)
-	require.NoError(t, err)
-	var decoded struct {
-		Steps map[string]map[string]any `json:"steps"`
-	}
-	require.NoError(t, json.Unmarshal(env, &decoded))
+	decoded := envelopeOf(t, res)
 	assert.Equal(t, true, decoded.Steps["third"]["not_run"])
 	assert.Equal(t, false, decoded.Steps["first"]["ok"])
 	assert.NotNil(t, decoded.Steps["first"]["error"])
@@ -779,12 +784,7 @@ steps:
 	assert.Equal(t, []int{1, 2, 3, 4, 5}, each.NotRunItems)
 	assert.True(t, res.Steps["after"].NotRun)
 
-	env, err := json.Marshal(res)
-	require.NoError(t, err)
-	var decoded struct {
-		Steps map[string]map[string]any `json:"steps"`
-	}
-	require.NoError(t, json.Unmarshal(env, &decoded))
+	decoded := envelopeOf(t, res)
 	assert.Equal(t, []any{1.0, 2.0, 3.0, 4.0, 5.0}, decoded.Steps["each"]["not_run_items"])
 }
 
@@ -821,12 +821,7 @@ steps:
 	assert.Equal(t, 2, each.Failed[0].Item)
 	assert.Equal(t, []int{3}, each.NotRunItems)
 	assert.Equal(t, []any{"done", "done"}, each.Outputs, "items 0 and 1 finished: their answers stay")
-	env, err := json.Marshal(res)
-	require.NoError(t, err)
-	var decoded struct {
-		Steps map[string]map[string]any `json:"steps"`
-	}
-	require.NoError(t, json.Unmarshal(env, &decoded))
+	decoded := envelopeOf(t, res)
 	assert.Equal(t, []any{"done", "done"}, decoded.Steps["each"]["outputs"], "the envelope reports them")
 
 	var again jobLog
@@ -1586,12 +1581,7 @@ steps:
 	assert.Equal(t, []int{1, 2}, each.NotRunItems)
 	assert.Equal(t, []any{"answer to a"}, each.Outputs)
 
-	env, err := json.Marshal(res)
-	require.NoError(t, err)
-	var decoded struct {
-		Steps map[string]map[string]any `json:"steps"`
-	}
-	require.NoError(t, json.Unmarshal(env, &decoded))
+	decoded := envelopeOf(t, res)
 	assert.Equal(t, []any{"answer to a"}, decoded.Steps["each"]["outputs"], "the envelope keeps the finished item's answer")
 	assert.EqualValues(t, 3, decoded.Steps["each"]["items"])
 	assert.Equal(t, []any{1.0, 2.0}, decoded.Steps["each"]["not_run_items"])
