@@ -235,10 +235,7 @@ func TestConditionOptionalMembers(t *testing.T) {
 		"          nl: {type: array, items: {type: [integer, 'null']}}\n" +
 		"        required: [name, k, sub, list, nl]\n" +
 		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
-	for _, tc := range []struct {
-		when string
-		want string // what the error says; "" when the when loads
-	}{
+	assertWhens(t, src, []whenCase{
 		{o + ".count > 2", "{{steps.t.output}}.count may be absent (t's output_schema does not require 'count'), and then this when fails: test it first, as has({{steps.t.output}}.count) && ..."},
 		{o + ".count == 3", "{{steps.t.output}}.count may be absent"},
 		{o + "['count'] > 2", "{{steps.t.output}}['count'] may be absent"},
@@ -271,14 +268,7 @@ func TestConditionOptionalMembers(t *testing.T) {
 		{o + ".list.map(f, has(f.p), f.p).exists(p, p == 'a')", ""},
 		{o + ".list.map(f, f).exists(g, has(g.p) && g.p == 'a')", ""},
 		{"{{inputs.opts}}.depth > 0", ""}, // a default fills it in
-	} {
-		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
-		if tc.want == "" {
-			assert.NoError(t, err, tc.when)
-			continue
-		}
-		assert.ErrorContains(t, err, tc.want, tc.when)
-	}
+	})
 
 	p, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", "has("+o+".count) && "+o+".count > 2", 1)))
 	require.NoError(t, err)
@@ -306,10 +296,7 @@ func TestConditionMemberTypes(t *testing.T) {
 		"          list: {type: array, items: {type: object, properties: {score: {type: number}}, required: [score]}}\n" +
 		"        required: [score, n, name, k, any, list]\n" +
 		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
-	for _, tc := range []struct {
-		when string
-		want string // what the error says; "" when the when loads
-	}{
+	assertWhens(t, src, []whenCase{
 		{o + ".score + 1 > 2", "found no matching overload for '_+_' applied to '(double, int)'; a number is a double"},
 		{"2 * " + o + ".score > 2.0", "found no matching overload for '_*_' applied to '(int, double)'"},
 		{o + "['score'] - 1 > 2.0", "applied to '(double, int)'"},
@@ -340,14 +327,7 @@ func TestConditionMemberTypes(t *testing.T) {
 		{o + ".list.filter(f, f.score > 1).map(f, f.score).all(s, s * 2.0 > 1.0)", ""},
 		{o + ".list.map(f, f.score).map(s, int(s)).exists(i, i + 1 > 2)", ""},
 		{o + ".list.map(f, f.score).exists(f, f + 1.0 > 2.0) && " + o + ".list.exists(f, f.score > 1)", ""},
-	} {
-		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
-		if tc.want == "" {
-			assert.NoError(t, err, tc.when)
-			continue
-		}
-		assert.ErrorContains(t, err, tc.want, tc.when)
-	}
+	})
 }
 
 // What a filter or a map with a test gives is typed as the items it keeps,
@@ -363,10 +343,7 @@ func TestConditionFilteredLists(t *testing.T) {
 		"          nl: {type: array, items: {type: [integer, 'null']}}\n" +
 		"        required: [list, nl]\n" +
 		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
-	for _, tc := range []struct {
-		when string
-		want string // what the error says; "" when the when loads
-	}{
+	assertWhens(t, src, []whenCase{
 		{o + ".nl.filter(s, s != 0).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
 		{o + ".nl.map(s, true, s).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
 		{o + ".nl.map(s, s != 0, s).exists(x, x > 2)", "x may be null (t's output_schema allows null)"},
@@ -387,14 +364,7 @@ func TestConditionFilteredLists(t *testing.T) {
 		{o + ".list.filter(f, has(f.p)).map(f, f.p).exists(x, x.startsWith('a'))", ""},
 		{o + ".list.map(f, f.n != null, f).exists(g, g.n > 2)", ""},
 		{o + ".list.filter(f, f.n != null).filter(g, true).exists(h, h.n > 2)", ""},
-	} {
-		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
-		if tc.want == "" {
-			assert.NoError(t, err, tc.when)
-			continue
-		}
-		assert.ErrorContains(t, err, tc.want, tc.when)
-	}
+	})
 
 	// What loads runs over the nulls it kept out.
 	p, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN",
@@ -404,4 +374,24 @@ func TestConditionFilteredLists(t *testing.T) {
 	ok, err := p.Step("a").Condition.Eval([]any{out})
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// whenCase is a when written in place of WHEN in a pipeline, and what its
+// load says: the error's text, or "" when it loads.
+type whenCase struct {
+	when string
+	want string
+}
+
+// assertWhens loads src with each case's when in place of WHEN.
+func assertWhens(t *testing.T, src string, cases []whenCase) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := Load("p.yaml", []byte(strings.Replace(src, "WHEN", tc.when, 1)))
+		if tc.want == "" {
+			assert.NoError(t, err, tc.when)
+			continue
+		}
+		assert.ErrorContains(t, err, tc.want, tc.when)
+	}
 }
