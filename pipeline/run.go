@@ -540,45 +540,53 @@ func (r *runner) fanOut(ctx context.Context, s *Step, res *StepResult, start tim
 	// item failed (on_item_error: fail) once they hold one: the failed item
 	// takes the others out of line before it gives its slot back, so no
 	// item that was waiting for one starts after it. The item that ends
-	// last ends the step, before its slot is given again.
+	// last ends the step, before its slot is given again. A step's slots
+	// are given in item order, so its items wait here one after another,
+	// and each has a goroutine of its own only once it holds a slot: a
+	// list of many items costs what its running jobs do.
 	pos := r.pos[s.Name]
 	tickets := r.slots.request(pos, len(items), s.MaxParallel)
-	for i, item := range items {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := &outs[i]
-			granted := r.slots.wait(ctx, tickets[i])
-			mu.Lock()
-			run := granted && !stopped
-			mu.Unlock()
-			if run {
-				o.out, o.usage, o.cached, o.err = r.job(ctx, s, i, item)
-				o.ran = true
-				o.interrupted = o.err != nil && ctx.Err() != nil
-			}
-			r.slots.hold()
-			defer r.slots.unhold()
-			if granted {
-				r.slots.release(tickets[i])
-			}
-			mu.Lock()
-			if o.err != nil && s.OnItemError != "skip" && !stopped {
-				stopped = true
-				r.slots.drop(pos)
-			}
-			left--
-			last := left == 0
-			mu.Unlock()
-			if last {
-				r.fanOutEnded(ctx, s, res, outs, start)
-			}
-		}()
+	ended := func(i int, granted bool) {
+		r.slots.hold()
+		defer r.slots.unhold()
+		if granted {
+			r.slots.release(tickets[i])
+		}
+		mu.Lock()
+		if outs[i].err != nil && s.OnItemError != "skip" && !stopped {
+			stopped = true
+			r.slots.drop(pos)
+		}
+		left--
+		last := left == 0
+		mu.Unlock()
+		if last {
+			r.fanOutEnded(ctx, s, res, outs, start)
+		}
 	}
 	if len(items) == 0 {
 		r.fanOutEnded(ctx, s, res, outs, start)
 	}
 	r.slots.unhold()
+	for i, item := range items {
+		granted := r.slots.wait(ctx, tickets[i])
+		mu.Lock()
+		run := granted && !stopped
+		mu.Unlock()
+		if !run {
+			ended(i, granted)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := &outs[i]
+			o.out, o.usage, o.cached, o.err = r.job(ctx, s, i, item)
+			o.ran = true
+			o.interrupted = o.err != nil && ctx.Err() != nil
+			ended(i, true)
+		}()
+	}
 	wg.Wait()
 }
 

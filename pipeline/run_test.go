@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1863,4 +1866,40 @@ steps:
 		want := fmt.Sprintf("%s:11:%d: %s", file, col, tc.err)
 		assert.True(t, strings.HasPrefix(res.Steps["b"].Error, want), "%s:\n got %s\nwant %s", tc.when, res.Steps["b"].Error, want)
 	}
+}
+
+// A fan-out's items wait for their slots without a goroutine each: one
+// starts as its item gets a slot, so a list of many items costs what its
+// running jobs do, not a stack per item.
+func TestRunFanOutItemsWaitWithoutAGoroutineEach(t *testing.T) { // not parallel: it counts the goroutines
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+inputs:
+  type: object
+  properties: {items: {type: array, items: {type: string}}}
+  required: [items]
+steps:
+  each:
+    for_each: "{{inputs.items}}"
+    input: "{{item}}"
+    spec: {model: test}
+`,
+	})
+	items := make([]any, 2000)
+	for i := range items {
+		items[i] = strconv.Itoa(i)
+	}
+	before := goruntime.NumGoroutine()
+	var most atomic.Int64
+	exec := func(_ context.Context, job Job) (*runtime.Result, error) {
+		if n := int64(goruntime.NumGoroutine()); n > most.Load() {
+			most.Store(n)
+		}
+		return &runtime.Result{Output: job.Input}, nil
+	}
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Concurrency: 2, Exec: exec, Inputs: map[string]any{"items": items}})
+	require.NoError(t, err)
+	require.True(t, res.OK())
+	assert.Len(t, res.Steps["each"].Outputs, len(items))
+	assert.Less(t, int(most.Load())-before, 100, "goroutines while %d items wait for 2 slots", len(items))
 }

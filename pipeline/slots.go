@@ -108,10 +108,19 @@ func (q *slots) release(t *ticket) {
 	q.give()
 }
 
-// remove takes t out of line, if it is in it. The caller holds mu.
+// remove takes t out of line, if it is in it. The caller holds mu. A
+// step's items leave it in item order, when the run stops: the first of
+// the line goes in constant time, so that a long line empties in time in
+// proportion to its length.
 func (q *slots) remove(t *ticket) {
-	if i := slices.Index(q.waiting[t.pos], t); i >= 0 {
-		q.waiting[t.pos] = slices.Delete(q.waiting[t.pos], i, i+1)
+	line := q.waiting[t.pos]
+	if len(line) > 0 && line[0] == t {
+		line[0] = nil
+		q.waiting[t.pos] = line[1:]
+		return
+	}
+	if i := slices.Index(line, t); i >= 0 {
+		q.waiting[t.pos] = slices.Delete(line, i, i+1)
 	}
 }
 
