@@ -89,13 +89,22 @@ type scalarReader struct {
 	at     []spec.Position
 	blank  int // bytes at the end of out that are white space as written on this line
 	failed bool
+	// col is the column of the byte colAt of line colLine, counted in
+	// characters from 0: pos counts on from it, so that a long line is
+	// read in time in proportion to its length.
+	colLine, colAt, col int
 }
 
 // maxLines bounds how many lines a scalar is read over.
 const maxLines = 5000
 
 func (r *scalarReader) pos() spec.Position {
-	return spec.Position{File: r.file, Line: r.n, Col: utf8.RuneCountInString(r.text[:r.i]) + 1}
+	if r.colLine != r.n || r.colAt > r.i {
+		r.colLine, r.colAt, r.col = r.n, 0, 0
+	}
+	r.col += utf8.RuneCountInString(r.text[r.colAt:r.i])
+	r.colAt = r.i
+	return spec.Position{File: r.file, Line: r.n, Col: r.col + 1}
 }
 
 func (r *scalarReader) done() bool { return r.failed || r.out.Len() >= len(r.want) }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -1825,6 +1826,11 @@ func TestRunWhenErrorIsPlaced(t *testing.T) {
 		at:     "/ {{",
 		err:    "steps.b.when: division by zero",
 	}, {
+		when:   "'é ü' != '' && 10 / {{steps.a.output.d}} > 1",
+		answer: `{"n": 0, "d": 0}`,
+		at:     "/ {{",
+		err:    "steps.b.when: division by zero",
+	}, {
 		when:   "[1, 2][{{steps.a.output.n}}] > 0",
 		answer: `{"n": 7, "d": 1}`,
 		at:     "[{{",
@@ -1862,7 +1868,7 @@ steps:
 		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
 		require.NoError(t, err)
 		assert.False(t, res.OK())
-		col := len(`    when: "`) + 1 + strings.Index(tc.when, tc.at)
+		col := len(`    when: "`) + 1 + utf8.RuneCountInString(tc.when[:strings.Index(tc.when, tc.at)])
 		want := fmt.Sprintf("%s:11:%d: %s", file, col, tc.err)
 		assert.True(t, strings.HasPrefix(res.Steps["b"].Error, want), "%s:\n got %s\nwant %s", tc.when, res.Steps["b"].Error, want)
 	}

@@ -162,11 +162,44 @@ func compileCondition(t *Template, label string, place func(offset int) spec.Pos
 // that an error as it runs is told at the node that failed.
 func (c *Condition) place(ast *cel.Ast, expr string, toText []int, start spec.Position, label string, place func(int) spec.Position) {
 	c.label, c.start, c.at = label, start, map[int64]spec.Position{}
+	index := newExprIndex(expr)
 	celast.PreOrderVisit(celast.NavigateAST(ast.NativeRep()), celast.NewExprVisitor(func(e celast.Expr) {
-		if off := locate(ast, e, expr, toText); off >= 0 {
+		if off := locateWith(ast, e, index.offset, toText); off >= 0 {
 			c.at[e.ID()] = place(off)
 		}
 	}))
+}
+
+// exprIndex finds the byte offset in an expression of a CEL location, as
+// exprOffset does, in constant time: every node of a long when is placed
+// in time in proportion to its length.
+type exprIndex struct {
+	chars []int // the byte offset of each character, then of the end
+	lines []int // the index in chars of each line's first character
+}
+
+func newExprIndex(expr string) exprIndex {
+	x := exprIndex{lines: []int{0}}
+	for off, r := range expr {
+		x.chars = append(x.chars, off)
+		if r == '\n' {
+			x.lines = append(x.lines, len(x.chars))
+		}
+	}
+	x.chars = append(x.chars, len(expr))
+	return x
+}
+
+// offset is exprOffset's answer for the expression x indexes.
+func (x exprIndex) offset(line, col int) (int, bool) {
+	if line < 1 || col < 0 || line > len(x.lines) {
+		return 0, false
+	}
+	i := x.lines[line-1] + col
+	if i >= len(x.chars) {
+		return 0, false
+	}
+	return x.chars[i], true
 }
 
 // failed is err, a failure of the when's evaluation, told at the node id
@@ -895,8 +928,14 @@ func (c *Condition) guards(ast *cel.Ast, occur []*Ref, expr string, toText []int
 // which CEL compiled from it (toText maps its offsets to the when's text):
 // a member's name, or where CEL places e; -1 when that cannot be told.
 func locate(ast *cel.Ast, e celast.Expr, expr string, toText []int) int {
+	return locateWith(ast, e, func(line, col int) (int, bool) { return exprOffset(expr, line, col) }, toText)
+}
+
+// locateWith is locate, with offset finding the byte offset of a CEL
+// location in the expression.
+func locateWith(ast *cel.Ast, e celast.Expr, offset func(line, col int) (int, bool), toText []int) int {
 	loc := ast.NativeRep().SourceInfo().GetStartLocation(e.ID())
-	off, ok := exprOffset(expr, loc.Line(), loc.Column())
+	off, ok := offset(loc.Line(), loc.Column())
 	if e.Kind() == celast.SelectKind {
 		off++ // a select is located at its dot: the member's name starts after it
 	}
