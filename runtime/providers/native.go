@@ -51,12 +51,19 @@ func runsNative(p provider, kind string) bool {
 	return slices.Contains(nativeKinds[p.api], kind)
 }
 
-// NativeProviders lists the providers that run native tools of kind.
+// NativeProviders lists the providers that run native tools of kind, and
+// those whose Claude models alone run it (google-cloud's, on Vertex AI) as
+// "NAME (Claude models)".
 func NativeProviders(kind string) []string {
 	var names []string
 	for _, p := range table {
-		if p.unavailable == "" && slices.Contains(nativeKinds[p.api], kind) {
+		if p.unavailable != "" {
+			continue
+		}
+		if slices.Contains(nativeKinds[p.api], kind) {
 			names = append(names, p.name)
+		} else if c, _ := providerFor(p.name, "claude-"); c.vertex && runsNative(c, kind) {
+			names = append(names, p.name+" (Claude models)")
 		}
 	}
 	slices.Sort(names)

@@ -398,3 +398,17 @@ func TestVertexClaudeExtraBodyAndHeaders(t *testing.T) {
 	assert.Equal(t, "t1", req.Header.Get("X-Trace"))
 	assert.Equal(t, "context-1m-2025-08-07", req.Header.Get("Anthropic-Beta"))
 }
+
+// The providers a refusal of a native tool names as running it name
+// google-cloud's (google-vertex's) Claude models where they run the kind,
+// since a Gemini model's spec is told where the kind runs.
+func TestVertexClaudeNamedAmongNativeProviders(t *testing.T) {
+	t.Parallel()
+	assert.Contains(t, NativeProviders("web_search"), "google-cloud (Claude models)")
+	assert.Contains(t, NativeProviders("web_search"), "google-vertex (Claude models)")
+	assert.NotContains(t, NativeProviders("web_search"), "google-cloud")
+	assert.NotContains(t, NativeProviders("web_fetch"), "google-cloud (Claude models)")
+	var native *NativeUnsupportedError
+	require.ErrorAs(t, CheckNative("google-cloud:gemini-2.5-pro", []NativeTool{{Kind: "web_search"}}), &native)
+	assert.Contains(t, native.Error(), "google-cloud (Claude models)")
+}
