@@ -38,11 +38,14 @@ func newAnthropic(c common, creds *auth.Credentials) *anthropicModel {
 		option.WithMaxRetries(0), // the doer retries
 	}
 	if c.provider.vertex {
+		if creds != nil {
+			c.doer.sign = googleAuthorization(creds)
+		}
 		opts = append(opts,
 			// Vertex AI's paths start at the root it is given, as Gemini's
 			// do, so the base is kept whole.
 			option.WithBaseURL(strings.TrimRight(c.ep.baseURL, "/")+"/"),
-			option.WithMiddleware(vertexMiddleware(c.model, c.ep, creds)))
+			option.WithMiddleware(vertexMiddleware(c.model, c.ep)))
 	} else {
 		opts = append(opts,
 			option.WithAPIKey(c.ep.token),

@@ -53,7 +53,27 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 		return nil, err
 	}
 	m.creds = creds
+	m.doer.sign = googleAuthorization(creds)
 	return m, nil
+}
+
+// googleAuthorization authorizes each attempt of a request with creds'
+// OAuth token, which creds renew as it expires, and names their quota
+// project, so that a retry made after the token expired (an attempt that
+// ran out its timeout, a wait for Retry-After) carries a valid one, as
+// Bedrock's retries are signed again.
+func googleAuthorization(creds *auth.Credentials) func(*http.Request, []byte) error {
+	return func(r *http.Request, _ []byte) error {
+		tok, err := creds.Token(r.Context())
+		if err != nil {
+			return fmt.Errorf("getting an access token from Application Default Credentials: %w", err)
+		}
+		r.Header.Set("Authorization", "Bearer "+tok.Value)
+		if qp, err := creds.QuotaProjectID(r.Context()); err == nil && qp != "" {
+			r.Header.Set("X-Goog-User-Project", qp)
+		}
+		return nil
+	}
 }
 
 // googleCredentials finds the Application Default Credentials for c's
@@ -185,14 +205,7 @@ func (m *geminiModel) post(ctx context.Context, method string, body []byte) (*ht
 	req.Header.Set("Content-Type", "application/json")
 	switch {
 	case m.creds != nil:
-		tok, err := m.creds.Token(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("getting an access token from Application Default Credentials: %w", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tok.Value)
-		if qp, err := m.creds.QuotaProjectID(ctx); err == nil && qp != "" {
-			req.Header.Set("X-Goog-User-Project", qp)
-		}
+		// Each attempt is authorized by the doer (googleAuthorization).
 	case strings.HasPrefix(m.ep.provider, "gateway/"):
 		req.Header.Set("Authorization", "Bearer "+m.ep.token)
 		req.Header.Set("X-Goog-Api-Key", m.ep.token)

@@ -39,9 +39,10 @@ func vertexCredentials(c *common, getenv func(string) string, transport http.Rou
 // there: POST /v1/messages becomes the rawPredict (streamRawPredict for a
 // stream) of model as an Anthropic publisher model of the endpoint's project
 // and location, under the root the SDK was given; the body loses model and
-// gains anthropic_version (unless extra_body set one); the request is
-// authorized by creds' OAuth token, which nil (a replay) leaves out.
-func vertexMiddleware(model string, ep endpoint, creds *auth.Credentials) option.Middleware {
+// gains anthropic_version (unless extra_body set one); each attempt is
+// authorized by the doer, with the credentials' OAuth token
+// (googleAuthorization), which a replay leaves out.
+func vertexMiddleware(model string, ep endpoint) option.Middleware {
 	id, _ := vertexClaude(model)
 	return func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		root, ok := strings.CutSuffix(r.URL.Path, "/v1/messages")
@@ -85,17 +86,7 @@ func vertexMiddleware(model string, ep endpoint, creds *auth.Credentials) option
 
 		r.Header.Del("anthropic-version")
 		r.Header.Del("x-api-key")
-		r.Header.Del("authorization")
-		if creds != nil {
-			tok, err := creds.Token(r.Context())
-			if err != nil {
-				return nil, fmt.Errorf("getting an access token from Application Default Credentials: %w", err)
-			}
-			r.Header.Set("Authorization", "Bearer "+tok.Value)
-			if qp, err := creds.QuotaProjectID(r.Context()); err == nil && qp != "" {
-				r.Header.Set("X-Goog-User-Project", qp)
-			}
-		}
+		r.Header.Del("authorization") // each attempt is authorized by the doer (googleAuthorization)
 		return next(r)
 	}
 }
