@@ -59,8 +59,9 @@ type Entry struct {
 	Ingredients Ingredients `json:"ingredients"`
 }
 
-// Usage counts what a run consumed. Its fields are those of runtime.Usage,
-// so one converts to the other: cache.Usage(res.Usage).
+// Usage counts what a run consumed: the counts of runtime.Usage but its
+// cache, reasoning and unreported ones, which a caller copies over field by
+// field (runtime's cached runs do).
 type Usage struct {
 	Requests     int           `json:"requests"`
 	InputTokens  int           `json:"input_tokens"`

@@ -35,7 +35,9 @@
 //	res, runErr := runtime.Run(ctx, s, opts...) // key can label or salt the run
 //	if runErr == nil {
 //		_, err = c.Store(ctx, k, cache.Entry{Output: res.Output, JSON: res.JSON,
-//			Usage: cache.Usage(res.Usage), SpecName: s.Name})
+//			Usage: cache.Usage{Requests: res.Usage.Requests, InputTokens: res.Usage.InputTokens,
+//				OutputTokens: res.Usage.OutputTokens, ToolCalls: res.Usage.ToolCalls},
+//			SpecName: s.Name})
 //	}
 //
 // The spec goes into the key as what the run reads, never with the file
