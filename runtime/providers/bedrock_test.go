@@ -835,3 +835,59 @@ func TestBedrockModelsWithoutToolUse(t *testing.T) {
 		assert.NoError(t, CheckTools(ref), ref)
 	}
 }
+
+// An assistant turn that holds nothing Converse takes once its blank text
+// and the reasoning that does not go back are left out (a model that
+// answered only reasoning, or only white space) is left out whole, as
+// pydantic-ai leaves it, and the user turns on either side of it go as one,
+// since Converse refuses two user messages in a row.
+func TestBedrockEmptyAssistantTurnLeavesOneUserTurn(t *testing.T) {
+	t.Parallel()
+	unsigned := `{"reasoningContent":{"reasoningText":{"text":"Nothing to say."}}}`
+	call := `{"toolUse":{"toolUseId":"tu1","name":"read_file","input":{"path":"a.txt"}}}`
+	done := `{"output":{"message":{"role":"assistant","content":[{"text":"alpha"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
+	answer := func(blocks ...string) string {
+		return `{"output":{"message":{"role":"assistant","content":[` + strings.Join(blocks, ",") + `]}},` +
+			`"stopReason":"end_turn","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12}}`
+	}
+	for _, tc := range []struct {
+		name    string
+		empty   string // the answer that leaves an empty turn
+		toolRun bool   // whether a tool's result comes before it
+		want    string // the user messages sent, with the assistant's between
+	}{
+		{"reasoning only", answer(unsigned), false,
+			`[{"role":"user","content":[{"text":"read"},{"text":"answer"}]}]`},
+		{"white space only", answer(`{"text":" \n"}`), false,
+			`[{"role":"user","content":[{"text":"read"},{"text":"answer"}]}]`},
+		{"reasoning only after a tool result", answer(unsigned), true,
+			`[{"role":"user","content":[{"text":"read"}]},{"role":"assistant","content":[` + call + `]},` +
+				`{"role":"user","content":[{"toolResult":{"toolUseId":"tu1","content":[{"text":"alpha"}]}},{"text":"answer"}]}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var recorded []providertest.Recorded
+			if tc.toolRun {
+				recorded = append(recorded, providertest.Recorded{Body: `{"output":{"message":{"role":"assistant","content":[` + call + `]}},` +
+					`"stopReason":"tool_use","usage":{"inputTokens":5,"outputTokens":7,"totalTokens":12}}`})
+			}
+			recorded = append(recorded, providertest.Recorded{Body: tc.empty}, providertest.Recorded{Body: done})
+			srv := providertest.NewRecordedServer(t, recorded...)
+			m := newModel(t, "bedrock:openai.gpt-oss-120b-1:0", spec.ModelSettings{BaseURL: srv.URL}, env("AWS_BEARER_TOKEN_BEDROCK", "k", "AWS_REGION", "us-east-1"))
+			history := []llms.MessageContent{human("read")}
+			if tc.toolRun {
+				resp, err := m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+				require.NoError(t, err)
+				history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, result("tu1", "read_file", "alpha"))
+			}
+			resp, err := m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+			history = append(history, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: turnOf(t, resp)}, human("answer"))
+			_, err = m.GenerateContent(t.Context(), history, llms.WithTools([]llms.Tool{readFileTool}))
+			require.NoError(t, err)
+
+			reqs := srv.Requests()
+			assert.JSONEq(t, tc.want, jsonOf(t, reqs[len(reqs)-1].JSON()["messages"]))
+		})
+	}
+}

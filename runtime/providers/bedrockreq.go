@@ -262,6 +262,14 @@ func bedrockMessages(messages []llms.MessageContent, withStatus bool, reasoning 
 		if side == turnAssistant {
 			role = types.ConversationRoleAssistant
 		}
+		if n := len(turns); n > 0 && turns[n-1].Role == role {
+			// The turn between them held nothing Converse takes (blank
+			// text, reasoning that does not go back) and was left out, as
+			// pydantic-ai leaves it: Converse refuses two turns of one
+			// role in a row, so they go as one, tool results first.
+			turns[n-1].Content = bedrockResultsFirst(append(turns[n-1].Content, blocks...))
+			return
+		}
 		turns = append(turns, types.Message{Role: role, Content: blocks})
 	}}
 	addSystem := func(t string) { system = append(system, &types.SystemContentBlockMemberText{Value: t}) }
@@ -341,6 +349,27 @@ func bedrockMessages(messages []llms.MessageContent, withStatus bool, reasoning 
 	}
 	tb.flush()
 	return system, turns, nil
+}
+
+// bedrockResultsFirst puts a turn's tool results before its other blocks,
+// each kind in its order, as Claude's models require of a user turn.
+func bedrockResultsFirst(blocks []types.ContentBlock) []types.ContentBlock {
+	isResult := func(b types.ContentBlock) bool {
+		_, ok := b.(*types.ContentBlockMemberToolResult)
+		return ok
+	}
+	out := make([]types.ContentBlock, 0, len(blocks))
+	for _, b := range blocks {
+		if isResult(b) {
+			out = append(out, b)
+		}
+	}
+	for _, b := range blocks {
+		if !isResult(b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func optString(v any) *string {
