@@ -260,9 +260,15 @@ func (c *checker) loadSpec(st *Step, m map[string]any, ptr string) {
 			c.add(sptr, fmt.Sprintf("%s is this pipeline; a step runs an agent spec", v))
 			return
 		}
-		data, err := os.ReadFile(path)
+		data, err := spec.ReadFile(path)
 		if err != nil {
-			c.add(sptr, fmt.Sprintf("%s: %s", v, readError(err)))
+			var es spec.Errors
+			if !errors.As(err, &es) {
+				c.add(sptr, fmt.Sprintf("%s: %s", v, readError(err)))
+			} else if !c.failed[path] { // too large to be read; two steps run one spec: its errors once
+				c.specErrs = append(c.specErrs, es...)
+				c.failed[path] = true
+			}
 			return
 		}
 		if IsPipeline(data) {

@@ -620,3 +620,29 @@ func TestLoadJSONPositions(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, file+`:2:41: steps.b: no step named 'b'; did you mean 'a'?`, err.Error())
 }
+
+// A step's spec file, and the pipeline file, larger than any spec may be are
+// refused for their size before they are read, as agentspec validate refuses
+// such a spec file, rather than read whole (one of comments then loaded).
+func TestLoadStepSpecTooLarge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.yaml")
+	require.NoError(t, os.WriteFile(huge, []byte("model: test\n# "), 0o644))
+	require.NoError(t, os.Truncate(huge, 20_000_000))
+	file := filepath.Join(dir, "p.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("steps:\n  a:\n    spec: huge.yaml\n"), 0o644))
+	_, err := LoadFile(file)
+	var es spec.Errors
+	require.True(t, errors.As(err, &es), "want spec.Errors, got %v", err)
+	require.Len(t, es, 1)
+	assert.Equal(t, huge+": the file is 20 MB (20000000 bytes), larger than the 16 MB (16000000 bytes) a spec file may be", es[0].Error())
+
+	bigPipeline := filepath.Join(dir, "big.yaml")
+	require.NoError(t, os.WriteFile(bigPipeline, []byte("steps:\n  a: {spec: p.yaml}\n# "), 0o644))
+	require.NoError(t, os.Truncate(bigPipeline, 20_000_000))
+	_, err = LoadFile(bigPipeline)
+	require.True(t, errors.As(err, &es), "want spec.Errors, got %v", err)
+	require.Len(t, es, 1)
+	assert.Equal(t, bigPipeline+": the file is 20 MB (20000000 bytes), larger than the 16 MB (16000000 bytes) a spec file may be", es[0].Error())
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -294,8 +293,11 @@ func Load(file string, data []byte) (*Pipeline, error) { return (&Loader{}).Load
 
 // LoadFile reads and loads the pipeline at path.
 func (l *Loader) LoadFile(path string) (*Pipeline, error) {
-	data, err := os.ReadFile(path)
+	data, err := spec.ReadFile(path)
 	if err != nil {
+		if errors.As(err, new(spec.Errors)) {
+			return nil, err // too large to be read
+		}
 		return nil, fmt.Errorf("%s: %s", path, readError(err))
 	}
 	return l.Load(path, data)

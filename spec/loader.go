@@ -56,7 +56,7 @@ func LoadFile(path string) (*Spec, error) { return defaultLoader.LoadFile(path) 
 // Errors; a file that cannot be read gives an error of the form
 // "PATH: no such file".
 func (l *Loader) LoadFile(path string) (*Spec, error) {
-	data, err := readFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +68,11 @@ func (l *Loader) LoadFile(path string) (*Spec, error) {
 // one could never load. It is refused before it is read.
 const MaxFileSize = expansion.Max
 
-// readFile reads the spec file at path, refusing one larger than
-// MaxFileSize without reading it.
-func readFile(path string) ([]byte, error) {
+// ReadFile reads the spec file at path, refusing one larger than
+// MaxFileSize without reading it, as Errors placed at the file; a file
+// that cannot be read gives an error of the form "PATH: no such file",
+// which unwraps to the cause.
+func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &fileError{path: path, err: err}
