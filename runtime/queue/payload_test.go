@@ -21,7 +21,11 @@ func TestResultOverTheServersMaxPayload(t *testing.T) {
 	agent := "model: test\ninstructions: Answer.\noutput_schema: {type: object, required: [s], properties: {s: {type: string, minLength: 2000000}}}\n"
 	specPath, s := writeSpec(t, t.TempDir(), agent, "turns: []\n")
 	dirs := jobDirs(t, root, 1)
-	q := connect(t, url, time.Second)
+	// Under -race on a loaded machine, a worker busy with a 2 MB answer can
+	// miss the progress reports a one-second acknowledgement wait needs (one
+	// run of the suite did), and the job is taken back and run again, which
+	// is not what this test is about.
+	q := connect(t, url, 10*time.Second)
 	startWorkerOn(t, q, WorkerOptions{Name: "w", WorkspaceRoot: root})
 	list, starts := submitWatched(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
 	require.Len(t, list, 1)
