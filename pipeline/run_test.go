@@ -1909,3 +1909,45 @@ steps:
 	assert.Len(t, res.Steps["each"].Outputs, len(items))
 	assert.Less(t, int(most.Load())-before, 100, "goroutines while %d items wait for 2 slots", len(items))
 }
+
+// A reference written more than once in a when is blamed, when its value
+// fails the when as it runs, at the occurrence that needed it, not at the
+// first, which the expression may not have needed.
+func TestRunWhenErrorIsPlacedAtTheOccurrenceThatFailed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ when, err string }{{
+		when: "{{steps.a.output.n}} > 5 && {{steps.a.output.l[3]}} == 'x' || {{steps.a.output.l[3]}} == 'y'",
+		err:  "steps.b.when: {{steps.a.output.l[3]}}: index 3 is past the end of steps.a.output.l, an empty array",
+	}, {
+		when: "{{steps.a.output.n}} > 5 && [{{steps.a.output.o}}][0] > 2 || [{{steps.a.output.o}}][0] > 3",
+		err:  "steps.b.when: {{steps.a.output.o}} is absent (a's output_schema does not require 'o'), and the expression needs its value",
+	}} {
+		dir := writeFiles(t, t.TempDir(), map[string]string{
+			"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema:
+        type: object
+        properties: {n: {type: integer}, o: {type: integer}, l: {type: array, items: {type: string}}}
+        required: [n, l]
+  b:
+    when: |
+      ` + strings.Replace(tc.when, " || ", " ||\n      ", 1) + `
+    spec: {model: test}
+`,
+			"a.yaml": "turns:\n  - text: '{\"n\": 0, \"l\": []}'\n",
+		})
+		file := filepath.Join(dir, "pipeline.yaml")
+		p, err := LoadFile(file)
+		require.NoError(t, err, tc.when)
+		res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir()})
+		require.NoError(t, err)
+		assert.False(t, res.OK())
+		_, second, _ := strings.Cut(tc.when, " || ")
+		col := len("      ") + 1 + strings.Index(second, "{{")
+		want := fmt.Sprintf("%s:13:%d: %s", file, col, tc.err)
+		assert.True(t, strings.HasPrefix(res.Steps["b"].Error, want), "%s:\n got %s\nwant %s", tc.when, res.Steps["b"].Error, want)
+	}
+}

@@ -55,6 +55,13 @@ type Condition struct {
 	label string
 	start spec.Position
 	at    map[int64]spec.Position
+	// occur is each occurrence of a reference, by variable, ident the node
+	// of each variable, and parent each node's: a reference's value that
+	// fails the when is told at the occurrence that failed, which need not
+	// be its first.
+	occur  []*Ref
+	ident  []int64
+	parent map[int64]int64
 }
 
 // condError is what is wrong with a when; at is the reference it is about,
@@ -153,6 +160,7 @@ func compileCondition(t *Template, label string, place func(offset int) spec.Pos
 	if cond.prg, err = env.Program(ast); err != nil {
 		return nil, &condError{msg: "when: " + err.Error(), offset: -1}
 	}
+	cond.occur = occur
 	cond.place(ast, expr.String(), toText, t.Pos, label, place)
 	return cond, nil
 }
@@ -162,13 +170,51 @@ func compileCondition(t *Template, label string, place func(offset int) spec.Pos
 // that an error as it runs is told at the node that failed.
 func (c *Condition) place(ast *cel.Ast, expr string, toText []int, start spec.Position, label string, place func(int) spec.Position) {
 	c.label, c.start, c.at = label, start, map[int64]spec.Position{}
+	c.ident, c.parent = make([]int64, len(c.vars)), map[int64]int64{}
 	index := newExprIndex(expr)
 	celast.PreOrderVisit(celast.NavigateAST(ast.NativeRep()), celast.NewExprVisitor(func(e celast.Expr) {
 		if off := locateWith(ast, e, index.offset, toText); off >= 0 {
 			c.at[e.ID()] = place(off)
 		}
+		if n, ok := e.(celast.NavigableExpr); ok {
+			for _, child := range n.Children() {
+				c.parent[child.ID()] = e.ID()
+			}
+		}
+		if e.Kind() == celast.IdentKind {
+			name, ok := strings.CutPrefix(e.AsIdent(), "_r")
+			if v, err := strconv.Atoi(name); ok && err == nil && v >= 0 && v < len(c.ident) {
+				c.ident[v] = e.ID()
+			}
+		}
 	}))
 }
+
+// occurrence is the occurrence of the reference c.refs[i] that the node id
+// holds, the one whose value failed there; its first when none is.
+func (c *Condition) occurrence(i int, id int64) *Ref {
+	for v, r := range c.vars {
+		if r != i || v >= len(c.ident) || v >= len(c.occur) {
+			continue
+		}
+		for n, depth := c.ident[v], 0; n != 0 && depth <= len(c.parent); n, depth = c.parent[n], depth+1 {
+			if n == id {
+				return c.occur[v]
+			}
+		}
+	}
+	return c.refs[i]
+}
+
+// occurrenceErr is the error a reference's value is, given as the value of
+// its occurrence v: an evaluation that fails with it tells which.
+type occurrenceErr struct {
+	v   int
+	err error
+}
+
+func (e *occurrenceErr) Error() string { return e.err.Error() }
+func (e *occurrenceErr) Unwrap() error { return e.err }
 
 // exprIndex finds the byte offset in an expression of a CEL location, as
 // exprOffset does, in constant time: every node of a long when is placed
@@ -1198,7 +1244,7 @@ func (c *Condition) Eval(values []any) (bool, error) {
 	vars := make(map[string]any, len(c.vars))
 	for v, i := range c.vars {
 		if err, ok := values[i].(error); ok {
-			vars[varName(v)] = types.WrapErr(err)
+			vars[varName(v)] = types.WrapErr(&occurrenceErr{v: v, err: err})
 			continue
 		}
 		vars[varName(v)] = celValue(values[i], c.refs[i].Type, 0)
@@ -1211,7 +1257,11 @@ func (c *Condition) Eval(values []any) (bool, error) {
 		}
 		for i, v := range values {
 			if e, ok := v.(error); ok && errors.Is(err, e) {
-				return false, c.failed(id, c.refs[i], e)
+				ref := c.refs[i]
+				if oe := (*occurrenceErr)(nil); errors.As(err, &oe) && oe.v < len(c.occur) && c.vars[oe.v] == i {
+					ref = c.occur[oe.v]
+				}
+				return false, c.failed(id, ref, e)
 			}
 		}
 		// A null value is blamed only for the errors a null operand makes
@@ -1221,7 +1271,7 @@ func (c *Condition) Eval(values []any) (bool, error) {
 		byNull := strings.HasPrefix(msg, "no such overload") || strings.HasPrefix(msg, "no such key")
 		for i, r := range c.refs {
 			if byNull && values[i] == nil && nullable(r) {
-				return false, c.failed(id, r, fmt.Errorf("{{%s}} is %s, and the expression needs its value: %w", r.Text, absentOrNull(r), err))
+				return false, c.failed(id, c.occurrence(i, id), fmt.Errorf("{{%s}} is %s, and the expression needs its value: %w", r.Text, absentOrNull(r), err))
 			}
 		}
 		return false, c.failed(id, nil, err)
