@@ -682,7 +682,7 @@ func rebased(facts map[string]bool, from, to string) map[string]bool {
 // member is the type of the member name of x, whose type is prop, written
 // as text.
 func (x typedExpr) member(name string, prop Type, text string) typedExpr {
-	m := typedExpr{t: prop, text: text, key: x.key + "." + name, defaults: x.defaults}
+	m := typedExpr{t: prop, text: text, key: x.key + "." + name, defaults: x.defaults, known: x.known}
 	if _, given := prop.Default(); x.t.Known() && !x.t.Requires(name) && !(x.defaults && given) {
 		m.absent = fmt.Sprintf("%s does not require '%s'", x.t.origin, name)
 	}
@@ -848,7 +848,10 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 					key = index
 				}
 			}
-			return typedExpr{t: item, text: base.text + index, key: base.key + key, defaults: base.defaults}, true
+			// An item of a list a filter made is what its test established
+			// of each item it kept.
+			return typedExpr{t: item, text: base.text + index, key: base.key + key, defaults: base.defaults,
+				known: with(base.known, rebased(base.itemFacts, itemKey, base.key+key))}, true
 		}
 		if key := args[1]; key.Kind() == celast.LiteralKind && base.t.Is("object") {
 			if name, ok := key.AsLiteral().Value().(string); ok {
@@ -1114,6 +1117,9 @@ func (g *guard) visit(e celast.Expr, tested map[string]bool, free bool, scope ma
 // not let it be.
 func (g *guard) member(e celast.Expr, tested map[string]bool, free bool, scope map[string]typedExpr) {
 	m, ok := g.c.typeOf(e, scope, nil)
+	if ok && len(m.known) > 0 {
+		tested = with(tested, m.known) // what a filter's test established of the item it is, or is of
+	}
 	switch {
 	case !ok:
 	case m.absent != "" && !tested[present(m.key)] && !tested[m.key]:

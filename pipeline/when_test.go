@@ -376,6 +376,32 @@ func TestConditionFilteredLists(t *testing.T) {
 	assert.True(t, ok)
 }
 
+// An item taken by its index from a list a filter made is what the
+// filter's test established of each item it kept, as an item a
+// comprehension takes from it is: .filter(s, s != null)[0] > 2 loads, as
+// it did when such a list was untyped.
+func TestConditionFilteredListsIndexed(t *testing.T) {
+	t.Parallel()
+	const o = "{{steps.t.output}}"
+	src := "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema:\n        type: object\n        properties:\n" +
+		"          list: {type: array, items: {type: object, properties: {p: {type: string}, n: {type: [integer, 'null']}}, required: [n]}}\n" +
+		"          nl: {type: array, items: {type: [integer, 'null']}}\n" +
+		"        required: [list, nl]\n" +
+		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
+	assertWhens(t, src, []whenCase{
+		{o + ".nl.filter(s, s != null)[0] > 2", ""},
+		{"size(" + o + ".nl.filter(s, s != null)) > 0 && " + o + ".nl.filter(s, s != null)[0] > 2", ""},
+		{o + ".nl.map(s, s != null, s)[0] > 2", ""},
+		{o + ".list.filter(f, has(f.p))[0].p == 'a'", ""},
+		{o + ".list.filter(f, f.n != null)[0].n > 2", ""},
+
+		{o + ".nl.filter(s, s != 0)[0] > 2", "may be null (t's output_schema allows null)"},
+		{o + ".list.filter(f, has(f.p))[0].n > 2", "may be null (t's output_schema allows null)"},
+		{o + ".list.filter(f, f.n != null)[0].p == 'a'", "may be absent (t's output_schema does not require 'p')"},
+	})
+}
+
 // whenCase is a when written in place of WHEN in a pipeline, and what its
 // load says: the error's text, or "" when it loads.
 type whenCase struct {
