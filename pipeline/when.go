@@ -657,8 +657,12 @@ type typedExpr struct {
 	itemFacts map[string]bool
 }
 
-// itemKey stands for an item's key in a list's itemFacts.
-const itemKey = "\x00item"
+// itemKey stands for an item's key in a list's itemFacts, and itemsKey
+// for the key of an item of an item, a list a filter made.
+const (
+	itemKey  = "\x00item"
+	itemsKey = itemKey + "[*]"
+)
 
 // rebased are the facts about the value whose key is from, its members'
 // and its items', as facts about the value whose key is to.
@@ -775,7 +779,7 @@ func (c *Condition) inner(comp celast.ComprehensionExpr, id int64, scope map[str
 			// Its key is its own: an f of another comprehension is another value.
 			key := comp.IterVar() + "#" + strconv.FormatInt(id, 10)
 			inner[comp.IterVar()] = typedExpr{t: item, text: comp.IterVar(), key: key, defaults: list.defaults,
-				known: rebased(list.itemFacts, itemKey, key)}
+				known: rebased(list.itemFacts, itemKey, key), itemFacts: rebased(list.itemFacts, itemsKey, itemKey)}
 		}
 	}
 	return inner
@@ -851,7 +855,8 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 			// An item of a list a filter made is what its test established
 			// of each item it kept.
 			return typedExpr{t: item, text: base.text + index, key: base.key + key, defaults: base.defaults,
-				known: with(base.known, rebased(base.itemFacts, itemKey, base.key+key))}, true
+				known:     with(base.known, rebased(base.itemFacts, itemKey, base.key+key)),
+				itemFacts: rebased(base.itemFacts, itemsKey, itemKey)}, true
 		}
 		if key := args[1]; key.Kind() == celast.LiteralKind && base.t.Is("object") {
 			if name, ok := key.AsLiteral().Value().(string); ok {
@@ -896,7 +901,7 @@ func (c *Condition) typeOf(e celast.Expr, scope map[string]typedExpr, missing fu
 		}
 		t := arrayOf(item.t, item.t.origin)
 		return typedExpr{t: t, text: text, key: "map#" + strconv.FormatInt(e.ID(), 10), defaults: item.defaults,
-			itemFacts: rebased(facts, item.key, itemKey)}, true
+			itemFacts: with(rebased(facts, item.key, itemKey), rebased(item.itemFacts, itemKey, itemsKey))}, true
 	}
 	return typedExpr{}, false
 }

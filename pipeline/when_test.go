@@ -402,6 +402,29 @@ func TestConditionFilteredListsIndexed(t *testing.T) {
 	})
 }
 
+// A list of the lists a filter made (.map(l, l.filter(s, s != null))) has
+// items whose items are what the filter's test established, as the list
+// a filter made has: its items' items may be used as such, as they were
+// when such a list was untyped.
+func TestConditionListsOfFilteredLists(t *testing.T) {
+	t.Parallel()
+	const o = "{{steps.t.output}}"
+	src := "steps:\n  t:\n    spec:\n      model: test\n      instructions: x\n" +
+		"      output_schema:\n        type: object\n        properties:\n" +
+		"          ll: {type: array, items: {type: array, items: {type: [integer, 'null']}}}\n" +
+		"        required: [ll]\n" +
+		"  a:\n    spec: {model: test}\n    when: \"WHEN\"\n"
+	assertWhens(t, src, []whenCase{
+		{o + ".ll.map(l, l.filter(s, s != null)).exists(l, l.exists(x, x > 2))", ""},
+		{o + ".ll.map(l, l.filter(s, s != null)).exists(l, l[0] > 2)", ""},
+		{o + ".ll.map(l, l.filter(s, s != null)).filter(l, size(l) > 0).exists(l, l.exists(x, x > 2))", ""},
+		{o + ".ll.map(l, l.filter(s, s != null))[0].exists(x, x > 2)", ""},
+
+		{o + ".ll.map(l, l.filter(s, s != 0)).exists(l, l.exists(x, x > 2))", "x may be null (t's output_schema allows null)"},
+		{o + ".ll.map(l, l).exists(l, l.exists(x, x > 2))", "x may be null (t's output_schema allows null)"},
+	})
+}
+
 // whenCase is a when written in place of WHEN in a pipeline, and what its
 // load says: the error's text, or "" when it loads.
 type whenCase struct {
