@@ -384,8 +384,9 @@ func pipelineSummary(w io.Writer, p *pipeline.Pipeline, res *pipeline.Result) {
 		}
 	}
 	u := res.Usage
-	fmt.Fprintf(w, "%s: %d ok, %d failed, %d skipped, %d not run; %d requests, %s, %d tool calls, %s\n",
-		plural(len(p.Steps), "step"), ok, failed, skipped, notRun, u.Requests, tokenCounts(u, nil), u.ToolCalls, formatDuration(u.Elapsed))
+	fmt.Fprintf(w, "%s: %d ok, %d failed, %d skipped, %d not run; %s, %s, %s, %s\n",
+		plural(len(p.Steps), "step"), ok, failed, skipped, notRun, plural(u.Requests, "request"), tokenCounts(u, nil),
+		plural(u.ToolCalls, "tool call"), formatDuration(u.Elapsed))
 }
 
 // failedSteps says which steps failed, for the exit message.

@@ -42,7 +42,11 @@ func TestSummaryNamesRequestsWithoutUsage(t *testing.T) {
 
 	out.Reset()
 	pipelineSummary(&out, &pipeline.Pipeline{}, &pipeline.Result{Usage: runtime.Usage{Requests: 4, RequestsWithoutUsage: 1, InputTokens: 30, OutputTokens: 9, ToolCalls: 1, Elapsed: time.Second}})
-	assert.Equal(t, "0 steps: 0 ok, 0 failed, 0 skipped, 0 not run; 4 requests, at least 30 input + 9 output tokens (1 request reported no usage), 1 tool calls, 1.0s\n", out.String())
+	assert.Equal(t, "0 steps: 0 ok, 0 failed, 0 skipped, 0 not run; 4 requests, at least 30 input + 9 output tokens (1 request reported no usage), 1 tool call, 1.0s\n", out.String())
+
+	out.Reset()
+	pipelineSummary(&out, &pipeline.Pipeline{}, &pipeline.Result{Usage: runtime.Usage{Requests: 1, InputTokens: 3, OutputTokens: 1, ToolCalls: 2, Elapsed: time.Second}})
+	assert.Equal(t, "0 steps: 0 ok, 0 failed, 0 skipped, 0 not run; 1 request, 3 input + 1 output tokens, 2 tool calls, 1.0s\n", out.String())
 }
 
 func TestStreamShowsTheAnswerArriving(t *testing.T) {
