@@ -177,56 +177,19 @@ func TestWorkerWhoseReportsAreLostLetsTheJobGo(t *testing.T) {
 // and why, instead of waiting for it for ever.
 func TestSubmitterAwayLongerThanResultsAreKept(t *testing.T) {
 	t.Parallel()
-	url := startServer(t)
-	net := startProxy(t, strings.TrimPrefix(url, "nats://"))
-	root := t.TempDir()
-	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
-	dirs := jobDirs(t, root, 1)
 	// Results kept a second: a day, shortened.
-	direct, err := nats.Connect(url)
-	require.NoError(t, err)
-	t.Cleanup(direct.Close)
-	js, err := jetstream.New(direct)
-	require.NoError(t, err)
-	results, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: DefaultStream + "_RESULTS",
-		Subjects: []string{"agentspec.results." + DefaultStream + ".*.*.*"}, MaxAge: time.Second, Duplicates: time.Second})
-	require.NoError(t, err)
-
-	nc, err := nats.Connect(net.url(), nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	q, err := Open(context.Background(), nc, Options{})
-	require.NoError(t, err)
-	b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, WorkspaceRoot: root})
-	require.NoError(t, err)
-	b.lostEvery = 100 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, b.Publish(ctx))
-	var got outcomes
-	waited := make(chan error, 1)
-	go func() {
-		_, err := b.Wait(ctx, got.add)
-		waited <- err
-	}()
-	time.Sleep(200 * time.Millisecond) // Wait is reading the results
-	net.cut()
-	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
-	require.Eventually(t, func() bool {
-		info, err := results.Info(context.Background())
-		return err == nil && info.State.LastSeq == 1 && info.State.Msgs == 0
-	}, 20*time.Second, 50*time.Millisecond, "the result is stored, then expires")
-	net.heal()
-
-	require.NoError(t, <-waited)
-	require.Len(t, got.list, 1)
-	o := got.list[0]
+	o, dir := awayWhileTheResultGoes(t, time.Second, func(results jetstream.Stream) {
+		require.Eventually(t, func() bool {
+			info, err := results.Info(context.Background())
+			return err == nil && info.State.LastSeq == 1 && info.State.Msgs == 0
+		}, 20*time.Second, 50*time.Millisecond, "the result is stored, then expires")
+	})
 	assert.False(t, o.OK)
 	assert.False(t, o.NotRun)
 	assert.Equal(t, "its result is gone: the job left the queue, but the stream AGENTSPEC_RESULTS, which keeps results for 1s, holds none for it, "+
 		"as when this submitter's connection to the server was lost for longer than that; what the run did is not known here", o.Error)
 	assert.EqualError(t, o.Err, o.Error)
-	assert.Equal(t, dirs[0], o.Workspace)
+	assert.Equal(t, dir, o.Workspace)
 }
 
 // A results stream made without a max age keeps results for ever: a
@@ -234,6 +197,25 @@ func TestSubmitterAwayLongerThanResultsAreKept(t *testing.T) {
 // own, a purge), which the failure says, rather than that it expired.
 func TestSubmitterBackToResultsRemovedFromAStreamWithoutMaxAge(t *testing.T) {
 	t.Parallel()
+	o, _ := awayWhileTheResultGoes(t, 0, func(results jetstream.Stream) {
+		require.Eventually(t, func() bool {
+			info, err := results.Info(context.Background())
+			return err == nil && info.State.LastSeq == 1
+		}, 20*time.Second, 50*time.Millisecond, "the result is stored")
+		require.NoError(t, results.Purge(context.Background()))
+	})
+	assert.False(t, o.OK)
+	assert.Equal(t, "its result is gone: the job left the queue, but the stream AGENTSPEC_RESULTS, which has no max age, holds none for it, "+
+		"as when a limit of its own or a purge removed it; what the run did is not known here", o.Error)
+}
+
+// awayWhileTheResultGoes submits one job over a connection it then cuts,
+// has a worker run the job while the submitter is away, lets lose take the
+// result from a results stream made to keep results for maxAge (0: no max
+// age), heals the connection and gives back what the submitter reports of
+// the job, with the job's workspace.
+func awayWhileTheResultGoes(t *testing.T, maxAge time.Duration, lose func(results jetstream.Stream)) (JobOutcome, string) {
+	t.Helper()
 	url := startServer(t)
 	net := startProxy(t, strings.TrimPrefix(url, "nats://"))
 	root := t.TempDir()
@@ -245,7 +227,7 @@ func TestSubmitterBackToResultsRemovedFromAStreamWithoutMaxAge(t *testing.T) {
 	js, err := jetstream.New(direct)
 	require.NoError(t, err)
 	results, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: DefaultStream + "_RESULTS",
-		Subjects: []string{"agentspec.results." + DefaultStream + ".*.*.*"}, Duplicates: time.Second})
+		Subjects: []string{"agentspec.results." + DefaultStream + ".*.*.*"}, MaxAge: maxAge, Duplicates: time.Second})
 	require.NoError(t, err)
 
 	nc, err := nats.Connect(net.url(), nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1))
@@ -268,17 +250,10 @@ func TestSubmitterBackToResultsRemovedFromAStreamWithoutMaxAge(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // Wait is reading the results
 	net.cut()
 	startWorker(t, url, WorkerOptions{WorkspaceRoot: root})
-	require.Eventually(t, func() bool {
-		info, err := results.Info(context.Background())
-		return err == nil && info.State.LastSeq == 1
-	}, 20*time.Second, 50*time.Millisecond, "the result is stored")
-	require.NoError(t, results.Purge(context.Background()))
+	lose(results)
 	net.heal()
 
 	require.NoError(t, <-waited)
 	require.Len(t, got.list, 1)
-	o := got.list[0]
-	assert.False(t, o.OK)
-	assert.Equal(t, "its result is gone: the job left the queue, but the stream AGENTSPEC_RESULTS, which has no max age, holds none for it, "+
-		"as when a limit of its own or a purge removed it; what the run did is not known here", o.Error)
+	return got.list[0], dirs[0]
 }
