@@ -89,11 +89,7 @@ func TestShownKeepsWhatResultsShow(t *testing.T) {
 // fails as one after Close does.
 func TestCloseKillsARunningCommand(t *testing.T) {
 	t.Parallel()
-	modes := []string{"off"}
-	if sandboxMode(t) == "on" {
-		modes = append(modes, "on")
-	}
-	for _, mode := range modes {
+	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			w := realTemp(t)

@@ -24,11 +24,7 @@ func TestPersistCwdThatCannotBeEntered(t *testing.T) {
 		nobodytest.Rerun(t)
 		return
 	}
-	modes := []string{"off"}
-	if sandboxMode(t) == "on" {
-		modes = append(modes, "on")
-	}
-	for _, mode := range modes {
+	for _, mode := range sandboxModes(t) {
 		for _, tool := range []string{ToolRunCommand, ToolStartCommand} {
 			t.Run(mode+"/"+tool, func(t *testing.T) {
 				s, w := newShell(t, `{"persist_cwd": true, "sandbox": "`+mode+`"}`)
@@ -51,11 +47,7 @@ func TestPersistCwdThatCannotBeEntered(t *testing.T) {
 // leads where it now points.
 func TestPersistCwdThroughASymlink(t *testing.T) {
 	t.Parallel()
-	modes := []string{"off"}
-	if sandboxMode(t) == "on" {
-		modes = append(modes, "on")
-	}
-	for _, mode := range modes {
+	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			s, w := newShell(t, `{"persist_cwd": true, "sandbox": "`+mode+`"}`)
@@ -75,17 +67,14 @@ func TestPersistCwdThroughASymlink(t *testing.T) {
 	}
 }
 
-// A command that removes its temporary directory (rm -rf "$TMPDIR", find "$TMPDIR" -delete, which
-// with the sandbox off takes the directory itself, and confined all in it)
-// does not break the commands after it: persist_cwd still follows their
-// cd, and each gets a HOME and a TMPDIR that exist.
+// A command that removes its temporary directory (rm -rf "$TMPDIR", find
+// "$TMPDIR" -delete, which with the sandbox off takes the directory itself,
+// and confined all in it) does not break the commands after it:
+// persist_cwd still follows their cd, and each gets a HOME and a TMPDIR
+// that exist.
 func TestPersistCwdAfterTheTempDirIsRemoved(t *testing.T) {
 	t.Parallel()
-	modes := []string{"off"}
-	if sandboxMode(t) == "on" {
-		modes = append(modes, "on")
-	}
-	for _, mode := range modes {
+	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			s, w := newShell(t, `{"persist_cwd": true, "sandbox": "`+mode+`"}`)

@@ -47,6 +47,16 @@ func sandboxMode(t *testing.T) string {
 	return "off"
 }
 
+// sandboxModes is the sandbox settings a test runs under here: off, and on
+// where the system can confine commands.
+func sandboxModes(t *testing.T) []string {
+	t.Helper()
+	if sandboxMode(t) == "on" {
+		return []string{"off", "on"}
+	}
+	return []string{"off"}
+}
+
 // startFinished starts a background command with args and waits until
 // check_command says it has finished; it returns the command's id.
 func startFinished(t *testing.T, ctx context.Context, s *Capability, args string) string {
@@ -323,11 +333,7 @@ func TestStopWithoutOutput(t *testing.T) {
 // to kill has none, as in the reference.
 func TestStopAfterSIGKILL(t *testing.T) {
 	t.Parallel()
-	modes := []string{"off"}
-	if sandboxMode(t) == "on" {
-		modes = append(modes, "on")
-	}
-	for _, mode := range modes {
+	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			testStopAfterSIGKILL(t, mode)
@@ -571,14 +577,10 @@ func TestTimeoutBeyondADurationWaits(t *testing.T) {
 // the foreground and in the background, confined or not.
 func TestLongCommandLine(t *testing.T) {
 	t.Parallel()
-	modes := []string{"off"}
-	if sandboxMode(t) == "on" {
-		modes = append(modes, "on")
-	}
 	body := strings.Repeat("a line of the file\n", 10<<10) // 190 KiB
 	command := "cat > big.txt <<'EOF'\n" + body + "EOF\nwc -c < big.txt; echo err >&2; exit 5"
 	want := fmt.Sprintf("[stdout]\n%d\n\n[stderr]\nerr\n\n[exit code: 5]", len(body))
-	for _, mode := range modes {
+	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			s, w := newShell(t, `{"sandbox": "`+mode+`"}`)
