@@ -40,9 +40,14 @@ type geminiTurn struct {
 	parts                            []geminiPart
 	finish, finishMessage, blocked   string
 	input, output, reasoning, cached int
+	// usageRead is set when counts came with the chunk that ended the
+	// answer (its finish, or the prompt's block) or after it: a stream's
+	// earlier counts are totals so far, and an answer may come with none.
+	usageRead bool
 }
 
 func (a *geminiTurn) add(r geminiResponse) {
+	ends := false
 	if len(r.Candidates) > 0 {
 		c := r.Candidates[0]
 		for _, p := range c.Content.Parts {
@@ -61,10 +66,12 @@ func (a *geminiTurn) add(r geminiResponse) {
 		}
 		if c.FinishReason != "" {
 			a.finish, a.finishMessage = c.FinishReason, c.FinishMessage
+			ends = true
 		}
 	}
 	if f := r.PromptFeedback; f != nil && f.BlockReason != "" {
 		a.blocked = firstNonEmpty(f.BlockReasonMessage, "the prompt was blocked ("+f.BlockReason+")")
+		ends = true
 	}
 	// promptTokenCount holds the cached content's tokens; the prompts of
 	// server tool use (search, code execution) and the thoughts are counted
@@ -73,6 +80,9 @@ func (a *geminiTurn) add(r geminiResponse) {
 	if u := r.UsageMetadata; u != nil {
 		a.input, a.cached = u.PromptTokenCount+u.ToolUsePromptTokenCount, u.CachedContentTokenCount
 		a.output, a.reasoning = u.CandidatesTokenCount+u.ThoughtsTokenCount, u.ThoughtsTokenCount
+		a.usageRead = true
+	} else if ends {
+		a.usageRead = false
 	}
 }
 
@@ -80,7 +90,7 @@ func (a *geminiTurn) add(r geminiResponse) {
 // calls no ids: each gets one made of the response's position.
 func (a *geminiTurn) response() *llms.ContentResponse {
 	choice := &llms.ContentChoice{}
-	info := Info{Usage: Usage{Input: a.input, Output: a.output, Reasoning: a.reasoning, CacheRead: a.cached}}
+	info := Info{NoUsage: !a.usageRead, Usage: Usage{Input: a.input, Output: a.output, Reasoning: a.reasoning, CacheRead: a.cached}}
 	var text, thoughts strings.Builder
 	var turn []llms.ContentPart
 	signature := func(p geminiPart) {

@@ -305,8 +305,8 @@ func TestGeminiUsage(t *testing.T) {
 // without the metadata event) is a whole answer whose usage is unknown: it
 // carries no counts, not counts of zero. The families whose finish carries
 // the usage (Messages' message_delta, the Responses API's
-// response.completed, generateContent's last chunk) cannot be cut between
-// the two.
+// response.completed) cannot be cut between the two; generateContent's
+// finish may come without it (TestGeminiAnswerWithoutUsage).
 func TestUsageOfAStreamCutBeforeIt(t *testing.T) {
 	t.Parallel()
 	chatChunk := func(model, choices string) string {
@@ -356,6 +356,73 @@ func TestUsageOfAStreamCutBeforeIt(t *testing.T) {
 	})
 }
 
+// A generateContent answer that counts no usage (no usageMetadata, whole or
+// in any chunk of its stream) carries no counts rather than counts of zero,
+// as Chat Completions' and Converse's do; nor does a stream whose last
+// counts came in a chunk before its finish, since a chunk's counts are the
+// totals so far, not the answer's. Counts that come with the finish, or
+// after it, are the answer's.
+func TestGeminiAnswerWithoutUsage(t *testing.T) {
+	t.Parallel()
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generateContent", true: "streamGenerateContent"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewVertexServer(t, "proj-test", "us-central1", providertest.Reply{Text: "ok", NoUsage: true})
+			m := newModel(t, "google-vertex:gemini-2.5-pro", spec.ModelSettings{BaseURL: srv.URL},
+				env("GOOGLE_APPLICATION_CREDENTIALS", srv.KeyFile(t, t.TempDir()), "GOOGLE_CLOUD_PROJECT", "proj-test"))
+			var opts []llms.CallOption
+			if streaming {
+				opts = append(opts, streamOn)
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+			require.NoError(t, err)
+			require.Len(t, resp.Choices, 1)
+			assert.Equal(t, "ok", resp.Choices[0].Content)
+			_, hasUsage, _ := ReadInfo(resp.Choices[0])
+			assert.False(t, hasUsage, "no usage came: %v", resp.Choices[0].GenerationInfo)
+		})
+	}
+	chunk := func(text, finish, usage string) string {
+		c := `data: {"candidates":[{"content":{"role":"model","parts":[{"text":` + string(jsonValue(text)) + `}]}`
+		if finish != "" {
+			c += `,"finishReason":"` + finish + `"`
+		}
+		c += `}]`
+		if usage != "" {
+			c += `,"usageMetadata":` + usage
+		}
+		return c + `,"modelVersion":"gemini-2.5-pro"}`
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       *Usage
+	}{
+		{"counts before the finish only", providertest.SSE(
+			chunk("o", "", `{"promptTokenCount":7,"candidatesTokenCount":1,"totalTokenCount":8}`),
+			chunk("k", "STOP", "")), nil},
+		{"counts after the finish", providertest.SSE(
+			chunk("o", "", `{"promptTokenCount":7,"candidatesTokenCount":1,"totalTokenCount":8}`),
+			chunk("k", "STOP", ""),
+			`data: {"candidates":[],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":2,"totalTokenCount":9}}`), &Usage{Input: 7, Output: 2}},
+		{"the prompt blocked without counts", providertest.SSE(
+			`data: {"promptFeedback":{"blockReason":"SAFETY"}}`), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: tc.body})
+			m := newModel(t, "google-vertex:gemini-2.5-pro", spec.ModelSettings{BaseURL: srv.URL}, env("GOOGLE_API_KEY", "AIza-test"))
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, streamOn)
+			require.NoError(t, err)
+			require.Len(t, resp.Choices, 1)
+			info, hasUsage, _ := ReadInfo(resp.Choices[0])
+			assert.Equal(t, tc.want != nil, hasUsage, "%v", resp.Choices[0].GenerationInfo)
+			if tc.want != nil {
+				assert.Equal(t, *tc.want, info.Usage)
+			}
+		})
+	}
+}
+
 // cutServer answers every request with body, then drops the connection
 // before the response ends, as a network cut does.
 func cutServer(t *testing.T, contentType, body string) string {
@@ -403,6 +470,9 @@ func TestStreamCutAfterItsFinish(t *testing.T) {
 			`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}],` +
 				`"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15},"modelVersion":"gemini-2.5-pro"}`),
 			env("GOOGLE_API_KEY", "AIza-test"), true},
+		{"generateContent, its finish without counts", "google-vertex:gemini-2.5-pro", "text/event-stream", providertest.SSE(
+			`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}],"modelVersion":"gemini-2.5-pro"}`),
+			env("GOOGLE_API_KEY", "AIza-test"), false},
 		{"messages", "anthropic:claude-sonnet-4-5", "text/event-stream",
 			strings.TrimSuffix(anthropicTextSSE("ok", "end_turn"), "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
 			env("ANTHROPIC_API_KEY", "sk-ant-test"), true},

@@ -47,6 +47,9 @@ type Reply struct {
 	StopReason   string
 	InputTokens  int
 	OutputTokens int
+	// NoUsage sends the turn with no usage at all, as servers that count
+	// none answer: generateContent without usageMetadata in any chunk.
+	NoUsage bool
 
 	Status       int
 	ErrorMessage string

@@ -249,8 +249,11 @@ func (vertex) writeTurn(w http.ResponseWriter, req map[string]any, r Reply, seq 
 			parts = append(parts, map[string]any{"text": r.Text})
 		}
 		parts = append(parts, calls...)
-		writeJSON(w, http.StatusOK, map[string]any{"candidates": []any{candidate(parts, true)}, "usageMetadata": usage,
-			"modelVersion": "providertest"})
+		answer := map[string]any{"candidates": []any{candidate(parts, true)}, "usageMetadata": usage, "modelVersion": "providertest"}
+		if r.NoUsage {
+			delete(answer, "usageMetadata")
+		}
+		writeJSON(w, http.StatusOK, answer)
 		return
 	}
 	out := startSSE(w)
@@ -262,7 +265,11 @@ func (vertex) writeTurn(w http.ResponseWriter, req map[string]any, r Reply, seq 
 	if len(calls) > 0 {
 		out.event("", map[string]any{"candidates": []any{candidate(calls, false)}})
 	}
-	out.event("", map[string]any{"candidates": []any{candidate([]any{map[string]any{"text": ""}}, true)}, "usageMetadata": usage})
+	last := map[string]any{"candidates": []any{candidate([]any{map[string]any{"text": ""}}, true)}, "usageMetadata": usage}
+	if r.NoUsage {
+		delete(last, "usageMetadata")
+	}
+	out.event("", last)
 }
 
 // vertexClaude speaks the Messages API of Anthropic's publisher models for
