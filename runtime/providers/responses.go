@@ -504,7 +504,8 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 			Reason string `json:"reason"`
 		} `json:"incomplete_details"`
 		Output []json.RawMessage `json:"output"`
-		Usage  struct {
+		// Usage is nil when the Response counts none (null, or absent).
+		Usage *struct {
 			InputTokens        int `json:"input_tokens"`
 			OutputTokens       int `json:"output_tokens"`
 			InputTokensDetails struct {
@@ -615,12 +616,12 @@ func responsesResult(raw string) (*llms.ContentResponse, error) {
 		refused = true
 		refusal.WriteString(contentFiltered)
 	}
-	SetInfo(choice, Info{
-		Turn:    turn,
-		Refused: refused, Refusal: refusal.String(),
-		Usage: Usage{Input: r.Usage.InputTokens, Output: r.Usage.OutputTokens,
-			CacheRead: r.Usage.InputTokensDetails.CachedTokens, CacheWrite: r.Usage.InputTokensDetails.CacheWriteTokens,
-			Reasoning: r.Usage.OutputTokensDetails.ReasoningTokens},
-	})
+	info := Info{Turn: turn, Refused: refused, Refusal: refusal.String(), NoUsage: r.Usage == nil}
+	if u := r.Usage; u != nil {
+		info.Usage = Usage{Input: u.InputTokens, Output: u.OutputTokens,
+			CacheRead: u.InputTokensDetails.CachedTokens, CacheWrite: u.InputTokensDetails.CacheWriteTokens,
+			Reasoning: u.OutputTokensDetails.ReasoningTokens}
+	}
+	SetInfo(choice, info)
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
 }

@@ -305,8 +305,9 @@ func TestGeminiUsage(t *testing.T) {
 // without the metadata event) is a whole answer whose usage is unknown: it
 // carries no counts, not counts of zero. The families whose finish carries
 // the usage (Messages' message_delta, the Responses API's
-// response.completed) cannot be cut between the two; generateContent's
-// finish may come without it (TestGeminiAnswerWithoutUsage).
+// response.completed) cannot be cut between the two, though a Response may
+// count none (TestResponsesAnswerWithoutUsage); generateContent's finish
+// may come without it (TestGeminiAnswerWithoutUsage).
 func TestUsageOfAStreamCutBeforeIt(t *testing.T) {
 	t.Parallel()
 	chatChunk := func(model, choices string) string {
@@ -421,6 +422,40 @@ func TestGeminiAnswerWithoutUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Response that counts no usage (usage null, as response.created has it,
+// or absent), whole or in the response.completed that ends a stream,
+// carries no counts rather than counts of zero, as a Chat Completions
+// answer without its usage does.
+func TestResponsesAnswerWithoutUsage(t *testing.T) {
+	t.Parallel()
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "whole", true: "streamed"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewResponsesServer(t, providertest.Reply{Text: "ok", NoUsage: true})
+			m := newModel(t, "openai-responses:gpt-5", spec.ModelSettings{BaseURL: srv.BaseURL()}, env("OPENAI_API_KEY", "sk-test"))
+			var opts []llms.CallOption
+			if streaming {
+				opts = append(opts, streamOn)
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+			require.NoError(t, err)
+			require.Len(t, resp.Choices, 1)
+			assert.Equal(t, "ok", resp.Choices[0].Content)
+			_, hasUsage, _ := ReadInfo(resp.Choices[0])
+			assert.False(t, hasUsage, "no usage came: %v", resp.Choices[0].GenerationInfo)
+		})
+	}
+	t.Run("absent", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"id":"resp_n","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[
+ {"id":"msg_n","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}]}`})
+		resp, err := chatModelAt(t, srv, "openai-responses:gpt-5", spec.ModelSettings{}).GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		_, hasUsage, _ := ReadInfo(resp.Choices[0])
+		assert.False(t, hasUsage)
+	})
 }
 
 // cutServer answers every request with body, then drops the connection

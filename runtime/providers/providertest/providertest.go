@@ -48,7 +48,8 @@ type Reply struct {
 	InputTokens  int
 	OutputTokens int
 	// NoUsage sends the turn with no usage at all, as servers that count
-	// none answer: generateContent without usageMetadata in any chunk.
+	// none answer: generateContent without usageMetadata in any chunk, a
+	// Response (whole, or in response.completed) whose usage is null.
 	NoUsage bool
 
 	Status       int

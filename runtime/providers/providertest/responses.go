@@ -161,6 +161,9 @@ func (p *responsesAPI) writeTurn(w http.ResponseWriter, req map[string]any, r Re
 		"usage": map[string]any{"input_tokens": r.InputTokens, "output_tokens": r.OutputTokens,
 			"total_tokens": r.InputTokens + r.OutputTokens},
 	}
+	if r.NoUsage {
+		response["usage"] = nil
+	}
 	if stream, _ := req["stream"].(bool); !stream {
 		writeJSON(w, http.StatusOK, response)
 		return
