@@ -61,7 +61,11 @@ func newGemini(c common, getenv func(string) string, transport http.RoundTripper
 // OAuth token, which creds renew as it expires, and names their quota
 // project, so that a retry made after the token expired (an attempt that
 // ran out its timeout, a wait for Retry-After) carries a valid one, as
-// Bedrock's retries are signed again.
+// Bedrock's retries are signed again. It runs after extra_headers are set,
+// and does as Google's own transport (cloud.google.com/go/auth/httptransport)
+// does with them: the token replaces an Authorization they give, which
+// could not authorize beside it, while an X-Goog-User-Project they give is
+// the project billed, over the credentials' quota project.
 func googleAuthorization(creds *auth.Credentials) func(*http.Request, []byte) error {
 	return func(r *http.Request, _ []byte) error {
 		tok, err := creds.Token(r.Context())
@@ -69,6 +73,9 @@ func googleAuthorization(creds *auth.Credentials) func(*http.Request, []byte) er
 			return fmt.Errorf("getting an access token from Application Default Credentials: %w", err)
 		}
 		r.Header.Set("Authorization", "Bearer "+tok.Value)
+		if r.Header.Get("X-Goog-User-Project") != "" {
+			return nil
+		}
 		if qp, err := creds.QuotaProjectID(r.Context()); err == nil && qp != "" {
 			r.Header.Set("X-Goog-User-Project", qp)
 		}

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"slices"
@@ -413,4 +414,88 @@ func TestGeminiFilteredFinishIsARefusal(t *testing.T) {
 		assert.True(t, info.Refused, finish)
 		assert.Equal(t, "the response was blocked ("+finish+")", info.Refusal)
 	}
+}
+
+// keyFileWithQuotaProject writes srv's service-account key with a
+// quota_project_id, the project its credentials name to be billed.
+func keyFileWithQuotaProject(t *testing.T, srv *providertest.VertexServer, project string) string {
+	t.Helper()
+	path := srv.KeyFile(t, t.TempDir())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var key map[string]any
+	require.NoError(t, json.Unmarshal(b, &key))
+	key["quota_project_id"] = project
+	b, err = json.Marshal(key)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
+// extra_headers on Google's endpoints. With Application Default Credentials
+// (Gemini and Claude on Vertex AI) every attempt, a retry's too, is
+// authorized by the credentials' token, set over an Authorization the spec
+// gives, as Google's own clients do, while an X-Goog-User-Project the spec
+// gives names the project billed over the credentials' quota project, which
+// Google's clients leave too. With a key (Vertex AI express mode, the
+// Gemini API) an Authorization the spec gives is sent as given: beside the
+// key's X-Goog-Api-Key, or in place of the Gemini API's bearer key.
+func TestGoogleExtraHeadersAuthorization(t *testing.T) {
+	t.Parallel()
+	given := map[string]string{"Authorization": "Bearer from-the-spec", "X-Goog-User-Project": "billed-project", "X-Trace": "t1"}
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T, replies ...providertest.Reply) *providertest.VertexServer
+		ref   string
+	}{
+		{"gemini", func(t *testing.T, replies ...providertest.Reply) *providertest.VertexServer {
+			return providertest.NewVertexServer(t, "proj-test", "us-east5", replies...)
+		}, "google-vertex:gemini-2.5-pro"},
+		{"claude", func(t *testing.T, replies ...providertest.Reply) *providertest.VertexServer {
+			return providertest.NewVertexClaudeServer(t, "proj-test", "us-east5", replies...)
+		}, "google-vertex:claude-sonnet-4-5@20250929"},
+	} {
+		t.Run(tc.name+" with credentials", func(t *testing.T) {
+			t.Parallel()
+			for _, headers := range []map[string]string{given, {"Authorization": "Bearer from-the-spec"}} {
+				srv := tc.start(t, providertest.Fail(503, "overloaded"), providertest.Text("ok"))
+				m := newModel(t, tc.ref, spec.ModelSettings{BaseURL: srv.URL, ExtraHeaders: headers},
+					env("GOOGLE_APPLICATION_CREDENTIALS", keyFileWithQuotaProject(t, srv, "quota-of-the-key"),
+						"GOOGLE_CLOUD_PROJECT", "proj-test", "GOOGLE_CLOUD_LOCATION", "us-east5"))
+				resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+				require.NoError(t, err)
+				assert.Equal(t, "ok", text(resp))
+				reqs := srv.Requests()
+				require.Len(t, reqs, 2, "the 503 is retried")
+				for _, r := range reqs {
+					assert.Equal(t, "Bearer ya29.providertest", r.Header.Get("Authorization"), "the credentials' token authorizes each attempt")
+					if p, ok := headers["X-Goog-User-Project"]; ok {
+						assert.Equal(t, p, r.Header.Get("X-Goog-User-Project"), "the spec's project is billed")
+						assert.Equal(t, "t1", r.Header.Get("X-Trace"))
+					} else {
+						assert.Equal(t, "quota-of-the-key", r.Header.Get("X-Goog-User-Project"), "the credentials' quota project is billed")
+					}
+				}
+			}
+		})
+	}
+	t.Run("express mode", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`})
+		m := newModel(t, "google-vertex:gemini-2.5-pro", spec.ModelSettings{BaseURL: srv.URL, ExtraHeaders: given}, env("GOOGLE_API_KEY", "AIza-test"))
+		_, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		r := srv.Requests()[0]
+		assert.Equal(t, "Bearer from-the-spec", r.Header.Get("Authorization"))
+		assert.Equal(t, "AIza-test", r.Header.Get("X-Goog-Api-Key"))
+		assert.Equal(t, "billed-project", r.Header.Get("X-Goog-User-Project"))
+	})
+	t.Run("the Gemini API", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: `{"id":"c","object":"chat.completion","created":1,"model":"gemini-2.5-pro",` +
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`})
+		_, err := chatModelAt(t, srv, "google:gemini-2.5-pro", spec.ModelSettings{ExtraHeaders: given}).GenerateContent(t.Context(), []llms.MessageContent{human("hi")})
+		require.NoError(t, err)
+		assert.Equal(t, "Bearer from-the-spec", srv.Requests()[0].Header.Get("Authorization"))
+	})
 }
