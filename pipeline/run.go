@@ -239,6 +239,14 @@ func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 			}
 		}
 	}
+	r.protected = r.ownFiles()
+	r.protectedReal = sync.OnceValue(func() []string {
+		real := make([]string, len(r.protected))
+		for i, p := range r.protected {
+			real[i] = realPath(p)
+		}
+		return real
+	})
 	for i, s := range p.Steps {
 		r.done[s.Name] = make(chan struct{})
 		r.results[s.Name] = &StepResult{fanOut: s.FanOut()}
@@ -419,6 +427,11 @@ type runner struct {
 
 	claimMu sync.Mutex
 	claims  map[*Step]map[string]int // per fan-out step, the item that changed each file first
+
+	// protected are the files the pipeline is made of (see ownFiles),
+	// which no job may change; protectedReal are their real paths.
+	protected     []string
+	protectedReal func() []string
 }
 
 // step runs s once its dependencies are done, and records how it ended.
@@ -734,7 +747,8 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	if err != nil {
 		return nil, usage, false, err
 	}
-	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars), runtime.WithOwnFiles(r.o.OwnFiles...)}
+	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars), runtime.WithOwnFiles(r.o.OwnFiles...),
+		runtime.WithProtectedFiles(r.protected...)}
 	if r.p.credentials != nil {
 		opts = append(opts, runtime.WithProviderOptions(providers.Options{Credentials: r.p.credentials}))
 	}
@@ -773,7 +787,12 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 				}
 				return r.emit(ctx, JobEvent{Step: s.Name, Item: i, Event: ev})
 			},
-			Claim: func(file string) string { return r.take(s, i, file) },
+			Claim: func(file string) string {
+				if r.isProtected(file) {
+					return "a file of the pipeline's, which no step may change"
+				}
+				return r.take(s, i, file)
+			},
 		})
 	case s.FanOut() && s.ForEach.Glob != "":
 		res, err = runtime.Run(ctx, s.itemSpec(item), opts...)
@@ -803,6 +822,75 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 		return nil, usage, cached, err
 	}
 	return out, usage, cached, nil
+}
+
+// ownFiles are the files the pipeline is made of, which no job may change,
+// as no run may change its own spec: the pipeline file, every step's spec
+// file and script, the pipeline's cache directory and those of its steps'
+// specs. The runtime keeps a spec's own files from its own run only, so a
+// step working in the directory that holds them could otherwise rewrite
+// the instructions or the scripted answers of a step after it, or the
+// answers the cache replays.
+func (r *runner) ownFiles() []string {
+	var files []string
+	add := func(paths ...string) {
+		for _, p := range paths {
+			if abs, err := filepath.Abs(p); err == nil && p != "" && !slices.Contains(files, abs) {
+				files = append(files, abs)
+			}
+		}
+	}
+	add(r.p.File)
+	if r.cache != nil {
+		add(r.cache.Dir()) // "" for a cache kept by a backend
+	}
+	for _, s := range r.p.Steps {
+		if s.Spec == nil {
+			continue
+		}
+		add(runtime.SpecFiles(s.Spec)...)
+		if c := s.Spec.Cache; c != nil {
+			dir := c.Dir
+			switch {
+			case dir == "":
+				dir, _ = cache.DefaultDir()
+			case !filepath.IsAbs(dir) && s.Spec.File != "":
+				dir = filepath.Join(filepath.Dir(s.Spec.File), dir) // as the runtime finds it
+			}
+			add(dir)
+		}
+	}
+	return files
+}
+
+// isProtected tells whether file, an absolute path a job of Exec is to
+// change, is one of the pipeline's own files (ownFiles) or lies below one
+// of its directories.
+func (r *runner) isProtected(file string) bool {
+	file = realPath(file)
+	for _, p := range r.protectedReal() {
+		if rel, err := filepath.Rel(p, file); err == nil && filepath.IsLocal(rel) { // "." is local too
+			return true
+		}
+	}
+	return false
+}
+
+// realPath is the absolute path p with the symbolic links of its longest
+// part that exists resolved: a file a job adds, or a cache directory not
+// made yet, is compared where it will be.
+func realPath(p string) string {
+	var rest []string
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			slices.Reverse(rest)
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if filepath.Dir(dir) == dir {
+			return p
+		}
+		rest = append(rest, filepath.Base(dir))
+	}
 }
 
 // claim keeps two items of the fan-out step s off one file: the first item

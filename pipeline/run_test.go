@@ -1951,3 +1951,120 @@ steps:
 		assert.True(t, strings.HasPrefix(res.Steps["b"].Error, want), "%s:\n got %s\nwant %s", tc.when, res.Steps["b"].Error, want)
 	}
 }
+
+// No job may change the files the pipeline is made of, which the runtime
+// keeps from a spec's own run alone: the pipeline file, every step's spec
+// file and script, and the caches of the pipeline and of its steps' specs.
+// A step given the workspace that holds them could otherwise rewrite what a
+// later step runs (its instructions, its scripted answers) or the answers
+// the cache replays for it, and the pipeline file the user wrote.
+func TestRunJobsCannotChangeThePipelinesFiles(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{
+		"pipeline.yaml": `
+cache: {dir: .cache}
+steps:
+  first:
+    spec: agents/writer.yaml
+  inline:
+    needs: [first]
+    spec: {model: "script:agents/inline.script.yaml", cache: {dir: .own-cache}}
+  later:
+    needs: [inline]
+    spec: agents/later.yaml
+`,
+		"agents/writer.yaml": "model: script:writer.script.yaml\ncapabilities: [FileSystem]\ncache: false\n",
+		"agents/writer.script.yaml": `
+turns:
+  - tool_calls:
+      - {name: write_file, arguments: {path: pipeline.yaml, content: "steps: {}\n"}}
+      - {name: write_file, arguments: {path: agents/later.yaml, content: "model: test\n"}}
+      - {name: write_file, arguments: {path: agents/later.script.yaml, content: "turns:\n  - text: rewritten\n"}}
+      - {name: write_file, arguments: {path: agents/inline.script.yaml, content: "turns:\n  - text: rewritten\n"}}
+      - {name: write_file, arguments: {path: .cache/forged.txt, content: "forged\n"}}
+      - {name: write_file, arguments: {path: .own-cache/forged.txt, content: "forged\n"}}
+      - {name: write_file, arguments: {path: notes.txt, content: "a file of the workspace\n"}}
+  - text: done
+`,
+		"agents/later.yaml":         "model: script:later.script.yaml\n",
+		"agents/later.script.yaml":  "turns:\n  - text: as written\n",
+		"agents/inline.script.yaml": "turns:\n  - text: inline as written\n",
+	})
+	for _, dir := range []string{".cache", ".own-cache"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, dir), 0o755))
+	}
+	before := map[string]string{}
+	for _, name := range []string{"pipeline.yaml", "agents/later.yaml", "agents/later.script.yaml", "agents/inline.script.yaml"} {
+		data, err := os.ReadFile(filepath.Join(ws, name))
+		require.NoError(t, err)
+		before[name] = string(data)
+	}
+	p, err := LoadFile(filepath.Join(ws, "pipeline.yaml"))
+	require.NoError(t, err)
+	var results []string // first's, one job's: in order
+	listen := func(_ context.Context, ev capabilities.Event) error {
+		if je, ok := ev.(JobEvent); ok {
+			if tr, ok := je.Event.(runtime.ToolResult); ok {
+				results = append(results, tr.Text)
+			}
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Listeners: []capabilities.Listener{listen}})
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps)
+	require.Len(t, results, 7)
+	for _, r := range results[:6] {
+		assert.Regexp(t, `^Error: Path '[^']+' is protected`, r, "a file of the pipeline's is refused")
+	}
+	assert.Contains(t, results[6], "Wrote", "a file of the workspace is written")
+	for name, content := range before {
+		data, err := os.ReadFile(filepath.Join(ws, name))
+		require.NoError(t, err)
+		assert.Equal(t, content, string(data), "%s is as the user wrote it", name)
+	}
+	assert.Equal(t, "inline as written", res.Steps["inline"].Output)
+	assert.Equal(t, "as written", res.Steps["later"].Output)
+	for _, dir := range []string{".cache", ".own-cache"} {
+		assert.NoFileExists(t, filepath.Join(ws, dir, "forged.txt"), "%s holds what the cache wrote alone", dir)
+	}
+	data, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "a file of the workspace\n", string(data), "the rest of the workspace is the step's to change")
+}
+
+// A job run elsewhere (Exec: a shipped job on the queue's workers) has the
+// changes it brings back to the pipeline's files refused too, as Claim
+// refuses them before they are applied.
+func TestRunExecClaimRefusesThePipelinesFiles(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	writeFiles(t, ws, map[string]string{
+		"pipeline.yaml":          "steps:\n  one:\n    spec: agents/one.yaml\n",
+		"agents/one.yaml":        "model: script:one.script.yaml\ncache: {dir: ../.own-cache}\n",
+		"agents/one.script.yaml": "turns:\n  - text: done\n",
+	})
+	// The pipeline is loaded through a link, and Claim is given real paths,
+	// as the queue gives them: a cache directory not made yet is compared
+	// where it will be.
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(ws, link))
+	p, err := LoadFile(filepath.Join(link, "pipeline.yaml"))
+	require.NoError(t, err)
+	claims := map[string]string{}
+	res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Exec: func(_ context.Context, job Job) (*runtime.Result, error) {
+		for _, name := range []string{"pipeline.yaml", "agents/one.yaml", "agents/one.script.yaml", "agents/new.txt", "src/main.go", ".own-cache/new/entry"} {
+			claims[name] = job.Claim(filepath.Join(ws, filepath.FromSlash(name)))
+		}
+		return &runtime.Result{Output: "done"}, nil
+	}})
+	require.NoError(t, err)
+	require.True(t, res.OK())
+	for _, name := range []string{"pipeline.yaml", "agents/one.yaml", "agents/one.script.yaml", ".own-cache/new/entry"} {
+		assert.Equal(t, "a file of the pipeline's, which no step may change", claims[name], name)
+	}
+	assert.Empty(t, claims["agents/new.txt"], "a file beside them is the step's to change")
+	assert.Empty(t, claims["src/main.go"])
+}

@@ -34,6 +34,7 @@ type config struct {
 	transport  http.RoundTripper
 	capChecks  []func(context.Context, []capabilities.Capability) error
 	own        []string // WithOwnFiles, absolute
+	protect    []string // WithProtectedFiles, absolute
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -109,6 +110,25 @@ func WithOwnFiles(paths ...string) Option {
 			}
 			if abs, err := filepath.Abs(p); err == nil {
 				c.own = append(c.own, abs)
+			}
+		}
+	}
+}
+
+// WithProtectedFiles names files, or directories, that no capability of
+// the run may change, as none may change the spec's own files, while the
+// cache key still covers them where input_globs match them: the files of
+// the program the run is part of, such as a pipeline's file and its other
+// steps' specs, scripts and caches. Relative paths are made absolute
+// against the process's working directory.
+func WithProtectedFiles(paths ...string) Option {
+	return func(c *config) {
+		for _, p := range paths {
+			if p == "" {
+				continue
+			}
+			if abs, err := filepath.Abs(p); err == nil {
+				c.protect = append(c.protect, abs)
 			}
 		}
 	}

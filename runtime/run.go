@@ -222,14 +222,15 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 		return nil, err
 	}
 	return &plan{spec: s, cfg: cfg, model: model, instructions: instructions, schema: schema, checks: checks, cache: rc,
-		protected: protectedFiles(s, rc, cfg.own)}, nil
+		protected: protectedFiles(s, rc, slices.Concat(cfg.own, cfg.protect))}, nil
 }
 
 // protectedFiles are what no run of the plan may change: the spec itself,
 // its script, the result cache's directory, whose entries a run would
-// otherwise rewrite into answers it is later replayed, and the caller's own
-// files (WithOwnFiles), such as the events log that records what the run
-// did. They are resolved once per plan, so a batch's jobs share the answer.
+// otherwise rewrite into answers it is later replayed, and the caller's
+// files (WithOwnFiles, WithProtectedFiles), such as the events log that
+// records what the run did. They are resolved once per plan, so a batch's
+// jobs share the answer.
 func protectedFiles(s *spec.Spec, rc *resultCache, own []string) *capabilities.Protected {
 	files := append(slices.Clone(own), SpecFiles(s)...)
 	if rc != nil {
