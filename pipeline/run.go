@@ -209,9 +209,11 @@ var ErrInputs = errors.New("inputs")
 // are reported as not run, while the steps that do not go on.
 //
 // The error is for a run that could not start (inputs that do not match the
-// schema, a cache that cannot be opened) or that was interrupted (ctx
-// ended: runtime.ErrInterrupted, with the Result saying what ran); a step
-// that failed is in the Result, which is then not OK.
+// schema, a cache that cannot be opened), that was interrupted (ctx
+// ended: runtime.ErrInterrupted, with the Result saying what ran), or
+// whose outputs could not be evaluated once every step succeeded (the
+// Result's Outputs are then null); a step that failed is in the Result,
+// which is then not OK.
 func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 	start := time.Now()
 	ctx, _ = runtime.WithOuterRunID(ctx) // one run_id on every event of the run
@@ -277,18 +279,22 @@ func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 		addUsage(&res.Usage, r.results[s.Name].Usage)
 	}
 	res.Usage.Elapsed = time.Since(start)
+	var outErr error
 	if res.OK() && ctx.Err() == nil {
-		if res.Outputs, err = r.outputs(); err != nil {
+		if res.Outputs, outErr = r.outputs(); outErr != nil {
 			res.Outputs = nil
-			return res, err
 		}
 	}
 	if res.Outputs == nil {
 		res.Outputs = json.RawMessage("null")
 	}
-	endErr := r.emit(context.WithoutCancel(ctx), PipelineEnd{OK: res.OK() && ctx.Err() == nil, Usage: res.Usage})
-	if ctx.Err() != nil {
+	// A run whose outputs failed ends as any other, its end not ok.
+	endErr := r.emit(context.WithoutCancel(ctx), PipelineEnd{OK: res.OK() && ctx.Err() == nil && outErr == nil, Usage: res.Usage})
+	switch {
+	case ctx.Err() != nil:
 		return res, runtime.ErrInterrupted
+	case outErr != nil:
+		return res, outErr
 	}
 	return res, endErr
 }

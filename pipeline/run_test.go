@@ -2068,3 +2068,43 @@ func TestRunExecClaimRefusesThePipelinesFiles(t *testing.T) {
 	assert.Empty(t, claims["agents/new.txt"], "a file beside them is the step's to change")
 	assert.Empty(t, claims["src/main.go"])
 }
+
+// Outputs that fail to evaluate (an index past the end of the list an
+// answer gave) fail the run, which still ends with its pipeline.end, not
+// ok, as every run's events do.
+func TestRunOutputsThatFailStillEndTheRun(t *testing.T) {
+	t.Parallel()
+	p := loadPipeline(t, map[string]string{
+		"pipeline.yaml": `
+steps:
+  a:
+    spec:
+      model: "script:a.yaml"
+      output_schema: {type: object, properties: {l: {type: array, items: {type: string}}}, required: [l]}
+outputs:
+  x: "{{steps.a.output.l[3]}}"
+`,
+		"a.yaml": "turns:\n  - text: '{\"l\": [\"q\"]}'\n",
+	})
+	var mu sync.Mutex
+	var kinds []string
+	var end *PipelineEnd
+	listen := func(_ context.Context, ev capabilities.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		kinds = append(kinds, ev.Kind())
+		if e, ok := ev.(PipelineEnd); ok {
+			end = &e
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Listeners: []capabilities.Listener{listen}})
+	require.EqualError(t, err, "outputs.x: {{steps.a.output.l[3]}}: index 3 is past the end of steps.a.output.l, an array of 1 item")
+	require.NotNil(t, res)
+	assert.True(t, res.Steps["a"].OK)
+	assert.JSONEq(t, "null", string(res.Outputs))
+	require.NotEmpty(t, kinds)
+	assert.Equal(t, KindEnd, kinds[len(kinds)-1], "the run's last event is its end")
+	require.NotNil(t, end)
+	assert.False(t, end.OK, "a run whose outputs failed did not end well")
+}
