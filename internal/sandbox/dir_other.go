@@ -175,10 +175,6 @@ func (d *Dir) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error)
 	return f, nil
 }
 
-// FileReader is a regular file open for reading, as the walk package
-// reads the files it finds.
-type FileReader = walk.Stream
-
 // openReader opens the regular file rel for reading, as OpenFile does. A
 // found file is opened as any other: the type is checked on the open file
 // alone here.

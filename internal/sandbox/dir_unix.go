@@ -389,11 +389,6 @@ func notRegular(st *unix.Stat_t) error {
 	return ErrNotRegular
 }
 
-// FileReader reads a regular file through the bare descriptor OpenReader
-// made, as the walk package reads the files it finds: no os.File, so none
-// of the fcntl calls and poller bookkeeping that come with one.
-type FileReader = walk.Stream
-
 // MkdirAll creates rel and its missing parents with perm (less the umask),
 // never following a symlink. created says whether this call made any
 // directory.

@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+
+	"github.com/agentspec/agentspec/internal/sandbox/walk"
 )
 
 // A Dir also holds an os.Root on the same directory, opened when first asked
@@ -63,6 +65,12 @@ func (d *Dir) FS() (fs.FS, error) {
 	}
 	return r.FS(), nil
 }
+
+// FileReader is a regular file open for reading, read as the walk package
+// reads the files it finds: on unix through the bare descriptor OpenReader
+// made, no os.File, so none of the fcntl calls and poller bookkeeping that
+// come with one.
+type FileReader = walk.Stream
 
 // OpenReader opens the regular file rel for reading, as OpenFile does, but
 // keeps the bare descriptor: see FileReader.
