@@ -64,7 +64,7 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 
 // findEntry matches the walker's current entry against g, entering it when
 // entries below it may match, and renders it when it is a visible result.
-func (fs *FS) findEntry(w *walk.Walker[globState], g *glob.FindFiles) (string, bool) {
+func (fs *FS) findEntry(w *walk.Walker[glob.State], g *glob.FindFiles) (string, bool) {
 	e := w.Entry()
 	name := e.Name()
 	if hiddenName(name) {

@@ -13,9 +13,6 @@ import (
 // maxGlobParts bounds the components of a find_files pattern.
 const maxGlobParts = glob.MaxFindFilesParts
 
-// globState is where a find_files walk is in its pattern.
-type globState = glob.State
-
 // compileGlob compiles a find_files pattern, or returns the retry error the
 // model gets for it.
 func compileGlob(pattern string) (*glob.FindFiles, error) {
