@@ -17,9 +17,10 @@ import (
 // first 12 hex digits of the SHA-256 of the raw bytes.
 func contentHash(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:6])
+	return hashSum(sum[:])
 }
 
+// hashSum spells a SHA-256 sum as contentHash does.
 func hashSum(sum []byte) string { return hex.EncodeToString(sum[:6]) }
 
 // runeCount is Python's len() of a str.
