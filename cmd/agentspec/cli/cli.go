@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentspec/agentspec/internal/suggest"
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -208,6 +210,7 @@ model (model: script:FILE) or on the test model, which calls every tool once, fo
 	}
 	root.InitDefaultCompletionCmd() // cobra's completion command, listed like the others
 	refuseUnknownShells(root)
+	refuseUnknownCommands(root)
 	refuseUnknownHelpTopics(root)
 	showUsageOnUsageErrors(root)
 	completeOutputs(root)
@@ -229,6 +232,43 @@ func refuseUnknownShells(root *cobra.Command) {
 	}
 }
 
+// refuseUnknownCommands makes a word that names none of a command's
+// subcommands (agentspec validat, agentspec cache stat) a usage error said
+// on one line, as the others are, with the subcommand it most likely
+// misspells, the ones there are and where the help is: cobra put the root's
+// suggestion on lines of its own and gave the other commands' none.
+func refuseUnknownCommands(root *cobra.Command) {
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !c.HasSubCommands() {
+			return
+		}
+		c.DisableSuggestions = true
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(cmd, args[0])
+			}
+			return nil
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// unknownCommand is the error for name, which names no subcommand of cmd.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return fmt.Errorf("unknown command %q for %q%s; valid commands: %s (see %s --help)",
+		name, cmd.CommandPath(), suggest.DidYouMean(name, names), strings.Join(names, ", "), cmd.CommandPath())
+}
+
 // refuseUnknownHelpTopics makes `agentspec help COMMAND` for a command
 // agentspec does not have a usage error, said as the command itself would
 // be (unknown command "bogus" for "agentspec"): cobra's help command
@@ -247,7 +287,7 @@ func refuseUnknownHelpTopics(root *cobra.Command) {
 				return err
 			}
 			if len(rest) > 0 && target.HasSubCommands() { // help cache stat
-				return fmt.Errorf("unknown command %q for %q", rest[0], target.CommandPath())
+				return unknownCommand(target, rest[0])
 			}
 			help(cmd, args)
 			return nil

@@ -562,7 +562,7 @@ func TestCompletionOfAnUnknownShell(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "", "completion", "tcsh")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, "agentspec: unknown command \"tcsh\" for \"agentspec completion\"\n", stderr)
+	assert.Equal(t, "agentspec: unknown command \"tcsh\" for \"agentspec completion\"; valid commands: bash, fish, powershell, zsh (see agentspec completion --help)\n", stderr)
 
 	code, stdout, _ = runCLI(t, "", "completion")
 	assert.Equal(t, 0, code, "without a shell it prints its help")
@@ -615,16 +615,46 @@ func TestHelpOfAnUnknownCommand(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "", "help", "bogus")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, "agentspec: unknown command \"bogus\" for \"agentspec\"\n", stderr)
+	assert.Equal(t, "agentspec: unknown command \"bogus\" for \"agentspec\"; valid commands: batch, cache, completion, graph, mcp, queue, run, schema, submit, tool, tools, validate, version, worker (see agentspec --help)\n", stderr)
 
 	code, stdout, stderr = runCLI(t, "", "help", "cache", "stat")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, "agentspec: unknown command \"stat\" for \"agentspec cache\"\n", stderr)
+	assert.Equal(t, "agentspec: unknown command \"stat\" for \"agentspec cache\" (did you mean \"stats\"?); valid commands: clear, stats (see agentspec cache --help)\n", stderr)
 
 	code, stdout, _ = runCLI(t, "", "help", "cache", "stats")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "agentspec cache stats [--dir DIR] [-o json]")
+}
+
+// A command agentspec does not have is told on one line, as every other
+// usage error is, with the command it most likely misspells and the ones
+// there are, at the root as under cache, queue and completion: the root's
+// suggestion came on lines of its own, and the others named neither.
+func TestUnknownCommandSaysWhatThereIs(t *testing.T) {
+	t.Parallel()
+	const root = "batch, cache, completion, graph, mcp, queue, run, schema, submit, tool, tools, validate, version, worker"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"xyzzy"}, `agentspec: unknown command "xyzzy" for "agentspec"; valid commands: ` + root + " (see agentspec --help)\n"},
+		{[]string{"validat", "agent.yaml"}, `agentspec: unknown command "validat" for "agentspec" (did you mean "validate"?); valid commands: ` + root + " (see agentspec --help)\n"},
+		{[]string{"Run", "agent.yaml"}, `agentspec: unknown command "Run" for "agentspec" (did you mean "run"?); valid commands: ` + root + " (see agentspec --help)\n"},
+		{[]string{"cache", "stat"}, `agentspec: unknown command "stat" for "agentspec cache" (did you mean "stats"?); valid commands: clear, stats (see agentspec cache --help)` + "\n"},
+		{[]string{"queue", "stat"}, `agentspec: unknown command "stat" for "agentspec queue" (did you mean "stats"?); valid commands: stats (see agentspec queue --help)` + "\n"},
+		{[]string{"completion", "tcsh"}, `agentspec: unknown command "tcsh" for "agentspec completion"; valid commands: bash, fish, powershell, zsh (see agentspec completion --help)` + "\n"},
+		{[]string{"help", "validat"}, `agentspec: unknown command "validat" for "agentspec" (did you mean "validate"?); valid commands: ` + root + " (see agentspec --help)\n"},
+		{[]string{"help", "cache", "stat"}, `agentspec: unknown command "stat" for "agentspec cache" (did you mean "stats"?); valid commands: clear, stats (see agentspec cache --help)` + "\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, "", tc.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, tc.want, stderr)
+		})
+	}
 }
 
 // A wrong number of arguments, or a flag cobra cannot read, says how the
