@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentspec/agentspec/internal/suggest"
 	"github.com/agentspec/agentspec/internal/text"
@@ -302,7 +303,7 @@ func refuseUnknownHelpTopics(root *cobra.Command) {
 // own words for an unknown one.
 func showUsageOnUsageErrors(root *cobra.Command) {
 	withUsage := func(cmd *cobra.Command, err error) error {
-		return fmt.Errorf("%w (usage: %s; see %s --help)", err, cmd.UseLine(), cmd.CommandPath())
+		return fmt.Errorf("%w (%susage: %s; see %s --help)", err, flagHint(cmd, err), cmd.UseLine(), cmd.CommandPath())
 	}
 	root.SetFlagErrorFunc(withUsage)
 	var walk func(*cobra.Command)
@@ -320,6 +321,51 @@ func showUsageOnUsageErrors(root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// flagHint is what to say first of err, when it is a flag cmd does not
+// have: the flag it most likely misspells, "did you mean --model?; ", or
+// for a long flag written with one dash, which pflag reads as shorthands
+// (-var as -v and an unknown -a), that its name takes two. It is "" for
+// any other error.
+func flagHint(cmd *cobra.Command, err error) string {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) {
+		return ""
+	}
+	var names []string
+	shorthands := map[rune]bool{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+			if f.Shorthand != "" {
+				shorthands[rune(f.Shorthand[0])] = true
+			}
+		}
+	})
+	group, _, _ := strings.Cut(unknown.GetSpecifiedShortnames(), "=")
+	if group == "" { // --name
+		if near := suggest.Closest(unknown.GetSpecifiedName(), names); near != "" {
+			return "did you mean --" + near + "?; "
+		}
+		return ""
+	}
+	// The shorthands pflag read before the unknown one were the long
+	// name's first letters.
+	for _, name := range names {
+		read, ok := strings.CutSuffix(name, group)
+		if !ok || len(name) < 2 {
+			continue
+		}
+		known := true
+		for _, r := range read {
+			known = known && shorthands[r]
+		}
+		if known {
+			return "did you mean --" + name + "? a flag's name takes two dashes; "
+		}
+	}
+	return ""
 }
 
 // signalEndsCleanly, as a command's annotation, marks a command for which a

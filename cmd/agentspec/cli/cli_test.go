@@ -683,6 +683,37 @@ func TestUsageErrorsShowTheUsage(t *testing.T) {
 	}
 }
 
+// A flag the command does not have is told with the one it most likely
+// misspells, and a long flag written with one dash, as Go's flag package
+// takes it (-model, -var), is told to take two: pflag read -var as -v and an
+// unknown -a, and said only that.
+func TestUnknownFlagSuggestsTheNearest(t *testing.T) {
+	t.Parallel()
+	const run = "usage: agentspec run SPEC|- [-] [flags]; see agentspec run --help)\n"
+	const validate = "usage: agentspec validate FILE|-... [flags]; see agentspec validate --help)\n"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "agent.yaml", "--modle", "test"}, "agentspec: unknown flag: --modle (did you mean --model?; " + run},
+		{[]string{"run", "agent.yaml", "--Model", "test"}, "agentspec: unknown flag: --Model (did you mean --model?; " + run},
+		{[]string{"run", "agent.yaml", "--no-cahce"}, "agentspec: unknown flag: --no-cahce (did you mean --no-cache?; " + run},
+		{[]string{"run", "agent.yaml", "-model", "test"}, "agentspec: unknown shorthand flag: 'm' in -model (did you mean --model? a flag's name takes two dashes; " + run},
+		{[]string{"run", "agent.yaml", "-workspace=."}, "agentspec: unknown shorthand flag: 'w' in -workspace=. (did you mean --workspace? a flag's name takes two dashes; " + run},
+		{[]string{"validate", "agent.yaml", "-var", "x=1"}, "agentspec: unknown shorthand flag: 'a' in -ar (did you mean --var? a flag's name takes two dashes; " + validate},
+		{[]string{"cache", "stats", "--drr", "x"}, "agentspec: unknown flag: --drr (did you mean --dir?; usage: agentspec cache stats [--dir DIR] [-o json] [flags]; see agentspec cache stats --help)\n"},
+		{[]string{"run", "agent.yaml", "-x"}, "agentspec: unknown shorthand flag: 'x' in -x (" + run},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, "", tc.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, tc.want, stderr)
+		})
+	}
+}
+
 // A --workspace that is missing or a file is named by its flag, as
 // --workspace-root and --dir are, in every command that takes it.
 func TestWorkspaceFlagThatIsNoDirectory(t *testing.T) {
