@@ -119,6 +119,45 @@ func TestValidateTooLarge(t *testing.T) {
 	assert.Equal(t, "<stdin>: the spec is larger than the 16 MB (16000000 bytes) a spec file may be\n", stderr)
 }
 
+// A scripted model's file (turns: at its top level) is checked as a script,
+// as a run checks the one its spec names, so that validate over every YAML
+// file of a folder passes for the scripts beside the specs: it was checked
+// as a spec and refused, turns being no key of a spec.
+func TestValidateScriptFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := writeFile(t, filepath.Join(dir, "good.script.yaml"), "dialect: anthropic\nturns:\n  - text: hi\n")
+	bad := writeFile(t, filepath.Join(dir, "bad.script.yaml"), "turns:\n  - txt: hi\n")
+	code, stdout, stderr := runCLI(t, "", "validate", "-v", good)
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "1 of 1 file valid: 0 problems, 0 warnings\n", stderr)
+
+	code, stdout, stderr = runCLI(t, "", "validate", good, bad)
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, bad+`:2:5: unknown key in turn 1 (did you mean "text"?); the keys are delay, error, expect, stop_reason, text, tool_calls, usage`+"\n", stderr)
+
+	code, stdout, _ = runCLI(t, "", "validate", "-o", "json", bad)
+	assert.Equal(t, exitFailure, code)
+	var report struct {
+		Files []fileResult
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	require.Len(t, report.Files, 1)
+	require.Len(t, report.Files[0].Problems, 1)
+	assert.Equal(t, problem{File: bad, Line: 2, Column: 5, Message: `unknown key in turn 1 (did you mean "text"?); the keys are delay, error, expect, stop_reason, text, tool_calls, usage`}, report.Files[0].Problems[0])
+
+	// Every YAML file of the review-fix example, its specs, their scripts
+	// and the pipeline, checked at once.
+	example := filepath.Join(repoRoot, "examples", "pipelines", "review-fix")
+	files, err := filepath.Glob(filepath.Join(example, "agents", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	code, _, stderr = runCLI(t, "", append([]string{"validate", "--workspace", filepath.Join(example, "workspace"), filepath.Join(example, "pipeline.yaml")}, files...)...)
+	assert.Equal(t, 0, code, stderr)
+}
+
 func TestValidateJSON(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\n")

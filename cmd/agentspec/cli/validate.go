@@ -12,10 +12,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/runtime/script"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -50,7 +52,9 @@ A pipeline file (steps: at its top level) is checked as a pipeline: its keys, ev
 {{reference}} against the step it names and that step's output_schema, each step's vars
 against its spec's placeholders, for_each, when and the graph; then each step's spec as a
 spec is checked (--var does not apply: a pipeline's vars fill them, and a capability whose
-options use a placeholder is built per job, when they have values).
+options use a placeholder is built per job, when they have values). A scripted model's file
+(turns: at its top level, and no model:) is checked as a script, as a run checks the script its
+spec names, so that every YAML file of a folder can be given at once.
 
 With --output json (-o json), a JSON document describing every file is written to stdout instead:
 {"valid", "files": [{"file", "valid", "problems", "warnings"}]}, and with -v, after them, the
@@ -141,6 +145,9 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 	if isPipelineFile(file) {
 		return validatePipeline(ctx, file, workspace, model), true
 	}
+	if data, ok := readScriptFile(file); ok {
+		return validateScript(file, data), true
+	}
 	s, err := loadSpec(stdin, file, model)
 	if file == stdinArg {
 		file = spec.Stdin
@@ -197,6 +204,64 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 	}
 	r.Problems = append(r.Problems, problem{File: file, Message: msg})
 	return r, readable
+}
+
+// readScriptFile returns what path holds when it is a scripted model's file:
+// turns: at its top level, and neither a spec's model: nor a pipeline's
+// steps:. A file that cannot be read, or does not parse, is none: loading
+// it as a spec reports why.
+func readScriptFile(path string) ([]byte, bool) {
+	if path == stdinArg {
+		return nil, false
+	}
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > spec.MaxFileSize {
+		return nil, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil, false
+	}
+	root := doc.Content[0]
+	for root.Kind == yaml.AliasNode {
+		root = root.Alias
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	turns := false
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		switch root.Content[i].Value {
+		case "turns":
+			turns = true
+		case "model", "steps":
+			return nil, false
+		}
+	}
+	return data, turns
+}
+
+// validateScript checks a scripted model's file as a run checks the one
+// its spec names.
+func validateScript(file string, data []byte) fileResult {
+	r := fileResult{File: file, Valid: true, Problems: []problem{}, Warnings: []problem{}}
+	_, err := script.Parse(file, data)
+	if err == nil {
+		return r
+	}
+	r.Valid = false
+	var list script.Errors
+	if !errors.As(err, &list) {
+		r.Problems = append(r.Problems, problem{File: file, Message: err.Error()})
+		return r
+	}
+	for _, e := range list {
+		r.Problems = append(r.Problems, problem{File: e.File, Line: e.Line, Column: e.Col, Message: e.Msg})
+	}
+	return r
 }
 
 // noModelNote is validate's note on a spec that names no model.
