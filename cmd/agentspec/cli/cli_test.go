@@ -158,6 +158,29 @@ func TestValidateScriptFile(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 }
 
+// A scripted model's file given where a spec is read is told to be one,
+// and how a spec runs on it, rather than checked as a spec and refused for
+// its turns: key.
+func TestScriptFileWhereASpecIsRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "script.yaml"), "turns:\n  - text: hi\n")
+	want := file + ": is a scripted model's file (turns: at its top level), not a spec: a spec runs on it with model: script:PATH, PATH from the spec's directory\n"
+	for _, args := range [][]string{
+		{"run", file},
+		{"run", file, "--model", "test"},
+		{"batch", file, dir},
+		{"tools", file},
+		{"tool", "--spec", file, "read_file"},
+		{"mcp", file},
+	} {
+		code, stdout, stderr := runCLI(t, "", args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Equal(t, want, stderr, args)
+	}
+}
+
 func TestValidateJSON(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\n")

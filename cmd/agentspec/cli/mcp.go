@@ -173,7 +173,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 
 	var caps []capabilities.Capability
 	if len(args) == 1 {
-		s, err := specLoader("").LoadFile(args[0])
+		s, err := loadSpecFile(specLoader(""), args[0])
 		if err != nil {
 			return specError(err)
 		}

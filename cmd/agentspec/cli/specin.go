@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/pipeline"
@@ -30,7 +33,7 @@ func specLoader(model string) *spec.Loader {
 func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 	l := specLoader(model)
 	if path != stdinArg {
-		return l.LoadFile(path)
+		return loadSpecFile(l, path)
 	}
 	data, err := spec.ReadSpec(spec.Stdin, stdin)
 	var tooLarge spec.Errors
@@ -44,6 +47,57 @@ func loadSpec(stdin io.Reader, path, model string) (*spec.Spec, error) {
 		return nil, errors.New("stdin holds a pipeline (steps: at its top level), which is read from a file, not from stdin (-): save the pipeline to a file")
 	}
 	return l.Load(spec.Stdin, data)
+}
+
+// loadSpecFile loads the spec file at path with l. A scripted model's file
+// given in its place is said to be one, and how a spec runs on it, rather
+// than refused for its turns: key, which no spec has.
+func loadSpecFile(l *spec.Loader, path string) (*spec.Spec, error) {
+	s, err := l.LoadFile(path)
+	if err != nil {
+		if _, ok := readScriptFile(path); ok {
+			return nil, spec.Errors{{Pos: spec.Position{File: path}, Msg: "is a scripted model's file (turns: at its top level), not a spec: a spec runs on it with model: script:PATH, PATH from the spec's directory"}}
+		}
+	}
+	return s, err
+}
+
+// readScriptFile returns what path holds when it is a scripted model's file:
+// turns: at its top level, and neither a spec's model: nor a pipeline's
+// steps:. A file that cannot be read, or does not parse, is none: loading
+// it as a spec reports why.
+func readScriptFile(path string) ([]byte, bool) {
+	if path == stdinArg {
+		return nil, false
+	}
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > spec.MaxFileSize {
+		return nil, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil, false
+	}
+	root := doc.Content[0]
+	for root.Kind == yaml.AliasNode {
+		root = root.Alias
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	turns := false
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		switch root.Content[i].Value {
+		case "turns":
+			turns = true
+		case "model", "steps":
+			return nil, false
+		}
+	}
+	return data, turns
 }
 
 // specFromFile refuses SPEC - for a command that reads its spec from the

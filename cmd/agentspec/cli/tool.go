@@ -268,7 +268,7 @@ func toolArgs(stdin io.Reader, args []string) (json.RawMessage, error) {
 // completion, built only to be checked: a key press starts no MCP server and
 // reaches no network, so the tools of a remote capability are not offered.
 func completeSpecTools(cmd *cobra.Command, file, workspace string) []string {
-	s, err := specLoader("").LoadFile(file)
+	s, err := loadSpecFile(specLoader(""), file)
 	if err != nil {
 		return nil
 	}

@@ -382,7 +382,7 @@ func printTools(out io.Writer, tools []capabilities.Tool, pad string) error {
 // spec order, with a function that closes the capabilities. Errors are
 // exitErrors: spec problems exit 2 with FILE:LINE:COL lines.
 func specTools(cmd *cobra.Command, file, workspace string, vars []string) ([]capabilities.Tool, func(), error) {
-	s, err := specLoader("").LoadFile(file)
+	s, err := loadSpecFile(specLoader(""), file)
 	if err != nil {
 		return nil, nil, specError(err)
 	}

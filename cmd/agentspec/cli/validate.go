@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/internal/text"
@@ -204,44 +203,6 @@ func validateFile(ctx context.Context, stdin io.Reader, file string, vars map[st
 	}
 	r.Problems = append(r.Problems, problem{File: file, Message: msg})
 	return r, readable
-}
-
-// readScriptFile returns what path holds when it is a scripted model's file:
-// turns: at its top level, and neither a spec's model: nor a pipeline's
-// steps:. A file that cannot be read, or does not parse, is none: loading
-// it as a spec reports why.
-func readScriptFile(path string) ([]byte, bool) {
-	if path == stdinArg {
-		return nil, false
-	}
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > spec.MaxFileSize {
-		return nil, false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, false
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		return nil, false
-	}
-	root := doc.Content[0]
-	for root.Kind == yaml.AliasNode {
-		root = root.Alias
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, false
-	}
-	turns := false
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		switch root.Content[i].Value {
-		case "turns":
-			turns = true
-		case "model", "steps":
-			return nil, false
-		}
-	}
-	return data, turns
 }
 
 // validateScript checks a scripted model's file as a run checks the one
