@@ -181,6 +181,41 @@ func TestScriptFileWhereASpecIsRead(t *testing.T) {
 	}
 }
 
+// A directory given where a spec is read names the spec, or the specs and
+// pipelines, in it, leaving out the scripts beside them: "is a directory"
+// alone left a newcomer who ran agentspec run examples/quickstart to guess.
+func TestDirectoryWhereASpecIsRead(t *testing.T) {
+	t.Parallel()
+	quickstart := filepath.Join(repoRoot, "examples", "quickstart")
+	for _, args := range [][]string{
+		{"run", quickstart},
+		{"batch", quickstart, t.TempDir()},
+		{"tools", quickstart},
+		{"tool", "--spec", quickstart, "read_file"},
+		{"mcp", quickstart},
+	} {
+		code, stdout, stderr := runCLI(t, "", args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Equal(t, "agentspec: "+quickstart+": is a directory, not a spec file (did you mean "+filepath.Join(quickstart, "agent.yaml")+"?)\n", stderr, args)
+	}
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "b.yaml"), "model: test\n")
+	writeFile(t, filepath.Join(dir, "a.yml"), "steps:\n  x:\n    spec: b.yaml\n")
+	writeFile(t, filepath.Join(dir, "b.script.yaml"), "turns: [{text: hi}]\n")
+	writeFile(t, filepath.Join(dir, "notes.md"), "model: test\n")
+	code, _, stderr := runCLI(t, "", "run", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "agentspec: "+dir+": is a directory, not a spec file; the specs and pipelines in it: "+
+		filepath.Join(dir, "a.yml")+", "+filepath.Join(dir, "b.yaml")+"\n", stderr)
+
+	empty := t.TempDir()
+	code, _, stderr = runCLI(t, "", "run", empty)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "agentspec: "+empty+": is a directory, not a spec file\n", stderr)
+}
+
 func TestValidateJSON(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, filepath.Join(dir, "good.yaml"), "model: openai:gpt-4.1\n")

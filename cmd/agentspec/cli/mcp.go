@@ -175,7 +175,7 @@ func runMCP(cmd *cobra.Command, f mcpFlags, args []string) error {
 	if len(args) == 1 {
 		s, err := loadSpecFile(specLoader(""), args[0])
 		if err != nil {
-			return specError(err)
+			return specError(specsInDirectory(args[0], err))
 		}
 		if s, err = withCapabilityVars(s, f.vars); err != nil {
 			return err

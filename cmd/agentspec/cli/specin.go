@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -67,37 +69,80 @@ func loadSpecFile(l *spec.Loader, path string) (*spec.Spec, error) {
 // steps:. A file that cannot be read, or does not parse, is none: loading
 // it as a spec reports why.
 func readScriptFile(path string) ([]byte, bool) {
-	if path == stdinArg {
+	data, keys, ok := topLevelKeys(path)
+	if !ok || !keys["turns"] || keys["model"] || keys["steps"] {
 		return nil, false
 	}
+	return data, true
+}
+
+// topLevelKeys reads the regular file at path, of at most the size of a
+// spec, and returns its bytes and the keys of the mapping it holds; ok is
+// false for anything else (a file that cannot be read, YAML that does not
+// parse, a list).
+func topLevelKeys(path string) (data []byte, keys map[string]bool, ok bool) {
+	if path == stdinArg {
+		return nil, nil, false
+	}
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > spec.MaxFileSize {
-		return nil, false
+		return nil, nil, false
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	root := doc.Content[0]
 	for root.Kind == yaml.AliasNode {
 		root = root.Alias
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, false
+		return nil, nil, false
 	}
-	turns := false
+	keys = map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		switch root.Content[i].Value {
-		case "turns":
-			turns = true
-		case "model", "steps":
-			return nil, false
+		keys[root.Content[i].Value] = true
+	}
+	return data, keys, true
+}
+
+// specsInDirectory adds to err, which loading path as a spec returned, the
+// spec or the specs and pipelines the directory path holds, when it is
+// one: its .yaml, .yml and .json files with a spec's model:, instructions:
+// or capabilities:, or a pipeline's steps:, at their top level.
+func specsInDirectory(path string, err error) error {
+	if err == nil || path == stdinArg {
+		return err
+	}
+	if st, serr := os.Stat(path); serr != nil || !st.IsDir() {
+		return err
+	}
+	entries, rerr := os.ReadDir(path)
+	if rerr != nil {
+		return err
+	}
+	var found []string
+	for _, e := range entries {
+		switch filepath.Ext(e.Name()) {
+		case ".yaml", ".yml", ".json":
+		default:
+			continue
+		}
+		file := filepath.Join(path, e.Name())
+		if _, keys, ok := topLevelKeys(file); ok && (keys["model"] || keys["instructions"] || keys["capabilities"] || keys["steps"]) {
+			found = append(found, file)
 		}
 	}
-	return data, turns
+	switch len(found) {
+	case 0:
+		return err
+	case 1:
+		return fmt.Errorf("%w (did you mean %s?)", err, found[0])
+	}
+	return fmt.Errorf("%w; the specs and pipelines in it: %s", err, strings.Join(found, ", "))
 }
 
 // specFromFile refuses SPEC - for a command that reads its spec from the
@@ -125,7 +170,7 @@ func notStdin(command, arg, path, hint string) error {
 func loadSpecToRun(stdin io.Reader, path string, f runFlags, vars map[string]string, warn io.Writer) (*spec.Spec, error) {
 	s, err := loadSpec(stdin, path, f.model)
 	if err != nil {
-		return nil, specError(err)
+		return nil, specError(specsInDirectory(path, err))
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(warn, text.VisibleLines(w.Error()))

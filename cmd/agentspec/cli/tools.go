@@ -384,7 +384,7 @@ func printTools(out io.Writer, tools []capabilities.Tool, pad string) error {
 func specTools(cmd *cobra.Command, file, workspace string, vars []string) ([]capabilities.Tool, func(), error) {
 	s, err := loadSpecFile(specLoader(""), file)
 	if err != nil {
-		return nil, nil, specError(err)
+		return nil, nil, specError(specsInDirectory(file, err))
 	}
 	if s, err = withCapabilityVars(s, vars); err != nil {
 		return nil, nil, err
