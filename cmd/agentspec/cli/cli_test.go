@@ -210,6 +210,15 @@ func TestDirectoryWhereASpecIsRead(t *testing.T) {
 	assert.Equal(t, "agentspec: "+dir+": is a directory, not a spec file; the specs and pipelines in it: "+
 		filepath.Join(dir, "a.yml")+", "+filepath.Join(dir, "b.yaml")+"\n", stderr)
 
+	// graph names the pipelines alone.
+	code, _, stderr = runCLI(t, "", "graph", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "agentspec: "+dir+": is a directory, not a spec file (did you mean "+filepath.Join(dir, "a.yml")+"?)\n", stderr)
+	reviewFix := filepath.Join(repoRoot, "examples", "pipelines", "review-fix")
+	code, _, stderr = runCLI(t, "", "graph", reviewFix)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "agentspec: "+reviewFix+": is a directory, not a spec file (did you mean "+filepath.Join(reviewFix, "pipeline.yaml")+"?)\n", stderr)
+
 	empty := t.TempDir()
 	code, _, stderr = runCLI(t, "", "run", empty)
 	assert.Equal(t, exitUsage, code)

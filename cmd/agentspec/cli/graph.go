@@ -44,7 +44,7 @@ reported as FILE:LINE:COL: message on stderr, as validate reports it) and on usa
 			}
 			p, err := (&pipeline.Loader{}).LoadFile(args[0])
 			if err != nil {
-				return specError(err)
+				return specError(pipelinesInDirectory(args[0], err))
 			}
 			return pipeline.WriteGraph(cmd.OutOrStdout(), p, format)
 		},

@@ -114,6 +114,16 @@ func topLevelKeys(path string) (data []byte, keys map[string]bool, ok bool) {
 // one: its .yaml, .yml and .json files with a spec's model:, instructions:
 // or capabilities:, or a pipeline's steps:, at their top level.
 func specsInDirectory(path string, err error) error {
+	return filesInDirectory(path, err, false)
+}
+
+// pipelinesInDirectory adds to err, which loading path as a pipeline
+// returned, the pipelines the directory path holds, when it is one.
+func pipelinesInDirectory(path string, err error) error {
+	return filesInDirectory(path, err, true)
+}
+
+func filesInDirectory(path string, err error, pipelines bool) error {
 	if err == nil || path == stdinArg {
 		return err
 	}
@@ -132,15 +142,18 @@ func specsInDirectory(path string, err error) error {
 			continue
 		}
 		file := filepath.Join(path, e.Name())
-		if _, keys, ok := topLevelKeys(file); ok && (keys["model"] || keys["instructions"] || keys["capabilities"] || keys["steps"]) {
+		_, keys, ok := topLevelKeys(file)
+		if ok && (keys["steps"] || !pipelines && (keys["model"] || keys["instructions"] || keys["capabilities"])) {
 			found = append(found, file)
 		}
 	}
-	switch len(found) {
-	case 0:
+	switch {
+	case len(found) == 0:
 		return err
-	case 1:
+	case len(found) == 1:
 		return fmt.Errorf("%w (did you mean %s?)", err, found[0])
+	case pipelines:
+		return fmt.Errorf("%w; the pipelines in it: %s", err, strings.Join(found, ", "))
 	}
 	return fmt.Errorf("%w; the specs and pipelines in it: %s", err, strings.Join(found, ", "))
 }
