@@ -634,6 +634,21 @@ func TestCompletionOffersVars(t *testing.T) {
 	assert.Equal(t, []string{"topic="}, complete("run", pipe, "--var", ""))
 }
 
+// A tool name the capabilities do not offer is told with the one it most
+// likely misspells, before the list of them, as an unknown command is.
+func TestToolUnknownNameSuggestsTheNearest(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	const available = "available: create_directory, edit_file, file_info, find_files, grep, list_directory, list_files, read_file, search_files, write_file\n"
+	code, stdout, stderr := runCLI(t, "", "tool", "--root", root, "read_fil")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, `agentspec: unknown tool "read_fil" (did you mean "read_file"?); `+available, stderr)
+
+	_, _, stderr = runCLI(t, "", "tool", "--root", root, "shell")
+	assert.Equal(t, `agentspec: unknown tool "shell"; `+available, stderr)
+}
+
 // With -o json a call made prints its one object, whatever its outcome; a
 // usage error, which makes no call, prints none on stdout, as the help says.
 func TestToolJSONOnAUsageError(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/capabilities/filesystem"
+	"github.com/agentspec/agentspec/internal/suggest"
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
@@ -129,7 +130,7 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 			return exitWith(exitUsage, fmt.Errorf("unknown tool %q: the spec's capabilities offer no tools", name))
 		}
 		sort.Strings(names)
-		return exitWith(exitUsage, fmt.Errorf("unknown tool %q; available: %s", name, strings.Join(names, ", ")))
+		return exitWith(exitUsage, fmt.Errorf("unknown tool %q%s; available: %s", name, suggest.DidYouMean(name, names), strings.Join(names, ", ")))
 	}
 	raw, err := toolArgs(cmd.InOrStdin(), args[1:])
 	if err != nil {
