@@ -277,6 +277,14 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 	if err != nil {
 		return ws, err
 	}
+	probe := probeFolding
+	if w.foldingOf != nil {
+		probe = w.foldingOf
+	}
+	folding, err := probe(dir)
+	if err != nil {
+		return ws, err
+	}
 	obs, err := w.q.shipStore(ctx)
 	if err != nil {
 		return ws, err
@@ -297,7 +305,7 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 		return ws, errPermanent{tooBig}
 	}
 	in := &cappedReader{r: obj, left: limit}
-	if ws.shipped, err = unpackInto(dir, in, limit*unpackFactor); err != nil {
+	if ws.shipped, err = unpackFolded(dir, in, limit*unpackFactor, folding); err != nil {
 		if in.over {
 			return ws, errPermanent{tooBig}
 		}

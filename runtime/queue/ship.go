@@ -219,6 +219,13 @@ const shipChunk = 128 << 10
 // unpackInto extracts an archive made by packDir into dir, through the
 // sandbox so that no entry can land outside it, and returns its manifest.
 func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
+	return unpackFolded(dir, archive, max, nameFolding{})
+}
+
+// unpackFolded is unpackInto into a directory whose disk matches names as
+// fold: it fails at the first entry that is one name there with another
+// (see foldedNames), before that entry is written.
+func unpackFolded(dir string, archive io.Reader, max int64, fold nameFolding) (manifest, error) {
 	root, err := sandbox.OpenDir(dir)
 	if err != nil {
 		return nil, err
@@ -230,6 +237,7 @@ func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
 	}
 	tr := tar.NewReader(zr)
 	m := manifest{}
+	names := foldedNames{f: fold}
 	var total int64
 	for {
 		hdr, err := tr.Next()
@@ -254,6 +262,9 @@ func unpackInto(dir string, archive io.Reader, max int64) (manifest, error) {
 		// files with long names cannot make directories without bound.
 		if total += hdr.Size + entryCost + int64(len(name)); total > max {
 			return nil, fmt.Errorf("archive: more than %s of files", sizeString(max))
+		}
+		if err := names.add(name); err != nil {
+			return nil, err
 		}
 		if d := path.Dir(name); d != "." {
 			if _, err := root.MkdirAll(d, 0o755); err != nil {

@@ -127,6 +127,8 @@ type Worker struct {
 	// report: true loses it on its way, as a connection that fails just
 	// after it was written and comes back at once does.
 	reportLost func() bool
+	// foldingOf, when set (by tests), stands for probeFolding.
+	foldingOf func(dir string) (nameFolding, error)
 }
 
 // NewWorker returns a worker of q.

@@ -1,0 +1,132 @@
+package queue
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// A shipped workspace comes from a disk that may tell apart names that the
+// worker's disk takes for one: A.txt and a.txt on a disk that folds case
+// (macOS's and Windows' by default), é written composed (NFC) and
+// decomposed (NFD) on one that folds Unicode normalisation (macOS's).
+// Unpacked there, the second would overwrite the first, and the run's
+// changes would report the first deleted, which the submitter would apply.
+// So a worker asks its disk how it matches names before it unpacks a
+// workspace, and refuses one whose names collide there.
+
+// nameFolding is how a directory's file system matches names.
+type nameFolding struct {
+	cases bool // upper and lower case name one file
+	forms bool // so do a name's Unicode normalisation forms (NFC, NFD)
+}
+
+// probeName starts the name of the file probeFolding makes: é, composed,
+// and letters of both cases' reach.
+const probeName = ".agentspec-probe-\u00e9-"
+
+// probeFolding asks dir's file system how it matches names: it makes a
+// file there, looks it up by its name in upper case and decomposed, and
+// removes it. Directories made in dir match names as it does (a directory
+// inherits Windows' case sensitivity, and ext4's casefold, from its
+// parent).
+func probeFolding(dir string) (nameFolding, error) {
+	f, err := os.CreateTemp(dir, probeName+"*")
+	if err != nil {
+		return nameFolding{}, fmt.Errorf("asking the disk how it matches names: %w", err)
+	}
+	made := f.Name()
+	defer os.Remove(made)
+	st, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return nameFolding{}, fmt.Errorf("asking the disk how it matches names: %w", err)
+	}
+	name := filepath.Base(made)
+	same := func(other string) bool {
+		o, err := os.Lstat(filepath.Join(dir, other))
+		return err == nil && os.SameFile(st, o)
+	}
+	return nameFolding{cases: same(strings.ToUpper(name)), forms: same(norm.NFD.String(name))}, nil
+}
+
+// key is name as the file system matches it: two names with one key are
+// one name there. Case is folded rune by rune, as strings.EqualFold folds
+// it (NTFS and APFS fold much the same way); forms are folded to NFD.
+func (f nameFolding) key(name string) string {
+	if f.forms {
+		name = norm.NFD.String(name)
+	}
+	if f.cases {
+		name = strings.Map(foldRune, name)
+	}
+	return name
+}
+
+// foldRune is the least rune of r's case-folding orbit (K for k, K and the
+// Kelvin sign).
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
+}
+
+// apart says what f's disk does not tell apart in a and b, two names with
+// one key.
+func (f nameFolding) apart(a, b string) string {
+	switch {
+	case f.forms && norm.NFD.String(a) == norm.NFD.String(b):
+		return "a name's Unicode forms (NFC, NFD)"
+	case f.cases && strings.Map(foldRune, a) == strings.Map(foldRune, b):
+		return "upper and lower case"
+	}
+	return "upper and lower case, nor a name's Unicode forms (NFC, NFD),"
+}
+
+// foldedNames are the paths of a workspace, and of the directories that
+// hold them, by the key each has on a disk that matches names as f.
+type foldedNames struct {
+	f    nameFolding
+	seen map[string]string // by key: the path (or directory) first met with it
+	file map[string]string // by path (or directory): the file that brought it
+}
+
+// add takes a file's path (slash-separated, clean), and fails when it, or
+// a directory of it, is one name on the disk with another's.
+func (n *foldedNames) add(rel string) error {
+	if !n.f.cases && !n.f.forms {
+		return nil
+	}
+	if n.seen == nil {
+		n.seen, n.file = map[string]string{}, map[string]string{}
+	}
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) && rel[i] != '/' {
+			continue
+		}
+		p := rel[:i]
+		k := n.f.key(p)
+		q, ok := n.seen[k]
+		if !ok {
+			n.seen[k], n.file[p] = p, rel
+			continue
+		}
+		if q == p {
+			continue
+		}
+		other := n.file[q]
+		both := other + " and " + rel
+		if q != other || p != rel {
+			both = fmt.Sprintf("%s and %s: %s and %s", other, rel, q, p)
+		}
+		return fmt.Errorf("%s are one name on this worker's disk, which does not tell %s apart; the job is not run, "+
+			"since its changes could then overwrite or delete the submitter's files", both, n.f.apart(q, p))
+	}
+	return nil
+}

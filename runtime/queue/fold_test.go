@@ -1,0 +1,131 @@
+package queue
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A worker whose disk takes A.txt and a.txt for one file fails a shipped
+// job whose workspace holds both before anything runs: unpacked, one would
+// overwrite the other, and the run's changes would then delete it here.
+// Nothing of the submitter's workspace changes. Linux disks here do not
+// fold names, so the worker is told its disk does.
+func TestShippedNamesOneOnTheWorkersDiskFailTheJob(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, t.TempDir(), 1)
+	writeFiles(t, dirs[0], map[string]string{"A.txt": "upper\n", "a.txt": "lower\n"})
+	startFoldingWorker(t, url, nameFolding{cases: true})
+	q := connect(t, url, 0)
+
+	got, _ := submit(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Equal(t, "the shipped workspace: A.txt and a.txt are one name on this worker's disk, which does not tell "+
+		"upper and lower case apart; the job is not run, since its changes could then overwrite or delete the submitter's files",
+		got[0].Error)
+	assert.Nil(t, got[0].Changes, "nothing comes back")
+	for name, want := range map[string]string{"A.txt": "upper\n", "a.txt": "lower\n", "input.txt": "input of job 0\n"} {
+		b, err := os.ReadFile(filepath.Join(dirs[0], name))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), name)
+	}
+	_, err := os.Stat(filepath.Join(dirs[0], "out.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the job did not run")
+}
+
+// startFoldingWorker starts a worker whose probe of a shipped copy's
+// directory finds that its disk matches names as f.
+func startFoldingWorker(t *testing.T, url string, f nameFolding) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := NewWorker(ctx, connect(t, url, 0), WorkerOptions{WorkspaceRoot: t.TempDir(),
+		Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
+	require.NoError(t, err)
+	w.foldingOf = func(string) (nameFolding, error) { return f, nil }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, w.Run(ctx))
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// The paths of a shipped workspace, and the directories that hold them,
+// are checked as the worker's disk matches names: two that are one name
+// there are named, with the directories that are when the files are not.
+func TestFoldedNames(t *testing.T) {
+	t.Parallel()
+	const (
+		nfc = "caf\u00e9.txt"  // é composed
+		nfd = "cafe\u0301.txt" // e and a combining acute accent
+	)
+	cases, forms, both := nameFolding{cases: true}, nameFolding{forms: true}, nameFolding{cases: true, forms: true}
+	apart := func(what string) string {
+		return " are one name on this worker's disk, which does not tell " + what + " apart; the job is not run, " +
+			"since its changes could then overwrite or delete the submitter's files"
+	}
+	for _, c := range []struct {
+		name  string
+		f     nameFolding
+		paths []string
+		want  string // "": no collision
+	}{
+		{"a disk that folds nothing", nameFolding{}, []string{"A.txt", "a.txt", nfc, nfd}, ""},
+		{"case", cases, []string{"A.txt", "b.txt", "a.txt"}, "A.txt and a.txt" + apart("upper and lower case")},
+		{"case of a directory", cases, []string{"Dir/x.txt", "dir/y.txt"},
+			"Dir/x.txt and dir/y.txt: Dir and dir" + apart("upper and lower case")},
+		{"a file and a directory", cases, []string{"docs", "DOCS/a.md"}, "docs and DOCS/a.md: docs and DOCS" + apart("upper and lower case")},
+		{"case of a letter outside ASCII", cases, []string{"\u00c9t\u00e9", "\u00e9T\u00c9"},
+			"\u00c9t\u00e9 and \u00e9T\u00c9" + apart("upper and lower case")},
+		{"the Kelvin sign is a K", cases, []string{"k", "\u212a"}, "k and \u212a" + apart("upper and lower case")},
+		{"files in one directory", cases, []string{"sub/a", "sub/b", "sub/c/d"}, ""},
+		{"forms are told apart where case alone folds", cases, []string{nfc, nfd}, ""},
+		{"forms", forms, []string{nfc, nfd}, nfc + " and " + nfd + apart("a name's Unicode forms (NFC, NFD)")},
+		{"case is told apart where forms alone fold", forms, []string{"A.txt", "a.txt"}, ""},
+		{"case and forms", both, []string{"CAF\u00c9.txt", nfd},
+			"CAF\u00c9.txt and " + nfd + apart("upper and lower case, nor a name's Unicode forms (NFC, NFD),")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			names := foldedNames{f: c.f}
+			var err error
+			for _, p := range c.paths {
+				if err = names.add(p); err != nil {
+					break
+				}
+			}
+			if c.want == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.EqualError(t, err, c.want)
+			}
+		})
+	}
+}
+
+// The probe asks the disk itself, and leaves nothing behind: the disks of
+// Linux machines tell every name apart.
+func TestProbeFolding(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f, err := probeFolding(dir)
+	require.NoError(t, err)
+	if goruntime.GOOS == "linux" {
+		assert.Equal(t, nameFolding{}, f)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+
+	_, err = probeFolding(filepath.Join(dir, "none"))
+	assert.ErrorContains(t, err, "asking the disk how it matches names")
+}
