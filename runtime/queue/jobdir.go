@@ -291,7 +291,7 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 	}
 	obj, err := obs.Get(ctx, job.Ship.Object)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return ws, errPermanent{fmt.Errorf("the shipped workspace %s is gone from the object store", job.Ship.Object)}
+		return ws, errPermanent{fmt.Errorf("the shipped workspace %w", w.q.goneFromShip(ctx, obs, job.Ship.Object, "the job waited in the queue"))}
 	}
 	if err != nil {
 		return ws, err

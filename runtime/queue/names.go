@@ -233,3 +233,22 @@ func (q *Queue) shipStore(ctx context.Context) (jetstream.ObjectStore, error) {
 	}
 	return obs, nil
 }
+
+// goneFromShip is the error of object, which the object store of shipped
+// workspaces obs no longer holds, gone as when while is longer than the
+// store keeps objects: it says how long that is, and how to make it
+// longer, as a result gone from the results stream says how long they are
+// kept (see Batch.lost); for a store that keeps them for ever, what else
+// removes one.
+func (q *Queue) goneFromShip(ctx context.Context, obs jetstream.ObjectStore, object, while string) error {
+	msg := fmt.Sprintf("%s is gone from the object store %s", object, q.shipBucket())
+	st, err := obs.Status(ctx)
+	switch {
+	case err != nil:
+		return errors.New(msg)
+	case st.TTL() > 0:
+		return fmt.Errorf("%s, which keeps objects for %s, as when %s for longer than that; to keep them longer, raise the max age of its stream OBJ_%s",
+			msg, durationString(st.TTL()), while, q.shipBucket())
+	}
+	return fmt.Errorf("%s, which has no max age, as when a deletion or a limit of its own removed it", msg)
+}

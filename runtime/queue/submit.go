@@ -777,9 +777,9 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 // the ship store. Its error says where they are: none was applied.
 func (b *Batch) fetchChanges(ctx context.Context, changes string) ([]byte, error) {
 	var archive []byte
+	var obs jetstream.ObjectStore
 	err := context.Cause(ctx)
 	if err == nil {
-		var obs jetstream.ObjectStore
 		if obs, err = b.q.shipStore(ctx); err == nil {
 			archive, err = obs.GetBytes(ctx, changes)
 		}
@@ -787,7 +787,7 @@ func (b *Batch) fetchChanges(ctx context.Context, changes string) ([]byte, error
 	stay := fmt.Sprintf("none was applied, and they stay in the object store %s as %s for a day", b.q.shipBucket(), changes)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
-		return nil, fmt.Errorf("%s is gone from the object store %s", changes, b.q.shipBucket())
+		return nil, b.q.goneFromShip(ctx, obs, changes, "this submitter's connection to the server was lost")
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("interrupted (%w) before they were fetched; %s", context.Cause(ctx), stay)
 	case err != nil:
