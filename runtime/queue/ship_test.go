@@ -491,3 +491,32 @@ func TestUnpackSetsExactPermissions(t *testing.T) {
 		assert.Equal(t, want, st.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky), name)
 	}
 }
+
+// A shipped run that failed still sends back what it changed; when that
+// cannot go back (past the worker's limit), its failure says so besides
+// its own error, as a run that succeeded says it, rather than report the
+// job as if it had changed nothing.
+func TestFailedRunsChangesThatCannotGoBackAreNamed(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	noise := make([]byte, 8<<10)
+	_, err := rand.Read(noise)
+	require.NoError(t, err)
+	// The script ends after the write: the run fails for good.
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, fmt.Sprintf(`turns:
+  - tool_calls:
+      - {name: write_file, arguments: {path: out.txt, content: %x}}
+`, noise))
+	dirs := jobDirs(t, t.TempDir(), 1)
+	startWorker(t, url, WorkerOptions{ShipMax: 4 << 10})
+	q := connect(t, url, 0)
+
+	got, _ := submit(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Contains(t, got[0].Error, "script")
+	assert.True(t, strings.HasSuffix(got[0].Error, "; its changes could not be sent back: "+dirs[0]+": the archive would be more than 4 KiB"),
+		got[0].Error)
+	assert.NoFileExists(t, filepath.Join(dirs[0], "out.txt"))
+}

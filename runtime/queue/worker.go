@@ -538,9 +538,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			w.beforeShipBack()
 		}
 		ch, cerr := w.shipBack(ctx, job, ws)
-		if cerr != nil && r.OK {
+		switch {
+		case cerr != nil && r.OK:
 			r.OK, r.Cached, r.Output = false, false, nil
 			r.Error = "the run succeeded but its changes could not be sent back: " + named.text(cerr.Error())
+		case cerr != nil:
+			// A failed run's changes come back too: their loss is told.
+			r.Error += "; its changes could not be sent back: " + named.text(cerr.Error())
 		}
 		r.Changes = ch
 	}
