@@ -17,7 +17,9 @@ import (
 // Unpacked there, the second would overwrite the first, and the run's
 // changes would report the first deleted, which the submitter would apply.
 // So a worker asks its disk how it matches names before it unpacks a
-// workspace, and refuses one whose names collide there.
+// workspace, and refuses one whose names collide there; and a submitter
+// asks its own before it applies a run's changes, which a worker whose
+// disk tells such names apart may have made.
 
 // nameFolding is how a directory's file system matches names.
 type nameFolding struct {
@@ -25,8 +27,8 @@ type nameFolding struct {
 	forms bool // so do a name's Unicode normalisation forms (NFC, NFD)
 }
 
-// probeName starts the name of the file probeFolding makes: é, composed,
-// and letters of both cases' reach.
+// probeName starts the name of the file probeFolding makes: letters that
+// have an upper case, and é, composed.
 const probeName = ".agentspec-probe-\u00e9-"
 
 // probeFolding asks dir's file system how it matches names: it makes a
@@ -97,8 +99,9 @@ type foldedNames struct {
 	file map[string]string // by path (or directory): the file that brought it
 }
 
-// add takes a file's path (slash-separated, clean), and fails when it, or
-// a directory of it, is one name on the disk with another's.
+// add takes a file's path (slash-separated, clean), and fails with a
+// *nameCollision when it, or a directory of it, is one name on the disk
+// with another's.
 func (n *foldedNames) add(rel string) error {
 	if !n.f.cases && !n.f.forms {
 		return nil
@@ -125,8 +128,21 @@ func (n *foldedNames) add(rel string) error {
 		if q != other || p != rel {
 			both = fmt.Sprintf("%s and %s: %s and %s", other, rel, q, p)
 		}
-		return fmt.Errorf("%s are one name on this worker's disk, which does not tell %s apart; the job is not run, "+
-			"since its changes could then overwrite or delete the submitter's files", both, n.f.apart(q, p))
+		return &nameCollision{names: both, apart: n.f.apart(q, p)}
 	}
 	return nil
 }
+
+// nameCollision is two paths that are one name on a disk, or that lie in
+// directories that are (or one in a directory that is one with the other).
+type nameCollision struct {
+	names string // "A.txt and a.txt", "Dir/x and dir/y: Dir and dir"
+	apart string // what the disk does not tell apart in them
+}
+
+// on says what c is on disk ("this worker's disk").
+func (c *nameCollision) on(disk string) string {
+	return fmt.Sprintf("%s are one name on %s, which does not tell %s apart", c.names, disk, c.apart)
+}
+
+func (c *nameCollision) Error() string { return c.on("the disk") }

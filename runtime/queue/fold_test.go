@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,8 +72,7 @@ func TestFoldedNames(t *testing.T) {
 	)
 	cases, forms, both := nameFolding{cases: true}, nameFolding{forms: true}, nameFolding{cases: true, forms: true}
 	apart := func(what string) string {
-		return " are one name on this worker's disk, which does not tell " + what + " apart; the job is not run, " +
-			"since its changes could then overwrite or delete the submitter's files"
+		return " are one name on the disk, which does not tell " + what + " apart"
 	}
 	for _, c := range []struct {
 		name  string
@@ -128,4 +128,55 @@ func TestProbeFolding(t *testing.T) {
 
 	_, err = probeFolding(filepath.Join(dir, "none"))
 	assert.ErrorContains(t, err, "asking the disk how it matches names")
+}
+
+// Changes from a worker whose disk tells apart names that the submitter's
+// takes for one (a run that made X.txt and x.txt) are not applied there,
+// not one of them: unpacked, the second would overwrite the first, and the
+// changes would stop half-way. They are saved beside the workspace, and
+// the error names both. Linux disks here do not fold names, so the
+// submitter is told its disk does.
+func TestChangesWhoseNamesAreOneHereAreNotApplied(t *testing.T) {
+	t.Parallel()
+	setup := func(t *testing.T) (string, manifest, *Changes, []byte) {
+		home := t.TempDir()
+		writeFiles(t, home, map[string]string{"keep.txt": "keep\n", "gone.txt": "gone\n"})
+		_, shipped, err := packDir(home, DefaultShipMax, nil)
+		require.NoError(t, err)
+		copyDir := t.TempDir()
+		writeFiles(t, copyDir, map[string]string{"keep.txt": "keep\n", "X.txt": "upper\n", "x.txt": "lower\n"})
+		changed, deleted, err := changesSince(copyDir, shipped)
+		require.NoError(t, err)
+		archive, _, err := packDir(copyDir, DefaultShipMax, func(rel string) bool { return rel != "keep.txt" })
+		require.NoError(t, err)
+		return home, shipped, &Changes{Files: changed, Deleted: deleted}, archive
+	}
+	folds := func(string) (nameFolding, error) { return nameFolding{cases: true}, nil }
+
+	home, shipped, ch, archive := setup(t)
+	err := applyFolded(home, shipped, ch, archive, DefaultShipMax, noRefusal, folds)
+	require.Error(t, err)
+	prefix := "the run's changes were not applied: X.txt and x.txt are one name on this disk, which does not tell upper and lower case apart; " +
+		"they are saved in "
+	require.True(t, strings.HasPrefix(err.Error(), prefix), err.Error())
+	saved, err := os.ReadFile(strings.TrimPrefix(err.Error(), prefix))
+	require.NoError(t, err)
+	assert.Equal(t, archive, saved, "the run's changes are kept")
+	got, err := hashDir(home)
+	require.NoError(t, err)
+	assert.Equal(t, shipped, got, "nothing is applied, nor deleted, nor left behind")
+	entries, err := os.ReadDir(home)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "no staging directory is left")
+
+	// Where the disk tells them apart, both are applied.
+	home, shipped, ch, archive = setup(t)
+	require.NoError(t, applyFolded(home, shipped, ch, archive, DefaultShipMax, noRefusal,
+		func(string) (nameFolding, error) { return nameFolding{}, nil }))
+	for name, want := range map[string]string{"X.txt": "upper\n", "x.txt": "lower\n", "keep.txt": "keep\n"} {
+		b, err := os.ReadFile(filepath.Join(home, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), name)
+	}
+	assert.NoFileExists(t, filepath.Join(home, "gone.txt"))
 }

@@ -309,6 +309,10 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 		if in.over {
 			return ws, errPermanent{tooBig}
 		}
+		if c := (*nameCollision)(nil); errors.As(err, &c) {
+			return ws, errPermanent{fmt.Errorf("the shipped workspace: %s; the job is not run, "+
+				"since its changes could then overwrite or delete the submitter's files", c.on("this worker's disk"))}
+		}
 		return ws, errPermanent{fmt.Errorf("the shipped workspace: %w", err)}
 	}
 	return ws, nil

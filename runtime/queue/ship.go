@@ -422,6 +422,17 @@ func (e *RefusedError) Error() string {
 // renamed into place, each whole. Should that stop half-way, the error says
 // how far it got, and the archive is saved beside dir.
 func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max int64, refuse func(rel string) string) error {
+	return applyFolded(dir, shipped, ch, archive, max, refuse, probeFolding)
+}
+
+// applyFolded is applyChanges on a disk that matches names as probe finds
+// it does in a directory of dir's. Two new files that are one name there
+// (A.txt and a.txt, from a worker whose disk tells them apart) would be
+// one file as they are unpacked, and the changes would stop half-way, the
+// first's content lost: nothing is applied, and the archive is saved
+// beside dir.
+func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max int64, refuse func(rel string) string,
+	probe func(dir string) (nameFolding, error)) error {
 	var refused []string
 	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
 		clean, err := archivePath(rel)
@@ -441,6 +452,10 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 	if len(refused) > 0 {
 		return &RefusedError{Reasons: refused}
 	}
+	save := func() (string, error) {
+		saved := filepath.Clean(dir) + ".agentspec-changes-" + randomToken() + ".tar.gz"
+		return saved, os.WriteFile(saved, archive, 0o600)
+	}
 	var conflicts []string
 	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
 		st, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
@@ -455,8 +470,8 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 		}
 	}
 	if len(conflicts) > 0 {
-		saved := filepath.Clean(dir) + ".agentspec-changes-" + randomToken() + ".tar.gz"
-		if err := os.WriteFile(saved, archive, 0o600); err != nil {
+		saved, err := save()
+		if err != nil {
 			return fmt.Errorf("the run's changes conflict with %s, and could not be saved: %w", strings.Join(conflicts, ", "), err)
 		}
 		return &ConflictError{Files: conflicts, Saved: saved}
@@ -467,6 +482,22 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 		return err
 	}
 	defer os.RemoveAll(stage)
+	var names foldedNames
+	if len(ch.Files) > 1 {
+		if names.f, err = probe(stage); err != nil {
+			return err
+		}
+	}
+	for _, rel := range ch.Files {
+		var c *nameCollision
+		if err := names.add(rel); errors.As(err, &c) {
+			saved, err := save()
+			if err != nil {
+				return fmt.Errorf("the run's changes were not applied: %s; they could not be saved: %w", c.on("this disk"), err)
+			}
+			return fmt.Errorf("the run's changes were not applied: %s; they are saved in %s", c.on("this disk"), saved)
+		}
+	}
 	if len(ch.Files) > 0 {
 		got, err := unpackInto(stage, bytes.NewReader(archive), max)
 		if err != nil {
@@ -483,10 +514,6 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 		return err
 	}
 	defer root.Close()
-	save := func() (string, error) {
-		saved := filepath.Clean(dir) + ".agentspec-changes-" + randomToken() + ".tar.gz"
-		return saved, os.WriteFile(saved, archive, 0o600)
-	}
 	if blocked := obstacles(root, ch); len(blocked) > 0 {
 		saved, err := save()
 		if err != nil {
