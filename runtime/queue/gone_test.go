@@ -94,3 +94,24 @@ func connectWithShipStore(t *testing.T, url string, ttl time.Duration) *Queue {
 	require.NoError(t, err)
 	return connect(t, url, 0)
 }
+
+// A submitter interrupted before a shipped job's changes are fetched says
+// where they stay for as long as the object store keeps them, not a day
+// whatever it was made with.
+func TestInterruptedBeforeTheChangesAreFetchedSaysHowLongTheyStay(t *testing.T) {
+	t.Parallel()
+	for ttl, stay := range map[time.Duration]string{72 * time.Hour: " for 72h", 0: " until removed (the store has no max age)"} {
+		t.Run(ttl.String(), func(t *testing.T) {
+			t.Parallel()
+			url := startServer(t)
+			q := connectWithShipStore(t, url, ttl)
+			specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+			dirs := jobDirs(t, t.TempDir(), 2)
+			b, _, got := interruptedAtFirstResult(t, url, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+			require.Len(t, got, 2)
+			late := got[1]
+			assert.EqualError(t, late.Err, "bringing back the run's changes: interrupted (context canceled) before they were fetched; "+
+				"none was applied, and they stay in the object store AGENTSPEC_SHIP as "+b.Jobs[late.Index].ID+".changes"+stay)
+		})
+	}
+}

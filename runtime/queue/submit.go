@@ -73,6 +73,7 @@ type Batch struct {
 	real      []string   // and its real path
 	manifest  []manifest // what was shipped, per job
 	shipMax   int64
+	shipTTL   time.Duration     // how long the object store keeps what is shipped (0: for ever), as it said when the batch shipped
 	spec      *spec.Spec        // asked what ships and what comes back (pathGuards)
 	specFiles []string          // the spec's own files, real paths
 	own       []map[string]bool // the spec's own files in each job's directory
@@ -118,7 +119,7 @@ func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, spec: guarded, claim: opts.Claim}
+	b := &Batch{q: q, ID: nuid.Next(), shipMax: opts.ShipMax, shipTTL: resultsAge, spec: guarded, claim: opts.Claim}
 	// The spec and its script are never changed by a run, wherever they lie.
 	var specFiles []string
 	for _, f := range append([]string{opts.SpecPath}, bundledPaths(opts.SpecPath, bundle)...) {
@@ -313,6 +314,11 @@ func (b *Batch) publish(ctx context.Context) error {
 				var err error
 				if obs, err = b.q.shipStore(ctx); err != nil {
 					return err
+				}
+				// Known now, for an error that must do without the
+				// server (see fetchChanges).
+				if st, err := obs.Status(ctx); err == nil {
+					b.shipTTL = st.TTL()
 				}
 			}
 			// What the model could never read stays here.
@@ -784,7 +790,14 @@ func (b *Batch) fetchChanges(ctx context.Context, changes string) ([]byte, error
 			archive, err = obs.GetBytes(ctx, changes)
 		}
 	}
-	stay := fmt.Sprintf("none was applied, and they stay in the object store %s as %s for a day", b.q.shipBucket(), changes)
+	kept := "for a day"
+	switch {
+	case b.shipTTL <= 0:
+		kept = "until removed (the store has no max age)"
+	case b.shipTTL != 24*time.Hour:
+		kept = "for " + durationString(b.shipTTL)
+	}
+	stay := fmt.Sprintf("none was applied, and they stay in the object store %s as %s %s", b.q.shipBucket(), changes, kept)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 		return nil, b.q.goneFromShip(ctx, obs, changes, "this submitter's connection to the server was lost")
