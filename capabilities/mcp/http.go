@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -108,4 +109,42 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(req)
+}
+
+// abortTransport ends the requests it carries, and the reading of their
+// responses, once abort ends: those of a session being started again that
+// Close gave up on, among them what the SDK still sends once the start has
+// failed (the notifications/cancelled of an initialize that was not
+// answered, which it waits for).
+type abortTransport struct {
+	abort context.Context
+	base  http.RoundTripper
+}
+
+func (t *abortTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	stop := context.AfterFunc(t.abort, func() { cancel(context.Cause(t.abort)) })
+	end := func() {
+		stop()
+		cancel(nil)
+	}
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		end()
+		return nil, err
+	}
+	resp.Body = &endingBody{ReadCloser: resp.Body, end: end}
+	return resp, nil
+}
+
+// endingBody is a response body that calls end once closed.
+type endingBody struct {
+	io.ReadCloser
+	end func()
+}
+
+func (b *endingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
 }

@@ -22,7 +22,8 @@
 // protocol error, or a server that exits or cannot be reached during a call,
 // is fatal and ends the run; a server is not restarted. A remote server
 // that no longer knows the session (it restarted: streamable HTTP's 404) is
-// given a new one, and the call is made again in it, once.
+// given a new one, and the call is made again in it, once; Close gives up
+// a new session still starting rather than waiting for it.
 //
 // What a server sends is bounded (limits.go): one message from a server
 // by MaxMessageBytes, past which the call or the start fails with
@@ -121,8 +122,12 @@ type Capability struct {
 	// reconnect starts a new session with a remote server, for one whose
 	// session the server no longer knows (it restarted); nil for a local
 	// server.
-	reconnect func(context.Context) (*sdk.ClientSession, context.CancelFunc, error)
-	reach     capabilities.Reach
+	// Every request of the new session ends once abort does.
+	reconnect func(ctx, abort context.Context) (*sdk.ClientSession, context.CancelFunc, error)
+	// renewing is the new session a call is starting, which other calls
+	// wait for (under mu); nil when none is.
+	renewing *renewal
+	reach    capabilities.Reach
 
 	// The tools are listed again once the server has announced that they
 	// changed (notifications/tools/list_changed), or a new session was
@@ -144,6 +149,20 @@ type Capability struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+	// life ends when Close is called, and with it the start of a new
+	// session under way.
+	lifeOnce sync.Once
+	life     context.Context
+	endLife  context.CancelFunc
+}
+
+// renewal is the start of a new session with a remote server.
+type renewal struct {
+	done chan struct{}
+	err  error // once done is closed
+	// given up: the call starting it ended first, which says nothing of
+	// the server, so another call waiting for it starts one itself.
+	givenUp bool
 }
 
 var (
@@ -230,10 +249,10 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		c.session, c.proc, err = connectStdio(startCtx, client, withEnv, setup.Dir, c.guard)
 	} else {
 		u, headers, base := opts.endpoint(), opts.httpHeaders(), setup.HTTPTransport()
-		c.reconnect = func(ctx context.Context) (*sdk.ClientSession, context.CancelFunc, error) {
+		c.reconnect = func(ctx, abort context.Context) (*sdk.ClientSession, context.CancelFunc, error) {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			return connectHTTP(ctx, client, u, headers, base, c.guard)
+			return connectHTTP(ctx, client, u, headers, &abortTransport{abort: abort, base: base}, c.guard)
 		}
 		c.session, c.cancel, err = connectHTTP(startCtx, client, u, headers, base, c.guard)
 	}
@@ -513,6 +532,10 @@ func (c *Capability) PID() int {
 func (c *Capability) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		// A new session being started is given up, not waited for: the
+		// call starting it ends it (see renew).
+		c.lifeCtx()
+		c.endLife()
 		var errs []error
 		// A local server is stopped first: the session's Close waits for
 		// calls under way, and a server that hangs in one would hold it.
@@ -547,30 +570,97 @@ func (c *Capability) currentSession() *sdk.ClientSession {
 	return c.session
 }
 
+// lifeCtx is a context Close ends.
+func (c *Capability) lifeCtx() context.Context {
+	c.lifeOnce.Do(func() { c.life, c.endLife = context.WithCancel(context.Background()) })
+	return c.life
+}
+
 // renew starts a new session with a remote server that no longer knows
-// old, unless another call has done so already, and returns it. The
-// streamable HTTP transport says a client must start one when a request
-// in its session is answered 404: the server restarted, or ended the
-// session.
+// old, unless another call has done so already, and returns it; while one
+// call starts it, the others that need it wait. The streamable HTTP
+// transport says a client must start one when a request in its session is
+// answered 404: the server restarted, or ended the session.
+//
+// c.mu is not held while the session starts, which takes up to the
+// timeout option with a server slow to answer: Close ends the start at
+// once, and the calls waiting for it are told ErrClosed.
 func (c *Capability) renew(ctx context.Context, old *sdk.ClientSession) (*sdk.ClientSession, error) {
+	for {
+		c.mu.Lock()
+		if c.session != old {
+			session := c.session
+			c.mu.Unlock()
+			return session, nil
+		}
+		if c.closed.Load() {
+			c.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if r := c.renewing; r != nil {
+			c.mu.Unlock()
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if r.err != nil && !r.givenUp {
+				return nil, r.err
+			}
+			continue
+		}
+		r := &renewal{done: make(chan struct{})}
+		c.renewing = r
+		c.mu.Unlock()
+		return c.startRenewal(ctx, old, r)
+	}
+}
+
+// startRenewal starts r, the new session that replaces old, and tells
+// the calls waiting for it.
+func (c *Capability) startRenewal(ctx context.Context, old *sdk.ClientSession, r *renewal) (*sdk.ClientSession, error) {
+	// Close ends the start, and every request of it: the SDK, whose
+	// initialize was not answered, would otherwise wait up to 5 seconds
+	// more to tell the server that it gave up on it.
+	abort, abortStart := context.WithCancelCause(context.Background())
+	closing := context.AfterFunc(c.lifeCtx(), func() { abortStart(ErrClosed) })
+	startCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(abort, func() { cancel(context.Cause(abort)) })
+	defer stop()
+	session, end, err := c.reconnect(startCtx, abort)
+	if closing() && err != nil {
+		abortStart(err) // nothing of the failed start is left to end
+	}
+	// From here on, Close ends the new session as it ends any.
+
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.session != old {
-		return c.session, nil
+	c.renewing = nil
+	closed := c.closed.Load()
+	switch {
+	case closed:
+		// Close has ended the session it found, not this one.
+		err = ErrClosed
+	case err == nil:
+		// The old session is gone on the server; ending it here sends
+		// nothing.
+		go old.Close()
+		if c.cancel != nil {
+			c.cancel()
+		}
+		c.session, c.cancel = session, end
 	}
-	if c.closed.Load() {
-		return nil, ErrClosed
-	}
-	session, cancel, err := c.reconnect(ctx)
+	r.err, r.givenUp = err, err != nil && !closed && ctx.Err() != nil
+	c.mu.Unlock()
+	close(r.done)
+
 	if err != nil {
+		if session != nil {
+			_ = closeWithin(session, closeWait)
+			end()
+		}
 		return nil, err
 	}
-	// The old session is gone on the server; ending it here sends nothing.
-	go old.Close()
-	if c.cancel != nil {
-		c.cancel()
-	}
-	c.session, c.cancel = session, cancel
 	c.toolsChanged() // the server restarted, and may offer other tools
 	return session, nil
 }

@@ -529,6 +529,75 @@ func TestNewSessionAfterTheHTTPServerRestarts(t *testing.T) {
 	assert.Equal(t, int64(1), initializes.Load())
 }
 
+// A Close while a call starts a new session with a remote server that
+// restarted and does not answer its initialize ends that start at once:
+// Close does not wait for the timeout option, the server sees the
+// request dropped, and the calls waiting on the new session are told the
+// capability is closed.
+func TestCloseDuringANewSession(t *testing.T) {
+	t.Parallel()
+	srv := testServer()
+	var handler atomic.Pointer[http.Handler]
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	handler.Store(&h)
+	initializing := make(chan struct{}, 8)
+	dropped := make(chan struct{}, 8)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*handler.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	const timeout = 9 * time.Second
+	c, err := New(context.Background(), Options{URL: ts.URL + "/mcp", Timeout: timeout.Seconds()}, capabilities.Setup{})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = call(t, c, "echo", `{"text": "x"}`, nil)
+	require.NoError(t, err)
+
+	// Restarted: the old session is unknown (404), and a new one is never
+	// answered.
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body) // so that the server sees the client go
+		initializing <- struct{}{}
+		<-r.Context().Done()
+		dropped <- struct{}{}
+	})
+	handler.Store(&h)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := call(t, c, "echo", `{"text": "x"}`, nil)
+			errs <- err
+		}()
+	}
+	select {
+	case <-initializing:
+	case <-time.After(timeout):
+		t.Fatal("no new session was started")
+	}
+	time.Sleep(100 * time.Millisecond) // the other call waits on the same new session
+	start := time.Now()
+	require.NoError(t, c.Close())
+	assert.Less(t, time.Since(start), timeout/3, "Close waited for the new session's start")
+	for range 2 {
+		select {
+		case err := <-errs:
+			require.ErrorIs(t, err, ErrClosed)
+			assert.Contains(t, err.Error(), "MCP server 127.0.0.1-mcp")
+		case <-time.After(timeout / 3):
+			t.Fatal("a call outlived Close")
+		}
+	}
+	select {
+	case <-dropped:
+	case <-time.After(timeout / 3):
+		t.Fatal("the new session's initialize was not given up")
+	}
+}
+
 func TestInMemoryServer(t *testing.T) {
 	// The capability over the SDK's in-memory transport, the way a Go
 	// program embedding its own server would connect it.
