@@ -339,3 +339,66 @@ func failingUpstream(t *testing.T) (*upstream, func()) {
 		fail.Unlock()
 	}
 }
+
+// heldGETs is an HTTP client's transport that holds its GET requests
+// until release is closed.
+type heldGETs struct {
+	getting chan struct{}
+	release chan struct{}
+}
+
+func (h *heldGETs) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet {
+		h.getting <- struct{}{}
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A streamable HTTP client told that the tools changed before it opened
+// its GET stream, the one such announcements go on, is told once it has
+// opened it. The SDK's client opens it once initialized, a change may come
+// first, and the client would not list the tools again.
+func TestToolsChangedBeforeTheClientsGETStreamAreAnnounced(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, "echo")
+	srv, err := New(context.Background(), []capabilities.Capability{up.capability(t, false)}, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	ts := httptest.NewServer(srv.Handler(""))
+	t.Cleanup(ts.Close)
+	type client struct {
+		cs      *sdk.ClientSession
+		changed chan struct{}
+	}
+	connect := func(hc *http.Client) client {
+		c := client{changed: make(chan struct{}, 8)}
+		var err error
+		c.cs, err = sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed <- struct{}{} },
+		}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc}, nil)
+		if assert.NoError(t, err) {
+			t.Cleanup(func() { c.cs.Close() })
+		}
+		return c
+	}
+	held := &heldGETs{getting: make(chan struct{}, 8), release: make(chan struct{})}
+	connected := make(chan client, 1)
+	go func() { connected <- connect(&http.Client{Transport: held}) }() // it waits for its GET
+	receive(t, held.getting, "GET of the late client")
+	// A second client, with its GET stream open, is told after the late
+	// one (the server tells its sessions in turn, the oldest first): once
+	// it has been, the late one has been told too, before its GET.
+	other := connect(http.DefaultClient)
+	up.add("added", false)
+	receive(t, other.changed, "tools/list_changed on an open GET stream")
+	close(held.release)
+	late := receive(t, connected, "the late client's session")
+	require.NotNil(t, late.cs)
+	receive(t, late.changed, "tools/list_changed announced before the GET stream opened")
+	assert.ElementsMatch(t, []string{"echo", "added"}, toolNames(t, late.cs))
+}

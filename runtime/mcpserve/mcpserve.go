@@ -1132,7 +1132,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 // against DNS rebinding (a loopback listener refuses a foreign Host header)
 // stays on. A session its client ends (DELETE) has its calls under way
 // cancelled. A call its client cancels (notifications/cancelled) is not
-// answered: its POST's stream ends without the answer.
+// answered: its POST's stream ends without the answer. What a session's
+// GET stream is sent before its client opens it is given to it then
+// (see eventStore).
 func (s *Server) Handler(token string) http.Handler {
 	return s.httpHandler(token, nil)
 }
@@ -1143,6 +1145,9 @@ func (s *Server) httpHandler(token string, stopping context.Context) http.Handle
 		// A client that went away without a DELETE does not hold its
 		// session forever.
 		SessionTimeout: 30 * time.Minute,
+		// What a session's GET stream carries before its client opens it
+		// is given to it then (see eventStore).
+		EventStore: newEventStore(),
 	})
 	h = s.endingCalls(h)
 	h = s.withoutCancelledAnswers(h)

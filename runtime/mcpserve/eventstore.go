@@ -1,0 +1,122 @@
+package mcpserve
+
+import (
+	"context"
+	"iter"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// eventStore is the streamable HTTP handler's sdk.EventStore: it keeps
+// what the SDK sends on a session's streams, so that what it sent on the
+// GET stream before the client opened it is given to the client once it
+// does, and a stream whose connection broke can be resumed (Last-Event-ID)
+// without losing what was sent meanwhile.
+//
+// Without one the SDK drops what it sends on a GET stream no client holds
+// open: a notifications/tools/list_changed sent between a client's
+// initialize and its GET (the SDK's client opens it once initialized;
+// others later) was lost, and the client never listed the tools again.
+//
+// The GET stream carries notifications/tools/list_changed alone (the
+// server has no logging, makes no requests of its clients, and sends
+// progress on the stream of the call's POST), each saying the same: list
+// the tools again. Of those a session's last standaloneKept are kept, and a
+// GET is given those after its Last-Event-ID, without an error for those
+// dropped before them, which a later one stands for. The SDK then numbers
+// the events it sends next from what it was given, below the numbers they
+// are kept under, so that a client resuming may be told again what it was
+// told already, never less. The POSTs' streams (answers, progress) are
+// kept in an sdk.MemoryEventStore of at most callEventBytes in all.
+type eventStore struct {
+	calls *sdk.MemoryEventStore
+
+	mu         sync.Mutex
+	standalone map[string]*keptEvents // by session id
+}
+
+// standaloneKept is how many events of a session's GET stream are kept.
+const standaloneKept = 16
+
+// callEventBytes bounds what is kept of all the POSTs' streams.
+const callEventBytes = 8 << 20
+
+// keptEvents are the last events of a GET stream.
+type keptEvents struct {
+	first  int // the index of events[0]
+	events [][]byte
+}
+
+var _ sdk.EventStore = (*eventStore)(nil)
+
+func newEventStore() *eventStore {
+	calls := sdk.NewMemoryEventStore(nil)
+	calls.SetMaxBytes(callEventBytes)
+	return &eventStore{calls: calls, standalone: map[string]*keptEvents{}}
+}
+
+// Open implements sdk.EventStore.
+func (s *eventStore) Open(ctx context.Context, sessionID, streamID string) error {
+	if streamID != "" {
+		return s.calls.Open(ctx, sessionID, streamID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.standalone[sessionID] == nil {
+		s.standalone[sessionID] = &keptEvents{}
+	}
+	return nil
+}
+
+// Append implements sdk.EventStore.
+func (s *eventStore) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
+	if streamID != "" {
+		return s.calls.Append(ctx, sessionID, streamID, data)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.standalone[sessionID]
+	if k == nil {
+		k = &keptEvents{}
+		s.standalone[sessionID] = k
+	}
+	k.events = append(k.events, data)
+	if drop := len(k.events) - standaloneKept; drop > 0 {
+		k.events = append([][]byte(nil), k.events[drop:]...)
+		k.first += drop
+	}
+	return nil
+}
+
+// After implements sdk.EventStore: for a GET stream, the events kept
+// after index, those dropped left out (see eventStore).
+func (s *eventStore) After(ctx context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
+	if streamID != "" {
+		return s.calls.After(ctx, sessionID, streamID, index)
+	}
+	s.mu.Lock()
+	var events [][]byte
+	if k := s.standalone[sessionID]; k != nil {
+		from := max(index+1-k.first, 0)
+		if from < len(k.events) {
+			events = append(events, k.events[from:]...)
+		}
+	}
+	s.mu.Unlock()
+	return func(yield func([]byte, error) bool) {
+		for _, e := range events {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// SessionClosed implements sdk.EventStore.
+func (s *eventStore) SessionClosed(ctx context.Context, sessionID string) error {
+	s.mu.Lock()
+	delete(s.standalone, sessionID)
+	s.mu.Unlock()
+	return s.calls.SessionClosed(ctx, sessionID)
+}

@@ -1,0 +1,63 @@
+package mcpserve
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func storedAfter(t *testing.T, s *eventStore, session, stream string, index int) ([]string, error) {
+	t.Helper()
+	var got []string
+	for data, err := range s.After(context.Background(), session, stream, index) {
+		if err != nil {
+			return got, err
+		}
+		got = append(got, string(data))
+	}
+	return got, nil
+}
+
+// A session's GET stream keeps its last events, and is given those after
+// an index without an error for those dropped; a POST's stream is kept
+// whole, and its events are gone with the session.
+func TestEventStoreKeepsTheLastEventsOfAGETStream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newEventStore()
+	require.NoError(t, s.Open(ctx, "a", ""))
+	require.NoError(t, s.Open(ctx, "a", "call"))
+	for i := range standaloneKept + 4 {
+		require.NoError(t, s.Append(ctx, "a", "", []byte(strconv.Itoa(i))))
+	}
+	require.NoError(t, s.Append(ctx, "a", "call", []byte("answer")))
+
+	got, err := storedAfter(t, s, "a", "", -1)
+	require.NoError(t, err)
+	require.Len(t, got, standaloneKept)
+	assert.Equal(t, "4", got[0], "the oldest are dropped")
+	assert.Equal(t, strconv.Itoa(standaloneKept+3), got[len(got)-1])
+	got, err = storedAfter(t, s, "a", "", standaloneKept+1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{strconv.Itoa(standaloneKept + 2), strconv.Itoa(standaloneKept + 3)}, got)
+	got, err = storedAfter(t, s, "a", "", standaloneKept+3)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	got, err = storedAfter(t, s, "b", "", -1)
+	require.NoError(t, err)
+	assert.Empty(t, got, "a session not opened has nothing")
+
+	got, err = storedAfter(t, s, "a", "call", -1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"answer"}, got)
+
+	require.NoError(t, s.SessionClosed(ctx, "a"))
+	got, err = storedAfter(t, s, "a", "", -1)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = storedAfter(t, s, "a", "call", -1)
+	assert.Error(t, err, "a stream of a closed session cannot be resumed")
+}
