@@ -122,8 +122,7 @@ type Capability struct {
 	// reconnect starts a new session with a remote server, for one whose
 	// session the server no longer knows (it restarted); nil for a local
 	// server.
-	// Every request of the new session ends once abort does.
-	reconnect func(ctx, abort context.Context) (*sdk.ClientSession, context.CancelFunc, error)
+	reconnect func(context.Context) (*sdk.ClientSession, context.CancelFunc, error)
 	// renewing is the new session a call is starting, which other calls
 	// wait for (under mu); nil when none is.
 	renewing *renewal
@@ -240,6 +239,7 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.toolsChanged() },
 	})
 	var err error
+	settled := func() bool { return true } // a local server's start has no requests to end
 	c.guard = &bodyGuard{limit: MaxMessageBytes}
 	if c.local {
 		// The workspace's env reaches every command started in it (a
@@ -249,22 +249,46 @@ func New(ctx context.Context, opts Options, setup capabilities.Setup) (*Capabili
 		c.session, c.proc, err = connectStdio(startCtx, client, withEnv, setup.Dir, c.guard)
 	} else {
 		u, headers, base := opts.endpoint(), opts.httpHeaders(), setup.HTTPTransport()
-		c.reconnect = func(ctx, abort context.Context) (*sdk.ClientSession, context.CancelFunc, error) {
+		c.reconnect = func(ctx context.Context) (*sdk.ClientSession, context.CancelFunc, error) {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			return connectHTTP(ctx, client, u, headers, &abortTransport{abort: abort, base: base}, c.guard)
+			abort, settle := abortedWith(ctx)
+			session, end, err := connectHTTP(ctx, client, u, headers, &abortTransport{abort: abort, base: base}, c.guard)
+			if !settle() && err == nil { // ctx ended as it connected: the session's requests are cut off
+				_ = closeWithin(session, closeWait)
+				end()
+				return nil, nil, context.Cause(ctx)
+			}
+			return session, end, err
 		}
-		c.session, c.cancel, err = connectHTTP(startCtx, client, u, headers, base, c.guard)
+		abort, settle := abortedWith(startCtx)
+		settled = settle
+		c.session, c.cancel, err = connectHTTP(startCtx, client, u, headers, &abortTransport{abort: abort, base: base}, c.guard)
 	}
 	if err != nil {
 		return nil, c.startError(ctx, startCtx, timeout, err)
 	}
-	if err := c.listTools(startCtx); err != nil {
+	err = c.listTools(startCtx)
+	if err == nil && !settled() {
+		err = context.Cause(startCtx) // it ended as the tools came: the session's requests are cut off
+	}
+	if err != nil {
 		err = c.startError(ctx, startCtx, timeout, err) // before Close, which ends the process
 		c.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// abortedWith is a context that ends once ctx does, until settle is
+// called: a start's requests, and what the SDK still sends once it gave it
+// up, end with the start (the SDK would otherwise wait up to 5 seconds
+// more to tell a server that does not answer that it gave up on its
+// initialize), but not those of the session it started. settle reports
+// whether it came before ctx ended.
+func abortedWith(ctx context.Context) (abort context.Context, settle func() bool) {
+	abort, end := context.WithCancelCause(context.Background())
+	return abort, context.AfterFunc(ctx, func() { end(context.Cause(ctx)) })
 }
 
 // startError says why start-up failed, naming the server, with the last
@@ -619,20 +643,13 @@ func (c *Capability) renew(ctx context.Context, old *sdk.ClientSession) (*sdk.Cl
 // startRenewal starts r, the new session that replaces old, and tells
 // the calls waiting for it.
 func (c *Capability) startRenewal(ctx context.Context, old *sdk.ClientSession, r *renewal) (*sdk.ClientSession, error) {
-	// Close ends the start, and every request of it: the SDK, whose
-	// initialize was not answered, would otherwise wait up to 5 seconds
-	// more to tell the server that it gave up on it.
-	abort, abortStart := context.WithCancelCause(context.Background())
-	closing := context.AfterFunc(c.lifeCtx(), func() { abortStart(ErrClosed) })
+	// Close ends the start, and every request of it (see abortedWith);
+	// once started, Close ends the new session as it ends any.
 	startCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(abort, func() { cancel(context.Cause(abort)) })
+	stop := context.AfterFunc(c.lifeCtx(), func() { cancel(ErrClosed) })
 	defer stop()
-	session, end, err := c.reconnect(startCtx, abort)
-	if closing() && err != nil {
-		abortStart(err) // nothing of the failed start is left to end
-	}
-	// From here on, Close ends the new session as it ends any.
+	session, end, err := c.reconnect(startCtx)
 
 	c.mu.Lock()
 	c.renewing = nil

@@ -598,6 +598,54 @@ func TestCloseDuringANewSession(t *testing.T) {
 	}
 }
 
+// unansweredInitialize is an HTTP server that reads every request and
+// answers none, and tells dropped when a client gives one up.
+func unansweredInitialize(t *testing.T) (url string, dropped chan struct{}) {
+	dropped = make(chan struct{}, 8)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // so that the server sees the client go
+		<-r.Context().Done()
+		dropped <- struct{}{}
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp", dropped
+}
+
+// A remote server that does not answer initialize within the timeout
+// option fails the start then, every request of it dropped: the SDK,
+// which tells the server it gave up on the initialize, is not waited for
+// (5 seconds more, as the server does not answer that either). So too an
+// interrupted start.
+func TestUnansweredStartEndsWithItsTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 2 * time.Second
+	for _, interrupted := range []bool{false, true} {
+		t.Run(map[bool]string{false: "timeout", true: "interrupted"}[interrupted], func(t *testing.T) {
+			t.Parallel()
+			url, dropped := unansweredInitialize(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if interrupted {
+				time.AfterFunc(timeout/2, cancel)
+			}
+			start := time.Now()
+			_, err := New(ctx, Options{URL: url, Timeout: timeout.Seconds()}, capabilities.Setup{})
+			require.Error(t, err)
+			assert.Less(t, time.Since(start), timeout+timeout, "the start waited for the SDK's cancellation")
+			if interrupted {
+				require.ErrorIs(t, err, context.Canceled)
+			} else {
+				assert.Contains(t, err.Error(), "no answer within 2s (the timeout option)")
+			}
+			select {
+			case <-dropped:
+			case <-time.After(timeout):
+				t.Fatal("the initialize was not given up")
+			}
+		})
+	}
+}
+
 func TestInMemoryServer(t *testing.T) {
 	// The capability over the SDK's in-memory transport, the way a Go
 	// program embedding its own server would connect it.
