@@ -32,8 +32,8 @@
 // less. One call waits read_timeout (DefaultReadTimeout) for its answer,
 // also when a local server that stopped reading has not taken its request;
 // until it does, later calls are refused as correctable errors (tool.go).
-// A call given up on (the read timeout, an interrupted run) is cancelled on
-// the server with notifications/cancelled (cancel.go).
+// A call given up on (the read timeout, an interrupted run, Close) is
+// cancelled on the server with notifications/cancelled (cancel.go).
 //
 // Messages and events name a server by its id and by where it is, shown
 // without what may be secret: a URL without its query ("https://h/mcp?…"),
@@ -148,8 +148,8 @@ type Capability struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
-	// life ends when Close is called, and with it the start of a new
-	// session under way.
+	// life ends when Close is called, and with it the calls under way
+	// and the start of a new session.
 	lifeOnce sync.Once
 	life     context.Context
 	endLife  context.CancelFunc
@@ -556,8 +556,9 @@ func (c *Capability) PID() int {
 func (c *Capability) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
-		// A new session being started is given up, not waited for: the
-		// call starting it ends it (see renew).
+		// The calls under way, and a new session being started, are
+		// given up, not waited for: each call ends what it started (see
+		// Call and renew).
 		c.lifeCtx()
 		c.endLife()
 		var errs []error

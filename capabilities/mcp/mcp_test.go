@@ -646,6 +646,43 @@ func TestUnansweredStartEndsWithItsTimeout(t *testing.T) {
 	}
 }
 
+// A Close while a call to a remote server is under way ends the call, which
+// is cancelled on the server and returns ErrClosed, and Close does not wait
+// for the server to answer it: a streamable HTTP server does not end the
+// session (the DELETE) before its calls have returned.
+func TestCloseDuringARemoteCall(t *testing.T) {
+	t.Parallel()
+	srv := testServer()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	mux.Handle("/sse", sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	for _, path := range []string{"/mcp", "/sse"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			c, err := New(context.Background(), Options{URL: ts.URL + path}, capabilities.Setup{})
+			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() {
+				_, err := call(t, c, "sleep", `{"ms": 60000}`, nil)
+				done <- err
+			}()
+			time.Sleep(300 * time.Millisecond)
+			start := time.Now()
+			assert.NoError(t, c.Close())
+			assert.Less(t, time.Since(start), closeWait/2, "Close waited for the call")
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, ErrClosed)
+				assert.Contains(t, err.Error(), "MCP server 127.0.0.1-"+strings.TrimPrefix(path, "/"))
+			case <-time.After(closeWait):
+				t.Fatal("the call outlived Close")
+			}
+		})
+	}
+}
+
 func TestInMemoryServer(t *testing.T) {
 	// The capability over the SDK's in-memory transport, the way a Go
 	// program embedding its own server would connect it.

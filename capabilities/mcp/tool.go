@@ -136,6 +136,12 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout())
 	defer cancel() // also ends what the SDK still reads of the answer
+	// Close ends the call, which is then cancelled on the server: a
+	// streamable HTTP server does not end the session before its calls
+	// return, and the call would wait for its answer up to read_timeout.
+	callCtx, closing := context.WithCancelCause(callCtx)
+	defer closing(nil)
+	defer context.AfterFunc(c.lifeCtx(), func() { closing(ErrClosed) })()
 	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
 	session := c.currentSession()
 	res, err := c.callTool(callCtx, session, params)
@@ -225,6 +231,9 @@ func (c *Capability) callError(ctx, callCtx context.Context, name string, err er
 	}
 	if tooLarge := c.guard.tripped(); tooLarge != nil {
 		return c.errorf(tooLarge, "MCP server %s (%s): calling %s: %s", c.id, c.where, name, tooLarge)
+	}
+	if errors.Is(context.Cause(callCtx), ErrClosed) {
+		return c.errorf(ErrClosed, "MCP server %s (%s): calling %s: %s", c.id, c.where, name, ErrClosed)
 	}
 	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 		if errors.Is(err, errCancelPending) {
