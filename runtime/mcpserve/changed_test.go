@@ -3,13 +3,16 @@
 package mcpserve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -401,4 +404,88 @@ func TestToolsChangedBeforeTheClientsGETStreamAreAnnounced(t *testing.T) {
 	require.NotNil(t, late.cs)
 	receive(t, late.changed, "tools/list_changed announced before the GET stream opened")
 	assert.ElementsMatch(t, []string{"echo", "added"}, toolNames(t, late.cs))
+}
+
+// cutCalls is an HTTP client's transport that cuts the stream of a POST
+// carrying a tools/call after its first event, and notes a GET resuming a
+// stream.
+type cutCalls struct {
+	cut     chan struct{}
+	resumed atomic.Bool
+}
+
+func (c *cutCalls) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		c.resumed.Store(true)
+	}
+	var isCall bool
+	if r.Method == http.MethodPost && r.GetBody != nil {
+		body, _ := r.GetBody()
+		b, _ := io.ReadAll(body)
+		isCall = bytes.Contains(b, []byte(`"tools/call"`))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || !isCall {
+		return resp, err
+	}
+	resp.Body = &firstEventOnly{ReadCloser: resp.Body, cut: c.cut}
+	return resp, nil
+}
+
+type firstEventOnly struct {
+	io.ReadCloser
+	cut  chan struct{}
+	seen []byte
+	done bool
+}
+
+func (f *firstEventOnly) Read(p []byte) (int, error) {
+	if f.done {
+		return 0, io.ErrUnexpectedEOF
+	}
+	n, err := f.ReadCloser.Read(p)
+	f.seen = append(f.seen, p[:n]...)
+	if i := bytes.Index(f.seen, []byte("\n\n")); i >= 0 {
+		f.done = true
+		f.ReadCloser.Close()
+		f.cut <- struct{}{}
+		keep := n - (len(f.seen) - (i + 2))
+		return max(keep, 0), nil
+	}
+	return n, err
+}
+
+// slowTool answers after a while.
+type slowTool struct{ plainTool }
+
+func (slowTool) Call(ctx context.Context, _ json.RawMessage) (string, error) {
+	select {
+	case <-time.After(500 * time.Millisecond):
+		return "late answer", nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// A call whose stream broke before its answer came is answered on the
+// stream the client resumes (Last-Event-ID).
+func TestCallStreamResumedAfterItBroke(t *testing.T) {
+	t.Parallel()
+	srv, err := New(context.Background(), []capabilities.Capability{plainCap{slowTool{plainTool{"slow"}}}}, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	ts := httptest.NewServer(srv.Handler(""))
+	t.Cleanup(ts.Close)
+	cut := &cutCalls{cut: make(chan struct{}, 4)}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: cut}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	receive(t, cut.cut, "the call's stream cut")
+	assert.True(t, cut.resumed.Load(), "the answer came on the resumed stream")
+	assert.Equal(t, "late answer", textOf(t, res))
 }
