@@ -512,12 +512,18 @@ func (c *Capability) relist(ctx context.Context) error {
 	listed := c.changed.Load()
 	listCtx, cancel := context.WithTimeout(ctx, c.listTimeout)
 	defer cancel()
+	// Close ends the listing, as it ends a call (see tool.Call).
+	listCtx, closing := context.WithCancelCause(listCtx)
+	defer closing(nil)
+	defer context.AfterFunc(c.lifeCtx(), func() { closing(ErrClosed) })()
 	all, err := c.serverTools(listCtx, c.currentSession())
 	if err != nil {
 		const what = "listing its tools again, as it announced they changed"
 		switch {
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
+		case errors.Is(context.Cause(listCtx), ErrClosed):
+			return c.errorf(ErrClosed, "MCP server %s (%s): %s: %s", c.id, c.where, what, ErrClosed)
 		case c.guard.tripped() != nil:
 			err = c.guard.tripped()
 			return c.errorf(err, "MCP server %s (%s): %s: %s", c.id, c.where, what, err)

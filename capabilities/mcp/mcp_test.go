@@ -683,6 +683,53 @@ func TestCloseDuringARemoteCall(t *testing.T) {
 	}
 }
 
+// A Close while the tools of a remote server that announced they changed
+// are listed again ends the listing, which returns ErrClosed, and Close does
+// not wait for the server, which does not answer it.
+func TestCloseDuringAListing(t *testing.T) {
+	t.Parallel()
+	srv := testServer()
+	var lists atomic.Int64
+	release := make(chan struct{})
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/list" && lists.Add(1) > 1 {
+				select {
+				case <-ctx.Done():
+				case <-release:
+				}
+				return nil, errors.New("not listed")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ts := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) }) // before the server closes, which waits for its handlers
+	c, err := New(context.Background(), Options{URL: ts.URL + "/sse"}, capabilities.Setup{})
+	require.NoError(t, err)
+	version := c.ToolsVersion()
+	_, err = call(t, c, "grow", `{}`, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return c.ToolsVersion() != version }, 10*time.Second, 10*time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Tools(context.Background())
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return lists.Load() > 1 }, 10*time.Second, 10*time.Millisecond)
+	start := time.Now()
+	assert.NoError(t, c.Close())
+	assert.Less(t, time.Since(start), closeWait/2, "Close waited for the listing")
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrClosed)
+		assert.Contains(t, err.Error(), "MCP server 127.0.0.1-sse")
+	case <-time.After(closeWait):
+		t.Fatal("the listing outlived Close")
+	}
+}
+
 func TestInMemoryServer(t *testing.T) {
 	// The capability over the SDK's in-memory transport, the way a Go
 	// program embedding its own server would connect it.
