@@ -108,7 +108,7 @@ pattern that matches no directory, or a spec that cannot be loaded.`,
 	fl := cmd.Flags()
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "how many jobs run at a time (default: the number of CPUs)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the result cache the spec names")
-	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable for every job: --var name=value (repeatable)")
+	fl.StringArrayVar(&f.vars, "var", nil, varUsage("set an instructions variable for every job"))
 	fl.StringVar(&f.input, "input", "", "the user message of every job")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or warnings on stderr")

@@ -49,7 +49,8 @@ answer, which is printed on stdout. SPEC - reads the spec from stdin (its relati
 resolve from the current directory). The input (the user message) comes from --input, from
 --input-file, or from stdin when a second argument - follows SPEC; without one, the run's user
 message is "Begin." and the instructions drive it. --var fills the instructions' {{name}}
-placeholders: each placeholder needs a value, and each --var a placeholder.
+placeholders: each placeholder needs a value, and each --var a placeholder; a name given again
+takes its last value, so that flags added after a script's own override them.
 
 --workspace is the job's directory (default: the current directory): a relative FileSystem
 root_dir resolves against it, and the spec's workspace settings apply to it. After the final
@@ -132,7 +133,7 @@ generated from its schema, then answers (see docs/specs.md, "The test model").`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.input, "input", "", "the user message")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
-	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
+	fl.StringArrayVar(&f.vars, "var", nil, varUsage("set an instructions variable"))
 	fl.StringVar(&f.workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	addOutputFlag(fl, &f.output, "", "text: the answer alone (its JSON value with an output_schema); json: {\"output\", \"usage\", \"cached\"}")
 	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
@@ -399,7 +400,18 @@ func (f runFlags) transport() (http.RoundTripper, func() error, error) {
 	return nil, none, nil
 }
 
-// parseVars reads --var name=value flags.
+// varUsage is the usage of a command's --var flag, what it does said
+// first.
+func varUsage(what string) string {
+	return what + ": --var name=value (repeatable; a name given again takes its last value)"
+}
+
+// parseVars reads --var name=value flags. A name given again takes its
+// last value, as terraform's -var and helm's --set do: a wrapper script's
+// defaults, written first, give way to the flags its caller adds after
+// them. Every --var sets the one value of a name, the spec's or the
+// pipeline's (a pipeline step's vars are its file's), so there is no name
+// that two values could both be meant for.
 func parseVars(flags []string) (map[string]string, error) {
 	vars := make(map[string]string, len(flags))
 	for _, kv := range flags {

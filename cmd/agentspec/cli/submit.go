@@ -337,7 +337,7 @@ usage errors.`,
 	fl.Lookup("events").Usage = "write the job's events to a file in this directory, named after DIR, as the job runs (implies --wait)"
 	fl.BoolVar(&f.wait, "wait", false, "wait for the job's result and print it")
 	fl.BoolVar(&f.noCache, "no-cache", false, "neither use nor fill the shared result cache")
-	fl.StringArrayVar(&f.vars, "var", nil, "set an instructions variable: --var name=value (repeatable)")
+	fl.StringArrayVar(&f.vars, "var", nil, varUsage("set an instructions variable"))
 	fl.StringVar(&f.input, "input", "", "the job's user message")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the user message from a file (- for stdin)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress or warnings on stderr")

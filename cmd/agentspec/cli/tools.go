@@ -84,7 +84,7 @@ say), whose problems are printed as FILE:LINE:COL lines, or that offers one tool
 // addCapabilityVarFlag adds --var to a command that builds a spec's
 // capabilities without running it.
 func addCapabilityVarFlag(cmd *cobra.Command, vars *[]string) {
-	cmd.Flags().StringArrayVar(vars, "var", nil, "fill a {{name}} placeholder of the capabilities' options: --var name=value (repeatable)")
+	cmd.Flags().StringArrayVar(vars, "var", nil, varUsage("fill a {{name}} placeholder of the capabilities' options"))
 }
 
 // withCapabilityVars returns s with its capabilities' placeholders filled

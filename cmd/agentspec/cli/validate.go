@@ -117,7 +117,7 @@ summary as "summary": {"files", "valid", "problems", "warnings"}, each a count.`
 	}
 	addOutputFlag(cmd.Flags(), &format, formatText, "text (problems on stderr) or json (a report on stdout)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "end with a summary: files valid, problems, warnings (on stderr; with -o json, in the report)")
-	cmd.Flags().StringArrayVar(&vars, "var", nil, "check the instructions' placeholders against this variable: --var name=value (repeatable)")
+	cmd.Flags().StringArrayVar(&vars, "var", nil, varUsage("check the instructions' placeholders against this variable"))
 	cmd.Flags().StringVar(&workspace, "workspace", "", "directory relative capability paths resolve against (default: current directory)")
 	cmd.Flags().StringVar(&model, "model", "", modelFlagUsage+"; checked as the spec's own would be")
 	return cmd

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,4 +135,40 @@ func TestValidateJSONReportsWarnings(t *testing.T) {
 	assert.Equal(t, []problem{{File: file, Line: 1, Column: 19,
 		Message: "warning: end_strategy: has no effect in agentspec: an answer never comes with tool calls, so every tool call the model makes is run"}},
 		report.Files[0].Warnings)
+}
+
+// A name given twice with --var takes its last value, as terraform's -var
+// and helm's --set do, so that a wrapper script's defaults are overridden
+// by the flags after them: in the instructions a run sends, in the options
+// validate builds a capability with, and in a pipeline's inputs. Every
+// command taking --var says so.
+func TestRepeatedVarTakesTheLastValue(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "turns.yaml"), "turns:\n  - expect: {system_contains: 'Review second.'}\n    text: done\n")
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "model: script:turns.yaml\ninstructions: Review {{repo}}.\n")
+	code, stdout, stderr := runCLI(t, "", "run", "--workspace", dir, "--var", "repo=first", "--var", "repo=second", file)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "done\n", stdout)
+
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "there"), 0o755))
+	caps := writeFile(t, filepath.Join(dir, "caps.yaml"), "model: test\ncapabilities:\n  - FileSystem: {root_dir: '{{root}}'}\n")
+	code, _, stderr = runCLI(t, "", "validate", "--workspace", dir, "--var", "root=missing", "--var", "root=there", caps)
+	assert.Equal(t, 0, code, "the root that exists is the last one: %s", stderr)
+	code, _, stderr = runCLI(t, "", "validate", "--workspace", dir, "--var", "root=there", "--var", "root=missing", caps)
+	assert.Equal(t, 1, code, "the root that does not exist is the last one: %s", stderr)
+	assert.Contains(t, stderr, "missing")
+
+	pdir := pipelineDir(t, map[string]string{
+		"pipeline.yaml": "inputs:\n  type: object\n  properties: {n: {type: integer}}\nsteps:\n  only:\n    input: \"n={{inputs.n}}\"\n    spec: {model: \"script:answer.yaml\"}\n",
+		"answer.yaml":   "turns:\n  - expect: {message_contains: n=7}\n    text: fine\n",
+	})
+	code, stdout, stderr = runCLI(t, "", "run", filepath.Join(pdir, "pipeline.yaml"), "--workspace", t.TempDir(), "--var", "n=1", "--var", "n=7", "-q")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "fine\n", stdout)
+
+	for _, command := range []string{"run", "validate", "batch", "submit", "tools", "tool", "mcp"} {
+		_, help, _ := runCLI(t, "", command, "--help")
+		help = strings.Join(strings.Fields(help), " ")
+		assert.Contains(t, help, "a name given again takes its last value", command)
+	}
 }
