@@ -135,3 +135,21 @@ func AsRetry(err error) (string, bool) {
 type Warner interface {
 	Warnings() []string
 }
+
+// Warning is one of an OptionWarner's warnings.
+type Warning struct {
+	// Option is the key of the option the warning is about, as the
+	// capability's options name it ("cwd"); "" when it is about the
+	// capability as a whole, or about no option the spec writes.
+	Option string
+	Msg    string
+}
+
+// OptionWarner is a Warner that says which option each of its warnings
+// is about, so that whoever shows them places each at that option's value
+// in the spec, where it would be changed, rather than at the capability's
+// entry. OptionWarnings are its Warnings, in the same order.
+type OptionWarner interface {
+	Warner
+	OptionWarnings() []Warning
+}

@@ -179,23 +179,56 @@ func entryPointer(c Capability) string {
 }
 
 // CapabilityWarnings are the warnings of the capabilities Instantiate
-// built for s (capabilities.Warner, through any wrapper), each at its
-// entry's position, in order, worded as the loader's warnings are
-// ("warning: capabilities[0]: ...").
+// built for s (capabilities.Warner, through any wrapper), in order, worded
+// as the loader's warnings are: one a capabilities.OptionWarner says of an
+// option the entry writes is at that option's value
+// ("warning: capabilities[0].FileSystem.cwd: ..."), in the entry or in one
+// nested in it (PrefixTools' capability); any other at the entry's
+// position ("warning: capabilities[0]: ...").
 func CapabilityWarnings(s *Spec, caps []capabilities.Capability) Errors {
 	var out Errors
 	for i, c := range caps {
 		if i >= len(s.Capabilities) {
 			break
 		}
-		w, ok := capabilities.As[capabilities.Warner](c)
-		if !ok {
-			continue
+		var warnings []capabilities.Warning
+		if w, ok := capabilities.As[capabilities.OptionWarner](c); ok {
+			warnings = w.OptionWarnings()
+		} else if w, ok := capabilities.As[capabilities.Warner](c); ok {
+			for _, msg := range w.Warnings() {
+				warnings = append(warnings, capabilities.Warning{Msg: msg})
+			}
 		}
 		entry := s.Capabilities[i]
-		for _, msg := range w.Warnings() {
-			out = append(out, &Error{Pos: entry.Pos, Msg: "warning: " + prefixed(entryPointer(entry), msg)})
+		for _, w := range warnings {
+			pos, ptr := entry.Pos, entryPointer(entry)
+			if at, ok := s.optionPointer(entry.Pointer, w.Option, 0); ok && w.Option != "" {
+				pos, ptr = s.Position(at), at
+			}
+			out = append(out, &Error{Pos: pos, Msg: "warning: " + prefixed(ptr, w.Msg)})
 		}
 	}
 	return out
+}
+
+// optionPointer returns the pointer of option where the spec writes it:
+// among the options at optsPtr, or else among those of an entry nested in
+// them (PrefixTools' capability), the outer ones first. depth counts the
+// entries gone into; false when none writes the option.
+func (s *Spec) optionPointer(optsPtr, option string, depth int) (string, bool) {
+	if ptr := child(optsPtr, option); s.positions[ptr] != (Position{}) {
+		return ptr, true
+	}
+	if depth > maxDepth {
+		return "", false
+	}
+	for _, entry := range slices.Sorted(maps.Keys(s.nested)) {
+		if parent(entry) != optsPtr {
+			continue
+		}
+		if ptr, ok := s.optionPointer(s.nested[entry], option, depth+1); ok {
+			return ptr, true
+		}
+	}
+	return "", false
 }

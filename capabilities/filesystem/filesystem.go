@@ -179,10 +179,13 @@ type Options struct {
 type Capability struct {
 	fs       *FS
 	tools    []capabilities.Tool
-	warnings []string
+	warnings []capabilities.Warning
 }
 
-var _ capabilities.Capability = (*Capability)(nil)
+var (
+	_ capabilities.Capability   = (*Capability)(nil)
+	_ capabilities.OptionWarner = (*Capability)(nil)
+)
 
 // toolFactories builds each tool by name, one constructor per tool file.
 var toolFactories = map[string]func(*FS) capabilities.Tool{
@@ -219,12 +222,15 @@ func newCapability(opts Options, dir string, protectedReal bool) (*Capability, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Capability{fs: fs, warnings: rootWarnings(opts.RootDir, fs.rootDir)}
+	c := &Capability{fs: fs}
+	for _, msg := range rootWarnings(opts.RootDir, fs.rootDir) {
+		c.warnings = append(c.warnings, capabilities.Warning{Msg: msg})
+	}
 	if opts.Cwd != "" {
 		// The newest pydantic-ai-harness ignores cwd; agentspec still
 		// honours it, as the older versions did, so that such specs keep
 		// working, and says where the setting now belongs.
-		c.warnings = append(c.warnings, "cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
+		c.warnings = append(c.warnings, capabilities.Warning{Option: "cwd", Msg: "cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it."})
 	}
 	for _, name := range names {
 		c.tools = append(c.tools, &callGate{Tool: toolFactories[name](fs), fs: fs})
@@ -272,9 +278,18 @@ func (c *Capability) MaxRetries() (int, bool) {
 // Warnings returns what the user should hear about this configuration
 // before a run, although it is valid: a root that puts far more than a
 // project in the model's reach (the root of the file system, the user's home
-// directory or a directory above it). Each is one sentence, without a
-// position in the spec; nil when there is nothing to say.
-func (c *Capability) Warnings() []string { return slices.Clone(c.warnings) }
+// directory or a directory above it), and that cwd is deprecated. Each is one
+// sentence, without a position in the spec; nil when there is nothing to say.
+func (c *Capability) Warnings() []string {
+	var msgs []string
+	for _, w := range c.warnings {
+		msgs = append(msgs, w.Msg)
+	}
+	return msgs
+}
+
+// OptionWarnings are the Warnings, the one of cwd said of that option.
+func (c *Capability) OptionWarnings() []capabilities.Warning { return slices.Clone(c.warnings) }
 
 // rootWarnings warns of a root, given as given and real once resolved, that
 // is the root of a file system, the user's home directory (resolved) or a

@@ -211,7 +211,7 @@ func configure(opts Options) (*config, error) {
 	}
 	c.env, c.envNames = filterEnv(opts.Env, opts.DeniedEnvPatterns)
 	if opts.Cwd != nil {
-		c.warnings = append(c.warnings, "`Shell(cwd=...)` is deprecated and ignored: commands/paths start in the workspace's working directory; set it on the workspace, e.g. `LocalWorkspace('./repo')`.")
+		c.warnings = append(c.warnings, cwdWarning)
 	}
 	c.warnings = append(c.warnings, envWarnings(c.env)...) // what denied_env_patterns leaves
 	if !c.sandbox {
@@ -219,6 +219,10 @@ func configure(opts Options) (*config, error) {
 	}
 	return c, nil
 }
+
+// cwdWarning is said of a Shell given a cwd, at that option (see
+// Capability.OptionWarnings), in the reference's words.
+const cwdWarning = "`Shell(cwd=...)` is deprecated and ignored: commands/paths start in the workspace's working directory; set it on the workspace, e.g. `LocalWorkspace('./repo')`."
 
 // SandboxOffWarning is said on every run of a Shell with sandbox: off.
 const SandboxOffWarning = "Shell sandbox is off: commands can change files outside the workspace, read secrets and reach the network"

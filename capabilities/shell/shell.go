@@ -107,10 +107,11 @@ type Capability struct {
 }
 
 var (
-	_ capabilities.Capability = (*Capability)(nil)
-	_ capabilities.Reacher    = (*Capability)(nil)
-	_ capabilities.Warner     = (*Capability)(nil)
-	_ capabilities.Peered     = (*Capability)(nil)
+	_ capabilities.Capability   = (*Capability)(nil)
+	_ capabilities.Reacher      = (*Capability)(nil)
+	_ capabilities.Warner       = (*Capability)(nil)
+	_ capabilities.OptionWarner = (*Capability)(nil)
+	_ capabilities.Peered       = (*Capability)(nil)
 )
 
 // New builds a Shell over the workspace dir (empty: the process's working
@@ -207,6 +208,18 @@ func (c *Capability) Sandboxed() bool { return c.cfg.sandbox }
 // Warnings are the cwd option's deprecation, provider keys named in env,
 // and, with the sandbox off, that commands are not confined.
 func (c *Capability) Warnings() []string { return slices.Clone(c.cfg.warnings) }
+
+// OptionWarnings are the Warnings, the one of cwd said of that option.
+func (c *Capability) OptionWarnings() []capabilities.Warning {
+	out := make([]capabilities.Warning, len(c.cfg.warnings))
+	for i, msg := range c.cfg.warnings {
+		out[i].Msg = msg
+		if msg == cwdWarning {
+			out[i].Option = "cwd"
+		}
+	}
+	return out
+}
 
 // Peers takes the first other capability that is a PathGuard (a
 // FileSystem): the files it keeps from the model are masked for commands.

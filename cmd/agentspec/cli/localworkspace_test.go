@@ -68,7 +68,7 @@ func TestLocalWorkspaceSpecErrors(t *testing.T) {
 }
 
 // The newest harness FileSystem takes its root from the workspace and only
-// warns of cwd: such a spec loads, with the warning at its position.
+// warns of cwd: such a spec loads, with the warning at cwd's value.
 func TestHarnessFileSystemDefaults(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
@@ -77,7 +77,7 @@ func TestHarnessFileSystemDefaults(t *testing.T) {
 		"model: test\ncapabilities:\n  - LocalWorkspace: .\n  - FileSystem: {cwd: src, read_only_patterns: ['**/.env']}\n")
 	code, stdout, stderr := runCLI(t, "", "validate", spec, "--workspace", ws)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout+stderr, "agent.yaml:4:5: warning: capabilities[1]: cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
+	assert.Contains(t, stdout+stderr, "agent.yaml:4:23: warning: capabilities[1].FileSystem.cwd: cwd is deprecated in pydantic-ai-harness, which ignores it: set the working directory on the workspace (LocalWorkspace: DIR). agentspec still resolves relative paths against it.")
 }
 
 // Shell works in the LocalWorkspace: its commands start there, get the

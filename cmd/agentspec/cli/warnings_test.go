@@ -74,3 +74,26 @@ func TestRefusalIsTyped(t *testing.T) {
 		assert.Equal(t, c.want, refusal(c.kind, c.msg))
 	}
 }
+
+// The warning that cwd is deprecated is said at cwd's value, in
+// FileSystem and in Shell, in every form of entry, where the spec would be
+// changed, and not at the capability's entry.
+func TestCwdWarningIsAtItsValue(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	file := filepath.Join(dir, "agent.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("model: test\ninstructions: Say hi.\ncapabilities:\n"+
+		"  - FileSystem:\n      root_dir: .\n      cwd: sub\n      tools: [read_file]\n"+
+		"  - Shell: {cwd: sub, sandbox: off}\n"+
+		"  - PrefixTools: {prefix: p_, capability: {FileSystem: {cwd: sub}}}\n"+
+		"  - {name: FileSystem, arguments: {root_dir: ., cwd: sub, tools: [file_info]}}\n"), 0o644))
+
+	code, out, errOut := runCLI(t, "", "validate", "--workspace", dir, file)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out+errOut, file+":6:12: warning: capabilities[0].FileSystem.cwd: cwd is deprecated in pydantic-ai-harness")
+	assert.Contains(t, out+errOut, file+":8:18: warning: capabilities[1].Shell.cwd: `Shell(cwd=...)` is deprecated and ignored")
+	assert.Contains(t, out+errOut, file+":8:5: warning: capabilities[1]: Shell sandbox is off", "a warning of no one option is the entry's")
+	assert.Contains(t, out+errOut, file+":9:62: warning: capabilities[2].PrefixTools.capability.FileSystem.cwd: cwd is deprecated in pydantic-ai-harness")
+	assert.Contains(t, out+errOut, file+":10:54: warning: capabilities[3].arguments.cwd: cwd is deprecated in pydantic-ai-harness")
+	assert.NotContains(t, out+errOut, ":4:5: warning")
+}
