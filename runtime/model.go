@@ -122,7 +122,12 @@ func CheckModel(s *spec.Spec) error {
 				// Sent to the provider: its options are checked as the
 				// model's construction checks them.
 				for _, err := range joined(providers.CheckNative(ref, []providers.NativeTool{t})) {
-					native = append(native, &spec.Error{Pos: c.Pos, Msg: name + ": " + err.Error()})
+					at := c.Pos
+					var option *providers.NativeOptionError
+					if errors.As(err, &option) {
+						at = nativeAt(s, c, true, option.Option)
+					}
+					native = append(native, &spec.Error{Pos: at, Msg: name + ": " + err.Error()})
 				}
 				continue
 			}
@@ -137,7 +142,7 @@ func CheckModel(s *spec.Spec) error {
 			if have := providers.NativeProviders(t.Kind); len(have) > 0 {
 				msg += "; the providers that do: " + strings.Join(have, ", ")
 			}
-			native = append(native, &spec.Error{Pos: c.Pos, Msg: msg})
+			native = append(native, &spec.Error{Pos: nativeAt(s, c, false, "kind"), Msg: msg})
 		}
 	}
 	var err error
@@ -165,6 +170,21 @@ func CheckModel(s *spec.Spec) error {
 		}
 	}
 	return append(out, native...)
+}
+
+// nativeAt is where a problem with the option of a native tool that c,
+// or an entry nested in it, asks for is placed: at the option's key, with
+// key set, or at its value, written among the entry's options or under
+// tool (NativeTool's {tool: {kind: ...}}, and the long form's
+// arguments: [{kind: ...}]); at the entry when the spec writes no such
+// option (WebSearch's kind).
+func nativeAt(s *spec.Spec, c spec.Capability, key bool, option string) spec.Position {
+	for _, path := range [][]string{{option}, {"tool", option}} {
+		if pos, ok := s.OptionPosition(c, key, path...); ok {
+			return pos
+		}
+	}
+	return c.Pos
 }
 
 // joined returns the errors errors.Join made err of, err alone otherwise,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentspec/agentspec/runtime/providers"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -113,14 +115,14 @@ func TestNativeToolsAskedOfTheCapability(t *testing.T) {
 }
 
 // The options of a native tool the provider runs are checked when the spec
-// loads, as the run checks them before its first request: validate does
-// not pass a spec the run refuses.
+// loads, as the run checks them before its first request, each refusal at
+// the option's key: validate does not pass a spec the run refuses.
 func TestNativeToolOptionsCheckedOnLoad(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
-		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - WebSearch: {search_context_size: high}\n": "agent.yaml:3:5: WebSearch: anthropic: the native tool web_search takes no search_context_size (OpenAI's)",
-		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - NativeTool: {kind: web_fetch, foo: 1}\n":  `agent.yaml:3:5: NativeTool: anthropic: the native tool web_fetch takes no option "foo"`,
-		"model: openai-responses:gpt-5\ncapabilities:\n  - NativeTool: {kind: web_search, max_uses: 3}\n": "agent.yaml:3:5: NativeTool: openai-responses: the Responses API's web_search takes no max_uses",
+		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - WebSearch: {search_context_size: high}\n": "agent.yaml:3:17: WebSearch: anthropic: the native tool web_search takes no search_context_size (OpenAI's)",
+		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - NativeTool: {kind: web_fetch, foo: 1}\n":  `agent.yaml:3:35: NativeTool: anthropic: the native tool web_fetch takes no option "foo"`,
+		"model: openai-responses:gpt-5\ncapabilities:\n  - NativeTool: {kind: web_search, max_uses: 3}\n": "agent.yaml:3:36: NativeTool: openai-responses: the Responses API's web_search takes no max_uses",
 	} {
 		_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml", []byte(src))
 		require.Error(t, err, src)
@@ -149,4 +151,27 @@ func TestNestedCapabilityCheckedOnLoad(t *testing.T) {
 	_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml",
 		[]byte("model: openai:gpt-4o\ncapabilities:\n  - PrefixTools: {prefix: p, capability: {WebFetch: {local: true}}}\n"))
 	assert.NoError(t, err, "the local tool stands in")
+}
+
+// A native tool's provider check is placed at the node at fault: a kind
+// the provider does not run at the kind's value, in whichever form the
+// entry gives it, nested in PrefixTools or not; an option the provider's
+// tool does not take at the option's key.
+func TestNativeToolErrorsAtTheNodeAtFault(t *testing.T) {
+	t.Parallel()
+	noFetch := "NativeTool: openai does not run the native tool web_fetch; the providers that do: " + strings.Join(providers.NativeProviders("web_fetch"), ", ")
+	for src, want := range map[string]string{
+		"model: openai:gpt-4o\ncapabilities:\n  - NativeTool: {kind: web_fetch}\n":                                                                "agent.yaml:3:24: " + noFetch,
+		"model: openai:gpt-4o\ncapabilities:\n  - NativeTool:\n      tool: {kind: web_fetch}\n":                                                   "agent.yaml:4:20: " + noFetch,
+		"model: openai:gpt-4o\ncapabilities:\n  - {name: NativeTool, arguments: [{kind: web_fetch}]}\n":                                           "agent.yaml:3:43: " + noFetch,
+		"model: openai:gpt-4o\ncapabilities:\n  - PrefixTools: {prefix: p, capability: {NativeTool: {kind: web_fetch}}}\n":                        "agent.yaml:3:62: " + noFetch,
+		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - NativeTool: {kind: web_fetch, foo: 1}\n":                                          `agent.yaml:3:35: NativeTool: anthropic: the native tool web_fetch takes no option "foo"`,
+		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - NativeTool: {tool: {kind: web_fetch, foo: 1}}\n":                                  `agent.yaml:3:42: NativeTool: anthropic: the native tool web_fetch takes no option "foo"`,
+		"model: anthropic:claude-sonnet-4-5\ncapabilities:\n  - WebSearch:\n      max_uses: 2\n      search_context_size: high\n":                 "agent.yaml:5:7: WebSearch: anthropic: the native tool web_search takes no search_context_size (OpenAI's)",
+		"model: openai-responses:gpt-5\ncapabilities:\n  - PrefixTools: {prefix: p, capability: {NativeTool: {kind: web_search, max_uses: 3}}}\n": "agent.yaml:3:74: NativeTool: openai-responses: the Responses API's web_search takes no max_uses",
+	} {
+		_, err := (&spec.Loader{ModelCheck: CheckModel}).Load("agent.yaml", []byte(src))
+		require.Error(t, err, src)
+		assert.Equal(t, want, err.Error(), src)
+	}
 }

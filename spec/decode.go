@@ -132,6 +132,7 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		},
 		Document:  root,
 		positions: d.values,
+		keys:      d.keys,
 		nested:    d.nested,
 	}
 	if s.Version == 0 {

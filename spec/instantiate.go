@@ -202,7 +202,7 @@ func CapabilityWarnings(s *Spec, caps []capabilities.Capability) Errors {
 		entry := s.Capabilities[i]
 		for _, w := range warnings {
 			pos, ptr := entry.Pos, entryPointer(entry)
-			if at, ok := s.optionPointer(entry.Pointer, w.Option, 0); ok && w.Option != "" {
+			if at, ok := s.optionPointer(entry.Pointer, []string{w.Option}, s.positions, 0); ok && w.Option != "" {
 				pos, ptr = s.Position(at), at
 			}
 			out = append(out, &Error{Pos: pos, Msg: "warning: " + prefixed(ptr, w.Msg)})
@@ -211,12 +211,31 @@ func CapabilityWarnings(s *Spec, caps []capabilities.Capability) Errors {
 	return out
 }
 
-// optionPointer returns the pointer of option where the spec writes it:
-// among the options at optsPtr, or else among those of an entry nested in
-// them (PrefixTools' capability), the outer ones first. depth counts the
-// entries gone into; false when none writes the option.
-func (s *Spec) optionPointer(optsPtr, option string, depth int) (string, bool) {
-	if ptr := child(optsPtr, option); s.positions[ptr] != (Position{}) {
+// OptionPosition returns where the spec writes the option at path (the
+// keys from the options of c down: "kind", or "tool", "kind") in the entry
+// of c, or else in an entry nested in its options (PrefixTools'
+// capability), the outer ones first: the option's key with key set, its
+// value otherwise. ok is false when no entry writes it, and for a Spec
+// built in Go, which has no positions.
+func (s *Spec) OptionPosition(c Capability, key bool, path ...string) (pos Position, ok bool) {
+	written := s.positions
+	if key {
+		written = s.keys
+	}
+	ptr, ok := s.optionPointer(c.Pointer, path, written, 0)
+	if !ok {
+		return Position{}, false
+	}
+	return written[ptr], true
+}
+
+// optionPointer returns the pointer of the option at path where written
+// (the positions of values, or of keys) has it: among the options at
+// optsPtr, or else among those of an entry nested in them (PrefixTools'
+// capability), the outer ones first. depth counts the entries gone into;
+// false when none writes the option.
+func (s *Spec) optionPointer(optsPtr string, path []string, written map[string]Position, depth int) (string, bool) {
+	if ptr := pointer(optsPtr, path); written[ptr] != (Position{}) {
 		return ptr, true
 	}
 	if depth > maxDepth {
@@ -226,7 +245,7 @@ func (s *Spec) optionPointer(optsPtr, option string, depth int) (string, bool) {
 		if parent(entry) != optsPtr {
 			continue
 		}
-		if ptr, ok := s.optionPointer(s.nested[entry], option, depth+1); ok {
+		if ptr, ok := s.optionPointer(s.nested[entry], path, written, depth+1); ok {
 			return ptr, true
 		}
 	}

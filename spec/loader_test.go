@@ -722,6 +722,7 @@ func TestDefaults(t *testing.T) {
 		MaxToolRounds: DefaultMaxToolRounds,
 		Document:      map[string]any{},
 		positions:     s.positions,
+		keys:          s.keys,
 	}, s)
 
 	s, err = testLoader(t).Load("a.yaml", []byte("cache: false\ninstructions: one\nretries: 0\n"))

@@ -56,6 +56,9 @@ type Spec struct {
 	// positions maps JSON pointers ("/capabilities/0/FileSystem/cwd") to where
 	// the value sits in the file.
 	positions map[string]Position
+	// keys maps the JSON pointers of mapping members to where their keys
+	// sit in the file.
+	keys map[string]Position
 	// nested maps the pointers of nested entries to those of their options
 	// (document.nested), to place a nested factory's error.
 	nested map[string]string

@@ -96,6 +96,15 @@ func (e *NativeUnsupportedError) Error() string {
 		e.Provider, e.Kind, strings.Join(NativeProviders(e.Kind), ", "))
 }
 
+// NativeOptionError is an option of a native tool the provider does not
+// take, named as the spec writes it, so that the refusal is placed there.
+type NativeOptionError struct {
+	Option string
+	Msg    string
+}
+
+func (e *NativeOptionError) Error() string { return e.Msg }
+
 // checkNative refuses native tools p does not run, and options the kind
 // does not take.
 func checkNative(p provider, tools []NativeTool) error {
@@ -107,7 +116,7 @@ func checkNative(p provider, tools []NativeTool) error {
 		}
 		for k := range t.Options {
 			if !slices.Contains(nativeOptions[t.Kind], k) {
-				errs = append(errs, fmt.Errorf("%s: the native tool %s takes no option %q", p.name, t.Kind, k))
+				errs = append(errs, &NativeOptionError{Option: k, Msg: fmt.Sprintf("%s: the native tool %s takes no option %q", p.name, t.Kind, k)})
 			}
 		}
 		if p.api == apiResponses {
@@ -116,7 +125,8 @@ func checkNative(p provider, tools []NativeTool) error {
 			}
 		}
 		if _, ok := t.Options["search_context_size"]; ok && p.api == apiAnthropic {
-			errs = append(errs, fmt.Errorf("%s: the native tool web_search takes no search_context_size (OpenAI's)", p.name))
+			errs = append(errs, &NativeOptionError{Option: "search_context_size",
+				Msg: fmt.Sprintf("%s: the native tool web_search takes no search_context_size (OpenAI's)", p.name)})
 		}
 	}
 	return errors.Join(errs...)

@@ -298,7 +298,7 @@ func responsesNative(t NativeTool) (map[string]any, error) {
 			case "search_context_size", "external_web_access":
 				def[k] = plain(v)
 			default:
-				return nil, fmt.Errorf("the Responses API's web_search takes no %s", k)
+				return nil, &NativeOptionError{Option: k, Msg: "the Responses API's web_search takes no " + k}
 			}
 		}
 		return def, nil
