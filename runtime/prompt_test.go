@@ -118,7 +118,7 @@ func TestCapabilityArgumentsAreTemplates(t *testing.T) {
 	plain, err := (&spec.Loader{}).Load(filepath.Join(dir, "agent.yaml"), []byte("model: script:turns.yaml\ncapabilities:\n  - FileSystem: {allowed_patterns: ['{{path}}']}\n"))
 	require.NoError(t, err)
 	_, err = Run(context.Background(), plain, WithWorkspace(dir))
-	assert.EqualError(t, err, filepath.Join(dir, "agent.yaml")+":3:5: capabilities[0]: the options use {{path}}, but no value was given for it")
+	assert.EqualError(t, err, filepath.Join(dir, "agent.yaml")+":3:38: capabilities[0]: the options use {{path}}, but no value was given for it")
 }
 
 // A placeholder written many times with a large value cannot make the

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/internal/expansion"
 )
@@ -203,9 +205,10 @@ func appendStrings(texts []string, v any) []string {
 
 // WithCapabilityVars returns s with the placeholders of its capabilities'
 // options filled from vars: a copy when any is used, s itself otherwise. A
-// placeholder without a value is an error at its capability's position,
-// all of them in one Errors: the capability would otherwise be built with
-// the placeholder's text as its value.
+// placeholder without a value is an error at the first place the spec
+// writes it (see placeholderAt), all of them in one Errors: the
+// capability would otherwise be built with the placeholder's text as its
+// value.
 func (s *Spec) WithCapabilityVars(vars map[string]string) (*Spec, error) {
 	var (
 		caps   []Capability
@@ -222,18 +225,16 @@ func (s *Spec) WithCapabilityVars(vars map[string]string) (*Spec, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("capability %s: %w", c.Name, err)
 		}
-		var missing []string
-		filled, err := fillStrings(v, vars, func(name string) {
-			if !slices.Contains(missing, name) {
-				missing = append(missing, name)
-			}
-		}, &budget)
+		missing := false
+		filled, err := fillStrings(v, vars, func(string) { missing = true }, &budget)
 		if err != nil {
 			return nil, Errors{{Pos: c.Pos, Msg: prefixed(entryPointer(c), err.Error())}}
 		}
-		for _, name := range missing {
-			errs = append(errs, &Error{Pos: c.Pos, Var: name, Msg: prefixed(entryPointer(c),
-				fmt.Sprintf("the options use {{%s}}, but no value was given for it", name))})
+		if missing {
+			for _, m := range s.missingVars(c, v, vars) {
+				errs = append(errs, &Error{Pos: m.at, Var: m.name, Msg: prefixed(entryPointer(c),
+					fmt.Sprintf("the options use {{%s}}, but no value was given for it", m.name))})
+			}
 		}
 		b, err := json.Marshal(filled)
 		if err != nil {
@@ -287,4 +288,128 @@ func fillStrings(v any, vars map[string]string, missing func(string), budget *in
 		return out, nil
 	}
 	return v, nil
+}
+
+// missingVar is a placeholder without a value, and the first place the
+// spec writes it.
+type missingVar struct {
+	name string
+	at   Position
+}
+
+// missingVars are the placeholders of the strings in v, the options of c
+// decoded, that vars has no value for, each once, at the first place the
+// spec writes it, in the order of the file.
+func (s *Spec) missingVars(c Capability, v any, vars map[string]string) []missingVar {
+	var out []missingVar
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch v := v.(type) {
+		case string:
+			for _, m := range placeholderRE().FindAllStringSubmatchIndex(v, -1) {
+				name := v[m[2]:m[3]]
+				if literal, _ := EscapedAt(v, m[0]); literal {
+					continue
+				}
+				if _, ok := vars[name]; ok {
+					continue
+				}
+				at := s.placeholderAt(s.writtenAt(c.Pointer, path), v, m[0], m[1])
+				i := slices.IndexFunc(out, func(o missingVar) bool { return o.name == name })
+				switch {
+				case i < 0:
+					out = append(out, missingVar{name, at})
+				case before(at, out[i].at):
+					out[i].at = at
+				}
+			}
+		case []any:
+			for i, e := range v {
+				walk(e, append(path, strconv.Itoa(i)))
+			}
+		case map[string]any:
+			for k, e := range v {
+				walk(e, append(path, k))
+			}
+		}
+	}
+	walk(v, nil)
+	slices.SortStableFunc(out, func(a, b missingVar) int {
+		switch {
+		case before(a.at, b.at):
+			return -1
+		case before(b.at, a.at):
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return out
+}
+
+// before tells whether a comes before b in the file.
+func before(a, b Position) bool {
+	return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+}
+
+// writtenAt is the pointer of the value at path in the options at optsPtr
+// (a Capability's Pointer) where the spec writes it: a nested entry's
+// options, which the options hold in its canonical form ({"name",
+// "options"}), are those its entry writes, wherever its form writes them.
+func (s *Spec) writtenAt(optsPtr string, path []string) string {
+	ptr := optsPtr
+	for i := 0; i < len(path); i++ {
+		next := child(ptr, path[i])
+		if inner, ok := s.nested[next]; ok && i+1 < len(path) && path[i+1] == "options" {
+			ptr = inner
+			i++
+			continue
+		}
+		ptr = next
+	}
+	return ptr
+}
+
+// placeholderAt is where the spec writes the placeholder text[open:end]
+// of text, the string at ptr: at its {{, found on its line within a
+// literal or folded block scalar, and for a plain or quoted scalar on its
+// first line, after the value's text before it as the scalar's style
+// writes it (a single quote doubled, a backslash or a double quote
+// escaped). Where the source does not read so there (a character written
+// as an escape of another form, a line break folded into a space, a
+// ${VAR} filled in), the place is the scalar's start: the column is not
+// worked out through escapes and folding, and a place is never a guess.
+func (s *Spec) placeholderAt(ptr, text string, open, end int) Position {
+	start, ok := s.positions[ptr]
+	if !ok || start.Line == 0 || len(s.src) == 0 {
+		return s.Position(ptr)
+	}
+	d := &document{file: s.File, src: s.src}
+	line := d.line(start.Line)
+	i := byteAtCol(line, start.Col)
+	if i >= len(line) {
+		return start
+	}
+	placeholder, prefix := text[open:end], text[:open]
+	switch line[i] {
+	case '|', '>':
+		return d.refineBlock(start, placeholder, strings.Count(prefix, placeholder))
+	case '\'':
+		prefix = "'" + strings.ReplaceAll(prefix, "'", "''")
+	case '"':
+		prefix = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(prefix)
+	}
+	if j := i + len(prefix); strings.HasPrefix(line[i:], prefix) && strings.HasPrefix(line[j:], placeholder) {
+		return Position{File: start.File, Line: start.Line, Col: start.Col + utf8.RuneCountInString(prefix)}
+	}
+	return start
+}
+
+// byteAtCol is the byte index in line of its col-th character (1-based).
+func byteAtCol(line string, col int) int {
+	i := 0
+	for ; col > 1 && i < len(line); col-- {
+		_, size := utf8.DecodeRuneInString(line[i:])
+		i += size
+	}
+	return i
 }

@@ -45,7 +45,7 @@ capabilities:
 	assert.Equal(t, s.Document, filled.Document, "what the spec means, for cache keys, is the spec as written")
 
 	_, err = s.WithCapabilityVars(map[string]string{"path": "a.go"})
-	assert.EqualError(t, err, "agent.yaml:5:5: capabilities[1]: the options use {{who}}, but no value was given for it")
+	assert.EqualError(t, err, "agent.yaml:5:32: capabilities[1]: the options use {{who}}, but no value was given for it")
 
 	plain, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("model: test\ncapabilities: [{Leaf: {id: x}}]\n"))
 	require.NoError(t, err)
@@ -134,7 +134,7 @@ capabilities:
 	assert.JSONEq(t, `{"id": "{{path}}"}`, string(filled.Capabilities[0].Options))
 	assert.JSONEq(t, `{"id": "\\me"}`, string(filled.Capabilities[1].Options))
 	_, err = s.WithCapabilityVars(nil)
-	assert.EqualError(t, err, "agent.yaml:7:5: capabilities[1]: the options use {{who}}, but no value was given for it")
+	assert.EqualError(t, err, "agent.yaml:7:19: capabilities[1]: the options use {{who}}, but no value was given for it")
 
 	// A check without values builds the capability whose options only hold
 	// escaped placeholders, as a run would: with their text.
@@ -142,4 +142,49 @@ capabilities:
 	require.Len(t, checked.Capabilities, 1)
 	assert.JSONEq(t, `{"id": "{{path}}"}`, string(checked.Capabilities[0].Options))
 	assert.Contains(t, string(s.Capabilities[0].Options), `\\{{path}}`, "the spec itself is left as written")
+}
+
+// A placeholder without a value is placed at its {{, in a plain, a
+// double-quoted or a single-quoted scalar and on its line within a literal
+// or folded block, in a nested entry's options and a positional value too;
+// the first place a name is used is the one told, and each name's error
+// comes in the order of the file.
+func TestMissingCapabilityVarIsAtThePlaceholder(t *testing.T) {
+	t.Parallel()
+	reg := capabilities.NewRegistry()
+	noop := func(context.Context, capabilities.Args) (capabilities.Capability, error) { return nil, nil }
+	require.NoError(t, reg.Register(capabilities.Type{Name: "Leaf", New: noop, Positional: "id",
+		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false, "properties": {"id": {}, "list": {}}}`)}))
+	require.NoError(t, reg.Register(capabilities.Type{
+		Name: "Wrap", New: noop, Nested: []string{"inner"}, NoBaseOptions: true,
+		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false, "required": ["inner"],
+			"properties": {"inner": {}}}`),
+	}))
+	for _, tc := range []struct{ name, caps, want string }{
+		{"plain", "  - Leaf:\n      id: x-{{who}}\n", "agent.yaml:4:13: "},
+		{"double-quoted", "  - Leaf: {id: \"x-{{who}}\"}\n", "agent.yaml:3:19: "},
+		{"single-quoted", "  - Leaf: {id: 'it''s {{who}}'}\n", "agent.yaml:3:23: "},
+		{"plain, spaced", "  - Leaf:\n      id: a {{ who }} b\n", "agent.yaml:4:13: "},
+		{"literal block", "  - Leaf:\n      id: |\n        first line\n        then {{who}} and {{who}}\n", "agent.yaml:6:14: "},
+		{"folded block", "  - Leaf:\n      id: >-\n        first {{x}}\n\n          {{who}} indented\n", "agent.yaml:7:11: "},
+		{"positional", "  - Leaf: 'by {{who}}'\n", "agent.yaml:3:15: "},
+		{"list", "  - Leaf: {list: [a, \"{{who}}\"]}\n", "agent.yaml:3:23: "},
+		{"nested", "  - Wrap: {inner: {Leaf: {id: \"{{who}}\"}}}\n", "agent.yaml:3:32: "},
+		{"nested long form", "  - Wrap: {inner: {name: Leaf, arguments: {id: \"{{who}}\"}}}\n", "agent.yaml:3:49: "},
+		// After an escape the source no longer reads as the value: the
+		// scalar's start is told.
+		{"after an escape", "  - Leaf: {id: \"\\t{{who}}\"}\n", "agent.yaml:3:16: "},
+	} {
+		s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("model: test\ncapabilities:\n"+tc.caps))
+		require.NoError(t, err, tc.name)
+		_, err = s.WithCapabilityVars(map[string]string{"x": "1"})
+		assert.EqualError(t, err, tc.want+"capabilities[0]: the options use {{who}}, but no value was given for it", tc.name)
+	}
+
+	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("model: test\ncapabilities:\n"+
+		"  - Leaf: {list: [\"{{b}}\", \"{{a}}\"], id: \"{{b}}\"}\n"))
+	require.NoError(t, err)
+	_, err = s.WithCapabilityVars(nil)
+	assert.EqualError(t, err, "agent.yaml:3:20: capabilities[0]: the options use {{b}}, but no value was given for it\n"+
+		"agent.yaml:3:29: capabilities[0]: the options use {{a}}, but no value was given for it")
 }

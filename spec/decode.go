@@ -133,6 +133,7 @@ func decode(d *document, root map[string]any) (*Spec, error) {
 		Document:  root,
 		positions: d.values,
 		keys:      d.keys,
+		src:       d.src,
 		nested:    d.nested,
 	}
 	if s.Version == 0 {

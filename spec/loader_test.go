@@ -723,6 +723,7 @@ func TestDefaults(t *testing.T) {
 		Document:      map[string]any{},
 		positions:     s.positions,
 		keys:          s.keys,
+		src:           s.src,
 	}, s)
 
 	s, err = testLoader(t).Load("a.yaml", []byte("cache: false\ninstructions: one\nretries: 0\n"))

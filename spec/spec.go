@@ -59,6 +59,9 @@ type Spec struct {
 	// keys maps the JSON pointers of mapping members to where their keys
 	// sit in the file.
 	keys map[string]Position
+	// src is the file's text, to place what is said of part of a string
+	// (a placeholder in it) where the source writes that part.
+	src []byte
 	// nested maps the pointers of nested entries to those of their options
 	// (document.nested), to place a nested factory's error.
 	nested map[string]string

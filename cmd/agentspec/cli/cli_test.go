@@ -529,7 +529,7 @@ func TestCapabilityPlaceholdersNeedVars(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "private.txt"), "topsecret\n")
 	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "capabilities:\n  - FileSystem:\n      denied_patterns: [\"{{hide}}\"]\n")
-	missing := file + ":2:5: capabilities[0]: the options use {{hide}}, but no value was given for it (set it with --var hide=VALUE)"
+	missing := file + ":3:26: capabilities[0]: the options use {{hide}}, but no value was given for it (set it with --var hide=VALUE)"
 	for _, args := range [][]string{
 		{"tools", "--workspace", dir, file},
 		{"tool", "--workspace", dir, "--spec", file, "read_file", `{"path": "private.txt"}`},

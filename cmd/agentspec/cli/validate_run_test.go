@@ -74,7 +74,7 @@ func TestValidateVars(t *testing.T) {
 	assert.Equal(t, file3+": --var extra: the spec has no {{extra}} placeholder; it has {{focus}}, {{pat}}\n", stderr)
 	code, _, stderr = runCLI(t, "", "validate", "--workspace", dir, "--var", "focus=x", file3)
 	assert.Equal(t, 1, code)
-	assert.Equal(t, file3+":4:5: capabilities[0]: the options use {{pat}}, but no value was given for it (set it with --var pat=VALUE)\n", stderr)
+	assert.Equal(t, file3+":4:38: capabilities[0]: the options use {{pat}}, but no value was given for it (set it with --var pat=VALUE)\n", stderr)
 
 	file2 := writeFile(t, filepath.Join(dir, "two.yaml"), "model: test\ninstructions: [\"{{a}}\", \"{{b}}\"]\n")
 	code, _, stderr = runCLI(t, "", "validate", "--var", "a=1", file2)
