@@ -754,7 +754,10 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 		return nil, usage, false, err
 	}
 	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars), runtime.WithOwnFiles(r.o.OwnFiles...),
-		runtime.WithProtectedFiles(r.protected...)}
+		// The real paths too: a directory not made yet (a cache) has no
+		// real path of its own for the FileSystem to compare with its
+		// root's, and the links above it are resolved here.
+		runtime.WithProtectedFiles(slices.Concat(r.protected, r.protectedReal())...)}
 	if r.p.credentials != nil {
 		opts = append(opts, runtime.WithProviderOptions(providers.Options{Credentials: r.p.credentials}))
 	}

@@ -2108,3 +2108,56 @@ outputs:
 	require.NotNil(t, end)
 	assert.False(t, end.OK, "a run whose outputs failed did not end well")
 }
+
+// A workspace reached through a symbolic link keeps the pipeline's cache
+// directories from its jobs as well, one not made yet included: the
+// FileSystem compares real paths, and a directory that does not exist yet
+// has its link resolved in the part of its path that does.
+func TestRunJobsCannotChangeThePipelinesFilesThroughALink(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	writeFiles(t, ws, map[string]string{
+		"pipeline.yaml": `
+steps:
+  first:
+    spec: agents/writer.yaml
+  later:
+    needs: [first]
+    spec: agents/later.yaml
+`,
+		"agents/writer.yaml": "model: script:writer.script.yaml\ncapabilities: [FileSystem]\ncache: false\n",
+		"agents/writer.script.yaml": `
+turns:
+  - tool_calls:
+      - {name: create_directory, arguments: {path: .later-cache}}
+      - {name: write_file, arguments: {path: .later-cache/forged.txt, content: "forged\n"}}
+      - {name: write_file, arguments: {path: notes.txt, content: "a file of the workspace\n"}}
+  - text: done
+`,
+		"agents/later.yaml":        "model: script:later.script.yaml\ncache: {dir: ../.later-cache}\n",
+		"agents/later.script.yaml": "turns:\n  - text: as written\n",
+	})
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(ws, link))
+	p, err := LoadFile(filepath.Join(link, "pipeline.yaml"))
+	require.NoError(t, err)
+	var results []string
+	listen := func(_ context.Context, ev capabilities.Event) error {
+		if je, ok := ev.(JobEvent); ok && je.Step == "first" {
+			if tr, ok := je.Event.(runtime.ToolResult); ok {
+				results = append(results, tr.Text)
+			}
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), p, RunOptions{Workspace: link, Listeners: []capabilities.Listener{listen}})
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps)
+	require.Len(t, results, 3)
+	for _, r := range results[:2] {
+		assert.Regexp(t, `^Error: Path '[^']+' is protected`, r, "the later step's cache is refused")
+	}
+	assert.Contains(t, results[2], "Wrote")
+	assert.NoFileExists(t, filepath.Join(ws, ".later-cache", "forged.txt"))
+}
