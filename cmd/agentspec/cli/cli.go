@@ -303,6 +303,12 @@ func refuseUnknownHelpTopics(root *cobra.Command) {
 // own words for an unknown one.
 func showUsageOnUsageErrors(root *cobra.Command) {
 	withUsage := func(cmd *cobra.Command, err error) error {
+		// A word before the flag that names no subcommand is what went
+		// wrong (agentspec validat spec.yaml --model test): the flag is
+		// one of the command meant, which the parent lacks.
+		if words := cmd.Flags().Args(); cmd.HasSubCommands() && len(words) > 0 {
+			return unknownCommand(cmd, words[0])
+		}
 		return fmt.Errorf("%w (%susage: %s; see %s --help)", err, flagHint(cmd, err), cmd.UseLine(), cmd.CommandPath())
 	}
 	root.SetFlagErrorFunc(withUsage)

@@ -767,6 +767,11 @@ func TestUnknownCommandSaysWhatThereIs(t *testing.T) {
 		{[]string{"completion", "tcsh"}, `agentspec: unknown command "tcsh" for "agentspec completion"; valid commands: bash, fish, powershell, zsh (see agentspec completion --help)` + "\n"},
 		{[]string{"help", "validat"}, `agentspec: unknown command "validat" for "agentspec" (did you mean "validate"?); valid commands: ` + root + " (see agentspec --help)\n"},
 		{[]string{"help", "cache", "stat"}, `agentspec: unknown command "stat" for "agentspec cache" (did you mean "stats"?); valid commands: clear, stats (see agentspec cache --help)` + "\n"},
+		// A flag of the command meant, which the one written lacks, does
+		// not hide the word.
+		{[]string{"validat", "agent.yaml", "--model", "test"}, `agentspec: unknown command "validat" for "agentspec" (did you mean "validate"?); valid commands: ` + root + " (see agentspec --help)\n"},
+		{[]string{"rnu", "agent.yaml", "-o", "json"}, `agentspec: unknown command "rnu" for "agentspec" (did you mean "run"?); valid commands: ` + root + " (see agentspec --help)\n"},
+		{[]string{"cache", "stat", "-o", "json"}, `agentspec: unknown command "stat" for "agentspec cache" (did you mean "stats"?); valid commands: clear, stats (see agentspec cache --help)` + "\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
