@@ -158,6 +158,32 @@ func TestValidateScriptFile(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 }
 
+// A spec that names no model, which a pydantic-ai spec may leave for run
+// time, with a turns: key it has no business holding is a spec with an
+// unknown key, not a script: checked as a script, each of its spec's keys
+// was refused as no key of a script, and a run called it a script.
+func TestSpecWithATurnsKeyIsNoScript(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "instructions: Review the code.\nturns: 3\n")
+	code, stdout, stderr := runCLI(t, "", "validate", file)
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, file+`:2:1: unknown key "turns"`)
+	assert.NotContains(t, stderr, "the script")
+
+	code, _, stderr = runCLI(t, "", "run", file, "--model", "test")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, file+`:2:1: unknown key "turns"`)
+	assert.NotContains(t, stderr, "scripted model's file")
+
+	// A script's own key misspelt keeps it a script.
+	script := writeFile(t, filepath.Join(dir, "script.yaml"), "dialct: anthropic\nturns:\n  - text: hi\n")
+	code, _, stderr = runCLI(t, "", "validate", script)
+	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, script+`:1:1: unknown key in the script (did you mean "dialect"?); the keys are dialect, turns`+"\n", stderr)
+}
+
 // A scripted model's file given where a spec is read is told to be one,
 // and how a spec runs on it, rather than checked as a spec and refused for
 // its turns: key.

@@ -1,18 +1,21 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/pipeline"
 	"github.com/agentspec/agentspec/runtime"
+	"github.com/agentspec/agentspec/schema"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -65,16 +68,37 @@ func loadSpecFile(l *spec.Loader, path string) (*spec.Spec, error) {
 }
 
 // readScriptFile returns what path holds when it is a scripted model's file:
-// turns: at its top level, and neither a spec's model: nor a pipeline's
-// steps:. A file that cannot be read, or does not parse, is none: loading
-// it as a spec reports why.
+// turns: at its top level, and none of a spec's keys (model:, instructions:,
+// ...) nor a pipeline's steps:, for a spec that names no model may hold a
+// turns: key it should not. A file that cannot be read, or does not parse,
+// is none: loading it as a spec reports why.
 func readScriptFile(path string) ([]byte, bool) {
 	data, keys, ok := topLevelKeys(path)
-	if !ok || !keys["turns"] || keys["model"] || keys["steps"] {
+	if !ok || !keys["turns"] || keys["steps"] {
 		return nil, false
+	}
+	for key := range keys {
+		if specKeys()[key] {
+			return nil, false
+		}
 	}
 	return data, true
 }
+
+// specKeys are the keys the spec schema gives a spec's top level.
+var specKeys = sync.OnceValue(func() map[string]bool {
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(schema.Agent(), &doc); err != nil {
+		panic("the embedded spec schema: " + err.Error())
+	}
+	keys := map[string]bool{}
+	for key := range doc.Properties {
+		keys[key] = true
+	}
+	return keys
+})
 
 // topLevelKeys reads the regular file at path, of at most the size of a
 // spec, and returns its bytes and the keys of the mapping it holds; ok is

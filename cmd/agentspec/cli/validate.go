@@ -52,8 +52,9 @@ A pipeline file (steps: at its top level) is checked as a pipeline: its keys, ev
 against its spec's placeholders, for_each, when and the graph; then each step's spec as a
 spec is checked (--var does not apply: a pipeline's vars fill them, and a capability whose
 options use a placeholder is built per job, when they have values). A scripted model's file
-(turns: at its top level, and no model:) is checked as a script, as a run checks the script its
-spec names, so that every YAML file of a folder can be given at once.
+(turns: at its top level, and none of a spec's keys: no model:, instructions:, ...) is checked
+as a script, as a run checks the script its spec names, so that every YAML file of a folder can
+be given at once.
 
 With --output json (-o json), a JSON document describing every file is written to stdout instead:
 {"valid", "files": [{"file", "valid", "problems", "warnings"}]}, and with -v, after them, the
