@@ -168,7 +168,9 @@ func filesInDirectory(path string, err error, pipelines bool) error {
 		file := filepath.Join(path, e.Name())
 		_, keys, ok := topLevelKeys(file)
 		if ok && (keys["steps"] || !pipelines && (keys["model"] || keys["instructions"] || keys["capabilities"])) {
-			found = append(found, file)
+			// The names are the directory's, and the message is printed
+			// keeping its newlines.
+			found = append(found, text.Visible(file))
 		}
 	}
 	switch {

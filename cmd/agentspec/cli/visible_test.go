@@ -117,3 +117,26 @@ func TestErrorsShowControlsEscaped(t *testing.T) {
 	printError(&buf, fmt.Errorf("the server said: %s", "two\nlines\x1b[A"))
 	assert.Equal(t, "agentspec: the server said: two\nlines\\x1b[A\n", buf.String(), "newlines stay, escapes do not")
 }
+
+// The names of the specs a directory given as SPEC holds are the
+// directory's, whoever made its files: a newline or an escape in one is
+// shown escaped, and cannot write a line of its own after agentspec's.
+func TestDirectoryWhereASpecIsReadNamesItsFilesEscaped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "a\nagentspec: \x1b[2Kall good.yaml"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("model: test\n"), 0o644); err != nil {
+		t.Skipf("this system refuses such a name: %v", err)
+	}
+	writeFile(t, filepath.Join(dir, "b.yaml"), "model: test\n")
+	for _, args := range [][]string{{"run", dir}, {"graph", dir}} {
+		if args[0] == "graph" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("steps:\n  x:\n    spec: b.yaml\n"), 0o644))
+		}
+		code, _, stderr := runCLI(t, "", args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "%v: %q", args, stderr)
+		assert.NotContains(t, stderr, "\x1b", args)
+		assert.Contains(t, stderr, filepath.Join(dir, `a\nagentspec: \x1b[2Kall good.yaml`), args)
+	}
+}
