@@ -130,7 +130,9 @@ func runTool(cmd *cobra.Command, f toolFlags, args []string) error {
 			return exitWith(exitUsage, fmt.Errorf("unknown tool %q: the spec's capabilities offer no tools", name))
 		}
 		sort.Strings(names)
-		return exitWith(exitUsage, fmt.Errorf("unknown tool %q%s; available: %s", name, suggest.DidYouMean(name, names), strings.Join(names, ", ")))
+		// The names are the capabilities', an MCP server's among them, and
+		// the message is printed keeping its newlines.
+		return exitWith(exitUsage, fmt.Errorf("unknown tool %q%s; available: %s", name, suggest.DidYouMean(name, names), text.Visible(strings.Join(names, ", "))))
 	}
 	raw, err := toolArgs(cmd.InOrStdin(), args[1:])
 	if err != nil {

@@ -140,3 +140,37 @@ func TestDirectoryWhereASpecIsReadNamesItsFilesEscaped(t *testing.T) {
 		assert.Contains(t, stderr, filepath.Join(dir, `a\nagentspec: \x1b[2Kall good.yaml`), args)
 	}
 }
+
+// A capability whose tool's name holds what a terminal acts on, as an MCP
+// server's may.
+func init() {
+	capabilities.MustRegister(capabilities.Type{
+		Name: "TestOddToolName",
+		New: func(context.Context, capabilities.Args) (capabilities.Capability, error) {
+			return oddNameCapability{}, nil
+		},
+	})
+}
+
+type oddNameCapability struct{}
+
+func (oddNameCapability) Tools(context.Context) ([]capabilities.Tool, error) {
+	return []capabilities.Tool{oddNameTool{}}, nil
+}
+
+type oddNameTool struct{ brokenTool }
+
+func (oddNameTool) Name() string { return "read\nagentspec: \x1b[2Kall good" }
+
+// The tools agentspec tool lists for a name it is not offered are the
+// capabilities', an MCP server's among them: their names are shown escaped,
+// and cannot write a line of their own after agentspec's.
+func TestToolUnknownNameListsTheToolsEscaped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "agent.yaml"), "capabilities:\n  - TestOddToolName\n")
+	code, stdout, stderr := runCLI(t, "", "tool", "--spec", file, "--workspace", dir, "write")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, `agentspec: unknown tool "write"; available: read\nagentspec: \x1b[2Kall good`+"\n", stderr)
+}
