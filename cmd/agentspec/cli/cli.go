@@ -92,6 +92,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	cmd, err := out.cmd, out.err
+	if err == nil && cmd != nil && cmd.Annotations[helpRefused] != "" {
+		err = errors.New(cmd.Annotations[helpRefused])
+	}
 	if sig, ok := got.Load().(os.Signal); ok && (cmd == nil || cmd.Annotations[signalEndsCleanly] == "") {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			var ee *exitError
@@ -256,7 +259,26 @@ func refuseUnknownCommands(root *cobra.Command) {
 		}
 	}
 	walk(root)
+	// --help after such a word (agentspec validat --help) reaches the help
+	// before the Args: it is refused all the same, rather than answered
+	// with the parent's help and status 0. Main reports what is noted.
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		if words := cmd.Flags().Args(); cmd.HasSubCommands() && len(words) > 0 && cmd.Flags().Parsed() {
+			if cmd.Annotations == nil {
+				cmd.Annotations = map[string]string{}
+			}
+			cmd.Annotations[helpRefused] = unknownCommand(cmd, words[0]).Error()
+			return
+		}
+		help(cmd, args)
+	})
 }
+
+// helpRefused, as a command's annotation, is the usage error its help,
+// asked for after a word that names none of its subcommands, was refused
+// with.
+const helpRefused = "agentspec/help-refused"
 
 // unknownCommand is the error for name, which names no subcommand of cmd.
 func unknownCommand(cmd *cobra.Command, name string) error {

@@ -798,6 +798,9 @@ func TestUnknownCommandSaysWhatThereIs(t *testing.T) {
 		{[]string{"validat", "agent.yaml", "--model", "test"}, `agentspec: unknown command "validat" for "agentspec" (did you mean "validate"?); valid commands: ` + root + " (see agentspec --help)\n"},
 		{[]string{"rnu", "agent.yaml", "-o", "json"}, `agentspec: unknown command "rnu" for "agentspec" (did you mean "run"?); valid commands: ` + root + " (see agentspec --help)\n"},
 		{[]string{"cache", "stat", "-o", "json"}, `agentspec: unknown command "stat" for "agentspec cache" (did you mean "stats"?); valid commands: clear, stats (see agentspec cache --help)` + "\n"},
+		// Nor does --help, which is the parent's to give.
+		{[]string{"validat", "--help"}, `agentspec: unknown command "validat" for "agentspec" (did you mean "validate"?); valid commands: ` + root + " (see agentspec --help)\n"},
+		{[]string{"cache", "stat", "-h"}, `agentspec: unknown command "stat" for "agentspec cache" (did you mean "stats"?); valid commands: clear, stats (see agentspec cache --help)` + "\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
