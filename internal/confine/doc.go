@@ -20,7 +20,9 @@
 // /dev replaced by a read-only tmpfs with only null, zero, full, random,
 // urandom and tty bound read-only from the host's (a command of root could
 // otherwise read a disk raw, past every mask, or chmod the host's
-// /dev/null); /proc/sys read-only; then every other mount, /sys included,
+// /dev/null), and W and T, where they lie below /dev (a TMPDIR or a
+// workspace on /dev/shm), put back at their paths with their masks and
+// read-only binds; /proc/sys read-only; then every other mount, /sys included,
 // made read-only, which keeps the flags the host locked. It then confines
 // the one thread it forks the shell from: no_new_privs; Landlock, best
 // effort up to the kernel's ABI (read and execute everywhere, write with

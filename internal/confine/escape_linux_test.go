@@ -142,6 +142,47 @@ func TestSharedTempDirsAreReadOnly(t *testing.T) {
 	}
 }
 
+// TestWorkspaceAndTempBelowDev confines a command whose W and T lie below
+// /dev, as they do when TMPDIR or the workspace is on /dev/shm: the
+// command's own /dev, which covers the host's, still shows them, writable,
+// their masks and .git as they are below any other directory, and nothing
+// else of the host's /dev/shm, not even the directory that holds them.
+func TestWorkspaceAndTempBelowDev(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			needSandbox(t, m.sandbox)
+			base, err := os.MkdirTemp("/dev/shm", "agentspec-confine-test-")
+			if err != nil {
+				t.Skipf("no directory can be made below /dev here (%v): the case needs one, as a TMPDIR on /dev/shm is", err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			b := box{root: filepath.Join(base, "w"), temp: filepath.Join(base, "t")}
+			for _, dir := range []string{b.root, b.temp, filepath.Join(b.temp, "home"), filepath.Join(b.root, ".git")} {
+				require.NoError(t, os.Mkdir(dir, 0o700))
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(b.root, ".env"), []byte("s3cret\n"), 0o600))
+			c := b.command(t, m.sandbox, "echo a > f && cat f && echo b > $TMPDIR/x && cat $TMPDIR/x && cat .env; "+
+				"echo c > .git/c; echo d > ../outside; echo done")
+			c.Policy.Masks = []string{filepath.Join(b.root, ".env")}
+			c.Policy.ReadOnly = []string{filepath.Join(b.root, ".git")}
+			r := run(t, t.Context(), c)
+			_, gitErr := os.Stat(filepath.Join(b.root, ".git", "c"))
+			_, outErr := os.Stat(filepath.Join(base, "outside"))
+			if m.sandbox {
+				assert.Equal(t, "a\nb\ndone\n", r.stdout, r.stderr)
+				assert.ErrorIs(t, gitErr, os.ErrNotExist, ".git is read-only")
+				assert.ErrorIs(t, outErr, os.ErrNotExist, "beside W and T is read-only")
+			} else {
+				assert.Equal(t, "a\nb\ns3cret\ndone\n", r.stdout, r.stderr)
+				assert.NoError(t, gitErr)
+				assert.NoError(t, outErr)
+			}
+		})
+	}
+}
+
 func TestWorkspaceAndTempAreWritable(t *testing.T) {
 	t.Parallel()
 	for _, m := range modes {

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +49,20 @@ func TestSplitPath(t *testing.T) {
 		assert.Equal(t, tc.piece, piece, "%q %d", tc.rel, tc.limit)
 		assert.Equal(t, tc.rest, rest, "%q %d", tc.rel, tc.limit)
 	}
+}
+
+// TestTrialWithTempBelowDev: with TMPDIR on /dev/shm, the trial confined
+// command, whose W and T are made there, runs, and Available does not
+// call confinement missing from the system.
+func TestTrialWithTempBelowDev(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	tmp, err := os.MkdirTemp("/dev/shm", "agentspec-confine-test-")
+	if err != nil {
+		t.Skipf("no directory can be made below /dev here (%v): the case needs one, as a TMPDIR on /dev/shm is", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
+	assert.NoError(t, trial())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,7 +66,16 @@ func setupMounts(p Policy) error {
 			return &MaskError{Path: path, Err: err}
 		}
 	}
-	if err := newDev(devs); err != nil {
+	carried, err := takeBelowDev(p)
+	defer func() {
+		for _, c := range carried {
+			unix.Close(c.tree)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if err := newDev(devs, carried); err != nil {
 		return err
 	}
 	for _, path := range []string{"/proc/sys", "/proc/sysrq-trigger"} {
@@ -251,11 +261,47 @@ func bindReadOnly(root, path string) error {
 	return nil
 }
 
+// carriedTree is a copy of W's or T's mount tree, masks and read-only
+// binds included, to be put back at path once /dev is covered.
+type carriedTree struct {
+	path string
+	tree int
+}
+
+// takeBelowDev copies the trees of W and T that lie below /dev (a TMPDIR
+// or a workspace on /dev/shm), which the command's /dev would otherwise
+// hide from the command, from Landlock's rules and from its directory. One
+// below the other comes with the outer one.
+func takeBelowDev(p Policy) ([]carriedTree, error) {
+	var dirs []string
+	for _, dir := range []string{p.Root, p.Temp} {
+		if belowAny([]string{"/dev"}, dir) && !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	var out []carriedTree
+	for _, dir := range dirs {
+		if dir == "/dev" {
+			return out, fmt.Errorf("%s cannot be a command's directory: the command's /dev replaces it", dir)
+		}
+		if slices.ContainsFunc(dirs, func(d string) bool { return d != dir && belowAny([]string{d}, dir) }) {
+			continue
+		}
+		tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return out, fmt.Errorf("copying %s to put it back in the command's /dev: %w", dir, err)
+		}
+		out = append(out, carriedTree{path: dir, tree: tree})
+	}
+	return out, nil
+}
+
 // newDev covers /dev with a read-only tmpfs holding only the devNodes (the
-// host's nodes, bound read-only), /dev/fd and the std links, and empty pts
-// and shm directories. The host's /dev holds disks a command of root could read
-// raw, past every mask.
-func newDev(devs map[string]int) error {
+// host's nodes, bound read-only), /dev/fd and the std links, empty pts
+// and shm directories, and the carried trees of W and T at their paths,
+// below directories made for them, read-only as the rest. The host's /dev
+// holds disks a command of root could read raw, past every mask.
+func newDev(devs map[string]int, carried []carriedTree) error {
 	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return fmt.Errorf("mounting the command's /dev: %w", err)
 	}
@@ -289,6 +335,14 @@ func newDev(devs map[string]int) error {
 	for _, dir := range []string{"pts", "shm"} {
 		if err := os.Mkdir("/dev/"+dir, 0o755); err != nil {
 			return fmt.Errorf("creating /dev/%s: %w", dir, err)
+		}
+	}
+	for _, c := range carried {
+		if err := os.MkdirAll(c.path, 0o755); err != nil {
+			return fmt.Errorf("creating %s in the command's /dev: %w", c.path, err)
+		}
+		if err := unix.MoveMount(c.tree, "", unix.AT_FDCWD, c.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("putting %s back in the command's /dev: %w", c.path, err)
 		}
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/dev", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
