@@ -99,6 +99,17 @@ func needSandbox(t *testing.T, sandbox bool) {
 	}
 }
 
+// needVisible skips a confined test whose command runs path (the test's
+// own binary) where the command cannot see it: below /dev, which the
+// command's own /dev covers, as go test builds it there when GOTMPDIR, or
+// TMPDIR, is on /dev/shm.
+func needVisible(t *testing.T, sandbox bool, path string) {
+	t.Helper()
+	if sandbox && strings.HasPrefix(path, "/dev/") {
+		t.Skipf("the test's binary %s lies below /dev, which a confined command does not see: set GOTMPDIR to a directory elsewhere to run this case", path)
+	}
+}
+
 // procsWith lists the host's processes whose command line starts with
 // prefix.
 func procsWith(prefix string) []string {

@@ -37,6 +37,7 @@ func TestIOURingIsRefused(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			needSandbox(t, m.sandbox)
+			needVisible(t, m.sandbox, exe)
 			a := newArena(t)
 			c := a.command(t, m.sandbox, "exec '"+exe+"'")
 			c.Env = append(c.Env, dialVar+"=io_uring")

@@ -100,6 +100,7 @@ func TestNetworkIsRefused(t *testing.T) {
 			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				needSandbox(t, m.sandbox)
+				needVisible(t, m.sandbox, exe)
 				l := tc.listen(t)
 				a := newArena(t)
 				// The test binary is the client (TestMain, dialVar).
@@ -153,6 +154,7 @@ func TestVsockIsRefused(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			needSandbox(t, m.sandbox)
+			needVisible(t, m.sandbox, exe)
 			a := newArena(t)
 			c := a.command(t, m.sandbox, "exec '"+exe+"'")
 			c.Env = append(c.Env, dialVar+"=vsock")
