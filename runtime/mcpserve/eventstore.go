@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"sync"
 
@@ -28,7 +29,9 @@ import (
 // the events it sends next from what it was given, below the numbers they
 // are kept under, so that a client resuming may be told again what it was
 // told already, never less. The POSTs' streams (answers, progress) are
-// kept in an sdk.MemoryEventStore of at most callEventBytes in all.
+// kept in an sdk.MemoryEventStore of at most callEventBytes in all; one
+// resumed after its events were dropped for that bound is given none of
+// them (see keptOrNone).
 type eventStore struct {
 	calls *sdk.MemoryEventStore
 
@@ -93,7 +96,7 @@ func (s *eventStore) Append(ctx context.Context, sessionID, streamID string, dat
 // after index, those dropped left out (see eventStore).
 func (s *eventStore) After(ctx context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
 	if streamID != "" {
-		return s.calls.After(ctx, sessionID, streamID, index)
+		return keptOrNone(s.calls.After(ctx, sessionID, streamID, index))
 	}
 	s.mu.Lock()
 	var events [][]byte
@@ -107,6 +110,24 @@ func (s *eventStore) After(ctx context.Context, sessionID, streamID string, inde
 	return func(yield func([]byte, error) bool) {
 		for _, e := range events {
 			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// keptOrNone is a call stream's events, or none once some of those
+// asked for were dropped (sdk.ErrEventsPurged): the SDK answers an error
+// 400, on which its client ends the whole session, where with none the
+// resumed stream ends without the call's answer, and the call alone fails,
+// as a broken call stream did before its events were kept.
+func keptOrNone(events iter.Seq2[[]byte, error]) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		for data, err := range events {
+			if errors.Is(err, sdk.ErrEventsPurged) {
+				return
+			}
+			if !yield(data, err) {
 				return
 			}
 		}

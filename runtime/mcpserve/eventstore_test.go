@@ -61,3 +61,29 @@ func TestEventStoreKeepsTheLastEventsOfAGETStream(t *testing.T) {
 	_, err = storedAfter(t, s, "a", "call", -1)
 	assert.Error(t, err, "a stream of a closed session cannot be resumed")
 }
+
+// A call's stream whose events were dropped for the bound on what the
+// calls' streams keep is resumed with none of them, not refused: the SDK
+// answers a refused resumption 400, on which its client ends the whole
+// session, where the call alone then fails (request terminated without
+// response), as it did before events were kept.
+func TestEventStoreCallStreamDroppedIsResumedEmpty(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newEventStore()
+	require.NoError(t, s.Open(ctx, "a", "call"))
+	require.NoError(t, s.Append(ctx, "a", "call", nil)) // the priming event
+	require.NoError(t, s.Append(ctx, "a", "call", []byte("answer")))
+	require.NoError(t, s.Open(ctx, "b", "big"))
+	for range 2 {
+		require.NoError(t, s.Append(ctx, "b", "big", make([]byte, callEventBytes)))
+	}
+	require.NoError(t, s.Append(ctx, "b", "big", []byte("more"))) // past the bound: a's events are dropped
+
+	got, err := storedAfter(t, s, "a", "call", 0)
+	require.NoError(t, err, "a resumption the SDK would refuse with a 400")
+	assert.Empty(t, got)
+	got, err = storedAfter(t, s, "b", "big", 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"more"}, got, "what is still kept is given")
+}
