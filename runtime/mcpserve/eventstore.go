@@ -37,7 +37,15 @@ type eventStore struct {
 
 	mu         sync.Mutex
 	standalone map[string]*keptEvents // by session id
+	// closed are the sessions last closed, oldest first, and what the SDK
+	// sends one as it closes is refused (see errSessionClosed).
+	closed    map[string]struct{}
+	closedIDs []string
 }
+
+// closedKept is how many closed sessions are told from those not yet
+// opened: the SDK sends one what it does as it closes within moments.
+const closedKept = 256
 
 // standaloneKept is how many events of a session's GET stream are kept.
 const standaloneKept = 16
@@ -56,16 +64,24 @@ var _ sdk.EventStore = (*eventStore)(nil)
 func newEventStore() *eventStore {
 	calls := sdk.NewMemoryEventStore(nil)
 	calls.SetMaxBytes(callEventBytes)
-	return &eventStore{calls: calls, standalone: map[string]*keptEvents{}}
+	return &eventStore{calls: calls, standalone: map[string]*keptEvents{}, closed: map[string]struct{}{}}
 }
+
+// errSessionClosed refuses what the SDK stores for a session as it closes,
+// once its events were let go (it checks that the session is open, and
+// then stores the event unlocked): kept, it would never be let go again.
+var errSessionClosed = errors.New("the session is closed")
 
 // Open implements sdk.EventStore.
 func (s *eventStore) Open(ctx context.Context, sessionID, streamID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, closed := s.closed[sessionID]; closed {
+		return errSessionClosed
+	}
 	if streamID != "" {
 		return s.calls.Open(ctx, sessionID, streamID)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.standalone[sessionID] == nil {
 		s.standalone[sessionID] = &keptEvents{}
 	}
@@ -74,11 +90,14 @@ func (s *eventStore) Open(ctx context.Context, sessionID, streamID string) error
 
 // Append implements sdk.EventStore.
 func (s *eventStore) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, closed := s.closed[sessionID]; closed {
+		return errSessionClosed
+	}
 	if streamID != "" {
 		return s.calls.Append(ctx, sessionID, streamID, data)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	k := s.standalone[sessionID]
 	if k == nil {
 		k = &keptEvents{}
@@ -137,7 +156,15 @@ func keptOrNone(events iter.Seq2[[]byte, error]) iter.Seq2[[]byte, error] {
 // SessionClosed implements sdk.EventStore.
 func (s *eventStore) SessionClosed(ctx context.Context, sessionID string) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	delete(s.standalone, sessionID)
-	s.mu.Unlock()
+	if _, closed := s.closed[sessionID]; !closed {
+		if len(s.closedIDs) == closedKept {
+			delete(s.closed, s.closedIDs[0])
+			s.closedIDs = append(s.closedIDs[:0], s.closedIDs[1:]...)
+		}
+		s.closed[sessionID] = struct{}{}
+		s.closedIDs = append(s.closedIDs, sessionID)
+	}
 	return s.calls.SessionClosed(ctx, sessionID)
 }

@@ -87,3 +87,38 @@ func TestEventStoreCallStreamDroppedIsResumedEmpty(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"more"}, got, "what is still kept is given")
 }
+
+// What the SDK stores for a session as it closes, once its events were
+// let go (it checks that the session is open, and then stores the event
+// unlocked), is not kept: nothing would let it go again, for as long as
+// the server runs.
+func TestEventStoreKeepsNothingOfAClosedSession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newEventStore()
+	require.NoError(t, s.Open(ctx, "a", ""))
+	require.NoError(t, s.Open(ctx, "a", "call"))
+	require.NoError(t, s.SessionClosed(ctx, "a"))
+	assert.Error(t, s.Open(ctx, "a", "late"))
+	assert.Error(t, s.Append(ctx, "a", "", []byte("changed")))
+	assert.Error(t, s.Append(ctx, "a", "call", []byte("answer")))
+
+	got, err := storedAfter(t, s, "a", "", -1)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = storedAfter(t, s, "a", "call", -1)
+	assert.Error(t, err, "kept as the session closed")
+	s.mu.Lock()
+	assert.Empty(t, s.standalone)
+	s.mu.Unlock()
+
+	// The closed sessions told apart are bounded.
+	for i := range closedKept + 1 {
+		require.NoError(t, s.SessionClosed(ctx, "s"+strconv.Itoa(i)))
+	}
+	s.mu.Lock()
+	assert.Len(t, s.closed, closedKept)
+	assert.Len(t, s.closedIDs, closedKept)
+	s.mu.Unlock()
+	assert.NoError(t, s.Open(ctx, "a", ""), "a session closed long ago")
+}
