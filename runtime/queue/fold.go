@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -57,16 +58,29 @@ func probeFolding(dir string) (nameFolding, error) {
 }
 
 // key is name as the file system matches it: two names with one key are
-// one name there. Case is folded rune by rune, as strings.EqualFold folds
-// it (NTFS and APFS fold much the same way); forms are folded to NFD.
+// one name there. A disk that folds forms as well as case (APFS, ext4's
+// casefold) folds case fully, as Unicode's CaseFolding.txt does (ß is ss,
+// ﬁ is fi) over a name decomposed; one that folds case alone (NTFS) folds
+// it rune by rune, as strings.EqualFold does; forms are folded to NFD.
 func (f nameFolding) key(name string) string {
 	if f.forms {
 		name = norm.NFD.String(name)
 	}
 	if f.cases {
-		name = strings.Map(foldRune, name)
+		name = f.foldCase(name)
+	}
+	if f.forms && f.cases {
+		name = norm.NFD.String(name)
 	}
 	return name
+}
+
+// foldCase is name with its case folded as f's disk folds it.
+func (f nameFolding) foldCase(name string) string {
+	if f.forms {
+		return cases.Fold().String(name)
+	}
+	return strings.Map(foldRune, name)
 }
 
 // foldRune is the least rune of r's case-folding orbit (K for k, K and the
@@ -85,7 +99,7 @@ func (f nameFolding) apart(a, b string) string {
 	switch {
 	case f.forms && norm.NFD.String(a) == norm.NFD.String(b):
 		return "a name's Unicode forms (NFC, NFD)"
-	case f.cases && strings.Map(foldRune, a) == strings.Map(foldRune, b):
+	case f.cases && f.foldCase(a) == f.foldCase(b):
 		return "upper and lower case"
 	}
 	return "upper and lower case, nor a name's Unicode forms (NFC, NFD),"

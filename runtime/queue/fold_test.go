@@ -92,6 +92,10 @@ func TestFoldedNames(t *testing.T) {
 		{"forms are told apart where case alone folds", cases, []string{nfc, nfd}, ""},
 		{"forms", forms, []string{nfc, nfd}, nfc + " and " + nfd + apart("a name's Unicode forms (NFC, NFD)")},
 		{"case is told apart where forms alone fold", forms, []string{"A.txt", "a.txt"}, ""},
+		{"a letter whose case folds to two, where forms fold too (APFS)", both, []string{"Stra\u00dfe.txt", "STRASSE.txt"},
+			"Stra\u00dfe.txt and STRASSE.txt" + apart("upper and lower case")},
+		{"a ligature, where forms fold too", both, []string{"\ufb01le", "FILE"}, "\ufb01le and FILE" + apart("upper and lower case")},
+		{"a letter whose case folds to two is itself where case alone folds (NTFS)", cases, []string{"Stra\u00dfe.txt", "STRASSE.txt"}, ""},
 		{"case and forms", both, []string{"CAF\u00c9.txt", nfd},
 			"CAF\u00c9.txt and " + nfd + apart("upper and lower case, nor a name's Unicode forms (NFC, NFD),")},
 	} {
