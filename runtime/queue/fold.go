@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -26,6 +27,11 @@ import (
 type nameFolding struct {
 	cases bool // upper and lower case name one file
 	forms bool // so do a name's Unicode normalisation forms (NFC, NFD)
+	// dir, when set, is the directory probed, where two names that key
+	// takes for one are tried on the disk itself (see same): each disk
+	// folds by rules of its own (NTFS's upper cases are not Unicode's
+	// folding: k and the Kelvin sign are two names there).
+	dir string
 }
 
 // probeName starts the name of the file probeFolding makes: letters that
@@ -54,7 +60,39 @@ func probeFolding(dir string) (nameFolding, error) {
 		o, err := os.Lstat(filepath.Join(dir, other))
 		return err == nil && os.SameFile(st, o)
 	}
-	return nameFolding{cases: same(strings.ToUpper(name)), forms: same(norm.NFD.String(name))}, nil
+	got := nameFolding{cases: same(strings.ToUpper(name)), forms: same(norm.NFD.String(name))}
+	if got.cases || got.forms {
+		got.dir = dir
+	}
+	return got, nil
+}
+
+// same says whether a and b, two paths whose key is one, are one name on
+// f's disk: it makes a in a directory of its own in f.dir, looks b up
+// there, and removes them. A disk that cannot be asked is taken at key's
+// word.
+func (f nameFolding) same(a, b string) bool {
+	if f.dir == "" {
+		return true
+	}
+	tmp, err := os.MkdirTemp(f.dir, ".agentspec-probe-")
+	if err != nil {
+		return true
+	}
+	defer os.RemoveAll(tmp)
+	made := filepath.Join(tmp, filepath.FromSlash(a))
+	if err := os.MkdirAll(filepath.Dir(made), 0o700); err != nil {
+		return true
+	}
+	if err := os.WriteFile(made, nil, 0o600); err != nil {
+		return true
+	}
+	st, err := os.Lstat(made)
+	if err != nil {
+		return true
+	}
+	o, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(b)))
+	return err == nil && os.SameFile(st, o)
 }
 
 // key is name as the file system matches it: two names with one key are
@@ -109,8 +147,8 @@ func (f nameFolding) apart(a, b string) string {
 // hold them, by the key each has on a disk that matches names as f.
 type foldedNames struct {
 	f    nameFolding
-	seen map[string]string // by key: the path (or directory) first met with it
-	file map[string]string // by path (or directory): the file that brought it
+	seen map[string][]string // by key: the paths (or directories) met with it, each a name of its own on the disk
+	file map[string]string   // by path (or directory): the file that brought it
 }
 
 // add takes a file's path (slash-separated, clean), and fails with a
@@ -121,7 +159,7 @@ func (n *foldedNames) add(rel string) error {
 		return nil
 	}
 	if n.seen == nil {
-		n.seen, n.file = map[string]string{}, map[string]string{}
+		n.seen, n.file = map[string][]string{}, map[string]string{}
 	}
 	for i := 0; i <= len(rel); i++ {
 		if i < len(rel) && rel[i] != '/' {
@@ -129,14 +167,16 @@ func (n *foldedNames) add(rel string) error {
 		}
 		p := rel[:i]
 		k := n.f.key(p)
-		q, ok := n.seen[k]
-		if !ok {
-			n.seen[k], n.file[p] = p, rel
+		met := n.seen[k]
+		if slices.Contains(met, p) {
 			continue
 		}
-		if q == p {
+		j := slices.IndexFunc(met, func(q string) bool { return n.f.same(q, p) })
+		if j < 0 {
+			n.seen[k], n.file[p] = append(met, p), rel
 			continue
 		}
+		q := met[j]
 		other := n.file[q]
 		both := other + " and " + rel
 		if q != other || p != rel {

@@ -184,3 +184,24 @@ func TestChangesWhoseNamesAreOneHereAreNotApplied(t *testing.T) {
 	}
 	assert.NoFileExists(t, filepath.Join(home, "gone.txt"))
 }
+
+// Two names that fold to one by the rule are tried on the disk probed
+// before they are refused: each disk folds by rules of its own (k and the
+// Kelvin sign are two names on NTFS, one on APFS), so a job is refused
+// only for the names its disk takes for one. The disks of Linux machines
+// tell every name apart, whatever the rule says; and the tries leave
+// nothing behind.
+func TestFoldedNamesAreTriedOnTheDisk(t *testing.T) {
+	t.Parallel()
+	if goruntime.GOOS != "linux" {
+		t.Skip("the disk here may fold names")
+	}
+	dir := t.TempDir()
+	names := foldedNames{f: nameFolding{cases: true, forms: true, dir: dir}}
+	for _, p := range []string{"A.txt", "a.txt", "k", "\u212a", "Stra\u00dfe", "STRASSE", "caf\u00e9", "cafe\u0301", "Dir/x", "dir/x", "dir/X"} {
+		assert.NoError(t, names.add(p), p)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
