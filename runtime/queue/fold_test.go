@@ -205,3 +205,47 @@ func TestFoldedNamesAreTriedOnTheDisk(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 }
+
+// A worker whose disk does not keep the form a name was written in (HFS+
+// lists every name decomposed) sends back a shipped file whose name was
+// composed under that name, changed or not, and as changed only when its
+// run changed it: not as deleted and made again under its decomposed name,
+// which a submitter whose disk folds forms took for a conflict with the
+// file it has, and one whose disk does not for a rename. Linux disks keep
+// both forms, so a symbolic link of the composed name stands for the
+// disk finding it as the decomposed one.
+func TestChangesOfANameTheDiskDecomposedKeepItsShippedName(t *testing.T) {
+	t.Parallel()
+	const (
+		nfc = "caf\u00e9.txt"
+		nfd = "cafe\u0301.txt"
+	)
+	home := t.TempDir()
+	writeFiles(t, home, map[string]string{nfc: "caf\u00e9\n", "other.txt": "other\n"})
+	_, shipped, err := packDir(home, DefaultShipMax, nil)
+	require.NoError(t, err)
+	copyDir := t.TempDir()
+	writeFiles(t, copyDir, map[string]string{nfd: "caf\u00e9\n", "other.txt": "other\n"})
+	if err := os.Symlink(nfd, filepath.Join(copyDir, nfc)); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	forms := nameFolding{forms: true}
+
+	changed, deleted, shippedAs, err := changesFolded(copyDir, shipped, forms)
+	require.NoError(t, err)
+	assert.Empty(t, changed, "unchanged")
+	assert.Empty(t, deleted, "not deleted")
+
+	require.NoError(t, os.WriteFile(filepath.Join(copyDir, nfd), []byte("changed\n"), 0o644))
+	changed, deleted, shippedAs, err = changesFolded(copyDir, shipped, forms)
+	require.NoError(t, err)
+	assert.Equal(t, []string{nfc}, changed, "changed, under its shipped name")
+	assert.Empty(t, deleted)
+	assert.Equal(t, map[string]string{nfd: nfc}, shippedAs)
+
+	// Where the disk keeps both forms, they are two names.
+	changed, deleted, _, err = changesFolded(copyDir, shipped, nameFolding{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{nfd}, changed)
+	assert.Equal(t, []string{nfc}, deleted)
+}

@@ -285,6 +285,7 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 	if err != nil {
 		return ws, err
 	}
+	ws.folding = folding
 	obs, err := w.q.shipStore(ctx)
 	if err != nil {
 		return ws, err
@@ -348,7 +349,7 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 // The run is over: a worker told to stop meanwhile still sends them.
 func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes, error) {
 	ctx = context.WithoutCancel(ctx)
-	changed, deleted, err := changesSince(ws.dir, ws.shipped)
+	changed, deleted, shippedAs, err := changesFolded(ws.dir, ws.shipped, ws.folding)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +366,16 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 		return nil, err
 	}
 	ch.Object = job.Ship.Object + ".changes"
-	if _, err := shipTo(ctx, obs, ch.Object, ws.dir, w.dir, w.opts.ShipMax, func(rel string) bool { return want[rel] }); err != nil {
+	named := func(rel string) string {
+		if was, ok := shippedAs[rel]; ok {
+			rel = was
+		}
+		if !want[rel] {
+			return ""
+		}
+		return rel
+	}
+	if _, err := shipNamed(ctx, obs, ch.Object, ws.dir, w.dir, w.opts.ShipMax, named); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -72,6 +72,23 @@ func (c *cappedWriter) Write(p []byte) (int, error) {
 // (nil: all), no more than max bytes of it, and returns the manifest of
 // what it holds.
 func packTo(w io.Writer, dir string, max int64, keep func(rel string) bool) (manifest, error) {
+	return packNamed(w, dir, max, keepNamed(keep))
+}
+
+// keepNamed is keep as packNamed's name: a file keep selects (all, for
+// nil) goes under its own name.
+func keepNamed(keep func(rel string) bool) func(rel string) string {
+	return func(rel string) string {
+		if keep != nil && !keep(rel) {
+			return ""
+		}
+		return rel
+	}
+}
+
+// packNamed is packTo, each file of dir archived under the name that name
+// gives it ("": left out).
+func packNamed(w io.Writer, dir string, max int64, name func(rel string) string) (manifest, error) {
 	buf := &cappedWriter{w: w, max: max}
 	zw, _ := gzip.NewWriterLevel(buf, gzip.BestSpeed)
 	tw := tar.NewWriter(zw)
@@ -88,7 +105,10 @@ func packTo(w io.Writer, dir string, max int64, keep func(rel string) bool) (man
 		if !d.Type().IsRegular() && !d.IsDir() {
 			return nil // links and special files stay behind
 		}
-		if d.IsDir() || keep != nil && !keep(rel) {
+		if d.IsDir() {
+			return nil
+		}
+		if rel = name(rel); rel == "" {
 			return nil
 		}
 		f, err := os.Open(p)
@@ -155,6 +175,12 @@ func packTo(w io.Writer, dir string, max int64, keep func(rel string) bool) (man
 // uploaded, a worker's being in its scratch directory, which a worker
 // starting sweeps when its worker was killed.
 func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir string, max int64, keep func(rel string) bool) (manifest, error) {
+	return shipNamed(ctx, obs, name, dir, spoolDir, max, keepNamed(keep))
+}
+
+// shipNamed is shipTo, each file of dir archived under the name that named
+// gives it ("": left out).
+func shipNamed(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir string, max int64, named func(rel string) string) (manifest, error) {
 	spool, err := os.CreateTemp(spoolDir, spoolPrefix+"*.tar.gz")
 	if err != nil {
 		return nil, fmt.Errorf("a temporary file for the archive: %w", err)
@@ -169,18 +195,18 @@ func shipTo(ctx context.Context, obs jetstream.ObjectStore, name, dir, spoolDir 
 	if err != nil {
 		return nil, err
 	}
-	files := func(rel string) bool {
+	files := func(rel string) string {
 		if path.Base(rel) == own.Name() {
 			if info, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel))); err == nil && os.SameFile(info, own) {
-				return false
+				return ""
 			}
 		}
-		return keep == nil || keep(rel)
+		return named(rel)
 	}
 	// Written a whole chunk at a time, not gzip's small writes; a packing
 	// stops when ctx ends.
 	bw := bufio.NewWriterSize(ctxWriter{ctx: ctx, w: spool}, shipChunk)
-	m, err := packTo(bw, dir, max, files)
+	m, err := packNamed(bw, dir, max, files)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -321,9 +347,57 @@ func archivePath(name string) (string, error) {
 // created or modified (in content or permission bits), and those deleted,
 // both sorted.
 func changesSince(dir string, shipped manifest) (changed, deleted []string, err error) {
+	changed, deleted, _, err = changesFolded(dir, shipped, nameFolding{})
+	return changed, deleted, err
+}
+
+// changesFolded is changesSince in a copy on a disk that matches names as
+// fold: a file that dir lists under another form of the name it was
+// shipped under, one name with it there (HFS+ lists every name decomposed,
+// whatever form it was written in), is that file, under its shipped name.
+// shippedAs gives, by the name dir lists, the shipped name of each such
+// file.
+func changesFolded(dir string, shipped manifest, fold nameFolding) (changed, deleted []string, shippedAs map[string]string, err error) {
 	now, err := hashDir(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	// Forms alone: a run on a disk that folds case may rename A.txt to
+	// a.txt, where a name's form is the disk's, not the run's.
+	if fold.forms {
+		fold = nameFolding{forms: true}
+		missing := map[string][]string{} // shipped names dir does not list, by key
+		for rel := range shipped {
+			if _, ok := now[rel]; !ok {
+				k := fold.key(rel)
+				missing[k] = append(missing[k], rel)
+			}
+		}
+		var listed []string // names dir lists that were not shipped
+		for rel := range now {
+			if _, ok := shipped[rel]; !ok && len(missing[fold.key(rel)]) > 0 {
+				listed = append(listed, rel)
+			}
+		}
+		for _, rel := range listed {
+			on, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err != nil {
+				continue
+			}
+			for _, was := range missing[fold.key(rel)] {
+				if _, taken := now[was]; taken {
+					continue
+				}
+				if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(was))); err == nil && os.SameFile(on, st) {
+					if shippedAs == nil {
+						shippedAs = map[string]string{}
+					}
+					now[was], shippedAs[rel] = now[rel], was
+					delete(now, rel)
+					break
+				}
+			}
+		}
 	}
 	for rel, st := range now {
 		if was, ok := shipped[rel]; !ok || was != st {
@@ -337,7 +411,7 @@ func changesSince(dir string, shipped manifest) (changed, deleted []string, err 
 	}
 	slices.Sort(changed)
 	slices.Sort(deleted)
-	return changed, deleted, nil
+	return changed, deleted, shippedAs, nil
 }
 
 // hashDir is the manifest of dir as it is.

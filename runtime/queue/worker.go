@@ -788,9 +788,10 @@ func tooBig(r *Result, size int, maxPayload int64) *Result {
 // workspace is where one delivery of a job runs.
 type workspace struct {
 	dir     string
-	name    string   // for the cache key
-	shipped manifest // nil unless shipped
-	release func()   // removes a shipped copy; nil otherwise
+	name    string      // for the cache key
+	shipped manifest    // nil unless shipped
+	folding nameFolding // how the disk of a shipped copy matches names
+	release func()      // removes a shipped copy; nil otherwise
 }
 
 // cleanup removes a shipped copy, once however often it is called.
