@@ -182,7 +182,7 @@ func (n *foldedNames) add(rel string) error {
 		if q != other || p != rel {
 			both = fmt.Sprintf("%s and %s: %s and %s", other, rel, q, p)
 		}
-		return &nameCollision{names: both, apart: n.f.apart(q, p)}
+		return &nameCollision{names: both, apart: n.f.apart(q, p), second: rel}
 	}
 	return nil
 }
@@ -190,8 +190,9 @@ func (n *foldedNames) add(rel string) error {
 // nameCollision is two paths that are one name on a disk, or that lie in
 // directories that are (or one in a directory that is one with the other).
 type nameCollision struct {
-	names string // "A.txt and a.txt", "Dir/x and dir/y: Dir and dir"
-	apart string // what the disk does not tell apart in them
+	names  string // "A.txt and a.txt", "Dir/x and dir/y: Dir and dir"
+	apart  string // what the disk does not tell apart in them
+	second string // the file of the two met second
 }
 
 // on says what c is on disk ("this worker's disk").

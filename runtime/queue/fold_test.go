@@ -163,7 +163,10 @@ func TestChangesWhoseNamesAreOneHereAreNotApplied(t *testing.T) {
 	prefix := "the run's changes were not applied: X.txt and x.txt are one name on this disk, which does not tell upper and lower case apart; " +
 		"they are saved in "
 	require.True(t, strings.HasPrefix(err.Error(), prefix), err.Error())
-	saved, err := os.ReadFile(strings.TrimPrefix(err.Error(), prefix))
+	path, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), prefix), ", ")
+	assert.Equal(t, prefix+path+", which unpacked here would make one file of them too: take x.txt out under a name of its own "+
+		"(tar -xzOf "+path+" x.txt > NAME)", err.Error(), "how to have both")
+	saved, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, archive, saved, "the run's changes are kept")
 	got, err := hashDir(home)

@@ -569,7 +569,10 @@ func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max 
 			if err != nil {
 				return fmt.Errorf("the run's changes were not applied: %s; they could not be saved: %w", c.on("this disk"), err)
 			}
-			return fmt.Errorf("the run's changes were not applied: %s; they are saved in %s", c.on("this disk"), saved)
+			// Unpacked here, the archive would make one file of the two
+			// again: the error says how to have both.
+			return fmt.Errorf("the run's changes were not applied: %s; they are saved in %s, which unpacked here would make one file of them too: "+
+				"take %s out under a name of its own (tar -xzOf %s %s > NAME)", c.on("this disk"), saved, c.second, saved, c.second)
 		}
 	}
 	if len(ch.Files) > 0 {
