@@ -21,7 +21,9 @@
 //     attempt; kept a day after the last (a job that waits longer in the
 //     queue has its hand-backs counted as attempts);
 //   - key-value bucket AGENTSPEC_CACHE (WorkerOptions.CacheBucket): the result
-//     cache, shared by every worker (cache.NewKV);
+//     cache, shared by every worker (cache.NewKV); a shipped job's entry is
+//     stored by its submitter, once it has applied the run's changes (see
+//     CacheEntry);
 //   - subject agentspec.cancel.S.<batch> (not stored): a submitter stopped
 //     (Ctrl-C) tells the workers to stop the batch's runs;
 //   - subject agentspec.events.<batch>.<index>: each job's events, one

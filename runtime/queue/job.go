@@ -147,6 +147,9 @@ type Result struct {
 	Attempt int    `json:"attempt"`
 	// Changes are the files a shipped job's run changed.
 	Changes *Changes `json:"changes,omitempty"`
+	// Entry is the cache entry a shipped job's successful run made, for its
+	// submitter to store once it has applied the changes.
+	Entry *CacheEntry `json:"cache_entry,omitempty"`
 	// Warnings are the cache's, as the run met them: an entry that could
 	// not be read, a hit whose expected output files were gone.
 	Warnings []string `json:"warnings,omitempty"`

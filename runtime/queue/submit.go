@@ -711,6 +711,10 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	for i, w := range r.Warnings {
 		r.Warnings[i] = printable(w)
 	}
+	// The cache entry is the submitter's to store (below), not a part of
+	// what it reports.
+	entry := r.Entry
+	r.Entry = nil
 	out := JobOutcome{Result: r, Workspace: b.dirs[r.Index]}
 	if !r.OK {
 		out.Err = errors.New(r.Error)
@@ -774,6 +778,12 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 		_ = obs.Delete(dctx, job.Ship.Object)
 		if r.Changes != nil && len(r.Changes.Files) > 0 {
 			_ = obs.Delete(dctx, changes)
+		}
+	}
+	// Its changes applied, the run's answer may be replayed.
+	if r.OK && entry != nil {
+		if err := b.storeEntry(ctx, entry); err != nil {
+			out.Warnings = append(out.Warnings, printable(err.Error()))
 		}
 	}
 	return out

@@ -98,6 +98,10 @@ type Worker struct {
 	opts  WorkerOptions
 	root  string // real path
 	cache *cache.Cache
+	// cacheKV and cacheBucket are the cache's bucket and its name, which
+	// a shipped run's entry names (see heldEntry).
+	cacheKV     jetstream.KeyValue
+	cacheBucket string
 	// handBacks counts the hand-backs of each job (see handBack).
 	handBacks jetstream.KeyValue
 	// stops are the batches whose submitters stopped them.
@@ -174,7 +178,7 @@ func NewWorker(ctx context.Context, q *Queue, opts WorkerOptions) (*Worker, erro
 		if err != nil {
 			return nil, err
 		}
-		w.cache = cache.NewKV(kv)
+		w.cache, w.cacheKV, w.cacheBucket = cache.NewKV(kv), kv, kv.Bucket()
 	}
 	return w, nil
 }
@@ -547,6 +551,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			r.Error += "; its changes could not be sent back: " + named.text(cerr.Error())
 		}
 		r.Changes = ch
+		if r.OK {
+			r.Entry = ws.held.entry(w.cacheBucket)
+		}
 	}
 	// A shipped copy has served its run: it goes before the result, so
 	// that a submitter that has its result finds no copy of its workspace
@@ -731,6 +738,13 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, r *Result, job J
 		return err
 	}
 	err = publish(failed, data)
+	if errors.Is(err, nats.ErrMaxPayload) && r.Entry != nil {
+		// The cache entry goes first: the job is done without it.
+		r.Entry = nil
+		if data, err = json.Marshal(r); err == nil {
+			err = publish(failed, data)
+		}
+	}
 	if errors.Is(err, nats.ErrMaxPayload) {
 		// Another delivery would make the same result: the job fails for
 		// good, with a result that says why and fits.
@@ -792,6 +806,9 @@ type workspace struct {
 	shipped manifest    // nil unless shipped
 	folding nameFolding // how the disk of a shipped copy matches names
 	release func()      // removes a shipped copy; nil otherwise
+	// held is the cache entry a shipped run stored, which goes to the
+	// submitter with its result; nil unless shipped and cached.
+	held *heldEntry
 }
 
 // cleanup removes a shipped copy, once however often it is called.
@@ -951,7 +968,14 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 	case job.NoCache || w.cache == nil:
 		opts = append(opts, runtime.WithoutCache())
 	case s.Cache != nil || job.Cache:
-		opts = append(opts, runtime.WithCache(w.cache))
+		c := w.cache
+		if ws.shipped != nil {
+			// Stored now, the entry would be replayed whether or not the
+			// submitter applies the run's changes: it goes with the result.
+			ws.held = &heldEntry{kv: w.cacheKV}
+			c = c.With(cache.WithBackend(ws.held))
+		}
+		opts = append(opts, runtime.WithCache(c))
 	}
 	opts = append(opts, w.opts.Options...)
 	res, err := runtime.Run(ctx, s, opts...)
