@@ -15,7 +15,8 @@
 //     message id so a second copy is dropped (a submitter away longer, its
 //     connection lost, reports the jobs whose results expired as failed);
 //   - object store S_SHIP: the workspaces sent with --ship and the files
-//     their runs changed;
+//     their runs changed, each delivery's in an object of its own, which
+//     its result names;
 //   - key-value bucket S_HANDBACKS: how often each job was handed back by
 //     a worker told to stop, by job id, so that those deliveries count no
 //     attempt; kept a day after the last (a job that waits longer in the

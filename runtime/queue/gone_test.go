@@ -35,7 +35,7 @@ func TestShippedChangesGoneSayHowLongTheyAreKept(t *testing.T) {
 			dirs := jobDirs(t, t.TempDir(), 1)
 			b, err := q.NewBatch(BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
 			require.NoError(t, err)
-			changes := b.Jobs[0].ID + ".changes"
+			changes := changesObject(b.Jobs[0].Ship.Object, "1")
 			// The result a worker stored with the changes, read once they
 			// are gone.
 			o := b.outcome(context.Background(), Result{Job: b.Jobs[0].ID, Batch: b.ID, OK: true,
@@ -110,8 +110,10 @@ func TestInterruptedBeforeTheChangesAreFetchedSaysHowLongTheyStay(t *testing.T) 
 			b, _, got := interruptedAtFirstResult(t, url, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
 			require.Len(t, got, 2)
 			late := got[1]
+			require.NotNil(t, late.Changes)
+			require.True(t, isChangesObject(late.Changes.Object, b.Jobs[late.Index].Ship.Object), late.Changes.Object)
 			assert.EqualError(t, late.Err, "bringing back the run's changes: interrupted (context canceled) before they were fetched; "+
-				"none was applied, and they stay in the object store AGENTSPEC_SHIP as "+b.Jobs[late.Index].ID+".changes"+stay)
+				"none was applied, and they stay in the object store AGENTSPEC_SHIP as "+late.Changes.Object+stay)
 		})
 	}
 }

@@ -228,13 +228,13 @@ func TestForgedResultWritesNothing(t *testing.T) {
 	job := b.Jobs[0]
 	obs, err := q.shipStore(ctx)
 	require.NoError(t, err)
-	_, err = obs.PutBytes(ctx, job.ID+".changes", tarGz(t, map[string]string{
+	_, err = obs.PutBytes(ctx, changesObject(job.Ship.Object, "1"), tarGz(t, map[string]string{
 		".git/hooks/pre-commit": "#!/bin/sh\necho owned\n", "out.txt": "copied\n",
 	}))
 	require.NoError(t, err)
 	forged, err := json.Marshal(Result{
 		Job: job.ID, Batch: b.ID, Index: 0, OK: true, Output: json.RawMessage(`"done"`), Usage: json.RawMessage("null"),
-		Changes: &Changes{Object: job.ID + ".changes", Files: []string{".git/hooks/pre-commit", "out.txt"}},
+		Changes: &Changes{Object: changesObject(job.Ship.Object, "1"), Files: []string{".git/hooks/pre-commit", "out.txt"}},
 	})
 	require.NoError(t, err)
 	_, err = q.js.Publish(ctx, q.resultSubject("ok", b.ID, "0"), forged)
@@ -258,7 +258,7 @@ func TestForgedResultWritesNothing(t *testing.T) {
 	require.NoError(t, b2.Publish(ctx))
 	forged, err = json.Marshal(Result{
 		Job: b2.Jobs[0].ID, Batch: b2.ID, Index: 0, OK: true, Output: json.RawMessage(`"done"`), Usage: json.RawMessage("null"),
-		Changes: &Changes{Object: job.ID + ".changes", Files: []string{"out.txt"}},
+		Changes: &Changes{Object: changesObject(job.Ship.Object, "1"), Files: []string{"out.txt"}},
 	})
 	require.NoError(t, err)
 	_, err = q.js.Publish(ctx, q.resultSubject("ok", b2.ID, "0"), forged)
@@ -267,7 +267,7 @@ func TestForgedResultWritesNothing(t *testing.T) {
 	_, err = b2.Wait(ctx, got.add)
 	require.NoError(t, err)
 	require.Len(t, got.list, 1)
-	assert.ErrorContains(t, got.list[0].Err, "are not in "+b2.Jobs[0].ID+".changes but in")
+	assert.ErrorContains(t, got.list[0].Err, "are not in "+b2.Jobs[0].ID+".changes.* but in")
 	_, err = os.Stat(filepath.Join(dirs[0], "out.txt"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }

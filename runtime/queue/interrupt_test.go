@@ -105,7 +105,9 @@ func TestInterruptedBeforeTheChangesAreFetched(t *testing.T) {
 	assert.Equal(t, 1, sum.Failed)
 	require.Len(t, got, 2)
 	late := got[1]
-	object := b.Jobs[late.Index].ID + ".changes"
+	require.NotNil(t, late.Changes)
+	object := late.Changes.Object // the delivery's own
+	assert.True(t, isChangesObject(object, b.Jobs[late.Index].Ship.Object), object)
 	assert.False(t, late.OK)
 	assert.EqualError(t, late.Err, "bringing back the run's changes: interrupted (context canceled) before they were fetched; "+
 		"none was applied, and they stay in the object store AGENTSPEC_SHIP as "+object+" for a day")
@@ -148,7 +150,8 @@ func TestInterruptedOnceTheChangesAreFetched(t *testing.T) {
 	assert.Equal(t, "copied\n", string(out))
 	obs, err := q.shipStore(context.Background())
 	require.NoError(t, err)
-	for _, name := range []string{b.Jobs[0].Ship.Object, b.Jobs[0].Ship.Object + ".changes"} {
+	require.NotNil(t, got.list[0].Changes)
+	for _, name := range []string{b.Jobs[0].Ship.Object, got.list[0].Changes.Object} {
 		_, err := obs.GetInfo(context.Background(), name)
 		assert.ErrorIs(t, err, jetstream.ErrObjectNotFound, "%s is deleted", name)
 	}

@@ -157,8 +157,8 @@ type Result struct {
 
 // Changes are what a shipped job's run did to its copy of the workspace.
 type Changes struct {
-	// Object holds the new content of Files, as an archive; "" when no file
-	// changed.
+	// Object holds the new content of Files, as an archive: an object of
+	// the delivery's own in the ship store; "" when no file changed.
 	Object string `json:"object,omitempty"`
 	// Files were created or modified, in content or in permission bits;
 	// Deleted were shipped and are gone.

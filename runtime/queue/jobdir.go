@@ -347,6 +347,11 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 
 // shipBack stores the files the run changed in its copy, for the submitter.
 // The run is over: a worker told to stop meanwhile still sends them.
+//
+// Each delivery's go to an object of their own (see changesObject): a
+// worker that lost the job, whose upload ends after another delivery's
+// result is stored, would otherwise replace the files the submitter
+// applies with its own, under the other's list of them.
 func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes, error) {
 	ctx = context.WithoutCancel(ctx)
 	changed, deleted, shippedAs, err := changesFolded(ws.dir, ws.shipped, ws.folding)
@@ -365,7 +370,7 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 	if err != nil {
 		return nil, err
 	}
-	ch.Object = job.Ship.Object + ".changes"
+	ch.Object = changesObject(job.Ship.Object, randomToken())
 	named := func(rel string) string {
 		if was, ok := shippedAs[rel]; ok {
 			rel = was
@@ -379,6 +384,28 @@ func (w *Worker) shipBack(ctx context.Context, job Job, ws *workspace) (*Changes
 		return nil, err
 	}
 	return ch, nil
+}
+
+// changesObject names the object in the ship store that holds the changes
+// of one delivery of the job whose workspace was shipped as object: its
+// name, ".changes." and an id of the delivery's own.
+func changesObject(object, delivery string) string {
+	return object + ".changes." + delivery
+}
+
+// isChangesObject reports whether name is changesObject of object and some
+// delivery's id, as changesObject makes them.
+func isChangesObject(name, object string) bool {
+	id, ok := strings.CutPrefix(name, changesObject(object, ""))
+	if !ok || len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // shipDir is the directory below the workspace root where a worker unpacks

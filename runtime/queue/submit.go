@@ -725,14 +725,18 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	}
 	// The result says what changed and where the files are: it is checked
 	// as what anyone could have published.
-	changes := job.Ship.Object + ".changes"
+	// Each delivery's changes are an object of their own: those of the
+	// delivery whose result this is are the ones applied, whatever another
+	// delivery, which lost the job, sent after them.
+	var changes string
 	var err error
 	if r.Changes != nil && (len(r.Changes.Files) > 0 || len(r.Changes.Deleted) > 0) {
 		var archive []byte
 		switch {
-		case len(r.Changes.Files) > 0 && r.Changes.Object != changes:
-			err = fmt.Errorf("the changes of job %s are not in %s but in %.80q", job.ID, changes, r.Changes.Object)
+		case len(r.Changes.Files) > 0 && !isChangesObject(r.Changes.Object, job.Ship.Object):
+			err = fmt.Errorf("the changes of job %s are not in %s but in %.80q", job.ID, changesObject(job.Ship.Object, "*"), r.Changes.Object)
 		case len(r.Changes.Files) > 0:
+			changes = r.Changes.Object
 			archive, err = b.fetchChanges(ctx, changes)
 		}
 		// Once the changes are here they are applied, though ctx ended
@@ -776,7 +780,7 @@ func (b *Batch) outcome(ctx context.Context, r Result) JobOutcome {
 	defer cancel()
 	if obs, err := b.q.shipStore(dctx); err == nil {
 		_ = obs.Delete(dctx, job.Ship.Object)
-		if r.Changes != nil && len(r.Changes.Files) > 0 {
+		if changes != "" {
 			_ = obs.Delete(dctx, changes)
 		}
 	}

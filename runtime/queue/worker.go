@@ -563,6 +563,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// acknowledgement.
 	stopBeat()
 	if !held.still(time.Now()) {
+		// The changes sent back are of no use: another delivery's result
+		// will name its own.
+		w.forgetChanges(r.Changes)
 		w.dropped(job)
 		return
 	}
@@ -610,6 +613,19 @@ func (h *holding) reported(sent, confirmed time.Time) {
 // dropped says that the worker let a job go that it no longer held.
 func (w *Worker) dropped(job Job) {
 	w.opts.Logf("job %s dropped: cut off from the server for its acknowledgement wait (%s), so another worker has it", job.ID, w.ackWait)
+}
+
+// forgetChanges removes the changes a delivery that lost its job sent
+// back; those it cannot remove expire with the store's max age.
+func (w *Worker) forgetChanges(ch *Changes) {
+	if ch == nil || ch.Object == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if obs, err := w.q.shipStore(ctx); err == nil {
+		_ = obs.Delete(ctx, ch.Object)
+	}
 }
 
 // attempt is the attempt a delivery of job makes: its deliveries so far,
