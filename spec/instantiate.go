@@ -191,12 +191,18 @@ func CapabilityWarnings(s *Spec, caps []capabilities.Capability) Errors {
 		if i >= len(s.Capabilities) {
 			break
 		}
+		// The first Warner of the chain is heard, as before OptionWarner
+		// came, and it places its warnings only if it is an OptionWarner
+		// itself: a wrapper with Warnings of its own says them in place of
+		// those of what it wraps.
 		var warnings []capabilities.Warning
-		if w, ok := capabilities.As[capabilities.OptionWarner](c); ok {
-			warnings = w.OptionWarnings()
-		} else if w, ok := capabilities.As[capabilities.Warner](c); ok {
-			for _, msg := range w.Warnings() {
-				warnings = append(warnings, capabilities.Warning{Msg: msg})
+		if w, ok := capabilities.As[capabilities.Warner](c); ok {
+			if ow, ok := w.(capabilities.OptionWarner); ok {
+				warnings = ow.OptionWarnings()
+			} else {
+				for _, msg := range w.Warnings() {
+					warnings = append(warnings, capabilities.Warning{Msg: msg})
+				}
 			}
 		}
 		entry := s.Capabilities[i]

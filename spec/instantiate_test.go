@@ -137,3 +137,40 @@ func TestInstantiateErrorOfAnOptionNotWritten(t *testing.T) {
 		"agent.yaml:5:5: capabilities[3]: Needy needs a kind\n"+
 		"agent.yaml:6:19: capabilities[4].Needy.kind: Needy needs a kind")
 }
+
+// optionWarned is a capability whose warning is about its cwd option.
+type optionWarned struct{ stub }
+
+func (*optionWarned) Warnings() []string { return []string{"cwd is deprecated"} }
+func (*optionWarned) OptionWarnings() []capabilities.Warning {
+	return []capabilities.Warning{{Option: "cwd", Msg: "cwd is deprecated"}}
+}
+
+// warningWrapper is a wrapper of another capability's with Warnings of its
+// own, as one an embedder writes to add to what it wraps.
+type warningWrapper struct {
+	stub
+	inner capabilities.Capability
+}
+
+func (w *warningWrapper) Unwrap() capabilities.Capability { return w.inner }
+func (*warningWrapper) Warnings() []string {
+	return []string{"the wrapper's own warning", "cwd is deprecated"}
+}
+
+// A wrapper that says Warnings of its own, and not which option each is
+// about, is heard as before OptionWarner came: its warnings, at the entry,
+// and not those of the OptionWarner it wraps in place of its own.
+func TestCapabilityWarningsOfAWrapperAreItsOwn(t *testing.T) {
+	t.Parallel()
+	reg, _ := testRegistry(t)
+	s, err := (&Loader{Registry: reg}).Load("agent.yaml", []byte("capabilities:\n  - FileSystem: {root_dir: ., cwd: sub}\n"))
+	require.NoError(t, err)
+
+	warnings := CapabilityWarnings(s, []capabilities.Capability{&warningWrapper{inner: &optionWarned{}}})
+	assert.Equal(t, "agent.yaml:2:5: warning: capabilities[0]: the wrapper's own warning\n"+
+		"agent.yaml:2:5: warning: capabilities[0]: cwd is deprecated", warnings.Error())
+
+	warnings = CapabilityWarnings(s, []capabilities.Capability{&optionWarned{}})
+	assert.Equal(t, "agent.yaml:2:36: warning: capabilities[0].FileSystem.cwd: cwd is deprecated", warnings.Error())
+}
