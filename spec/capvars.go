@@ -315,6 +315,9 @@ func (s *Spec) missingVars(c Capability, v any, vars map[string]string) []missin
 					continue
 				}
 				at := s.placeholderAt(s.writtenAt(c.Pointer, path), v, m[0], m[1])
+				if at.Line == 0 {
+					at = c.Pos // a Spec built in Go: no value has a place
+				}
 				i := slices.IndexFunc(out, func(o missingVar) bool { return o.name == name })
 				switch {
 				case i < 0:

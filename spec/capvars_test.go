@@ -188,3 +188,16 @@ func TestMissingCapabilityVarIsAtThePlaceholder(t *testing.T) {
 	assert.EqualError(t, err, "agent.yaml:3:20: capabilities[0]: the options use {{b}}, but no value was given for it\n"+
 		"agent.yaml:3:29: capabilities[0]: the options use {{a}}, but no value was given for it")
 }
+
+// A spec built in Go has no positions of its values: a placeholder without
+// a value in it is told at its capability's Pos, as before placeholders
+// were placed, and not at the file alone.
+func TestMissingCapabilityVarOfASpecBuiltInGo(t *testing.T) {
+	t.Parallel()
+	s := &Spec{File: "agent.yaml", Capabilities: []Capability{{
+		Name: "Leaf", Options: json.RawMessage(`{"id": "x-{{who}}"}`),
+		Pos: Position{File: "agent.yaml", Line: 7, Col: 3}, Pointer: "/capabilities/0/Leaf",
+	}}}
+	_, err := s.WithCapabilityVars(nil)
+	assert.EqualError(t, err, "agent.yaml:7:3: capabilities[0]: the options use {{who}}, but no value was given for it")
+}
