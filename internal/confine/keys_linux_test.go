@@ -58,6 +58,7 @@ func TestUserKeysAreOutOfReach(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			needSandbox(t, m.sandbox)
+			needVisible(t, m.sandbox, exe)
 			k := keys[i]
 			a := newArena(t)
 			c := a.command(t, m.sandbox, "cat /proc/keys; exec '"+exe+"'")
@@ -67,6 +68,9 @@ func TestUserKeysAreOutOfReach(t *testing.T) {
 			held, err := unix.KeyctlBuffer(unix.KEYCTL_READ, k.ring, make([]byte, 16), 0)
 			require.NoError(t, err)
 			if m.sandbox {
+				// The client ran: a command that could not exec it would
+				// read no key, and pass, having tried nothing.
+				assert.Contains(t, r.stdout, "\nclear: ", "the test's binary did not run: %+v", r)
 				assert.NotContains(t, r.stdout, "hunter2", "%+v", r)
 				assert.NotContains(t, r.stdout, k.name, "listed in /proc/keys: %+v", r)
 				assert.NotContains(t, r.stdout, "clear: ok", "%+v", r)
