@@ -163,8 +163,10 @@ func TestWorkspaceAndTempBelowDev(t *testing.T) {
 				require.NoError(t, os.Mkdir(dir, 0o700))
 			}
 			require.NoError(t, os.WriteFile(filepath.Join(b.root, ".env"), []byte("s3cret\n"), 0o600))
+			// Beside W and T, in the directory that holds them: not shown.
+			require.NoError(t, os.WriteFile(filepath.Join(base, "beside"), []byte("beside\n"), 0o644))
 			c := b.command(t, m.sandbox, "echo a > f && cat f && echo b > $TMPDIR/x && cat $TMPDIR/x && cat .env; "+
-				"echo c > .git/c; echo d > ../outside; echo done")
+				"echo c > .git/c; echo d > ../outside; cat ../beside; echo done")
 			c.Policy.Masks = []string{filepath.Join(b.root, ".env")}
 			c.Policy.ReadOnly = []string{filepath.Join(b.root, ".git")}
 			r := run(t, t.Context(), c)
@@ -175,7 +177,7 @@ func TestWorkspaceAndTempBelowDev(t *testing.T) {
 				assert.ErrorIs(t, gitErr, os.ErrNotExist, ".git is read-only")
 				assert.ErrorIs(t, outErr, os.ErrNotExist, "beside W and T is read-only")
 			} else {
-				assert.Equal(t, "a\nb\ns3cret\ndone\n", r.stdout, r.stderr)
+				assert.Equal(t, "a\nb\ns3cret\nbeside\ndone\n", r.stdout, r.stderr)
 				assert.NoError(t, gitErr)
 				assert.NoError(t, outErr)
 			}
