@@ -15,11 +15,15 @@ import (
 // back is a miss.
 func NewKV(kv jetstream.KeyValue, opts ...Option) *Cache {
 	c := &Cache{warn: func(error) {}, now: timeNow}
-	for _, o := range append([]Option{WithBackend(kvBackend{kv})}, opts...) {
+	for _, o := range append([]Option{WithBackend(KVBackend(kv))}, opts...) {
 		o(c)
 	}
 	return c
 }
+
+// KVBackend is the Backend of NewKV: the entries of a key-value bucket, one
+// key per cache key.
+func KVBackend(kv jetstream.KeyValue) Backend { return kvBackend{kv} }
 
 type kvBackend struct{ kv jetstream.KeyValue }
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/agentspec/agentspec/runtime/cache"
 )
 
 // CacheEntry is the cache entry a shipped job's run made, which travels with
@@ -25,25 +25,14 @@ type CacheEntry struct {
 	Data   json.RawMessage `json:"data"`
 }
 
-// heldEntry is the shared cache as one shipped run reaches it (a
-// cache.Backend): it reads the bucket, but holds the entry the run stores.
+// heldEntry is the shared cache as one shipped run reaches it: it reads and
+// deletes in the bucket (cache.KVBackend), but holds the entry the run stores.
 type heldEntry struct {
-	kv jetstream.KeyValue
+	cache.Backend
 
 	mu   sync.Mutex
 	key  string
 	data []byte
-}
-
-func (h *heldEntry) Get(ctx context.Context, key string) ([]byte, error) {
-	e, err := h.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return e.Value(), nil
 }
 
 func (h *heldEntry) Put(_ context.Context, key string, data []byte) error {
@@ -54,14 +43,6 @@ func (h *heldEntry) Put(_ context.Context, key string, data []byte) error {
 	defer h.mu.Unlock()
 	h.key, h.data = key, data
 	return nil
-}
-
-func (h *heldEntry) Delete(ctx context.Context, key string) error {
-	err := h.kv.Delete(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil
-	}
-	return err
 }
 
 // entry is the entry held, for the given bucket; nil when the run stored

@@ -988,7 +988,7 @@ func (w *Worker) run(ctx context.Context, job Job, attempt int, events capabilit
 		if ws.shipped != nil {
 			// Stored now, the entry would be replayed whether or not the
 			// submitter applies the run's changes: it goes with the result.
-			ws.held = &heldEntry{kv: w.cacheKV}
+			ws.held = &heldEntry{Backend: cache.KVBackend(w.cacheKV)}
 			c = c.With(cache.WithBackend(ws.held))
 		}
 		opts = append(opts, runtime.WithCache(c))
