@@ -29,14 +29,14 @@ func NewProtected(paths ...string) *Protected {
 // With returns the set with paths added. When p holds them all already, it
 // is returned as it is, and so is what Real resolved for it.
 func (p *Protected) With(paths ...string) *Protected {
-	have := p.Paths()
-	all := have
+	all := p.Paths() // a copy, which the new set may grow
+	have := len(all)
 	for _, path := range paths {
 		if path != "" && !slices.Contains(all, path) {
-			all = append(slices.Clip(all), path)
+			all = append(all, path)
 		}
 	}
-	if len(all) == len(have) {
+	if len(all) == have {
 		return p
 	}
 	set := &Protected{paths: all}

@@ -249,6 +249,12 @@ func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 		}
 		return real
 	})
+	// The real paths too: a directory not made yet (a cache) has no real
+	// path of its own for the FileSystem to compare with its root's, and
+	// the links above it are resolved here. Made once, as every job's.
+	r.protectOption = sync.OnceValue(func() runtime.Option {
+		return runtime.WithProtectedFiles(slices.Concat(r.protected, r.protectedReal())...)
+	})
 	for i, s := range p.Steps {
 		r.done[s.Name] = make(chan struct{})
 		r.results[s.Name] = &StepResult{fanOut: s.FanOut()}
@@ -438,6 +444,7 @@ type runner struct {
 	// which no job may change; protectedReal are their real paths.
 	protected     []string
 	protectedReal func() []string
+	protectOption func() runtime.Option // both, for each job's run
 }
 
 // step runs s once its dependencies are done, and records how it ended.
@@ -754,10 +761,7 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 		return nil, usage, false, err
 	}
 	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars), runtime.WithOwnFiles(r.o.OwnFiles...),
-		// The real paths too: a directory not made yet (a cache) has no
-		// real path of its own for the FileSystem to compare with its
-		// root's, and the links above it are resolved here.
-		runtime.WithProtectedFiles(slices.Concat(r.protected, r.protectedReal())...)}
+		r.protectOption()}
 	if r.p.credentials != nil {
 		opts = append(opts, runtime.WithProviderOptions(providers.Options{Credentials: r.p.credentials}))
 	}

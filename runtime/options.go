@@ -120,18 +120,19 @@ func WithOwnFiles(paths ...string) Option {
 // cache key still covers them where input_globs match them: the files of
 // the program the run is part of, such as a pipeline's file and its other
 // steps' specs, scripts and caches. Relative paths are made absolute
-// against the process's working directory.
+// against the process's working directory when the option is made, so that
+// one made once serves every run.
 func WithProtectedFiles(paths ...string) Option {
-	return func(c *config) {
-		for _, p := range paths {
-			if p == "" {
-				continue
-			}
-			if abs, err := filepath.Abs(p); err == nil {
-				c.protect = append(c.protect, abs)
-			}
+	var files []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			files = append(files, abs)
 		}
 	}
+	return func(c *config) { c.protect = append(c.protect, files...) }
 }
 
 // WithWorkspace sets the directory the capabilities' relative paths (such as
