@@ -6,6 +6,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -35,17 +36,17 @@ func (c *checker) textPositions(t *Template) func(offset int) spec.Position {
 // scalarPositions reads the string scalar that starts at start (its quote,
 // its | or > indicator, or its first character) from the source's lines
 // and returns where each byte of its value is written, then where the
-// value ends: len(text)+1 positions, text being the value the loader read.
+// value ends: len(value)+1 positions, value being what the loader read.
 // An escape's bytes are where its backslash is; a line break, folded into
 // a space or kept, is at the end of its line. nil when the source does not
 // read as text, so that a position is never a guess.
-func scalarPositions(line func(int) string, start spec.Position, text string) []spec.Position {
+func scalarPositions(line func(int) string, start spec.Position, value string) []spec.Position {
 	first := strings.TrimSuffix(line(start.Line), "\r")
-	i := byteAt(first, start.Col)
+	i := text.ByteOfColumn(first, start.Col)
 	if i >= len(first) {
 		return nil
 	}
-	r := &scalarReader{line: line, file: start.File, first: start.Line, n: start.Line, text: first, i: i, want: text}
+	r := &scalarReader{line: line, file: start.File, first: start.Line, n: start.Line, text: first, i: i, want: value}
 	switch first[i] {
 	case '"':
 		r.i++
@@ -58,20 +59,10 @@ func scalarPositions(line func(int) string, start spec.Position, text string) []
 	default:
 		r.flow(0)
 	}
-	if r.failed || r.out.String() != text {
+	if r.failed || r.out.String() != value {
 		return nil
 	}
 	return append(r.at, r.pos())
-}
-
-// byteAt is the byte index in s of its col-th character (1-based).
-func byteAt(s string, col int) int {
-	i := 0
-	for ; col > 1 && i < len(s); col-- {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return i
 }
 
 // scalarReader decodes a scalar from the source a line at a time, keeping

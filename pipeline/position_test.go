@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentspec/agentspec/internal/text"
 	"github.com/agentspec/agentspec/spec"
 )
 
@@ -51,7 +52,7 @@ func TestScalarPositions(t *testing.T) {
 			r, size := utf8.DecodeRuneInString(node.Value[i:])
 			p := at[i]
 			src := line(p.Line)
-			j := byteAt(src, p.Col)
+			j := text.ByteOfColumn(src, p.Col)
 			written, _ := utf8.DecodeRuneInString(src[min(j, len(src)):])
 			switch {
 			case j < len(src) && written == r:

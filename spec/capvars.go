@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentspec/agentspec/internal/expansion"
+	"github.com/agentspec/agentspec/internal/text"
 )
 
 // Capability arguments are templates too, as in pydantic-ai: a {{name}}
@@ -372,8 +373,8 @@ func (s *Spec) writtenAt(optsPtr string, path []string) string {
 	return ptr
 }
 
-// placeholderAt is where the spec writes the placeholder text[open:end]
-// of text, the string at ptr: at its {{, found on its line within a
+// placeholderAt is where the spec writes the placeholder value[open:end]
+// of value, the string at ptr: at its {{, found on its line within a
 // literal or folded block scalar, and for a plain or quoted scalar on its
 // first line, after the value's text before it as the scalar's style
 // writes it (a single quote doubled, a backslash or a double quote
@@ -381,18 +382,18 @@ func (s *Spec) writtenAt(optsPtr string, path []string) string {
 // as an escape of another form, a line break folded into a space, a
 // ${VAR} filled in), the place is the scalar's start: the column is not
 // worked out through escapes and folding, and a place is never a guess.
-func (s *Spec) placeholderAt(ptr, text string, open, end int) Position {
+func (s *Spec) placeholderAt(ptr, value string, open, end int) Position {
 	start, ok := s.positions[ptr]
 	if !ok || start.Line == 0 || len(s.src) == 0 {
 		return s.Position(ptr)
 	}
 	d := &document{file: s.File, src: s.src}
 	line := d.line(start.Line)
-	i := byteAtCol(line, start.Col)
+	i := text.ByteOfColumn(line, start.Col)
 	if i >= len(line) {
 		return start
 	}
-	placeholder, prefix := text[open:end], text[:open]
+	placeholder, prefix := value[open:end], value[:open]
 	switch line[i] {
 	case '|', '>':
 		return d.refineBlock(start, placeholder, strings.Count(prefix, placeholder))
@@ -405,14 +406,4 @@ func (s *Spec) placeholderAt(ptr, text string, open, end int) Position {
 		return Position{File: start.File, Line: start.Line, Col: start.Col + utf8.RuneCountInString(prefix)}
 	}
 	return start
-}
-
-// byteAtCol is the byte index in line of its col-th character (1-based).
-func byteAtCol(line string, col int) int {
-	i := 0
-	for ; col > 1 && i < len(line); col-- {
-		_, size := utf8.DecodeRuneInString(line[i:])
-		i += size
-	}
-	return i
 }

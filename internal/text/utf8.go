@@ -117,3 +117,14 @@ func CheckStrict(b []byte) error {
 	}
 	return nil
 }
+
+// ByteOfColumn is the byte index in s of its col-th character (1-based),
+// as the spec and pipeline positions count columns; len(s) past its end.
+func ByteOfColumn(s string, col int) int {
+	i := 0
+	for ; col > 1 && i < len(s); col-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
