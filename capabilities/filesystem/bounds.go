@@ -32,7 +32,7 @@ func readLineCut(cut int) string {
 // budget applies: it appends the line to dst, its text cut to MaxLineChars
 // with readLineCut's marker, then its terminator.
 func (lr *lineReader) nextShown(dst []byte) ([]byte, bool) {
-	dst, n, termBytes, ok := lr.nextCapped(dst, MaxLineChars)
+	dst, n, termBytes, ok := lr.read(dst, MaxLineChars, true)
 	if !ok {
 		return dst, false
 	}

@@ -88,7 +88,7 @@ func (fs *FS) editFile(ctx context.Context, args editArgs) (string, error) {
 	// Without a hash from the model, the edit is checked against what the
 	// agent last saw of the file (see watch.go).
 	seen, _, watched := fs.lastSeen(rel)
-	watched = watched && args.ExpectedHash == nil && fs.guardsChanges()
+	watched = watched && args.ExpectedHash == nil && fs.changes.protect
 	if watched && snap.hash != seen {
 		return "", fs.changedOnDisk(ctx, args.Path, rel, seen, snap.hash)
 	}

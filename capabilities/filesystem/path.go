@@ -24,20 +24,7 @@ var (
 
 // resolve returns the canonical root-relative form of the path p the model
 // gave (relative to cwd, or absolute), or a retry error naming p.
-func (fs *FS) resolve(p string) (string, error) {
-	rel, _, err := fs.resolveFound(p)
-	return rel, err
-}
-
-// resolveFound is resolve, and says what the resolution saw of rel's last
-// component, which spares the caller a stat of its own.
-func (fs *FS) resolveFound(p string) (string, sandbox.Found, error) {
-	rel, found, err := fs.resolver.ResolveFound(fs.cwdParts, p)
-	if err != nil {
-		return "", found, resolveError(p, err)
-	}
-	return rel, found, nil
-}
+func (fs *FS) resolve(p string) (string, error) { return fs.resolveGated(p, nil) }
 
 // resolveGated resolves p as resolve does, then passes the result through
 // gate (checkRead or checkWalkRoot), the check of every tool
@@ -47,14 +34,17 @@ func (fs *FS) resolveGated(p string, gate func(rel string) error) (string, error
 	return rel, err
 }
 
-// resolveGatedFound is resolveGated, and says what resolveFound saw.
+// resolveGatedFound is resolveGated, and says what the resolution saw of
+// rel's last component, which spares the caller a stat of its own.
 func (fs *FS) resolveGatedFound(p string, gate func(rel string) error) (string, sandbox.Found, error) {
-	rel, found, err := fs.resolveFound(p)
+	rel, found, err := fs.resolver.ResolveFound(fs.cwdParts, p)
 	if err != nil {
-		return "", found, err
+		return "", found, resolveError(p, err)
 	}
-	if err := gate(rel); err != nil {
-		return "", found, err
+	if gate != nil {
+		if err := gate(rel); err != nil {
+			return "", found, err
+		}
 	}
 	return rel, found, nil
 }

@@ -165,15 +165,9 @@ func (lr *lineReader) next(dst []byte, keep int) ([]byte, int, bool) {
 	return dst, n, ok
 }
 
-// nextCapped reads one line like next, but keep bounds the line's text
-// only: its terminator is appended whatever keep is. It also returns the
-// terminator's length in bytes, the end of dst.
-func (lr *lineReader) nextCapped(dst []byte, keep int) ([]byte, int, int, bool) {
-	return lr.read(dst, keep, true)
-}
-
-// read is next and nextCapped: term says whether the terminator is kept
-// whatever keep is.
+// read is next, and with term it keeps the terminator whatever keep is, so
+// that keep bounds the line's text only; it also returns the terminator's
+// length in bytes, the end of dst.
 func (lr *lineReader) read(dst []byte, keep int, term bool) ([]byte, int, int, bool) {
 	n := 0
 	for {

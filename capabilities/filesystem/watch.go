@@ -151,10 +151,6 @@ func (fs *FS) lastSeen(rel string) (hash string, known, ok bool) {
 	return "", false, false
 }
 
-// guardsChanges reports whether writes are checked against what the agent
-// last saw.
-func (fs *FS) guardsChanges() bool { return fs.changes.protect }
-
 // requireKnown enforces Options.RequireReadBeforeWrite for a change to the
 // existing file rel. A change that gives expected_hash goes through: the
 // hash check that follows lets it change only the content the hash names.

@@ -64,7 +64,7 @@ func (fs *FS) writeFile(ctx context.Context, args writeArgs) (string, error) {
 	// watched: the write is checked against what the agent last saw of the
 	// file, since the model gave no hash of its own (see watch.go).
 	seen, _, watched := fs.lastSeen(rel)
-	watched = watched && exists && args.ExpectedHash == nil && fs.guardsChanges()
+	watched = watched && exists && args.ExpectedHash == nil && fs.changes.protect
 
 	// What the change is checked against: the current hash when the model
 	// gave one to compare, and the current content when a listener is shown
