@@ -48,17 +48,12 @@ func (fs *FS) findFiles(ctx context.Context, pattern, path string) (string, erro
 
 	found := listing{limit: fs.opts.MaxFindResults}
 	var in incomplete
-	for !hidden(rel) && w.Next() {
-		if stop, err := walkInterrupted(ctx, &in); err != nil {
+	if !hidden(rel) {
+		in, err = walkInto(ctx, w, &found, func(w *walk.Walker[glob.State]) (string, bool) { return fs.findEntry(w, g) })
+		if err != nil {
 			return "", err
-		} else if stop {
-			break
-		}
-		if line, ok := fs.findEntry(w, g); ok && !found.add(line) {
-			break
 		}
 	}
-	in.visited = w.Capped()
 	return fs.searched(ctx, rel, pattern, SearchFind, &found, in, "No matches found.", "matches")
 }
 

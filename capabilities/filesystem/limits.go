@@ -148,17 +148,26 @@ func bound[S any](w *walk.Walker[S]) {
 	}
 }
 
-// walkInterrupted checks the call's context between entries of a walk: at a
-// deadline the walk stops and says so (timedOut); a cancellation is the
-// caller's error, returned as it is.
-func walkInterrupted(ctx context.Context, in *incomplete) (stop bool, err error) {
-	switch err := ctx.Err(); {
-	case err == nil:
-		return false, nil
-	case errors.Is(err, context.DeadlineExceeded):
-		in.timedOut = true
-		return true, nil
-	default:
-		return true, context.Cause(ctx)
+// walkInto adds to found the line entry renders of each entry w visits,
+// entry saying false for one not shown, until found refuses one or the walk
+// ends, and says what cut the walk short. Past the cap what is shown is
+// whole: the entries after the first one refused are neither read nor shown.
+// The call's context is checked between entries: at a deadline the walk
+// stops and says so (timedOut); a cancellation is the caller's error,
+// returned as it is.
+func walkInto[S any](ctx context.Context, w *walk.Walker[S], found *listing, entry func(*walk.Walker[S]) (string, bool)) (incomplete, error) {
+	var in incomplete
+	for w.Next() {
+		if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
+			in.timedOut = true
+			break
+		} else if err != nil {
+			return in, context.Cause(ctx)
+		}
+		if line, ok := entry(w); ok && !found.add(line) {
+			break
+		}
 	}
+	in.visited = w.Capped()
+	return in, nil
 }

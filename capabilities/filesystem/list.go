@@ -79,23 +79,11 @@ func (fs *FS) listDirectory(ctx context.Context, path string) (string, error) {
 func (fs *FS) listWalk(ctx context.Context, w *walk.Walker[struct{}]) (out string, count int, complete bool, err error) {
 	defer w.Close()
 	found := listing{limit: fs.opts.MaxListResults}
-	var in incomplete
-	complete = true
-	for w.Next() {
-		if stop, err := walkInterrupted(ctx, &in); err != nil {
-			return "", 0, false, err
-		} else if stop {
-			complete = false
-			break
-		}
-		if line, ok := fs.listEntry(w); ok && !found.add(line) {
-			// Past the cap: what is shown is whole, the entries after
-			// the first one not shown being neither read nor shown.
-			break
-		}
+	in, err := walkInto(ctx, w, &found, fs.listEntry)
+	if err != nil {
+		return "", 0, false, err
 	}
-	in.visited = w.Capped()
-	return withNotes(found.render("(empty directory)", "entries"), in), len(found.lines), complete && !w.Capped(), nil
+	return withNotes(found.render("(empty directory)", "entries"), in), len(found.lines), !in.timedOut && !in.visited, nil
 }
 
 // listings keeps, for each directory list_directory showed more than once
