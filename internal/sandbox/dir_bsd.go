@@ -9,8 +9,8 @@ import "os"
 // walked through.
 const oPath = 0
 
-// openDirBeneath reports that there is no one-call walk here.
-func openDirBeneath(int, string) (int, bool, error) { return -1, false, nil }
+// beneath reports that there is no one-call walk here.
+func (c *Cursor) beneath(string) (bool, error) { return false, nil }
 
 // osRoot opens an os.Root on the directory the Dir holds, by its path:
 // there is no name for its descriptor here.

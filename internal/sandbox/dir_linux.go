@@ -9,32 +9,35 @@ import (
 // oPath lets a walk open a directory it may search but not read.
 const oPath = unix.O_PATH
 
-// openDirBeneath opens the directory rel below dirfd in a single openat2 call
-// that fails (ELOOP) on any symlink and never leaves dirfd, which is what a
-// component-by-component O_NOFOLLOW walk guarantees, in one system call. ok
-// is false when openat2 is unavailable and the caller must walk instead.
-func openDirBeneath(dirfd int, rel string) (fd int, ok bool, err error) {
+// beneath moves the cursor, at the root, to the directory rel in a single
+// openat2 call that fails (ELOOP) on any symlink and never leaves the root,
+// which is what a component-by-component O_NOFOLLOW walk guarantees, in one
+// system call. ok is false when openat2 is unavailable and the caller must
+// walk instead.
+func (c *Cursor) beneath(rel string) (ok bool, err error) {
 	if hook.NoOpenat2.Load() {
-		return -1, false, nil
+		return false, nil
 	}
 	how := unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
+	var fd int
 	err = RetryEINTR(func() (err error) {
-		fd, err = unix.Openat2(dirfd, rel, &how)
+		fd, err = unix.Openat2(c.root, rel, &how)
 		return err
 	})
 	switch err {
 	case nil:
-		return fd, true, nil
+		c.fds = append(c.fds, fd)
+		return true, nil
 	case unix.ENOSYS, unix.EPERM:
 		hook.NoOpenat2.Store(true)
-		return -1, false, nil
+		return false, nil
 	case unix.EAGAIN, unix.EXDEV:
-		return -1, false, nil // let the walk say what is wrong
+		return false, nil // let the walk say what is wrong
 	}
-	return -1, true, err
+	return true, err
 }
 
 // renameNoReplace renames from to to in the directory dirfd, failing with

@@ -126,20 +126,8 @@ func (c *Cursor) Reset() { c.parts = c.parts[:0] }
 // Close does nothing: a Cursor holds no descriptors here.
 func (c *Cursor) Close() {}
 
-// Walk returns a cursor at the directory rel, each component checked to be
-// a directory and not a symlink as the cursor goes down.
-func (d *Dir) Walk(rel string) (Cursor, error) {
-	c := d.Cursor()
-	if rel == "." {
-		return c, nil
-	}
-	for name := range strings.SplitSeq(rel, "/") {
-		if err := c.Down(name); err != nil {
-			return Cursor{}, err
-		}
-	}
-	return c, nil
-}
+// beneath reports that there is no one-call walk here.
+func (c *Cursor) beneath(string) (bool, error) { return false, nil }
 
 // Lstat describes rel without following a final symlink.
 func (d *Dir) Lstat(rel string) (os.FileInfo, error) { return d.root.Lstat(rel) }

@@ -218,30 +218,6 @@ func (c *Cursor) Reset() {
 // Close releases the cursor's descriptors (never the root's).
 func (c *Cursor) Close() { c.Reset() }
 
-// Walk returns a cursor at the directory rel, reached without following a
-// symlink: in one openat2 call where the kernel has it, component by
-// component otherwise. The error is the errno of the step that failed.
-func (d *Dir) Walk(rel string) (Cursor, error) {
-	c := d.Cursor()
-	if rel == "." {
-		return c, nil
-	}
-	if fd, ok, err := openDirBeneath(c.root, rel); ok {
-		if err != nil {
-			return Cursor{}, err
-		}
-		c.fds = append(c.fds, fd)
-		return c, nil
-	}
-	for name := range strings.SplitSeq(rel, "/") {
-		if err := c.Down(name); err != nil {
-			c.Close()
-			return Cursor{}, err
-		}
-	}
-	return c, nil
-}
-
 // walkParent returns a cursor at the directory holding rel, and rel's name.
 // A failure is an *os.PathError for op whose error is a ParentError.
 func (d *Dir) walkParent(op, rel string) (Cursor, string, error) {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/agentspec/agentspec/internal/sandbox/walk"
@@ -64,6 +65,30 @@ func (d *Dir) FS() (fs.FS, error) {
 		return nil, err
 	}
 	return r.FS(), nil
+}
+
+// Walk returns a cursor at the directory rel, reached without following a
+// symlink: in one openat2 call where the kernel has it, component by
+// component otherwise, each checked to be a directory and not a symlink as
+// the cursor goes down. The error is the errno of the step that failed.
+func (d *Dir) Walk(rel string) (Cursor, error) {
+	c := d.Cursor()
+	if rel == "." {
+		return c, nil
+	}
+	ok, err := c.beneath(rel)
+	if !ok {
+		for name := range strings.SplitSeq(rel, "/") {
+			if err = c.Down(name); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		c.Close()
+		return Cursor{}, err
+	}
+	return c, nil
 }
 
 // FileReader is a regular file open for reading, read as the walk package
