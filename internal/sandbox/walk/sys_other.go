@@ -16,21 +16,22 @@ type sysDir struct{ r *os.Root }
 // New starts a walk of the directory dir below root (see NewAt, its Unix
 // counterpart).
 func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
-	top, err := root.OpenRoot(".")
-	if err != nil {
-		return nil, err
-	}
-	return newWalk(sysDir{top}, dir, state)
+	w, _, err := newTracked(root, dir, state, nil)
+	return w, err
 }
 
 // NewTracked starts a walk like New and returns the directory's stamp (see
 // NewTrackedAt, its Unix counterpart), which is always zero here.
 func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	return newTracked(root, dir, state, &last)
+}
+
+func newTracked[S any](root *os.Root, dir string, state S, last *Stamp) (*Walker[S], Stamp, error) {
 	top, err := root.OpenRoot(".")
 	if err != nil {
 		return nil, Stamp{}, err
 	}
-	return newTracked(sysDir{top}, dir, state, last)
+	return begin(sysDir{top}, dir, state, last)
 }
 
 func (d sysDir) openDir(name string) (sysDir, error) {

@@ -21,11 +21,8 @@ type sysDir int
 // dirfd stays the caller's: the walk opens a descriptor of its own on it, one
 // system call where an os.Root's Open makes an os.File (four more).
 func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
-	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: ".", Err: err}
-	}
-	return newWalk(sysDir(top), dir, state)
+	w, _, err := newAt(dirfd, dir, state, nil)
+	return w, err
 }
 
 // NewTrackedAt starts a walk like NewAt and returns the directory's stamp,
@@ -37,11 +34,16 @@ func NewAt[S any](dirfd int, dir string, state S) (*Walker[S], error) {
 // directory may be kept under it and shown again for as long as NewTrackedAt
 // returns the same stamp.
 func NewTrackedAt[S any](dirfd int, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	return newAt(dirfd, dir, state, &last)
+}
+
+// newAt opens the directory dirfd again for the walk begin starts.
+func newAt[S any](dirfd int, dir string, state S, last *Stamp) (*Walker[S], Stamp, error) {
 	top, err := openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
 		return nil, Stamp{}, &os.PathError{Op: "open", Path: ".", Err: err}
 	}
-	return newTracked(sysDir(top), dir, state, last)
+	return begin(sysDir(top), dir, state, last)
 }
 
 // openDir opens the subdirectory name, failing if it is a symlink.

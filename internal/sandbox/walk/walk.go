@@ -131,16 +131,6 @@ func (d *dir) release() {
 	}
 }
 
-// newWalk starts the walk NewAt describes, from the open directory top, which
-// it closes.
-func newWalk[S any](top sysDir, dir string, state S) (*Walker[S], error) {
-	sys, dir, err := openPath(top, dir)
-	if err != nil {
-		return nil, err
-	}
-	return start(sys, dir, state)
-}
-
 // Stamp names a directory and a state of what a listing of it shows: the
 // names and types of its entries and the sizes of its regular files. A
 // directory that changes gets a new stamp; stamps are never reused. The zero
@@ -151,24 +141,26 @@ type Stamp struct {
 	version uint64
 }
 
-// newTracked starts the walk NewTrackedAt describes, from the open directory
-// top, which it closes.
-func newTracked[S any](top sysDir, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+// begin starts a walk of dir below the open directory top, which it closes:
+// the walk NewAt describes or, with last, the one NewTrackedAt does.
+func begin[S any](top sysDir, dir string, state S, last *Stamp) (*Walker[S], Stamp, error) {
 	sys, dir, err := openPath(top, dir)
 	if err != nil {
 		return nil, Stamp{}, err
 	}
-	d, version := sys.track()
-	stamp := Stamp{d, version}
-	if d != nil && stamp == last {
-		sys.close()
-		return nil, stamp, nil
+	var stamp Stamp
+	if last != nil {
+		stamp.d, stamp.version = sys.track()
+		if stamp.d != nil && stamp == *last {
+			sys.close()
+			return nil, stamp, nil
+		}
 	}
 	w, err := start(sys, dir, state)
 	if err != nil {
 		return nil, Stamp{}, err
 	}
-	w.track = d
+	w.track = stamp.d
 	return w, stamp, nil
 }
 
