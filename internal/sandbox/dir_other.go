@@ -50,15 +50,7 @@ func (c *Cursor) Lstat(name string) (Kind, error) {
 	if err != nil {
 		return KindOther, err
 	}
-	switch {
-	case st.IsDir():
-		return KindDir, nil
-	case st.Mode()&os.ModeSymlink != 0:
-		return KindSymlink, nil
-	case st.Mode().IsRegular():
-		return KindFile, nil
-	}
-	return KindOther, nil
+	return kindOf(st.Mode()), nil
 }
 
 // Readlink returns the text of the symlink name below the cursor.

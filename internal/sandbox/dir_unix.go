@@ -158,15 +158,7 @@ func (c *Cursor) Lstat(name string) (Kind, error) {
 	if err != nil {
 		return KindOther, err
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return KindDir, nil
-	case unix.S_IFLNK:
-		return KindSymlink, nil
-	case unix.S_IFREG:
-		return KindFile, nil
-	}
-	return KindOther, nil
+	return kindOf(fileMode(&st)), nil
 }
 
 // Readlink returns the text of the symlink name below the cursor.
@@ -494,6 +486,12 @@ type fileStat struct {
 }
 
 func statInfo(name string, st *unix.Stat_t) *fileStat {
+	sec, nsec := st.Mtim.Unix()
+	return &fileStat{name: name, size: st.Size, mode: fileMode(st), mtime: time.Unix(sec, nsec), sys: *st}
+}
+
+// fileMode is the os.FileMode of a stat(2) result.
+func fileMode(st *unix.Stat_t) os.FileMode {
 	mode := os.FileMode(st.Mode & 0o777)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
@@ -518,8 +516,7 @@ func statInfo(name string, st *unix.Stat_t) *fileStat {
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= os.ModeSticky
 	}
-	sec, nsec := st.Mtim.Unix()
-	return &fileStat{name: name, size: st.Size, mode: mode, mtime: time.Unix(sec, nsec), sys: *st}
+	return mode
 }
 
 func (s *fileStat) Name() string       { return s.name }

@@ -42,6 +42,18 @@ const (
 	KindFile                // a regular file
 )
 
+func kindOf(m fs.FileMode) Kind {
+	switch {
+	case m.IsDir():
+		return KindDir
+	case m&fs.ModeSymlink != 0:
+		return KindSymlink
+	case m.IsRegular():
+		return KindFile
+	}
+	return KindOther
+}
+
 // Regular reports whether name, below the cursor, is a regular file (not a
 // symlink to one).
 func (c *Cursor) Regular(name string) bool {

@@ -45,7 +45,7 @@ func direntMode(fd int, name string, t uint8) fs.FileMode {
 		return fs.ModeSymlink
 	case unix.DT_UNKNOWN:
 		if st, err := lstatAt(fd, name); err == nil {
-			return statInfo(name, &st).Mode().Type()
+			return fileMode(&st).Type()
 		}
 	}
 	return fs.ModeIrregular

@@ -36,7 +36,7 @@ func (c *Cursor) ReadDir() ([]DirEntry, error) {
 		if err != nil {
 			continue // gone since the listing
 		}
-		out = append(out, DirEntry{Name: name, Type: statInfo(name, &st).Mode().Type()})
+		out = append(out, DirEntry{Name: name, Type: fileMode(&st).Type()})
 	}
 	return out, nil
 }
