@@ -190,22 +190,8 @@ func (d *Dir) Rename(from, to string) error { return d.root.Rename(from, to) }
 // Remove removes the file or empty directory rel.
 func (d *Dir) Remove(rel string) error { return d.root.Remove(rel) }
 
-// NewWalker starts a walk of the directory rel (package walk), whose
-// directories carry state.
-func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
+// walkRoot lends a walk (package walk) the Dir's os.Root.
+func (d *Dir) walkRoot() (*os.Root, func(), error) {
 	r, err := d.lazy.get()
-	if err != nil {
-		return nil, err
-	}
-	return walk.New(r, rel, state)
-}
-
-// NewTrackedWalker starts a walk of the directory rel like NewWalker; no
-// directory is tracked here, so the stamp is zero (walk.NewTracked).
-func NewTrackedWalker[S any](d *Dir, rel string, state S, last walk.Stamp) (*walk.Walker[S], walk.Stamp, error) {
-	r, err := d.lazy.get()
-	if err != nil {
-		return nil, walk.Stamp{}, err
-	}
-	return walk.NewTracked(r, rel, state, last)
+	return r, func() {}, err
 }

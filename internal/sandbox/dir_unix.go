@@ -26,7 +26,7 @@ type Dir struct {
 
 	lazy lazyRoot // see root.go
 
-	// walks guards fd for the walks that start from it (NewWalker), which
+	// walks guards fd for the walks that start from it (walkRoot), which
 	// Close waits for: a walk started as the Dir closes must not open a
 	// descriptor number the process has since given to another file.
 	walks  sync.RWMutex
@@ -92,27 +92,14 @@ func (d *Dir) Close() {
 	unix.Close(d.fd)
 }
 
-// NewWalker starts a walk of the directory rel (package walk), whose
-// directories carry state.
-func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
+// walkRoot lends a walk (package walk) the root's descriptor until done.
+func (d *Dir) walkRoot() (fd int, done func(), err error) {
 	d.walks.RLock()
-	defer d.walks.RUnlock()
 	if d.closed {
-		return nil, os.ErrClosed
+		d.walks.RUnlock()
+		return -1, nil, os.ErrClosed
 	}
-	return walk.NewAt(d.fd, rel, state)
-}
-
-// NewTrackedWalker starts a walk of the directory rel like NewWalker, and
-// returns its stamp; when that is last, the directory is unchanged and not
-// read, and the Walker is nil (walk.NewTracked).
-func NewTrackedWalker[S any](d *Dir, rel string, state S, last walk.Stamp) (*walk.Walker[S], walk.Stamp, error) {
-	d.walks.RLock()
-	defer d.walks.RUnlock()
-	if d.closed {
-		return nil, walk.Stamp{}, os.ErrClosed
-	}
-	return walk.NewTrackedAt(d.fd, rel, state, last)
+	return d.fd, d.walks.RUnlock, nil
 }
 
 // walkDirFlags opens a directory only to look up names below it.

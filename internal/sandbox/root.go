@@ -91,6 +91,30 @@ func (d *Dir) Walk(rel string) (Cursor, error) {
 	return c, nil
 }
 
+// NewWalker starts a walk of the directory rel (package walk), whose
+// directories carry state.
+func NewWalker[S any](d *Dir, rel string, state S) (*walk.Walker[S], error) {
+	top, done, err := d.walkRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return walk.NewAt(top, rel, state)
+}
+
+// NewTrackedWalker starts a walk of the directory rel like NewWalker, and
+// returns its stamp; when that is last, the directory is unchanged and not
+// read, and the Walker is nil (walk.NewTrackedAt). Where no directory is
+// tracked the stamp is zero.
+func NewTrackedWalker[S any](d *Dir, rel string, state S, last walk.Stamp) (*walk.Walker[S], walk.Stamp, error) {
+	top, done, err := d.walkRoot()
+	if err != nil {
+		return nil, walk.Stamp{}, err
+	}
+	defer done()
+	return walk.NewTrackedAt(top, rel, state, last)
+}
+
 // FileReader is a regular file open for reading, read as the walk package
 // reads the files it finds: on unix through the bare descriptor OpenReader
 // made, no os.File, so none of the fcntl calls and poller bookkeeping that

@@ -13,20 +13,21 @@ import (
 // it after it was listed.
 type sysDir struct{ r *os.Root }
 
-// New starts a walk of the directory dir below root (see NewAt, its Unix
-// counterpart).
-func New[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
-	w, _, err := newTracked(root, dir, state, nil)
+// NewAt starts a walk of the directory dir below root, as its Unix
+// counterpart does below a descriptor.
+func NewAt[S any](root *os.Root, dir string, state S) (*Walker[S], error) {
+	w, _, err := newAt(root, dir, state, nil)
 	return w, err
 }
 
-// NewTracked starts a walk like New and returns the directory's stamp (see
-// NewTrackedAt, its Unix counterpart), which is always zero here.
-func NewTracked[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
-	return newTracked(root, dir, state, &last)
+// NewTrackedAt starts a walk like NewAt and returns the directory's stamp
+// (see its Unix counterpart), which is always zero here.
+func NewTrackedAt[S any](root *os.Root, dir string, state S, last Stamp) (*Walker[S], Stamp, error) {
+	return newAt(root, dir, state, &last)
 }
 
-func newTracked[S any](root *os.Root, dir string, state S, last *Stamp) (*Walker[S], Stamp, error) {
+// newAt opens root again for the walk begin starts.
+func newAt[S any](root *os.Root, dir string, state S, last *Stamp) (*Walker[S], Stamp, error) {
 	top, err := root.OpenRoot(".")
 	if err != nil {
 		return nil, Stamp{}, err
