@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -28,6 +29,8 @@ func escapedRune(r rune) bool {
 	switch {
 	case r < 0x20, r >= 0x7f && r <= 0x9f:
 		return true
+	case r < 0x061c:
+		return false // the common case, ASCII among it, decided in three comparisons
 	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
 		return true // bidirectional marks, embeddings, overrides and isolates
 	case r == 0x2028, r == 0x2029, r == utf8.RuneError:
@@ -38,20 +41,10 @@ func escapedRune(r rune) bool {
 
 // NeedsEscape reports whether name holds anything shown escaped.
 func NeedsEscape(name string) bool {
-	for i := 0; i < len(name); {
-		c := name[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f {
-				return true
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(name[i:])
+	for _, r := range name {
 		if escapedRune(r) { // includes invalid bytes, which decode as RuneError
 			return true
 		}
-		i += size
 	}
 	return false
 }
@@ -68,29 +61,18 @@ func DisplayName(name string) string {
 	for i := 0; i < len(name); {
 		r, size := utf8.DecodeRuneInString(name[i:])
 		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x`)
-			b.WriteString(hex2(name[i]))
 		case r == '\\':
 			b.WriteString(`\\`)
-		case r < utf8.RuneSelf && escapedRune(r):
-			b.WriteString(`\x`)
-			b.WriteString(hex2(byte(r)))
+		case size == 1 && escapedRune(r): // an ASCII control, or a byte that is not UTF-8
+			fmt.Fprintf(&b, `\x%02x`, name[i])
 		case escapedRune(r):
-			b.WriteString(`\u`)
-			s := strconv.FormatInt(int64(r), 16)
-			b.WriteString(strings.Repeat("0", 4-len(s)) + s)
+			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(name[i : i+size])
 		}
 		i += size
 	}
 	return b.String()
-}
-
-func hex2(c byte) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[c>>4], digits[c&0xf]})
 }
 
 // UnescapeName reverses DisplayName for one component. ok is false when name
