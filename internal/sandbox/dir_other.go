@@ -72,17 +72,9 @@ func (c *Cursor) Down(name string) error {
 	return nil
 }
 
-// dir is the rel of the directory the cursor is at.
-func (c *Cursor) dir() string {
-	if len(c.parts) == 0 {
-		return "."
-	}
-	return strings.Join(c.parts, "/")
-}
-
 // ReadDir lists the directory the cursor is at, without "." and "..".
 func (c *Cursor) ReadDir() ([]DirEntry, error) {
-	f, err := c.root.Open(c.dir())
+	f, err := c.root.Open(joinRel(c.parts))
 	if err != nil {
 		return nil, err
 	}

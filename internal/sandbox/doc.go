@@ -93,6 +93,14 @@ func Join(dir, name string) string {
 	return dir + "/" + name
 }
 
+// joinRel is the canonical rel of the components parts: "." for none.
+func joinRel(parts []string) string {
+	if len(parts) == 0 {
+		return "."
+	}
+	return strings.Join(parts, "/")
+}
+
 // Split returns the parent and final component of a canonical rel.
 func Split(rel string) (dir, name string) {
 	i := strings.LastIndexByte(rel, '/')

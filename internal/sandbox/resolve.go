@@ -168,7 +168,7 @@ func (rv *Resolver) resolve(base []string, p string) (string, Found, []string, e
 		}
 		return "", FoundUnsure, nil, ErrOutside
 	}
-	rel := r.rel()
+	rel := joinRel(r.parts)
 	if len(rv.real)+1+len(rel) >= pathMax {
 		return "", FoundUnsure, nil, ErrTooLong
 	}
@@ -228,7 +228,7 @@ func (r *resolution) run() error {
 		}
 		if name == gitLinkEnd {
 			if r.inside {
-				r.gitLinks = append(r.gitLinks, r.rel())
+				r.gitLinks = append(r.gitLinks, joinRel(r.parts))
 			}
 			continue
 		}
@@ -253,14 +253,6 @@ func (r *resolution) run() error {
 		}
 	}
 	return nil
-}
-
-// rel is the rel of parts, which lie inside the root.
-func (r *resolution) rel() string {
-	if len(r.parts) == 0 {
-		return "."
-	}
-	return strings.Join(r.parts, "/")
 }
 
 func (r *resolution) up() {

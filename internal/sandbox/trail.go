@@ -54,10 +54,7 @@ func (t *Trail[S]) Enter(dir string) bool {
 		var zero S
 		t.state = append(t.state, zero)
 	}
-	t.at = "."
-	if len(t.names) > 0 {
-		t.at = strings.Join(t.names, "/")
-	}
+	t.at = joinRel(t.names)
 	return ok
 }
 
