@@ -28,6 +28,7 @@ type checker struct {
 	file     string
 	dir      string
 	doc      *spec.Document
+	data     []byte // the pipeline file, as read
 	p        *Pipeline
 	steps    map[string]*Step
 	raw      map[*Step]map[string]any // each step's mapping, as written
@@ -289,6 +290,7 @@ func (c *checker) loadSpec(st *Step, m map[string]any, ptr string) {
 			return
 		}
 		c.useSpec(st, s)
+		st.specData = data
 		return
 	case map[string]any:
 		st.SpecPointer = sptr
@@ -303,6 +305,7 @@ func (c *checker) loadSpec(st *Step, m map[string]any, ptr string) {
 			return
 		}
 		c.useSpec(st, s)
+		st.specData = c.data
 		return
 	}
 	c.add(sptr, "expected a path to an agent spec, or an agent spec mapping, found "+describe(m["spec"]))

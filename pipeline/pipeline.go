@@ -216,6 +216,10 @@ type Step struct {
 	// itemBase is what the item specs of a glob fan-out are copied from
 	// (see keyItemFiles); nil for any other step.
 	itemBase *spec.Spec
+	// specData is the file Spec was loaded from, as it was read then (the
+	// pipeline file for an inline spec): what a job on a queue's workers
+	// runs. nil for a step made in Go.
+	specData []byte
 }
 
 // FanOut tells whether the step runs once per item.
@@ -328,7 +332,7 @@ func (l *Loader) Load(file string, data []byte) (*Pipeline, error) {
 		return nil, err
 	}
 	c := &checker{
-		specs: specs, file: file, dir: filepath.Dir(file), doc: doc,
+		specs: specs, file: file, dir: filepath.Dir(file), doc: doc, data: data,
 		p:      &Pipeline{File: file, Version: 1, credentials: providers.NewCredentialCache()},
 		steps:  map[string]*Step{},
 		edges:  map[[2]string]edge{},

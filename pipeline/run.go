@@ -78,6 +78,14 @@ type Job struct {
 	// besides its spec's input_globs: for a {glob: ...} fan-out, one that
 	// matches the file its item names, and only it.
 	InputGlobs []string
+	// SpecData is the file the step's spec was loaded from, as it was read
+	// then (the pipeline file for an inline spec, at Step.SpecPointer), and
+	// Script its model's script as the run read it when it started (nil for
+	// a model that is no script): a job runs them, not what the files hold
+	// by the time it starts, so that an edit while the run goes on changes
+	// none of its jobs. SpecData is nil for a step made in Go.
+	SpecData []byte
+	Script   *runtime.Script
 	// Cache says that the pipeline's cache: is on and applies to this job,
 	// whose spec says nothing of its own.
 	Cache bool
@@ -255,6 +263,16 @@ func Run(ctx context.Context, p *Pipeline, o RunOptions) (*Result, error) {
 	r.protectOption = sync.OnceValue(func() runtime.Option {
 		return runtime.WithProtectedFiles(slices.Concat(r.protected, r.protectedReal())...)
 	})
+	// Every job of a step runs its script as it was when the run started
+	// (its spec was read as the pipeline was loaded): an edit while the
+	// run goes on, by its user or by a job, changes none of its jobs.
+	r.scripts = make(map[*Step]loadedScript, len(p.Steps))
+	for _, s := range p.Steps {
+		if s.Spec != nil {
+			sc, err := runtime.LoadScript(s.Spec)
+			r.scripts[s] = loadedScript{sc, err}
+		}
+	}
 	for i, s := range p.Steps {
 		r.done[s.Name] = make(chan struct{})
 		r.results[s.Name] = &StepResult{fanOut: s.FanOut()}
@@ -445,6 +463,16 @@ type runner struct {
 	protected     []string
 	protectedReal func() []string
 	protectOption func() runtime.Option // both, for each job's run
+
+	scripts map[*Step]loadedScript // read once, as the run starts
+}
+
+// loadedScript is a step's script as the run read it: nil for a model that
+// is no script, or why it could not be read, which fails each of the
+// step's jobs as their runs would fail.
+type loadedScript struct {
+	script *runtime.Script
+	err    error
 }
 
 // step runs s once its dependencies are done, and records how it ended.
@@ -762,6 +790,10 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	}
 	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars), runtime.WithOwnFiles(r.o.OwnFiles...),
 		r.protectOption()}
+	script := r.scripts[s]
+	if script.script != nil {
+		opts = append(opts, runtime.WithScript(script.script))
+	}
 	if r.p.credentials != nil {
 		opts = append(opts, runtime.WithProviderOptions(providers.Options{Credentials: r.p.credentials}))
 	}
@@ -790,9 +822,12 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	var res *runtime.Result
 	switch {
 	case err != nil:
+	case script.err != nil:
+		err = script.err
 	case r.o.Exec != nil:
 		res, err = r.o.Exec(ctx, Job{
 			Step: s, Item: i, Workspace: r.ws, Input: input, Vars: vars, InputGlobs: s.itemGlobs(item),
+			SpecData: s.specData, Script: script.script,
 			Cache: r.p.Cache != nil && r.p.Cache.Enabled && !ownCache(s),
 			Emit: func(ctx context.Context, ev capabilities.Event) error {
 				if len(r.o.Listeners) == 0 {

@@ -2161,3 +2161,55 @@ turns:
 	assert.Contains(t, results[2], "Wrote")
 	assert.NoFileExists(t, filepath.Join(ws, ".later-cache", "forged.txt"))
 }
+
+// A run executes a step's spec and script as they were when it started: a
+// file edited while it runs (by the user, or a job working beside them)
+// changes none of its later jobs, and the cache keys them on what they ran,
+// so the second of two alike jobs replays the first's answer.
+func TestRunReadsItsFilesOnce(t *testing.T) {
+	t.Parallel()
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cache %v", cached), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"pipeline.yaml": fmt.Sprintf(`
+cache: %v
+steps:
+  first:
+    spec: agents/a.yaml
+  second:
+    needs: [first]
+    spec: agents/a.yaml
+  fan:
+    needs: [second]
+    for_each: {glob: "docs/*.md"}
+    max_parallel: 1
+    spec: agents/a.yaml
+    input: "{{item}}"
+`, cached),
+				"agents/a.yaml":        "model: script:a.script.yaml\n",
+				"agents/a.script.yaml": "turns:\n  - text: as written\n",
+			})
+			ws := writeFiles(t, t.TempDir(), map[string]string{"docs/1.md": "one\n", "docs/2.md": "two\n"})
+			p, err := LoadFile(filepath.Join(dir, "pipeline.yaml"))
+			require.NoError(t, err)
+			edit := func(JobEnd) {
+				writeFiles(t, dir, map[string]string{
+					"agents/a.yaml":            "model: script:other.script.yaml\n",
+					"agents/a.script.yaml":     "turns:\n  - text: rewritten\n",
+					"agents/other.script.yaml": "turns:\n  - text: rewritten\n",
+				})
+			}
+			c, err := cache.New(t.TempDir())
+			require.NoError(t, err)
+			res, err := Run(context.Background(), p, RunOptions{Workspace: ws, Concurrency: 1, OnJobEnd: edit, Cache: c})
+			require.NoError(t, err)
+			require.True(t, res.OK(), "%+v", res.Steps)
+			assert.Equal(t, "as written", res.Steps["first"].Output)
+			assert.Equal(t, "as written", res.Steps["second"].Output, "the script as the run started")
+			assert.Equal(t, []any{"as written", "as written"}, res.Steps["fan"].Outputs)
+			assert.Equal(t, cached, res.Steps["second"].Cached, "keyed on the bytes it ran")
+		})
+	}
+}

@@ -71,6 +71,15 @@ func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
 		return src, nil
 	}
 	if name, ok := strings.CutPrefix(src.ref, scriptPrefix); ok {
+		if cfg.script != nil {
+			// Read by the caller, once for all its runs: the file as it
+			// was then, whatever it holds now.
+			if want := scriptPath(s, name); cfg.script.file.path != want {
+				return nil, fmt.Errorf("runtime: WithScript gives the script %s, and the spec's model names %s", cfg.script.file.path, want)
+			}
+			src.script = cfg.script.file
+			return src, nil
+		}
 		f, err := readScript(s, name)
 		if err != nil {
 			return nil, err
@@ -235,6 +244,40 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	return data, nil
+}
+
+// Script is a scripted model's file, read and checked once (LoadScript),
+// for runs given it with WithScript.
+type Script struct{ file *scriptFile }
+
+// Data is the file's content as it was read. It must not be changed.
+func (sc *Script) Data() []byte { return sc.file.data }
+
+// LoadScript reads and checks the script file s's model names
+// (script:NAME), as a run of s would, for WithScript; nil, nil when s's
+// model is no script. Its errors are those the run would return.
+func LoadScript(s *spec.Spec) (*Script, error) {
+	name, ok := strings.CutPrefix(strings.TrimSpace(s.Model), scriptPrefix)
+	if !ok {
+		return nil, nil
+	}
+	f, err := readScript(s, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Script{file: f}, nil
+}
+
+// scriptPath is the absolute path of the script file NAME of s's model.
+func scriptPath(s *spec.Spec, name string) string {
+	path := name
+	if !filepath.IsAbs(path) && s.File != "" {
+		path = filepath.Join(filepath.Dir(s.File), path)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // readScript reads and checks the script file of "script:NAME".

@@ -35,6 +35,7 @@ type config struct {
 	capChecks  []func(context.Context, []capabilities.Capability) error
 	own        []string // WithOwnFiles, absolute
 	protect    []string // WithProtectedFiles, absolute
+	script     *Script  // WithScript's
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -134,6 +135,14 @@ func WithProtectedFiles(paths ...string) Option {
 	}
 	return func(c *config) { c.protect = append(c.protect, files...) }
 }
+
+// WithScript gives the script file of the spec's scripted model, read
+// with LoadScript: the run answers from it, and its cache key covers its
+// bytes, in place of what the file holds when the run starts. A caller
+// running one spec many times (a pipeline's jobs) reads the file once, so
+// that an edit while they run changes none of them. A run of a spec whose
+// model names another file fails; one whose model is no script ignores it.
+func WithScript(sc *Script) Option { return func(c *config) { c.script = sc } }
 
 // WithWorkspace sets the directory the capabilities' relative paths (such as
 // FileSystem's root_dir) resolve against. The default is the process's

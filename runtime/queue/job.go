@@ -72,9 +72,18 @@ type Bundle struct {
 // BundleSpec reads the spec at path and the files it names. The files must
 // lie beside the spec or below it: a worker recreates them there.
 func BundleSpec(path string, s *spec.Spec) (Bundle, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Bundle{}, err
+	return bundleOf(BatchOptions{SpecPath: path, Spec: s})
+}
+
+// bundleOf is the bundle of opts' spec: its SpecData and Script when
+// given, what their files hold otherwise.
+func bundleOf(opts BatchOptions) (Bundle, error) {
+	path, s, data := opts.SpecPath, opts.Spec, opts.SpecData
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return Bundle{}, err
+		}
 	}
 	b := Bundle{Name: filepath.Base(path), Data: data}
 	if name, ok := strings.CutPrefix(strings.TrimSpace(s.Model), "script:"); ok {
@@ -82,8 +91,10 @@ func BundleSpec(path string, s *spec.Spec) (Bundle, error) {
 		if err != nil {
 			return Bundle{}, fmt.Errorf("the script file %s cannot travel with the job: %w", name, err)
 		}
-		content, err := os.ReadFile(filepath.Join(filepath.Dir(path), rel))
-		if err != nil {
+		var content []byte
+		if opts.Script != nil {
+			content = opts.Script.Data()
+		} else if content, err = os.ReadFile(filepath.Join(filepath.Dir(path), rel)); err != nil {
 			return Bundle{}, fmt.Errorf("the script file: %w", err)
 		}
 		b.Files = map[string][]byte{filepath.ToSlash(rel): content}

@@ -15,14 +15,16 @@ import (
 // Executor runs a pipeline's jobs on the queue (it is a
 // pipeline.RunOptions.Exec): each job is Run with the options of base
 // (WorkspaceRoot, Ship, ShipMax, NoCache) and its own spec, which travels
-// from its file (or, written inline, with the pipeline file and where it
-// lies there), its input, vars and workspace. The worker's events of the
+// as the pipeline read it (or, written inline, with the pipeline file and
+// where it lies there) with its script as the run read it when it started,
+// its input, vars and workspace. The worker's events of the
 // job are handed to the pipeline's listeners as Events.
 func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, job pipeline.Job) (*runtime.Result, error) {
 	return func(ctx context.Context, job pipeline.Job) (*runtime.Result, error) {
 		opts := base
 		s := job.Step.Spec
 		opts.SpecPath, opts.SpecPointer, opts.Spec = s.File, job.Step.SpecPointer, s
+		opts.SpecData, opts.Script = job.SpecData, job.Script // as the run read them when it started
 		opts.Input, opts.Vars, opts.Workspaces = job.Input, job.Vars, []string{job.Workspace}
 		opts.Cache, opts.Claim, opts.InputGlobs = job.Cache, job.Claim, job.InputGlobs
 		return q.run(ctx, opts, func(id string, event []byte) {

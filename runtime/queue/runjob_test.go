@@ -338,3 +338,58 @@ func TestUsageOfReadsWhatUsageWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, u, usageOf(data))
 }
+
+// TestPipelineOnWorkersRunsTheFilesAsTheRunStarted: the jobs of a pipeline
+// on the queue run its specs and scripts as they were when the run started,
+// a spec of its own file and one written inline in the pipeline file alike:
+// an edit while the run goes on changes none of its later jobs.
+func TestPipelineOnWorkersRunsTheFilesAsTheRunStarted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"pipeline.yaml": `
+steps:
+  first:
+    spec: agent.yaml
+  second:
+    needs: [first]
+    spec: agent.yaml
+  inline:
+    needs: [second]
+    spec: {model: "script:inline.script.yaml"}
+`,
+		"agent.yaml":         "model: script:agent.script.yaml\ninstructions: Answer.\n",
+		"agent.script.yaml":  "turns:\n  - text: as written\n",
+		"inline.script.yaml": "turns:\n  - text: inline as written\n",
+	})
+	p, err := pipeline.LoadFile(filepath.Join(dir, "pipeline.yaml"))
+	require.NoError(t, err)
+	url := startServer(t)
+	root := t.TempDir()
+	startWorker(t, url, WorkerOptions{Name: "w1", WorkspaceRoot: root})
+	ws := filepath.Join(root, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	edit := func(e pipeline.JobEnd) {
+		if e.Step != "first" {
+			return
+		}
+		writeFiles(t, dir, map[string]string{
+			"pipeline.yaml":         "steps:\n  x:\n    spec: {model: \"script:rewritten.script.yaml\"}\n",
+			"agent.yaml":            "model: script:rewritten.script.yaml\ninstructions: Answer.\n",
+			"agent.script.yaml":     "turns:\n  - text: rewritten\n",
+			"inline.script.yaml":    "turns:\n  - text: rewritten\n",
+			"rewritten.script.yaml": "turns:\n  - text: rewritten\n",
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q := connect(t, url, 0)
+	res, err := pipeline.Run(ctx, p, pipeline.RunOptions{Workspace: ws, Concurrency: 1, OnJobEnd: edit,
+		Exec: q.Executor(BatchOptions{WorkspaceRoot: root})})
+	require.NoError(t, err)
+	env, _ := json.Marshal(res)
+	require.True(t, res.OK(), "%s", env)
+	assert.Equal(t, "as written", res.Steps["first"].Output)
+	assert.Equal(t, "as written", res.Steps["second"].Output, "the spec and script as the run started")
+	assert.Equal(t, "inline as written", res.Steps["inline"].Output, "the pipeline file as the run started")
+}

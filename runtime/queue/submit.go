@@ -32,6 +32,13 @@ type BatchOptions struct {
 	SpecPath    string
 	SpecPointer string
 	Spec        *spec.Spec
+	// SpecData, when set, is SpecPath's content as the caller read it,
+	// and Script, when set, the script Spec's model names: the jobs run
+	// them, not what the files hold when the batch is made (a pipeline
+	// reads its files once, so that an edit while it runs changes none of
+	// its jobs).
+	SpecData []byte
+	Script   *runtime.Script
 	// Model, when set, replaces the spec's model on the workers, as
 	// --model replaces it here; Spec was loaded with it.
 	Model string
@@ -105,7 +112,7 @@ type JobOutcome struct {
 
 // NewBatch prepares the jobs of a batch; nothing is sent yet.
 func (q *Queue) NewBatch(opts BatchOptions) (*Batch, error) {
-	bundle, err := BundleSpec(opts.SpecPath, opts.Spec)
+	bundle, err := bundleOf(opts)
 	if err != nil {
 		return nil, err
 	}
