@@ -14,6 +14,20 @@ import (
 // was given for. It is reported before any request is made.
 type MissingVarError struct {
 	Names []string // in order of first use
+	// Problems are the same names as spec problems, each at the first
+	// place the spec's file writes it, with its Var set: nil when the
+	// instructions have no place there (a Spec built in Go, instructions
+	// given alone to RenderInstructions).
+	Problems spec.Errors
+}
+
+// Unwrap gives the Problems, so that whoever prints spec problems at their
+// places (errors.As with a spec.Errors) prints these there.
+func (e *MissingVarError) Unwrap() error {
+	if len(e.Problems) == 0 {
+		return nil
+	}
+	return e.Problems
 }
 
 func (e *MissingVarError) Error() string {
@@ -99,7 +113,7 @@ func CheckVars(s *spec.Spec, vars map[string]string) error {
 		slices.Sort(unknown)
 		return &UnknownVarError{Names: unknown, Placeholders: names}
 	}
-	if _, err := RenderInstructions(s.Instructions, vars); err != nil {
+	if _, err := renderInstructions(s, vars); err != nil {
 		return err
 	}
 	_, err := s.WithCapabilityVars(vars)
@@ -125,6 +139,28 @@ func RenderInstructions(instructions []string, vars map[string]string) (string, 
 		return "", &MissingVarError{Names: missing}
 	}
 	return out, nil
+}
+
+// renderInstructions is RenderInstructions of the spec's instructions,
+// each placeholder without a value placed where the spec writes it
+// (MissingVarError.Problems) when the file writes every one of them.
+func renderInstructions(s *spec.Spec, vars map[string]string) (string, error) {
+	out, err := RenderInstructions(s.Instructions, vars)
+	var missing *MissingVarError
+	if !errors.As(err, &missing) {
+		return out, err
+	}
+	problems := make(spec.Errors, 0, len(missing.Names))
+	for _, name := range missing.Names {
+		at, ok := s.InstructionPlaceholderAt(name)
+		if !ok {
+			return "", err // all at their places, or none: none is left unsaid
+		}
+		problems = append(problems, &spec.Error{Pos: at, Var: name,
+			Msg: fmt.Sprintf("instructions use variable %q, but no value was given", name)})
+	}
+	missing.Problems = problems
+	return "", err
 }
 
 // systemPrompt composes the system message: the rendered instructions, what

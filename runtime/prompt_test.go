@@ -172,3 +172,21 @@ func TestEscapedPlaceholdersAreText(t *testing.T) {
 	assert.Contains(t, results[0], "braces", "the pattern is the text {{x}}.txt")
 	assert.Contains(t, results[1], "mine")
 }
+
+// A loaded spec's missing instruction variables are a MissingVarError
+// still, whose Problems place each name where the file writes it, for
+// whoever prints spec problems (errors.As with a spec.Errors).
+func TestMissingVarErrorOfALoadedSpec(t *testing.T) {
+	t.Parallel()
+	s, err := (&spec.Loader{}).Load("agent.yaml", []byte("model: test\ninstructions: Review {{repo}} for {{team}}.\n"))
+	require.NoError(t, err)
+	err = CheckVars(s, map[string]string{"team": "core"})
+	var missing *MissingVarError
+	require.ErrorAs(t, err, &missing)
+	assert.Equal(t, []string{"repo"}, missing.Names)
+	assert.EqualError(t, err, `instructions use variable "repo", but no value was given`)
+	var problems spec.Errors
+	require.ErrorAs(t, err, &problems)
+	assert.Equal(t, spec.Errors{{Pos: spec.Position{File: "agent.yaml", Line: 2, Col: 22}, Var: "repo",
+		Msg: `instructions use variable "repo", but no value was given`}}, problems)
+}

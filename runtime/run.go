@@ -196,7 +196,7 @@ func prepare(s *spec.Spec, cfg config) (*plan, error) {
 	if s == nil {
 		return nil, errors.New("runtime: nil spec")
 	}
-	instructions, err := RenderInstructions(s.Instructions, cfg.vars)
+	instructions, err := renderInstructions(s, cfg.vars)
 	if err != nil {
 		return nil, err
 	}

@@ -407,3 +407,49 @@ func (s *Spec) placeholderAt(ptr, value string, open, end int) Position {
 	}
 	return start
 }
+
+// InstructionPlaceholderAt is where the spec first writes the placeholder
+// {{name}} in its instructions, escaped ones (\{{name}}) aside: at its {{,
+// as placeholderAt places one of a capability's options, or else at the
+// start of the instructions. ok is false when the instructions do not use
+// it, and when the Spec has no place for them: one built in Go, or whose
+// Instructions were changed after it was loaded, which the file no longer
+// writes.
+func (s *Spec) InstructionPlaceholderAt(name string) (pos Position, ok bool) {
+	var ptrs []string
+	switch v := s.Document["instructions"].(type) {
+	case string:
+		if len(s.Instructions) == 1 && s.Instructions[0] == v {
+			ptrs = []string{"/instructions"}
+		}
+	case []any:
+		if len(v) == len(s.Instructions) {
+			ptrs = make([]string, len(v))
+			for i, e := range v {
+				if e != s.Instructions[i] {
+					return Position{}, false
+				}
+				ptrs[i] = "/instructions/" + strconv.Itoa(i)
+			}
+		}
+	}
+	if ptrs == nil {
+		return Position{}, false
+	}
+	for i, text := range s.Instructions {
+		for _, m := range placeholderRE().FindAllStringSubmatchIndex(text, -1) {
+			if literal, _ := EscapedAt(text, m[0]); literal || text[m[2]:m[3]] != name {
+				continue
+			}
+			pos = s.placeholderAt(ptrs[i], text, m[0], m[1])
+			return pos, pos.Line > 0
+		}
+	}
+	// Joined, the instructions may make a placeholder no one of them
+	// holds whole.
+	if slices.Contains(Placeholders(s.Instructions...), name) {
+		pos = s.Position("/instructions")
+		return pos, pos.Line > 0
+	}
+	return Position{}, false
+}

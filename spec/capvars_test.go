@@ -201,3 +201,25 @@ func TestMissingCapabilityVarOfASpecBuiltInGo(t *testing.T) {
 	_, err := s.WithCapabilityVars(nil)
 	assert.EqualError(t, err, "agent.yaml:7:3: capabilities[0]: the options use {{who}}, but no value was given for it")
 }
+
+// The instructions' placeholders are placed as the options' are; a Spec
+// built in Go, or whose instructions were changed after it was loaded, has
+// no place for them, which is said rather than guessed.
+func TestInstructionPlaceholderAt(t *testing.T) {
+	t.Parallel()
+	s, err := (&Loader{}).Load("agent.yaml", []byte("model: test\ninstructions:\n  - Read \\{{who}} first.\n  - 'Then {{ who }}, {{who}}'\n"))
+	require.NoError(t, err)
+	pos, ok := s.InstructionPlaceholderAt("who")
+	assert.True(t, ok)
+	assert.Equal(t, Position{File: "agent.yaml", Line: 4, Col: 11}, pos, "the first not escaped")
+	_, ok = s.InstructionPlaceholderAt("nobody")
+	assert.False(t, ok, "a name the instructions do not use")
+
+	edited := *s
+	edited.Instructions = []string{"Other {{who}}.", s.Instructions[1]}
+	_, ok = edited.InstructionPlaceholderAt("who")
+	assert.False(t, ok, "instructions the file no longer writes")
+
+	_, ok = (&Spec{File: "agent.yaml", Instructions: []string{"{{who}}"}}).InstructionPlaceholderAt("who")
+	assert.False(t, ok, "a Spec built in Go")
+}

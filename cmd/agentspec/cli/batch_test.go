@@ -148,7 +148,7 @@ func TestBatchTextOutputAndInput(t *testing.T) {
 	out = invokeBatch(t, context.Background(), specPath, ws, "-q")
 	assert.Equal(t, exitUsage, out.code)
 	assert.Empty(t, out.stdout, "nothing runs")
-	assert.Equal(t, "agentspec: instructions use variable \"who\", but no value was given (set it with --var who=VALUE)\n", out.stderr)
+	assert.Equal(t, specPath+":3:21: instructions use variable \"who\", but no value was given (set it with --var who=VALUE)\n", out.stderr)
 
 	out = invokeBatch(t, context.Background(), specPath, ws, "--var", "who=you", "--var", "whom=me", "-q")
 	assert.Equal(t, exitUsage, out.code)

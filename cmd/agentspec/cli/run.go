@@ -435,6 +435,8 @@ func checkVars(s *spec.Spec, vars map[string]string) error {
 	switch {
 	case errors.As(err, &unknown):
 		return fmt.Errorf("--var %s: %s", strings.Join(unknown.Names, ", "), unknown.Detail())
+	case errors.As(err, &missing) && len(missing.Problems) > 0:
+		return withVarFlags(missing.Problems) // each at its place
 	case errors.As(err, &missing):
 		if len(missing.Names) == 1 {
 			return fmt.Errorf("%w (set it with --var %s=VALUE)", err, missing.Names[0])

@@ -289,9 +289,10 @@ func TestRunFailures(t *testing.T) {
 		{name: "conversation diverges", args: []string{diverge}, code: exitFailure,
 			want: `agentspec: model request 1: script diverge.yaml: turn 1: the conversation diverged from the script: the system message does not contain "poetry"`},
 		{name: "missing var", args: []string{withVar}, code: exitUsage,
-			want: `agentspec: instructions use variable "repo", but no value was given (set it with --var repo=VALUE)`},
+			want: withVar + `:3:22: instructions use variable "repo", but no value was given (set it with --var repo=VALUE)`},
 		{name: "missing vars", args: []string{withVars}, code: exitUsage,
-			want: `agentspec: instructions use variables "repo", "focus", but no value was given (set them with --var repo=VALUE --var focus=VALUE)`},
+			want: withVars + `:3:22: instructions use variable "repo", but no value was given (set it with --var repo=VALUE)` + "\n" +
+				withVars + `:3:35: instructions use variable "focus", but no value was given (set it with --var focus=VALUE)`},
 		{name: "unknown var", args: []string{withVar, "--var", "repo=x", "--var", "nope=1"}, code: exitUsage,
 			want: `agentspec: --var nope: the spec has no {{nope}} placeholder; it has {{repo}}`},
 		{name: "unknown vars, no placeholders", args: []string{diverge, "--var", "b=1", "--var", "a=2"}, code: exitUsage,

@@ -172,3 +172,42 @@ func TestRepeatedVarTakesTheLastValue(t *testing.T) {
 		assert.Contains(t, help, "a name given again takes its last value", command)
 	}
 }
+
+// A placeholder of the instructions without a value is told at its {{, as
+// one of a capability's options is, by run and by validate --var alike:
+// in a plain, quoted or block scalar and in a list's element, each name at
+// the first place the instructions write it. (The description's {{x}}
+// takes the --var validate needs to check placeholders at all.)
+func TestMissingInstructionVarIsAtThePlaceholder(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, instructions, want string }{
+		{"plain", "instructions: Review {{who}}.\n", "SPEC:3:22: "},
+		{"double-quoted", "instructions: \"Say \\\"hi\\\" to {{who}}\"\n", "SPEC:3:30: "},
+		{"single-quoted", "instructions: 'it''s {{ who }}'\n", "SPEC:3:22: "},
+		{"literal block", "instructions: |\n  First line.\n  Then {{who}} and {{who}}.\n", "SPEC:5:8: "},
+		{"folded block", "instructions: >-\n  First {{x}}.\n\n    {{who}} indented.\n", "SPEC:6:5: "},
+		{"list", "instructions:\n  - Read {{x}}.\n  - \"Then {{who}}\"\n  - Again {{who}}.\n", "SPEC:5:11: "},
+		// Where the source does not read as the value (an escape of
+		// another form), the scalar's start is told.
+		{"after an escape", "instructions: \"\\tthen {{who}}\"\n", "SPEC:3:15: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml"),
+				"model: test\ndescription: About {{x}}.\n"+tc.instructions)
+			want := strings.ReplaceAll(tc.want, "SPEC", file) + `instructions use variable "who", but no value was given (set it with --var who=VALUE)` + "\n"
+			code, _, stderr := runCLI(t, "", "validate", "--var", "x=1", file)
+			assert.Equal(t, 1, code, stderr)
+			assert.Equal(t, want, stderr)
+			code, _, stderr = runCLI(t, "", "run", "-q", "--workspace", dir, "--var", "x=1", file)
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Equal(t, want, stderr)
+		})
+	}
+
+	// Two names: each its own problem, in the order of the file.
+	file := writeFile(t, filepath.Join(dir, "two.yaml"), "model: test\ninstructions: [\"{{b}}\", \"{{a}} {{b}}\"]\n")
+	code, _, stderr := runCLI(t, "", "run", "-q", "--workspace", dir, file)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Equal(t, file+`:2:17: instructions use variable "b", but no value was given (set it with --var b=VALUE)`+"\n"+
+		file+`:2:26: instructions use variable "a", but no value was given (set it with --var a=VALUE)`+"\n", stderr)
+}
