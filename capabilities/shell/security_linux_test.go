@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,6 +44,30 @@ var escapeSandbox = func() any {
 	}
 	return "on"
 }()
+
+// outsideTemp is a fresh directory outside the workspace that a confined
+// command sees as this user does: realTemp's, unless that lies below /dev
+// (TMPDIR on /dev/shm), which commands get a fresh /dev in place of, with
+// only their workspace and temporary directory put back; then one below
+// /var/tmp or /tmp, so that what a test says of files outside the
+// workspace is shown by a command that can reach them.
+func outsideTemp(t *testing.T) string {
+	t.Helper()
+	d := realTemp(t)
+	if !strings.HasPrefix(d, "/dev/") {
+		return d
+	}
+	for _, base := range []string{"/var/tmp", "/tmp"} {
+		if dir, err := os.MkdirTemp(base, "agentspec-outside-"); err == nil {
+			t.Cleanup(func() { assert.NoError(t, os.RemoveAll(dir)) })
+			d, err := filepath.EvalSymlinks(dir)
+			require.NoError(t, err)
+			return d
+		}
+	}
+	t.Fatalf("no directory outside /dev to make one in: TMPDIR is %s, and neither /var/tmp nor /tmp is writable", d)
+	return ""
+}
 
 func write(t *testing.T, path, content string) {
 	t.Helper()
@@ -131,7 +156,7 @@ func TestGitIsReadOnly(t *testing.T) {
 func TestWritesStayInTheWorkspace(t *testing.T) {
 	t.Parallel()
 	s, w := confinedShell(t, `{}`)
-	outside := realTemp(t)
+	outside := outsideTemp(t)
 	write(t, filepath.Join(outside, "victim"), "intact\n")
 	run(t, s, fmt.Sprintf("echo pwned > %[1]s/victim; touch %[1]s/new; ln -s %[1]s/victim escape; echo pwned > escape; chmod 777 %[1]s/victim; echo ok > $TMPDIR/t && cat $TMPDIR/t > inside", outside))
 	b, err := os.ReadFile(filepath.Join(outside, "victim"))
@@ -149,7 +174,7 @@ func TestWritesStayInTheWorkspace(t *testing.T) {
 
 // The credentials in the user's home directory read as empty.
 func TestHomeCredentialsReadAsEmpty(t *testing.T) {
-	home := realTemp(t)
+	home := outsideTemp(t)
 	t.Setenv("HOME", home)
 	write(t, filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE hunter2\n")
 	write(t, filepath.Join(home, ".netrc"), "machine x password hunter2\n")
@@ -481,7 +506,7 @@ func TestSecretNamedSymlinkHidesWhatItLeadsToButNeverTheWorkspace(t *testing.T) 
 	s, w := confinedShell(t, `{}`)
 	write(t, filepath.Join(w, "README.md"), "readme\n")
 	write(t, filepath.Join(w, "config", "prod.txt"), "password=hunter2\n")
-	outside := filepath.Join(realTemp(t), "deploy.pem")
+	outside := filepath.Join(outsideTemp(t), "deploy.pem")
 	write(t, outside, "PRIVATE hunter2\n")
 	for link, to := range map[string]string{"key.pem": ".", "id_rsa": "config/prod.txt", "app.pem": outside, ".env": "missing"} {
 		require.NoError(t, os.Symlink(to, filepath.Join(w, link)))
