@@ -85,7 +85,10 @@ func (m *anthropicModel) extra() []option.RequestOption {
 // every attempt and wait, which never cuts an attempt short.
 func (m *anthropicModel) send(ctx context.Context, req anthropic.MessageNewParams) (*llms.ContentResponse, error) {
 	v, err := m.client.Messages.New(ctx, req, append(m.extra(), option.WithRequestTimeout(m.doer.bound()))...)
-	return read(v, err, func(msg *anthropic.Message) (*llms.ContentResponse, error) { return anthropicResponse(msg), nil })
+	return read(v, err, func(msg *anthropic.Message) (*llms.ContentResponse, error) {
+		u := msg.Usage.JSON
+		return anthropicResponse(msg, u.InputTokens.Valid() && u.OutputTokens.Valid()), nil
+	})
 }
 
 // stream sends the request with stream: true, passes text deltas to fn and
@@ -94,10 +97,23 @@ func (m *anthropicModel) stream(ctx context.Context, req anthropic.MessageNewPar
 	s := m.client.Messages.NewStreaming(ctx, req, m.extra()...)
 	defer s.Close()
 	var msg anthropic.Message
+	// Whether the input and the output were counted: message_start gives
+	// the input, message_delta the input again or not and the output.
+	// message_start's output_tokens are the count so far, not the answer's,
+	// and Accumulate takes message_delta's output_tokens as zero when its
+	// usage is left out, as some servers speaking the Messages API do.
+	var inputCounted, outputCounted bool
 	for s.Next() {
 		ev := s.Current()
 		if err := msg.Accumulate(ev); err != nil {
 			return nil, fmt.Errorf("reading the stream: %w", err)
+		}
+		switch ev.Type {
+		case "message_start":
+			inputCounted = ev.Message.Usage.JSON.InputTokens.Valid()
+		case "message_delta":
+			inputCounted = inputCounted || ev.Usage.JSON.InputTokens.Valid()
+			outputCounted = ev.Usage.JSON.OutputTokens.Valid()
 		}
 		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
 			if err := fn(ctx, []byte(ev.Delta.Text)); err != nil {
@@ -117,7 +133,7 @@ func (m *anthropicModel) stream(ctx context.Context, req anthropic.MessageNewPar
 	if msg.StopReason == "" {
 		return nil, streamError(m.ep, []byte(`{"error":{"type":"incomplete_stream","message":"the stream ended before message_stop"}}`), retries)
 	}
-	return anthropicResponse(&msg), nil
+	return anthropicResponse(&msg, inputCounted && outputCounted), nil
 }
 
 // request builds the request from the conversation and the call options.
@@ -390,8 +406,11 @@ func anthropicParam(b anthropic.ContentBlockUnion) []byte {
 
 // anthropicResponse normalises a message into one choice: the text, the
 // tool calls, and the whole turn in order (InfoTurn), every block the loop
-// does not interpret kept as the param that sends it back.
-func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
+// does not interpret kept as the param that sends it back. counted is
+// whether the message counted its input and output tokens: Anthropic
+// always does, but a proxy or a local server speaking the Messages API may
+// not, and then the choice carries no counts rather than counts of zero.
+func anthropicResponse(msg *anthropic.Message, counted bool) *llms.ContentResponse {
 	choice := &llms.ContentChoice{StopReason: string(msg.StopReason)}
 	var text, thinking strings.Builder
 	var turn []llms.ContentPart
@@ -433,7 +452,7 @@ func anthropicResponse(msg *anthropic.Message) *llms.ContentResponse {
 	// totals, message_delta's replacing message_start's (Accumulate), so
 	// nothing is counted twice.
 	u := msg.Usage
-	info := Info{Turn: turn, Usage: Usage{
+	info := Info{Turn: turn, NoUsage: !counted, Usage: Usage{
 		Input:      int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
 		Output:     int(u.OutputTokens),
 		CacheWrite: int(u.CacheCreationInputTokens), CacheRead: int(u.CacheReadInputTokens),

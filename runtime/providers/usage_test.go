@@ -305,9 +305,10 @@ func TestGeminiUsage(t *testing.T) {
 // without the metadata event) is a whole answer whose usage is unknown: it
 // carries no counts, not counts of zero. The families whose finish carries
 // the usage (Messages' message_delta, the Responses API's
-// response.completed) cannot be cut between the two, though a Response may
-// count none (TestResponsesAnswerWithoutUsage); generateContent's finish
-// may come without it (TestGeminiAnswerWithoutUsage).
+// response.completed) cannot be cut between the two, though a message or a
+// Response may count none (TestAnthropicAnswerWithoutUsage,
+// TestResponsesAnswerWithoutUsage); generateContent's finish may come
+// without it (TestGeminiAnswerWithoutUsage).
 func TestUsageOfAStreamCutBeforeIt(t *testing.T) {
 	t.Parallel()
 	chatChunk := func(model, choices string) string {
@@ -456,6 +457,79 @@ func TestResponsesAnswerWithoutUsage(t *testing.T) {
 		_, hasUsage, _ := ReadInfo(resp.Choices[0])
 		assert.False(t, hasUsage)
 	})
+}
+
+// A Messages answer that counts no usage, as a proxy or a local server
+// speaking the Messages API may send it (no usage whole, none in
+// message_start nor message_delta), carries no counts rather than counts of
+// zero, as a Response without its usage does. Nor does a stream that never
+// counted its output at the finish (message_start's output_tokens are the
+// count so far, not the answer's), or never counted its input; one whose
+// counts all come in message_delta is counted.
+func TestAnthropicAnswerWithoutUsage(t *testing.T) {
+	t.Parallel()
+	for _, streaming := range []bool{false, true} {
+		t.Run(map[bool]string{false: "whole", true: "streamed"}[streaming], func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewAnthropicServer(t, providertest.Reply{Text: "ok", NoUsage: true})
+			m := newModel(t, "anthropic:claude-sonnet-4-5", spec.ModelSettings{BaseURL: srv.URL}, env("ANTHROPIC_API_KEY", "sk-ant-test"))
+			var opts []llms.CallOption
+			if streaming {
+				opts = append(opts, streamOn)
+			}
+			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+			require.NoError(t, err)
+			require.Len(t, resp.Choices, 1)
+			assert.Equal(t, "ok", resp.Choices[0].Content)
+			_, hasUsage, _ := ReadInfo(resp.Choices[0])
+			assert.False(t, hasUsage, "no usage came: %v", resp.Choices[0].GenerationInfo)
+		})
+	}
+	message := `"id":"msg_n","type":"message","role":"assistant","model":"claude-sonnet-4-5"`
+	streamed := func(start, delta string) string {
+		return providertest.SSE(
+			`event: message_start
+data: {"type":"message_start","message":{`+message+`,"content":[],"stop_reason":null,"stop_sequence":null`+start+`}}`,
+			`event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			`event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}`,
+			`event: content_block_stop
+data: {"type":"content_block_stop","index":0}`,
+			`event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null}`+delta+`}`,
+			`event: message_stop
+data: {"type":"message_stop"}`)
+	}
+	for _, tc := range []struct {
+		name, body string
+		stream     bool
+		want       *Usage
+	}{
+		{"whole, usage null", `{` + message + `,"content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":null}`, false, nil},
+		{"counts at the start only", streamed(`,"usage":{"input_tokens":10,"output_tokens":1}`, ``), true, nil},
+		{"the output counted, the input never", streamed(``, `,"usage":{"output_tokens":5}`), true, nil},
+		{"every count at the finish", streamed(``, `,"usage":{"input_tokens":10,"output_tokens":5}`), true, &Usage{Input: 10, Output: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.NewRecordedServer(t, providertest.Recorded{Body: tc.body})
+			var opts []llms.CallOption
+			if tc.stream {
+				opts = append(opts, streamOn)
+			}
+			resp, err := anthropicModelAt(t, srv, "anthropic:claude-sonnet-4-5", spec.ModelSettings{}).
+				GenerateContent(t.Context(), []llms.MessageContent{human("hi")}, opts...)
+			require.NoError(t, err)
+			require.Len(t, resp.Choices, 1)
+			assert.Equal(t, "ok", resp.Choices[0].Content)
+			info, hasUsage, _ := ReadInfo(resp.Choices[0])
+			assert.Equal(t, tc.want != nil, hasUsage, "%v", resp.Choices[0].GenerationInfo)
+			if tc.want != nil {
+				assert.Equal(t, *tc.want, info.Usage)
+			}
+		})
+	}
 }
 
 // cutServer answers every request with body, then drops the connection

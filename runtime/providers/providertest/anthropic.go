@@ -139,20 +139,28 @@ func (anthropic) writeTurn(w http.ResponseWriter, req map[string]any, r Reply, s
 		if content == nil {
 			content = []any{}
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
+		message := map[string]any{
 			"id": id, "type": "message", "role": "assistant", "model": model, "content": content,
 			"stop_reason": stop, "stop_sequence": nil,
 			"usage": map[string]any{"input_tokens": r.InputTokens, "output_tokens": r.OutputTokens},
-		})
+		}
+		if r.NoUsage {
+			delete(message, "usage")
+		}
+		writeJSON(w, http.StatusOK, message)
 		return
 	}
 
 	out := startSSE(w)
-	out.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+	start := map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": r.InputTokens, "output_tokens": 1},
-	}})
+	}
+	if r.NoUsage {
+		delete(start, "usage")
+	}
+	out.event("message_start", map[string]any{"type": "message_start", "message": start})
 	out.event("ping", map[string]any{"type": "ping"})
 	for i, b := range content {
 		block := b.(map[string]any)
@@ -176,10 +184,14 @@ func (anthropic) writeTurn(w http.ResponseWriter, req map[string]any, r Reply, s
 		}
 		out.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
-	out.event("message_delta", map[string]any{
+	delta := map[string]any{
 		"type":  "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": r.OutputTokens},
-	})
+	}
+	if r.NoUsage {
+		delete(delta, "usage")
+	}
+	out.event("message_delta", delta)
 	out.event("message_stop", map[string]any{"type": "message_stop"})
 }

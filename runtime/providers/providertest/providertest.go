@@ -49,7 +49,9 @@ type Reply struct {
 	OutputTokens int
 	// NoUsage sends the turn with no usage at all, as servers that count
 	// none answer: generateContent without usageMetadata in any chunk, a
-	// Response (whole, or in response.completed) whose usage is null.
+	// Response (whole, or in response.completed) whose usage is null, a
+	// Messages turn without usage (whole, or in message_start and
+	// message_delta), as some servers speaking the Messages API send it.
 	NoUsage bool
 
 	Status       int
