@@ -2,9 +2,11 @@ package queue
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -251,4 +253,63 @@ func TestChangesOfANameTheDiskDecomposedKeepItsShippedName(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{nfd}, changed)
 	assert.Equal(t, []string{nfc}, deleted)
+}
+
+// A run on a worker whose disk tells case apart may rename a.txt to A.txt
+// alone; a submitter whose disk does not finds its a.txt under the new
+// name too, and took that for a change made since the workspace was
+// shipped. The rename is applied there, the only change to that name:
+// a.txt goes, and A.txt comes with the run's content. A rename that moves
+// a file into a directory whose name differs in case alone is not: a
+// directory here keeps its name, and the file would stay where it was; it
+// is said so, and the changes are saved. Linux disks here do not fold
+// names, so the submitter is told its disk does, and a second link to the
+// file, under the other case, stands for the disk finding it by both.
+func TestACaseOnlyRenameIsAppliedWhereTheDiskFoldsCase(t *testing.T) {
+	t.Parallel()
+	folds := func(string) (nameFolding, error) { return nameFolding{cases: true}, nil }
+	setup := func(t *testing.T, was, now string) (string, manifest, *Changes, []byte) {
+		home := t.TempDir()
+		writeFiles(t, home, map[string]string{was: "before\n", "keep.txt": "keep\n"})
+		_, shipped, err := packDir(home, DefaultShipMax, nil)
+		require.NoError(t, err)
+		copyDir := t.TempDir()
+		writeFiles(t, copyDir, map[string]string{now: "after\n", "keep.txt": "keep\n"})
+		changed, deleted, err := changesSince(copyDir, shipped)
+		require.NoError(t, err)
+		require.Equal(t, []string{now}, changed)
+		require.Equal(t, []string{was}, deleted)
+		archive, _, err := packDir(copyDir, DefaultShipMax, func(rel string) bool { return rel == now })
+		require.NoError(t, err)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, now)), 0o755); err != nil && !os.IsExist(err) {
+			require.NoError(t, err)
+		}
+		if err := os.Link(filepath.Join(home, was), filepath.Join(home, now)); err != nil {
+			t.Skip("no hard links here:", err)
+		}
+		return home, shipped, &Changes{Files: changed, Deleted: deleted}, archive
+	}
+
+	home, shipped, ch, archive := setup(t, "a.txt", "A.txt")
+	require.NoError(t, applyFolded(home, shipped, ch, archive, DefaultShipMax, noRefusal, folds))
+	got, err := hashDir(home)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"A.txt", "keep.txt"}, slices.Collect(maps.Keys(got)), "a.txt is renamed")
+	b, err := os.ReadFile(filepath.Join(home, "A.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "after\n", string(b))
+
+	home, shipped, ch, archive = setup(t, "dir/x", "Dir/x")
+	err = applyFolded(home, shipped, ch, archive, DefaultShipMax, noRefusal, folds)
+	require.Error(t, err)
+	prefix := "the run's changes were not applied: the run renamed dir/x to Dir/x, which this disk takes for one name " +
+		"(it does not tell upper and lower case apart), and a directory here keeps the name it has: the file would stay in dir; " +
+		"they are saved in "
+	require.True(t, strings.HasPrefix(err.Error(), prefix), err.Error())
+	saved, err := os.ReadFile(strings.TrimPrefix(err.Error(), prefix))
+	require.NoError(t, err)
+	assert.Equal(t, archive, saved, "the run's changes are kept")
+	got, err = hashDir(home)
+	require.NoError(t, err)
+	assert.Equal(t, shipped["dir/x"], got["dir/x"], "nothing is applied")
 }

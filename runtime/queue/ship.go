@@ -504,7 +504,9 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 // (A.txt and a.txt, from a worker whose disk tells them apart) would be
 // one file as they are unpacked, and the changes would stop half-way, the
 // first's content lost: nothing is applied, and the archive is saved
-// beside dir.
+// beside dir. A file renamed to a name that is one with its own there
+// (a.txt to A.txt) is found here under both: the rename is applied (see
+// renamedHere).
 func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max int64, refuse func(rel string) string,
 	probe func(dir string) (nameFolding, error)) error {
 	var refused []string
@@ -530,37 +532,17 @@ func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max 
 		saved := filepath.Clean(dir) + ".agentspec-changes-" + randomToken() + ".tar.gz"
 		return saved, os.WriteFile(saved, archive, 0o600)
 	}
-	var conflicts []string
-	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
-		st, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
-		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
-			st = fileState{} // no file there: a directory, or a file where its directory would be (see obstacles)
-		case err != nil:
-			return err
-		}
-		if st != shipped[rel] {
-			conflicts = append(conflicts, rel)
-		}
-	}
-	if len(conflicts) > 0 {
-		saved, err := save()
-		if err != nil {
-			return fmt.Errorf("the run's changes conflict with %s, and could not be saved: %w", strings.Join(conflicts, ", "), err)
-		}
-		return &ConflictError{Files: conflicts, Saved: saved}
-	}
-
 	stage, err := os.MkdirTemp(dir, ".agentspec-changes-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(stage)
+	// The names are checked before the files here: on a disk that folds
+	// them, a file found under a new name may be another's (see
+	// renamedHere), which is no change made here.
 	var names foldedNames
-	if len(ch.Files) > 1 {
-		if names.f, err = probe(stage); err != nil {
-			return err
-		}
+	if names.f, err = probe(stage); err != nil {
+		return err
 	}
 	for _, rel := range ch.Files {
 		var c *nameCollision
@@ -574,6 +556,40 @@ func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max 
 			return fmt.Errorf("the run's changes were not applied: %s; they are saved in %s, which unpacked here would make one file of them too: "+
 				"take %s out under a name of its own (tar -xzOf %s %s > NAME)", c.on("this disk"), saved, c.second, saved, c.second)
 		}
+	}
+	// What each file the changes touch must be here: as it was shipped,
+	// or, for a file a rename made, as the file it was renamed from.
+	was, err := renamedHere(names.f, shipped, ch)
+	if err != nil {
+		saved, serr := save()
+		if serr != nil {
+			return fmt.Errorf("the run's changes were not applied: %w; they could not be saved: %v", err, serr)
+		}
+		return fmt.Errorf("the run's changes were not applied: %w; they are saved in %s", err, saved)
+	}
+	var conflicts []string
+	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
+		st, err := hashFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
+			st = fileState{} // no file there: a directory, or a file where its directory would be (see obstacles)
+		case err != nil:
+			return err
+		}
+		want := shipped[rel]
+		if from, ok := was[rel]; ok {
+			want = shipped[from]
+		}
+		if st != want {
+			conflicts = append(conflicts, rel)
+		}
+	}
+	if len(conflicts) > 0 {
+		saved, err := save()
+		if err != nil {
+			return fmt.Errorf("the run's changes conflict with %s, and could not be saved: %w", strings.Join(conflicts, ", "), err)
+		}
+		return &ConflictError{Files: conflicts, Saved: saved}
 	}
 	if len(ch.Files) > 0 {
 		got, err := unpackInto(stage, bytes.NewReader(archive), max)
@@ -636,6 +652,45 @@ func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max 
 		return fmt.Errorf("the run's changes stopped after %d of %d (%w); all of them are saved in %s", done, total, err, saved)
 	}
 	return nil
+}
+
+// renamedHere gives, by the new name, the file each of ch's renames
+// renamed where the two names are one on a disk that matches names as f
+// (a.txt to A.txt, from a worker whose disk tells case apart): such a disk
+// finds the old file under the new name too, which is not a change made
+// here since the workspace was shipped. It is a rename there only when it
+// is the only change to that name, one file deleted and one made, in one
+// directory: the deletion goes first, and the rename makes the new name.
+// A rename whose directories differ so fails: a directory keeps the name
+// it has, and the file would stay in it.
+func renamedHere(f nameFolding, shipped manifest, ch *Changes) (map[string]string, error) {
+	if !f.cases && !f.forms {
+		return nil, nil
+	}
+	gone := map[string][]string{} // deleted files, by key
+	for _, rel := range ch.Deleted {
+		k := f.key(rel)
+		gone[k] = append(gone[k], rel)
+	}
+	var was map[string]string
+	for _, rel := range ch.Files {
+		if _, ok := shipped[rel]; ok {
+			continue
+		}
+		from := gone[f.key(rel)]
+		if len(from) != 1 || !f.same(from[0], rel) {
+			continue
+		}
+		if path.Dir(from[0]) != path.Dir(rel) {
+			return nil, fmt.Errorf("the run renamed %s to %s, which this disk takes for one name (it does not tell %s apart), "+
+				"and a directory here keeps the name it has: the file would stay in %s", from[0], rel, f.apart(from[0], rel), path.Dir(from[0]))
+		}
+		if was == nil {
+			was = map[string]string{}
+		}
+		was[rel] = from[0]
+	}
+	return was, nil
 }
 
 // obstacles are the paths here that would stop ch half-way: a file (not
