@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"unicode"
@@ -22,6 +23,13 @@ import (
 // workspace, and refuses one whose names collide there; and a submitter
 // asks its own before it applies a run's changes, which a worker whose
 // disk tells such names apart may have made.
+//
+// Windows makes some names no file can have: it drops the dots and spaces
+// that end a name (a.txt. is a.txt), keeps CON, NUL, COM1 and the like for
+// devices, with any extension, and takes a colon for a file's stream. A
+// workspace shipped from another system may hold them; unpacked there, a
+// file would land on another, a device or a stream. A worker or submitter
+// on Windows refuses them, naming the path, before anything is written.
 
 // nameFolding is how a directory's file system matches names.
 type nameFolding struct {
@@ -32,6 +40,9 @@ type nameFolding struct {
 	// folds by rules of its own (NTFS's upper cases are not Unicode's
 	// folding: k and the Kelvin sign are two names there).
 	dir string
+	// win32: names go through Windows' rules (see win32Refusal). They are
+	// its API's, not its disk's: a disk is not asked.
+	win32 bool
 }
 
 // probeName starts the name of the file probeFolding makes: letters that
@@ -60,7 +71,7 @@ func probeFolding(dir string) (nameFolding, error) {
 		o, err := os.Lstat(filepath.Join(dir, other))
 		return err == nil && os.SameFile(st, o)
 	}
-	got := nameFolding{cases: same(strings.ToUpper(name)), forms: same(norm.NFD.String(name))}
+	got := nameFolding{cases: same(strings.ToUpper(name)), forms: same(norm.NFD.String(name)), win32: goruntime.GOOS == "windows"}
 	if got.cases || got.forms {
 		got.dir = dir
 	}
@@ -153,8 +164,11 @@ type foldedNames struct {
 
 // add takes a file's path (slash-separated, clean), and fails with a
 // *nameCollision when it, or a directory of it, is one name on the disk
-// with another's.
+// with another's; and with an *unmadeName when its disk cannot make it.
 func (n *foldedNames) add(rel string) error {
+	if err := n.f.unmade(rel); err != nil {
+		return err
+	}
 	if !n.f.cases && !n.f.forms {
 		return nil
 	}
@@ -201,3 +215,71 @@ func (c *nameCollision) on(disk string) string {
 }
 
 func (c *nameCollision) Error() string { return c.on("the disk") }
+
+// unmade fails with an *unmadeName when rel (slash-separated, clean), or a
+// directory of it, is a name f's disk cannot make.
+func (f nameFolding) unmade(rel string) error {
+	if !f.win32 {
+		return nil
+	}
+	for name := range strings.SplitSeq(rel, "/") {
+		if why := win32Refusal(name); why != "" {
+			return &unmadeName{path: rel, why: why}
+		}
+	}
+	return nil
+}
+
+// win32Refusal says why Windows cannot make a file or directory named name
+// ("": it can), as a clause about it: a name with a character it refuses
+// (a colon would name a stream of another file), one that ends in a dot
+// or a space (which it drops: a.txt. is a.txt), or one it keeps for a
+// device, with any extension (NUL, nul.txt, COM1.tar.gz).
+func win32Refusal(name string) string {
+	for _, r := range name {
+		if r < 0x20 || strings.ContainsRune(`<>:"|?*`, r) {
+			return fmt.Sprintf("it takes no %q in a name", r)
+		}
+	}
+	if strings.HasSuffix(name, ".") || strings.HasSuffix(name, " ") {
+		return "it drops the dots and spaces that end a name"
+	}
+	base, _, _ := strings.Cut(name, ".")
+	// Spaces before the extension are dropped too (NUL .txt is NUL).
+	base = strings.ToUpper(strings.TrimRight(base, " "))
+	if win32Device(base) {
+		return fmt.Sprintf("it keeps %s for a device, with any extension", base)
+	}
+	return ""
+}
+
+// win32Device reports whether name, in upper case, is one Windows keeps for
+// a device: CON, PRN, AUX, NUL, CONIN$, CONOUT$, and COM and LPT with a
+// digit from 1 to 9 or a superscript one, two or three.
+func win32Device(name string) bool {
+	switch name {
+	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
+		return true
+	}
+	port, ok := strings.CutPrefix(name, "COM")
+	if !ok {
+		port, ok = strings.CutPrefix(name, "LPT")
+	}
+	if !ok {
+		return false
+	}
+	return len(port) == 1 && port[0] >= '1' && port[0] <= '9' || port == "\u00b9" || port == "\u00b2" || port == "\u00b3"
+}
+
+// unmadeName is a path that a disk cannot make under its name.
+type unmadeName struct {
+	path string // the file's, slash-separated
+	why  string // a clause about Windows: "it drops the dots and spaces that end a name"
+}
+
+// on says what u is where the disk is ("on this worker").
+func (u *unmadeName) on(where string) string {
+	return fmt.Sprintf("%q is a name Windows cannot make %s: %s", u.path, where, u.why)
+}
+
+func (u *unmadeName) Error() string { return u.on("on the disk") }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -312,4 +313,101 @@ func TestACaseOnlyRenameIsAppliedWhereTheDiskFoldsCase(t *testing.T) {
 	got, err = hashDir(home)
 	require.NoError(t, err)
 	assert.Equal(t, shipped["dir/x"], got["dir/x"], "nothing is applied")
+}
+
+// Windows makes some names no file can have, whatever its disk: a name
+// ending in a dot or a space is the name without them, a device's name is
+// the device with any extension, and a colon names a stream of another
+// file. Each is refused, in any directory of a path too.
+func TestNamesWindowsCannotMake(t *testing.T) {
+	t.Parallel()
+	win := nameFolding{win32: true}
+	for _, c := range []struct{ path, want string }{
+		{"a.txt", ""},
+		{"sub/console.txt", ""},
+		{"COM0", ""},
+		{"LPT10.txt", ""},
+		{".hidden", ""},
+		{"a.txt.", "it drops the dots and spaces that end a name"},
+		{"a.txt ", "it drops the dots and spaces that end a name"},
+		{"dir./x", "it drops the dots and spaces that end a name"},
+		{"CON", "it keeps CON for a device, with any extension"},
+		{"sub/nul.txt", "it keeps NUL for a device, with any extension"},
+		{"Aux.tar.gz", "it keeps AUX for a device, with any extension"},
+		{"prn .md", "it keeps PRN for a device, with any extension"},
+		{"com1", "it keeps COM1 for a device, with any extension"},
+		{"LPT9.log", "it keeps LPT9 for a device, with any extension"},
+		{"COM\u00b9", "it keeps COM\u00b9 for a device, with any extension"},
+		{"conout$", "it keeps CONOUT$ for a device, with any extension"},
+		{"a:b", `it takes no ':' in a name`},
+		{"what?", `it takes no '?' in a name`},
+		{"tab\there", `it takes no '\t' in a name`},
+	} {
+		err := win.unmade(c.path)
+		if c.want == "" {
+			assert.NoError(t, err, c.path)
+			continue
+		}
+		assert.EqualError(t, err, fmt.Sprintf("%q is a name Windows cannot make on the disk: %s", c.path, c.want), c.path)
+		assert.NoError(t, nameFolding{cases: true}.unmade(c.path), "elsewhere, %s is a name like any", c.path)
+	}
+}
+
+// A worker on Windows fails a shipped job whose workspace holds a name it
+// cannot make before anything of it is written: unpacked, sub/CON.txt
+// would be written to a device, a.txt. over a.txt. Nothing of the
+// submitter's workspace changes. Linux disks here make every name, so the
+// worker is told it is on Windows.
+func TestShippedNamesWindowsCannotMakeFailTheJob(t *testing.T) {
+	t.Parallel()
+	url := startServer(t)
+	specPath, s := writeSpec(t, t.TempDir(), agentYAML, copyTurns)
+	dirs := jobDirs(t, t.TempDir(), 1)
+	writeFiles(t, dirs[0], map[string]string{"sub/CON.txt": "console\n"})
+	startFoldingWorker(t, url, nameFolding{cases: true, win32: true})
+	q := connect(t, url, 0)
+
+	got, _ := submit(t, q, BatchOptions{SpecPath: specPath, Spec: s, Workspaces: dirs, Ship: true})
+	require.Len(t, got, 1)
+	assert.False(t, got[0].OK)
+	assert.Equal(t, 1, got[0].Attempt, "not retried")
+	assert.Equal(t, `the shipped workspace: "sub/CON.txt" is a name Windows cannot make on this worker: it keeps CON for a device, `+
+		"with any extension; the job is not run, since the file would be another there: rename it, or run the job on a worker that is not on Windows",
+		got[0].Error)
+	assert.Nil(t, got[0].Changes, "nothing comes back")
+	_, err := os.Stat(filepath.Join(dirs[0], "out.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the job did not run")
+}
+
+// A submitter on Windows applies none of a run's changes when one of them
+// names a file Windows cannot make (a worker elsewhere made a.txt.): the
+// file would land on a.txt. The changes are saved, and the error names the
+// path. Linux disks here make every name, so the submitter is told it is
+// on Windows.
+func TestChangesWindowsCannotMakeAreNotApplied(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	writeFiles(t, home, map[string]string{"a.txt": "mine\n"})
+	_, shipped, err := packDir(home, DefaultShipMax, nil)
+	require.NoError(t, err)
+	copyDir := t.TempDir()
+	writeFiles(t, copyDir, map[string]string{"a.txt": "mine\n", "a.txt.": "theirs\n"})
+	changed, deleted, err := changesSince(copyDir, shipped)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a.txt."}, changed)
+	archive, _, err := packDir(copyDir, DefaultShipMax, func(rel string) bool { return rel == "a.txt." })
+	require.NoError(t, err)
+
+	err = applyFolded(home, shipped, &Changes{Files: changed, Deleted: deleted}, archive, DefaultShipMax, noRefusal,
+		func(string) (nameFolding, error) { return nameFolding{cases: true, win32: true}, nil })
+	require.Error(t, err)
+	prefix := `the run's changes were not applied: "a.txt." is a name Windows cannot make here: it drops the dots and spaces that end a name; ` +
+		"they are saved in "
+	require.True(t, strings.HasPrefix(err.Error(), prefix), err.Error())
+	saved, err := os.ReadFile(strings.TrimPrefix(err.Error(), prefix))
+	require.NoError(t, err)
+	assert.Equal(t, archive, saved, "the run's changes are kept")
+	got, err := hashDir(home)
+	require.NoError(t, err)
+	assert.Equal(t, shipped, got, "nothing is applied, nor left behind")
 }

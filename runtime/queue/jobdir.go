@@ -314,6 +314,10 @@ func (w *Worker) workspace(ctx context.Context, job Job) (*workspace, error) {
 			return ws, errPermanent{fmt.Errorf("the shipped workspace: %s; the job is not run, "+
 				"since its changes could then overwrite or delete the submitter's files", c.on("this worker's disk"))}
 		}
+		if u := (*unmadeName)(nil); errors.As(err, &u) {
+			return ws, errPermanent{fmt.Errorf("the shipped workspace: %s; the job is not run, since the file would be "+
+				"another there: rename it, or run the job on a worker that is not on Windows", u.on("on this worker"))}
+		}
 		return ws, errPermanent{fmt.Errorf("the shipped workspace: %w", err)}
 	}
 	return ws, nil

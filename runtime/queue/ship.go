@@ -504,7 +504,8 @@ func applyChanges(dir string, shipped manifest, ch *Changes, archive []byte, max
 // (A.txt and a.txt, from a worker whose disk tells them apart) would be
 // one file as they are unpacked, and the changes would stop half-way, the
 // first's content lost: nothing is applied, and the archive is saved
-// beside dir. A file renamed to a name that is one with its own there
+// beside dir; so it is where a file's name is one the disk cannot make
+// (see unmade). A file renamed to a name that is one with its own there
 // (a.txt to A.txt) is found here under both: the rename is applied (see
 // renamedHere).
 func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max int64, refuse func(rel string) string,
@@ -543,6 +544,16 @@ func applyFolded(dir string, shipped manifest, ch *Changes, archive []byte, max 
 	var names foldedNames
 	if names.f, err = probe(stage); err != nil {
 		return err
+	}
+	for _, rel := range slices.Concat(ch.Files, ch.Deleted) {
+		var u *unmadeName
+		if err := names.f.unmade(rel); errors.As(err, &u) {
+			saved, err := save()
+			if err != nil {
+				return fmt.Errorf("the run's changes were not applied: %s; they could not be saved: %w", u.on("here"), err)
+			}
+			return fmt.Errorf("the run's changes were not applied: %s; they are saved in %s", u.on("here"), saved)
+		}
 	}
 	for _, rel := range ch.Files {
 		var c *nameCollision
