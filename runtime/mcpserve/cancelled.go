@@ -2,9 +2,12 @@ package mcpserve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -24,13 +27,18 @@ type httpCall struct {
 // jsonrpc2 connection's processResult writes a response for every call,
 // and the streamable transport offers no hook on the way), so the answer
 // is held back here, under the SDK, as lineConn holds it back over stdio.
-// The stream then ends without it.
+// The stream then ends without it, and what the event store keeps of it is
+// let go (see eventStore.cancelled).
 type answerStream struct {
 	http.ResponseWriter
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool // its calls the client has not cancelled
 	quiet   bool                // every call cancelled: nothing is written
 }
+
+// answerKey is the context key of the request's answerStream, by which
+// the event store knows the calls of the stream the SDK opens.
+type answerKey struct{}
 
 func (a *answerStream) Write(p []byte) (int, error) {
 	if a.isQuiet() {
@@ -63,14 +71,21 @@ func (a *answerStream) cancel(id jsonrpc.ID) {
 	a.quiet = len(a.pending) == 0
 }
 
+// notCancelled returns its calls the client has not cancelled.
+func (a *answerStream) notCancelled() []jsonrpc.ID {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Collect(maps.Keys(a.pending))
+}
+
 // withoutCancelledAnswers keeps the streams of the POSTs carrying calls of
 // a session (answerStream) while they are served, and has those of the
 // calls that a POST's notifications/cancelled names answer nothing more.
 // The cancellation is noted before the SDK reads it, and so before the
 // call's handler is cancelled and returns its answer. A POST of a batch
 // (protocol 2025-03-26) is kept quiet only once all its calls are
-// cancelled.
-func (s *Server) withoutCancelledAnswers(h http.Handler) http.Handler {
+// cancelled; what events keeps of a POST kept quiet is let go.
+func (s *Server) withoutCancelledAnswers(h http.Handler, events *eventStore) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		session := r.Header.Get("Mcp-Session-Id")
 		if r.Method != http.MethodPost || session == "" || r.Body == nil {
@@ -93,6 +108,8 @@ func (s *Server) withoutCancelledAnswers(h http.Handler) http.Handler {
 			if a != nil {
 				a.cancel(id)
 			}
+			// The call's stream may be kept after its POST ended.
+			events.cancelled(session, id)
 		}
 		if len(calls) == 0 {
 			h.ServeHTTP(w, r)
@@ -118,7 +135,7 @@ func (s *Server) withoutCancelledAnswers(h http.Handler) http.Handler {
 			}
 			s.amu.Unlock()
 		}()
-		h.ServeHTTP(a, r)
+		h.ServeHTTP(a, r.WithContext(context.WithValue(r.Context(), answerKey{}, a)))
 	})
 }
 

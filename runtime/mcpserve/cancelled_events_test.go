@@ -1,9 +1,12 @@
 package mcpserve
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -198,4 +201,91 @@ func TestStdioCallCancelledAsTheInputEndsIsRecordedCancelled(t *testing.T) {
 	require.NoError(t, inW.Close())
 	assert.NoError(t, waitFor(t, served, "ServeStdio did not end"))
 	w.assertCancelled(t, "mcp-1", "cancelled by the client")
+}
+
+// A call its client cancels over HTTP, at a protocol whose call streams
+// can be resumed (before 2026-07-28), has what was kept of its stream let
+// go: it is never answered, so a resumption of it is of no use, and what
+// was kept of it (the priming event, progress, the answer the SDK still
+// writes) was held until the session closed.
+func TestHTTPCancelledCallKeepsNoEvents(t *testing.T) {
+	t.Parallel()
+	srv, held := heldServer(t)
+	defer srv.Close()
+	defer held.free() // before Close, which waits for the calls
+	events := newEventStore()
+	hs := httptest.NewServer(srv.httpHandler("", nil, events))
+	defer hs.Close()
+	primed := &primingOfCalls{ids: make(chan string, 4)}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: primed}},
+		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "held"})
+		called <- err
+	}()
+	stream := waitFor(t, primed.ids, "the call's stream was not primed")
+	waitFor(t, held.started, "the call did not start")
+	got, err := storedAfter(t, events, cs.ID(), stream, -1)
+	require.NoError(t, err)
+	require.Len(t, got, 1, "the priming event is kept while the call is under way")
+	cancel()
+	assert.ErrorIs(t, waitFor(t, called, "the call did not return"), context.Canceled)
+	waitFor(t, held.cancelled, "the call was not cancelled")
+	got, err = storedAfter(t, events, cs.ID(), stream, -1)
+	require.NoError(t, err, "a resumption the SDK would refuse with a 400, ending the session")
+	assert.Empty(t, got, "what was kept of the cancelled call's stream")
+
+	// A call that ends has its stream kept, answer and all.
+	held.free()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+	require.NoError(t, err)
+	assert.Equal(t, "done", textOf(t, res))
+	stream = waitFor(t, primed.ids, "the second call's stream was not primed")
+	got, err = storedAfter(t, events, cs.ID(), stream, 0)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], `"done"`)
+}
+
+// primingOfCalls is a client's transport that sends ids the id of the
+// stream of each POST carrying a tools/call, read from the priming event
+// that starts it (ID_0), before the client reads the stream.
+type primingOfCalls struct{ ids chan string }
+
+func (p *primingOfCalls) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, err
+		}
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || r.Method != http.MethodPost || !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return resp, err
+	}
+	br := bufio.NewReader(resp.Body)
+	var read bytes.Buffer
+	for {
+		line, err := br.ReadString('\n')
+		read.WriteString(line)
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "id:"); ok {
+			stream, _, _ := strings.Cut(strings.TrimSpace(id), "_")
+			p.ids <- stream
+			break
+		}
+		if err != nil {
+			break
+		}
+	}
+	resp.Body = readCloser{io.MultiReader(&read, br), resp.Body}
+	return resp, nil
 }

@@ -3,9 +3,12 @@ package mcpserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"slices"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,11 +32,12 @@ import (
 // the events it sends next from what it was given, below the numbers they
 // are kept under, so that a client resuming may be told again what it was
 // told already, never less. The POSTs' streams (answers, progress) are
-// kept in an sdk.MemoryEventStore of at most callEventBytes in all; one
-// resumed after its events were dropped for that bound is given none of
-// them (see keptOrNone).
+// kept, at most callEventBytes of them in all (see callEvents); one resumed
+// after its events were dropped for that bound is given none of them. The
+// stream of a POST whose calls its client all cancelled is let go (see
+// cancelled): the calls are not answered, so nothing of it is of use.
 type eventStore struct {
-	calls *sdk.MemoryEventStore
+	calls callEvents
 
 	mu         sync.Mutex
 	standalone map[string]*keptEvents // by session id
@@ -53,18 +57,37 @@ const standaloneKept = 16
 // callEventBytes bounds what is kept of all the POSTs' streams.
 const callEventBytes = 8 << 20
 
-// keptEvents are the last events of a GET stream.
+// keptEvents are the last events of a stream.
 type keptEvents struct {
 	first  int // the index of events[0]
 	events [][]byte
+	// calls are those of a POST's stream its client has not cancelled.
+	calls map[jsonrpc.ID]bool
+}
+
+// callOf is a call of a session.
+type callOf struct {
+	session string
+	id      jsonrpc.ID
+}
+
+// callEvents are the events of the POSTs' streams, by session and stream,
+// at most max bytes of them in all (one event larger is kept alone): past
+// that, the oldest event of every stream is dropped, a round at a time, as
+// sdk.MemoryEventStore drops them, until a new one fits.
+type callEvents struct {
+	max, bytes int
+	streams    map[string]map[string]*keptEvents
+	stream     map[callOf]string // the stream of a call, until the session closes
 }
 
 var _ sdk.EventStore = (*eventStore)(nil)
 
 func newEventStore() *eventStore {
-	calls := sdk.NewMemoryEventStore(nil)
-	calls.SetMaxBytes(callEventBytes)
-	return &eventStore{calls: calls, standalone: map[string]*keptEvents{}, closed: map[string]struct{}{}}
+	return &eventStore{
+		calls:      callEvents{max: callEventBytes, streams: map[string]map[string]*keptEvents{}, stream: map[callOf]string{}},
+		standalone: map[string]*keptEvents{}, closed: map[string]struct{}{},
+	}
 }
 
 // errSessionClosed refuses what the SDK stores for a session as it closes,
@@ -80,7 +103,31 @@ func (s *eventStore) Open(ctx context.Context, sessionID, streamID string) error
 		return errSessionClosed
 	}
 	if streamID != "" {
-		return s.calls.Open(ctx, sessionID, streamID)
+		streams := s.calls.streams[sessionID]
+		if streams == nil {
+			streams = map[string]*keptEvents{}
+			s.calls.streams[sessionID] = streams
+		}
+		// What a POST carrying calls keeps is let go once the client has
+		// cancelled them all: at once when it has already.
+		var calls []jsonrpc.ID
+		if a, ok := ctx.Value(answerKey{}).(*answerStream); ok {
+			if calls = a.notCancelled(); len(calls) == 0 {
+				return nil
+			}
+		}
+		if streams[streamID] == nil {
+			k := &keptEvents{}
+			for _, id := range calls {
+				if k.calls == nil {
+					k.calls = map[jsonrpc.ID]bool{}
+				}
+				k.calls[id] = true
+				s.calls.stream[callOf{sessionID, id}] = streamID
+			}
+			streams[streamID] = k
+		}
+		return nil
 	}
 	if s.standalone[sessionID] == nil {
 		s.standalone[sessionID] = &keptEvents{}
@@ -96,7 +143,8 @@ func (s *eventStore) Append(ctx context.Context, sessionID, streamID string, dat
 		return errSessionClosed
 	}
 	if streamID != "" {
-		return s.calls.Append(ctx, sessionID, streamID, data)
+		s.calls.append(sessionID, streamID, data)
+		return nil
 	}
 	k := s.standalone[sessionID]
 	if k == nil {
@@ -112,14 +160,20 @@ func (s *eventStore) Append(ctx context.Context, sessionID, streamID string, dat
 }
 
 // After implements sdk.EventStore: for a GET stream, the events kept
-// after index, those dropped left out (see eventStore).
+// after index, those dropped left out (see eventStore); for a POST's, those
+// after index, or none once some of them were dropped, as all of a
+// stream let go are. The SDK answers an error (sdk.ErrEventsPurged among
+// them) with a 400, on which its client ends the whole session, where with
+// none the resumed stream ends without the call's answer, and the call
+// alone fails, as a broken call stream did before its events were kept. A
+// session not open (closed, or never opened) is an error.
 func (s *eventStore) After(ctx context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
-	if streamID != "" {
-		return keptOrNone(s.calls.After(ctx, sessionID, streamID, index))
-	}
 	s.mu.Lock()
 	var events [][]byte
-	if k := s.standalone[sessionID]; k != nil {
+	var err error
+	if streamID != "" {
+		events, err = s.calls.after(sessionID, streamID, index)
+	} else if k := s.standalone[sessionID]; k != nil {
 		from := max(index+1-k.first, 0)
 		if from < len(k.events) {
 			events = append(events, k.events[from:]...)
@@ -127,6 +181,10 @@ func (s *eventStore) After(ctx context.Context, sessionID, streamID string, inde
 	}
 	s.mu.Unlock()
 	return func(yield func([]byte, error) bool) {
+		if err != nil {
+			yield(nil, err)
+			return
+		}
 		for _, e := range events {
 			if !yield(e, nil) {
 				return
@@ -135,20 +193,23 @@ func (s *eventStore) After(ctx context.Context, sessionID, streamID string, inde
 	}
 }
 
-// keptOrNone is a call stream's events, or none once some of those
-// asked for were dropped (sdk.ErrEventsPurged): the SDK answers an error
-// 400, on which its client ends the whole session, where with none the
-// resumed stream ends without the call's answer, and the call alone fails,
-// as a broken call stream did before its events were kept.
-func keptOrNone(events iter.Seq2[[]byte, error]) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		for data, err := range events {
-			if errors.Is(err, sdk.ErrEventsPurged) {
-				return
-			}
-			if !yield(data, err) {
-				return
-			}
+// cancelled notes that the client of a session cancelled its call id, and
+// once every call of the call's stream is, lets go of what is kept of the
+// stream, and of what the SDK stores on it later (the answers it still
+// writes).
+func (s *eventStore) cancelled(sessionID string, id jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := callOf{sessionID, id}
+	stream, ok := s.calls.stream[c]
+	if !ok {
+		return
+	}
+	delete(s.calls.stream, c)
+	if k := s.calls.streams[sessionID][stream]; k != nil && k.calls[id] {
+		delete(k.calls, id)
+		if len(k.calls) == 0 {
+			s.calls.drop(sessionID, stream)
 		}
 	}
 }
@@ -166,5 +227,67 @@ func (s *eventStore) SessionClosed(ctx context.Context, sessionID string) error 
 		s.closed[sessionID] = struct{}{}
 		s.closedIDs = append(s.closedIDs, sessionID)
 	}
-	return s.calls.SessionClosed(ctx, sessionID)
+	for id := range s.calls.streams[sessionID] {
+		s.calls.drop(sessionID, id)
+	}
+	delete(s.calls.streams, sessionID)
+	for c := range s.calls.stream {
+		if c.session == sessionID {
+			delete(s.calls.stream, c)
+		}
+	}
+	return nil
+}
+
+// append keeps data on a stream of a session, dropping the oldest events
+// kept when all would pass the bound; what comes for a stream not open, one
+// let go, is not kept.
+func (c *callEvents) append(sessionID, streamID string, data []byte) {
+	k := c.streams[sessionID][streamID]
+	if k == nil {
+		return
+	}
+	// The events are dropped before data is added, so that it is kept
+	// whatever its size.
+	for c.bytes+len(data) > c.max && c.bytes > 0 {
+		for _, streams := range c.streams {
+			for _, o := range streams {
+				if len(o.events) > 0 {
+					c.bytes -= len(o.events[0])
+					o.events[0] = nil
+					o.events = o.events[1:]
+					o.first++
+				}
+			}
+		}
+	}
+	k.events = append(k.events, data)
+	c.bytes += len(data)
+}
+
+// after returns the events of a stream after index: none when some of
+// those were dropped, or when the stream is not open in a session that is.
+func (c *callEvents) after(sessionID, streamID string, index int) ([][]byte, error) {
+	streams, open := c.streams[sessionID]
+	if !open {
+		return nil, fmt.Errorf("the session %q is not open", sessionID)
+	}
+	k := streams[streamID]
+	if k == nil || index+1 < k.first {
+		return nil, nil
+	}
+	if from := index + 1 - k.first; from < len(k.events) {
+		return slices.Clone(k.events[from:]), nil
+	}
+	return nil, nil
+}
+
+// drop lets go of a stream of a session and its events.
+func (c *callEvents) drop(sessionID, streamID string) {
+	if k := c.streams[sessionID][streamID]; k != nil {
+		for _, e := range k.events {
+			c.bytes -= len(e)
+		}
+		delete(c.streams[sessionID], streamID)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -121,4 +122,44 @@ func TestEventStoreKeepsNothingOfAClosedSession(t *testing.T) {
 	assert.Len(t, s.closedIDs, closedKept)
 	s.mu.Unlock()
 	assert.NoError(t, s.Open(ctx, "a", ""), "a session closed long ago")
+}
+
+// The stream of a POST whose calls were all cancelled is let go, with
+// what the SDK stores on it afterwards (the answer it still writes),
+// whether the cancellation came after the SDK opened the stream or
+// before; resumed, it is given nothing, without the error on which the
+// SDK's client ends the session.
+func TestEventStoreLetsGoOfACancelledCallStream(t *testing.T) {
+	t.Parallel()
+	for _, before := range []bool{false, true} {
+		s := newEventStore()
+		require.NoError(t, s.Open(context.Background(), "a", ""))
+		a := &answerStream{pending: map[jsonrpc.ID]bool{}}
+		id, err := jsonrpc.MakeID(float64(2))
+		require.NoError(t, err)
+		a.pending[id] = true
+		ctx := context.WithValue(context.Background(), answerKey{}, a)
+		cancel := func() {
+			a.cancel(id)
+			s.cancelled("a", id)
+		}
+		if before {
+			cancel()
+		}
+		require.NoError(t, s.Open(ctx, "a", "call"))
+		require.NoError(t, s.Append(ctx, "a", "call", []byte("progress")))
+		if !before {
+			cancel()
+		}
+		require.NoError(t, s.Append(ctx, "a", "call", []byte("answer")))
+
+		got, err := storedAfter(t, s, "a", "call", -1)
+		require.NoError(t, err, "cancelled before the stream opened: %v", before)
+		assert.Empty(t, got, "cancelled before the stream opened: %v", before)
+		s.mu.Lock()
+		assert.Empty(t, s.calls.streams["a"], "cancelled before the stream opened: %v", before)
+		assert.Zero(t, s.calls.bytes, "cancelled before the stream opened: %v", before)
+		assert.Empty(t, s.calls.stream, "cancelled before the stream opened: %v", before)
+		s.mu.Unlock()
+	}
 }

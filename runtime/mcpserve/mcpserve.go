@@ -1136,21 +1136,22 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 // GET stream is sent before its client opens it is given to it then
 // (see eventStore).
 func (s *Server) Handler(token string) http.Handler {
-	return s.httpHandler(token, nil)
+	return s.httpHandler(token, nil, newEventStore())
 }
 
-// httpHandler is Handler's, whose GET streams end when stopping does.
-func (s *Server) httpHandler(token string, stopping context.Context) http.Handler {
+// httpHandler is Handler's, whose GET streams end when stopping does, and
+// which keeps the sessions' events in events.
+func (s *Server) httpHandler(token string, stopping context.Context, events *eventStore) http.Handler {
 	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		// A client that went away without a DELETE does not hold its
 		// session forever.
 		SessionTimeout: 30 * time.Minute,
 		// What a session's GET stream carries before its client opens it
 		// is given to it then (see eventStore).
-		EventStore: newEventStore(),
+		EventStore: events,
 	})
 	h = s.endingCalls(h)
-	h = s.withoutCancelledAnswers(h)
+	h = s.withoutCancelledAnswers(h, events)
 	if token != "" {
 		h = requireToken(h, token)
 	}
@@ -1312,7 +1313,7 @@ func isLoopback(host string) bool {
 func (s *Server) Serve(ctx context.Context, ln net.Listener, token string) error {
 	stopping, stop := context.WithCancel(context.Background())
 	defer stop()
-	hs := &http.Server{Handler: s.httpHandler(token, stopping), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.idle}
+	hs := &http.Server{Handler: s.httpHandler(token, stopping, newEventStore()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.idle}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
