@@ -24,9 +24,10 @@
 // workspace on /dev/shm), put back at their paths with their masks and
 // read-only binds; /proc/sys read-only; then every other mount, /sys included,
 // made read-only, which keeps the flags the host locked. It then confines
-// the one thread it forks the shell from: no_new_privs; Landlock, best
-// effort up to the kernel's ABI (read and execute everywhere, write with
-// REFER below W and T, write to /dev/null, /dev/zero, /dev/full; without
+// the one thread it forks the shell from: no_new_privs; Landlock at the
+// kernel's ABI, any from 1, or the command fails (read and execute
+// everywhere, write below W and T, with REFER from ABI 2, write to
+// /dev/null, /dev/zero, /dev/full; without
 // network TCP bind and connect denied, and from ABI 9 and 10 pathname Unix
 // sockets and UDP; abstract Unix sockets and signals scoped from ABI 6); a
 // seccomp filter that refuses the kernel's keyrings (add_key, request_key

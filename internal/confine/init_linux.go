@@ -122,7 +122,7 @@ func confineThread(p Policy) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	if err := restrictLandlock(p); err != nil {
+	if err := restrictLandlock(p, landlockABI()); err != nil {
 		return err
 	}
 	if err := installSeccomp(p.Network); err != nil {

@@ -34,6 +34,9 @@ func role() (int, bool) {
 	if spec := os.Getenv(keyVar); spec != "" {
 		return keyClient(spec), true
 	}
+	if spec := os.Getenv(landlockVar); spec != "" {
+		return landlocked(spec), true
+	}
 	return 0, false
 }
 
