@@ -83,9 +83,12 @@ type Job struct {
 	// Script its model's script as the run read it when it started (nil for
 	// a model that is no script): a job runs them, not what the files hold
 	// by the time it starts, so that an edit while the run goes on changes
-	// none of its jobs. SpecData is nil for a step made in Go.
-	SpecData []byte
-	Script   *runtime.Script
+	// none of its jobs. SpecData is nil for a step made in Go. ScriptErr is
+	// why the script could not be read then (Script is nil): a job that
+	// answers from the script fails with it, as its run would.
+	SpecData  []byte
+	Script    *runtime.Script
+	ScriptErr error
 	// Cache says that the pipeline's cache: is on and applies to this job,
 	// whose spec says nothing of its own.
 	Cache bool
@@ -469,7 +472,9 @@ type runner struct {
 
 // loadedScript is a step's script as the run read it: nil for a model that
 // is no script, or why it could not be read, which fails each of the
-// step's jobs as their runs would fail.
+// step's jobs that answers from it, as their runs would fail (a job given
+// its model with runtime.WithModel, or run by an Exec that needs no
+// script, does not).
 type loadedScript struct {
 	script *runtime.Script
 	err    error
@@ -791,8 +796,8 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	opts := []runtime.Option{runtime.WithWorkspace(r.ws), runtime.WithInput(input), runtime.WithVars(vars), runtime.WithOwnFiles(r.o.OwnFiles...),
 		r.protectOption()}
 	script := r.scripts[s]
-	if script.script != nil {
-		opts = append(opts, runtime.WithScript(script.script))
+	if script.script != nil || script.err != nil {
+		opts = append(opts, runtime.WithScript(script.script, script.err))
 	}
 	if r.p.credentials != nil {
 		opts = append(opts, runtime.WithProviderOptions(providers.Options{Credentials: r.p.credentials}))
@@ -822,12 +827,10 @@ func (r *runner) job(ctx context.Context, s *Step, i int, item any) (out any, us
 	var res *runtime.Result
 	switch {
 	case err != nil:
-	case script.err != nil:
-		err = script.err
 	case r.o.Exec != nil:
 		res, err = r.o.Exec(ctx, Job{
 			Step: s, Item: i, Workspace: r.ws, Input: input, Vars: vars, InputGlobs: s.itemGlobs(item),
-			SpecData: s.specData, Script: script.script,
+			SpecData: s.specData, Script: script.script, ScriptErr: script.err,
 			Cache: r.p.Cache != nil && r.p.Cache.Enabled && !ownCache(s),
 			Emit: func(ctx context.Context, ev capabilities.Event) error {
 				if len(r.o.Listeners) == 0 {

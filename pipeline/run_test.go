@@ -25,6 +25,7 @@ import (
 	"github.com/agentspec/agentspec/capabilities"
 	"github.com/agentspec/agentspec/runtime"
 	"github.com/agentspec/agentspec/runtime/cache"
+	"github.com/agentspec/agentspec/runtime/script"
 )
 
 // writeFiles writes files (slash paths relative to dir) and returns dir.
@@ -2212,4 +2213,24 @@ steps:
 			assert.Equal(t, cached, res.Steps["second"].Cached, "keyed on the bytes it ran")
 		})
 	}
+}
+
+// A job given its model with runtime.WithModel never reads the script its
+// spec names, as a run given one does not: the script the run reads when
+// it starts is read only for the jobs that answer from it, so a pipeline
+// whose script is missing still runs with a model given in Go.
+func TestRunWithAGivenModelReadsNoScript(t *testing.T) {
+	t.Parallel()
+	dir := writeFiles(t, t.TempDir(), map[string]string{
+		"pipeline.yaml": "steps:\n  only:\n    spec: a.yaml\n",
+		"a.yaml":        "model: script:missing.script.yaml\n",
+	})
+	p, err := LoadFile(filepath.Join(dir, "pipeline.yaml"))
+	require.NoError(t, err)
+	m := script.New(script.Say("given"))
+	res, err := Run(context.Background(), p, RunOptions{Workspace: t.TempDir(), Concurrency: 1,
+		Options: []runtime.Option{runtime.WithModel(m, runtime.Dialect(m.Dialect())), runtime.WithoutCache()}})
+	require.NoError(t, err)
+	require.True(t, res.OK(), "%+v", res.Steps["only"])
+	assert.Equal(t, "given", res.Steps["only"].Output)
 }

@@ -71,6 +71,9 @@ func newModelSource(s *spec.Spec, cfg config) (*modelSource, error) {
 		return src, nil
 	}
 	if name, ok := strings.CutPrefix(src.ref, scriptPrefix); ok {
+		if cfg.scriptErr != nil {
+			return nil, cfg.scriptErr // as the caller read it, once for all its runs
+		}
 		if cfg.script != nil {
 			// Read by the caller, once for all its runs: the file as it
 			// was then, whatever it holds now.

@@ -36,6 +36,7 @@ type config struct {
 	own        []string // WithOwnFiles, absolute
 	protect    []string // WithProtectedFiles, absolute
 	script     *Script  // WithScript's
+	scriptErr  error    // WithScript's: why LoadScript could not read it
 }
 
 // WithInput sets the user message. Without one, the instructions alone drive
@@ -136,13 +137,18 @@ func WithProtectedFiles(paths ...string) Option {
 	return func(c *config) { c.protect = append(c.protect, files...) }
 }
 
-// WithScript gives the script file of the spec's scripted model, read
-// with LoadScript: the run answers from it, and its cache key covers its
-// bytes, in place of what the file holds when the run starts. A caller
-// running one spec many times (a pipeline's jobs) reads the file once, so
-// that an edit while they run changes none of them. A run of a spec whose
-// model names another file fails; one whose model is no script ignores it.
-func WithScript(sc *Script) Option { return func(c *config) { c.script = sc } }
+// WithScript gives the script file of the spec's scripted model as
+// LoadScript read it, or the error it returned: the run answers from it,
+// and its cache key covers its bytes, in place of what the file holds when
+// the run starts; with the error, a run that would answer from the script
+// fails with it. A caller running one spec many times (a pipeline's jobs)
+// reads the file once, so that an edit while they run changes none of
+// them: runtime.WithScript(runtime.LoadScript(s)). A run of a spec whose
+// model names another file fails; one whose model is no script, or that is
+// given WithModel, ignores it.
+func WithScript(sc *Script, err error) Option {
+	return func(c *config) { c.script, c.scriptErr = sc, err }
+}
 
 // WithWorkspace sets the directory the capabilities' relative paths (such as
 // FileSystem's root_dir) resolve against. The default is the process's

@@ -21,6 +21,9 @@ import (
 // job are handed to the pipeline's listeners as Events.
 func (q *Queue) Executor(base BatchOptions) func(ctx context.Context, job pipeline.Job) (*runtime.Result, error) {
 	return func(ctx context.Context, job pipeline.Job) (*runtime.Result, error) {
+		if job.ScriptErr != nil {
+			return nil, job.ScriptErr // the script travels with the job, and could not be read
+		}
 		opts := base
 		s := job.Step.Spec
 		opts.SpecPath, opts.SpecPointer, opts.Spec = s.File, job.Step.SpecPointer, s
