@@ -96,7 +96,7 @@ func (fs *FS) listWalk(ctx context.Context, w *walk.Walker[struct{}]) (out strin
 // Measured on a 2-core VM: BenchmarkListDirectory (120 files and 12
 // directories, listed again and again) takes 11 us a listing against 513 us
 // reading it each time; BenchmarkListDirectoryChanging (a file grown before
-// each listing) 438 us. How it is kept valid: walk.NewTracked and
+// each listing) 438 us. How it is kept valid: walk.NewTrackedAt and
 // docs/filesystem.md.
 type listings struct {
 	mu sync.Mutex
