@@ -477,7 +477,8 @@ func statInfo(name string, st *unix.Stat_t) *fileStat {
 	return &fileStat{name: name, size: st.Size, mode: fileMode(st), mtime: time.Unix(sec, nsec), sys: *st}
 }
 
-// fileMode is the os.FileMode of a stat(2) result.
+// fileMode is the os.FileMode of a stat(2) result; a type it has no bit for
+// is ModeIrregular, never a regular file.
 func fileMode(st *unix.Stat_t) os.FileMode {
 	mode := os.FileMode(st.Mode & 0o777)
 	switch st.Mode & unix.S_IFMT {
@@ -493,6 +494,9 @@ func fileMode(st *unix.Stat_t) os.FileMode {
 		mode |= os.ModeDevice | os.ModeCharDevice
 	case unix.S_IFBLK:
 		mode |= os.ModeDevice
+	case unix.S_IFREG:
+	default: // a type os.FileMode has no bit for (a whiteout, a door)
+		mode |= os.ModeIrregular
 	}
 	if st.Mode&unix.S_ISUID != 0 {
 		mode |= os.ModeSetuid
