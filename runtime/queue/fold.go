@@ -28,8 +28,9 @@ import (
 // that end a name (a.txt. is a.txt), keeps CON, NUL, COM1 and the like for
 // devices, with any extension, and takes a colon for a file's stream. A
 // workspace shipped from another system may hold them; unpacked there, a
-// file would land on another, a device or a stream. A worker or submitter
-// on Windows refuses them, naming the path, before anything is written.
+// file would land on another, a device or a stream. On Windows a worker
+// refuses them, naming the path, as it unpacks the workspace, before the
+// job runs; a submitter, before it applies any of a run's changes.
 
 // nameFolding is how a directory's file system matches names.
 type nameFolding struct {
