@@ -34,6 +34,7 @@ type answerStream struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool // its calls the client has not cancelled
 	quiet   bool                // every call cancelled: nothing is written
+	stream  string              // the id the SDK gave the stream, once opened
 }
 
 // answerKey is the context key of the request's answerStream, by which
@@ -69,6 +70,21 @@ func (a *answerStream) cancel(id jsonrpc.ID) {
 	defer a.mu.Unlock()
 	delete(a.pending, id)
 	a.quiet = len(a.pending) == 0
+}
+
+// opened notes the id under which the SDK keeps the stream's events.
+func (a *answerStream) opened(streamID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stream = streamID
+}
+
+// streamID returns the id under which the SDK keeps the stream's events,
+// "" when it keeps none.
+func (a *answerStream) streamID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stream
 }
 
 // notCancelled returns its calls the client has not cancelled.
@@ -134,6 +150,16 @@ func (s *Server) withoutCancelledAnswers(h http.Handler, events *eventStore) htt
 				delete(s.answers, k)
 			}
 			s.amu.Unlock()
+			// The SDK ends a POST whose client is still there once every
+			// call of it is answered; one whose client went away may have
+			// its calls still under way, and cancelled later.
+			if stream := a.streamID(); stream != "" && r.Context().Err() == nil {
+				ids := make([]jsonrpc.ID, len(kept))
+				for i, k := range kept {
+					ids[i] = k.id
+				}
+				events.answered(session, stream, ids)
+			}
 		}()
 		h.ServeHTTP(a, r.WithContext(context.WithValue(r.Context(), answerKey{}, a)))
 	})

@@ -289,3 +289,44 @@ func (p *primingOfCalls) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp.Body = readCloser{io.MultiReader(&read, br), resp.Body}
 	return resp, nil
 }
+
+// The calls of a long-lived session that are answered on their POST's
+// stream leave nothing in the index by which a cancellation finds a call's
+// stream: a cancellation of an answered call has nothing to let go, and the
+// index grew with every call until the session closed, which looked through
+// every session's calls.
+func TestHTTPAnsweredCallsLeaveNoIndex(t *testing.T) {
+	t.Parallel()
+	srv, held := heldServer(t)
+	defer srv.Close()
+	held.free()
+	events := newEventStore()
+	hs := httptest.NewServer(srv.httpHandler("", nil, events))
+	defer hs.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: hs.URL}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	for range 5 {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "held"})
+		require.NoError(t, err)
+		assert.Equal(t, "done", textOf(t, res))
+	}
+	// The handler notes the POST's end after the client has read the answer.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		events.mu.Lock()
+		n := 0
+		for _, calls := range events.calls.stream {
+			n += len(calls)
+		}
+		events.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d answered calls are still in the index", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -65,12 +65,6 @@ type keptEvents struct {
 	calls map[jsonrpc.ID]bool
 }
 
-// callOf is a call of a session.
-type callOf struct {
-	session string
-	id      jsonrpc.ID
-}
-
 // callEvents are the events of the POSTs' streams, by session and stream,
 // at most max bytes of them in all (one event larger is kept alone): past
 // that, the oldest event of every stream is dropped, a round at a time, as
@@ -78,14 +72,16 @@ type callOf struct {
 type callEvents struct {
 	max, bytes int
 	streams    map[string]map[string]*keptEvents
-	stream     map[callOf]string // the stream of a call, until the session closes
+	// stream is the stream of a call, by session and call, until the
+	// call is cancelled, or answered on its POST's stream (see answered).
+	stream map[string]map[jsonrpc.ID]string
 }
 
 var _ sdk.EventStore = (*eventStore)(nil)
 
 func newEventStore() *eventStore {
 	return &eventStore{
-		calls:      callEvents{max: callEventBytes, streams: map[string]map[string]*keptEvents{}, stream: map[callOf]string{}},
+		calls:      callEvents{max: callEventBytes, streams: map[string]map[string]*keptEvents{}, stream: map[string]map[jsonrpc.ID]string{}},
 		standalone: map[string]*keptEvents{}, closed: map[string]struct{}{},
 	}
 }
@@ -112,6 +108,7 @@ func (s *eventStore) Open(ctx context.Context, sessionID, streamID string) error
 		// cancelled them all: at once when it has already.
 		var calls []jsonrpc.ID
 		if a, ok := ctx.Value(answerKey{}).(*answerStream); ok {
+			a.opened(streamID)
 			if calls = a.notCancelled(); len(calls) == 0 {
 				return nil
 			}
@@ -123,7 +120,10 @@ func (s *eventStore) Open(ctx context.Context, sessionID, streamID string) error
 					k.calls = map[jsonrpc.ID]bool{}
 				}
 				k.calls[id] = true
-				s.calls.stream[callOf{sessionID, id}] = streamID
+				if s.calls.stream[sessionID] == nil {
+					s.calls.stream[sessionID] = map[jsonrpc.ID]string{}
+				}
+				s.calls.stream[sessionID][id] = streamID
 			}
 			streams[streamID] = k
 		}
@@ -200,12 +200,14 @@ func (s *eventStore) After(ctx context.Context, sessionID, streamID string, inde
 func (s *eventStore) cancelled(sessionID string, id jsonrpc.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := callOf{sessionID, id}
-	stream, ok := s.calls.stream[c]
+	stream, ok := s.calls.stream[sessionID][id]
 	if !ok {
 		return
 	}
-	delete(s.calls.stream, c)
+	delete(s.calls.stream[sessionID], id)
+	if len(s.calls.stream[sessionID]) == 0 {
+		delete(s.calls.stream, sessionID)
+	}
 	if k := s.calls.streams[sessionID][stream]; k != nil && k.calls[id] {
 		delete(k.calls, id)
 		if len(k.calls) == 0 {
@@ -231,12 +233,29 @@ func (s *eventStore) SessionClosed(ctx context.Context, sessionID string) error 
 		s.calls.drop(sessionID, id)
 	}
 	delete(s.calls.streams, sessionID)
-	for c := range s.calls.stream {
-		if c.session == sessionID {
-			delete(s.calls.stream, c)
+	delete(s.calls.stream, sessionID)
+	return nil
+}
+
+// answered notes that the POST of a session whose stream carried the calls
+// ids ended with their answers written: a cancellation of them, come late,
+// has nothing to let go, so they are no longer looked up. Those the SDK
+// refused (an id already under way) are another stream's, which is kept.
+func (s *eventStore) answered(sessionID, streamID string, ids []jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	calls := s.calls.stream[sessionID]
+	for _, id := range ids {
+		if stream, ok := calls[id]; ok && stream == streamID {
+			delete(calls, id)
 		}
 	}
-	return nil
+	if len(calls) == 0 {
+		delete(s.calls.stream, sessionID)
+	}
+	if k := s.calls.streams[sessionID][streamID]; k != nil {
+		k.calls = nil
+	}
 }
 
 // append keeps data on a stream of a session, dropping the oldest events
