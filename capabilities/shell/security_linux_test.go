@@ -158,8 +158,13 @@ func TestWritesStayInTheWorkspace(t *testing.T) {
 	s, w := confinedShell(t, `{}`)
 	outside := outsideTemp(t)
 	write(t, filepath.Join(outside, "victim"), "intact\n")
-	run(t, s, fmt.Sprintf("echo pwned > %[1]s/victim; touch %[1]s/new; ln -s %[1]s/victim escape; echo pwned > escape; chmod 777 %[1]s/victim; echo ok > $TMPDIR/t && cat $TMPDIR/t > inside", outside))
-	b, err := os.ReadFile(filepath.Join(outside, "victim"))
+	run(t, s, fmt.Sprintf("cat %[1]s/victim > seen; echo pwned > %[1]s/victim; touch %[1]s/new; ln -s %[1]s/victim escape; echo pwned > escape; chmod 777 %[1]s/victim; echo ok > $TMPDIR/t && cat $TMPDIR/t > inside", outside))
+	// The command saw the file it could not write, so that its writes
+	// failing shows the confinement, not a file it could not reach.
+	b, err := os.ReadFile(filepath.Join(w, "seen"))
+	require.NoError(t, err)
+	assert.Equal(t, "intact\n", string(b), "what the command read of the file outside")
+	b, err = os.ReadFile(filepath.Join(outside, "victim"))
 	require.NoError(t, err)
 	assert.Equal(t, "intact\n", string(b))
 	_, err = os.Stat(filepath.Join(outside, "new"))
