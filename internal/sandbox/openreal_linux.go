@@ -17,18 +17,19 @@ import (
 // the process's root, any error): the caller then resolves p itself, which
 // also words what is wrong.
 func OpenReal(p string) (d *Dir, real string, ok bool) {
-	d, err := OpenDir(p)
+	fd, err := openat(unix.AT_FDCWD, p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, "", false
 	}
-	real, err = readlinkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(d.fd))
+	real, err = readlinkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd))
 	// The kernel marks a removed directory " (deleted)" and one outside the
 	// process's root "(unreachable)"; a name that is not clean and absolute
 	// is not taken either.
 	if err != nil || !filepath.IsAbs(real) || filepath.Clean(real) != real || strings.HasSuffix(real, " (deleted)") {
-		d.Close()
+		unix.Close(fd)
 		return nil, "", false
 	}
+	d = &Dir{fd: fd}
 	d.lazy.open = func() (*os.Root, error) { return d.osRoot(real) }
 	return d, real, true
 }
