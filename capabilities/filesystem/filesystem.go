@@ -224,7 +224,7 @@ func newCapability(opts Options, dir string, protectedReal bool) (*Capability, e
 	}
 	c := &Capability{fs: fs}
 	for _, msg := range rootWarnings(opts.RootDir, fs.rootDir) {
-		c.warnings = append(c.warnings, capabilities.Warning{Msg: msg})
+		c.warnings = append(c.warnings, capabilities.Warning{Option: "root_dir", Msg: msg})
 	}
 	if opts.Cwd != "" {
 		// The newest pydantic-ai-harness ignores cwd; agentspec still
@@ -288,7 +288,8 @@ func (c *Capability) Warnings() []string {
 	return msgs
 }
 
-// OptionWarnings are the Warnings, the one of cwd said of that option.
+// OptionWarnings are the Warnings, those of root_dir and cwd said of
+// those options.
 func (c *Capability) OptionWarnings() []capabilities.Warning { return slices.Clone(c.warnings) }
 
 // rootWarnings warns of a root, given as given and real once resolved, that

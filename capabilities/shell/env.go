@@ -60,8 +60,12 @@ func layerEnv(workspace, own map[string]string) (map[string]string, []string) {
 
 // envWarnings warn of each name in env that holds a model provider's key.
 func envWarnings(env map[string]string) []string {
-	return keyWarnings(env, "env names ", "add it to denied_env_patterns or leave it out.")
+	return keyWarnings(env, envWarningPrefix, "add it to denied_env_patterns or leave it out.")
 }
+
+// envWarningPrefix begins each of envWarnings, which OptionWarnings says
+// of the env option (a LocalWorkspace's env is warned of otherwise).
+const envWarningPrefix = "env names "
 
 // workspaceEnvWarnings warn of each name in the workspace's env (a
 // LocalWorkspace's) that holds a model provider's key and reaches commands

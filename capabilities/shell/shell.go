@@ -209,13 +209,17 @@ func (c *Capability) Sandboxed() bool { return c.cfg.sandbox }
 // and, with the sandbox off, that commands are not confined.
 func (c *Capability) Warnings() []string { return slices.Clone(c.cfg.warnings) }
 
-// OptionWarnings are the Warnings, the one of cwd said of that option.
+// OptionWarnings are the Warnings, the one of cwd and those of the Shell's
+// own env said of those options.
 func (c *Capability) OptionWarnings() []capabilities.Warning {
 	out := make([]capabilities.Warning, len(c.cfg.warnings))
 	for i, msg := range c.cfg.warnings {
 		out[i].Msg = msg
-		if msg == cwdWarning {
+		switch {
+		case msg == cwdWarning:
 			out[i].Option = "cwd"
+		case strings.HasPrefix(msg, envWarningPrefix):
+			out[i].Option = "env"
 		}
 	}
 	return out

@@ -13,7 +13,7 @@ import (
 )
 
 // A FileSystem rooted at / loads and runs, but validate and run say, at
-// the capability's position, that it reaches the whole disk.
+// root_dir's value, that it reaches the whole disk.
 func TestCapabilityWarnings(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "agent.yaml")
@@ -21,18 +21,18 @@ func TestCapabilityWarnings(t *testing.T) {
 
 	code, out, errOut := runCLI(t, "", "validate", file)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out+errOut, file+":4:5: warning: capabilities[0]: root_dir '/' is the root of the file system")
+	assert.Contains(t, out+errOut, file+":4:28: warning: capabilities[0].FileSystem.root_dir: root_dir '/' is the root of the file system")
 
 	code, out, errOut = runCLI(t, "", "validate", "--format", "json", file)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, `"line": 4,`)
-	assert.Contains(t, out, `"message": "warning: capabilities[0]: root_dir '/' is the root of the file system`)
+	assert.Contains(t, out, `"message": "warning: capabilities[0].FileSystem.root_dir: root_dir '/' is the root of the file system`)
 
 	code, _, errOut = runCLI(t, "", "run", file)
 	require.Equal(t, 0, code, errOut)
 	warnings := 0
 	for _, line := range strings.Split(errOut, "\n") {
-		if strings.HasPrefix(line, file+":4:5: warning: capabilities[0]: root_dir '/'") {
+		if strings.HasPrefix(line, file+":4:28: warning: capabilities[0].FileSystem.root_dir: root_dir '/'") {
 			warnings++
 		}
 	}
@@ -96,4 +96,20 @@ func TestCwdWarningIsAtItsValue(t *testing.T) {
 	assert.Contains(t, out+errOut, file+":9:62: warning: capabilities[2].PrefixTools.capability.FileSystem.cwd: cwd is deprecated in pydantic-ai-harness")
 	assert.Contains(t, out+errOut, file+":10:54: warning: capabilities[3].arguments.cwd: cwd is deprecated in pydantic-ai-harness")
 	assert.NotContains(t, out+errOut, ":4:5: warning")
+}
+
+// FileSystem's warning of a root_dir that reaches too far, and Shell's of
+// an env name that holds a provider's key, are said at those options'
+// values, where the spec would be changed, as cwd's is.
+func TestRootDirAndEnvWarningsAreAtTheirValues(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "agent.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("model: test\ninstructions: Say hi.\ncapabilities:\n"+
+		"  - FileSystem:\n      root_dir: /\n      tools: [read_file]\n"+
+		"  - Shell:\n      env: {OPENAI_API_KEY: sk-test}\n"), 0o644))
+
+	code, out, errOut := runCLI(t, "", "validate", "--workspace", dir, file)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out+errOut, file+":5:17: warning: capabilities[0].FileSystem.root_dir: root_dir '/' is the root of the file system")
+	assert.Contains(t, out+errOut, file+":8:12: warning: capabilities[1].Shell.env: env names OPENAI_API_KEY")
 }
