@@ -893,3 +893,16 @@ func TestWorkspaceFlagThatIsNoDirectory(t *testing.T) {
 		assert.Equal(t, "agentspec: --workspace "+spec+" is not a directory\n", stderr, args)
 	}
 }
+
+// -output, one dash, is read by the flag parser as -o with the value
+// "utput": the refusal says that, and names --output.
+func TestOneDashOutputIsToldItsTwoDashes(t *testing.T) {
+	good := filepath.Join(t.TempDir(), "agent.yaml")
+	require.NoError(t, os.WriteFile(good, []byte("model: test\ninstructions: Say hi.\n"), 0o644))
+	code, _, stderr := runCLI(t, "", "validate", "-output", "json", good)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-output is read as -o utput: did you mean --output? a flag's name takes two dashes")
+	code, _, stderr = runCLI(t, "", "validate", "-output=json", good)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-output=json is read as -o utput=json: did you mean --output=json? a flag's name takes two dashes")
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -25,11 +26,16 @@ func addOutputFlag(fl *pflag.FlagSet, format *string, def, usage string) {
 	_ = fl.MarkHidden("json")
 }
 
-// checkOutput rejects a format that is neither text nor json.
+// checkOutput rejects a format that is neither text nor json. A format
+// "utput" (or "utput=..."), which is how the flags read -output, is told
+// as the long name given one dash.
 func checkOutput(format string) error {
 	switch format {
 	case "", formatText, formatJSON:
 		return nil
+	}
+	if rest, ok := strings.CutPrefix("o"+format, "output"); ok && (rest == "" || rest[0] == '=') {
+		return fmt.Errorf("-o%s is read as -o %s: did you mean --output%s? a flag's name takes two dashes", format, format, rest)
 	}
 	return fmt.Errorf("--output must be text or json, not %q", format)
 }
