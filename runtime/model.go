@@ -273,22 +273,25 @@ func LoadScript(s *spec.Spec) (*Script, error) {
 
 // scriptPath is the absolute path of the script file NAME of s's model.
 func scriptPath(s *spec.Spec, name string) string {
-	path := name
-	if !filepath.IsAbs(path) && s.File != "" {
-		path = filepath.Join(filepath.Dir(s.File), path)
-	}
+	path := scriptName(s, name)
 	if abs, err := filepath.Abs(path); err == nil {
 		return abs
 	}
 	return path
 }
 
+// scriptName is the script file NAME of s's model as messages name it: a
+// relative NAME is beside the spec's file.
+func scriptName(s *spec.Spec, name string) string {
+	if !filepath.IsAbs(name) && s.File != "" {
+		return filepath.Join(filepath.Dir(s.File), name)
+	}
+	return name
+}
+
 // readScript reads and checks the script file of "script:NAME".
 func readScript(s *spec.Spec, name string) (*scriptFile, error) {
-	path := name
-	if !filepath.IsAbs(path) && s.File != "" {
-		path = filepath.Join(filepath.Dir(s.File), path)
-	}
+	path := scriptName(s, name)
 	data, err := readRegular(path, maxScriptSize)
 	if err != nil {
 		reason := err.Error()
